@@ -1,0 +1,119 @@
+/* lock.h - the one interface between locklab's engine and a lock algorithm.
+ *
+ * Each algorithm is one file, algorithms/<name>.c, exporting exactly one
+ * `const struct lock_ops <name>_ops`, in the spirit of the kernel's
+ * locktorture `struct lock_torture_ops`. The engine reaches algorithms only
+ * through this table and never includes an algorithm's file; an algorithm
+ * includes this header and its client library, never the engine.
+ *
+ * Calls are blocking. Each virtual client owns its connections, so no
+ * algorithm needs a lock of its own on the hot path. Errors follow hiredis:
+ * a small result code, the detail in c->err / c->errstr, set by
+ * lock_set_error(). Algorithms never print and never exit.
+ */
+#ifndef LOCKLAB_LOCK_H
+#define LOCKLAB_LOCK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum lock_result {
+    LOCK_OK = 0,   /* acquired / released / renewed */
+    LOCK_BUSY = 1, /* acquire: someone else holds it and the wait elapsed */
+    LOCK_LOST = 2, /* release/renew: the lock is no longer ours (expired, taken) */
+    LOCK_ERR = -1, /* connection or protocol error; outcome unknown, see errstr */
+};
+
+enum lock_errcode {
+    LOCK_ERR_NONE = 0,
+    LOCK_ERR_IO,       /* connect, read or write failed */
+    LOCK_ERR_TIMEOUT,  /* the server did not answer in time */
+    LOCK_ERR_PROTOCOL, /* the server answered something unexpected */
+    LOCK_ERR_CONFIG,   /* the algorithm cannot run with this configuration */
+};
+
+#define LOCK_ERRSTR_MAX   128
+#define LOCK_OWNER_MAX    64
+#define LOCK_ENDPOINT_MAX 16
+
+struct lock_endpoint {
+    char host[64];
+    int port;
+};
+
+/* Shared, read-only configuration of every client of one run. */
+struct lock_config {
+    struct lock_endpoint endpoints[LOCK_ENDPOINT_MAX];
+    size_t n_endpoints;
+    uint32_t connect_timeout_ms;
+    uint32_t io_timeout_ms; /* per request; 0 = block */
+    uint32_t retry_min_ms;  /* backoff while waiting for a busy lock */
+    uint32_t retry_max_ms;
+    bool want_token; /* the resource checks fencing tokens: grants must carry one */
+};
+
+/* What a successful acquire hands back; release and renew take it again. */
+struct lock_grant {
+    const char *key;      /* the engine's string; must outlive the grant */
+    size_t key_len;
+    uint64_t token;       /* fencing token, 0 when the algorithm gives none */
+    uint32_t ttl_ms;      /* what was asked for */
+    uint32_t validity_ms; /* how long the holder may assume it still holds it */
+};
+
+struct lock_ops;
+
+/* One virtual client. The engine fills ops, cfg, owner and rng before
+ * connect(); the algorithm owns impl. */
+struct lock_client {
+    const struct lock_ops *ops;
+    const struct lock_config *cfg;
+    char owner[LOCK_OWNER_MAX]; /* value stored on the server; unique per client life */
+    size_t owner_len;
+    uint64_t rng; /* xorshift64 state for jitter; never 0 */
+    void *impl;
+    int err; /* enum lock_errcode */
+    char errstr[LOCK_ERRSTR_MAX];
+};
+
+struct lock_ops {
+    const char *name;
+    const char *summary; /* one line for `locklab list` */
+    bool gives_token;    /* acquire can fill grant->token when cfg->want_token */
+
+    /* Open the client's connections. 0 on success, -1 with err/errstr set. */
+    int (*connect)(struct lock_client *c);
+    /* Close everything and free impl. Safe on a half-connected client. */
+    void (*disconnect)(struct lock_client *c);
+    /* Take `key` for ttl_ms, waiting up to wait_ms while it is busy. */
+    enum lock_result (*acquire)(struct lock_client *c, const char *key, size_t key_len,
+                                uint32_t ttl_ms, uint32_t wait_ms, struct lock_grant *g);
+    /* Give the lock back. LOCK_LOST when it was no longer ours. */
+    enum lock_result (*release)(struct lock_client *c, const struct lock_grant *g);
+    /* Optional (NULL): extend the lock to a fresh ttl, for a watchdog. */
+    enum lock_result (*renew)(struct lock_client *c, struct lock_grant *g);
+    /* Die without releasing anything: drop the connections, free impl. */
+    void (*crash)(struct lock_client *c);
+};
+
+/* The registry: every algorithm locklab knows, in one static array. */
+const struct lock_ops *lock_find(const char *name);
+size_t lock_count(void);
+const struct lock_ops *lock_at(size_t i);
+/* "redis, redis-naive": for error messages; returns buf. */
+const char *lock_names(char *buf, size_t len);
+
+/* The one setter of c->err and c->errstr (truncates safely). */
+void lock_set_error(struct lock_client *c, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void lock_clear_error(struct lock_client *c);
+
+/* Uniform random integer in [0, n) from the client's xorshift state. */
+uint64_t lock_random(struct lock_client *c, uint64_t n);
+/* Sleep ms milliseconds (restarting after signals). */
+void lock_sleep_ms(uint32_t ms);
+/* CLOCK_MONOTONIC in milliseconds, for wait and validity arithmetic. */
+uint64_t lock_now_ms(void);
+
+#endif

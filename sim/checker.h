@@ -1,0 +1,81 @@
+/* checker.h - the offline mutual-exclusion checker.
+ *
+ * Input: every critical section of a run (who held which key, from when
+ * to when, and what its write did) and every fault span. Output: each pair
+ * of sections of *different owners* on the same key whose intervals
+ * overlap, classified as fenced (at least one side's write was rejected by
+ * the resource's fencing check: safe) or a violation (neither was fenced).
+ *
+ * Ordering: when both sections carry the resource witness's per-key
+ * sequence numbers (a run's own history), overlap is decided on that
+ * sequence, which is the exact order in which holders entered and left the
+ * resource; otherwise (a history from elsewhere) on the monotonic times.
+ * Touching intervals (one ends exactly when the next begins) do not
+ * overlap. Overlap durations are always reported in nanoseconds of time.
+ */
+#ifndef LOCKLAB_CHECKER_H
+#define LOCKLAB_CHECKER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* What the critical section did to the resource. */
+enum section_effect {
+    EFFECT_APPLIED = 0, /* its write took effect */
+    EFFECT_NONE,        /* it wrote nothing (e.g. sold out, cache already filled) */
+    EFFECT_FENCED,      /* its write was rejected: token lower than one already seen */
+    EFFECT_CRASHED,     /* the client died inside; what it did is unknown */
+    EFFECT_COUNT
+};
+
+struct section {
+    uint32_t key;     /* interned key id */
+    uint32_t owner;   /* interned owner id; equal owners never conflict (re-entry) */
+    uint32_t client;  /* process number, for reports */
+    uint8_t effect;   /* enum section_effect */
+    bool has_seq;
+    uint64_t token;   /* fencing token, 0 = none */
+    uint64_t from_ns; /* acquired-at, CLOCK_MONOTONIC */
+    uint64_t to_ns;   /* release-started-at (or crash time) */
+    uint64_t seq_from; /* witness sequence at entry and exit (when has_seq) */
+    uint64_t seq_to;
+};
+
+struct fault_span {
+    uint32_t type;   /* the engine's fault type number */
+    int32_t client;  /* target client, -1 for none */
+    uint64_t from_ns;
+    uint64_t to_ns;  /* UINT64_MAX while still active at the end */
+};
+
+#define CHECK_MAX_FAULTS_PER_VIOLATION 4
+
+struct violation {
+    size_t a, b;         /* indices into the sections array; a entered first */
+    uint64_t overlap_ns; /* time both were inside (0 when they only overlap in sequence) */
+    bool fenced;         /* at least one side fenced: counted apart, not a violation */
+    size_t n_faults;     /* fault spans active during the overlap */
+    size_t faults[CHECK_MAX_FAULTS_PER_VIOLATION]; /* their indices, first ones */
+};
+
+struct check_result {
+    uint64_t sections;
+    uint64_t overlaps;           /* pairs of different owners that overlap */
+    uint64_t fenced;             /* of those, pairs with a fenced side */
+    uint64_t violations;         /* overlaps - fenced */
+    uint64_t concurrent_entries; /* sections entering while any other section on
+                                    the key was open: what the online witness counts */
+    struct violation *list;      /* the first `cap` overlaps (fenced or not), in entry order */
+    size_t n_list;
+    size_t cap;
+};
+
+/* Check n sections and nf fault spans. `sections` is sorted in place by
+ * (key, entry). At most max_listed overlaps are kept in out->list (owned by
+ * out; free with checker_result_free). Returns 0, or -1 out of memory. */
+int checker_run(struct section *sections, size_t n, const struct fault_span *faults, size_t nf,
+                size_t max_listed, struct check_result *out);
+void checker_result_free(struct check_result *r);
+
+#endif

@@ -1,0 +1,111 @@
+/* history.h - the run's history: every lock operation and every fault.
+ *
+ * Each client thread appends fixed-size events to its own buffer (no lock,
+ * no per-event allocation: buffers grow by chunks). At the end the buffers
+ * are merged by time and written as JSON lines with Jepsen's vocabulary
+ * (invoke / ok / fail / info), one operation completion per line; the
+ * format is documented in docs/history.md. `locklab check` reads the file
+ * back into the same structure, so the offline checker sees the same
+ * sections either way.
+ *
+ * Times are CLOCK_MONOTONIC nanoseconds as the kernel gives them, so they
+ * compare with readings taken by any other process on the machine.
+ */
+#ifndef LOCKLAB_HISTORY_H
+#define LOCKLAB_HISTORY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "checker.h"
+
+enum history_type { HT_INVOKE = 0, HT_OK, HT_FAIL, HT_INFO };
+
+enum history_f {
+    HF_ACQUIRE = 0,
+    HF_RELEASE,    /* its invoke ends the critical section and carries the effect */
+    HF_RENEW,      /* watchdog renewals: completion only, no invoke */
+    HF_CRASH,      /* info: the client died inside its critical section (ends it) */
+    HF_FAULT,      /* info: a fault started (arg2 = 0) or ended (arg2 = 1) */
+};
+
+/* Why an operation failed or is unknown (arg of fail / info events). */
+enum history_error {
+    HE_NONE = 0,
+    HE_BUSY,    /* acquire: wait elapsed */
+    HE_LOST,    /* release/renew: the lock was no longer ours */
+    HE_ERROR,   /* connection or protocol error: outcome unknown */
+};
+
+struct history_event {
+    uint64_t t_ns;
+    uint64_t token; /* acquire ok: fencing token (0 = none) */
+    uint64_t seq;   /* acquire ok / release invoke / crash: witness sequence */
+    uint32_t client;
+    uint32_t key;   /* key id (index into history.keys) */
+    uint32_t owner; /* owner id (index into history.owners) */
+    uint8_t type;   /* enum history_type */
+    uint8_t f;      /* enum history_f */
+    uint8_t arg;    /* release invoke: enum section_effect; fail/info: enum history_error;
+                       HF_FAULT: fault type number (see fault_type_name) */
+    uint8_t arg2;   /* HF_FAULT: 0 = start, 1 = end */
+};
+
+/* Per-thread append-only buffer. */
+struct history_buf;
+struct history_buf *history_buf_new(void);
+void history_buf_free(struct history_buf *b); /* accepts NULL */
+/* Append a copy of e. Returns 0, or -1 when memory ran out (the event is
+ * dropped and counted in history_buf_dropped). */
+int history_append(struct history_buf *b, const struct history_event *e);
+size_t history_buf_len(const struct history_buf *b);
+uint64_t history_buf_dropped(const struct history_buf *b);
+
+/* A whole history, merged or read back from a file. Owns everything. */
+struct history {
+    struct history_event *ev; /* sorted by t_ns, ties by client then buffer order */
+    size_t n;
+    char **keys;   /* key id -> name */
+    size_t n_keys;
+    char **owners; /* owner id -> the value the lock stored on the server */
+    size_t n_owners;
+    /* from the start and end lines */
+    uint64_t start_mono_ns;
+    uint64_t start_wall_ns; /* CLOCK_REALTIME at the same moment */
+    uint64_t end_mono_ns;
+    bool complete;
+    char scenario[64];
+    char algorithm[32];
+    uint32_t clients;
+    uint64_t seed;
+    uint64_t dropped; /* events lost to memory exhaustion */
+};
+
+/* Merge n thread buffers into h (events copied; buffers untouched).
+ * h->keys and h->owners are copied from the given tables.
+ * Returns 0, or -1 out of memory. */
+int history_merge(struct history *h, struct history_buf *const *bufs, size_t n,
+                  const char *const *keys, size_t n_keys, const char *const *owners,
+                  size_t n_owners);
+
+/* Write h as JSON lines: a "start" line, the events, an "end" line.
+ * Returns 0, or -1 when writing failed (errno set). */
+int history_write_jsonl(const struct history *h, FILE *f);
+
+/* Read a file written by history_write_jsonl (or by another tool using the
+ * same vocabulary). On error returns -1 with "path:line: reason" in err. */
+int history_read_jsonl(const char *path, struct history *h, char *err, size_t errlen);
+
+/* Reconstruct critical sections and fault spans from h's events: a section
+ * runs from its acquire ok to its release invoke (or crash); one still open
+ * at the end of the history ends at end_mono_ns with EFFECT_CRASHED. A fault
+ * still active at the end has to_ns = UINT64_MAX. Arrays are malloc'ed and
+ * owned by the caller. Returns 0, or -1 out of memory. */
+int history_sections(const struct history *h, struct section **sections, size_t *n_sections,
+                     struct fault_span **faults, size_t *n_faults);
+
+void history_free(struct history *h); /* frees contents; accepts a zeroed struct */
+
+#endif

@@ -1,0 +1,115 @@
+/* scenario.h - a scenario file, loaded and validated.
+ *
+ * Nothing starts before scenario_load() and scenario_finish() have both
+ * succeeded. Every error is one line naming the file, line, column and the
+ * JSON path: "scenarios/x.json:12:18: faults[2].at_ms: expected an integer
+ * >= 0". Unknown keys are errors, with the closest known key suggested.
+ * The file format is documented in docs/scenario.md.
+ */
+#ifndef LOCKLAB_SCENARIO_H
+#define LOCKLAB_SCENARIO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SCENARIO_MAX_FAULTS  64
+#define SCENARIO_MAX_CLIENTS 4096
+#define SCENARIO_ERR_MAX     512
+
+enum workload_kind { WORKLOAD_FLASH_SALE = 0 };
+
+enum skew_kind { SKEW_UNIFORM = 0, SKEW_HOT };
+
+enum fault_type {
+    FAULT_CLIENT_PAUSE = 0, /* a holder stalls inside its critical section (GC pause) */
+    FAULT_CLIENT_CRASH,     /* a holder dies without releasing; restarts after duration_ms */
+    FAULT_TYPE_COUNT
+};
+
+#define FAULT_TARGET_HOLDER (-1) /* whichever client next holds a lock */
+
+struct fault_spec {
+    enum fault_type type;
+    uint64_t at_ms;       /* from the start of the run */
+    uint64_t duration_ms; /* pause length; for client_crash the restart delay */
+    int32_t target;       /* client number, or FAULT_TARGET_HOLDER */
+};
+
+enum expect_op { EXPECT_UNSET = 0, EXPECT_EQ, EXPECT_GT, EXPECT_GE, EXPECT_LT, EXPECT_LE };
+
+struct expect_num {
+    enum expect_op op;
+    uint64_t value;
+};
+
+enum expect_invariants { EXPECT_INV_UNSET = 0, EXPECT_INV_HOLD, EXPECT_INV_BROKEN };
+
+struct flash_sale_spec {
+    uint32_t items;       /* distinct items, one lock key each */
+    int64_t stock;        /* initial stock of every item */
+    uint32_t critical_ms; /* hold between reading and writing the stock */
+    enum skew_kind skew;
+    double hot_fraction;  /* SKEW_HOT: share of buyers that pick a hot item */
+    uint32_t hot_items;   /* SKEW_HOT: items 0..hot_items-1 are hot */
+};
+
+struct scenario {
+    char path[512];
+    char name[64];
+    char description[256];
+
+    /* the run */
+    uint32_t clients;
+    uint64_t duration_ms; /* stop after this long... */
+    uint64_t requests;    /* ...or after this many business steps (0 = no limit) */
+    uint64_t seed;
+
+    /* the lock */
+    char algorithm[32];
+    uint32_t ttl_ms;
+    uint32_t wait_ms;      /* how long acquire may wait for a busy lock */
+    bool watchdog;         /* renew while held */
+    uint32_t renew_ms;     /* watchdog period; 0 = ttl/3 */
+    uint32_t retry_min_ms; /* backoff while waiting */
+    uint32_t retry_max_ms;
+
+    /* the resource */
+    enum workload_kind workload;
+    struct flash_sale_spec flash_sale;
+    bool fencing; /* the resource rejects writes with a token below the highest seen */
+
+    struct fault_spec faults[SCENARIO_MAX_FAULTS];
+    size_t n_faults;
+
+    struct {
+        struct expect_num violations;
+        struct expect_num fenced;
+        enum expect_invariants invariants;
+    } expect;
+};
+
+/* Fill s with every default (see docs/scenario.md). */
+void scenario_defaults(struct scenario *s);
+
+/* Load and validate path into s. Returns 0, or -1 with one line in err:
+ * "path:line:col: json.path: what is wrong". */
+int scenario_load(const char *path, struct scenario *s, char err[SCENARIO_ERR_MAX]);
+
+/* Check what only the whole (file + command-line overrides) can tell: the
+ * algorithm exists and can do what is asked (fencing needs tokens, the
+ * watchdog needs renew), faults fall inside the run. Returns 0 or -1 with
+ * err set ("path: algorithm: unknown \"x\" (known: redis, redis-naive)"). */
+int scenario_finish(struct scenario *s, char err[SCENARIO_ERR_MAX]);
+
+/* Parse an expectation as written in a scenario: 0, ">0", ">= 3", "==0".
+ * Returns 0 or -1. */
+int expect_parse(const char *text, struct expect_num *e);
+/* Render it back (">0"), into buf; returns buf. */
+const char *expect_format(const struct expect_num *e, char *buf, size_t len);
+bool expect_met(const struct expect_num *e, uint64_t got);
+
+const char *fault_type_name(enum fault_type t); /* "client_pause" */
+const char *workload_name(enum workload_kind w);
+
+#endif
