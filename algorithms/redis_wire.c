@@ -1,0 +1,182 @@
+/* redis_wire.c - one blocking hiredis connection, RESP written by hand. */
+#include "redis_wire.h"
+
+#include <string.h>
+#include <sys/time.h>
+
+static struct timeval ms_to_tv(uint32_t ms)
+{
+    struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (suseconds_t)(ms % 1000) * 1000};
+    return tv;
+}
+
+size_t wire_u64(char *buf, uint64_t v)
+{
+    char tmp[21];
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    for (size_t i = 0; i < n; i++)
+        buf[i] = tmp[n - 1 - i];
+    buf[n] = '\0';
+    return n;
+}
+
+static int load_scripts(struct lock_client *c, struct redis_wire *w)
+{
+    for (size_t i = 0; i < w->n_scripts; i++) {
+        redisReply *r = redisCommand(w->ctx, "SCRIPT LOAD %s", w->scripts[i].body);
+        if (r == NULL || r->type != REDIS_REPLY_STRING || r->len != 40) {
+            lock_set_error(c, r ? LOCK_ERR_PROTOCOL : LOCK_ERR_IO, "SCRIPT LOAD failed: %s",
+                           r && r->type == REDIS_REPLY_ERROR ? r->str : w->ctx->errstr);
+            if (r)
+                freeReplyObject(r);
+            return -1;
+        }
+        memcpy(w->scripts[i].sha, r->str, 40);
+        w->scripts[i].sha[40] = '\0';
+        freeReplyObject(r);
+    }
+    return 0;
+}
+
+int wire_connect(struct lock_client *c, struct redis_wire *w)
+{
+    wire_close(w);
+    w->ctx = redisConnectWithTimeout(w->ep->host, w->ep->port,
+                                     ms_to_tv(c->cfg->connect_timeout_ms));
+    if (w->ctx == NULL || w->ctx->err) {
+        lock_set_error(c, LOCK_ERR_IO, "connect %s:%d: %s", w->ep->host, w->ep->port,
+                       w->ctx ? w->ctx->errstr : "out of memory");
+        wire_close(w);
+        return -1;
+    }
+    if (c->cfg->io_timeout_ms && redisSetTimeout(w->ctx, ms_to_tv(c->cfg->io_timeout_ms))) {
+        lock_set_error(c, LOCK_ERR_IO, "set timeout: %s", w->ctx->errstr);
+        wire_close(w);
+        return -1;
+    }
+    if (load_scripts(c, w) < 0) {
+        wire_close(w);
+        return -1;
+    }
+    return 0;
+}
+
+void wire_close(struct redis_wire *w)
+{
+    if (w->ctx)
+        redisFree(w->ctx);
+    w->ctx = NULL;
+}
+
+/* Appends "$<len>\r\n<bytes>\r\n"; returns the new length or 0 when full. */
+static size_t put_bulk(char *out, size_t at, size_t cap, const char *s, size_t len)
+{
+    char num[21];
+    size_t nl = wire_u64(num, len);
+    if (at + 1 + nl + 2 + len + 2 > cap)
+        return 0;
+    out[at++] = '$';
+    memcpy(out + at, num, nl);
+    at += nl;
+    memcpy(out + at, "\r\n", 2);
+    at += 2;
+    memcpy(out + at, s, len);
+    at += len;
+    memcpy(out + at, "\r\n", 2);
+    return at + 2;
+}
+
+static size_t format_resp(char *out, size_t cap, int argc, const char **argv, const size_t *lens)
+{
+    char num[21];
+    size_t nl = wire_u64(num, (uint64_t)argc);
+    size_t at = 0;
+    out[at++] = '*';
+    memcpy(out + at, num, nl);
+    at += nl;
+    memcpy(out + at, "\r\n", 2);
+    at += 2;
+    for (int i = 0; i < argc && at; i++)
+        at = put_bulk(out, at, cap, argv[i], lens[i]);
+    return at;
+}
+
+static redisReply *io_failed(struct lock_client *c, struct redis_wire *w)
+{
+    int to = w->ctx->err == REDIS_ERR_IO && strstr(w->ctx->errstr, "temporarily") != NULL;
+    lock_set_error(c, to ? LOCK_ERR_TIMEOUT : LOCK_ERR_IO, "%s:%d: %s", w->ep->host, w->ep->port,
+                   w->ctx->errstr[0] ? w->ctx->errstr : "connection lost");
+    /* A timed-out reply may still arrive: the connection is out of step. */
+    wire_close(w);
+    return NULL;
+}
+
+redisReply *wire_call(struct lock_client *c, struct redis_wire *w, int argc, const char **argv,
+                      const size_t *lens)
+{
+    if ((w->ctx == NULL || w->ctx->err) && wire_connect(c, w) < 0)
+        return NULL;
+    size_t len = format_resp(w->out, sizeof(w->out), argc, argv, lens);
+    int rc = len ? redisAppendFormattedCommand(w->ctx, w->out, len)
+                 : redisAppendCommandArgv(w->ctx, argc, argv, lens);
+    void *reply = NULL;
+    if (rc != REDIS_OK || redisGetReply(w->ctx, &reply) != REDIS_OK || reply == NULL)
+        return io_failed(c, w);
+    return reply;
+}
+
+static int is_noscript(const redisReply *r)
+{
+    return r->type == REDIS_REPLY_ERROR && strncmp(r->str, "NOSCRIPT", 8) == 0;
+}
+
+redisReply *wire_eval(struct lock_client *c, struct redis_wire *w, struct wire_script *s,
+                      int nkeys, const char **keys, const size_t *key_lens, int nargs,
+                      const char **args, const size_t *arg_lens)
+{
+    const char *argv[WIRE_MAX_ARGS];
+    size_t lens[WIRE_MAX_ARGS];
+    char nk[21];
+    int argc = 0;
+    if (3 + nkeys + nargs > WIRE_MAX_ARGS) {
+        lock_set_error(c, LOCK_ERR_CONFIG, "too many script arguments");
+        return NULL;
+    }
+    argv[argc] = "EVALSHA", lens[argc++] = 7;
+    argv[argc] = s->sha, lens[argc++] = 40;
+    argv[argc] = nk, lens[argc++] = wire_u64(nk, (uint64_t)nkeys);
+    for (int i = 0; i < nkeys; i++)
+        argv[argc] = keys[i], lens[argc++] = key_lens[i];
+    for (int i = 0; i < nargs; i++)
+        argv[argc] = args[i], lens[argc++] = arg_lens[i];
+
+    redisReply *r = wire_call(c, w, argc, argv, lens);
+    if (r == NULL || !is_noscript(r))
+        return r;
+    /* The server lost its script cache (restart, SCRIPT FLUSH): send the body. */
+    freeReplyObject(r);
+    argv[0] = "EVAL", lens[0] = 4;
+    argv[1] = s->body, lens[1] = strlen(s->body);
+    return wire_call(c, w, argc, argv, lens);
+}
+
+uint32_t wire_backoff_ms(struct lock_client *c, unsigned attempt, uint64_t now_ms,
+                         uint64_t deadline_ms)
+{
+    uint64_t cap = c->cfg->retry_max_ms ? c->cfg->retry_max_ms : 1;
+    uint64_t b = c->cfg->retry_min_ms ? c->cfg->retry_min_ms : 1;
+    b = attempt < 32 ? b << attempt : cap;
+    if (b > cap)
+        b = cap;
+    /* Jitter in [b/2, b] spreads waiters that started together. */
+    b = b / 2 + lock_random(c, b - b / 2 + 1);
+    if (b == 0)
+        b = 1;
+    if (now_ms + b > deadline_ms)
+        b = deadline_ms > now_ms ? deadline_ms - now_ms : 0;
+    return (uint32_t)b;
+}
