@@ -19,7 +19,11 @@
 
 enum workload_kind { WORKLOAD_FLASH_SALE = 0 };
 
-enum skew_kind { SKEW_UNIFORM = 0, SKEW_HOT };
+enum skew_kind {
+    SKEW_UNIFORM = 0,
+    SKEW_HOT,        /* most buyers on the first hot_items items */
+    SKEW_PER_CLIENT, /* client c always buys item c % items: uncontended when items >= clients */
+};
 
 enum fault_type {
     FAULT_CLIENT_PAUSE = 0, /* a holder stalls inside its critical section (GC pause) */
