@@ -53,6 +53,9 @@ struct history_event {
     uint8_t arg2;   /* HF_FAULT: 0 = start, 1 = end */
 };
 
+/* seq of an event read from a file that gave none (the witness counts from 0). */
+#define HISTORY_NO_SEQ UINT64_MAX
+
 /* Per-thread append-only buffer. */
 struct history_buf;
 struct history_buf *history_buf_new(void);

@@ -1,0 +1,618 @@
+/* history.c - per-thread history buffers, their merge, the JSON-lines
+ * writer and the reconstruction of critical sections.
+ *
+ * A buffer is a list of fixed-size chunks: appending never moves what is
+ * already recorded (no realloc-and-copy on a client's hot path), and a
+ * chunk is malloc'ed only when the previous one is full. The file format
+ * is documented in docs/history.md; history_read.c reads it back.
+ */
+#include "history.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scenario.h"
+
+#define CHUNK_EVENTS 4096
+
+struct chunk {
+    struct chunk *next;
+    size_t n;
+    struct history_event ev[CHUNK_EVENTS];
+};
+
+struct history_buf {
+    struct chunk *head, *tail;
+    size_t len;
+    uint64_t dropped;
+};
+
+struct history_buf *history_buf_new(void)
+{
+    return calloc(1, sizeof(struct history_buf));
+}
+
+void history_buf_free(struct history_buf *b)
+{
+    if (b == NULL)
+        return;
+    struct chunk *c = b->head;
+    while (c) {
+        struct chunk *next = c->next;
+        free(c);
+        c = next;
+    }
+    free(b);
+}
+
+int history_append(struct history_buf *b, const struct history_event *e)
+{
+    if (b->tail == NULL || b->tail->n == CHUNK_EVENTS) {
+        struct chunk *c = malloc(sizeof(*c));
+        if (c == NULL) {
+            b->dropped++;
+            return -1;
+        }
+        c->next = NULL;
+        c->n = 0;
+        if (b->tail)
+            b->tail->next = c;
+        else
+            b->head = c;
+        b->tail = c;
+    }
+    b->tail->ev[b->tail->n++] = *e;
+    b->len++;
+    return 0;
+}
+
+size_t history_buf_len(const struct history_buf *b)
+{
+    return b->len;
+}
+
+uint64_t history_buf_dropped(const struct history_buf *b)
+{
+    return b->dropped;
+}
+
+/* ---- merge ------------------------------------------------------------ */
+
+/* Read position in one buffer; `src` (the buffer's index) breaks ties so
+ * equal (time, client) events keep the order the buffers were given in. */
+struct cursor {
+    const struct chunk *c;
+    size_t pos;
+    size_t src;
+};
+
+static const struct history_event *cur_ev(const struct cursor *k)
+{
+    return &k->c->ev[k->pos];
+}
+
+static int ev_cmp(const struct history_event *a, const struct history_event *b)
+{
+    if (a->t_ns != b->t_ns)
+        return a->t_ns < b->t_ns ? -1 : 1;
+    if (a->client != b->client)
+        return a->client < b->client ? -1 : 1;
+    return 0;
+}
+
+static bool cur_less(const struct cursor *a, const struct cursor *b)
+{
+    int c = ev_cmp(cur_ev(a), cur_ev(b));
+    return c < 0 || (c == 0 && a->src < b->src);
+}
+
+static void heap_down(struct cursor *h, size_t n, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        if (l < n && cur_less(&h[l], &h[m]))
+            m = l;
+        if (l + 1 < n && cur_less(&h[l + 1], &h[m]))
+            m = l + 1;
+        if (m == i)
+            return;
+        struct cursor t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+}
+
+static bool cur_advance(struct cursor *k)
+{
+    if (++k->pos < k->c->n)
+        return true;
+    k->c = k->c->next;
+    k->pos = 0;
+    return k->c != NULL && k->c->n > 0;
+}
+
+/* Each thread records in its own time order, so a k-way merge of the
+ * buffers is already the global order: O(n log k), no extra copy. */
+static int kway_merge(struct history_event *out, struct history_buf *const *bufs, size_t n)
+{
+    struct cursor *heap = malloc((n ? n : 1) * sizeof(*heap));
+    if (heap == NULL)
+        return -1;
+    size_t hn = 0;
+    for (size_t i = 0; i < n; i++)
+        if (bufs[i] && bufs[i]->head && bufs[i]->head->n > 0)
+            heap[hn++] = (struct cursor){.c = bufs[i]->head, .pos = 0, .src = i};
+    for (size_t i = hn / 2; i-- > 0;)
+        heap_down(heap, hn, i);
+    size_t k = 0;
+    while (hn > 0) {
+        out[k++] = *cur_ev(&heap[0]);
+        if (!cur_advance(&heap[0]))
+            heap[0] = heap[--hn];
+        heap_down(heap, hn, 0);
+    }
+    free(heap);
+    return 0;
+}
+
+/* Stable bottom-up merge sort by (time, client). Only needed when some
+ * thread appended an event with an older timestamp than its previous one. */
+static int stable_sort(struct history_event *ev, size_t n)
+{
+    struct history_event *tmp = malloc(n * sizeof(*tmp));
+    if (tmp == NULL)
+        return -1;
+    struct history_event *src = ev, *dst = tmp;
+    for (size_t w = 1; w < n; w *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * w) {
+            size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            size_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi)
+                dst[k++] = ev_cmp(&src[j], &src[i]) < 0 ? src[j++] : src[i++];
+            while (i < mid)
+                dst[k++] = src[i++];
+            while (j < hi)
+                dst[k++] = src[j++];
+        }
+        struct history_event *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != ev)
+        memcpy(ev, src, n * sizeof(*ev));
+    free(tmp);
+    return 0;
+}
+
+static bool is_sorted(const struct history_event *ev, size_t n)
+{
+    for (size_t i = 1; i < n; i++)
+        if (ev_cmp(&ev[i - 1], &ev[i]) > 0)
+            return false;
+    return true;
+}
+
+static char **copy_table(const char *const *t, size_t n)
+{
+    char **out = calloc(n ? n : 1, sizeof(*out));
+    if (out == NULL)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        out[i] = strdup(t[i] ? t[i] : "");
+        if (out[i] == NULL) {
+            while (i-- > 0)
+                free(out[i]);
+            free(out);
+            return NULL;
+        }
+    }
+    return out;
+}
+
+int history_merge(struct history *h, struct history_buf *const *bufs, size_t n,
+                  const char *const *keys, size_t n_keys, const char *const *owners,
+                  size_t n_owners)
+{
+    memset(h, 0, sizeof(*h));
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += bufs[i] ? bufs[i]->len : 0;
+    h->ev = malloc((total ? total : 1) * sizeof(*h->ev));
+    h->keys = copy_table(keys, n_keys);
+    h->owners = copy_table(owners, n_owners);
+    if (h->keys)
+        h->n_keys = n_keys;
+    if (h->owners)
+        h->n_owners = n_owners;
+    if (h->ev == NULL || h->keys == NULL || h->owners == NULL || kway_merge(h->ev, bufs, n) < 0)
+        goto fail;
+    h->n = total;
+    if (!is_sorted(h->ev, total) && stable_sort(h->ev, total) < 0)
+        goto fail;
+    return 0;
+fail:
+    history_free(h);
+    return -1;
+}
+
+void history_free(struct history *h)
+{
+    for (size_t i = 0; h->keys && i < h->n_keys; i++)
+        free(h->keys[i]);
+    for (size_t i = 0; h->owners && i < h->n_owners; i++)
+        free(h->owners[i]);
+    free(h->keys);
+    free(h->owners);
+    free(h->ev);
+    memset(h, 0, sizeof(*h));
+}
+
+/* ---- JSON-lines writer -------------------------------------------------- */
+
+static const char *const type_names[] = {"invoke", "ok", "fail", "info"};
+static const char *const f_names[] = {"acquire", "release", "renew", "crash"};
+static const char *const effect_names[] = {"applied", "none", "fenced", "crashed"};
+static const char *const error_names[] = {"none", "busy", "lost", "error"};
+
+/* Millions of lines: assembled in a buffer on the stack that goes out in
+ * one fwrite when full; digits by hand, no format strings, no allocation. */
+struct line {
+    FILE *f;
+    size_t n;
+    char b[8192];
+};
+
+static void flush_line(struct line *l)
+{
+    fwrite(l->b, 1, l->n, l->f);
+    l->n = 0;
+}
+
+static void put_mem(struct line *l, const char *s, size_t len)
+{
+    if (l->n + len > sizeof(l->b))
+        flush_line(l);
+    if (len > sizeof(l->b)) {
+        fwrite(s, 1, len, l->f);
+        return;
+    }
+    memcpy(l->b + l->n, s, len);
+    l->n += len;
+}
+
+static void put(struct line *l, const char *s)
+{
+    put_mem(l, s, strlen(s));
+}
+
+static void put_u64(struct line *l, uint64_t v)
+{
+    char b[24], *p = b + sizeof(b);
+    do {
+        *--p = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    put_mem(l, p, (size_t)(b + sizeof(b) - p));
+}
+
+static void put_field_u64(struct line *l, const char *name, uint64_t v)
+{
+    put(l, name);
+    put_u64(l, v);
+}
+
+/* A JSON string: quotes, backslashes and control bytes escaped; other
+ * bytes (UTF-8) as they are. */
+static void put_str(struct line *l, const char *s)
+{
+    static const char hex[] = "0123456789abcdef";
+    put_mem(l, "\"", 1);
+    for (;;) {
+        size_t run = 0;
+        while ((unsigned char)s[run] >= 0x20 && s[run] != '"' && s[run] != '\\')
+            run++;
+        put_mem(l, s, run);
+        s += run;
+        unsigned char c = (unsigned char)*s++;
+        if (c == '\0')
+            break;
+        char esc[6] = {'\\', (char)c};
+        size_t len = 2;
+        if (c == '\n' || c == '\t' || c == '\r') {
+            esc[1] = c == '\n' ? 'n' : c == '\t' ? 't' : 'r';
+        } else if (c < 0x20) {
+            memcpy(esc + 1, "u00", 3);
+            esc[4] = hex[c >> 4];
+            esc[5] = hex[c & 15];
+            len = 6;
+        }
+        put_mem(l, esc, len);
+    }
+    put_mem(l, "\"", 1);
+}
+
+static void put_field_str(struct line *l, const char *name, const char *s)
+{
+    put(l, name);
+    put_str(l, s);
+}
+
+static void write_start(const struct history *h, struct line *l)
+{
+    put_field_u64(l, "{\"type\":\"start\",\"locklab\":1,\"mono_ns\":", h->start_mono_ns);
+    put_field_u64(l, ",\"wall_ns\":", h->start_wall_ns);
+    put_field_str(l, ",\"scenario\":", h->scenario);
+    put_field_str(l, ",\"algorithm\":", h->algorithm);
+    put_field_u64(l, ",\"clients\":", h->clients);
+    put_field_u64(l, ",\"seed\":", h->seed);
+    put(l, "}\n");
+}
+
+static void write_end(const struct history *h, struct line *l)
+{
+    put_field_u64(l, "{\"type\":\"end\",\"mono_ns\":", h->end_mono_ns);
+    put(l, h->complete ? ",\"complete\":true" : ",\"complete\":false");
+    put_field_u64(l, ",\"dropped\":", h->dropped);
+    put(l, "}\n");
+}
+
+static int write_fault(const struct history_event *e, struct line *l)
+{
+    const char *name = e->arg < FAULT_TYPE_COUNT ? fault_type_name((enum fault_type)e->arg) : NULL;
+    if (name == NULL || e->arg2 > 1)
+        return -1;
+    put_field_u64(l, "{\"time\":", e->t_ns);
+    put_field_str(l, ",\"process\":\"nemesis\",\"type\":\"info\",\"f\":", name);
+    put(l, e->arg2 ? ",\"value\":\"end\"" : ",\"value\":\"start\"");
+    put_field_u64(l, ",\"target\":", e->client);
+    put(l, "}\n");
+    return 0;
+}
+
+/* The fields after "owner" that belong to this kind of event. */
+static int write_extra(const struct history_event *e, struct line *l)
+{
+    bool seq = e->seq != HISTORY_NO_SEQ;
+    if (e->f == HF_ACQUIRE && e->type == HT_OK) {
+        if (e->token)
+            put_field_u64(l, ",\"token\":", e->token);
+        if (seq)
+            put_field_u64(l, ",\"seq\":", e->seq);
+    } else if (e->f == HF_RELEASE && e->type == HT_INVOKE) {
+        if (e->arg >= EFFECT_COUNT)
+            return -1;
+        if (seq)
+            put_field_u64(l, ",\"seq\":", e->seq);
+        put_field_str(l, ",\"effect\":", effect_names[e->arg]);
+    } else if (e->f == HF_CRASH) {
+        if (seq)
+            put_field_u64(l, ",\"seq\":", e->seq);
+    } else if (e->type == HT_FAIL || e->type == HT_INFO) {
+        if (e->arg > HE_ERROR)
+            return -1;
+        if (e->arg != HE_NONE)
+            put_field_str(l, ",\"error\":", error_names[e->arg]);
+    }
+    return 0;
+}
+
+/* An id outside its table (an engine bug) is written as "#id", so the
+ * file still reads back and distinct ids stay distinct. */
+static void put_name(struct line *l, const char *field, char *const *table, size_t n, uint32_t id)
+{
+    put(l, field);
+    if (id < n) {
+        put_str(l, table[id]);
+        return;
+    }
+    put(l, "\"#");
+    put_u64(l, id);
+    put(l, "\"");
+}
+
+static int write_event(const struct history *h, const struct history_event *e, struct line *l)
+{
+    if (e->f == HF_FAULT)
+        return write_fault(e, l);
+    if (e->type > HT_INFO || e->f > HF_CRASH || (e->f == HF_CRASH && e->type != HT_INFO) ||
+        (e->f == HF_RENEW && e->type == HT_INVOKE))
+        return -1;
+    put_field_u64(l, "{\"time\":", e->t_ns);
+    put_field_u64(l, ",\"process\":", e->client);
+    put_field_str(l, ",\"type\":", type_names[e->type]);
+    put_field_str(l, ",\"f\":", f_names[e->f]);
+    put_name(l, ",\"key\":", h->keys, h->n_keys, e->key);
+    put_name(l, ",\"owner\":", h->owners, h->n_owners, e->owner);
+    if (write_extra(e, l) < 0)
+        return -1;
+    put(l, "}\n");
+    return 0;
+}
+
+int history_write_jsonl(const struct history *h, FILE *f)
+{
+    struct line l = {.f = f};
+    write_start(h, &l);
+    for (size_t i = 0; i < h->n && !ferror(f); i++) {
+        if (write_event(h, &h->ev[i], &l) < 0) {
+            errno = EINVAL; /* an event the format cannot express */
+            return -1;
+        }
+    }
+    write_end(h, &l);
+    flush_line(&l);
+    if (fflush(f) != 0 || ferror(f)) {
+        if (errno == 0)
+            errno = EIO;
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- critical sections and fault spans ------------------------------------ */
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Distinct process numbers, sorted: a process's slot is found by binary
+ * search, so a file with sparse or huge process numbers costs nothing. */
+static uint32_t *process_table(const struct history *h, size_t *n)
+{
+    uint32_t *p = malloc((h->n ? h->n : 1) * sizeof(*p));
+    if (p == NULL)
+        return NULL;
+    for (size_t i = 0; i < h->n; i++)
+        p[i] = h->ev[i].client;
+    qsort(p, h->n, sizeof(*p), cmp_u32);
+    size_t m = 0;
+    for (size_t i = 0; i < h->n; i++)
+        if (m == 0 || p[m - 1] != p[i])
+            p[m++] = p[i];
+    *n = m;
+    return p;
+}
+
+struct sec_state {
+    const struct history *h;
+    uint32_t *procs;
+    size_t n_procs;
+    size_t *open; /* per process: index of its open section, or SIZE_MAX */
+    struct section *s;
+    size_t ns;
+    struct fault_span *fs;
+    size_t nf;
+    size_t *open_f; /* indices of fault spans still running */
+    size_t n_open_f;
+};
+
+static size_t *proc_slot(struct sec_state *st, uint32_t client)
+{
+    const uint32_t *p = bsearch(&client, st->procs, st->n_procs, sizeof(*p), cmp_u32);
+    return &st->open[p - st->procs];
+}
+
+/* seq_to == HISTORY_NO_SEQ: the exit is known only in time. */
+static void close_section(struct sec_state *st, size_t *slot, uint64_t t, uint64_t seq_to,
+                          uint8_t effect)
+{
+    struct section *s = &st->s[*slot];
+    s->to_ns = t > s->from_ns ? t : s->from_ns;
+    s->effect = effect;
+    s->has_seq = s->seq_from != HISTORY_NO_SEQ && seq_to != HISTORY_NO_SEQ;
+    s->seq_to = s->has_seq ? seq_to : 0;
+    if (!s->has_seq)
+        s->seq_from = 0;
+    *slot = SIZE_MAX;
+}
+
+static void open_section(struct sec_state *st, size_t *slot, const struct history_event *e)
+{
+    /* A process does one thing at a time: acquiring again means it left
+     * the earlier section, though we never saw how. */
+    if (*slot != SIZE_MAX)
+        close_section(st, slot, e->t_ns, HISTORY_NO_SEQ, EFFECT_CRASHED);
+    st->s[st->ns] = (struct section){
+        .key = e->key,
+        .owner = e->owner,
+        .client = e->client,
+        .token = e->token,
+        .from_ns = e->t_ns,
+        .seq_from = e->seq,
+    };
+    *slot = st->ns++;
+}
+
+static void fault_event(struct sec_state *st, const struct history_event *e)
+{
+    if (e->arg2 == 0) {
+        st->fs[st->nf] = (struct fault_span){
+            .type = e->arg, .client = (int32_t)e->client, .from_ns = e->t_ns, .to_ns = UINT64_MAX};
+        st->open_f[st->n_open_f++] = st->nf++;
+        return;
+    }
+    /* The earliest running span of this (type, target); few run at once. */
+    for (size_t i = 0; i < st->n_open_f; i++) {
+        struct fault_span *f = &st->fs[st->open_f[i]];
+        if (f->type == e->arg && f->client == (int32_t)e->client) {
+            f->to_ns = e->t_ns;
+            memmove(&st->open_f[i], &st->open_f[i + 1],
+                    (st->n_open_f - i - 1) * sizeof(*st->open_f));
+            st->n_open_f--;
+            return;
+        }
+    }
+}
+
+static void section_event(struct sec_state *st, const struct history_event *e)
+{
+    if (e->f == HF_FAULT) {
+        fault_event(st, e);
+        return;
+    }
+    bool opens = e->f == HF_ACQUIRE && e->type == HT_OK;
+    bool releases = e->f == HF_RELEASE && e->type == HT_INVOKE;
+    if (!opens && !releases && e->f != HF_CRASH)
+        return;
+    size_t *slot = proc_slot(st, e->client);
+    if (opens)
+        open_section(st, slot, e);
+    else if (*slot == SIZE_MAX)
+        return;
+    else if (releases && st->s[*slot].key == e->key)
+        close_section(st, slot, e->t_ns, e->seq, e->arg);
+    else if (e->f == HF_CRASH)
+        close_section(st, slot, e->t_ns, e->seq, EFFECT_CRASHED);
+}
+
+static int sec_alloc(struct sec_state *st)
+{
+    size_t n_acq = 0, n_start = 0;
+    for (size_t i = 0; i < st->h->n; i++) {
+        const struct history_event *e = &st->h->ev[i];
+        n_acq += e->f == HF_ACQUIRE && e->type == HT_OK;
+        n_start += e->f == HF_FAULT && e->arg2 == 0;
+    }
+    st->procs = process_table(st->h, &st->n_procs);
+    st->open = malloc((st->n_procs ? st->n_procs : 1) * sizeof(*st->open));
+    st->s = malloc((n_acq ? n_acq : 1) * sizeof(*st->s));
+    st->fs = malloc((n_start ? n_start : 1) * sizeof(*st->fs));
+    st->open_f = malloc((n_start ? n_start : 1) * sizeof(*st->open_f));
+    if (!st->procs || !st->open || !st->s || !st->fs || !st->open_f)
+        return -1;
+    for (size_t i = 0; i < st->n_procs; i++)
+        st->open[i] = SIZE_MAX;
+    return 0;
+}
+
+int history_sections(const struct history *h, struct section **sections, size_t *n_sections,
+                     struct fault_span **faults, size_t *n_faults)
+{
+    struct sec_state st = {.h = h};
+    int rc = -1;
+    if (sec_alloc(&st) < 0)
+        goto out;
+    for (size_t i = 0; i < h->n; i++)
+        section_event(&st, &h->ev[i]);
+    for (size_t i = 0; i < st.n_procs; i++)
+        if (st.open[i] != SIZE_MAX)
+            close_section(&st, &st.open[i], h->end_mono_ns, HISTORY_NO_SEQ, EFFECT_CRASHED);
+    *sections = st.s;
+    *n_sections = st.ns;
+    *faults = st.fs;
+    *n_faults = st.nf;
+    st.s = NULL;
+    st.fs = NULL;
+    rc = 0;
+out:
+    free(st.procs);
+    free(st.open);
+    free(st.s);
+    free(st.fs);
+    free(st.open_f);
+    return rc;
+}

@@ -1,0 +1,424 @@
+/* history_read.c - read a history.jsonl back (docs/history.md).
+ *
+ * Strict: an unknown "type", "f", "effect" or "error" value, a missing
+ * required field or a time going backwards is an error naming the line, so
+ * a history from another tool is either understood exactly or refused.
+ * Keys the reader does not know are ignored, so the format can grow.
+ * Key and owner strings are interned through hash tables: files have
+ * millions of lines.
+ */
+#include "history.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "scenario.h"
+
+/* String -> dense id. Slots hold id + 1 (0 = empty); capacity is a power
+ * of two kept at most half full. */
+struct intern {
+    char **names;
+    size_t n, cap;
+    uint32_t *slot;
+    size_t n_slot;
+};
+
+struct reader {
+    const char *path;
+    size_t line;
+    char *err;
+    size_t errlen;
+    struct history *h;
+    size_t cap;
+    struct intern keys, owners;
+    bool started, ended;
+};
+
+__attribute__((format(printf, 2, 3))) static int fail(struct reader *r, const char *fmt, ...)
+{
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    snprintf(r->err, r->errlen, "%s:%zu: %s", r->path, r->line, msg);
+    return -1;
+}
+
+static uint64_t hash_str(const char *s)
+{
+    uint64_t x = 0xcbf29ce484222325ULL; /* FNV-1a */
+    for (; *s; s++)
+        x = (x ^ (unsigned char)*s) * 0x100000001b3ULL;
+    return x;
+}
+
+static int intern_grow(struct intern *t)
+{
+    size_t n_slot = t->n_slot ? 2 * t->n_slot : 64;
+    uint32_t *slot = calloc(n_slot, sizeof(*slot));
+    if (slot == NULL)
+        return -1;
+    for (size_t i = 0; i < t->n; i++) {
+        size_t j = hash_str(t->names[i]) & (n_slot - 1);
+        while (slot[j])
+            j = (j + 1) & (n_slot - 1);
+        slot[j] = (uint32_t)i + 1;
+    }
+    free(t->slot);
+    t->slot = slot;
+    t->n_slot = n_slot;
+    return 0;
+}
+
+static int intern_add(struct intern *t, const char *s, size_t at, uint32_t *id)
+{
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 64;
+        char **names = realloc(t->names, cap * sizeof(*names));
+        if (names == NULL)
+            return -1;
+        t->names = names;
+        t->cap = cap;
+    }
+    t->names[t->n] = strdup(s);
+    if (t->names[t->n] == NULL)
+        return -1;
+    *id = (uint32_t)t->n;
+    t->slot[at] = (uint32_t)++t->n;
+    return 0;
+}
+
+static int intern_id(struct intern *t, const char *s, uint32_t *id)
+{
+    if ((t->n + 1) * 2 > t->n_slot && intern_grow(t) < 0)
+        return -1;
+    size_t j = hash_str(s) & (t->n_slot - 1);
+    for (; t->slot[j]; j = (j + 1) & (t->n_slot - 1)) {
+        if (strcmp(t->names[t->slot[j] - 1], s) == 0) {
+            *id = t->slot[j] - 1;
+            return 0;
+        }
+    }
+    if (t->n >= UINT32_MAX - 1)
+        return -1;
+    return intern_add(t, s, j, id);
+}
+
+static void intern_free(struct intern *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        free(t->names[i]);
+    free(t->names);
+    free(t->slot);
+    memset(t, 0, sizeof(*t));
+}
+
+/* ---- fields ------------------------------------------------------------- */
+
+static int get_u64(struct reader *r, json_t *o, const char *name, bool required, uint64_t *v)
+{
+    json_t *j = json_object_get(o, name);
+    if (j == NULL) {
+        if (required)
+            return fail(r, "missing \"%s\"", name);
+        return 0;
+    }
+    if (!json_is_integer(j) || json_integer_value(j) < 0)
+        return fail(r, "\"%s\" must be an integer >= 0", name);
+    *v = (uint64_t)json_integer_value(j);
+    return 0;
+}
+
+static int get_u32(struct reader *r, json_t *o, const char *name, bool required, uint32_t *v)
+{
+    uint64_t x = *v;
+    if (get_u64(r, o, name, required, &x) < 0)
+        return -1;
+    if (x > UINT32_MAX)
+        return fail(r, "\"%s\" must be at most %u", name, (unsigned)UINT32_MAX);
+    *v = (uint32_t)x;
+    return 0;
+}
+
+/* The string value of name, or NULL (and err set when required). */
+static const char *get_str(struct reader *r, json_t *o, const char *name, bool required)
+{
+    json_t *j = json_object_get(o, name);
+    if (j == NULL) {
+        if (required)
+            fail(r, "missing \"%s\"", name);
+        return NULL;
+    }
+    if (!json_is_string(j)) {
+        fail(r, "\"%s\" must be a string", name);
+        return NULL;
+    }
+    return json_string_value(j);
+}
+
+/* Index of name in names[0..n), or -1 with err "unknown what \"name\"". */
+static int get_enum(struct reader *r, json_t *o, const char *field, const char *const *names, int n,
+                    int absent)
+{
+    json_t *j = json_object_get(o, field);
+    if (j == NULL && absent >= 0)
+        return absent;
+    const char *s = get_str(r, o, field, true);
+    if (s == NULL)
+        return -1;
+    for (int i = 0; i < n; i++)
+        if (strcmp(s, names[i]) == 0)
+            return i;
+    return fail(r, "unknown %s \"%s\"", field, s);
+}
+
+/* ---- lines -------------------------------------------------------------- */
+
+static const char *const line_types[] = {"invoke", "ok", "fail", "info", "start", "end"};
+enum { LT_START = 4, LT_END = 5 };
+static const char *const f_names[] = {"acquire", "release", "renew", "crash"};
+static const char *const effect_names[] = {"applied", "none", "fenced", "crashed"};
+static const char *const error_names[] = {"none", "busy", "lost", "error"};
+static const char *const fault_values[] = {"start", "end"};
+
+static int read_start(struct reader *r, json_t *o)
+{
+    struct history *h = r->h;
+    uint64_t version = 0;
+    if (get_u64(r, o, "locklab", true, &version) < 0)
+        return -1;
+    if (version != 1)
+        return fail(r, "unsupported \"locklab\" version %llu (this reader knows 1)",
+                    (unsigned long long)version);
+    if (get_u64(r, o, "mono_ns", true, &h->start_mono_ns) < 0 ||
+        get_u64(r, o, "wall_ns", false, &h->start_wall_ns) < 0 ||
+        get_u32(r, o, "clients", false, &h->clients) < 0 ||
+        get_u64(r, o, "seed", false, &h->seed) < 0)
+        return -1;
+    const char *scn = get_str(r, o, "scenario", false);
+    const char *alg = get_str(r, o, "algorithm", false);
+    if ((scn == NULL && json_object_get(o, "scenario")) ||
+        (alg == NULL && json_object_get(o, "algorithm")))
+        return -1;
+    snprintf(h->scenario, sizeof(h->scenario), "%s", scn ? scn : "");
+    snprintf(h->algorithm, sizeof(h->algorithm), "%s", alg ? alg : "");
+    r->started = true;
+    return 0;
+}
+
+static int read_end(struct reader *r, json_t *o)
+{
+    json_t *c = json_object_get(o, "complete");
+    if (get_u64(r, o, "mono_ns", true, &r->h->end_mono_ns) < 0 ||
+        get_u64(r, o, "dropped", false, &r->h->dropped) < 0)
+        return -1;
+    if (c == NULL)
+        return fail(r, "missing \"complete\"");
+    if (!json_is_boolean(c))
+        return fail(r, "\"complete\" must be true or false");
+    r->h->complete = json_is_true(c);
+    r->ended = true;
+    return 0;
+}
+
+static int read_fault(struct reader *r, json_t *o, int type, struct history_event *e)
+{
+    const char *f = get_str(r, o, "f", true);
+    if (f == NULL)
+        return -1;
+    int t = 0;
+    while (t < FAULT_TYPE_COUNT && strcmp(f, fault_type_name((enum fault_type)t)) != 0)
+        t++;
+    if (t == FAULT_TYPE_COUNT)
+        return fail(r, "unknown f \"%s\"", f);
+    if (type != HT_INFO)
+        return fail(r, "a fault is of type \"info\"");
+    int v = get_enum(r, o, "value", fault_values, 2, -1);
+    if (v < 0 || get_u32(r, o, "target", true, &e->client) < 0)
+        return -1;
+    e->f = HF_FAULT;
+    e->arg = (uint8_t)t;
+    e->arg2 = (uint8_t)v;
+    return 0;
+}
+
+/* Fields that belong to this (type, f); absent ones take their defaults. */
+static int read_extra(struct reader *r, json_t *o, struct history_event *e)
+{
+    bool acq_ok = e->f == HF_ACQUIRE && e->type == HT_OK;
+    bool rel_inv = e->f == HF_RELEASE && e->type == HT_INVOKE;
+    if (acq_ok && get_u64(r, o, "token", false, &e->token) < 0)
+        return -1;
+    if (acq_ok || rel_inv || e->f == HF_CRASH) {
+        e->seq = HISTORY_NO_SEQ;
+        if (get_u64(r, o, "seq", false, &e->seq) < 0)
+            return -1;
+    }
+    int a = 0;
+    if (rel_inv)
+        a = get_enum(r, o, "effect", effect_names, EFFECT_COUNT, EFFECT_APPLIED);
+    else if ((e->type == HT_FAIL || e->type == HT_INFO) && e->f != HF_CRASH)
+        a = get_enum(r, o, "error", error_names, HE_ERROR + 1, HE_NONE);
+    if (a < 0)
+        return -1;
+    e->arg = (uint8_t)a;
+    return 0;
+}
+
+static int read_op(struct reader *r, json_t *o, json_int_t process, struct history_event *e)
+{
+    if (process < 0 || process > (json_int_t)UINT32_MAX)
+        return fail(r, "\"process\" must be a client number or \"nemesis\"");
+    int f = get_enum(r, o, "f", f_names, HF_CRASH + 1, -1);
+    if (f < 0)
+        return -1;
+    e->client = (uint32_t)process;
+    e->f = (uint8_t)f;
+    if (f == HF_RENEW && e->type == HT_INVOKE)
+        return fail(r, "renew has no invoke");
+    if (f == HF_CRASH && e->type != HT_INFO)
+        return fail(r, "a crash is of type \"info\"");
+    const char *key = get_str(r, o, "key", true);
+    const char *owner = key ? get_str(r, o, "owner", true) : NULL;
+    if (owner == NULL)
+        return -1;
+    if (intern_id(&r->keys, key, &e->key) < 0 || intern_id(&r->owners, owner, &e->owner) < 0)
+        return fail(r, "out of memory");
+    return read_extra(r, o, e);
+}
+
+static int push_event(struct reader *r, const struct history_event *e)
+{
+    struct history *h = r->h;
+    if (h->n > 0 && e->t_ns < h->ev[h->n - 1].t_ns)
+        return fail(r, "\"time\" %llu is before the previous event's %llu",
+                    (unsigned long long)e->t_ns, (unsigned long long)h->ev[h->n - 1].t_ns);
+    if (h->n == r->cap) {
+        size_t cap = r->cap ? 2 * r->cap : 1024;
+        struct history_event *ev = realloc(h->ev, cap * sizeof(*ev));
+        if (ev == NULL)
+            return fail(r, "out of memory");
+        h->ev = ev;
+        r->cap = cap;
+    }
+    h->ev[h->n++] = *e;
+    return 0;
+}
+
+static int read_event(struct reader *r, json_t *o, int type)
+{
+    struct history_event e = {.type = (uint8_t)type};
+    json_t *p = json_object_get(o, "process");
+    if (get_u64(r, o, "time", true, &e.t_ns) < 0)
+        return -1;
+    if (p == NULL)
+        return fail(r, "missing \"process\"");
+    int rc;
+    if (json_is_string(p) && strcmp(json_string_value(p), "nemesis") == 0)
+        rc = read_fault(r, o, type, &e);
+    else if (json_is_integer(p))
+        rc = read_op(r, o, json_integer_value(p), &e);
+    else
+        rc = fail(r, "\"process\" must be a client number or \"nemesis\"");
+    return rc < 0 ? -1 : push_event(r, &e);
+}
+
+static int read_object(struct reader *r, json_t *o)
+{
+    int type = get_enum(r, o, "type", line_types, 6, -1);
+    if (type < 0)
+        return -1;
+    if (r->ended)
+        return fail(r, "a line after the end line");
+    if (!r->started && type != LT_START)
+        return fail(r, "expected the start line, {\"type\":\"start\",...}");
+    if (r->started && type == LT_START)
+        return fail(r, "a second start line");
+    if (type == LT_START)
+        return read_start(r, o);
+    if (type == LT_END)
+        return read_end(r, o);
+    return read_event(r, o, type);
+}
+
+static bool blank(const char *s)
+{
+    for (; *s; s++)
+        if (*s != ' ' && *s != '\t' && *s != '\r' && *s != '\n')
+            return false;
+    return true;
+}
+
+static int read_line(struct reader *r, const char *line)
+{
+    json_error_t je;
+    json_t *o = json_loads(line, JSON_REJECT_DUPLICATES, &je);
+    if (o == NULL)
+        return fail(r, "bad JSON at column %d: %s", je.column, je.text);
+    int rc = json_is_object(o) ? read_object(r, o) : fail(r, "expected a JSON object");
+    json_decref(o);
+    return rc;
+}
+
+static int read_lines(struct reader *r, FILE *f)
+{
+    char *line = NULL;
+    size_t len = 0;
+    int rc = 0;
+    errno = 0;
+    while (rc == 0 && getline(&line, &len, f) >= 0) {
+        r->line++;
+        if (!blank(line))
+            rc = read_line(r, line);
+    }
+    if (rc == 0 && ferror(f))
+        rc = fail(r, "read error: %s", strerror(errno));
+    if (rc == 0 && !r->started) {
+        r->line = r->line ? r->line : 1;
+        rc = fail(r, "no start line (empty file)");
+    }
+    free(line);
+    return rc;
+}
+
+/* Without an end line the run stopped abruptly: it ends at its last event. */
+static void finish(struct reader *r)
+{
+    struct history *h = r->h;
+    h->keys = r->keys.names;
+    h->n_keys = r->keys.n;
+    h->owners = r->owners.names;
+    h->n_owners = r->owners.n;
+    free(r->keys.slot);
+    free(r->owners.slot);
+    if (!r->ended) {
+        h->complete = false;
+        h->end_mono_ns = h->n ? h->ev[h->n - 1].t_ns : h->start_mono_ns;
+    }
+}
+
+int history_read_jsonl(const char *path, struct history *h, char *err, size_t errlen)
+{
+    struct reader r = {.path = path, .err = err, .errlen = errlen, .h = h};
+    memset(h, 0, sizeof(*h));
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    int rc = read_lines(&r, f);
+    fclose(f);
+    if (rc < 0) {
+        intern_free(&r.keys);
+        intern_free(&r.owners);
+        history_free(h);
+        return -1;
+    }
+    finish(&r);
+    return 0;
+}

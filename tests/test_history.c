@@ -1,0 +1,675 @@
+/* test_history.c - history buffers, merge, the JSON-lines file both ways,
+ * and the sections the checker is fed.
+ *
+ * The file format is pinned by one history compared line by line with the
+ * text docs/history.md shows; the reader is pinned by a round trip of a
+ * history holding every kind of event, and by its error messages.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "history.h"
+
+#define CHUNK 4096 /* history.c's chunk size; the tests cross it */
+
+static struct history_event ev(uint64_t t, uint32_t client, uint8_t type, uint8_t f)
+{
+    return (struct history_event){.t_ns = t, .client = client, .type = type, .f = f};
+}
+
+static struct history_event fault(uint64_t t, uint32_t target, uint8_t kind, uint8_t end)
+{
+    struct history_event e = ev(t, target, HT_INFO, HF_FAULT);
+    e.arg = kind;
+    e.arg2 = end;
+    return e;
+}
+
+static void assert_event_equal(const struct history_event *a, const struct history_event *b)
+{
+    assert_int_equal(a->t_ns, b->t_ns);
+    assert_int_equal(a->token, b->token);
+    assert_int_equal(a->seq, b->seq);
+    assert_int_equal(a->client, b->client);
+    assert_int_equal(a->key, b->key);
+    assert_int_equal(a->owner, b->owner);
+    assert_int_equal(a->type, b->type);
+    assert_int_equal(a->f, b->f);
+    assert_int_equal(a->arg, b->arg);
+    assert_int_equal(a->arg2, b->arg2);
+}
+
+static void assert_section_equal(const struct section *a, const struct section *b)
+{
+    assert_int_equal(a->key, b->key);
+    assert_int_equal(a->owner, b->owner);
+    assert_int_equal(a->client, b->client);
+    assert_int_equal(a->effect, b->effect);
+    assert_int_equal(a->has_seq, b->has_seq);
+    assert_int_equal(a->token, b->token);
+    assert_int_equal(a->from_ns, b->from_ns);
+    assert_int_equal(a->to_ns, b->to_ns);
+    if (a->has_seq) {
+        assert_int_equal(a->seq_from, b->seq_from);
+        assert_int_equal(a->seq_to, b->seq_to);
+    }
+}
+
+/* A history made by hand, owning copies of everything like a merged one. */
+static void make_history(struct history *h, const struct history_event *e, size_t n,
+                         const char *const *keys, size_t n_keys, const char *const *owners,
+                         size_t n_owners)
+{
+    struct history_buf *b = history_buf_new();
+    assert_non_null(b);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(history_append(b, &e[i]), 0);
+    assert_int_equal(history_merge(h, &b, 1, keys, n_keys, owners, n_owners), 0);
+    history_buf_free(b);
+}
+
+#define PATH_LEN 32
+#define ERR_LEN  256
+
+/* A fresh file holding text; its name goes into path. */
+static const char *write_file(char path[PATH_LEN], const char *text)
+{
+    snprintf(path, PATH_LEN, "/tmp/locklab_hist_XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+    return path;
+}
+
+/* ---- buffers and merge -------------------------------------------------- */
+
+static void test_append_across_chunks(void **state)
+{
+    (void)state;
+    size_t n = 3 * CHUNK + 5;
+    struct history_buf *b = history_buf_new();
+    assert_non_null(b);
+    assert_int_equal(history_buf_len(b), 0);
+    for (size_t i = 0; i < n; i++) {
+        struct history_event e = ev(1000 + i, 0, HT_OK, HF_RENEW);
+        e.seq = i;
+        assert_int_equal(history_append(b, &e), 0);
+    }
+    assert_int_equal(history_buf_len(b), n);
+    assert_int_equal(history_buf_dropped(b), 0);
+
+    struct history h;
+    assert_int_equal(history_merge(&h, &b, 1, NULL, 0, NULL, 0), 0);
+    assert_int_equal(h.n, n);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(h.ev[i].t_ns, 1000 + i);
+        assert_int_equal(h.ev[i].seq, i);
+    }
+    history_free(&h);
+    history_buf_free(b);
+    history_buf_free(NULL);
+}
+
+/* Three threads' buffers (passed in no particular order): one time order,
+ * equal times by client, equal (time, client) in recording order. */
+static void test_merge_three_buffers(void **state)
+{
+    (void)state;
+    static const uint64_t times[3][4] = {{10, 20, 30, 30}, {10, 15, 30, 0}, {5, 20, 20, 0}};
+    static const size_t lens[3] = {4, 3, 3};
+    struct history_buf *b[3];
+    for (uint32_t c = 0; c < 3; c++) {
+        b[c] = history_buf_new();
+        assert_non_null(b[c]);
+        for (size_t i = 0; i < lens[c]; i++) {
+            struct history_event e = ev(times[c][i], c, HT_OK, HF_RENEW);
+            e.seq = 10 * c + i; /* where it came from */
+            history_append(b[c], &e);
+        }
+    }
+    struct history_buf *order[3] = {b[2], b[0], b[1]};
+    const char *keys[] = {"k0", "k1"}, *owners[] = {"o0"};
+    struct history h;
+    assert_int_equal(history_merge(&h, order, 3, keys, 2, owners, 1), 0);
+
+    static const uint64_t want_seq[] = {20, 0, 10, 11, 1, 21, 22, 2, 3, 12};
+    assert_int_equal(h.n, 10);
+    for (size_t i = 0; i < 10; i++)
+        assert_int_equal(h.ev[i].seq, want_seq[i]);
+    assert_int_equal(h.n_keys, 2);
+    assert_string_equal(h.keys[1], "k1");
+    assert_ptr_not_equal(h.keys[1], keys[1]); /* copied */
+    assert_int_equal(h.n_owners, 1);
+    assert_string_equal(h.owners[0], "o0");
+    history_free(&h);
+    for (int c = 0; c < 3; c++)
+        history_buf_free(b[c]);
+}
+
+/* Equal time and client in two buffers: the order the buffers were given. */
+static void test_merge_ties_keep_buffer_order(void **state)
+{
+    (void)state;
+    struct history_buf *b[2] = {history_buf_new(), history_buf_new()};
+    for (uint64_t i = 0; i < 2; i++) {
+        struct history_event e = ev(10, 5, HT_OK, HF_RENEW);
+        e.seq = i;
+        history_append(b[i], &e);
+    }
+    struct history h;
+    assert_int_equal(history_merge(&h, b, 2, NULL, 0, NULL, 0), 0);
+    assert_int_equal(h.ev[0].seq, 0);
+    assert_int_equal(h.ev[1].seq, 1);
+    history_free(&h);
+    struct history_buf *swapped[2] = {b[1], b[0]};
+    assert_int_equal(history_merge(&h, swapped, 2, NULL, 0, NULL, 0), 0);
+    assert_int_equal(h.ev[0].seq, 1);
+    assert_int_equal(h.ev[1].seq, 0);
+    history_free(&h);
+    history_buf_free(b[0]);
+    history_buf_free(b[1]);
+}
+
+/* A thread that logged an older time than its previous event still ends
+ * up in time order, and equal times keep their recording order. */
+static void test_merge_out_of_order_buffer(void **state)
+{
+    (void)state;
+    static const uint64_t times[] = {50, 40, 40, 60, 10};
+    struct history_buf *b = history_buf_new();
+    for (size_t i = 0; i < 5; i++) {
+        struct history_event e = ev(times[i], 0, HT_OK, HF_RENEW);
+        e.seq = i;
+        history_append(b, &e);
+    }
+    struct history h;
+    assert_int_equal(history_merge(&h, &b, 1, NULL, 0, NULL, 0), 0);
+    static const uint64_t want[] = {4, 1, 2, 0, 3};
+    for (size_t i = 0; i < 5; i++)
+        assert_int_equal(h.ev[i].seq, want[i]);
+    history_free(&h);
+    history_buf_free(b);
+}
+
+/* ---- the file, written ---------------------------------------------------- */
+
+static const char *const small_keys[] = {"lock:stock:0"};
+static const char *const small_owners[] = {"r1:0:0", "r1:1:0"};
+
+static void small_history(struct history *h)
+{
+    struct history_event e[8] = {
+        ev(1100, 0, HT_INVOKE, HF_ACQUIRE), ev(1200, 0, HT_OK, HF_ACQUIRE),
+        ev(1300, 1, HT_FAIL, HF_ACQUIRE),   ev(1350, 1, HT_INFO, HF_FAULT),
+        ev(1400, 0, HT_INVOKE, HF_RELEASE), ev(1500, 0, HT_OK, HF_RELEASE),
+        ev(1600, 1, HT_INFO, HF_FAULT),
+    };
+    e[1].token = 7;
+    e[1].seq = 0;
+    e[2].owner = 1;
+    e[2].arg = HE_BUSY;
+    e[3] = fault(1350, 1, 0, 0);
+    e[4].seq = 1;
+    e[4].arg = EFFECT_APPLIED;
+    e[6] = fault(1600, 1, 0, 1);
+    make_history(h, e, 7, small_keys, 1, small_owners, 2);
+    h->start_mono_ns = 1000;
+    h->start_wall_ns = 1700000000000000000ULL;
+    h->end_mono_ns = 2000;
+    h->complete = true;
+    snprintf(h->scenario, sizeof(h->scenario), "flash_sale");
+    snprintf(h->algorithm, sizeof(h->algorithm), "redis");
+    h->clients = 2;
+    h->seed = 42;
+}
+
+static const char small_jsonl[] =
+    "{\"type\":\"start\",\"locklab\":1,\"mono_ns\":1000,\"wall_ns\":1700000000000000000,"
+    "\"scenario\":\"flash_sale\",\"algorithm\":\"redis\",\"clients\":2,\"seed\":42}\n"
+    "{\"time\":1100,\"process\":0,\"type\":\"invoke\",\"f\":\"acquire\",\"key\":\"lock:stock:0\","
+    "\"owner\":\"r1:0:0\"}\n"
+    "{\"time\":1200,\"process\":0,\"type\":\"ok\",\"f\":\"acquire\",\"key\":\"lock:stock:0\","
+    "\"owner\":\"r1:0:0\",\"token\":7,\"seq\":0}\n"
+    "{\"time\":1300,\"process\":1,\"type\":\"fail\",\"f\":\"acquire\",\"key\":\"lock:stock:0\","
+    "\"owner\":\"r1:1:0\",\"error\":\"busy\"}\n"
+    "{\"time\":1350,\"process\":\"nemesis\",\"type\":\"info\",\"f\":\"client_pause\","
+    "\"value\":\"start\",\"target\":1}\n"
+    "{\"time\":1400,\"process\":0,\"type\":\"invoke\",\"f\":\"release\",\"key\":\"lock:stock:0\","
+    "\"owner\":\"r1:0:0\",\"seq\":1,\"effect\":\"applied\"}\n"
+    "{\"time\":1500,\"process\":0,\"type\":\"ok\",\"f\":\"release\",\"key\":\"lock:stock:0\","
+    "\"owner\":\"r1:0:0\"}\n"
+    "{\"time\":1600,\"process\":\"nemesis\",\"type\":\"info\",\"f\":\"client_pause\","
+    "\"value\":\"end\",\"target\":1}\n"
+    "{\"type\":\"end\",\"mono_ns\":2000,\"complete\":true,\"dropped\":0}\n";
+
+static void test_write_known_text(void **state)
+{
+    (void)state;
+    struct history h;
+    small_history(&h);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_non_null(f);
+    assert_int_equal(history_write_jsonl(&h, f), 0);
+    assert_int_equal(fclose(f), 0);
+    assert_string_equal(text, small_jsonl);
+    free(text);
+    history_free(&h);
+}
+
+/* Keys and owners are user data: quotes, backslashes, control bytes. */
+static void test_write_escapes_strings(void **state)
+{
+    (void)state;
+    const char *keys[] = {"a\"b\\c\n\x01"}, *owners[] = {"\t"};
+    struct history_event e = ev(5, 3, HT_OK, HF_RENEW);
+    struct history h;
+    make_history(&h, &e, 1, keys, 1, owners, 1);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_int_equal(history_write_jsonl(&h, f), 0);
+    fclose(f);
+    assert_non_null(strstr(text, "\"key\":\"a\\\"b\\\\c\\n\\u0001\",\"owner\":\"\\t\"}\n"));
+    free(text);
+    history_free(&h);
+}
+
+static void test_write_to_full_disk_fails(void **state)
+{
+    (void)state;
+    struct history h;
+    small_history(&h);
+    FILE *f = fopen("/dev/full", "w");
+    assert_non_null(f);
+    errno = 0;
+    assert_int_equal(history_write_jsonl(&h, f), -1);
+    assert_int_equal(errno, ENOSPC);
+    fclose(f);
+    history_free(&h);
+}
+
+/* An event the format has no words for is refused, not written wrong. */
+static void test_write_refuses_unknown_values(void **state)
+{
+    (void)state;
+    struct history_event e = ev(5, 0, HT_INVOKE, HF_RELEASE);
+    e.arg = EFFECT_COUNT;
+    struct history h;
+    make_history(&h, &e, 1, small_keys, 1, small_owners, 1);
+    FILE *f = fopen("/dev/null", "w");
+    assert_int_equal(history_write_jsonl(&h, f), -1);
+    assert_int_equal(errno, EINVAL);
+    fclose(f);
+    history_free(&h);
+}
+
+/* ---- the file, read back -------------------------------------------------- */
+
+static void test_round_trip(void **state)
+{
+    (void)state;
+    /* ids in order of first appearance, as the reader interns them */
+    const char *keys[] = {"k\"1", "k\\2"}, *owners[] = {"o1", "o2", "o3"};
+    struct history_event e[] = {
+        ev(10, 0, HT_INVOKE, HF_ACQUIRE),
+        ev(11, 0, HT_OK, HF_ACQUIRE),
+        ev(12, 1, HT_INVOKE, HF_ACQUIRE),
+        ev(13, 1, HT_FAIL, HF_ACQUIRE),
+        ev(14, 2, HT_INVOKE, HF_ACQUIRE),
+        ev(15, 2, HT_INFO, HF_ACQUIRE),
+        ev(16, 0, HT_OK, HF_RENEW),
+        ev(17, 0, HT_FAIL, HF_RENEW),
+        ev(18, 0, HT_INFO, HF_RENEW),
+        fault(19, 0, 0, 0),
+        fault(20, 0, 0, 1),
+        ev(21, 0, HT_INVOKE, HF_RELEASE),
+        ev(22, 0, HT_FAIL, HF_RELEASE),
+        ev(23, 1, HT_OK, HF_ACQUIRE),
+        fault(24, 1, 1, 0),
+        ev(24, 1, HT_INFO, HF_CRASH),
+        ev(30, 2, HT_OK, HF_ACQUIRE),
+        ev(31, 2, HT_INVOKE, HF_RELEASE),
+        ev(32, 2, HT_INFO, HF_RELEASE),
+        ev(33, 2, HT_OK, HF_ACQUIRE),
+    };
+    size_t n = sizeof(e) / sizeof(e[0]);
+    for (size_t i = 0; i < n; i++)
+        if (e[i].f != HF_FAULT) {
+            e[i].owner = e[i].client;
+            e[i].key = e[i].client == 2;
+        }
+    e[1].token = 99, e[1].seq = 0;
+    e[3].arg = HE_BUSY;
+    e[5].arg = HE_ERROR;
+    e[7].arg = HE_LOST;
+    e[8].arg = HE_ERROR;
+    e[11].seq = 1, e[11].arg = EFFECT_FENCED;
+    e[12].arg = HE_LOST;
+    e[13].seq = 2;
+    e[15].seq = HISTORY_NO_SEQ; /* a crash whose sequence nobody knew */
+    e[16].seq = 0, e[16].token = 1ULL << 62;
+    e[17].seq = 1, e[17].arg = EFFECT_NONE;
+    e[18].arg = HE_ERROR;
+    e[19].seq = HISTORY_NO_SEQ; /* still open, sequence unknown */
+
+    struct history w;
+    make_history(&w, e, n, keys, 2, owners, 3);
+    w.start_mono_ns = 1;
+    w.start_wall_ns = 2;
+    w.end_mono_ns = 40;
+    w.complete = false;
+    w.dropped = 3;
+    snprintf(w.scenario, sizeof(w.scenario), "s \"quoted\"");
+    snprintf(w.algorithm, sizeof(w.algorithm), "redlock");
+    w.clients = 3;
+    w.seed = 1ULL << 63 >> 1;
+    char path[PATH_LEN];
+    write_file(path, "");
+    FILE *f = fopen(path, "w");
+    assert_int_equal(history_write_jsonl(&w, f), 0);
+    assert_int_equal(fclose(f), 0);
+
+    struct history r;
+    char err[ERR_LEN];
+    assert_int_equal(history_read_jsonl(path, &r, err, sizeof(err)), 0);
+    unlink(path);
+    assert_int_equal(r.n, n);
+    for (size_t i = 0; i < n; i++)
+        assert_event_equal(&r.ev[i], &w.ev[i]);
+    assert_int_equal(r.n_keys, 2);
+    assert_int_equal(r.n_owners, 3);
+    for (size_t i = 0; i < 2; i++)
+        assert_string_equal(r.keys[i], keys[i]);
+    for (size_t i = 0; i < 3; i++)
+        assert_string_equal(r.owners[i], owners[i]);
+    assert_int_equal(r.start_mono_ns, 1);
+    assert_int_equal(r.start_wall_ns, 2);
+    assert_int_equal(r.end_mono_ns, 40);
+    assert_false(r.complete);
+    assert_int_equal(r.dropped, 3);
+    assert_string_equal(r.scenario, "s \"quoted\"");
+    assert_string_equal(r.algorithm, "redlock");
+    assert_int_equal(r.clients, 3);
+    assert_int_equal(r.seed, 1ULL << 62);
+    history_free(&r);
+    history_free(&w);
+}
+
+static const char start_line[] = "{\"type\":\"start\",\"locklab\":1,\"mono_ns\":100}\n";
+
+/* What the reader says about text, or "" when it read it. The message
+ * names the file; the path is stripped so tests read ":N: what". */
+static const char *read_text(const char *text, struct history *h, char err[ERR_LEN])
+{
+    char path[PATH_LEN];
+    err[0] = '\0';
+    write_file(path, text);
+    int rc = history_read_jsonl(path, h, err, ERR_LEN);
+    unlink(path);
+    assert_int_equal(rc, err[0] ? -1 : 0);
+    if (rc == 0)
+        return err;
+    assert_int_equal(h->n, 0); /* nothing left behind */
+    assert_null(h->ev);
+    size_t plen = strlen(path);
+    assert_memory_equal(err, path, plen);
+    return err + plen;
+}
+
+static void assert_read_error(const char *text, const char *want)
+{
+    struct history h;
+    char err[ERR_LEN];
+    assert_string_equal(read_text(text, &h, err), want);
+}
+
+static void test_read_errors_name_the_line(void **state)
+{
+    (void)state;
+    char buf[1024];
+    const char *acq =
+        "{\"time\":1,\"process\":0,\"type\":\"invoke\",\"f\":\"acquire\",\"key\":\"k\","
+        "\"owner\":\"o\"}\n";
+
+    snprintf(buf, sizeof(buf), "%s%s{\"time\":2,", start_line, acq);
+    struct history h;
+    char err[ERR_LEN];
+    const char *got = read_text(buf, &h, err);
+    assert_true(strncmp(got, ":3: bad JSON at column ", 23) == 0);
+
+    snprintf(buf, sizeof(buf),
+             "%s{\"time\":1,\"process\":0,\"type\":\"invoke\",\"f\":\"grab\",\"key\":\"k\","
+             "\"owner\":\"o\"}\n",
+             start_line);
+    assert_read_error(buf, ":2: unknown f \"grab\"");
+
+    snprintf(buf, sizeof(buf),
+             "%s%s\n{\"time\":2,\"process\":0,\"type\":\"ok\",\"f\":\"acquire\","
+             "\"owner\":\"o\"}\n",
+             start_line, acq);
+    assert_read_error(buf, ":4: missing \"key\"");
+
+    assert_read_error(acq, ":1: expected the start line, {\"type\":\"start\",...}");
+    assert_read_error("", ":1: no start line (empty file)");
+    assert_read_error("{\"type\":\"start\",\"locklab\":2,\"mono_ns\":1}\n",
+                      ":1: unsupported \"locklab\" version 2 (this reader knows 1)");
+
+    snprintf(buf, sizeof(buf), "%s{\"time\":1,\"process\":0,\"type\":\"done\"}\n", start_line);
+    assert_read_error(buf, ":2: unknown type \"done\"");
+    snprintf(buf, sizeof(buf),
+             "%s{\"time\":1,\"process\":0,\"type\":\"invoke\",\"f\":\"release\",\"key\":\"k\","
+             "\"owner\":\"o\",\"effect\":\"lost\"}\n",
+             start_line);
+    assert_read_error(buf, ":2: unknown effect \"lost\"");
+    snprintf(buf, sizeof(buf),
+             "%s{\"time\":1,\"process\":0,\"type\":\"fail\",\"f\":\"acquire\",\"key\":\"k\","
+             "\"owner\":\"o\",\"error\":\"timeout\"}\n",
+             start_line);
+    assert_read_error(buf, ":2: unknown error \"timeout\"");
+    snprintf(buf, sizeof(buf),
+             "%s{\"time\":1,\"process\":\"nemesis\",\"type\":\"info\",\"f\":\"partition\","
+             "\"value\":\"start\",\"target\":0}\n",
+             start_line);
+    assert_read_error(buf, ":2: unknown f \"partition\"");
+    snprintf(buf, sizeof(buf), "%s{\"time\":-1}\n", start_line);
+    assert_read_error(buf, ":2: missing \"type\"");
+    snprintf(buf, sizeof(buf), "%s{\"type\":\"ok\",\"time\":-1}\n", start_line);
+    assert_read_error(buf, ":2: \"time\" must be an integer >= 0");
+    snprintf(buf, sizeof(buf),
+             "%s{\"time\":5,\"process\":0,\"type\":\"ok\",\"f\":\"renew\","
+             "\"key\":\"k\",\"owner\":\"o\"}\n%s",
+             start_line, acq);
+    assert_read_error(buf, ":3: \"time\" 1 is before the previous event's 5");
+    snprintf(buf, sizeof(buf), "%s{\"type\":\"end\",\"mono_ns\":1,\"complete\":true}\n%s",
+             start_line, acq);
+    assert_read_error(buf, ":3: a line after the end line");
+
+    assert_int_equal(history_read_jsonl("/nonexistent/h.jsonl", &h, err, ERR_LEN), -1);
+    assert_string_equal(err, "/nonexistent/h.jsonl: No such file or directory");
+}
+
+/* No end line: the run stopped abruptly, it ends at its last event.
+ * Blank lines at the end are fine; "seq" may be absent. */
+static void test_read_incomplete_file(void **state)
+{
+    (void)state;
+    char buf[512];
+    snprintf(buf, sizeof(buf),
+             "%s{\"time\":150,\"process\":4,\"type\":\"ok\",\"f\":\"acquire\",\"key\":\"k\","
+             "\"owner\":\"o\"}\n\n  \n",
+             start_line);
+    struct history h;
+    char err[ERR_LEN];
+    assert_string_equal(read_text(buf, &h, err), "");
+    assert_false(h.complete);
+    assert_int_equal(h.start_mono_ns, 100);
+    assert_int_equal(h.end_mono_ns, 150);
+    assert_int_equal(h.n, 1);
+    assert_int_equal(h.ev[0].seq, HISTORY_NO_SEQ);
+    assert_int_equal(h.ev[0].client, 4);
+    history_free(&h);
+}
+
+/* ---- sections and fault spans --------------------------------------------- */
+
+static void test_sections(void **state)
+{
+    (void)state;
+    const char *keys[] = {"k0", "k1"}, *owners[] = {"o0", "o1", "o2", "o3"};
+    struct history_event e[] = {
+        ev(10, 0, HT_INVOKE, HF_ACQUIRE),
+        ev(20, 0, HT_OK, HF_ACQUIRE),     /* normal */
+        ev(25, 3, HT_INVOKE, HF_RELEASE), /* nothing open */
+        ev(30, 1, HT_OK, HF_ACQUIRE),
+        fault(40, 1, 0, 0),               /* pause of 1 */
+        ev(45, 0, HT_INVOKE, HF_RELEASE), /* other key */
+        ev(50, 0, HT_INVOKE, HF_RELEASE),
+        ev(60, 0, HT_OK, HF_RELEASE),
+        ev(70, 1, HT_INFO, HF_CRASH),
+        ev(80, 2, HT_OK, HF_ACQUIRE), /* crash; open */
+        fault(90, 1, 0, 1),
+        fault(95, 2, 1, 0), /* never ends */
+        ev(96, 3, HT_OK, HF_ACQUIRE),
+        ev(97, 3, HT_INVOKE, HF_RELEASE) /* no seq */
+    };
+    for (size_t i = 0; i < sizeof(e) / sizeof(e[0]); i++)
+        if (e[i].f != HF_FAULT)
+            e[i].owner = e[i].client;
+    e[1].seq = 0, e[1].token = 5;
+    e[3].seq = 1, e[3].key = 1;
+    e[5].key = 1;
+    e[6].seq = 2, e[6].arg = EFFECT_FENCED;
+    e[8].seq = 3, e[8].key = 1;
+    e[9].seq = 4;
+    e[12].seq = HISTORY_NO_SEQ;
+    e[13].seq = HISTORY_NO_SEQ, e[13].arg = EFFECT_NONE;
+    struct history h;
+    make_history(&h, e, sizeof(e) / sizeof(e[0]), keys, 2, owners, 4);
+    h.end_mono_ns = 100;
+
+    struct section *s;
+    struct fault_span *f;
+    size_t ns, nf;
+    assert_int_equal(history_sections(&h, &s, &ns, &f, &nf), 0);
+    assert_int_equal(ns, 4);
+    const struct section want[] = {
+        {.key = 0,
+         .owner = 0,
+         .client = 0,
+         .effect = EFFECT_FENCED,
+         .has_seq = true,
+         .token = 5,
+         .from_ns = 20,
+         .to_ns = 50,
+         .seq_from = 0,
+         .seq_to = 2},
+        {.key = 1,
+         .owner = 1,
+         .client = 1,
+         .effect = EFFECT_CRASHED,
+         .has_seq = true,
+         .from_ns = 30,
+         .to_ns = 70,
+         .seq_from = 1,
+         .seq_to = 3},
+        {.key = 0,
+         .owner = 2,
+         .client = 2,
+         .effect = EFFECT_CRASHED,
+         .has_seq = false,
+         .from_ns = 80,
+         .to_ns = 100},
+        {.key = 0,
+         .owner = 3,
+         .client = 3,
+         .effect = EFFECT_NONE,
+         .has_seq = false,
+         .from_ns = 96,
+         .to_ns = 97},
+    };
+    for (size_t i = 0; i < ns; i++)
+        assert_section_equal(&s[i], &want[i]);
+    assert_int_equal(nf, 2);
+    assert_int_equal(f[0].type, 0);
+    assert_int_equal(f[0].client, 1);
+    assert_int_equal(f[0].from_ns, 40);
+    assert_int_equal(f[0].to_ns, 90);
+    assert_int_equal(f[1].type, 1);
+    assert_int_equal(f[1].client, 2);
+    assert_int_equal(f[1].from_ns, 95);
+    assert_int_equal(f[1].to_ns, UINT64_MAX);
+    free(s);
+    free(f);
+    history_free(&h);
+}
+
+/* Read back, the same sections come out: the offline check of a file and
+ * the check at the end of a run see the same thing. */
+static void test_sections_of_file_match(void **state)
+{
+    (void)state;
+    struct history w, r;
+    small_history(&w);
+    char path[PATH_LEN], err[ERR_LEN];
+    write_file(path, small_jsonl);
+    assert_int_equal(history_read_jsonl(path, &r, err, sizeof(err)), 0);
+    unlink(path);
+    struct section *s1, *s2;
+    struct fault_span *f1, *f2;
+    size_t n1, n2, m1, m2;
+    assert_int_equal(history_sections(&w, &s1, &n1, &f1, &m1), 0);
+    assert_int_equal(history_sections(&r, &s2, &n2, &f2, &m2), 0);
+    assert_int_equal(n1, 1);
+    assert_int_equal(n2, 1);
+    assert_section_equal(&s1[0], &s2[0]);
+    assert_int_equal(s2[0].token, 7);
+    assert_int_equal(s2[0].from_ns, 1200);
+    assert_int_equal(s2[0].to_ns, 1400);
+    assert_int_equal(m1, 1);
+    assert_int_equal(m2, 1);
+    assert_int_equal(f1[0].type, f2[0].type);
+    assert_int_equal(f1[0].client, f2[0].client);
+    assert_int_equal(f1[0].from_ns, f2[0].from_ns);
+    assert_int_equal(f1[0].to_ns, f2[0].to_ns);
+    free(s1);
+    free(s2);
+    free(f1);
+    free(f2);
+    history_free(&w);
+    history_free(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_append_across_chunks),
+        cmocka_unit_test(test_merge_three_buffers),
+        cmocka_unit_test(test_merge_ties_keep_buffer_order),
+        cmocka_unit_test(test_merge_out_of_order_buffer),
+        cmocka_unit_test(test_write_known_text),
+        cmocka_unit_test(test_write_escapes_strings),
+        cmocka_unit_test(test_write_to_full_disk_fails),
+        cmocka_unit_test(test_write_refuses_unknown_values),
+        cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_read_errors_name_the_line),
+        cmocka_unit_test(test_read_incomplete_file),
+        cmocka_unit_test(test_sections),
+        cmocka_unit_test(test_sections_of_file_match),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
