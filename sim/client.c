@@ -1,0 +1,353 @@
+/* client.c - a virtual client's lock calls, measured and recorded.
+ *
+ * Order of events in a critical section, and why:
+ *   acquire returns -> witness enter -> read the clock (section begins)
+ *   ... read, hold, write ...
+ *   read the clock (section ends) -> witness leave -> release
+ * Reading the clock inside the witness's window keeps every time interval
+ * within the interval the witness saw, so the time-based and the
+ * sequence-based views of an overlap can only differ by the nanoseconds
+ * between the two.
+ *
+ * The watchdog runs on the client's own timeline: it renews while the
+ * holder spends its critical section, and a client pause (a stop-the-world
+ * GC pause) stops it with everything else, as it stops Redisson's timer.
+ */
+#include "client.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "clock.h"
+#include "histogram.h"
+#include "history.h"
+#include "nemesis.h"
+#include "resource.h"
+#include "run.h"
+#include "workload.h"
+
+#define NS_PER_MS  1000000ULL
+#define NS_PER_US  1000ULL
+#define SLICE_NS   (50 * NS_PER_MS) /* long sleeps wake this often to see Ctrl-C */
+
+static void bump(struct client *cl, enum stat_kind k)
+{
+    /* Single writer: a plain load and store, no locked instruction. */
+    uint64_t v = atomic_load_explicit(&cl->stat[k], memory_order_relaxed);
+    atomic_store_explicit(&cl->stat[k], v + 1, memory_order_relaxed);
+}
+
+static void record_us(struct client *cl, enum op_kind op, uint64_t ns)
+{
+    histogram_record(cl->h[op], (int64_t)(ns / NS_PER_US));
+}
+
+static uint32_t owner_id(const struct client *cl)
+{
+    return cl->id + cl->run->scn->clients * (uint32_t)cl->incarnation;
+}
+
+static void log_event(struct client *cl, uint64_t t, uint8_t type, uint8_t f, uint8_t arg)
+{
+    struct history_event e = {
+        .t_ns = t,
+        .client = cl->id,
+        .key = cl->key,
+        .owner = owner_id(cl),
+        .type = type,
+        .f = f,
+        .arg = arg,
+    };
+    history_append(cl->hist, &e);
+}
+
+static void log_seq_event(struct client *cl, uint64_t t, uint8_t type, uint8_t f, uint8_t arg,
+                          uint64_t seq, uint64_t token)
+{
+    struct history_event e = {
+        .t_ns = t,
+        .token = token,
+        .seq = seq,
+        .client = cl->id,
+        .key = cl->key,
+        .owner = owner_id(cl),
+        .type = type,
+        .f = f,
+        .arg = arg,
+    };
+    history_append(cl->hist, &e);
+}
+
+static void log_fault(struct client *cl, uint64_t t, int idx, int end)
+{
+    struct history_event e = {
+        .t_ns = t,
+        .client = cl->id,
+        .key = cl->key,
+        .owner = owner_id(cl),
+        .type = HT_INFO,
+        .f = HF_FAULT,
+        .arg = (uint8_t)nemesis_spec(cl->run->nem, idx)->type,
+        .arg2 = (uint8_t)end,
+    };
+    history_append(cl->hist, &e);
+}
+
+void client_owner_name(char *buf, size_t len, const char *run_id, uint32_t client,
+                       uint16_t incarnation)
+{
+    snprintf(buf, len, "%s:%" PRIu32 ":%u", run_id, client, (unsigned)incarnation);
+}
+
+int client_init(struct client *cl, struct run_ctx *run, uint32_t id, size_t timeline_len)
+{
+    memset(cl, 0, sizeof(*cl));
+    cl->id = id;
+    cl->run = run;
+    cl->fault = -1;
+    /* splitmix64 of (seed, id): independent, reproducible streams. */
+    uint64_t z = run->scn->seed + 0x9e3779b97f4a7c15ULL * (id + 1);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    cl->rng = (z ^ (z >> 31)) | 1;
+    cl->lc.rng = cl->rng * 0x2545F4914F6CDD1DULL | 1;
+    for (int i = 0; i < OP_COUNT; i++) {
+        cl->h[i] = histogram_new(HIST_LOWEST_US, HIST_HIGHEST_US, HIST_SIG_DIGITS);
+        if (cl->h[i] == NULL)
+            return -1;
+    }
+    cl->hist = history_buf_new();
+    cl->tl_len = timeline_len;
+    cl->tl_ok = calloc(timeline_len, sizeof(*cl->tl_ok));
+    cl->tl_fail = calloc(timeline_len, sizeof(*cl->tl_fail));
+    if (cl->hist == NULL || cl->tl_ok == NULL || cl->tl_fail == NULL)
+        return -1;
+    for (int i = 0; i < ST_COUNT; i++)
+        atomic_init(&cl->stat[i], 0);
+    return 0;
+}
+
+void client_destroy(struct client *cl)
+{
+    if (cl->connected && cl->run->ops->disconnect)
+        cl->run->ops->disconnect(&cl->lc);
+    cl->connected = false;
+    for (int i = 0; i < OP_COUNT; i++)
+        histogram_free(cl->h[i]);
+    history_buf_free(cl->hist);
+    free(cl->tl_ok);
+    free(cl->tl_fail);
+    memset(cl->h, 0, sizeof(cl->h));
+    cl->hist = NULL;
+    cl->tl_ok = cl->tl_fail = NULL;
+}
+
+int client_connect(struct client *cl)
+{
+    struct lock_client *lc = &cl->lc;
+    uint64_t rng = lc->rng;
+    memset(lc, 0, sizeof(*lc));
+    lc->ops = cl->run->ops;
+    lc->cfg = cl->run->cfg;
+    lc->rng = rng;
+    client_owner_name(lc->owner, sizeof(lc->owner), cl->run->run_id, cl->id, cl->incarnation);
+    lc->owner_len = strlen(lc->owner);
+    if (lc->ops->connect(lc) < 0) {
+        snprintf(cl->last_error, sizeof(cl->last_error), "%s", lc->errstr);
+        lc->ops->disconnect(lc);
+        return -1;
+    }
+    cl->connected = true;
+    return 0;
+}
+
+uint64_t client_random(struct client *cl, uint64_t n)
+{
+    uint64_t x = cl->rng;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    cl->rng = x;
+    return (uint64_t)(((unsigned __int128)(x * 2685821657736338717ULL) * n) >> 64);
+}
+
+uint64_t client_token(const struct client *cl)
+{
+    return cl->grant.token;
+}
+
+static void note_error(struct client *cl)
+{
+    snprintf(cl->last_error, sizeof(cl->last_error), "%s", cl->lc.errstr);
+}
+
+bool client_lock(struct client *cl, uint32_t key)
+{
+    struct run_ctx *run = cl->run;
+    struct workload *w = run->wl;
+    cl->key = key;
+    uint64_t t_inv = clock_mono_ns();
+    log_event(cl, t_inv, HT_INVOKE, HF_ACQUIRE, HE_NONE);
+    enum lock_result r = run->ops->acquire(&cl->lc, w->keys[key], w->key_lens[key],
+                                           run->scn->ttl_ms, run->scn->wait_ms, &cl->grant);
+    if (r != LOCK_OK) {
+        uint64_t t = clock_mono_ns();
+        record_us(cl, OP_ACQUIRE_FAILED, t - t_inv);
+        bool busy = r == LOCK_BUSY;
+        bump(cl, busy ? ST_ACQUIRE_BUSY : ST_ACQUIRE_ERR);
+        if (!busy)
+            note_error(cl);
+        log_event(cl, t, busy ? HT_FAIL : HT_INFO, HF_ACQUIRE, busy ? HE_BUSY : HE_ERROR);
+        return false;
+    }
+    uint64_t seq;
+    resource_enter(w->res, key, &seq);
+    uint64_t t = clock_mono_ns();
+    record_us(cl, OP_ACQUIRE, t - t_inv);
+    bump(cl, ST_ACQUIRE_OK);
+    log_seq_event(cl, t, HT_OK, HF_ACQUIRE, HE_NONE, seq, cl->grant.token);
+    cl->holding = true;
+    cl->from_ns = t;
+    cl->next_renew_ns = t + (uint64_t)(run->scn->renew_ms ? run->scn->renew_ms
+                                                            : run->scn->ttl_ms / 3) *
+                                NS_PER_MS;
+    cl->fault = nemesis_claim(run->nem, cl->id, t);
+    return true;
+}
+
+/* Sleep until t (CLOCK_MONOTONIC); wakes early when the run is stopping
+ * and cut_short allows it. */
+static void sleep_until(struct client *cl, uint64_t t, bool cut_short)
+{
+    for (;;) {
+        uint64_t now = clock_mono_ns();
+        if (now >= t)
+            return;
+        if (cut_short && atomic_load_explicit(&cl->run->interrupted, memory_order_relaxed))
+            return;
+        uint64_t until = cut_short && t - now > SLICE_NS ? now + SLICE_NS : t;
+        struct timespec ts = {.tv_sec = (time_t)(until / 1000000000u),
+                              .tv_nsec = (long)(until % 1000000000u)};
+        int rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+        if (rc != 0 && rc != EINTR)
+            return;
+    }
+}
+
+static void renew(struct client *cl)
+{
+    uint64_t t = clock_mono_ns();
+    enum lock_result r = cl->run->ops->renew(&cl->lc, &cl->grant);
+    uint64_t now = clock_mono_ns();
+    if (r == LOCK_OK) {
+        bump(cl, ST_RENEW_OK);
+        log_event(cl, now, HT_OK, HF_RENEW, HE_NONE);
+    } else {
+        /* Like Redisson's watchdog, a failed renewal is not the business
+         * code's news: the holder carries on, unaware. */
+        bump(cl, r == LOCK_LOST ? ST_RENEW_LOST : ST_RENEW_ERR);
+        if (r != LOCK_LOST)
+            note_error(cl);
+        log_event(cl, now, r == LOCK_LOST ? HT_FAIL : HT_INFO, HF_RENEW,
+                  r == LOCK_LOST ? HE_LOST : HE_ERROR);
+    }
+    uint64_t period = (uint64_t)(cl->run->scn->renew_ms ? cl->run->scn->renew_ms
+                                                        : cl->run->scn->ttl_ms / 3) *
+                      NS_PER_MS;
+    cl->next_renew_ns = t + (period ? period : NS_PER_MS);
+}
+
+static void pause_holder(struct client *cl, int idx)
+{
+    const struct fault_spec *f = nemesis_spec(cl->run->nem, idx);
+    uint64_t t = clock_mono_ns();
+    nemesis_fired(cl->run->nem, idx, cl->id, cl->key, t);
+    log_fault(cl, t, idx, 0);
+    bump(cl, ST_PAUSES);
+    /* The whole client stops: no renewals, no traffic. */
+    sleep_until(cl, t + f->duration_ms * NS_PER_MS, true);
+    uint64_t end = clock_mono_ns();
+    log_fault(cl, end, idx, 1);
+    nemesis_ended(cl->run->nem, idx, end);
+}
+
+static void crash_holder(struct client *cl, int idx)
+{
+    struct run_ctx *run = cl->run;
+    const struct fault_spec *f = nemesis_spec(run->nem, idx);
+    uint64_t t = clock_mono_ns();
+    nemesis_fired(run->nem, idx, cl->id, cl->key, t);
+    log_fault(cl, t, idx, 0);
+    bump(cl, ST_CRASHES);
+    uint64_t seq = resource_leave(run->wl->res, cl->key);
+    log_seq_event(cl, t, HT_INFO, HF_CRASH, HE_NONE, seq, 0);
+    record_us(cl, OP_HOLD, t - cl->from_ns);
+    run->ops->crash(&cl->lc);
+    cl->connected = false;
+    cl->holding = false;
+    /* A new process takes the dead one's place after the restart delay,
+     * with a new owner value. */
+    sleep_until(cl, t + f->duration_ms * NS_PER_MS, true);
+    cl->incarnation++;
+    if (client_connect(cl) < 0)
+        bump(cl, ST_ACQUIRE_ERR);
+    uint64_t end = clock_mono_ns();
+    log_fault(cl, end, idx, 1);
+    nemesis_ended(run->nem, idx, end);
+}
+
+bool client_hold(struct client *cl, uint32_t ms)
+{
+    int idx = cl->fault;
+    if (idx >= 0) {
+        cl->fault = -1;
+        if (nemesis_spec(cl->run->nem, idx)->type == FAULT_CLIENT_CRASH) {
+            crash_holder(cl, idx);
+            return false;
+        }
+        pause_holder(cl, idx);
+    }
+    uint64_t end = clock_mono_ns() + (uint64_t)ms * NS_PER_MS;
+    bool watchdog = cl->run->scn->watchdog && cl->run->ops->renew;
+    for (;;) {
+        if (watchdog && clock_mono_ns() >= cl->next_renew_ns)
+            renew(cl);
+        uint64_t wake = watchdog && cl->next_renew_ns < end ? cl->next_renew_ns : end;
+        sleep_until(cl, wake, true);
+        if (wake == end || clock_mono_ns() >= end ||
+            atomic_load_explicit(&cl->run->interrupted, memory_order_relaxed))
+            return true;
+    }
+}
+
+void client_unlock(struct client *cl, enum section_effect effect)
+{
+    struct run_ctx *run = cl->run;
+    if (cl->fault >= 0) {
+        nemesis_unclaim(run->nem, cl->fault);
+        cl->fault = -1;
+    }
+    uint64_t t = clock_mono_ns();
+    uint64_t seq = resource_leave(run->wl->res, cl->key);
+    log_seq_event(cl, t, HT_INVOKE, HF_RELEASE, (uint8_t)effect, seq, 0);
+    record_us(cl, OP_HOLD, t - cl->from_ns);
+    cl->holding = false;
+    enum lock_result r = run->ops->release(&cl->lc, &cl->grant);
+    uint64_t done = clock_mono_ns();
+    record_us(cl, OP_RELEASE, done - t);
+    if (r == LOCK_OK) {
+        bump(cl, ST_RELEASE_OK);
+        log_event(cl, done, HT_OK, HF_RELEASE, HE_NONE);
+    } else if (r == LOCK_LOST) {
+        bump(cl, ST_RELEASE_LOST);
+        log_event(cl, done, HT_FAIL, HF_RELEASE, HE_LOST);
+    } else {
+        bump(cl, ST_RELEASE_ERR);
+        note_error(cl);
+        log_event(cl, done, HT_INFO, HF_RELEASE, HE_ERROR);
+    }
+}

@@ -1,0 +1,102 @@
+/* client.h - one virtual client: a thread's lock, its measurements and its
+ * share of the history, and the calls a workload's critical section makes.
+ *
+ * Everything here is written by the client's own thread only. The live
+ * progress display reads the counters with relaxed atomic loads; the
+ * runner reads the rest after the thread has been joined.
+ */
+#ifndef LOCKLAB_CLIENT_H
+#define LOCKLAB_CLIENT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "checker.h"
+#include "lock.h"
+
+struct run_ctx;
+struct histogram;
+struct history_buf;
+
+enum op_kind {
+    OP_ACQUIRE = 0,     /* successful acquire: invoke to grant */
+    OP_ACQUIRE_FAILED,  /* busy (wait elapsed) or error */
+    OP_RELEASE,
+    OP_HOLD,            /* grant to release: how long the lock was held */
+    OP_STEP,            /* one whole business step */
+    OP_COUNT
+};
+
+enum stat_kind {
+    ST_STEPS = 0,
+    ST_ACQUIRE_OK,
+    ST_ACQUIRE_BUSY,
+    ST_ACQUIRE_ERR,
+    ST_RELEASE_OK,
+    ST_RELEASE_LOST,
+    ST_RELEASE_ERR,
+    ST_RENEW_OK,
+    ST_RENEW_LOST,
+    ST_RENEW_ERR,
+    ST_CRASHES,
+    ST_PAUSES,
+    ST_COUNT
+};
+
+struct client {
+    uint32_t id;
+    uint16_t incarnation; /* bumped when the client restarts after a crash */
+    bool connected;
+    bool holding;
+    struct run_ctx *run;
+    struct lock_client lc;
+    struct lock_grant grant;
+    uint32_t key;          /* held key */
+    uint64_t from_ns;      /* when the current section began */
+    uint64_t next_renew_ns;
+    int fault;             /* index of the fault this holder claimed, or -1 */
+    uint64_t steps_left;   /* request quota; UINT64_MAX when unlimited */
+    uint64_t rng;
+    struct histogram *h[OP_COUNT];
+    struct history_buf *hist;
+    _Atomic uint64_t stat[ST_COUNT];
+    uint32_t *tl_ok; /* per-second timeline of steps that got / missed the lock */
+    uint32_t *tl_fail;
+    size_t tl_len;
+    char last_error[LOCK_ERRSTR_MAX];
+    pthread_t thread;
+};
+
+/* Set up / tear down a client's measurements (not its connection). */
+int client_init(struct client *cl, struct run_ctx *run, uint32_t id, size_t timeline_len);
+void client_destroy(struct client *cl);
+
+/* Connect as the current incarnation. 0, or -1 with cl->last_error set. */
+int client_connect(struct client *cl);
+
+/* --- what a workload's step calls -------------------------------------- */
+
+/* Take the lock on key (the workload's key id). true when held: the
+ * critical section has begun. */
+bool client_lock(struct client *cl, uint32_t key);
+/* Spend ms inside the critical section, renewing through the watchdog when
+ * it is on, and suffering any fault this holder claimed. false when the
+ * client crashed: the section is over and the step must end. */
+bool client_hold(struct client *cl, uint32_t ms);
+/* Leave the critical section, recording what it did, and release. */
+void client_unlock(struct client *cl, enum section_effect effect);
+uint64_t client_token(const struct client *cl);
+uint64_t client_random(struct client *cl, uint64_t n);
+
+/* Owner value of a client life: "<run id>:<client>:<incarnation>". */
+void client_owner_name(char *buf, size_t len, const char *run_id, uint32_t client,
+                       uint16_t incarnation);
+
+static inline uint64_t client_stat(const struct client *cl, enum stat_kind k)
+{
+    return atomic_load_explicit(&cl->stat[k], memory_order_relaxed);
+}
+
+#endif

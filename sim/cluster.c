@@ -1,0 +1,299 @@
+/* cluster.c - managed redis-server processes. */
+#include "cluster.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+
+#define READY_TIMEOUT_MS 10000 /* SETUP.md measured 11-16 ms; a loaded CI box is slower */
+#define STOP_TIMEOUT_MS  3000
+#define START_ATTEMPTS   3 /* a freshly picked free port can be taken before the server binds it */
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+static int free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof(a);
+    int port = -1;
+    if (bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+        port = ntohs(a.sin_port);
+    close(fd);
+    return port;
+}
+
+/* One PING over a fresh connection: 1 when +PONG came back. */
+static int redis_pings(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return 0;
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_port = htons((uint16_t)port),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    char buf[16] = {0};
+    int ok = 0;
+    if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0 && write(fd, "PING\r\n", 6) == 6) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, 500) == 1 && read(fd, buf, sizeof(buf) - 1) > 0)
+            ok = strncmp(buf, "+PONG", 5) == 0;
+    }
+    close(fd);
+    return ok;
+}
+
+static void child_exec_redis(const struct managed_server *s, pid_t parent)
+{
+    /* Own process group: a terminal's Ctrl-C reaches locklab, which stops
+     * the servers in order, instead of killing them mid-run. */
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent)
+        _exit(127);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL); /* locklab blocks signals for its sigwait thread */
+    char path[320], port[16];
+    snprintf(path, sizeof(path), "%s/stdout.log", s->dir);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int null = open("/dev/null", O_RDONLY);
+    if (fd >= 0) {
+        dup2(fd, 1);
+        dup2(fd, 2);
+    }
+    if (null >= 0)
+        dup2(null, 0);
+    snprintf(port, sizeof(port), "%d", s->port);
+    snprintf(path, sizeof(path), "%s/redis.log", s->dir);
+    const char *bin = getenv("LOCKLAB_REDIS_SERVER");
+    if (bin == NULL || bin[0] == '\0')
+        bin = "redis-server";
+    execlp(bin, bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+           "--daemonize", "no", "--dir", s->dir, "--logfile", path, (char *)NULL);
+    fprintf(stderr, "exec %s: %s\n", bin, strerror(errno));
+    _exit(127);
+}
+
+/* Last line of the server's logs, for an error message. */
+static void log_tail(const struct managed_server *s, char *out, size_t len)
+{
+    const char *names[] = {"stdout.log", "redis.log"};
+    out[0] = '\0';
+    for (size_t i = 0; i < 2; i++) {
+        char path[320], line[256];
+        snprintf(path, sizeof(path), "%s/%s", s->dir, names[i]);
+        FILE *f = fopen(path, "r");
+        if (f == NULL)
+            continue;
+        while (fgets(line, sizeof(line), f))
+            if (line[0] != '\n')
+                snprintf(out, len, "%.*s", (int)(len - 1), line);
+        fclose(f);
+    }
+    out[strcspn(out, "\n")] = '\0';
+}
+
+static int reap(struct managed_server *s, int *status)
+{
+    pid_t r = waitpid(s->pid, status, WNOHANG);
+    if (r == s->pid) {
+        s->pid = 0;
+        return 1;
+    }
+    return 0;
+}
+
+/* Wait until the server answers; 0, 1 (it died: maybe the port), -1 (timeout). */
+static int wait_ready(struct managed_server *s)
+{
+    uint64_t deadline = clock_mono_ns() + (uint64_t)READY_TIMEOUT_MS * 1000000u;
+    while (clock_mono_ns() < deadline) {
+        int status;
+        if (reap(s, &status))
+            return 1;
+        if (redis_pings(s->port))
+            return 0;
+        sleep_ms(5);
+    }
+    return -1;
+}
+
+static void stop_one(struct managed_server *s, int sig)
+{
+    if (s->pid <= 0)
+        return;
+    kill(s->pid, sig);
+    uint64_t deadline = clock_mono_ns() + (uint64_t)STOP_TIMEOUT_MS * 1000000u;
+    int status;
+    while (!reap(s, &status)) {
+        if (clock_mono_ns() > deadline) {
+            kill(s->pid, SIGKILL);
+            waitpid(s->pid, &status, 0);
+            s->pid = 0;
+            return;
+        }
+        sleep_ms(5);
+    }
+}
+
+static int start_one(struct cluster *c, struct managed_server *s, char *err, size_t errlen)
+{
+    for (int attempt = 0; attempt < START_ATTEMPTS; attempt++) {
+        s->port = free_port();
+        if (s->port < 0) {
+            snprintf(err, errlen, "no free loopback port: %s", strerror(errno));
+            return -1;
+        }
+        pid_t parent = getpid();
+        s->pid = fork();
+        if (s->pid < 0) {
+            snprintf(err, errlen, "fork: %s", strerror(errno));
+            s->pid = 0;
+            return -1;
+        }
+        if (s->pid == 0)
+            child_exec_redis(s, parent);
+        int rc = wait_ready(s);
+        if (rc == 0)
+            return 0;
+        char tail[200];
+        log_tail(s, tail, sizeof(tail));
+        stop_one(s, SIGKILL);
+        if (rc < 0 || strstr(tail, "in use") == NULL || attempt + 1 == START_ATTEMPTS) {
+            snprintf(err, errlen, "redis-server on port %d %s: %s", s->port,
+                     rc < 0 ? "did not answer PING in time" : "exited at start",
+                     tail[0] ? tail : "(no log; is redis-server installed?)");
+            return -1;
+        }
+    }
+    (void)c;
+    return -1;
+}
+
+static int make_root(struct cluster *c, char *err, size_t errlen)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(c->root, sizeof(c->root), "%s/locklab-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+    if (mkdtemp(c->root) == NULL) {
+        snprintf(err, errlen, "cannot create a temporary folder in %s: %s",
+                 tmp && tmp[0] ? tmp : "/tmp", strerror(errno));
+        c->root[0] = '\0';
+        return -1;
+    }
+    return 0;
+}
+
+int cluster_start_redis(struct cluster *c, size_t count, char *err, size_t errlen)
+{
+    if (c->n + count > CLUSTER_MAX_SERVERS) {
+        snprintf(err, errlen, "at most %d managed servers", CLUSTER_MAX_SERVERS);
+        return -1;
+    }
+    if (c->root[0] == '\0' && make_root(c, err, errlen) < 0)
+        return -1;
+    for (size_t i = 0; i < count; i++) {
+        struct managed_server *s = &c->srv[c->n];
+        memset(s, 0, sizeof(*s));
+        snprintf(s->kind, sizeof(s->kind), "redis");
+        char dir[sizeof(s->dir)];
+        snprintf(dir, sizeof(dir), "%.*s/redis-%zu", (int)(sizeof(dir) - 32), c->root, c->n);
+        memcpy(s->dir, dir, sizeof(dir));
+        if (mkdir(s->dir, 0700) < 0) {
+            snprintf(err, errlen, "mkdir %s: %s", s->dir, strerror(errno));
+            cluster_stop(c, NULL);
+            return -1;
+        }
+        c->n++;
+        if (start_one(c, s, err, errlen) < 0) {
+            cluster_stop(c, NULL);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    return flag == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+static void copy_file(const char *from, const char *to)
+{
+    FILE *in = fopen(from, "r");
+    if (in == NULL)
+        return;
+    FILE *out = fopen(to, "w");
+    if (out) {
+        char buf[8192];
+        size_t n;
+        while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+            fwrite(buf, 1, n, out);
+        fclose(out);
+    }
+    fclose(in);
+}
+
+static void keep_logs(const struct cluster *c, const char *logs_dir)
+{
+    if (mkdir(logs_dir, 0755) < 0 && errno != EEXIST)
+        return;
+    for (size_t i = 0; i < c->n; i++) {
+        char from[320], to[600];
+        snprintf(from, sizeof(from), "%s/redis.log", c->srv[i].dir);
+        snprintf(to, sizeof(to), "%s/%s-%zu.log", logs_dir, c->srv[i].kind, i);
+        copy_file(from, to);
+    }
+}
+
+void cluster_stop(struct cluster *c, const char *logs_dir)
+{
+    for (size_t i = 0; i < c->n; i++)
+        stop_one(&c->srv[i], SIGTERM);
+    if (logs_dir)
+        keep_logs(c, logs_dir);
+    if (c->root[0])
+        nftw(c->root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    c->root[0] = '\0';
+    c->n = 0;
+}
+
+void cluster_kill_now(struct cluster *c)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (c->srv[i].pid > 0)
+            kill(c->srv[i].pid, SIGKILL);
+}
+
+int cluster_alive(struct cluster *c, size_t i)
+{
+    int status;
+    if (i >= c->n || c->srv[i].pid <= 0)
+        return 0;
+    return !reap(&c->srv[i], &status);
+}

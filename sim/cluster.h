@@ -1,0 +1,40 @@
+/* cluster.h - lock servers that locklab starts and stops itself.
+ *
+ * Managed servers run from the distribution's binaries, on free loopback
+ * ports, in a temporary folder. Every one is stopped by its PID on every
+ * kind of exit: normally, on Ctrl-C/SIGTERM, and, through
+ * PR_SET_PDEATHSIG, when locklab itself dies.
+ */
+#ifndef LOCKLAB_CLUSTER_H
+#define LOCKLAB_CLUSTER_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#define CLUSTER_MAX_SERVERS 8
+
+struct managed_server {
+    char kind[16]; /* "redis" */
+    pid_t pid;     /* 0 once stopped */
+    int port;
+    char dir[256];
+};
+
+struct cluster {
+    char root[192]; /* the temporary folder, removed on stop */
+    struct managed_server srv[CLUSTER_MAX_SERVERS];
+    size_t n;
+};
+
+/* Start count redis-servers and wait until each answers PING.
+ * 0, or -1 with err set and nothing left running. */
+int cluster_start_redis(struct cluster *c, size_t count, char *err, size_t errlen);
+/* Stop every server (SIGTERM, then SIGKILL), copy their logs into
+ * logs_dir when it is not NULL, and remove the temporary folder. */
+void cluster_stop(struct cluster *c, const char *logs_dir);
+/* SIGKILL every server at once; for a second Ctrl-C. */
+void cluster_kill_now(struct cluster *c);
+/* Is server i still alive? (reaps it if not) */
+int cluster_alive(struct cluster *c, size_t i);
+
+#endif

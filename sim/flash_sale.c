@@ -1,0 +1,163 @@
+/* flash_sale.c - inventory under a flash sale: no overselling.
+ *
+ * A buyer picks an item (uniform, or most buyers on a few hot items), locks
+ * lock:stock:<item>, reads the stock, spends critical_ms (the business
+ * logic between read and write, where a GC pause would also land), and
+ * writes stock-1 and records an order if there was stock. Two holders inside
+ * at once both read the same stock and one decrement is lost: an order
+ * without stock behind it.
+ */
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+#include "resource.h"
+#include "workload.h"
+
+struct flash_state {
+    _Atomic uint64_t *orders; /* per item */
+    uint64_t hot_cut;         /* client_random below this picks a hot item */
+};
+
+#define HOT_SCALE (1ULL << 32)
+
+static int flash_init(struct workload *w)
+{
+    const struct flash_sale_spec *fs = &w->scn->flash_sale;
+    struct flash_state *st = calloc(1, sizeof(*st));
+    if (st == NULL)
+        return -1;
+    w->state = st;
+    st->orders = calloc(fs->items, sizeof(*st->orders));
+    w->keys = calloc(fs->items, sizeof(*w->keys));
+    w->key_lens = calloc(fs->items, sizeof(*w->key_lens));
+    w->res = resource_new(fs->items, fs->stock, w->scn->fencing);
+    if (st->orders == NULL || w->keys == NULL || w->key_lens == NULL || w->res == NULL)
+        return -1;
+    w->n_keys = fs->items;
+    for (uint32_t i = 0; i < fs->items; i++) {
+        char name[40];
+        int n = snprintf(name, sizeof(name), "lock:stock:%" PRIu32, i);
+        w->keys[i] = malloc((size_t)n + 1);
+        if (w->keys[i] == NULL)
+            return -1;
+        memcpy(w->keys[i], name, (size_t)n + 1);
+        w->key_lens[i] = (size_t)n;
+        atomic_init(&st->orders[i], 0);
+    }
+    st->hot_cut = (uint64_t)(fs->hot_fraction * (double)HOT_SCALE);
+    return 0;
+}
+
+static void flash_free(struct workload *w)
+{
+    struct flash_state *st = w->state;
+    if (st)
+        free((void *)st->orders);
+    free(st);
+}
+
+static uint32_t pick_item(const struct flash_sale_spec *fs, const struct flash_state *st,
+                          struct client *cl)
+{
+    if (fs->skew == SKEW_PER_CLIENT)
+        return cl->id % fs->items;
+    if (fs->skew == SKEW_UNIFORM || fs->hot_items >= fs->items)
+        return (uint32_t)client_random(cl, fs->items);
+    if (client_random(cl, HOT_SCALE) < st->hot_cut)
+        return (uint32_t)client_random(cl, fs->hot_items);
+    return fs->hot_items + (uint32_t)client_random(cl, fs->items - fs->hot_items);
+}
+
+static bool flash_step(struct workload *w, struct client *cl)
+{
+    const struct flash_sale_spec *fs = &w->scn->flash_sale;
+    struct flash_state *st = w->state;
+    uint32_t item = pick_item(fs, st, cl);
+    if (!client_lock(cl, item))
+        return false;
+    uint64_t token = client_token(cl);
+    int64_t stock;
+    if (resource_read(w->res, item, token, &stock) == RES_FENCED) {
+        client_unlock(cl, EFFECT_FENCED);
+        return true;
+    }
+    if (!client_hold(cl, fs->critical_ms))
+        return true; /* crashed inside: the section ended with it */
+    enum section_effect effect = EFFECT_NONE;
+    if (stock > 0) {
+        effect = EFFECT_FENCED;
+        if (resource_write(w->res, item, token, stock - 1) == RES_OK) {
+            atomic_fetch_add_explicit(&st->orders[item], 1, memory_order_relaxed);
+            effect = EFFECT_APPLIED;
+        }
+    }
+    client_unlock(cl, effect);
+    return true;
+}
+
+struct stock_totals {
+    int64_t initial, final, negative_items;
+    uint64_t orders, oversold_units, oversold_items, off_items;
+    int64_t off_units; /* stock left that orders already took: lost decrements */
+};
+
+static struct stock_totals sum_stock(const struct workload *w)
+{
+    const struct flash_state *st = w->state;
+    int64_t initial = w->scn->flash_sale.stock;
+    struct stock_totals t = {0};
+    for (size_t i = 0; i < w->n_keys; i++) {
+        int64_t fin = resource_value(w->res, (uint32_t)i);
+        uint64_t ord = atomic_load(&st->orders[i]);
+        t.initial += initial;
+        t.final += fin;
+        t.orders += ord;
+        if (fin < 0)
+            t.negative_items++;
+        if (ord > (uint64_t)initial) {
+            t.oversold_items++;
+            t.oversold_units += ord - (uint64_t)initial;
+        }
+        if (fin != initial - (int64_t)ord) {
+            t.off_items++;
+            t.off_units += fin - (initial - (int64_t)ord);
+        }
+    }
+    return t;
+}
+
+static size_t flash_invariants(const struct workload *w, struct invariant *out, size_t max)
+{
+    struct stock_totals t = sum_stock(w);
+    struct invariant inv[3] = {
+        {.name = "no_oversell", .holds = t.oversold_items == 0},
+        {.name = "stock_accounting", .holds = t.off_items == 0},
+        {.name = "stock_never_negative", .holds = t.negative_items == 0},
+    };
+    snprintf(inv[0].detail, sizeof(inv[0].detail),
+             "%" PRIu64 " orders for %" PRId64 " units; %" PRIu64 " items oversold by %" PRIu64
+             " units",
+             t.orders, t.initial, t.oversold_items, t.oversold_units);
+    snprintf(inv[1].detail, sizeof(inv[1].detail),
+             "final stock %" PRId64 " vs initial - orders = %" PRId64 "; %" PRIu64
+             " items off by %" PRId64 " (lost updates)",
+             t.final, t.initial - (int64_t)t.orders, t.off_items, t.off_units);
+    snprintf(inv[2].detail, sizeof(inv[2].detail), "%" PRId64 " items below zero",
+             t.negative_items);
+    size_t n = max < 3 ? max : 3;
+    for (size_t i = 0; i < n; i++)
+        out[i] = inv[i];
+    return n;
+}
+
+const struct workload_ops flash_sale_ops = {
+    .name = "flash_sale",
+    .init = flash_init,
+    .free = flash_free,
+    .step = flash_step,
+    .invariants = flash_invariants,
+};

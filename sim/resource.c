@@ -1,0 +1,136 @@
+/* resource.c - the in-process store, its witness and its fencing check. */
+#include "resource.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#define OCC_BITS 16
+#define OCC_MASK ((1ULL << OCC_BITS) - 1)
+#define SEQ_ONE  (1ULL << OCC_BITS)
+
+/* One cache line per key: holders of different keys never share a line. */
+struct slot {
+    _Alignas(64) _Atomic uint64_t witness;
+    _Atomic int64_t value;
+    uint64_t max_token;  /* guarded by mu */
+    pthread_mutex_t mu;  /* fencing only: check-and-act must be one step, as in a real store */
+};
+
+struct resource {
+    struct slot *slots;
+    size_t n;
+    bool fencing;
+    _Atomic uint64_t concurrent;
+    _Atomic uint64_t fenced;
+};
+
+struct resource *resource_new(size_t n_keys, int64_t initial, bool fencing)
+{
+    struct resource *r = calloc(1, sizeof(*r));
+    if (r == NULL)
+        return NULL;
+    r->slots = aligned_alloc(64, sizeof(struct slot) * (n_keys ? n_keys : 1));
+    if (r->slots == NULL) {
+        free(r);
+        return NULL;
+    }
+    r->n = n_keys;
+    r->fencing = fencing;
+    for (size_t i = 0; i < n_keys; i++) {
+        atomic_init(&r->slots[i].witness, 0);
+        atomic_init(&r->slots[i].value, initial);
+        r->slots[i].max_token = 0;
+        pthread_mutex_init(&r->slots[i].mu, NULL);
+    }
+    atomic_init(&r->concurrent, 0);
+    atomic_init(&r->fenced, 0);
+    return r;
+}
+
+void resource_free(struct resource *r)
+{
+    if (r == NULL)
+        return;
+    for (size_t i = 0; i < r->n; i++)
+        pthread_mutex_destroy(&r->slots[i].mu);
+    free(r->slots);
+    free(r);
+}
+
+uint32_t resource_enter(struct resource *r, uint32_t key, uint64_t *seq)
+{
+    uint64_t old = atomic_fetch_add(&r->slots[key].witness, SEQ_ONE + 1);
+    uint32_t inside = (uint32_t)(old & OCC_MASK);
+    *seq = old >> OCC_BITS;
+    if (inside)
+        atomic_fetch_add_explicit(&r->concurrent, 1, memory_order_relaxed);
+    return inside;
+}
+
+uint64_t resource_leave(struct resource *r, uint32_t key)
+{
+    uint64_t old = atomic_fetch_add(&r->slots[key].witness, SEQ_ONE - 1);
+    return old >> OCC_BITS;
+}
+
+uint64_t resource_concurrent_entries(const struct resource *r)
+{
+    return atomic_load(&r->concurrent);
+}
+
+/* Under the slot's mutex: admit token if it is not older than any seen. */
+static bool fence_admit(struct resource *r, struct slot *s, uint64_t token)
+{
+    if (token < s->max_token) {
+        atomic_fetch_add_explicit(&r->fenced, 1, memory_order_relaxed);
+        return false;
+    }
+    s->max_token = token;
+    return true;
+}
+
+enum resource_rc resource_read(struct resource *r, uint32_t key, uint64_t token, int64_t *value)
+{
+    struct slot *s = &r->slots[key];
+    if (!r->fencing) {
+        *value = atomic_load_explicit(&s->value, memory_order_relaxed);
+        return RES_OK;
+    }
+    pthread_mutex_lock(&s->mu);
+    bool ok = fence_admit(r, s, token);
+    if (ok)
+        *value = atomic_load_explicit(&s->value, memory_order_relaxed);
+    pthread_mutex_unlock(&s->mu);
+    return ok ? RES_OK : RES_FENCED;
+}
+
+enum resource_rc resource_write(struct resource *r, uint32_t key, uint64_t token, int64_t value)
+{
+    struct slot *s = &r->slots[key];
+    if (!r->fencing) {
+        atomic_store_explicit(&s->value, value, memory_order_relaxed);
+        return RES_OK;
+    }
+    pthread_mutex_lock(&s->mu);
+    bool ok = fence_admit(r, s, token);
+    if (ok)
+        atomic_store_explicit(&s->value, value, memory_order_relaxed);
+    pthread_mutex_unlock(&s->mu);
+    return ok ? RES_OK : RES_FENCED;
+}
+
+int64_t resource_value(const struct resource *r, uint32_t key)
+{
+    return atomic_load(&r->slots[key].value);
+}
+
+uint64_t resource_fenced(const struct resource *r)
+{
+    return atomic_load(&r->fenced);
+}
+
+size_t resource_keys(const struct resource *r)
+{
+    return r->n;
+}

@@ -1,0 +1,50 @@
+/* resource.h - the protected resource: an in-process store of one integer
+ * per key (stock per item), with the online witness and optional fencing.
+ *
+ * Without fencing, reads and writes are separate relaxed atomic accesses,
+ * so two holders inside at once lose an update exactly as two processes
+ * racing on a database row would — visible, and free of C data races.
+ *
+ * Witness: one 64-bit word per key, occupancy in the low 16 bits and an
+ * event sequence in the rest. Entering and leaving are single fetch-adds,
+ * so the sequence is the exact order in which holders came and went; the
+ * history records it and the offline checker orders sections by it, which
+ * is why the two always agree.
+ *
+ * Fencing (Kleppmann): the store remembers the highest token it has seen
+ * per key, on reads as well as writes, and rejects any access with a lower
+ * one. Checking a read too is what makes read-modify-write safe: once a
+ * newer holder has read, an older holder's write can no longer land.
+ */
+#ifndef LOCKLAB_RESOURCE_H
+#define LOCKLAB_RESOURCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct resource;
+
+enum resource_rc { RES_OK = 0, RES_FENCED = 1 };
+
+/* n_keys keys, each holding `initial`. NULL when out of memory. */
+struct resource *resource_new(size_t n_keys, int64_t initial, bool fencing);
+void resource_free(struct resource *r); /* accepts NULL */
+
+/* Witness: enter returns how many holders were already inside and sets
+ * *seq; leave returns the sequence of the leaving event. */
+uint32_t resource_enter(struct resource *r, uint32_t key, uint64_t *seq);
+uint64_t resource_leave(struct resource *r, uint32_t key);
+/* Entries that found their key occupied, over the whole run. */
+uint64_t resource_concurrent_entries(const struct resource *r);
+
+/* Read / write key's value with the holder's fencing token (ignored
+ * without fencing). RES_FENCED: rejected, nothing read or changed. */
+enum resource_rc resource_read(struct resource *r, uint32_t key, uint64_t token, int64_t *value);
+enum resource_rc resource_write(struct resource *r, uint32_t key, uint64_t token, int64_t value);
+
+int64_t resource_value(const struct resource *r, uint32_t key);
+uint64_t resource_fenced(const struct resource *r); /* rejected accesses */
+size_t resource_keys(const struct resource *r);
+
+#endif

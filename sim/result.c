@@ -1,0 +1,52 @@
+/* result.c - the verdict of a run, and freeing what it holds. */
+#include "result.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "histogram.h"
+
+static void add_expect(struct run_result *r, const char *what, const struct expect_num *want,
+                       uint64_t got)
+{
+    if (want->op == EXPECT_UNSET || r->n_expects >= RESULT_MAX_EXPECTS)
+        return;
+    struct expect_record *e = &r->expects[r->n_expects++];
+    snprintf(e->what, sizeof(e->what), "%s", what);
+    expect_format(want, e->want, sizeof(e->want));
+    snprintf(e->got, sizeof(e->got), "%" PRIu64, got);
+    e->met = expect_met(want, got);
+}
+
+void result_judge(struct run_result *r)
+{
+    const struct scenario *s = r->scn;
+    r->n_expects = 0;
+    add_expect(r, "violations", &s->expect.violations, r->check.violations);
+    add_expect(r, "fenced", &s->expect.fenced, r->fenced_accesses);
+    if (s->expect.invariants != EXPECT_INV_UNSET) {
+        struct expect_record *e = &r->expects[r->n_expects++];
+        snprintf(e->what, sizeof(e->what), "invariants");
+        snprintf(e->want, sizeof(e->want), "%s",
+                 s->expect.invariants == EXPECT_INV_HOLD ? "hold" : "broken");
+        snprintf(e->got, sizeof(e->got), "%s", r->invariants_hold ? "hold" : "broken");
+        e->met = r->invariants_hold == (s->expect.invariants == EXPECT_INV_HOLD);
+    }
+    /* The witness and the checker disagreeing is a testbed bug: never a pass. */
+    r->passed = r->witness_agrees && r->hist.dropped == 0;
+    for (size_t i = 0; i < r->n_expects; i++)
+        r->passed = r->passed && r->expects[i].met;
+}
+
+void result_free(struct run_result *r)
+{
+    for (int k = 0; k < OP_COUNT; k++)
+        histogram_free(r->ops[k]);
+    free(r->tl_ok);
+    free(r->tl_fail);
+    history_free(&r->hist);
+    free(r->sections);
+    free(r->spans);
+    checker_result_free(&r->check);
+}

@@ -1,0 +1,75 @@
+/* result.h - a finished run, as the reports read it. Reports never reach
+ * into the runner; they get this struct once everything has stopped. */
+#ifndef LOCKLAB_RESULT_H
+#define LOCKLAB_RESULT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "checker.h"
+#include "client.h"
+#include "history.h"
+#include "nemesis.h"
+#include "scenario.h"
+#include "workload.h"
+
+#define RESULT_MAX_SERVERS 8
+#define RESULT_MAX_EXPECTS 4
+
+struct expect_record {
+    char what[32]; /* "violations" */
+    char want[24]; /* ">0" */
+    char got[32];
+    bool met;
+};
+
+struct run_result {
+    const struct scenario *scn;
+    const char *algorithm;
+    char run_dir[512];
+    char servers[RESULT_MAX_SERVERS][128]; /* "redis 127.0.0.1:41233 (managed, pid 1234)" */
+    size_t n_servers;
+
+    bool complete;
+    char incomplete_reason[160];
+    uint64_t t0_mono_ns, t0_wall_ns, end_mono_ns;
+    double elapsed_s;
+
+    struct histogram *ops[OP_COUNT]; /* merged over clients, microseconds */
+    uint64_t stat[ST_COUNT];
+    char sample_error[LOCK_ERRSTR_MAX + 32]; /* one client's last error, if any */
+    uint32_t *tl_ok, *tl_fail;          /* per second */
+    size_t tl_len;
+
+    struct history hist;
+    struct section *sections; /* sorted by the checker: (key, entry) */
+    size_t n_sections;
+    struct fault_span *spans;
+    size_t n_spans;
+    struct check_result check;
+    uint64_t witness_concurrent; /* the online witness's count */
+    bool witness_agrees;         /* == check.concurrent_entries */
+    uint64_t fenced_accesses;    /* reads and writes the resource rejected */
+
+    struct invariant inv[WORKLOAD_MAX_INVARIANTS];
+    size_t n_inv;
+    bool invariants_hold;
+    struct fault_record faults[SCENARIO_MAX_FAULTS];
+    size_t n_faults;
+
+    struct expect_record expects[RESULT_MAX_EXPECTS];
+    size_t n_expects;
+    bool passed; /* every expectation met and the witness agrees */
+};
+
+static inline double result_qps(const struct run_result *r, uint64_t count)
+{
+    return r->elapsed_s > 0 ? (double)count / r->elapsed_s : 0.0;
+}
+
+/* Compare the run with the scenario's expectations; sets expects, passed. */
+void result_judge(struct run_result *r);
+void result_free(struct run_result *r); /* frees the contents */
+
+#endif

@@ -1,0 +1,32 @@
+/* run.h - what every client of a run shares, read-only except the flags. */
+#ifndef LOCKLAB_RUN_H
+#define LOCKLAB_RUN_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "lock.h"
+#include "scenario.h"
+
+struct workload;
+struct nemesis;
+
+struct run_ctx {
+    const struct scenario *scn;
+    const struct lock_ops *ops;
+    const struct lock_config *cfg;
+    struct workload *wl;
+    struct nemesis *nem;
+    _Atomic int stop;        /* set: finish the step at hand, then leave */
+    _Atomic int interrupted; /* set: stop cutting sleeps short too (Ctrl-C) */
+    uint64_t t0_ns;          /* CLOCK_MONOTONIC at the start line */
+    uint64_t deadline_ns;
+    char run_id[17]; /* random hex, in every owner value of this run */
+};
+
+static inline int run_stopping(struct run_ctx *r)
+{
+    return atomic_load_explicit(&r->stop, memory_order_relaxed);
+}
+
+#endif

@@ -1,0 +1,417 @@
+/* runner.c - one thread per virtual client, a closed loop each.
+ *
+ * Threads connect first and wait at a start line, so connection set-up is
+ * not part of any figure and a server that refuses clients stops the run
+ * before it starts. Each thread owns its histograms, counters and history
+ * buffer; they are merged once, after the join.
+ */
+#include "runner.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "clock.h"
+#include "histogram.h"
+#include "history.h"
+#include "nemesis.h"
+#include "resource.h"
+#include "run.h"
+
+#define ERROR_PAUSE_NS (20ULL * 1000000ULL) /* after a failed call, before the next step */
+
+struct runner {
+    struct run_ctx run;
+    struct client *clients;
+    uint32_t n;
+    size_t tl_len;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    uint32_t ready, failed, running;
+    int go;      /* 1 = start, -1 = abandon */
+    uint32_t started;
+    uint64_t t0_wall_ns;
+    char first_error[LOCK_ERRSTR_MAX + 32];
+};
+
+static void random_run_id(char out[17], uint64_t seed)
+{
+    /* The id only needs to differ between runs against the same server. */
+    uint64_t x = clock_wall_ns() ^ (seed * 0x9e3779b97f4a7c15ULL) ^ clock_mono_ns() << 17;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    snprintf(out, 17, "%016" PRIx64, x);
+}
+
+struct runner *runner_new(const struct scenario *s, const struct lock_ops *ops,
+                          const struct lock_config *cfg, char *err, size_t errlen)
+{
+    struct runner *r = calloc(1, sizeof(*r));
+    if (r == NULL)
+        goto oom;
+    r->run.scn = s;
+    r->run.ops = ops;
+    r->run.cfg = cfg;
+    atomic_init(&r->run.stop, 0);
+    atomic_init(&r->run.interrupted, 0);
+    random_run_id(r->run.run_id, s->seed);
+    pthread_mutex_init(&r->mu, NULL);
+    pthread_cond_init(&r->cv, NULL);
+    r->run.wl = workload_new(s);
+    r->run.nem = nemesis_new(s);
+    r->n = s->clients;
+    r->clients = calloc(r->n, sizeof(*r->clients));
+    if (r->run.wl == NULL || r->run.nem == NULL || r->clients == NULL)
+        goto oom;
+    /* Room for the run, plus the longest fault that can stretch its last step. */
+    uint64_t longest = 0;
+    for (size_t i = 0; i < s->n_faults; i++)
+        if (s->faults[i].duration_ms > longest)
+            longest = s->faults[i].duration_ms;
+    r->tl_len = (size_t)((s->duration_ms + longest + s->wait_ms) / 1000 + 3);
+    for (uint32_t i = 0; i < r->n; i++) {
+        if (client_init(&r->clients[i], &r->run, i, r->tl_len) < 0)
+            goto oom;
+        r->clients[i].steps_left = UINT64_MAX;
+        if (s->requests)
+            r->clients[i].steps_left = s->requests / r->n + (i < s->requests % r->n);
+    }
+    return r;
+oom:
+    snprintf(err, errlen, "out of memory setting up %" PRIu32 " clients", s->clients);
+    runner_free(r);
+    return NULL;
+}
+
+static void tick_timeline(struct client *cl, uint64_t t, bool ok)
+{
+    size_t sec = (size_t)((t - cl->run->t0_ns) / 1000000000ULL);
+    if (sec >= cl->tl_len)
+        sec = cl->tl_len - 1;
+    if (ok)
+        cl->tl_ok[sec]++;
+    else
+        cl->tl_fail[sec]++;
+}
+
+static void pause_after_error(struct client *cl)
+{
+    struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)ERROR_PAUSE_NS};
+    nanosleep(&ts, NULL);
+    (void)cl;
+}
+
+static void client_loop(struct client *cl)
+{
+    struct run_ctx *run = cl->run;
+    while (!run_stopping(run) && cl->steps_left > 0) {
+        uint64_t t = clock_mono_ns();
+        if (t >= run->deadline_ns)
+            break;
+        if (!cl->connected && client_connect(cl) < 0) {
+            pause_after_error(cl);
+            continue;
+        }
+        uint64_t errors = client_stat(cl, ST_ACQUIRE_ERR);
+        bool ok = run->wl->ops->step(run->wl, cl);
+        uint64_t done = clock_mono_ns();
+        histogram_record(cl->h[OP_STEP], (int64_t)((done - t) / 1000));
+        tick_timeline(cl, t, ok);
+        cl->steps_left--;
+        uint64_t v = atomic_load_explicit(&cl->stat[ST_STEPS], memory_order_relaxed);
+        atomic_store_explicit(&cl->stat[ST_STEPS], v + 1, memory_order_relaxed);
+        if (client_stat(cl, ST_ACQUIRE_ERR) != errors)
+            pause_after_error(cl);
+    }
+}
+
+static struct runner *runner_of(struct client *cl)
+{
+    /* run is the runner's first member. */
+    return (struct runner *)(void *)cl->run;
+}
+
+/* Connect, report at the start line, and wait for the gun. */
+static bool wait_for_start(struct client *cl)
+{
+    struct runner *r = runner_of(cl);
+    int rc = client_connect(cl);
+    pthread_mutex_lock(&r->mu);
+    if (rc < 0) {
+        if (r->failed++ == 0)
+            snprintf(r->first_error, sizeof(r->first_error), "client %" PRIu32 ": %s", cl->id,
+                     cl->last_error);
+    } else {
+        r->ready++;
+    }
+    pthread_cond_broadcast(&r->cv);
+    while (r->go == 0)
+        pthread_cond_wait(&r->cv, &r->mu);
+    bool go = r->go > 0 && rc == 0;
+    if (go)
+        r->running++;
+    pthread_mutex_unlock(&r->mu);
+    return go;
+}
+
+static void *client_thread(void *arg)
+{
+    struct client *cl = arg;
+    struct runner *r = runner_of(cl);
+    if (wait_for_start(cl)) {
+        client_loop(cl);
+        pthread_mutex_lock(&r->mu);
+        r->running--;
+        pthread_mutex_unlock(&r->mu);
+    }
+    if (cl->connected)
+        cl->run->ops->disconnect(&cl->lc);
+    cl->connected = false;
+    return NULL;
+}
+
+static void release_start_line(struct runner *r, int go)
+{
+    pthread_mutex_lock(&r->mu);
+    r->go = go;
+    pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+}
+
+static void join_all(struct runner *r)
+{
+    for (uint32_t i = 0; i < r->started; i++)
+        pthread_join(r->clients[i].thread, NULL);
+    r->started = 0;
+}
+
+int runner_start(struct runner *r, char *err, size_t errlen)
+{
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    /* Clients keep little on the stack; 256 KiB lets thousands of them fit. */
+    pthread_attr_setstacksize(&attr, 256 * 1024);
+    for (uint32_t i = 0; i < r->n; i++) {
+        int rc = pthread_create(&r->clients[i].thread, &attr, client_thread, &r->clients[i]);
+        if (rc != 0) {
+            snprintf(err, errlen, "cannot start client thread %" PRIu32 ": %s", i, strerror(rc));
+            pthread_attr_destroy(&attr);
+            release_start_line(r, -1);
+            join_all(r);
+            return -1;
+        }
+        r->started++;
+    }
+    pthread_attr_destroy(&attr);
+    pthread_mutex_lock(&r->mu);
+    while (r->ready + r->failed < r->n)
+        pthread_cond_wait(&r->cv, &r->mu);
+    uint32_t failed = r->failed;
+    pthread_mutex_unlock(&r->mu);
+    if (failed) {
+        snprintf(err, errlen, "%" PRIu32 " of %" PRIu32 " clients could not connect; %s", failed,
+                 r->n, r->first_error);
+        release_start_line(r, -1);
+        join_all(r);
+        return -1;
+    }
+    return 0;
+}
+
+void runner_go(struct runner *r)
+{
+    r->t0_wall_ns = clock_wall_ns();
+    r->run.t0_ns = clock_mono_ns();
+    r->run.deadline_ns = r->run.t0_ns + r->run.scn->duration_ms * 1000000ULL;
+    nemesis_start(r->run.nem, r->run.t0_ns);
+    release_start_line(r, 1);
+}
+
+void runner_stop(struct runner *r, int interrupted)
+{
+    if (interrupted)
+        atomic_store(&r->run.interrupted, 1);
+    atomic_store(&r->run.stop, 1);
+}
+
+int runner_done(struct runner *r)
+{
+    pthread_mutex_lock(&r->mu);
+    int done = r->running == 0;
+    pthread_mutex_unlock(&r->mu);
+    return done;
+}
+
+void runner_progress(struct runner *r, struct progress *p)
+{
+    memset(p, 0, sizeof(*p));
+    p->elapsed_s = (double)(clock_mono_ns() - r->run.t0_ns) / 1e9;
+    for (uint32_t i = 0; i < r->n; i++) {
+        const struct client *cl = &r->clients[i];
+        p->steps += client_stat(cl, ST_STEPS);
+        p->acquired += client_stat(cl, ST_ACQUIRE_OK);
+        p->failed += client_stat(cl, ST_ACQUIRE_BUSY) + client_stat(cl, ST_ACQUIRE_ERR);
+    }
+    p->witness = resource_concurrent_entries(r->run.wl->res);
+    pthread_mutex_lock(&r->mu);
+    p->running = r->running;
+    pthread_mutex_unlock(&r->mu);
+}
+
+static int merge_measurements(struct runner *r, struct run_result *res)
+{
+    for (int k = 0; k < OP_COUNT; k++) {
+        res->ops[k] = histogram_new(HIST_LOWEST_US, HIST_HIGHEST_US, HIST_SIG_DIGITS);
+        if (res->ops[k] == NULL)
+            return -1;
+    }
+    res->tl_len = r->tl_len;
+    res->tl_ok = calloc(r->tl_len, sizeof(*res->tl_ok));
+    res->tl_fail = calloc(r->tl_len, sizeof(*res->tl_fail));
+    if (res->tl_ok == NULL || res->tl_fail == NULL)
+        return -1;
+    for (uint32_t i = 0; i < r->n; i++) {
+        const struct client *cl = &r->clients[i];
+        for (int k = 0; k < OP_COUNT; k++)
+            histogram_merge(res->ops[k], cl->h[k]);
+        for (int k = 0; k < ST_COUNT; k++)
+            res->stat[k] += client_stat(cl, (enum stat_kind)k);
+        for (size_t s = 0; s < r->tl_len; s++) {
+            res->tl_ok[s] += cl->tl_ok[s];
+            res->tl_fail[s] += cl->tl_fail[s];
+        }
+        if (cl->last_error[0] && !res->sample_error[0])
+            snprintf(res->sample_error, sizeof(res->sample_error), "client %" PRIu32 ": %s",
+                     cl->id, cl->last_error);
+    }
+    /* Trim the timeline to the seconds the run actually lasted. */
+    size_t used = (size_t)ceil(res->elapsed_s);
+    if (used < res->tl_len)
+        res->tl_len = used ? used : 1;
+    return 0;
+}
+
+static char **owner_table(struct runner *r, size_t *n_out)
+{
+    uint16_t max_inc = 0;
+    for (uint32_t i = 0; i < r->n; i++)
+        if (r->clients[i].incarnation > max_inc)
+            max_inc = r->clients[i].incarnation;
+    size_t n = (size_t)r->n * ((size_t)max_inc + 1);
+    char **t = calloc(n, sizeof(*t));
+    if (t == NULL)
+        return NULL;
+    for (size_t id = 0; id < n; id++) {
+        char buf[LOCK_OWNER_MAX];
+        client_owner_name(buf, sizeof(buf), r->run.run_id, (uint32_t)(id % r->n),
+                          (uint16_t)(id / r->n));
+        t[id] = strdup(buf);
+    }
+    *n_out = n;
+    return t;
+}
+
+static void free_table(char **t, size_t n)
+{
+    if (t)
+        for (size_t i = 0; i < n; i++)
+            free(t[i]);
+    free(t);
+}
+
+static int collect_history(struct runner *r, struct run_result *res)
+{
+    size_t n_owners = 0;
+    char **owners = owner_table(r, &n_owners);
+    struct history_buf **bufs = calloc(r->n, sizeof(*bufs));
+    int rc = -1;
+    if (owners == NULL || bufs == NULL)
+        goto out;
+    for (uint32_t i = 0; i < r->n; i++)
+        bufs[i] = r->clients[i].hist;
+    struct workload *w = r->run.wl;
+    if (history_merge(&res->hist, bufs, r->n, (const char *const *)w->keys, w->n_keys,
+                      (const char *const *)owners, n_owners) < 0)
+        goto out;
+    res->hist.start_mono_ns = res->t0_mono_ns;
+    res->hist.start_wall_ns = res->t0_wall_ns;
+    res->hist.end_mono_ns = res->end_mono_ns;
+    res->hist.complete = res->complete;
+    snprintf(res->hist.scenario, sizeof(res->hist.scenario), "%s", r->run.scn->name);
+    snprintf(res->hist.algorithm, sizeof(res->hist.algorithm), "%s", r->run.ops->name);
+    res->hist.clients = r->n;
+    res->hist.seed = r->run.scn->seed;
+    for (uint32_t i = 0; i < r->n; i++)
+        res->hist.dropped += history_buf_dropped(r->clients[i].hist);
+    rc = 0;
+out:
+    free(bufs);
+    free_table(owners, n_owners);
+    return rc;
+}
+
+static int check_safety(struct runner *r, struct run_result *res)
+{
+    if (history_sections(&res->hist, &res->sections, &res->n_sections, &res->spans,
+                         &res->n_spans) < 0)
+        return -1;
+    if (checker_run(res->sections, res->n_sections, res->spans, res->n_spans, 1000,
+                    &res->check) < 0)
+        return -1;
+    struct resource *rs = r->run.wl->res;
+    res->witness_concurrent = resource_concurrent_entries(rs);
+    res->witness_agrees = res->witness_concurrent == res->check.concurrent_entries;
+    res->fenced_accesses = resource_fenced(rs);
+    res->n_inv = r->run.wl->ops->invariants(r->run.wl, res->inv, WORKLOAD_MAX_INVARIANTS);
+    res->invariants_hold = true;
+    for (size_t i = 0; i < res->n_inv; i++)
+        res->invariants_hold = res->invariants_hold && res->inv[i].holds;
+    res->n_faults = nemesis_report(r->run.nem, res->faults, SCENARIO_MAX_FAULTS);
+    return 0;
+}
+
+int runner_collect(struct runner *r, struct run_result *res)
+{
+    join_all(r);
+    res->end_mono_ns = clock_mono_ns();
+    res->t0_mono_ns = r->run.t0_ns;
+    res->t0_wall_ns = r->t0_wall_ns;
+    res->complete = true;
+    res->elapsed_s = (double)(res->end_mono_ns - r->run.t0_ns) / 1e9;
+    res->scn = r->run.scn;
+    res->algorithm = r->run.ops->name;
+    if (atomic_load(&r->run.interrupted)) {
+        res->complete = false;
+        snprintf(res->incomplete_reason, sizeof(res->incomplete_reason),
+                 "interrupted after %.1f s", res->elapsed_s);
+    }
+    if (merge_measurements(r, res) < 0 || collect_history(r, res) < 0 || check_safety(r, res) < 0)
+        return -1;
+    return 0;
+}
+
+void runner_free(struct runner *r)
+{
+    if (r == NULL)
+        return;
+    if (r->started) {
+        runner_stop(r, 1);
+        release_start_line(r, -1);
+        join_all(r);
+    }
+    if (r->clients)
+        for (uint32_t i = 0; i < r->n; i++)
+            client_destroy(&r->clients[i]);
+    free(r->clients);
+    nemesis_free(r->run.nem);
+    workload_free(r->run.wl);
+    pthread_cond_destroy(&r->cv);
+    pthread_mutex_destroy(&r->mu);
+    free(r);
+}

@@ -1,0 +1,38 @@
+/* runner.h - the client threads of one run: start, watch, stop, collect. */
+#ifndef LOCKLAB_RUNNER_H
+#define LOCKLAB_RUNNER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lock.h"
+#include "result.h"
+#include "scenario.h"
+
+struct runner;
+
+struct progress {
+    double elapsed_s;
+    uint64_t steps, acquired, failed;
+    uint64_t witness; /* concurrent entries seen so far */
+    uint32_t running; /* clients still in their loop */
+};
+
+/* Build the run: workload, resource, clients. NULL with err set. */
+struct runner *runner_new(const struct scenario *s, const struct lock_ops *ops,
+                          const struct lock_config *cfg, char *err, size_t errlen);
+/* Start the threads and connect every client. -1 with err set (and
+ * everything already started stopped again) when a client cannot connect. */
+int runner_start(struct runner *r, char *err, size_t errlen);
+/* Open the start line: the clock starts, the clients begin. */
+void runner_go(struct runner *r);
+/* Ask the clients to finish their step and leave (async-signal-safe). */
+void runner_stop(struct runner *r, int interrupted);
+/* true once every client has left its loop. */
+int runner_done(struct runner *r);
+void runner_progress(struct runner *r, struct progress *p);
+/* Join the threads and fill res (which then owns what it points to). */
+int runner_collect(struct runner *r, struct run_result *res);
+void runner_free(struct runner *r); /* accepts NULL */
+
+#endif

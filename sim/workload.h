@@ -1,0 +1,48 @@
+/* workload.h - a business scenario: the keys it locks, one business step,
+ * and the invariants its resource must keep. */
+#ifndef LOCKLAB_WORKLOAD_H
+#define LOCKLAB_WORKLOAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "scenario.h"
+
+struct client;
+struct resource;
+
+struct invariant {
+    char name[48];
+    bool holds;
+    char detail[200];
+};
+
+#define WORKLOAD_MAX_INVARIANTS 8
+
+struct workload {
+    const struct workload_ops *ops;
+    const struct scenario *scn;
+    struct resource *res;
+    char **keys; /* lock key names, by key id */
+    size_t *key_lens;
+    size_t n_keys;
+    void *state;
+};
+
+struct workload_ops {
+    const char *name;
+    /* Build keys, resource and state. 0, or -1 out of memory. */
+    int (*init)(struct workload *w);
+    void (*free)(struct workload *w);
+    /* One business step of one client. true when it got its lock. */
+    bool (*step)(struct workload *w, struct client *cl);
+    /* Judge the resource after the run; returns how many were written. */
+    size_t (*invariants)(const struct workload *w, struct invariant *out, size_t max);
+};
+
+/* The workload a scenario names, initialised; NULL out of memory. */
+struct workload *workload_new(const struct scenario *s);
+void workload_free(struct workload *w); /* accepts NULL */
+
+#endif
