@@ -1,0 +1,190 @@
+/* json_report.c - report.json, for tools. Schema: docs/report-json.md.
+ * Times are in milliseconds (latencies) or seconds since the run's start
+ * line (events); counts are integers. */
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "histogram.h"
+#include "report.h"
+
+#define SCHEMA "locklab.report/1"
+
+static json_t *op_stats(const struct run_result *r, const struct histogram *h)
+{
+    uint64_t n = (uint64_t)h->total_count;
+    json_t *o = json_pack("{s:I, s:f}", "count", (json_int_t)n, "qps", result_qps(r, n));
+    if (n == 0)
+        return o;
+    static const struct {
+        const char *name;
+        double p;
+    } pts[] = {{"p50_ms", 50}, {"p90_ms", 90}, {"p99_ms", 99}, {"p999_ms", 99.9},
+               {"p9999_ms", 99.99}};
+    json_object_set_new(o, "mean_ms", json_real(histogram_mean(h) / 1000.0));
+    json_object_set_new(o, "stddev_ms", json_real(histogram_stddev(h) / 1000.0));
+    json_object_set_new(o, "min_ms", json_real((double)h->min / 1000.0));
+    for (size_t i = 0; i < sizeof(pts) / sizeof(pts[0]); i++)
+        json_object_set_new(o, pts[i].name,
+                            json_real((double)histogram_percentile(h, pts[i].p) / 1000.0));
+    json_object_set_new(o, "max_ms", json_real((double)h->max / 1000.0));
+    return o;
+}
+
+static json_t *scenario_json(const struct run_result *r)
+{
+    const struct scenario *s = r->scn;
+    const struct flash_sale_spec *fs = &s->flash_sale;
+    json_t *faults = json_array();
+    for (size_t i = 0; i < s->n_faults; i++) {
+        const struct fault_spec *f = &s->faults[i];
+        json_array_append_new(faults, json_pack("{s:s, s:I, s:I, s:i}", "type",
+                                                fault_type_name(f->type), "at_ms",
+                                                (json_int_t)f->at_ms, "duration_ms",
+                                                (json_int_t)f->duration_ms, "target", f->target));
+    }
+    return json_pack(
+        "{s:s, s:s, s:s, s:i, s:I, s:I, s:I, s:b,"
+        " s:{s:s, s:i, s:i, s:b, s:i},"
+        " s:{s:s, s:i, s:I, s:i, s:s, s:f, s:i}, s:o}",
+        "name", s->name, "file", s->path, "description", s->description, "clients", s->clients,
+        "duration_ms", (json_int_t)s->duration_ms, "requests", (json_int_t)s->requests, "seed",
+        (json_int_t)s->seed, "fencing", s->fencing, "lock", "algorithm", r->algorithm, "ttl_ms",
+        s->ttl_ms, "wait_ms", s->wait_ms, "watchdog", s->watchdog, "renew_ms", s->renew_ms,
+        "workload", "type", workload_name(s->workload), "items", fs->items, "stock",
+        (json_int_t)fs->stock, "critical_ms", fs->critical_ms, "skew",
+        report_skew_name(fs->skew), "hot_fraction", fs->hot_fraction, "hot_items",
+        fs->hot_items, "faults", faults);
+}
+
+static json_t *section_json(const struct run_result *r, const struct section *s)
+{
+    return json_pack("{s:i, s:s, s:I, s:f, s:f, s:s}", "client", s->client, "owner",
+                     s->owner < r->hist.n_owners ? r->hist.owners[s->owner] : "?", "token",
+                     (json_int_t)s->token, "from_s", report_rel_s(r, s->from_ns), "to_s",
+                     report_rel_s(r, s->to_ns), "effect", report_effect_name(s->effect));
+}
+
+static json_t *checker_json(const struct run_result *r)
+{
+    const struct check_result *c = &r->check;
+    json_t *listed = json_array();
+    for (size_t i = 0; i < c->n_list; i++) {
+        const struct violation *v = &c->list[i];
+        const struct section *a = &r->sections[v->a];
+        json_t *faults = json_array();
+        for (size_t k = 0; k < v->n_faults && k < CHECK_MAX_FAULTS_PER_VIOLATION; k++) {
+            const struct fault_span *f = &r->spans[v->faults[k]];
+            json_array_append_new(faults, json_pack("{s:s, s:i}", "type",
+                                                    fault_type_name((enum fault_type)f->type),
+                                                    "client", f->client));
+        }
+        json_array_append_new(
+            listed, json_pack("{s:s, s:b, s:f, s:o, s:o, s:o}", "key", r->hist.keys[a->key],
+                              "fenced", v->fenced, "overlap_ms", (double)v->overlap_ns / 1e6,
+                              "a", section_json(r, a), "b",
+                              section_json(r, &r->sections[v->b]), "faults", faults));
+    }
+    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:I, s:I, s:I, s:o}", "sections",
+                     (json_int_t)c->sections, "overlaps", (json_int_t)c->overlaps, "fenced",
+                     (json_int_t)c->fenced, "violations", (json_int_t)c->violations,
+                     "concurrent_entries", (json_int_t)c->concurrent_entries,
+                     "witness_concurrent_entries", (json_int_t)r->witness_concurrent,
+                     "witness_agrees", r->witness_agrees, "fenced_accesses",
+                     (json_int_t)r->fenced_accesses, "history_events", (json_int_t)r->hist.n,
+                     "history_dropped", (json_int_t)r->hist.dropped, "listed", listed);
+}
+
+static json_t *faults_json(const struct run_result *r)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < r->n_faults; i++) {
+        const struct fault_record *x = &r->faults[i];
+        json_t *o = json_pack("{s:s, s:I, s:I, s:i, s:b}", "type", fault_type_name(x->spec.type),
+                              "at_ms", (json_int_t)x->spec.at_ms, "duration_ms",
+                              (json_int_t)x->spec.duration_ms, "target", x->spec.target, "fired",
+                              x->fired);
+        if (x->fired) {
+            json_object_set_new(o, "client", json_integer(x->client));
+            json_object_set_new(o, "key", json_string(x->key < r->hist.n_keys
+                                                          ? r->hist.keys[x->key]
+                                                          : "?"));
+            json_object_set_new(o, "start_s", json_real(report_rel_s(r, x->start_ns)));
+            json_object_set_new(o, "end_s", x->ended ? json_real(report_rel_s(r, x->end_ns))
+                                                     : json_null());
+        }
+        json_array_append_new(a, o);
+    }
+    return a;
+}
+
+static json_t *results_json(const struct run_result *r)
+{
+    json_t *inv = json_array(), *exp = json_array(), *ok = json_array(), *fail = json_array();
+    for (size_t i = 0; i < r->n_inv; i++)
+        json_array_append_new(inv, json_pack("{s:s, s:b, s:s}", "name", r->inv[i].name, "holds",
+                                             r->inv[i].holds, "detail", r->inv[i].detail));
+    for (size_t i = 0; i < r->n_expects; i++)
+        json_array_append_new(exp, json_pack("{s:s, s:s, s:s, s:b}", "what", r->expects[i].what,
+                                             "want", r->expects[i].want, "got",
+                                             r->expects[i].got, "met", r->expects[i].met));
+    for (size_t s = 0; s < r->tl_len; s++) {
+        json_array_append_new(ok, json_integer(r->tl_ok[s]));
+        json_array_append_new(fail, json_integer(r->tl_fail[s]));
+    }
+    return json_pack("{s:o, s:b, s:o, s:{s:o, s:o}}", "invariants", inv, "invariants_hold",
+                     r->invariants_hold, "expect", exp, "timeline", "ok", ok, "failed", fail);
+}
+
+static json_t *counters_json(const struct run_result *r)
+{
+    static const char *const names[ST_COUNT] = {
+        "steps",       "acquire_ok",   "acquire_busy", "acquire_errors",
+        "release_ok",  "release_lost", "release_errors", "renew_ok",
+        "renew_lost",  "renew_errors", "crashes",      "pauses"};
+    json_t *o = json_object();
+    for (int k = 0; k < ST_COUNT; k++)
+        json_object_set_new(o, names[k], json_integer((json_int_t)r->stat[k]));
+    return o;
+}
+
+static void iso_time(uint64_t wall_ns, char *buf, size_t len)
+{
+    time_t t = (time_t)(wall_ns / 1000000000u);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    size_t n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(buf + n, len - n, ".%03uZ", (unsigned)(wall_ns / 1000000u % 1000u));
+}
+
+int report_json(const char *path, const struct run_result *r)
+{
+    char when[40], why[256];
+    iso_time(r->t0_wall_ns, when, sizeof(when));
+    const char *fail = report_failure(r, why, sizeof(why));
+    json_t *ops = json_object(), *servers = json_array();
+    for (int k = 0; k < OP_COUNT; k++)
+        json_object_set_new(ops, report_op_name(k), op_stats(r, r->ops[k]));
+    for (size_t i = 0; i < r->n_servers; i++)
+        json_array_append_new(servers, json_string(r->servers[i]));
+    json_t *root = json_pack(
+        "{s:s, s:s, s:b, s:o, s:s, s:o, s:o, s:s, s:s, s:I, s:I, s:f, s:o, s:o, s:o, s:o, s:o}",
+        "schema", SCHEMA, "locklab", LOCKLAB_VERSION, "complete", r->complete,
+        "incomplete_reason", r->complete ? json_null() : json_string(r->incomplete_reason),
+        "verdict", r->passed ? "PASS" : "FAIL", "failure", fail ? json_string(fail) : json_null(),
+        "scenario", scenario_json(r), "algorithm", r->algorithm, "started_at", when,
+        "start_mono_ns", (json_int_t)r->t0_mono_ns, "start_wall_ns", (json_int_t)r->t0_wall_ns,
+        "elapsed_s", r->elapsed_s, "servers", servers, "operations", ops, "counters",
+        counters_json(r), "checker", checker_json(r), "faults", faults_json(r));
+    if (root == NULL) {
+        errno = ENOMEM;
+        return -1;
+    }
+    json_object_update_new(root, results_json(r));
+    if (r->sample_error[0])
+        json_object_set_new(root, "last_error", json_string(r->sample_error));
+    int rc = json_dump_file(root, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    json_decref(root);
+    return rc == 0 ? 0 : -1;
+}

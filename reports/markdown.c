@@ -1,0 +1,135 @@
+/* markdown.c - report.md: the same facts as the terminal summary, as
+ * tables a person can paste into a ticket or a pull request. */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "histogram.h"
+#include "report.h"
+
+static void md_ops(FILE *f, const struct run_result *r)
+{
+    fprintf(f, "## Latency and throughput\n\n"
+               "| operation | count | QPS | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms |\n"
+               "|---|---:|---:|---:|---:|---:|---:|---:|\n");
+    for (int k = 0; k < OP_COUNT; k++) {
+        const struct histogram *h = r->ops[k];
+        uint64_t n = (uint64_t)h->total_count;
+        fprintf(f, "| %s | %" PRIu64 " | %.1f |", report_op_name(k), n, result_qps(r, n));
+        double q[] = {50, 90, 99, 99.9, 100};
+        for (size_t i = 0; i < sizeof(q) / sizeof(q[0]); i++) {
+            if (n)
+                fprintf(f, " %.3f |", (double)histogram_percentile(h, q[i]) / 1000.0);
+            else
+                fprintf(f, " - |");
+        }
+        fputc('\n', f);
+    }
+    fprintf(f,
+            "\nAcquire: %" PRIu64 " ok, %" PRIu64 " busy, %" PRIu64 " errors. Release: %" PRIu64
+            " ok, %" PRIu64 " lost, %" PRIu64 " errors. Renew: %" PRIu64 " ok, %" PRIu64
+            " lost.\n\n",
+            r->stat[ST_ACQUIRE_OK], r->stat[ST_ACQUIRE_BUSY], r->stat[ST_ACQUIRE_ERR],
+            r->stat[ST_RELEASE_OK], r->stat[ST_RELEASE_LOST], r->stat[ST_RELEASE_ERR],
+            r->stat[ST_RENEW_OK], r->stat[ST_RENEW_LOST]);
+}
+
+static void md_safety(FILE *f, const struct run_result *r)
+{
+    const struct check_result *c = &r->check;
+    fprintf(f,
+            "## Safety\n\n"
+            "| sections | overlapping pairs | fenced | violations | witness | checker | agree |\n"
+            "|---:|---:|---:|---:|---:|---:|---|\n"
+            "| %" PRIu64 " | %" PRIu64 " | %" PRIu64 " | **%" PRIu64 "** | %" PRIu64 " | %" PRIu64
+            " | %s |\n\n",
+            c->sections, c->overlaps, c->fenced, c->violations, r->witness_concurrent,
+            c->concurrent_entries, r->witness_agrees ? "yes" : "**NO**");
+    fprintf(f, "| invariant | holds | detail |\n|---|---|---|\n");
+    for (size_t i = 0; i < r->n_inv; i++)
+        fprintf(f, "| %s | %s | %s |\n", r->inv[i].name, r->inv[i].holds ? "yes" : "**NO**",
+                r->inv[i].detail);
+    fputc('\n', f);
+}
+
+static void md_violations(FILE *f, const struct run_result *r)
+{
+    const struct check_result *c = &r->check;
+    if (c->n_list == 0)
+        return;
+    fprintf(f, "## Overlapping holders (first %zu)\n\n"
+               "| key | holder A | holder B | overlap ms | fenced | faults |\n"
+               "|---|---|---|---:|---|---|\n",
+            c->n_list);
+    for (size_t i = 0; i < c->n_list && i < 50; i++) {
+        const struct violation *v = &c->list[i];
+        const struct section *a = &r->sections[v->a], *b = &r->sections[v->b];
+        char faults[160];
+        report_violation_faults(r, v, faults, sizeof(faults));
+        fprintf(f,
+                "| %s | client %" PRIu32 " %.3f-%.3f s (%s) | client %" PRIu32
+                " %.3f-%.3f s (%s) | %.3f | %s | %s |\n",
+                r->hist.keys[a->key], a->client, report_rel_s(r, a->from_ns),
+                report_rel_s(r, a->to_ns), report_effect_name(a->effect), b->client,
+                report_rel_s(r, b->from_ns), report_rel_s(r, b->to_ns),
+                report_effect_name(b->effect), (double)v->overlap_ns / 1e6,
+                v->fenced ? "yes" : "no", faults);
+    }
+    fputc('\n', f);
+}
+
+static void md_faults(FILE *f, const struct run_result *r)
+{
+    if (r->n_faults == 0)
+        return;
+    fprintf(f, "## Faults\n\n| type | at ms | duration ms | client | key | from s | to s |\n"
+               "|---|---:|---:|---:|---|---:|---:|\n");
+    for (size_t i = 0; i < r->n_faults; i++) {
+        const struct fault_record *x = &r->faults[i];
+        if (!x->fired) {
+            fprintf(f, "| %s | %" PRIu64 " | %" PRIu64 " | - | never fired | - | - |\n",
+                    fault_type_name(x->spec.type), x->spec.at_ms, x->spec.duration_ms);
+            continue;
+        }
+        fprintf(f, "| %s | %" PRIu64 " | %" PRIu64 " | %" PRIu32 " | %s | %.3f | ",
+                fault_type_name(x->spec.type), x->spec.at_ms, x->spec.duration_ms, x->client,
+                x->key < r->hist.n_keys ? r->hist.keys[x->key] : "?",
+                report_rel_s(r, x->start_ns));
+        if (x->ended)
+            fprintf(f, "%.3f |\n", report_rel_s(r, x->end_ns));
+        else
+            fprintf(f, "- |\n");
+    }
+    fputc('\n', f);
+}
+
+int report_markdown(const char *path, const struct run_result *r)
+{
+    FILE *f = fopen(path, "w");
+    if (f == NULL)
+        return -1;
+    const struct scenario *s = r->scn;
+    char why[256];
+    const char *fail = report_failure(r, why, sizeof(why));
+    fprintf(f, "# locklab: %s on %s — %s\n\n", s->name, r->algorithm, r->passed ? "PASS" : "FAIL");
+    if (!r->complete)
+        fprintf(f, "> **INCOMPLETE**: %s. Figures cover only what ran.\n\n", r->incomplete_reason);
+    if (fail)
+        fprintf(f, "> %s\n\n", fail);
+    fprintf(f,
+            "%s\n\n%" PRIu32 " clients, %.2f s, seed %" PRIu64 "; ttl %" PRIu32 " ms, wait %" PRIu32
+            " ms, watchdog %s, fencing %s.\n\n",
+            s->description[0] ? s->description : s->path, s->clients, r->elapsed_s, s->seed,
+            s->ttl_ms, s->wait_ms, s->watchdog ? "on" : "off", s->fencing ? "on" : "off");
+    md_ops(f, r);
+    md_safety(f, r);
+    md_faults(f, r);
+    md_violations(f, r);
+    fprintf(f, "## Expectations\n\n| what | expected | got | met |\n|---|---|---|---|\n");
+    for (size_t i = 0; i < r->n_expects; i++)
+        fprintf(f, "| %s | %s | %s | %s |\n", r->expects[i].what, r->expects[i].want,
+                r->expects[i].got, r->expects[i].met ? "yes" : "**NO**");
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad)
+        return -1;
+    return 0;
+}

@@ -1,0 +1,104 @@
+/* report.c - what the renderers share. */
+#include "report.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "hgrm.h"
+#include "histogram.h"
+
+static const char *const op_names[OP_COUNT] = {
+    [OP_ACQUIRE] = "acquire",
+    [OP_ACQUIRE_FAILED] = "acquire_failed",
+    [OP_RELEASE] = "release",
+    [OP_HOLD] = "hold",
+    [OP_STEP] = "step",
+};
+
+static const char *const effect_names[EFFECT_COUNT] = {
+    [EFFECT_APPLIED] = "applied",
+    [EFFECT_NONE] = "none",
+    [EFFECT_FENCED] = "fenced",
+    [EFFECT_CRASHED] = "crashed",
+};
+
+const char *report_skew_name(int skew)
+{
+    static const char *const names[] = {
+        [SKEW_UNIFORM] = "uniform", [SKEW_HOT] = "hot", [SKEW_PER_CLIENT] = "per_client"};
+    return skew >= 0 && (size_t)skew < sizeof(names) / sizeof(names[0]) ? names[skew] : "?";
+}
+
+const char *report_op_name(int op)
+{
+    return op >= 0 && op < OP_COUNT ? op_names[op] : "?";
+}
+
+const char *report_effect_name(int effect)
+{
+    return effect >= 0 && effect < EFFECT_COUNT ? effect_names[effect] : "?";
+}
+
+double report_rel_s(const struct run_result *r, uint64_t mono_ns)
+{
+    return ((double)mono_ns - (double)r->t0_mono_ns) / 1e9;
+}
+
+void report_violation_faults(const struct run_result *r, const struct violation *v, char *buf,
+                             size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < v->n_faults && i < CHECK_MAX_FAULTS_PER_VIOLATION; i++) {
+        const struct fault_span *f = &r->spans[v->faults[i]];
+        int n = snprintf(buf + used, len - used, "%s%s(client %d)", i ? ", " : "",
+                         fault_type_name((enum fault_type)f->type), f->client);
+        if (n < 0 || (size_t)n >= len - used)
+            break;
+        used += (size_t)n;
+    }
+}
+
+const char *report_failure(const struct run_result *r, char *buf, size_t len)
+{
+    if (r->passed)
+        return NULL;
+    if (!r->witness_agrees) {
+        snprintf(buf, len,
+                 "the online witness saw %llu concurrent entries, the checker %llu (testbed bug)",
+                 (unsigned long long)r->witness_concurrent,
+                 (unsigned long long)r->check.concurrent_entries);
+        return buf;
+    }
+    if (r->hist.dropped) {
+        snprintf(buf, len, "%llu history events were lost (out of memory): no verdict",
+                 (unsigned long long)r->hist.dropped);
+        return buf;
+    }
+    for (size_t i = 0; i < r->n_expects; i++) {
+        const struct expect_record *e = &r->expects[i];
+        if (!e->met) {
+            snprintf(buf, len, "%s: expected %s, got %s", e->what, e->want, e->got);
+            return buf;
+        }
+    }
+    snprintf(buf, len, "unknown");
+    return buf;
+}
+
+int report_hgrm_files(const char *dir, const struct run_result *r)
+{
+    for (int k = 0; k < OP_COUNT; k++) {
+        if (r->ops[k]->total_count == 0)
+            continue;
+        char path[640];
+        snprintf(path, sizeof(path), "%s/%s.hgrm", dir, report_op_name(k));
+        FILE *f = fopen(path, "w");
+        if (f == NULL)
+            return -1;
+        int rc = hgrm_write(f, r->ops[k], 1000.0, 5);
+        if (fclose(f) != 0 || rc < 0)
+            return -1;
+    }
+    return 0;
+}

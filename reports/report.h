@@ -1,0 +1,37 @@
+/* report.h - renderers of a finished run. Each reads struct run_result and
+ * nothing else. */
+#ifndef LOCKLAB_REPORT_H
+#define LOCKLAB_REPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "result.h"
+
+/* The summary a person reads on the terminal; ends with the verdict line
+ * "End of run: PASS" or "End of run: FAIL ...". */
+void report_terminal(FILE *f, const struct run_result *r, int max_violations);
+
+/* The "!!! violation" lines, at most max, then a count of the rest.
+ * Needs only sections, spans, check, hist and t0_mono_ns of r. */
+void report_violations(FILE *f, const struct run_result *r, int max);
+
+/* Files in the run folder. Each returns 0, or -1 with errno set. */
+int report_json(const char *path, const struct run_result *r);
+int report_markdown(const char *path, const struct run_result *r);
+/* One <op>.hgrm per operation that has samples, values in milliseconds. */
+int report_hgrm_files(const char *dir, const struct run_result *r);
+
+/* --- shared by the renderers ------------------------------------------- */
+const char *report_op_name(int op); /* "acquire", "acquire_failed", ... */
+const char *report_effect_name(int effect);
+const char *report_skew_name(int skew); /* "uniform", "hot", "per_client" */
+/* Seconds since the run's start line. */
+double report_rel_s(const struct run_result *r, uint64_t mono_ns);
+/* "client_pause(client 7)" list of the faults active in a violation. */
+void report_violation_faults(const struct run_result *r, const struct violation *v, char *buf,
+                             size_t len);
+/* A failed expectation, or NULL when the run passed: "violations: expected ==0, got 12". */
+const char *report_failure(const struct run_result *r, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,157 @@
+/* terminal.c - the summary at the end of `locklab run`.
+ *
+ * Fixed-form like locktorture's statistics: parameters first, then one row
+ * per operation, the checker, the invariants, the faults, each violation
+ * behind a greppable "!!!" marker, and one verdict line at the end.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "histogram.h"
+#include "report.h"
+
+static void print_header(FILE *f, const struct run_result *r)
+{
+    const struct scenario *s = r->scn;
+    fprintf(f, "locklab %s  scenario=%s  algorithm=%s  clients=%" PRIu32 "  seed=%" PRIu64 "\n",
+            LOCKLAB_VERSION, s->name, r->algorithm, s->clients, s->seed);
+    fprintf(f, "  lock: ttl=%" PRIu32 "ms wait=%" PRIu32 "ms watchdog=%s fencing=%s\n", s->ttl_ms,
+            s->wait_ms, s->watchdog ? "on" : "off", s->fencing ? "on" : "off");
+    const struct flash_sale_spec *fs = &s->flash_sale;
+    fprintf(f,
+            "  workload: %s items=%" PRIu32 " stock=%" PRId64 " critical=%" PRIu32
+            "ms skew=%s\n",
+            workload_name(s->workload), fs->items, fs->stock, fs->critical_ms,
+            report_skew_name(fs->skew));
+    for (size_t i = 0; i < r->n_servers; i++)
+        fprintf(f, "  server: %s\n", r->servers[i]);
+    fprintf(f, "  ran %.2f s%s%s\n\n", r->elapsed_s, r->complete ? "" : "  INCOMPLETE: ",
+            r->complete ? "" : r->incomplete_reason);
+}
+
+static void print_ops(FILE *f, const struct run_result *r)
+{
+    fprintf(f, "%-15s %10s %10s %9s %9s %9s %9s %9s\n", "operation", "count", "qps", "p50 ms",
+            "p90 ms", "p99 ms", "p99.9 ms", "max ms");
+    for (int k = 0; k < OP_COUNT; k++) {
+        const struct histogram *h = r->ops[k];
+        uint64_t n = (uint64_t)h->total_count;
+        fprintf(f, "%-15s %10" PRIu64 " %10.1f", report_op_name(k), n, result_qps(r, n));
+        if (n == 0) {
+            fprintf(f, " %9s %9s %9s %9s %9s\n", "-", "-", "-", "-", "-");
+            continue;
+        }
+        double q[] = {50, 90, 99, 99.9, 100};
+        for (size_t i = 0; i < sizeof(q) / sizeof(q[0]); i++)
+            fprintf(f, " %9.3f", (double)histogram_percentile(h, q[i]) / 1000.0);
+        fputc('\n', f);
+    }
+    fprintf(f,
+            "\nacquire: %" PRIu64 " ok, %" PRIu64 " busy, %" PRIu64 " errors;  release: %" PRIu64
+            " ok, %" PRIu64 " lost, %" PRIu64 " errors;  renew: %" PRIu64 " ok, %" PRIu64
+            " lost, %" PRIu64 " errors\n",
+            r->stat[ST_ACQUIRE_OK], r->stat[ST_ACQUIRE_BUSY], r->stat[ST_ACQUIRE_ERR],
+            r->stat[ST_RELEASE_OK], r->stat[ST_RELEASE_LOST], r->stat[ST_RELEASE_ERR],
+            r->stat[ST_RENEW_OK], r->stat[ST_RENEW_LOST], r->stat[ST_RENEW_ERR]);
+    if (r->sample_error[0])
+        fprintf(f, "last error: %s\n", r->sample_error);
+}
+
+static void print_safety(FILE *f, const struct run_result *r)
+{
+    const struct check_result *c = &r->check;
+    fprintf(f,
+            "checker: %" PRIu64 " sections, %" PRIu64 " overlapping pairs (%" PRIu64
+            " fenced), %" PRIu64 " violations\n",
+            c->sections, c->overlaps, c->fenced, c->violations);
+    fprintf(f, "witness: %" PRIu64 " concurrent entries, checker %" PRIu64 ": %s\n",
+            r->witness_concurrent, c->concurrent_entries,
+            r->witness_agrees ? "agree" : "!!! DISAGREE");
+    if (r->scn->fencing)
+        fprintf(f, "fencing: %" PRIu64 " stale accesses rejected\n", r->fenced_accesses);
+    fprintf(f, "invariants:\n");
+    for (size_t i = 0; i < r->n_inv; i++)
+        fprintf(f, "  %-4s %-22s %s\n", r->inv[i].holds ? "ok" : "!!!", r->inv[i].name,
+                r->inv[i].detail);
+}
+
+static void print_faults(FILE *f, const struct run_result *r)
+{
+    if (r->n_faults == 0)
+        return;
+    fprintf(f, "faults:\n");
+    for (size_t i = 0; i < r->n_faults; i++) {
+        const struct fault_record *x = &r->faults[i];
+        fprintf(f, "  %-13s at %6" PRIu64 " ms for %6" PRIu64 " ms: ",
+                fault_type_name(x->spec.type), x->spec.at_ms, x->spec.duration_ms);
+        if (!x->fired) {
+            fprintf(f, "never fired (no holder after its time)\n");
+            continue;
+        }
+        fprintf(f, "client %" PRIu32 " holding %s, %.3f s .. ", x->client,
+                x->key < r->hist.n_keys ? r->hist.keys[x->key] : "?",
+                report_rel_s(r, x->start_ns));
+        if (x->ended)
+            fprintf(f, "%.3f s\n", report_rel_s(r, x->end_ns));
+        else
+            fprintf(f, "(still on at the end)\n");
+    }
+}
+
+void report_violations(FILE *f, const struct run_result *r, int max)
+{
+    const struct check_result *c = &r->check;
+    int shown = 0;
+    for (size_t i = 0; i < c->n_list && shown < max; i++) {
+        const struct violation *v = &c->list[i];
+        if (v->fenced)
+            continue;
+        const struct section *a = &r->sections[v->a], *b = &r->sections[v->b];
+        char faults[160];
+        report_violation_faults(r, v, faults, sizeof(faults));
+        fprintf(f,
+                "!!! violation on %s: client %" PRIu32 " [%.3f, %.3f] s token %" PRIu64
+                " %s  and  client %" PRIu32 " [%.3f, %.3f] s token %" PRIu64
+                " %s  overlap %.3f ms%s%s\n",
+                r->hist.keys[a->key], a->client, report_rel_s(r, a->from_ns),
+                report_rel_s(r, a->to_ns), a->token, report_effect_name(a->effect), b->client,
+                report_rel_s(r, b->from_ns), report_rel_s(r, b->to_ns), b->token,
+                report_effect_name(b->effect), (double)v->overlap_ns / 1e6,
+                faults[0] ? "  during " : "", faults);
+        shown++;
+    }
+    if (c->violations > (uint64_t)shown)
+        fprintf(f, "!!! ... %" PRIu64 " violations in all (report.json lists up to %zu)\n",
+                c->violations, c->cap);
+}
+
+static void print_verdict(FILE *f, const struct run_result *r)
+{
+    fprintf(f, "expect:");
+    for (size_t i = 0; i < r->n_expects; i++)
+        fprintf(f, "  %s %s -> %s %s", r->expects[i].what, r->expects[i].want, r->expects[i].got,
+                r->expects[i].met ? "(met)" : "(NOT MET)");
+    fprintf(f, "\n");
+    if (r->run_dir[0])
+        fprintf(f, "report: %s/\n", r->run_dir);
+    char why[256];
+    const char *fail = report_failure(r, why, sizeof(why));
+    if (!r->complete) {
+        fprintf(f, "End of run: INCOMPLETE - %s; so far %s%s%s\n", r->incomplete_reason,
+                r->passed ? "PASS" : "FAIL", fail ? ": " : "", fail ? fail : "");
+        return;
+    }
+    fprintf(f, "End of run: %s%s%s\n", r->passed ? "PASS" : "FAIL", fail ? " - " : "",
+            fail ? fail : "");
+}
+
+void report_terminal(FILE *f, const struct run_result *r, int max_violations)
+{
+    print_header(f, r);
+    print_ops(f, r);
+    fputc('\n', f);
+    print_safety(f, r);
+    print_faults(f, r);
+    report_violations(f, r, max_violations);
+    print_verdict(f, r);
+}
