@@ -1,0 +1,309 @@
+/* test_redis_lock.c - the Redis locks against a real redis-server, read as
+ * their public descriptions: acquire, a second acquire is busy, release by
+ * a non-owner fails, expiry frees the lock, the watchdog extends it, tokens
+ * grow; and redis-naive's deliberate bug, shown for what it is.
+ *
+ * The server is started by locklab's own cluster code on a free loopback
+ * port and stopped by PID at the end.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <hiredis/hiredis.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cluster.h"
+#include "lock.h"
+
+static struct cluster cluster;
+static struct lock_config cfg, cfg_token;
+static int key_counter;
+
+struct pair {
+    struct lock_client a, b;
+    char key[64];
+};
+
+static void client_open(struct lock_client *c, const char *algo, const struct lock_config *conf,
+                        const char *owner)
+{
+    memset(c, 0, sizeof(*c));
+    c->ops = lock_find(algo);
+    assert_non_null(c->ops);
+    c->cfg = conf;
+    c->rng = 88172645463325252ULL;
+    snprintf(c->owner, sizeof(c->owner), "%s", owner);
+    c->owner_len = strlen(owner);
+    assert_int_equal(c->ops->connect(c), 0);
+}
+
+/* Two clients of one algorithm on a key no other test uses. */
+static struct pair *pair_open(const char *algo, const struct lock_config *conf)
+{
+    struct pair *p = calloc(1, sizeof(*p));
+    assert_non_null(p);
+    client_open(&p->a, algo, conf, "owner-a");
+    client_open(&p->b, algo, conf, "owner-b");
+    snprintf(p->key, sizeof(p->key), "test:%s:%d", algo, key_counter++);
+    return p;
+}
+
+static void pair_close(struct pair *p)
+{
+    p->a.ops->disconnect(&p->a);
+    p->b.ops->disconnect(&p->b);
+    free(p);
+}
+
+static enum lock_result take(struct lock_client *c, const char *key, uint32_t ttl, uint32_t wait,
+                             struct lock_grant *g)
+{
+    return c->ops->acquire(c, key, strlen(key), ttl, wait, g);
+}
+
+static redisReply *raw(const char *fmt, const char *arg)
+{
+    redisContext *ctx = redisConnect("127.0.0.1", cluster.srv[0].port);
+    assert_true(ctx && !ctx->err);
+    redisReply *r = redisCommand(ctx, fmt, arg);
+    redisFree(ctx);
+    return r;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    char err[256];
+    if (cluster_start_redis(&cluster, 1, err, sizeof(err)) < 0) {
+        fprintf(stderr, "cannot start redis-server: %s\n", err);
+        return -1;
+    }
+    snprintf(cfg.endpoints[0].host, sizeof(cfg.endpoints[0].host), "127.0.0.1");
+    cfg.endpoints[0].port = cluster.srv[0].port;
+    cfg.n_endpoints = 1;
+    cfg.connect_timeout_ms = 2000;
+    cfg.io_timeout_ms = 2000;
+    cfg.retry_min_ms = 1;
+    cfg.retry_max_ms = 20;
+    cfg_token = cfg;
+    cfg_token.want_token = true;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    cluster_stop(&cluster, NULL);
+    return 0;
+}
+
+static void redis_acquire_then_second_is_busy(void **state)
+{
+    (void)state;
+    struct pair *p = pair_open("redis", &cfg);
+    struct lock_grant ga, gb;
+    assert_int_equal(take(&p->a, p->key, 10000, 0, &ga), LOCK_OK);
+    assert_int_equal(ga.token, 0);
+    assert_true(ga.validity_ms > 9000 && ga.validity_ms <= 10000);
+    assert_int_equal(take(&p->b, p->key, 10000, 0, &gb), LOCK_BUSY);
+    redisReply *r = raw("GET %s", p->key);
+    assert_string_equal(r->str, "owner-a");
+    freeReplyObject(r);
+    pair_close(p);
+}
+
+static void redis_release_by_non_owner_is_lost(void **state)
+{
+    (void)state;
+    struct pair *p = pair_open("redis", &cfg);
+    struct lock_grant ga, gb;
+    assert_int_equal(take(&p->a, p->key, 10000, 0, &ga), LOCK_OK);
+    /* b presents a's grant: compare-and-delete must refuse, the key stays. */
+    assert_int_equal(p->b.ops->release(&p->b, &ga), LOCK_LOST);
+    assert_int_equal(take(&p->b, p->key, 10000, 0, &gb), LOCK_BUSY);
+    assert_int_equal(p->a.ops->release(&p->a, &ga), LOCK_OK);
+    assert_int_equal(take(&p->b, p->key, 10000, 0, &gb), LOCK_OK);
+    /* a's second release comes too late: the lock is b's now. */
+    assert_int_equal(p->a.ops->release(&p->a, &ga), LOCK_LOST);
+    assert_int_equal(p->b.ops->release(&p->b, &gb), LOCK_OK);
+    pair_close(p);
+}
+
+static void redis_expiry_frees_the_lock(void **state)
+{
+    (void)state;
+    struct pair *p = pair_open("redis", &cfg);
+    struct lock_grant ga, gb;
+    assert_int_equal(take(&p->a, p->key, 100, 0, &ga), LOCK_OK);
+    assert_int_equal(take(&p->b, p->key, 10000, 0, &gb), LOCK_BUSY);
+    lock_sleep_ms(150);
+    assert_int_equal(take(&p->b, p->key, 10000, 0, &gb), LOCK_OK);
+    assert_int_equal(p->a.ops->release(&p->a, &ga), LOCK_LOST);
+    pair_close(p);
+}
+
+static void redis_wait_gets_the_lock_when_it_expires(void **state)
+{
+    (void)state;
+    struct pair *p = pair_open("redis", &cfg);
+    struct lock_grant ga, gb;
+    assert_int_equal(take(&p->a, p->key, 200, 0, &ga), LOCK_OK);
+    uint64_t t = lock_now_ms();
+    assert_int_equal(take(&p->b, p->key, 10000, 3000, &gb), LOCK_OK);
+    uint64_t waited = lock_now_ms() - t;
+    assert_true(waited >= 150 && waited < 3000);
+    pair_close(p);
+}
+
+static void redis_wait_elapses_busy(void **state)
+{
+    (void)state;
+    struct pair *p = pair_open("redis", &cfg);
+    struct lock_grant ga, gb;
+    assert_int_equal(take(&p->a, p->key, 10000, 0, &ga), LOCK_OK);
+    uint64_t t = lock_now_ms();
+    assert_int_equal(take(&p->b, p->key, 10000, 150, &gb), LOCK_BUSY);
+    uint64_t waited = lock_now_ms() - t;
+    assert_true(waited >= 150 && waited < 2000);
+    pair_close(p);
+}
+
+static void redis_tokens_grow_per_key(void **state)
+{
+    (void)state;
+    struct pair *p = pair_open("redis", &cfg_token);
+    struct lock_grant g;
+    uint64_t last = 0;
+    for (int i = 0; i < 5; i++) {
+        struct lock_client *c = i % 2 ? &p->b : &p->a;
+        assert_int_equal(take(c, p->key, 10000, 0, &g), LOCK_OK);
+        assert_int_equal(g.token, last + 1);
+        last = g.token;
+        assert_int_equal(c->ops->release(c, &g), LOCK_OK);
+    }
+    /* A busy attempt takes no token. */
+    assert_int_equal(take(&p->a, p->key, 10000, 0, &g), LOCK_OK);
+    struct lock_grant gb;
+    assert_int_equal(take(&p->b, p->key, 10000, 0, &gb), LOCK_BUSY);
+    assert_int_equal(p->a.ops->release(&p->a, &g), LOCK_OK);
+    assert_int_equal(take(&p->b, p->key, 10000, 0, &gb), LOCK_OK);
+    assert_int_equal(gb.token, g.token + 1);
+    pair_close(p);
+}
+
+static void redis_renew_keeps_it_and_fails_once_lost(void **state)
+{
+    (void)state;
+    struct pair *p = pair_open("redis", &cfg);
+    struct lock_grant ga, gb;
+    assert_int_equal(take(&p->a, p->key, 200, 0, &ga), LOCK_OK);
+    for (int i = 0; i < 4; i++) {
+        lock_sleep_ms(100);
+        assert_int_equal(p->a.ops->renew(&p->a, &ga), LOCK_OK);
+    }
+    /* 400 ms in, past the first ttl: still a's. */
+    assert_int_equal(take(&p->b, p->key, 10000, 0, &gb), LOCK_BUSY);
+    lock_sleep_ms(300);
+    assert_int_equal(take(&p->b, p->key, 10000, 0, &gb), LOCK_OK);
+    assert_int_equal(p->a.ops->renew(&p->a, &ga), LOCK_LOST);
+    pair_close(p);
+}
+
+static void redis_crash_leaves_the_lock_to_expire(void **state)
+{
+    (void)state;
+    struct pair *p = pair_open("redis", &cfg);
+    struct lock_grant ga, gb;
+    assert_int_equal(take(&p->a, p->key, 300, 0, &ga), LOCK_OK);
+    p->a.ops->crash(&p->a);
+    assert_null(p->a.impl);
+    assert_int_equal(take(&p->b, p->key, 10000, 0, &gb), LOCK_BUSY);
+    lock_sleep_ms(350);
+    assert_int_equal(take(&p->b, p->key, 10000, 0, &gb), LOCK_OK);
+    p->b.ops->disconnect(&p->b);
+    free(p);
+}
+
+static void redis_release_survives_script_flush(void **state)
+{
+    (void)state;
+    struct pair *p = pair_open("redis", &cfg);
+    struct lock_grant ga;
+    assert_int_equal(take(&p->a, p->key, 10000, 0, &ga), LOCK_OK);
+    freeReplyObject(raw("SCRIPT FLUSH%s", ""));
+    /* EVALSHA answers NOSCRIPT; the client must fall back to EVAL. */
+    assert_int_equal(p->a.ops->release(&p->a, &ga), LOCK_OK);
+    redisReply *r = raw("EXISTS %s", p->key);
+    assert_int_equal(r->integer, 0);
+    freeReplyObject(r);
+    pair_close(p);
+}
+
+static void connect_to_closed_port_is_an_io_error(void **state)
+{
+    (void)state;
+    struct lock_config bad = cfg;
+    bad.endpoints[0].port = 1; /* nothing listens on port 1 */
+    struct lock_client c = {.ops = lock_find("redis"), .cfg = &bad, .rng = 1};
+    assert_int_equal(c.ops->connect(&c), -1);
+    assert_int_equal(c.err, LOCK_ERR_IO);
+    assert_non_null(strstr(c.errstr, "127.0.0.1:1"));
+    c.ops->disconnect(&c);
+}
+
+static void naive_sets_expiry_and_gives_no_token(void **state)
+{
+    (void)state;
+    struct pair *p = pair_open("redis-naive", &cfg);
+    struct lock_grant ga, gb;
+    assert_false(p->a.ops->gives_token);
+    assert_null(p->a.ops->renew);
+    assert_int_equal(take(&p->a, p->key, 5000, 0, &ga), LOCK_OK);
+    assert_int_equal(take(&p->b, p->key, 5000, 0, &gb), LOCK_BUSY);
+    redisReply *r = raw("PTTL %s", p->key);
+    assert_true(r->integer > 0 && r->integer <= 5000);
+    freeReplyObject(r);
+    pair_close(p);
+}
+
+static void naive_release_deletes_someone_elses_lock(void **state)
+{
+    (void)state;
+    struct pair *p = pair_open("redis-naive", &cfg);
+    struct lock_grant ga, gb;
+    assert_int_equal(take(&p->a, p->key, 100, 0, &ga), LOCK_OK);
+    lock_sleep_ms(150); /* a's lock expired while a was still working */
+    assert_int_equal(take(&p->b, p->key, 10000, 0, &gb), LOCK_OK);
+    /* The bug on purpose: a's plain DEL removes b's lock and calls it released. */
+    assert_int_equal(p->a.ops->release(&p->a, &ga), LOCK_OK);
+    redisReply *r = raw("EXISTS %s", p->key);
+    assert_int_equal(r->integer, 0);
+    freeReplyObject(r);
+    assert_int_equal(take(&p->a, p->key, 10000, 0, &ga), LOCK_OK); /* while b still "holds" it */
+    pair_close(p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(redis_acquire_then_second_is_busy),
+        cmocka_unit_test(redis_release_by_non_owner_is_lost),
+        cmocka_unit_test(redis_expiry_frees_the_lock),
+        cmocka_unit_test(redis_wait_gets_the_lock_when_it_expires),
+        cmocka_unit_test(redis_wait_elapses_busy),
+        cmocka_unit_test(redis_tokens_grow_per_key),
+        cmocka_unit_test(redis_renew_keeps_it_and_fails_once_lost),
+        cmocka_unit_test(redis_crash_leaves_the_lock_to_expire),
+        cmocka_unit_test(redis_release_survives_script_flush),
+        cmocka_unit_test(connect_to_closed_port_is_an_io_error),
+        cmocka_unit_test(naive_sets_expiry_and_gives_no_token),
+        cmocka_unit_test(naive_release_deletes_someone_elses_lock),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
