@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it: install what is missing, build, run
+# every test (unit tests, real-Redis lock tests, whole scenario runs), then
+# the unit tests again under AddressSanitizer+UndefinedBehaviorSanitizer.
+# LOCKLAB_TSAN=1 adds the lock and run tests under ThreadSanitizer.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+
+echo "== build"
+scripts/build.sh >/dev/null
+echo "== tests"
+ctest --test-dir build --output-on-failure -j 2
+
+echo "== unit tests under ASan+UBSan"
+scripts/build.sh asan >/dev/null
+ctest --test-dir build-asan --output-on-failure -L unit
+
+if [ "${LOCKLAB_TSAN:-0}" = 1 ]; then
+  echo "== lock and run tests under TSan"
+  scripts/build.sh tsan >/dev/null
+  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+    ctest --test-dir build-tsan --output-on-failure -L 'redis|run'
+fi
+echo "== all tests passed"
