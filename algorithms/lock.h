@@ -55,7 +55,7 @@ struct lock_config {
 
 /* What a successful acquire hands back; release and renew take it again. */
 struct lock_grant {
-    const char *key;      /* the engine's string; must outlive the grant */
+    const char *key; /* the engine's string; must outlive the grant */
     size_t key_len;
     uint64_t token;       /* fencing token, 0 when the algorithm gives none */
     uint32_t ttl_ms;      /* what was asked for */

@@ -140,8 +140,8 @@ static enum lock_result owner_script(struct lock_client *c, int script, const st
     size_t klens[1] = {g->key_len};
     const char *args[2] = {c->owner, arg2};
     size_t alens[2] = {c->owner_len, arg2_len};
-    redisReply *rep = wire_eval(c, &r->wire, &r->scripts[script], 1, keys, klens, nargs, args,
-                                alens);
+    redisReply *rep =
+        wire_eval(c, &r->wire, &r->scripts[script], 1, keys, klens, nargs, args, alens);
     if (rep == NULL)
         return LOCK_ERR;
     enum lock_result res = LOCK_ERR;

@@ -45,8 +45,8 @@ static int load_scripts(struct lock_client *c, struct redis_wire *w)
 int wire_connect(struct lock_client *c, struct redis_wire *w)
 {
     wire_close(w);
-    w->ctx = redisConnectWithTimeout(w->ep->host, w->ep->port,
-                                     ms_to_tv(c->cfg->connect_timeout_ms));
+    w->ctx =
+        redisConnectWithTimeout(w->ep->host, w->ep->port, ms_to_tv(c->cfg->connect_timeout_ms));
     if (w->ctx == NULL || w->ctx->err) {
         lock_set_error(c, LOCK_ERR_IO, "connect %s:%d: %s", w->ep->host, w->ep->port,
                        w->ctx ? w->ctx->errstr : "out of memory");
@@ -134,9 +134,9 @@ static int is_noscript(const redisReply *r)
     return r->type == REDIS_REPLY_ERROR && strncmp(r->str, "NOSCRIPT", 8) == 0;
 }
 
-redisReply *wire_eval(struct lock_client *c, struct redis_wire *w, struct wire_script *s,
-                      int nkeys, const char **keys, const size_t *key_lens, int nargs,
-                      const char **args, const size_t *arg_lens)
+redisReply *wire_eval(struct lock_client *c, struct redis_wire *w, struct wire_script *s, int nkeys,
+                      const char **keys, const size_t *key_lens, int nargs, const char **args,
+                      const size_t *arg_lens)
 {
     const char *argv[WIRE_MAX_ARGS];
     size_t lens[WIRE_MAX_ARGS];

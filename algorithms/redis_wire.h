@@ -43,9 +43,9 @@ redisReply *wire_call(struct lock_client *c, struct redis_wire *w, int argc, con
 
 /* Run script s with the given keys and args (EVALSHA, then EVAL on NOSCRIPT,
  * e.g. after the server restarted). Same return contract as wire_call. */
-redisReply *wire_eval(struct lock_client *c, struct redis_wire *w, struct wire_script *s,
-                      int nkeys, const char **keys, const size_t *key_lens, int nargs,
-                      const char **args, const size_t *arg_lens);
+redisReply *wire_eval(struct lock_client *c, struct redis_wire *w, struct wire_script *s, int nkeys,
+                      const char **keys, const size_t *key_lens, int nargs, const char **args,
+                      const size_t *arg_lens);
 
 /* Decimal digits of v into buf (>= 21 bytes); returns the length. */
 size_t wire_u64(char *buf, uint64_t v);

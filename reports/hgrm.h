@@ -17,7 +17,6 @@ struct histogram;
  * microseconds into milliseconds); ticks_per_half_distance is
  * HdrHistogram's reporting resolution (5 is its default).
  * Returns 0, or -1 when writing failed. */
-int hgrm_write(FILE *f, const struct histogram *h, double value_scale,
-               int ticks_per_half_distance);
+int hgrm_write(FILE *f, const struct histogram *h, double value_scale, int ticks_per_half_distance);
 
 #endif

@@ -20,8 +20,8 @@ static json_t *op_stats(const struct run_result *r, const struct histogram *h)
     static const struct {
         const char *name;
         double p;
-    } pts[] = {{"p50_ms", 50}, {"p90_ms", 90}, {"p99_ms", 99}, {"p999_ms", 99.9},
-               {"p9999_ms", 99.99}};
+    } pts[] = {
+        {"p50_ms", 50}, {"p90_ms", 90}, {"p99_ms", 99}, {"p999_ms", 99.9}, {"p9999_ms", 99.99}};
     json_object_set_new(o, "mean_ms", json_real(histogram_mean(h) / 1000.0));
     json_object_set_new(o, "stddev_ms", json_real(histogram_stddev(h) / 1000.0));
     json_object_set_new(o, "min_ms", json_real((double)h->min / 1000.0));
@@ -39,10 +39,10 @@ static json_t *scenario_json(const struct run_result *r)
     json_t *faults = json_array();
     for (size_t i = 0; i < s->n_faults; i++) {
         const struct fault_spec *f = &s->faults[i];
-        json_array_append_new(faults, json_pack("{s:s, s:I, s:I, s:i}", "type",
-                                                fault_type_name(f->type), "at_ms",
-                                                (json_int_t)f->at_ms, "duration_ms",
-                                                (json_int_t)f->duration_ms, "target", f->target));
+        json_array_append_new(faults,
+                              json_pack("{s:s, s:I, s:I, s:i}", "type", fault_type_name(f->type),
+                                        "at_ms", (json_int_t)f->at_ms, "duration_ms",
+                                        (json_int_t)f->duration_ms, "target", f->target));
     }
     return json_pack(
         "{s:s, s:s, s:s, s:i, s:I, s:I, s:I, s:b,"
@@ -53,9 +53,8 @@ static json_t *scenario_json(const struct run_result *r)
         (json_int_t)s->seed, "fencing", s->fencing, "lock", "algorithm", r->algorithm, "ttl_ms",
         s->ttl_ms, "wait_ms", s->wait_ms, "watchdog", s->watchdog, "renew_ms", s->renew_ms,
         "workload", "type", workload_name(s->workload), "items", fs->items, "stock",
-        (json_int_t)fs->stock, "critical_ms", fs->critical_ms, "skew",
-        report_skew_name(fs->skew), "hot_fraction", fs->hot_fraction, "hot_items",
-        fs->hot_items, "faults", faults);
+        (json_int_t)fs->stock, "critical_ms", fs->critical_ms, "skew", report_skew_name(fs->skew),
+        "hot_fraction", fs->hot_fraction, "hot_items", fs->hot_items, "faults", faults);
 }
 
 static json_t *section_json(const struct run_result *r, const struct section *s)
@@ -80,11 +79,11 @@ static json_t *checker_json(const struct run_result *r)
                                                     fault_type_name((enum fault_type)f->type),
                                                     "client", f->client));
         }
-        json_array_append_new(
-            listed, json_pack("{s:s, s:b, s:f, s:o, s:o, s:o}", "key", r->hist.keys[a->key],
-                              "fenced", v->fenced, "overlap_ms", (double)v->overlap_ns / 1e6,
-                              "a", section_json(r, a), "b",
-                              section_json(r, &r->sections[v->b]), "faults", faults));
+        json_array_append_new(listed,
+                              json_pack("{s:s, s:b, s:f, s:o, s:o, s:o}", "key",
+                                        r->hist.keys[a->key], "fenced", v->fenced, "overlap_ms",
+                                        (double)v->overlap_ns / 1e6, "a", section_json(r, a), "b",
+                                        section_json(r, &r->sections[v->b]), "faults", faults));
     }
     return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:I, s:I, s:I, s:o}", "sections",
                      (json_int_t)c->sections, "overlaps", (json_int_t)c->overlaps, "fenced",
@@ -101,18 +100,17 @@ static json_t *faults_json(const struct run_result *r)
     json_t *a = json_array();
     for (size_t i = 0; i < r->n_faults; i++) {
         const struct fault_record *x = &r->faults[i];
-        json_t *o = json_pack("{s:s, s:I, s:I, s:i, s:b}", "type", fault_type_name(x->spec.type),
-                              "at_ms", (json_int_t)x->spec.at_ms, "duration_ms",
-                              (json_int_t)x->spec.duration_ms, "target", x->spec.target, "fired",
-                              x->fired);
+        json_t *o =
+            json_pack("{s:s, s:I, s:I, s:i, s:b}", "type", fault_type_name(x->spec.type), "at_ms",
+                      (json_int_t)x->spec.at_ms, "duration_ms", (json_int_t)x->spec.duration_ms,
+                      "target", x->spec.target, "fired", x->fired);
         if (x->fired) {
             json_object_set_new(o, "client", json_integer(x->client));
-            json_object_set_new(o, "key", json_string(x->key < r->hist.n_keys
-                                                          ? r->hist.keys[x->key]
-                                                          : "?"));
+            json_object_set_new(o, "key",
+                                json_string(x->key < r->hist.n_keys ? r->hist.keys[x->key] : "?"));
             json_object_set_new(o, "start_s", json_real(report_rel_s(r, x->start_ns)));
-            json_object_set_new(o, "end_s", x->ended ? json_real(report_rel_s(r, x->end_ns))
-                                                     : json_null());
+            json_object_set_new(o, "end_s",
+                                x->ended ? json_real(report_rel_s(r, x->end_ns)) : json_null());
         }
         json_array_append_new(a, o);
     }
@@ -127,8 +125,8 @@ static json_t *results_json(const struct run_result *r)
                                              r->inv[i].holds, "detail", r->inv[i].detail));
     for (size_t i = 0; i < r->n_expects; i++)
         json_array_append_new(exp, json_pack("{s:s, s:s, s:s, s:b}", "what", r->expects[i].what,
-                                             "want", r->expects[i].want, "got",
-                                             r->expects[i].got, "met", r->expects[i].met));
+                                             "want", r->expects[i].want, "got", r->expects[i].got,
+                                             "met", r->expects[i].met));
     for (size_t s = 0; s < r->tl_len; s++) {
         json_array_append_new(ok, json_integer(r->tl_ok[s]));
         json_array_append_new(fail, json_integer(r->tl_fail[s]));
@@ -139,10 +137,10 @@ static json_t *results_json(const struct run_result *r)
 
 static json_t *counters_json(const struct run_result *r)
 {
-    static const char *const names[ST_COUNT] = {
-        "steps",       "acquire_ok",   "acquire_busy", "acquire_errors",
-        "release_ok",  "release_lost", "release_errors", "renew_ok",
-        "renew_lost",  "renew_errors", "crashes",      "pauses"};
+    static const char *const names[ST_COUNT] = {"steps",          "acquire_ok", "acquire_busy",
+                                                "acquire_errors", "release_ok", "release_lost",
+                                                "release_errors", "renew_ok",   "renew_lost",
+                                                "renew_errors",   "crashes",    "pauses"};
     json_t *o = json_object();
     for (int k = 0; k < ST_COUNT; k++)
         json_object_set_new(o, names[k], json_integer((json_int_t)r->stat[k]));
@@ -170,13 +168,13 @@ int report_json(const char *path, const struct run_result *r)
         json_array_append_new(servers, json_string(r->servers[i]));
     json_t *root = json_pack(
         "{s:s, s:s, s:b, s:o, s:s, s:o, s:o, s:s, s:s, s:I, s:I, s:f, s:o, s:o, s:o, s:o, s:o}",
-        "schema", SCHEMA, "locklab", LOCKLAB_VERSION, "complete", r->complete,
-        "incomplete_reason", r->complete ? json_null() : json_string(r->incomplete_reason),
-        "verdict", r->passed ? "PASS" : "FAIL", "failure", fail ? json_string(fail) : json_null(),
-        "scenario", scenario_json(r), "algorithm", r->algorithm, "started_at", when,
-        "start_mono_ns", (json_int_t)r->t0_mono_ns, "start_wall_ns", (json_int_t)r->t0_wall_ns,
-        "elapsed_s", r->elapsed_s, "servers", servers, "operations", ops, "counters",
-        counters_json(r), "checker", checker_json(r), "faults", faults_json(r));
+        "schema", SCHEMA, "locklab", LOCKLAB_VERSION, "complete", r->complete, "incomplete_reason",
+        r->complete ? json_null() : json_string(r->incomplete_reason), "verdict",
+        r->passed ? "PASS" : "FAIL", "failure", fail ? json_string(fail) : json_null(), "scenario",
+        scenario_json(r), "algorithm", r->algorithm, "started_at", when, "start_mono_ns",
+        (json_int_t)r->t0_mono_ns, "start_wall_ns", (json_int_t)r->t0_wall_ns, "elapsed_s",
+        r->elapsed_s, "servers", servers, "operations", ops, "counters", counters_json(r),
+        "checker", checker_json(r), "faults", faults_json(r));
     if (root == NULL) {
         errno = ENOMEM;
         return -1;

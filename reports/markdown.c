@@ -56,9 +56,10 @@ static void md_violations(FILE *f, const struct run_result *r)
     const struct check_result *c = &r->check;
     if (c->n_list == 0)
         return;
-    fprintf(f, "## Overlapping holders (first %zu)\n\n"
-               "| key | holder A | holder B | overlap ms | fenced | faults |\n"
-               "|---|---|---|---:|---|---|\n",
+    fprintf(f,
+            "## Overlapping holders (first %zu)\n\n"
+            "| key | holder A | holder B | overlap ms | fenced | faults |\n"
+            "|---|---|---|---:|---|---|\n",
             c->n_list);
     for (size_t i = 0; i < c->n_list && i < 50; i++) {
         const struct violation *v = &c->list[i];
@@ -92,8 +93,7 @@ static void md_faults(FILE *f, const struct run_result *r)
         }
         fprintf(f, "| %s | %" PRIu64 " | %" PRIu64 " | %" PRIu32 " | %s | %.3f | ",
                 fault_type_name(x->spec.type), x->spec.at_ms, x->spec.duration_ms, x->client,
-                x->key < r->hist.n_keys ? r->hist.keys[x->key] : "?",
-                report_rel_s(r, x->start_ns));
+                x->key < r->hist.n_keys ? r->hist.keys[x->key] : "?", report_rel_s(r, x->start_ns));
         if (x->ended)
             fprintf(f, "%.3f |\n", report_rel_s(r, x->end_ns));
         else

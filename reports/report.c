@@ -8,10 +8,8 @@
 #include "histogram.h"
 
 static const char *const op_names[OP_COUNT] = {
-    [OP_ACQUIRE] = "acquire",
-    [OP_ACQUIRE_FAILED] = "acquire_failed",
-    [OP_RELEASE] = "release",
-    [OP_HOLD] = "hold",
+    [OP_ACQUIRE] = "acquire", [OP_ACQUIRE_FAILED] = "acquire_failed",
+    [OP_RELEASE] = "release", [OP_HOLD] = "hold",
     [OP_STEP] = "step",
 };
 

@@ -19,14 +19,13 @@ static void print_header(FILE *f, const struct run_result *r)
             s->wait_ms, s->watchdog ? "on" : "off", s->fencing ? "on" : "off");
     const struct flash_sale_spec *fs = &s->flash_sale;
     fprintf(f,
-            "  workload: %s items=%" PRIu32 " stock=%" PRId64 " critical=%" PRIu32
-            "ms skew=%s\n",
+            "  workload: %s items=%" PRIu32 " stock=%" PRId64 " critical=%" PRIu32 "ms skew=%s\n",
             workload_name(s->workload), fs->items, fs->stock, fs->critical_ms,
             report_skew_name(fs->skew));
     for (size_t i = 0; i < r->n_servers; i++)
         fprintf(f, "  server: %s\n", r->servers[i]);
-    fprintf(f, "  ran %.2f s%s%s\n\n", r->elapsed_s, r->complete ? "" : "  INCOMPLETE: ",
-            r->complete ? "" : r->incomplete_reason);
+    fprintf(f, "  ran %.2f s%s%s\n\n", r->elapsed_s,
+            r->complete ? "" : "  INCOMPLETE: ", r->complete ? "" : r->incomplete_reason);
 }
 
 static void print_ops(FILE *f, const struct run_result *r)
@@ -82,15 +81,15 @@ static void print_faults(FILE *f, const struct run_result *r)
     fprintf(f, "faults:\n");
     for (size_t i = 0; i < r->n_faults; i++) {
         const struct fault_record *x = &r->faults[i];
-        fprintf(f, "  %-13s at %6" PRIu64 " ms for %6" PRIu64 " ms: ",
-                fault_type_name(x->spec.type), x->spec.at_ms, x->spec.duration_ms);
+        fprintf(f,
+                "  %-13s at %6" PRIu64 " ms for %6" PRIu64 " ms: ", fault_type_name(x->spec.type),
+                x->spec.at_ms, x->spec.duration_ms);
         if (!x->fired) {
             fprintf(f, "never fired (no holder after its time)\n");
             continue;
         }
         fprintf(f, "client %" PRIu32 " holding %s, %.3f s .. ", x->client,
-                x->key < r->hist.n_keys ? r->hist.keys[x->key] : "?",
-                report_rel_s(r, x->start_ns));
+                x->key < r->hist.n_keys ? r->hist.keys[x->key] : "?", report_rel_s(r, x->start_ns));
         if (x->ended)
             fprintf(f, "%.3f s\n", report_rel_s(r, x->end_ns));
         else

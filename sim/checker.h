@@ -30,23 +30,23 @@ enum section_effect {
 };
 
 struct section {
-    uint32_t key;     /* interned key id */
-    uint32_t owner;   /* interned owner id; equal owners never conflict (re-entry) */
-    uint32_t client;  /* process number, for reports */
-    uint8_t effect;   /* enum section_effect */
+    uint32_t key;    /* interned key id */
+    uint32_t owner;  /* interned owner id; equal owners never conflict (re-entry) */
+    uint32_t client; /* process number, for reports */
+    uint8_t effect;  /* enum section_effect */
     bool has_seq;
-    uint64_t token;   /* fencing token, 0 = none */
-    uint64_t from_ns; /* acquired-at, CLOCK_MONOTONIC */
-    uint64_t to_ns;   /* release-started-at (or crash time) */
+    uint64_t token;    /* fencing token, 0 = none */
+    uint64_t from_ns;  /* acquired-at, CLOCK_MONOTONIC */
+    uint64_t to_ns;    /* release-started-at (or crash time) */
     uint64_t seq_from; /* witness sequence at entry and exit (when has_seq) */
     uint64_t seq_to;
 };
 
 struct fault_span {
-    uint32_t type;   /* the engine's fault type number */
-    int32_t client;  /* target client, -1 for none */
+    uint32_t type;  /* the engine's fault type number */
+    int32_t client; /* target client, -1 for none */
     uint64_t from_ns;
-    uint64_t to_ns;  /* UINT64_MAX while still active at the end */
+    uint64_t to_ns; /* UINT64_MAX while still active at the end */
 };
 
 #define CHECK_MAX_FAULTS_PER_VIOLATION 4

@@ -30,9 +30,9 @@
 #include "run.h"
 #include "workload.h"
 
-#define NS_PER_MS  1000000ULL
-#define NS_PER_US  1000ULL
-#define SLICE_NS   (50 * NS_PER_MS) /* long sleeps wake this often to see Ctrl-C */
+#define NS_PER_MS 1000000ULL
+#define NS_PER_US 1000ULL
+#define SLICE_NS  (50 * NS_PER_MS) /* long sleeps wake this often to see Ctrl-C */
 
 static void bump(struct client *cl, enum stat_kind k)
 {
@@ -212,9 +212,8 @@ bool client_lock(struct client *cl, uint32_t key)
     log_seq_event(cl, t, HT_OK, HF_ACQUIRE, HE_NONE, seq, cl->grant.token);
     cl->holding = true;
     cl->from_ns = t;
-    cl->next_renew_ns = t + (uint64_t)(run->scn->renew_ms ? run->scn->renew_ms
-                                                            : run->scn->ttl_ms / 3) *
-                                NS_PER_MS;
+    cl->next_renew_ns =
+        t + (uint64_t)(run->scn->renew_ms ? run->scn->renew_ms : run->scn->ttl_ms / 3) * NS_PER_MS;
     cl->fault = nemesis_claim(run->nem, cl->id, t);
     return true;
 }
@@ -255,9 +254,9 @@ static void renew(struct client *cl)
         log_event(cl, now, r == LOCK_LOST ? HT_FAIL : HT_INFO, HF_RENEW,
                   r == LOCK_LOST ? HE_LOST : HE_ERROR);
     }
-    uint64_t period = (uint64_t)(cl->run->scn->renew_ms ? cl->run->scn->renew_ms
-                                                        : cl->run->scn->ttl_ms / 3) *
-                      NS_PER_MS;
+    uint64_t period =
+        (uint64_t)(cl->run->scn->renew_ms ? cl->run->scn->renew_ms : cl->run->scn->ttl_ms / 3) *
+        NS_PER_MS;
     cl->next_renew_ns = t + (period ? period : NS_PER_MS);
 }
 

@@ -21,11 +21,11 @@ struct histogram;
 struct history_buf;
 
 enum op_kind {
-    OP_ACQUIRE = 0,     /* successful acquire: invoke to grant */
-    OP_ACQUIRE_FAILED,  /* busy (wait elapsed) or error */
+    OP_ACQUIRE = 0,    /* successful acquire: invoke to grant */
+    OP_ACQUIRE_FAILED, /* busy (wait elapsed) or error */
     OP_RELEASE,
-    OP_HOLD,            /* grant to release: how long the lock was held */
-    OP_STEP,            /* one whole business step */
+    OP_HOLD, /* grant to release: how long the lock was held */
+    OP_STEP, /* one whole business step */
     OP_COUNT
 };
 
@@ -53,11 +53,11 @@ struct client {
     struct run_ctx *run;
     struct lock_client lc;
     struct lock_grant grant;
-    uint32_t key;          /* held key */
-    uint64_t from_ns;      /* when the current section began */
+    uint32_t key;     /* held key */
+    uint64_t from_ns; /* when the current section began */
     uint64_t next_renew_ns;
-    int fault;             /* index of the fault this holder claimed, or -1 */
-    uint64_t steps_left;   /* request quota; UINT64_MAX when unlimited */
+    int fault;           /* index of the fault this holder claimed, or -1 */
+    uint64_t steps_left; /* request quota; UINT64_MAX when unlimited */
     uint64_t rng;
     struct histogram *h[OP_COUNT];
     struct history_buf *hist;

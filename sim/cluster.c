@@ -55,9 +55,9 @@ static int redis_pings(int port)
     struct sockaddr_in a = {.sin_family = AF_INET,
                             .sin_port = htons((uint16_t)port),
                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    char buf[16] = {0};
     int ok = 0;
     if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0 && write(fd, "PING\r\n", 6) == 6) {
+        char buf[16] = {0};
         struct pollfd p = {.fd = fd, .events = POLLIN};
         if (poll(&p, 1, 500) == 1 && read(fd, buf, sizeof(buf) - 1) > 0)
             ok = strncmp(buf, "+PONG", 5) == 0;

@@ -148,10 +148,11 @@ static size_t flash_invariants(const struct workload *w, struct invariant *out, 
              t.final, t.initial - (int64_t)t.orders, t.off_items, t.off_units);
     snprintf(inv[2].detail, sizeof(inv[2].detail), "%" PRId64 " items below zero",
              t.negative_items);
-    size_t n = max < 3 ? max : 3;
-    for (size_t i = 0; i < n; i++)
+    if (max < 3)
+        return 0;
+    for (size_t i = 0; i < 3; i++)
         out[i] = inv[i];
-    return n;
+    return 3;
 }
 
 const struct workload_ops flash_sale_ops = {

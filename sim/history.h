@@ -25,18 +25,18 @@ enum history_type { HT_INVOKE = 0, HT_OK, HT_FAIL, HT_INFO };
 
 enum history_f {
     HF_ACQUIRE = 0,
-    HF_RELEASE,    /* its invoke ends the critical section and carries the effect */
-    HF_RENEW,      /* watchdog renewals: completion only, no invoke */
-    HF_CRASH,      /* info: the client died inside its critical section (ends it) */
-    HF_FAULT,      /* info: a fault started (arg2 = 0) or ended (arg2 = 1) */
+    HF_RELEASE, /* its invoke ends the critical section and carries the effect */
+    HF_RENEW,   /* watchdog renewals: completion only, no invoke */
+    HF_CRASH,   /* info: the client died inside its critical section (ends it) */
+    HF_FAULT,   /* info: a fault started (arg2 = 0) or ended (arg2 = 1) */
 };
 
 /* Why an operation failed or is unknown (arg of fail / info events). */
 enum history_error {
     HE_NONE = 0,
-    HE_BUSY,    /* acquire: wait elapsed */
-    HE_LOST,    /* release/renew: the lock was no longer ours */
-    HE_ERROR,   /* connection or protocol error: outcome unknown */
+    HE_BUSY,  /* acquire: wait elapsed */
+    HE_LOST,  /* release/renew: the lock was no longer ours */
+    HE_ERROR, /* connection or protocol error: outcome unknown */
 };
 
 struct history_event {
@@ -70,7 +70,7 @@ uint64_t history_buf_dropped(const struct history_buf *b);
 struct history {
     struct history_event *ev; /* sorted by t_ns, ties by client then buffer order */
     size_t n;
-    char **keys;   /* key id -> name */
+    char **keys; /* key id -> name */
     size_t n_keys;
     char **owners; /* owner id -> the value the lock stored on the server */
     size_t n_owners;

@@ -36,8 +36,8 @@ struct run_opts {
     const char *algorithm;
     const char *out;
     const char *redis; /* HOST:PORT of an existing server instead of a managed one */
-    long clients;    /* -1 = from the scenario */
-    double duration; /* seconds; < 0 = from the scenario */
+    long clients;      /* -1 = from the scenario */
+    double duration;   /* seconds; < 0 = from the scenario */
     long long requests;
     long long seed;
     int quiet;
@@ -53,15 +53,14 @@ static struct {
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: locklab run SCENARIO [--algorithm NAME] [--clients N] [--duration S]\n"
-            "                            [--requests N] [--seed N] [--out DIR] [--quiet]\n"
-            "                            [--show-violations N] [--redis HOST:PORT]\n"
-            "       locklab check RUN_DIR/history.jsonl [--expect EXPR] [--show-violations N]\n"
-            "       locklab list\n"
-            "       locklab --help | --version\n"
-            "exit: 0 expectations met, 1 not met, 2 bad usage or scenario, 3 environment,\n"
-            "      130 interrupted (partial report written, marked incomplete)\n");
+    fprintf(f, "usage: locklab run SCENARIO [--algorithm NAME] [--clients N] [--duration S]\n"
+               "                            [--requests N] [--seed N] [--out DIR] [--quiet]\n"
+               "                            [--show-violations N] [--redis HOST:PORT]\n"
+               "       locklab check RUN_DIR/history.jsonl [--expect EXPR] [--show-violations N]\n"
+               "       locklab list\n"
+               "       locklab --help | --version\n"
+               "exit: 0 expectations met, 1 not met, 2 bad usage or scenario, 3 environment,\n"
+               "      130 interrupted (partial report written, marked incomplete)\n");
 }
 
 __attribute__((format(printf, 1, 2))) static int bad_usage(const char *fmt, ...)
@@ -135,17 +134,25 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
         {"seed", required_argument, 0, 's'},      {"out", required_argument, 0, 'o'},
         {"quiet", no_argument, 0, 'q'},           {"show-violations", required_argument, 0, 'V'},
         {"redis", required_argument, 0, 'r'},     {0, 0, 0, 0}};
-    *o = (struct run_opts){.clients = -1, .duration = -1, .requests = -1, .seed = -1,
-                           .max_violations = 10};
+    *o = (struct run_opts){
+        .clients = -1, .duration = -1, .requests = -1, .seed = -1, .max_violations = 10};
     int c;
     long long v;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "a:c:d:n:s:o:qr:", longs, NULL)) != -1) {
         switch (c) {
-        case 'a': o->algorithm = optarg; break;
-        case 'o': o->out = optarg; break;
-        case 'r': o->redis = optarg; break;
-        case 'q': o->quiet = 1; break;
+        case 'a':
+            o->algorithm = optarg;
+            break;
+        case 'o':
+            o->out = optarg;
+            break;
+        case 'r':
+            o->redis = optarg;
+            break;
+        case 'q':
+            o->quiet = 1;
+            break;
         case 'c':
             if (parse_long(optarg, 1, SCENARIO_MAX_CLIENTS, &v) < 0)
                 return bad_usage("--clients: expected an integer in 1..4096, got \"%s\"", optarg);
@@ -170,8 +177,7 @@ static int parse_run_opts(int argc, char **argv, struct run_opts *o)
             break;
         case 'V':
             if (parse_long(optarg, 0, 100000, &v) < 0)
-                return bad_usage("--show-violations: expected an integer >= 0, got \"%s\"",
-                                 optarg);
+                return bad_usage("--show-violations: expected an integer >= 0, got \"%s\"", optarg);
             o->max_violations = (int)v;
             break;
         default:
@@ -207,8 +213,8 @@ static int load_scenario(const struct run_opts *o, struct scenario *s)
         return EXIT_USAGE;
     }
     if (o->algorithm) {
-        char names[256];
         if (lock_find(o->algorithm) == NULL) {
+            char names[256];
             fprintf(stderr, "locklab: --algorithm: unknown algorithm \"%s\" (known: %s)\n",
                     o->algorithm, lock_names(names, sizeof(names)));
             return EXIT_USAGE;
@@ -275,8 +281,8 @@ static void show_progress(struct runner *r, int live)
     fprintf(stderr,
             "\r[%6.1fs] %8.0f steps/s  acquired %-9" PRIu64 " failed %-7" PRIu64
             " concurrent entries %-5" PRIu64 " clients %-4" PRIu32 "\033[K",
-            p.elapsed_s, dt > 0 ? (double)(p.steps - last_steps) / dt : 0.0, p.acquired,
-            p.failed, p.witness, p.running);
+            p.elapsed_s, dt > 0 ? (double)(p.steps - last_steps) / dt : 0.0, p.acquired, p.failed,
+            p.witness, p.running);
     last_steps = p.steps;
     last_t = p.elapsed_s;
 }
@@ -369,7 +375,10 @@ static int finish_run(struct runner *r, struct cluster *cl, struct run_result *r
         report_terminal(stdout, res, o->max_violations);
     else
         printf("End of run: %s  %s/\n",
-               !res->complete ? "INCOMPLETE" : res->passed ? "PASS" : "FAIL", res->run_dir);
+               !res->complete ? "INCOMPLETE"
+               : res->passed  ? "PASS"
+                              : "FAIL",
+               res->run_dir);
     fflush(stdout);
     if (wrote < 0)
         return EXIT_ENV;
@@ -449,8 +458,7 @@ static int cmd_check(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--expect") == 0 && i + 1 < argc) {
             if (expect_parse(argv[++i], &want) < 0)
-                return bad_usage("--expect: expected e.g. 0, \">0\", \"<=3\", got \"%s\"",
-                                 argv[i]);
+                return bad_usage("--expect: expected e.g. 0, \">0\", \"<=3\", got \"%s\"", argv[i]);
         } else if (strcmp(argv[i], "--show-violations") == 0 && i + 1 < argc) {
             if (parse_long(argv[++i], 0, 100000, &show) < 0)
                 return bad_usage("--show-violations: expected an integer >= 0, got \"%s\"",
@@ -477,8 +485,7 @@ static int cmd_check(int argc, char **argv)
         return EXIT_USAGE;
     }
     res.t0_mono_ns = res.hist.start_mono_ns;
-    if (history_sections(&res.hist, &res.sections, &res.n_sections, &res.spans, &res.n_spans) <
-            0 ||
+    if (history_sections(&res.hist, &res.sections, &res.n_sections, &res.spans, &res.n_spans) < 0 ||
         checker_run(res.sections, res.n_sections, res.spans, res.n_spans, 1000, &res.check) < 0) {
         fprintf(stderr, "locklab: out of memory checking %s\n", file);
         result_free(&res);

@@ -13,8 +13,8 @@
 struct slot {
     _Alignas(64) _Atomic uint64_t witness;
     _Atomic int64_t value;
-    uint64_t max_token;  /* guarded by mu */
-    pthread_mutex_t mu;  /* fencing only: check-and-act must be one step, as in a real store */
+    uint64_t max_token; /* guarded by mu */
+    pthread_mutex_t mu; /* fencing only: check-and-act must be one step, as in a real store */
 };
 
 struct resource {

@@ -39,7 +39,7 @@ struct run_result {
     struct histogram *ops[OP_COUNT]; /* merged over clients, microseconds */
     uint64_t stat[ST_COUNT];
     char sample_error[LOCK_ERRSTR_MAX + 32]; /* one client's last error, if any */
-    uint32_t *tl_ok, *tl_fail;          /* per second */
+    uint32_t *tl_ok, *tl_fail;               /* per second */
     size_t tl_len;
 
     struct history hist;

@@ -33,7 +33,7 @@ struct runner {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     uint32_t ready, failed, running;
-    int go;      /* 1 = start, -1 = abandon */
+    int go; /* 1 = start, -1 = abandon */
     uint32_t started;
     uint64_t t0_wall_ns;
     char first_error[LOCK_ERRSTR_MAX + 32];
@@ -287,8 +287,8 @@ static int merge_measurements(struct runner *r, struct run_result *res)
             res->tl_fail[s] += cl->tl_fail[s];
         }
         if (cl->last_error[0] && !res->sample_error[0])
-            snprintf(res->sample_error, sizeof(res->sample_error), "client %" PRIu32 ": %s",
-                     cl->id, cl->last_error);
+            snprintf(res->sample_error, sizeof(res->sample_error), "client %" PRIu32 ": %s", cl->id,
+                     cl->last_error);
     }
     /* Trim the timeline to the seconds the run actually lasted. */
     size_t used = (size_t)ceil(res->elapsed_s);
@@ -358,11 +358,11 @@ out:
 
 static int check_safety(struct runner *r, struct run_result *res)
 {
-    if (history_sections(&res->hist, &res->sections, &res->n_sections, &res->spans,
-                         &res->n_spans) < 0)
+    if (history_sections(&res->hist, &res->sections, &res->n_sections, &res->spans, &res->n_spans) <
+        0)
         return -1;
-    if (checker_run(res->sections, res->n_sections, res->spans, res->n_spans, 1000,
-                    &res->check) < 0)
+    if (checker_run(res->sections, res->n_sections, res->spans, res->n_spans, 1000, &res->check) <
+        0)
         return -1;
     struct resource *rs = r->run.wl->res;
     res->witness_concurrent = resource_concurrent_entries(rs);
@@ -388,8 +388,8 @@ int runner_collect(struct runner *r, struct run_result *res)
     res->algorithm = r->run.ops->name;
     if (atomic_load(&r->run.interrupted)) {
         res->complete = false;
-        snprintf(res->incomplete_reason, sizeof(res->incomplete_reason),
-                 "interrupted after %.1f s", res->elapsed_s);
+        snprintf(res->incomplete_reason, sizeof(res->incomplete_reason), "interrupted after %.1f s",
+                 res->elapsed_s);
     }
     if (merge_measurements(r, res) < 0 || collect_history(r, res) < 0 || check_safety(r, res) < 0)
         return -1;

@@ -163,7 +163,7 @@ static int invariant_holds(json_t *root, const char *name)
 
 static void assert_files(const struct outcome *o)
 {
-    const char *files[] = {"report.json", "report.md", "history.jsonl", "acquire.hgrm",
+    const char *files[] = {"report.json",  "report.md", "history.jsonl", "acquire.hgrm",
                            "release.hgrm", "hold.hgrm", "step.hgrm"};
     for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
         char path[700];
@@ -177,7 +177,7 @@ static void assert_files(const struct outcome *o)
 /* The offline check of the written history must find what the run found. */
 static void assert_check_agrees(const struct outcome *o, json_int_t violations)
 {
-    struct outcome c;
+    struct outcome c = {0};
     char hist[600], expect[32];
     snprintf(hist, sizeof(hist), "%s/history.jsonl", o->dir);
     snprintf(expect, sizeof(expect), "%lld", (long long)violations);
@@ -211,7 +211,7 @@ static json_t *run_scenario(struct outcome *o, const char *name, int want_status
 static void flash_sale_on_redis_is_safe(void **state)
 {
     (void)state;
-    struct outcome o;
+    struct outcome o = {0};
     const char *extra[] = {"--duration", "5", "--quiet", NULL};
     json_t *r = run_scenario(&o, "flash_sale.json", 0, extra);
     assert_int_equal(jint(r, "checker", "violations"), 0);
@@ -226,7 +226,7 @@ static void flash_sale_on_redis_is_safe(void **state)
 static void pause_past_ttl_without_fencing_oversells(void **state)
 {
     (void)state;
-    struct outcome o;
+    struct outcome o = {0};
     const char *extra[] = {"--quiet", NULL};
     json_t *r = run_scenario(&o, "flash_sale_pause.json", 0, extra);
     assert_true(jint(r, "checker", "violations") > 0);
@@ -245,7 +245,7 @@ static void pause_past_ttl_without_fencing_oversells(void **state)
 static void pause_past_ttl_with_fencing_is_fenced(void **state)
 {
     (void)state;
-    struct outcome o;
+    struct outcome o = {0};
     const char *extra[] = {"--quiet", NULL};
     json_t *r = run_scenario(&o, "flash_sale_pause_fenced.json", 0, extra);
     assert_int_equal(jint(r, "checker", "violations"), 0);
@@ -260,7 +260,7 @@ static void pause_past_ttl_with_fencing_is_fenced(void **state)
 static void watchdog_keeps_long_sections_safe(void **state)
 {
     (void)state;
-    struct outcome o;
+    struct outcome o = {0};
     const char *extra[] = {"--duration", "5", "--quiet", NULL};
     json_t *r = run_scenario(&o, "flash_sale_watchdog_long.json", 0, extra);
     assert_int_equal(jint(r, "checker", "violations"), 0);
@@ -272,7 +272,7 @@ static void watchdog_keeps_long_sections_safe(void **state)
 static void watchdog_paused_with_its_holder_breaks(void **state)
 {
     (void)state;
-    struct outcome o;
+    struct outcome o = {0};
     const char *extra[] = {"--quiet", NULL};
     json_t *r = run_scenario(&o, "flash_sale_watchdog_pause.json", 0, extra);
     assert_true(jint(r, "checker", "violations") > 0);
@@ -283,7 +283,7 @@ static void watchdog_paused_with_its_holder_breaks(void **state)
 static void naive_lock_violations_seen_by_checker_and_witness(void **state)
 {
     (void)state;
-    struct outcome o;
+    struct outcome o = {0};
     const char *extra[] = {"--quiet", NULL};
     json_t *r = run_scenario(&o, "flash_sale_naive_slow.json", 0, extra);
     assert_true(jint(r, "checker", "violations") > 0);
@@ -294,7 +294,7 @@ static void naive_lock_violations_seen_by_checker_and_witness(void **state)
 static void crashed_holder_lock_expires_safely(void **state)
 {
     (void)state;
-    struct outcome o;
+    struct outcome o = {0};
     const char *extra[] = {"--quiet", NULL};
     json_t *r = run_scenario(&o, "flash_sale_crash.json", 0, extra);
     assert_int_equal(jint(r, "checker", "violations"), 0);
@@ -305,7 +305,7 @@ static void crashed_holder_lock_expires_safely(void **state)
 static void unmet_expectation_exits_1(void **state)
 {
     (void)state;
-    struct outcome o;
+    struct outcome o = {0};
     /* The pause scenario run without its fault window expects violations it cannot get. */
     const char *extra[] = {"--duration", "0.8", "--quiet", NULL};
     char path[600];
@@ -330,7 +330,7 @@ static void assert_rejected(const char *json, const char *const *extra, const ch
     assert_non_null(f);
     fputs(json, f);
     fclose(f);
-    struct outcome o;
+    struct outcome o = {0};
     run(&o, mark, "run", path, extra);
     if (o.status != 2 || strstr(o.err, want) == NULL)
         fail_msg("exit %d, stderr \"%s\"; want 2 and \"%s\"", o.status, o.err, want);
@@ -353,8 +353,9 @@ static void bad_input_is_rejected_before_anything_starts(void **state)
     assert_rejected("{\"workload\": {\"type\": \"flash_sale\", \"critcal_ms\": 5}}", none,
                     "did you mean \"critical_ms\"");
     assert_rejected("{\"clients\": 0, \"workload\": {\"type\": \"flash_sale\"}}", none, "clients");
-    assert_rejected("{\"lock\": {\"algorithm\": \"zoo\"}, \"workload\": {\"type\": \"flash_sale\"}}",
-                    none, "unknown algorithm");
+    assert_rejected(
+        "{\"lock\": {\"algorithm\": \"zoo\"}, \"workload\": {\"type\": \"flash_sale\"}}", none,
+        "unknown algorithm");
     assert_rejected("{\"workload\": {\"type\": \"flash_sale\"}, \"faults\": [{\"at_ms\": -5, "
                     "\"type\": \"client_pause\", \"duration_ms\": 10}]}",
                     none, "faults[0].at_ms");
@@ -427,7 +428,8 @@ static int setup(void **state)
     src = getenv("LOCKLAB_SOURCE_DIR");
     if (bin == NULL || src == NULL)
         return -1;
-    snprintf(tmp, sizeof(tmp), "%s/locklab-runs-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    snprintf(tmp, sizeof(tmp), "%s/locklab-runs-XXXXXX",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     return mkdtemp(tmp) ? 0 : -1;
 }
 
