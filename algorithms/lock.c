@@ -66,6 +66,12 @@ void lock_clear_error(struct lock_client *c)
     c->errstr[0] = '\0';
 }
 
+bool lock_cancelled(const struct lock_client *c)
+{
+    const atomic_int *f = c->cfg->cancel;
+    return f != NULL && atomic_load_explicit(f, memory_order_relaxed) != 0;
+}
+
 uint64_t lock_random(struct lock_client *c, uint64_t n)
 {
     /* xorshift64*: cheap, per client, so no shared state on the hot path. */

@@ -14,6 +14,7 @@
 #ifndef LOCKLAB_LOCK_H
 #define LOCKLAB_LOCK_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -51,6 +52,9 @@ struct lock_config {
     uint32_t retry_min_ms;  /* backoff while waiting for a busy lock */
     uint32_t retry_max_ms;
     bool want_token; /* the resource checks fencing tokens: grants must carry one */
+    /* When set and non-zero, stop waiting for busy locks (the run is being
+     * stopped): acquire gives up with LOCK_BUSY. May be NULL. */
+    const atomic_int *cancel;
 };
 
 /* What a successful acquire hands back; release and renew take it again. */
@@ -109,6 +113,8 @@ void lock_set_error(struct lock_client *c, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void lock_clear_error(struct lock_client *c);
 
+/* Has the engine asked every waiting client to give up? */
+bool lock_cancelled(const struct lock_client *c);
 /* Uniform random integer in [0, n) from the client's xorshift state. */
 uint64_t lock_random(struct lock_client *c, uint64_t n);
 /* Sleep ms milliseconds (restarting after signals). */

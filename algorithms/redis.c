@@ -125,7 +125,7 @@ static enum lock_result redis_acquire(struct lock_client *c, const char *key, si
             return LOCK_OK;
         }
         uint64_t now = lock_now_ms();
-        if (now >= deadline)
+        if (now >= deadline || lock_cancelled(c))
             return LOCK_BUSY;
         lock_sleep_ms(wire_backoff_ms(c, attempt, now, deadline));
     }

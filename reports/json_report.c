@@ -137,10 +137,10 @@ static json_t *results_json(const struct run_result *r)
 
 static json_t *counters_json(const struct run_result *r)
 {
-    static const char *const names[ST_COUNT] = {"steps",          "acquire_ok", "acquire_busy",
-                                                "acquire_errors", "release_ok", "release_lost",
-                                                "release_errors", "renew_ok",   "renew_lost",
-                                                "renew_errors",   "crashes",    "pauses"};
+    static const char *const names[ST_COUNT] = {
+        "steps",        "acquire_ok",     "acquire_busy",  "acquire_errors", "release_ok",
+        "release_lost", "release_errors", "renew_ok",      "renew_lost",     "renew_errors",
+        "crashes",      "pauses",         "connect_errors"};
     json_t *o = json_object();
     for (int k = 0; k < ST_COUNT; k++)
         json_object_set_new(o, names[k], json_integer((json_int_t)r->stat[k]));
@@ -170,11 +170,14 @@ int report_json(const char *path, const struct run_result *r)
         "{s:s, s:s, s:b, s:o, s:s, s:o, s:o, s:s, s:s, s:I, s:I, s:f, s:o, s:o, s:o, s:o, s:o}",
         "schema", SCHEMA, "locklab", LOCKLAB_VERSION, "complete", r->complete, "incomplete_reason",
         r->complete ? json_null() : json_string(r->incomplete_reason), "verdict",
-        r->passed ? "PASS" : "FAIL", "failure", fail ? json_string(fail) : json_null(), "scenario",
-        scenario_json(r), "algorithm", r->algorithm, "started_at", when, "start_mono_ns",
-        (json_int_t)r->t0_mono_ns, "start_wall_ns", (json_int_t)r->t0_wall_ns, "elapsed_s",
-        r->elapsed_s, "servers", servers, "operations", ops, "counters", counters_json(r),
-        "checker", checker_json(r), "faults", faults_json(r));
+        !r->complete ? "INCOMPLETE"
+        : r->passed  ? "PASS"
+                     : "FAIL",
+        "failure", fail ? json_string(fail) : json_null(), "scenario", scenario_json(r),
+        "algorithm", r->algorithm, "started_at", when, "start_mono_ns", (json_int_t)r->t0_mono_ns,
+        "start_wall_ns", (json_int_t)r->t0_wall_ns, "elapsed_s", r->elapsed_s, "servers", servers,
+        "operations", ops, "counters", counters_json(r), "checker", checker_json(r), "faults",
+        faults_json(r));
     if (root == NULL) {
         errno = ENOMEM;
         return -1;

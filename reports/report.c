@@ -87,8 +87,7 @@ const char *report_failure(const struct run_result *r, char *buf, size_t len)
 int report_hgrm_files(const char *dir, const struct run_result *r)
 {
     for (int k = 0; k < OP_COUNT; k++) {
-        if (r->ops[k]->total_count == 0)
-            continue;
+        /* Empty ones too: a reused --out folder must not keep a stale file. */
         char path[640];
         snprintf(path, sizeof(path), "%s/%s.hgrm", dir, report_op_name(k));
         FILE *f = fopen(path, "w");

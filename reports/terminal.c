@@ -52,6 +52,8 @@ static void print_ops(FILE *f, const struct run_result *r)
             r->stat[ST_ACQUIRE_OK], r->stat[ST_ACQUIRE_BUSY], r->stat[ST_ACQUIRE_ERR],
             r->stat[ST_RELEASE_OK], r->stat[ST_RELEASE_LOST], r->stat[ST_RELEASE_ERR],
             r->stat[ST_RENEW_OK], r->stat[ST_RENEW_LOST], r->stat[ST_RENEW_ERR]);
+    if (r->stat[ST_CONNECT_ERR])
+        fprintf(f, "connect errors: %" PRIu64 "\n", r->stat[ST_CONNECT_ERR]);
     if (r->sample_error[0])
         fprintf(f, "last error: %s\n", r->sample_error);
 }

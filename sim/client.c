@@ -157,6 +157,7 @@ int client_connect(struct client *cl)
     client_owner_name(lc->owner, sizeof(lc->owner), cl->run->run_id, cl->id, cl->incarnation);
     lc->owner_len = strlen(lc->owner);
     if (lc->ops->connect(lc) < 0) {
+        bump(cl, ST_CONNECT_ERR);
         snprintf(cl->last_error, sizeof(cl->last_error), "%s", lc->errstr);
         lc->ops->disconnect(lc);
         return -1;
@@ -292,8 +293,7 @@ static void crash_holder(struct client *cl, int idx)
      * with a new owner value. */
     sleep_until(cl, t + f->duration_ms * NS_PER_MS, true);
     cl->incarnation++;
-    if (client_connect(cl) < 0)
-        bump(cl, ST_ACQUIRE_ERR);
+    client_connect(cl); /* on failure the loop retries before the next step */
     uint64_t end = clock_mono_ns();
     log_fault(cl, end, idx, 1);
     nemesis_ended(run->nem, idx, end);

@@ -42,6 +42,7 @@ enum stat_kind {
     ST_RENEW_ERR,
     ST_CRASHES,
     ST_PAUSES,
+    ST_CONNECT_ERR, /* (re)connecting failed */
     ST_COUNT
 };
 
@@ -58,6 +59,8 @@ struct client {
     uint64_t next_renew_ns;
     int fault;           /* index of the fault this holder claimed, or -1 */
     uint64_t steps_left; /* request quota; UINT64_MAX when unlimited */
+    uint64_t left_ns;    /* when it left its loop */
+    bool cut_short;      /* it left because the run was stopped, not because it was done */
     uint64_t rng;
     struct histogram *h[OP_COUNT];
     struct history_buf *hist;

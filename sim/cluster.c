@@ -66,35 +66,54 @@ static int redis_pings(int port)
     return ok;
 }
 
-static void child_exec_redis(const struct managed_server *s, pid_t parent)
+/* Everything the child needs, prepared before fork: between fork and exec
+ * only async-signal-safe calls are allowed (other threads may hold locks). */
+struct spawn {
+    const char *bin;
+    char port[16];
+    char out_path[320];
+    char log_path[320];
+    const char *dir;
+    pid_t parent;
+};
+
+static void prepare_spawn(struct spawn *sp, const struct managed_server *s)
+{
+    sp->bin = getenv("LOCKLAB_REDIS_SERVER");
+    if (sp->bin == NULL || sp->bin[0] == '\0')
+        sp->bin = "redis-server";
+    snprintf(sp->port, sizeof(sp->port), "%d", s->port);
+    snprintf(sp->out_path, sizeof(sp->out_path), "%s/stdout.log", s->dir);
+    snprintf(sp->log_path, sizeof(sp->log_path), "%s/redis.log", s->dir);
+    sp->dir = s->dir;
+    sp->parent = getpid();
+}
+
+static void child_exec_redis(const struct spawn *sp)
 {
     /* Own process group: a terminal's Ctrl-C reaches locklab, which stops
      * the servers in order, instead of killing them mid-run. */
     setpgid(0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent)
+    if (getppid() != sp->parent)
         _exit(127);
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL); /* locklab blocks signals for its sigwait thread */
-    char path[320], port[16];
-    snprintf(path, sizeof(path), "%s/stdout.log", s->dir);
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int null = open("/dev/null", O_RDONLY);
+    int fd = open(sp->out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (fd >= 0) {
         dup2(fd, 1);
         dup2(fd, 2);
     }
     if (null >= 0)
         dup2(null, 0);
-    snprintf(port, sizeof(port), "%d", s->port);
-    snprintf(path, sizeof(path), "%s/redis.log", s->dir);
-    const char *bin = getenv("LOCKLAB_REDIS_SERVER");
-    if (bin == NULL || bin[0] == '\0')
-        bin = "redis-server";
-    execlp(bin, bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-           "--daemonize", "no", "--dir", s->dir, "--logfile", path, (char *)NULL);
-    fprintf(stderr, "exec %s: %s\n", bin, strerror(errno));
+    execlp(sp->bin, sp->bin, "--port", sp->port, "--bind", "127.0.0.1", "--save", "",
+           "--appendonly", "no", "--daemonize", "no", "--dir", sp->dir, "--logfile", sp->log_path,
+           (char *)NULL);
+    static const char msg[] = "exec redis-server failed: not installed, or not executable\n";
+    if (write(2, msg, sizeof(msg) - 1) < 0)
+        _exit(127);
     _exit(127);
 }
 
@@ -168,7 +187,8 @@ static int start_one(struct cluster *c, struct managed_server *s, char *err, siz
             snprintf(err, errlen, "no free loopback port: %s", strerror(errno));
             return -1;
         }
-        pid_t parent = getpid();
+        struct spawn sp;
+        prepare_spawn(&sp, s);
         s->pid = fork();
         if (s->pid < 0) {
             snprintf(err, errlen, "fork: %s", strerror(errno));
@@ -176,7 +196,7 @@ static int start_one(struct cluster *c, struct managed_server *s, char *err, siz
             return -1;
         }
         if (s->pid == 0)
-            child_exec_redis(s, parent);
+            child_exec_redis(&sp);
         int rc = wait_ready(s);
         if (rc == 0)
             return 0;
@@ -281,13 +301,6 @@ void cluster_stop(struct cluster *c, const char *logs_dir)
         nftw(c->root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
     c->root[0] = '\0';
     c->n = 0;
-}
-
-void cluster_kill_now(struct cluster *c)
-{
-    for (size_t i = 0; i < c->n; i++)
-        if (c->srv[i].pid > 0)
-            kill(c->srv[i].pid, SIGKILL);
 }
 
 int cluster_alive(struct cluster *c, size_t i)

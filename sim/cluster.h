@@ -32,8 +32,6 @@ int cluster_start_redis(struct cluster *c, size_t count, char *err, size_t errle
 /* Stop every server (SIGTERM, then SIGKILL), copy their logs into
  * logs_dir when it is not NULL, and remove the temporary folder. */
 void cluster_stop(struct cluster *c, const char *logs_dir);
-/* SIGKILL every server at once; for a second Ctrl-C. */
-void cluster_kill_now(struct cluster *c);
 /* Is server i still alive? (reaps it if not) */
 int cluster_alive(struct cluster *c, size_t i);
 

@@ -7,6 +7,7 @@
  * 130 interrupted (a partial report marked incomplete is still written).
  */
 #include <errno.h>
+#include <ftw.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
@@ -44,12 +45,55 @@ struct run_opts {
     int max_violations;
 };
 
-/* What the signal thread may touch. */
+/* What the signal thread may touch: the runner only under the mutex (the
+ * main thread frees it), the servers through PIDs published here. */
 static struct {
     _Atomic int signals;
-    struct runner *_Atomic runner;
-    struct cluster *cluster;
-} sig;
+    pthread_mutex_t mu;
+    struct runner *runner;
+    _Atomic pid_t servers[CLUSTER_MAX_SERVERS];
+    char root[sizeof(((struct cluster *)0)->root)];
+    _Atomic int root_set;
+} sig = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static void publish_runner(struct runner *r)
+{
+    pthread_mutex_lock(&sig.mu);
+    sig.runner = r;
+    pthread_mutex_unlock(&sig.mu);
+}
+
+static void publish_servers(const struct cluster *c)
+{
+    for (size_t i = 0; i < CLUSTER_MAX_SERVERS; i++)
+        atomic_store(&sig.servers[i], i < c->n ? c->srv[i].pid : 0);
+    if (c->root[0] && !atomic_load(&sig.root_set)) {
+        memcpy(sig.root, c->root, sizeof(sig.root));
+        atomic_store(&sig.root_set, 1);
+    }
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    return flag == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+/* Second signal: the user wants out now. PR_SET_PDEATHSIG would take the
+ * servers down with us anyway; killing them first keeps them from writing
+ * into the folder being removed. */
+static void abandon(void)
+{
+    for (size_t i = 0; i < CLUSTER_MAX_SERVERS; i++) {
+        pid_t p = atomic_load(&sig.servers[i]);
+        if (p > 0)
+            kill(p, SIGKILL);
+    }
+    if (atomic_load(&sig.root_set))
+        nftw(sig.root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    _exit(EXIT_INTERRUPTED);
+}
 
 static void usage(FILE *f)
 {
@@ -94,17 +138,13 @@ static void *signal_thread(void *arg)
         int s;
         if (sigwait(set, &s) != 0)
             continue;
-        if (atomic_fetch_add(&sig.signals, 1) == 0) {
-            struct runner *r = atomic_load(&sig.runner);
-            if (r)
-                runner_stop(r, 1);
-            fprintf(stderr, "\nlocklab: stopping (signal %d); again to abandon the report\n", s);
-        } else {
-            /* Second signal: the user wants out now. Servers first. */
-            if (sig.cluster)
-                cluster_kill_now(sig.cluster);
-            _exit(EXIT_INTERRUPTED);
-        }
+        if (atomic_fetch_add(&sig.signals, 1) > 0)
+            abandon();
+        fprintf(stderr, "\nlocklab: stopping (signal %d); again to abandon the report\n", s);
+        pthread_mutex_lock(&sig.mu);
+        if (sig.runner)
+            runner_stop(sig.runner, 1);
+        pthread_mutex_unlock(&sig.mu);
     }
     return NULL;
 }
@@ -290,9 +330,7 @@ static void show_progress(struct runner *r, int live)
 /* Wait for the clients, watching the servers and the clock. */
 static void watch_run(struct runner *r, struct cluster *cl, struct run_result *res, int live)
 {
-    struct timespec tick = {.tv_sec = 0, .tv_nsec = 100 * 1000000L};
-    for (int n = 1; !runner_done(r); n++) {
-        nanosleep(&tick, NULL);
+    for (int n = 1; !runner_wait(r, 100); n++) {
         if (n % 10 == 0)
             show_progress(r, live);
         for (size_t i = 0; i < cl->n; i++) {
@@ -311,6 +349,7 @@ static int write_reports(struct run_result *res)
 {
     char path[700];
     const char *dir = res->run_dir;
+    errno = 0; /* jansson does not always set it: never blame a stale error */
     snprintf(path, sizeof(path), "%s/history.jsonl", dir);
     FILE *f = fopen(path, "w");
     int rc = f ? history_write_jsonl(&res->hist, f) : -1;
@@ -339,6 +378,7 @@ static int start_clients(struct runner *r, struct cluster *cl)
     char err[512];
     if (runner_start(r, err, sizeof(err)) < 0) {
         fprintf(stderr, "locklab: %s\n", err);
+        publish_servers(&(struct cluster){0});
         cluster_stop(cl, NULL);
         return -1;
     }
@@ -360,6 +400,8 @@ static int finish_run(struct runner *r, struct cluster *cl, struct run_result *r
     snprintf(reason, sizeof(reason), "%s", res->incomplete_reason);
     if (runner_collect(r, res) < 0) {
         fprintf(stderr, "locklab: out of memory collecting the results\n");
+        publish_servers(&(struct cluster){0});
+        cluster_stop(cl, NULL);
         return EXIT_ENV;
     }
     if (reason[0]) {
@@ -369,6 +411,7 @@ static int finish_run(struct runner *r, struct cluster *cl, struct run_result *r
     result_judge(res);
     char logs[600];
     snprintf(logs, sizeof(logs), "%s/servers", res->run_dir);
+    publish_servers(&(struct cluster){0});
     cluster_stop(cl, logs);
     int wrote = write_reports(res);
     if (!o->quiet)
@@ -406,7 +449,6 @@ static int cmd_run(int argc, char **argv)
 
     static struct cluster cl;
     char err[512];
-    sig.cluster = &cl;
     if (o.redis) {
         snprintf(res.servers[res.n_servers++], sizeof(res.servers[0]), "redis %s (external)",
                  o.redis);
@@ -417,6 +459,7 @@ static int cmd_run(int argc, char **argv)
         snprintf(cfg.endpoints[0].host, sizeof(cfg.endpoints[0].host), "127.0.0.1");
         cfg.endpoints[0].port = cl.srv[0].port;
     }
+    publish_servers(&cl);
     cfg.n_endpoints = 1;
     cfg.connect_timeout_ms = 2000;
     cfg.io_timeout_ms = 5000;
@@ -428,21 +471,23 @@ static int cmd_run(int argc, char **argv)
     struct runner *r = runner_new(&s, lock_find(s.algorithm), &cfg, err, sizeof(err));
     if (r == NULL) {
         fprintf(stderr, "locklab: %s\n", err);
+        publish_servers(&(struct cluster){0});
         cluster_stop(&cl, NULL);
         return EXIT_ENV;
     }
+    cfg.cancel = runner_cancel_flag(r); /* before any client reads cfg */
     if (start_clients(r, &cl) < 0) {
         runner_free(r);
         return EXIT_ENV;
     }
-    atomic_store(&sig.runner, r);
+    publish_runner(r);
     if (atomic_load(&sig.signals))
         runner_stop(r, 1); /* Ctrl-C while the servers were starting */
     runner_go(r);
     int live = !o.quiet && isatty(STDERR_FILENO);
     watch_run(r, &cl, &res, live);
     rc = finish_run(r, &cl, &res, &o);
-    atomic_store(&sig.runner, NULL);
+    publish_runner(NULL);
     runner_free(r);
     result_free(&res);
     return rc;

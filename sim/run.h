@@ -17,7 +17,7 @@ struct run_ctx {
     const struct lock_config *cfg;
     struct workload *wl;
     struct nemesis *nem;
-    _Atomic int stop;        /* set: finish the step at hand, then leave */
+    atomic_int stop;         /* set: finish the step at hand, then leave */
     _Atomic int interrupted; /* set: stop cutting sleeps short too (Ctrl-C) */
     uint64_t t0_ns;          /* CLOCK_MONOTONIC at the start line */
     uint64_t deadline_ns;

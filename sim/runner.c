@@ -62,7 +62,11 @@ struct runner *runner_new(const struct scenario *s, const struct lock_ops *ops,
     atomic_init(&r->run.interrupted, 0);
     random_run_id(r->run.run_id, s->seed);
     pthread_mutex_init(&r->mu, NULL);
-    pthread_cond_init(&r->cv, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* wall-clock jumps must not stretch waits */
+    pthread_cond_init(&r->cv, &ca);
+    pthread_condattr_destroy(&ca);
     r->run.wl = workload_new(s);
     r->run.nem = nemesis_new(s);
     r->n = s->clients;
@@ -110,10 +114,16 @@ static void pause_after_error(struct client *cl)
 static void client_loop(struct client *cl)
 {
     struct run_ctx *run = cl->run;
-    while (!run_stopping(run) && cl->steps_left > 0) {
+    for (;;) {
+        if (cl->steps_left == 0)
+            break;
         uint64_t t = clock_mono_ns();
         if (t >= run->deadline_ns)
             break;
+        if (run_stopping(run)) {
+            cl->cut_short = true; /* it would have gone on: the run is incomplete */
+            break;
+        }
         if (!cl->connected && client_connect(cl) < 0) {
             pause_after_error(cl);
             continue;
@@ -122,7 +132,7 @@ static void client_loop(struct client *cl)
         bool ok = run->wl->ops->step(run->wl, cl);
         uint64_t done = clock_mono_ns();
         histogram_record(cl->h[OP_STEP], (int64_t)((done - t) / 1000));
-        tick_timeline(cl, t, ok);
+        tick_timeline(cl, done, ok);
         cl->steps_left--;
         uint64_t v = atomic_load_explicit(&cl->stat[ST_STEPS], memory_order_relaxed);
         atomic_store_explicit(&cl->stat[ST_STEPS], v + 1, memory_order_relaxed);
@@ -154,8 +164,6 @@ static bool wait_for_start(struct client *cl)
     while (r->go == 0)
         pthread_cond_wait(&r->cv, &r->mu);
     bool go = r->go > 0 && rc == 0;
-    if (go)
-        r->running++;
     pthread_mutex_unlock(&r->mu);
     return go;
 }
@@ -166,8 +174,10 @@ static void *client_thread(void *arg)
     struct runner *r = runner_of(cl);
     if (wait_for_start(cl)) {
         client_loop(cl);
+        cl->left_ns = clock_mono_ns();
         pthread_mutex_lock(&r->mu);
-        r->running--;
+        if (--r->running == 0)
+            pthread_cond_broadcast(&r->cv);
         pthread_mutex_unlock(&r->mu);
     }
     if (cl->connected)
@@ -180,6 +190,10 @@ static void release_start_line(struct runner *r, int go)
 {
     pthread_mutex_lock(&r->mu);
     r->go = go;
+    /* Counted here, not by each thread as it wakes: otherwise the watcher
+     * can see nobody running before anybody has started, and stop watching. */
+    if (go > 0)
+        r->running = r->ready;
     pthread_cond_broadcast(&r->cv);
     pthread_mutex_unlock(&r->mu);
 }
@@ -233,6 +247,11 @@ void runner_go(struct runner *r)
     release_start_line(r, 1);
 }
 
+const atomic_int *runner_cancel_flag(const struct runner *r)
+{
+    return &r->run.stop;
+}
+
 void runner_stop(struct runner *r, int interrupted)
 {
     if (interrupted)
@@ -240,9 +259,20 @@ void runner_stop(struct runner *r, int interrupted)
     atomic_store(&r->run.stop, 1);
 }
 
-int runner_done(struct runner *r)
+int runner_wait(struct runner *r, uint32_t timeout_ms)
 {
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += timeout_ms / 1000;
+    until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
     pthread_mutex_lock(&r->mu);
+    while (r->running > 0)
+        if (pthread_cond_timedwait(&r->cv, &r->mu, &until) == ETIMEDOUT)
+            break;
     int done = r->running == 0;
     pthread_mutex_unlock(&r->mu);
     return done;
@@ -376,17 +406,36 @@ static int check_safety(struct runner *r, struct run_result *res)
     return 0;
 }
 
+/* The last client to leave its loop ends the run: the watcher's polling
+ * must not stretch the elapsed time every rate is divided by. */
+static uint64_t last_exit(const struct runner *r)
+{
+    uint64_t end = r->run.t0_ns;
+    for (uint32_t i = 0; i < r->n; i++)
+        if (r->clients[i].left_ns > end)
+            end = r->clients[i].left_ns;
+    return end;
+}
+
+static bool any_cut_short(const struct runner *r)
+{
+    for (uint32_t i = 0; i < r->n; i++)
+        if (r->clients[i].cut_short)
+            return true;
+    return false;
+}
+
 int runner_collect(struct runner *r, struct run_result *res)
 {
     join_all(r);
-    res->end_mono_ns = clock_mono_ns();
+    res->end_mono_ns = last_exit(r);
     res->t0_mono_ns = r->run.t0_ns;
     res->t0_wall_ns = r->t0_wall_ns;
     res->complete = true;
     res->elapsed_s = (double)(res->end_mono_ns - r->run.t0_ns) / 1e9;
     res->scn = r->run.scn;
     res->algorithm = r->run.ops->name;
-    if (atomic_load(&r->run.interrupted)) {
+    if (any_cut_short(r)) {
         res->complete = false;
         snprintf(res->incomplete_reason, sizeof(res->incomplete_reason), "interrupted after %.1f s",
                  res->elapsed_s);

@@ -2,6 +2,7 @@
 #ifndef LOCKLAB_RUNNER_H
 #define LOCKLAB_RUNNER_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,10 +27,12 @@ struct runner *runner_new(const struct scenario *s, const struct lock_ops *ops,
 int runner_start(struct runner *r, char *err, size_t errlen);
 /* Open the start line: the clock starts, the clients begin. */
 void runner_go(struct runner *r);
+/* The flag lock_config.cancel should point at: set when the run is stopped. */
+const atomic_int *runner_cancel_flag(const struct runner *r);
 /* Ask the clients to finish their step and leave (async-signal-safe). */
 void runner_stop(struct runner *r, int interrupted);
-/* true once every client has left its loop. */
-int runner_done(struct runner *r);
+/* Wait up to timeout_ms for every client to leave its loop; true when all have. */
+int runner_wait(struct runner *r, uint32_t timeout_ms);
 void runner_progress(struct runner *r, struct progress *p);
 /* Join the threads and fill res (which then owns what it points to). */
 int runner_collect(struct runner *r, struct run_result *res);

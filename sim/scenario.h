@@ -54,8 +54,8 @@ struct flash_sale_spec {
     int64_t stock;        /* initial stock of every item */
     uint32_t critical_ms; /* hold between reading and writing the stock */
     enum skew_kind skew;
-    double hot_fraction;  /* SKEW_HOT: share of buyers that pick a hot item */
-    uint32_t hot_items;   /* SKEW_HOT: items 0..hot_items-1 are hot */
+    double hot_fraction; /* SKEW_HOT: share of buyers that pick a hot item */
+    uint32_t hot_items;  /* SKEW_HOT: items 0..hot_items-1 are hot */
 };
 
 struct scenario {
