@@ -254,9 +254,19 @@ static int load_scenario(const struct run_opts *o, struct scenario *s)
     }
     if (o->algorithm) {
         if (lock_find(o->algorithm) == NULL) {
+            const char *known[16];
+            size_t n = 0;
+            for (; n < lock_count() && n < 16; n++)
+                known[n] = lock_at(n)->name;
+            const char *near = suggest_closest(o->algorithm, known, n);
             char names[256];
-            fprintf(stderr, "locklab: --algorithm: unknown algorithm \"%s\" (known: %s)\n",
-                    o->algorithm, lock_names(names, sizeof(names)));
+            if (near)
+                fprintf(stderr,
+                        "locklab: --algorithm: unknown algorithm \"%s\" (did you mean \"%s\"?)\n",
+                        o->algorithm, near);
+            else
+                fprintf(stderr, "locklab: --algorithm: unknown algorithm \"%s\" (known: %s)\n",
+                        o->algorithm, lock_names(names, sizeof(names)));
             return EXIT_USAGE;
         }
         snprintf(s->algorithm, sizeof(s->algorithm), "%s", o->algorithm);

@@ -12,6 +12,7 @@
 
 #include "json_locate.h"
 #include "lock.h"
+#include "scenario_parse.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -23,399 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FILE_MAX_BYTES (1 << 20) /* a scenario is a few hundred bytes */
-#define PATH_MAX_DEPTH 4         /* faults[i].target is the deepest path */
-#define QUOTE_MAX      40        /* bytes of a user's string echoed in a message */
-#define MS_MAX         86400000  /* one day */
-#define NO_MAX         LLONG_MAX /* an integer field with only a lower bound */
-
-/* Validation state: where the walker is, and what to tell on failure. */
-struct ctx {
-    const char *file; /* as the caller named it; "" for none */
-    const char *text; /* the file's bytes, while scenario_load runs */
-    size_t len;
-    bool reread; /* scenario_finish: read the file again to point into it */
-    char *err;   /* SCENARIO_ERR_MAX bytes */
-    struct json_step path[PATH_MAX_DEPTH];
-    size_t depth;
-};
-
-struct field;
-typedef int (*parse_fn)(struct ctx *c, json_t *v, const struct field *f, void *base);
-
-struct table {
-    const struct field *fields;
-    size_t n;
-    /* checks between fields of one object, once all are read */
-    int (*after)(struct ctx *c, json_t *obj, void *base);
-};
-
-struct names {
-    const char *noun; /* "unknown <noun> \"x\"" */
-    const char *const *list;
-    size_t n;
-    int first; /* the enum value of list[0] */
-};
-
-struct field {
-    const char *key;
-    parse_fn parse;
-    size_t offset;           /* of the destination in the base struct */
-    long long min, max;      /* integer bounds; max bytes for a string */
-    const struct table *sub; /* an object's own table */
-    const struct names *names;
-    bool required;
-};
-
-#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
-
-/* ---- messages -------------------------------------------------------- */
-
-/* Append s to buf (of len, holding a string), escaping what would break a
- * one-line message, and cutting it at max bytes with "...". */
-static void append_escaped(char *buf, size_t len, const char *s, size_t max)
-{
-    size_t used = strlen(buf);
-
-    for (size_t i = 0; s[i] && used + 8 < len; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        if (i >= max && (ch & 0xC0) != 0x80) {
-            snprintf(buf + used, len - used, "...");
-            return;
-        }
-        if (ch < 0x20 || ch == 0x7F)
-            used += (size_t)snprintf(buf + used, len - used, "\\u%04x", ch);
-        else if (ch == '"' || ch == '\\')
-            used += (size_t)snprintf(buf + used, len - used, "\\%c", ch);
-        else
-            buf[used++] = (char)ch;
-        buf[used] = '\0';
-    }
-}
-
-/* A user's string, in quotes, escaped and cut: safe to put in a message.
- * Returned by value, so it lives until the end of the calling expression. */
-struct quoted {
-    char s[QUOTE_MAX * 6 + 8];
-};
-
-static struct quoted quote(const char *s)
-{
-    struct quoted q = {"\""};
-
-    append_escaped(q.s, sizeof(q.s) - 1, s, QUOTE_MAX);
-    strcat(q.s, "\"");
-    return q;
-}
-
-static void render_path(const struct ctx *c, char *buf, size_t len)
-{
-    buf[0] = '\0';
-    for (size_t i = 0; i < c->depth; i++) {
-        size_t used = strlen(buf);
-        if (!c->path[i].key)
-            snprintf(buf + used, len - used, "[%zu]", c->path[i].index);
-        else {
-            if (i > 0)
-                snprintf(buf + used, len - used, ".");
-            append_escaped(buf, len, c->path[i].key, QUOTE_MAX);
-        }
-    }
-}
-
-/* The error is one line, whatever the file name or jansson's text hold, and
- * a cut does not leave half a UTF-8 character behind. */
-static void one_line(char *err)
-{
-    size_t n = strlen(err), lead = n;
-
-    for (size_t i = 0; i < n; i++)
-        if ((unsigned char)err[i] < 0x20 || err[i] == 0x7F)
-            err[i] = '?';
-    if (n + 1 < SCENARIO_ERR_MAX)
-        return;
-    while (lead > 0 && ((unsigned char)err[lead - 1] & 0xC0) == 0x80)
-        lead--;
-    if (lead == 0)
-        return;
-    unsigned char first = (unsigned char)err[lead - 1];
-    size_t want = first >= 0xF0 ? 4 : first >= 0xE0 ? 3 : first >= 0xC0 ? 2 : 1;
-    if (n - (lead - 1) < want)
-        err[lead - 1] = '\0';
-}
-
-/* "file:line:col: path: msg", leaving out what is not known. */
-static void emit(char *err, const char *file, const struct json_pos *pos, const char *path,
-                 const char *msg)
-{
-    int n = 0;
-
-    if (file[0] && pos)
-        n = snprintf(err, SCENARIO_ERR_MAX, "%s:%d:%d: ", file, pos->line, pos->column);
-    else if (file[0])
-        n = snprintf(err, SCENARIO_ERR_MAX, "%s: ", file);
-    if (n >= 0 && n < SCENARIO_ERR_MAX)
-        snprintf(err + n, SCENARIO_ERR_MAX - (size_t)n, "%s%s%s", path, path[0] ? ": " : "", msg);
-    one_line(err);
-}
-
-static int read_file(const char *path, char **text, size_t *len, char *why, size_t why_len)
-{
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    size_t n = 0;
-
-    if (!f) {
-        snprintf(why, why_len, "cannot open: %s", strerror(errno));
-        return -1;
-    }
-    buf = malloc(FILE_MAX_BYTES + 1);
-    if (buf) {
-        n = fread(buf, 1, FILE_MAX_BYTES + 1, f);
-        if (ferror(f))
-            snprintf(why, why_len, "cannot read: %s", strerror(errno));
-        else if (n > FILE_MAX_BYTES)
-            snprintf(why, why_len, "too large (more than %d bytes)", FILE_MAX_BYTES);
-        else
-            why[0] = '\0';
-    } else {
-        snprintf(why, why_len, "cannot read: out of memory");
-    }
-    fclose(f);
-    if (!buf || why[0]) {
-        free(buf);
-        return -1;
-    }
-    *text = buf;
-    *len = n;
-    return 0;
-}
-
-static json_t *lookup(json_t *root, const struct json_step *steps, size_t n)
-{
-    for (size_t i = 0; i < n && root; i++)
-        root = steps[i].key ? json_object_get(root, steps[i].key)
-                            : json_array_get(root, steps[i].index);
-    return root;
-}
-
-/* scenario_finish judges values that may come from the command line rather
- * than the file: point into the file only if it holds this very value
- * (want), or, with any_value, anything at that path. */
-static bool locate_again(const struct ctx *c, bool any_value, json_t *want, struct json_pos *pos)
-{
-    char *text = NULL, why[128];
-    size_t len;
-    bool found = false;
-
-    if (!any_value && !want)
-        return false;
-    if (!c->file[0] || read_file(c->file, &text, &len, why, sizeof(why)) < 0)
-        return false;
-    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL);
-    json_t *v = lookup(root, c->path, c->depth);
-    if (v && (any_value || json_equal(v, want)))
-        found = json_locate_steps(text, len, c->path, c->depth, false, pos) == 0;
-    json_decref(root);
-    free(text);
-    return found;
-}
-
-__attribute__((format(printf, 5, 0))) static int vfail(struct ctx *c, bool at_key, bool any_value,
-                                                       json_t *want, const char *fmt, va_list ap)
-{
-    char msg[SCENARIO_ERR_MAX], path[256];
-    struct json_pos pos;
-    bool located;
-
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    render_path(c, path, sizeof(path));
-    if (c->text)
-        located = json_locate_steps(c->text, c->len, c->path, c->depth, at_key, &pos) == 0;
-    else
-        located = c->reread && locate_again(c, any_value, want, &pos);
-    emit(c->err, c->file, located ? &pos : NULL, path, msg);
-    return -1;
-}
-
-/* Fail at the value under check. */
-__attribute__((format(printf, 2, 3))) static int fail(struct ctx *c, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vfail(c, false, true, NULL, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
-/* Fail at the key of the member under check (an unknown key). */
-__attribute__((format(printf, 2, 3))) static int fail_key(struct ctx *c, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vfail(c, true, true, NULL, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
-/* scenario_finish: fail at the value if the file holds want there (NULL:
- * the value cannot be the file's); takes want's reference. */
-__attribute__((format(printf, 3, 4))) static int fail_if_file(struct ctx *c, json_t *want,
-                                                              const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vfail(c, false, false, want, fmt, ap);
-    va_end(ap);
-    json_decref(want);
-    return -1;
-}
-
-static void push_key(struct ctx *c, const char *key)
-{
-    c->path[c->depth++] = (struct json_step){.key = key, .key_len = strlen(key)};
-}
-
-static void push_index(struct ctx *c, size_t i)
-{
-    c->path[c->depth++] = (struct json_step){.index = i};
-}
-
-static void pop(struct ctx *c)
-{
-    c->depth--;
-}
-
-static const char *type_name(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT:
-        return "object";
-    case JSON_ARRAY:
-        return "array";
-    case JSON_STRING:
-        return "string";
-    case JSON_INTEGER:
-        return "integer";
-    case JSON_REAL:
-        return "number"; /* 1.0 is a number, not an integer, as in JSON Schema */
-    case JSON_TRUE:
-    case JSON_FALSE:
-        return "boolean";
-    default:
-        return "null";
-    }
-}
-
-static int type_error(struct ctx *c, const json_t *v, const char *what)
-{
-    return fail(c, "expected %s, got %s", what, type_name(v));
-}
-
-/* ---- suggestions ----------------------------------------------------- */
-
-#define DIST_MAX_LEN 64 /* longer candidates are never suggested */
-
-/* Damerau-Levenshtein distance (optimal string alignment): a swapped pair
- * of letters, the commonest typo, costs one edit. */
-static size_t distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    size_t rows[3][DIST_MAX_LEN + 1];
-    size_t *prev2 = rows[0], *prev = rows[1], *cur = rows[2];
-
-    if (lb > DIST_MAX_LEN)
-        return SIZE_MAX;
-    for (size_t j = 0; j <= lb; j++)
-        prev[j] = j;
-    for (size_t i = 1; i <= la; i++) {
-        cur[0] = i;
-        for (size_t j = 1; j <= lb; j++) {
-            size_t best = prev[j - 1] + (a[i - 1] != b[j - 1]);
-            if (prev[j] + 1 < best)
-                best = prev[j] + 1;
-            if (cur[j - 1] + 1 < best)
-                best = cur[j - 1] + 1;
-            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-                prev2[j - 2] + 1 < best)
-                best = prev2[j - 2] + 1;
-            cur[j] = best;
-        }
-        size_t *t = prev2;
-        prev2 = prev;
-        prev = cur;
-        cur = t;
-    }
-    return prev[lb];
-}
-
-/* " (did you mean \"x\"?)" for the closest candidate within max(2, len/3)
- * edits, else " (known: a, b, c)". */
-static void suggest(char *buf, size_t len, const char *word, const char *const *cands, size_t n)
-{
-    size_t limit = strlen(word) / 3, best = SIZE_MAX, used;
-    const char *pick = NULL;
-
-    if (limit < 2)
-        limit = 2;
-    for (size_t i = 0; i < n; i++) {
-        size_t d = distance(word, cands[i]);
-        if (d <= limit && d < best) {
-            best = d;
-            pick = cands[i];
-        }
-    }
-    if (pick) {
-        snprintf(buf, len, " (did you mean \"%s\"?)", pick);
-        return;
-    }
-    snprintf(buf, len, " (known: ");
-    for (size_t i = 0; i < n; i++) {
-        used = strlen(buf);
-        snprintf(buf + used, len - used, "%s%s", i ? ", " : "", cands[i]);
-    }
-    used = strlen(buf);
-    snprintf(buf + used, len - used, ")");
-}
-
-static int unknown_name(struct ctx *c, const struct names *nm, const char *value)
-{
-    char hint[256];
-
-    suggest(hint, sizeof(hint), value, nm->list, nm->n);
-    return fail(c, "unknown %s %s%s", nm->noun, quote(value).s, hint);
-}
-
-static int unknown_key(struct ctx *c, const struct table *t, const char *key)
-{
-    const char *keys[16];
-    char hint[256];
-    size_t n = 0;
-
-    for (size_t i = 0; i < t->n && n < N_OF(keys); i++)
-        keys[n++] = t->fields[i].key;
-    suggest(hint, sizeof(hint), key, keys, n);
-    push_key(c, key);
-    fail_key(c, "unknown key%s", hint);
-    pop(c);
-    return -1;
-}
-
-static int unknown_algorithm(struct ctx *c, const char *name, json_t *want)
-{
-    const char *algs[32];
-    char hint[256];
-    size_t n = 0;
-
-    for (size_t i = 0; i < lock_count() && n < N_OF(algs); i++)
-        algs[n++] = lock_at(i)->name;
-    suggest(hint, sizeof(hint), name, algs, n);
-    if (c->reread)
-        return fail_if_file(c, want, "unknown algorithm %s%s", quote(name).s, hint);
-    json_decref(want);
-    return fail(c, "unknown algorithm %s%s", quote(name).s, hint);
-}
-
 /* ---- field parsers ----------------------------------------------------- */
 
 static void *field_at(void *base, const struct field *f)
@@ -426,12 +34,12 @@ static void *field_at(void *base, const struct field *f)
 static int get_int(struct ctx *c, json_t *v, const struct field *f, long long *out)
 {
     if (!json_is_integer(v))
-        return type_error(c, v, "an integer");
+        return scn_type_error(c, v, "an integer");
     long long x = json_integer_value(v);
     if (x < f->min && f->max == NO_MAX)
-        return fail(c, "expected an integer >= %lld", f->min);
+        return scn_fail(c, "expected an integer >= %lld", f->min);
     if (x < f->min || x > f->max)
-        return fail(c, "%lld is out of range (%lld..%lld)", x, f->min, f->max);
+        return scn_fail(c, "%lld is out of range (%lld..%lld)", x, f->min, f->max);
     *out = x;
     return 0;
 }
@@ -466,7 +74,7 @@ static int parse_i64(struct ctx *c, json_t *v, const struct field *f, void *base
 static int parse_bool(struct ctx *c, json_t *v, const struct field *f, void *base)
 {
     if (!json_is_boolean(v))
-        return type_error(c, v, "a boolean");
+        return scn_type_error(c, v, "a boolean");
     *(bool *)field_at(base, f) = json_is_true(v);
     return 0;
 }
@@ -481,14 +89,14 @@ _Static_assert(sizeof(enum expect_invariants) == sizeof(int), "enum size");
 static int match_name(struct ctx *c, json_t *v, const struct names *nm, int *out)
 {
     if (!json_is_string(v))
-        return type_error(c, v, "a string");
+        return scn_type_error(c, v, "a string");
     for (size_t i = 0; i < nm->n; i++) {
         if (strcmp(json_string_value(v), nm->list[i]) == 0) {
             *out = nm->first + (int)i;
             return 0;
         }
     }
-    return unknown_name(c, nm, json_string_value(v));
+    return scn_unknown_name(c, nm, json_string_value(v));
 }
 
 static int parse_enum(struct ctx *c, json_t *v, const struct field *f, void *base)
@@ -512,10 +120,10 @@ static bool valid_name(const char *s)
 static int parse_name(struct ctx *c, json_t *v, const struct field *f, void *base)
 {
     if (!json_is_string(v))
-        return type_error(c, v, "a string");
+        return scn_type_error(c, v, "a string");
     if (!valid_name(json_string_value(v)))
-        return fail(c, "%s is not a valid name (1 to 63 of A-Z a-z 0-9 _ . -)",
-                    quote(json_string_value(v)).s);
+        return scn_fail(c, "%s is not a valid name (1 to 63 of A-Z a-z 0-9 _ . -)",
+                        scn_quote(json_string_value(v)).s);
     strcpy(field_at(base, f), json_string_value(v));
     return 0;
 }
@@ -523,10 +131,10 @@ static int parse_name(struct ctx *c, json_t *v, const struct field *f, void *bas
 static int parse_text(struct ctx *c, json_t *v, const struct field *f, void *base)
 {
     if (!json_is_string(v))
-        return type_error(c, v, "a string");
+        return scn_type_error(c, v, "a string");
     size_t n = json_string_length(v);
     if (n > (size_t)f->max)
-        return fail(c, "too long (%zu bytes, at most %lld)", n, f->max);
+        return scn_fail(c, "too long (%zu bytes, at most %lld)", n, f->max);
     memcpy(field_at(base, f), json_string_value(v), n + 1);
     return 0;
 }
@@ -537,11 +145,11 @@ static int parse_algorithm(struct ctx *c, json_t *v, const struct field *f, void
 
     (void)f;
     if (!json_is_string(v))
-        return type_error(c, v, "a string");
+        return scn_type_error(c, v, "a string");
     /* Known or not is for scenario_finish (--algorithm may override it);
      * a name too long to keep cannot be known. */
     if (json_string_length(v) >= sizeof(s->algorithm))
-        return unknown_algorithm(c, json_string_value(v), NULL);
+        return scn_unknown_algorithm(c, json_string_value(v), NULL);
     strcpy(s->algorithm, json_string_value(v));
     return 0;
 }
@@ -550,10 +158,10 @@ static int parse_algorithm(struct ctx *c, json_t *v, const struct field *f, void
 static int get_positive(struct ctx *c, json_t *v, double max, double *out)
 {
     if (!json_is_number(v))
-        return type_error(c, v, "a number");
+        return scn_type_error(c, v, "a number");
     double x = json_number_value(v);
     if (!(x > 0 && x <= max))
-        return fail(c, "%g is out of range (> 0 and <= %g)", x, max);
+        return scn_fail(c, "%g is out of range (> 0 and <= %g)", x, max);
     *out = x;
     return 0;
 }
@@ -568,7 +176,7 @@ static int parse_duration(struct ctx *c, json_t *v, const struct field *f, void 
         return -1;
     long long ms = llround(x * 1000);
     if (ms < 1)
-        return fail(c, "%g is shorter than 1 ms", x);
+        return scn_fail(c, "%g is shorter than 1 ms", x);
     s->duration_ms = (uint64_t)ms;
     return 0;
 }
@@ -597,7 +205,7 @@ static int walk_object(struct ctx *c, json_t *obj, const struct table *t, void *
 static int parse_object(struct ctx *c, json_t *v, const struct field *f, void *base)
 {
     if (!json_is_object(v))
-        return type_error(c, v, "an object");
+        return scn_type_error(c, v, "an object");
     return walk_object(c, v, f->sub, base);
 }
 
@@ -607,7 +215,7 @@ static int parse_target(struct ctx *c, json_t *v, const struct field *f, void *b
 
     (void)f;
     if (!json_is_string(v))
-        return type_error(c, v, "a string");
+        return scn_type_error(c, v, "a string");
     const char *t = json_string_value(v);
     if (strcmp(t, "holder") == 0) {
         fs->target = FAULT_TARGET_HOLDER;
@@ -622,7 +230,7 @@ static int parse_target(struct ctx *c, json_t *v, const struct field *f, void *b
             return 0;
         }
     }
-    return fail(c, "unknown target %s (expected \"holder\" or \"client:N\")", quote(t).s);
+    return scn_fail(c, "unknown target %s (expected \"holder\" or \"client:N\")", scn_quote(t).s);
 }
 
 static int parse_expect(struct ctx *c, json_t *v, const struct field *f, void *base)
@@ -631,23 +239,23 @@ static int parse_expect(struct ctx *c, json_t *v, const struct field *f, void *b
 
     if (json_is_integer(v)) {
         if (json_integer_value(v) < 0)
-            return fail(c, "expected an integer >= 0");
+            return scn_fail(c, "expected an integer >= 0");
         e->op = EXPECT_EQ;
         e->value = (uint64_t)json_integer_value(v);
         return 0;
     }
     if (!json_is_string(v))
-        return type_error(c, v, "an integer or a string");
+        return scn_type_error(c, v, "an integer or a string");
     if (expect_parse(json_string_value(v), e) < 0)
-        return fail(c, "cannot read %s as a count (write 0, \">0\", \">= 3\", \"<5\")",
-                    quote(json_string_value(v)).s);
+        return scn_fail(c, "cannot read %s as a count (write 0, \">0\", \">= 3\", \"<5\")",
+                        scn_quote(json_string_value(v)).s);
     return 0;
 }
 
 /* ---- the format ------------------------------------------------------ */
 
 static const char *const workload_list[] = {"flash_sale"};
-static const char *const skew_list[] = {"uniform", "hot"};
+static const char *const skew_list[] = {"uniform", "hot", "per_client"};
 static const char *const fault_list[] = {"client_pause", "client_crash"};
 static const char *const invariants_list[] = {"hold", "broken"};
 
@@ -704,14 +312,14 @@ static int parse_workload(struct ctx *c, json_t *v, const struct field *f, void 
 
     (void)f;
     if (!json_is_object(v))
-        return type_error(c, v, "an object");
+        return scn_type_error(c, v, "an object");
     json_t *type = json_object_get(v, "type");
     /* the type decides which keys are known, so it is checked first */
     if (!type)
-        return fail(c, "missing required key \"type\"");
-    push_key(c, "type");
+        return scn_fail(c, "missing required key \"type\"");
+    scn_push_key(c, "type");
     int rc = match_name(c, type, &workload_names, &kind);
-    pop(c);
+    scn_pop(c);
     if (rc < 0)
         return -1;
     s->workload = (enum workload_kind)kind;
@@ -737,20 +345,20 @@ static int parse_faults(struct ctx *c, json_t *v, const struct field *f, void *b
 
     (void)f;
     if (!json_is_array(v))
-        return type_error(c, v, "an array");
+        return scn_type_error(c, v, "an array");
     size_t n = json_array_size(v);
     for (size_t i = 0; i < n && rc == 0; i++) {
         json_t *el = json_array_get(v, i);
-        push_index(c, i);
+        scn_push_index(c, i);
         if (i >= SCENARIO_MAX_FAULTS)
-            rc = fail(c, "too many faults (at most %d)", SCENARIO_MAX_FAULTS);
+            rc = scn_fail(c, "too many faults (at most %d)", SCENARIO_MAX_FAULTS);
         else if (!json_is_object(el))
-            rc = type_error(c, el, "an object");
+            rc = scn_type_error(c, el, "an object");
         else {
             s->faults[i] = (struct fault_spec){.target = FAULT_TARGET_HOLDER};
             rc = walk_object(c, el, &fault_table, &s->faults[i]);
         }
-        pop(c);
+        scn_pop(c);
     }
     if (rc == 0)
         s->n_faults = n;
@@ -799,18 +407,18 @@ static int walk_object(struct ctx *c, json_t *obj, const struct table *t, void *
     /* keys in file order: jansson keeps objects in insertion order */
     for (void *it = json_object_iter(obj); it; it = json_object_iter_next(obj, it))
         if (!known_key(t, json_object_iter_key(it)))
-            return unknown_key(c, t, json_object_iter_key(it));
+            return scn_unknown_key(c, t, json_object_iter_key(it));
     for (size_t i = 0; i < t->n; i++) {
         const struct field *f = &t->fields[i];
         json_t *v = json_object_get(obj, f->key);
         if (!v) {
             if (f->required)
-                return fail(c, "missing required key \"%s\"", f->key);
+                return scn_fail(c, "missing required key \"%s\"", f->key);
             continue;
         }
-        push_key(c, f->key);
+        scn_push_key(c, f->key);
         int rc = f->parse(c, v, f, base);
-        pop(c);
+        scn_pop(c);
         if (rc < 0)
             return -1;
     }
@@ -826,15 +434,15 @@ static int lock_after(struct ctx *c, json_t *obj, void *base)
         return 0;
     /* blame what the file wrote: the maximum if given, else the minimum */
     if (json_object_get(obj, "retry_max_ms")) {
-        push_key(c, "retry_max_ms");
-        rc = fail(c, "%" PRIu32 " is less than retry_min_ms (%" PRIu32 ")", s->retry_max_ms,
-                  s->retry_min_ms);
+        scn_push_key(c, "retry_max_ms");
+        rc = scn_fail(c, "%" PRIu32 " is less than retry_min_ms (%" PRIu32 ")", s->retry_max_ms,
+                      s->retry_min_ms);
     } else {
-        push_key(c, "retry_min_ms");
-        rc = fail(c, "%" PRIu32 " is more than retry_max_ms (%" PRIu32 " by default)",
-                  s->retry_min_ms, s->retry_max_ms);
+        scn_push_key(c, "retry_min_ms");
+        rc = scn_fail(c, "%" PRIu32 " is more than retry_max_ms (%" PRIu32 " by default)",
+                      s->retry_min_ms, s->retry_max_ms);
     }
-    pop(c);
+    scn_pop(c);
     return rc;
 }
 
@@ -846,10 +454,10 @@ static int fault_after(struct ctx *c, json_t *obj, void *base)
     if (fs->type != FAULT_CLIENT_PAUSE || fs->duration_ms > 0)
         return 0;
     if (!json_object_get(obj, "duration_ms"))
-        return fail(c, "missing required key \"duration_ms\" (a client_pause needs one)");
-    push_key(c, "duration_ms");
-    rc = fail(c, "0 is out of range for a client_pause (1..%d)", MS_MAX);
-    pop(c);
+        return scn_fail(c, "missing required key \"duration_ms\" (a client_pause needs one)");
+    scn_push_key(c, "duration_ms");
+    rc = scn_fail(c, "0 is out of range for a client_pause (1..%d)", MS_MAX);
+    scn_pop(c);
     return rc;
 }
 
@@ -905,11 +513,11 @@ static int syntax_error(struct ctx *c, const json_error_t *je)
     /* jansson stops just after a duplicate key; name its path instead */
     if (json_error_code(je) == json_error_duplicate_key && je->position > 0 &&
         json_path_at(c->text, c->len, (size_t)je->position - 1, path, sizeof(path), &pos) == 0) {
-        emit(c->err, c->file, &pos, path, "duplicate key");
+        scn_emit(c->err, c->file, &pos, path, "duplicate key");
         return -1;
     }
     pos = (struct json_pos){je->line, je->column};
-    emit(c->err, c->file, &pos, "syntax", je->text);
+    scn_emit(c->err, c->file, &pos, "syntax", je->text);
     return -1;
 }
 
@@ -923,8 +531,8 @@ int scenario_load(const char *path, struct scenario *s, char err[SCENARIO_ERR_MA
     scenario_defaults(s);
     snprintf(s->path, sizeof(s->path), "%s", path);
     err[0] = '\0';
-    if (read_file(path, &text, &c.len, why, sizeof(why)) < 0) {
-        emit(err, path, NULL, "", why);
+    if (scn_read_file(path, &text, &c.len, why, sizeof(why)) < 0) {
+        scn_emit(err, path, NULL, "", why);
         return -1;
     }
     c.text = text;
@@ -932,7 +540,7 @@ int scenario_load(const char *path, struct scenario *s, char err[SCENARIO_ERR_MA
     if (!root)
         rc = syntax_error(&c, &je);
     else if (!json_is_object(root))
-        rc = type_error(&c, root, "an object");
+        rc = scn_type_error(&c, root, "an object");
     else
         rc = walk_object(&c, root, &top_table, s);
     if (rc == 0 && !json_object_get(root, "name"))
@@ -944,25 +552,25 @@ int scenario_load(const char *path, struct scenario *s, char err[SCENARIO_ERR_MA
 
 static int finish_faults(struct ctx *c, const struct scenario *s)
 {
-    push_key(c, "faults");
+    scn_push_key(c, "faults");
     for (size_t i = 0; i < s->n_faults; i++) {
         const struct fault_spec *fs = &s->faults[i];
         int rc = 0;
-        push_index(c, i);
+        scn_push_index(c, i);
         if (fs->at_ms >= s->duration_ms) {
-            push_key(c, "at_ms");
-            rc = fail(c, "%" PRIu64 " is past the end of the run (%" PRIu64 " ms)", fs->at_ms,
-                      s->duration_ms);
+            scn_push_key(c, "at_ms");
+            rc = scn_fail(c, "%" PRIu64 " is past the end of the run (%" PRIu64 " ms)", fs->at_ms,
+                          s->duration_ms);
         } else if (fs->target != FAULT_TARGET_HOLDER && (uint32_t)fs->target >= s->clients) {
-            push_key(c, "target");
-            rc = fail(c, "client %d does not exist (%u clients, numbered 0..%u)", (int)fs->target,
-                      (unsigned)s->clients, (unsigned)s->clients - 1);
+            scn_push_key(c, "target");
+            rc = scn_fail(c, "client %d does not exist (%u clients, numbered 0..%u)",
+                          (int)fs->target, (unsigned)s->clients, (unsigned)s->clients - 1);
         }
         if (rc < 0)
             return -1;
-        pop(c);
+        scn_pop(c);
     }
-    pop(c);
+    scn_pop(c);
     return 0;
 }
 
@@ -974,35 +582,45 @@ static int finish_checks(struct ctx *c, const struct scenario *s)
     const struct lock_ops *ops;
 
     if (s->clients < 1 || s->clients > SCENARIO_MAX_CLIENTS) {
-        push_key(c, "clients");
-        return fail_if_file(c, json_integer(s->clients), "%" PRIu32 " is out of range (1..%d)",
-                            s->clients, SCENARIO_MAX_CLIENTS);
+        scn_push_key(c, "clients");
+        return scn_fail_if_file(c, json_integer(s->clients), "%" PRIu32 " is out of range (1..%d)",
+                                s->clients, SCENARIO_MAX_CLIENTS);
     }
     if (s->duration_ms < 1 || s->duration_ms > MS_MAX) {
-        push_key(c, "duration_s");
-        return fail_if_file(c, NULL, "%" PRIu64 " ms is out of range (1..%d ms)", s->duration_ms,
-                            MS_MAX);
+        scn_push_key(c, "duration_s");
+        return scn_fail_if_file(c, NULL, "%" PRIu64 " ms is out of range (1..%d ms)",
+                                s->duration_ms, MS_MAX);
     }
-    push_key(c, "lock");
-    push_key(c, "algorithm");
+    scn_push_key(c, "lock");
+    scn_push_key(c, "algorithm");
     ops = lock_find(s->algorithm);
     if (!ops)
-        return unknown_algorithm(c, s->algorithm, json_string(s->algorithm));
-    pop(c);
+        return scn_unknown_algorithm(c, s->algorithm, json_string(s->algorithm));
+    scn_pop(c);
     if (s->watchdog && !ops->renew) {
-        push_key(c, "watchdog");
-        return fail_if_file(c, json_true(), "algorithm \"%s\" cannot renew a lock", ops->name);
+        scn_push_key(c, "watchdog");
+        return scn_fail_if_file(c, json_true(), "algorithm \"%s\" cannot renew a lock", ops->name);
     }
     if (s->renew_ms != 0 && s->renew_ms >= s->ttl_ms) {
-        push_key(c, "renew_ms");
-        return fail_if_file(c, json_integer(s->renew_ms),
-                            "%" PRIu32 " must be less than ttl_ms (%" PRIu32 ")", s->renew_ms,
-                            s->ttl_ms);
+        scn_push_key(c, "renew_ms");
+        return scn_fail_if_file(c, json_integer(s->renew_ms),
+                                "%" PRIu32 " must be less than ttl_ms (%" PRIu32 ")", s->renew_ms,
+                                s->ttl_ms);
     }
-    pop(c);
+    scn_pop(c);
     if (s->fencing && !ops->gives_token) {
-        push_key(c, "fencing");
-        return fail_if_file(c, json_true(), "algorithm \"%s\" gives no fencing tokens", ops->name);
+        scn_push_key(c, "fencing");
+        return scn_fail_if_file(c, json_true(), "algorithm \"%s\" gives no fencing tokens",
+                                ops->name);
+    }
+    /* The invariants add up every item's stock in 64 bits. */
+    if (s->flash_sale.stock > 0 && s->flash_sale.items > INT64_MAX / s->flash_sale.stock) {
+        scn_push_key(c, "workload");
+        scn_push_key(c, "stock");
+        return scn_fail_if_file(c, json_integer(s->flash_sale.stock),
+                                "%" PRId64 " per item times %" PRIu32
+                                " items is more stock than 64 bits can count",
+                                s->flash_sale.stock, s->flash_sale.items);
     }
     return finish_faults(c, s);
 }

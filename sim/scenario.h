@@ -114,6 +114,10 @@ const char *expect_format(const struct expect_num *e, char *buf, size_t len);
 bool expect_met(const struct expect_num *e, uint64_t got);
 
 const char *fault_type_name(enum fault_type t); /* "client_pause" */
+
+/* The name in known[0..n) closest to word (a typo's likely meaning), within
+ * max(2, len/3) edits counting a swapped pair as one; NULL if none is. */
+const char *suggest_closest(const char *word, const char *const *known, size_t n);
 const char *workload_name(enum workload_kind w);
 
 #endif

@@ -219,6 +219,18 @@ static void test_minimal_defaults(void **state)
     assert_int_equal(s.expect.invariants, EXPECT_INV_HOLD);
 }
 
+static void test_per_client_skew(void **state)
+{
+    struct scenario s;
+
+    load_ok(state,
+            "{'clients': 50, 'workload': {'type': 'flash_sale', 'items': 50,"
+            " 'skew': 'per_client'}}",
+            &s);
+    assert_int_equal(s.flash_sale.skew, SKEW_PER_CLIENT);
+    assert_int_equal(s.flash_sale.items, 50);
+}
+
 static void test_scenario_defaults(void **state)
 {
     struct scenario s;
@@ -291,7 +303,7 @@ static void test_bounds_accepted(void **state)
             " 'seed': 9223372036854775807,"
             " 'lock': {'ttl_ms': 86400000, 'wait_ms': 86400000, 'renew_ms': 86399999,"
             " 'retry_min_ms': 60000, 'retry_max_ms': 60000},"
-            " 'workload': {'type': 'flash_sale', 'items': 1000000, 'stock': 1000000000000000,"
+            " 'workload': {'type': 'flash_sale', 'items': 1000000, 'stock': 9000000000000,"
             " 'critical_ms': 600000, 'skew': 'uniform', 'hot_fraction': 1, 'hot_items': 1000000},"
             " 'faults': [{'at_ms': 86399999, 'type': 'client_pause', 'duration_ms': 86400000,"
             " 'target': 'client:4095'}]}",
@@ -302,10 +314,15 @@ static void test_bounds_accepted(void **state)
     assert_int_equal(s.requests, INT64_MAX);
     assert_int_equal(s.seed, INT64_MAX);
     assert_int_equal(s.renew_ms, 86399999);
-    assert_int_equal(s.flash_sale.stock, 1000000000000000LL);
+    /* each item may hold 10^15, but all of them together must fit 64 bits */
+    assert_int_equal(s.flash_sale.stock, 9000000000000LL);
     assert_true(s.flash_sale.hot_fraction == 1.0);
     assert_int_equal(s.faults[0].duration_ms, 86400000);
     assert_int_equal(s.faults[0].target, 4095);
+
+    load_ok(state, "{'workload': {'type': 'flash_sale', 'items': 9000, 'stock': 1000000000000000}}",
+            &s);
+    assert_int_equal(s.flash_sale.stock, 1000000000000000LL);
 
     /* duration_s rounds to the nearest millisecond; a number key takes integers */
     load_ok(state, "{'duration_s': 1.0005, " WL "}", &s);
@@ -518,6 +535,9 @@ static void test_unknown_values(void **state)
          "t.json:1:23: workload.type: unknown workload \"cache_rebuild\" (known: flash_sale)"},
         {"{'workload': {'type': 'flash_sale', 'skew': 'hott'}}",
          "t.json:1:45: workload.skew: unknown skew \"hott\" (did you mean \"hot\"?)"},
+        {"{'workload': {'type': 'flash_sale', 'skew': 'per-client'}}",
+         "t.json:1:45: workload.skew: unknown skew \"per-client\" (did you mean "
+         "\"per_client\"?)"},
         {"{'faults': [{'at_ms': 0, 'type': 'client_pase'}], " WL "}",
          "t.json:1:34: faults[0].type: unknown fault type \"client_pase\" (did you mean "
          "\"client_pause\"?)"},
@@ -730,6 +750,9 @@ static void test_finish_errors(void **state)
         {"{'faults': [{'at_ms': 0, 'type': 'client_crash', 'target': 'client:4'}],"
          " 'clients': 4, " WL "}",
          "t.json:1:60: faults[0].target: client 4 does not exist (4 clients, numbered 0..3)"},
+        {"{'workload': {'type': 'flash_sale', 'items': 10000, 'stock': 1000000000000000}}",
+         "t.json:1:62: workload.stock: 1000000000000000 per item times 10000 items is more "
+         "stock than 64 bits can count"},
     };
     CHECK_FINISH(cases);
 }
@@ -1125,6 +1148,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_good_full),
         cmocka_unit_test(test_minimal_defaults),
+        cmocka_unit_test(test_per_client_skew),
         cmocka_unit_test(test_scenario_defaults),
         cmocka_unit_test(test_expect_defaults),
         cmocka_unit_test(test_bounds_accepted),

@@ -1,0 +1,92 @@
+/* scenario_parse.h - private to the scenario parser (scenario.c, the format,
+ * and scenario_error.c, its messages). */
+#ifndef LOCKLAB_SCENARIO_PARSE_H
+#define LOCKLAB_SCENARIO_PARSE_H
+
+#include <jansson.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "json_locate.h"
+#include "scenario.h"
+
+#define FILE_MAX_BYTES (1 << 20) /* a scenario is a few hundred bytes */
+#define PATH_MAX_DEPTH 4         /* faults[i].target is the deepest path */
+#define QUOTE_MAX      40        /* bytes of a user's string echoed in a message */
+#define MS_MAX         86400000  /* one day */
+#define NO_MAX         LLONG_MAX /* an integer field with only a lower bound */
+
+/* Validation state: where the walker is, and what to tell on failure. */
+struct ctx {
+    const char *file; /* as the caller named it; "" for none */
+    const char *text; /* the file's bytes, while scenario_load runs */
+    size_t len;
+    bool reread; /* scenario_finish: read the file again to point into it */
+    char *err;   /* SCENARIO_ERR_MAX bytes */
+    struct json_step path[PATH_MAX_DEPTH];
+    size_t depth;
+};
+
+struct field;
+typedef int (*parse_fn)(struct ctx *c, json_t *v, const struct field *f, void *base);
+
+struct table {
+    const struct field *fields;
+    size_t n;
+    /* checks between fields of one object, once all are read */
+    int (*after)(struct ctx *c, json_t *obj, void *base);
+};
+
+struct names {
+    const char *noun; /* "unknown <noun> \"x\"" */
+    const char *const *list;
+    size_t n;
+    int first; /* the enum value of list[0] */
+};
+
+struct field {
+    const char *key;
+    parse_fn parse;
+    size_t offset;           /* of the destination in the base struct */
+    long long min, max;      /* integer bounds; max bytes for a string */
+    const struct table *sub; /* an object's own table */
+    const struct names *names;
+    bool required;
+};
+
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+/* A user's string, in quotes, escaped and cut: safe to put in a message.
+ * Returned by value, so it lives until the end of the calling expression. */
+struct quoted {
+    char s[QUOTE_MAX * 6 + 8];
+};
+
+/* The user's string s, quoted, escaped and cut: safe inside a message. */
+struct quoted scn_quote(const char *s);
+/* "file:line:col: path: msg" into err, leaving out what is not known. */
+void scn_emit(char *err, const char *file, const struct json_pos *pos, const char *path,
+              const char *msg);
+/* The whole file, at most FILE_MAX_BYTES; -1 with why set. */
+int scn_read_file(const char *path, char **text, size_t *len, char *why, size_t why_len);
+
+/* The walker's JSON path. */
+void scn_push_key(struct ctx *c, const char *key);
+void scn_push_index(struct ctx *c, size_t i);
+void scn_pop(struct ctx *c);
+
+/* Each returns -1 after writing c->err. */
+/* Fail at the value under check. */
+__attribute__((format(printf, 2, 3))) int scn_fail(struct ctx *c, const char *fmt, ...);
+/* scenario_finish: fail at the value if the file holds want there (NULL:
+ * the value cannot be the file's); takes want's reference. */
+__attribute__((format(printf, 3, 4))) int scn_fail_if_file(struct ctx *c, json_t *want,
+                                                           const char *fmt, ...);
+int scn_type_error(struct ctx *c, const json_t *v, const char *what);
+int scn_unknown_name(struct ctx *c, const struct names *nm, const char *value);
+int scn_unknown_key(struct ctx *c, const struct table *t, const char *key);
+/* takes want's reference */
+int scn_unknown_algorithm(struct ctx *c, const char *name, json_t *want);
+
+#endif
