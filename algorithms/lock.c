@@ -72,18 +72,22 @@ bool lock_cancelled(const struct lock_client *c)
     return f != NULL && atomic_load_explicit(f, memory_order_relaxed) != 0;
 }
 
-uint64_t lock_random(struct lock_client *c, uint64_t n)
+uint64_t lock_random_from(uint64_t *state, uint64_t n)
 {
-    /* xorshift64*: cheap, per client, so no shared state on the hot path. */
-    uint64_t x = c->rng;
+    /* xorshift64*: cheap, and each caller keeps its own state, so nothing
+     * shared is written on the hot path. */
+    uint64_t x = *state;
     x ^= x >> 12;
     x ^= x << 25;
     x ^= x >> 27;
-    c->rng = x;
+    *state = x;
     uint64_t r = x * 2685821657736338717ULL;
-    if (n == 0)
-        return 0;
     return (uint64_t)(((unsigned __int128)r * n) >> 64);
+}
+
+uint64_t lock_random(struct lock_client *c, uint64_t n)
+{
+    return lock_random_from(&c->rng, n);
 }
 
 void lock_sleep_ms(uint32_t ms)

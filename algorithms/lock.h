@@ -115,8 +115,10 @@ void lock_clear_error(struct lock_client *c);
 
 /* Has the engine asked every waiting client to give up? */
 bool lock_cancelled(const struct lock_client *c);
-/* Uniform random integer in [0, n) from the client's xorshift state. */
+/* Uniform random integer in [0, n) (0 when n is 0) from the client's
+ * xorshift state; lock_random_from takes any non-zero state. */
 uint64_t lock_random(struct lock_client *c, uint64_t n);
+uint64_t lock_random_from(uint64_t *state, uint64_t n);
 /* Sleep ms milliseconds (restarting after signals). */
 void lock_sleep_ms(uint32_t ms);
 /* CLOCK_MONOTONIC in milliseconds, for wait and validity arithmetic. */

@@ -8,7 +8,6 @@
  * renew (the watchdog): compare-and-pexpire in Lua, same reason.
  * Waiting for a busy lock retries with capped exponential backoff and jitter.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "lock.h"
@@ -26,45 +25,20 @@ static const char *const script_bodies[N_SCRIPTS] = {
 };
 
 struct redis_lock {
-    struct redis_wire wire;
-    struct wire_script scripts[N_SCRIPTS];
+    struct redis_wire wire; /* first: wire_client_open allocates the whole struct */
     char fence_key[LOCK_OWNER_MAX + 256];
 };
 
 static int redis_connect(struct lock_client *c)
 {
-    if (c->cfg->n_endpoints < 1) {
-        lock_set_error(c, LOCK_ERR_CONFIG, "redis needs one endpoint");
-        return -1;
-    }
-    struct redis_lock *r = calloc(1, sizeof(*r));
-    if (r == NULL) {
-        lock_set_error(c, LOCK_ERR_IO, "out of memory");
-        return -1;
-    }
-    for (int i = 0; i < N_SCRIPTS; i++)
-        r->scripts[i].body = script_bodies[i];
-    r->wire.ep = &c->cfg->endpoints[0];
-    r->wire.scripts = r->scripts;
-    r->wire.n_scripts = N_SCRIPTS;
-    c->impl = r;
-    return wire_connect(c, &r->wire);
+    return wire_client_open(c, sizeof(struct redis_lock), script_bodies, N_SCRIPTS);
 }
 
-static void redis_disconnect(struct lock_client *c)
+/* One attempt (a wire_try_fn). */
+static int try_set(struct lock_client *c, const char *key, size_t key_len, const char *ttl,
+                   size_t ttl_len, uint64_t *token)
 {
     struct redis_lock *r = c->impl;
-    if (r == NULL)
-        return;
-    wire_close(&r->wire);
-    free(r);
-    c->impl = NULL;
-}
-
-/* One attempt: 1 acquired (token set), 0 busy, -1 error. */
-static int try_set(struct lock_client *c, struct redis_lock *r, const char *key, size_t key_len,
-                   const char *ttl, size_t ttl_len, uint64_t *token)
-{
     redisReply *rep;
     if (c->cfg->want_token) {
         size_t fl = key_len + 6;
@@ -78,8 +52,8 @@ static int try_set(struct lock_client *c, struct redis_lock *r, const char *key,
         size_t klens[2] = {key_len, fl};
         const char *args[2] = {c->owner, ttl};
         size_t alens[2] = {c->owner_len, ttl_len};
-        rep = wire_eval(c, &r->wire, &r->scripts[SCRIPT_ACQUIRE_FENCED], 2, keys, klens, 2, args,
-                        alens);
+        rep = wire_eval(c, &r->wire, &r->wire.scripts[SCRIPT_ACQUIRE_FENCED], 2, keys, klens, 2,
+                        args, alens);
     } else {
         const char *argv[6] = {"SET", key, c->owner, "NX", "PX", ttl};
         size_t lens[6] = {3, key_len, c->owner_len, 2, 2, ttl_len};
@@ -104,31 +78,7 @@ static int try_set(struct lock_client *c, struct redis_lock *r, const char *key,
 static enum lock_result redis_acquire(struct lock_client *c, const char *key, size_t key_len,
                                       uint32_t ttl_ms, uint32_t wait_ms, struct lock_grant *g)
 {
-    struct redis_lock *r = c->impl;
-    char ttl[21];
-    size_t ttl_len = wire_u64(ttl, ttl_ms);
-    uint64_t deadline = lock_now_ms() + wait_ms;
-    for (unsigned attempt = 0;; attempt++) {
-        uint64_t sent = lock_now_ms();
-        uint64_t token = 0;
-        int won = try_set(c, r, key, key_len, ttl, ttl_len, &token);
-        if (won < 0)
-            return LOCK_ERR;
-        if (won) {
-            uint64_t took = lock_now_ms() - sent;
-            g->key = key;
-            g->key_len = key_len;
-            g->token = token;
-            g->ttl_ms = ttl_ms;
-            /* The key started expiring no earlier than when SET was sent. */
-            g->validity_ms = took < ttl_ms ? ttl_ms - (uint32_t)took : 0;
-            return LOCK_OK;
-        }
-        uint64_t now = lock_now_ms();
-        if (now >= deadline || lock_cancelled(c))
-            return LOCK_BUSY;
-        lock_sleep_ms(wire_backoff_ms(c, attempt, now, deadline));
-    }
+    return wire_acquire(c, try_set, key, key_len, ttl_ms, wait_ms, g);
 }
 
 /* Runs a compare-and-<op> script: LOCK_OK when it found our owner value. */
@@ -141,7 +91,7 @@ static enum lock_result owner_script(struct lock_client *c, int script, const st
     const char *args[2] = {c->owner, arg2};
     size_t alens[2] = {c->owner_len, arg2_len};
     redisReply *rep =
-        wire_eval(c, &r->wire, &r->scripts[script], 1, keys, klens, nargs, args, alens);
+        wire_eval(c, &r->wire, &r->wire.scripts[script], 1, keys, klens, nargs, args, alens);
     if (rep == NULL)
         return LOCK_ERR;
     enum lock_result res = LOCK_ERR;
@@ -165,17 +115,9 @@ static enum lock_result redis_renew(struct lock_client *c, struct lock_grant *g)
     size_t ttl_len = wire_u64(ttl, g->ttl_ms);
     uint64_t sent = lock_now_ms();
     enum lock_result res = owner_script(c, SCRIPT_RENEW, g, 2, ttl, ttl_len);
-    if (res == LOCK_OK) {
-        uint64_t took = lock_now_ms() - sent;
-        g->validity_ms = took < g->ttl_ms ? g->ttl_ms - (uint32_t)took : 0;
-    }
+    if (res == LOCK_OK)
+        g->validity_ms = wire_validity(g->ttl_ms, sent);
     return res;
-}
-
-static void redis_crash(struct lock_client *c)
-{
-    /* Closing the socket without a word is what a dead process does. */
-    redis_disconnect(c);
 }
 
 const struct lock_ops redis_ops = {
@@ -183,9 +125,9 @@ const struct lock_ops redis_ops = {
     .summary = "SET NX PX, Lua compare-and-delete release, optional watchdog and fencing token",
     .gives_token = true,
     .connect = redis_connect,
-    .disconnect = redis_disconnect,
+    .disconnect = wire_client_close,
     .acquire = redis_acquire,
     .release = redis_release,
     .renew = redis_renew,
-    .crash = redis_crash,
+    .crash = wire_client_close, /* a dead process's socket just closes: nothing is released */
 };

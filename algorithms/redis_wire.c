@@ -1,6 +1,7 @@
 /* redis_wire.c - one blocking hiredis connection, RESP written by hand. */
 #include "redis_wire.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
 
@@ -164,8 +165,10 @@ redisReply *wire_eval(struct lock_client *c, struct redis_wire *w, struct wire_s
     return wire_call(c, w, argc, argv, lens);
 }
 
-uint32_t wire_backoff_ms(struct lock_client *c, unsigned attempt, uint64_t now_ms,
-                         uint64_t deadline_ms)
+/* Capped exponential backoff with jitter for the attempt-th retry, in ms,
+ * never past the deadline: min(max, min << attempt) scaled into [1/2, 1]. */
+static uint32_t backoff_ms(struct lock_client *c, unsigned attempt, uint64_t now_ms,
+                           uint64_t deadline_ms)
 {
     uint64_t cap = c->cfg->retry_max_ms ? c->cfg->retry_max_ms : 1;
     uint64_t b = c->cfg->retry_min_ms ? c->cfg->retry_min_ms : 1;
@@ -179,4 +182,73 @@ uint32_t wire_backoff_ms(struct lock_client *c, unsigned attempt, uint64_t now_m
     if (now_ms + b > deadline_ms)
         b = deadline_ms > now_ms ? deadline_ms - now_ms : 0;
     return (uint32_t)b;
+}
+
+int wire_client_open(struct lock_client *c, size_t size, const char *const *scripts,
+                     size_t n_scripts)
+{
+    if (c->cfg->n_endpoints < 1) {
+        lock_set_error(c, LOCK_ERR_CONFIG, "%s needs one endpoint", c->ops->name);
+        return -1;
+    }
+    if (n_scripts > WIRE_MAX_SCRIPTS) {
+        lock_set_error(c, LOCK_ERR_CONFIG, "at most %d scripts", WIRE_MAX_SCRIPTS);
+        return -1;
+    }
+    struct redis_wire *w = calloc(1, size);
+    if (w == NULL) {
+        lock_set_error(c, LOCK_ERR_IO, "out of memory");
+        return -1;
+    }
+    c->impl = w;
+    w->ep = &c->cfg->endpoints[0];
+    w->n_scripts = n_scripts;
+    for (size_t i = 0; i < n_scripts; i++)
+        w->scripts[i].body = scripts[i];
+    return wire_connect(c, w);
+}
+
+void wire_client_close(struct lock_client *c)
+{
+    struct redis_wire *w = c->impl;
+    if (w == NULL)
+        return;
+    wire_close(w);
+    free(w);
+    c->impl = NULL;
+}
+
+uint32_t wire_validity(uint32_t ttl_ms, uint64_t sent_ms)
+{
+    uint64_t took = lock_now_ms() - sent_ms;
+    return took < ttl_ms ? ttl_ms - (uint32_t)took : 0;
+}
+
+enum lock_result wire_acquire(struct lock_client *c, wire_try_fn try_once, const char *key,
+                              size_t key_len, uint32_t ttl_ms, uint32_t wait_ms,
+                              struct lock_grant *g)
+{
+    char ttl[21];
+    size_t ttl_len = wire_u64(ttl, ttl_ms);
+    uint64_t deadline = lock_now_ms() + wait_ms;
+    for (unsigned attempt = 0;; attempt++) {
+        uint64_t sent = lock_now_ms();
+        uint64_t token = 0;
+        int won = try_once(c, key, key_len, ttl, ttl_len, &token);
+        if (won < 0)
+            return LOCK_ERR;
+        if (won) {
+            g->key = key;
+            g->key_len = key_len;
+            g->token = token;
+            g->ttl_ms = ttl_ms;
+            /* The key started expiring no earlier than when the request was sent. */
+            g->validity_ms = wire_validity(ttl_ms, sent);
+            return LOCK_OK;
+        }
+        uint64_t now = lock_now_ms();
+        if (now >= deadline || lock_cancelled(c))
+            return LOCK_BUSY;
+        lock_sleep_ms(backoff_ms(c, attempt, now, deadline));
+    }
 }

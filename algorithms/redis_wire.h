@@ -21,13 +21,39 @@ struct wire_script {
     char sha[41]; /* filled by SCRIPT LOAD on every (re)connect */
 };
 
+#define WIRE_MAX_SCRIPTS 4
+
 struct redis_wire {
     redisContext *ctx;
     const struct lock_endpoint *ep;
-    struct wire_script *scripts; /* loaded after each connect; may be NULL */
+    struct wire_script scripts[WIRE_MAX_SCRIPTS]; /* loaded after each connect */
     size_t n_scripts;
     char out[1024]; /* the RESP request being built */
 };
+
+/* An algorithm's client state is a struct whose first member is a struct
+ * redis_wire. Allocate `size` zeroed bytes as c->impl, aim the wire at the
+ * first endpoint, set its scripts and connect. 0, or -1 with c->err set
+ * (c->impl may then be half-built: wire_client_close frees it). */
+int wire_client_open(struct lock_client *c, size_t size, const char *const *scripts,
+                     size_t n_scripts);
+/* Close the connection and free c->impl; safe on a half-built client. A
+ * crash is the same thing seen from the server: the socket just closes. */
+void wire_client_close(struct lock_client *c);
+
+/* One attempt at taking key for ttl: 1 won (*token set, 0 when none), 0
+ * busy, -1 error with c->err set. */
+typedef int (*wire_try_fn)(struct lock_client *c, const char *key, size_t key_len, const char *ttl,
+                           size_t ttl_len, uint64_t *token);
+/* The wait both Redis locks share: try, and while busy retry with capped
+ * exponential backoff and jitter until wait_ms has passed or the engine
+ * cancels; on success fill g, validity counted from when the winning
+ * request was sent. */
+enum lock_result wire_acquire(struct lock_client *c, wire_try_fn try_once, const char *key,
+                              size_t key_len, uint32_t ttl_ms, uint32_t wait_ms,
+                              struct lock_grant *g);
+/* ttl_ms less the time since sent_ms: what the holder may still assume. */
+uint32_t wire_validity(uint32_t ttl_ms, uint64_t sent_ms);
 
 /* Connect (or reconnect after an error) to w->ep and load w->scripts.
  * 0, or -1 with c->err set. */
@@ -49,10 +75,5 @@ redisReply *wire_eval(struct lock_client *c, struct redis_wire *w, struct wire_s
 
 /* Decimal digits of v into buf (>= 21 bytes); returns the length. */
 size_t wire_u64(char *buf, uint64_t v);
-
-/* Capped exponential backoff with jitter for the attempt-th retry, in ms,
- * never past the deadline: min(max, min << attempt) scaled into [1/2, 1]. */
-uint32_t wire_backoff_ms(struct lock_client *c, unsigned attempt, uint64_t now_ms,
-                         uint64_t deadline_ms);
 
 #endif

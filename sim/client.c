@@ -51,22 +51,10 @@ static uint32_t owner_id(const struct client *cl)
     return cl->id + cl->run->scn->clients * (uint32_t)cl->incarnation;
 }
 
-static void log_event(struct client *cl, uint64_t t, uint8_t type, uint8_t f, uint8_t arg)
-{
-    struct history_event e = {
-        .t_ns = t,
-        .client = cl->id,
-        .key = cl->key,
-        .owner = owner_id(cl),
-        .type = type,
-        .f = f,
-        .arg = arg,
-    };
-    history_append(cl->hist, &e);
-}
-
-static void log_seq_event(struct client *cl, uint64_t t, uint8_t type, uint8_t f, uint8_t arg,
-                          uint64_t seq, uint64_t token)
+/* One history event of this client's, on the key it is working on. The
+ * event is built here so each call site states only what differs. */
+static void log_full(struct client *cl, uint64_t t, uint8_t type, uint8_t f, uint8_t arg,
+                     uint8_t arg2, uint64_t seq, uint64_t token)
 {
     struct history_event e = {
         .t_ns = t,
@@ -78,23 +66,20 @@ static void log_seq_event(struct client *cl, uint64_t t, uint8_t type, uint8_t f
         .type = type,
         .f = f,
         .arg = arg,
+        .arg2 = arg2,
     };
     history_append(cl->hist, &e);
 }
 
+static void log_event(struct client *cl, uint64_t t, uint8_t type, uint8_t f, uint8_t arg)
+{
+    log_full(cl, t, type, f, arg, 0, 0, 0);
+}
+
 static void log_fault(struct client *cl, uint64_t t, int idx, int end)
 {
-    struct history_event e = {
-        .t_ns = t,
-        .client = cl->id,
-        .key = cl->key,
-        .owner = owner_id(cl),
-        .type = HT_INFO,
-        .f = HF_FAULT,
-        .arg = (uint8_t)nemesis_spec(cl->run->nem, idx)->type,
-        .arg2 = (uint8_t)end,
-    };
-    history_append(cl->hist, &e);
+    uint8_t kind = (uint8_t)nemesis_spec(cl->run->nem, idx)->type;
+    log_full(cl, t, HT_INFO, HF_FAULT, kind, (uint8_t)end, 0, 0);
 }
 
 void client_owner_name(char *buf, size_t len, const char *run_id, uint32_t client,
@@ -168,12 +153,7 @@ int client_connect(struct client *cl)
 
 uint64_t client_random(struct client *cl, uint64_t n)
 {
-    uint64_t x = cl->rng;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    cl->rng = x;
-    return (uint64_t)(((unsigned __int128)(x * 2685821657736338717ULL) * n) >> 64);
+    return lock_random_from(&cl->rng, n);
 }
 
 uint64_t client_token(const struct client *cl)
@@ -210,7 +190,7 @@ bool client_lock(struct client *cl, uint32_t key)
     uint64_t t = clock_mono_ns();
     record_us(cl, OP_ACQUIRE, t - t_inv);
     bump(cl, ST_ACQUIRE_OK);
-    log_seq_event(cl, t, HT_OK, HF_ACQUIRE, HE_NONE, seq, cl->grant.token);
+    log_full(cl, t, HT_OK, HF_ACQUIRE, HE_NONE, 0, seq, cl->grant.token);
     cl->holding = true;
     cl->from_ns = t;
     cl->next_renew_ns =
@@ -284,7 +264,7 @@ static void crash_holder(struct client *cl, int idx)
     log_fault(cl, t, idx, 0);
     bump(cl, ST_CRASHES);
     uint64_t seq = resource_leave(run->wl->res, cl->key);
-    log_seq_event(cl, t, HT_INFO, HF_CRASH, HE_NONE, seq, 0);
+    log_full(cl, t, HT_INFO, HF_CRASH, HE_NONE, 0, seq, 0);
     record_us(cl, OP_HOLD, t - cl->from_ns);
     run->ops->crash(&cl->lc);
     cl->connected = false;
@@ -332,7 +312,7 @@ void client_unlock(struct client *cl, enum section_effect effect)
     }
     uint64_t t = clock_mono_ns();
     uint64_t seq = resource_leave(run->wl->res, cl->key);
-    log_seq_event(cl, t, HT_INVOKE, HF_RELEASE, (uint8_t)effect, seq, 0);
+    log_full(cl, t, HT_INVOKE, HF_RELEASE, (uint8_t)effect, 0, seq, 0);
     record_us(cl, OP_HOLD, t - cl->from_ns);
     cl->holding = false;
     enum lock_result r = run->ops->release(&cl->lc, &cl->grant);
