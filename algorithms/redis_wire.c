@@ -13,6 +13,19 @@ static struct timeval ms_to_tv(uint32_t ms)
 
 size_t wire_u64(char *buf, uint64_t v)
 {
+    /* Nearly every number in a request is an argument count or a length
+     * below 100: answer those without the digit loop. */
+    if (v < 10) {
+        buf[0] = (char)('0' + v);
+        buf[1] = '\0';
+        return 1;
+    }
+    if (v < 100) {
+        buf[0] = (char)('0' + v / 10);
+        buf[1] = (char)('0' + v % 10);
+        buf[2] = '\0';
+        return 2;
+    }
     char tmp[21];
     size_t n = 0;
     do {
