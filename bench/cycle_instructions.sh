@@ -15,18 +15,8 @@ cycles=${1:-20000}
 for x in "$bin" "$peer"; do [ -x "$x" ] || { echo "build first: scripts/build.sh ($x)" >&2; exit 2; }; done
 command -v valgrind >/dev/null || { echo "needs valgrind (apt-get install valgrind)" >&2; exit 2; }
 
-work=$(mktemp -d)
-server=""
-cleanup() { [ -n "$server" ] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
-for _ in $(seq 50); do
-  port=$((20000 + RANDOM % 40000))
-  (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || break
-done
-redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --daemonize no \
-  --dir "$work" --logfile "$work/redis.log" &
-server=$!
-for _ in $(seq 200); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.05; done
+. bench/lib.sh
+start_redis
 
 cat > "$work/one.json" <<JSON
 {"name": "one", "clients": 1, "duration_s": 3600, "requests": $cycles,

@@ -22,24 +22,12 @@ clients=${CLIENTS:-50}
 secs=${SECONDS_PER_RUN:-5}
 [ -x "$bin" ] || { echo "build first: scripts/build.sh" >&2; exit 2; }
 
-work=$(mktemp -d)
-server=""
-cleanup() { [ -n "$server" ] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
-
-# A free loopback port: nothing answers on it.
-for _ in $(seq 50); do
-  port=$((20000 + RANDOM % 40000))
-  (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || break
-done
+. bench/lib.sh
 pin_server=() pin_client=()
 if [ "${PIN:-1}" = 1 ] && command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
   pin_server=(taskset -c 0) pin_client=(taskset -c 1)
 fi
-"${pin_server[@]}" redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --daemonize no \
-  --dir "$work" --logfile "$work/redis.log" &
-server=$!
-for _ in $(seq 200); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.05; done
+start_redis "${pin_server[@]}"
 
 release='if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) end return 0'
 sha=$(redis-cli -p "$port" SCRIPT LOAD "$release")

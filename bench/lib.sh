@@ -1,0 +1,24 @@
+# bench/lib.sh - sourced by the benchmarks: one throwaway redis-server on a
+# free loopback port in a temporary folder, stopped by its PID on exit.
+#
+#   start_redis [PREFIX...]   e.g. start_redis taskset -c 0
+# sets: work (the folder), port, server (the PID).
+
+work=$(mktemp -d)
+server=""
+cleanup() { [ -n "$server" ] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null; rm -rf "$work"; }
+trap cleanup EXIT
+
+start_redis() {
+  # A free loopback port: nothing answers on it.
+  for _ in $(seq 50); do
+    port=$((20000 + RANDOM % 40000))
+    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || break
+  done
+  "$@" redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --daemonize no \
+    --dir "$work" --logfile "$work/redis.log" &
+  server=$!
+  for _ in $(seq 200); do redis-cli -p "$port" ping >/dev/null 2>&1 && return 0; sleep 0.05; done
+  echo "redis-server did not answer on port $port" >&2
+  exit 3
+}
