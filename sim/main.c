@@ -7,7 +7,6 @@
  * 130 interrupted (a partial report marked incomplete is still written).
  */
 #include <errno.h>
-#include <ftw.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
@@ -29,6 +28,7 @@
 #include "report.h"
 #include "runner.h"
 #include "scenario.h"
+#include "signals.h"
 
 enum { EXIT_PASS = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_ENV = 3, EXIT_INTERRUPTED = 130 };
 
@@ -44,56 +44,6 @@ struct run_opts {
     int quiet;
     int max_violations;
 };
-
-/* What the signal thread may touch: the runner only under the mutex (the
- * main thread frees it), the servers through PIDs published here. */
-static struct {
-    _Atomic int signals;
-    pthread_mutex_t mu;
-    struct runner *runner;
-    _Atomic pid_t servers[CLUSTER_MAX_SERVERS];
-    char root[sizeof(((struct cluster *)0)->root)];
-    _Atomic int root_set;
-} sig = {.mu = PTHREAD_MUTEX_INITIALIZER};
-
-static void publish_runner(struct runner *r)
-{
-    pthread_mutex_lock(&sig.mu);
-    sig.runner = r;
-    pthread_mutex_unlock(&sig.mu);
-}
-
-static void publish_servers(const struct cluster *c)
-{
-    for (size_t i = 0; i < CLUSTER_MAX_SERVERS; i++)
-        atomic_store(&sig.servers[i], i < c->n ? c->srv[i].pid : 0);
-    if (c->root[0] && !atomic_load(&sig.root_set)) {
-        memcpy(sig.root, c->root, sizeof(sig.root));
-        atomic_store(&sig.root_set, 1);
-    }
-}
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)ftw;
-    return flag == FTW_DP ? rmdir(path) : unlink(path);
-}
-
-/* Second signal: the user wants out now. PR_SET_PDEATHSIG would take the
- * servers down with us anyway; killing them first keeps them from writing
- * into the folder being removed. */
-static void abandon(void)
-{
-    for (size_t i = 0; i < CLUSTER_MAX_SERVERS; i++) {
-        pid_t p = atomic_load(&sig.servers[i]);
-        if (p > 0)
-            kill(p, SIGKILL);
-    }
-    if (atomic_load(&sig.root_set))
-        nftw(sig.root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-    _exit(EXIT_INTERRUPTED);
-}
 
 static void usage(FILE *f)
 {
@@ -127,41 +77,6 @@ static int parse_long(const char *s, long long lo, long long hi, long long *out)
         return -1;
     *out = v;
     return 0;
-}
-
-/* ---- signals ---------------------------------------------------------- */
-
-static void *signal_thread(void *arg)
-{
-    sigset_t *set = arg;
-    for (;;) {
-        int s;
-        if (sigwait(set, &s) != 0)
-            continue;
-        if (atomic_fetch_add(&sig.signals, 1) > 0)
-            abandon();
-        fprintf(stderr, "\nlocklab: stopping (signal %d); again to abandon the report\n", s);
-        pthread_mutex_lock(&sig.mu);
-        if (sig.runner)
-            runner_stop(sig.runner, 1);
-        pthread_mutex_unlock(&sig.mu);
-    }
-    return NULL;
-}
-
-static void start_signal_thread(void)
-{
-    static sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGHUP);
-    /* Blocked before any other thread exists, so only sigwait sees them. */
-    pthread_sigmask(SIG_BLOCK, &set, NULL);
-    signal(SIGPIPE, SIG_IGN);
-    pthread_t t;
-    if (pthread_create(&t, NULL, signal_thread, &set) == 0)
-        pthread_detach(t);
 }
 
 /* ---- run -------------------------------------------------------------- */
@@ -388,7 +303,7 @@ static int start_clients(struct runner *r, struct cluster *cl)
     char err[512];
     if (runner_start(r, err, sizeof(err)) < 0) {
         fprintf(stderr, "locklab: %s\n", err);
-        publish_servers(&(struct cluster){0});
+        signals_forget_servers();
         cluster_stop(cl, NULL);
         return -1;
     }
@@ -410,7 +325,7 @@ static int finish_run(struct runner *r, struct cluster *cl, struct run_result *r
     snprintf(reason, sizeof(reason), "%s", res->incomplete_reason);
     if (runner_collect(r, res) < 0) {
         fprintf(stderr, "locklab: out of memory collecting the results\n");
-        publish_servers(&(struct cluster){0});
+        signals_forget_servers();
         cluster_stop(cl, NULL);
         return EXIT_ENV;
     }
@@ -421,7 +336,7 @@ static int finish_run(struct runner *r, struct cluster *cl, struct run_result *r
     result_judge(res);
     char logs[600];
     snprintf(logs, sizeof(logs), "%s/servers", res->run_dir);
-    publish_servers(&(struct cluster){0});
+    signals_forget_servers();
     cluster_stop(cl, logs);
     int wrote = write_reports(res);
     if (!o->quiet)
@@ -436,7 +351,7 @@ static int finish_run(struct runner *r, struct cluster *cl, struct run_result *r
     if (wrote < 0)
         return EXIT_ENV;
     if (!res->complete)
-        return atomic_load(&sig.signals) ? EXIT_INTERRUPTED : EXIT_ENV;
+        return signals_received() ? EXIT_INTERRUPTED : EXIT_ENV;
     return res->passed ? EXIT_PASS : EXIT_FAILED;
 }
 
@@ -464,12 +379,13 @@ static int cmd_run(int argc, char **argv)
                  o.redis);
     } else if (cluster_start_redis(&cl, 1, err, sizeof(err)) < 0) {
         fprintf(stderr, "locklab: %s\n", err);
+        rmdir(res.run_dir); /* nothing ran: leave no empty run folder behind */
         return EXIT_ENV;
     } else {
         snprintf(cfg.endpoints[0].host, sizeof(cfg.endpoints[0].host), "127.0.0.1");
         cfg.endpoints[0].port = cl.srv[0].port;
     }
-    publish_servers(&cl);
+    signals_publish_servers(&cl);
     cfg.n_endpoints = 1;
     cfg.connect_timeout_ms = 2000;
     cfg.io_timeout_ms = 5000;
@@ -481,23 +397,25 @@ static int cmd_run(int argc, char **argv)
     struct runner *r = runner_new(&s, lock_find(s.algorithm), &cfg, err, sizeof(err));
     if (r == NULL) {
         fprintf(stderr, "locklab: %s\n", err);
-        publish_servers(&(struct cluster){0});
+        signals_forget_servers();
         cluster_stop(&cl, NULL);
+        rmdir(res.run_dir);
         return EXIT_ENV;
     }
     cfg.cancel = runner_cancel_flag(r); /* before any client reads cfg */
     if (start_clients(r, &cl) < 0) {
         runner_free(r);
+        rmdir(res.run_dir);
         return EXIT_ENV;
     }
-    publish_runner(r);
-    if (atomic_load(&sig.signals))
+    signals_publish_runner(r);
+    if (signals_received())
         runner_stop(r, 1); /* Ctrl-C while the servers were starting */
     runner_go(r);
     int live = !o.quiet && isatty(STDERR_FILENO);
     watch_run(r, &cl, &res, live);
     rc = finish_run(r, &cl, &res, &o);
-    publish_runner(NULL);
+    signals_publish_runner(NULL);
     runner_free(r);
     result_free(&res);
     return rc;
@@ -599,7 +517,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "check") == 0)
         return cmd_check(argc - 1, argv + 1);
     if (strcmp(cmd, "run") == 0) {
-        start_signal_thread();
+        signals_start();
         return cmd_run(argc - 1, argv + 1);
     }
     return bad_usage("unknown command \"%s\"", cmd);
