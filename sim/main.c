@@ -160,6 +160,25 @@ static int parse_endpoint(const char *text, struct lock_endpoint *ep)
     return 0;
 }
 
+/* --algorithm names nothing known: say the likeliest meant, or all. */
+static int unknown_algorithm(const char *name)
+{
+    const char *known[16];
+    size_t n = 0;
+    for (; n < lock_count() && n < 16; n++)
+        known[n] = lock_at(n)->name;
+    const char *near = suggest_closest(name, known, n);
+    if (near) {
+        fprintf(stderr, "locklab: --algorithm: unknown algorithm \"%s\" (did you mean \"%s\"?)\n",
+                name, near);
+        return EXIT_USAGE;
+    }
+    char names[256];
+    fprintf(stderr, "locklab: --algorithm: unknown algorithm \"%s\" (known: %s)\n", name,
+            lock_names(names, sizeof(names)));
+    return EXIT_USAGE;
+}
+
 static int load_scenario(const struct run_opts *o, struct scenario *s)
 {
     char err[SCENARIO_ERR_MAX];
@@ -168,22 +187,8 @@ static int load_scenario(const struct run_opts *o, struct scenario *s)
         return EXIT_USAGE;
     }
     if (o->algorithm) {
-        if (lock_find(o->algorithm) == NULL) {
-            const char *known[16];
-            size_t n = 0;
-            for (; n < lock_count() && n < 16; n++)
-                known[n] = lock_at(n)->name;
-            const char *near = suggest_closest(o->algorithm, known, n);
-            char names[256];
-            if (near)
-                fprintf(stderr,
-                        "locklab: --algorithm: unknown algorithm \"%s\" (did you mean \"%s\"?)\n",
-                        o->algorithm, near);
-            else
-                fprintf(stderr, "locklab: --algorithm: unknown algorithm \"%s\" (known: %s)\n",
-                        o->algorithm, lock_names(names, sizeof(names)));
-            return EXIT_USAGE;
-        }
+        if (lock_find(o->algorithm) == NULL)
+            return unknown_algorithm(o->algorithm);
         snprintf(s->algorithm, sizeof(s->algorithm), "%s", o->algorithm);
     }
     if (o->clients > 0)
