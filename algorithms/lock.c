@@ -44,8 +44,8 @@ const char *lock_names(char *buf, size_t len)
     buf[0] = '\0';
     for (size_t i = 0; i < N_REGISTRY && used < len; i++) {
         int n = snprintf(buf + used, len - used, "%s%s", i ? ", " : "", registry[i]->name);
-        if (n < 0)
-            break;
+        if (n < 0 || (size_t)n >= len - used)
+            break; /* truncated: buf already ends in a NUL */
         used += (size_t)n;
     }
     return buf;
