@@ -189,6 +189,7 @@ bool client_lock(struct client *cl, uint32_t key)
     resource_enter(w->res, key, &seq);
     uint64_t t = clock_mono_ns();
     record_us(cl, OP_ACQUIRE, t - t_inv);
+    live_record(&cl->live, (t - run->t0_ns) / 1000000000u, (t - t_inv) / NS_PER_US);
     bump(cl, ST_ACQUIRE_OK);
     log_full(cl, t, HT_OK, HF_ACQUIRE, HE_NONE, 0, seq, cl->grant.token);
     cl->holding = true;

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "checker.h"
+#include "live.h"
 #include "lock.h"
 
 struct run_ctx;
@@ -65,7 +66,8 @@ struct client {
     struct histogram *h[OP_COUNT];
     struct history_buf *hist;
     _Atomic uint64_t stat[ST_COUNT];
-    uint32_t *tl_ok; /* per-second timeline of steps that got / missed the lock */
+    struct live_window live; /* the last seconds' acquire latency, for the live line */
+    uint32_t *tl_ok;         /* per-second timeline of steps that got / missed the lock */
     uint32_t *tl_fail;
     size_t tl_len;
     char last_error[LOCK_ERRSTR_MAX];

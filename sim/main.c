@@ -249,10 +249,10 @@ static void show_progress(struct runner *r, int live)
     runner_progress(r, &p);
     double dt = p.elapsed_s - last_t;
     fprintf(stderr,
-            "\r[%6.1fs] %8.0f steps/s  acquired %-9" PRIu64 " failed %-7" PRIu64
-            " concurrent entries %-5" PRIu64 " clients %-4" PRIu32 "\033[K",
-            p.elapsed_s, dt > 0 ? (double)(p.steps - last_steps) / dt : 0.0, p.acquired, p.failed,
-            p.witness, p.running);
+            "\r[%6.1fs] %8.0f steps/s  acquire p99 ~%.3f ms  acquired %-9" PRIu64
+            " failed %-7" PRIu64 " concurrent entries %-5" PRIu64 " clients %-4" PRIu32 "\033[K",
+            p.elapsed_s, dt > 0 ? (double)(p.steps - last_steps) / dt : 0.0,
+            (double)p.acquire_p99_us / 1000.0, p.acquired, p.failed, p.witness, p.running);
     last_steps = p.steps;
     last_t = p.elapsed_s;
 }

@@ -289,6 +289,13 @@ void runner_progress(struct runner *r, struct progress *p)
         p->failed += client_stat(cl, ST_ACQUIRE_BUSY) + client_stat(cl, ST_ACQUIRE_ERR);
     }
     p->witness = resource_concurrent_entries(r->run.wl->res);
+    uint64_t now_s = (clock_mono_ns() - r->run.t0_ns) / 1000000000u;
+    if (now_s > 0) {
+        uint64_t sum[LIVE_BUCKETS] = {0};
+        for (uint32_t i = 0; i < r->n; i++)
+            live_collect(&r->clients[i].live, now_s - 1, sum);
+        p->acquire_p99_us = live_percentile(sum, 99.0);
+    }
     pthread_mutex_lock(&r->mu);
     p->running = r->running;
     pthread_mutex_unlock(&r->mu);

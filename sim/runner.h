@@ -15,8 +15,9 @@ struct runner;
 struct progress {
     double elapsed_s;
     uint64_t steps, acquired, failed;
-    uint64_t witness; /* concurrent entries seen so far */
-    uint32_t running; /* clients still in their loop */
+    uint64_t witness;        /* concurrent entries seen so far */
+    uint64_t acquire_p99_us; /* over the last whole second, coarse (live.h); 0 if none */
+    uint32_t running;        /* clients still in their loop */
 };
 
 /* Build the run: workload, resource, clients. NULL with err set. */

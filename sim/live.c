@@ -1,0 +1,66 @@
+/* live.c - the live progress line's latency window (see live.h). */
+#include "live.h"
+
+#include <math.h>
+
+static unsigned bucket_of(uint64_t us)
+{
+    if (us < 4)
+        return (unsigned)us;
+    unsigned p = 63u - (unsigned)__builtin_clzll(us); /* floor(log2(us)) >= 2 */
+    unsigned idx = 4u * (p - 1u) + (unsigned)((us >> (p - 2u)) & 3u);
+    return idx < LIVE_BUCKETS ? idx : LIVE_BUCKETS - 1;
+}
+
+static uint64_t upper_edge(unsigned idx)
+{
+    if (idx < 4)
+        return idx;
+    unsigned p = idx / 4u + 1u, sub = idx % 4u;
+    uint64_t lower = (uint64_t)(4u + sub) << (p - 2u);
+    return lower + ((uint64_t)1 << (p - 2u)) - 1u;
+}
+
+void live_record(struct live_window *w, uint64_t second, uint64_t us)
+{
+    unsigned slot = (unsigned)(second & 1u);
+    if (atomic_load_explicit(&w->second[slot], memory_order_relaxed) != second + 1) {
+        /* A new second for this slot: forget the one it counted before.
+         * The tag is second + 1 so that a zeroed window counts no second. */
+        for (unsigned i = 0; i < LIVE_BUCKETS; i++)
+            atomic_store_explicit(&w->count[slot][i], 0, memory_order_relaxed);
+        atomic_store_explicit(&w->second[slot], second + 1, memory_order_release);
+    }
+    atomic_uint_least32_t *c = &w->count[slot][bucket_of(us)];
+    /* Single writer: a plain load and store, no locked instruction. */
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+}
+
+void live_collect(struct live_window *w, uint64_t second, uint64_t sum[LIVE_BUCKETS])
+{
+    unsigned slot = (unsigned)(second & 1u);
+    if (atomic_load_explicit(&w->second[slot], memory_order_acquire) != second + 1)
+        return;
+    for (unsigned i = 0; i < LIVE_BUCKETS; i++)
+        sum[i] += atomic_load_explicit(&w->count[slot][i], memory_order_relaxed);
+}
+
+uint64_t live_percentile(const uint64_t sum[LIVE_BUCKETS], double p)
+{
+    uint64_t total = 0;
+    for (unsigned i = 0; i < LIVE_BUCKETS; i++)
+        total += sum[i];
+    if (total == 0)
+        return 0;
+    uint64_t rank = (uint64_t)ceil(p / 100.0 * (double)total);
+    if (rank < 1)
+        rank = 1;
+    uint64_t seen = 0;
+    for (unsigned i = 0; i < LIVE_BUCKETS; i++) {
+        seen += sum[i];
+        if (seen >= rank)
+            return upper_edge(i);
+    }
+    return upper_edge(LIVE_BUCKETS - 1);
+}

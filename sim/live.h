@@ -1,0 +1,32 @@
+/* live.h - the last second's acquire latency, for the live progress line.
+ *
+ * The per-thread HDR histograms may only be read once their thread is
+ * joined, so the live p99 comes from this coarser copy instead: each client
+ * owns one window and writes it with relaxed atomic stores, the watcher
+ * reads every window once a second. Two slots alternate between even and
+ * odd seconds, each tagged with the second it counts. Buckets are powers of
+ * two split in four, so a value is known to within 25%: good enough for a
+ * number on a terminal, never used in a report.
+ */
+#ifndef LOCKLAB_LIVE_H
+#define LOCKLAB_LIVE_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#define LIVE_BUCKETS 128 /* 4 per power of two: 1 us to about 2^33 us */
+
+struct live_window {
+    atomic_uint_least64_t second[2];
+    atomic_uint_least32_t count[2][LIVE_BUCKETS];
+};
+
+/* The owner records a latency of us microseconds in second `second`. */
+void live_record(struct live_window *w, uint64_t second, uint64_t us);
+/* Add w's counts for `second` into sum (nothing if w holds another second). */
+void live_collect(struct live_window *w, uint64_t second, uint64_t sum[LIVE_BUCKETS]);
+/* The upper edge, in microseconds, of the bucket holding percentile p of
+ * sum; 0 when sum is empty. */
+uint64_t live_percentile(const uint64_t sum[LIVE_BUCKETS], double p);
+
+#endif
