@@ -34,11 +34,12 @@
 #define NS_PER_US 1000ULL
 #define SLICE_NS  (50 * NS_PER_MS) /* long sleeps wake this often to see Ctrl-C */
 
-static void bump(struct client *cl, enum stat_kind k)
+/* The watchdog's period: renew_ms, or ttl/3 as Redisson does; never 0, so
+ * a tiny ttl cannot make it renew in a tight loop. */
+static uint64_t renew_period_ns(const struct scenario *s)
 {
-    /* Single writer: a plain load and store, no locked instruction. */
-    uint64_t v = atomic_load_explicit(&cl->stat[k], memory_order_relaxed);
-    atomic_store_explicit(&cl->stat[k], v + 1, memory_order_relaxed);
+    uint64_t ms = s->renew_ms ? s->renew_ms : s->ttl_ms / 3;
+    return (ms ? ms : 1) * NS_PER_MS;
 }
 
 static void record_us(struct client *cl, enum op_kind op, uint64_t ns)
@@ -142,7 +143,7 @@ int client_connect(struct client *cl)
     client_owner_name(lc->owner, sizeof(lc->owner), cl->run->run_id, cl->id, cl->incarnation);
     lc->owner_len = strlen(lc->owner);
     if (lc->ops->connect(lc) < 0) {
-        bump(cl, ST_CONNECT_ERR);
+        client_bump(cl, ST_CONNECT_ERR);
         snprintf(cl->last_error, sizeof(cl->last_error), "%s", lc->errstr);
         lc->ops->disconnect(lc);
         return -1;
@@ -179,7 +180,7 @@ bool client_lock(struct client *cl, uint32_t key)
         uint64_t t = clock_mono_ns();
         record_us(cl, OP_ACQUIRE_FAILED, t - t_inv);
         bool busy = r == LOCK_BUSY;
-        bump(cl, busy ? ST_ACQUIRE_BUSY : ST_ACQUIRE_ERR);
+        client_bump(cl, busy ? ST_ACQUIRE_BUSY : ST_ACQUIRE_ERR);
         if (!busy)
             note_error(cl);
         log_event(cl, t, busy ? HT_FAIL : HT_INFO, HF_ACQUIRE, busy ? HE_BUSY : HE_ERROR);
@@ -190,12 +191,11 @@ bool client_lock(struct client *cl, uint32_t key)
     uint64_t t = clock_mono_ns();
     record_us(cl, OP_ACQUIRE, t - t_inv);
     live_record(&cl->live, (t - run->t0_ns) / 1000000000u, (t - t_inv) / NS_PER_US);
-    bump(cl, ST_ACQUIRE_OK);
+    client_bump(cl, ST_ACQUIRE_OK);
     log_full(cl, t, HT_OK, HF_ACQUIRE, HE_NONE, 0, seq, cl->grant.token);
     cl->holding = true;
     cl->from_ns = t;
-    cl->next_renew_ns =
-        t + (uint64_t)(run->scn->renew_ms ? run->scn->renew_ms : run->scn->ttl_ms / 3) * NS_PER_MS;
+    cl->next_renew_ns = t + renew_period_ns(run->scn);
     cl->fault = nemesis_claim(run->nem, cl->id, t);
     return true;
 }
@@ -225,21 +225,18 @@ static void renew(struct client *cl)
     enum lock_result r = cl->run->ops->renew(&cl->lc, &cl->grant);
     uint64_t now = clock_mono_ns();
     if (r == LOCK_OK) {
-        bump(cl, ST_RENEW_OK);
+        client_bump(cl, ST_RENEW_OK);
         log_event(cl, now, HT_OK, HF_RENEW, HE_NONE);
     } else {
         /* Like Redisson's watchdog, a failed renewal is not the business
          * code's news: the holder carries on, unaware. */
-        bump(cl, r == LOCK_LOST ? ST_RENEW_LOST : ST_RENEW_ERR);
+        client_bump(cl, r == LOCK_LOST ? ST_RENEW_LOST : ST_RENEW_ERR);
         if (r != LOCK_LOST)
             note_error(cl);
         log_event(cl, now, r == LOCK_LOST ? HT_FAIL : HT_INFO, HF_RENEW,
                   r == LOCK_LOST ? HE_LOST : HE_ERROR);
     }
-    uint64_t period =
-        (uint64_t)(cl->run->scn->renew_ms ? cl->run->scn->renew_ms : cl->run->scn->ttl_ms / 3) *
-        NS_PER_MS;
-    cl->next_renew_ns = t + (period ? period : NS_PER_MS);
+    cl->next_renew_ns = t + renew_period_ns(cl->run->scn);
 }
 
 static void pause_holder(struct client *cl, int idx)
@@ -248,7 +245,7 @@ static void pause_holder(struct client *cl, int idx)
     uint64_t t = clock_mono_ns();
     nemesis_fired(cl->run->nem, idx, cl->id, cl->key, t);
     log_fault(cl, t, idx, 0);
-    bump(cl, ST_PAUSES);
+    client_bump(cl, ST_PAUSES);
     /* The whole client stops: no renewals, no traffic. */
     sleep_until(cl, t + f->duration_ms * NS_PER_MS, true);
     uint64_t end = clock_mono_ns();
@@ -263,7 +260,7 @@ static void crash_holder(struct client *cl, int idx)
     uint64_t t = clock_mono_ns();
     nemesis_fired(run->nem, idx, cl->id, cl->key, t);
     log_fault(cl, t, idx, 0);
-    bump(cl, ST_CRASHES);
+    client_bump(cl, ST_CRASHES);
     uint64_t seq = resource_leave(run->wl->res, cl->key);
     log_full(cl, t, HT_INFO, HF_CRASH, HE_NONE, 0, seq, 0);
     record_us(cl, OP_HOLD, t - cl->from_ns);
@@ -320,13 +317,13 @@ void client_unlock(struct client *cl, enum section_effect effect)
     uint64_t done = clock_mono_ns();
     record_us(cl, OP_RELEASE, done - t);
     if (r == LOCK_OK) {
-        bump(cl, ST_RELEASE_OK);
+        client_bump(cl, ST_RELEASE_OK);
         log_event(cl, done, HT_OK, HF_RELEASE, HE_NONE);
     } else if (r == LOCK_LOST) {
-        bump(cl, ST_RELEASE_LOST);
+        client_bump(cl, ST_RELEASE_LOST);
         log_event(cl, done, HT_FAIL, HF_RELEASE, HE_LOST);
     } else {
-        bump(cl, ST_RELEASE_ERR);
+        client_bump(cl, ST_RELEASE_ERR);
         note_error(cl);
         log_event(cl, done, HT_INFO, HF_RELEASE, HE_ERROR);
     }

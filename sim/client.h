@@ -99,6 +99,14 @@ uint64_t client_random(struct client *cl, uint64_t n);
 void client_owner_name(char *buf, size_t len, const char *run_id, uint32_t client,
                        uint16_t incarnation);
 
+/* Count one more k. Only the client's own thread writes its counters, so a
+ * plain load and store do: no locked instruction on the hot path. */
+static inline void client_bump(struct client *cl, enum stat_kind k)
+{
+    uint64_t v = atomic_load_explicit(&cl->stat[k], memory_order_relaxed);
+    atomic_store_explicit(&cl->stat[k], v + 1, memory_order_relaxed);
+}
+
 static inline uint64_t client_stat(const struct client *cl, enum stat_kind k)
 {
     return atomic_load_explicit(&cl->stat[k], memory_order_relaxed);

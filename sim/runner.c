@@ -104,11 +104,10 @@ static void tick_timeline(struct client *cl, uint64_t t, bool ok)
         cl->tl_fail[sec]++;
 }
 
-static void pause_after_error(struct client *cl)
+static void pause_after_error(void)
 {
     struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)ERROR_PAUSE_NS};
     nanosleep(&ts, NULL);
-    (void)cl;
 }
 
 static void client_loop(struct client *cl)
@@ -125,7 +124,7 @@ static void client_loop(struct client *cl)
             break;
         }
         if (!cl->connected && client_connect(cl) < 0) {
-            pause_after_error(cl);
+            pause_after_error();
             continue;
         }
         uint64_t errors = client_stat(cl, ST_ACQUIRE_ERR);
@@ -134,10 +133,9 @@ static void client_loop(struct client *cl)
         histogram_record(cl->h[OP_STEP], (int64_t)((done - t) / 1000));
         tick_timeline(cl, done, ok);
         cl->steps_left--;
-        uint64_t v = atomic_load_explicit(&cl->stat[ST_STEPS], memory_order_relaxed);
-        atomic_store_explicit(&cl->stat[ST_STEPS], v + 1, memory_order_relaxed);
+        client_bump(cl, ST_STEPS);
         if (client_stat(cl, ST_ACQUIRE_ERR) != errors)
-            pause_after_error(cl);
+            pause_after_error();
     }
 }
 
