@@ -15,10 +15,10 @@ static void md_ops(FILE *f, const struct run_result *r)
         const struct histogram *h = r->ops[k];
         uint64_t n = (uint64_t)h->total_count;
         fprintf(f, "| %s | %" PRIu64 " | %.1f |", report_op_name(k), n, result_qps(r, n));
-        double q[] = {50, 90, 99, 99.9, 100};
-        for (size_t i = 0; i < sizeof(q) / sizeof(q[0]); i++) {
+        for (size_t i = 0; i < REPORT_N_PERCENTILES; i++) {
             if (n)
-                fprintf(f, " %.3f |", (double)histogram_percentile(h, q[i]) / 1000.0);
+                fprintf(f, " %.3f |",
+                        (double)histogram_percentile(h, report_percentiles[i]) / 1000.0);
             else
                 fprintf(f, " - |");
         }

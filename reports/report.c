@@ -20,6 +20,8 @@ static const char *const effect_names[EFFECT_COUNT] = {
     [EFFECT_CRASHED] = "crashed",
 };
 
+const double report_percentiles[REPORT_N_PERCENTILES] = {50, 90, 99, 99.9, 100};
+
 const char *report_skew_name(int skew)
 {
     static const char *const names[] = {

@@ -23,6 +23,9 @@ int report_markdown(const char *path, const struct run_result *r);
 int report_hgrm_files(const char *dir, const struct run_result *r);
 
 /* --- shared by the renderers ------------------------------------------- */
+/* The columns of every latency table: p50, p90, p99, p99.9 and max. */
+#define REPORT_N_PERCENTILES 5
+extern const double report_percentiles[REPORT_N_PERCENTILES];
 const char *report_op_name(int op); /* "acquire", "acquire_failed", ... */
 const char *report_effect_name(int effect);
 const char *report_skew_name(int skew); /* "uniform", "hot", "per_client" */

@@ -40,9 +40,8 @@ static void print_ops(FILE *f, const struct run_result *r)
             fprintf(f, " %9s %9s %9s %9s %9s\n", "-", "-", "-", "-", "-");
             continue;
         }
-        double q[] = {50, 90, 99, 99.9, 100};
-        for (size_t i = 0; i < sizeof(q) / sizeof(q[0]); i++)
-            fprintf(f, " %9.3f", (double)histogram_percentile(h, q[i]) / 1000.0);
+        for (size_t i = 0; i < REPORT_N_PERCENTILES; i++)
+            fprintf(f, " %9.3f", (double)histogram_percentile(h, report_percentiles[i]) / 1000.0);
         fputc('\n', f);
     }
     fprintf(f,
