@@ -52,6 +52,14 @@ struct lock_config {
     uint32_t retry_min_ms;  /* backoff while waiting for a busy lock */
     uint32_t retry_max_ms;
     bool want_token; /* the resource checks fencing tokens: grants must carry one */
+    /* Multi-node algorithms (redlock): how long one node may take to answer
+     * before it counts as a no-vote, kept small against the ttl; and the
+     * votes needed, 0 = a majority of n_endpoints. */
+    uint32_t node_timeout_ms;
+    uint32_t quorum;
+    /* Session-based algorithms (zookeeper): the session timeout, which
+     * plays the ttl's part. */
+    uint32_t session_timeout_ms;
     /* When set and non-zero, stop waiting for busy locks (the run is being
      * stopped): acquire gives up with LOCK_BUSY. May be NULL. */
     const atomic_int *cancel;
@@ -81,10 +89,19 @@ struct lock_client {
     char errstr[LOCK_ERRSTR_MAX];
 };
 
+/* The kind of server an algorithm talks to; the engine starts (or is given)
+ * servers of that kind and fills lock_config.endpoints with them. */
+enum lock_server { LOCK_SERVER_REDIS = 0, LOCK_SERVER_ZOOKEEPER, LOCK_SERVER_KINDS };
+
 struct lock_ops {
     const char *name;
     const char *summary; /* one line for `locklab list` */
     bool gives_token;    /* acquire can fill grant->token when cfg->want_token */
+    enum lock_server server;
+    /* true: every endpoint is an independent node the algorithm votes
+     * across (redlock); false: the endpoints are one service (a single
+     * Redis uses the first, a ZooKeeper client gets the whole ensemble). */
+    bool independent_nodes;
 
     /* Open the client's connections. 0 on success, -1 with err/errstr set. */
     int (*connect)(struct lock_client *c);
@@ -107,6 +124,9 @@ size_t lock_count(void);
 const struct lock_ops *lock_at(size_t i);
 /* "redis, redis-naive": for error messages; returns buf. */
 const char *lock_names(char *buf, size_t len);
+
+/* "redis", "zookeeper" */
+const char *lock_server_name(enum lock_server s);
 
 /* The one setter of c->err and c->errstr (truncates safely). */
 void lock_set_error(struct lock_client *c, int err, const char *fmt, ...)

@@ -121,8 +121,9 @@ static json_t *results_json(const struct run_result *r)
 {
     json_t *inv = json_array(), *exp = json_array(), *ok = json_array(), *fail = json_array();
     for (size_t i = 0; i < r->n_inv; i++)
-        json_array_append_new(inv, json_pack("{s:s, s:b, s:s}", "name", r->inv[i].name, "holds",
-                                             r->inv[i].holds, "detail", r->inv[i].detail));
+        json_array_append_new(inv, json_pack("{s:s, s:b, s:b, s:s}", "name", r->inv[i].name,
+                                             "holds", r->inv[i].holds, "advisory",
+                                             r->inv[i].advisory, "detail", r->inv[i].detail));
     for (size_t i = 0; i < r->n_expects; i++)
         json_array_append_new(exp, json_pack("{s:s, s:s, s:s, s:b}", "what", r->expects[i].what,
                                              "want", r->expects[i].want, "got", r->expects[i].got,

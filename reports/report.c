@@ -101,3 +101,8 @@ int report_hgrm_files(const char *dir, const struct run_result *r)
     }
     return 0;
 }
+
+const char *report_invariant_mark(const struct invariant *inv)
+{
+    return inv->holds ? "ok" : inv->advisory ? "~" : "!!!";
+}

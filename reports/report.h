@@ -29,6 +29,8 @@ extern const double report_percentiles[REPORT_N_PERCENTILES];
 const char *report_op_name(int op); /* "acquire", "acquire_failed", ... */
 const char *report_effect_name(int effect);
 const char *report_skew_name(int skew); /* "uniform", "hot", "per_client" */
+/* "ok", "!!!" (safety broken) or "~" (availability lost: advisory) */
+const char *report_invariant_mark(const struct invariant *inv);
 /* Seconds since the run's start line. */
 double report_rel_s(const struct run_result *r, uint64_t mono_ns);
 /* "client_pause(client 7)" list of the faults active in a violation. */

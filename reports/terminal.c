@@ -71,7 +71,7 @@ static void print_safety(FILE *f, const struct run_result *r)
         fprintf(f, "fencing: %" PRIu64 " stale accesses rejected\n", r->fenced_accesses);
     fprintf(f, "invariants:\n");
     for (size_t i = 0; i < r->n_inv; i++)
-        fprintf(f, "  %-4s %-22s %s\n", r->inv[i].holds ? "ok" : "!!!", r->inv[i].name,
+        fprintf(f, "  %-4s %-22s %s\n", report_invariant_mark(&r->inv[i]), r->inv[i].name,
                 r->inv[i].detail);
 }
 

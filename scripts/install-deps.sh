@@ -5,8 +5,10 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config
-  redis-server redis-tools libhiredis-dev
+  redis-server redis-tools redis-sentinel libhiredis-dev
+  zookeeper zookeeper-bin libzookeeper-mt-dev
   libjansson-dev libcmocka-dev
+  docker-compose
 )
 
 missing=()

@@ -169,13 +169,18 @@ static void note_error(struct client *cl)
 
 bool client_lock(struct client *cl, uint32_t key)
 {
+    return client_lock_wait(cl, key, cl->run->scn->wait_ms);
+}
+
+bool client_lock_wait(struct client *cl, uint32_t key, uint32_t wait_ms)
+{
     struct run_ctx *run = cl->run;
     struct workload *w = run->wl;
     cl->key = key;
     uint64_t t_inv = clock_mono_ns();
     log_event(cl, t_inv, HT_INVOKE, HF_ACQUIRE, HE_NONE);
     enum lock_result r = run->ops->acquire(&cl->lc, w->keys[key], w->key_lens[key],
-                                           run->scn->ttl_ms, run->scn->wait_ms, &cl->grant);
+                                           run->scn->ttl_ms, wait_ms, &cl->grant);
     if (r != LOCK_OK) {
         uint64_t t = clock_mono_ns();
         record_us(cl, OP_ACQUIRE_FAILED, t - t_inv);

@@ -86,6 +86,8 @@ int client_connect(struct client *cl);
 /* Take the lock on key (the workload's key id). true when held: the
  * critical section has begun. */
 bool client_lock(struct client *cl, uint32_t key);
+/* The same with the workload's own wait (scheduled tasks try with 0). */
+bool client_lock_wait(struct client *cl, uint32_t key, uint32_t wait_ms);
 /* Spend ms inside the critical section, renewing through the watchdog when
  * it is on, and suffering any fault this holder claimed. false when the
  * client crashed: the section is over and the step must end. */

@@ -406,7 +406,8 @@ static int check_safety(struct runner *r, struct run_result *res)
     res->n_inv = r->run.wl->ops->invariants(r->run.wl, res->inv, WORKLOAD_MAX_INVARIANTS);
     res->invariants_hold = true;
     for (size_t i = 0; i < res->n_inv; i++)
-        res->invariants_hold = res->invariants_hold && res->inv[i].holds;
+        if (!res->inv[i].advisory)
+            res->invariants_hold = res->invariants_hold && res->inv[i].holds;
     res->n_faults = nemesis_report(r->run.nem, res->faults, SCENARIO_MAX_FAULTS);
     return 0;
 }

@@ -483,6 +483,21 @@ void scenario_defaults(struct scenario *s)
         .hot_fraction = 0.9,
         .hot_items = 1,
     };
+    s->cache_rebuild = (struct cache_rebuild_spec){
+        .keys = 4,
+        .period_ms = 1000,
+        .load_ms = 50,
+        .read_ms = 5,
+    };
+    s->scheduled_tasks = (struct scheduled_tasks_spec){
+        .tasks = 4,
+        .period_ms = 1000,
+        .run_ms = 50,
+        .jitter_ms = 20,
+        .hold_min_ms = 0,
+    };
+    s->redlock = (struct redlock_spec){.nodes = 5, .node_timeout_ms = 50, .quorum = 0};
+    s->zookeeper = (struct zookeeper_spec){.ensemble = 1, .session_timeout_ms = 0};
 }
 
 /* The file's base name without ".json", made into a valid name. */

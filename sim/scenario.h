@@ -13,11 +13,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lock.h"
+
 #define SCENARIO_MAX_FAULTS  64
 #define SCENARIO_MAX_CLIENTS 4096
 #define SCENARIO_ERR_MAX     512
 
-enum workload_kind { WORKLOAD_FLASH_SALE = 0 };
+enum workload_kind { WORKLOAD_FLASH_SALE = 0, WORKLOAD_CACHE_REBUILD, WORKLOAD_SCHEDULED_TASKS };
 
 enum skew_kind {
     SKEW_UNIFORM = 0,
@@ -58,6 +60,42 @@ struct flash_sale_spec {
     uint32_t hot_items;  /* SKEW_HOT: items 0..hot_items-1 are hot */
 };
 
+struct cache_rebuild_spec {
+    uint32_t keys;      /* hot cache keys, one rebuild lock each */
+    uint32_t period_ms; /* every key expires at each multiple of this: one epoch */
+    uint32_t load_ms;   /* the slow database load the lock protects */
+    uint32_t read_ms;   /* a reader's think time between two reads */
+};
+
+struct scheduled_tasks_spec {
+    uint32_t tasks;     /* distinct tasks; every client is one instance running all */
+    uint32_t period_ms; /* each task fires once per period on every instance */
+    uint32_t run_ms;    /* how long one run of a task takes */
+    uint32_t jitter_ms; /* an instance fires up to this late (skew, scheduling) */
+    /* ShedLock's lockAtLeastFor: the winner keeps the lock this long after
+     * the period began, so a late instance cannot run the period again;
+     * 0 = half the period. */
+    uint32_t hold_min_ms;
+};
+
+/* Per-algorithm settings, used when that algorithm runs. */
+struct redlock_spec {
+    uint32_t nodes;           /* independent Redis masters (default 5) */
+    uint32_t node_timeout_ms; /* one node's answer, small against the ttl (default 50) */
+    uint32_t quorum;          /* votes needed; 0 = nodes/2 + 1 */
+};
+
+struct zookeeper_spec {
+    uint32_t ensemble;           /* managed servers: 1 (standalone) or 3 */
+    uint32_t session_timeout_ms; /* plays the ttl; 0 = the lock's ttl_ms */
+};
+
+/* Servers the scenario or the command line names instead of managed ones. */
+struct server_list {
+    struct lock_endpoint ep[LOCK_ENDPOINT_MAX];
+    size_t n; /* 0: locklab starts its own */
+};
+
 struct scenario {
     char path[512];
     char name[64];
@@ -77,10 +115,17 @@ struct scenario {
     uint32_t renew_ms;     /* watchdog period; 0 = ttl/3 */
     uint32_t retry_min_ms; /* backoff while waiting */
     uint32_t retry_max_ms;
+    struct redlock_spec redlock;
+    struct zookeeper_spec zookeeper;
+
+    /* external servers, by kind (lock_server); empty = managed */
+    struct server_list servers[LOCK_SERVER_KINDS];
 
     /* the resource */
     enum workload_kind workload;
     struct flash_sale_spec flash_sale;
+    struct cache_rebuild_spec cache_rebuild;
+    struct scheduled_tasks_spec scheduled_tasks;
     bool fencing; /* the resource rejects writes with a token below the highest seen */
 
     struct fault_spec faults[SCENARIO_MAX_FAULTS];

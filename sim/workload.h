@@ -15,6 +15,9 @@ struct resource;
 struct invariant {
     char name[48];
     bool holds;
+    /* Availability, not safety (a scheduled run missed): reported, but it
+     * never fails the run's verdict. */
+    bool advisory;
     char detail[200];
 };
 
