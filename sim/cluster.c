@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,28 +69,89 @@ static int redis_pings(int port)
 
 /* Everything the child needs, prepared before fork: between fork and exec
  * only async-signal-safe calls are allowed (other threads may hold locks). */
+#define SPAWN_MAX_ARGS 24
+
 struct spawn {
-    const char *bin;
-    char port[16];
+    char *argv[SPAWN_MAX_ARGS + 1];
+    char args[SPAWN_MAX_ARGS][320];
+    size_t argc;
     char out_path[320];
-    char log_path[320];
-    const char *dir;
     pid_t parent;
 };
 
+__attribute__((format(printf, 2, 3))) static void spawn_arg(struct spawn *sp, const char *fmt, ...)
+{
+    if (sp->argc >= SPAWN_MAX_ARGS)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(sp->args[sp->argc], sizeof(sp->args[0]), fmt, ap);
+    va_end(ap);
+    sp->argv[sp->argc] = sp->args[sp->argc];
+    sp->argc++;
+    sp->argv[sp->argc] = NULL;
+}
+
+static const char *env_or(const char *name, const char *fallback)
+{
+    const char *v = getenv(name);
+    return v && v[0] ? v : fallback;
+}
+
+static void prepare_redis(struct spawn *sp, const struct managed_server *s)
+{
+    spawn_arg(sp, "%s", env_or("LOCKLAB_REDIS_SERVER", "redis-server"));
+    spawn_arg(sp, "--port");
+    spawn_arg(sp, "%d", s->port);
+    spawn_arg(sp, "--bind");
+    spawn_arg(sp, "127.0.0.1");
+    spawn_arg(sp, "--save");
+    spawn_arg(sp, "%s", "");
+    spawn_arg(sp, "--appendonly");
+    spawn_arg(sp, "no");
+    spawn_arg(sp, "--daemonize");
+    spawn_arg(sp, "no");
+    spawn_arg(sp, "--dir");
+    spawn_arg(sp, "%s", s->dir);
+    spawn_arg(sp, "--logfile");
+    spawn_arg(sp, "%s/%s", s->dir, s->log);
+}
+
+/* SETUP.md's measured flags: a small heap and a quick-starting JIT keep an
+ * ensemble of three near 60 MB each and ready in about a second. */
+static void prepare_zookeeper(struct spawn *sp, const struct managed_server *s)
+{
+    static const char *const jvm[] = {"-Xms16m",
+                                      "-Xmx128m",
+                                      "-Xss512k",
+                                      "-XX:+UseSerialGC",
+                                      "-XX:TieredStopAtLevel=1",
+                                      "-XX:MaxMetaspaceSize=64m",
+                                      "-XX:ReservedCodeCacheSize=32m",
+                                      "-Dzookeeper.admin.enableServer=false"};
+    spawn_arg(sp, "%s", env_or("LOCKLAB_JAVA", "java"));
+    for (size_t i = 0; i < sizeof(jvm) / sizeof(jvm[0]); i++)
+        spawn_arg(sp, "%s", jvm[i]);
+    spawn_arg(sp, "-cp");
+    spawn_arg(sp, "%s",
+              env_or("LOCKLAB_ZOOKEEPER_CLASSPATH",
+                     "/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar"));
+    spawn_arg(sp, "org.apache.zookeeper.server.quorum.QuorumPeerMain");
+    spawn_arg(sp, "%s/zoo.cfg", s->dir);
+}
+
 static void prepare_spawn(struct spawn *sp, const struct managed_server *s)
 {
-    sp->bin = getenv("LOCKLAB_REDIS_SERVER");
-    if (sp->bin == NULL || sp->bin[0] == '\0')
-        sp->bin = "redis-server";
-    snprintf(sp->port, sizeof(sp->port), "%d", s->port);
+    memset(sp, 0, sizeof(*sp));
+    if (strcmp(s->kind, "zookeeper") == 0)
+        prepare_zookeeper(sp, s);
+    else
+        prepare_redis(sp, s);
     snprintf(sp->out_path, sizeof(sp->out_path), "%s/stdout.log", s->dir);
-    snprintf(sp->log_path, sizeof(sp->log_path), "%s/redis.log", s->dir);
-    sp->dir = s->dir;
     sp->parent = getpid();
 }
 
-static void child_exec_redis(const struct spawn *sp)
+static void child_exec(const struct spawn *sp)
 {
     /* Own process group: a terminal's Ctrl-C reaches locklab, which stops
      * the servers in order, instead of killing them mid-run. */
@@ -108,10 +170,8 @@ static void child_exec_redis(const struct spawn *sp)
     }
     if (null >= 0)
         dup2(null, 0);
-    execlp(sp->bin, sp->bin, "--port", sp->port, "--bind", "127.0.0.1", "--save", "",
-           "--appendonly", "no", "--daemonize", "no", "--dir", sp->dir, "--logfile", sp->log_path,
-           (char *)NULL);
-    static const char msg[] = "exec redis-server failed: not installed, or not executable\n";
+    execvp(sp->argv[0], sp->argv);
+    static const char msg[] = "exec failed: the server is not installed, or not executable\n";
     if (write(2, msg, sizeof(msg) - 1) < 0)
         _exit(127);
     _exit(127);
@@ -120,7 +180,7 @@ static void child_exec_redis(const struct spawn *sp)
 /* Last line of the server's logs, for an error message. */
 static void log_tail(const struct managed_server *s, char *out, size_t len)
 {
-    const char *names[] = {"stdout.log", "redis.log"};
+    const char *names[] = {"stdout.log", s->log};
     out[0] = '\0';
     for (size_t i = 0; i < 2; i++) {
         char path[320], line[256];
@@ -146,6 +206,18 @@ static int reap(struct managed_server *s, int *status)
     return 0;
 }
 
+static int answers(const struct managed_server *s)
+{
+    if (strcmp(s->kind, "zookeeper") == 0) {
+        char reply[512];
+        /* ruok answers before the server serves; srvr's Mode: line comes
+         * only once it has joined a quorum (SETUP.md) */
+        return cluster_ask(s->port, "srvr", reply, sizeof(reply)) > 0 &&
+               strstr(reply, "Mode:") != NULL;
+    }
+    return redis_pings(s->port);
+}
+
 /* Wait until the server answers; 0, 1 (it died: maybe the port), -1 (timeout). */
 static int wait_ready(struct managed_server *s)
 {
@@ -154,9 +226,9 @@ static int wait_ready(struct managed_server *s)
         int status;
         if (reap(s, &status))
             return 1;
-        if (redis_pings(s->port))
+        if (answers(s))
             return 0;
-        sleep_ms(5);
+        sleep_ms(s->kind[0] == 'z' ? 50 : 5);
     }
     return -1;
 }
@@ -179,7 +251,31 @@ static void stop_one(struct managed_server *s, int sig)
     }
 }
 
-static int start_one(struct cluster *c, struct managed_server *s, char *err, size_t errlen)
+static int spawn_one(struct managed_server *s, char *err, size_t errlen)
+{
+    struct spawn sp;
+    prepare_spawn(&sp, s);
+    s->pid = fork();
+    if (s->pid < 0) {
+        snprintf(err, errlen, "fork: %s", strerror(errno));
+        s->pid = 0;
+        return -1;
+    }
+    if (s->pid == 0)
+        child_exec(&sp);
+    return 0;
+}
+
+static void start_failed(struct managed_server *s, int rc, char *err, size_t errlen)
+{
+    char tail[200];
+    log_tail(s, tail, sizeof(tail));
+    snprintf(err, errlen, "%s on port %d %s: %s", s->kind, s->port,
+             rc < 0 ? "did not answer in time" : "exited at start",
+             tail[0] ? tail : "(no log: is it installed?)");
+}
+
+static int start_redis(struct managed_server *s, char *err, size_t errlen)
 {
     for (int attempt = 0; attempt < START_ATTEMPTS; attempt++) {
         s->port = free_port();
@@ -187,30 +283,20 @@ static int start_one(struct cluster *c, struct managed_server *s, char *err, siz
             snprintf(err, errlen, "no free loopback port: %s", strerror(errno));
             return -1;
         }
-        struct spawn sp;
-        prepare_spawn(&sp, s);
-        s->pid = fork();
-        if (s->pid < 0) {
-            snprintf(err, errlen, "fork: %s", strerror(errno));
-            s->pid = 0;
+        if (spawn_one(s, err, errlen) < 0)
             return -1;
-        }
-        if (s->pid == 0)
-            child_exec_redis(&sp);
         int rc = wait_ready(s);
         if (rc == 0)
             return 0;
         char tail[200];
         log_tail(s, tail, sizeof(tail));
+        int retry = rc > 0 && strstr(tail, "in use") != NULL && attempt + 1 < START_ATTEMPTS;
+        if (!retry)
+            start_failed(s, rc, err, errlen);
         stop_one(s, SIGKILL);
-        if (rc < 0 || strstr(tail, "in use") == NULL || attempt + 1 == START_ATTEMPTS) {
-            snprintf(err, errlen, "redis-server on port %d %s: %s", s->port,
-                     rc < 0 ? "did not answer PING in time" : "exited at start",
-                     tail[0] ? tail : "(no log; is redis-server installed?)");
+        if (!retry)
             return -1;
-        }
     }
-    (void)c;
     return -1;
 }
 
@@ -227,33 +313,144 @@ static int make_root(struct cluster *c, char *err, size_t errlen)
     return 0;
 }
 
-int cluster_start_redis(struct cluster *c, size_t count, char *err, size_t errlen)
+/* The next slot of c, with its own folder; NULL with err set. */
+static struct managed_server *add_server(struct cluster *c, const char *kind, char *err,
+                                         size_t errlen)
 {
-    if (c->n + count > CLUSTER_MAX_SERVERS) {
+    if (c->n >= CLUSTER_MAX_SERVERS) {
         snprintf(err, errlen, "at most %d managed servers", CLUSTER_MAX_SERVERS);
-        return -1;
+        return NULL;
     }
     if (c->root[0] == '\0' && make_root(c, err, errlen) < 0)
-        return -1;
+        return NULL;
+    struct managed_server *s = &c->srv[c->n];
+    memset(s, 0, sizeof(*s));
+    snprintf(s->kind, sizeof(s->kind), "%s", kind);
+    snprintf(s->log, sizeof(s->log), "%s", strcmp(kind, "redis") == 0 ? "redis.log" : "stdout.log");
+    char dir[sizeof(s->dir)];
+    snprintf(dir, sizeof(dir), "%.*s/%s-%zu", (int)(sizeof(dir) - 40), c->root, kind, c->n);
+    memcpy(s->dir, dir, sizeof(dir));
+    if (mkdir(s->dir, 0700) < 0) {
+        snprintf(err, errlen, "mkdir %s: %s", s->dir, strerror(errno));
+        return NULL;
+    }
+    c->n++;
+    return s;
+}
+
+int cluster_start_redis(struct cluster *c, size_t count, char *err, size_t errlen)
+{
     for (size_t i = 0; i < count; i++) {
-        struct managed_server *s = &c->srv[c->n];
-        memset(s, 0, sizeof(*s));
-        snprintf(s->kind, sizeof(s->kind), "redis");
-        char dir[sizeof(s->dir)];
-        snprintf(dir, sizeof(dir), "%.*s/redis-%zu", (int)(sizeof(dir) - 32), c->root, c->n);
-        memcpy(s->dir, dir, sizeof(dir));
-        if (mkdir(s->dir, 0700) < 0) {
-            snprintf(err, errlen, "mkdir %s: %s", s->dir, strerror(errno));
-            cluster_stop(c, NULL);
-            return -1;
-        }
-        c->n++;
-        if (start_one(c, s, err, errlen) < 0) {
+        struct managed_server *s = add_server(c, "redis", err, errlen);
+        if (s == NULL || start_redis(s, err, errlen) < 0) {
             cluster_stop(c, NULL);
             return -1;
         }
     }
     return 0;
+}
+
+/* zoo.cfg (and myid in an ensemble) for member i of zk[0..n). tickTime 500
+ * lets sessions be as short as 1 s: the server clamps them to 2..20 ticks. */
+static int write_zoo_cfg(struct managed_server *const *zk, size_t n, size_t i)
+{
+    char path[320];
+    snprintf(path, sizeof(path), "%s/zoo.cfg", zk[i]->dir);
+    FILE *f = fopen(path, "w");
+    if (f == NULL)
+        return -1;
+    fprintf(f,
+            "tickTime=500\ninitLimit=20\nsyncLimit=10\ndataDir=%s\nclientPort=%d\n"
+            "clientPortAddress=127.0.0.1\n4lw.commands.whitelist=*\nadmin.enableServer=false\n"
+            "maxClientCnxns=0\nforceSync=no\n",
+            zk[i]->dir, zk[i]->port);
+    for (size_t j = 0; n > 1 && j < n; j++)
+        fprintf(f, "server.%zu=127.0.0.1:%d:%d\n", j + 1, zk[j]->peer_port, zk[j]->election_port);
+    int rc = fclose(f);
+    if (n > 1 && rc == 0) {
+        snprintf(path, sizeof(path), "%s/myid", zk[i]->dir);
+        f = fopen(path, "w");
+        if (f == NULL)
+            return -1;
+        fprintf(f, "%zu\n", i + 1);
+        rc = fclose(f);
+    }
+    return rc;
+}
+
+static int zk_ports(struct managed_server *s)
+{
+    s->port = free_port();
+    s->peer_port = free_port();
+    s->election_port = free_port();
+    return s->port > 0 && s->peer_port > 0 && s->election_port > 0 && s->port != s->peer_port &&
+                   s->port != s->election_port && s->peer_port != s->election_port
+               ? 0
+               : -1;
+}
+
+int cluster_start_zookeeper(struct cluster *c, size_t ensemble, char *err, size_t errlen)
+{
+    struct managed_server *zk[CLUSTER_MAX_SERVERS];
+    if (ensemble != 1 && ensemble != 3) {
+        snprintf(err, errlen, "a ZooKeeper ensemble of %zu: locklab runs 1 or 3", ensemble);
+        return -1;
+    }
+    /* All members are configured and started before any is waited for:
+     * a member of an ensemble answers only once a quorum has formed. */
+    for (size_t i = 0; i < ensemble; i++) {
+        zk[i] = add_server(c, "zookeeper", err, errlen);
+        if (zk[i] == NULL)
+            goto fail;
+        if (zk_ports(zk[i]) < 0) {
+            snprintf(err, errlen, "no free loopback ports for ZooKeeper");
+            goto fail;
+        }
+    }
+    for (size_t i = 0; i < ensemble; i++) {
+        if (write_zoo_cfg(zk, ensemble, i) < 0) {
+            snprintf(err, errlen, "cannot write %s/zoo.cfg: %s", zk[i]->dir, strerror(errno));
+            goto fail;
+        }
+        if (spawn_one(zk[i], err, errlen) < 0)
+            goto fail;
+    }
+    for (size_t i = 0; i < ensemble; i++) {
+        int rc = wait_ready(zk[i]);
+        if (rc != 0) {
+            start_failed(zk[i], rc, err, errlen);
+            goto fail;
+        }
+    }
+    return 0;
+fail:
+    cluster_stop(c, NULL);
+    return -1;
+}
+
+int cluster_ask(int port, const char *word, char *reply, size_t len)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || len == 0)
+        return fd < 0 ? -1 : 0;
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_port = htons((uint16_t)port),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    size_t got = 0;
+    if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+        write(fd, word, strlen(word)) == (ssize_t)strlen(word)) {
+        /* a four-letter word's answer ends when the server closes */
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        while (got + 1 < len && poll(&p, 1, 1000) == 1) {
+            ssize_t n = read(fd, reply + got, len - 1 - got);
+            if (n <= 0)
+                break;
+            got += (size_t)n;
+        }
+    }
+    reply[got] = '\0';
+    close(fd);
+    return (int)got;
 }
 
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -285,7 +482,7 @@ static void keep_logs(const struct cluster *c, const char *logs_dir)
         return;
     for (size_t i = 0; i < c->n; i++) {
         char from[320], to[600];
-        snprintf(from, sizeof(from), "%s/redis.log", c->srv[i].dir);
+        snprintf(from, sizeof(from), "%s/%s", c->srv[i].dir, c->srv[i].log);
         snprintf(to, sizeof(to), "%s/%s-%zu.log", logs_dir, c->srv[i].kind, i);
         copy_file(from, to);
     }

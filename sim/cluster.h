@@ -11,13 +11,15 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#define CLUSTER_MAX_SERVERS 8
+#define CLUSTER_MAX_SERVERS 12 /* 5 Redis masters, 3 ZooKeepers, room for replicas */
 
 struct managed_server {
-    char kind[16]; /* "redis" */
-    pid_t pid;     /* 0 once stopped */
-    int port;
+    char kind[16];                /* "redis", "zookeeper" */
+    pid_t pid;                    /* 0 once stopped */
+    int port;                     /* where clients connect */
+    int peer_port, election_port; /* a ZooKeeper ensemble member's quorum ports */
     char dir[256];
+    char log[16]; /* its log file in dir */
 };
 
 struct cluster {
@@ -29,6 +31,13 @@ struct cluster {
 /* Start count redis-servers and wait until each answers PING.
  * 0, or -1 with err set and nothing left running. */
 int cluster_start_redis(struct cluster *c, size_t count, char *err, size_t errlen);
+/* Start a ZooKeeper of ensemble 1 (standalone) or 3 members, all on
+ * loopback, and wait until each serves (srvr reports a Mode). 0, or -1
+ * with err set and nothing of it left running. */
+int cluster_start_zookeeper(struct cluster *c, size_t ensemble, char *err, size_t errlen);
+/* Send a ZooKeeper four-letter word to a loopback port and read the whole
+ * answer into reply (NUL-terminated). Returns its length, -1 on error. */
+int cluster_ask(int port, const char *word, char *reply, size_t len);
 /* Stop every server (SIGTERM, then SIGKILL), copy their logs into
  * logs_dir when it is not NULL, and remove the temporary folder. */
 void cluster_stop(struct cluster *c, const char *logs_dir);

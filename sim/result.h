@@ -14,7 +14,7 @@
 #include "scenario.h"
 #include "workload.h"
 
-#define RESULT_MAX_SERVERS 8
+#define RESULT_MAX_SERVERS 12
 #define RESULT_MAX_EXPECTS 4
 
 struct expect_record {
