@@ -47,7 +47,9 @@ static void md_safety(FILE *f, const struct run_result *r)
     fprintf(f, "| invariant | holds | detail |\n|---|---|---|\n");
     for (size_t i = 0; i < r->n_inv; i++)
         fprintf(f, "| %s | %s | %s |\n", r->inv[i].name,
-                r->inv[i].holds ? "yes" : r->inv[i].advisory ? "no (availability)" : "**NO**",
+                r->inv[i].holds      ? "yes"
+                : r->inv[i].advisory ? "no (availability)"
+                                     : "**NO**",
                 r->inv[i].detail);
     fputc('\n', f);
 }
@@ -109,7 +111,7 @@ int report_markdown(const char *path, const struct run_result *r)
     if (f == NULL)
         return -1;
     const struct scenario *s = r->scn;
-    char why[256];
+    char why[256], wl[200];
     const char *fail = report_failure(r, why, sizeof(why));
     fprintf(f, "# locklab: %s on %s — %s\n\n", s->name, r->algorithm, r->passed ? "PASS" : "FAIL");
     if (!r->complete)
@@ -118,9 +120,10 @@ int report_markdown(const char *path, const struct run_result *r)
         fprintf(f, "> %s\n\n", fail);
     fprintf(f,
             "%s\n\n%" PRIu32 " clients, %.2f s, seed %" PRIu64 "; ttl %" PRIu32 " ms, wait %" PRIu32
-            " ms, watchdog %s, fencing %s.\n\n",
+            " ms, watchdog %s, fencing %s.\n\nWorkload: `%s`.\n\n",
             s->description[0] ? s->description : s->path, s->clients, r->elapsed_s, s->seed,
-            s->ttl_ms, s->wait_ms, s->watchdog ? "on" : "off", s->fencing ? "on" : "off");
+            s->ttl_ms, s->wait_ms, s->watchdog ? "on" : "off", s->fencing ? "on" : "off",
+            report_workload(s, wl, sizeof(wl)));
     md_ops(f, r);
     md_safety(f, r);
     md_faults(f, r);

@@ -1,6 +1,7 @@
 /* report.c - what the renderers share. */
 #include "report.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -105,4 +106,26 @@ int report_hgrm_files(const char *dir, const struct run_result *r)
 const char *report_invariant_mark(const struct invariant *inv)
 {
     return inv->holds ? "ok" : inv->advisory ? "~" : "!!!";
+}
+
+const char *report_workload(const struct scenario *s, char *buf, size_t len)
+{
+    const char *name = workload_name(s->workload);
+    if (s->workload == WORKLOAD_CACHE_REBUILD) {
+        const struct cache_rebuild_spec *c = &s->cache_rebuild;
+        snprintf(buf, len,
+                 "%s keys=%" PRIu32 " period=%" PRIu32 "ms load=%" PRIu32 "ms read=%" PRIu32 "ms",
+                 name, c->keys, c->period_ms, c->load_ms, c->read_ms);
+    } else if (s->workload == WORKLOAD_SCHEDULED_TASKS) {
+        const struct scheduled_tasks_spec *t = &s->scheduled_tasks;
+        snprintf(buf, len,
+                 "%s tasks=%" PRIu32 " period=%" PRIu32 "ms run=%" PRIu32 "ms jitter=%" PRIu32
+                 "ms hold_min=%" PRIu32 "ms",
+                 name, t->tasks, t->period_ms, t->run_ms, t->jitter_ms, t->hold_min_ms);
+    } else {
+        const struct flash_sale_spec *fs = &s->flash_sale;
+        snprintf(buf, len, "%s items=%" PRIu32 " stock=%" PRId64 " critical=%" PRIu32 "ms skew=%s",
+                 name, fs->items, fs->stock, fs->critical_ms, report_skew_name(fs->skew));
+    }
+    return buf;
 }

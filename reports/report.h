@@ -29,6 +29,8 @@ extern const double report_percentiles[REPORT_N_PERCENTILES];
 const char *report_op_name(int op); /* "acquire", "acquire_failed", ... */
 const char *report_effect_name(int effect);
 const char *report_skew_name(int skew); /* "uniform", "hot", "per_client" */
+/* The workload and its settings on one line: "flash_sale items=10 ...". */
+const char *report_workload(const struct scenario *s, char *buf, size_t len);
 /* "ok", "!!!" (safety broken) or "~" (availability lost: advisory) */
 const char *report_invariant_mark(const struct invariant *inv);
 /* Seconds since the run's start line. */

@@ -17,11 +17,8 @@ static void print_header(FILE *f, const struct run_result *r)
             LOCKLAB_VERSION, s->name, r->algorithm, s->clients, s->seed);
     fprintf(f, "  lock: ttl=%" PRIu32 "ms wait=%" PRIu32 "ms watchdog=%s fencing=%s\n", s->ttl_ms,
             s->wait_ms, s->watchdog ? "on" : "off", s->fencing ? "on" : "off");
-    const struct flash_sale_spec *fs = &s->flash_sale;
-    fprintf(f,
-            "  workload: %s items=%" PRIu32 " stock=%" PRId64 " critical=%" PRIu32 "ms skew=%s\n",
-            workload_name(s->workload), fs->items, fs->stock, fs->critical_ms,
-            report_skew_name(fs->skew));
+    char wl[200];
+    fprintf(f, "  workload: %s\n", report_workload(s, wl, sizeof(wl)));
     for (size_t i = 0; i < r->n_servers; i++)
         fprintf(f, "  server: %s\n", r->servers[i]);
     fprintf(f, "  ran %.2f s%s%s\n\n", r->elapsed_s,

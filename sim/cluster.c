@@ -47,24 +47,31 @@ static int free_port(void)
     return port;
 }
 
-/* One PING over a fresh connection: 1 when +PONG came back. */
-static int redis_pings(int port)
+int cluster_redis_command(int port, const char *command, const char *want)
 {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0)
-        return 0;
+        return -1;
     struct sockaddr_in a = {.sin_family = AF_INET,
                             .sin_port = htons((uint16_t)port),
                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    int ok = 0;
-    if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0 && write(fd, "PING\r\n", 6) == 6) {
-        char buf[16] = {0};
+    char line[128];
+    int n = snprintf(line, sizeof(line), "%s\r\n", command);
+    int ok = -1;
+    if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0 && n > 0 &&
+        write(fd, line, (size_t)n) == n) {
+        char buf[64] = {0};
         struct pollfd p = {.fd = fd, .events = POLLIN};
-        if (poll(&p, 1, 500) == 1 && read(fd, buf, sizeof(buf) - 1) > 0)
-            ok = strncmp(buf, "+PONG", 5) == 0;
+        if (poll(&p, 1, 2000) == 1 && read(fd, buf, sizeof(buf) - 1) > 0)
+            ok = strncmp(buf, want, strlen(want)) == 0 ? 0 : -1;
     }
     close(fd);
     return ok;
+}
+
+static int redis_pings(int port)
+{
+    return cluster_redis_command(port, "PING", "+PONG") == 0;
 }
 
 /* Everything the child needs, prepared before fork: between fork and exec
@@ -171,8 +178,8 @@ static void child_exec(const struct spawn *sp)
     if (null >= 0)
         dup2(null, 0);
     execvp(sp->argv[0], sp->argv);
-    static const char msg[] = "exec failed: the server is not installed, or not executable\n";
-    if (write(2, msg, sizeof(msg) - 1) < 0)
+    static const char msg[] = ": cannot execute: not installed, or not executable\n";
+    if (write(2, sp->argv[0], strlen(sp->argv[0])) < 0 || write(2, msg, sizeof(msg) - 1) < 0)
         _exit(127);
     _exit(127);
 }

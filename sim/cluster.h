@@ -38,6 +38,9 @@ int cluster_start_zookeeper(struct cluster *c, size_t ensemble, char *err, size_
 /* Send a ZooKeeper four-letter word to a loopback port and read the whole
  * answer into reply (NUL-terminated). Returns its length, -1 on error. */
 int cluster_ask(int port, const char *word, char *reply, size_t len);
+/* Send one inline Redis command to a loopback port: 0 when the reply
+ * starts with want ("+PONG"), -1 otherwise. */
+int cluster_redis_command(int port, const char *command, const char *want);
 /* Stop every server (SIGTERM, then SIGKILL), copy their logs into
  * logs_dir when it is not NULL, and remove the temporary folder. */
 void cluster_stop(struct cluster *c, const char *logs_dir);

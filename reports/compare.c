@@ -1,0 +1,163 @@
+/* compare.c - the side-by-side table of a comparison, in three forms. */
+#include "compare.h"
+
+#include <inttypes.h>
+#include <jansson.h>
+#include <string.h>
+
+#include "histogram.h"
+
+static void fill_invariants(struct compare_row *row, const struct run_result *r)
+{
+    size_t used = 0;
+    row->invariants[0] = '\0';
+    for (size_t i = 0; i < r->n_inv; i++) {
+        int n = snprintf(row->invariants + used, sizeof(row->invariants) - used, "%s%s %s",
+                         i ? ", " : "", report_invariant_mark(&r->inv[i]), r->inv[i].name);
+        if (n < 0 || (size_t)n >= sizeof(row->invariants) - used)
+            break;
+        used += (size_t)n;
+    }
+}
+
+void compare_row_fill(struct compare_row *row, const struct run_result *r)
+{
+    snprintf(row->algorithm, sizeof(row->algorithm), "%s", r->algorithm);
+    snprintf(row->run_dir, sizeof(row->run_dir), "%s", r->run_dir);
+    snprintf(row->verdict, sizeof(row->verdict), "%s",
+             !r->complete ? "INCOMPLETE"
+             : r->passed  ? "PASS"
+                          : "FAIL");
+    snprintf(row->note, sizeof(row->note), "%s", r->complete ? "" : r->incomplete_reason);
+    row->elapsed_s = r->elapsed_s;
+    row->acquired = r->stat[ST_ACQUIRE_OK];
+    row->busy = r->stat[ST_ACQUIRE_BUSY];
+    row->errors = r->stat[ST_ACQUIRE_ERR];
+    row->steps = r->stat[ST_STEPS];
+    row->qps = result_qps(r, row->acquired);
+    const struct histogram *h = r->ops[OP_ACQUIRE];
+    row->has_latency = h && h->total_count > 0;
+    for (size_t i = 0; i < REPORT_N_PERCENTILES && row->has_latency; i++)
+        row->acquire_ms[i] = (double)histogram_percentile(h, report_percentiles[i]) / 1000.0;
+    row->violations = r->check.violations;
+    row->fenced = r->fenced_accesses;
+    row->invariants_hold = r->invariants_hold;
+    fill_invariants(row, r);
+}
+
+/* The table's latency columns: p50, p99, p99.9, max (p90 stays in the
+ * per-run reports, to keep one line per algorithm readable). */
+static const size_t shown[] = {0, 2, 3, 4};
+#define N_SHOWN (sizeof(shown) / sizeof(shown[0]))
+
+static void latency_cells(const struct compare_row *row, char cells[N_SHOWN][16])
+{
+    for (size_t i = 0; i < N_SHOWN; i++) {
+        if (row->has_latency)
+            snprintf(cells[i], 16, "%.3f", row->acquire_ms[shown[i]]);
+        else
+            snprintf(cells[i], 16, "-");
+    }
+}
+
+void compare_terminal(FILE *f, const struct comparison *c)
+{
+    const struct scenario *s = c->scn;
+    fprintf(f,
+            "\nlocklab compare  scenario=%s  workload=%s  clients=%" PRIu32 "  seed=%" PRIu64 "\n",
+            s->name, workload_name(s->workload), s->clients, s->seed);
+    fprintf(f, "%-12s %9s %9s %9s %9s %9s %9s %10s  %-10s %s\n", "algorithm", "qps", "p50 ms",
+            "p99 ms", "p99.9 ms", "max ms", "failed", "violations", "verdict", "invariants");
+    for (size_t i = 0; i < c->n; i++) {
+        const struct compare_row *row = &c->rows[i];
+        char cells[N_SHOWN][16];
+        latency_cells(row, cells);
+        fprintf(f, "%-12s %9.1f %9s %9s %9s %9s %9" PRIu64 " %10" PRIu64 "  %-10s %s\n",
+                row->algorithm, row->qps, cells[0], cells[1], cells[2], cells[3],
+                row->busy + row->errors, row->violations, row->verdict, row->invariants);
+        if (row->note[0])
+            fprintf(f, "%-12s   %s\n", "", row->note);
+    }
+    fprintf(f, "(qps: locks acquired per second; latency: successful acquires; failed: busy + "
+               "errors)\n");
+    fprintf(f, "reports: %s/compare.md, %s/compare.json; per algorithm: %s/<algorithm>/\n",
+            c->out_dir, c->out_dir, c->out_dir);
+    fprintf(f, "End of compare: %s\n", c->complete ? "COMPLETE" : "INCOMPLETE");
+}
+
+int compare_markdown(const char *path, const struct comparison *c)
+{
+    FILE *f = fopen(path, "w");
+    if (f == NULL)
+        return -1;
+    const struct scenario *s = c->scn;
+    fprintf(f, "# locklab compare: %s\n\n", s->name);
+    if (s->description[0])
+        fprintf(f, "%s\n\n", s->description);
+    fprintf(f,
+            "Workload `%s`, %" PRIu32 " clients, %.1f s per algorithm, seed %" PRIu64
+            ", lock ttl %" PRIu32 " ms, wait %" PRIu32 " ms%s.\n\n",
+            workload_name(s->workload), s->clients, (double)s->duration_ms / 1000.0, s->seed,
+            s->ttl_ms, s->wait_ms, c->complete ? "" : " — **INCOMPLETE**");
+    fprintf(f, "| algorithm | QPS | acquire p50 ms | p99 ms | p99.9 ms | max ms | failed "
+               "acquisitions | violations | invariants | verdict |\n");
+    fprintf(f, "|---|---:|---:|---:|---:|---:|---:|---:|---|---|\n");
+    for (size_t i = 0; i < c->n; i++) {
+        const struct compare_row *row = &c->rows[i];
+        char cells[N_SHOWN][16];
+        latency_cells(row, cells);
+        fprintf(f,
+                "| [%s](%s/report.md) | %.1f | %s | %s | %s | %s | %" PRIu64 " | %" PRIu64
+                " | %s | %s%s%s |\n",
+                row->algorithm, row->algorithm, row->qps, cells[0], cells[1], cells[2], cells[3],
+                row->busy + row->errors, row->violations, row->invariants,
+                strcmp(row->verdict, "PASS") == 0 ? "" : "**", row->verdict,
+                strcmp(row->verdict, "PASS") == 0 ? "" : "**");
+    }
+    fprintf(f, "\nQPS counts locks acquired per second; latencies are of successful acquires.\n");
+    for (size_t i = 0; i < c->n; i++)
+        if (c->rows[i].note[0])
+            fprintf(f, "- %s: %s\n", c->rows[i].algorithm, c->rows[i].note);
+    fprintf(f, "\nServers:\n\n");
+    for (size_t i = 0; i < c->n_servers; i++)
+        fprintf(f, "- %s\n", c->servers[i]);
+    return fclose(f);
+}
+
+static json_t *row_json(const struct compare_row *row)
+{
+    json_t *lat = json_object();
+    static const char *const names[REPORT_N_PERCENTILES] = {"p50", "p90", "p99", "p99.9", "max"};
+    for (size_t i = 0; i < REPORT_N_PERCENTILES; i++)
+        json_object_set_new(lat, names[i],
+                            row->has_latency ? json_real(row->acquire_ms[i]) : json_null());
+    return json_pack("{s:s, s:s, s:s, s:s*, s:f, s:I, s:I, s:I, s:I, s:f, s:o, s:I, s:I, s:b, "
+                     "s:s}",
+                     "algorithm", row->algorithm, "run_dir", row->run_dir, "verdict", row->verdict,
+                     "note", row->note[0] ? row->note : NULL, "elapsed_s", row->elapsed_s, "steps",
+                     (json_int_t)row->steps, "acquired", (json_int_t)row->acquired, "busy",
+                     (json_int_t)row->busy, "errors", (json_int_t)row->errors, "qps", row->qps,
+                     "acquire_ms", lat, "violations", (json_int_t)row->violations, "fenced",
+                     (json_int_t)row->fenced, "invariants_hold", row->invariants_hold, "invariants",
+                     row->invariants);
+}
+
+int compare_json(const char *path, const struct comparison *c)
+{
+    const struct scenario *s = c->scn;
+    json_t *rows = json_array(), *servers = json_array();
+    for (size_t i = 0; i < c->n; i++)
+        json_array_append_new(rows, row_json(&c->rows[i]));
+    for (size_t i = 0; i < c->n_servers; i++)
+        json_array_append_new(servers, json_string(c->servers[i]));
+    json_t *root = json_pack(
+        "{s:s, s:s, s:s, s:s, s:I, s:f, s:I, s:b, s:o, s:o}", "schema", "locklab.compare/1",
+        "version", LOCKLAB_VERSION, "scenario", s->name, "workload", workload_name(s->workload),
+        "clients", (json_int_t)s->clients, "duration_s", (double)s->duration_ms / 1000.0, "seed",
+        (json_int_t)s->seed, "complete", c->complete, "servers", servers, "algorithms", rows);
+    if (root == NULL)
+        return -1;
+    int rc = json_dump_file(root, path, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+    json_decref(root);
+    return rc;
+}

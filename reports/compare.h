@@ -1,0 +1,49 @@
+/* compare.h - one scenario run with several algorithms, side by side: the
+ * terminal table, compare.md and compare.json. Each row is taken from a
+ * finished run's result before the next run starts. */
+#ifndef LOCKLAB_COMPARE_H
+#define LOCKLAB_COMPARE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "report.h"
+#include "result.h"
+
+#define COMPARE_MAX 16
+
+struct compare_row {
+    char algorithm[32];
+    char run_dir[512];
+    char verdict[16]; /* PASS, FAIL, INCOMPLETE, NOT RUN */
+    char note[200];   /* why it is incomplete or did not run */
+    double elapsed_s;
+    uint64_t acquired, busy, errors, steps;
+    double qps;                              /* locks acquired per second */
+    bool has_latency;                        /* some acquire succeeded */
+    double acquire_ms[REPORT_N_PERCENTILES]; /* report_percentiles */
+    uint64_t violations, fenced;
+    bool invariants_hold;
+    char invariants[256]; /* "ok no_oversell, ok stock_accounting, ..." */
+};
+
+struct comparison {
+    const struct scenario *scn;
+    char out_dir[512];
+    char servers[RESULT_MAX_SERVERS * 2][128];
+    size_t n_servers;
+    struct compare_row rows[COMPARE_MAX];
+    size_t n;
+    bool complete; /* every algorithm ran to its end */
+};
+
+/* A row from a finished run. */
+void compare_row_fill(struct compare_row *row, const struct run_result *r);
+
+void compare_terminal(FILE *f, const struct comparison *c);
+/* 0, or -1 with errno set. */
+int compare_markdown(const char *path, const struct comparison *c);
+int compare_json(const char *path, const struct comparison *c);
+
+#endif

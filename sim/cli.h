@@ -1,0 +1,62 @@
+/* cli.h - what the commands share: exit codes, option parsing, loading a
+ * scenario with the command line's overrides, and one whole run on a fleet
+ * that is up. Only the command files (main.c, cmd_*.c) print errors and
+ * choose exit codes.
+ *
+ * Exit status: 0 expectations met, 1 expectation failed (or, for check,
+ * violations found), 2 bad usage or scenario, 3 environment (a server would
+ * not start, a client could not connect, a report could not be written),
+ * 130 interrupted (a partial report marked incomplete is still written).
+ */
+#ifndef LOCKLAB_CLI_H
+#define LOCKLAB_CLI_H
+
+#include <stdio.h>
+
+#include "fleet.h"
+#include "result.h"
+#include "scenario.h"
+
+enum { EXIT_PASS = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_ENV = 3, EXIT_INTERRUPTED = 130 };
+
+struct run_opts {
+    const char *scenario;
+    const char *algorithm;  /* run: --algorithm */
+    const char *algorithms; /* compare: --algorithms a,b,c */
+    const char *out;
+    const char *servers[LOCK_SERVER_KINDS]; /* --redis, --zookeeper: HOST:PORT[,...] */
+    long clients;                           /* -1 = from the scenario */
+    double duration;                        /* seconds; < 0 = from the scenario */
+    long long requests;
+    long long seed;
+    int quiet;
+    int brief; /* only the verdict line after a run (compare prints its own table) */
+    int max_violations;
+};
+
+__attribute__((format(printf, 1, 2))) int bad_usage(const char *fmt, ...);
+int parse_long(const char *s, long long lo, long long hi, long long *out);
+
+/* Options of run and compare (compare == 1 also takes --algorithms).
+ * 0, or an exit code after printing the error. */
+int parse_run_opts(int argc, char **argv, struct run_opts *o, int compare);
+/* The scenario with the command line's overrides, validated; 0 or exit 2. */
+int load_scenario(const struct run_opts *o, struct scenario *s);
+/* --algorithm names nothing known: say the likeliest meant; exit 2. */
+int unknown_algorithm(const char *option, const char *name);
+
+/* dir: --out, or runs/<scenario>-<what>-<time>; created. -1 after printing. */
+int make_run_dir(const char *out, const char *name, const char *what, char *dir, size_t len);
+
+/* One run of s (its algorithm) on the fleet, reports written into
+ * res->run_dir (which must exist). The summary goes to stdout unless
+ * quiet. Returns the run's exit code; res keeps the result for the caller,
+ * who frees it with result_free. */
+int run_on_fleet(const struct scenario *s, struct fleet *f, const struct run_opts *o,
+                 struct run_result *res);
+
+int cmd_run(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+int cmd_cluster(int argc, char **argv);
+
+#endif

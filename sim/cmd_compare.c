@@ -1,0 +1,189 @@
+/* cmd_compare.c - `locklab compare`: one scenario with several algorithms,
+ * one after another on one fleet, then one table side by side.
+ *
+ * Everything is validated before anything starts: each algorithm must be
+ * able to run the scenario as written (fencing needs tokens, a watchdog
+ * needs renew). Between two algorithms the managed Redis servers are
+ * emptied, so what one left behind cannot slow or block the next.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "compare.h"
+#include "signals.h"
+
+struct plan {
+    const struct lock_ops *ops[COMPARE_MAX];
+    struct scenario scn[COMPARE_MAX];
+    size_t n;
+};
+
+static int parse_algorithms(const char *list, struct plan *p)
+{
+    char buf[512];
+    snprintf(buf, sizeof(buf), "%s", list);
+    p->n = 0;
+    for (char *save = NULL, *name = strtok_r(buf, ",", &save); name;
+         name = strtok_r(NULL, ",", &save)) {
+        const struct lock_ops *ops = lock_find(name);
+        if (ops == NULL)
+            return unknown_algorithm("--algorithms", name);
+        for (size_t i = 0; i < p->n; i++)
+            if (p->ops[i] == ops)
+                return bad_usage("--algorithms: \"%s\" is named twice", name);
+        if (p->n == COMPARE_MAX)
+            return bad_usage("--algorithms: at most %d", COMPARE_MAX);
+        p->ops[p->n++] = ops;
+    }
+    if (p->n == 0)
+        return bad_usage("--algorithms: expected names like redis,redlock,zookeeper, got \"%s\"",
+                         list);
+    return 0;
+}
+
+/* The scenario as each algorithm will run it, each validated. */
+static int plan_scenarios(const struct run_opts *o, struct plan *p)
+{
+    struct run_opts one = *o;
+    for (size_t i = 0; i < p->n; i++) {
+        one.algorithm = p->ops[i]->name;
+        int rc = load_scenario(&one, &p->scn[i]);
+        if (rc)
+            return rc;
+    }
+    char err[512];
+    if (fleet_check(&p->scn[0], p->ops, p->n, err, sizeof(err)) < 0)
+        return bad_usage("%s", err);
+    return 0;
+}
+
+static void not_run(struct comparison *c, const struct lock_ops *ops, const char *why)
+{
+    struct compare_row *row = &c->rows[c->n++];
+    memset(row, 0, sizeof(*row));
+    snprintf(row->algorithm, sizeof(row->algorithm), "%s", ops->name);
+    snprintf(row->verdict, sizeof(row->verdict), "NOT RUN");
+    snprintf(row->note, sizeof(row->note), "%s", why);
+}
+
+static void add_servers(struct comparison *c, const struct run_result *res)
+{
+    for (size_t i = 0; i < res->n_servers; i++) {
+        bool seen = false;
+        for (size_t j = 0; j < c->n_servers; j++)
+            seen = seen || strcmp(c->servers[j], res->servers[i]) == 0;
+        if (!seen && c->n_servers < sizeof(c->servers) / sizeof(c->servers[0]))
+            snprintf(c->servers[c->n_servers++], sizeof(c->servers[0]), "%s", res->servers[i]);
+    }
+}
+
+/* Run algorithm i into OUT/<name>/; returns the run's exit code. */
+static int run_one(struct plan *p, size_t i, struct fleet *f, const struct run_opts *o,
+                   struct comparison *c)
+{
+    static struct run_result res;
+    char err[256], dir[sizeof(res.run_dir)];
+    memset(&res, 0, sizeof(res));
+    snprintf(dir, sizeof(dir), "%.*s/%s", (int)sizeof(dir) - 40, c->out_dir, p->ops[i]->name);
+    if (make_run_dir(dir, NULL, NULL, res.run_dir, sizeof(res.run_dir)) < 0)
+        return EXIT_ENV;
+    if (i > 0 && fleet_reset(f, err, sizeof(err)) < 0) {
+        fprintf(stderr, "locklab: %s\n", err);
+        return EXIT_ENV;
+    }
+    if (!o->quiet)
+        printf("== %s (%zu of %zu)\n", p->ops[i]->name, i + 1, p->n);
+    fflush(stdout);
+    int rc = run_on_fleet(&p->scn[i], f, o, &res);
+    if (res.hist.n > 0 || res.elapsed_s > 0) {
+        compare_row_fill(&c->rows[c->n++], &res);
+        add_servers(c, &res);
+    } else {
+        not_run(c, p->ops[i], "its clients could not start (see the error above)");
+    }
+    result_free(&res);
+    return rc;
+}
+
+static int write_comparison(const struct comparison *c)
+{
+    char path[600];
+    snprintf(path, sizeof(path), "%s/compare.md", c->out_dir);
+    int rc = compare_markdown(path, c);
+    if (rc == 0) {
+        snprintf(path, sizeof(path), "%s/compare.json", c->out_dir);
+        rc = compare_json(path, c);
+    }
+    if (rc < 0)
+        fprintf(stderr, "locklab: cannot write %s\n", path);
+    return rc;
+}
+
+/* The worst of the runs' exit codes: interrupted, then environment, then
+ * a failed expectation. */
+static int worse(int a, int b)
+{
+    static const int order[] = {EXIT_INTERRUPTED, EXIT_ENV, EXIT_USAGE, EXIT_FAILED, EXIT_PASS};
+    for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+        if (a == order[i] || b == order[i])
+            return order[i];
+    return a;
+}
+
+static int run_plan(struct plan *p, struct fleet *f, const struct run_opts *o, struct comparison *c)
+{
+    int rc = EXIT_PASS;
+    struct run_opts each = *o;
+    each.brief = 1;
+    for (size_t i = 0; i < p->n; i++) {
+        if (signals_received() || fleet_dead(f) >= 0) {
+            not_run(c, p->ops[i], signals_received() ? "interrupted" : "a managed server died");
+            c->complete = false;
+            continue;
+        }
+        int one = run_one(p, i, f, &each, c);
+        if (one == EXIT_INTERRUPTED || one == EXIT_ENV)
+            c->complete = false;
+        rc = worse(rc, one);
+    }
+    return rc;
+}
+
+int cmd_compare(int argc, char **argv)
+{
+    struct run_opts o;
+    static struct plan p;
+    static struct fleet f;
+    static struct comparison c;
+    char err[512];
+
+    int rc = parse_run_opts(argc, argv, &o, 1);
+    if (rc == 0)
+        rc = parse_algorithms(o.algorithms ? o.algorithms : "redis,redlock,zookeeper", &p);
+    if (rc == 0)
+        rc = plan_scenarios(&o, &p);
+    if (rc)
+        return rc;
+    c.scn = &p.scn[0];
+    c.complete = true;
+    if (make_run_dir(o.out, p.scn[0].name, "compare", c.out_dir, sizeof(c.out_dir)) < 0)
+        return EXIT_ENV;
+    if (fleet_up(&f, &p.scn[0], p.ops, p.n, err, sizeof(err)) < 0) {
+        fprintf(stderr, "locklab: %s\n", err);
+        return EXIT_ENV;
+    }
+    signals_publish_servers(&f.cl);
+    rc = run_plan(&p, &f, &o, &c);
+    char logs[600];
+    snprintf(logs, sizeof(logs), "%s/servers", c.out_dir);
+    signals_forget_servers();
+    fleet_down(&f, logs);
+    if (write_comparison(&c) < 0)
+        rc = worse(rc, EXIT_ENV);
+    if (!o.quiet)
+        compare_terminal(stdout, &c);
+    else
+        printf("End of compare: %s  %s/\n", c.complete ? "COMPLETE" : "INCOMPLETE", c.out_dir);
+    return rc;
+}

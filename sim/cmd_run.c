@@ -1,0 +1,177 @@
+/* cmd_run.c - `locklab run`: one scenario, one algorithm, its servers
+ * started (or named), the clients run and watched, the reports written. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "history.h"
+#include "report.h"
+#include "runner.h"
+#include "signals.h"
+
+static void show_progress(struct runner *r, int live)
+{
+    static uint64_t last_steps;
+    static double last_t;
+    struct progress p;
+    if (!live)
+        return;
+    runner_progress(r, &p);
+    if (p.elapsed_s < last_t)
+        last_t = 0, last_steps = 0; /* a new run of a comparison */
+    double dt = p.elapsed_s - last_t;
+    fprintf(stderr,
+            "\r[%6.1fs] %8.0f steps/s  acquire p99 ~%.3f ms  acquired %-9" PRIu64
+            " failed %-7" PRIu64 " concurrent entries %-5" PRIu64 " clients %-4" PRIu32 "\033[K",
+            p.elapsed_s, dt > 0 ? (double)(p.steps - last_steps) / dt : 0.0,
+            (double)p.acquire_p99_us / 1000.0, p.acquired, p.failed, p.witness, p.running);
+    last_steps = p.steps;
+    last_t = p.elapsed_s;
+}
+
+/* Wait for the clients, watching the servers and the clock. */
+static void watch_run(struct runner *r, struct fleet *f, struct run_result *res, int live)
+{
+    for (int n = 1; !runner_wait(r, 100); n++) {
+        if (n % 10 == 0)
+            show_progress(r, live);
+        int dead = fleet_dead(f);
+        if (dead >= 0 && res->incomplete_reason[0] == '\0') {
+            snprintf(res->incomplete_reason, sizeof(res->incomplete_reason),
+                     "%s on port %d exited unexpectedly", f->cl.srv[dead].kind,
+                     f->cl.srv[dead].port);
+            runner_stop(r, 1);
+        }
+    }
+    if (live)
+        fprintf(stderr, "\r\033[K");
+}
+
+static int write_reports(struct run_result *res)
+{
+    char path[700];
+    const char *dir = res->run_dir;
+    errno = 0; /* jansson does not always set it: never blame a stale error */
+    snprintf(path, sizeof(path), "%s/history.jsonl", dir);
+    FILE *f = fopen(path, "w");
+    int rc = f ? history_write_jsonl(&res->hist, f) : -1;
+    if (f && fclose(f) != 0)
+        rc = -1;
+    if (rc < 0)
+        goto fail;
+    snprintf(path, sizeof(path), "%s/report.json", dir);
+    if (report_json(path, res) < 0)
+        goto fail;
+    snprintf(path, sizeof(path), "%s/report.md", dir);
+    if (report_markdown(path, res) < 0)
+        goto fail;
+    if (report_hgrm_files(dir, res) < 0) {
+        snprintf(path, sizeof(path), "%s/*.hgrm", dir);
+        goto fail;
+    }
+    return 0;
+fail:
+    fprintf(stderr, "locklab: cannot write %s: %s\n", path, strerror(errno ? errno : EIO));
+    return -1;
+}
+
+static int finish_run(struct runner *r, struct run_result *res, const struct run_opts *o)
+{
+    char reason[sizeof(res->incomplete_reason)];
+    snprintf(reason, sizeof(reason), "%s", res->incomplete_reason);
+    if (runner_collect(r, res) < 0) {
+        fprintf(stderr, "locklab: out of memory collecting the results\n");
+        return EXIT_ENV;
+    }
+    if (reason[0]) {
+        res->complete = false;
+        snprintf(res->incomplete_reason, sizeof(res->incomplete_reason), "%s", reason);
+    }
+    result_judge(res);
+    int wrote = write_reports(res);
+    if (!o->quiet && !o->brief)
+        report_terminal(stdout, res, o->max_violations);
+    else
+        printf("End of run: %s  %s/\n",
+               !res->complete ? "INCOMPLETE"
+               : res->passed  ? "PASS"
+                              : "FAIL",
+               res->run_dir);
+    fflush(stdout);
+    if (wrote < 0)
+        return EXIT_ENV;
+    if (!res->complete)
+        return signals_received() ? EXIT_INTERRUPTED : EXIT_ENV;
+    return res->passed ? EXIT_PASS : EXIT_FAILED;
+}
+
+int run_on_fleet(const struct scenario *s, struct fleet *f, const struct run_opts *o,
+                 struct run_result *res)
+{
+    static struct lock_config cfg;
+    const struct lock_ops *ops = lock_find(s->algorithm);
+    char err[512];
+
+    memset(&cfg, 0, sizeof(cfg));
+    fleet_config(f, ops, s, &cfg);
+    res->complete = true;
+    fleet_describe(f, ops, s, res);
+    struct runner *r = runner_new(s, ops, &cfg, err, sizeof(err));
+    if (r == NULL) {
+        fprintf(stderr, "locklab: %s\n", err);
+        return EXIT_ENV;
+    }
+    cfg.cancel = runner_cancel_flag(r); /* before any client reads cfg */
+    if (runner_start(r, err, sizeof(err)) < 0) {
+        fprintf(stderr, "locklab: %s\n", err);
+        runner_free(r);
+        return EXIT_ENV;
+    }
+    signals_publish_runner(r);
+    if (signals_received())
+        runner_stop(r, 1); /* Ctrl-C while the servers were starting */
+    runner_go(r);
+    watch_run(r, f, res, !o->quiet && isatty(STDERR_FILENO));
+    int rc = finish_run(r, res, o);
+    signals_publish_runner(NULL);
+    runner_free(r);
+    return rc;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    struct run_opts o;
+    static struct scenario s;
+    static struct fleet f;
+    static struct run_result res;
+    char err[512];
+
+    int rc = parse_run_opts(argc, argv, &o, 0);
+    if (rc == 0)
+        rc = load_scenario(&o, &s);
+    const struct lock_ops *ops = rc == 0 ? lock_find(s.algorithm) : NULL;
+    if (rc == 0 && fleet_check(&s, &ops, 1, err, sizeof(err)) < 0)
+        rc = bad_usage("%s", err);
+    if (rc)
+        return rc;
+    if (make_run_dir(o.out, s.name, s.algorithm, res.run_dir, sizeof(res.run_dir)) < 0)
+        return EXIT_ENV;
+    if (fleet_up(&f, &s, &ops, 1, err, sizeof(err)) < 0) {
+        fprintf(stderr, "locklab: %s\n", err);
+        rmdir(res.run_dir); /* nothing ran: leave no empty run folder behind */
+        return EXIT_ENV;
+    }
+    signals_publish_servers(&f.cl);
+    rc = run_on_fleet(&s, &f, &o, &res);
+    char logs[600];
+    snprintf(logs, sizeof(logs), "%s/servers", res.run_dir);
+    signals_forget_servers();
+    fleet_down(&f, res.hist.n ? logs : NULL);
+    if (rc == EXIT_ENV && res.hist.n == 0)
+        rmdir(res.run_dir);
+    result_free(&res);
+    return rc;
+}

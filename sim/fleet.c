@@ -1,0 +1,157 @@
+/* fleet.c - managed or external servers, and each algorithm's share. */
+#include "fleet.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *const kind_names[LOCK_SERVER_KINDS] = {
+    [LOCK_SERVER_REDIS] = "redis",
+    [LOCK_SERVER_ZOOKEEPER] = "zookeeper",
+};
+
+size_t fleet_need(const struct lock_ops *ops, const struct scenario *s)
+{
+    if (ops->independent_nodes)
+        return s->redlock.nodes;
+    if (ops->server == LOCK_SERVER_ZOOKEEPER)
+        return s->zookeeper.ensemble;
+    return 1;
+}
+
+/* What ops[0..n) need of each kind. */
+static void needs(const struct scenario *s, const struct lock_ops *const *ops, size_t n,
+                  size_t need[LOCK_SERVER_KINDS])
+{
+    memset(need, 0, sizeof(size_t) * LOCK_SERVER_KINDS);
+    for (size_t i = 0; i < n; i++) {
+        size_t k = fleet_need(ops[i], s);
+        if (k > need[ops[i]->server])
+            need[ops[i]->server] = k;
+    }
+}
+
+int fleet_check(const struct scenario *s, const struct lock_ops *const *ops, size_t n, char *err,
+                size_t errlen)
+{
+    for (size_t i = 0; i < n; i++) {
+        const struct server_list *ext = &s->servers[ops[i]->server];
+        size_t want = fleet_need(ops[i], s);
+        /* A ZooKeeper ensemble is one service: any number of its members
+         * will do. Independent nodes must all be named. */
+        if (ext->n == 0 || ext->n >= want || ops[i]->server == LOCK_SERVER_ZOOKEEPER)
+            continue;
+        snprintf(err, errlen,
+                 "%s needs %zu %s servers, but only %zu %s given (--%s or \"servers\")",
+                 ops[i]->name, want, kind_names[ops[i]->server], ext->n, ext->n == 1 ? "is" : "are",
+                 kind_names[ops[i]->server]);
+        return -1;
+    }
+    return 0;
+}
+
+static int start_kind(struct fleet *f, int kind, size_t count, char *err, size_t errlen)
+{
+    size_t first = f->cl.n;
+    int rc = kind == LOCK_SERVER_ZOOKEEPER ? cluster_start_zookeeper(&f->cl, count, err, errlen)
+                                           : cluster_start_redis(&f->cl, count, err, errlen);
+    if (rc < 0)
+        return -1;
+    struct server_list *l = &f->ep[kind];
+    for (size_t i = first; i < f->cl.n && l->n < LOCK_ENDPOINT_MAX; i++) {
+        snprintf(l->ep[l->n].host, sizeof(l->ep[0].host), "127.0.0.1");
+        l->ep[l->n++].port = f->cl.srv[i].port;
+    }
+    return 0;
+}
+
+int fleet_up(struct fleet *f, const struct scenario *s, const struct lock_ops *const *ops, size_t n,
+             char *err, size_t errlen)
+{
+    size_t need[LOCK_SERVER_KINDS];
+    memset(f, 0, sizeof(*f));
+    if (fleet_check(s, ops, n, err, errlen) < 0)
+        return -1;
+    needs(s, ops, n, need);
+    for (int k = 0; k < LOCK_SERVER_KINDS; k++) {
+        if (need[k] == 0)
+            continue;
+        if (s->servers[k].n > 0) {
+            f->ep[k] = s->servers[k];
+            f->external[k] = true;
+        } else if (start_kind(f, k, need[k], err, errlen) < 0) {
+            cluster_stop(&f->cl, NULL);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* ZooKeeper (tickTime 500) grants sessions of 1 to 10 s only; a longer
+ * ttl would be silently shortened, so the clamp is made visible here. */
+static uint32_t session_timeout(const struct scenario *s)
+{
+    uint32_t ms = s->zookeeper.session_timeout_ms ? s->zookeeper.session_timeout_ms : s->ttl_ms;
+    return ms < 1000 ? 1000 : ms > 10000 ? 10000 : ms;
+}
+
+void fleet_config(const struct fleet *f, const struct lock_ops *ops, const struct scenario *s,
+                  struct lock_config *cfg)
+{
+    const struct server_list *l = &f->ep[ops->server];
+    size_t n = ops->independent_nodes || ops->server == LOCK_SERVER_ZOOKEEPER ? l->n : 1;
+    if (ops->independent_nodes && n > s->redlock.nodes)
+        n = s->redlock.nodes;
+    memcpy(cfg->endpoints, l->ep, sizeof(l->ep[0]) * n);
+    cfg->n_endpoints = n;
+    cfg->connect_timeout_ms = 2000;
+    cfg->io_timeout_ms = 5000;
+    cfg->retry_min_ms = s->retry_min_ms;
+    cfg->retry_max_ms = s->retry_max_ms;
+    cfg->want_token = s->fencing;
+    cfg->node_timeout_ms = s->redlock.node_timeout_ms;
+    cfg->quorum = s->redlock.quorum;
+    cfg->session_timeout_ms = session_timeout(s);
+}
+
+void fleet_describe(const struct fleet *f, const struct lock_ops *ops, const struct scenario *s,
+                    struct run_result *res)
+{
+    struct lock_config cfg;
+    fleet_config(f, ops, s, &cfg);
+    res->n_servers = 0;
+    for (size_t i = 0; i < cfg.n_endpoints && res->n_servers < RESULT_MAX_SERVERS; i++) {
+        const struct lock_endpoint *ep = &cfg.endpoints[i];
+        char how[48] = "external";
+        for (size_t j = 0; j < f->cl.n && !f->external[ops->server]; j++)
+            if (f->cl.srv[j].port == ep->port)
+                snprintf(how, sizeof(how), "managed, pid %d", (int)f->cl.srv[j].pid);
+        snprintf(res->servers[res->n_servers++], sizeof(res->servers[0]), "%s %s:%d (%s)",
+                 kind_names[ops->server], ep->host, ep->port, how);
+    }
+}
+
+int fleet_reset(struct fleet *f, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < f->cl.n; i++) {
+        if (strcmp(f->cl.srv[i].kind, "redis") != 0 || f->cl.srv[i].pid <= 0)
+            continue;
+        if (cluster_redis_command(f->cl.srv[i].port, "FLUSHALL", "+OK") < 0) {
+            snprintf(err, errlen, "redis on port %d did not answer FLUSHALL", f->cl.srv[i].port);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int fleet_dead(struct fleet *f)
+{
+    for (size_t i = 0; i < f->cl.n; i++)
+        if (!cluster_alive(&f->cl, i))
+            return (int)i;
+    return -1;
+}
+
+void fleet_down(struct fleet *f, const char *logs_dir)
+{
+    cluster_stop(&f->cl, logs_dir);
+}

@@ -1,0 +1,59 @@
+/* fleet.h - the servers a run or a comparison needs: managed ones locklab
+ * starts itself (the default), or external ones that a scenario's
+ * "servers" or the command line names (docker-compose, a deployment).
+ *
+ * Each algorithm says which kind of server it talks to and whether its
+ * endpoints are independent nodes (lock.h); the fleet holds enough of each
+ * kind for every algorithm it serves: one Redis for `redis`, N masters for
+ * `redlock` (its first master doubles as the single Redis), a standalone
+ * or 3-node ZooKeeper for `zookeeper`.
+ */
+#ifndef LOCKLAB_FLEET_H
+#define LOCKLAB_FLEET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "cluster.h"
+#include "lock.h"
+#include "result.h"
+#include "scenario.h"
+
+struct fleet {
+    struct cluster cl; /* the managed servers */
+    struct server_list ep[LOCK_SERVER_KINDS];
+    bool external[LOCK_SERVER_KINDS];
+};
+
+/* How many servers of its kind ops needs under s. */
+size_t fleet_need(const struct lock_ops *ops, const struct scenario *s);
+
+/* Check that external servers suffice for every algorithm of ops[0..n)
+ * (a usage error: returns -1 with err set, nothing started). */
+int fleet_check(const struct scenario *s, const struct lock_ops *const *ops, size_t n, char *err,
+                size_t errlen);
+
+/* Start the managed servers that ops[0..n) need and adopt the external
+ * ones. 0, or -1 with err set and nothing left running. */
+int fleet_up(struct fleet *f, const struct scenario *s, const struct lock_ops *const *ops, size_t n,
+             char *err, size_t errlen);
+
+/* The endpoints, timeouts and settings one algorithm's clients use. */
+void fleet_config(const struct fleet *f, const struct lock_ops *ops, const struct scenario *s,
+                  struct lock_config *cfg);
+
+/* res->servers: what ops used, managed or external. */
+void fleet_describe(const struct fleet *f, const struct lock_ops *ops, const struct scenario *s,
+                    struct run_result *res);
+
+/* Empty the managed Redis servers between two algorithms of a comparison,
+ * so keys one left behind (a crashed holder's lock) cannot block the next.
+ * External servers are never touched. 0, or -1 with err set. */
+int fleet_reset(struct fleet *f, char *err, size_t errlen);
+
+/* Index of a managed server that died, or -1. */
+int fleet_dead(struct fleet *f);
+
+void fleet_down(struct fleet *f, const char *logs_dir);
+
+#endif

@@ -1,0 +1,208 @@
+/* harness.c - running the locklab binary from a test: spawn it with a
+ * time limit, capture its output, read its report.json. */
+#include "harness.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+const char *bin, *src;
+char tmp[256];
+int run_no;
+
+void slurp(const char *path, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return;
+    size_t n = fread(buf, 1, len - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+}
+
+void sleep_ms(long ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+pid_t spawn(char *const argv[], const char *out, const char *err, const char *mark)
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(o, 1);
+        dup2(e, 2);
+        if (mark) {
+            /* Every redis-server locklab starts leaves its PID in `mark`. */
+            char wrap[600];
+            snprintf(wrap, sizeof(wrap), "%s/tests/redis-marker.sh", src);
+            setenv("LOCKLAB_REDIS_SERVER", wrap, 1);
+            setenv("LOCKLAB_MARK", mark, 1);
+        }
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* Wait for pid at most timeout_s; a hang is a failure, not a stuck CI. */
+int reap(pid_t pid, int timeout_s)
+{
+    int status;
+    for (int i = 0; i < timeout_s * 100; i++) {
+        if (waitpid(pid, &status, WNOHANG) == pid)
+            return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        sleep_ms(10);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    fail_msg("locklab did not finish within %d s", timeout_s);
+    return -1;
+}
+
+/* locklab ARGS... --out <fresh dir>; `extra` are appended. */
+void run(struct outcome *o, const char *mark, const char *a1, const char *a2,
+         const char *const *extra)
+{
+    char *argv[32];
+    int n = 0;
+    snprintf(o->dir, sizeof(o->dir), "%s/run-%d", tmp, run_no++);
+    argv[n++] = (char *)bin;
+    argv[n++] = (char *)a1;
+    if (a2)
+        argv[n++] = (char *)a2;
+    for (; extra && *extra; extra++)
+        argv[n++] = (char *)*extra;
+    if (strcmp(a1, "run") == 0 || strcmp(a1, "compare") == 0) {
+        argv[n++] = "--out";
+        argv[n++] = o->dir;
+    }
+    argv[n] = NULL;
+    char out[600], err[600];
+    snprintf(out, sizeof(out), "%s.out", o->dir);
+    snprintf(err, sizeof(err), "%s.err", o->dir);
+    o->status = reap(spawn(argv, out, err, mark), 120);
+    slurp(out, o->out, sizeof(o->out));
+    slurp(err, o->err, sizeof(o->err));
+}
+
+void scenario_path(char *buf, size_t len, const char *name)
+{
+    snprintf(buf, len, "%s/scenarios/%s", src, name);
+}
+
+json_t *report(const struct outcome *o)
+{
+    char path[600];
+    snprintf(path, sizeof(path), "%s/report.json", o->dir);
+    json_error_t e;
+    json_t *j = json_load_file(path, 0, &e);
+    if (j == NULL)
+        fail_msg("%s: %s (stderr: %s)", path, e.text, o->err);
+    return j;
+}
+
+json_int_t jint(json_t *root, const char *obj, const char *key)
+{
+    json_t *v = json_object_get(obj ? json_object_get(root, obj) : root, key);
+    if (!json_is_integer(v))
+        fail_msg("report.json: %s.%s is not an integer", obj ? obj : "", key);
+    return json_integer_value(v);
+}
+
+int jbool(json_t *root, const char *obj, const char *key)
+{
+    json_t *v = json_object_get(obj ? json_object_get(root, obj) : root, key);
+    if (!json_is_boolean(v))
+        fail_msg("report.json: %s.%s is not a boolean", obj ? obj : "", key);
+    return json_is_true(v);
+}
+
+int invariant_holds(json_t *root, const char *name)
+{
+    size_t i;
+    json_t *inv;
+    json_array_foreach(json_object_get(root, "invariants"), i, inv)
+    {
+        if (strcmp(json_string_value(json_object_get(inv, "name")), name) == 0)
+            return json_is_true(json_object_get(inv, "holds"));
+    }
+    fail_msg("no invariant %s", name);
+    return 0;
+}
+
+void assert_files(const struct outcome *o)
+{
+    const char *files[] = {"report.json",  "report.md", "history.jsonl", "acquire.hgrm",
+                           "release.hgrm", "hold.hgrm", "step.hgrm"};
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+        char path[700];
+        struct stat st;
+        snprintf(path, sizeof(path), "%s/%s", o->dir, files[i]);
+        if (stat(path, &st) != 0 || st.st_size == 0)
+            fail_msg("missing or empty %s", path);
+    }
+}
+
+/* The offline check of the written history must find what the run found. */
+void assert_check_agrees(const struct outcome *o, json_int_t violations)
+{
+    struct outcome c = {0};
+    char hist[600], expect[32];
+    snprintf(hist, sizeof(hist), "%s/history.jsonl", o->dir);
+    snprintf(expect, sizeof(expect), "%lld", (long long)violations);
+    const char *extra[] = {"--expect", expect, NULL};
+    run(&c, NULL, "check", hist, extra);
+    if (c.status != 0)
+        fail_msg("locklab check disagrees with the run (%lld violations): %s%s",
+                 (long long)violations, c.out, c.err);
+}
+
+/* A run's verdict: exit status and the safety figures in report.json. */
+json_t *run_scenario(struct outcome *o, const char *name, int want_status, const char *const *extra)
+{
+    char path[600];
+    scenario_path(path, sizeof(path), name);
+    run(o, NULL, "run", path, extra);
+    if (o->status != want_status)
+        fail_msg("%s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", name, o->status, want_status,
+                 o->out, o->err);
+    assert_files(o);
+    json_t *r = report(o);
+    assert_true(jbool(r, NULL, "complete"));
+    assert_true(jbool(r, "checker", "witness_agrees"));
+    assert_int_equal(jint(r, "checker", "witness_concurrent_entries"),
+                     jint(r, "checker", "concurrent_entries"));
+    assert_check_agrees(o, jint(r, "checker", "violations"));
+    return r;
+}
+
+int harness_setup(void **state)
+{
+    (void)state;
+    bin = getenv("LOCKLAB_BIN");
+    src = getenv("LOCKLAB_SOURCE_DIR");
+    if (bin == NULL || src == NULL)
+        return -1;
+    snprintf(tmp, sizeof(tmp), "%s/locklab-runs-XXXXXX",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    return mkdtemp(tmp) ? 0 : -1;
+}

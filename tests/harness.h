@@ -1,0 +1,47 @@
+/* harness.h - what the whole-run tests share: run the locklab binary with a
+ * time limit (a hang is a failure, not a stuck CI), capture what it wrote,
+ * read its report.json. LOCKLAB_BIN and LOCKLAB_SOURCE_DIR come from ctest. */
+#ifndef LOCKLAB_TEST_HARNESS_H
+#define LOCKLAB_TEST_HARNESS_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+extern const char *bin, *src; /* the binary under test, the source tree */
+extern char tmp[256];         /* this test's scratch folder */
+extern int run_no;
+
+struct outcome {
+    int status; /* exit code; 128+N for a signal */
+    char dir[512];
+    char err[4096]; /* what it wrote on stderr */
+    char out[16384];
+};
+
+void slurp(const char *path, char *buf, size_t len);
+void sleep_ms(long ms);
+/* Start argv with stdout/stderr into files; with mark, every redis-server
+ * it starts leaves its PID there (tests/redis-marker.sh). */
+pid_t spawn(char *const argv[], const char *out, const char *err, const char *mark);
+/* Its exit code (128+N for a signal); kills it and fails after timeout_s. */
+int reap(pid_t pid, int timeout_s);
+/* locklab A1 A2 EXTRA... (run and compare get --out <fresh dir>). */
+void run(struct outcome *o, const char *mark, const char *a1, const char *a2,
+         const char *const *extra);
+void scenario_path(char *buf, size_t len, const char *name);
+json_t *report(const struct outcome *o);
+json_int_t jint(json_t *root, const char *obj, const char *key);
+int jbool(json_t *root, const char *obj, const char *key);
+int invariant_holds(json_t *root, const char *name);
+void assert_files(const struct outcome *o);
+/* `locklab check` of the written history must find the same violations. */
+void assert_check_agrees(const struct outcome *o, json_int_t violations);
+/* `locklab run scenarios/NAME EXTRA...`: the exit code, the files, a
+ * complete run, witness == checker == locklab check. */
+json_t *run_scenario(struct outcome *o, const char *name, int want_status,
+                     const char *const *extra);
+/* cmocka group setup: reads the environment, makes tmp. */
+int harness_setup(void **state);
+
+#endif
