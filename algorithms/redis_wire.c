@@ -178,10 +178,8 @@ redisReply *wire_eval(struct lock_client *c, struct redis_wire *w, struct wire_s
     return wire_call(c, w, argc, argv, lens);
 }
 
-/* Capped exponential backoff with jitter for the attempt-th retry, in ms,
- * never past the deadline: min(max, min << attempt) scaled into [1/2, 1]. */
-static uint32_t backoff_ms(struct lock_client *c, unsigned attempt, uint64_t now_ms,
-                           uint64_t deadline_ms)
+uint32_t wire_backoff_ms(struct lock_client *c, unsigned attempt, uint64_t now_ms,
+                         uint64_t deadline_ms)
 {
     uint64_t cap = c->cfg->retry_max_ms ? c->cfg->retry_max_ms : 1;
     uint64_t b = c->cfg->retry_min_ms ? c->cfg->retry_min_ms : 1;
@@ -262,6 +260,6 @@ enum lock_result wire_acquire(struct lock_client *c, wire_try_fn try_once, const
         uint64_t now = lock_now_ms();
         if (now >= deadline || lock_cancelled(c))
             return LOCK_BUSY;
-        lock_sleep_ms(backoff_ms(c, attempt, now, deadline));
+        lock_sleep_ms(wire_backoff_ms(c, attempt, now, deadline));
     }
 }

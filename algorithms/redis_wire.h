@@ -52,6 +52,10 @@ typedef int (*wire_try_fn)(struct lock_client *c, const char *key, size_t key_le
 enum lock_result wire_acquire(struct lock_client *c, wire_try_fn try_once, const char *key,
                               size_t key_len, uint32_t ttl_ms, uint32_t wait_ms,
                               struct lock_grant *g);
+/* Capped exponential backoff with jitter for the attempt-th retry, in ms,
+ * never past the deadline: min(max, min << attempt) scaled into [1/2, 1]. */
+uint32_t wire_backoff_ms(struct lock_client *c, unsigned attempt, uint64_t now_ms,
+                         uint64_t deadline_ms);
 /* ttl_ms less the time since sent_ms: what the holder may still assume. */
 uint32_t wire_validity(uint32_t ttl_ms, uint64_t sent_ms);
 

@@ -138,44 +138,12 @@ int unknown_algorithm(const char *option, const char *name)
     return EXIT_USAGE;
 }
 
-/* "host:port,host:port" into out; -1 with err set. */
-static int cli_endpoints(const char *text, struct server_list *out, char *err, size_t errlen)
-{
-    char buf[1024];
-    snprintf(buf, sizeof(buf), "%s", text);
-    out->n = 0;
-    for (char *save = NULL, *one = strtok_r(buf, ",", &save); one;
-         one = strtok_r(NULL, ",", &save)) {
-        const char *colon = strrchr(one, ':');
-        long long port;
-        if (out->n == LOCK_ENDPOINT_MAX) {
-            snprintf(err, errlen, "at most %d servers", LOCK_ENDPOINT_MAX);
-            return -1;
-        }
-        struct lock_endpoint *ep = &out->ep[out->n];
-        if (colon == NULL || colon == one || (size_t)(colon - one) >= sizeof(ep->host) ||
-            parse_long(colon + 1, 1, 65535, &port) < 0) {
-            snprintf(err, errlen, "expected HOST:PORT with a port in 1..65535, got \"%.200s\"",
-                     one);
-            return -1;
-        }
-        snprintf(ep->host, sizeof(ep->host), "%.*s", (int)(colon - one), one);
-        ep->port = (int)port;
-        out->n++;
-    }
-    if (out->n == 0) {
-        snprintf(err, errlen, "expected HOST:PORT[,HOST:PORT...], got \"%.200s\"", text);
-        return -1;
-    }
-    return 0;
-}
-
 static int apply_servers(const struct run_opts *o, struct scenario *s)
 {
     static const char *const flag[LOCK_SERVER_KINDS] = {"--redis", "--zookeeper"};
     for (int k = 0; k < LOCK_SERVER_KINDS; k++) {
         char err[256];
-        if (o->servers[k] && cli_endpoints(o->servers[k], &s->servers[k], err, sizeof(err)) < 0)
+        if (o->servers[k] && endpoints_parse(o->servers[k], &s->servers[k], err, sizeof(err)) < 0)
             return bad_usage("%s: %s", flag[k], err);
     }
     return 0;

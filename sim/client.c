@@ -224,6 +224,21 @@ static void sleep_until(struct client *cl, uint64_t t, bool cut_short)
     }
 }
 
+bool client_idle_until(struct client *cl, uint64_t t_ns)
+{
+    struct run_ctx *run = cl->run;
+    if (t_ns >= run->deadline_ns) {
+        sleep_until(cl, run->deadline_ns, true);
+        return false;
+    }
+    for (uint64_t now = clock_mono_ns(); now < t_ns; now = clock_mono_ns()) {
+        if (run_stopping(run))
+            return false;
+        sleep_until(cl, t_ns - now > SLICE_NS ? now + SLICE_NS : t_ns, true);
+    }
+    return !run_stopping(run);
+}
+
 static void renew(struct client *cl)
 {
     uint64_t t = clock_mono_ns();

@@ -95,6 +95,9 @@ bool client_hold(struct client *cl, uint32_t ms);
 /* Leave the critical section, recording what it did, and release. */
 void client_unlock(struct client *cl, enum section_effect effect);
 uint64_t client_token(const struct client *cl);
+/* Outside any section, wait until t (CLOCK_MONOTONIC ns): think time, a
+ * scheduler's next firing. false, early, when the run ends first. */
+bool client_idle_until(struct client *cl, uint64_t t_ns);
 uint64_t client_random(struct client *cl, uint64_t n);
 
 /* Owner value of a client life: "<run id>:<client>:<incarnation>". */

@@ -201,6 +201,40 @@ static int parse_hot_items(struct ctx *c, json_t *v, const struct field *f, void
 
 static int walk_object(struct ctx *c, json_t *obj, const struct table *t, void *base);
 
+static int parse_ensemble(struct ctx *c, json_t *v, const struct field *f, void *base)
+{
+    if (parse_u32(c, v, f, base) < 0)
+        return -1;
+    if (*(uint32_t *)field_at(base, f) == 2)
+        return scn_fail(c, "2 is not an ensemble locklab runs (1: standalone, or 3)");
+    return 0;
+}
+
+static int parse_servers(struct ctx *c, json_t *v, const struct field *f, void *base)
+{
+    struct server_list *l = field_at(base, f);
+    char why[160];
+    if (!json_is_array(v))
+        return scn_type_error(c, v, "an array of \"host:port\" strings");
+    if (json_array_size(v) > LOCK_ENDPOINT_MAX)
+        return scn_fail(c, "too many servers (at most %d)", LOCK_ENDPOINT_MAX);
+    l->n = 0;
+    for (size_t i = 0; i < json_array_size(v); i++) {
+        json_t *el = json_array_get(v, i);
+        scn_push_index(c, i);
+        int rc = json_is_string(el)
+                     ? endpoint_parse(json_string_value(el), &l->ep[i], why, sizeof(why))
+                     : scn_type_error(c, el, "a \"host:port\" string");
+        if (rc < 0 && json_is_string(el))
+            scn_fail(c, "%s", why);
+        scn_pop(c);
+        if (rc < 0)
+            return -1;
+        l->n++;
+    }
+    return 0;
+}
+
 static int parse_object(struct ctx *c, json_t *v, const struct field *f, void *base)
 {
     if (!json_is_object(v))
@@ -253,7 +287,7 @@ static int parse_expect(struct ctx *c, json_t *v, const struct field *f, void *b
 
 /* ---- the format ------------------------------------------------------ */
 
-static const char *const workload_list[] = {"flash_sale"};
+static const char *const workload_list[] = {"flash_sale", "cache_rebuild", "scheduled_tasks"};
 static const char *const skew_list[] = {"uniform", "hot", "per_client"};
 static const char *const fault_list[] = {"client_pause", "client_crash"};
 static const char *const invariants_list[] = {"hold", "broken"};
@@ -272,6 +306,32 @@ _Static_assert(N_OF(fault_list) == FAULT_TYPE_COUNT, "a name for every fault typ
 static int lock_after(struct ctx *c, json_t *obj, void *base);
 static int fault_after(struct ctx *c, json_t *obj, void *base);
 
+static const struct field redlock_fields[] = {
+    {.key = "nodes", .parse = parse_u32, .offset = SC(redlock.nodes), .min = 1, .max = 8},
+    {.key = "node_timeout_ms",
+     .parse = parse_u32,
+     .offset = SC(redlock.node_timeout_ms),
+     .min = 1,
+     .max = 60000},
+    {.key = "quorum", .parse = parse_u32, .offset = SC(redlock.quorum), .max = 8},
+};
+static const struct table redlock_table = {redlock_fields, N_OF(redlock_fields), NULL};
+
+/* ZooKeeper with tickTime 500 grants sessions of 2 to 20 ticks only. */
+static const struct field zookeeper_fields[] = {
+    {.key = "ensemble",
+     .parse = parse_ensemble,
+     .offset = SC(zookeeper.ensemble),
+     .min = 1,
+     .max = 3},
+    {.key = "session_timeout_ms",
+     .parse = parse_u32,
+     .offset = SC(zookeeper.session_timeout_ms),
+     .min = 1000,
+     .max = 10000},
+};
+static const struct table zookeeper_table = {zookeeper_fields, N_OF(zookeeper_fields), NULL};
+
 static const struct field lock_fields[] = {
     {.key = "algorithm", .parse = parse_algorithm},
     {.key = "ttl_ms", .parse = parse_u32, .offset = SC(ttl_ms), .min = 1, .max = MS_MAX},
@@ -280,6 +340,8 @@ static const struct field lock_fields[] = {
     {.key = "renew_ms", .parse = parse_u32, .offset = SC(renew_ms), .max = MS_MAX},
     {.key = "retry_min_ms", .parse = parse_u32, .offset = SC(retry_min_ms), .min = 1, .max = 60000},
     {.key = "retry_max_ms", .parse = parse_u32, .offset = SC(retry_max_ms), .min = 1, .max = 60000},
+    {.key = "redlock", .parse = parse_object, .sub = &redlock_table},
+    {.key = "zookeeper", .parse = parse_object, .sub = &zookeeper_table},
 };
 static const struct table lock_table = {lock_fields, N_OF(lock_fields), lock_after};
 
@@ -297,10 +359,55 @@ static const struct field flash_sale_fields[] = {
     {.key = "hot_items", .parse = parse_hot_items, .offset = SC(flash_sale.hot_items), .min = 1},
 };
 
+static const struct field cache_rebuild_fields[] = {
+    {.key = "type",
+     .parse = parse_enum,
+     .offset = SC(workload),
+     .names = &workload_names,
+     .required = true},
+    {.key = "keys", .parse = parse_u32, .offset = SC(cache_rebuild.keys), .min = 1, .max = 100000},
+    {.key = "period_ms",
+     .parse = parse_u32,
+     .offset = SC(cache_rebuild.period_ms),
+     .min = 10,
+     .max = MS_MAX},
+    {.key = "load_ms", .parse = parse_u32, .offset = SC(cache_rebuild.load_ms), .max = 600000},
+    {.key = "read_ms", .parse = parse_u32, .offset = SC(cache_rebuild.read_ms), .max = 600000},
+};
+
+static const struct field scheduled_tasks_fields[] = {
+    {.key = "type",
+     .parse = parse_enum,
+     .offset = SC(workload),
+     .names = &workload_names,
+     .required = true},
+    {.key = "tasks",
+     .parse = parse_u32,
+     .offset = SC(scheduled_tasks.tasks),
+     .min = 1,
+     .max = 1000},
+    {.key = "period_ms",
+     .parse = parse_u32,
+     .offset = SC(scheduled_tasks.period_ms),
+     .min = 10,
+     .max = MS_MAX},
+    {.key = "run_ms", .parse = parse_u32, .offset = SC(scheduled_tasks.run_ms), .max = MS_MAX},
+    {.key = "jitter_ms",
+     .parse = parse_u32,
+     .offset = SC(scheduled_tasks.jitter_ms),
+     .max = MS_MAX},
+    {.key = "hold_min_ms",
+     .parse = parse_u32,
+     .offset = SC(scheduled_tasks.hold_min_ms),
+     .max = MS_MAX},
+};
+
 /* A new workload kind adds its name to workload_list and its table here;
  * every table starts with "type". */
 static const struct table workload_tables[] = {
     [WORKLOAD_FLASH_SALE] = {flash_sale_fields, N_OF(flash_sale_fields), NULL},
+    [WORKLOAD_CACHE_REBUILD] = {cache_rebuild_fields, N_OF(cache_rebuild_fields), NULL},
+    [WORKLOAD_SCHEDULED_TASKS] = {scheduled_tasks_fields, N_OF(scheduled_tasks_fields), NULL},
 };
 _Static_assert(N_OF(workload_tables) == N_OF(workload_list), "a table for every workload");
 
@@ -374,6 +481,12 @@ static const struct field expect_fields[] = {
 };
 static const struct table expect_table = {expect_fields, N_OF(expect_fields), NULL};
 
+static const struct field servers_fields[] = {
+    {.key = "redis", .parse = parse_servers, .offset = SC(servers[LOCK_SERVER_REDIS])},
+    {.key = "zookeeper", .parse = parse_servers, .offset = SC(servers[LOCK_SERVER_ZOOKEEPER])},
+};
+static const struct table servers_table = {servers_fields, N_OF(servers_fields), NULL};
+
 static const struct field top_fields[] = {
     {.key = "name", .parse = parse_name, .offset = SC(name)},
     {.key = "description", .parse = parse_text, .offset = SC(description), .max = 255},
@@ -390,6 +503,7 @@ static const struct field top_fields[] = {
     {.key = "fencing", .parse = parse_bool, .offset = SC(fencing)},
     {.key = "faults", .parse = parse_faults},
     {.key = "expect", .parse = parse_object, .sub = &expect_table},
+    {.key = "servers", .parse = parse_object, .sub = &servers_table},
 };
 static const struct table top_table = {top_fields, N_OF(top_fields), NULL};
 
@@ -588,6 +702,42 @@ static int finish_faults(struct ctx *c, const struct scenario *s)
     return 0;
 }
 
+/* A task's run must fit in its slot of the period (tasks fire one after
+ * another, period/tasks apart), and the run must see a whole period. */
+static int finish_tasks(struct ctx *c, const struct scenario *s)
+{
+    const struct scheduled_tasks_spec *t = &s->scheduled_tasks;
+    uint32_t slot = t->period_ms / t->tasks;
+    scn_push_key(c, "workload");
+    if (slot == 0) {
+        scn_push_key(c, "tasks");
+        return scn_fail_if_file(c, json_integer(t->tasks),
+                                "%" PRIu32 " tasks do not fit in a %" PRIu32 " ms period", t->tasks,
+                                t->period_ms);
+    }
+    if (t->run_ms >= slot) {
+        scn_push_key(c, "run_ms");
+        return scn_fail_if_file(c, json_integer(t->run_ms),
+                                "%" PRIu32 " must be less than period_ms / tasks (%" PRIu32 " ms)",
+                                t->run_ms, slot);
+    }
+    if (t->hold_min_ms >= slot) {
+        scn_push_key(c, "hold_min_ms");
+        return scn_fail_if_file(c, json_integer(t->hold_min_ms),
+                                "%" PRIu32 " must be less than period_ms / tasks (%" PRIu32 " ms)",
+                                t->hold_min_ms, slot);
+    }
+    scn_pop(c);
+    if (s->duration_ms < 2ULL * t->period_ms) {
+        scn_push_key(c, "duration_s");
+        return scn_fail_if_file(c, NULL,
+                                "%" PRIu64 " ms holds no whole period of %" PRIu32
+                                " ms after the first (at least twice the period)",
+                                s->duration_ms, t->period_ms);
+    }
+    return 0;
+}
+
 /* What the file and the command line decide together; each check names the
  * value it blames, so a message can point into the file when it came from
  * there. */
@@ -627,8 +777,19 @@ static int finish_checks(struct ctx *c, const struct scenario *s)
         return scn_fail_if_file(c, json_true(), "algorithm \"%s\" gives no fencing tokens",
                                 ops->name);
     }
+    if (s->redlock.quorum > s->redlock.nodes) {
+        scn_push_key(c, "lock");
+        scn_push_key(c, "redlock");
+        scn_push_key(c, "quorum");
+        return scn_fail_if_file(c, json_integer(s->redlock.quorum),
+                                "%" PRIu32 " votes cannot be had from %" PRIu32 " nodes",
+                                s->redlock.quorum, s->redlock.nodes);
+    }
+    if (s->workload == WORKLOAD_SCHEDULED_TASKS && finish_tasks(c, s) < 0)
+        return -1;
     /* The invariants add up every item's stock in 64 bits. */
-    if (s->flash_sale.stock > 0 && s->flash_sale.items > INT64_MAX / s->flash_sale.stock) {
+    if (s->workload == WORKLOAD_FLASH_SALE && s->flash_sale.stock > 0 &&
+        s->flash_sale.items > INT64_MAX / s->flash_sale.stock) {
         scn_push_key(c, "workload");
         scn_push_key(c, "stock");
         return scn_fail_if_file(c, json_integer(s->flash_sale.stock),
@@ -651,6 +812,50 @@ int scenario_finish(struct scenario *s, char err[SCENARIO_ERR_MAX])
         s->expect.violations = (struct expect_num){EXPECT_EQ, 0};
         if (s->expect.invariants == EXPECT_INV_UNSET)
             s->expect.invariants = EXPECT_INV_HOLD;
+    }
+    return 0;
+}
+
+/* ---- endpoints -------------------------------------------------------- */
+
+int endpoint_parse(const char *text, struct lock_endpoint *ep, char *err, size_t errlen)
+{
+    const char *colon = strrchr(text, ':');
+    char *end;
+    if (colon == NULL || colon == text || (size_t)(colon - text) >= sizeof(ep->host)) {
+        snprintf(err, errlen, "expected HOST:PORT (host up to %zu characters), got %s",
+                 sizeof(ep->host) - 1, scn_quote(text).s);
+        return -1;
+    }
+    errno = 0;
+    long port = strtol(colon + 1, &end, 10);
+    if (errno || end == colon + 1 || *end || port < 1 || port > 65535) {
+        snprintf(err, errlen, "%s: port must be 1..65535", scn_quote(text).s);
+        return -1;
+    }
+    snprintf(ep->host, sizeof(ep->host), "%.*s", (int)(colon - text), text);
+    ep->port = (int)port;
+    return 0;
+}
+
+int endpoints_parse(const char *text, struct server_list *out, char *err, size_t errlen)
+{
+    char buf[1024];
+    snprintf(buf, sizeof(buf), "%s", text);
+    out->n = 0;
+    for (char *save = NULL, *one = strtok_r(buf, ",", &save); one;
+         one = strtok_r(NULL, ",", &save)) {
+        if (out->n == LOCK_ENDPOINT_MAX) {
+            snprintf(err, errlen, "at most %d servers", LOCK_ENDPOINT_MAX);
+            return -1;
+        }
+        if (endpoint_parse(one, &out->ep[out->n], err, errlen) < 0)
+            return -1;
+        out->n++;
+    }
+    if (out->n == 0) {
+        snprintf(err, errlen, "expected HOST:PORT[,HOST:PORT...], got %s", scn_quote(text).s);
+        return -1;
     }
     return 0;
 }

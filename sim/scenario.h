@@ -160,6 +160,11 @@ bool expect_met(const struct expect_num *e, uint64_t got);
 
 const char *fault_type_name(enum fault_type t); /* "client_pause" */
 
+/* "host:port" into ep; "h:p,h:p" into out (the --redis/--zookeeper form).
+ * 0, or -1 with a one-line reason in err. */
+int endpoint_parse(const char *text, struct lock_endpoint *ep, char *err, size_t errlen);
+int endpoints_parse(const char *text, struct server_list *out, char *err, size_t errlen);
+
 /* The name in known[0..n) closest to word (a typo's likely meaning), within
  * max(2, len/3) edits counting a swapped pair as one; NULL if none is. */
 const char *suggest_closest(const char *word, const char *const *known, size_t n);

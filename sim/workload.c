@@ -6,9 +6,13 @@
 #include "resource.h"
 
 extern const struct workload_ops flash_sale_ops;
+extern const struct workload_ops cache_rebuild_ops;
+extern const struct workload_ops scheduled_tasks_ops;
 
 static const struct workload_ops *const workloads[] = {
     [WORKLOAD_FLASH_SALE] = &flash_sale_ops,
+    [WORKLOAD_CACHE_REBUILD] = &cache_rebuild_ops,
+    [WORKLOAD_SCHEDULED_TASKS] = &scheduled_tasks_ops,
 };
 
 struct workload *workload_new(const struct scenario *s)

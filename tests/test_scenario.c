@@ -499,12 +499,12 @@ static void test_unknown_keys(void **state)
         {"{'Seed': 8, " WL "}", "t.json:1:2: Seed: unknown key (did you mean \"seed\"?)"},
         {"{'zzz': 1, " WL "}",
          "t.json:1:2: zzz: unknown key (known: name, description, clients, duration_s, requests, "
-         "seed, lock, workload, fencing, faults, expect)"},
+         "seed, lock, workload, fencing, faults, expect, servers)"},
         {"{'lock': {'tll_ms': 5}, " WL "}",
          "t.json:1:11: lock.tll_ms: unknown key (did you mean \"ttl_ms\"?)"},
         {"{'lock': {'ttl': 5}, " WL "}",
          "t.json:1:11: lock.ttl: unknown key (known: algorithm, ttl_ms, wait_ms, watchdog, "
-         "renew_ms, retry_min_ms, retry_max_ms)"},
+         "renew_ms, retry_min_ms, retry_max_ms, redlock, zookeeper)"},
         {"{'workload': {'type': 'flash_sale', 'critcal_ms': 5}}",
          "t.json:1:37: workload.critcal_ms: unknown key (did you mean \"critical_ms\"?)"},
         {"{'faults': [{'at_ms': 0, 'type': 'client_crash', 'durration_ms': 5}], " WL "}",
@@ -520,7 +520,7 @@ static void test_unknown_keys(void **state)
         /* a key that would break the line is escaped */
         {"{'a\\nb': 1}",
          "t.json:1:2: a\\u000ab: unknown key (known: name, description, clients, duration_s, "
-         "requests, seed, lock, workload, fencing, faults, expect)"},
+         "requests, seed, lock, workload, fencing, faults, expect, servers)"},
     };
     CHECK_LOAD(cases);
 }
@@ -531,8 +531,9 @@ static void test_unknown_values(void **state)
         {"{'workload': {'type': 'flash-sale'}}",
          "t.json:1:23: workload.type: unknown workload \"flash-sale\" (did you mean "
          "\"flash_sale\"?)"},
-        {"{'workload': {'type': 'cache_rebuild'}}",
-         "t.json:1:23: workload.type: unknown workload \"cache_rebuild\" (known: flash_sale)"},
+        {"{'workload': {'type': 'cache_warmup'}}",
+         "t.json:1:23: workload.type: unknown workload \"cache_warmup\" (known: flash_sale, "
+         "cache_rebuild, scheduled_tasks)"},
         {"{'workload': {'type': 'flash_sale', 'skew': 'hott'}}",
          "t.json:1:45: workload.skew: unknown skew \"hott\" (did you mean \"hot\"?)"},
         {"{'workload': {'type': 'flash_sale', 'skew': 'per-client'}}",
@@ -565,7 +566,8 @@ static void test_unknown_values(void **state)
         /* too long to be any algorithm's name: no need to wait for scenario_finish */
         {"{'lock': {'algorithm': 'redis-with-a-name-far-too-long-to-keep-around'}, " WL "}",
          "t.json:1:24: lock.algorithm: unknown algorithm "
-         "\"redis-with-a-name-far-too-long-to-keep-a...\" (known: redis, redis-naive)"},
+         "\"redis-with-a-name-far-too-long-to-keep-a...\" (known: redis, redis-naive, redlock, "
+         "zookeeper)"},
         {"{'expect': {'violations': 'x'}, " WL "}",
          "t.json:1:27: expect.violations: cannot read \"x\" as a count (write 0, \">0\", \">= "
          "3\", \"<5\")"},
@@ -733,9 +735,9 @@ static void test_missing_required(void **state)
 static void test_finish_errors(void **state)
 {
     static const struct bad_case cases[] = {
-        {"{'lock': {'algorithm': 'zookeeper'}, " WL "}",
-         "t.json:1:24: lock.algorithm: unknown algorithm \"zookeeper\" (known: redis, "
-         "redis-naive)"},
+        {"{'lock': {'algorithm': 'chubby'}, " WL "}",
+         "t.json:1:24: lock.algorithm: unknown algorithm \"chubby\" (known: redis, "
+         "redis-naive, redlock, zookeeper)"},
         {"{'lock': {'algorithm': 'redis_naive'}, " WL "}",
          "t.json:1:24: lock.algorithm: unknown algorithm \"redis_naive\" (did you mean "
          "\"redis-naive\"?)"},
@@ -772,7 +774,7 @@ static void test_finish_after_overrides(void **state)
     assert_int_equal(scenario_finish(&s, err), -1);
     relative(e, err);
     assert_string_equal(err, "t.json: lock.algorithm: unknown algorithm \"etcd\" (known: redis, "
-                             "redis-naive)");
+                             "redis-naive, redlock, zookeeper)");
 
     /* fencing was the file's wish, so it is pointed at */
     snprintf(s.algorithm, sizeof(s.algorithm), "redis-naive");
@@ -815,8 +817,8 @@ static void test_finish_after_overrides(void **state)
     scenario_defaults(&s);
     snprintf(s.algorithm, sizeof(s.algorithm), "nope");
     assert_int_equal(scenario_finish(&s, err), -1);
-    assert_string_equal(err,
-                        "lock.algorithm: unknown algorithm \"nope\" (known: redis, redis-naive)");
+    assert_string_equal(err, "lock.algorithm: unknown algorithm \"nope\" (known: redis, "
+                             "redis-naive, redlock, zookeeper)");
     snprintf(s.algorithm, sizeof(s.algorithm), "redis");
     assert_int_equal(scenario_finish(&s, err), 0);
 }
@@ -848,7 +850,7 @@ static void test_doc_examples(void **state)
          "tests/scenarios/bad_missing.json:3:17: workload: missing required key \"type\""},
         {"bad_algorithm.json", true,
          "tests/scenarios/bad_algorithm.json:2:27: lock.algorithm: unknown algorithm "
-         "\"zookeeper\" (known: redis, redis-naive)"},
+         "\"chubby\" (known: redis, redis-naive, redlock, zookeeper)"},
         {"bad_fencing.json", true,
          "tests/scenarios/bad_fencing.json:4:16: fencing: algorithm \"redis-naive\" gives no "
          "fencing tokens"},
@@ -1143,6 +1145,79 @@ static void test_json_path_at(void **state)
     assert_string_equal(small, "a.b"); /* cut to fit */
 }
 
+/* ---- the issue-3 keys: workloads, per-algorithm settings, servers ---- */
+
+static void test_new_workloads_and_settings(void **state)
+{
+    struct scenario s;
+
+    load_ok(state,
+            "{'duration_s': 10, 'lock': {'algorithm': 'redlock', 'redlock': {'nodes': 7,"
+            " 'node_timeout_ms': 20, 'quorum': 5}, 'zookeeper': {'ensemble': 3,"
+            " 'session_timeout_ms': 4000}},"
+            " 'workload': {'type': 'scheduled_tasks', 'tasks': 5, 'period_ms': 2000, 'run_ms': 100,"
+            " 'jitter_ms': 30, 'hold_min_ms': 200},"
+            " 'servers': {'redis': ['127.0.0.1:7001', 'db.example:7002'],"
+            " 'zookeeper': ['127.0.0.1:7181']}}",
+            &s);
+    assert_int_equal(s.workload, WORKLOAD_SCHEDULED_TASKS);
+    assert_int_equal(s.scheduled_tasks.tasks, 5);
+    assert_int_equal(s.scheduled_tasks.period_ms, 2000);
+    assert_int_equal(s.scheduled_tasks.run_ms, 100);
+    assert_int_equal(s.scheduled_tasks.jitter_ms, 30);
+    assert_int_equal(s.scheduled_tasks.hold_min_ms, 200);
+    assert_int_equal(s.redlock.nodes, 7);
+    assert_int_equal(s.redlock.node_timeout_ms, 20);
+    assert_int_equal(s.redlock.quorum, 5);
+    assert_int_equal(s.zookeeper.ensemble, 3);
+    assert_int_equal(s.zookeeper.session_timeout_ms, 4000);
+    assert_int_equal(s.servers[LOCK_SERVER_REDIS].n, 2);
+    assert_string_equal(s.servers[LOCK_SERVER_REDIS].ep[1].host, "db.example");
+    assert_int_equal(s.servers[LOCK_SERVER_REDIS].ep[1].port, 7002);
+    assert_int_equal(s.servers[LOCK_SERVER_ZOOKEEPER].ep[0].port, 7181);
+
+    load_ok(state, "{'workload': {'type': 'cache_rebuild', 'keys': 8, 'period_ms': 500,"
+                   " 'load_ms': 20, 'read_ms': 0}}",
+            &s);
+    assert_int_equal(s.workload, WORKLOAD_CACHE_REBUILD);
+    assert_int_equal(s.cache_rebuild.keys, 8);
+    assert_int_equal(s.cache_rebuild.period_ms, 500);
+    assert_int_equal(s.cache_rebuild.load_ms, 20);
+    assert_int_equal(s.cache_rebuild.read_ms, 0);
+    /* defaults */
+    assert_int_equal(s.redlock.nodes, 5);
+    assert_int_equal(s.redlock.node_timeout_ms, 50);
+    assert_int_equal(s.zookeeper.ensemble, 1);
+    assert_int_equal(s.servers[LOCK_SERVER_REDIS].n, 0);
+}
+
+static void test_new_keys_errors(void **state)
+{
+    static const struct bad_case cases[] = {
+        {"{'workload': {'type': 'cache_rebuild', 'period_ms': 5}}", "t.json:1:53: workload.period_ms: 5 is out of range (10..86400000)"},
+        {"{'workload': {'type': 'cache_rebuild', 'item': 5}}", "t.json:1:40: workload.item: unknown key (known: type, keys, period_ms, load_ms, read_ms)"},
+        {"{'lock': {'zookeeper': {'ensemble': 2}}, " WL "}", "t.json:1:37: lock.zookeeper.ensemble: 2 is not an ensemble locklab runs (1: standalone, or 3)"},
+        {"{'lock': {'zookeeper': {'session_timeout_ms': 30000}}, " WL "}", "t.json:1:47: lock.zookeeper.session_timeout_ms: 30000 is out of range (1000..10000)"},
+        {"{'servers': {'redis': ['127.0.0.1']}, " WL "}", "t.json:1:24: servers.redis[0]: expected HOST:PORT (host up to 63 characters), got \"127.0.0.1\""},
+        {"{'servers': {'redis': ['127.0.0.1:70000']}, " WL "}", "t.json:1:24: servers.redis[0]: \"127.0.0.1:70000\": port must be 1..65535"},
+        {"{'servers': {'etcd': []}, " WL "}", "t.json:1:14: servers.etcd: unknown key (known: redis, zookeeper)"},
+        {"{'servers': {'redis': '127.0.0.1:1'}, " WL "}", "t.json:1:23: servers.redis: expected an array of \"host:port\" strings, got string"},
+    };
+    CHECK_LOAD(cases);
+}
+
+static void test_new_finish_errors(void **state)
+{
+    static const struct bad_case cases[] = {
+        {"{'lock': {'redlock': {'nodes': 3, 'quorum': 4}}, " WL "}", "t.json:1:45: lock.redlock.quorum: 4 votes cannot be had from 3 nodes"},
+        {"{'duration_s': 10, 'workload': {'type': 'scheduled_tasks', 'tasks': 4, 'period_ms': 1000,"
+         " 'run_ms': 250}}",
+         "t.json:1:101: workload.run_ms: 250 must be less than period_ms / tasks (250 ms)"},
+        {"{'duration_s': 1, 'workload': {'type': 'scheduled_tasks', 'period_ms': 1000}}", "t.json: duration_s: 1000 ms holds no whole period of 1000 ms after the first (at least twice the period)"},
+    };
+    CHECK_FINISH(cases);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1167,6 +1242,9 @@ int main(void)
         cmocka_unit_test(test_missing_required),
         cmocka_unit_test(test_finish_errors),
         cmocka_unit_test(test_finish_after_overrides),
+        cmocka_unit_test(test_new_workloads_and_settings),
+        cmocka_unit_test(test_new_keys_errors),
+        cmocka_unit_test(test_new_finish_errors),
         cmocka_unit_test(test_doc_examples),
         cmocka_unit_test(test_expect_parse),
         cmocka_unit_test(test_expect_format),

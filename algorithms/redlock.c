@@ -1,0 +1,331 @@
+/* redlock.c - Redlock as redis.io's "Distributed Locks with Redis" states it.
+ *
+ * N independent Redis masters (default 5), one owner value on all of them.
+ * A round sends SET key owner NX PX ttl to every node at once and collects
+ * the answers for at most node_timeout_ms (small against the ttl), so a
+ * round costs about one node's latency, and a node that is down or paused
+ * is a no-vote rather than a stall. The lock is ours with a quorum
+ * (N/2+1 unless configured) and a positive validity:
+ *     validity = ttl - elapsed - drift,  drift = ttl * 0.01 + 2 ms,
+ * elapsed counted from just before the round was sent. A failed round
+ * deletes our value on every node (compare-and-delete, so a node that did
+ * say yes does not keep the key until it expires) and is retried after a
+ * random delay until wait_ms has passed: then LOCK_BUSY, whether the other
+ * votes went to another owner or to nodes that are down; LOCK_ERR only when
+ * no node could be reached at all. Release and extend are the same fan-out
+ * with the compare-and-delete / compare-and-pexpire scripts; they count as
+ * done only on a quorum. Redlock has no fencing token (Kleppmann's point).
+ *
+ * A timed-out node's connection is dropped (a late answer would put it out
+ * of step); a node that refuses connections is left alone for a moment
+ * instead of being redialled on every round.
+ */
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lock.h"
+#include "redis_wire.h"
+
+#define REDIAL_MS 200 /* how long a refusing node is left alone */
+
+enum { SCRIPT_RELEASE, SCRIPT_EXTEND, N_SCRIPTS };
+
+static const char *const script_bodies[N_SCRIPTS] = {
+    [SCRIPT_RELEASE] = "if redis.call('get', KEYS[1]) == ARGV[1] then "
+                       "return redis.call('del', KEYS[1]) end return 0",
+    [SCRIPT_EXTEND] = "if redis.call('get', KEYS[1]) == ARGV[1] then "
+                      "return redis.call('pexpire', KEYS[1], ARGV[2]) end return 0",
+};
+
+struct node {
+    struct redis_wire wire;
+    uint64_t redial_at_ms; /* 0: may dial now */
+    bool pending;          /* a request of this round awaits its answer */
+    redisReply *reply;     /* this round's answer, NULL: no vote */
+};
+
+struct redlock {
+    struct node node[LOCK_ENDPOINT_MAX];
+    size_t n;
+    struct lock_config node_cfg; /* the run's config with per-node timeouts */
+};
+
+static size_t quorum(const struct lock_client *c, const struct redlock *rl)
+{
+    return c->cfg->quorum ? c->cfg->quorum : rl->n / 2 + 1;
+}
+
+static uint32_t node_timeout(const struct lock_client *c)
+{
+    return c->cfg->node_timeout_ms ? c->cfg->node_timeout_ms : 50;
+}
+
+/* Dial a node with the per-node timeouts; false when it is not there. */
+static bool node_ready(struct lock_client *c, struct redlock *rl, struct node *nd)
+{
+    if (nd->wire.ctx && !nd->wire.ctx->err)
+        return true;
+    uint64_t now = lock_now_ms();
+    if (now < nd->redial_at_ms)
+        return false;
+    const struct lock_config *run_cfg = c->cfg;
+    c->cfg = &rl->node_cfg; /* wire_connect reads its timeouts from c->cfg */
+    int rc = wire_connect(c, &nd->wire);
+    c->cfg = run_cfg;
+    nd->redial_at_ms = rc < 0 ? now + REDIAL_MS : 0;
+    return rc == 0;
+}
+
+static void drop_replies(struct redlock *rl)
+{
+    for (size_t i = 0; i < rl->n; i++) {
+        if (rl->node[i].reply)
+            freeReplyObject(rl->node[i].reply);
+        rl->node[i].reply = NULL;
+        rl->node[i].pending = false;
+    }
+}
+
+/* Send one command to every reachable node; returns how many took it. */
+static size_t send_all(struct lock_client *c, struct redlock *rl, int argc, const char **argv,
+                       const size_t *lens)
+{
+    size_t sent = 0;
+    drop_replies(rl);
+    for (size_t i = 0; i < rl->n; i++) {
+        struct node *nd = &rl->node[i];
+        int done = 0;
+        if (!node_ready(c, rl, nd) ||
+            redisAppendCommandArgv(nd->wire.ctx, argc, argv, lens) != REDIS_OK)
+            continue;
+        while (!done)
+            if (redisBufferWrite(nd->wire.ctx, &done) != REDIS_OK)
+                break;
+        if (!done) {
+            wire_close(&nd->wire);
+            continue;
+        }
+        nd->pending = true;
+        sent++;
+    }
+    return sent;
+}
+
+/* Take a parsed answer off a node if one is there. */
+static void take_reply(struct node *nd)
+{
+    void *r = NULL;
+    if (redisGetReplyFromReader(nd->wire.ctx, &r) != REDIS_OK) {
+        wire_close(&nd->wire);
+        nd->pending = false;
+    } else if (r) {
+        nd->reply = r;
+        nd->pending = false;
+    }
+}
+
+/* Collect the answers until every node has answered or node_timeout_ms
+ * from sent_ms has passed; the silent ones are dropped. */
+static void collect(struct lock_client *c, struct redlock *rl, uint64_t sent_ms)
+{
+    uint64_t deadline = sent_ms + node_timeout(c);
+    for (;;) {
+        struct pollfd pf[LOCK_ENDPOINT_MAX];
+        size_t idx[LOCK_ENDPOINT_MAX], np = 0;
+        for (size_t i = 0; i < rl->n; i++)
+            if (rl->node[i].pending) {
+                pf[np] = (struct pollfd){.fd = rl->node[i].wire.ctx->fd, .events = POLLIN};
+                idx[np++] = i;
+            }
+        uint64_t now = lock_now_ms();
+        if (np == 0 || now >= deadline)
+            break;
+        if (poll(pf, np, (int)(deadline - now)) <= 0)
+            continue; /* timeout (the loop ends) or EINTR */
+        for (size_t k = 0; k < np; k++) {
+            struct node *nd = &rl->node[idx[k]];
+            if (pf[k].revents == 0)
+                continue;
+            if (redisBufferRead(nd->wire.ctx) != REDIS_OK) {
+                wire_close(&nd->wire);
+                nd->pending = false;
+                continue;
+            }
+            take_reply(nd);
+        }
+    }
+    for (size_t i = 0; i < rl->n; i++)
+        if (rl->node[i].pending) { /* silent past its timeout: out of step now */
+            wire_close(&rl->node[i].wire);
+            rl->node[i].pending = false;
+        }
+}
+
+/* A script on every node; a node that lost its script cache (restarted)
+ * answers NOSCRIPT and gets the body at once, alone. Returns the nodes
+ * whose answer was the integer 1. */
+static size_t script_all(struct lock_client *c, struct redlock *rl, int script, const char *key,
+                         size_t key_len, const char *arg2, size_t arg2_len)
+{
+    struct wire_script *s = &rl->node[0].wire.scripts[script];
+    const char *argv[6] = {"EVALSHA", s->sha, "1", key, c->owner, arg2};
+    size_t lens[6] = {7, 40, 1, key_len, c->owner_len, arg2_len};
+    int argc = arg2 ? 6 : 5;
+    uint64_t sent = lock_now_ms();
+    send_all(c, rl, argc, argv, lens);
+    collect(c, rl, sent);
+    size_t yes = 0;
+    for (size_t i = 0; i < rl->n; i++) {
+        struct node *nd = &rl->node[i];
+        redisReply *r = nd->reply;
+        if (r && r->type == REDIS_REPLY_ERROR && strncmp(r->str, "NOSCRIPT", 8) == 0) {
+            const char *keys[1] = {key};
+            const char *args[2] = {c->owner, arg2};
+            size_t alens[2] = {c->owner_len, arg2_len};
+            freeReplyObject(r);
+            nd->reply = r = wire_eval(c, &nd->wire, &nd->wire.scripts[script], 1, keys, &key_len,
+                                      argc - 4, args, alens);
+        }
+        yes += r && r->type == REDIS_REPLY_INTEGER && r->integer == 1;
+    }
+    drop_replies(rl);
+    return yes;
+}
+
+static int redlock_connect(struct lock_client *c)
+{
+    if (c->cfg->n_endpoints < 1) {
+        lock_set_error(c, LOCK_ERR_CONFIG, "redlock needs at least one Redis node");
+        return -1;
+    }
+    struct redlock *rl = calloc(1, sizeof(*rl));
+    if (rl == NULL) {
+        lock_set_error(c, LOCK_ERR_IO, "out of memory");
+        return -1;
+    }
+    c->impl = rl;
+    rl->n = c->cfg->n_endpoints;
+    rl->node_cfg = *c->cfg;
+    rl->node_cfg.io_timeout_ms = node_timeout(c);
+    if (rl->node_cfg.connect_timeout_ms > node_timeout(c) * 4)
+        rl->node_cfg.connect_timeout_ms = node_timeout(c) * 4;
+    size_t up = 0;
+    for (size_t i = 0; i < rl->n; i++) {
+        struct redis_wire *w = &rl->node[i].wire;
+        w->ep = &c->cfg->endpoints[i];
+        w->n_scripts = N_SCRIPTS;
+        for (size_t k = 0; k < N_SCRIPTS; k++)
+            w->scripts[k].body = script_bodies[k];
+        up += node_ready(c, rl, &rl->node[i]);
+    }
+    /* Some nodes down is what Redlock is for; none up is an error. */
+    if (up == 0)
+        return -1;
+    lock_clear_error(c);
+    return 0;
+}
+
+static void redlock_close(struct lock_client *c)
+{
+    struct redlock *rl = c->impl;
+    if (rl == NULL)
+        return;
+    drop_replies(rl);
+    for (size_t i = 0; i < rl->n; i++)
+        wire_close(&rl->node[i].wire);
+    free(rl);
+    c->impl = NULL;
+}
+
+/* One round: votes for us, and how many nodes answered at all. */
+static size_t round_votes(struct lock_client *c, struct redlock *rl, const char *key,
+                          size_t key_len, const char *ttl, size_t ttl_len, size_t *answered)
+{
+    const char *argv[6] = {"SET", key, c->owner, "NX", "PX", ttl};
+    size_t lens[6] = {3, key_len, c->owner_len, 2, 2, ttl_len};
+    uint64_t sent = lock_now_ms();
+    send_all(c, rl, 6, argv, lens);
+    collect(c, rl, sent);
+    size_t yes = 0;
+    *answered = 0;
+    for (size_t i = 0; i < rl->n; i++) {
+        redisReply *r = rl->node[i].reply;
+        *answered += r != NULL;
+        yes += r && r->type == REDIS_REPLY_STATUS && strcmp(r->str, "OK") == 0;
+    }
+    drop_replies(rl);
+    return yes;
+}
+
+static enum lock_result redlock_acquire(struct lock_client *c, const char *key, size_t key_len,
+                                        uint32_t ttl_ms, uint32_t wait_ms, struct lock_grant *g)
+{
+    struct redlock *rl = c->impl;
+    char ttl[21];
+    size_t ttl_len = wire_u64(ttl, ttl_ms), answered;
+    uint32_t drift = ttl_ms / 100 + 2;
+    uint64_t deadline = lock_now_ms() + wait_ms;
+    for (unsigned attempt = 0;; attempt++) {
+        uint64_t start = lock_now_ms();
+        size_t yes = round_votes(c, rl, key, key_len, ttl, ttl_len, &answered);
+        uint64_t elapsed = lock_now_ms() - start;
+        if (yes >= quorum(c, rl) && elapsed + drift < ttl_ms) {
+            *g = (struct lock_grant){.key = key,
+                                     .key_len = key_len,
+                                     .ttl_ms = ttl_ms,
+                                     .validity_ms = ttl_ms - (uint32_t)elapsed - drift};
+            lock_clear_error(c);
+            return LOCK_OK;
+        }
+        if (yes > 0)
+            script_all(c, rl, SCRIPT_RELEASE, key, key_len, NULL, 0);
+        if (answered == 0) {
+            if (c->err == LOCK_ERR_NONE)
+                lock_set_error(c, LOCK_ERR_TIMEOUT, "no Redis node answered within %u ms",
+                               (unsigned)node_timeout(c));
+            return LOCK_ERR;
+        }
+        uint64_t now = lock_now_ms();
+        if (now >= deadline || lock_cancelled(c))
+            return LOCK_BUSY;
+        lock_sleep_ms(wire_backoff_ms(c, attempt, now, deadline));
+    }
+}
+
+static enum lock_result redlock_release(struct lock_client *c, const struct lock_grant *g)
+{
+    struct redlock *rl = c->impl;
+    size_t yes = script_all(c, rl, SCRIPT_RELEASE, g->key, g->key_len, NULL, 0);
+    return yes >= quorum(c, rl) ? LOCK_OK : LOCK_LOST;
+}
+
+static enum lock_result redlock_extend(struct lock_client *c, struct lock_grant *g)
+{
+    struct redlock *rl = c->impl;
+    char ttl[21];
+    size_t ttl_len = wire_u64(ttl, g->ttl_ms);
+    uint32_t drift = g->ttl_ms / 100 + 2;
+    uint64_t start = lock_now_ms();
+    size_t yes = script_all(c, rl, SCRIPT_EXTEND, g->key, g->key_len, ttl, ttl_len);
+    uint64_t elapsed = lock_now_ms() - start;
+    if (yes < quorum(c, rl) || elapsed + drift >= g->ttl_ms)
+        return LOCK_LOST;
+    g->validity_ms = g->ttl_ms - (uint32_t)elapsed - drift;
+    return LOCK_OK;
+}
+
+const struct lock_ops redlock_ops = {
+    .name = "redlock",
+    .summary = "N independent Redis masters, quorum of SET NX PX, validity = ttl - elapsed - "
+               "drift; no token",
+    .server = LOCK_SERVER_REDIS,
+    .independent_nodes = true,
+    .gives_token = false,
+    .connect = redlock_connect,
+    .disconnect = redlock_close,
+    .acquire = redlock_acquire,
+    .release = redlock_release,
+    .renew = redlock_extend,
+    .crash = redlock_close, /* the sockets just close: every node keeps the key until its ttl */
+};

@@ -1,0 +1,767 @@
+/* zookeeper.c - the lock of ZooKeeper's "Recipes and Solutions", run the
+ * way Curator's InterProcessMutex runs it.
+ *
+ * acquire: create /locks/<key>/_c_<id>-lock- EPHEMERAL|SEQUENCE, list the
+ *   children; the lowest sequence holds the lock. A waiter watches only the
+ *   node just before its own (no herd effect) and lists again when that
+ *   one goes. The token is the sequence number + 1: the server hands out
+ *   sequences in creation order and the queue grants in that order.
+ * release: delete the node.
+ * The session timeout plays the ttl: when the connection drops or the
+ *   session expires while a lock is held, the grant counts as lost
+ *   (Curator's SUSPENDED/LOST) and release reports LOCK_LOST. No renew: the
+ *   session's own heartbeat is the renewal.
+ */
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <zookeeper/zookeeper.h>
+
+#include "lock.h"
+#include "zookeeper.h"
+
+#define ZK_DEFAULT_SESSION_MS 10000 /* when the engine gives none */
+#define ZK_POLL_MS            50    /* how often a waiter looks at the cancel flag */
+#define ZK_KEY_MAX            160
+#define ZK_PATH_MAX           256
+#define ZK_MAX_HOLDS          8
+#define ZK_SEQ_DIGITS         10 /* the server's %010d suffix */
+#define ZK_CREATE_TRIES       3
+#define ZK_ID_DIGITS          16
+#define ZK_SEVER_TRIES        8 /* loopback addresses tried for a refusing socket */
+
+static const char locks_root[] = "/locks";
+static const char name_tag[] = "-lock-"; /* between the client id and the sequence */
+
+/* A lock this client holds; release finds it by key and token. */
+struct zk_hold {
+    bool used;
+    uint64_t token;
+    uint64_t losses; /* z->losses when granted: any change means it may be lost */
+    char path[ZK_PATH_MAX];
+};
+
+struct zk_lock {
+    zhandle_t *zh;
+    bool sync_ready; /* mu and cv initialised */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    /* Under mu: written by the client library's completion thread. */
+    bool connected, expired, fired;
+    char watching[ZK_PATH_MAX]; /* the predecessor the waiter sleeps on */
+    _Atomic uint64_t losses;    /* session events other than "connected" */
+    _Atomic uint64_t watch_events;
+    int session_ms; /* as negotiated with the server */
+    char id[ZK_ID_DIGITS + 1];
+    /* The acquire in progress (the client's own thread only). */
+    char parent[ZK_PATH_MAX]; /* /locks/<key> */
+    char prefix[ZK_PATH_MAX]; /* /locks/<key>/_c_<id>-lock- */
+    size_t parent_len, prefix_len;
+    char node[ZK_PATH_MAX]; /* our node once created */
+    int64_t seq;
+    char pred[ZK_PATH_MAX];
+    /* A prefix whose node a failed delete may have left behind; removed
+     * before this client queues again, or it would hold the queue up. */
+    char pending[ZK_PATH_MAX];
+    struct zk_hold holds[ZK_MAX_HOLDS];
+    char hosts[LOCK_ENDPOINT_MAX * 72]; /* "host:port," for each endpoint */
+};
+
+static atomic_uint next_client_id;
+static pthread_once_t quiet_once = PTHREAD_ONCE_INIT;
+
+/* The C client logs connection chatter to stderr from its own threads, and
+ * the stream is process-wide: aim it at /dev/null once. The FILE stays open
+ * because the library may log until exit. */
+static void quiet_client_log(void)
+{
+    FILE *devnull = fopen("/dev/null", "w"); // cppcheck-suppress resourceLeak
+    if (devnull)
+        zoo_set_log_stream(devnull);
+    zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
+}
+
+static int error_code(int rc)
+{
+    switch (rc) {
+    case ZOPERATIONTIMEOUT:
+        return LOCK_ERR_TIMEOUT;
+    case ZCONNECTIONLOSS:
+    case ZSESSIONEXPIRED:
+    case ZINVALIDSTATE:
+    case ZCLOSING:
+        return LOCK_ERR_IO;
+    default:
+        return LOCK_ERR_PROTOCOL;
+    }
+}
+
+static int fail(struct lock_client *c, const char *what, const char *path, int rc)
+{
+    lock_set_error(c, error_code(rc), "%s %s: %s", what, path, zerror(rc));
+    return -1;
+}
+
+/* Runs on the client library's completion thread. */
+static void session_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx)
+{
+    (void)zh;
+    (void)path;
+    struct zk_lock *z = ctx;
+    if (type != ZOO_SESSION_EVENT)
+        return;
+    pthread_mutex_lock(&z->mu);
+    z->connected = state == ZOO_CONNECTED_STATE;
+    if (!z->connected)
+        atomic_fetch_add(&z->losses, 1);
+    if (state == ZOO_EXPIRED_SESSION_STATE || state == ZOO_AUTH_FAILED_STATE)
+        z->expired = true;
+    pthread_cond_broadcast(&z->cv);
+    pthread_mutex_unlock(&z->mu);
+}
+
+/* The predecessor's watch. The library also hands every watcher each
+ * session event; those are session_watcher's business. */
+static void pred_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx)
+{
+    (void)zh;
+    (void)state;
+    struct zk_lock *z = ctx;
+    if (type == ZOO_SESSION_EVENT || type == ZOO_NOTWATCHING_EVENT)
+        return;
+    atomic_fetch_add(&z->watch_events, 1);
+    pthread_mutex_lock(&z->mu);
+    /* A watch left by an earlier wait that gave up may fire later: only
+     * the node being waited on now wakes the waiter. */
+    if (path && strcmp(path, z->watching) == 0)
+        z->fired = true;
+    pthread_cond_broadcast(&z->cv);
+    pthread_mutex_unlock(&z->mu);
+}
+
+static struct timespec deadline_ts(uint64_t at_ms)
+{
+    struct timespec ts = {.tv_sec = (time_t)(at_ms / 1000),
+                          .tv_nsec = (long)(at_ms % 1000) * 1000000L};
+    return ts;
+}
+
+/* lock_now_ms and the condition variable share CLOCK_MONOTONIC. */
+static int init_sync(struct zk_lock *z)
+{
+    pthread_condattr_t ca;
+    if (pthread_condattr_init(&ca) != 0)
+        return -1;
+    int rc = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    if (rc == 0)
+        rc = pthread_cond_init(&z->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    if (rc != 0)
+        return -1;
+    if (pthread_mutex_init(&z->mu, NULL) != 0) {
+        pthread_cond_destroy(&z->cv);
+        return -1;
+    }
+    z->sync_ready = true;
+    return 0;
+}
+
+/* 0 connected; -1 the time ran out or the session ended first. */
+static int wait_connected(struct zk_lock *z, uint32_t limit_ms)
+{
+    struct timespec until = deadline_ts(lock_now_ms() + limit_ms);
+    int rc = 0;
+    pthread_mutex_lock(&z->mu);
+    while (!z->connected && !z->expired && rc == 0)
+        rc = pthread_cond_timedwait(&z->cv, &z->mu, &until);
+    int ok = z->connected ? 0 : -1;
+    pthread_mutex_unlock(&z->mu);
+    return ok;
+}
+
+static uint32_t session_timeout(const struct lock_client *c)
+{
+    return c->cfg->session_timeout_ms ? c->cfg->session_timeout_ms : ZK_DEFAULT_SESSION_MS;
+}
+
+static int open_session(struct lock_client *c, struct zk_lock *z)
+{
+    uint32_t session = session_timeout(c);
+    uint32_t limit = c->cfg->connect_timeout_ms ? c->cfg->connect_timeout_ms : session;
+    pthread_once(&quiet_once, quiet_client_log);
+    pthread_mutex_lock(&z->mu);
+    z->connected = z->expired = false;
+    pthread_mutex_unlock(&z->mu);
+    z->zh = zookeeper_init(z->hosts, session_watcher, (int)session, NULL, z, 0);
+    if (z->zh == NULL) {
+        lock_set_error(c, LOCK_ERR_CONFIG, "zookeeper_init %s failed", z->hosts);
+        return -1;
+    }
+    if (wait_connected(z, limit) < 0) {
+        zookeeper_close(z->zh);
+        z->zh = NULL;
+        lock_set_error(c, LOCK_ERR_IO, "no ZooKeeper session with %s within %u ms", z->hosts,
+                       limit);
+        return -1;
+    }
+    /* The server clamps the timeout to 2..20 ticks; the library keeps what
+     * it granted, and that is what the holder can count on. */
+    z->session_ms = zoo_recv_timeout(z->zh);
+    z->pending[0] = '\0'; /* whatever it named died with the old session */
+    return 0;
+}
+
+/* An expired session is final in the C client: open a new one. */
+static int ensure_session(struct lock_client *c, struct zk_lock *z)
+{
+    if (z->zh != NULL && is_unrecoverable(z->zh) == ZOK)
+        return 0;
+    if (z->zh != NULL)
+        zookeeper_close(z->zh);
+    z->zh = NULL;
+    return open_session(c, z);
+}
+
+static void put_hex(char *out, uint64_t v, int digits)
+{
+    static const char hex[] = "0123456789abcdef";
+    for (int i = digits - 1; i >= 0; i--, v >>= 4)
+        out[i] = hex[v & 15];
+    out[digits] = '\0';
+}
+
+/* Curator protects its node names with a UUID; here the low half counts
+ * this process's clients (unique within it) and the high half mixes the
+ * client's random state, the pid and the wall clock (unique across them). */
+static void make_id(struct lock_client *c, struct zk_lock *z)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    uint64_t mix = lock_random(c, 1ULL << 32) ^ (uint64_t)getpid() ^ (uint64_t)now.tv_nsec;
+    uint64_t id = (mix & 0xffffffffULL) << 32 | atomic_fetch_add(&next_client_id, 1);
+    put_hex(z->id, id, ZK_ID_DIGITS);
+}
+
+static int make_hosts(struct lock_client *c, struct zk_lock *z)
+{
+    size_t used = 0;
+    for (size_t i = 0; i < c->cfg->n_endpoints; i++) {
+        const struct lock_endpoint *e = &c->cfg->endpoints[i];
+        int n = snprintf(z->hosts + used, sizeof(z->hosts) - used, "%s%s:%d", i ? "," : "", e->host,
+                         e->port);
+        if (n < 0 || (size_t)n >= sizeof(z->hosts) - used) {
+            lock_set_error(c, LOCK_ERR_CONFIG, "ZooKeeper host list too long");
+            return -1;
+        }
+        used += (size_t)n;
+    }
+    return 0;
+}
+
+static int zookeeper_connect(struct lock_client *c)
+{
+    if (c->cfg->n_endpoints < 1 || c->cfg->n_endpoints > LOCK_ENDPOINT_MAX) {
+        lock_set_error(c, LOCK_ERR_CONFIG, "zookeeper needs 1 to %d endpoints", LOCK_ENDPOINT_MAX);
+        return -1;
+    }
+    struct zk_lock *z = calloc(1, sizeof(*z));
+    if (z == NULL) {
+        lock_set_error(c, LOCK_ERR_IO, "out of memory");
+        return -1;
+    }
+    c->impl = z;
+    if (init_sync(z) < 0) {
+        lock_set_error(c, LOCK_ERR_IO, "cannot initialise a mutex");
+        return -1;
+    }
+    make_id(c, z);
+    if (make_hosts(c, z) < 0)
+        return -1;
+    return open_session(c, z);
+}
+
+static void free_impl(struct lock_client *c)
+{
+    struct zk_lock *z = c->impl;
+    if (z->sync_ready) {
+        pthread_cond_destroy(&z->cv);
+        pthread_mutex_destroy(&z->mu);
+    }
+    free(z);
+    c->impl = NULL;
+}
+
+static void zookeeper_disconnect(struct lock_client *c)
+{
+    struct zk_lock *z = c->impl;
+    if (z == NULL)
+        return;
+    if (z->zh != NULL)
+        zookeeper_close(z->zh); /* closeSession: the server drops our nodes at once */
+    free_impl(c);
+}
+
+/* Does any endpoint resolve to ip? */
+static bool is_endpoint(const struct lock_config *cfg, in_addr_t ip)
+{
+    bool found = false;
+    for (size_t i = 0; i < cfg->n_endpoints && !found; i++) {
+        struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *res;
+        if (getaddrinfo(cfg->endpoints[i].host, NULL, &hints, &res) != 0)
+            continue;
+        for (const struct addrinfo *p = res; p && !found; p = p->ai_next)
+            found = ((const struct sockaddr_in *)(const void *)p->ai_addr)->sin_addr.s_addr == ip;
+        freeaddrinfo(res);
+    }
+    return found;
+}
+
+/* A socket bound to a loopback address no endpoint uses, never listening:
+ * connections to it are refused. The address differs because the client
+ * library compares server lists by IP alone, ports ignored. -1 if none. */
+static int refusing_socket(const struct lock_config *cfg, char *host, size_t len)
+{
+    for (in_addr_t last = 2; last < 2 + ZK_SEVER_TRIES; last++) {
+        struct sockaddr_in a = {.sin_family = AF_INET,
+                                .sin_addr.s_addr = htonl((INADDR_LOOPBACK & ~0xffu) | last)};
+        socklen_t alen = sizeof(a);
+        if (is_endpoint(cfg, a.sin_addr.s_addr))
+            continue;
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+            return -1;
+        if (bind(fd, (struct sockaddr *)&a, alen) == 0 &&
+            getsockname(fd, (struct sockaddr *)&a, &alen) == 0) {
+            char ip[INET_ADDRSTRLEN];
+            inet_ntop(AF_INET, &a.sin_addr, ip, sizeof(ip));
+            snprintf(host, len, "%s:%u", ip, (unsigned)ntohs(a.sin_port));
+            return fd;
+        }
+        close(fd);
+    }
+    return -1;
+}
+
+/* zookeeper_close would send closeSession and the server would delete our
+ * ephemeral nodes at once; a dead process sends nothing. So first give the
+ * handle a server list of one address that refuses: zoo_set_servers drops
+ * the live connection (a TCP close does not end a ZooKeeper session) and
+ * every reconnect fails. zookeeper_close on a handle that is not connected
+ * sends nothing and frees it all; the server expires the session after
+ * its timeout, as it does for a client that died. Should no refusing
+ * socket be had (out of descriptors), the close is a clean one. */
+static void sever_and_close(const struct lock_config *cfg, zhandle_t *zh)
+{
+    char host[INET_ADDRSTRLEN + 8];
+    int fd = refusing_socket(cfg, host, sizeof(host));
+    if (fd >= 0)
+        zoo_set_servers(zh, host);
+    zookeeper_close(zh);
+    if (fd >= 0)
+        close(fd); /* only now: it must refuse until the handle is gone */
+}
+
+static void zookeeper_crash(struct lock_client *c)
+{
+    struct zk_lock *z = c->impl;
+    if (z == NULL)
+        return;
+    if (z->zh != NULL)
+        sever_and_close(c->cfg, z->zh);
+    free_impl(c);
+}
+
+/* /locks/<key> and /locks/<key>/_c_<id>-lock- for this acquire. */
+static int set_paths(struct lock_client *c, struct zk_lock *z, const char *key, size_t key_len)
+{
+    if (key_len == 0 || key_len > ZK_KEY_MAX || memchr(key, '/', key_len) != NULL ||
+        memchr(key, '\0', key_len) != NULL) {
+        lock_set_error(c, LOCK_ERR_CONFIG, "zookeeper: a key is 1 to %d bytes without '/'",
+                       ZK_KEY_MAX);
+        return -1;
+    }
+    size_t n = sizeof(locks_root) - 1;
+    memcpy(z->parent, locks_root, n);
+    z->parent[n++] = '/';
+    memcpy(z->parent + n, key, key_len);
+    n += key_len;
+    z->parent[n] = '\0';
+    z->parent_len = n;
+    memcpy(z->prefix, z->parent, n);
+    memcpy(z->prefix + n, "/_c_", 4);
+    n += 4;
+    memcpy(z->prefix + n, z->id, ZK_ID_DIGITS);
+    n += ZK_ID_DIGITS;
+    memcpy(z->prefix + n, name_tag, sizeof(name_tag));
+    z->prefix_len = n + sizeof(name_tag) - 1;
+    return 0;
+}
+
+/* The sequence the server appended to a node name; -1 when there is none. */
+static int64_t seq_of(const char *name)
+{
+    size_t len = strlen(name);
+    if (len < ZK_SEQ_DIGITS)
+        return -1;
+    int64_t v = 0;
+    for (const char *p = name + len - ZK_SEQ_DIGITS; *p; p++) {
+        if (*p < '0' || *p > '9')
+            return -1;
+        v = v * 10 + (*p - '0');
+    }
+    return v;
+}
+
+static int join_path(char *out, const char *parent, size_t parent_len, const char *name)
+{
+    size_t n = strlen(name);
+    if (parent_len + 1 + n >= ZK_PATH_MAX)
+        return -1;
+    memcpy(out, parent, parent_len);
+    out[parent_len] = '/';
+    memcpy(out + parent_len + 1, name, n + 1);
+    return 0;
+}
+
+/* Curator's creatingParentsIfNeeded: only the first create under a new
+ * key meets ZNONODE. The parents stay (persistent, not containers): the
+ * parent's counter is the token, and it must never start again. */
+static int make_parents(struct zk_lock *z)
+{
+    int rc = zoo_create(z->zh, locks_root, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT, NULL, 0);
+    if (rc != ZOK && rc != ZNODEEXISTS)
+        return rc;
+    rc = zoo_create(z->zh, z->parent, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT, NULL, 0);
+    return rc == ZNODEEXISTS ? ZOK : rc;
+}
+
+/* Is path the node of a lock this client holds? Its own leftovers and a
+ * node it holds share the name prefix (a client queueing again for a key
+ * it holds stands behind itself): never take one for the other. */
+static bool is_held(const struct zk_lock *z, const char *path)
+{
+    for (size_t i = 0; i < ZK_MAX_HOLDS; i++)
+        if (z->holds[i].used && strcmp(z->holds[i].path, path) == 0)
+            return true;
+    return false;
+}
+
+/* Delete every child of `parent` whose name starts with `name`, but those
+ * held: the nodes this client left there. 0, or a ZooKeeper error code. */
+static int delete_mine(struct zk_lock *z, const char *parent, size_t parent_len, const char *name)
+{
+    struct String_vector kids;
+    int rc = zoo_get_children(z->zh, parent, 0, &kids);
+    if (rc != ZOK)
+        return rc == ZNONODE ? ZOK : rc;
+    size_t n = strlen(name);
+    char path[ZK_PATH_MAX];
+    for (int32_t i = 0; i < kids.count && rc == ZOK; i++) {
+        if (strncmp(kids.data[i], name, n) != 0 ||
+            join_path(path, parent, parent_len, kids.data[i]) < 0 || is_held(z, path))
+            continue;
+        rc = zoo_delete(z->zh, path, -1);
+        if (rc == ZNONODE)
+            rc = ZOK;
+    }
+    deallocate_String_vector(&kids);
+    return rc;
+}
+
+/* Remember a node prefix (path less its sequence) that a failed request may
+ * have left behind. */
+static void remember_pending(struct zk_lock *z, const char *path, size_t prefix_len)
+{
+    memcpy(z->pending, path, prefix_len);
+    z->pending[prefix_len] = '\0';
+}
+
+static int flush_pending(struct lock_client *c, struct zk_lock *z)
+{
+    const char *slash = strrchr(z->pending, '/');
+    size_t parent_len = (size_t)(slash - z->pending);
+    char parent[ZK_PATH_MAX];
+    memcpy(parent, z->pending, parent_len);
+    parent[parent_len] = '\0';
+    int rc = delete_mine(z, parent, parent_len, slash + 1);
+    if (rc != ZOK)
+        return fail(c, "delete leftover", z->pending, rc);
+    z->pending[0] = '\0';
+    return 0;
+}
+
+/* After a connection loss during create: did it reach the server? 1 found
+ * (z->node set), 0 not there, -1 error. */
+static int find_mine(struct lock_client *c, struct zk_lock *z)
+{
+    struct String_vector kids;
+    int rc = zoo_get_children(z->zh, z->parent, 0, &kids);
+    if (rc == ZNONODE)
+        return 0;
+    if (rc != ZOK)
+        return fail(c, "list", z->parent, rc);
+    const char *name = z->prefix + z->parent_len + 1;
+    size_t n = z->prefix_len - z->parent_len - 1;
+    int found = 0;
+    for (int32_t i = 0; i < kids.count && !found; i++)
+        found = strncmp(kids.data[i], name, n) == 0 &&
+                join_path(z->node, z->parent, z->parent_len, kids.data[i]) == 0 &&
+                !is_held(z, z->node);
+    deallocate_String_vector(&kids);
+    return found;
+}
+
+/* 0 with z->node set, or -1. */
+static int create_node(struct lock_client *c, struct zk_lock *z)
+{
+    bool reopened = false;
+    for (int attempt = 0; attempt < ZK_CREATE_TRIES; attempt++) {
+        int rc = zoo_create(z->zh, z->prefix, c->owner, (int)c->owner_len, &ZOO_OPEN_ACL_UNSAFE,
+                            ZOO_EPHEMERAL_SEQUENTIAL, z->node, sizeof(z->node));
+        if (rc == ZNONODE && (rc = make_parents(z)) == ZOK)
+            continue;
+        if (rc == ZOK)
+            return 0;
+        /* The library learns that the session expired only when it gets
+         * through to the server again, so the first request after a long
+         * partition can be the one to find out: open a new session. */
+        if ((rc == ZSESSIONEXPIRED || rc == ZINVALIDSTATE) && !reopened) {
+            reopened = true;
+            if (ensure_session(c, z) < 0)
+                return -1;
+            continue;
+        }
+        if (rc != ZCONNECTIONLOSS && rc != ZOPERATIONTIMEOUT)
+            return fail(c, "create", z->prefix, rc);
+        /* The create may have been applied before the answer was lost:
+         * Curator's protection finds the node by our id, or it would sit
+         * in the queue as an orphan until the session ends. */
+        int found = find_mine(c, z);
+        if (found > 0)
+            return 0;
+        if (found < 0) {
+            remember_pending(z, z->prefix, z->prefix_len);
+            return -1;
+        }
+    }
+    /* Still unsure: the next acquire removes whatever got through. */
+    remember_pending(z, z->prefix, z->prefix_len);
+    lock_set_error(c, LOCK_ERR_IO, "create %s: no answer after %d tries", z->prefix,
+                   ZK_CREATE_TRIES);
+    return -1;
+}
+
+/* Where our node stands: 0 lowest (the lock is ours), 1 behind z->pred,
+ * -1 error. */
+static int queue_position(struct lock_client *c, struct zk_lock *z)
+{
+    struct String_vector kids;
+    int rc = zoo_get_children(z->zh, z->parent, 0, &kids);
+    if (rc != ZOK)
+        return fail(c, "list", z->parent, rc);
+    bool mine = false;
+    int32_t pred = -1;
+    int64_t pred_seq = -1;
+    for (int32_t i = 0; i < kids.count; i++) {
+        int64_t s = seq_of(kids.data[i]);
+        if (s == z->seq)
+            mine = true;
+        else if (s >= 0 && s < z->seq && s > pred_seq)
+            pred = i, pred_seq = s;
+    }
+    int pos = pred >= 0;
+    if (!mine)
+        pos = -1, lock_set_error(c, LOCK_ERR_IO, "%s vanished: the session ended", z->node);
+    else if (pred >= 0 && join_path(z->pred, z->parent, z->parent_len, kids.data[pred]) < 0)
+        pos = -1, lock_set_error(c, LOCK_ERR_CONFIG, "path too long under %s", z->parent);
+    deallocate_String_vector(&kids);
+    return pos;
+}
+
+/* Sleep until the watch on the predecessor fires (1), the deadline passes
+ * or the engine cancels (0), or the session ends (-1). */
+static int wait_fired(struct lock_client *c, struct zk_lock *z, uint64_t deadline)
+{
+    int res = 1;
+    pthread_mutex_lock(&z->mu);
+    while (!z->fired) {
+        uint64_t now = lock_now_ms();
+        if (z->expired) {
+            res = -1;
+            break;
+        }
+        if (now >= deadline || lock_cancelled(c)) {
+            res = 0;
+            break;
+        }
+        uint64_t until = deadline - now > ZK_POLL_MS ? now + ZK_POLL_MS : deadline;
+        struct timespec ts = deadline_ts(until);
+        pthread_cond_timedwait(&z->cv, &z->mu, &ts);
+    }
+    pthread_mutex_unlock(&z->mu);
+    if (res < 0)
+        lock_set_error(c, LOCK_ERR_IO, "session expired while waiting for %s", z->parent);
+    return res;
+}
+
+/* Watch only the node just before ours: its deletion wakes one waiter, not
+ * the whole queue. getData rather than exists, as Curator does: on a node
+ * already gone it leaves no watch behind. 1 look again, 0 gave up, -1. */
+static int watch_pred(struct lock_client *c, struct zk_lock *z, uint64_t deadline)
+{
+    pthread_mutex_lock(&z->mu);
+    memcpy(z->watching, z->pred, sizeof(z->watching));
+    z->fired = false;
+    pthread_mutex_unlock(&z->mu);
+    char data[LOCK_OWNER_MAX];
+    int len = (int)sizeof(data);
+    int rc = zoo_wget(z->zh, z->pred, pred_watcher, z, data, &len, NULL);
+    if (rc == ZNONODE)
+        return 1;
+    if (rc != ZOK)
+        return fail(c, "watch", z->pred, rc);
+    return wait_fired(c, z, deadline);
+}
+
+/* Leave the queue. A delete that does not get through is retried before
+ * the next acquire. */
+static void give_up(struct zk_lock *z)
+{
+    int rc = zoo_delete(z->zh, z->node, -1);
+    if (rc != ZOK && rc != ZNONODE && is_unrecoverable(z->zh) == ZOK)
+        remember_pending(z, z->prefix, z->prefix_len);
+}
+
+static struct zk_hold *free_hold(struct zk_lock *z)
+{
+    for (size_t i = 0; i < ZK_MAX_HOLDS; i++)
+        if (!z->holds[i].used)
+            return &z->holds[i];
+    return NULL;
+}
+
+static struct zk_hold *find_hold(struct zk_lock *z, const struct lock_grant *g)
+{
+    size_t root = sizeof(locks_root) - 1;
+    for (size_t i = 0; i < ZK_MAX_HOLDS; i++) {
+        const struct zk_hold *h = &z->holds[i];
+        if (h->used && h->token == g->token &&
+            strncmp(h->path + root + 1, g->key, g->key_len) == 0 &&
+            h->path[root + 1 + g->key_len] == '/')
+            return &z->holds[i];
+    }
+    return NULL;
+}
+
+static void grant(struct zk_lock *z, struct zk_hold *h, uint64_t losses, uint64_t sent,
+                  struct lock_grant *g)
+{
+    h->used = true;
+    h->token = (uint64_t)z->seq + 1; /* sequences start at 0; a token never is 0 */
+    h->losses = losses;
+    memcpy(h->path, z->node, sizeof(h->path));
+    g->token = h->token;
+    /* The server saw the session alive when it answered the listing that
+     * made us the holder, sent at `sent`; it cannot expire the session
+     * sooner than its timeout after that. */
+    uint64_t took = lock_now_ms() - sent;
+    g->validity_ms =
+        took < (uint64_t)z->session_ms ? (uint32_t)((uint64_t)z->session_ms - took) : 0;
+}
+
+static enum lock_result zookeeper_acquire(struct lock_client *c, const char *key, size_t key_len,
+                                          uint32_t ttl_ms, uint32_t wait_ms, struct lock_grant *g)
+{
+    struct zk_lock *z = c->impl;
+    struct zk_hold *h = free_hold(z);
+    if (h == NULL) {
+        lock_set_error(c, LOCK_ERR_CONFIG, "zookeeper: more than %d locks held at once",
+                       ZK_MAX_HOLDS);
+        return LOCK_ERR;
+    }
+    if (set_paths(c, z, key, key_len) < 0 || ensure_session(c, z) < 0 ||
+        (z->pending[0] && flush_pending(c, z) < 0) || create_node(c, z) < 0)
+        return LOCK_ERR;
+    z->seq = seq_of(z->node);
+    uint64_t deadline = lock_now_ms() + wait_ms;
+    for (;;) {
+        /* Read before the listing: a drop after it makes the grant suspect. */
+        uint64_t losses = atomic_load(&z->losses);
+        uint64_t sent = lock_now_ms();
+        int pos = queue_position(c, z);
+        if (pos == 0) {
+            g->key = key;
+            g->key_len = key_len;
+            g->ttl_ms = ttl_ms;
+            grant(z, h, losses, sent, g);
+            return LOCK_OK;
+        }
+        int go_on = pos > 0 && wait_ms > 0 ? watch_pred(c, z, deadline) : pos;
+        if (go_on <= 0 || wait_ms == 0) {
+            give_up(z);
+            return go_on < 0 ? LOCK_ERR : LOCK_BUSY;
+        }
+    }
+}
+
+static enum lock_result zookeeper_release(struct lock_client *c, const struct lock_grant *g)
+{
+    struct zk_lock *z = c->impl;
+    struct zk_hold *h = find_hold(z, g);
+    if (h == NULL)
+        return LOCK_LOST; /* not this client's grant, or already released */
+    h->used = false;
+    bool lost = h->losses != atomic_load(&z->losses);
+    if (z->zh == NULL)
+        return LOCK_LOST; /* the session it was granted in is gone */
+    /* Even a lost grant's node is deleted: after a mere reconnect it still
+     * heads the queue. */
+    int rc = zoo_delete(z->zh, h->path, -1);
+    if (rc == ZOK)
+        return lost ? LOCK_LOST : LOCK_OK;
+    bool ended = rc == ZNONODE || rc == ZSESSIONEXPIRED || is_unrecoverable(z->zh) != ZOK;
+    if (!ended)
+        remember_pending(z, h->path, strlen(h->path) - ZK_SEQ_DIGITS);
+    if (lost || ended)
+        return LOCK_LOST;
+    fail(c, "delete", h->path, rc);
+    return LOCK_ERR;
+}
+
+uint64_t zookeeper_watch_events(const struct lock_client *c)
+{
+    const struct zk_lock *z = c->impl;
+    return z ? atomic_load(&z->watch_events) : 0;
+}
+
+int64_t zookeeper_session_id(const struct lock_client *c)
+{
+    const struct zk_lock *z = c->impl;
+    if (z == NULL || z->zh == NULL)
+        return 0;
+    const clientid_t *id = zoo_client_id(z->zh);
+    return id ? id->client_id : 0;
+}
+
+const struct lock_ops zookeeper_ops = {
+    .name = "zookeeper",
+    .summary = "ephemeral sequential node, lowest holds, waiter watches its predecessor; "
+               "session timeout as ttl, sequence as token",
+    .server = LOCK_SERVER_ZOOKEEPER,
+    .independent_nodes = false,
+    .gives_token = true,
+    .connect = zookeeper_connect,
+    .disconnect = zookeeper_disconnect,
+    .acquire = zookeeper_acquire,
+    .release = zookeeper_release,
+    .renew = NULL, /* the session's heartbeat is the renewal */
+    .crash = zookeeper_crash,
+};
