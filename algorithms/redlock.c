@@ -168,13 +168,15 @@ static void collect(struct lock_client *c, struct redlock *rl, uint64_t sent_ms)
 static size_t script_all(struct lock_client *c, struct redlock *rl, int script, const char *key,
                          size_t key_len, const char *arg2, size_t arg2_len)
 {
-    struct wire_script *s = &rl->node[0].wire.scripts[script];
+    /* a script's SHA is the same on every node: take it from one that loaded it */
+    const struct wire_script *s = &rl->node[0].wire.scripts[script];
+    for (size_t i = 0; i < rl->n && s->sha[0] == '\0'; i++)
+        s = &rl->node[i].wire.scripts[script];
     const char *argv[6] = {"EVALSHA", s->sha, "1", key, c->owner, arg2};
     size_t lens[6] = {7, 40, 1, key_len, c->owner_len, arg2_len};
     int argc = arg2 ? 6 : 5;
-    uint64_t sent = lock_now_ms();
     send_all(c, rl, argc, argv, lens);
-    collect(c, rl, sent);
+    collect(c, rl, lock_now_ms()); /* timed from the last send: dialling is not answering */
     size_t yes = 0;
     for (size_t i = 0; i < rl->n; i++) {
         struct node *nd = &rl->node[i];
@@ -244,9 +246,8 @@ static size_t round_votes(struct lock_client *c, struct redlock *rl, const char 
 {
     const char *argv[6] = {"SET", key, c->owner, "NX", "PX", ttl};
     size_t lens[6] = {3, key_len, c->owner_len, 2, 2, ttl_len};
-    uint64_t sent = lock_now_ms();
     send_all(c, rl, 6, argv, lens);
-    collect(c, rl, sent);
+    collect(c, rl, lock_now_ms());
     size_t yes = 0;
     *answered = 0;
     for (size_t i = 0; i < rl->n; i++) {
