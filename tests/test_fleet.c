@@ -1,0 +1,229 @@
+/* test_fleet.c - every algorithm on every business scenario, the
+ * side-by-side comparison, external endpoints, and the managed fleet for
+ * manual use, all through the locklab binary against real servers.
+ *
+ * Runs are shortened with --duration to keep CI short; none of these
+ * verdicts depends on the length: with no faults a correct lock must show
+ * zero violations however long it runs.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "harness.h"
+
+static const char *const scenarios[] = {"flash_sale.json", "cache_rebuild.json",
+                                        "scheduled_tasks.json"};
+
+static void all_scenarios_safe_with(const char *algorithm)
+{
+    for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {
+        struct outcome o = {0};
+        const char *extra[] = {"--algorithm", algorithm, "--duration", "4", "--quiet", NULL};
+        json_t *r = run_scenario(&o, scenarios[i], 0, extra);
+        if (jint(r, "checker", "violations") != 0 || !jbool(r, NULL, "invariants_hold"))
+            fail_msg("%s on %s: violations %lld, invariants_hold %d\n%s", algorithm, scenarios[i],
+                     (long long)jint(r, "checker", "violations"), jbool(r, NULL, "invariants_hold"),
+                     o.out);
+        assert_true(jint(json_object_get(r, "operations"), "acquire", "count") > 0);
+        assert_string_equal(json_string_value(json_object_get(r, "algorithm")), algorithm);
+        json_decref(r);
+    }
+}
+
+static void redis_keeps_every_scenario_safe(void **state)
+{
+    (void)state;
+    all_scenarios_safe_with("redis");
+}
+
+static void redlock_keeps_every_scenario_safe(void **state)
+{
+    (void)state;
+    all_scenarios_safe_with("redlock");
+}
+
+static void zookeeper_keeps_every_scenario_safe(void **state)
+{
+    (void)state;
+    all_scenarios_safe_with("zookeeper");
+}
+
+static json_t *load_json(const char *dir, const char *name)
+{
+    char path[700];
+    json_error_t e;
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    json_t *j = json_load_file(path, 0, &e);
+    if (j == NULL)
+        fail_msg("%s: %s", path, e.text);
+    return j;
+}
+
+static void compare_writes_one_table_for_all(void **state)
+{
+    (void)state;
+    struct outcome o = {0};
+    char path[600];
+    scenario_path(path, sizeof(path), "flash_sale.json");
+    const char *extra[] = {"--algorithms", "redis,redlock,zookeeper", "--duration", "2", NULL};
+    run(&o, NULL, "compare", path, extra);
+    if (o.status != 0)
+        fail_msg("compare: exit %d\n%s\n%s", o.status, o.out, o.err);
+    assert_non_null(strstr(o.out, "End of compare: COMPLETE"));
+    json_t *c = load_json(o.dir, "compare.json");
+    assert_string_equal(json_string_value(json_object_get(c, "schema")), "locklab.compare/1");
+    json_t *rows = json_object_get(c, "algorithms");
+    assert_int_equal(json_array_size(rows), 3);
+    static const char *const names[] = {"redis", "redlock", "zookeeper"};
+    for (size_t i = 0; i < 3; i++) {
+        json_t *row = json_array_get(rows, i);
+        assert_string_equal(json_string_value(json_object_get(row, "algorithm")), names[i]);
+        assert_string_equal(json_string_value(json_object_get(row, "verdict")), "PASS");
+        assert_true(json_integer_value(json_object_get(row, "acquired")) > 0);
+        assert_int_equal(json_integer_value(json_object_get(row, "violations")), 0);
+        assert_true(json_is_real(json_object_get(json_object_get(row, "acquire_ms"), "p99")));
+        /* the table's row and that algorithm's own report agree */
+        char dir[700];
+        snprintf(dir, sizeof(dir), "%s/%s", o.dir, names[i]);
+        json_t *r = load_json(dir, "report.json");
+        assert_int_equal(jint(r, "counters", "acquire_ok"),
+                         json_integer_value(json_object_get(row, "acquired")));
+        json_decref(r);
+        assert_non_null(strstr(o.out, names[i]));
+    }
+    json_decref(c);
+    char md[700], text[8192];
+    snprintf(md, sizeof(md), "%s/compare.md", o.dir);
+    slurp(md, text, sizeof(text));
+    assert_non_null(strstr(text, "| [redlock](redlock/report.md) |"));
+    assert_non_null(strstr(text, "| [zookeeper](zookeeper/report.md) |"));
+}
+
+/* `locklab cluster`: the state file's endpoint line for a kind. */
+static void state_line(const char *dir, const char *key, char *out, size_t len)
+{
+    char path[600], text[4096];
+    snprintf(path, sizeof(path), "%s/state", dir);
+    slurp(path, text, sizeof(text));
+    const char *p = strstr(text, key);
+    assert_non_null(p);
+    p += strlen(key);
+    size_t n = strcspn(p, "\n");
+    assert_true(n < len);
+    memcpy(out, p, n);
+    out[n] = '\0';
+}
+
+static void state_pids(const char *dir, pid_t *pids, size_t *n)
+{
+    char path[600], line[256];
+    snprintf(path, sizeof(path), "%s/state", dir);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    *n = 0;
+    while (fgets(line, sizeof(line), f) && *n < 16) {
+        int pid, port;
+        char kind[16];
+        if (sscanf(line, "supervisor=%d", &pid) == 1 ||
+            sscanf(line, "server=%15s %d %d", kind, &port, &pid) == 3)
+            pids[(*n)++] = (pid_t)pid;
+    }
+    fclose(f);
+}
+
+static void cluster_up_serves_runs_until_down(void **state)
+{
+    (void)state;
+    char dir[400], redis[400], zk[200], path[600];
+    snprintf(dir, sizeof(dir), "%s/cluster", tmp);
+    const char *up[] = {"--redis-nodes", "5", "--zookeeper-nodes", "1", "--dir", dir, NULL};
+    struct outcome o = {0};
+    run(&o, NULL, "cluster", "up", up);
+    if (o.status != 0)
+        fail_msg("cluster up: exit %d\n%s%s", o.status, o.out, o.err);
+    assert_non_null(strstr(o.out, "--redis 127.0.0.1:"));
+    state_line(dir, "redis=", redis, sizeof(redis));
+    state_line(dir, "zookeeper=", zk, sizeof(zk));
+    pid_t pids[16];
+    size_t n;
+    state_pids(dir, pids, &n);
+    assert_int_equal(n, 7); /* supervisor, 5 redis, 1 zookeeper */
+
+    /* external endpoints: runs use the fleet without starting anything */
+    scenario_path(path, sizeof(path), "flash_sale.json");
+    const char *rl[] = {"--algorithm", "redlock", "--redis", redis,
+                        "--duration",  "2",       "--quiet", NULL};
+    json_t *r = run_scenario(&o, "flash_sale.json", 0, rl);
+    json_t *servers = json_object_get(r, "servers");
+    assert_int_equal(json_array_size(servers), 5);
+    assert_non_null(strstr(json_string_value(json_array_get(servers, 0)), "(external)"));
+    json_decref(r);
+    const char *zo[] = {"--algorithm", "zookeeper", "--zookeeper", zk,
+                        "--duration",  "2",         "--quiet",     NULL};
+    json_decref(run_scenario(&o, "flash_sale.json", 0, zo));
+
+    const char *at[] = {"--dir", dir, NULL};
+    run(&o, NULL, "cluster", "status", at);
+    assert_int_equal(o.status, 0);
+    assert_null(strstr(o.out, "DOWN"));
+    run(&o, NULL, "cluster", "down", at);
+    assert_int_equal(o.status, 0);
+    run(&o, NULL, "cluster", "status", at);
+    assert_int_equal(o.status, 3);
+    for (size_t i = 0; i < n; i++)
+        if (kill(pids[i], 0) == 0 || errno != ESRCH)
+            fail_msg("pid %d still runs after cluster down", (int)pids[i]);
+}
+
+static void assert_usage_error(const char *a1, const char *const *extra, const char *want)
+{
+    char path[600], mark[600];
+    struct outcome o = {0};
+    struct stat st;
+    scenario_path(path, sizeof(path), "flash_sale.json");
+    snprintf(mark, sizeof(mark), "%s/mark-%d", tmp, run_no);
+    run(&o, mark, a1, path, extra);
+    if (o.status != 2 || strstr(o.err, want) == NULL)
+        fail_msg("exit %d, stderr \"%s\"; want 2 and \"%s\"", o.status, o.err, want);
+    assert_non_null(strchr(o.err, '\n'));
+    assert_int_equal(strchr(o.err, '\n')[1], '\0');
+    if (stat(mark, &st) == 0)
+        fail_msg("a redis-server was started for bad input");
+}
+
+static void bad_fleet_options_are_usage_errors(void **state)
+{
+    (void)state;
+    const char *port[] = {"--redis", "127.0.0.1:x", NULL};
+    assert_usage_error("run", port, "--redis");
+    const char *few[] = {"--algorithm", "redlock", "--redis", "127.0.0.1:1", NULL};
+    assert_usage_error("run", few, "redlock needs 5 redis servers");
+    const char *typo[] = {"--algorithms", "redis,redlok", NULL};
+    assert_usage_error("compare", typo, "did you mean \"redlock\"");
+    const char *twice[] = {"--algorithms", "redis,redis", NULL};
+    assert_usage_error("compare", twice, "named twice");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(redis_keeps_every_scenario_safe),
+        cmocka_unit_test(redlock_keeps_every_scenario_safe),
+        cmocka_unit_test(zookeeper_keeps_every_scenario_safe),
+        cmocka_unit_test(compare_writes_one_table_for_all),
+        cmocka_unit_test(cluster_up_serves_runs_until_down),
+        cmocka_unit_test(bad_fleet_options_are_usage_errors),
+    };
+    return cmocka_run_group_tests(tests, harness_setup, NULL);
+}
