@@ -59,6 +59,39 @@ static void zookeeper_keeps_every_scenario_safe(void **state)
     all_scenarios_safe_with("zookeeper");
 }
 
+/* ZooKeeper's token is the sequence number a client got when it queued,
+ * long before its grant: so tokens of successive grants of the one key
+ * that rise strictly mean every holder was served in queue order. */
+static void zookeeper_serves_one_key_in_sequence_order(void **state)
+{
+    (void)state;
+    struct outcome o = {0};
+    const char *extra[] = {"--duration", "3", "--quiet", NULL};
+    json_decref(run_scenario(&o, "zookeeper_fair_queue.json", 0, extra));
+    char path[700], line[1024];
+    snprintf(path, sizeof(path), "%s/history.jsonl", o.dir);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    json_int_t last = 0, grants = 0;
+    while (fgets(line, sizeof(line), f)) {
+        json_t *e = json_loads(line, 0, NULL);
+        assert_non_null(e);
+        const char *type = json_string_value(json_object_get(e, "type"));
+        const char *fn = json_string_value(json_object_get(e, "f"));
+        if (type && fn && strcmp(type, "ok") == 0 && strcmp(fn, "acquire") == 0) {
+            json_int_t token = json_integer_value(json_object_get(e, "token"));
+            if (token <= last)
+                fail_msg("grant %lld has token %lld after %lld: out of sequence order",
+                         (long long)grants, (long long)token, (long long)last);
+            last = token;
+            grants++;
+        }
+        json_decref(e);
+    }
+    fclose(f);
+    assert_true(grants > 100);
+}
+
 static json_t *load_json(const char *dir, const char *name)
 {
     char path[700];
@@ -221,6 +254,7 @@ int main(void)
         cmocka_unit_test(redis_keeps_every_scenario_safe),
         cmocka_unit_test(redlock_keeps_every_scenario_safe),
         cmocka_unit_test(zookeeper_keeps_every_scenario_safe),
+        cmocka_unit_test(zookeeper_serves_one_key_in_sequence_order),
         cmocka_unit_test(compare_writes_one_table_for_all),
         cmocka_unit_test(cluster_up_serves_runs_until_down),
         cmocka_unit_test(bad_fleet_options_are_usage_errors),
