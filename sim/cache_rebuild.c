@@ -43,20 +43,14 @@ static int cache_init(struct workload *w)
     /* an epoch per period of the run, one more for a step that ends past it */
     st->epochs = w->scn->duration_ms / cs->period_ms + 2;
     st->loads = calloc((size_t)cs->keys * st->epochs, sizeof(*st->loads));
-    w->keys = calloc(cs->keys, sizeof(*w->keys));
-    w->key_lens = calloc(cs->keys, sizeof(*w->key_lens));
     w->res = resource_new(cs->keys, -1, w->scn->fencing); /* -1: never filled */
-    if (st->loads == NULL || w->keys == NULL || w->key_lens == NULL || w->res == NULL)
+    if (st->loads == NULL || w->res == NULL || workload_alloc_keys(w, cs->keys) < 0)
         return -1;
-    w->n_keys = cs->keys;
     for (uint32_t i = 0; i < cs->keys; i++) {
         char name[40];
-        int n = snprintf(name, sizeof(name), "lock:rebuild:%" PRIu32, i);
-        w->keys[i] = malloc((size_t)n + 1);
-        if (w->keys[i] == NULL)
+        snprintf(name, sizeof(name), "lock:rebuild:%" PRIu32, i);
+        if (workload_set_key(w, i, name) < 0)
             return -1;
-        memcpy(w->keys[i], name, (size_t)n + 1);
-        w->key_lens[i] = (size_t)n;
     }
     return 0;
 }

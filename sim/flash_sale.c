@@ -32,20 +32,14 @@ static int flash_init(struct workload *w)
         return -1;
     w->state = st;
     st->orders = calloc(fs->items, sizeof(*st->orders));
-    w->keys = calloc(fs->items, sizeof(*w->keys));
-    w->key_lens = calloc(fs->items, sizeof(*w->key_lens));
     w->res = resource_new(fs->items, fs->stock, w->scn->fencing);
-    if (st->orders == NULL || w->keys == NULL || w->key_lens == NULL || w->res == NULL)
+    if (st->orders == NULL || w->res == NULL || workload_alloc_keys(w, fs->items) < 0)
         return -1;
-    w->n_keys = fs->items;
     for (uint32_t i = 0; i < fs->items; i++) {
         char name[40];
-        int n = snprintf(name, sizeof(name), "lock:stock:%" PRIu32, i);
-        w->keys[i] = malloc((size_t)n + 1);
-        if (w->keys[i] == NULL)
+        snprintf(name, sizeof(name), "lock:stock:%" PRIu32, i);
+        if (workload_set_key(w, i, name) < 0)
             return -1;
-        memcpy(w->keys[i], name, (size_t)n + 1);
-        w->key_lens[i] = (size_t)n;
         atomic_init(&st->orders[i], 0);
     }
     st->hot_cut = (uint64_t)(fs->hot_fraction * (double)HOT_SCALE);

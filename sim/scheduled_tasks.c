@@ -50,21 +50,14 @@ static int tasks_init(struct workload *w)
     st->hold_min_ms = ts->hold_min_ms ? ts->hold_min_ms : st->slot_ms / 2;
     size_t n = (size_t)st->periods * ts->tasks;
     st->next = calloc(w->scn->clients, sizeof(*st->next));
-    w->keys = calloc(n, sizeof(*w->keys));
-    w->key_lens = calloc(n, sizeof(*w->key_lens));
     w->res = resource_new(n, 0, w->scn->fencing);
-    if (st->next == NULL || w->keys == NULL || w->key_lens == NULL || w->res == NULL)
+    if (st->next == NULL || w->res == NULL || workload_alloc_keys(w, n) < 0)
         return -1;
-    w->n_keys = n;
     for (size_t k = 0; k < n; k++) {
         char name[48];
-        int len =
-            snprintf(name, sizeof(name), "lock:schedule:%zu:%zu", k % ts->tasks, k / ts->tasks);
-        w->keys[k] = malloc((size_t)len + 1);
-        if (w->keys[k] == NULL)
+        snprintf(name, sizeof(name), "lock:schedule:%zu:%zu", k % ts->tasks, k / ts->tasks);
+        if (workload_set_key(w, k, name) < 0)
             return -1;
-        memcpy(w->keys[k], name, (size_t)len + 1);
-        w->key_lens[k] = (size_t)len;
     }
     return 0;
 }

@@ -2,6 +2,7 @@
 #include "workload.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "resource.h"
 
@@ -14,6 +15,27 @@ static const struct workload_ops *const workloads[] = {
     [WORKLOAD_CACHE_REBUILD] = &cache_rebuild_ops,
     [WORKLOAD_SCHEDULED_TASKS] = &scheduled_tasks_ops,
 };
+
+int workload_alloc_keys(struct workload *w, size_t n)
+{
+    w->keys = calloc(n, sizeof(*w->keys));
+    w->key_lens = calloc(n, sizeof(*w->key_lens));
+    if (w->keys == NULL || w->key_lens == NULL)
+        return -1;
+    w->n_keys = n;
+    return 0;
+}
+
+int workload_set_key(struct workload *w, size_t i, const char *name)
+{
+    size_t n = strlen(name);
+    w->keys[i] = malloc(n + 1);
+    if (w->keys[i] == NULL)
+        return -1;
+    memcpy(w->keys[i], name, n + 1);
+    w->key_lens[i] = n;
+    return 0;
+}
 
 struct workload *workload_new(const struct scenario *s)
 {

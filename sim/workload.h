@@ -44,6 +44,11 @@ struct workload_ops {
     size_t (*invariants)(const struct workload *w, struct invariant *out, size_t max);
 };
 
+/* For init: room for n lock keys, then each key's name. 0, or -1 out of
+ * memory (workload_free releases what was made). */
+int workload_alloc_keys(struct workload *w, size_t n);
+int workload_set_key(struct workload *w, size_t i, const char *name);
+
 /* The workload a scenario names, initialised; NULL out of memory. */
 struct workload *workload_new(const struct scenario *s);
 void workload_free(struct workload *w); /* accepts NULL */
