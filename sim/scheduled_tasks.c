@@ -13,9 +13,11 @@
  * duplicate: the lock was free again and the key is still this period's.
  * Losers move on to their next firing.
  *
- * The run count of each (task, period) is the resource's value, read and
- * written under the lock; duplicates break safety, periods that never ran
- * are lost availability (advisory).
+ * Each run reads and writes the (task, period)'s record in the resource
+ * under the lock (so fencing can reject a stale runner), and is counted
+ * apart, atomically: two runners inside at once would both write "ran
+ * once" into the record, but both did run. Duplicates break safety,
+ * periods that never ran are lost availability (advisory).
  */
 #include <inttypes.h>
 #include <stdatomic.h>
@@ -32,7 +34,8 @@
 #define NS_PER_MS 1000000ULL
 
 struct tasks_state {
-    uint64_t *next; /* per client: its next firing, task-major within a period */
+    uint64_t *next;         /* per client: its next firing, task-major within a period */
+    _Atomic uint32_t *runs; /* per (task, period) key: runs that took effect */
     uint32_t periods;
     uint32_t slot_ms; /* period_ms / tasks */
     uint32_t hold_min_ms;
@@ -51,7 +54,8 @@ static int tasks_init(struct workload *w)
     size_t n = (size_t)st->periods * ts->tasks;
     st->next = calloc(w->scn->clients, sizeof(*st->next));
     w->res = resource_new(n, 0, w->scn->fencing);
-    if (st->next == NULL || w->res == NULL || workload_alloc_keys(w, n) < 0)
+    st->runs = calloc(n, sizeof(*st->runs));
+    if (st->next == NULL || st->runs == NULL || w->res == NULL || workload_alloc_keys(w, n) < 0)
         return -1;
     for (size_t k = 0; k < n; k++) {
         char name[48];
@@ -65,8 +69,10 @@ static int tasks_init(struct workload *w)
 static void tasks_free(struct workload *w)
 {
     struct tasks_state *st = w->state;
-    if (st)
+    if (st) {
         free(st->next);
+        free((void *)st->runs);
+    }
     free(st);
 }
 
@@ -84,6 +90,8 @@ static void run_task(struct workload *w, struct client *cl, uint32_t key, uint64
     if (!client_hold(cl, w->scn->scheduled_tasks.run_ms))
         return; /* crashed while running */
     enum resource_rc rc = resource_write(w->res, key, token, runs + 1);
+    if (rc == RES_OK)
+        atomic_fetch_add_explicit(&st->runs[key], 1, memory_order_relaxed);
     uint64_t until = nominal_ns + st->hold_min_ms * NS_PER_MS, now = clock_mono_ns();
     if (until > now && !client_hold(cl, (uint32_t)((until - now + NS_PER_MS - 1) / NS_PER_MS)))
         return;
@@ -119,7 +127,7 @@ static size_t tasks_invariants(const struct workload *w, struct invariant *out, 
     const struct scheduled_tasks_spec *ts = &w->scn->scheduled_tasks;
     uint64_t due = 0, ran = 0, twice = 0, extra = 0, missed = 0;
     for (size_t k = 0; k < w->n_keys; k++) {
-        int64_t n = resource_value(w->res, (uint32_t)k);
+        int64_t n = atomic_load(&st->runs[k]);
         uint64_t start_ms = (k / ts->tasks) * ts->period_ms + (k % ts->tasks) * st->slot_ms;
         /* only firings whose whole slot lies inside the run were due */
         bool was_due = start_ms + st->slot_ms <= w->scn->duration_ms;

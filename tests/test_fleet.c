@@ -59,6 +59,25 @@ static void zookeeper_keeps_every_scenario_safe(void **state)
     all_scenarios_safe_with("zookeeper");
 }
 
+/* The unsafe baseline must break each new invariant, or the workloads
+ * could not tell a broken lock from a sound one. */
+static void naive_lock_breaks_the_new_invariants(void **state)
+{
+    (void)state;
+    static const char *const names[][2] = {
+        {"cache_rebuild_naive_slow.json", "one_load_per_epoch"},
+        {"scheduled_tasks_naive_slow.json", "no_duplicate_runs"},
+    };
+    for (size_t i = 0; i < 2; i++) {
+        struct outcome o = {0};
+        const char *extra[] = {"--duration", "4", "--quiet", NULL};
+        json_t *r = run_scenario(&o, names[i][0], 0, extra);
+        assert_true(jint(r, "checker", "violations") > 0);
+        assert_false(invariant_holds(r, names[i][1]));
+        json_decref(r);
+    }
+}
+
 /* ZooKeeper's token is the sequence number a client got when it queued,
  * long before its grant: so tokens of successive grants of the one key
  * that rise strictly mean every holder was served in queue order. */
@@ -180,7 +199,7 @@ static void cluster_up_serves_runs_until_down(void **state)
     (void)state;
     char dir[400], redis[400], zk[200], path[600];
     snprintf(dir, sizeof(dir), "%s/cluster", tmp);
-    const char *up[] = {"--redis-nodes", "5", "--zookeeper-nodes", "1", "--dir", dir, NULL};
+    const char *up[] = {"--redis-nodes", "5", "--zookeeper-nodes", "3", "--dir", dir, NULL};
     struct outcome o = {0};
     run(&o, NULL, "cluster", "up", up);
     if (o.status != 0)
@@ -191,7 +210,8 @@ static void cluster_up_serves_runs_until_down(void **state)
     pid_t pids[16];
     size_t n;
     state_pids(dir, pids, &n);
-    assert_int_equal(n, 7); /* supervisor, 5 redis, 1 zookeeper */
+    assert_int_equal(n, 9); /* supervisor, 5 redis, a 3-node ZooKeeper ensemble */
+    assert_int_equal(strchr(strchr(zk, ',') + 1, ',') != NULL, 1);
 
     /* external endpoints: runs use the fleet without starting anything */
     scenario_path(path, sizeof(path), "flash_sale.json");
@@ -254,6 +274,7 @@ int main(void)
         cmocka_unit_test(redis_keeps_every_scenario_safe),
         cmocka_unit_test(redlock_keeps_every_scenario_safe),
         cmocka_unit_test(zookeeper_keeps_every_scenario_safe),
+        cmocka_unit_test(naive_lock_breaks_the_new_invariants),
         cmocka_unit_test(zookeeper_serves_one_key_in_sequence_order),
         cmocka_unit_test(compare_writes_one_table_for_all),
         cmocka_unit_test(cluster_up_serves_runs_until_down),
