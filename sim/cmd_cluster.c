@@ -113,8 +113,10 @@ static void supervise(const struct cluster_opts *o, int fd)
             _exit(3);
         _exit(3);
     }
-    if (write(fd, "", 1) < 0)
-        rc = -1;
+    if (write(fd, "", 1) < 0) { /* the caller is gone: nobody will know the endpoints */
+        cluster_stop(&c, NULL);
+        _exit(3);
+    }
     close(fd);
     struct timespec tick = {.tv_sec = 1};
     while (sigtimedwait(&set, NULL, &tick) < 0)
@@ -180,10 +182,11 @@ static void print_usage_hint(const char *redis, const char *zk)
 
 static int server_answers(const char *kind, int port)
 {
-    char reply[512];
-    if (strcmp(kind, "zookeeper") == 0)
+    if (strcmp(kind, "zookeeper") == 0) {
+        char reply[512];
         return cluster_ask(port, "srvr", reply, sizeof(reply)) > 0 &&
                strstr(reply, "Mode:") != NULL;
+    }
     return cluster_redis_command(port, "PING", "+PONG") == 0;
 }
 
@@ -275,7 +278,7 @@ static int cluster_down(const struct cluster_opts *o)
 
 int cmd_cluster(int argc, char **argv)
 {
-    struct cluster_opts o;
+    struct cluster_opts o = {0};
     if (argc < 2)
         return bad_usage("%s", "cluster: up, status or down?");
     int rc = parse_cluster_opts(argc, argv, &o);
