@@ -194,11 +194,23 @@ static void state_pids(const char *dir, pid_t *pids, size_t *n)
     fclose(f);
 }
 
+static char cluster_dir[400];
+
+/* Whatever the test's outcome, the supervisor it started is stopped. */
+static int cluster_teardown(void **state)
+{
+    (void)state;
+    struct outcome o = {0};
+    const char *at[] = {"--dir", cluster_dir, NULL};
+    run(&o, NULL, "cluster", "down", at);
+    return 0;
+}
+
 static void cluster_up_serves_runs_until_down(void **state)
 {
     (void)state;
-    char dir[400], redis[400], zk[200], path[600];
-    snprintf(dir, sizeof(dir), "%s/cluster", tmp);
+    char *dir = cluster_dir, redis[400], zk[200], path[600];
+    snprintf(cluster_dir, sizeof(cluster_dir), "%s/cluster", tmp);
     const char *up[] = {"--redis-nodes", "5", "--zookeeper-nodes", "3", "--dir", dir, NULL};
     struct outcome o = {0};
     run(&o, NULL, "cluster", "up", up);
@@ -277,7 +289,7 @@ int main(void)
         cmocka_unit_test(naive_lock_breaks_the_new_invariants),
         cmocka_unit_test(zookeeper_serves_one_key_in_sequence_order),
         cmocka_unit_test(compare_writes_one_table_for_all),
-        cmocka_unit_test(cluster_up_serves_runs_until_down),
+        cmocka_unit_test_teardown(cluster_up_serves_runs_until_down, cluster_teardown),
         cmocka_unit_test(bad_fleet_options_are_usage_errors),
     };
     return cmocka_run_group_tests(tests, harness_setup, NULL);
