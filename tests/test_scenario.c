@@ -1176,8 +1176,9 @@ static void test_new_workloads_and_settings(void **state)
     assert_int_equal(s.servers[LOCK_SERVER_REDIS].ep[1].port, 7002);
     assert_int_equal(s.servers[LOCK_SERVER_ZOOKEEPER].ep[0].port, 7181);
 
-    load_ok(state, "{'workload': {'type': 'cache_rebuild', 'keys': 8, 'period_ms': 500,"
-                   " 'load_ms': 20, 'read_ms': 0}}",
+    load_ok(state,
+            "{'workload': {'type': 'cache_rebuild', 'keys': 8, 'period_ms': 500,"
+            " 'load_ms': 20, 'read_ms': 0}}",
             &s);
     assert_int_equal(s.workload, WORKLOAD_CACHE_REBUILD);
     assert_int_equal(s.cache_rebuild.keys, 8);
@@ -1194,14 +1195,25 @@ static void test_new_workloads_and_settings(void **state)
 static void test_new_keys_errors(void **state)
 {
     static const struct bad_case cases[] = {
-        {"{'workload': {'type': 'cache_rebuild', 'period_ms': 5}}", "t.json:1:53: workload.period_ms: 5 is out of range (10..86400000)"},
-        {"{'workload': {'type': 'cache_rebuild', 'item': 5}}", "t.json:1:40: workload.item: unknown key (known: type, keys, period_ms, load_ms, read_ms)"},
-        {"{'lock': {'zookeeper': {'ensemble': 2}}, " WL "}", "t.json:1:37: lock.zookeeper.ensemble: 2 is not an ensemble locklab runs (1: standalone, or 3)"},
-        {"{'lock': {'zookeeper': {'session_timeout_ms': 30000}}, " WL "}", "t.json:1:47: lock.zookeeper.session_timeout_ms: 30000 is out of range (1000..10000)"},
-        {"{'servers': {'redis': ['127.0.0.1']}, " WL "}", "t.json:1:24: servers.redis[0]: expected HOST:PORT (host up to 63 characters), got \"127.0.0.1\""},
-        {"{'servers': {'redis': ['127.0.0.1:70000']}, " WL "}", "t.json:1:24: servers.redis[0]: \"127.0.0.1:70000\": port must be 1..65535"},
-        {"{'servers': {'etcd': []}, " WL "}", "t.json:1:14: servers.etcd: unknown key (known: redis, zookeeper)"},
-        {"{'servers': {'redis': '127.0.0.1:1'}, " WL "}", "t.json:1:23: servers.redis: expected an array of \"host:port\" strings, got string"},
+        {"{'workload': {'type': 'cache_rebuild', 'period_ms': 5}}",
+         "t.json:1:53: workload.period_ms: 5 is out of range (10..86400000)"},
+        {"{'workload': {'type': 'cache_rebuild', 'item': 5}}",
+         "t.json:1:40: workload.item: unknown key (known: type, keys, period_ms, load_ms, "
+         "read_ms)"},
+        {"{'lock': {'zookeeper': {'ensemble': 2}}, " WL "}",
+         "t.json:1:37: lock.zookeeper.ensemble: 2 is not an ensemble locklab runs (1: standalone, "
+         "or 3)"},
+        {"{'lock': {'zookeeper': {'session_timeout_ms': 30000}}, " WL "}",
+         "t.json:1:47: lock.zookeeper.session_timeout_ms: 30000 is out of range (1000..10000)"},
+        {"{'servers': {'redis': ['127.0.0.1']}, " WL "}",
+         "t.json:1:24: servers.redis[0]: expected HOST:PORT (host up to 63 characters), got "
+         "\"127.0.0.1\""},
+        {"{'servers': {'redis': ['127.0.0.1:70000']}, " WL "}",
+         "t.json:1:24: servers.redis[0]: \"127.0.0.1:70000\": port must be 1..65535"},
+        {"{'servers': {'etcd': []}, " WL "}",
+         "t.json:1:14: servers.etcd: unknown key (known: redis, zookeeper)"},
+        {"{'servers': {'redis': '127.0.0.1:1'}, " WL "}",
+         "t.json:1:23: servers.redis: expected an array of \"host:port\" strings, got string"},
     };
     CHECK_LOAD(cases);
 }
@@ -1209,11 +1221,14 @@ static void test_new_keys_errors(void **state)
 static void test_new_finish_errors(void **state)
 {
     static const struct bad_case cases[] = {
-        {"{'lock': {'redlock': {'nodes': 3, 'quorum': 4}}, " WL "}", "t.json:1:45: lock.redlock.quorum: 4 votes cannot be had from 3 nodes"},
+        {"{'lock': {'redlock': {'nodes': 3, 'quorum': 4}}, " WL "}",
+         "t.json:1:45: lock.redlock.quorum: 4 votes cannot be had from 3 nodes"},
         {"{'duration_s': 10, 'workload': {'type': 'scheduled_tasks', 'tasks': 4, 'period_ms': 1000,"
          " 'run_ms': 250}}",
          "t.json:1:101: workload.run_ms: 250 must be less than period_ms / tasks (250 ms)"},
-        {"{'duration_s': 1, 'workload': {'type': 'scheduled_tasks', 'period_ms': 1000}}", "t.json: duration_s: 1000 ms holds no whole period of 1000 ms after the first (at least twice the period)"},
+        {"{'duration_s': 1, 'workload': {'type': 'scheduled_tasks', 'period_ms': 1000}}",
+         "t.json: duration_s: 1000 ms holds no whole period of 1000 ms after the first (at least "
+         "twice the period)"},
     };
     CHECK_FINISH(cases);
 }
