@@ -840,7 +840,12 @@ int endpoint_parse(const char *text, struct lock_endpoint *ep, char *err, size_t
 
 int endpoints_parse(const char *text, struct server_list *out, char *err, size_t errlen)
 {
-    char buf[1024];
+    /* room for the most endpoints at their longest; a cut list would parse a wrong port */
+    char buf[LOCK_ENDPOINT_MAX * (sizeof(out->ep[0].host) + sizeof(":65535,"))];
+    if (strlen(text) >= sizeof(buf)) {
+        snprintf(err, errlen, "server list longer than %zu characters", sizeof(buf) - 1);
+        return -1;
+    }
     snprintf(buf, sizeof(buf), "%s", text);
     out->n = 0;
     for (char *save = NULL, *one = strtok_r(buf, ",", &save); one;

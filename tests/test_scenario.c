@@ -1233,6 +1233,49 @@ static void test_new_finish_errors(void **state)
     CHECK_FINISH(cases);
 }
 
+static void test_endpoints_parse(void **state)
+{
+    (void)state;
+    struct server_list l;
+    char err[256] = "";
+
+    assert_int_equal(endpoints_parse("127.0.0.1:7001,db.example:65535", &l, err, sizeof(err)), 0);
+    assert_int_equal(l.n, 2);
+    assert_string_equal(l.ep[0].host, "127.0.0.1");
+    assert_int_equal(l.ep[0].port, 7001);
+    assert_string_equal(l.ep[1].host, "db.example");
+    assert_int_equal(l.ep[1].port, 65535);
+
+    static const struct {
+        const char *text, *msg;
+    } cases[] = {
+        {"127.0.0.1:x", "\"127.0.0.1:x\": port must be 1..65535"},
+        {"127.0.0.1:0", "\"127.0.0.1:0\": port must be 1..65535"},
+        {"127.0.0.1:7001,127.0.0.1:", "\"127.0.0.1:\": port must be 1..65535"},
+        {":7001", "expected HOST:PORT (host up to 63 characters), got \":7001\""},
+        {"", "expected HOST:PORT[,HOST:PORT...], got \"\""},
+        {",", "expected HOST:PORT[,HOST:PORT...], got \",\""},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        assert_int_equal(endpoints_parse(cases[i].text, &l, err, sizeof(err)), -1);
+        assert_string_equal(err, cases[i].msg);
+    }
+
+    char many[LOCK_ENDPOINT_MAX * 16 + 32] = "";
+    for (int i = 0; i <= LOCK_ENDPOINT_MAX; i++)
+        snprintf(many + strlen(many), sizeof(many) - strlen(many), "%sh:%d", i ? "," : "",
+                 7001 + i);
+    assert_int_equal(endpoints_parse(many, &l, err, sizeof(err)), -1);
+    assert_string_equal(err, "at most 16 servers");
+
+    /* a list too long for the parser's buffer is refused rather than cut mid-port */
+    char longest[2048];
+    memset(longest, 'h', sizeof(longest));
+    memcpy(longest + 1500, ":7001", sizeof(":7001"));
+    assert_int_equal(endpoints_parse(longest, &l, err, sizeof(err)), -1);
+    assert_string_equal(err, "server list longer than 1151 characters");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1260,6 +1303,7 @@ int main(void)
         cmocka_unit_test(test_new_workloads_and_settings),
         cmocka_unit_test(test_new_keys_errors),
         cmocka_unit_test(test_new_finish_errors),
+        cmocka_unit_test(test_endpoints_parse),
         cmocka_unit_test(test_doc_examples),
         cmocka_unit_test(test_expect_parse),
         cmocka_unit_test(test_expect_format),
