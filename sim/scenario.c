@@ -807,6 +807,10 @@ int scenario_finish(struct scenario *s, char err[SCENARIO_ERR_MAX])
     err[0] = '\0';
     if (finish_checks(&c, s) < 0)
         return -1;
+    /* resolved here, so the reports show the hold that is really used */
+    if (s->workload == WORKLOAD_SCHEDULED_TASKS && s->scheduled_tasks.hold_min_ms == 0)
+        s->scheduled_tasks.hold_min_ms =
+            s->scheduled_tasks.period_ms / s->scheduled_tasks.tasks / 2;
     /* a scenario that expects nothing expects safety */
     if (s->expect.violations.op == EXPECT_UNSET) {
         s->expect.violations = (struct expect_num){EXPECT_EQ, 0};
