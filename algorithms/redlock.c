@@ -56,6 +56,14 @@ static size_t quorum(const struct lock_client *c, const struct redlock *rl)
     return c->cfg->quorum ? c->cfg->quorum : rl->n / 2 + 1;
 }
 
+/* What the holder may assume after a round that took elapsed ms since it
+ * began: ttl - elapsed - drift, drift = ttl/100 + 2 ms; 0 when nothing. */
+static uint32_t validity(uint32_t ttl_ms, uint64_t elapsed_ms)
+{
+    uint64_t spent = elapsed_ms + ttl_ms / 100 + 2;
+    return spent < ttl_ms ? ttl_ms - (uint32_t)spent : 0;
+}
+
 static uint32_t node_timeout(const struct lock_client *c)
 {
     return c->cfg->node_timeout_ms ? c->cfg->node_timeout_ms : 50;
@@ -265,17 +273,14 @@ static enum lock_result redlock_acquire(struct lock_client *c, const char *key, 
     struct redlock *rl = c->impl;
     char ttl[21];
     size_t ttl_len = wire_u64(ttl, ttl_ms), answered;
-    uint32_t drift = ttl_ms / 100 + 2;
     uint64_t deadline = lock_now_ms() + wait_ms;
     for (unsigned attempt = 0;; attempt++) {
         uint64_t start = lock_now_ms();
         size_t yes = round_votes(c, rl, key, key_len, ttl, ttl_len, &answered);
-        uint64_t elapsed = lock_now_ms() - start;
-        if (yes >= quorum(c, rl) && elapsed + drift < ttl_ms) {
-            *g = (struct lock_grant){.key = key,
-                                     .key_len = key_len,
-                                     .ttl_ms = ttl_ms,
-                                     .validity_ms = ttl_ms - (uint32_t)elapsed - drift};
+        uint32_t valid = validity(ttl_ms, lock_now_ms() - start);
+        if (yes >= quorum(c, rl) && valid > 0) {
+            *g = (struct lock_grant){
+                .key = key, .key_len = key_len, .ttl_ms = ttl_ms, .validity_ms = valid};
             lock_clear_error(c);
             return LOCK_OK;
         }
@@ -306,13 +311,12 @@ static enum lock_result redlock_extend(struct lock_client *c, struct lock_grant 
     struct redlock *rl = c->impl;
     char ttl[21];
     size_t ttl_len = wire_u64(ttl, g->ttl_ms);
-    uint32_t drift = g->ttl_ms / 100 + 2;
     uint64_t start = lock_now_ms();
     size_t yes = script_all(c, rl, SCRIPT_EXTEND, g->key, g->key_len, ttl, ttl_len);
-    uint64_t elapsed = lock_now_ms() - start;
-    if (yes < quorum(c, rl) || elapsed + drift >= g->ttl_ms)
+    uint32_t valid = validity(g->ttl_ms, lock_now_ms() - start);
+    if (yes < quorum(c, rl) || valid == 0)
         return LOCK_LOST;
-    g->validity_ms = g->ttl_ms - (uint32_t)elapsed - drift;
+    g->validity_ms = valid;
     return LOCK_OK;
 }
 

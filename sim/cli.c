@@ -140,11 +140,10 @@ int unknown_algorithm(const char *option, const char *name)
 
 static int apply_servers(const struct run_opts *o, struct scenario *s)
 {
-    static const char *const flag[LOCK_SERVER_KINDS] = {"--redis", "--zookeeper"};
     for (int k = 0; k < LOCK_SERVER_KINDS; k++) {
         char err[256];
         if (o->servers[k] && endpoints_parse(o->servers[k], &s->servers[k], err, sizeof(err)) < 0)
-            return bad_usage("%s: %s", flag[k], err);
+            return bad_usage("--%s: %s", lock_server_name((enum lock_server)k), err);
     }
     return 0;
 }

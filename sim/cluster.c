@@ -69,11 +69,6 @@ int cluster_redis_command(int port, const char *command, const char *want)
     return ok;
 }
 
-static int redis_pings(int port)
-{
-    return cluster_redis_command(port, "PING", "+PONG") == 0;
-}
-
 /* Everything the child needs, prepared before fork: between fork and exec
  * only async-signal-safe calls are allowed (other threads may hold locks). */
 #define SPAWN_MAX_ARGS 24
@@ -213,16 +208,16 @@ static int reap(struct managed_server *s, int *status)
     return 0;
 }
 
-static int answers(const struct managed_server *s)
+int cluster_answers(const char *kind, int port)
 {
-    if (strcmp(s->kind, "zookeeper") == 0) {
+    if (strcmp(kind, "zookeeper") == 0) {
         char reply[512];
         /* ruok answers before the server serves; srvr's Mode: line comes
          * only once it has joined a quorum (SETUP.md) */
-        return cluster_ask(s->port, "srvr", reply, sizeof(reply)) > 0 &&
+        return cluster_ask(port, "srvr", reply, sizeof(reply)) > 0 &&
                strstr(reply, "Mode:") != NULL;
     }
-    return redis_pings(s->port);
+    return cluster_redis_command(port, "PING", "+PONG") == 0;
 }
 
 /* Wait until the server answers; 0, 1 (it died: maybe the port), -1 (timeout). */
@@ -233,7 +228,7 @@ static int wait_ready(struct managed_server *s)
         int status;
         if (reap(s, &status))
             return 1;
-        if (answers(s))
+        if (cluster_answers(s->kind, s->port))
             return 0;
         sleep_ms(s->kind[0] == 'z' ? 50 : 5);
     }

@@ -41,6 +41,9 @@ int cluster_ask(int port, const char *word, char *reply, size_t len);
 /* Send one inline Redis command to a loopback port: 0 when the reply
  * starts with want ("+PONG"), -1 otherwise. */
 int cluster_redis_command(int port, const char *command, const char *want);
+/* Does the server of kind ("redis", "zookeeper") on a loopback port serve?
+ * Redis: PING answers PONG; ZooKeeper: srvr reports a Mode. 1 or 0. */
+int cluster_answers(const char *kind, int port);
 /* Stop every server (SIGTERM, then SIGKILL), copy their logs into
  * logs_dir when it is not NULL, and remove the temporary folder. */
 void cluster_stop(struct cluster *c, const char *logs_dir);

@@ -180,16 +180,6 @@ static void print_usage_hint(const char *redis, const char *zk)
     printf("\n  (the single-instance algorithms use the first Redis)\n");
 }
 
-static int server_answers(const char *kind, int port)
-{
-    if (strcmp(kind, "zookeeper") == 0) {
-        char reply[512];
-        return cluster_ask(port, "srvr", reply, sizeof(reply)) > 0 &&
-               strstr(reply, "Mode:") != NULL;
-    }
-    return cluster_redis_command(port, "PING", "+PONG") == 0;
-}
-
 static int cluster_status(const struct cluster_opts *o, int hint)
 {
     struct cluster_state st;
@@ -204,7 +194,7 @@ static int cluster_status(const struct cluster_opts *o, int hint)
         int port, pid;
         if (sscanf(st.servers[i], "%15s %d %d", kind, &port, &pid) != 3)
             continue;
-        int ok = server_answers(kind, port);
+        int ok = cluster_answers(kind, port);
         down += !ok;
         printf("  %-10s 127.0.0.1:%-6d pid %-7d %s\n", kind, port, pid, ok ? "up" : "DOWN");
     }

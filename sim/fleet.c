@@ -4,11 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const kind_names[LOCK_SERVER_KINDS] = {
-    [LOCK_SERVER_REDIS] = "redis",
-    [LOCK_SERVER_ZOOKEEPER] = "zookeeper",
-};
-
 size_t fleet_need(const struct lock_ops *ops, const struct scenario *s)
 {
     if (ops->independent_nodes)
@@ -42,8 +37,8 @@ int fleet_check(const struct scenario *s, const struct lock_ops *const *ops, siz
             continue;
         snprintf(err, errlen,
                  "%s needs %zu %s servers, but only %zu %s given (--%s or \"servers\")",
-                 ops[i]->name, want, kind_names[ops[i]->server], ext->n, ext->n == 1 ? "is" : "are",
-                 kind_names[ops[i]->server]);
+                 ops[i]->name, want, lock_server_name(ops[i]->server), ext->n,
+                 ext->n == 1 ? "is" : "are", lock_server_name(ops[i]->server));
         return -1;
     }
     return 0;
@@ -126,7 +121,7 @@ void fleet_describe(const struct fleet *f, const struct lock_ops *ops, const str
             if (f->cl.srv[j].port == ep->port)
                 snprintf(how, sizeof(how), "managed, pid %d", (int)f->cl.srv[j].pid);
         snprintf(res->servers[res->n_servers++], sizeof(res->servers[0]), "%s %s:%d (%s)",
-                 kind_names[ops->server], ep->host, ep->port, how);
+                 lock_server_name(ops->server), ep->host, ep->port, how);
     }
 }
 
