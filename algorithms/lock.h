@@ -22,8 +22,10 @@
 enum lock_result {
     LOCK_OK = 0,   /* acquired / released / renewed */
     LOCK_BUSY = 1, /* acquire: someone else holds it and the wait elapsed */
-    LOCK_LOST = 2, /* release/renew: the lock is no longer ours (expired, taken) */
-    LOCK_ERR = -1, /* connection or protocol error; outcome unknown, see errstr */
+    LOCK_LOST = 2, /* release/renew: the lock is known to be no longer ours (expired,
+                      taken): the servers said so, enough of them to be sure */
+    LOCK_ERR = -1, /* connection or protocol error; outcome unknown, see errstr: never
+                      a guess of LOST or OK where the answer did not come back */
 };
 
 enum lock_errcode {
@@ -87,6 +89,12 @@ struct lock_client {
     void *impl;
     int err; /* enum lock_errcode */
     char errstr[LOCK_ERRSTR_MAX];
+    /* Every connect that failed and every connection lost, however the
+     * algorithm found out (a reconnect inside a call, a node redialled, a
+     * ZooKeeper session dropping to "connecting"). Bumped by the algorithm
+     * only; the engine reads it after the run and keeps it across
+     * reconnects, so a run that lost its servers cannot look clean. */
+    uint64_t connect_failures;
 };
 
 /* The kind of server an algorithm talks to; the engine starts (or is given)
