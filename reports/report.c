@@ -37,6 +37,8 @@ const char *report_op_name(int op)
 
 const char *report_effect_name(int effect)
 {
+    if (effect == EFFECT_OPEN)
+        return "open"; /* never released before the history ended */
     return effect >= 0 && effect < EFFECT_COUNT ? effect_names[effect] : "?";
 }
 

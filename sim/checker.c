@@ -9,7 +9,7 @@
  *
  * Order: a key whose sections all carry witness sequence numbers is swept
  * on the sequence. A key where some lack them (a section still open when
- * the run ended, or a foreign file) is swept twice: the pairs whose both
+ * the history ended, or a foreign file) is swept twice: the pairs whose both
  * sides carry a sequence on the sequence, every other pair on time. One
  * sweep in a mixed order would compare sequence numbers with nanoseconds.
  */
@@ -218,7 +218,8 @@ static int check_key(struct sweep *w, struct section *s, size_t lo, size_t hi, s
     if (sweep(w, it, m, false) < 0)
         return -1;
     for (size_t i = lo; i < hi; i++)
-        it[i - lo] = (struct item){s[i].from_ns, s[i].to_ns, i};
+        it[i - lo] =
+            (struct item){s[i].from_ns, s[i].effect == EFFECT_OPEN ? UINT64_MAX : s[i].to_ns, i};
     return sweep(w, it, hi - lo, with_seq > 0);
 }
 

@@ -26,7 +26,12 @@ enum section_effect {
     EFFECT_NONE,        /* it wrote nothing (e.g. sold out, cache already filled) */
     EFFECT_FENCED,      /* its write was rejected: token lower than one already seen */
     EFFECT_CRASHED,     /* the client died inside; what it did is unknown */
-    EFFECT_COUNT
+    EFFECT_COUNT,       /* the effects a release can carry */
+    /* Never ended: the history stops while it is still held (the writer
+     * died, or the holder never let go). It overlaps everything that enters
+     * the key after it, however late: a history cut short must not hide a
+     * second holder by closing the first one at its last line. */
+    EFFECT_OPEN = EFFECT_COUNT,
 };
 
 struct section {
@@ -37,7 +42,8 @@ struct section {
     bool has_seq;
     uint64_t token;    /* fencing token, 0 = none */
     uint64_t from_ns;  /* acquired-at, CLOCK_MONOTONIC */
-    uint64_t to_ns;    /* release-started-at (or crash time) */
+    uint64_t to_ns;    /* release-started-at (or crash time); for EFFECT_OPEN the end of
+                          the history, for reports only: the sweep treats it as endless */
     uint64_t seq_from; /* witness sequence at entry and exit (when has_seq) */
     uint64_t seq_to;
 };

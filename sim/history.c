@@ -481,7 +481,11 @@ struct sec_state {
     const struct history *h;
     uint32_t *procs;
     size_t n_procs;
-    size_t *open; /* per process: index of its open section, or SIZE_MAX */
+    /* Per process, its open sections as a chain through next_open: a
+     * client may hold several locks at once (a scheduler keeping each task's
+     * lock for its hold while it fires the next task). */
+    size_t *open;      /* per process: the newest open section, or SIZE_MAX */
+    size_t *next_open; /* per section: the next older open one of its process */
     struct section *s;
     size_t ns;
     struct fault_span *fs;
@@ -496,26 +500,39 @@ static size_t *proc_slot(struct sec_state *st, uint32_t client)
     return &st->open[p - st->procs];
 }
 
-/* seq_to == HISTORY_NO_SEQ: the exit is known only in time. */
-static void close_section(struct sec_state *st, size_t *slot, uint64_t t, uint64_t seq_to,
+/* The link that points at the process's open section on key, or NULL. */
+static size_t *find_open(struct sec_state *st, size_t *head, uint32_t key)
+{
+    for (size_t *at = head; *at != SIZE_MAX; at = &st->next_open[*at])
+        if (st->s[*at].key == key)
+            return at;
+    return NULL;
+}
+
+/* Close the section *at points at and unlink it. seq_to == HISTORY_NO_SEQ:
+ * the exit is known only in time. */
+static void close_section(struct sec_state *st, size_t *at, uint64_t t, uint64_t seq_to,
                           uint8_t effect)
 {
-    struct section *s = &st->s[*slot];
+    size_t i = *at;
+    struct section *s = &st->s[i];
     s->to_ns = t > s->from_ns ? t : s->from_ns;
     s->effect = effect;
     s->has_seq = s->seq_from != HISTORY_NO_SEQ && seq_to != HISTORY_NO_SEQ;
     s->seq_to = s->has_seq ? seq_to : 0;
     if (!s->has_seq)
         s->seq_from = 0;
-    *slot = SIZE_MAX;
+    *at = st->next_open[i];
+    st->next_open[i] = SIZE_MAX;
 }
 
-static void open_section(struct sec_state *st, size_t *slot, const struct history_event *e)
+static void open_section(struct sec_state *st, size_t *head, const struct history_event *e)
 {
-    /* A process does one thing at a time: acquiring again means it left
-     * the earlier section, though we never saw how. */
-    if (*slot != SIZE_MAX)
-        close_section(st, slot, e->t_ns, HISTORY_NO_SEQ, EFFECT_CRASHED);
+    /* A process takes one key once: acquiring it again means it left the
+     * earlier section on that key, though we never saw how. */
+    size_t *at = find_open(st, head, e->key);
+    if (at)
+        close_section(st, at, e->t_ns, HISTORY_NO_SEQ, EFFECT_CRASHED);
     st->s[st->ns] = (struct section){
         .key = e->key,
         .owner = e->owner,
@@ -524,7 +541,8 @@ static void open_section(struct sec_state *st, size_t *slot, const struct histor
         .from_ns = e->t_ns,
         .seq_from = e->seq,
     };
-    *slot = st->ns++;
+    st->next_open[st->ns] = *head;
+    *head = st->ns++;
 }
 
 static void fault_event(struct sec_state *st, const struct history_event *e)
@@ -558,15 +576,15 @@ static void section_event(struct sec_state *st, const struct history_event *e)
     bool releases = e->f == HF_RELEASE && e->type == HT_INVOKE;
     if (!opens && !releases && e->f != HF_CRASH)
         return;
-    size_t *slot = proc_slot(st, e->client);
-    if (opens)
-        open_section(st, slot, e);
-    else if (*slot == SIZE_MAX)
+    size_t *head = proc_slot(st, e->client);
+    if (opens) {
+        open_section(st, head, e);
         return;
-    else if (releases && st->s[*slot].key == e->key)
-        close_section(st, slot, e->t_ns, e->seq, e->arg);
-    else if (e->f == HF_CRASH)
-        close_section(st, slot, e->t_ns, e->seq, EFFECT_CRASHED);
+    }
+    size_t *at = find_open(st, head, e->key);
+    if (at == NULL)
+        return; /* a release of nothing this process holds on that key */
+    close_section(st, at, e->t_ns, e->seq, releases ? e->arg : EFFECT_CRASHED);
 }
 
 static int sec_alloc(struct sec_state *st)
@@ -579,14 +597,24 @@ static int sec_alloc(struct sec_state *st)
     }
     st->procs = process_table(st->h, &st->n_procs);
     st->open = malloc((st->n_procs ? st->n_procs : 1) * sizeof(*st->open));
+    st->next_open = malloc((n_acq ? n_acq : 1) * sizeof(*st->next_open));
     st->s = malloc((n_acq ? n_acq : 1) * sizeof(*st->s));
     st->fs = malloc((n_start ? n_start : 1) * sizeof(*st->fs));
     st->open_f = malloc((n_start ? n_start : 1) * sizeof(*st->open_f));
-    if (!st->procs || !st->open || !st->s || !st->fs || !st->open_f)
+    if (!st->procs || !st->open || !st->next_open || !st->s || !st->fs || !st->open_f)
         return -1;
     for (size_t i = 0; i < st->n_procs; i++)
         st->open[i] = SIZE_MAX;
     return 0;
+}
+
+/* Sections nobody released stay open: they end with the history (for the
+ * reports) but overlap whatever enters after them (checker.h). */
+static void leave_open(struct sec_state *st, uint64_t end_ns)
+{
+    for (size_t p = 0; p < st->n_procs; p++)
+        while (st->open[p] != SIZE_MAX)
+            close_section(st, &st->open[p], end_ns, HISTORY_NO_SEQ, EFFECT_OPEN);
 }
 
 int history_sections(const struct history *h, struct section **sections, size_t *n_sections,
@@ -598,9 +626,7 @@ int history_sections(const struct history *h, struct section **sections, size_t 
         goto out;
     for (size_t i = 0; i < h->n; i++)
         section_event(&st, &h->ev[i]);
-    for (size_t i = 0; i < st.n_procs; i++)
-        if (st.open[i] != SIZE_MAX)
-            close_section(&st, &st.open[i], h->end_mono_ns, HISTORY_NO_SEQ, EFFECT_CRASHED);
+    leave_open(&st, h->end_mono_ns);
     *sections = st.s;
     *n_sections = st.ns;
     *faults = st.fs;
@@ -611,6 +637,7 @@ int history_sections(const struct history *h, struct section **sections, size_t 
 out:
     free(st.procs);
     free(st.open);
+    free(st.next_open);
     free(st.s);
     free(st.fs);
     free(st.open_f);

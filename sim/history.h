@@ -79,6 +79,7 @@ struct history {
     uint64_t start_wall_ns; /* CLOCK_REALTIME at the same moment */
     uint64_t end_mono_ns;
     bool complete;
+    bool end_line; /* read back: the file had its end line (false: the writer stopped) */
     char scenario[64];
     char algorithm[32];
     uint32_t clients;
@@ -102,8 +103,10 @@ int history_write_jsonl(const struct history *h, FILE *f);
 int history_read_jsonl(const char *path, struct history *h, char *err, size_t errlen);
 
 /* Reconstruct critical sections and fault spans from h's events: a section
- * runs from its acquire ok to its release invoke (or crash); one still open
- * at the end of the history ends at end_mono_ns with EFFECT_CRASHED. A fault
+ * runs from its acquire ok to the release invoke (or crash) of the same
+ * process on the same key; a process may hold several keys at once. One
+ * still open at the end of the history is EFFECT_OPEN (to_ns =
+ * end_mono_ns, for reports; the checker treats it as endless). A fault
  * still active at the end has to_ns = UINT64_MAX. Arrays are malloc'ed and
  * owned by the caller. Returns 0, or -1 out of memory. */
 int history_sections(const struct history *h, struct section **sections, size_t *n_sections,

@@ -222,6 +222,7 @@ static int read_end(struct reader *r, json_t *o)
     if (!json_is_boolean(c))
         return fail(r, "\"complete\" must be true or false");
     r->h->complete = json_is_true(c);
+    r->h->end_line = true;
     r->ended = true;
     return 0;
 }

@@ -32,6 +32,30 @@ static void usage(FILE *f)
 
 /* ---- check ------------------------------------------------------------ */
 
+/* The verdict line of a check, and its exit code. A history that did not
+ * end (no end line: the writer died; or an end line saying incomplete)
+ * never passes, as `run` never passes an interrupted run: what it did not
+ * record could hold the violation. A violation it does show is a FAIL all
+ * the same. */
+static int check_verdict(const struct history *h, int met, const char *want, uint64_t got)
+{
+    if (!met) {
+        printf("End of check: FAIL - violations expected %s, got %" PRIu64 "%s\n", want, got,
+               h->complete ? "" : " (in an incomplete history)");
+        return EXIT_FAILED;
+    }
+    if (!h->complete) {
+        printf("End of check: INCOMPLETE - %s; so far PASS - violations expected %s, got %" PRIu64
+               "\n",
+               h->end_line ? "the run was cut short (its end line says incomplete)"
+                           : "the history has no end line (its writer stopped)",
+               want, got);
+        return EXIT_ENV;
+    }
+    printf("End of check: PASS - violations expected %s, got %" PRIu64 "\n", want, got);
+    return EXIT_PASS;
+}
+
 static int cmd_check(int argc, char **argv)
 {
     struct expect_num want = {.op = EXPECT_EQ, .value = 0};
@@ -82,10 +106,9 @@ static int cmd_check(int argc, char **argv)
     report_violations(stdout, &res, (int)show);
     char w[24];
     int met = expect_met(&want, c->violations);
-    printf("End of check: %s - violations expected %s, got %" PRIu64 "\n", met ? "PASS" : "FAIL",
-           expect_format(&want, w, sizeof(w)), c->violations);
+    int rc = check_verdict(&res.hist, met, expect_format(&want, w, sizeof(w)), c->violations);
     result_free(&res);
-    return met ? EXIT_PASS : EXIT_FAILED;
+    return rc;
 }
 
 /* ---- list ------------------------------------------------------------- */

@@ -527,6 +527,91 @@ static void test_read_incomplete_file(void **state)
 
 /* ---- sections and fault spans --------------------------------------------- */
 
+/* Two owners hold one key when the file stops (no end line: the writer
+ * died). Closing open sections at the last event would give the second
+ * holder zero length and hide the pair; open sections stay open. */
+static void test_truncated_history_shows_two_holders(void **state)
+{
+    (void)state;
+    char buf[1024];
+    snprintf(buf, sizeof(buf),
+             "%s{\"time\":110,\"process\":0,\"type\":\"ok\",\"f\":\"acquire\",\"key\":\"k\","
+             "\"owner\":\"a\",\"seq\":0}\n"
+             "{\"time\":150,\"process\":1,\"type\":\"ok\",\"f\":\"acquire\",\"key\":\"k\","
+             "\"owner\":\"b\",\"seq\":1}\n",
+             start_line);
+    struct history h;
+    char err[ERR_LEN];
+    assert_string_equal(read_text(buf, &h, err), "");
+    assert_false(h.complete);
+    struct section *s;
+    struct fault_span *f;
+    size_t ns, nf;
+    assert_int_equal(history_sections(&h, &s, &ns, &f, &nf), 0);
+    assert_int_equal(ns, 2);
+    assert_int_equal(s[0].effect, EFFECT_OPEN);
+    assert_int_equal(s[1].effect, EFFECT_OPEN);
+    assert_int_equal(s[1].from_ns, 150);
+    assert_int_equal(s[1].to_ns, 150);
+    struct check_result c;
+    assert_int_equal(checker_run(s, ns, f, nf, 10, &c), 0);
+    assert_int_equal(c.overlaps, 1);
+    assert_int_equal(c.violations, 1);
+    assert_int_equal(c.concurrent_entries, 1);
+    assert_int_equal(c.list[0].overlap_ns, 0); /* both open: no known common length */
+    checker_result_free(&c);
+    free(s);
+    free(f);
+    history_free(&h);
+}
+
+/* One process holds two keys at once (a scheduler keeping a task's lock
+ * for its hold while it fires the next task): both sections stay open
+ * until their own release, and a release on a third key changes nothing. */
+static void test_one_process_holds_two_keys(void **state)
+{
+    (void)state;
+    const char *keys[] = {"k0", "k1", "k2"}, *owners[] = {"o0", "o1"};
+    struct history_event e[] = {
+        ev(10, 0, HT_OK, HF_ACQUIRE),     /* k0 */
+        ev(20, 0, HT_OK, HF_ACQUIRE),     /* k1, k0 still held */
+        ev(25, 0, HT_INVOKE, HF_RELEASE), /* k2: not held */
+        ev(30, 1, HT_OK, HF_ACQUIRE),     /* another owner on k1: overlaps */
+        ev(40, 0, HT_INVOKE, HF_RELEASE), /* k0 */
+        ev(50, 0, HT_INVOKE, HF_RELEASE), /* k1 */
+        ev(60, 1, HT_INVOKE, HF_RELEASE), /* k1 */
+    };
+    uint32_t key[] = {0, 1, 2, 1, 0, 1, 1};
+    for (size_t i = 0; i < 7; i++) {
+        e[i].key = key[i];
+        e[i].owner = e[i].client;
+        e[i].seq = HISTORY_NO_SEQ;
+    }
+    struct history h;
+    make_history(&h, e, 7, keys, 3, owners, 2);
+    h.end_mono_ns = 70;
+    struct section *s;
+    struct fault_span *f;
+    size_t ns, nf;
+    assert_int_equal(history_sections(&h, &s, &ns, &f, &nf), 0);
+    assert_int_equal(ns, 3);
+    const struct section want[] = {
+        {.key = 0, .owner = 0, .client = 0, .from_ns = 10, .to_ns = 40},
+        {.key = 1, .owner = 0, .client = 0, .from_ns = 20, .to_ns = 50},
+        {.key = 1, .owner = 1, .client = 1, .from_ns = 30, .to_ns = 60},
+    };
+    for (size_t i = 0; i < ns; i++)
+        assert_section_equal(&s[i], &want[i]);
+    struct check_result c;
+    assert_int_equal(checker_run(s, ns, f, nf, 10, &c), 0);
+    assert_int_equal(c.violations, 1);
+    assert_int_equal(c.list[0].overlap_ns, 20);
+    checker_result_free(&c);
+    free(s);
+    free(f);
+    history_free(&h);
+}
+
 static void test_sections(void **state)
 {
     (void)state;
@@ -541,7 +626,7 @@ static void test_sections(void **state)
         ev(50, 0, HT_INVOKE, HF_RELEASE),
         ev(60, 0, HT_OK, HF_RELEASE),
         ev(70, 1, HT_INFO, HF_CRASH),
-        ev(80, 2, HT_OK, HF_ACQUIRE), /* crash; open */
+        ev(80, 2, HT_OK, HF_ACQUIRE), /* open at the end */
         fault(90, 1, 0, 1),
         fault(95, 2, 1, 0), /* never ends */
         ev(96, 3, HT_OK, HF_ACQUIRE),
@@ -590,7 +675,7 @@ static void test_sections(void **state)
         {.key = 0,
          .owner = 2,
          .client = 2,
-         .effect = EFFECT_CRASHED,
+         .effect = EFFECT_OPEN, /* never released: open to the end */
          .has_seq = false,
          .from_ns = 80,
          .to_ns = 100},
@@ -669,6 +754,8 @@ int main(void)
         cmocka_unit_test(test_read_errors_name_the_line),
         cmocka_unit_test(test_read_incomplete_file),
         cmocka_unit_test(test_sections),
+        cmocka_unit_test(test_truncated_history_shows_two_holders),
+        cmocka_unit_test(test_one_process_holds_two_keys),
         cmocka_unit_test(test_sections_of_file_match),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
