@@ -61,22 +61,19 @@ int wire_connect(struct lock_client *c, struct redis_wire *w)
     wire_close(w);
     w->ctx =
         redisConnectWithTimeout(w->ep->host, w->ep->port, ms_to_tv(c->cfg->connect_timeout_ms));
-    if (w->ctx == NULL || w->ctx->err) {
+    if (w->ctx == NULL || w->ctx->err)
         lock_set_error(c, LOCK_ERR_IO, "connect %s:%d: %s", w->ep->host, w->ep->port,
                        w->ctx ? w->ctx->errstr : "out of memory");
-        wire_close(w);
-        return -1;
-    }
-    if (c->cfg->io_timeout_ms && redisSetTimeout(w->ctx, ms_to_tv(c->cfg->io_timeout_ms))) {
+    else if (c->cfg->io_timeout_ms && redisSetTimeout(w->ctx, ms_to_tv(c->cfg->io_timeout_ms)))
         lock_set_error(c, LOCK_ERR_IO, "set timeout: %s", w->ctx->errstr);
-        wire_close(w);
-        return -1;
-    }
-    if (load_scripts(c, w) < 0) {
-        wire_close(w);
-        return -1;
-    }
-    return 0;
+    else if (load_scripts(c, w) == 0)
+        return 0;
+    /* Every dial goes through here (connect, wire_call's reconnect,
+     * Redlock's redials): one failed connect, however far it got, is
+     * counted once, here. */
+    c->connect_failures++;
+    wire_close(w);
+    return -1;
 }
 
 void wire_close(struct redis_wire *w)
@@ -84,6 +81,14 @@ void wire_close(struct redis_wire *w)
     if (w->ctx)
         redisFree(w->ctx);
     w->ctx = NULL;
+}
+
+void wire_drop(struct lock_client *c, struct redis_wire *w)
+{
+    if (w->ctx == NULL)
+        return;
+    c->connect_failures++;
+    wire_close(w);
 }
 
 /* Appends "$<len>\r\n<bytes>\r\n"; returns the new length or 0 when full. */
@@ -125,7 +130,7 @@ static redisReply *io_failed(struct lock_client *c, struct redis_wire *w)
     lock_set_error(c, to ? LOCK_ERR_TIMEOUT : LOCK_ERR_IO, "%s:%d: %s", w->ep->host, w->ep->port,
                    w->ctx->errstr[0] ? w->ctx->errstr : "connection lost");
     /* A timed-out reply may still arrive: the connection is out of step. */
-    wire_close(w);
+    wire_drop(c, w);
     return NULL;
 }
 

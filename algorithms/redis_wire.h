@@ -60,14 +60,20 @@ uint32_t wire_backoff_ms(struct lock_client *c, unsigned attempt, uint64_t now_m
 uint32_t wire_validity(uint32_t ttl_ms, uint64_t sent_ms);
 
 /* Connect (or reconnect after an error) to w->ep and load w->scripts.
- * 0, or -1 with c->err set. */
+ * 0, or -1 with c->err set and c->connect_failures bumped. */
 int wire_connect(struct lock_client *c, struct redis_wire *w);
 /* Close the connection; safe when never connected. */
 void wire_close(struct redis_wire *w);
+/* Close a connection that broke or fell out of step (a late answer would
+ * be read as the next request's) and count it as lost in
+ * c->connect_failures; nothing when it is already closed. */
+void wire_drop(struct lock_client *c, struct redis_wire *w);
 
 /* Send one command and read its reply (free it with freeReplyObject).
  * Reconnects first if the previous call broke the connection. NULL on I/O or
- * protocol error, with c->err set and the connection dropped. */
+ * protocol error, with c->err set and the connection dropped (wire_drop):
+ * the command may or may not have run, so a caller must not read NULL as a
+ * "no". */
 redisReply *wire_call(struct lock_client *c, struct redis_wire *w, int argc, const char **argv,
                       const size_t *lens);
 
