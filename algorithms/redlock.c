@@ -13,12 +13,21 @@
  * random delay until wait_ms has passed: then LOCK_BUSY, whether the other
  * votes went to another owner or to nodes that are down; LOCK_ERR only when
  * no node could be reached at all. Release and extend are the same fan-out
- * with the compare-and-delete / compare-and-pexpire scripts; they count as
- * done only on a quorum. Redlock has no fencing token (Kleppmann's point).
+ * with the compare-and-delete / compare-and-pexpire scripts, and each node's
+ * answer is one of three: 1 (done: it was ours), 0 (definitely not ours
+ * there: expired or taken), or none (silent past its timeout, connection
+ * broken or refused, an error reply): then the script may or may not have
+ * run. Release and extend are LOCK_OK on a quorum of 1s; LOCK_LOST only
+ * when the 0s alone make a quorum impossible (1s + unknowns < quorum), as
+ * lock.h promises LOST only when the servers said so; anything between is
+ * LOCK_ERR, "outcome unknown", with the counts in errstr. An extend whose
+ * quorum came back too late (no validity left) is LOST too. Redlock has no
+ * fencing token (Kleppmann's point).
  *
  * A timed-out node's connection is dropped (a late answer would put it out
- * of step); a node that refuses connections is left alone for a moment
- * instead of being redialled on every round.
+ * of step) and counted in c->connect_failures, as is every failed dial; a
+ * node that refuses connections is left alone for a moment instead of
+ * being redialled on every round.
  */
 #include <poll.h>
 #include <stdlib.h>
@@ -43,6 +52,14 @@ struct node {
     uint64_t redial_at_ms; /* 0: may dial now */
     bool pending;          /* a request of this round awaits its answer */
     redisReply *reply;     /* this round's answer, NULL: no vote */
+    int fault;             /* this round, no answer: why (enum lock_errcode) */
+};
+
+/* A script round on every node, counted for release and extend. */
+struct tally {
+    size_t yes;     /* answered 1: done there */
+    size_t unknown; /* no definite answer: the script may or may not have run */
+    int err;        /* the most telling enum lock_errcode among the unknown */
 };
 
 struct redlock {
@@ -92,7 +109,17 @@ static void drop_replies(struct redlock *rl)
             freeReplyObject(rl->node[i].reply);
         rl->node[i].reply = NULL;
         rl->node[i].pending = false;
+        rl->node[i].fault = LOCK_ERR_NONE;
     }
+}
+
+/* This round's request on nd will get no answer: drop the connection (it
+ * is out of step or broken, counted as lost) and say why. */
+static void node_failed(struct lock_client *c, struct node *nd, int why)
+{
+    wire_drop(c, &nd->wire);
+    nd->pending = false;
+    nd->fault = why;
 }
 
 /* Send one command to every reachable node; returns how many took it. */
@@ -104,6 +131,7 @@ static size_t send_all(struct lock_client *c, struct redlock *rl, int argc, cons
     for (size_t i = 0; i < rl->n; i++) {
         struct node *nd = &rl->node[i];
         int done = 0;
+        nd->fault = LOCK_ERR_IO; /* until the request is out */
         if (!node_ready(c, rl, nd) ||
             redisAppendCommandArgv(nd->wire.ctx, argc, argv, lens) != REDIS_OK)
             continue;
@@ -111,9 +139,10 @@ static size_t send_all(struct lock_client *c, struct redlock *rl, int argc, cons
             if (redisBufferWrite(nd->wire.ctx, &done) != REDIS_OK)
                 break;
         if (!done) {
-            wire_close(&nd->wire);
+            node_failed(c, nd, LOCK_ERR_IO);
             continue;
         }
+        nd->fault = LOCK_ERR_NONE;
         nd->pending = true;
         sent++;
     }
@@ -121,12 +150,11 @@ static size_t send_all(struct lock_client *c, struct redlock *rl, int argc, cons
 }
 
 /* Take a parsed answer off a node if one is there. */
-static void take_reply(struct node *nd)
+static void take_reply(struct lock_client *c, struct node *nd)
 {
     void *r = NULL;
     if (redisGetReplyFromReader(nd->wire.ctx, &r) != REDIS_OK) {
-        wire_close(&nd->wire);
-        nd->pending = false;
+        node_failed(c, nd, LOCK_ERR_PROTOCOL);
     } else if (r) {
         nd->reply = r;
         nd->pending = false;
@@ -156,25 +184,35 @@ static void collect(struct lock_client *c, struct redlock *rl, uint64_t sent_ms)
             if (pf[k].revents == 0)
                 continue;
             if (redisBufferRead(nd->wire.ctx) != REDIS_OK) {
-                wire_close(&nd->wire);
-                nd->pending = false;
+                node_failed(c, nd, LOCK_ERR_IO);
                 continue;
             }
-            take_reply(nd);
+            take_reply(c, nd);
         }
     }
     for (size_t i = 0; i < rl->n; i++)
-        if (rl->node[i].pending) { /* silent past its timeout: out of step now */
-            wire_close(&rl->node[i].wire);
-            rl->node[i].pending = false;
-        }
+        if (rl->node[i].pending) /* silent past its timeout: out of step now */
+            node_failed(c, &rl->node[i], LOCK_ERR_TIMEOUT);
 }
 
-/* A script on every node; a node that lost its script cache (restarted)
- * answers NOSCRIPT and gets the body at once, alone. Returns the nodes
- * whose answer was the integer 1. */
-static size_t script_all(struct lock_client *c, struct redlock *rl, int script, const char *key,
-                         size_t key_len, const char *arg2, size_t arg2_len)
+/* Of the reasons nodes gave no answer, the one to report: a timeout says
+ * most about a slow or paused node, then I/O, then a protocol surprise. */
+static int worse_fault(int a, int b)
+{
+    static const int rank[] = {[LOCK_ERR_NONE] = 0,
+                               [LOCK_ERR_PROTOCOL] = 1,
+                               [LOCK_ERR_CONFIG] = 1,
+                               [LOCK_ERR_IO] = 2,
+                               [LOCK_ERR_TIMEOUT] = 3};
+    return rank[b] > rank[a] ? b : a;
+}
+
+/* A compare-and-<op> script on every node; a node that lost its script
+ * cache (restarted) answers NOSCRIPT and gets the body at once, alone.
+ * Counts the nodes that answered the integer 1 and those that gave no
+ * definite answer; the rest answered 0, "not ours here". */
+static struct tally script_all(struct lock_client *c, struct redlock *rl, int script,
+                               const char *key, size_t key_len, const char *arg2, size_t arg2_len)
 {
     /* a script's SHA is the same on every node: take it from one that loaded it */
     const struct wire_script *s = &rl->node[0].wire.scripts[script];
@@ -185,7 +223,7 @@ static size_t script_all(struct lock_client *c, struct redlock *rl, int script, 
     int argc = arg2 ? 6 : 5;
     send_all(c, rl, argc, argv, lens);
     collect(c, rl, lock_now_ms()); /* timed from the last send: dialling is not answering */
-    size_t yes = 0;
+    struct tally t = {0};
     for (size_t i = 0; i < rl->n; i++) {
         struct node *nd = &rl->node[i];
         redisReply *r = nd->reply;
@@ -196,11 +234,40 @@ static size_t script_all(struct lock_client *c, struct redlock *rl, int script, 
             freeReplyObject(r);
             nd->reply = r = wire_eval(c, &nd->wire, &nd->wire.scripts[script], 1, keys, &key_len,
                                       argc - 4, args, alens);
+            if (r == NULL)
+                nd->fault = c->err != LOCK_ERR_NONE ? c->err : LOCK_ERR_IO;
         }
-        yes += r && r->type == REDIS_REPLY_INTEGER && r->integer == 1;
+        if (r && r->type == REDIS_REPLY_INTEGER && r->integer == 1) {
+            t.yes++;
+        } else if (r == NULL || r->type != REDIS_REPLY_INTEGER || r->integer != 0) {
+            /* Why unknown and not "no": a node that did not answer may have
+             * run the script before it went quiet, and an error reply
+             * (LOADING, BUSY, ...) says nothing about whose key it is. Only
+             * the script's own 0 is a definite "not ours". */
+            t.unknown++;
+            t.err = worse_fault(t.err, r ? LOCK_ERR_PROTOCOL : nd->fault ? nd->fault : LOCK_ERR_IO);
+        }
     }
     drop_replies(rl);
-    return yes;
+    return t;
+}
+
+/* lock.h's promise for release and extend: OK on a quorum of "done"; LOST
+ * only when the definite "not ours" answers leave no quorum possible
+ * however the silent nodes went; otherwise the outcome is unknown. */
+static enum lock_result verdict(struct lock_client *c, const struct redlock *rl, const char *what,
+                                const struct tally *t)
+{
+    size_t q = quorum(c, rl);
+    if (t->yes >= q || t->yes + t->unknown < q) {
+        lock_clear_error(c); /* what a node's failed redial left there is no news now */
+        return t->yes >= q ? LOCK_OK : LOCK_LOST;
+    }
+    lock_set_error(c, t->err,
+                   "%s: %zu of %zu nodes confirmed, %zu did not answer (quorum %zu): outcome "
+                   "unknown",
+                   what, t->yes, rl->n, t->unknown, q);
+    return LOCK_ERR;
 }
 
 static int redlock_connect(struct lock_client *c)
@@ -302,8 +369,8 @@ static enum lock_result redlock_acquire(struct lock_client *c, const char *key, 
 static enum lock_result redlock_release(struct lock_client *c, const struct lock_grant *g)
 {
     struct redlock *rl = c->impl;
-    size_t yes = script_all(c, rl, SCRIPT_RELEASE, g->key, g->key_len, NULL, 0);
-    return yes >= quorum(c, rl) ? LOCK_OK : LOCK_LOST;
+    struct tally t = script_all(c, rl, SCRIPT_RELEASE, g->key, g->key_len, NULL, 0);
+    return verdict(c, rl, "release", &t);
 }
 
 static enum lock_result redlock_extend(struct lock_client *c, struct lock_grant *g)
@@ -312,12 +379,18 @@ static enum lock_result redlock_extend(struct lock_client *c, struct lock_grant 
     char ttl[21];
     size_t ttl_len = wire_u64(ttl, g->ttl_ms);
     uint64_t start = lock_now_ms();
-    size_t yes = script_all(c, rl, SCRIPT_EXTEND, g->key, g->key_len, ttl, ttl_len);
+    struct tally t = script_all(c, rl, SCRIPT_EXTEND, g->key, g->key_len, ttl, ttl_len);
     uint32_t valid = validity(g->ttl_ms, lock_now_ms() - start);
-    if (yes < quorum(c, rl) || valid == 0)
+    /* A quorum that came back after the whole ttl was spent: the keys may
+     * have expired while the round ran, so the holder cannot count on it. */
+    if (t.yes >= quorum(c, rl) && valid == 0) {
+        lock_clear_error(c);
         return LOCK_LOST;
-    g->validity_ms = valid;
-    return LOCK_OK;
+    }
+    enum lock_result res = verdict(c, rl, "extend", &t);
+    if (res == LOCK_OK)
+        g->validity_ms = valid;
+    return res;
 }
 
 const struct lock_ops redlock_ops = {
