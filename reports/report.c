@@ -120,10 +120,13 @@ const char *report_workload(const struct scenario *s, char *buf, size_t len)
                  name, c->keys, c->period_ms, c->load_ms, c->read_ms);
     } else if (s->workload == WORKLOAD_SCHEDULED_TASKS) {
         const struct scheduled_tasks_spec *t = &s->scheduled_tasks;
+        char hold[40] = "to period end";
+        if (t->hold_min_ms)
+            snprintf(hold, sizeof(hold), "%" PRIu32 "ms", t->hold_min_ms);
         snprintf(buf, len,
                  "%s tasks=%" PRIu32 " period=%" PRIu32 "ms run=%" PRIu32 "ms jitter=%" PRIu32
-                 "ms hold_min=%" PRIu32 "ms",
-                 name, t->tasks, t->period_ms, t->run_ms, t->jitter_ms, t->hold_min_ms);
+                 "ms hold=%s from acquisition",
+                 name, t->tasks, t->period_ms, t->run_ms, t->jitter_ms, hold);
     } else {
         const struct flash_sale_spec *fs = &s->flash_sale;
         snprintf(buf, len, "%s items=%" PRIu32 " stock=%" PRId64 " critical=%" PRIu32 "ms skew=%s",

@@ -54,15 +54,15 @@ static uint32_t owner_id(const struct client *cl)
 
 /* One history event of this client's, on the key it is working on. The
  * event is built here so each call site states only what differs. */
-static void log_full(struct client *cl, uint64_t t, uint8_t type, uint8_t f, uint8_t arg,
-                     uint8_t arg2, uint64_t seq, uint64_t token)
+static void log_key(struct client *cl, uint32_t key, uint64_t t, uint8_t type, uint8_t f,
+                    uint8_t arg, uint8_t arg2, uint64_t seq, uint64_t token)
 {
     struct history_event e = {
         .t_ns = t,
         .token = token,
         .seq = seq,
         .client = cl->id,
-        .key = cl->key,
+        .key = key,
         .owner = owner_id(cl),
         .type = type,
         .f = f,
@@ -70,6 +70,12 @@ static void log_full(struct client *cl, uint64_t t, uint8_t type, uint8_t f, uin
         .arg2 = arg2,
     };
     history_append(cl->hist, &e);
+}
+
+static void log_full(struct client *cl, uint64_t t, uint8_t type, uint8_t f, uint8_t arg,
+                     uint8_t arg2, uint64_t seq, uint64_t token)
+{
+    log_key(cl, cl->key, t, type, f, arg, arg2, seq, token);
 }
 
 static void log_event(struct client *cl, uint64_t t, uint8_t type, uint8_t f, uint8_t arg)
@@ -125,6 +131,9 @@ void client_destroy(struct client *cl)
     for (int i = 0; i < OP_COUNT; i++)
         histogram_free(cl->h[i]);
     history_buf_free(cl->hist);
+    free(cl->parked);
+    cl->parked = NULL;
+    cl->n_parked = cl->cap_parked = 0;
     free(cl->tl_ok);
     free(cl->tl_fail);
     memset(cl->h, 0, sizeof(cl->h));
@@ -135,11 +144,12 @@ void client_destroy(struct client *cl)
 int client_connect(struct client *cl)
 {
     struct lock_client *lc = &cl->lc;
-    uint64_t rng = lc->rng;
+    uint64_t rng = lc->rng, failures = lc->connect_failures;
     memset(lc, 0, sizeof(*lc));
     lc->ops = cl->run->ops;
     lc->cfg = cl->run->cfg;
     lc->rng = rng;
+    lc->connect_failures = failures; /* a run's count, not a connection's */
     client_owner_name(lc->owner, sizeof(lc->owner), cl->run->run_id, cl->id, cl->incarnation);
     lc->owner_len = strlen(lc->owner);
     if (lc->ops->connect(lc) < 0) {
@@ -176,6 +186,8 @@ bool client_lock_wait(struct client *cl, uint32_t key, uint32_t wait_ms)
 {
     struct run_ctx *run = cl->run;
     struct workload *w = run->wl;
+    if (cl->n_parked)
+        client_service_parked(cl, false);
     cl->key = key;
     uint64_t t_inv = clock_mono_ns();
     log_event(cl, t_inv, HT_INVOKE, HF_ACQUIRE, HE_NONE);
@@ -224,39 +236,63 @@ static void sleep_until(struct client *cl, uint64_t t, bool cut_short)
     }
 }
 
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+    return a < b ? a : b;
+}
+
+/* The next moment a kept lock needs the client: its release or renewal. */
+static uint64_t parked_wake(const struct client *cl)
+{
+    uint64_t wake = UINT64_MAX;
+    bool watchdog = cl->run->scn->watchdog && cl->run->ops->renew;
+    for (size_t i = 0; i < cl->n_parked; i++) {
+        wake = min_u64(wake, cl->parked[i].until_ns);
+        if (watchdog)
+            wake = min_u64(wake, cl->parked[i].next_renew_ns);
+    }
+    return wake;
+}
+
 bool client_idle_until(struct client *cl, uint64_t t_ns)
 {
     struct run_ctx *run = cl->run;
-    if (t_ns >= run->deadline_ns) {
-        sleep_until(cl, run->deadline_ns, true);
-        return false;
-    }
-    for (uint64_t now = clock_mono_ns(); now < t_ns; now = clock_mono_ns()) {
+    uint64_t target = min_u64(t_ns, run->deadline_ns);
+    for (uint64_t now = clock_mono_ns(); now < target; now = clock_mono_ns()) {
         if (run_stopping(run))
             return false;
-        sleep_until(cl, t_ns - now > SLICE_NS ? now + SLICE_NS : t_ns, true);
+        if (cl->n_parked)
+            client_service_parked(cl, false);
+        sleep_until(cl, min_u64(min_u64(target, now + SLICE_NS), parked_wake(cl)), true);
     }
-    return !run_stopping(run);
+    return t_ns < run->deadline_ns && !run_stopping(run);
 }
 
-static void renew(struct client *cl)
+/* One watchdog renewal of a lock this client holds on key. */
+static void renew_grant(struct client *cl, uint32_t key, struct lock_grant *g,
+                        uint64_t *next_renew_ns)
 {
     uint64_t t = clock_mono_ns();
-    enum lock_result r = cl->run->ops->renew(&cl->lc, &cl->grant);
+    enum lock_result r = cl->run->ops->renew(&cl->lc, g);
     uint64_t now = clock_mono_ns();
     if (r == LOCK_OK) {
         client_bump(cl, ST_RENEW_OK);
-        log_event(cl, now, HT_OK, HF_RENEW, HE_NONE);
+        log_key(cl, key, now, HT_OK, HF_RENEW, HE_NONE, 0, 0, 0);
     } else {
         /* Like Redisson's watchdog, a failed renewal is not the business
          * code's news: the holder carries on, unaware. */
         client_bump(cl, r == LOCK_LOST ? ST_RENEW_LOST : ST_RENEW_ERR);
         if (r != LOCK_LOST)
             note_error(cl);
-        log_event(cl, now, r == LOCK_LOST ? HT_FAIL : HT_INFO, HF_RENEW,
-                  r == LOCK_LOST ? HE_LOST : HE_ERROR);
+        log_key(cl, key, now, r == LOCK_LOST ? HT_FAIL : HT_INFO, HF_RENEW,
+                r == LOCK_LOST ? HE_LOST : HE_ERROR, 0, 0, 0);
     }
-    cl->next_renew_ns = t + renew_period_ns(cl->run->scn);
+    *next_renew_ns = t + renew_period_ns(cl->run->scn);
+}
+
+static void renew(struct client *cl)
+{
+    renew_grant(cl, cl->key, &cl->grant, &cl->next_renew_ns);
 }
 
 static void pause_holder(struct client *cl, int idx)
@@ -284,6 +320,14 @@ static void crash_holder(struct client *cl, int idx)
     uint64_t seq = resource_leave(run->wl->res, cl->key);
     log_full(cl, t, HT_INFO, HF_CRASH, HE_NONE, 0, seq, 0);
     record_us(cl, OP_HOLD, t - cl->from_ns);
+    /* The locks it kept die with it: their sections end here too. */
+    for (size_t i = 0; i < cl->n_parked; i++) {
+        const struct parked_lock *p = &cl->parked[i];
+        log_key(cl, p->key, t, HT_INFO, HF_CRASH, HE_NONE, 0, resource_leave(run->wl->res, p->key),
+                0);
+        record_us(cl, OP_HOLD, t - p->from_ns);
+    }
+    cl->n_parked = 0;
     run->ops->crash(&cl->lc);
     cl->connected = false;
     cl->holding = false;
@@ -321,30 +365,87 @@ bool client_hold(struct client *cl, uint32_t ms)
     }
 }
 
-void client_unlock(struct client *cl, enum section_effect effect)
+/* End the section on key (begun at from_ns) and give the lock back. */
+static void release_lock(struct client *cl, uint32_t key, const struct lock_grant *g,
+                         uint64_t from_ns, uint8_t effect)
 {
     struct run_ctx *run = cl->run;
-    if (cl->fault >= 0) {
-        nemesis_unclaim(run->nem, cl->fault);
-        cl->fault = -1;
-    }
     uint64_t t = clock_mono_ns();
-    uint64_t seq = resource_leave(run->wl->res, cl->key);
-    log_full(cl, t, HT_INVOKE, HF_RELEASE, (uint8_t)effect, 0, seq, 0);
-    record_us(cl, OP_HOLD, t - cl->from_ns);
-    cl->holding = false;
-    enum lock_result r = run->ops->release(&cl->lc, &cl->grant);
+    uint64_t seq = resource_leave(run->wl->res, key);
+    log_key(cl, key, t, HT_INVOKE, HF_RELEASE, effect, 0, seq, 0);
+    record_us(cl, OP_HOLD, t - from_ns);
+    enum lock_result r = run->ops->release(&cl->lc, g);
     uint64_t done = clock_mono_ns();
     record_us(cl, OP_RELEASE, done - t);
     if (r == LOCK_OK) {
         client_bump(cl, ST_RELEASE_OK);
-        log_event(cl, done, HT_OK, HF_RELEASE, HE_NONE);
+        log_key(cl, key, done, HT_OK, HF_RELEASE, HE_NONE, 0, 0, 0);
     } else if (r == LOCK_LOST) {
         client_bump(cl, ST_RELEASE_LOST);
-        log_event(cl, done, HT_FAIL, HF_RELEASE, HE_LOST);
+        log_key(cl, key, done, HT_FAIL, HF_RELEASE, HE_LOST, 0, 0, 0);
     } else {
         client_bump(cl, ST_RELEASE_ERR);
         note_error(cl);
-        log_event(cl, done, HT_INFO, HF_RELEASE, HE_ERROR);
+        log_key(cl, key, done, HT_INFO, HF_RELEASE, HE_ERROR, 0, 0, 0);
+    }
+}
+
+static void drop_claim(struct client *cl)
+{
+    if (cl->fault >= 0) {
+        nemesis_unclaim(cl->run->nem, cl->fault);
+        cl->fault = -1;
+    }
+}
+
+void client_unlock(struct client *cl, enum section_effect effect)
+{
+    drop_claim(cl);
+    cl->holding = false;
+    release_lock(cl, cl->key, &cl->grant, cl->from_ns, (uint8_t)effect);
+}
+
+void client_unlock_at(struct client *cl, enum section_effect effect, uint64_t until_ns)
+{
+    if (until_ns <= clock_mono_ns()) {
+        client_unlock(cl, effect);
+        return;
+    }
+    if (cl->n_parked == cl->cap_parked) {
+        /* Rare: grows to the most locks one client keeps at once. */
+        size_t cap = cl->cap_parked ? 2 * cl->cap_parked : 8;
+        struct parked_lock *p = realloc(cl->parked, cap * sizeof(*p));
+        if (p == NULL) { /* no room to keep it: give it back now, early but safe */
+            client_unlock(cl, effect);
+            return;
+        }
+        cl->parked = p;
+        cl->cap_parked = cap;
+    }
+    drop_claim(cl);
+    cl->holding = false;
+    cl->parked[cl->n_parked++] = (struct parked_lock){.key = cl->key,
+                                                      .effect = (uint8_t)effect,
+                                                      .grant = cl->grant,
+                                                      .from_ns = cl->from_ns,
+                                                      .until_ns = until_ns,
+                                                      .next_renew_ns = cl->next_renew_ns};
+}
+
+void client_service_parked(struct client *cl, bool all)
+{
+    bool watchdog = cl->run->scn->watchdog && cl->run->ops->renew;
+    for (size_t i = 0; i < cl->n_parked;) {
+        struct parked_lock *p = &cl->parked[i];
+        uint64_t now = clock_mono_ns();
+        if (all || now >= p->until_ns) {
+            struct parked_lock done = *p;
+            cl->parked[i] = cl->parked[--cl->n_parked];
+            release_lock(cl, done.key, &done.grant, done.from_ns, done.effect);
+            continue;
+        }
+        if (watchdog && now >= p->next_renew_ns)
+            renew_grant(cl, p->key, &p->grant, &p->next_renew_ns);
+        i++;
     }
 }

@@ -47,6 +47,15 @@ enum stat_kind {
     ST_COUNT
 };
 
+/* A lock kept after its work is done, released at until_ns (ShedLock's
+ * lockAtLeastFor): its critical section stays open meanwhile. */
+struct parked_lock {
+    uint32_t key;
+    uint8_t effect; /* what the section did, recorded when it is released */
+    struct lock_grant grant;
+    uint64_t from_ns, until_ns, next_renew_ns;
+};
+
 struct client {
     uint32_t id;
     uint16_t incarnation; /* bumped when the client restarts after a crash */
@@ -63,6 +72,8 @@ struct client {
     uint64_t left_ns;    /* when it left its loop */
     bool cut_short;      /* it left because the run was stopped, not because it was done */
     uint64_t rng;
+    struct parked_lock *parked; /* locks kept until a time, while the client moves on */
+    size_t n_parked, cap_parked;
     struct histogram *h[OP_COUNT];
     struct history_buf *hist;
     _Atomic uint64_t stat[ST_COUNT];
@@ -94,6 +105,14 @@ bool client_lock_wait(struct client *cl, uint32_t key, uint32_t wait_ms);
 bool client_hold(struct client *cl, uint32_t ms);
 /* Leave the critical section, recording what it did, and release. */
 void client_unlock(struct client *cl, enum section_effect effect);
+/* The work is done, but keep the lock until until_ns (ShedLock's
+ * lockAtLeastFor): the section stays open and the client moves on; the
+ * release happens in its idle waits and lock calls once until_ns has come,
+ * or when it leaves its loop. Now or earlier: released at once. */
+void client_unlock_at(struct client *cl, enum section_effect effect, uint64_t until_ns);
+/* Release the kept locks whose time has come (all of them when all is
+ * true: the client is leaving), renewing the others through the watchdog. */
+void client_service_parked(struct client *cl, bool all);
 uint64_t client_token(const struct client *cl);
 /* Outside any section, wait until t (CLOCK_MONOTONIC ns): think time, a
  * scheduler's next firing. false, early, when the run ends first. */

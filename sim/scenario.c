@@ -721,11 +721,13 @@ static int finish_tasks(struct ctx *c, const struct scenario *s)
                                 "%" PRIu32 " must be less than period_ms / tasks (%" PRIu32 " ms)",
                                 t->run_ms, slot);
     }
-    if (t->hold_min_ms >= slot) {
+    /* The hold is counted from the acquisition and the next period has a
+     * key of its own: a hold past the period protects nothing more. */
+    if (t->hold_min_ms > t->period_ms) {
         scn_push_key(c, "hold_min_ms");
         return scn_fail_if_file(c, json_integer(t->hold_min_ms),
-                                "%" PRIu32 " must be less than period_ms / tasks (%" PRIu32 " ms)",
-                                t->hold_min_ms, slot);
+                                "%" PRIu32 " must be at most period_ms (%" PRIu32 " ms)",
+                                t->hold_min_ms, t->period_ms);
     }
     scn_pop(c);
     if (s->duration_ms < 2ULL * t->period_ms) {
@@ -807,10 +809,6 @@ int scenario_finish(struct scenario *s, char err[SCENARIO_ERR_MAX])
     err[0] = '\0';
     if (finish_checks(&c, s) < 0)
         return -1;
-    /* resolved here, so the reports show the hold that is really used */
-    if (s->workload == WORKLOAD_SCHEDULED_TASKS && s->scheduled_tasks.hold_min_ms == 0)
-        s->scheduled_tasks.hold_min_ms =
-            s->scheduled_tasks.period_ms / s->scheduled_tasks.tasks / 2;
     /* a scenario that expects nothing expects safety */
     if (s->expect.violations.op == EXPECT_UNSET) {
         s->expect.violations = (struct expect_num){EXPECT_EQ, 0};

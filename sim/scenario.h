@@ -72,9 +72,9 @@ struct scheduled_tasks_spec {
     uint32_t period_ms; /* each task fires once per period on every instance */
     uint32_t run_ms;    /* how long one run of a task takes */
     uint32_t jitter_ms; /* an instance fires up to this late (skew, scheduling) */
-    /* ShedLock's lockAtLeastFor: the winner keeps the lock this long after
-     * the period began, so a late instance cannot run the period again;
-     * 0 = half the period. */
+    /* ShedLock's lockAtLeastFor: the winner keeps the lock this long from
+     * when it took it, so a late instance cannot run the period again;
+     * 0 = to the end of the task's period (its next firing), the default. */
     uint32_t hold_min_ms;
 };
 

@@ -1,23 +1,35 @@
 /* scheduled_tasks.c - K instances of an application fire every task each
  * period; a tryLock (wait 0) on lock:schedule:<task>:<period> lets exactly
- * one of them run it.
+ * one of them run it, as ShedLock does.
  *
  * Every client is one instance, a single scheduler thread that walks its
- * firings in time order: task t of period p fires at
- *     p * period_ms + t * (period_ms / tasks) + jitter,
- * jitter uniform in [0, jitter_ms] per instance and firing (clock skew,
- * scheduling delay). The winner runs the task (run_ms), then keeps the
- * lock until hold_min_ms after the nominal firing time, as ShedLock's
- * lockAtLeastFor does: an instance firing late by less than that finds the
- * lock still taken. One firing later than that would be a genuine
- * duplicate: the lock was free again and the key is still this period's.
- * Losers move on to their next firing.
+ * firings in time order: task t of period p is due at
+ *     nominal = p * period_ms + t * (period_ms / tasks)
+ * and fires up to jitter_ms later (clock skew, scheduling delay), or later
+ * still when the instance is behind (its try-locks take long under load).
+ * The task's period ends when its next firing is due, nominal + period_ms:
+ * a scheduler that is that late does not run the stale firing any more
+ * (Quartz's and Spring's misfire handling), and neither does an instance
+ * whose lock came only after that moment. Both are counted as skipped.
+ *
+ * The winner runs the task (run_ms) and keeps the lock for the hold,
+ * ShedLock's lockAtLeastFor, counted from the moment the lock was taken:
+ * hold_min_ms, or by default to the end of the task's period. Keeping it
+ * does not stop the instance: the lock is released when the hold ends
+ * (client_unlock_at), while the instance goes on firing. So with a
+ * correct lock and the default hold, a task runs at most once per period
+ * however late an instance fires within it.
  *
  * Each run reads and writes the (task, period)'s record in the resource
  * under the lock (so fencing can reject a stale runner), and is counted
- * apart, atomically: two runners inside at once would both write "ran
- * once" into the record, but both did run. Duplicates break safety,
- * periods that never ran are lost availability (advisory).
+ * apart, atomically. A second run of one (task, period) is classified:
+ *   - during the previous runner's hold: two holders at once, the lock's
+ *     failure (the checker sees the overlap as a violation);
+ *   - after the previous hold had ended: a late instance beyond the hold,
+ *     the configuration's failure (a hold too short for the lateness); the
+ *     report gives the hold that would have covered it.
+ * Both break the business invariant. Periods that never ran are lost
+ * availability (advisory).
  */
 #include <inttypes.h>
 #include <stdatomic.h>
@@ -27,19 +39,37 @@
 
 #include "client.h"
 #include "clock.h"
+#include "histogram.h"
 #include "resource.h"
 #include "run.h"
 #include "workload.h"
 
 #define NS_PER_MS 1000000ULL
+#define NS_PER_US 1000ULL
+
+/* Per (task, period) key, written by whoever holds its lock. */
+struct task_record {
+    _Atomic uint32_t runs;        /* runs that took effect */
+    _Atomic uint64_t first_ns;    /* when the first runner took the lock, 0 = none yet */
+    _Atomic uint64_t hold_end_ns; /* the latest hold end of any runner so far */
+};
 
 struct tasks_state {
-    uint64_t *next;         /* per client: its next firing, task-major within a period */
-    _Atomic uint32_t *runs; /* per (task, period) key: runs that took effect */
+    uint64_t *next; /* per client: its next firing, task-major within a period */
+    struct task_record *rec;
     uint32_t periods;
     uint32_t slot_ms; /* period_ms / tasks */
-    uint32_t hold_min_ms;
+    /* per client: how late each firing fired, how long each try-lock took */
+    struct histogram **lateness, **trylock;
+    _Atomic uint64_t skipped_late;   /* fired when the task's next period had begun */
+    _Atomic uint64_t stale_grants;   /* the lock came only after the period ended */
+    _Atomic uint64_t dup_during;     /* extra runs while another held the lock */
+    _Atomic uint64_t dup_late;       /* extra runs after the previous hold ended */
+    _Atomic uint64_t needed_hold_ns; /* the longest hold that would have covered dup_late */
 };
+
+/* Lateness up to an hour, 2 significant digits: small per client. */
+#define LATE_HIGHEST_US 3600000000LL
 
 static int tasks_init(struct workload *w)
 {
@@ -50,13 +80,21 @@ static int tasks_init(struct workload *w)
     w->state = st;
     st->periods = (uint32_t)(w->scn->duration_ms / ts->period_ms) + 1;
     st->slot_ms = ts->period_ms / ts->tasks;
-    st->hold_min_ms = ts->hold_min_ms ? ts->hold_min_ms : st->slot_ms / 2;
-    size_t n = (size_t)st->periods * ts->tasks;
-    st->next = calloc(w->scn->clients, sizeof(*st->next));
+    size_t n = (size_t)st->periods * ts->tasks, nc = w->scn->clients;
+    st->next = calloc(nc, sizeof(*st->next));
+    st->lateness = calloc(nc, sizeof(*st->lateness));
+    st->trylock = calloc(nc, sizeof(*st->trylock));
     w->res = resource_new(n, 0, w->scn->fencing);
-    st->runs = calloc(n, sizeof(*st->runs));
-    if (st->next == NULL || st->runs == NULL || w->res == NULL || workload_alloc_keys(w, n) < 0)
+    st->rec = calloc(n, sizeof(*st->rec));
+    if (st->next == NULL || st->rec == NULL || st->lateness == NULL || st->trylock == NULL ||
+        w->res == NULL || workload_alloc_keys(w, n) < 0)
         return -1;
+    for (size_t c = 0; c < nc; c++) {
+        st->lateness[c] = histogram_new(1, LATE_HIGHEST_US, 2);
+        st->trylock[c] = histogram_new(1, LATE_HIGHEST_US, 2);
+        if (st->lateness[c] == NULL || st->trylock[c] == NULL)
+            return -1;
+    }
     for (size_t k = 0; k < n; k++) {
         char name[48];
         snprintf(name, sizeof(name), "lock:schedule:%zu:%zu", k % ts->tasks, k / ts->tasks);
@@ -70,32 +108,72 @@ static void tasks_free(struct workload *w)
 {
     struct tasks_state *st = w->state;
     if (st) {
+        for (size_t c = 0; st->lateness && c < w->scn->clients; c++)
+            histogram_free(st->lateness[c]);
+        for (size_t c = 0; st->trylock && c < w->scn->clients; c++)
+            histogram_free(st->trylock[c]);
+        free(st->lateness);
+        free(st->trylock);
         free(st->next);
-        free((void *)st->runs);
+        free(st->rec);
     }
     free(st);
 }
 
-/* Run the task the lock was won for, then hold until hold_min after the
- * nominal firing. */
-static void run_task(struct workload *w, struct client *cl, uint32_t key, uint64_t nominal_ns)
+static void atomic_max(_Atomic uint64_t *a, uint64_t v)
 {
-    const struct tasks_state *st = w->state;
-    uint64_t token = client_token(cl);
+    uint64_t cur = atomic_load(a);
+    while (cur < v && !atomic_compare_exchange_weak(a, &cur, v))
+        ;
+}
+
+/* This runner took the lock at acquired_ns and holds it to hold_end_ns:
+ * note it, and classify the run if an earlier one took effect. */
+static void note_run(struct tasks_state *st, struct task_record *r, uint64_t acquired_ns,
+                     uint64_t hold_end_ns)
+{
+    uint64_t zero = 0;
+    atomic_compare_exchange_strong(&r->first_ns, &zero, acquired_ns);
+    uint64_t prev_end = atomic_load(&r->hold_end_ns);
+    atomic_max(&r->hold_end_ns, hold_end_ns);
+    if (atomic_fetch_add(&r->runs, 1) == 0)
+        return;
+    if (acquired_ns < prev_end) {
+        atomic_fetch_add_explicit(&st->dup_during, 1, memory_order_relaxed);
+        return;
+    }
+    atomic_fetch_add_explicit(&st->dup_late, 1, memory_order_relaxed);
+    uint64_t first = atomic_load(&r->first_ns);
+    if (acquired_ns > first)
+        atomic_max(&st->needed_hold_ns, acquired_ns - first);
+}
+
+/* Run the task the lock was won for, then keep the lock for the hold. */
+static void run_task(struct workload *w, struct client *cl, uint32_t key, uint64_t period_end)
+{
+    struct tasks_state *st = w->state;
+    const struct scheduled_tasks_spec *ts = &w->scn->scheduled_tasks;
+    uint64_t acquired = cl->from_ns, token = client_token(cl);
+    if (acquired >= period_end) {
+        /* The previous holder kept it to the end of the period: this
+         * firing is stale now, as one fired that late would be. */
+        atomic_fetch_add_explicit(&st->stale_grants, 1, memory_order_relaxed);
+        client_unlock(cl, EFFECT_NONE);
+        return;
+    }
     int64_t runs;
     if (resource_read(w->res, key, token, &runs) == RES_FENCED) {
         client_unlock(cl, EFFECT_FENCED);
         return;
     }
-    if (!client_hold(cl, w->scn->scheduled_tasks.run_ms))
+    uint64_t hold_end = ts->hold_min_ms ? acquired + ts->hold_min_ms * NS_PER_MS : period_end;
+    if (!client_hold(cl, ts->run_ms))
         return; /* crashed while running */
     enum resource_rc rc = resource_write(w->res, key, token, runs + 1);
-    if (rc == RES_OK)
-        atomic_fetch_add_explicit(&st->runs[key], 1, memory_order_relaxed);
-    uint64_t until = nominal_ns + st->hold_min_ms * NS_PER_MS, now = clock_mono_ns();
-    if (until > now && !client_hold(cl, (uint32_t)((until - now + NS_PER_MS - 1) / NS_PER_MS)))
-        return;
-    client_unlock(cl, rc == RES_OK ? EFFECT_APPLIED : EFFECT_FENCED);
+    uint64_t now = clock_mono_ns();
+    if (rc == RES_OK) /* a run longer than the hold keeps the lock to its end */
+        note_run(st, &st->rec[key], acquired, hold_end > now ? hold_end : now);
+    client_unlock_at(cl, rc == RES_OK ? EFFECT_APPLIED : EFFECT_FENCED, hold_end);
 }
 
 static bool tasks_step(struct workload *w, struct client *cl)
@@ -112,13 +190,59 @@ static bool tasks_step(struct workload *w, struct client *cl)
     uint64_t nominal =
         cl->run->t0_ns +
         ((uint64_t)period * ts->period_ms + (uint64_t)task * st->slot_ms) * NS_PER_MS;
+    uint64_t period_end = nominal + (uint64_t)ts->period_ms * NS_PER_MS;
     uint64_t fire = nominal + client_random(cl, (uint64_t)ts->jitter_ms * NS_PER_MS + 1);
     if (!client_idle_until(cl, fire))
         return true; /* the run ended before this firing */
-    if (!client_lock_wait(cl, key, 0))
+    uint64_t now = clock_mono_ns();
+    histogram_record(st->lateness[cl->id], (int64_t)((now - nominal) / NS_PER_US));
+    if (now >= period_end) {
+        atomic_fetch_add_explicit(&st->skipped_late, 1, memory_order_relaxed);
+        return true;
+    }
+    bool got = client_lock_wait(cl, key, 0);
+    histogram_record(st->trylock[cl->id], (int64_t)((clock_mono_ns() - now) / NS_PER_US));
+    if (!got)
         return false;
-    run_task(w, cl, key, nominal);
+    run_task(w, cl, key, period_end);
     return true;
+}
+
+static double merged_p99_ms(struct histogram *const *per_client, size_t n)
+{
+    struct histogram *all = histogram_new(1, LATE_HIGHEST_US, 2);
+    if (all == NULL)
+        return -1;
+    for (size_t c = 0; c < n; c++)
+        histogram_merge(all, per_client[c]);
+    double ms = (double)histogram_percentile(all, 99.0) / 1000.0;
+    histogram_free(all);
+    return ms;
+}
+
+/* The no_duplicate_runs detail: how many, and whose fault. */
+static void describe_duplicates(const struct workload *w, const struct tasks_state *st,
+                                uint64_t ran, uint64_t twice, uint64_t extra, char *buf, size_t len)
+{
+    uint64_t during = atomic_load(&st->dup_during), late = atomic_load(&st->dup_late);
+    int n = snprintf(buf, len,
+                     "%" PRIu64 " (task, period) pairs ran; %" PRIu64
+                     " ran more than once (%" PRIu64 " extra runs)",
+                     ran, twice, extra);
+    if (extra == 0 || n < 0 || (size_t)n >= len)
+        return;
+    buf += n, len -= (size_t)n;
+    n = snprintf(buf, len,
+                 ": %" PRIu64 " while another instance held the lock (the lock's failure)", during);
+    if (late == 0 || n < 0 || (size_t)n >= len)
+        return;
+    buf += n, len -= (size_t)n;
+    snprintf(buf, len,
+             ", %" PRIu64 " by a late instance beyond hold (the configuration's: firing lateness "
+             "p99 %.1f ms, try-lock p99 %.1f ms; a hold of %" PRIu64 " ms would have covered them)",
+             late, merged_p99_ms(st->lateness, w->scn->clients),
+             merged_p99_ms(st->trylock, w->scn->clients),
+             (uint64_t)(atomic_load(&st->needed_hold_ns) / NS_PER_MS + 1));
 }
 
 static size_t tasks_invariants(const struct workload *w, struct invariant *out, size_t max)
@@ -127,27 +251,26 @@ static size_t tasks_invariants(const struct workload *w, struct invariant *out, 
     const struct scheduled_tasks_spec *ts = &w->scn->scheduled_tasks;
     uint64_t due = 0, ran = 0, twice = 0, extra = 0, missed = 0;
     for (size_t k = 0; k < w->n_keys; k++) {
-        int64_t n = atomic_load(&st->runs[k]);
+        uint64_t n = atomic_load(&st->rec[k].runs);
         uint64_t start_ms = (k / ts->tasks) * ts->period_ms + (k % ts->tasks) * st->slot_ms;
-        /* only firings whose whole slot lies inside the run were due */
-        bool was_due = start_ms + st->slot_ms <= w->scn->duration_ms;
+        /* only firings that every instance reaches inside the run, jitter
+         * and run included, were due */
+        bool was_due = start_ms + ts->jitter_ms + ts->run_ms + st->slot_ms <= w->scn->duration_ms;
         due += was_due;
         ran += n > 0;
         twice += n > 1;
-        extra += n > 1 ? (uint64_t)(n - 1) : 0;
+        extra += n > 1 ? n - 1 : 0;
         missed += was_due && n == 0;
     }
     if (max < 2)
         return 0;
     out[0] = (struct invariant){.name = "no_duplicate_runs", .holds = twice == 0};
-    snprintf(out[0].detail, sizeof(out[0].detail),
-             "%" PRIu64 " (task, period) pairs ran; %" PRIu64 " ran more than once (%" PRIu64
-             " extra runs)",
-             ran, twice, extra);
+    describe_duplicates(w, st, ran, twice, extra, out[0].detail, sizeof(out[0].detail));
     out[1] = (struct invariant){.name = "every_period_ran", .holds = missed == 0, .advisory = true};
     snprintf(out[1].detail, sizeof(out[1].detail),
-             "%" PRIu64 " of %" PRIu64 " due (task, period) pairs never ran (lost availability)",
-             missed, due);
+             "%" PRIu64 " of %" PRIu64 " due (task, period) pairs never ran (lost availability); "
+             "%" PRIu64 " firings skipped as stale (fired or granted after the period)",
+             missed, due, atomic_load(&st->skipped_late) + atomic_load(&st->stale_grants));
     return 2;
 }
 
