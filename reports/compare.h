@@ -17,7 +17,7 @@ struct compare_row {
     char algorithm[32];
     char run_dir[512];
     char verdict[16]; /* PASS, FAIL, INCOMPLETE, NOT RUN */
-    char note[200];   /* why it is incomplete or did not run */
+    char note[400];   /* why it is incomplete or did not run */
     double elapsed_s;
     uint64_t acquired, busy, errors, steps;
     double qps;                              /* locks acquired per second */

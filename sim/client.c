@@ -153,7 +153,8 @@ int client_connect(struct client *cl)
     client_owner_name(lc->owner, sizeof(lc->owner), cl->run->run_id, cl->id, cl->incarnation);
     lc->owner_len = strlen(lc->owner);
     if (lc->ops->connect(lc) < 0) {
-        client_bump(cl, ST_CONNECT_ERR);
+        if (lc->connect_failures == failures)
+            lc->connect_failures++; /* the algorithm did not count this one itself */
         snprintf(cl->last_error, sizeof(cl->last_error), "%s", lc->errstr);
         lc->ops->disconnect(lc);
         return -1;
@@ -328,7 +329,10 @@ static void crash_holder(struct client *cl, int idx)
         record_us(cl, OP_HOLD, t - p->from_ns);
     }
     cl->n_parked = 0;
+    /* The connections a crash drops on purpose are no lost server. */
+    uint64_t failures = cl->lc.connect_failures;
     run->ops->crash(&cl->lc);
+    cl->lc.connect_failures = failures;
     cl->connected = false;
     cl->holding = false;
     /* A new process takes the dead one's place after the restart delay,

@@ -32,7 +32,7 @@ struct run_result {
     size_t n_servers;
 
     bool complete;
-    char incomplete_reason[160];
+    char incomplete_reason[320];
     uint64_t t0_mono_ns, t0_wall_ns, end_mono_ns;
     double elapsed_s;
 

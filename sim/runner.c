@@ -318,6 +318,9 @@ static int merge_measurements(struct runner *r, struct run_result *res)
             histogram_merge(res->ops[k], cl->h[k]);
         for (int k = 0; k < ST_COUNT; k++)
             res->stat[k] += client_stat(cl, (enum stat_kind)k);
+        /* Counted by the algorithm, wherever it (re)connected: inside a call,
+         * a node redialled, a session that dropped. */
+        res->stat[ST_CONNECT_ERR] += cl->lc.connect_failures;
         for (size_t s = 0; s < r->tl_len; s++) {
             res->tl_ok[s] += cl->tl_ok[s];
             res->tl_fail[s] += cl->tl_fail[s];
@@ -413,6 +416,21 @@ static int check_safety(struct runner *r, struct run_result *res)
     return 0;
 }
 
+/* Every client connected at the start line; a connect that failed after it
+ * means a server went away (an external one, which no PID watch can see) or
+ * stopped answering. No scenario fault so far touches a server, so nothing
+ * explains it: the run did not test the lock it names, and must not pass. */
+static void lost_servers(struct run_result *res)
+{
+    uint64_t failed = res->stat[ST_CONNECT_ERR];
+    if (failed == 0 || !res->complete)
+        return;
+    res->complete = false;
+    snprintf(res->incomplete_reason, sizeof(res->incomplete_reason),
+             "lost contact with the servers: %" PRIu64 " connects failed during the run (%s)",
+             failed, res->sample_error[0] ? res->sample_error : "no error text");
+}
+
 /* The last client to leave its loop ends the run: the watcher's polling
  * must not stretch the elapsed time every rate is divided by. */
 static uint64_t last_exit(const struct runner *r)
@@ -449,6 +467,7 @@ int runner_collect(struct runner *r, struct run_result *res)
     }
     if (merge_measurements(r, res) < 0 || collect_history(r, res) < 0 || check_safety(r, res) < 0)
         return -1;
+    lost_servers(res);
     return 0;
 }
 

@@ -13,13 +13,17 @@
 
 #include <cmocka.h>
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -204,6 +208,90 @@ static void missing_server_binary_is_an_environment_error(void **state)
     assert_non_null(strstr(text, "redis-server"));
 }
 
+/* ---- an external server lost mid-run: no PASS for an untested lock ---- */
+
+static pid_t external_server; /* stopped in the teardown too, should a check fail first */
+
+static int stop_external_server(void **state)
+{
+    (void)state;
+    if (external_server > 0) {
+        kill(external_server, SIGKILL);
+        waitpid(external_server, NULL, 0);
+    }
+    external_server = 0;
+    return 0;
+}
+
+static int free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof(a);
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+static bool answers(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_port = htons((uint16_t)port),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    bool ok = connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+    close(fd);
+    return ok;
+}
+
+/* A redis-server the test starts and locklab only names (--redis), killed
+ * halfway: locklab cannot see its PID, only its clients' failed connects.
+ * Half the run tested nothing, so the run is INCOMPLETE (exit 3) with
+ * every failed connect counted, not PASS with connect_errors 0. */
+static void external_server_lost_mid_run_is_incomplete(void **state)
+{
+    (void)state;
+    char port[16], dir[400], out[700], err[700], path[600], ep[64];
+    int p = free_port();
+    snprintf(port, sizeof(port), "%d", p);
+    snprintf(ep, sizeof(ep), "127.0.0.1:%d", p);
+    snprintf(dir, sizeof(dir), "%s/external", tmp);
+    mkdir(dir, 0755);
+    snprintf(out, sizeof(out), "%s/redis.out", dir);
+    char *redis[] = {
+        "/usr/bin/redis-server", "--port", port,    "--bind", "127.0.0.1", "--save", "",
+        "--appendonly",          "no",     "--dir", dir,      NULL};
+    pid_t server = external_server = spawn(redis, out, out, NULL);
+    for (int i = 0; i < 200 && !answers(p); i++)
+        sleep_ms(10);
+    assert_true(answers(p));
+
+    scenario_path(path, sizeof(path), "flash_sale.json");
+    snprintf(out, sizeof(out), "%s/run.out", dir);
+    snprintf(err, sizeof(err), "%s/run.err", dir);
+    char run_dir[500];
+    snprintf(run_dir, sizeof(run_dir), "%s/run", dir);
+    char *argv[] = {(char *)bin, "run",     path,    "--redis", ep,  "--duration",
+                    "4",         "--quiet", "--out", run_dir,   NULL};
+    pid_t pid = spawn(argv, out, err, NULL);
+    sleep_ms(1500);
+    kill(server, SIGKILL);
+    waitpid(server, NULL, 0);
+    external_server = 0;
+    assert_int_equal(reap(pid, 60), 3);
+
+    struct outcome o = {0};
+    snprintf(o.dir, sizeof(o.dir), "%s", run_dir);
+    json_t *r = report(&o);
+    assert_false(jbool(r, NULL, "complete"));
+    assert_string_equal(json_string_value(json_object_get(r, "verdict")), "INCOMPLETE");
+    assert_non_null(strstr(json_string_value(json_object_get(r, "incomplete_reason")),
+                           "lost contact with the servers"));
+    assert_true(jint(r, "counters", "connect_errors") > 0);
+    json_decref(r);
+}
+
 /* ---- Ctrl-C: a partial report, marked incomplete, and no server left ---- */
 
 static void interrupt_writes_incomplete_report_and_stops_server(void **state)
@@ -254,6 +342,7 @@ int main(void)
         cmocka_unit_test(bad_input_is_rejected_before_anything_starts),
         cmocka_unit_test(missing_server_binary_is_an_environment_error),
         cmocka_unit_test(interrupt_writes_incomplete_report_and_stops_server),
+        cmocka_unit_test(external_server_lost_mid_run_is_incomplete),
     };
-    return cmocka_run_group_tests(tests, harness_setup, NULL);
+    return cmocka_run_group_tests(tests, harness_setup, stop_external_server);
 }
