@@ -7,6 +7,9 @@
  *   was taken by someone else cannot delete the new holder's lock.
  * renew (the watchdog): compare-and-pexpire in Lua, same reason.
  * Waiting for a busy lock retries with capped exponential backoff and jitter.
+ * Release and renew are LOCK_LOST only on the script's own 0 ("not ours");
+ * no answer (timeout, broken connection, refused reconnect) or an error
+ * reply is LOCK_ERR: the script may or may not have run.
  */
 #include <string.h>
 
@@ -81,7 +84,8 @@ static enum lock_result redis_acquire(struct lock_client *c, const char *key, si
     return wire_acquire(c, try_set, key, key_len, ttl_ms, wait_ms, g);
 }
 
-/* Runs a compare-and-<op> script: LOCK_OK when it found our owner value. */
+/* Runs a compare-and-<op> script: LOCK_OK when it found our owner value
+ * (the script answers 1), LOCK_LOST when the server said it did not (0). */
 static enum lock_result owner_script(struct lock_client *c, int script, const struct lock_grant *g,
                                      int nargs, const char *arg2, size_t arg2_len)
 {
@@ -92,12 +96,15 @@ static enum lock_result owner_script(struct lock_client *c, int script, const st
     size_t alens[2] = {c->owner_len, arg2_len};
     redisReply *rep =
         wire_eval(c, &r->wire, &r->wire.scripts[script], 1, keys, klens, nargs, args, alens);
+    /* No reply: the request may have run before the answer was lost (a
+     * timeout, a server killed after the write), so the outcome is unknown,
+     * never LOST; c->err says what happened. */
     if (rep == NULL)
         return LOCK_ERR;
     enum lock_result res = LOCK_ERR;
-    if (rep->type == REDIS_REPLY_INTEGER)
-        res = rep->integer == 1 ? LOCK_OK : LOCK_LOST;
-    else
+    if (rep->type == REDIS_REPLY_INTEGER && (rep->integer == 0 || rep->integer == 1))
+        res = rep->integer == 1 ? LOCK_OK : LOCK_LOST; /* the server's own word */
+    else /* an error reply (LOADING, READONLY, ...) says nothing about whose key it is */
         lock_set_error(c, LOCK_ERR_PROTOCOL, "script: %s",
                        rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
     freeReplyObject(rep);

@@ -61,7 +61,9 @@ static enum lock_result naive_release(struct lock_client *c, const struct lock_g
     const char *del[2] = {"DEL", g->key};
     size_t del_len[2] = {3, g->key_len};
     /* Whatever DEL removed, ours or someone else's, the naive client calls
-     * it released: it cannot tell the difference, which is the bug. */
+     * it released: it cannot tell the difference, which is the bug. A DEL
+     * whose answer did not come back (or an error reply) stays LOCK_ERR,
+     * not OK: the bug is the missing owner check, not a guessed outcome. */
     return int_call(c, 2, del, del_len) < 0 ? LOCK_ERR : LOCK_OK;
 }
 
