@@ -1,10 +1,13 @@
 /* test_redis_lock.c - the Redis locks against a real redis-server, read as
  * their public descriptions: acquire, a second acquire is busy, release by
  * a non-owner fails, expiry frees the lock, the watchdog extends it, tokens
- * grow; and redis-naive's deliberate bug, shown for what it is.
+ * grow; and redis-naive's deliberate bug, shown for what it is. A release
+ * or renew whose answer does not come back (server paused or killed) is
+ * LOCK_ERR, never LOST, and failed connects count in connect_failures.
  *
  * The server is started by locklab's own cluster code on a free loopback
- * port and stopped by PID at the end.
+ * port and stopped by PID at the end; the tests that pause or kill a server
+ * start one of their own, continued and stopped by their teardown.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,9 +17,11 @@
 #include <cmocka.h>
 
 #include <hiredis/hiredis.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "cluster.h"
 #include "lock.h"
@@ -24,6 +29,9 @@
 static struct cluster cluster;
 static struct lock_config cfg, cfg_token;
 static int key_counter;
+/* A server a test may pause or kill, and clients aimed at it. */
+static struct cluster own;
+static struct lock_config own_cfg;
 
 struct pair {
     struct lock_client a, b;
@@ -76,6 +84,29 @@ static redisReply *raw(const char *fmt, const char *arg)
     return r;
 }
 
+/* Start `own` and aim own_cfg at it, with a short io timeout: a paused
+ * server costs each call that much. */
+static void own_start(void)
+{
+    char err[256];
+    if (cluster_start_redis(&own, 1, err, sizeof(err)) < 0)
+        fail_msg("cannot start redis-server: %s", err);
+    own_cfg = cfg;
+    own_cfg.endpoints[0].port = own.srv[0].port;
+    own_cfg.connect_timeout_ms = 300;
+    own_cfg.io_timeout_ms = 300;
+}
+
+/* Per-test teardown, pass or fail: continue `own` if paused, stop it. */
+static int own_stop(void **state)
+{
+    (void)state;
+    if (own.n > 0 && own.srv[0].pid > 0)
+        kill(own.srv[0].pid, SIGCONT);
+    cluster_stop(&own, NULL);
+    return 0;
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -93,6 +124,8 @@ static int setup(void **state)
     cfg.retry_max_ms = 20;
     cfg_token = cfg;
     cfg_token.want_token = true;
+    signal(SIGPIPE,
+           SIG_IGN); /* as the engine does: a write into a killed server must not kill us */
     return 0;
 }
 
@@ -254,7 +287,87 @@ static void connect_to_closed_port_is_an_io_error(void **state)
     assert_int_equal(c.ops->connect(&c), -1);
     assert_int_equal(c.err, LOCK_ERR_IO);
     assert_non_null(strstr(c.errstr, "127.0.0.1:1"));
+    assert_int_equal(c.connect_failures, 1);
     c.ops->disconnect(&c);
+}
+
+static int own_exists(const char *key)
+{
+    redisContext *ctx = redisConnect("127.0.0.1", own.srv[0].port);
+    assert_true(ctx && !ctx->err);
+    redisReply *r = redisCommand(ctx, "EXISTS %s", key);
+    assert_non_null(r);
+    int n = (int)r->integer;
+    freeReplyObject(r);
+    redisFree(ctx);
+    return n;
+}
+
+/* The server paused past the io timeout: the release and the renew got no
+ * answer, so they are unknown, not LOST; once continued, the server runs
+ * the release it had queued, which is why LOST would have been a lie. */
+static void redis_unanswered_release_and_renew_are_unknown(void **state)
+{
+    (void)state;
+    own_start();
+    struct lock_client a, n;
+    struct lock_grant ga, gn;
+    client_open(&a, "redis", &own_cfg, "owner-a");
+    client_open(&n, "redis-naive", &own_cfg, "owner-n");
+    pid_t pid = own.srv[0].pid;
+
+    assert_int_equal(take(&a, "own:1", 10000, 0, &ga), LOCK_OK);
+    assert_int_equal(kill(pid, SIGSTOP), 0);
+    enum lock_result r = a.ops->release(&a, &ga);
+    assert_int_equal(kill(pid, SIGCONT), 0);
+    assert_int_equal(r, LOCK_ERR);
+    assert_int_equal(a.err, LOCK_ERR_TIMEOUT);
+    assert_true(a.connect_failures >= 1); /* the timed-out connection was dropped */
+    int left = 1;
+    for (int i = 0; i < 200 && (left = own_exists("own:1")) != 0; i++)
+        lock_sleep_ms(10);
+    assert_int_equal(left, 0);
+
+    assert_int_equal(take(&a, "own:2", 10000, 0, &ga), LOCK_OK);
+    assert_int_equal(kill(pid, SIGSTOP), 0);
+    r = a.ops->renew(&a, &ga);
+    assert_int_equal(kill(pid, SIGCONT), 0);
+    assert_int_equal(r, LOCK_ERR);
+    assert_int_equal(a.ops->release(&a, &ga), LOCK_OK); /* it was ours all along */
+
+    /* The naive lock calls any DEL released, but not one that got no answer. */
+    assert_int_equal(take(&n, "own:3", 10000, 0, &gn), LOCK_OK);
+    assert_int_equal(kill(pid, SIGSTOP), 0);
+    r = n.ops->release(&n, &gn);
+    assert_int_equal(kill(pid, SIGCONT), 0);
+    assert_int_equal(r, LOCK_ERR);
+    a.ops->disconnect(&a);
+    n.ops->disconnect(&n);
+}
+
+/* The server killed under a connected client: both acquires fail as
+ * errors, the lost connection and the refused reconnect are counted, and
+ * the release of a grant from before is unknown, not LOST. */
+static void redis_killed_server_is_an_error_and_counted(void **state)
+{
+    (void)state;
+    own_start();
+    struct lock_client a;
+    struct lock_grant g, g2;
+    client_open(&a, "redis", &own_cfg, "owner-a");
+    assert_int_equal(a.connect_failures, 0);
+    assert_int_equal(take(&a, "own:k", 10000, 0, &g), LOCK_OK);
+    kill(own.srv[0].pid, SIGKILL);
+    waitpid(own.srv[0].pid, NULL, 0);
+    own.srv[0].pid = 0;
+    assert_int_equal(take(&a, "own:k2", 10000, 0, &g2), LOCK_ERR);
+    assert_int_equal(take(&a, "own:k2", 10000, 0, &g2), LOCK_ERR);
+    assert_int_equal(a.err, LOCK_ERR_IO);
+    assert_true(a.connect_failures >= 1);
+    uint64_t before = a.connect_failures;
+    assert_int_equal(a.ops->release(&a, &g), LOCK_ERR);
+    assert_int_equal(a.connect_failures, before + 1); /* one refused reconnect, counted once */
+    a.ops->disconnect(&a);
 }
 
 static void naive_sets_expiry_and_gives_no_token(void **state)
@@ -302,6 +415,8 @@ int main(void)
         cmocka_unit_test(redis_crash_leaves_the_lock_to_expire),
         cmocka_unit_test(redis_release_survives_script_flush),
         cmocka_unit_test(connect_to_closed_port_is_an_io_error),
+        cmocka_unit_test_teardown(redis_unanswered_release_and_renew_are_unknown, own_stop),
+        cmocka_unit_test_teardown(redis_killed_server_is_an_error_and_counted, own_stop),
         cmocka_unit_test(naive_sets_expiry_and_gives_no_token),
         cmocka_unit_test(naive_release_deletes_someone_elses_lock),
     };
