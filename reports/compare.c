@@ -40,7 +40,8 @@ void compare_row_fill(struct compare_row *row, const struct run_result *r)
     for (size_t i = 0; i < REPORT_N_PERCENTILES && row->has_latency; i++)
         row->acquire_ms[i] = (double)histogram_percentile(h, report_percentiles[i]) / 1000.0;
     row->violations = r->check.violations;
-    row->fenced = r->fenced_accesses;
+    row->fenced_pairs = r->check.fenced;
+    row->rejected_accesses = r->fenced_accesses;
     row->invariants_hold = r->invariants_hold;
     fill_invariants(row, r);
 }
@@ -99,18 +100,26 @@ int compare_markdown(const char *path, const struct comparison *c)
             ", lock ttl %" PRIu32 " ms, wait %" PRIu32 " ms%s.\n\n",
             workload_name(s->workload), s->clients, (double)s->duration_ms / 1000.0, s->seed,
             s->ttl_ms, s->wait_ms, c->complete ? "" : " — **INCOMPLETE**");
-    fprintf(f, "| algorithm | QPS | acquire p50 ms | p99 ms | p99.9 ms | max ms | failed "
-               "acquisitions | violations | invariants | verdict |\n");
-    fprintf(f, "|---|---:|---:|---:|---:|---:|---:|---:|---|---|\n");
+    /* With fencing on, what it stopped: overlapping pairs made safe, and
+     * the accesses the store rejected (two different counts). */
+    bool fencing = s->fencing;
+    fprintf(f,
+            "| algorithm | QPS | acquire p50 ms | p99 ms | p99.9 ms | max ms | failed "
+            "acquisitions | violations |%s invariants | verdict |\n",
+            fencing ? " fenced pairs | rejected accesses |" : "");
+    fprintf(f, "|---|---:|---:|---:|---:|---:|---:|---:|%s---|---|\n", fencing ? "---:|---:|" : "");
     for (size_t i = 0; i < c->n; i++) {
         const struct compare_row *row = &c->rows[i];
-        char cells[N_SHOWN][16];
+        char cells[N_SHOWN][16], fenced[48] = "";
         latency_cells(row, cells);
+        if (fencing)
+            snprintf(fenced, sizeof(fenced), " %" PRIu64 " | %" PRIu64 " |", row->fenced_pairs,
+                     row->rejected_accesses);
         fprintf(f,
                 "| [%s](%s/report.md) | %.1f | %s | %s | %s | %s | %" PRIu64 " | %" PRIu64
-                " | %s | %s%s%s |\n",
+                " |%s %s | %s%s%s |\n",
                 row->algorithm, row->algorithm, row->qps, cells[0], cells[1], cells[2], cells[3],
-                row->busy + row->errors, row->violations, row->invariants,
+                row->busy + row->errors, row->violations, fenced, row->invariants,
                 strcmp(row->verdict, "PASS") == 0 ? "" : "**", row->verdict,
                 strcmp(row->verdict, "PASS") == 0 ? "" : "**");
     }
@@ -131,15 +140,16 @@ static json_t *row_json(const struct compare_row *row)
     for (size_t i = 0; i < REPORT_N_PERCENTILES; i++)
         json_object_set_new(lat, names[i],
                             row->has_latency ? json_real(row->acquire_ms[i]) : json_null());
-    return json_pack("{s:s, s:s, s:s, s:s*, s:f, s:I, s:I, s:I, s:I, s:f, s:o, s:I, s:I, s:b, "
-                     "s:s}",
+    return json_pack("{s:s, s:s, s:s, s:s*, s:f, s:I, s:I, s:I, s:I, s:f, s:o, s:I, s:I, s:I, "
+                     "s:b, s:s}",
                      "algorithm", row->algorithm, "run_dir", row->run_dir, "verdict", row->verdict,
                      "note", row->note[0] ? row->note : NULL, "elapsed_s", row->elapsed_s, "steps",
                      (json_int_t)row->steps, "acquired", (json_int_t)row->acquired, "busy",
                      (json_int_t)row->busy, "errors", (json_int_t)row->errors, "qps", row->qps,
-                     "acquire_ms", lat, "violations", (json_int_t)row->violations, "fenced",
-                     (json_int_t)row->fenced, "invariants_hold", row->invariants_hold, "invariants",
-                     row->invariants);
+                     "acquire_ms", lat, "violations", (json_int_t)row->violations, "fenced_pairs",
+                     (json_int_t)row->fenced_pairs, "rejected_accesses",
+                     (json_int_t)row->rejected_accesses, "invariants_hold", row->invariants_hold,
+                     "invariants", row->invariants);
 }
 
 int compare_json(const char *path, const struct comparison *c)
@@ -151,7 +161,7 @@ int compare_json(const char *path, const struct comparison *c)
     for (size_t i = 0; i < c->n_servers; i++)
         json_array_append_new(servers, json_string(c->servers[i]));
     json_t *root = json_pack(
-        "{s:s, s:s, s:s, s:s, s:I, s:f, s:I, s:b, s:o, s:o}", "schema", "locklab.compare/1",
+        "{s:s, s:s, s:s, s:s, s:I, s:f, s:I, s:b, s:o, s:o}", "schema", "locklab.compare/2",
         "version", LOCKLAB_VERSION, "scenario", s->name, "workload", workload_name(s->workload),
         "clients", (json_int_t)s->clients, "duration_s", (double)s->duration_ms / 1000.0, "seed",
         (json_int_t)s->seed, "complete", c->complete, "servers", servers, "algorithms", rows);

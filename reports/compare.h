@@ -23,7 +23,9 @@ struct compare_row {
     double qps;                              /* locks acquired per second */
     bool has_latency;                        /* some acquire succeeded */
     double acquire_ms[REPORT_N_PERCENTILES]; /* report_percentiles */
-    uint64_t violations, fenced;
+    uint64_t violations;
+    uint64_t fenced_pairs;      /* overlapping pairs the store's fencing made safe */
+    uint64_t rejected_accesses; /* reads and writes the store rejected for a stale token */
     bool invariants_hold;
     char invariants[256]; /* "ok no_oversell, ok stock_accounting, ..." */
 };

@@ -9,7 +9,9 @@
 #include "histogram.h"
 #include "report.h"
 
-#define SCHEMA "locklab.report/1"
+/* /2: checker.fenced became fenced_pairs, checker.fenced_accesses became
+ * rejected_accesses, and so did the expectation's name in expect[].what. */
+#define SCHEMA "locklab.report/2"
 
 static json_t *op_stats(const struct run_result *r, const struct histogram *h)
 {
@@ -104,11 +106,11 @@ static json_t *checker_json(const struct run_result *r)
                                         section_json(r, &r->sections[v->b]), "faults", faults));
     }
     return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:I, s:I, s:I, s:o}", "sections",
-                     (json_int_t)c->sections, "overlaps", (json_int_t)c->overlaps, "fenced",
+                     (json_int_t)c->sections, "overlaps", (json_int_t)c->overlaps, "fenced_pairs",
                      (json_int_t)c->fenced, "violations", (json_int_t)c->violations,
                      "concurrent_entries", (json_int_t)c->concurrent_entries,
                      "witness_concurrent_entries", (json_int_t)r->witness_concurrent,
-                     "witness_agrees", r->witness_agrees, "fenced_accesses",
+                     "witness_agrees", r->witness_agrees, "rejected_accesses",
                      (json_int_t)r->fenced_accesses, "history_events", (json_int_t)r->hist.n,
                      "history_dropped", (json_int_t)r->hist.dropped, "listed", listed);
 }

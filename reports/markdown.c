@@ -36,14 +36,21 @@ static void md_ops(FILE *f, const struct run_result *r)
 static void md_safety(FILE *f, const struct run_result *r)
 {
     const struct check_result *c = &r->check;
-    fprintf(f,
-            "## Safety\n\n"
-            "| sections | overlapping pairs | fenced | violations | witness | checker | agree |\n"
-            "|---:|---:|---:|---:|---:|---:|---|\n"
-            "| %" PRIu64 " | %" PRIu64 " | %" PRIu64 " | **%" PRIu64 "** | %" PRIu64 " | %" PRIu64
-            " | %s |\n\n",
-            c->sections, c->overlaps, c->fenced, c->violations, r->witness_concurrent,
-            c->concurrent_entries, r->witness_agrees ? "yes" : "**NO**");
+    fprintf(
+        f,
+        "## Safety\n\n"
+        "| sections | overlapping pairs | fenced pairs | violations | witness | checker | agree "
+        "|\n"
+        "|---:|---:|---:|---:|---:|---:|---|\n"
+        "| %" PRIu64 " | %" PRIu64 " | %" PRIu64 " | **%" PRIu64 "** | %" PRIu64 " | %" PRIu64
+        " | %s |\n\n",
+        c->sections, c->overlaps, c->fenced, c->violations, r->witness_concurrent,
+        c->concurrent_entries, r->witness_agrees ? "yes" : "**NO**");
+    if (r->scn->fencing)
+        fprintf(f,
+                "Fencing: %" PRIu64 " rejected accesses (reads and writes the store refused for a "
+                "stale token).\n\n",
+                r->fenced_accesses);
     fprintf(f, "| invariant | holds | detail |\n|---|---|---|\n");
     for (size_t i = 0; i < r->n_inv; i++)
         fprintf(f, "| %s | %s | %s |\n", r->inv[i].name,
@@ -61,7 +68,7 @@ static void md_violations(FILE *f, const struct run_result *r)
         return;
     fprintf(f,
             "## Overlapping holders (first %zu)\n\n"
-            "| key | holder A | holder B | overlap ms | fenced | faults |\n"
+            "| key | holder A | holder B | overlap ms | fenced pair | faults |\n"
             "|---|---|---|---:|---|---|\n",
             c->n_list);
     for (size_t i = 0; i < c->n_list && i < 50; i++) {

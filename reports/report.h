@@ -38,7 +38,7 @@ double report_rel_s(const struct run_result *r, uint64_t mono_ns);
 /* "client_pause(client 7)" list of the faults active in a violation. */
 void report_violation_faults(const struct run_result *r, const struct violation *v, char *buf,
                              size_t len);
-/* A failed expectation, or NULL when the run passed: "violations: expected ==0, got 12". */
+/* A failed expectation, or NULL when the run passed: "violations: expected 0, got 12". */
 const char *report_failure(const struct run_result *r, char *buf, size_t len);
 
 #endif

@@ -16,18 +16,20 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: locklab run SCENARIO [--algorithm NAME] [--clients N] [--duration S]\n"
-               "                            [--requests N] [--seed N] [--out DIR] [--quiet]\n"
-               "                            [--show-violations N] [--redis HOST:PORT[,...]]\n"
-               "                            [--zookeeper HOST:PORT[,...]]\n"
-               "       locklab compare SCENARIO [--algorithms A,B,...] [same options as run]\n"
-               "       locklab check RUN_DIR/history.jsonl [--expect EXPR] [--show-violations N]\n"
-               "       locklab cluster up|status|down [--redis-nodes N] [--zookeeper-nodes 1|3]\n"
-               "                            [--dir DIR]\n"
-               "       locklab list\n"
-               "       locklab --help | --version\n"
-               "exit: 0 expectations met, 1 not met, 2 bad usage or scenario, 3 environment,\n"
-               "      130 interrupted (partial report written, marked incomplete)\n");
+    fprintf(f,
+            "usage: locklab run SCENARIO [--algorithm NAME] [--clients N] [--duration S]\n"
+            "                            [--requests N] [--seed N] [--out DIR] [--quiet]\n"
+            "                            [--show-violations N] [--redis HOST:PORT[,...]]\n"
+            "                            [--zookeeper HOST:PORT[,...]]\n"
+            "       locklab compare SCENARIO [--algorithms A,B,...] [same options as run]\n"
+            "       locklab check RUN_DIR[/history.jsonl] [--expect EXPR] [--show-violations N]\n"
+            "       locklab cluster up|status|down [--redis-nodes N] [--zookeeper-nodes 1|3]\n"
+            "                            [--dir DIR]\n"
+            "       locklab list\n"
+            "       locklab --help | --version\n"
+            "exit: 0 expectations met, 1 not met, 2 bad usage or scenario, 3 environment or\n"
+            "      incomplete (servers lost; check: history cut short), 130 interrupted (partial\n"
+            "      report written, marked incomplete)\n");
 }
 
 /* ---- check ------------------------------------------------------------ */
@@ -76,7 +78,7 @@ static int cmd_check(int argc, char **argv)
         }
     }
     if (path == NULL)
-        return bad_usage("%s", "check: which history? give RUN_DIR/history.jsonl");
+        return bad_usage("%s", "check: which history? give RUN_DIR or RUN_DIR/history.jsonl");
     char file[600];
     struct stat st;
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
@@ -101,7 +103,7 @@ static int cmd_check(int argc, char **argv)
     printf("%s: scenario %s, algorithm %s, %" PRIu32 " clients%s\n", file, res.hist.scenario,
            res.hist.algorithm, res.hist.clients, res.hist.complete ? "" : " (INCOMPLETE run)");
     printf("checker: %" PRIu64 " sections, %" PRIu64 " overlapping pairs (%" PRIu64
-           " fenced), %" PRIu64 " violations, %" PRIu64 " concurrent entries\n",
+           " fenced pairs, safe), %" PRIu64 " violations, %" PRIu64 " concurrent entries\n",
            c->sections, c->overlaps, c->fenced, c->violations, c->concurrent_entries);
     report_violations(stdout, &res, (int)show);
     char w[24];

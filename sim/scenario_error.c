@@ -332,16 +332,34 @@ int scn_unknown_name(struct ctx *c, const struct names *nm, const char *value)
     return scn_fail(c, "unknown %s %s%s", nm->noun, scn_quote(value).s, hint);
 }
 
+/* Keys the format once had and gave up: refused with what to write
+ * instead (docs/scenario.md), never read as a silent synonym. */
+static const struct {
+    const char *path; /* rendered JSON path of the old key */
+    const char *why;
+} renamed_keys[] = {
+    {"expect.fenced", "no longer accepted: write \"rejected_accesses\" (the same count: reads and "
+                      "writes the store rejected for a stale token)"},
+};
+
 int scn_unknown_key(struct ctx *c, const struct table *t, const char *key)
 {
     const char *keys[16];
-    char hint[256];
+    char hint[256], path[256];
     size_t n = 0;
 
+    scn_push_key(c, key);
+    render_path(c, path, sizeof(path));
+    for (size_t i = 0; i < N_OF(renamed_keys); i++) {
+        if (strcmp(path, renamed_keys[i].path) == 0) {
+            fail_key(c, "%s", renamed_keys[i].why);
+            scn_pop(c);
+            return -1;
+        }
+    }
     for (size_t i = 0; i < t->n && n < N_OF(keys); i++)
         keys[n++] = t->fields[i].key;
     suggest(hint, sizeof(hint), key, keys, n);
-    scn_push_key(c, key);
     fail_key(c, "unknown key%s", hint);
     scn_pop(c);
     return -1;

@@ -162,11 +162,12 @@ void assert_files(const struct outcome *o)
     }
 }
 
-/* The offline check of the written history must find what the run found. */
-void assert_check_agrees(const struct outcome *o, json_int_t violations)
+/* The offline check of the written history must find what the run found:
+ * the same violations and the same fenced pairs. */
+void assert_check_agrees(const struct outcome *o, json_int_t violations, json_int_t fenced_pairs)
 {
     struct outcome c = {0};
-    char hist[600], expect[32];
+    char hist[600], expect[32], figures[96];
     snprintf(hist, sizeof(hist), "%s/history.jsonl", o->dir);
     snprintf(expect, sizeof(expect), "%lld", (long long)violations);
     const char *extra[] = {"--expect", expect, NULL};
@@ -174,6 +175,10 @@ void assert_check_agrees(const struct outcome *o, json_int_t violations)
     if (c.status != 0)
         fail_msg("locklab check disagrees with the run (%lld violations): %s%s",
                  (long long)violations, c.out, c.err);
+    snprintf(figures, sizeof(figures), "(%lld fenced pairs, safe), %lld violations",
+             (long long)fenced_pairs, (long long)violations);
+    if (strstr(c.out, figures) == NULL)
+        fail_msg("locklab check does not say \"%s\":\n%s", figures, c.out);
 }
 
 /* A run's verdict: exit status and the safety figures in report.json. */
@@ -191,7 +196,7 @@ json_t *run_scenario(struct outcome *o, const char *name, int want_status, const
     assert_true(jbool(r, "checker", "witness_agrees"));
     assert_int_equal(jint(r, "checker", "witness_concurrent_entries"),
                      jint(r, "checker", "concurrent_entries"));
-    assert_check_agrees(o, jint(r, "checker", "violations"));
+    assert_check_agrees(o, jint(r, "checker", "violations"), jint(r, "checker", "fenced_pairs"));
     return r;
 }
 

@@ -35,8 +35,9 @@ json_int_t jint(json_t *root, const char *obj, const char *key);
 int jbool(json_t *root, const char *obj, const char *key);
 int invariant_holds(json_t *root, const char *name);
 void assert_files(const struct outcome *o);
-/* `locklab check` of the written history must find the same violations. */
-void assert_check_agrees(const struct outcome *o, json_int_t violations);
+/* `locklab check` of the written history must find the same violations
+ * and fenced pairs. */
+void assert_check_agrees(const struct outcome *o, json_int_t violations, json_int_t fenced_pairs);
 /* `locklab run scenarios/NAME EXTRA...`: the exit code, the files, a
  * complete run, witness == checker == locklab check. */
 json_t *run_scenario(struct outcome *o, const char *name, int want_status,

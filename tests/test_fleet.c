@@ -134,7 +134,7 @@ static void compare_writes_one_table_for_all(void **state)
         fail_msg("compare: exit %d\n%s\n%s", o.status, o.out, o.err);
     assert_non_null(strstr(o.out, "End of compare: COMPLETE"));
     json_t *c = load_json(o.dir, "compare.json");
-    assert_string_equal(json_string_value(json_object_get(c, "schema")), "locklab.compare/1");
+    assert_string_equal(json_string_value(json_object_get(c, "schema")), "locklab.compare/2");
     json_t *rows = json_object_get(c, "algorithms");
     assert_int_equal(json_array_size(rows), 3);
     static const char *const names[] = {"redis", "redlock", "zookeeper"};
@@ -144,6 +144,10 @@ static void compare_writes_one_table_for_all(void **state)
         assert_string_equal(json_string_value(json_object_get(row, "verdict")), "PASS");
         assert_true(json_integer_value(json_object_get(row, "acquired")) > 0);
         assert_int_equal(json_integer_value(json_object_get(row, "violations")), 0);
+        /* fencing off: nothing fenced, nothing rejected, and no old "fenced" */
+        assert_int_equal(json_integer_value(json_object_get(row, "fenced_pairs")), 0);
+        assert_int_equal(json_integer_value(json_object_get(row, "rejected_accesses")), 0);
+        assert_null(json_object_get(row, "fenced"));
         assert_true(json_is_real(json_object_get(json_object_get(row, "acquire_ms"), "p99")));
         /* the table's row and that algorithm's own report agree */
         char dir[700];
@@ -160,6 +164,40 @@ static void compare_writes_one_table_for_all(void **state)
     slurp(md, text, sizeof(text));
     assert_non_null(strstr(text, "| [redlock](redlock/report.md) |"));
     assert_non_null(strstr(text, "| [zookeeper](zookeeper/report.md) |"));
+}
+
+/* With fencing on, the comparison keeps the two counts apart: overlapping
+ * pairs fencing made safe, and the accesses the store rejected. */
+static void compare_shows_fenced_pairs_and_rejected_accesses(void **state)
+{
+    (void)state;
+    struct outcome o = {0};
+    char path[600];
+    scenario_path(path, sizeof(path), "flash_sale_pause_fenced.json");
+    const char *extra[] = {"--algorithms", "redis", "--duration", "5", NULL};
+    run(&o, NULL, "compare", path, extra);
+    if (o.status != 0)
+        fail_msg("compare: exit %d\n%s\n%s", o.status, o.out, o.err);
+    json_t *c = load_json(o.dir, "compare.json");
+    json_t *row = json_array_get(json_object_get(c, "algorithms"), 0);
+    assert_int_equal(json_integer_value(json_object_get(row, "violations")), 0);
+    json_int_t pairs = json_integer_value(json_object_get(row, "fenced_pairs"));
+    json_int_t rejected = json_integer_value(json_object_get(row, "rejected_accesses"));
+    assert_true(pairs > 0);
+    assert_true(rejected > 0);
+    char dir[700];
+    snprintf(dir, sizeof(dir), "%s/redis", o.dir);
+    json_t *r = load_json(dir, "report.json");
+    assert_int_equal(jint(r, "checker", "fenced_pairs"), pairs);
+    assert_int_equal(jint(r, "checker", "rejected_accesses"), rejected);
+    json_decref(r);
+    json_decref(c);
+    char md[700], text[8192], cells[64];
+    snprintf(md, sizeof(md), "%s/compare.md", o.dir);
+    slurp(md, text, sizeof(text));
+    assert_non_null(strstr(text, "| violations | fenced pairs | rejected accesses |"));
+    snprintf(cells, sizeof(cells), "| 0 | %lld | %lld |", (long long)pairs, (long long)rejected);
+    assert_non_null(strstr(text, cells));
 }
 
 /* `locklab cluster`: the state file's endpoint line for a kind. */
@@ -289,6 +327,7 @@ int main(void)
         cmocka_unit_test(naive_lock_breaks_the_new_invariants),
         cmocka_unit_test(zookeeper_serves_one_key_in_sequence_order),
         cmocka_unit_test(compare_writes_one_table_for_all),
+        cmocka_unit_test(compare_shows_fenced_pairs_and_rejected_accesses),
         cmocka_unit_test_teardown(cluster_up_serves_runs_until_down, cluster_teardown),
         cmocka_unit_test(bad_fleet_options_are_usage_errors),
     };

@@ -72,9 +72,34 @@ static void pause_past_ttl_with_fencing_is_fenced(void **state)
     const char *extra[] = {"--quiet", NULL};
     json_t *r = run_scenario(&o, "flash_sale_pause_fenced.json", 0, extra);
     assert_int_equal(jint(r, "checker", "violations"), 0);
-    assert_true(jint(r, "checker", "fenced") > 0);
-    assert_true(jint(r, "checker", "fenced_accesses") > 0);
+    /* two different counts: overlapping pairs fencing made safe, and the
+     * reads and writes the store rejected for a stale token */
+    assert_true(jint(r, "checker", "fenced_pairs") > 0);
+    assert_true(jint(r, "checker", "rejected_accesses") > 0);
     assert_true(jint(r, "checker", "overlaps") > 0); /* the lock was shared; the store said no */
+    assert_int_equal(jint(r, "checker", "violations"),
+                     jint(r, "checker", "overlaps") - jint(r, "checker", "fenced_pairs"));
+    /* the old, ambiguous names are gone (schema /2) */
+    assert_string_equal(json_string_value(json_object_get(r, "schema")), "locklab.report/2");
+    assert_null(json_object_get(json_object_get(r, "checker"), "fenced"));
+    assert_null(json_object_get(json_object_get(r, "checker"), "fenced_accesses"));
+    /* the scenario's expectation is reported under its own name */
+    json_t *exp = json_object_get(r, "expect");
+    int seen = 0;
+    for (size_t i = 0; i < json_array_size(exp); i++) {
+        json_t *e = json_array_get(exp, i);
+        if (strcmp(json_string_value(json_object_get(e, "what")), "rejected_accesses") != 0)
+            continue;
+        seen++;
+        assert_string_equal(json_string_value(json_object_get(e, "want")), ">0");
+        assert_true(json_is_true(json_object_get(e, "met")));
+    }
+    assert_int_equal(seen, 1);
+    char md[700], text[16384];
+    snprintf(md, sizeof(md), "%s/report.md", o.dir);
+    slurp(md, text, sizeof(text));
+    assert_non_null(strstr(text, "| fenced pairs |"));
+    assert_non_null(strstr(text, "rejected accesses"));
     assert_true(invariant_holds(r, "no_oversell"));
     assert_true(invariant_holds(r, "stock_accounting"));
     json_decref(r);

@@ -175,7 +175,7 @@ static void test_good_full(void **state)
     assert_int_equal(s.faults[1].target, 7);
     assert_int_equal(s.expect.violations.op, EXPECT_EQ);
     assert_int_equal(s.expect.violations.value, 0);
-    assert_int_equal(s.expect.fenced.op, EXPECT_GT);
+    assert_int_equal(s.expect.fenced.op, EXPECT_GT); /* expect.rejected_accesses */
     assert_int_equal(s.expect.fenced.value, 0);
     assert_int_equal(s.expect.invariants, EXPECT_INV_HOLD);
 }
@@ -262,7 +262,7 @@ static void test_expect_defaults(void **state)
     assert_int_equal(s.expect.violations.value, 0);
     assert_int_equal(s.expect.invariants, EXPECT_INV_BROKEN);
 
-    load_ok(state, "{'expect': {'fenced': '>= 3', 'violations': 2}, " WL "}", &s);
+    load_ok(state, "{'expect': {'rejected_accesses': '>= 3', 'violations': 2}, " WL "}", &s);
     assert_int_equal(s.expect.fenced.op, EXPECT_GE);
     assert_int_equal(s.expect.fenced.value, 3);
     assert_int_equal(s.expect.violations.op, EXPECT_EQ);
@@ -289,7 +289,7 @@ static void test_bounds_accepted(void **state)
             " 'workload': {'type': 'flash_sale', 'items': 1, 'stock': 0, 'critical_ms': 0,"
             " 'hot_fraction': 1e-9, 'hot_items': 1},"
             " 'faults': [{'at_ms': 0, 'type': 'client_crash', 'target': 'client:0'}],"
-            " 'expect': {'violations': 0, 'fenced': '0'}}",
+            " 'expect': {'violations': 0, 'rejected_accesses': '0'}}",
             &s);
     assert_int_equal(s.clients, 1);
     assert_int_equal(s.duration_ms, 1);
@@ -482,8 +482,8 @@ static void test_wrong_types(void **state)
         {"{'expect': 0, " WL "}", "t.json:1:12: expect: expected an object, got integer"},
         {"{'expect': {'violations': true}, " WL "}",
          "t.json:1:27: expect.violations: expected an integer or a string, got boolean"},
-        {"{'expect': {'fenced': 1.5}, " WL "}",
-         "t.json:1:23: expect.fenced: expected an integer or a string, got number"},
+        {"{'expect': {'rejected_accesses': 1.5}, " WL "}",
+         "t.json:1:34: expect.rejected_accesses: expected an integer or a string, got number"},
         {"{'expect': {'invariants': false}, " WL "}",
          "t.json:1:27: expect.invariants: expected a string, got boolean"},
     };
@@ -511,6 +511,21 @@ static void test_unknown_keys(void **state)
          "t.json:1:50: faults[0].durration_ms: unknown key (did you mean \"duration_ms\"?)"},
         {"{'expect': {'violation': 0}, " WL "}",
          "t.json:1:13: expect.violation: unknown key (did you mean \"violations\"?)"},
+        {"{'expect': {'rejected': 0}, " WL "}",
+         "t.json:1:13: expect.rejected: unknown key (known: violations, rejected_accesses, "
+         "invariants)"},
+        /* the old name of rejected_accesses is refused, saying what to write
+         * instead, wherever it stands among the keys */
+        {"{'expect': {'fenced': '>0'}, " WL "}",
+         "t.json:1:13: expect.fenced: no longer accepted: write \"rejected_accesses\" (the same "
+         "count: reads and writes the store rejected for a stale token)"},
+        {"{'expect': {'violations': 0, 'fenced': 1}, " WL "}",
+         "t.json:1:30: expect.fenced: no longer accepted: write \"rejected_accesses\" (the same "
+         "count: reads and writes the store rejected for a stale token)"},
+        /* only in expect: elsewhere it is an unknown key like any other */
+        {"{'fenced': true, " WL "}", "t.json:1:2: fenced: unknown key (known: name, description, "
+                                     "clients, duration_s, requests, "
+                                     "seed, lock, workload, fencing, faults, expect, servers)"},
         /* keys of an object are checked before its values, its own before its
          * children's, and in the file's order */
         {"{'lock': {'a': 1}, 'clientz': 1, " WL "}",
@@ -571,9 +586,9 @@ static void test_unknown_values(void **state)
         {"{'expect': {'violations': 'x'}, " WL "}",
          "t.json:1:27: expect.violations: cannot read \"x\" as a count (write 0, \">0\", \">= "
          "3\", \"<5\")"},
-        {"{'expect': {'fenced': '>>1'}, " WL "}",
-         "t.json:1:23: expect.fenced: cannot read \">>1\" as a count (write 0, \">0\", \">= 3\", "
-         "\"<5\")"},
+        {"{'expect': {'rejected_accesses': '>>1'}, " WL "}",
+         "t.json:1:34: expect.rejected_accesses: cannot read \">>1\" as a count (write 0, \">0\", "
+         "\">= 3\", \"<5\")"},
     };
     CHECK_LOAD(cases);
 }
@@ -1185,6 +1200,23 @@ static void test_new_workloads_and_settings(void **state)
     assert_int_equal(s.cache_rebuild.period_ms, 500);
     assert_int_equal(s.cache_rebuild.load_ms, 20);
     assert_int_equal(s.cache_rebuild.read_ms, 0);
+
+    /* the hold may last the whole period (it counts from the acquisition);
+     * 0, the default, stays 0: to the end of the task's period */
+    load_ok(state,
+            "{'duration_s': 10, 'workload': {'type': 'scheduled_tasks', 'tasks': 4,"
+            " 'period_ms': 1000, 'hold_min_ms': 1000}}",
+            &s);
+    assert_int_equal(s.scheduled_tasks.hold_min_ms, 1000);
+    load_ok(state, "{'duration_s': 10, 'workload': {'type': 'scheduled_tasks'}}", &s);
+    assert_int_equal(s.scheduled_tasks.hold_min_ms, 0);
+    assert_int_equal(s.scheduled_tasks.period_ms, 1000);
+    assert_int_equal(s.scheduled_tasks.tasks, 4);
+
+    load_ok(state,
+            "{'workload': {'type': 'cache_rebuild', 'keys': 8, 'period_ms': 500,"
+            " 'load_ms': 20, 'read_ms': 0}}",
+            &s);
     /* defaults */
     assert_int_equal(s.redlock.nodes, 5);
     assert_int_equal(s.redlock.node_timeout_ms, 50);
@@ -1226,6 +1258,10 @@ static void test_new_finish_errors(void **state)
         {"{'duration_s': 10, 'workload': {'type': 'scheduled_tasks', 'tasks': 4, 'period_ms': 1000,"
          " 'run_ms': 250}}",
          "t.json:1:101: workload.run_ms: 250 must be less than period_ms / tasks (250 ms)"},
+        /* the hold counts from the acquisition and may last the whole period */
+        {"{'duration_s': 10, 'workload': {'type': 'scheduled_tasks', 'period_ms': 1000,"
+         " 'hold_min_ms': 1001}}",
+         "t.json:1:94: workload.hold_min_ms: 1001 must be at most period_ms (1000 ms)"},
         {"{'duration_s': 1, 'workload': {'type': 'scheduled_tasks', 'period_ms': 1000}}",
          "t.json: duration_s: 1000 ms holds no whole period of 1000 ms after the first (at least "
          "twice the period)"},
