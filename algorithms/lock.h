@@ -95,6 +95,11 @@ struct lock_client {
      * only; the engine reads it after the run and keeps it across
      * reconnects, so a run that lost its servers cannot look clean. */
     uint64_t connect_failures;
+    /* Of those, the ones that say the server is gone, not merely slow: a
+     * connect refused (nobody listening), a ZooKeeper connection that
+     * dropped. A node dropped for answering late is not one. A run with
+     * any lost its servers and cannot pass. Same rules as above. */
+    uint64_t connect_refused;
 };
 
 /* The kind of server an algorithm talks to; the engine starts (or is given)

@@ -61,10 +61,13 @@ int wire_connect(struct lock_client *c, struct redis_wire *w)
     wire_close(w);
     w->ctx =
         redisConnectWithTimeout(w->ep->host, w->ep->port, ms_to_tv(c->cfg->connect_timeout_ms));
-    if (w->ctx == NULL || w->ctx->err)
+    if (w->ctx == NULL || w->ctx->err) {
         lock_set_error(c, LOCK_ERR_IO, "connect %s:%d: %s", w->ep->host, w->ep->port,
                        w->ctx ? w->ctx->errstr : "out of memory");
-    else if (c->cfg->io_timeout_ms && redisSetTimeout(w->ctx, ms_to_tv(c->cfg->io_timeout_ms)))
+        /* Nobody listening: the server is gone, not slow (a timeout is). */
+        if (w->ctx && w->ctx->err == REDIS_ERR_IO && strstr(w->ctx->errstr, "refused"))
+            c->connect_refused++;
+    } else if (c->cfg->io_timeout_ms && redisSetTimeout(w->ctx, ms_to_tv(c->cfg->io_timeout_ms)))
         lock_set_error(c, LOCK_ERR_IO, "set timeout: %s", w->ctx->errstr);
     else if (load_scripts(c, w) == 0)
         return 0;

@@ -144,12 +144,13 @@ void client_destroy(struct client *cl)
 int client_connect(struct client *cl)
 {
     struct lock_client *lc = &cl->lc;
-    uint64_t rng = lc->rng, failures = lc->connect_failures;
+    uint64_t rng = lc->rng, failures = lc->connect_failures, refused = lc->connect_refused;
     memset(lc, 0, sizeof(*lc));
     lc->ops = cl->run->ops;
     lc->cfg = cl->run->cfg;
     lc->rng = rng;
     lc->connect_failures = failures; /* a run's count, not a connection's */
+    lc->connect_refused = refused;
     client_owner_name(lc->owner, sizeof(lc->owner), cl->run->run_id, cl->id, cl->incarnation);
     lc->owner_len = strlen(lc->owner);
     if (lc->ops->connect(lc) < 0) {
@@ -330,9 +331,10 @@ static void crash_holder(struct client *cl, int idx)
     }
     cl->n_parked = 0;
     /* The connections a crash drops on purpose are no lost server. */
-    uint64_t failures = cl->lc.connect_failures;
+    uint64_t failures = cl->lc.connect_failures, refused = cl->lc.connect_refused;
     run->ops->crash(&cl->lc);
     cl->lc.connect_failures = failures;
+    cl->lc.connect_refused = refused;
     cl->connected = false;
     cl->holding = false;
     /* A new process takes the dead one's place after the restart delay,
