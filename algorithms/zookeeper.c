@@ -11,8 +11,17 @@
  *   session expires while a lock is held, the grant counts as lost
  *   (Curator's SUSPENDED/LOST) and release reports LOCK_LOST. No renew: the
  *   session's own heartbeat is the renewal.
+ * LOST is only ever said on the server's word (the node is gone, the
+ *   session was declared expired) or on that of our own books (a grant this
+ *   client does not hold). A delete whose answer did not come back
+ *   (connection loss, timeout) is LOCK_ERR, outcome unknown: the node is
+ *   kept as an orphan and deleted before this client's next acquire.
+ * A client holds any number of locks at once (a growable array of holds).
+ *   Every drop of its connection and every failed session open counts in
+ *   c->connect_failures; a drop also in c->connect_refused.
  */
 #include <arpa/inet.h>
+#include <limits.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -32,7 +41,7 @@
 #define ZK_POLL_MS            50    /* how often a waiter looks at the cancel flag */
 #define ZK_KEY_MAX            160
 #define ZK_PATH_MAX           256
-#define ZK_MAX_HOLDS          8
+#define ZK_MIN_HOLDS          8  /* the first allocation of the holds array */
 #define ZK_SEQ_DIGITS         10 /* the server's %010d suffix */
 #define ZK_CREATE_TRIES       3
 #define ZK_ID_DIGITS          16
@@ -41,11 +50,18 @@
 static const char locks_root[] = "/locks";
 static const char name_tag[] = "-lock-"; /* between the client id and the sequence */
 
+enum zk_hold_state {
+    HOLD_FREE = 0, /* a slot to reuse */
+    HOLD_HELD,     /* granted, not released */
+    HOLD_ORPHAN,   /* its release got no answer: the node may still be there */
+};
+
 /* A lock this client holds; release finds it by key and token. */
 struct zk_hold {
-    bool used;
+    enum zk_hold_state state;
     uint64_t token;
     uint64_t losses; /* z->losses when granted: any change means it may be lost */
+    int64_t session; /* the session the node was created in (it dies with it) */
     char path[ZK_PATH_MAX];
 };
 
@@ -58,8 +74,10 @@ struct zk_lock {
     bool connected, expired, fired;
     char watching[ZK_PATH_MAX]; /* the predecessor the waiter sleeps on */
     _Atomic uint64_t losses;    /* session events other than "connected" */
+    _Atomic uint64_t drops;     /* connected -> anything else, for connect_failures */
     _Atomic uint64_t watch_events;
-    int session_ms; /* as negotiated with the server */
+    uint64_t drops_counted; /* the part of drops already in c->connect_failures */
+    int session_ms;         /* as negotiated with the server */
     char id[ZK_ID_DIGITS + 1];
     /* The acquire in progress (the client's own thread only). */
     char parent[ZK_PATH_MAX]; /* /locks/<key> */
@@ -71,7 +89,8 @@ struct zk_lock {
     /* A prefix whose node a failed delete may have left behind; removed
      * before this client queues again, or it would hold the queue up. */
     char pending[ZK_PATH_MAX];
-    struct zk_hold holds[ZK_MAX_HOLDS];
+    struct zk_hold *holds; /* n_holds slots, grown (rarely) when all are taken */
+    size_t n_holds;
     char hosts[LOCK_ENDPOINT_MAX * 72]; /* "host:port," for each endpoint */
 };
 
@@ -119,9 +138,15 @@ static void session_watcher(zhandle_t *zh, int type, int state, const char *path
     if (type != ZOO_SESSION_EVENT)
         return;
     pthread_mutex_lock(&z->mu);
+    bool was = z->connected;
     z->connected = state == ZOO_CONNECTED_STATE;
     if (!z->connected)
         atomic_fetch_add(&z->losses, 1);
+    /* One lost connection, counted once: the library reports CONNECTING
+     * only when a live connection drops, and an expiry it learns of later
+     * (on reconnecting) is the same outage, already counted. */
+    if (was && !z->connected)
+        atomic_fetch_add(&z->drops, 1);
     if (state == ZOO_EXPIRED_SESSION_STATE || state == ZOO_AUTH_FAILED_STATE)
         z->expired = true;
     pthread_cond_broadcast(&z->cv);
@@ -174,6 +199,19 @@ static int init_sync(struct zk_lock *z)
     return 0;
 }
 
+/* Move the drops the session watcher saw into c->connect_failures, and
+ * into c->connect_refused too: lock.h counts a dropped ZooKeeper connection
+ * as a server gone. The watcher runs on the library's thread and never
+ * writes the client; this runs on the client's own, at the end of each
+ * call. */
+static void count_drops(struct lock_client *c, struct zk_lock *z)
+{
+    uint64_t seen = atomic_load(&z->drops);
+    c->connect_failures += seen - z->drops_counted;
+    c->connect_refused += seen - z->drops_counted;
+    z->drops_counted = seen;
+}
+
 /* 0 connected; -1 the time ran out or the session ended first. */
 static int wait_connected(struct zk_lock *z, uint32_t limit_ms)
 {
@@ -202,10 +240,15 @@ static int open_session(struct lock_client *c, struct zk_lock *z)
     pthread_mutex_unlock(&z->mu);
     z->zh = zookeeper_init(z->hosts, session_watcher, (int)session, NULL, z, 0);
     if (z->zh == NULL) {
+        c->connect_failures++;
         lock_set_error(c, LOCK_ERR_CONFIG, "zookeeper_init %s failed", z->hosts);
         return -1;
     }
     if (wait_connected(z, limit) < 0) {
+        /* Never connected, so the watcher counted nothing: one failed
+         * open, counted here once. Not as refused: the library does not
+         * say whether nobody listened or the server was slow. */
+        c->connect_failures++;
         zookeeper_close(z->zh);
         z->zh = NULL;
         lock_set_error(c, LOCK_ERR_IO, "no ZooKeeper session with %s within %u ms", z->hosts,
@@ -215,8 +258,18 @@ static int open_session(struct lock_client *c, struct zk_lock *z)
     /* The server clamps the timeout to 2..20 ticks; the library keeps what
      * it granted, and that is what the holder can count on. */
     z->session_ms = zoo_recv_timeout(z->zh);
-    z->pending[0] = '\0'; /* whatever it named died with the old session */
+    /* Whatever these named died with the old session. */
+    z->pending[0] = '\0';
+    for (size_t i = 0; i < z->n_holds; i++)
+        if (z->holds[i].state == HOLD_ORPHAN)
+            z->holds[i].state = HOLD_FREE;
     return 0;
+}
+
+static int64_t session_of(zhandle_t *zh)
+{
+    const clientid_t *id = zh ? zoo_client_id(zh) : NULL;
+    return id ? id->client_id : 0;
 }
 
 /* An expired session is final in the C client: open a new one. */
@@ -295,6 +348,7 @@ static void free_impl(struct lock_client *c)
         pthread_cond_destroy(&z->cv);
         pthread_mutex_destroy(&z->mu);
     }
+    free(z->holds);
     free(z);
     c->impl = NULL;
 }
@@ -304,6 +358,7 @@ static void zookeeper_disconnect(struct lock_client *c)
     struct zk_lock *z = c->impl;
     if (z == NULL)
         return;
+    count_drops(c, z); /* before the close: closing is no lost connection */
     if (z->zh != NULL)
         zookeeper_close(z->zh); /* closeSession: the server drops our nodes at once */
     free_impl(c);
@@ -374,6 +429,7 @@ static void zookeeper_crash(struct lock_client *c)
     struct zk_lock *z = c->impl;
     if (z == NULL)
         return;
+    count_drops(c, z); /* before the severing, which is the crash, not a fault */
     if (z->zh != NULL)
         sever_and_close(c->cfg, z->zh);
     free_impl(c);
@@ -448,8 +504,8 @@ static int make_parents(struct zk_lock *z)
  * it holds stands behind itself): never take one for the other. */
 static bool is_held(const struct zk_lock *z, const char *path)
 {
-    for (size_t i = 0; i < ZK_MAX_HOLDS; i++)
-        if (z->holds[i].used && strcmp(z->holds[i].path, path) == 0)
+    for (size_t i = 0; i < z->n_holds; i++)
+        if (z->holds[i].state == HOLD_HELD && strcmp(z->holds[i].path, path) == 0)
             return true;
     return false;
 }
@@ -476,6 +532,14 @@ static int delete_mine(struct zk_lock *z, const char *parent, size_t parent_len,
     return rc;
 }
 
+/* Did a request fail because the server expired the session? Then its
+ * ephemeral nodes are gone with it: nothing is left to clean up, and the
+ * create that follows opens a new session. */
+static bool session_gone(zhandle_t *zh, int rc)
+{
+    return rc == ZSESSIONEXPIRED || is_unrecoverable(zh) != ZOK;
+}
+
 /* Remember a node prefix (path less its sequence) that a failed request may
  * have left behind. */
 static void remember_pending(struct zk_lock *z, const char *path, size_t prefix_len)
@@ -492,9 +556,26 @@ static int flush_pending(struct lock_client *c, struct zk_lock *z)
     memcpy(parent, z->pending, parent_len);
     parent[parent_len] = '\0';
     int rc = delete_mine(z, parent, parent_len, slash + 1);
-    if (rc != ZOK)
+    if (rc != ZOK && !session_gone(z->zh, rc))
         return fail(c, "delete leftover", z->pending, rc);
     z->pending[0] = '\0';
+    return 0;
+}
+
+/* Delete the nodes whose release got no answer, by their exact paths. One
+ * that is still there heads its queue and would keep every other client
+ * out for as long as this session lives. 0, or -1 with c->err set. */
+static int flush_orphans(struct lock_client *c, struct zk_lock *z)
+{
+    for (size_t i = 0; i < z->n_holds; i++) {
+        struct zk_hold *h = &z->holds[i];
+        if (h->state != HOLD_ORPHAN)
+            continue;
+        int rc = zoo_delete(z->zh, h->path, -1);
+        if (rc != ZOK && rc != ZNONODE && !session_gone(z->zh, rc))
+            return fail(c, "delete orphan", h->path, rc);
+        h->state = HOLD_FREE;
+    }
     return 0;
 }
 
@@ -640,23 +721,39 @@ static void give_up(struct zk_lock *z)
         remember_pending(z, z->prefix, z->prefix_len);
 }
 
-static struct zk_hold *free_hold(struct zk_lock *z)
+/* The index of a free hold slot, growing the array when every slot is
+ * taken (doubling, so rarely); -1 with c->err set when out of memory. The
+ * index, not a pointer: a later growth would move the array. */
+static ssize_t free_hold(struct lock_client *c, struct zk_lock *z)
 {
-    for (size_t i = 0; i < ZK_MAX_HOLDS; i++)
-        if (!z->holds[i].used)
-            return &z->holds[i];
-    return NULL;
+    for (size_t i = 0; i < z->n_holds; i++)
+        if (z->holds[i].state == HOLD_FREE)
+            return (ssize_t)i;
+    size_t n = z->n_holds ? z->n_holds * 2 : ZK_MIN_HOLDS;
+    struct zk_hold *grown =
+        n > SSIZE_MAX / sizeof(*grown) ? NULL : realloc(z->holds, n * sizeof(*grown));
+    if (grown == NULL) {
+        lock_set_error(c, LOCK_ERR_IO, "out of memory");
+        return -1;
+    }
+    memset(grown + z->n_holds, 0, (n - z->n_holds) * sizeof(*grown));
+    z->holds = grown;
+    size_t first = z->n_holds;
+    z->n_holds = n;
+    return (ssize_t)first;
 }
 
+/* The hold of a grant this client still has (held, or its release got no
+ * answer): the same token under the same key. */
 static struct zk_hold *find_hold(struct zk_lock *z, const struct lock_grant *g)
 {
     size_t root = sizeof(locks_root) - 1;
-    for (size_t i = 0; i < ZK_MAX_HOLDS; i++) {
-        const struct zk_hold *h = &z->holds[i];
-        if (h->used && h->token == g->token &&
+    for (size_t i = 0; i < z->n_holds; i++) {
+        struct zk_hold *h = &z->holds[i];
+        if (h->state != HOLD_FREE && h->token == g->token &&
             strncmp(h->path + root + 1, g->key, g->key_len) == 0 &&
             h->path[root + 1 + g->key_len] == '/')
-            return &z->holds[i];
+            return h;
     }
     return NULL;
 }
@@ -664,9 +761,10 @@ static struct zk_hold *find_hold(struct zk_lock *z, const struct lock_grant *g)
 static void grant(struct zk_lock *z, struct zk_hold *h, uint64_t losses, uint64_t sent,
                   struct lock_grant *g)
 {
-    h->used = true;
+    h->state = HOLD_HELD;
     h->token = (uint64_t)z->seq + 1; /* sequences start at 0; a token never is 0 */
     h->losses = losses;
+    h->session = session_of(z->zh);
     memcpy(h->path, z->node, sizeof(h->path));
     g->token = h->token;
     /* The server saw the session alive when it answered the listing that
@@ -677,17 +775,14 @@ static void grant(struct zk_lock *z, struct zk_hold *h, uint64_t losses, uint64_
         took < (uint64_t)z->session_ms ? (uint32_t)((uint64_t)z->session_ms - took) : 0;
 }
 
-static enum lock_result zookeeper_acquire(struct lock_client *c, const char *key, size_t key_len,
-                                          uint32_t ttl_ms, uint32_t wait_ms, struct lock_grant *g)
+static enum lock_result acquire_once(struct lock_client *c, struct zk_lock *z, const char *key,
+                                     size_t key_len, uint32_t ttl_ms, uint32_t wait_ms,
+                                     struct lock_grant *g)
 {
-    struct zk_lock *z = c->impl;
-    struct zk_hold *h = free_hold(z);
-    if (h == NULL) {
-        lock_set_error(c, LOCK_ERR_CONFIG, "zookeeper: more than %d locks held at once",
-                       ZK_MAX_HOLDS);
+    ssize_t slot = free_hold(c, z); /* first: out of memory leaves no node behind */
+    if (slot < 0)
         return LOCK_ERR;
-    }
-    if (set_paths(c, z, key, key_len) < 0 || ensure_session(c, z) < 0 ||
+    if (set_paths(c, z, key, key_len) < 0 || ensure_session(c, z) < 0 || flush_orphans(c, z) < 0 ||
         (z->pending[0] && flush_pending(c, z) < 0) || create_node(c, z) < 0)
         return LOCK_ERR;
     z->seq = seq_of(z->node);
@@ -701,7 +796,7 @@ static enum lock_result zookeeper_acquire(struct lock_client *c, const char *key
             g->key = key;
             g->key_len = key_len;
             g->ttl_ms = ttl_ms;
-            grant(z, h, losses, sent, g);
+            grant(z, &z->holds[slot], losses, sent, g);
             return LOCK_OK;
         }
         int go_on = pos > 0 && wait_ms > 0 ? watch_pred(c, z, deadline) : pos;
@@ -712,28 +807,63 @@ static enum lock_result zookeeper_acquire(struct lock_client *c, const char *key
     }
 }
 
-static enum lock_result zookeeper_release(struct lock_client *c, const struct lock_grant *g)
+static enum lock_result zookeeper_acquire(struct lock_client *c, const char *key, size_t key_len,
+                                          uint32_t ttl_ms, uint32_t wait_ms, struct lock_grant *g)
 {
     struct zk_lock *z = c->impl;
+    enum lock_result res = acquire_once(c, z, key, key_len, ttl_ms, wait_ms, g);
+    count_drops(c, z);
+    return res;
+}
+
+/* Has the session the hold's node lived in ended? Only on the server's
+ * word: the library turns a handle unrecoverable when the server says
+ * the session expired (no auth is used, so not for an auth failure), and
+ * this client opens a new session only then; the server deleted the
+ * ephemeral node with the old one. */
+static bool session_ended(const struct zk_lock *z, const struct zk_hold *h)
+{
+    return z->zh == NULL || is_unrecoverable(z->zh) != ZOK || session_of(z->zh) != h->session;
+}
+
+static enum lock_result release_once(struct lock_client *c, struct zk_lock *z,
+                                     const struct lock_grant *g)
+{
     struct zk_hold *h = find_hold(z, g);
+    /* Definite on our own books: never granted to this client, or released. */
     if (h == NULL)
-        return LOCK_LOST; /* not this client's grant, or already released */
-    h->used = false;
+        return LOCK_LOST;
+    if (session_ended(z, h)) {
+        h->state = HOLD_FREE;
+        return LOCK_LOST;
+    }
     bool lost = h->losses != atomic_load(&z->losses);
-    if (z->zh == NULL)
-        return LOCK_LOST; /* the session it was granted in is gone */
     /* Even a lost grant's node is deleted: after a mere reconnect it still
      * heads the queue. */
     int rc = zoo_delete(z->zh, h->path, -1);
-    if (rc == ZOK)
-        return lost ? LOCK_LOST : LOCK_OK;
-    bool ended = rc == ZNONODE || rc == ZSESSIONEXPIRED || is_unrecoverable(z->zh) != ZOK;
-    if (!ended)
-        remember_pending(z, h->path, strlen(h->path) - ZK_SEQ_DIGITS);
-    if (lost || ended)
-        return LOCK_LOST;
-    fail(c, "delete", h->path, rc);
+    if (rc == ZOK || rc == ZNONODE || session_gone(z->zh, rc)) {
+        h->state = HOLD_FREE;
+        /* Deleted: ours, unless the link dropped since the grant (Curator's
+         * SUSPENDED: the holder could not know it still held it). Node gone
+         * or session expired: the server said the lock is no longer ours. */
+        return rc == ZOK && !lost ? LOCK_OK : LOCK_LOST;
+    }
+    /* No answer (connection loss, timeout): the delete may have been
+     * applied or not, and the session may live on, so neither OK nor LOST
+     * is known. The node is kept to be deleted before the next acquire, or
+     * it would head its queue while this session lives. */
+    h->state = HOLD_ORPHAN;
+    lock_set_error(c, error_code(rc), "release: %s, outcome unknown: delete %s", zerror(rc),
+                   h->path);
     return LOCK_ERR;
+}
+
+static enum lock_result zookeeper_release(struct lock_client *c, const struct lock_grant *g)
+{
+    struct zk_lock *z = c->impl;
+    enum lock_result res = release_once(c, z, g);
+    count_drops(c, z);
+    return res;
 }
 
 uint64_t zookeeper_watch_events(const struct lock_client *c)
@@ -745,10 +875,7 @@ uint64_t zookeeper_watch_events(const struct lock_client *c)
 int64_t zookeeper_session_id(const struct lock_client *c)
 {
     const struct zk_lock *z = c->impl;
-    if (z == NULL || z->zh == NULL)
-        return 0;
-    const clientid_t *id = zoo_client_id(z->zh);
-    return id ? id->client_id : 0;
+    return z ? session_of(z->zh) : 0;
 }
 
 const struct lock_ops zookeeper_ops = {
