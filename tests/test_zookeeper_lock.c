@@ -5,12 +5,16 @@
  * herd effect, checked on the client and with the server's `wchc`), a wait
  * ends at its deadline, a crashed holder's node lives until its session
  * expires, a holder cut off past its session timeout (through a loopback
- * relay the test runs) finds the lock lost and a new session opened, and a
- * holder whose link dropped (server paused) counts its grant as lost.
+ * relay the test runs) finds the lock lost and a new session opened, a
+ * holder whose link dropped (server paused) counts its grant as lost, and
+ * a release the paused server never answered is unknown (LOCK_ERR), not
+ * lost. One client holds twenty locks at once. Dropped connections and
+ * failed session opens count in connect_failures.
  *
  * Each group starts its own standalone ZooKeeper through locklab's cluster
  * code, on free loopback ports, and stops it by PID at the end; the fault
- * group has its own, since it pauses it.
+ * group has its own, since it pauses it, and continues it in a teardown,
+ * pass or fail.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -46,6 +50,7 @@
 #define HOLD_MS         5
 #define MAX_KIDS        (WAITERS + 4)
 #define WCHC_MAX        65536
+#define MANY_KEYS       20
 
 struct group {
     struct cluster cluster;
@@ -293,12 +298,47 @@ static void zk_connect_to_refusing_port_is_an_io_error(void **state)
     assert_int_equal(c.ops->connect(&c), -1);
     assert_true(lock_now_ms() - t < 10000);
     assert_int_equal(c.err, LOCK_ERR_IO);
+    assert_int_equal(c.connect_failures, 1); /* one failed open, counted once */
+    assert_int_equal(c.connect_refused, 0);  /* the library cannot say it was refused */
     char where[32];
     snprintf(where, sizeof(where), "127.0.0.1:%d", bad.endpoints[0].port);
     assert_non_null(strstr(c.errstr, where));
     c.ops->disconnect(&c);
     assert_null(c.impl);
     close(fd);
+}
+
+/* A scheduled-tasks instance keeps many task locks while it moves on:
+ * twenty at once, given back in another order than taken. */
+static void zk_one_client_holds_many_locks(void **state)
+{
+    (void)state;
+    struct group *G = &main_group;
+    struct lock_client a, b;
+    client_open(&a, &G->cfg, "owner-a");
+    client_open(&b, &G->cfg, "owner-b");
+    char keys[MANY_KEYS][64];
+    struct lock_grant g[MANY_KEYS], gb;
+    for (int i = 0; i < MANY_KEYS; i++) {
+        new_key(keys[i], sizeof(keys[i]));
+        assert_int_equal(take(&a, keys[i], 0, &g[i]), LOCK_OK);
+        assert_int_equal(count_kids(G->raw, keys[i]), 1);
+    }
+    for (int i = 0; i < MANY_KEYS; i += 5)
+        assert_int_equal(take(&b, keys[i], 0, &gb), LOCK_BUSY);
+    /* 7 and 20 share no factor: k -> 7k mod 20 visits every lock once. */
+    for (int k = 0; k < MANY_KEYS; k++) {
+        int i = (7 * k + 3) % MANY_KEYS;
+        assert_int_equal(a.ops->release(&a, &g[i]), LOCK_OK);
+        assert_int_equal(count_kids(G->raw, keys[i]), 0);
+    }
+    assert_int_equal(a.ops->release(&a, &g[0]), LOCK_LOST); /* already released */
+    assert_int_equal(take(&b, keys[MANY_KEYS - 1], 0, &gb), LOCK_OK);
+    assert_int_equal(b.ops->release(&b, &gb), LOCK_OK);
+    assert_int_equal(a.connect_failures, 0);
+    assert_int_equal(a.connect_refused, 0);
+    a.ops->disconnect(&a);
+    b.ops->disconnect(&b);
 }
 
 struct waiter {
@@ -521,6 +561,41 @@ static void zk_crash_leaves_node_until_session_expires(void **state)
     b.ops->disconnect(&b);
 }
 
+/* The server a test paused and has not continued yet: the fault group's
+ * per-test teardown continues it, pass or fail. */
+static pid_t paused_pid;
+
+/* Wait until pid is stopped (state T): kill() only queues the signal. */
+static void wait_stopped(pid_t pid)
+{
+    char path[64], buf[256];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    for (int i = 0; i < 200; i++) {
+        FILE *f = fopen(path, "r");
+        size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+        if (f)
+            fclose(f);
+        buf[n] = '\0';
+        const char *end = strrchr(buf, ')'); /* the state follows "(comm) " */
+        if (end && end[1] == ' ' && end[2] == 'T')
+            return;
+        lock_sleep_ms(5);
+    }
+    fail_msg("process %d did not stop", (int)pid);
+}
+
+static int continue_server(void **state)
+{
+    (void)state;
+    struct group *G = &fault_group;
+    if (paused_pid > 0)
+        kill(paused_pid, SIGCONT);
+    paused_pid = 0;
+    if (G->raw == NULL)
+        G->raw = raw_open(G->cluster.srv[0].port);
+    return 0;
+}
+
 /* SIGSTOP the group's server for pause_ms. The observer session is closed
  * first and opened again after: the pause is for the lock's sessions. */
 static void pause_server(struct group *G, uint32_t pause_ms)
@@ -705,6 +780,8 @@ static void zk_connection_loss_while_holding_is_lost(void **state)
     pause_server(G, LONG_SESSION_MS * 13 / 16);
     assert_int_equal(a.ops->release(&a, &ga), LOCK_LOST);
     assert_int_equal(zookeeper_session_id(&a), before); /* not expired */
+    assert_int_equal(a.connect_failures, 1);            /* the one drop, counted once */
+    assert_int_equal(a.connect_refused, 1);             /* a dropped connection: a server gone */
     assert_int_equal(count_kids(G->raw, key), 0);
     assert_int_equal(take(&b, key, 0, &gb), LOCK_OK);
     assert_int_equal(b.ops->release(&b, &gb), LOCK_OK);
@@ -712,11 +789,72 @@ static void zk_connection_loss_while_holding_is_lost(void **state)
     b.ops->disconnect(&b);
 }
 
+/* Pause the fault group's server (the observer session closed first, as
+ * pause_server does), release ga from a after `before_ms`, continue the
+ * server: what the release said, with a's errstr. */
+static enum lock_result release_while_paused(struct lock_client *a, struct lock_grant *ga,
+                                             uint32_t before_ms, void **state)
+{
+    struct group *G = &fault_group;
+    zookeeper_close(G->raw);
+    G->raw = NULL;
+    paused_pid = G->cluster.srv[0].pid;
+    assert_int_equal(kill(paused_pid, SIGSTOP), 0);
+    wait_stopped(paused_pid);
+    lock_sleep_ms(before_ms);
+    uint64_t t = lock_now_ms();
+    enum lock_result r = a->ops->release(a, ga);
+    uint64_t took = lock_now_ms() - t;
+    continue_server(state);
+    assert_non_null(G->raw);
+    assert_true(took < SESSION_MS * 5);
+    return r;
+}
+
+/* The server paused past the client's own timeout (2/3 of the session):
+ * the delete gets no answer and may or may not have been applied, so the
+ * release is LOCK_ERR, never a guess. Sent on a live link, or sent after
+ * the client saw the link drop (which once made it LOST), the same. The
+ * node is not left to head the queue: a's next acquire deletes it. */
+static void zk_unanswered_release_is_unknown(void **state)
+{
+    (void)state;
+    struct group *G = &fault_group;
+    for (int round = 0; round < 2; round++) {
+        struct lock_client a, b;
+        client_open(&a, &G->cfg, "owner-a");
+        client_open(&b, &G->cfg, "owner-b");
+        char key[64], other[64];
+        new_key(key, sizeof(key));
+        new_key(other, sizeof(other));
+        struct lock_grant ga, gb, go;
+        assert_int_equal(take(&a, key, 0, &ga), LOCK_OK);
+        /* round 0 waits out the client's 2/3-of-the-session timeout first */
+        enum lock_result r = release_while_paused(&a, &ga, round ? 0 : SESSION_MS, state);
+        if (r != LOCK_ERR || strstr(a.errstr, "outcome unknown") == NULL)
+            fail_msg("round %d: release %d (%s), want LOCK_ERR, outcome unknown", round, r,
+                     a.errstr);
+        assert_true(a.err == LOCK_ERR_TIMEOUT || a.err == LOCK_ERR_IO); /* no answer */
+        /* Whether the session lived or expired, after a's next acquire the
+         * node is gone and b gets the lock without waiting. */
+        assert_int_equal(take(&a, other, 5000, &go), LOCK_OK);
+        /* the drop, seen by the library's thread, is counted by now */
+        assert_true(a.connect_failures >= 1);
+        assert_int_equal(count_kids(G->raw, key), 0);
+        assert_int_equal(take(&b, key, 0, &gb), LOCK_OK);
+        assert_int_equal(b.ops->release(&b, &gb), LOCK_OK);
+        assert_int_equal(a.ops->release(&a, &go), LOCK_OK);
+        a.ops->disconnect(&a);
+        b.ops->disconnect(&b);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(zk_acquire_busy_release),
         cmocka_unit_test(zk_tokens_increase),
+        cmocka_unit_test(zk_one_client_holds_many_locks),
         cmocka_unit_test(zk_bad_key_is_a_config_error),
         cmocka_unit_test(zk_connect_to_refusing_port_is_an_io_error),
         cmocka_unit_test(zk_fair_queue_without_herd),
@@ -726,6 +864,7 @@ int main(void)
     const struct CMUnitTest fault_tests[] = {
         cmocka_unit_test(zk_expired_session_loses_the_lock),
         cmocka_unit_test(zk_connection_loss_while_holding_is_lost),
+        cmocka_unit_test_teardown(zk_unanswered_release_is_unknown, continue_server),
     };
     int failed = cmocka_run_group_tests_name("zookeeper", tests, setup_main, teardown_main);
     failed +=
