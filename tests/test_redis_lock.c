@@ -334,6 +334,7 @@ static void redis_unanswered_release_and_renew_are_unknown(void **state)
     assert_int_equal(kill(pid, SIGCONT), 0);
     assert_int_equal(r, LOCK_ERR);
     assert_int_equal(a.ops->release(&a, &ga), LOCK_OK); /* it was ours all along */
+    assert_int_equal(a.connect_refused, 0);             /* slow, not gone */
 
     /* The naive lock calls any DEL released, but not one that got no answer. */
     assert_int_equal(take(&n, "own:3", 10000, 0, &gn), LOCK_OK);
@@ -364,6 +365,7 @@ static void redis_killed_server_is_an_error_and_counted(void **state)
     assert_int_equal(take(&a, "own:k2", 10000, 0, &g2), LOCK_ERR);
     assert_int_equal(a.err, LOCK_ERR_IO);
     assert_true(a.connect_failures >= 1);
+    assert_true(a.connect_refused >= 1); /* nobody listening: a server gone */
     uint64_t before = a.connect_failures;
     assert_int_equal(a.ops->release(&a, &g), LOCK_ERR);
     assert_int_equal(a.connect_failures, before + 1); /* one refused reconnect, counted once */

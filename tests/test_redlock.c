@@ -305,6 +305,7 @@ static void killed_node_counts_and_quorum_still_grants(void **state)
     assert_int_equal(a.ops->release(&a, &g), LOCK_OK);
     open_client_with(&b, "owner-b", &patient);
     assert_true(b.connect_failures >= 1);
+    assert_true(b.connect_refused >= 1); /* node 0 refuses: gone, not slow */
     assert_int_equal(take(&b, "rl:kill1", 10000, 0, &g), LOCK_OK);
     assert_int_equal(b.ops->release(&b, &g), LOCK_OK);
     a.ops->disconnect(&a);
