@@ -86,7 +86,7 @@ cleanup() {
   if [ -z "$keep" ]; then rm -rf "$work"; fi
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap 'echo "sweep: interrupted" >&2; exit 130' INT TERM
 
 start=$(date +%s)
 if ! "$bin" cluster up --redis-nodes 5 --zookeeper-nodes 1 --dir "$cluster" >"$work/cluster.out"; then
@@ -142,8 +142,16 @@ for seed in "${seeds[@]}"; do
   for a in "${algos[@]}"; do
     out="$work/run-$seed-$a"
     rc=0
-    timeout -k 10 "$limit" "$bin" run "$shape" --algorithm "$a" --redis "$redis" \
-      --zookeeper "$zookeeper" --quiet --out "$out" >"$out.out" 2>"$out.err" || rc=$?
+    # --foreground: the run stays in this process group, so a Ctrl-C reaches it
+    timeout --foreground -k 10 "$limit" "$bin" run "$shape" --algorithm "$a" \
+      --redis "$redis" --zookeeper "$zookeeper" --quiet --out "$out" >"$out.out" 2>"$out.err" ||
+      rc=$?
+    # Interrupted: it stopped, and so does the sweep (bash would not act on
+    # a SIGINT its child handled).
+    if [ "$rc" = 130 ]; then
+      echo "sweep: interrupted" >&2
+      exit 130
+    fi
     verdict=$(sed -n 's/^End of run: \([A-Z]*\).*/\1/p' "$out.out" | tail -n 1)
     if [ "$rc" = 0 ] && [ "$verdict" = PASS ]; then
       passed=$((passed + 1))
