@@ -438,6 +438,19 @@ void client_unlock_at(struct client *cl, enum section_effect effect, uint64_t un
                                                       .next_renew_ns = cl->next_renew_ns};
 }
 
+void client_finish_parked(struct client *cl)
+{
+    struct run_ctx *run = cl->run;
+    for (uint64_t now = clock_mono_ns(); cl->n_parked && now < run->deadline_ns;
+         now = clock_mono_ns()) {
+        if (atomic_load_explicit(&run->interrupted, memory_order_relaxed))
+            break;
+        client_service_parked(cl, false);
+        sleep_until(cl, min_u64(min_u64(run->deadline_ns, now + SLICE_NS), parked_wake(cl)), true);
+    }
+    client_service_parked(cl, true);
+}
+
 void client_service_parked(struct client *cl, bool all)
 {
     bool watchdog = cl->run->scn->watchdog && cl->run->ops->renew;

@@ -113,6 +113,10 @@ void client_unlock_at(struct client *cl, enum section_effect effect, uint64_t un
 /* Release the kept locks whose time has come (all of them when all is
  * true: the client is leaving), renewing the others through the watchdog. */
 void client_service_parked(struct client *cl, bool all);
+/* The client has left its loop: keep its kept locks to their time, as a
+ * lock store keeps lock_until when an instance shuts down, but no longer
+ * than the run (or Ctrl-C); then release the rest. */
+void client_finish_parked(struct client *cl);
 uint64_t client_token(const struct client *cl);
 /* Outside any section, wait until t (CLOCK_MONOTONIC ns): think time, a
  * scheduler's next firing. false, early, when the run ends first. */

@@ -172,7 +172,7 @@ static void *client_thread(void *arg)
     struct runner *r = runner_of(cl);
     if (wait_for_start(cl)) {
         client_loop(cl);
-        client_service_parked(cl, true); /* kept locks end with the client's run */
+        client_finish_parked(cl); /* kept locks end at their time, or with the run */
         cl->left_ns = clock_mono_ns();
         pthread_mutex_lock(&r->mu);
         if (--r->running == 0)

@@ -154,9 +154,11 @@ static void run_task(struct workload *w, struct client *cl, uint32_t key, uint64
     struct tasks_state *st = w->state;
     const struct scheduled_tasks_spec *ts = &w->scn->scheduled_tasks;
     uint64_t acquired = cl->from_ns, token = client_token(cl);
-    if (acquired >= period_end) {
+    if (acquired >= period_end || acquired >= cl->run->deadline_ns) {
         /* The previous holder kept it to the end of the period: this
-         * firing is stale now, as one fired that late would be. */
+         * firing is stale now, as one fired that late would be. Past the
+         * run's end the schedulers are shutting down: holds were cut short
+         * there, so a run now would be a duplicate of the run's making. */
         atomic_fetch_add_explicit(&st->stale_grants, 1, memory_order_relaxed);
         client_unlock(cl, EFFECT_NONE);
         return;
