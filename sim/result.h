@@ -40,7 +40,7 @@ struct run_result {
     uint64_t stat[ST_COUNT];
     char sample_error[LOCK_ERRSTR_MAX + 32]; /* one client's last error, if any */
     uint64_t connects_refused; /* of stat[ST_CONNECT_ERR], those that say a server is gone */
-    uint32_t *tl_ok, *tl_fail;               /* per second */
+    uint32_t *tl_ok, *tl_fail; /* per second */
     size_t tl_len;
 
     struct history hist;

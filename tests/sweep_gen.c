@@ -43,9 +43,9 @@ static uint64_t next64(void)
 /* Uniform in lo..hi inclusive (hi >= lo). */
 static uint64_t uniform(uint64_t lo, uint64_t hi)
 {
-    uint64_t span = hi - lo + 1;
-    if (span == 0) /* the whole 64-bit range */
+    if (lo == 0 && hi == UINT64_MAX) /* the whole 64-bit range: span would wrap */
         return next64();
+    uint64_t span = hi - lo + 1;
     /* rejection keeps it exactly uniform */
     uint64_t limit = UINT64_MAX - UINT64_MAX % span;
     uint64_t x;
