@@ -141,6 +141,12 @@ for seed in "${seeds[@]}"; do
   echo "seed=$seed: $what"
   for a in "${algos[@]}"; do
     out="$work/run-$seed-$a"
+    # Empty the Redis servers first, as compare does between algorithms: a
+    # key a Redlock round left on a late node lives out its ttl and would
+    # cost the next run availability.
+    for ep in ${redis//,/ }; do
+      redis-cli -h "${ep%:*}" -p "${ep##*:}" FLUSHALL >/dev/null
+    done
     rc=0
     # --foreground: the run stays in this process group, so a Ctrl-C reaches it
     timeout --foreground -k 10 "$limit" "$bin" run "$shape" --algorithm "$a" \

@@ -40,19 +40,24 @@ static const char *const algorithms[] = {"redis", "redlock", "zookeeper"};
 struct shape {
     uint64_t seed;
     const char *what; /* what the seed is there to cover */
+    const char *file; /* or a fixed shape in tests/scenarios/ (seed unused) */
 };
 static const struct shape shapes[] = {
-    {1, "flash_sale_174_clients_3990_items_sold_out"},
-    {2, "flash_sale_200_clients_19_items"},
-    {28, "flash_sale_hot_1_item_69_clients"},
-    {121, "cache_rebuild_200_readers_2881_keys_10ms"},
-    {187, "cache_rebuild_200_readers_104_keys_10ms"},
-    {365, "cache_rebuild_200_readers_2_keys_58ms"},
-    {8, "scheduled_tasks_3_instances_29_tasks"},
-    {33, "scheduled_tasks_run_longer_than_the_hold"},
-    {11, "scheduled_tasks_200_instances_96_tasks"},
-    {16, "scheduled_tasks_jitter_past_the_period"},
-    {24, "scheduled_tasks_200_instances_118_tasks"},
+    {1, "flash_sale_174_clients_3990_items_sold_out", NULL},
+    {2, "flash_sale_200_clients_19_items", NULL},
+    {28, "flash_sale_hot_1_item_69_clients", NULL},
+    {121, "cache_rebuild_200_readers_2881_keys_10ms", NULL},
+    {187, "cache_rebuild_200_readers_104_keys_10ms", NULL},
+    {365, "cache_rebuild_200_readers_2_keys_58ms", NULL},
+    {8, "scheduled_tasks_3_instances_29_tasks", NULL},
+    {33, "scheduled_tasks_run_longer_than_the_hold", NULL},
+    {11, "scheduled_tasks_200_instances_96_tasks", NULL},
+    {16, "scheduled_tasks_jitter_past_the_period", NULL},
+    {24, "scheduled_tasks_200_instances_118_tasks", NULL},
+    /* The shapes the false alarms were reported with, as reported. */
+    {0, "cache_rebuild_reported_200_readers_1_key", "reported_cache_rebuild_200_readers.json"},
+    {0, "scheduled_tasks_reported_200_instances", "reported_tasks_200_instances.json"},
+    {0, "scheduled_tasks_reported_200_tasks", "reported_tasks_200_tasks.json"},
 };
 
 /* The state file's endpoint line for a kind, e.g. "redis=". */
@@ -131,6 +136,23 @@ static void generate(uint64_t seed, char *path, size_t len, char *what, size_t w
     snprintf(what, what_len, "%.*s", (int)strcspn(d, "\""), d);
 }
 
+/* Empty the fleet's Redis servers before a run, as compare does between
+ * algorithms: a key a Redlock round left on a node that answered late
+ * lives out its ttl and would cost the next run availability. */
+static void flush_redis(void)
+{
+    char list[sizeof(redis)];
+    snprintf(list, sizeof(list), "%s", redis);
+    for (char *save = NULL, *ep = strtok_r(list, ",", &save); ep; ep = strtok_r(NULL, ",", &save)) {
+        char *colon = strrchr(ep, ':'), out[600];
+        assert_non_null(colon);
+        *colon = '\0';
+        snprintf(out, sizeof(out), "%s/flush.out", tmp);
+        char *argv[] = {"/usr/bin/redis-cli", "-h", ep, "-p", colon + 1, "FLUSHALL", NULL};
+        assert_int_equal(reap(spawn(argv, out, out, NULL), 10), 0);
+    }
+}
+
 static const char *str(json_t *v)
 {
     return json_is_string(v) ? json_string_value(v) : "(none)";
@@ -179,10 +201,15 @@ static void shape_passes_with_every_lock(void **state)
 {
     const struct shape *s = *state;
     char path[600], what[512], failed[64] = "";
-    generate(s->seed, path, sizeof(path), what, sizeof(what));
+    if (s->file) {
+        snprintf(path, sizeof(path), "%s/tests/scenarios/%s", src, s->file);
+        snprintf(what, sizeof(what), "%s", s->what);
+    } else {
+        generate(s->seed, path, sizeof(path), what, sizeof(what));
+    }
     /* the seed still gives the workload it was chosen for */
     size_t kind = strcspn(what, " ");
-    if (strncmp(what, s->what, kind) != 0 || s->what[kind] != '_')
+    if (!s->file && (strncmp(what, s->what, kind) != 0 || s->what[kind] != '_'))
         fail_msg("seed %llu no longer gives a %s shape but: %s", (unsigned long long)s->seed,
                  s->what, what);
     print_message("seed %llu (%s): %s\n", (unsigned long long)s->seed, s->what, what);
@@ -190,9 +217,10 @@ static void shape_passes_with_every_lock(void **state)
         if (time(NULL) - started > BUDGET_S)
             fail_msg("the sweep's %d s budget is spent before seed %llu %s", BUDGET_S,
                      (unsigned long long)s->seed, algorithms[a]);
+        flush_redis();
         struct outcome o = {0};
-        const char *extra[] = {"--algorithm", algorithms[a], "--redis", redis,
-                               "--zookeeper", zookeeper,     "--quiet", NULL};
+        const char *extra[] = {"--algorithm", algorithms[a], "--redis", redis,     "--zookeeper",
+                               zookeeper,     "--duration",  DURATION,  "--quiet", NULL};
         run(&o, NULL, "run", path, extra);
         char line[2048];
         int pass = summary(&o, line, sizeof(line)) && o.status == 0;
@@ -219,8 +247,11 @@ int main(void)
     struct CMUnitTest tests[sizeof(shapes) / sizeof(shapes[0])];
     static char names[sizeof(shapes) / sizeof(shapes[0])][80];
     for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
-        snprintf(names[i], sizeof(names[i]), "seed_%llu_%s", (unsigned long long)shapes[i].seed,
-                 shapes[i].what);
+        if (shapes[i].file)
+            snprintf(names[i], sizeof(names[i]), "%s", shapes[i].what);
+        else
+            snprintf(names[i], sizeof(names[i]), "seed_%llu_%s", (unsigned long long)shapes[i].seed,
+                     shapes[i].what);
         tests[i] = (struct CMUnitTest){.name = names[i],
                                        .test_func = shape_passes_with_every_lock,
                                        .initial_state = (void *)&shapes[i]};
