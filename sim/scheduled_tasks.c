@@ -234,8 +234,18 @@ static void describe_duplicates(const struct workload *w, const struct tasks_sta
     if (extra == 0 || n < 0 || (size_t)n >= len)
         return;
     buf += n, len -= (size_t)n;
+    const struct scenario *scn = w->scn;
+    uint32_t hold = scn->scheduled_tasks.hold_min_ms ? scn->scheduled_tasks.hold_min_ms
+                                                     : scn->scheduled_tasks.period_ms;
+    /* The likeliest cause, when the hold outlasts the lease with nothing to
+     * renew it: what ShedLock refuses as lockAtMostFor < lockAtLeastFor. */
+    bool lapsed = during && !scn->watchdog && hold > scn->ttl_ms;
     n = snprintf(buf, len,
-                 ": %" PRIu64 " while another instance held the lock (the lock's failure)", during);
+                 ": %" PRIu64 " while another instance held the lock (the lock's failure%s)",
+                 during,
+                 lapsed ? "; the hold outlasts ttl_ms with no watchdog: a ttl lease lapses while "
+                          "held, lockAtMostFor < lockAtLeastFor"
+                        : "");
     if (late == 0 || n < 0 || (size_t)n >= len)
         return;
     buf += n, len -= (size_t)n;

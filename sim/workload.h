@@ -18,7 +18,7 @@ struct invariant {
     /* Availability, not safety (a scheduled run missed): reported, but it
      * never fails the run's verdict. */
     bool advisory;
-    char detail[400];
+    char detail[600];
 };
 
 #define WORKLOAD_MAX_INVARIANTS 8
