@@ -136,17 +136,28 @@ int jbool(json_t *root, const char *obj, const char *key)
     return json_is_true(v);
 }
 
-int invariant_holds(json_t *root, const char *name)
+/* report.json's invariant of that name; fails the test when there is none. */
+static json_t *invariant(json_t *root, const char *name)
 {
     size_t i;
     json_t *inv;
     json_array_foreach(json_object_get(root, "invariants"), i, inv)
     {
         if (strcmp(json_string_value(json_object_get(inv, "name")), name) == 0)
-            return json_is_true(json_object_get(inv, "holds"));
+            return inv;
     }
     fail_msg("no invariant %s", name);
-    return 0;
+    return NULL;
+}
+
+int invariant_holds(json_t *root, const char *name)
+{
+    return json_is_true(json_object_get(invariant(root, name), "holds"));
+}
+
+const char *invariant_detail(json_t *root, const char *name)
+{
+    return json_string_value(json_object_get(invariant(root, name), "detail"));
 }
 
 void assert_files(const struct outcome *o)

@@ -34,6 +34,7 @@ json_t *report(const struct outcome *o);
 json_int_t jint(json_t *root, const char *obj, const char *key);
 int jbool(json_t *root, const char *obj, const char *key);
 int invariant_holds(json_t *root, const char *name);
+const char *invariant_detail(json_t *root, const char *name); /* owned by root */
 void assert_files(const struct outcome *o);
 /* `locklab check` of the written history must find the same violations
  * and fenced pairs. */

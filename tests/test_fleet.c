@@ -82,19 +82,6 @@ static void naive_lock_breaks_the_new_invariants(void **state)
  * instances run the period again. The invariant breaks with no violation,
  * and the report lays the duplicates at the configuration's door, with the
  * hold that would have covered them. */
-static const char *invariant_detail(json_t *r, const char *name)
-{
-    size_t i;
-    json_t *inv;
-    json_array_foreach(json_object_get(r, "invariants"), i, inv)
-    {
-        if (strcmp(json_string_value(json_object_get(inv, "name")), name) == 0)
-            return json_string_value(json_object_get(inv, "detail"));
-    }
-    fail_msg("no invariant %s in report.json", name);
-    return NULL;
-}
-
 static void short_hold_duplicates_are_the_configurations(void **state)
 {
     (void)state;
