@@ -127,7 +127,10 @@ struct lock_ops {
     enum lock_result (*release)(struct lock_client *c, const struct lock_grant *g);
     /* Optional (NULL): extend the lock to a fresh ttl, for a watchdog. */
     enum lock_result (*renew)(struct lock_client *c, struct lock_grant *g);
-    /* Die without releasing anything: drop the connections, free impl. */
+    /* Die without releasing anything: drop the connections, free impl.
+     * What it drops on purpose is no lost connection: it must not count
+     * them in connect_failures / connect_refused (earlier drops it has not
+     * yet counted, it counts first). */
     void (*crash)(struct lock_client *c);
 };
 

@@ -330,11 +330,7 @@ static void crash_holder(struct client *cl, int idx)
         record_us(cl, OP_HOLD, t - p->from_ns);
     }
     cl->n_parked = 0;
-    /* The connections a crash drops on purpose are no lost server. */
-    uint64_t failures = cl->lc.connect_failures, refused = cl->lc.connect_refused;
-    run->ops->crash(&cl->lc);
-    cl->lc.connect_failures = failures;
-    cl->lc.connect_refused = refused;
+    run->ops->crash(&cl->lc); /* counts no drop of its own making (lock.h) */
     cl->connected = false;
     cl->holding = false;
     /* A new process takes the dead one's place after the restart delay,
