@@ -256,17 +256,25 @@ static uint64_t parked_wake(const struct client *cl)
     return wake;
 }
 
+/* Sleep until target, releasing and renewing kept locks on time meanwhile;
+ * early when the run is stopped, or, with while_parked, once none is kept. */
+static void wait_serving_parked(struct client *cl, uint64_t target, bool while_parked)
+{
+    for (uint64_t now = clock_mono_ns(); now < target; now = clock_mono_ns()) {
+        if (run_stopping(cl->run))
+            return;
+        if (cl->n_parked)
+            client_service_parked(cl, false);
+        if (while_parked && cl->n_parked == 0)
+            return;
+        sleep_until(cl, min_u64(min_u64(target, now + SLICE_NS), parked_wake(cl)), true);
+    }
+}
+
 bool client_idle_until(struct client *cl, uint64_t t_ns)
 {
     struct run_ctx *run = cl->run;
-    uint64_t target = min_u64(t_ns, run->deadline_ns);
-    for (uint64_t now = clock_mono_ns(); now < target; now = clock_mono_ns()) {
-        if (run_stopping(run))
-            return false;
-        if (cl->n_parked)
-            client_service_parked(cl, false);
-        sleep_until(cl, min_u64(min_u64(target, now + SLICE_NS), parked_wake(cl)), true);
-    }
+    wait_serving_parked(cl, min_u64(t_ns, run->deadline_ns), false);
     return t_ns < run->deadline_ns && !run_stopping(run);
 }
 
@@ -436,14 +444,8 @@ void client_unlock_at(struct client *cl, enum section_effect effect, uint64_t un
 
 void client_finish_parked(struct client *cl)
 {
-    struct run_ctx *run = cl->run;
-    for (uint64_t now = clock_mono_ns(); cl->n_parked && now < run->deadline_ns;
-         now = clock_mono_ns()) {
-        if (atomic_load_explicit(&run->interrupted, memory_order_relaxed))
-            break;
-        client_service_parked(cl, false);
-        sleep_until(cl, min_u64(min_u64(run->deadline_ns, now + SLICE_NS), parked_wake(cl)), true);
-    }
+    if (cl->n_parked)
+        wait_serving_parked(cl, cl->run->deadline_ns, true);
     client_service_parked(cl, true);
 }
 
