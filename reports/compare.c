@@ -40,8 +40,8 @@ void compare_row_fill(struct compare_row *row, const struct run_result *r)
     for (size_t i = 0; i < REPORT_N_PERCENTILES && row->has_latency; i++)
         row->acquire_ms[i] = (double)histogram_percentile(h, report_percentiles[i]) / 1000.0;
     row->violations = r->check.violations;
-    row->fenced_pairs = r->check.fenced;
-    row->rejected_accesses = r->fenced_accesses;
+    row->fenced_pairs = r->check.fenced_pairs;
+    row->rejected_accesses = r->rejected_accesses;
     row->invariants_hold = r->invariants_hold;
     fill_invariants(row, r);
 }

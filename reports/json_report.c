@@ -107,11 +107,11 @@ static json_t *checker_json(const struct run_result *r)
     }
     return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:I, s:I, s:I, s:o}", "sections",
                      (json_int_t)c->sections, "overlaps", (json_int_t)c->overlaps, "fenced_pairs",
-                     (json_int_t)c->fenced, "violations", (json_int_t)c->violations,
+                     (json_int_t)c->fenced_pairs, "violations", (json_int_t)c->violations,
                      "concurrent_entries", (json_int_t)c->concurrent_entries,
                      "witness_concurrent_entries", (json_int_t)r->witness_concurrent,
                      "witness_agrees", r->witness_agrees, "rejected_accesses",
-                     (json_int_t)r->fenced_accesses, "history_events", (json_int_t)r->hist.n,
+                     (json_int_t)r->rejected_accesses, "history_events", (json_int_t)r->hist.n,
                      "history_dropped", (json_int_t)r->hist.dropped, "listed", listed);
 }
 

@@ -44,13 +44,13 @@ static void md_safety(FILE *f, const struct run_result *r)
         "|---:|---:|---:|---:|---:|---:|---|\n"
         "| %" PRIu64 " | %" PRIu64 " | %" PRIu64 " | **%" PRIu64 "** | %" PRIu64 " | %" PRIu64
         " | %s |\n\n",
-        c->sections, c->overlaps, c->fenced, c->violations, r->witness_concurrent,
+        c->sections, c->overlaps, c->fenced_pairs, c->violations, r->witness_concurrent,
         c->concurrent_entries, r->witness_agrees ? "yes" : "**NO**");
     if (r->scn->fencing)
         fprintf(f,
                 "Fencing: %" PRIu64 " rejected accesses (reads and writes the store refused for a "
                 "stale token).\n\n",
-                r->fenced_accesses);
+                r->rejected_accesses);
     fprintf(f, "| invariant | holds | detail |\n|---|---|---|\n");
     for (size_t i = 0; i < r->n_inv; i++)
         fprintf(f, "| %s | %s | %s |\n", r->inv[i].name,

@@ -60,13 +60,13 @@ static void print_safety(FILE *f, const struct run_result *r)
     fprintf(f,
             "checker: %" PRIu64 " sections, %" PRIu64 " overlapping pairs (%" PRIu64
             " fenced pairs, safe), %" PRIu64 " violations\n",
-            c->sections, c->overlaps, c->fenced, c->violations);
+            c->sections, c->overlaps, c->fenced_pairs, c->violations);
     fprintf(f, "witness: %" PRIu64 " concurrent entries, checker %" PRIu64 ": %s\n",
             r->witness_concurrent, c->concurrent_entries,
             r->witness_agrees ? "agree" : "!!! DISAGREE");
     if (r->scn->fencing)
         fprintf(f, "fencing: %" PRIu64 " rejected accesses (reads and writes with a stale token)\n",
-                r->fenced_accesses);
+                r->rejected_accesses);
     fprintf(f, "invariants:\n");
     for (size_t i = 0; i < r->n_inv; i++)
         fprintf(f, "  %-4s %-22s %s\n", report_invariant_mark(&r->inv[i]), r->inv[i].name,

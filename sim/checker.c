@@ -175,7 +175,7 @@ static int enter(struct sweep *w, const struct item *x)
         if (sy->owner == sx->owner)
             continue; /* re-entry by the same owner */
         w->out->overlaps++;
-        w->out->fenced += sx->effect == EFFECT_FENCED || sy->effect == EFFECT_FENCED;
+        w->out->fenced_pairs += sx->effect == EFFECT_FENCED || sy->effect == EFFECT_FENCED;
         if (w->out->n_list < w->out->cap)
             w->pick[n_pick++] = w->heap[i].idx;
     }
@@ -245,7 +245,7 @@ int checker_run(struct section *sections, size_t n, const struct fault_span *fau
     }
     for (size_t i = 0; i < n; i++)
         out->concurrent_entries += w.occupied && w.occupied[i];
-    out->violations = out->overlaps - out->fenced;
+    out->violations = out->overlaps - out->fenced_pairs;
     free(it);
     free(w.heap);
     free(w.pick);

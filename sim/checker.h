@@ -68,8 +68,8 @@ struct violation {
 struct check_result {
     uint64_t sections;
     uint64_t overlaps;           /* pairs of different owners that overlap */
-    uint64_t fenced;             /* of those, pairs with a fenced side */
-    uint64_t violations;         /* overlaps - fenced */
+    uint64_t fenced_pairs;       /* of those, pairs with a fenced side */
+    uint64_t violations;         /* overlaps - fenced_pairs */
     uint64_t concurrent_entries; /* sections entering while any other section on
                                     the key was open: what the online witness counts */
     struct violation *list;      /* the first `cap` overlaps (fenced or not), in entry order */

@@ -104,7 +104,7 @@ static int cmd_check(int argc, char **argv)
            res.hist.algorithm, res.hist.clients, res.hist.complete ? "" : " (INCOMPLETE run)");
     printf("checker: %" PRIu64 " sections, %" PRIu64 " overlapping pairs (%" PRIu64
            " fenced pairs, safe), %" PRIu64 " violations, %" PRIu64 " concurrent entries\n",
-           c->sections, c->overlaps, c->fenced, c->violations, c->concurrent_entries);
+           c->sections, c->overlaps, c->fenced_pairs, c->violations, c->concurrent_entries);
     report_violations(stdout, &res, (int)show);
     char w[24];
     int met = expect_met(&want, c->violations);

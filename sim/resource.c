@@ -22,7 +22,7 @@ struct resource {
     size_t n;
     bool fencing;
     _Atomic uint64_t concurrent;
-    _Atomic uint64_t fenced;
+    _Atomic uint64_t rejected; /* accesses fencing refused */
 };
 
 struct resource *resource_new(size_t n_keys, int64_t initial, bool fencing)
@@ -44,7 +44,7 @@ struct resource *resource_new(size_t n_keys, int64_t initial, bool fencing)
         pthread_mutex_init(&r->slots[i].mu, NULL);
     }
     atomic_init(&r->concurrent, 0);
-    atomic_init(&r->fenced, 0);
+    atomic_init(&r->rejected, 0);
     return r;
 }
 
@@ -83,7 +83,7 @@ uint64_t resource_concurrent_entries(const struct resource *r)
 static bool fence_admit(struct resource *r, struct slot *s, uint64_t token)
 {
     if (token < s->max_token) {
-        atomic_fetch_add_explicit(&r->fenced, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&r->rejected, 1, memory_order_relaxed);
         return false;
     }
     s->max_token = token;
@@ -125,9 +125,9 @@ int64_t resource_value(const struct resource *r, uint32_t key)
     return atomic_load(&r->slots[key].value);
 }
 
-uint64_t resource_fenced(const struct resource *r)
+uint64_t resource_rejected(const struct resource *r)
 {
-    return atomic_load(&r->fenced);
+    return atomic_load(&r->rejected);
 }
 
 size_t resource_keys(const struct resource *r)

@@ -44,7 +44,7 @@ enum resource_rc resource_read(struct resource *r, uint32_t key, uint64_t token,
 enum resource_rc resource_write(struct resource *r, uint32_t key, uint64_t token, int64_t value);
 
 int64_t resource_value(const struct resource *r, uint32_t key);
-uint64_t resource_fenced(const struct resource *r); /* rejected accesses */
+uint64_t resource_rejected(const struct resource *r); /* accesses fencing refused */
 size_t resource_keys(const struct resource *r);
 
 #endif

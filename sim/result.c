@@ -24,7 +24,7 @@ void result_judge(struct run_result *r)
     const struct scenario *s = r->scn;
     r->n_expects = 0;
     add_expect(r, "violations", &s->expect.violations, r->check.violations);
-    add_expect(r, "rejected_accesses", &s->expect.fenced, r->fenced_accesses);
+    add_expect(r, "rejected_accesses", &s->expect.rejected_accesses, r->rejected_accesses);
     if (s->expect.invariants != EXPECT_INV_UNSET) {
         struct expect_record *e = &r->expects[r->n_expects++];
         snprintf(e->what, sizeof(e->what), "invariants");

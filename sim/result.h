@@ -51,7 +51,7 @@ struct run_result {
     struct check_result check;
     uint64_t witness_concurrent; /* the online witness's count */
     bool witness_agrees;         /* == check.concurrent_entries */
-    uint64_t fenced_accesses;    /* reads and writes the resource rejected */
+    uint64_t rejected_accesses;  /* reads and writes the resource rejected (fencing) */
 
     struct invariant inv[WORKLOAD_MAX_INVARIANTS];
     size_t n_inv;

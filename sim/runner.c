@@ -407,7 +407,7 @@ static int check_safety(struct runner *r, struct run_result *res)
     struct resource *rs = r->run.wl->res;
     res->witness_concurrent = resource_concurrent_entries(rs);
     res->witness_agrees = res->witness_concurrent == res->check.concurrent_entries;
-    res->fenced_accesses = resource_fenced(rs);
+    res->rejected_accesses = resource_rejected(rs);
     res->n_inv = r->run.wl->ops->invariants(r->run.wl, res->inv, WORKLOAD_MAX_INVARIANTS);
     res->invariants_hold = true;
     for (size_t i = 0; i < res->n_inv; i++)

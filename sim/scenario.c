@@ -474,7 +474,7 @@ static int parse_faults(struct ctx *c, json_t *v, const struct field *f, void *b
 static const struct field expect_fields[] = {
     {.key = "violations", .parse = parse_expect, .offset = SC(expect.violations)},
     /* the old key "fenced" is refused with this name (scenario_error.c) */
-    {.key = "rejected_accesses", .parse = parse_expect, .offset = SC(expect.fenced)},
+    {.key = "rejected_accesses", .parse = parse_expect, .offset = SC(expect.rejected_accesses)},
     {.key = "invariants",
      .parse = parse_enum,
      .offset = SC(expect.invariants),

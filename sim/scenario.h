@@ -133,7 +133,7 @@ struct scenario {
 
     struct {
         struct expect_num violations;
-        struct expect_num fenced;
+        struct expect_num rejected_accesses; /* accesses fencing refused */
         enum expect_invariants invariants;
     } expect;
 };

@@ -43,7 +43,7 @@ static struct check_result check(struct section *s, size_t n, const struct fault
     struct check_result r;
     assert_int_equal(checker_run(s, n, f, nf, cap, &r), 0);
     assert_int_equal(r.sections, n);
-    assert_int_equal(r.violations, r.overlaps - r.fenced);
+    assert_int_equal(r.violations, r.overlaps - r.fenced_pairs);
     assert_int_equal(r.cap, cap);
     return r;
 }
@@ -52,7 +52,7 @@ static void assert_counts(const struct check_result *r, uint64_t overlaps, uint6
                           uint64_t concurrent)
 {
     assert_int_equal(r->overlaps, overlaps);
-    assert_int_equal(r->fenced, fenced);
+    assert_int_equal(r->fenced_pairs, fenced);
     assert_int_equal(r->violations, overlaps - fenced);
     assert_int_equal(r->concurrent_entries, concurrent);
 }

@@ -175,8 +175,8 @@ static void test_good_full(void **state)
     assert_int_equal(s.faults[1].target, 7);
     assert_int_equal(s.expect.violations.op, EXPECT_EQ);
     assert_int_equal(s.expect.violations.value, 0);
-    assert_int_equal(s.expect.fenced.op, EXPECT_GT); /* expect.rejected_accesses */
-    assert_int_equal(s.expect.fenced.value, 0);
+    assert_int_equal(s.expect.rejected_accesses.op, EXPECT_GT);
+    assert_int_equal(s.expect.rejected_accesses.value, 0);
     assert_int_equal(s.expect.invariants, EXPECT_INV_HOLD);
 }
 
@@ -203,7 +203,7 @@ static void assert_defaults(const struct scenario *s)
     assert_int_equal(s->flash_sale.hot_items, 1);
     assert_false(s->fencing);
     assert_int_equal(s->n_faults, 0);
-    assert_int_equal(s->expect.fenced.op, EXPECT_UNSET);
+    assert_int_equal(s->expect.rejected_accesses.op, EXPECT_UNSET);
 }
 
 static void test_minimal_defaults(void **state)
@@ -263,8 +263,8 @@ static void test_expect_defaults(void **state)
     assert_int_equal(s.expect.invariants, EXPECT_INV_BROKEN);
 
     load_ok(state, "{'expect': {'rejected_accesses': '>= 3', 'violations': 2}, " WL "}", &s);
-    assert_int_equal(s.expect.fenced.op, EXPECT_GE);
-    assert_int_equal(s.expect.fenced.value, 3);
+    assert_int_equal(s.expect.rejected_accesses.op, EXPECT_GE);
+    assert_int_equal(s.expect.rejected_accesses.value, 3);
     assert_int_equal(s.expect.violations.op, EXPECT_EQ);
     assert_int_equal(s.expect.violations.value, 2);
     assert_int_equal(s.expect.invariants, EXPECT_INV_UNSET);
