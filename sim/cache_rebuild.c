@@ -58,11 +58,8 @@ static int cache_init(struct workload *w)
      * fault. Loads past that are kept apart (late_load), never folded into
      * the last epoch: folding made several epochs of one load each look
      * like one epoch loaded several times. */
-    uint64_t longest = 0;
-    for (size_t i = 0; i < w->scn->n_faults; i++)
-        if (w->scn->faults[i].duration_ms > longest)
-            longest = w->scn->faults[i].duration_ms;
-    uint64_t reach = w->scn->duration_ms + w->scn->wait_ms + cs->load_ms + longest + 1000;
+    uint64_t reach = w->scn->duration_ms + w->scn->wait_ms + cs->load_ms +
+                     scenario_longest_fault_ms(w->scn) + 1000;
     st->epochs = (size_t)(reach / cs->period_ms + 2);
     st->loads = calloc((size_t)cs->keys * st->epochs, sizeof(*st->loads));
     w->res = resource_new(cs->keys, -1, w->scn->fencing); /* -1: never filled */

@@ -74,11 +74,7 @@ struct runner *runner_new(const struct scenario *s, const struct lock_ops *ops,
     if (r->run.wl == NULL || r->run.nem == NULL || r->clients == NULL)
         goto oom;
     /* Room for the run, plus the longest fault that can stretch its last step. */
-    uint64_t longest = 0;
-    for (size_t i = 0; i < s->n_faults; i++)
-        if (s->faults[i].duration_ms > longest)
-            longest = s->faults[i].duration_ms;
-    r->tl_len = (size_t)((s->duration_ms + longest + s->wait_ms) / 1000 + 3);
+    r->tl_len = (size_t)((s->duration_ms + scenario_longest_fault_ms(s) + s->wait_ms) / 1000 + 3);
     for (uint32_t i = 0; i < r->n; i++) {
         if (client_init(&r->clients[i], &r->run, i, r->tl_len) < 0)
             goto oom;

@@ -946,6 +946,15 @@ bool expect_met(const struct expect_num *e, uint64_t got)
     }
 }
 
+uint64_t scenario_longest_fault_ms(const struct scenario *s)
+{
+    uint64_t longest = 0;
+    for (size_t i = 0; i < s->n_faults; i++)
+        if (s->faults[i].duration_ms > longest)
+            longest = s->faults[i].duration_ms;
+    return longest;
+}
+
 const char *fault_type_name(enum fault_type t)
 {
     return (unsigned)t < N_OF(fault_list) ? fault_list[t] : "unknown";

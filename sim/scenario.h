@@ -159,6 +159,9 @@ const char *expect_format(const struct expect_num *e, char *buf, size_t len);
 bool expect_met(const struct expect_num *e, uint64_t got);
 
 const char *fault_type_name(enum fault_type t); /* "client_pause" */
+/* The longest duration_ms of s's faults (0 without faults): how far one
+ * can stretch a step past the run's end. */
+uint64_t scenario_longest_fault_ms(const struct scenario *s);
 
 /* "host:port" into ep; "h:p,h:p" into out (the --redis/--zookeeper form).
  * 0, or -1 with a one-line reason in err. */
