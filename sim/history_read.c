@@ -35,7 +35,7 @@ struct reader {
     struct history *h;
     size_t cap;
     struct intern keys, owners;
-    bool started, ended;
+    bool started; /* the end line is h->end_line */
 };
 
 __attribute__((format(printf, 2, 3))) static int fail(struct reader *r, const char *fmt, ...)
@@ -223,7 +223,6 @@ static int read_end(struct reader *r, json_t *o)
         return fail(r, "\"complete\" must be true or false");
     r->h->complete = json_is_true(c);
     r->h->end_line = true;
-    r->ended = true;
     return 0;
 }
 
@@ -334,7 +333,7 @@ static int read_object(struct reader *r, json_t *o)
     int type = get_enum(r, o, "type", line_types, 6, -1);
     if (type < 0)
         return -1;
-    if (r->ended)
+    if (r->h->end_line)
         return fail(r, "a line after the end line");
     if (!r->started && type != LT_START)
         return fail(r, "expected the start line, {\"type\":\"start\",...}");
@@ -397,7 +396,7 @@ static void finish(struct reader *r)
     h->n_owners = r->owners.n;
     free(r->keys.slot);
     free(r->owners.slot);
-    if (!r->ended) {
+    if (!h->end_line) {
         h->complete = false;
         h->end_mono_ns = h->n ? h->ev[h->n - 1].t_ns : h->start_mono_ns;
     }
