@@ -23,6 +23,7 @@ static void fill_invariants(struct compare_row *row, const struct run_result *r)
 void compare_row_fill(struct compare_row *row, const struct run_result *r)
 {
     snprintf(row->algorithm, sizeof(row->algorithm), "%s", r->algorithm);
+    row->ran = true;
     snprintf(row->run_dir, sizeof(row->run_dir), "%s", r->run_dir);
     snprintf(row->verdict, sizeof(row->verdict), "%s",
              !r->complete ? "INCOMPLETE"
@@ -51,6 +52,23 @@ void compare_row_fill(struct compare_row *row, const struct run_result *r)
 static const size_t shown[] = {0, 2, 3, 4};
 #define N_SHOWN (sizeof(shown) / sizeof(shown[0]))
 
+/* A row's figures as cells: "-" in a row that did not run. */
+static void rate(const struct compare_row *row, double v, char *buf, size_t len)
+{
+    if (row->ran)
+        snprintf(buf, len, "%.1f", v);
+    else
+        snprintf(buf, len, "-");
+}
+
+static void count(const struct compare_row *row, uint64_t v, char *buf, size_t len)
+{
+    if (row->ran)
+        snprintf(buf, len, "%" PRIu64, v);
+    else
+        snprintf(buf, len, "-");
+}
+
 static void latency_cells(const struct compare_row *row, char cells[N_SHOWN][16])
 {
     for (size_t i = 0; i < N_SHOWN; i++) {
@@ -59,6 +77,14 @@ static void latency_cells(const struct compare_row *row, char cells[N_SHOWN][16]
         else
             snprintf(cells[i], 16, "-");
     }
+}
+
+size_t compare_not_run(const struct comparison *c)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < c->n; i++)
+        n += !c->rows[i].ran;
+    return n;
 }
 
 void compare_terminal(FILE *f, const struct comparison *c)
@@ -71,11 +97,13 @@ void compare_terminal(FILE *f, const struct comparison *c)
             "p99 ms", "p99.9 ms", "max ms", "failed", "violations", "verdict", "invariants");
     for (size_t i = 0; i < c->n; i++) {
         const struct compare_row *row = &c->rows[i];
-        char cells[N_SHOWN][16];
+        char cells[N_SHOWN][16], qps[24], failed[24], violations[24];
         latency_cells(row, cells);
-        fprintf(f, "%-12s %9.1f %9s %9s %9s %9s %9" PRIu64 " %10" PRIu64 "  %-10s %s\n",
-                row->algorithm, row->qps, cells[0], cells[1], cells[2], cells[3],
-                row->busy + row->errors, row->violations, row->verdict, row->invariants);
+        rate(row, row->qps, qps, sizeof(qps));
+        count(row, row->busy + row->errors, failed, sizeof(failed));
+        count(row, row->violations, violations, sizeof(violations));
+        fprintf(f, "%-12s %9s %9s %9s %9s %9s %9s %10s  %-10s %s\n", row->algorithm, qps, cells[0],
+                cells[1], cells[2], cells[3], failed, violations, row->verdict, row->invariants);
         if (row->note[0])
             fprintf(f, "%-12s   %s\n", "", row->note);
     }
@@ -83,7 +111,12 @@ void compare_terminal(FILE *f, const struct comparison *c)
                "errors)\n");
     fprintf(f, "reports: %s/compare.md, %s/compare.json; per algorithm: %s/<algorithm>/\n",
             c->out_dir, c->out_dir, c->out_dir);
-    fprintf(f, "End of compare: %s\n", c->complete ? "COMPLETE" : "INCOMPLETE");
+    size_t skipped = compare_not_run(c);
+    if (skipped)
+        fprintf(f, "End of compare: %s, %zu of %zu NOT RUN\n",
+                c->complete ? "COMPLETE" : "INCOMPLETE", skipped, c->n);
+    else
+        fprintf(f, "End of compare: %s\n", c->complete ? "COMPLETE" : "INCOMPLETE");
 }
 
 int compare_markdown(const char *path, const struct comparison *c)
@@ -110,16 +143,22 @@ int compare_markdown(const char *path, const struct comparison *c)
     fprintf(f, "|---|---:|---:|---:|---:|---:|---:|---:|%s---|---|\n", fencing ? "---:|---:|" : "");
     for (size_t i = 0; i < c->n; i++) {
         const struct compare_row *row = &c->rows[i];
-        char cells[N_SHOWN][16], fenced[48] = "";
+        char cells[N_SHOWN][16], fenced[64] = "", qps[24], failed[24], violations[24], fp[24],
+                                 ra[24], name[80];
         latency_cells(row, cells);
+        rate(row, row->qps, qps, sizeof(qps));
+        count(row, row->busy + row->errors, failed, sizeof(failed));
+        count(row, row->violations, violations, sizeof(violations));
+        count(row, row->fenced_pairs, fp, sizeof(fp));
+        count(row, row->rejected_accesses, ra, sizeof(ra));
         if (fencing)
-            snprintf(fenced, sizeof(fenced), " %" PRIu64 " | %" PRIu64 " |", row->fenced_pairs,
-                     row->rejected_accesses);
-        fprintf(f,
-                "| [%s](%s/report.md) | %.1f | %s | %s | %s | %s | %" PRIu64 " | %" PRIu64
-                " |%s %s | %s%s%s |\n",
-                row->algorithm, row->algorithm, row->qps, cells[0], cells[1], cells[2], cells[3],
-                row->busy + row->errors, row->violations, fenced, row->invariants,
+            snprintf(fenced, sizeof(fenced), " %s | %s |", fp, ra);
+        if (row->ran) /* only a run has a report to link to */
+            snprintf(name, sizeof(name), "[%s](%s/report.md)", row->algorithm, row->algorithm);
+        else
+            snprintf(name, sizeof(name), "%s", row->algorithm);
+        fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s |%s %s | %s%s%s |\n", name, qps,
+                cells[0], cells[1], cells[2], cells[3], failed, violations, fenced, row->invariants,
                 strcmp(row->verdict, "PASS") == 0 ? "" : "**", row->verdict,
                 strcmp(row->verdict, "PASS") == 0 ? "" : "**");
     }
@@ -133,6 +172,13 @@ int compare_markdown(const char *path, const struct comparison *c)
     return fclose(f);
 }
 
+/* A figure, or null in a row that did not run: 0 violations would claim
+ * a result nobody measured. */
+static json_t *num(const struct compare_row *row, uint64_t v)
+{
+    return row->ran ? json_integer((json_int_t)v) : json_null();
+}
+
 static json_t *row_json(const struct compare_row *row)
 {
     json_t *lat = json_object();
@@ -140,16 +186,17 @@ static json_t *row_json(const struct compare_row *row)
     for (size_t i = 0; i < REPORT_N_PERCENTILES; i++)
         json_object_set_new(lat, names[i],
                             row->has_latency ? json_real(row->acquire_ms[i]) : json_null());
-    return json_pack("{s:s, s:s, s:s, s:s*, s:f, s:I, s:I, s:I, s:I, s:f, s:o, s:I, s:I, s:I, "
-                     "s:b, s:s}",
-                     "algorithm", row->algorithm, "run_dir", row->run_dir, "verdict", row->verdict,
-                     "note", row->note[0] ? row->note : NULL, "elapsed_s", row->elapsed_s, "steps",
-                     (json_int_t)row->steps, "acquired", (json_int_t)row->acquired, "busy",
-                     (json_int_t)row->busy, "errors", (json_int_t)row->errors, "qps", row->qps,
-                     "acquire_ms", lat, "violations", (json_int_t)row->violations, "fenced_pairs",
-                     (json_int_t)row->fenced_pairs, "rejected_accesses",
-                     (json_int_t)row->rejected_accesses, "invariants_hold", row->invariants_hold,
-                     "invariants", row->invariants);
+    return json_pack(
+        "{s:s, s:s, s:s, s:s?, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, "
+        "s:o, s:s}",
+        "algorithm", row->algorithm, "run_dir", row->run_dir, "verdict", row->verdict, "note",
+        row->note[0] ? row->note : NULL, "elapsed_s",
+        row->ran ? json_real(row->elapsed_s) : json_null(), "steps", num(row, row->steps),
+        "acquired", num(row, row->acquired), "busy", num(row, row->busy), "errors",
+        num(row, row->errors), "qps", row->ran ? json_real(row->qps) : json_null(), "acquire_ms",
+        lat, "violations", num(row, row->violations), "fenced_pairs", num(row, row->fenced_pairs),
+        "rejected_accesses", num(row, row->rejected_accesses), "invariants_hold",
+        row->ran ? json_boolean(row->invariants_hold) : json_null(), "invariants", row->invariants);
 }
 
 int compare_json(const char *path, const struct comparison *c)
@@ -161,10 +208,11 @@ int compare_json(const char *path, const struct comparison *c)
     for (size_t i = 0; i < c->n_servers; i++)
         json_array_append_new(servers, json_string(c->servers[i]));
     json_t *root = json_pack(
-        "{s:s, s:s, s:s, s:s, s:I, s:f, s:I, s:b, s:o, s:o}", "schema", "locklab.compare/2",
+        "{s:s, s:s, s:s, s:s, s:I, s:f, s:I, s:b, s:I, s:o, s:o}", "schema", "locklab.compare/2",
         "version", LOCKLAB_VERSION, "scenario", s->name, "workload", workload_name(s->workload),
         "clients", (json_int_t)s->clients, "duration_s", (double)s->duration_ms / 1000.0, "seed",
-        (json_int_t)s->seed, "complete", c->complete, "servers", servers, "algorithms", rows);
+        (json_int_t)s->seed, "complete", c->complete, "not_run", (json_int_t)compare_not_run(c),
+        "servers", servers, "algorithms", rows);
     if (root == NULL)
         return -1;
     int rc = json_dump_file(root, path, JSON_INDENT(2) | JSON_REAL_PRECISION(6));

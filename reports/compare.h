@@ -18,6 +18,7 @@ struct compare_row {
     char run_dir[512];
     char verdict[16]; /* PASS, FAIL, INCOMPLETE, NOT RUN */
     char note[400];   /* why it is incomplete or did not run */
+    bool ran;         /* false: NOT RUN, no figure means anything */
     double elapsed_s;
     uint64_t acquired, busy, errors, steps;
     double qps;                              /* locks acquired per second */
@@ -43,6 +44,8 @@ struct comparison {
 /* A row from a finished run. */
 void compare_row_fill(struct compare_row *row, const struct run_result *r);
 
+/* Rows that did not run (NOT RUN). */
+size_t compare_not_run(const struct comparison *c);
 void compare_terminal(FILE *f, const struct comparison *c);
 /* 0, or -1 with errno set. */
 int compare_markdown(const char *path, const struct comparison *c);

@@ -34,49 +34,6 @@ static json_t *op_stats(const struct run_result *r, const struct histogram *h)
     return o;
 }
 
-/* The workload's own settings, by type. */
-static json_t *workload_json(const struct scenario *s)
-{
-    const char *type = workload_name(s->workload);
-    if (s->workload == WORKLOAD_CACHE_REBUILD) {
-        const struct cache_rebuild_spec *c = &s->cache_rebuild;
-        return json_pack("{s:s, s:i, s:i, s:i, s:i}", "type", type, "keys", c->keys, "period_ms",
-                         c->period_ms, "load_ms", c->load_ms, "read_ms", c->read_ms);
-    }
-    if (s->workload == WORKLOAD_SCHEDULED_TASKS) {
-        const struct scheduled_tasks_spec *t = &s->scheduled_tasks;
-        return json_pack("{s:s, s:i, s:i, s:i, s:i, s:i}", "type", type, "tasks", t->tasks,
-                         "period_ms", t->period_ms, "run_ms", t->run_ms, "jitter_ms", t->jitter_ms,
-                         "hold_min_ms", t->hold_min_ms);
-    }
-    const struct flash_sale_spec *fs = &s->flash_sale;
-    return json_pack("{s:s, s:i, s:I, s:i, s:s, s:f, s:i}", "type", type, "items", fs->items,
-                     "stock", (json_int_t)fs->stock, "critical_ms", fs->critical_ms, "skew",
-                     report_skew_name(fs->skew), "hot_fraction", fs->hot_fraction, "hot_items",
-                     fs->hot_items);
-}
-
-static json_t *scenario_json(const struct run_result *r)
-{
-    const struct scenario *s = r->scn;
-    json_t *faults = json_array();
-    for (size_t i = 0; i < s->n_faults; i++) {
-        const struct fault_spec *f = &s->faults[i];
-        json_array_append_new(faults,
-                              json_pack("{s:s, s:I, s:I, s:i}", "type", fault_type_name(f->type),
-                                        "at_ms", (json_int_t)f->at_ms, "duration_ms",
-                                        (json_int_t)f->duration_ms, "target", f->target));
-    }
-    return json_pack("{s:s, s:s, s:s, s:i, s:I, s:I, s:I, s:b,"
-                     " s:{s:s, s:i, s:i, s:b, s:i}, s:o, s:o}",
-                     "name", s->name, "file", s->path, "description", s->description, "clients",
-                     s->clients, "duration_ms", (json_int_t)s->duration_ms, "requests",
-                     (json_int_t)s->requests, "seed", (json_int_t)s->seed, "fencing", s->fencing,
-                     "lock", "algorithm", r->algorithm, "ttl_ms", s->ttl_ms, "wait_ms", s->wait_ms,
-                     "watchdog", s->watchdog, "renew_ms", s->renew_ms, "workload", workload_json(s),
-                     "faults", faults);
-}
-
 static json_t *section_json(const struct run_result *r, const struct section *s)
 {
     return json_pack("{s:i, s:s, s:I, s:f, s:f, s:s}", "client", s->client, "owner",
@@ -194,7 +151,7 @@ int report_json(const char *path, const struct run_result *r)
         !r->complete ? "INCOMPLETE"
         : r->passed  ? "PASS"
                      : "FAIL",
-        "failure", fail ? json_string(fail) : json_null(), "scenario", scenario_json(r),
+        "failure", fail ? json_string(fail) : json_null(), "scenario", report_scenario_json(r->scn),
         "algorithm", r->algorithm, "started_at", when, "start_mono_ns", (json_int_t)r->t0_mono_ns,
         "start_wall_ns", (json_int_t)r->t0_wall_ns, "elapsed_s", r->elapsed_s, "servers", servers,
         "operations", ops, "counters", counters_json(r), "checker", checker_json(r), "faults",

@@ -42,6 +42,15 @@ const char *report_effect_name(int effect)
     return effect >= 0 && effect < EFFECT_COUNT ? effect_names[effect] : "?";
 }
 
+const char *report_token(uint64_t token, char *buf, size_t len)
+{
+    if (token == 0)
+        snprintf(buf, len, "-"); /* tokens start at 1: 0 is a grant without one */
+    else
+        snprintf(buf, len, "%" PRIu64, token);
+    return buf;
+}
+
 double report_rel_s(const struct run_result *r, uint64_t mono_ns)
 {
     return ((double)mono_ns - (double)r->t0_mono_ns) / 1e9;

@@ -3,13 +3,19 @@
 #ifndef LOCKLAB_REPORT_H
 #define LOCKLAB_REPORT_H
 
+#include <jansson.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "result.h"
 
-/* The summary a person reads on the terminal; ends with the verdict line
- * "End of run: PASS" or "End of run: FAIL ...". */
+/* What a run is about to do, printed before it starts (so a log shows it
+ * while the run goes on): the command's settings after every default, and
+ * the servers. */
+void report_header(FILE *f, const struct scenario *s, const char (*servers)[RESULT_SERVER_LEN],
+                   size_t n_servers);
+/* The summary a person reads on the terminal after the header; ends with
+ * the verdict line "End of run: PASS" or "End of run: FAIL ...". */
 void report_terminal(FILE *f, const struct run_result *r, int max_violations);
 
 /* The "!!! violation" lines, at most max, then a count of the rest.
@@ -28,9 +34,16 @@ int report_hgrm_files(const char *dir, const struct run_result *r);
 extern const double report_percentiles[REPORT_N_PERCENTILES];
 const char *report_op_name(int op); /* "acquire", "acquire_failed", ... */
 const char *report_effect_name(int effect);
+/* A fencing token as printed: the number, or "-" for a grant without one. */
+const char *report_token(uint64_t token, char *buf, size_t len);
 const char *report_skew_name(int skew); /* "uniform", "hot", "per_client" */
 /* The workload and its settings on one line: "flash_sale items=10 ...". */
 const char *report_workload(const struct scenario *s, char *buf, size_t len);
+/* The effective settings (scenario_resolve's values and notes): lock,
+ * algorithm, workload lines, as the run header and `show` print them. */
+void report_settings(FILE *f, const struct scenario *s);
+/* report.json's "scenario" object; `show --json` prints the same. */
+json_t *report_scenario_json(const struct scenario *s);
 /* "ok", "!!!" (safety broken) or "~" (availability lost: advisory) */
 const char *report_invariant_mark(const struct invariant *inv);
 /* Seconds since the run's start line. */

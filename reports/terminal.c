@@ -10,18 +10,25 @@
 #include "histogram.h"
 #include "report.h"
 
-static void print_header(FILE *f, const struct run_result *r)
+void report_header(FILE *f, const struct scenario *s, const char (*servers)[RESULT_SERVER_LEN],
+                   size_t n_servers)
 {
-    const struct scenario *s = r->scn;
-    fprintf(f, "locklab %s  scenario=%s  algorithm=%s  clients=%" PRIu32 "  seed=%" PRIu64 "\n",
-            LOCKLAB_VERSION, s->name, r->algorithm, s->clients, s->seed);
-    fprintf(f, "  lock: ttl=%" PRIu32 "ms wait=%" PRIu32 "ms watchdog=%s fencing=%s\n", s->ttl_ms,
-            s->wait_ms, s->watchdog ? "on" : "off", s->fencing ? "on" : "off");
-    char wl[200];
-    fprintf(f, "  workload: %s\n", report_workload(s, wl, sizeof(wl)));
-    for (size_t i = 0; i < r->n_servers; i++)
-        fprintf(f, "  server: %s\n", r->servers[i]);
-    fprintf(f, "  ran %.2f s%s%s\n\n", r->elapsed_s,
+    char req[40] = "";
+    if (s->requests)
+        snprintf(req, sizeof(req), "  requests=%" PRIu64, s->requests);
+    fprintf(f,
+            "locklab %s  scenario=%s  algorithm=%s  clients=%" PRIu32 "  seed=%" PRIu64
+            "  duration=%.3gs%s\n",
+            LOCKLAB_VERSION, s->name, s->algorithm, s->clients, s->seed,
+            (double)s->duration_ms / 1000.0, req);
+    report_settings(f, s);
+    for (size_t i = 0; i < n_servers; i++)
+        fprintf(f, "  server: %s\n", servers[i]);
+}
+
+static void print_ran(FILE *f, const struct run_result *r)
+{
+    fprintf(f, "ran %.2f s%s%s\n\n", r->elapsed_s,
             r->complete ? "" : "  INCOMPLETE: ", r->complete ? "" : r->incomplete_reason);
 }
 
@@ -107,13 +114,15 @@ void report_violations(FILE *f, const struct run_result *r, int max)
         const struct section *a = &r->sections[v->a], *b = &r->sections[v->b];
         char faults[160];
         report_violation_faults(r, v, faults, sizeof(faults));
+        char ta[24], tb[24];
         fprintf(f,
-                "!!! violation on %s: client %" PRIu32 " [%.3f, %.3f] s token %" PRIu64
-                " %s  and  client %" PRIu32 " [%.3f, %.3f] s token %" PRIu64
-                " %s  overlap %.3f ms%s%s\n",
+                "!!! violation on %s: client %" PRIu32
+                " [%.3f, %.3f] s token %s %s  and  client %" PRIu32
+                " [%.3f, %.3f] s token %s %s  overlap %.3f ms%s%s\n",
                 r->hist.keys[a->key], a->client, report_rel_s(r, a->from_ns),
-                report_rel_s(r, a->to_ns), a->token, report_effect_name(a->effect), b->client,
-                report_rel_s(r, b->from_ns), report_rel_s(r, b->to_ns), b->token,
+                report_rel_s(r, a->to_ns), report_token(a->token, ta, sizeof(ta)),
+                report_effect_name(a->effect), b->client, report_rel_s(r, b->from_ns),
+                report_rel_s(r, b->to_ns), report_token(b->token, tb, sizeof(tb)),
                 report_effect_name(b->effect), (double)v->overlap_ns / 1e6,
                 faults[0] ? "  during " : "", faults);
         shown++;
@@ -144,7 +153,7 @@ static void print_verdict(FILE *f, const struct run_result *r)
 
 void report_terminal(FILE *f, const struct run_result *r, int max_violations)
 {
-    print_header(f, r);
+    print_ran(f, r);
     print_ops(f, r);
     fputc('\n', f);
     print_safety(f, r);

@@ -32,8 +32,6 @@ int parse_long(const char *s, long long lo, long long hi, long long *out)
     return 0;
 }
 
-enum { OPT_REDIS = 'r', OPT_ZOOKEEPER = 'z', OPT_ALGORITHMS = 'A' };
-
 static int numeric_opt(int c, const char *arg, struct run_opts *o)
 {
     long long v;
@@ -45,10 +43,12 @@ static int numeric_opt(int c, const char *arg, struct run_opts *o)
         o->clients = (long)v;
         return 0;
     case 'd': {
-        char *end;
-        o->duration = strtod(arg, &end);
-        if (end == arg || *end || !(o->duration > 0 && o->duration <= 86400))
-            return bad_usage("--duration: expected seconds in (0, 86400], got \"%s\"", arg);
+        char *end, why[96];
+        double secs = strtod(arg, &end);
+        if (end == arg || *end)
+            return bad_usage("--duration: expected seconds, got \"%s\"", arg);
+        if (scenario_duration_ms(secs, &o->duration_ms, why, sizeof(why)) < 0)
+            return bad_usage("--duration: %s", why);
         return 0;
     }
     case 'n':
@@ -69,7 +69,47 @@ static int numeric_opt(int c, const char *arg, struct run_opts *o)
     }
 }
 
-int parse_run_opts(int argc, char **argv, struct run_opts *o, int compare)
+/* An option this command does not take: compare's --algorithms on run,
+ * what only a run uses on show. */
+static int foreign_opt(int c, enum run_opts_mode mode)
+{
+    if (mode == RUN_OPTS_SHOW)
+        return c == 'A' || c == 'o' || c == 'q' || c == 'V';
+    return c == 'J' || (c == 'a' && mode == RUN_OPTS_COMPARE) ||
+           (c == 'A' && mode != RUN_OPTS_COMPARE);
+}
+
+static int text_opt(int c, const char *arg, struct run_opts *o)
+{
+    if (c == 'a')
+        o->algorithm = arg;
+    else if (c == 'A')
+        o->algorithms = arg;
+    else if (c == 'o')
+        o->out = arg;
+    else if (c == 'r')
+        o->servers[LOCK_SERVER_REDIS] = arg;
+    else if (c == 'z')
+        o->servers[LOCK_SERVER_ZOOKEEPER] = arg;
+    else if (c == 'q')
+        o->quiet = 1;
+    else if (c == 'J')
+        o->json = 1;
+    else
+        return numeric_opt(c, arg, o);
+    return 0;
+}
+
+static const char *option_name(const struct option *longs, int c)
+{
+    static char name[32];
+    for (; longs->name; longs++)
+        if (longs->val == c)
+            snprintf(name, sizeof(name), "--%s", longs->name);
+    return name;
+}
+
+int parse_run_opts(int argc, char **argv, struct run_opts *o, enum run_opts_mode mode)
 {
     static const struct option longs[] = {{"algorithm", required_argument, 0, 'a'},
                                           {"algorithms", required_argument, 0, 'A'},
@@ -82,33 +122,24 @@ int parse_run_opts(int argc, char **argv, struct run_opts *o, int compare)
                                           {"show-violations", required_argument, 0, 'V'},
                                           {"redis", required_argument, 0, 'r'},
                                           {"zookeeper", required_argument, 0, 'z'},
+                                          {"json", no_argument, 0, 'J'},
                                           {0, 0, 0, 0}};
-    const char *cmd = compare ? "compare" : "run";
-    *o = (struct run_opts){
-        .clients = -1, .duration = -1, .requests = -1, .seed = -1, .max_violations = 10};
+    static const char *const names[] = {"run", "compare", "show"};
+    const char *cmd = names[mode];
+    *o = (struct run_opts){.clients = -1, .requests = -1, .seed = -1, .max_violations = 10};
     int c;
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "a:c:d:n:s:o:qr:z:", longs, NULL)) != -1) {
-        int rc = 0;
-        if (c == 'a' && !compare)
-            o->algorithm = optarg;
-        else if (c == 'A' && compare)
-            o->algorithms = optarg;
-        else if (c == 'o')
-            o->out = optarg;
-        else if (c == 'r')
-            o->servers[LOCK_SERVER_REDIS] = optarg;
-        else if (c == 'z')
-            o->servers[LOCK_SERVER_ZOOKEEPER] = optarg;
-        else if (c == 'q')
-            o->quiet = 1;
-        else if (c != '?' && c != ':' && c != 'a' && c != 'A')
-            rc = numeric_opt(c, optarg, o);
-        else if (c == 'a' || c == 'A')
-            return bad_usage("%s: use --%s", cmd, compare ? "algorithms a,b,c" : "algorithm NAME");
-        else
+    while ((c = getopt_long(argc, argv, "a:A:c:d:n:s:o:qr:z:", longs, NULL)) != -1) {
+        if (c == 'a' && mode == RUN_OPTS_COMPARE)
+            return bad_usage("compare: use --algorithms a,b,c");
+        if (c == 'A' && mode == RUN_OPTS_RUN)
+            return bad_usage("run: use --algorithm NAME");
+        if (c != '?' && c != ':' && foreign_opt(c, mode))
+            return bad_usage("%s: %s does not apply here", cmd, option_name(longs, c));
+        if (c == '?' || c == ':')
             return bad_usage("%s: unknown or incomplete option \"%s\"", cmd, argv[optind - 1]);
+        int rc = text_opt(c, optarg, o);
         if (rc)
             return rc;
     }
@@ -162,9 +193,9 @@ int load_scenario(const struct run_opts *o, struct scenario *s)
     }
     if (o->clients > 0)
         s->clients = (uint32_t)o->clients;
-    if (o->duration > 0) {
-        long long ms = llround(o->duration * 1000.0);
-        s->duration_ms = ms > 0 ? (uint64_t)ms : 1;
+    if (o->duration_ms > 0) {
+        s->duration_ms = o->duration_ms;
+        s->duration_from_cli = true; /* blame --duration, not the file */
     }
     if (o->requests >= 0)
         s->requests = (uint64_t)o->requests;
@@ -180,27 +211,53 @@ int load_scenario(const struct run_opts *o, struct scenario *s)
     return 0;
 }
 
+/* The file that says a folder holds a run (or a comparison) already, or
+ * NULL: --out must never mix two runs' files or replace one silently. */
+static const char *holds_a_run(const char *dir)
+{
+    static const char *const marks[] = {"report.json", "history.jsonl", "compare.json"};
+    for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++) {
+        char path[700];
+        struct stat st;
+        snprintf(path, sizeof(path), "%s/%s", dir, marks[i]);
+        if (stat(path, &st) == 0)
+            return marks[i];
+    }
+    return NULL;
+}
+
+static void default_dir(const char *name, const char *what, char *dir, size_t len)
+{
+    char stamp[32];
+    time_t now = time(NULL);
+    struct tm tm;
+    localtime_r(&now, &tm);
+    strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+    mkdir("runs", 0755);
+    snprintf(dir, len, "runs/%s-%s-%s", name, what, stamp);
+}
+
 int make_run_dir(const char *out, const char *name, const char *what, char *dir, size_t len)
 {
     if (out) {
         snprintf(dir, len, "%s", out);
+        const char *mark = holds_a_run(dir);
+        if (mark) {
+            fprintf(stderr,
+                    "locklab: --out %s holds a run already (%s); remove it or name another "
+                    "folder\n",
+                    dir, mark);
+            return EXIT_USAGE;
+        }
     } else {
-        char stamp[32];
-        time_t now = time(NULL);
-        struct tm tm;
-        localtime_r(&now, &tm);
-        strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
-        mkdir("runs", 0755);
-        snprintf(dir, len, "runs/%s-%s-%s", name, what, stamp);
+        default_dir(name, what, dir, len);
     }
-    /* Never mix two runs' files: a taken default name gets a suffix. */
     if (mkdir(dir, 0755) == 0)
         return 0;
-    if (errno == EEXIST && out) {
-        struct stat st;
-        if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
-            return 0;
-    }
+    struct stat st;
+    if (errno == EEXIST && out && stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+        return 0; /* an empty or unrelated folder the user named */
+    /* Never mix two runs' files: a taken default name gets a suffix. */
     size_t base = strlen(dir);
     for (int i = 2; errno == EEXIST && i < 100 && !out; i++) {
         snprintf(dir + base, len - base, "-%d", i);
@@ -208,5 +265,5 @@ int make_run_dir(const char *out, const char *name, const char *what, char *dir,
             return 0;
     }
     fprintf(stderr, "locklab: cannot create the run folder %s: %s\n", dir, strerror(errno));
-    return -1;
+    return EXIT_ENV;
 }

@@ -26,10 +26,11 @@ struct run_opts {
     const char *out;
     const char *servers[LOCK_SERVER_KINDS]; /* --redis, --zookeeper: HOST:PORT[,...] */
     long clients;                           /* -1 = from the scenario */
-    double duration;                        /* seconds; < 0 = from the scenario */
+    uint64_t duration_ms;                   /* 0 = from the scenario */
     long long requests;
     long long seed;
     int quiet;
+    int json;  /* show: the scenario object as JSON */
     int brief; /* only the verdict line after a run (compare prints its own table) */
     int max_violations;
 };
@@ -37,15 +38,19 @@ struct run_opts {
 __attribute__((format(printf, 1, 2))) int bad_usage(const char *fmt, ...);
 int parse_long(const char *s, long long lo, long long hi, long long *out);
 
-/* Options of run and compare (compare == 1 also takes --algorithms).
- * 0, or an exit code after printing the error. */
-int parse_run_opts(int argc, char **argv, struct run_opts *o, int compare);
+enum run_opts_mode { RUN_OPTS_RUN, RUN_OPTS_COMPARE, RUN_OPTS_SHOW };
+/* Options of run, compare (--algorithms instead of --algorithm) and show
+ * (no --out, --quiet; --json). 0, or an exit code after printing the
+ * error. */
+int parse_run_opts(int argc, char **argv, struct run_opts *o, enum run_opts_mode mode);
 /* The scenario with the command line's overrides, validated; 0 or exit 2. */
 int load_scenario(const struct run_opts *o, struct scenario *s);
 /* --algorithm names nothing known: say the likeliest meant; exit 2. */
 int unknown_algorithm(const char *option, const char *name);
 
-/* dir: --out, or runs/<scenario>-<what>-<time>; created. -1 after printing. */
+/* dir: --out, or runs/<scenario>-<what>-<time>; created. 0, or after
+ * printing: EXIT_USAGE when --out holds a run already, EXIT_ENV when the
+ * folder cannot be made. */
 int make_run_dir(const char *out, const char *name, const char *what, char *dir, size_t len);
 
 /* One run of s (its algorithm) on the fleet, reports written into
@@ -58,5 +63,7 @@ int run_on_fleet(const struct scenario *s, struct fleet *f, const struct run_opt
 int cmd_run(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_cluster(int argc, char **argv);
+int cmd_show(int argc, char **argv);
+int cmd_list(int argc, char **argv);
 
 #endif

@@ -34,12 +34,10 @@
 #define NS_PER_US 1000ULL
 #define SLICE_NS  (50 * NS_PER_MS) /* long sleeps wake this often to see Ctrl-C */
 
-/* The watchdog's period: renew_ms, or ttl/3 as Redisson does; never 0, so
- * a tiny ttl cannot make it renew in a tight loop. */
+/* The watchdog's period, as scenario_resolve set it (never 0). */
 static uint64_t renew_period_ns(const struct scenario *s)
 {
-    uint64_t ms = s->renew_ms ? s->renew_ms : s->ttl_ms / 3;
-    return (ms ? ms : 1) * NS_PER_MS;
+    return (uint64_t)(s->renew_ms ? s->renew_ms : 1) * NS_PER_MS;
 }
 
 static void record_us(struct client *cl, enum op_kind op, uint64_t ns)

@@ -2,9 +2,11 @@
 #include "cluster.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -302,15 +304,81 @@ static int start_redis(struct managed_server *s, char *err, size_t errlen)
     return -1;
 }
 
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    return flag == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+#define OWNER_FILE "owner.pid"
+
+static int zombie(long pid)
+{
+    char path[64], line[512];
+    snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return 0;
+    const char *state = fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
+    fclose(f);
+    return state && state[1] == ' ' && state[2] == 'Z';
+}
+
+/* A locklab-XXXXXX folder whose owner is dead: what a SIGKILLed run left
+ * (its servers died with it, PR_SET_PDEATHSIG). One without an owner file
+ * may be another run's in the instant between mkdtemp and the write. */
+static int orphaned(const char *dir)
+{
+    char path[PATH_MAX + 64];
+    long pid = 0;
+    snprintf(path, sizeof(path), "%s/" OWNER_FILE, dir);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return 0;
+    int got = fscanf(f, "%ld", &pid);
+    fclose(f);
+    if (got != 1 || pid <= 0)
+        return 0;
+    if (kill((pid_t)pid, 0) < 0)
+        return errno == ESRCH;
+    return zombie(pid); /* killed, not yet reaped: dead all the same */
+}
+
+static void sweep_orphans(const char *tmp)
+{
+    DIR *d = opendir(tmp);
+    struct dirent *e;
+    if (d == NULL)
+        return;
+    while ((e = readdir(d)) != NULL) {
+        char dir[PATH_MAX + 32];
+        if (strncmp(e->d_name, "locklab-", 8) != 0 || strlen(e->d_name) != 14)
+            continue; /* only mkdtemp's names: never a user's cluster --dir */
+        snprintf(dir, sizeof(dir), "%.*s/%s", PATH_MAX - 1, tmp, e->d_name);
+        if (orphaned(dir))
+            nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    }
+    closedir(d);
+}
+
 static int make_root(struct cluster *c, char *err, size_t errlen)
 {
     const char *tmp = getenv("TMPDIR");
-    snprintf(c->root, sizeof(c->root), "%s/locklab-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+    tmp = tmp && tmp[0] ? tmp : "/tmp";
+    sweep_orphans(tmp);
+    snprintf(c->root, sizeof(c->root), "%s/locklab-XXXXXX", tmp);
     if (mkdtemp(c->root) == NULL) {
-        snprintf(err, errlen, "cannot create a temporary folder in %s: %s",
-                 tmp && tmp[0] ? tmp : "/tmp", strerror(errno));
+        snprintf(err, errlen, "cannot create a temporary folder in %s: %s", tmp, strerror(errno));
         c->root[0] = '\0';
         return -1;
+    }
+    char path[sizeof(c->root) + 16];
+    snprintf(path, sizeof(path), "%s/" OWNER_FILE, c->root);
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fprintf(f, "%ld\n", (long)getpid());
+        fclose(f);
     }
     return 0;
 }
@@ -453,13 +521,6 @@ int cluster_ask(int port, const char *word, char *reply, size_t len)
     reply[got] = '\0';
     close(fd);
     return (int)got;
-}
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)ftw;
-    return flag == FTW_DP ? rmdir(path) : unlink(path);
 }
 
 static void copy_file(const char *from, const char *to)

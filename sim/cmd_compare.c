@@ -16,8 +16,19 @@
 struct plan {
     const struct lock_ops *ops[COMPARE_MAX];
     struct scenario scn[COMPARE_MAX];
+    char skip[COMPARE_MAX][160]; /* why ops[i] cannot run the scenario; "" = it can */
     size_t n;
+    const struct lock_ops *run[COMPARE_MAX]; /* the ones that can, for the fleet */
+    size_t n_run;
 };
+
+static const struct scenario *first_runnable(const struct plan *p)
+{
+    for (size_t i = 0; i < p->n; i++)
+        if (!p->skip[i][0])
+            return &p->scn[i];
+    return NULL;
+}
 
 static int parse_algorithms(const char *list, struct plan *p)
 {
@@ -42,18 +53,47 @@ static int parse_algorithms(const char *list, struct plan *p)
     return 0;
 }
 
-/* The scenario as each algorithm will run it, each validated. */
+/* What the scenario asks that an algorithm lacks, in why; 0 if none. A
+ * comparison runs the others and lists this one as NOT RUN. */
+static int unsupported(const struct scenario *s, const struct lock_ops *ops, char *why, size_t len)
+{
+    if (s->fencing && !ops->gives_token)
+        snprintf(why, len, "the scenario checks fencing tokens (\"fencing\": true); %s gives none",
+                 ops->name);
+    else if (s->watchdog && !ops->renew)
+        snprintf(why, len, "the scenario needs a watchdog (lock.watchdog); %s cannot renew a lock",
+                 ops->name);
+    else
+        return 0;
+    return -1;
+}
+
+/* The scenario as each algorithm will run it, each validated; the ones
+ * that cannot run it are marked, and at least one must be able to. */
 static int plan_scenarios(const struct run_opts *o, struct plan *p)
 {
+    static struct scenario raw;
+    char err[SCENARIO_ERR_MAX];
+    if (scenario_load(o->scenario, &raw, err) < 0) {
+        fprintf(stderr, "locklab: %s\n", err);
+        return EXIT_USAGE;
+    }
     struct run_opts one = *o;
+    p->n_run = 0;
     for (size_t i = 0; i < p->n; i++) {
+        p->skip[i][0] = '\0';
+        if (unsupported(&raw, p->ops[i], p->skip[i], sizeof(p->skip[i])) < 0)
+            continue;
         one.algorithm = p->ops[i]->name;
         int rc = load_scenario(&one, &p->scn[i]);
         if (rc)
             return rc;
+        p->run[p->n_run++] = p->ops[i];
     }
-    char err[512];
-    if (fleet_check(&p->scn[0], p->ops, p->n, err, sizeof(err)) < 0)
+    if (p->n_run == 0)
+        return bad_usage("compare: none of the algorithms can run %s (%s)", o->scenario,
+                         p->skip[0]);
+    if (fleet_check(first_runnable(p), p->run, p->n_run, err, sizeof(err)) < 0)
         return bad_usage("%s", err);
     return 0;
 }
@@ -78,22 +118,23 @@ static void add_servers(struct comparison *c, const struct run_result *res)
     }
 }
 
-/* Run algorithm i into OUT/<name>/; returns the run's exit code. */
-static int run_one(struct plan *p, size_t i, struct fleet *f, const struct run_opts *o,
+/* Run algorithm i, the k-th to run (from 1), into OUT/<name>/; returns
+ * the run's exit code. */
+static int run_one(struct plan *p, size_t i, size_t k, struct fleet *f, const struct run_opts *o,
                    struct comparison *c)
 {
     static struct run_result res;
     char err[256], dir[sizeof(res.run_dir)];
     memset(&res, 0, sizeof(res));
     snprintf(dir, sizeof(dir), "%.*s/%s", (int)sizeof(dir) - 40, c->out_dir, p->ops[i]->name);
-    if (make_run_dir(dir, NULL, NULL, res.run_dir, sizeof(res.run_dir)) < 0)
+    if (make_run_dir(dir, c->scn->name, p->ops[i]->name, res.run_dir, sizeof(res.run_dir)))
         return EXIT_ENV;
-    if (i > 0 && fleet_reset(f, err, sizeof(err)) < 0) {
+    if (k > 1 && fleet_reset(f, err, sizeof(err)) < 0) {
         fprintf(stderr, "locklab: %s\n", err);
         return EXIT_ENV;
     }
     if (!o->quiet)
-        printf("== %s (%zu of %zu)\n", p->ops[i]->name, i + 1, p->n);
+        printf("== %s (%zu of %zu)\n", p->ops[i]->name, k, p->n_run);
     fflush(stdout);
     int rc = run_on_fleet(&p->scn[i], f, o, &res);
     if (res.hist.n > 0 || res.elapsed_s > 0) {
@@ -136,13 +177,18 @@ static int run_plan(struct plan *p, struct fleet *f, const struct run_opts *o, s
     int rc = EXIT_PASS;
     struct run_opts each = *o;
     each.brief = 1;
+    size_t k = 0;
     for (size_t i = 0; i < p->n; i++) {
+        if (p->skip[i][0]) {
+            not_run(c, p->ops[i], p->skip[i]);
+            continue;
+        }
         if (signals_received() || fleet_dead(f) >= 0) {
             not_run(c, p->ops[i], signals_received() ? "interrupted" : "a managed server died");
             c->complete = false;
             continue;
         }
-        int one = run_one(p, i, f, &each, c);
+        int one = run_one(p, i, ++k, f, &each, c);
         if (one == EXIT_INTERRUPTED || one == EXIT_ENV)
             c->complete = false;
         rc = worse(rc, one);
@@ -158,18 +204,19 @@ int cmd_compare(int argc, char **argv)
     static struct comparison c;
     char err[512];
 
-    int rc = parse_run_opts(argc, argv, &o, 1);
+    int rc = parse_run_opts(argc, argv, &o, RUN_OPTS_COMPARE);
     if (rc == 0)
         rc = parse_algorithms(o.algorithms ? o.algorithms : "redis,redlock,zookeeper", &p);
     if (rc == 0)
         rc = plan_scenarios(&o, &p);
     if (rc)
         return rc;
-    c.scn = &p.scn[0];
+    c.scn = first_runnable(&p);
     c.complete = true;
-    if (make_run_dir(o.out, p.scn[0].name, "compare", c.out_dir, sizeof(c.out_dir)) < 0)
-        return EXIT_ENV;
-    if (fleet_up(&f, &p.scn[0], p.ops, p.n, err, sizeof(err)) < 0) {
+    rc = make_run_dir(o.out, c.scn->name, "compare", c.out_dir, sizeof(c.out_dir));
+    if (rc)
+        return rc;
+    if (fleet_up(&f, c.scn, p.run, p.n_run, err, sizeof(err)) < 0) {
         fprintf(stderr, "locklab: %s\n", err);
         return EXIT_ENV;
     }
@@ -184,6 +231,7 @@ int cmd_compare(int argc, char **argv)
     if (!o.quiet)
         compare_terminal(stdout, &c);
     else
-        printf("End of compare: %s  %s/\n", c.complete ? "COMPLETE" : "INCOMPLETE", c.out_dir);
+        printf("End of compare: %s%s  %s/\n", c.complete ? "COMPLETE" : "INCOMPLETE",
+               compare_not_run(&c) ? ", some NOT RUN" : "", c.out_dir);
     return rc;
 }

@@ -12,32 +12,38 @@
 #include "runner.h"
 #include "signals.h"
 
-static void show_progress(struct runner *r, int live)
+enum live_mode { LIVE_NONE, LIVE_LINE, LIVE_LOG };
+
+/* On a terminal one line redrawn each second; in a log (CI, a pipe) a
+ * plain line every 10 s, so a long run shows it is alive. */
+static void show_progress(struct runner *r, enum live_mode live, int tick)
 {
     static uint64_t last_steps;
     static double last_t;
     struct progress p;
-    if (!live)
+    if (live == LIVE_NONE || (live == LIVE_LOG && tick % 100 != 0))
         return;
     runner_progress(r, &p);
     if (p.elapsed_s < last_t)
         last_t = 0, last_steps = 0; /* a new run of a comparison */
     double dt = p.elapsed_s - last_t;
     fprintf(stderr,
-            "\r[%6.1fs] %8.0f steps/s  acquire p99 ~%.3f ms  acquired %-9" PRIu64
-            " failed %-7" PRIu64 " concurrent entries %-5" PRIu64 " clients %-4" PRIu32 "\033[K",
-            p.elapsed_s, dt > 0 ? (double)(p.steps - last_steps) / dt : 0.0,
-            (double)p.acquire_p99_us / 1000.0, p.acquired, p.failed, p.witness, p.running);
+            "%s[%6.1fs] %8.0f steps/s  acquire p99 ~%.3f ms  acquired %-9" PRIu64
+            " failed %-7" PRIu64 " concurrent entries %-5" PRIu64 " clients %-4" PRIu32 "%s",
+            live == LIVE_LINE ? "\r" : "", p.elapsed_s,
+            dt > 0 ? (double)(p.steps - last_steps) / dt : 0.0, (double)p.acquire_p99_us / 1000.0,
+            p.acquired, p.failed, p.witness, p.running, live == LIVE_LINE ? "\033[K" : "\n");
     last_steps = p.steps;
     last_t = p.elapsed_s;
 }
 
 /* Wait for the clients, watching the servers and the clock. */
-static void watch_run(struct runner *r, struct fleet *f, struct run_result *res, int live)
+static void watch_run(struct runner *r, struct fleet *f, struct run_result *res,
+                      enum live_mode live)
 {
     for (int n = 1; !runner_wait(r, 100); n++) {
         if (n % 10 == 0)
-            show_progress(r, live);
+            show_progress(r, live, n);
         int dead = fleet_dead(f);
         if (dead >= 0 && res->incomplete_reason[0] == '\0') {
             snprintf(res->incomplete_reason, sizeof(res->incomplete_reason),
@@ -46,7 +52,7 @@ static void watch_run(struct runner *r, struct fleet *f, struct run_result *res,
             runner_stop(r, 1);
         }
     }
-    if (live)
+    if (live == LIVE_LINE)
         fprintf(stderr, "\r\033[K");
 }
 
@@ -119,6 +125,10 @@ int run_on_fleet(const struct scenario *s, struct fleet *f, const struct run_opt
     fleet_config(f, ops, s, &cfg);
     res->complete = true;
     fleet_describe(f, ops, s, res);
+    if (!o->quiet && !o->brief) {
+        report_header(stdout, s, res->servers, res->n_servers);
+        fflush(stdout); /* a log shows what runs while it runs */
+    }
     struct runner *r = runner_new(s, ops, &cfg, err, sizeof(err));
     if (r == NULL) {
         fprintf(stderr, "locklab: %s\n", err);
@@ -134,7 +144,8 @@ int run_on_fleet(const struct scenario *s, struct fleet *f, const struct run_opt
     if (signals_received())
         runner_stop(r, 1); /* Ctrl-C while the servers were starting */
     runner_go(r);
-    watch_run(r, f, res, !o->quiet && isatty(STDERR_FILENO));
+    enum live_mode live = o->quiet ? LIVE_NONE : isatty(STDERR_FILENO) ? LIVE_LINE : LIVE_LOG;
+    watch_run(r, f, res, o->brief && live == LIVE_LOG ? LIVE_NONE : live);
     int rc = finish_run(r, res, o);
     signals_publish_runner(NULL);
     runner_free(r);
@@ -149,7 +160,7 @@ int cmd_run(int argc, char **argv)
     static struct run_result res;
     char err[512];
 
-    int rc = parse_run_opts(argc, argv, &o, 0);
+    int rc = parse_run_opts(argc, argv, &o, RUN_OPTS_RUN);
     if (rc == 0)
         rc = load_scenario(&o, &s);
     const struct lock_ops *ops = rc == 0 ? lock_find(s.algorithm) : NULL;
@@ -157,8 +168,9 @@ int cmd_run(int argc, char **argv)
         rc = bad_usage("%s", err);
     if (rc)
         return rc;
-    if (make_run_dir(o.out, s.name, s.algorithm, res.run_dir, sizeof(res.run_dir)) < 0)
-        return EXIT_ENV;
+    rc = make_run_dir(o.out, s.name, s.algorithm, res.run_dir, sizeof(res.run_dir));
+    if (rc)
+        return rc;
     if (fleet_up(&f, &s, &ops, 1, err, sizeof(err)) < 0) {
         fprintf(stderr, "locklab: %s\n", err);
         rmdir(res.run_dir); /* nothing ran: leave no empty run folder behind */

@@ -81,14 +81,6 @@ int fleet_up(struct fleet *f, const struct scenario *s, const struct lock_ops *c
     return 0;
 }
 
-/* ZooKeeper (tickTime 500) grants sessions of 1 to 10 s only; a longer
- * ttl would be silently shortened, so the clamp is made visible here. */
-static uint32_t session_timeout(const struct scenario *s)
-{
-    uint32_t ms = s->zookeeper.session_timeout_ms ? s->zookeeper.session_timeout_ms : s->ttl_ms;
-    return ms < 1000 ? 1000 : ms > 10000 ? 10000 : ms;
-}
-
 void fleet_config(const struct fleet *f, const struct lock_ops *ops, const struct scenario *s,
                   struct lock_config *cfg)
 {
@@ -105,7 +97,7 @@ void fleet_config(const struct fleet *f, const struct lock_ops *ops, const struc
     cfg->want_token = s->fencing;
     cfg->node_timeout_ms = s->redlock.node_timeout_ms;
     cfg->quorum = s->redlock.quorum;
-    cfg->session_timeout_ms = session_timeout(s);
+    cfg->session_timeout_ms = s->zookeeper.session_timeout_ms; /* resolved, clamped */
 }
 
 void fleet_describe(const struct fleet *f, const struct lock_ops *ops, const struct scenario *s,

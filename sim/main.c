@@ -1,4 +1,4 @@
-/* main.c - the command line: run, compare, check, cluster, list. The
+/* main.c - the command line: run, compare, show, check, cluster, list, help. The
  * command files (main.c, cmd_*.c) are the only ones that print errors and
  * choose exit codes; the codes are in cli.h. */
 #include <inttypes.h>
@@ -8,29 +8,12 @@
 
 #include "checker.h"
 #include "cli.h"
+#include "help.h"
 #include "history.h"
 #include "lock.h"
 #include "report.h"
 #include "scenario.h"
 #include "signals.h"
-
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: locklab run SCENARIO [--algorithm NAME] [--clients N] [--duration S]\n"
-            "                            [--requests N] [--seed N] [--out DIR] [--quiet]\n"
-            "                            [--show-violations N] [--redis HOST:PORT[,...]]\n"
-            "                            [--zookeeper HOST:PORT[,...]]\n"
-            "       locklab compare SCENARIO [--algorithms A,B,...] [same options as run]\n"
-            "       locklab check RUN_DIR[/history.jsonl] [--expect EXPR] [--show-violations N]\n"
-            "       locklab cluster up|status|down [--redis-nodes N] [--zookeeper-nodes 1|3]\n"
-            "                            [--dir DIR]\n"
-            "       locklab list\n"
-            "       locklab --help | --version\n"
-            "exit: 0 expectations met, 1 not met, 2 bad usage or scenario, 3 environment or\n"
-            "      incomplete (servers lost; check: history cut short), 130 interrupted (partial\n"
-            "      report written, marked incomplete)\n");
-}
 
 /* ---- check ------------------------------------------------------------ */
 
@@ -113,49 +96,34 @@ static int cmd_check(int argc, char **argv)
     return rc;
 }
 
-/* ---- list ------------------------------------------------------------- */
-
-static int cmd_list(void)
+/* `locklab CMD --help` (or -h) anywhere among CMD's arguments. */
+static int wants_help(int argc, char **argv)
 {
-    printf("algorithms:\n");
-    for (size_t i = 0; i < lock_count(); i++) {
-        const struct lock_ops *op = lock_at(i);
-        printf("  %-12s %s%s%s [%s]\n", op->name, op->summary, op->gives_token ? " [token]" : "",
-               op->renew ? " [watchdog]" : "", lock_server_name(op->server));
+    for (int i = 2; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            return 1;
+    return 0;
+}
+
+static int cmd_help(int argc, char **argv)
+{
+    if (argc < 3) {
+        help_overview(stdout);
+        return EXIT_PASS;
     }
-    static const char *const what[] = {
-        [WORKLOAD_FLASH_SALE] = "inventory under a flash sale: orders never exceed stock",
-        [WORKLOAD_CACHE_REBUILD] = "expiring cache keys rebuilt once per expiry: no stampede",
-        [WORKLOAD_SCHEDULED_TASKS] = "instances firing tasks each period: each runs exactly once",
-    };
-    printf("workloads:\n");
-    for (int w = 0; w < (int)(sizeof(what) / sizeof(what[0])); w++)
-        printf("  %-16s %s\n", workload_name((enum workload_kind)w), what[w]);
-    printf("faults:\n");
-    for (int t = 0; t < FAULT_TYPE_COUNT; t++)
-        printf("  %s\n", fault_type_name((enum fault_type)t));
+    if (help_command(stdout, argv[2]) < 0)
+        return bad_usage("help: unknown command \"%s\"", argv[2]);
     return EXIT_PASS;
 }
 
-int main(int argc, char **argv)
+static int dispatch(const char *cmd, int argc, char **argv)
 {
-    if (argc < 2) {
-        usage(stderr);
-        return EXIT_USAGE;
-    }
-    const char *cmd = argv[1];
-    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
-        usage(stdout);
-        return EXIT_PASS;
-    }
-    if (strcmp(cmd, "--version") == 0) {
-        printf("locklab %s\n", LOCKLAB_VERSION);
-        return EXIT_PASS;
-    }
     if (strcmp(cmd, "list") == 0)
-        return cmd_list();
+        return cmd_list(argc - 1, argv + 1);
     if (strcmp(cmd, "check") == 0)
         return cmd_check(argc - 1, argv + 1);
+    if (strcmp(cmd, "show") == 0)
+        return cmd_show(argc - 1, argv + 1);
     if (strcmp(cmd, "run") == 0) {
         signals_start();
         return cmd_run(argc - 1, argv + 1);
@@ -166,5 +134,33 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "cluster") == 0)
         return cmd_cluster(argc - 1, argv + 1);
+    return -1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        help_overview(stderr);
+        return EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0)
+        return cmd_help(argc, argv);
+    if (strcmp(cmd, "--version") == 0) {
+        printf("locklab %s\n", LOCKLAB_VERSION);
+        return EXIT_PASS;
+    }
+    if (wants_help(argc, argv) && help_command(stdout, cmd) == 0)
+        return EXIT_PASS;
+    int rc = dispatch(cmd, argc, argv);
+    if (rc >= 0)
+        return rc;
+    const char *known[16];
+    size_t n = 0;
+    for (; help_command_name(n) && n < 16; n++)
+        known[n] = help_command_name(n);
+    const char *near = suggest_closest(cmd, known, n);
+    if (near)
+        return bad_usage("unknown command \"%s\" (did you mean \"%s\"?)", cmd, near);
     return bad_usage("unknown command \"%s\"", cmd);
 }

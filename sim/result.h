@@ -15,6 +15,7 @@
 #include "workload.h"
 
 #define RESULT_MAX_SERVERS 12
+#define RESULT_SERVER_LEN  128
 #define RESULT_MAX_EXPECTS 4
 
 struct expect_record {
@@ -28,7 +29,8 @@ struct run_result {
     const struct scenario *scn;
     const char *algorithm;
     char run_dir[512];
-    char servers[RESULT_MAX_SERVERS][128]; /* "redis 127.0.0.1:41233 (managed, pid 1234)" */
+    char servers[RESULT_MAX_SERVERS]
+                [RESULT_SERVER_LEN]; /* "redis 127.0.0.1:41233 (managed, pid 1234)" */
     size_t n_servers;
 
     bool complete;

@@ -165,18 +165,31 @@ static int get_positive(struct ctx *c, json_t *v, double max, double *out)
     return 0;
 }
 
+int scenario_duration_ms(double seconds, uint64_t *ms, char *why, size_t len)
+{
+    if (!(seconds > 0 && seconds <= MS_MAX / 1000)) {
+        snprintf(why, len, "%g is out of range (> 0 and <= %d)", seconds, MS_MAX / 1000);
+        return -1;
+    }
+    long long whole = llround(seconds * 1000);
+    if (whole < 1) {
+        snprintf(why, len, "%g is shorter than 1 ms", seconds);
+        return -1;
+    }
+    *ms = (uint64_t)whole;
+    return 0;
+}
+
 static int parse_duration(struct ctx *c, json_t *v, const struct field *f, void *base)
 {
     struct scenario *s = base;
-    double x = 0;
+    char why[96];
 
     (void)f;
-    if (get_positive(c, v, MS_MAX / 1000, &x) < 0)
-        return -1;
-    long long ms = llround(x * 1000);
-    if (ms < 1)
-        return scn_fail(c, "%g is shorter than 1 ms", x);
-    s->duration_ms = (uint64_t)ms;
+    if (!json_is_number(v))
+        return scn_type_error(c, v, "a number");
+    if (scenario_duration_ms(json_number_value(v), &s->duration_ms, why, sizeof(why)) < 0)
+        return scn_fail(c, "%s", why);
     return 0;
 }
 
@@ -634,6 +647,28 @@ static void default_name(struct scenario *s, const char *path)
         snprintf(s->name, sizeof(s->name), "scenario");
 }
 
+/* jansson refuses an integer beyond 64 bits as a syntax error, naming
+ * neither the key nor where the number starts: blame the key, at the
+ * number, as any other value out of range. 0 if the number is not found. */
+static int number_overflow(struct ctx *c, const json_error_t *je)
+{
+    char path[256], why[160];
+    struct json_pos pos;
+    size_t end = je->position > 0 ? (size_t)je->position : 0, start;
+    if (end > c->len)
+        return 0;
+    while (end > 0 && !strchr("0123456789", c->text[end - 1]))
+        end--; /* jansson may stop past the number */
+    for (start = end; start > 0 && strchr("0123456789-+.eE", c->text[start - 1]); start--)
+        ;
+    if (start == end || json_path_at(c->text, c->len, start, path, sizeof(path), &pos) < 0)
+        return 0;
+    snprintf(why, sizeof(why), "%.*s is out of range (beyond a 64-bit integer)",
+             (int)(end - start > 40 ? 40 : end - start), c->text + start);
+    scn_emit(c->err, c->file, &pos, path, why);
+    return -1;
+}
+
 static int syntax_error(struct ctx *c, const json_error_t *je)
 {
     char path[256];
@@ -645,6 +680,8 @@ static int syntax_error(struct ctx *c, const json_error_t *je)
         scn_emit(c->err, c->file, &pos, path, "duplicate key");
         return -1;
     }
+    if (json_error_code(je) == json_error_numeric_overflow && number_overflow(c, je) < 0)
+        return -1;
     pos = (struct json_pos){je->line, je->column};
     scn_emit(c->err, c->file, &pos, "syntax", je->text);
     return -1;
@@ -733,6 +770,12 @@ static int finish_tasks(struct ctx *c, const struct scenario *s)
     scn_pop(c);
     if (s->duration_ms < 2ULL * t->period_ms) {
         scn_push_key(c, "duration_s");
+        /* The value in the file is the one to blame unless --duration replaced it */
+        if (!s->duration_from_cli)
+            return scn_fail(c,
+                            "%" PRIu64 " ms holds no whole period of %" PRIu32
+                            " ms after the first (at least twice the period)",
+                            s->duration_ms, t->period_ms);
         return scn_fail_if_file(c, NULL,
                                 "%" PRIu64 " ms holds no whole period of %" PRIu32
                                 " ms after the first (at least twice the period)",
@@ -810,6 +853,7 @@ int scenario_finish(struct scenario *s, char err[SCENARIO_ERR_MAX])
     err[0] = '\0';
     if (finish_checks(&c, s) < 0)
         return -1;
+    scenario_resolve(s, lock_find(s->algorithm));
     /* a scenario that expects nothing expects safety */
     if (s->expect.violations.op == EXPECT_UNSET) {
         s->expect.violations = (struct expect_num){EXPECT_EQ, 0};

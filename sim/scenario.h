@@ -18,6 +18,7 @@
 #define SCENARIO_MAX_FAULTS  64
 #define SCENARIO_MAX_CLIENTS 4096
 #define SCENARIO_ERR_MAX     512
+#define SCENARIO_MAX_NOTES   8
 
 enum workload_kind { WORKLOAD_FLASH_SALE = 0, WORKLOAD_CACHE_REBUILD, WORKLOAD_SCHEDULED_TASKS };
 
@@ -82,12 +83,12 @@ struct scheduled_tasks_spec {
 struct redlock_spec {
     uint32_t nodes;           /* independent Redis masters (default 5) */
     uint32_t node_timeout_ms; /* one node's answer, small against the ttl (default 50) */
-    uint32_t quorum;          /* votes needed; 0 = nodes/2 + 1 */
+    uint32_t quorum;          /* votes needed; 0 in the file = nodes/2 + 1 */
 };
 
 struct zookeeper_spec {
     uint32_t ensemble;           /* managed servers: 1 (standalone) or 3 */
-    uint32_t session_timeout_ms; /* plays the ttl; 0 = the lock's ttl_ms */
+    uint32_t session_timeout_ms; /* plays the ttl; 0 in the file = ttl_ms, clamped */
 };
 
 /* Servers the scenario or the command line names instead of managed ones. */
@@ -103,8 +104,9 @@ struct scenario {
 
     /* the run */
     uint32_t clients;
-    uint64_t duration_ms; /* stop after this long... */
-    uint64_t requests;    /* ...or after this many business steps (0 = no limit) */
+    uint64_t duration_ms;   /* stop after this long... */
+    bool duration_from_cli; /* --duration set it: no place in the file to point at */
+    uint64_t requests;      /* ...or after this many business steps (0 = no limit) */
     uint64_t seed;
 
     /* the lock */
@@ -112,7 +114,7 @@ struct scenario {
     uint32_t ttl_ms;
     uint32_t wait_ms;      /* how long acquire may wait for a busy lock */
     bool watchdog;         /* renew while held */
-    uint32_t renew_ms;     /* watchdog period; 0 = ttl/3 */
+    uint32_t renew_ms;     /* watchdog period; 0 in the file = ttl/3 */
     uint32_t retry_min_ms; /* backoff while waiting */
     uint32_t retry_max_ms;
     struct redlock_spec redlock;
@@ -136,6 +138,11 @@ struct scenario {
         struct expect_num rejected_accesses; /* accesses fencing refused */
         enum expect_invariants invariants;
     } expect;
+
+    /* What scenario_resolve chose rather than read, one line each
+     * ("lock.renew_ms: 166 = ttl_ms / 3 (...)"). */
+    char resolved[SCENARIO_MAX_NOTES][160];
+    size_t n_resolved;
 };
 
 /* Fill s with every default (see docs/scenario.md). */
@@ -151,12 +158,23 @@ int scenario_load(const char *path, struct scenario *s, char err[SCENARIO_ERR_MA
  * err set ("path: algorithm: unknown \"x\" (known: redis, redis-naive)"). */
 int scenario_finish(struct scenario *s, char err[SCENARIO_ERR_MAX]);
 
+/* Every default and clamp that depends on the algorithm, resolved into s
+ * (renew_ms, redlock.quorum, zookeeper.session_timeout_ms), each noted in
+ * s->resolved. scenario_finish calls it; the run, the reports and `show`
+ * read only the resolved values. */
+void scenario_resolve(struct scenario *s, const struct lock_ops *ops);
+
 /* Parse an expectation as written in a scenario: 0, ">0", ">= 3", "==0".
  * Returns 0 or -1. */
 int expect_parse(const char *text, struct expect_num *e);
 /* Render it back (">0"), into buf; returns buf. */
 const char *expect_format(const struct expect_num *e, char *buf, size_t len);
 bool expect_met(const struct expect_num *e, uint64_t got);
+
+/* The one rule for a run's length, in the file (duration_s) and on the
+ * command line (--duration): seconds in (0, 86400], at least 1 ms once
+ * rounded to whole milliseconds. 0, or -1 with the reason in why. */
+int scenario_duration_ms(double seconds, uint64_t *ms, char *why, size_t len);
 
 const char *fault_type_name(enum fault_type t); /* "client_pause" */
 /* The longest duration_ms of s's faults (0 without faults): how far one

@@ -301,7 +301,8 @@ static void test_bounds_accepted(void **state)
             "{'name': '123456789012345678901234567890123456789012345678901234567890123',"
             " 'clients': 4096, 'duration_s': 86400, 'requests': 9223372036854775807,"
             " 'seed': 9223372036854775807,"
-            " 'lock': {'ttl_ms': 86400000, 'wait_ms': 86400000, 'renew_ms': 86399999,"
+            " 'lock': {'ttl_ms': 86400000, 'wait_ms': 86400000, 'watchdog': true,"
+            " 'renew_ms': 86399999,"
             " 'retry_min_ms': 60000, 'retry_max_ms': 60000},"
             " 'workload': {'type': 'flash_sale', 'items': 1000000, 'stock': 9000000000000,"
             " 'critical_ms': 600000, 'skew': 'uniform', 'hot_fraction': 1, 'hot_items': 1000000},"
@@ -404,7 +405,7 @@ static void test_syntax_errors(void **state)
         {"{'clients': 01}", "t.json:1:13: syntax: invalid token near '0'"},
         {"{} x", "t.json:1:4: syntax: end of file expected near 'x'"},
         {"{'seed': 99999999999999999999}",
-         "t.json:1:29: syntax: too big integer near '99999999999999999999'"},
+         "t.json:1:10: seed: 99999999999999999999 is out of range (beyond a 64-bit integer)"},
         {"{'name': 'a\nb'}", "t.json:1:11: syntax: unexpected newline near '\"a'"},
         {"'flash_sale'", "t.json:1:12: syntax: '[' or '{' expected near '\"flash_sale\"'"},
         {"[" WL "]", "t.json:1:12: syntax: ']' expected near ':'"},
@@ -776,6 +777,79 @@ static void test_finish_errors(void **state)
 
 /* Values from the command line are judged too, but the file is pointed at
  * only when it holds the value blamed. */
+/* Every default that depends on the algorithm, resolved once with a note
+ * saying so: what the run uses, the header prints and report.json keeps. */
+static void test_resolved_defaults(void **state)
+{
+    const struct env *e = *state;
+    struct scenario s;
+    char path[1100], err[SCENARIO_ERR_MAX];
+
+    write_json(e, "t.json",
+               "{'lock': {'algorithm': 'zookeeper', 'ttl_ms': 300, 'renew_ms': 50}, " WL "}", true,
+               path, sizeof(path));
+    assert_int_equal(scenario_load(path, &s, err), 0);
+    assert_int_equal(scenario_finish(&s, err), 0);
+    assert_int_equal(s.zookeeper.session_timeout_ms, 1000);
+    assert_int_equal(s.renew_ms, 0);
+    assert_int_equal(s.n_resolved, 2);
+    assert_string_equal(s.resolved[0], "lock.renew_ms: 50 unused, the watchdog is off");
+    assert_string_equal(s.resolved[1],
+                        "lock.zookeeper.session_timeout_ms: 1000, ttl_ms 300 clamped into the "
+                        "1000..10000 ms ZooKeeper grants (tickTime 500)");
+
+    write_json(e, "t.json",
+               "{'lock': {'algorithm': 'redlock', 'ttl_ms': 900, 'watchdog': true}, " WL "}", true,
+               path, sizeof(path));
+    assert_int_equal(scenario_load(path, &s, err), 0);
+    assert_int_equal(scenario_finish(&s, err), 0);
+    assert_int_equal(s.renew_ms, 300);
+    assert_int_equal(s.redlock.quorum, 3);
+    assert_int_equal(s.n_resolved, 2);
+    assert_string_equal(s.resolved[0],
+                        "lock.renew_ms: 300 = ttl_ms / 3 (Redisson's watchdog period)");
+    assert_string_equal(s.resolved[1], "lock.redlock.quorum: 3 = a majority of 5 nodes");
+
+    /* values the file gives are kept as written, and leave no note */
+    write_json(e, "t.json",
+               "{'lock': {'algorithm': 'redlock', 'watchdog': true, 'renew_ms': 7,"
+               " 'redlock': {'quorum': 4}}, " WL "}",
+               true, path, sizeof(path));
+    assert_int_equal(scenario_load(path, &s, err), 0);
+    assert_int_equal(scenario_finish(&s, err), 0);
+    assert_int_equal(s.renew_ms, 7);
+    assert_int_equal(s.redlock.quorum, 4);
+    assert_int_equal(s.n_resolved, 0);
+}
+
+/* --duration replaced the file's duration_s: the file holds no value to
+ * point at, the message says which key without a position; the file's own
+ * value is pointed at. */
+static void test_duration_blame(void **state)
+{
+    const struct env *e = *state;
+    struct scenario s;
+    char path[1100], err[SCENARIO_ERR_MAX];
+
+    write_json(e, "t.json", "{'duration_s': 10, 'workload': {'type': 'scheduled_tasks'}}", true,
+               path, sizeof(path));
+    assert_int_equal(scenario_load(path, &s, err), 0);
+    s.duration_ms = 1500;
+    s.duration_from_cli = true;
+    assert_int_equal(scenario_finish(&s, err), -1);
+    relative(e, err);
+    assert_string_equal(err, "t.json: duration_s: 1500 ms holds no whole period of 1000 ms after "
+                             "the first (at least twice the period)");
+    uint64_t ms = 0;
+    char why[96];
+    assert_int_equal(scenario_duration_ms(0.0001, &ms, why, sizeof(why)), -1);
+    assert_string_equal(why, "0.0001 is shorter than 1 ms");
+    assert_int_equal(scenario_duration_ms(0, &ms, why, sizeof(why)), -1);
+    assert_string_equal(why, "0 is out of range (> 0 and <= 86400)");
+    assert_int_equal(scenario_duration_ms(0.0015, &ms, why, sizeof(why)), 0);
+    assert_int_equal(ms, 2);
+}
+
 static void test_finish_after_overrides(void **state)
 {
     const struct env *e = *state;
@@ -1263,8 +1337,8 @@ static void test_new_finish_errors(void **state)
          " 'hold_min_ms': 1001}}",
          "t.json:1:94: workload.hold_min_ms: 1001 must be at most period_ms (1000 ms)"},
         {"{'duration_s': 1, 'workload': {'type': 'scheduled_tasks', 'period_ms': 1000}}",
-         "t.json: duration_s: 1000 ms holds no whole period of 1000 ms after the first (at least "
-         "twice the period)"},
+         "t.json:1:16: duration_s: 1000 ms holds no whole period of 1000 ms after the first (at "
+         "least twice the period)"},
     };
     CHECK_FINISH(cases);
 }
@@ -1335,6 +1409,8 @@ int main(void)
         cmocka_unit_test(test_out_of_range_faults),
         cmocka_unit_test(test_missing_required),
         cmocka_unit_test(test_finish_errors),
+        cmocka_unit_test(test_resolved_defaults),
+        cmocka_unit_test(test_duration_blame),
         cmocka_unit_test(test_finish_after_overrides),
         cmocka_unit_test(test_new_workloads_and_settings),
         cmocka_unit_test(test_new_keys_errors),

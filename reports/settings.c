@@ -1,0 +1,110 @@
+/* settings.c - a scenario's effective settings, as the run header, `locklab
+ * show` and report.json give them. They read the values scenario_resolve
+ * left in the scenario, never a default of their own, so what is shown is
+ * what runs. */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "report.h"
+
+static const struct lock_ops *ops_of(const struct scenario *s)
+{
+    return lock_find(s->algorithm); /* never NULL after scenario_finish */
+}
+
+static void print_lock(FILE *f, const struct scenario *s)
+{
+    char renew[32] = "";
+    if (s->watchdog)
+        snprintf(renew, sizeof(renew), " renew=%" PRIu32 "ms", s->renew_ms);
+    fprintf(f,
+            "  lock: ttl=%" PRIu32 "ms wait=%" PRIu32 "ms watchdog=%s%s fencing=%s retry=%" PRIu32
+            "..%" PRIu32 "ms\n",
+            s->ttl_ms, s->wait_ms, s->watchdog ? "on" : "off", renew, s->fencing ? "on" : "off",
+            s->retry_min_ms, s->retry_max_ms);
+    const struct lock_ops *ops = ops_of(s);
+    if (ops && ops->independent_nodes)
+        fprintf(f, "  redlock: nodes=%" PRIu32 " quorum=%" PRIu32 " node_timeout=%" PRIu32 "ms\n",
+                s->redlock.nodes, s->redlock.quorum, s->redlock.node_timeout_ms);
+    if (ops && ops->server == LOCK_SERVER_ZOOKEEPER)
+        fprintf(f, "  zookeeper: ensemble=%" PRIu32 " session_timeout=%" PRIu32 "ms\n",
+                s->zookeeper.ensemble, s->zookeeper.session_timeout_ms);
+}
+
+void report_settings(FILE *f, const struct scenario *s)
+{
+    char wl[200];
+    print_lock(f, s);
+    fprintf(f, "  workload: %s\n", report_workload(s, wl, sizeof(wl)));
+    for (size_t i = 0; i < s->n_resolved; i++)
+        fprintf(f, "  default: %s\n", s->resolved[i]);
+}
+
+static json_t *algorithm_json(const struct scenario *s, json_t *lock)
+{
+    const struct lock_ops *ops = ops_of(s);
+    if (ops && ops->independent_nodes)
+        json_object_set_new(lock, "redlock",
+                            json_pack("{s:i, s:i, s:i}", "nodes", s->redlock.nodes, "quorum",
+                                      s->redlock.quorum, "node_timeout_ms",
+                                      s->redlock.node_timeout_ms));
+    if (ops && ops->server == LOCK_SERVER_ZOOKEEPER)
+        json_object_set_new(lock, "zookeeper",
+                            json_pack("{s:i, s:i}", "ensemble", s->zookeeper.ensemble,
+                                      "session_timeout_ms", s->zookeeper.session_timeout_ms));
+    return lock;
+}
+
+static json_t *report_lock_json(const struct scenario *s)
+{
+    json_t *lock =
+        json_pack("{s:s, s:i, s:i, s:b, s:i, s:i, s:i}", "algorithm", s->algorithm, "ttl_ms",
+                  s->ttl_ms, "wait_ms", s->wait_ms, "watchdog", s->watchdog, "renew_ms",
+                  s->renew_ms, "retry_min_ms", s->retry_min_ms, "retry_max_ms", s->retry_max_ms);
+    return lock ? algorithm_json(s, lock) : NULL;
+}
+
+/* The workload's own settings, by type. */
+static json_t *workload_json(const struct scenario *s)
+{
+    const char *type = workload_name(s->workload);
+    if (s->workload == WORKLOAD_CACHE_REBUILD) {
+        const struct cache_rebuild_spec *c = &s->cache_rebuild;
+        return json_pack("{s:s, s:i, s:i, s:i, s:i}", "type", type, "keys", c->keys, "period_ms",
+                         c->period_ms, "load_ms", c->load_ms, "read_ms", c->read_ms);
+    }
+    if (s->workload == WORKLOAD_SCHEDULED_TASKS) {
+        const struct scheduled_tasks_spec *t = &s->scheduled_tasks;
+        return json_pack("{s:s, s:i, s:i, s:i, s:i, s:i}", "type", type, "tasks", t->tasks,
+                         "period_ms", t->period_ms, "run_ms", t->run_ms, "jitter_ms", t->jitter_ms,
+                         "hold_min_ms", t->hold_min_ms);
+    }
+    const struct flash_sale_spec *fs = &s->flash_sale;
+    return json_pack("{s:s, s:i, s:I, s:i, s:s, s:f, s:i}", "type", type, "items", fs->items,
+                     "stock", (json_int_t)fs->stock, "critical_ms", fs->critical_ms, "skew",
+                     report_skew_name(fs->skew), "hot_fraction", fs->hot_fraction, "hot_items",
+                     fs->hot_items);
+}
+
+json_t *report_scenario_json(const struct scenario *s)
+{
+    json_t *faults = json_array();
+    for (size_t i = 0; i < s->n_faults; i++) {
+        const struct fault_spec *f = &s->faults[i];
+        json_array_append_new(faults,
+                              json_pack("{s:s, s:I, s:I, s:i}", "type", fault_type_name(f->type),
+                                        "at_ms", (json_int_t)f->at_ms, "duration_ms",
+                                        (json_int_t)f->duration_ms, "target", f->target));
+    }
+    json_t *o =
+        json_pack("{s:s, s:s, s:s, s:i, s:I, s:I, s:I, s:b, s:o, s:o, s:o}", "name", s->name,
+                  "file", s->path, "description", s->description, "clients", s->clients,
+                  "duration_ms", (json_int_t)s->duration_ms, "requests", (json_int_t)s->requests,
+                  "seed", (json_int_t)s->seed, "fencing", s->fencing, "lock", report_lock_json(s),
+                  "workload", workload_json(s), "faults", faults);
+    json_t *notes = json_array();
+    for (size_t i = 0; i < s->n_resolved; i++)
+        json_array_append_new(notes, json_string(s->resolved[i]));
+    json_object_set_new(o, "defaults", notes);
+    return o;
+}

@@ -1,0 +1,161 @@
+/* cmd_list.c - `locklab list`: what this build can run, each with a line on
+ * what it is, and the shipped scenarios with what they expect. `list KIND`
+ * prints only the names, one per line, for scripts and completion. */
+#include <dirent.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+#ifndef LOCKLAB_SCENARIOS_DIR
+#define LOCKLAB_SCENARIOS_DIR "scenarios"
+#endif
+
+static const char *const workload_what[] = {
+    [WORKLOAD_FLASH_SALE] = "inventory under a flash sale: orders never exceed stock",
+    [WORKLOAD_CACHE_REBUILD] = "expiring cache keys rebuilt once per expiry: no stampede",
+    [WORKLOAD_SCHEDULED_TASKS] = "instances firing tasks each period: each runs exactly once",
+};
+
+static const char *const fault_what[FAULT_TYPE_COUNT] = {
+    [FAULT_CLIENT_PAUSE] = "the target stalls inside its critical section for duration_ms, as in "
+                           "a long GC pause; its lease can lapse while it still believes it "
+                           "holds the lock (its watchdog stalls with it)",
+    [FAULT_CLIENT_CRASH] = "the target dies holding its lock without releasing it, and comes "
+                           "back as a new client after duration_ms; the lock must expire",
+};
+
+static void list_algorithms(void)
+{
+    printf("algorithms:\n");
+    for (size_t i = 0; i < lock_count(); i++) {
+        const struct lock_ops *op = lock_at(i);
+        printf("  %-12s %s%s%s [%s]\n", op->name, op->summary, op->gives_token ? " [token]" : "",
+               op->renew ? " [watchdog]" : "", lock_server_name(op->server));
+    }
+    printf("  tags: [token] grants carry a fencing token, so it can run \"fencing\": true;\n"
+           "        [watchdog] it can renew a held lock, so it can run \"lock.watchdog\": true;\n"
+           "        [redis] / [zookeeper] the servers it needs\n");
+    printf("\n  %-12s %-8s %-9s %s\n", "supports", "fencing", "watchdog", "servers");
+    for (size_t i = 0; i < lock_count(); i++) {
+        const struct lock_ops *op = lock_at(i);
+        const char *servers = op->independent_nodes ? "N redis masters (lock.redlock.nodes, 5)"
+                              : op->server == LOCK_SERVER_ZOOKEEPER
+                                  ? "1 or 3 zookeeper (lock.zookeeper.ensemble)"
+                                  : "1 redis";
+        printf("  %-12s %-8s %-9s %s\n", op->name, op->gives_token ? "yes" : "no",
+               op->renew ? "yes" : "no", servers);
+    }
+}
+
+/* The description's first sentence: a line for a listing. */
+static void first_sentence(const char *text, char *buf, size_t len)
+{
+    const char *end = strstr(text, ". ");
+    size_t n = end ? (size_t)(end - text) + 1 : strlen(text);
+    snprintf(buf, len, "%.*s", (int)n, text);
+}
+
+static int by_name(const struct dirent **a, const struct dirent **b)
+{
+    return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+static int is_json(const struct dirent *d)
+{
+    size_t n = strlen(d->d_name);
+    return n > 5 && strcmp(d->d_name + n - 5, ".json") == 0;
+}
+
+/* Where the shipped scenarios are, as a user would type it: "scenarios"
+ * from the source tree, else the absolute path this build knows. */
+static const char *scenarios_dir(void)
+{
+    char here[PATH_MAX], built[PATH_MAX];
+    if (realpath("scenarios", here) && realpath(LOCKLAB_SCENARIOS_DIR, built) &&
+        strcmp(here, built) == 0)
+        return "scenarios";
+    return LOCKLAB_SCENARIOS_DIR;
+}
+
+static void describe_scenario(const char *path, const char *name)
+{
+    static struct scenario s;
+    char err[SCENARIO_ERR_MAX], line[200], want[32];
+    if (scenario_load(path, &s, err) < 0 || scenario_finish(&s, err) < 0) {
+        printf("  %-34s (cannot be read: %s)\n", name, err);
+        return;
+    }
+    first_sentence(s.description, line, sizeof(line));
+    printf("  %-34s %s\n", name, line);
+    printf("  %-34s   %s; expects violations %s", "", s.algorithm,
+           expect_format(&s.expect.violations, want, sizeof(want)));
+    if (s.expect.invariants != EXPECT_INV_UNSET)
+        printf(", invariants %s", s.expect.invariants == EXPECT_INV_HOLD ? "hold" : "broken");
+    if (s.expect.rejected_accesses.op != EXPECT_UNSET)
+        printf(", rejected_accesses %s",
+               expect_format(&s.expect.rejected_accesses, want, sizeof(want)));
+    printf("\n");
+}
+
+static int list_scenarios(int names_only)
+{
+    struct dirent **ent;
+    const char *dir = scenarios_dir();
+    int n = scandir(dir, &ent, is_json, by_name);
+    if (n < 0) {
+        fprintf(stderr, "locklab: cannot read the shipped scenarios in %s\n", dir);
+        return EXIT_ENV;
+    }
+    if (!names_only)
+        printf("scenarios (%s/):\n", dir);
+    for (int i = 0; i < n; i++) {
+        char path[PATH_MAX + 300];
+        snprintf(path, sizeof(path), "%s/%s", dir, ent[i]->d_name);
+        if (names_only)
+            printf("%s\n", path);
+        else
+            describe_scenario(path, ent[i]->d_name);
+        free(ent[i]);
+    }
+    free(ent);
+    return EXIT_PASS;
+}
+
+static int list_names(const char *kind)
+{
+    if (strcmp(kind, "algorithms") == 0)
+        for (size_t i = 0; i < lock_count(); i++)
+            printf("%s\n", lock_at(i)->name);
+    else if (strcmp(kind, "workloads") == 0)
+        for (size_t w = 0; w < sizeof(workload_what) / sizeof(workload_what[0]); w++)
+            printf("%s\n", workload_name((enum workload_kind)w));
+    else if (strcmp(kind, "faults") == 0)
+        for (int t = 0; t < FAULT_TYPE_COUNT; t++)
+            printf("%s\n", fault_type_name((enum fault_type)t));
+    else if (strcmp(kind, "scenarios") == 0)
+        return list_scenarios(1);
+    else
+        return bad_usage("list: unknown kind \"%s\" (algorithms, scenarios, workloads or faults)",
+                         kind);
+    return EXIT_PASS;
+}
+
+int cmd_list(int argc, char **argv)
+{
+    if (argc > 2)
+        return bad_usage("%s", "list: at most one KIND (algorithms, scenarios, workloads, faults)");
+    if (argc == 2)
+        return list_names(argv[1]);
+    list_algorithms();
+    printf("\nworkloads:\n");
+    for (size_t w = 0; w < sizeof(workload_what) / sizeof(workload_what[0]); w++)
+        printf("  %-16s %s\n", workload_name((enum workload_kind)w), workload_what[w]);
+    printf("\nfaults (a scenario's \"faults\", on its timeline):\n");
+    for (int t = 0; t < FAULT_TYPE_COUNT; t++)
+        printf("  %-14s %s\n", fault_type_name((enum fault_type)t), fault_what[t]);
+    printf("\n");
+    return list_scenarios(0);
+}

@@ -1,0 +1,96 @@
+/* cmd_show.c - `locklab show`: what `run` would do with the same options,
+ * after every default and clamp, without starting anything. It reads the
+ * same resolved scenario the run, its header and report.json read. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "report.h"
+
+static void print_fleet(const struct scenario *s, const struct lock_ops *ops)
+{
+    const struct server_list *ext = &s->servers[ops->server];
+    const char *kind = lock_server_name(ops->server);
+    size_t need = fleet_need(ops, s);
+    if (ext->n == 0) {
+        printf("  servers: %zu %s, managed: started on free 127.0.0.1 ports, stopped by PID at the "
+               "end\n",
+               need, kind);
+        return;
+    }
+    printf("  servers: %s, external (--%s or \"servers\"), never started or stopped:", kind, kind);
+    size_t n = ops->independent_nodes ? need : ext->n;
+    for (size_t i = 0; i < n && i < ext->n; i++)
+        printf(" %s:%d", ext->ep[i].host, ext->ep[i].port);
+    printf("\n");
+}
+
+static void print_timeline(const struct scenario *s)
+{
+    if (s->n_faults == 0) {
+        printf("faults: none\n");
+        return;
+    }
+    printf("faults:\n");
+    for (size_t i = 0; i < s->n_faults; i++) {
+        const struct fault_spec *f = &s->faults[i];
+        char who[32] = "the next holder";
+        if (f->target != FAULT_TARGET_HOLDER)
+            snprintf(who, sizeof(who), "client %d", (int)f->target);
+        printf("  %8.3f s  %-13s %s, %s %.3f s\n", (double)f->at_ms / 1000.0,
+               fault_type_name(f->type), who,
+               f->type == FAULT_CLIENT_CRASH ? "restarts after" : "for",
+               (double)f->duration_ms / 1000.0);
+    }
+}
+
+static void print_expect(const struct scenario *s)
+{
+    char buf[32];
+    printf("expect: violations %s", expect_format(&s->expect.violations, buf, sizeof(buf)));
+    if (s->expect.invariants != EXPECT_INV_UNSET)
+        printf(", invariants %s", s->expect.invariants == EXPECT_INV_HOLD ? "hold" : "broken");
+    if (s->expect.rejected_accesses.op != EXPECT_UNSET)
+        printf(", rejected_accesses %s",
+               expect_format(&s->expect.rejected_accesses, buf, sizeof(buf)));
+    printf("\n");
+}
+
+static int show_json(const struct scenario *s)
+{
+    json_t *o = report_scenario_json(s);
+    int rc = o ? json_dumpf(o, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(6)) : -1;
+    json_decref(o);
+    printf("\n");
+    return rc < 0 ? EXIT_ENV : EXIT_PASS;
+}
+
+int cmd_show(int argc, char **argv)
+{
+    struct run_opts o;
+    static struct scenario s;
+    char err[512];
+
+    int rc = parse_run_opts(argc, argv, &o, RUN_OPTS_SHOW);
+    if (rc == 0)
+        rc = load_scenario(&o, &s);
+    const struct lock_ops *ops = rc == 0 ? lock_find(s.algorithm) : NULL;
+    if (rc == 0 && fleet_check(&s, &ops, 1, err, sizeof(err)) < 0)
+        rc = bad_usage("%s", err);
+    if (rc)
+        return rc;
+    if (o.json)
+        return show_json(&s);
+    printf("%s: %s\n", s.path, s.description[0] ? s.description : "(no description)");
+    report_header(stdout, &s, NULL, 0);
+    print_fleet(&s, ops);
+    printf("run: stops after %.3f s%s", (double)s.duration_ms / 1000.0,
+           s.requests ? " or" : " (no request limit)\n");
+    if (s.requests)
+        printf(" %" PRIu64 " business steps, whichever comes first\n", s.requests);
+    print_timeline(&s);
+    print_expect(&s);
+    printf("(nothing was started: `locklab run` with the same options runs this)\n");
+    return EXIT_PASS;
+}

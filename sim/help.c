@@ -1,0 +1,161 @@
+/* help.c - `locklab help [CMD]` and `locklab CMD --help`: one text per
+ * command (usage, options, an example), and the list of commands. The
+ * texts are the reference the README points to; tests/test_docs.py runs
+ * the examples. */
+#include "help.h"
+
+#include <stdio.h>
+#include <string.h>
+
+struct command_help {
+    const char *name;
+    const char *summary;
+    const char *text; /* usage, options, example */
+};
+
+#define RUN_OPTIONS                                                                                \
+    "  -c, --clients N          clients (threads), 1..4096; default: the scenario's\n"             \
+    "  -d, --duration S         seconds, 0.001..86400 (whole milliseconds); default: the\n"        \
+    "                           scenario's duration_s\n"                                           \
+    "  -n, --requests N         stop after N business steps in all (0 = no limit)\n"               \
+    "  -s, --seed N             the seed of every random choice; the same seed repeats a run\n"    \
+    "  -r, --redis H:P[,...]    use these Redis servers instead of starting them\n"                \
+    "  -z, --zookeeper H:P[,...] use this ZooKeeper ensemble instead of starting it\n"
+
+static const struct command_help commands[] = {
+    {"run", "run one scenario with one algorithm; reports in a run folder",
+     "usage: locklab run SCENARIO [options]\n"
+     "\n"
+     "Starts the servers the algorithm needs (unless --redis/--zookeeper name them),\n"
+     "runs the scenario's clients and faults, checks the history, writes the reports\n"
+     "and stops every server it started.\n"
+     "\n"
+     "options:\n"
+     "  -a, --algorithm NAME     redis, redis-naive, redlock or zookeeper (locklab list);\n"
+     "                           default: the scenario's lock.algorithm\n" RUN_OPTIONS
+     "  -o, --out DIR            the run folder; default runs/<scenario>-<algorithm>-<time>/.\n"
+     "                           A folder that holds a run already is refused\n"
+     "  -q, --quiet              print only the verdict line\n"
+     "      --show-violations N  list at most N violations (default 10)\n"
+     "\n"
+     "exit: 0 expectations met, 1 not met, 2 bad usage or scenario (nothing started),\n"
+     "      3 environment or INCOMPLETE, 130 interrupted (partial report written)\n"
+     "\n"
+     "example:\n"
+     "  locklab run scenarios/flash_sale_pause.json --algorithm redis --duration 5\n"},
+    {"compare", "run one scenario with several algorithms, side by side",
+     "usage: locklab compare SCENARIO [options]\n"
+     "\n"
+     "Runs the scenario with each algorithm in turn on one fleet (managed Redis servers\n"
+     "are emptied in between), then prints one table and writes compare.md and\n"
+     "compare.json. An algorithm that cannot run the scenario (fencing needs tokens, a\n"
+     "watchdog needs renewals) is listed as NOT RUN with the reason; the others run.\n"
+     "\n"
+     "options:\n"
+     "  -A, --algorithms A,B,... default redis,redlock,zookeeper\n" RUN_OPTIONS
+     "  -o, --out DIR            the comparison folder, one run folder per algorithm inside;\n"
+     "                           default runs/<scenario>-compare-<time>/\n"
+     "  -q, --quiet              print only the verdict line\n"
+     "      --show-violations N  (accepted, as for run)\n"
+     "\n"
+     "exit: the worst of the runs' codes (130, then 3, then 1, then 0); 2 when no named\n"
+     "      algorithm can run the scenario, or on bad usage\n"
+     "\n"
+     "example:\n"
+     "  locklab compare scenarios/flash_sale.json --algorithms redis,zookeeper --duration 5\n"},
+    {"show", "the effective settings of a scenario, without running it",
+     "usage: locklab show SCENARIO [options]\n"
+     "\n"
+     "Prints what `run` would do with the same options: every setting after defaults\n"
+     "and clamps (with a line for each value locklab chose), the servers it would\n"
+     "start, the faults on their timeline and the expectation. Starts nothing.\n"
+     "\n"
+     "options:\n"
+     "  -a, --algorithm NAME     as for run\n" RUN_OPTIONS
+     "      --json               print report.json's \"scenario\" object instead\n"
+     "\n"
+     "exit: 0, or 2 when the scenario or an option is wrong (the same error run gives)\n"
+     "\n"
+     "example:\n"
+     "  locklab show scenarios/flash_sale_watchdog_long.json\n"},
+    {"check", "re-check a recorded history offline",
+     "usage: locklab check RUN_DIR | HISTORY.jsonl [options]\n"
+     "\n"
+     "Reads RUN_DIR/history.jsonl (or the file named), rebuilds every critical section,\n"
+     "and reports every pair of different owners whose sections on one key overlap.\n"
+     "\n"
+     "options:\n"
+     "      --expect EXPR        the expected number of violations: 0 (the default),\n"
+     "                           \">0\", \">=3\", \"<5\", \"==2\"\n"
+     "      --show-violations N  list at most N violations (default 10)\n"
+     "\n"
+     "exit: 0 PASS, 1 FAIL (the expectation is not met), 2 bad usage or unreadable\n"
+     "      history, 3 INCOMPLETE (met, but the history was cut short)\n"
+     "\n"
+     "example:\n"
+     "  locklab check runs/flash_sale_pause-redis-20261123-101500 --expect '>0'\n"},
+    {"cluster", "start, show or stop a managed fleet for manual use",
+     "usage: locklab cluster up [--redis-nodes N] [--zookeeper-nodes 0|1|3] [--dir DIR]\n"
+     "       locklab cluster status [--dir DIR]\n"
+     "       locklab cluster down [--dir DIR]\n"
+     "\n"
+     "up starts redis-servers and ZooKeeper on free 127.0.0.1 ports under a supervisor\n"
+     "that outlives the command; status lists each server and the --redis/--zookeeper\n"
+     "options to use; down stops them by PID and keeps their logs.\n"
+     "\n"
+     "options:\n"
+     "      --redis-nodes N      0..8 (default 5)\n"
+     "      --zookeeper-nodes N  0, 1 or 3 (default 1)\n"
+     "      --dir DIR            the cluster's folder (default $TMPDIR/locklab-cluster);\n"
+     "                           status and down find the last one started without it\n"
+     "\n"
+     "exit: 0, 2 bad usage, 3 a server would not start or no cluster is up\n"
+     "\n"
+     "example:\n"
+     "  locklab cluster up --redis-nodes 1 --zookeeper-nodes 0\n"},
+    {"list", "algorithms, scenarios, workloads and faults, with what each does",
+     "usage: locklab list [algorithms|scenarios|workloads|faults]\n"
+     "\n"
+     "Without an argument, everything with a line of explanation; with one, only the\n"
+     "names of that kind, one per line (for scripts and shell completion).\n"
+     "\n"
+     "exit: 0, or 2 for an unknown kind\n"
+     "\n"
+     "example:\n"
+     "  locklab list algorithms\n"},
+    {"help", "this list, or one command's options",
+     "usage: locklab help [COMMAND]   (or: locklab COMMAND --help)\n"
+     "\n"
+     "example:\n"
+     "  locklab help run\n"},
+};
+
+#define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+void help_overview(FILE *f)
+{
+    fprintf(f, "usage: locklab COMMAND [options]   (locklab help COMMAND for its options)\n\n"
+               "commands:\n");
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\n"
+               "  locklab --version\n"
+               "\n"
+               "exit: 0 expectations met, 1 not met, 2 bad usage or scenario, 3 environment or\n"
+               "      incomplete, 130 interrupted (partial report written, marked incomplete)\n");
+}
+
+int help_command(FILE *f, const char *name)
+{
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        if (strcmp(commands[i].name, name) == 0) {
+            fputs(commands[i].text, f);
+            return 0;
+        }
+    return -1;
+}
+
+const char *help_command_name(size_t i)
+{
+    return i < N_COMMANDS ? commands[i].name : NULL;
+}

@@ -1,0 +1,94 @@
+/* scenario_resolve.c - every default and clamp a run depends on, resolved
+ * once, after validation, into the scenario itself.
+ *
+ * The run, its header, report.json and `locklab show` all read the values
+ * from here, so what a user is shown is what ran. Each value locklab chose
+ * rather than read leaves a one-line note saying so and why.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "scenario.h"
+
+/* ZooKeeper with tickTime 500 (SETUP.md) grants sessions of 2 to 20
+ * ticks and silently moves anything else inside: clamp it here so the
+ * session that runs is the one reported. */
+#define ZK_SESSION_MIN_MS 1000
+#define ZK_SESSION_MAX_MS 10000
+
+__attribute__((format(printf, 2, 3))) static void note(struct scenario *s, const char *fmt, ...)
+{
+    if (s->n_resolved >= SCENARIO_MAX_NOTES)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s->resolved[s->n_resolved++], sizeof(s->resolved[0]), fmt, ap);
+    va_end(ap);
+}
+
+static void resolve_watchdog(struct scenario *s)
+{
+    if (!s->watchdog) {
+        if (s->renew_ms)
+            note(s, "lock.renew_ms: %" PRIu32 " unused, the watchdog is off", s->renew_ms);
+        s->renew_ms = 0;
+        return;
+    }
+    if (s->renew_ms)
+        return;
+    /* Redisson renews at a third of the lease; never 0, so a tiny ttl
+     * cannot make the watchdog spin. */
+    s->renew_ms = s->ttl_ms / 3 ? s->ttl_ms / 3 : 1;
+    note(s, "lock.renew_ms: %" PRIu32 " = ttl_ms / 3 (Redisson's watchdog period)", s->renew_ms);
+}
+
+static void resolve_redlock(struct scenario *s)
+{
+    if (s->redlock.quorum)
+        return;
+    s->redlock.quorum = s->redlock.nodes / 2 + 1;
+    note(s, "lock.redlock.quorum: %" PRIu32 " = a majority of %" PRIu32 " nodes", s->redlock.quorum,
+         s->redlock.nodes);
+}
+
+static void resolve_zookeeper(struct scenario *s)
+{
+    uint32_t ms = s->zookeeper.session_timeout_ms;
+    if (ms)
+        return; /* the file's value is checked to lie inside the range */
+    ms = s->ttl_ms < ZK_SESSION_MIN_MS   ? ZK_SESSION_MIN_MS
+         : s->ttl_ms > ZK_SESSION_MAX_MS ? ZK_SESSION_MAX_MS
+                                         : s->ttl_ms;
+    s->zookeeper.session_timeout_ms = ms;
+    if (ms == s->ttl_ms)
+        note(s,
+             "lock.zookeeper.session_timeout_ms: %" PRIu32 " = ttl_ms (the session plays the ttl)",
+             ms);
+    else
+        note(s,
+             "lock.zookeeper.session_timeout_ms: %" PRIu32 ", ttl_ms %" PRIu32
+             " clamped into the %d..%d ms ZooKeeper grants (tickTime 500)",
+             ms, s->ttl_ms, ZK_SESSION_MIN_MS, ZK_SESSION_MAX_MS);
+}
+
+static void resolve_workload(struct scenario *s)
+{
+    const struct scheduled_tasks_spec *t = &s->scheduled_tasks;
+    if (s->workload == WORKLOAD_SCHEDULED_TASKS && t->hold_min_ms == 0)
+        note(s,
+             "workload.hold_min_ms: 0 = the winner keeps the lock to the end of the task's period "
+             "(up to %" PRIu32 " ms from acquisition)",
+             t->period_ms);
+}
+
+void scenario_resolve(struct scenario *s, const struct lock_ops *ops)
+{
+    s->n_resolved = 0;
+    resolve_watchdog(s);
+    if (ops->independent_nodes)
+        resolve_redlock(s);
+    if (ops->server == LOCK_SERVER_ZOOKEEPER)
+        resolve_zookeeper(s);
+    resolve_workload(s);
+}
