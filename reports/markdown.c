@@ -118,19 +118,19 @@ int report_markdown(const char *path, const struct run_result *r)
     if (f == NULL)
         return -1;
     const struct scenario *s = r->scn;
-    char why[256], wl[200];
+    char why[256];
     const char *fail = report_failure(r, why, sizeof(why));
     fprintf(f, "# locklab: %s on %s — %s\n\n", s->name, r->algorithm, r->passed ? "PASS" : "FAIL");
     if (!r->complete)
         fprintf(f, "> **INCOMPLETE**: %s. Figures cover only what ran.\n\n", r->incomplete_reason);
     if (fail)
         fprintf(f, "> %s\n\n", fail);
-    fprintf(f,
-            "%s\n\n%" PRIu32 " clients, %.2f s, seed %" PRIu64 "; ttl %" PRIu32 " ms, wait %" PRIu32
-            " ms, watchdog %s, fencing %s.\n\nWorkload: `%s`.\n\n",
-            s->description[0] ? s->description : s->path, s->clients, r->elapsed_s, s->seed,
-            s->ttl_ms, s->wait_ms, s->watchdog ? "on" : "off", s->fencing ? "on" : "off",
-            report_workload(s, wl, sizeof(wl)));
+    fprintf(f, "%s\n\n%" PRIu32 " clients, %.2f s, seed %" PRIu64 ".\n\n",
+            s->description[0] ? s->description : s->path, s->clients, r->elapsed_s, s->seed);
+    /* the same effective settings as the run's header and `show` */
+    fprintf(f, "Settings:\n\n```\n");
+    report_settings(f, s);
+    fprintf(f, "```\n\n");
     md_ops(f, r);
     md_safety(f, r);
     md_faults(f, r);

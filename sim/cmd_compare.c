@@ -186,6 +186,7 @@ static int run_plan(struct plan *p, struct fleet *f, const struct run_opts *o, s
         if (signals_received() || fleet_dead(f) >= 0) {
             not_run(c, p->ops[i], signals_received() ? "interrupted" : "a managed server died");
             c->complete = false;
+            rc = worse(rc, signals_received() ? EXIT_INTERRUPTED : EXIT_ENV);
             continue;
         }
         int one = run_one(p, i, ++k, f, &each, c);

@@ -1,0 +1,307 @@
+#!/usr/bin/env bash
+# report.json and compare.json of real short runs, validated against
+# docs/schema/report.schema.json and docs/schema/compare.schema.json
+# (JSON Schema 2020-12) with Debian's python3-jsonschema. The runs give the
+# shapes the schemas branch on that a short run produces reliably: PASS,
+# FAIL, INCOMPLETE, faults fired, fencing, a crash, the watchdog, each
+# workload and lock, an interrupted comparison (INCOMPLETE and NOT RUN
+# rows), a comparison with an algorithm that cannot run the scenario. Then
+# a few facts no schema can state, then mutated copies that must fail.
+#   tests/test_schemas.sh SOURCE_DIR LOCKLAB_BIN
+set -uo pipefail
+src=${1:?usage: test_schemas.sh SOURCE_DIR LOCKLAB_BIN}
+bin=${2:?usage: test_schemas.sh SOURCE_DIR LOCKLAB_BIN}
+py=/usr/bin/python3 # Debian's, with python3-jsonschema; not a pyenv one
+"$py" -c 'import jsonschema' 2>/dev/null ||
+  { echo "test_schemas: $py cannot import jsonschema (apt-get install python3-jsonschema)" >&2; exit 1; }
+cd "$src" || exit 1
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/locklab-schemas.XXXXXX") || exit 1
+pid=
+trap '[ -n "$pid" ] && kill -INT "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+failed=0
+
+# One locklab command into $tmp/NAME; any exit status but the ones that
+# leave a report behind (0 PASS, 1 FAIL, 3 INCOMPLETE) is a failure.
+locklab() {
+  local name=$1
+  shift
+  "$bin" "$@" --out "$tmp/$name" --quiet >"$tmp/$name.log" 2>&1
+  local rc=$?
+  echo "ran    $name (exit $rc): locklab $*"
+  if [ "$rc" -gt 1 ] && [ "$rc" -ne 3 ]; then
+    echo "FAIL   $name: exit status $rc; its output:"
+    sed 's/^/         /' "$tmp/$name.log"
+    failed=1
+  fi
+}
+
+locklab redis run scenarios/flash_sale.json --algorithm redis --duration 1
+locklab redlock run scenarios/flash_sale_watchdog_pause.json --algorithm redlock --duration 2
+locklab pause run scenarios/flash_sale_pause.json --duration 2
+locklab pause_fail run scenarios/flash_sale_pause.json --duration 1.5 --clients 1
+locklab fenced run scenarios/flash_sale_pause_fenced.json --duration 2
+locklab crash run scenarios/flash_sale_crash.json --duration 2.5
+locklab cache run scenarios/cache_rebuild.json --duration 1
+locklab tasks run scenarios/scheduled_tasks.json --algorithm zookeeper --duration 2
+locklab compare compare scenarios/flash_sale.json --algorithms redis,zookeeper --duration 1
+# redlock gives no fencing tokens: its row is NOT RUN, with the reason.
+locklab cannot compare scenarios/flash_sale_pause_fenced.json --algorithms redis,redlock --duration 2
+
+# Ctrl-C inside the first of two runs: that one INCOMPLETE, the other NOT RUN.
+# The run's folder appears as it starts (after the servers): then 1 s more.
+"$bin" compare scenarios/flash_sale.json --algorithms redis,zookeeper --duration 30 \
+  --out "$tmp/interrupted" --quiet >"$tmp/interrupted.log" 2>&1 &
+pid=$!
+for _ in $(seq 100); do
+  [ -d "$tmp/interrupted/redis" ] && break
+  sleep 0.1
+done
+sleep 1
+kill -INT "$pid"
+wait "$pid"
+rc=$?
+pid=
+echo "ran    interrupted (exit $rc): locklab compare scenarios/flash_sale.json --algorithms redis,zookeeper --duration 30, SIGINT 1 s into the redis run"
+if [ "$rc" -ne 130 ]; then
+  echo "FAIL   interrupted: exit status $rc, expected 130; its output:"
+  sed 's/^/         /' "$tmp/interrupted.log"
+  failed=1
+fi
+
+"$py" - "$src/docs/schema" "$tmp" <<'PY' || failed=1
+import copy, json, os, sys
+import jsonschema
+from jsonschema import Draft202012Validator, validators
+
+schema_dir, tmp = sys.argv[1], sys.argv[2]
+failed = False
+
+def fail(msg):
+    global failed
+    failed = True
+    print("FAIL   " + msg)
+
+# JSON has one number type; jansson writes integers without a fraction.
+# Make "integer" mean exactly that, so a count written as 3.0 is drift too.
+strict = Draft202012Validator.TYPE_CHECKER.redefine(
+    "integer", lambda checker, x: isinstance(x, int) and not isinstance(x, bool))
+Strict = validators.extend(Draft202012Validator, type_checker=strict)
+
+validator = {}
+for kind in ("report", "compare"):
+    path = os.path.join(schema_dir, kind + ".schema.json")
+    try:
+        with open(path) as f:
+            schema = json.load(f)
+        Draft202012Validator.check_schema(schema)
+    except (OSError, ValueError, jsonschema.SchemaError) as e:
+        fail(f"{path}: not a valid 2020-12 schema: {e}")
+        sys.exit(1)
+    validator[kind] = Strict(schema)
+    print(f"ok     {os.path.relpath(path, os.path.dirname(schema_dir))}: a valid 2020-12 schema")
+
+def errors(kind, doc):
+    """Every error, deepest first inside anyOf/oneOf, as 'path: message'."""
+    out = []
+    def walk(e, depth):
+        msg = e.message if len(e.message) <= 160 else e.message[:150] + " [...]"
+        out.append("  " * depth + f"{e.json_path}: {msg}")
+        for sub in sorted(e.context, key=lambda s: list(s.absolute_path))[:6]:
+            walk(sub, depth + 1)
+    for e in sorted(validator[kind].iter_errors(doc), key=lambda e: list(e.absolute_path)):
+        walk(e, 0)
+    return out
+
+def load(rel):
+    path = os.path.join(tmp, rel)
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        fail(f"{rel}: cannot read: {e}")
+        return None
+
+def check(kind, rel, doc, facts):
+    errs = errors(kind, doc) + [f"$ (cross-check): {m}" for m in facts(doc)]
+    if errs:
+        fail(f"{rel}: {len(errs)} error(s) against {kind}.schema.json")
+        for line in errs:
+            print("         " + line)
+    else:
+        print(f"ok     {rel}")
+
+def report_facts(d):
+    out = []
+    if d.get("scenario", {}).get("lock", {}).get("algorithm") != d.get("algorithm"):
+        out.append("scenario.lock.algorithm differs from algorithm")
+    t = d.get("timeline", {})
+    if len(t.get("ok", [])) != len(t.get("failed", [])):
+        out.append("timeline.ok and timeline.failed differ in length")
+    c = d.get("checker", {})
+    if c.get("violations") != c.get("overlaps", 0) - c.get("fenced_pairs", 0):
+        out.append("checker.violations is not overlaps - fenced_pairs")
+    if c.get("witness_agrees") != (c.get("witness_concurrent_entries") == c.get("concurrent_entries")):
+        out.append("checker.witness_agrees does not match the two counts")
+    if c.get("fenced_pairs") != sum(1 for p in c.get("listed", []) if p.get("fenced")) \
+            and len(c.get("listed", [])) < 1000:
+        out.append("checker.fenced_pairs differs from the fenced pairs in listed")
+    return out
+
+def compare_facts(dirname):
+    def facts(d):
+        out = []
+        rows = d.get("algorithms", [])
+        if "not_run" in d and d["not_run"] != sum(r.get("verdict") == "NOT RUN" for r in rows):
+            out.append(f"not_run is {d['not_run']}, the rows say otherwise")
+        for r in rows:
+            if not r.get("run_dir"):
+                continue
+            rel = os.path.join(dirname, r.get("algorithm", "?"), "report.json")
+            if os.path.realpath(r["run_dir"]) != os.path.realpath(os.path.dirname(os.path.join(tmp, rel))):
+                out.append(f"{r.get('algorithm')}: run_dir {r['run_dir']} is not {dirname}/{r.get('algorithm')}")
+                continue
+            rep = load(rel)
+            if rep is None:
+                continue
+            if rep.get("verdict") != r.get("verdict"):
+                out.append(f"{r.get('algorithm')}: verdict {r.get('verdict')}, its report.json says {rep.get('verdict')}")
+            if rep.get("checker", {}).get("violations") != r.get("violations"):
+                out.append(f"{r.get('algorithm')}: violations differ from its report.json")
+        return out
+    return facts
+
+seen = {"verdict": set(), "effect": set(), "workload": set(), "algorithm": set(), "row": set(),
+        "fired": set(), "end_s": set()}
+reports, compares = [], []
+for name in sorted(os.listdir(tmp)):
+    d = os.path.join(tmp, name)
+    if not os.path.isdir(d):
+        continue
+    rels = []
+    if os.path.exists(os.path.join(d, "compare.json")):
+        rel = os.path.join(name, "compare.json")
+        doc = load(rel)
+        if doc is not None:
+            check("compare", rel, doc, compare_facts(name))
+            seen["row"] |= {r.get("verdict") for r in doc.get("algorithms", [])}
+            compares.append(doc)
+        rels = [os.path.join(name, a, "report.json") for a in sorted(os.listdir(d))
+                if os.path.exists(os.path.join(d, a, "report.json"))]
+    elif os.path.exists(os.path.join(d, "report.json")):
+        rels = [os.path.join(name, "report.json")]
+    else:
+        fail(f"{name}: wrote neither report.json nor compare.json")
+    for rel in rels:
+        doc = load(rel)
+        if doc is None:
+            continue
+        check("report", rel, doc, report_facts)
+        reports.append(doc)
+        seen["verdict"].add(doc.get("verdict"))
+        seen["algorithm"].add(doc.get("algorithm"))
+        seen["workload"].add(doc.get("scenario", {}).get("workload", {}).get("type"))
+        for p in doc.get("checker", {}).get("listed", []):
+            seen["effect"] |= {p["a"].get("effect"), p["b"].get("effect")}
+        for f in doc.get("faults", []):
+            seen["fired"].add(f.get("fired"))
+            if f.get("fired"):
+                seen["end_s"].add("null" if f.get("end_s") is None else "number")
+
+print("seen   " + "; ".join(f"{k}: {', '.join(sorted(map(str, v)))}" for k, v in seen.items()))
+
+# The schemas must reject what they exist to catch: one real file, mutated.
+# A mutant must add an error of its own, so this holds even while the file
+# itself has errors.
+def at(doc, path):
+    for k in path:
+        doc = doc[k]
+    return doc
+
+def put(*path):
+    return lambda m, value: at(m, path[:-1]).__setitem__(path[-1], value)
+
+def drop(*path):
+    return lambda m: at(m, path[:-1]).pop(path[-1])
+
+report_mutants = [
+    ("no checker (a required key)", drop("checker")),
+    ("operations.acquire.count a string", lambda m: put("operations", "acquire", "count")(m, "12")),
+    ("counters.steps written as 3.0", lambda m: put("counters", "steps")(m, 3.0)),
+    ("counters.pauses negative", lambda m: put("counters", "pauses")(m, -1)),
+    ("an unknown top-level key", lambda m: put("surprise")(m, 1)),
+    ('verdict "OK"', lambda m: put("verdict")(m, "OK")),
+    ("complete false and verdict PASS or FAIL", lambda m: put("complete")(m, False)),
+    ('fault type "client_hang"', lambda m: put("scenario", "faults", 0, "type")(m, "client_hang")),
+    ('workload type "queue"', lambda m: put("scenario", "workload", "type")(m, "queue")),
+    ("a flash_sale workload with cache_rebuild's keys", lambda m: put("scenario", "workload", "keys")(m, 4)),
+    ("scenario.defaults a string", lambda m: put("scenario", "defaults")(m, "x")),
+    ("renew_ms 100 and the watchdog off",
+     lambda m: (put("scenario", "lock", "watchdog")(m, False), put("scenario", "lock", "renew_ms")(m, 100))),
+    ("lock.zookeeper on a redis run",
+     lambda m: put("scenario", "lock", "zookeeper")(m, {"ensemble": 1, "session_timeout_ms": 1000})),
+    ("operations.acquire lacking p99_ms at count > 0", drop("operations", "acquire", "p99_ms")),
+    ("operations.acquire_failed holding a p50_ms at count 0",
+     lambda m: at(m, ["operations"]).__setitem__("acquire_failed", {"count": 0, "qps": 0.0, "p50_ms": 1.0})),
+    ("an unfired fault with a start_s", lambda m: put("faults", 0, "fired")(m, False)),
+    ('a listed pair with effect "lost"', lambda m: put("checker", "listed", 0, "a", "effect")(m, "lost")),
+]
+
+def compare_row(m):
+    return next(r for r in m["algorithms"] if r.get("run_dir"))
+
+compare_mutants = [
+    ("a row lacking run_dir (a required key)", lambda m: compare_row(m).pop("run_dir")),
+    ("a note that is a number", lambda m: compare_row(m).update(note=5)),
+    ('verdict "SKIPPED"', lambda m: compare_row(m).update(verdict="SKIPPED")),
+    ("a NOT RUN row with a run_dir and figures", lambda m: compare_row(m).update(verdict="NOT RUN", note="x")),
+    ("acquire_ms half null", lambda m: compare_row(m)["acquire_ms"].update(p50=None)),
+    ("a row that ran with violations null", lambda m: compare_row(m).update(violations=None)),
+    ("a NOT RUN row claiming 0 violations", lambda m: compare_row(m).update(
+        verdict="NOT RUN", note="x", run_dir="", invariants="", violations=0,
+        acquire_ms={k: None for k in compare_row(m)["acquire_ms"]},
+        **{k: None for k in ("elapsed_s", "steps", "acquired", "busy", "errors", "qps",
+                             "fenced_pairs", "rejected_accesses", "invariants_hold")})),
+    ("not_run a string", lambda m: m.update(not_run="1")),
+    ("an unknown key in a row", lambda m: compare_row(m).update(surprise=True)),
+    ("complete a string", lambda m: m.update(complete="yes")),
+]
+
+# The report to mutate: a complete redis flash_sale run whose fault fired
+# and whose checker listed pairs; the comparison: one with a row that ran.
+def fit_report(d):
+    return (d.get("complete") is True and d.get("algorithm") == "redis"
+            and d.get("scenario", {}).get("workload", {}).get("type") == "flash_sale"
+            and any(f.get("fired") for f in d.get("faults", [])[:1])
+            and d.get("checker", {}).get("listed") and d["operations"]["acquire"]["count"] > 0)
+
+bases = (("report", sorted(filter(fit_report, reports), key=lambda d: len(errors("report", d))),
+          report_mutants),
+         ("compare", sorted((d for d in compares if any(r.get("run_dir") for r in d.get("algorithms", []))),
+                            key=lambda d: len(errors("compare", d))), compare_mutants))
+for kind, docs, mutants in bases:
+    if not docs:
+        fail(f"self-check: no {kind}.json of the shape the self-check mutates (see above)")
+        continue
+    doc = docs[0]
+    before = set(errors(kind, doc))
+    for what, mutate in mutants:
+        m = copy.deepcopy(doc)
+        try:
+            mutate(m)
+        except (KeyError, IndexError, TypeError, StopIteration) as e:
+            fail(f"self-check: cannot make a {kind} with {what}: {e!r}")
+            continue
+        new = [e for e in errors(kind, m) if e not in before]
+        if new:
+            print(f"ok     self-check: a {kind} with {what} is rejected: {new[0].strip()}")
+        else:
+            fail(f"self-check: a {kind} with {what} passes the schema")
+
+sys.exit(1 if failed else 0)
+PY
+
+if [ "$failed" -ne 0 ]; then
+  echo "test_schemas: FAILED"
+  exit 1
+fi
+echo "test_schemas: all reports match docs/schema"
