@@ -9,19 +9,30 @@ packages=(
   zookeeper zookeeper-bin libzookeeper-mt-dev
   libjansson-dev libcmocka-dev
   docker-compose
+  python3-jsonschema bash-completion
 )
 
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
-
-echo "locklab: installing ${missing[*]}" >&2
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-# Debian's package starts no daemon without systemd; if one runs on 6379 it
-# is not ours and locklab never uses that port.
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "locklab: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # Debian's package starts no daemon without systemd; if one runs on 6379 it
+  # is not ours and locklab never uses that port.
+fi
+
+# Tab completion for locklab (also as build/locklab), where bash-completion
+# loads it on first use. Written only when it differs, so a second run
+# needs no root; a failure here costs the completion, not the set-up.
+completion_src="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/locklab.bash"
+completion_dst=/usr/share/bash-completion/completions/locklab
+if ! cmp -s "$completion_src" "$completion_dst"; then
+  $sudo install -D -m 0644 "$completion_src" "$completion_dst" ||
+    echo "locklab: could not install $completion_dst; try: source $completion_src" >&2
+fi

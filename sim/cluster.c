@@ -355,7 +355,7 @@ static void sweep_orphans(const char *tmp)
         char dir[PATH_MAX + 32];
         if (strncmp(e->d_name, "locklab-", 8) != 0 || strlen(e->d_name) != 14)
             continue; /* only mkdtemp's names: never a user's cluster --dir */
-        snprintf(dir, sizeof(dir), "%.*s/%s", PATH_MAX - 1, tmp, e->d_name);
+        snprintf(dir, sizeof(dir), "%.*s/%.14s", PATH_MAX - 1, tmp, e->d_name);
         if (orphaned(dir))
             nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
     }

@@ -5,11 +5,17 @@
  * `up` forks a supervisor into its own session. The supervisor starts the
  * servers (they die with it, through PR_SET_PDEATHSIG), writes the state
  * file, tells the waiting parent through a pipe, and then only waits for a
- * signal; `down` sends it SIGTERM and it stops them by PID, in order.
+ * signal; `down` sends it SIGTERM and it stops them by PID, in order,
+ * keeping their logs in DIR/logs.
+ *
+ * `up` also leaves the cluster's folder in a pointer file in TMPDIR, so
+ * that status and down without --dir find it wherever it was started; one
+ * cluster at a time, so that "the cluster" has one meaning.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -26,20 +32,37 @@
 
 struct cluster_opts {
     char dir[256];
+    bool dir_given;  /* --dir: status and down look nowhere else */
+    bool remembered; /* dir came from the pointer file */
     long long redis_nodes, zk_nodes;
 };
 
-static int parse_cluster_opts(int argc, char **argv, struct cluster_opts *o)
+static const char *tmp_root(void)
 {
     const char *tmp = getenv("TMPDIR");
-    snprintf(o->dir, sizeof(o->dir), "%s/locklab-cluster", tmp && tmp[0] ? tmp : "/tmp");
+    return tmp && tmp[0] ? tmp : "/tmp";
+}
+
+static int take_dir(struct cluster_opts *o, const char *v)
+{
+    if (v[0] == '\0' || strlen(v) >= sizeof(o->dir))
+        return bad_usage("--dir: expected a folder path of 1..%zu characters", sizeof(o->dir) - 1);
+    snprintf(o->dir, sizeof(o->dir), "%s", v);
+    o->dir_given = true;
+    return 0;
+}
+
+static int parse_cluster_opts(int argc, char **argv, struct cluster_opts *o)
+{
+    snprintf(o->dir, sizeof(o->dir), "%s/locklab-cluster", tmp_root());
     o->redis_nodes = 5;
     o->zk_nodes = 1;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--dir") == 0 && v)
-            snprintf(o->dir, sizeof(o->dir), "%s", v);
-        else if (strcmp(a, "--redis-nodes") == 0 && v) {
+        if (strcmp(a, "--dir") == 0 && v) {
+            if (take_dir(o, v) != 0)
+                return EXIT_USAGE;
+        } else if (strcmp(a, "--redis-nodes") == 0 && v) {
             if (parse_long(v, 0, 8, &o->redis_nodes) < 0)
                 return bad_usage("--redis-nodes: expected 0..8, got \"%s\"", v);
         } else if (strcmp(a, "--zookeeper-nodes") == 0 && v) {
@@ -54,9 +77,112 @@ static int parse_cluster_opts(int argc, char **argv, struct cluster_opts *o)
     return 0;
 }
 
+/* ---- the pointer file: where the last `up` started its cluster ---------- */
+
+/* Per user: on a shared /tmp another user's cluster is none of ours, and
+ * the sticky bit would forbid replacing their file anyway. */
+static void pointer_path(char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/locklab-cluster-%u.current", tmp_root(), (unsigned)getuid());
+}
+
+/* 0 with the remembered folder in dir, -1 when nothing is remembered. */
+static int pointer_read(char *dir, size_t len)
+{
+    char path[300];
+    pointer_path(path, sizeof(path));
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return -1;
+    int ok = fgets(dir, (int)len, f) != NULL;
+    fclose(f);
+    if (ok)
+        dir[strcspn(dir, "\n")] = '\0';
+    return ok && dir[0] == '/' ? 0 : -1;
+}
+
+/* Written under a private name and renamed: a reader sees the old folder
+ * or the new one, never half a path. */
+static int pointer_write(const char *dir)
+{
+    char path[300], tmp[320];
+    pointer_path(path, sizeof(path));
+    snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -1;
+    size_t n = strlen(dir);
+    int ok = write(fd, dir, n) == (ssize_t)n && write(fd, "\n", 1) == 1;
+    if (close(fd) != 0 || !ok || rename(tmp, path) != 0) {
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+/* Only when it still names dir: a later `up` elsewhere owns it then. */
+static void pointer_forget(const char *dir)
+{
+    char now[300];
+    if (pointer_read(now, sizeof(now)) == 0 && strcmp(now, dir) == 0) {
+        char path[300];
+        pointer_path(path, sizeof(path));
+        unlink(path);
+    }
+}
+
+/* status and down: --dir, else the remembered folder, else the default. */
+static void resolve_dir(struct cluster_opts *o)
+{
+    char dir[sizeof(o->dir)];
+    if (!o->dir_given && pointer_read(dir, sizeof(dir)) == 0) {
+        memcpy(o->dir, dir, sizeof(dir));
+        o->remembered = true;
+    }
+}
+
+/* The folder as an absolute path, so the pointer holds wherever `status`
+ * runs from; left as given when it does not exist (yet). */
+static int absolute_dir(struct cluster_opts *o)
+{
+    char full[PATH_MAX];
+    if (realpath(o->dir, full) == NULL)
+        return 0;
+    if (strlen(full) >= sizeof(o->dir))
+        return bad_usage("--dir: %s is longer than %zu characters", full, sizeof(o->dir) - 1);
+    memcpy(o->dir, full, strlen(full) + 1);
+    return 0;
+}
+
 static void state_path(const struct cluster_opts *o, char *buf, size_t len)
 {
     snprintf(buf, len, "%s/state", o->dir);
+}
+
+/* The kernel's start time of a live pid (clock ticks since boot); 0 when
+ * it is gone or a zombie (an orphan waits for init to reap it, and some
+ * inits take their time), 1 when /proc cannot tell. With the pid it names
+ * one process, even after the pid is reused. */
+static unsigned long long start_time(pid_t pid)
+{
+    char path[64], buf[1024] = "";
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return kill(pid, 0) == 0 ? 1 : 0;
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    /* the command name in field 2 may hold spaces: count from its ')' */
+    const char *p = strrchr(buf, ')');
+    if (p == NULL || p[1] == '\0' || p[2] == 'Z' || p[2] == 'X')
+        return 0;
+    for (int field = 2; p && field < 22; field++)
+        p = strchr(p + 1, ' ');
+    unsigned long long t = 1;
+    if (p == NULL || sscanf(p + 1, "%llu", &t) != 1)
+        return 1;
+    return t;
 }
 
 /* The endpoints of one kind, "127.0.0.1:p,127.0.0.1:q". */
@@ -83,9 +209,51 @@ static int write_state(const struct cluster_opts *o, const struct cluster *c)
     fprintf(f, "supervisor=%d\nredis=%s\nzookeeper=%s\n", (int)getpid(), redis, zk);
     for (size_t i = 0; i < c->n; i++)
         fprintf(f, "server=%s %d %d\n", c->srv[i].kind, c->srv[i].port, (int)c->srv[i].pid);
+    fprintf(f, "supervisor_start=%llu\nroot=%s\n", start_time(getpid()), c->root);
     if (fclose(f) != 0)
         return -1;
     return rename(tmp, path); /* status never reads half a file */
+}
+
+static void logs_path(const struct cluster_opts *o, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/logs", o->dir);
+}
+
+/* The supervisor's start-up: 0, or -1 with err set and nothing running. */
+static int supervisor_begin(const struct cluster_opts *o, struct cluster *c, char *err, size_t len)
+{
+    int rc = cluster_start_redis(c, (size_t)o->redis_nodes, err, len);
+    if (rc == 0 && o->zk_nodes > 0)
+        rc = cluster_start_zookeeper(c, (size_t)o->zk_nodes, err, len);
+    if (rc == 0 && write_state(o, c) < 0) {
+        snprintf(err, len, "cannot write the state file in %s: %s", o->dir, strerror(errno));
+        rc = -1;
+    }
+    if (rc == 0 && pointer_write(o->dir) < 0) {
+        char path[300];
+        pointer_path(path, sizeof(path));
+        snprintf(err, len, "cannot write %s: %s", path, strerror(errno));
+        rc = -1;
+    }
+    if (rc < 0) {
+        char state[300];
+        state_path(o, state, sizeof(state));
+        unlink(state);
+        cluster_stop(c, NULL);
+    }
+    return rc;
+}
+
+static void supervisor_end(const struct cluster_opts *o, struct cluster *c)
+{
+    char path[300], logs[300];
+    state_path(o, path, sizeof(path));
+    unlink(path);
+    pointer_forget(o->dir);
+    /* the logs outlive the cluster: why a server died is read after `down` */
+    logs_path(o, logs, sizeof(logs));
+    cluster_stop(c, logs);
 }
 
 /* The supervisor: start, report through fd, then wait for the end. */
@@ -99,39 +267,28 @@ static void supervise(const struct cluster_opts *o, int fd)
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGHUP);
     sigprocmask(SIG_BLOCK, &set, NULL);
-    int rc = cluster_start_redis(&c, (size_t)o->redis_nodes, err, sizeof(err));
-    if (rc == 0 && o->zk_nodes > 0)
-        rc = cluster_start_zookeeper(&c, (size_t)o->zk_nodes, err, sizeof(err));
-    if (rc == 0 && write_state(o, &c) < 0) {
-        snprintf(err, sizeof(err), "cannot write the state file in %s: %s", o->dir,
-                 strerror(errno));
-        rc = -1;
-    }
-    if (rc < 0) {
-        cluster_stop(&c, NULL);
+    if (supervisor_begin(o, &c, err, sizeof(err)) < 0) {
         if (write(fd, err, strlen(err)) < 0)
             _exit(3);
         _exit(3);
     }
     if (write(fd, "", 1) < 0) { /* the caller is gone: nobody will know the endpoints */
-        cluster_stop(&c, NULL);
+        supervisor_end(o, &c);
         _exit(3);
     }
     close(fd);
     struct timespec tick = {.tv_sec = 1};
     while (sigtimedwait(&set, NULL, &tick) < 0)
         ; /* a server that dies stays dead: status reports it */
-    char path[300];
-    state_path(o, path, sizeof(path));
-    unlink(path);
-    cluster_stop(&c, NULL);
+    supervisor_end(o, &c);
     _exit(0);
 }
 
 /* What the state file says. */
 struct cluster_state {
     pid_t supervisor;
-    char redis[400], zookeeper[200];
+    unsigned long long supervisor_start; /* 0: an older state file, 1: unknown */
+    char redis[400], zookeeper[200], root[200];
     char servers[CLUSTER_MAX_SERVERS][64]; /* "kind port pid" */
     size_t n;
 };
@@ -146,10 +303,26 @@ static bool take(const char *line, const char *key, char *out, size_t len)
     return true;
 }
 
+static void read_state_line(const char *line, struct cluster_state *st)
+{
+    char num[24];
+    if (take(line, "supervisor=", num, sizeof(num)))
+        st->supervisor = (pid_t)atoi(num);
+    else if (take(line, "supervisor_start=", num, sizeof(num)))
+        st->supervisor_start = strtoull(num, NULL, 10);
+    else if (take(line, "redis=", st->redis, sizeof(st->redis)) ||
+             take(line, "zookeeper=", st->zookeeper, sizeof(st->zookeeper)) ||
+             take(line, "root=", st->root, sizeof(st->root)))
+        return;
+    else if (st->n < CLUSTER_MAX_SERVERS &&
+             take(line, "server=", st->servers[st->n], sizeof(st->servers[0])))
+        st->n++;
+}
+
 /* 0 when the state file was read and names a supervisor. */
 static int read_state(const struct cluster_opts *o, struct cluster_state *st)
 {
-    char path[300], line[512], pid[16];
+    char path[300], line[512];
     state_path(o, path, sizeof(path));
     memset(st, 0, sizeof(*st));
     FILE *f = fopen(path, "r");
@@ -157,17 +330,21 @@ static int read_state(const struct cluster_opts *o, struct cluster_state *st)
         return -1;
     while (fgets(line, sizeof(line), f)) {
         line[strcspn(line, "\n")] = '\0';
-        if (take(line, "supervisor=", pid, sizeof(pid)))
-            st->supervisor = (pid_t)atoi(pid);
-        else if (take(line, "redis=", st->redis, sizeof(st->redis)) ||
-                 take(line, "zookeeper=", st->zookeeper, sizeof(st->zookeeper)))
-            continue;
-        else if (st->n < CLUSTER_MAX_SERVERS &&
-                 take(line, "server=", st->servers[st->n], sizeof(st->servers[0])))
-            st->n++;
+        read_state_line(line, st);
     }
     fclose(f);
     return st->supervisor > 0 ? 0 : -1;
+}
+
+/* A pid alone could be anyone's after the supervisor died (a reboot with
+ * the folder kept): the start time says it is still the same process. */
+static bool supervisor_alive(const struct cluster_state *st)
+{
+    unsigned long long t = start_time(st->supervisor);
+    if (t == 0)
+        return false;
+    /* unknown on either side: the pid alone has to do */
+    return t == 1 || st->supervisor_start <= 1 || t == st->supervisor_start;
 }
 
 static void print_usage_hint(const char *redis, const char *zk)
@@ -180,11 +357,28 @@ static void print_usage_hint(const char *redis, const char *zk)
     printf("\n  (the single-instance algorithms use the first Redis)\n");
 }
 
+/* No live supervisor in o->dir: say which case it is, on one line. */
+static void print_not_up(const struct cluster_opts *o, const struct cluster_state *st, bool has)
+{
+    if (has)
+        printf("the locklab cluster in %s is gone: its supervisor (pid %d) is not running; "
+               "`locklab cluster down%s%s` forgets it\n",
+               o->dir, (int)st->supervisor, o->dir_given ? " --dir " : "",
+               o->dir_given ? o->dir : "");
+    else if (o->remembered)
+        printf("the locklab cluster remembered in %s is gone (no state file there); "
+               "`locklab cluster down` forgets it\n",
+               o->dir);
+    else
+        printf("no locklab cluster is up (state: %s)\n", o->dir);
+}
+
 static int cluster_status(const struct cluster_opts *o, int hint)
 {
     struct cluster_state st;
-    if (read_state(o, &st) < 0 || kill(st.supervisor, 0) < 0) {
-        printf("no locklab cluster is up (state: %s)\n", o->dir);
+    int has = read_state(o, &st) == 0;
+    if (!has || !supervisor_alive(&st)) {
+        print_not_up(o, &st, has);
         return EXIT_ENV;
     }
     int down = 0;
@@ -203,20 +397,48 @@ static int cluster_status(const struct cluster_opts *o, int hint)
     return down ? EXIT_ENV : EXIT_PASS;
 }
 
-static int cluster_up(const struct cluster_opts *o)
+/* EXIT_ENV after saying so when a live supervisor holds at->dir. */
+static int already_up(const struct cluster_opts *at, bool remembered)
 {
     struct cluster_state st;
-    if (read_state(o, &st) == 0 && kill(st.supervisor, 0) == 0) {
-        fprintf(stderr,
-                "locklab: a cluster is already up (supervisor pid %d); "
-                "`locklab cluster down` first\n",
-                (int)st.supervisor);
+    if (read_state(at, &st) < 0 || !supervisor_alive(&st))
+        return 0;
+    fprintf(stderr,
+            "locklab: a cluster is already up in %s (supervisor pid %d), one at a time: "
+            "`locklab cluster down%s%s` first\n",
+            at->dir, (int)st.supervisor, remembered ? "" : " --dir ", remembered ? "" : at->dir);
+    return EXIT_ENV;
+}
+
+/* A second cluster would leave status and down without --dir two answers
+ * (and two fleets eating the same two cores): refuse it. */
+static int refuse_second(const struct cluster_opts *o)
+{
+    struct cluster_opts last = {.dir_given = false};
+    resolve_dir(&last);
+    if (last.remembered && already_up(&last, true))
         return EXIT_ENV;
-    }
+    return already_up(o, last.remembered && strcmp(last.dir, o->dir) == 0);
+}
+
+static int prepare_dir(struct cluster_opts *o)
+{
     if (mkdir(o->dir, 0755) < 0 && errno != EEXIST) {
         fprintf(stderr, "locklab: cannot create %s: %s\n", o->dir, strerror(errno));
         return EXIT_ENV;
     }
+    return absolute_dir(o);
+}
+
+static int cluster_up(struct cluster_opts *o)
+{
+    int rc = absolute_dir(o);
+    if (rc == 0)
+        rc = refuse_second(o);
+    if (rc == 0)
+        rc = prepare_dir(o);
+    if (rc)
+        return rc;
     int p[2];
     if (pipe2(p, O_CLOEXEC) < 0)
         return EXIT_ENV;
@@ -245,24 +467,59 @@ static int cluster_up(const struct cluster_opts *o)
     return cluster_status(o, 1);
 }
 
+/* The supervisor died without stopping: its state names nobody now. */
+static int forget_gone(const struct cluster_opts *o, const struct cluster_state *st, bool has)
+{
+    char path[300];
+    state_path(o, path, sizeof(path));
+    if (has)
+        unlink(path);
+    pointer_forget(o->dir);
+    struct stat sb; /* a later run may have swept the dead cluster's folder already */
+    if (has && st->root[0] && stat(st->root, &sb) == 0)
+        printf("the locklab cluster in %s was already gone (supervisor pid %d); forgot it; "
+               "its servers' files are left in %s\n",
+               o->dir, (int)st->supervisor, st->root);
+    else
+        printf("the locklab cluster in %s was already gone; forgot it\n", o->dir);
+    return EXIT_PASS;
+}
+
+static void print_stopped(const struct cluster_opts *o, size_t n)
+{
+    char logs[300];
+    struct stat sb;
+    logs_path(o, logs, sizeof(logs));
+    if (stat(logs, &sb) == 0 && S_ISDIR(sb.st_mode))
+        printf("locklab cluster stopped (%zu server%s); their logs are in %s\n", n,
+               n == 1 ? "" : "s", logs);
+    else
+        printf("locklab cluster stopped (%zu server%s); their logs could not be kept in %s\n", n,
+               n == 1 ? "" : "s", logs);
+}
+
 static int cluster_down(const struct cluster_opts *o)
 {
     struct cluster_state st;
-    if (read_state(o, &st) < 0 || kill(st.supervisor, SIGTERM) < 0) {
+    int has = read_state(o, &st) == 0;
+    if ((has && !supervisor_alive(&st)) || (!has && o->remembered))
+        return forget_gone(o, &st, has);
+    if (!has || kill(st.supervisor, SIGTERM) < 0) {
         printf("no locklab cluster is up (state: %s)\n", o->dir);
         return EXIT_PASS;
     }
     /* bounded: the supervisor stops each server within a few seconds */
     uint64_t deadline = clock_mono_ns() + 30ULL * 1000000000ULL;
-    while (kill(st.supervisor, 0) == 0 && clock_mono_ns() < deadline) {
+    while (supervisor_alive(&st) && clock_mono_ns() < deadline) {
         struct timespec ts = {.tv_nsec = 20000000};
         nanosleep(&ts, NULL);
     }
-    if (kill(st.supervisor, 0) == 0) {
+    if (supervisor_alive(&st)) {
         fprintf(stderr, "locklab: the supervisor (pid %d) did not stop\n", (int)st.supervisor);
         return EXIT_ENV;
     }
-    printf("locklab cluster stopped (%zu servers)\n", st.n);
+    pointer_forget(o->dir);
+    print_stopped(o, st.n);
     return EXIT_PASS;
 }
 
@@ -276,9 +533,12 @@ int cmd_cluster(int argc, char **argv)
         return rc;
     if (strcmp(argv[1], "up") == 0)
         return cluster_up(&o);
-    if (strcmp(argv[1], "status") == 0)
-        return cluster_status(&o, 1);
-    if (strcmp(argv[1], "down") == 0)
-        return cluster_down(&o);
-    return bad_usage("cluster: unknown action \"%s\" (up, status or down)", argv[1]);
+    bool known = strcmp(argv[1], "status") == 0 || strcmp(argv[1], "down") == 0;
+    if (!known)
+        return bad_usage("cluster: unknown action \"%s\" (up, status or down)", argv[1]);
+    resolve_dir(&o);
+    rc = absolute_dir(&o);
+    if (rc)
+        return rc;
+    return argv[1][0] == 's' ? cluster_status(&o, 1) : cluster_down(&o);
 }

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "harness.h"
 
@@ -251,7 +252,24 @@ static void state_pids(const char *dir, pid_t *pids, size_t *n)
     fclose(f);
 }
 
-static char cluster_dir[400];
+static char cluster_dir[400], saved_tmpdir[256];
+static int tmpdir_was_set;
+
+/* The cluster tests keep their pointer file (TMPDIR/locklab-cluster-UID.current)
+ * and server folders in this test's scratch folder: a cluster of the
+ * engineer running the tests is not theirs to find or to stop. */
+static void private_tmpdir(void)
+{
+    const char *t = getenv("TMPDIR");
+    tmpdir_was_set = t != NULL;
+    snprintf(saved_tmpdir, sizeof(saved_tmpdir), "%s", t ? t : "");
+    setenv("TMPDIR", tmp, 1);
+}
+
+static void pointer_path(char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/locklab-cluster-%u.current", tmp, (unsigned)getuid());
+}
 
 /* Whatever the test's outcome, the supervisor it started is stopped. */
 static int cluster_teardown(void **state)
@@ -260,13 +278,75 @@ static int cluster_teardown(void **state)
     struct outcome o = {0};
     const char *at[] = {"--dir", cluster_dir, NULL};
     run(&o, NULL, "cluster", "down", at);
+    if (tmpdir_was_set)
+        setenv("TMPDIR", saved_tmpdir, 1);
+    else
+        unsetenv("TMPDIR");
     return 0;
+}
+
+/* Gone or a zombie: nothing here reaps an orphan soon, and a zombie serves
+ * nobody. */
+static int still_runs(pid_t pid)
+{
+    char path[64], text[512];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    slurp(path, text, sizeof(text));
+    const char *p = strrchr(text, ')');
+    return p != NULL && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+}
+
+static int exists_nonempty(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && st.st_size > 0;
+}
+
+/* A second cluster elsewhere is refused, on one line naming the first. */
+static void assert_second_refused(const char *dir)
+{
+    char other[600], state[700], want[600];
+    snprintf(other, sizeof(other), "%s/other", tmp);
+    const char *up[] = {"--redis-nodes", "1", "--zookeeper-nodes", "0", "--dir", other, NULL};
+    struct outcome o = {0};
+    run(&o, NULL, "cluster", "up", up);
+    snprintf(want, sizeof(want), "locklab: a cluster is already up in %s ", dir);
+    if (o.status != 3 || strncmp(o.err, want, strlen(want)) != 0)
+        fail_msg("second cluster up: exit %d, stderr \"%s\"; want 3 and \"%s...\"", o.status, o.err,
+                 want);
+    assert_int_equal(strchr(o.err, '\n')[1], '\0');
+    snprintf(state, sizeof(state), "%s/state", other);
+    assert_false(exists_nonempty(state));
+}
+
+/* After down: each server's log kept in DIR/logs, the state and the
+ * pointer gone, no process left. */
+static void assert_down_kept_logs(const char *dir, const struct outcome *o, const pid_t *pids,
+                                  size_t n)
+{
+    char path[700], want[600];
+    snprintf(want, sizeof(want), "their logs are in %s/logs\n", dir);
+    if (strstr(o->out, want) == NULL)
+        fail_msg("cluster down does not say \"%s\":\n%s", want, o->out);
+    for (size_t i = 0; i + 1 < n; i++) {
+        snprintf(path, sizeof(path), "%s/logs/%s-%zu.log", dir, i < 5 ? "redis" : "zookeeper", i);
+        if (!exists_nonempty(path))
+            fail_msg("missing or empty %s after cluster down", path);
+    }
+    snprintf(path, sizeof(path), "%s/state", dir);
+    assert_false(exists_nonempty(path));
+    pointer_path(path, sizeof(path));
+    assert_false(exists_nonempty(path));
+    for (size_t i = 0; i < n; i++)
+        if (still_runs(pids[i]))
+            fail_msg("pid %d still runs after cluster down", (int)pids[i]);
 }
 
 static void cluster_up_serves_runs_until_down(void **state)
 {
     (void)state;
     char *dir = cluster_dir, redis[400], zk[200], path[600];
+    private_tmpdir();
     snprintf(cluster_dir, sizeof(cluster_dir), "%s/cluster", tmp);
     const char *up[] = {"--redis-nodes", "5", "--zookeeper-nodes", "3", "--dir", dir, NULL};
     struct outcome o = {0};
@@ -295,17 +375,69 @@ static void cluster_up_serves_runs_until_down(void **state)
                         "--duration",  "2",         "--quiet",     NULL};
     json_decref(run_scenario(&o, "flash_sale.json", 0, zo));
 
+    /* without --dir, status and down find the cluster where up started it */
     const char *at[] = {"--dir", dir, NULL};
     run(&o, NULL, "cluster", "status", at);
     assert_int_equal(o.status, 0);
     assert_null(strstr(o.out, "DOWN"));
-    run(&o, NULL, "cluster", "down", at);
+    run(&o, NULL, "cluster", "status", NULL);
     assert_int_equal(o.status, 0);
+    assert_non_null(strstr(o.out, dir));
+    assert_null(strstr(o.out, "DOWN"));
+    assert_second_refused(dir);
+    run(&o, NULL, "cluster", "down", NULL);
+    assert_int_equal(o.status, 0);
+    assert_down_kept_logs(dir, &o, pids, n);
+    run(&o, NULL, "cluster", "status", NULL);
+    assert_int_equal(o.status, 3);
     run(&o, NULL, "cluster", "status", at);
     assert_int_equal(o.status, 3);
-    for (size_t i = 0; i < n; i++)
-        if (kill(pids[i], 0) == 0 || errno != ESRCH)
-            fail_msg("pid %d still runs after cluster down", (int)pids[i]);
+}
+
+/* Poll up to 5 s: the kernel delivers the parent-death signal at once, but
+ * the process still has to exit. */
+static void assert_stops(pid_t pid)
+{
+    for (int i = 0; i < 500 && still_runs(pid); i++)
+        sleep_ms(10);
+    if (still_runs(pid))
+        fail_msg("pid %d still runs", (int)pid);
+}
+
+/* A supervisor killed outright leaves its state behind: status says the
+ * cluster is gone rather than listing dead servers, and down forgets it. */
+static void cluster_killed_supervisor_is_reported_gone(void **state)
+{
+    (void)state;
+    char *dir = cluster_dir, path[600];
+    private_tmpdir();
+    snprintf(cluster_dir, sizeof(cluster_dir), "%s/gone", tmp);
+    const char *up[] = {"--redis-nodes", "1", "--zookeeper-nodes", "0", "--dir", dir, NULL};
+    struct outcome o = {0};
+    run(&o, NULL, "cluster", "up", up);
+    if (o.status != 0)
+        fail_msg("cluster up: exit %d\n%s%s", o.status, o.out, o.err);
+    pid_t pids[16];
+    size_t n;
+    state_pids(dir, pids, &n);
+    assert_int_equal(n, 2);
+    assert_int_equal(kill(pids[0], SIGKILL), 0);
+    assert_stops(pids[0]);
+    assert_stops(pids[1]); /* the servers die with their supervisor */
+
+    run(&o, NULL, "cluster", "status", NULL);
+    assert_int_equal(o.status, 3);
+    snprintf(path, sizeof(path), "the locklab cluster in %s is gone", dir);
+    if (strstr(o.out, path) == NULL)
+        fail_msg("status does not say \"%s\":\n%s", path, o.out);
+    run(&o, NULL, "cluster", "down", NULL);
+    assert_int_equal(o.status, 0);
+    assert_non_null(strstr(o.out, "was already gone"));
+    pointer_path(path, sizeof(path));
+    assert_false(exists_nonempty(path));
+    run(&o, NULL, "cluster", "status", NULL);
+    assert_int_equal(o.status, 3);
+    assert_non_null(strstr(o.out, "no locklab cluster is up"));
 }
 
 static void assert_usage_error(const char *a1, const char *const *extra, const char *want)
@@ -349,6 +481,7 @@ int main(void)
         cmocka_unit_test(compare_writes_one_table_for_all),
         cmocka_unit_test(compare_shows_fenced_pairs_and_rejected_accesses),
         cmocka_unit_test_teardown(cluster_up_serves_runs_until_down, cluster_teardown),
+        cmocka_unit_test_teardown(cluster_killed_supervisor_is_reported_gone, cluster_teardown),
         cmocka_unit_test(bad_fleet_options_are_usage_errors),
     };
     return cmocka_run_group_tests(tests, harness_setup, NULL);

@@ -1,0 +1,137 @@
+# shellcheck shell=bash
+# bash completion for locklab (also typed as build/locklab, ./build/locklab).
+# scripts/install-deps.sh installs it as
+# /usr/share/bash-completion/completions/locklab; to try it in a shell:
+#   source scripts/locklab.bash
+# It needs no bash-completion helpers, so a test can source it in a bare bash.
+
+# Shown while the binary cannot list its algorithms (not built yet, or
+# built before `locklab list algorithms` existed).
+_locklab_static_algorithms=(redis redis-naive redlock zookeeper)
+
+# One name per line from `locklab list algorithms`; anything else (an older
+# binary's full listing, an error) means the static list.
+_locklab_algorithms()
+{
+    local bin=$1 line names=()
+    while IFS= read -r line; do
+        [[ $line =~ ^[A-Za-z0-9][A-Za-z0-9._-]*$ ]] && names+=("$line")
+    done < <(timeout 2 "$bin" list algorithms 2>/dev/null)
+    if ((${#names[@]})); then
+        printf '%s\n' "${names[@]}"
+    else
+        printf '%s\n' "${_locklab_static_algorithms[@]}"
+    fi
+}
+
+_locklab_words()
+{
+    mapfile -t COMPREPLY < <(compgen -W "$1" -- "$2")
+}
+
+# Directories, plus files matching the glob when one is given. Bash escapes
+# and adds the slash itself once told these are file names.
+_locklab_paths()
+{
+    local cur=$1 glob=${2-}
+    compopt -o filenames 2>/dev/null
+    mapfile -t COMPREPLY < <(
+        compgen -d -- "$cur"
+        [[ -n $glob ]] && compgen -f -X "!$glob" -- "$cur" | while IFS= read -r f; do
+            [[ -d $f ]] || printf '%s\n' "$f"
+        done
+    )
+}
+
+# --algorithms a,b,c: complete the item after the last comma, leaving out
+# the names already given (compare refuses a name given twice).
+_locklab_algorithm_list()
+{
+    local bin=$1 cur=$2 head="" name items=()
+    local -A given=()
+    if [[ $cur == *,* ]]; then
+        head=${cur%,*},
+        IFS=, read -ra items <<<"${head%,}"
+    fi
+    for name in "${items[@]}"; do
+        [[ -n $name ]] && given[$name]=1
+    done
+    COMPREPLY=()
+    while IFS= read -r name; do
+        [[ -z ${given[$name]+x} && $name == "${cur##*,}"* ]] && COMPREPLY+=("$head$name")
+    done < <(_locklab_algorithms "$bin")
+}
+
+# The value of an option that takes one; returns 1 when prev takes none.
+_locklab_option_value()
+{
+    local bin=$1 prev=$2 cur=$3
+    case $prev in
+    -a | --algorithm)
+        _locklab_words "$(_locklab_algorithms "$bin")" "$cur" ;;
+    --algorithms) _locklab_algorithm_list "$bin" "$cur" ;;
+    -o | --out | --dir) _locklab_paths "$cur" ;;
+    --zookeeper-nodes) _locklab_words "0 1 3" "$cur" ;;
+    -c | --clients | -d | --duration | -n | --requests | -s | --seed | --show-violations | \
+        -r | --redis | -z | --zookeeper | --expect | --redis-nodes)
+        COMPREPLY=() ;;
+    *) return 1 ;;
+    esac
+    return 0
+}
+
+_locklab_cluster()
+{
+    local cword=$1 cur=$2 action=${COMP_WORDS[2]-}
+    if ((cword == 2)); then
+        _locklab_words "up status down" "$cur"
+    elif [[ $action == up ]]; then
+        _locklab_words "--redis-nodes --zookeeper-nodes --dir" "$cur"
+    else
+        _locklab_words "--dir" "$cur"
+    fi
+}
+
+_locklab()
+{
+    local cword=$COMP_CWORD cur=${COMP_WORDS[COMP_CWORD]-} prev=${COMP_WORDS[COMP_CWORD - 1]-}
+    local bin=${COMP_WORDS[0]/#\~/$HOME} cmd=${COMP_WORDS[1]-}
+    local run_opts="--clients -c --duration -d --requests -n --seed -s --out -o --quiet -q
+        --show-violations --redis -r --zookeeper -z"
+    # `--algorithm=re` reaches us as three words, "=" being a word break
+    if [[ $cur == = ]]; then
+        cur=""
+    elif [[ $prev == = ]] && ((cword > 2)); then
+        prev=${COMP_WORDS[cword - 2]}
+    fi
+    COMPREPLY=()
+    if ((cword == 1)); then
+        _locklab_words "run compare check cluster list show help --help --version" "$cur"
+        return 0
+    fi
+    _locklab_option_value "$bin" "$prev" "$cur" && return 0
+    case $cmd in
+    run | compare | show)
+        if [[ $cur == -* ]]; then
+            case $cmd in
+            run) _locklab_words "--algorithm -a $run_opts" "$cur" ;;
+            compare) _locklab_words "--algorithms $run_opts" "$cur" ;;
+            show) _locklab_words "--algorithm -a --clients --duration --requests --seed --redis
+                --zookeeper" "$cur" ;;
+            esac
+        else
+            _locklab_paths "$cur" "*.json"
+        fi ;;
+    check)
+        if [[ $cur == -* ]]; then
+            _locklab_words "--expect --show-violations" "$cur"
+        else
+            _locklab_paths "$cur" "*.jsonl"
+        fi ;;
+    cluster) _locklab_cluster "$cword" "$cur" ;;
+    help) ((cword == 2)) && _locklab_words "run compare check cluster list show" "$cur" ;;
+    esac
+    return 0
+}
+
+complete -F _locklab locklab build/locklab ./build/locklab

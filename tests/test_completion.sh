@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# test_completion.sh SOURCE_DIR LOCKLAB_BIN - scripts/locklab.bash, driven
+# the way bash drives it (COMP_WORDS, COMP_CWORD), each answer compared
+# whole: a completion that offers one word too many is as wrong as one
+# that misses one. Runs under set -u, as some users' shells do.
+set -uo pipefail
+src=${1:?usage: test_completion.sh SOURCE_DIR LOCKLAB_BIN}
+bin=${2:?usage: test_completion.sh SOURCE_DIR LOCKLAB_BIN}
+
+# shellcheck source=/dev/null
+source "$src/scripts/locklab.bash"
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+t=$tmp/files
+mkdir -p "$t/sub" "$tmp/bin"
+touch "$t/a.json" "$t/b.json" "$t/notes.txt" "$t/h.jsonl"
+printf '#!/bin/sh\nprintf "alpha\\nbeta\\n"\n' >"$tmp/bin/names"
+printf '#!/bin/sh\nexit 1\n' >"$tmp/bin/broken"
+# what a binary from before `list algorithms` prints: the whole listing
+printf '#!/bin/sh\nprintf "algorithms:\\n  redis        SET NX PX\\n"\n' >"$tmp/bin/old"
+chmod +x "$tmp/bin/"*
+
+failed=0
+static="redis redis-naive redlock zookeeper"
+
+# expect WANT WORD...: complete the last WORD; WANT is the whole answer,
+# space-separated, in any order.
+expect()
+{
+    local got want words
+    read -d "" -ra words <<<"$1" # several lines: read to the end
+    shift
+    COMP_WORDS=("$@")
+    COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+    _locklab
+    got=$(printf '%s\n' "${COMPREPLY[@]}" | sort | paste -sd' ')
+    want=$(printf '%s\n' "${words[@]}" | sort | paste -sd' ')
+    if [[ $got != "$want" ]]; then
+        echo "FAIL: ${COMP_WORDS[*]}|: got \"$got\", want \"$want\""
+        failed=1
+    else
+        echo "ok: ${COMP_WORDS[*]}|"
+    fi
+}
+
+expect "run compare check cluster list show help --help --version" "$bin" ""
+expect "compare check cluster" "$bin" c
+expect "--quiet" "$bin" run --q
+expect "--algorithm -a --clients -c --duration -d --requests -n --seed -s --out -o --quiet -q
+    --show-violations --redis -r --zookeeper -z" "$bin" run -
+expect "--algorithms" "$bin" compare --al
+expect "--algorithm --clients --duration --requests --seed --redis --zookeeper" "$bin" show --
+expect "--expect --show-violations" "$bin" check --
+expect "$static" "$bin" run --algorithm ""
+expect "redis redis-naive redlock" "$bin" run -a re
+expect "redis redis-naive redlock" "$bin" run --algorithm = re
+expect "alpha beta" "$tmp/bin/names" run --algorithm ""
+expect "$static" "$tmp/bin/broken" run --algorithm ""
+expect "$static" "$tmp/bin/old" run --algorithm ""
+expect "redis,redis-naive redis,redlock" "$bin" compare --algorithms redis,re
+expect "redis,redlock,redis-naive redis,redlock,zookeeper" "$bin" compare --algorithms \
+    redis,redlock,
+expect "$t/a.json $t/b.json $t/sub" "$bin" run "$t/"
+expect "$t/a.json $t/b.json $t/sub" "$bin" compare -q "$t/"
+expect "$t/h.jsonl $t/sub" "$bin" check "$t/"
+expect "$t/sub" "$bin" run --out "$t/"
+expect "" "$bin" run --clients ""
+expect "up status down" "$bin" cluster ""
+expect "--redis-nodes --zookeeper-nodes --dir" "$bin" cluster up --
+expect "--dir" "$bin" cluster down --
+expect "$t/sub" "$bin" cluster up --dir "$t/"
+expect "0 1 3" "$bin" cluster up --zookeeper-nodes ""
+expect "compare check cluster" "$bin" help c
+
+for name in locklab build/locklab ./build/locklab; do
+    if [[ $(complete -p "$name" 2>/dev/null) != "complete -F _locklab $name" ]]; then
+        echo "FAIL: no completion registered for $name"
+        failed=1
+    fi
+done
+exit $failed
