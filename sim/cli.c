@@ -151,6 +151,21 @@ int parse_run_opts(int argc, char **argv, struct run_opts *o, enum run_opts_mode
     return 0;
 }
 
+int plan_one_run(int argc, char **argv, enum run_opts_mode mode, struct run_opts *o,
+                 struct scenario *s, const struct lock_ops **ops)
+{
+    char err[512];
+    int rc = parse_run_opts(argc, argv, o, mode);
+    if (rc == 0)
+        rc = load_scenario(o, s);
+    if (rc)
+        return rc;
+    *ops = lock_find(s->algorithm);
+    if (fleet_check(s, ops, 1, err, sizeof(err)) < 0)
+        return bad_usage("%s", err);
+    return 0;
+}
+
 int unknown_algorithm(const char *option, const char *name)
 {
     const char *known[16];

@@ -45,6 +45,11 @@ enum run_opts_mode { RUN_OPTS_RUN, RUN_OPTS_COMPARE, RUN_OPTS_SHOW };
 int parse_run_opts(int argc, char **argv, struct run_opts *o, enum run_opts_mode mode);
 /* The scenario with the command line's overrides, validated; 0 or exit 2. */
 int load_scenario(const struct run_opts *o, struct scenario *s);
+/* The options, the scenario with them and its algorithm, checked against
+ * the servers named: all that run and show do before anything starts.
+ * 0, or an exit code after printing the error. */
+int plan_one_run(int argc, char **argv, enum run_opts_mode mode, struct run_opts *o,
+                 struct scenario *s, const struct lock_ops **ops);
 /* --algorithm names nothing known: say the likeliest meant; exit 2. */
 int unknown_algorithm(const char *option, const char *name);
 

@@ -160,12 +160,8 @@ int cmd_run(int argc, char **argv)
     static struct run_result res;
     char err[512];
 
-    int rc = parse_run_opts(argc, argv, &o, RUN_OPTS_RUN);
-    if (rc == 0)
-        rc = load_scenario(&o, &s);
-    const struct lock_ops *ops = rc == 0 ? lock_find(s.algorithm) : NULL;
-    if (rc == 0 && fleet_check(&s, &ops, 1, err, sizeof(err)) < 0)
-        rc = bad_usage("%s", err);
+    const struct lock_ops *ops = NULL;
+    int rc = plan_one_run(argc, argv, RUN_OPTS_RUN, &o, &s, &ops);
     if (rc)
         return rc;
     rc = make_run_dir(o.out, s.name, s.algorithm, res.run_dir, sizeof(res.run_dir));

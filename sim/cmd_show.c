@@ -70,14 +70,9 @@ int cmd_show(int argc, char **argv)
 {
     struct run_opts o;
     static struct scenario s;
-    char err[512];
 
-    int rc = parse_run_opts(argc, argv, &o, RUN_OPTS_SHOW);
-    if (rc == 0)
-        rc = load_scenario(&o, &s);
-    const struct lock_ops *ops = rc == 0 ? lock_find(s.algorithm) : NULL;
-    if (rc == 0 && fleet_check(&s, &ops, 1, err, sizeof(err)) < 0)
-        rc = bad_usage("%s", err);
+    const struct lock_ops *ops = NULL;
+    int rc = plan_one_run(argc, argv, RUN_OPTS_SHOW, &o, &s, &ops);
     if (rc)
         return rc;
     if (o.json)

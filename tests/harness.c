@@ -222,3 +222,41 @@ int harness_setup(void **state)
              getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     return mkdtemp(tmp) ? 0 : -1;
 }
+
+/* The state file's endpoint line for a kind, e.g. "redis=". */
+static int state_line(const char *dir, const char *key, char *out, size_t len)
+{
+    char path[600], text[4096];
+    snprintf(path, sizeof(path), "%s/state", dir);
+    slurp(path, text, sizeof(text));
+    const char *p = strstr(text, key);
+    if (p == NULL)
+        return -1;
+    p += strlen(key);
+    size_t n = strcspn(p, "\n");
+    if (n == 0 || n >= len)
+        return -1;
+    memcpy(out, p, n);
+    out[n] = '\0';
+    return 0;
+}
+
+void cluster_down(const char *dir)
+{
+    struct outcome o = {0};
+    const char *at[] = {"--dir", dir, NULL};
+    run(&o, NULL, "cluster", "down", at);
+}
+
+int cluster_up(const char *dir, char *redis, size_t redis_len, char *zookeeper, size_t zk_len)
+{
+    struct outcome o = {0};
+    const char *up[] = {"--redis-nodes", "5", "--zookeeper-nodes", "1", "--dir", dir, NULL};
+    run(&o, NULL, "cluster", "up", up);
+    if (o.status == 0 && state_line(dir, "redis=", redis, redis_len) == 0 &&
+        state_line(dir, "zookeeper=", zookeeper, zk_len) == 0)
+        return 0;
+    fprintf(stderr, "cluster up: exit %d\n%s%s", o.status, o.out, o.err);
+    cluster_down(dir);
+    return -1;
+}

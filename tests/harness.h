@@ -43,6 +43,11 @@ void assert_check_agrees(const struct outcome *o, json_int_t violations, json_in
  * complete run, witness == checker == locklab check. */
 json_t *run_scenario(struct outcome *o, const char *name, int want_status,
                      const char *const *extra);
+/* A managed fleet shared by many runs (cluster up --dir DIR): 5
+ * redis-servers and a standalone ZooKeeper; their --redis and --zookeeper
+ * lists. 0, or -1 with the fleet down again. */
+int cluster_up(const char *dir, char *redis, size_t redis_len, char *zookeeper, size_t zk_len);
+void cluster_down(const char *dir);
 /* cmocka group setup: reads the environment, makes tmp. */
 int harness_setup(void **state);
 

@@ -26,51 +26,20 @@ static char cluster_dir[400], redis[400], zookeeper[200];
 
 static const char *const algorithms[] = {"redis", "redis-naive", "redlock", "zookeeper"};
 
-static int state_line(const char *key, char *out, size_t len)
-{
-    char path[600], text[4096];
-    snprintf(path, sizeof(path), "%s/state", cluster_dir);
-    slurp(path, text, sizeof(text));
-    const char *p = strstr(text, key);
-    if (p == NULL)
-        return -1;
-    p += strlen(key);
-    size_t n = strcspn(p, "\n");
-    if (n == 0 || n >= len)
-        return -1;
-    memcpy(out, p, n);
-    out[n] = '\0';
-    return 0;
-}
-
-static void cluster_down(void)
-{
-    struct outcome o = {0};
-    const char *at[] = {"--dir", cluster_dir, NULL};
-    run(&o, NULL, "cluster", "down", at);
-}
-
 static int show_setup(void **state)
 {
     if (harness_setup(state) < 0)
         return -1;
     snprintf(cluster_dir, sizeof(cluster_dir), "%s/cluster", tmp);
-    struct outcome o = {0};
-    const char *up[] = {"--redis-nodes", "5", "--zookeeper-nodes", "1", "--dir", cluster_dir, NULL};
-    run(&o, NULL, "cluster", "up", up);
-    if (o.status != 0 || state_line("redis=", redis, sizeof(redis)) < 0 ||
-        state_line("zookeeper=", zookeeper, sizeof(zookeeper)) < 0) {
-        fprintf(stderr, "cluster up: exit %d\n%s%s", o.status, o.out, o.err);
-        cluster_down();
+    if (cluster_up(cluster_dir, redis, sizeof(redis), zookeeper, sizeof(zookeeper)) < 0)
         return -1;
-    }
     return 0;
 }
 
 static int show_teardown(void **state)
 {
     (void)state;
-    cluster_down();
+    cluster_down(cluster_dir);
     return 0;
 }
 

@@ -60,31 +60,6 @@ static const struct shape shapes[] = {
     {0, "scheduled_tasks_reported_200_tasks", "reported_tasks_200_tasks.json"},
 };
 
-/* The state file's endpoint line for a kind, e.g. "redis=". */
-static int state_line(const char *key, char *out, size_t len)
-{
-    char path[600], text[4096];
-    snprintf(path, sizeof(path), "%s/state", cluster_dir);
-    slurp(path, text, sizeof(text));
-    const char *p = strstr(text, key);
-    if (p == NULL)
-        return -1;
-    p += strlen(key);
-    size_t n = strcspn(p, "\n");
-    if (n == 0 || n >= len)
-        return -1;
-    memcpy(out, p, n);
-    out[n] = '\0';
-    return 0;
-}
-
-static void cluster_down(void)
-{
-    struct outcome o = {0};
-    const char *at[] = {"--dir", cluster_dir, NULL};
-    run(&o, NULL, "cluster", "down", at);
-}
-
 /* One fleet for the whole sweep: 5 redis-servers (redis uses the first,
  * redlock all five) and a standalone ZooKeeper, all on 127.0.0.1. */
 static int sweep_setup(void **state)
@@ -95,15 +70,8 @@ static int sweep_setup(void **state)
     if (gen == NULL)
         return -1;
     snprintf(cluster_dir, sizeof(cluster_dir), "%s/cluster", tmp);
-    struct outcome o = {0};
-    const char *up[] = {"--redis-nodes", "5", "--zookeeper-nodes", "1", "--dir", cluster_dir, NULL};
-    run(&o, NULL, "cluster", "up", up);
-    if (o.status != 0 || state_line("redis=", redis, sizeof(redis)) < 0 ||
-        state_line("zookeeper=", zookeeper, sizeof(zookeeper)) < 0) {
-        fprintf(stderr, "cluster up: exit %d\n%s%s", o.status, o.out, o.err);
-        cluster_down();
+    if (cluster_up(cluster_dir, redis, sizeof(redis), zookeeper, sizeof(zookeeper)) < 0)
         return -1;
-    }
     started = time(NULL);
     return 0;
 }
@@ -112,7 +80,7 @@ static int sweep_setup(void **state)
 static int sweep_teardown(void **state)
 {
     (void)state;
-    cluster_down();
+    cluster_down(cluster_dir);
     return 0;
 }
 
