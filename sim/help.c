@@ -1,7 +1,7 @@
 /* help.c - `locklab help [CMD]` and `locklab CMD --help`: one text per
  * command (usage, options, an example), and the list of commands. The
- * texts are the reference the README points to; tests/test_docs.py runs
- * the examples. */
+ * README points here for the options; tests/test_docs.py checks that every
+ * option the docs name is in these texts. */
 #include "help.h"
 
 #include <stdio.h>
@@ -15,8 +15,8 @@ struct command_help {
 
 #define RUN_OPTIONS                                                                                \
     "  -c, --clients N          clients (threads), 1..4096; default: the scenario's\n"             \
-    "  -d, --duration S         seconds, 0.001..86400 (whole milliseconds); default: the\n"        \
-    "                           scenario's duration_s\n"                                           \
+    "  -d, --duration S         seconds, > 0 and <= 86400, at least 1 ms once rounded to\n"        \
+    "                           whole ms; default: the scenario's duration_s\n"                    \
     "  -n, --requests N         stop after N business steps in all (0 = no limit)\n"               \
     "  -s, --seed N             the seed of every random choice; the same seed repeats a run\n"    \
     "  -r, --redis H:P[,...]    use these Redis servers instead of starting them\n"                \
