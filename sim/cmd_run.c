@@ -125,7 +125,7 @@ int run_on_fleet(const struct scenario *s, struct fleet *f, const struct run_opt
     fleet_config(f, ops, s, &cfg);
     res->complete = true;
     fleet_describe(f, ops, s, res);
-    if (!o->quiet && !o->brief) {
+    if (!o->quiet) { /* compare's runs too: each algorithm's settings differ */
         report_header(stdout, s, res->servers, res->n_servers);
         fflush(stdout); /* a log shows what runs while it runs */
     }

@@ -111,7 +111,9 @@ static int cmd_help(int argc, char **argv)
         help_overview(stdout);
         return EXIT_PASS;
     }
-    if (help_command(stdout, argv[2]) < 0)
+    const char *what =
+        strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0 ? "help" : argv[2];
+    if (help_command(stdout, what) < 0)
         return bad_usage("help: unknown command \"%s\"", argv[2]);
     return EXIT_PASS;
 }
@@ -144,7 +146,9 @@ int main(int argc, char **argv)
         return EXIT_USAGE;
     }
     const char *cmd = argv[1];
-    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0)
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0)
+        return cmd_help(1, argv); /* the overview */
+    if (strcmp(cmd, "help") == 0)
         return cmd_help(argc, argv);
     if (strcmp(cmd, "--version") == 0) {
         printf("locklab %s\n", LOCKLAB_VERSION);

@@ -1,0 +1,216 @@
+/* test_cli.c - the command line a newcomer meets: help for every command,
+ * `list` for scripts, a run folder never overwritten, the start header in a
+ * log that is not a terminal, and what a SIGKILLed run left behind cleaned
+ * by the next one. Real runs against real redis-servers.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+static const char *const commands[] = {"run",     "compare", "show", "check",
+                                       "cluster", "list",    "help"};
+
+/* `locklab CMD --help`, `locklab CMD -h` and `locklab help CMD` print the
+ * same text: its usage line first, an example last; exit 0. */
+static void every_command_answers_help(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+        struct outcome a = {0}, b = {0}, c = {0};
+        const char *help[] = {"--help", NULL}, *h[] = {"-h", NULL};
+        run(&a, NULL, commands[i], NULL, help);
+        run(&b, NULL, "help", commands[i], NULL);
+        run(&c, NULL, commands[i], NULL, h);
+        assert_int_equal(a.status, 0);
+        assert_int_equal(b.status, 0);
+        assert_int_equal(c.status, 0);
+        char usage[64];
+        snprintf(usage, sizeof(usage), "usage: locklab %s", commands[i]);
+        if (strncmp(a.out, usage, strlen(usage)) != 0)
+            fail_msg("%s --help starts \"%.60s\"", commands[i], a.out);
+        assert_non_null(strstr(a.out, "example:\n  locklab "));
+        assert_string_equal(a.out, b.out);
+        assert_string_equal(a.out, c.out);
+    }
+    struct outcome top = {0}, typo = {0};
+    run(&top, NULL, "help", NULL, NULL);
+    assert_int_equal(top.status, 0);
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+        char line[32];
+        snprintf(line, sizeof(line), "\n  %-9s ", commands[i]);
+        assert_non_null(strstr(top.out, line));
+    }
+    run(&typo, NULL, "compre", NULL, NULL);
+    assert_int_equal(typo.status, 2);
+    assert_string_equal(typo.err, "locklab: unknown command \"compre\" (did you mean \"compare\"?) "
+                                  "(see locklab --help)\n");
+}
+
+static void list_prints_names_for_scripts(void **state)
+{
+    (void)state;
+    struct outcome o = {0}, bad = {0}, all = {0};
+    run(&o, NULL, "list", "algorithms", NULL);
+    assert_int_equal(o.status, 0);
+    assert_string_equal(o.out, "redis\nredis-naive\nredlock\nzookeeper\n");
+    run(&bad, NULL, "list", "locks", NULL);
+    assert_int_equal(bad.status, 2);
+    run(&all, NULL, "list", NULL, NULL);
+    assert_int_equal(all.status, 0);
+    /* every shipped scenario with its expectation, every fault explained */
+    assert_non_null(strstr(all.out, "  flash_sale_pause_fenced.json"));
+    assert_non_null(strstr(all.out, "redis; expects violations 0, invariants hold, "
+                                    "rejected_accesses >0"));
+    assert_non_null(strstr(all.out, "  client_pause   the target stalls"));
+    assert_non_null(strstr(all.out, "  redlock      no       yes"));
+}
+
+/* A second run into a folder that holds one is refused before anything
+ * starts, and the first run's files are left as they were. */
+static void out_onto_a_run_is_refused(void **state)
+{
+    (void)state;
+    char path[600], mark[600], dir[600], before[700], after[700];
+    scenario_path(path, sizeof(path), "flash_sale.json");
+    snprintf(dir, sizeof(dir), "%s/kept-run", tmp);
+    char out[700], err[700], said[1024];
+    snprintf(out, sizeof(out), "%s.out", dir);
+    snprintf(err, sizeof(err), "%s.err", dir);
+    char *argv[] = {(char *)bin, "run", path, "--duration", "0.5", "--quiet", "--out", dir, NULL};
+    assert_int_equal(reap(spawn(argv, out, err, NULL), 60), 0);
+    snprintf(before, sizeof(before), "%s/report.json", dir);
+    struct stat st0, st1;
+    assert_int_equal(stat(before, &st0), 0);
+
+    snprintf(mark, sizeof(mark), "%s/mark-refused", tmp);
+    assert_int_equal(reap(spawn(argv, out, err, mark), 60), 2);
+    slurp(err, said, sizeof(said));
+    snprintf(after, sizeof(after),
+             "locklab: --out %s holds a run already (report.json); remove it or name another "
+             "folder\n",
+             dir);
+    assert_string_equal(said, after);
+    assert_int_equal(stat(before, &st1), 0);
+    assert_true(st0.st_mtim.tv_sec == st1.st_mtim.tv_sec &&
+                st0.st_mtim.tv_nsec == st1.st_mtim.tv_nsec);
+    if (stat(mark, &st1) == 0)
+        fail_msg("a redis-server was started for a refused --out");
+}
+
+/* Output to a file (CI): the header is there while the run still runs. */
+static void header_reaches_a_log_before_the_end(void **state)
+{
+    (void)state;
+    char path[600], dir[600], out[700], err[700], text[16384];
+    scenario_path(path, sizeof(path), "flash_sale.json");
+    snprintf(dir, sizeof(dir), "%s/logged", tmp);
+    snprintf(out, sizeof(out), "%s.out", dir);
+    snprintf(err, sizeof(err), "%s.err", dir);
+    char *argv[] = {(char *)bin, "run", path, "--duration", "4", "--out", dir, NULL};
+    pid_t pid = spawn(argv, out, err, NULL);
+    text[0] = '\0';
+    for (int i = 0; i < 300 && !strstr(text, "  server: redis 127.0.0.1:"); i++) {
+        sleep_ms(10);
+        slurp(out, text, sizeof(text));
+    }
+    assert_non_null(strstr(text, "  scenario=flash_sale  algorithm=redis  clients=32  seed=1  "
+                                 "duration=4s\n"));
+    assert_null(strstr(text, "End of run")); /* printed while it runs */
+    assert_int_equal(reap(pid, 60), 0);
+}
+
+/* Dead, or a zombie nobody reaped yet (as dead). */
+static int gone(long pid)
+{
+    char path[64], text[512] = "";
+    if (kill((pid_t)pid, 0) < 0)
+        return 1;
+    snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+    slurp(path, text, sizeof(text));
+    const char *state = strrchr(text, ')');
+    return state && state[1] == ' ' && state[2] == 'Z';
+}
+
+/* The locklab-XXXXXX folder under tmpdir that pid owns, into root. */
+static void owned_folder(const char *tmpdir, pid_t pid, char *root, size_t len)
+{
+    DIR *d = opendir(tmpdir);
+    struct dirent *e;
+    assert_non_null(d);
+    while ((e = readdir(d)) != NULL) {
+        char path[900], text[32] = "";
+        if (strncmp(e->d_name, "locklab-", 8) != 0 || strlen(e->d_name) != 14)
+            continue;
+        snprintf(path, sizeof(path), "%s/%s/owner.pid", tmpdir, e->d_name);
+        slurp(path, text, sizeof(text));
+        if (atol(text) == (long)pid)
+            snprintf(root, len, "%s/%s", tmpdir, e->d_name);
+    }
+    closedir(d);
+}
+
+/* A run SIGKILLed mid-way leaves its servers' folder; its servers die with
+ * it, and the next run that starts servers removes the folder. */
+static void a_killed_runs_folder_is_removed_by_the_next(void **state)
+{
+    (void)state;
+    char path[600], dir[600], out[700], root[900] = "";
+    scenario_path(path, sizeof(path), "flash_sale.json");
+    snprintf(dir, sizeof(dir), "%s/killed", tmp);
+    snprintf(out, sizeof(out), "%s.out", dir);
+    char *argv[] = {(char *)bin, "run", path, "--duration", "30", "--quiet", "--out", dir, NULL};
+    char mark[700], pids[64];
+    snprintf(mark, sizeof(mark), "%s/mark-killed", tmp);
+    pid_t pid = spawn(argv, out, out, mark);
+    /* its folder is the locklab-XXXXXX under TMPDIR whose owner it is */
+    const char *tmpdir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    for (int i = 0; i < 500 && root[0] == '\0'; i++) {
+        sleep_ms(10);
+        owned_folder(tmpdir, pid, root, sizeof(root));
+    }
+    assert_true(root[0] != '\0');
+    sleep_ms(500);
+    kill(pid, SIGKILL);
+    assert_int_equal(reap(pid, 10), 128 + SIGKILL);
+    struct stat st;
+    assert_int_equal(stat(root, &st), 0); /* SIGKILL cannot clean up */
+    slurp(mark, pids, sizeof(pids));
+    long server = atol(pids);
+    assert_true(server > 0);
+    for (int i = 0; i < 500 && !gone(server); i++)
+        sleep_ms(10);
+    if (!gone(server))
+        fail_msg("redis-server %ld outlived the locklab that started it", server);
+
+    struct outcome next = {0};
+    const char *brief[] = {"--duration", "0.5", "--quiet", NULL};
+    run(&next, NULL, "run", path, brief);
+    assert_int_equal(next.status, 0);
+    if (stat(root, &st) == 0)
+        fail_msg("%s is still there after the next run", root);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(every_command_answers_help),
+        cmocka_unit_test(list_prints_names_for_scripts),
+        cmocka_unit_test(out_onto_a_run_is_refused),
+        cmocka_unit_test(header_reaches_a_log_before_the_end),
+        cmocka_unit_test(a_killed_runs_folder_is_removed_by_the_next),
+    };
+    return cmocka_run_group_tests(tests, harness_setup, NULL);
+}
