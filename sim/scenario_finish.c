@@ -1,0 +1,162 @@
+/* scenario_finish.c - what only the whole can tell: the file together
+ * with the command line's overrides (the algorithm exists and can do what
+ * is asked, faults fall inside the run, a scheduled task fits its period),
+ * then the defaults resolved (scenario_resolve.c).
+ *
+ * Each check names the value it blames; the message points into the file
+ * when the file holds that value, and names only the key when the command
+ * line put it there.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "lock.h"
+#include "scenario.h"
+#include "scenario_parse.h"
+
+static int finish_faults(struct ctx *c, const struct scenario *s)
+{
+    scn_push_key(c, "faults");
+    for (size_t i = 0; i < s->n_faults; i++) {
+        const struct fault_spec *fs = &s->faults[i];
+        int rc = 0;
+        scn_push_index(c, i);
+        if (fs->at_ms >= s->duration_ms) {
+            scn_push_key(c, "at_ms");
+            rc = scn_fail(c, "%" PRIu64 " is past the end of the run (%" PRIu64 " ms)", fs->at_ms,
+                          s->duration_ms);
+        } else if (fs->target != FAULT_TARGET_HOLDER && (uint32_t)fs->target >= s->clients) {
+            scn_push_key(c, "target");
+            rc = scn_fail(c, "client %d does not exist (%u clients, numbered 0..%u)",
+                          (int)fs->target, (unsigned)s->clients, (unsigned)s->clients - 1);
+        }
+        if (rc < 0)
+            return -1;
+        scn_pop(c);
+    }
+    scn_pop(c);
+    return 0;
+}
+
+/* A task's run must fit in its slot of the period (tasks fire one after
+ * another, period/tasks apart), and the run must see a whole period. */
+static int finish_tasks(struct ctx *c, const struct scenario *s)
+{
+    const struct scheduled_tasks_spec *t = &s->scheduled_tasks;
+    uint32_t slot = t->period_ms / t->tasks;
+    scn_push_key(c, "workload");
+    if (slot == 0) {
+        scn_push_key(c, "tasks");
+        return scn_fail_if_file(c, json_integer(t->tasks),
+                                "%" PRIu32 " tasks do not fit in a %" PRIu32 " ms period", t->tasks,
+                                t->period_ms);
+    }
+    if (t->run_ms >= slot) {
+        scn_push_key(c, "run_ms");
+        return scn_fail_if_file(c, json_integer(t->run_ms),
+                                "%" PRIu32 " must be less than period_ms / tasks (%" PRIu32 " ms)",
+                                t->run_ms, slot);
+    }
+    /* The hold is counted from the acquisition and the next period has a
+     * key of its own: a hold past the period protects nothing more. */
+    if (t->hold_min_ms > t->period_ms) {
+        scn_push_key(c, "hold_min_ms");
+        return scn_fail_if_file(c, json_integer(t->hold_min_ms),
+                                "%" PRIu32 " must be at most period_ms (%" PRIu32 " ms)",
+                                t->hold_min_ms, t->period_ms);
+    }
+    scn_pop(c);
+    if (s->duration_ms < 2ULL * t->period_ms) {
+        scn_push_key(c, "duration_s");
+        /* The value in the file is the one to blame unless --duration replaced it */
+        if (!s->duration_from_cli)
+            return scn_fail(c,
+                            "%" PRIu64 " ms holds no whole period of %" PRIu32
+                            " ms after the first (at least twice the period)",
+                            s->duration_ms, t->period_ms);
+        return scn_fail_if_file(c, NULL,
+                                "%" PRIu64 " ms holds no whole period of %" PRIu32
+                                " ms after the first (at least twice the period)",
+                                s->duration_ms, t->period_ms);
+    }
+    return 0;
+}
+
+/* What the file and the command line decide together; each check names the
+ * value it blames, so a message can point into the file when it came from
+ * there. */
+static int finish_checks(struct ctx *c, const struct scenario *s)
+{
+    const struct lock_ops *ops;
+
+    if (s->clients < 1 || s->clients > SCENARIO_MAX_CLIENTS) {
+        scn_push_key(c, "clients");
+        return scn_fail_if_file(c, json_integer(s->clients), "%" PRIu32 " is out of range (1..%d)",
+                                s->clients, SCENARIO_MAX_CLIENTS);
+    }
+    if (s->duration_ms < 1 || s->duration_ms > MS_MAX) {
+        scn_push_key(c, "duration_s");
+        return scn_fail_if_file(c, NULL, "%" PRIu64 " ms is out of range (1..%d ms)",
+                                s->duration_ms, MS_MAX);
+    }
+    scn_push_key(c, "lock");
+    scn_push_key(c, "algorithm");
+    ops = lock_find(s->algorithm);
+    if (!ops)
+        return scn_unknown_algorithm(c, s->algorithm, json_string(s->algorithm));
+    scn_pop(c);
+    if (s->watchdog && !ops->renew) {
+        scn_push_key(c, "watchdog");
+        return scn_fail_if_file(c, json_true(), "algorithm \"%s\" cannot renew a lock", ops->name);
+    }
+    if (s->renew_ms != 0 && s->renew_ms >= s->ttl_ms) {
+        scn_push_key(c, "renew_ms");
+        return scn_fail_if_file(c, json_integer(s->renew_ms),
+                                "%" PRIu32 " must be less than ttl_ms (%" PRIu32 ")", s->renew_ms,
+                                s->ttl_ms);
+    }
+    scn_pop(c);
+    if (s->fencing && !ops->gives_token) {
+        scn_push_key(c, "fencing");
+        return scn_fail_if_file(c, json_true(), "algorithm \"%s\" gives no fencing tokens",
+                                ops->name);
+    }
+    if (s->redlock.quorum > s->redlock.nodes) {
+        scn_push_key(c, "lock");
+        scn_push_key(c, "redlock");
+        scn_push_key(c, "quorum");
+        return scn_fail_if_file(c, json_integer(s->redlock.quorum),
+                                "%" PRIu32 " votes cannot be had from %" PRIu32 " nodes",
+                                s->redlock.quorum, s->redlock.nodes);
+    }
+    if (s->workload == WORKLOAD_SCHEDULED_TASKS && finish_tasks(c, s) < 0)
+        return -1;
+    /* The invariants add up every item's stock in 64 bits. */
+    if (s->workload == WORKLOAD_FLASH_SALE && s->flash_sale.stock > 0 &&
+        s->flash_sale.items > INT64_MAX / s->flash_sale.stock) {
+        scn_push_key(c, "workload");
+        scn_push_key(c, "stock");
+        return scn_fail_if_file(c, json_integer(s->flash_sale.stock),
+                                "%" PRId64 " per item times %" PRIu32
+                                " items is more stock than 64 bits can count",
+                                s->flash_sale.stock, s->flash_sale.items);
+    }
+    return finish_faults(c, s);
+}
+
+int scenario_finish(struct scenario *s, char err[SCENARIO_ERR_MAX])
+{
+    struct ctx c = {.file = s->path, .reread = true, .err = err};
+
+    err[0] = '\0';
+    if (finish_checks(&c, s) < 0)
+        return -1;
+    scenario_resolve(s, lock_find(s->algorithm));
+    /* a scenario that expects nothing expects safety */
+    if (s->expect.violations.op == EXPECT_UNSET) {
+        s->expect.violations = (struct expect_num){EXPECT_EQ, 0};
+        if (s->expect.invariants == EXPECT_INV_UNSET)
+            s->expect.invariants = EXPECT_INV_HOLD;
+    }
+    return 0;
+}
