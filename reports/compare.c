@@ -29,7 +29,12 @@ void compare_row_fill(struct compare_row *row, const struct run_result *r)
              !r->complete ? "INCOMPLETE"
              : r->passed  ? "PASS"
                           : "FAIL");
-    snprintf(row->note, sizeof(row->note), "%s", r->complete ? "" : r->incomplete_reason);
+    char why[256];
+    const char *fail = report_failure(r, why, sizeof(why)); /* why a FAIL failed */
+    snprintf(row->note, sizeof(row->note), "%s",
+             !r->complete ? r->incomplete_reason
+             : fail       ? fail
+                          : "");
     row->elapsed_s = r->elapsed_s;
     row->acquired = r->stat[ST_ACQUIRE_OK];
     row->busy = r->stat[ST_ACQUIRE_BUSY];
@@ -87,6 +92,36 @@ size_t compare_not_run(const struct comparison *c)
     return n;
 }
 
+/* Append the algorithms whose verdict is v, "(a, b)"; how many. */
+static size_t name_rows(const struct comparison *c, const char *v, char *buf, size_t len)
+{
+    size_t n = 0, used = strlen(buf);
+    for (size_t i = 0; i < c->n; i++) {
+        if (strcmp(c->rows[i].verdict, v) != 0)
+            continue;
+        int w = snprintf(buf + used, len - used, "%s%s", n++ ? ", " : " (", c->rows[i].algorithm);
+        if (w > 0 && (size_t)w < len - used)
+            used += (size_t)w;
+    }
+    if (n && used + 1 < len)
+        snprintf(buf + used, len - used, ")");
+    return n;
+}
+
+const char *compare_verdict(const struct comparison *c, char *buf, size_t len)
+{
+    snprintf(buf, len, "INCOMPLETE");
+    if (!name_rows(c, "INCOMPLETE", buf, len) && c->complete) {
+        snprintf(buf, len, "FAIL");
+        if (!name_rows(c, "FAIL", buf, len))
+            snprintf(buf, len, "PASS");
+    }
+    size_t skipped = compare_not_run(c), used = strlen(buf);
+    if (skipped && used < len)
+        snprintf(buf + used, len - used, ", %zu of %zu NOT RUN", skipped, c->n);
+    return buf;
+}
+
 void compare_terminal(FILE *f, const struct comparison *c)
 {
     const struct scenario *s = c->scn;
@@ -111,12 +146,8 @@ void compare_terminal(FILE *f, const struct comparison *c)
                "errors)\n");
     fprintf(f, "reports: %s/compare.md, %s/compare.json; per algorithm: %s/<algorithm>/\n",
             c->out_dir, c->out_dir, c->out_dir);
-    size_t skipped = compare_not_run(c);
-    if (skipped)
-        fprintf(f, "End of compare: %s, %zu of %zu NOT RUN\n",
-                c->complete ? "COMPLETE" : "INCOMPLETE", skipped, c->n);
-    else
-        fprintf(f, "End of compare: %s\n", c->complete ? "COMPLETE" : "INCOMPLETE");
+    char verdict[200];
+    fprintf(f, "End of compare: %s\n", compare_verdict(c, verdict, sizeof(verdict)));
 }
 
 int compare_markdown(const char *path, const struct comparison *c)

@@ -17,7 +17,7 @@ struct compare_row {
     char algorithm[32];
     char run_dir[512];
     char verdict[16]; /* PASS, FAIL, INCOMPLETE, NOT RUN */
-    char note[400];   /* why it is incomplete or did not run */
+    char note[400];   /* why it is incomplete, failed or did not run */
     bool ran;         /* false: NOT RUN, no figure means anything */
     double elapsed_s;
     uint64_t acquired, busy, errors, steps;
@@ -44,6 +44,9 @@ struct comparison {
 /* A row from a finished run. */
 void compare_row_fill(struct compare_row *row, const struct run_result *r);
 
+/* The comparison's verdict line: PASS, FAIL (names) or INCOMPLETE
+ * (names), and ", N of M NOT RUN". */
+const char *compare_verdict(const struct comparison *c, char *buf, size_t len);
 /* Rows that did not run (NOT RUN). */
 size_t compare_not_run(const struct comparison *c);
 void compare_terminal(FILE *f, const struct comparison *c);

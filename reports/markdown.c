@@ -120,13 +120,20 @@ int report_markdown(const char *path, const struct run_result *r)
     const struct scenario *s = r->scn;
     char why[256];
     const char *fail = report_failure(r, why, sizeof(why));
-    fprintf(f, "# locklab: %s on %s — %s\n\n", s->name, r->algorithm, r->passed ? "PASS" : "FAIL");
+    fprintf(f, "# locklab: %s on %s — %s\n\n", s->name, r->algorithm,
+            !r->complete ? "INCOMPLETE"
+            : r->passed  ? "PASS"
+                         : "FAIL");
     if (!r->complete)
         fprintf(f, "> **INCOMPLETE**: %s. Figures cover only what ran.\n\n", r->incomplete_reason);
     if (fail)
         fprintf(f, "> %s\n\n", fail);
-    fprintf(f, "%s\n\n%" PRIu32 " clients, %.2f s, seed %" PRIu64 ".\n\n",
-            s->description[0] ? s->description : s->path, s->clients, r->elapsed_s, s->seed);
+    char secs[32];
+    fprintf(f,
+            "%s\n\n%" PRIu32 " clients, seed %" PRIu64 "; new steps for %s s, ran %.2f s (steps"
+            " under way when the time was up finished first).\n\n",
+            s->description[0] ? s->description : s->path, s->clients, s->seed,
+            report_seconds(s->duration_ms, secs, sizeof(secs)), r->elapsed_s);
     /* the same effective settings as the run's header and `show` */
     fprintf(f, "Settings:\n\n```\n");
     report_settings(f, s);

@@ -42,6 +42,15 @@ const char *report_effect_name(int effect)
     return effect >= 0 && effect < EFFECT_COUNT ? effect_names[effect] : "?";
 }
 
+const char *report_seconds(uint64_t ms, char *buf, size_t len)
+{
+    if (ms % 1000 == 0)
+        snprintf(buf, len, "%" PRIu64, ms / 1000);
+    else
+        snprintf(buf, len, "%" PRIu64 ".%03" PRIu64, ms / 1000, ms % 1000);
+    return buf;
+}
+
 const char *report_token(uint64_t token, char *buf, size_t len)
 {
     if (token == 0)
@@ -138,8 +147,13 @@ const char *report_workload(const struct scenario *s, char *buf, size_t len)
                  name, t->tasks, t->period_ms, t->run_ms, t->jitter_ms, hold);
     } else {
         const struct flash_sale_spec *fs = &s->flash_sale;
-        snprintf(buf, len, "%s items=%" PRIu32 " stock=%" PRId64 " critical=%" PRIu32 "ms skew=%s",
-                 name, fs->items, fs->stock, fs->critical_ms, report_skew_name(fs->skew));
+        char hot[64] = "";
+        if (fs->skew == SKEW_HOT)
+            snprintf(hot, sizeof(hot), " hot_fraction=%g hot_items=%" PRIu32, fs->hot_fraction,
+                     fs->hot_items);
+        snprintf(buf, len,
+                 "%s items=%" PRIu32 " stock=%" PRId64 " critical=%" PRIu32 "ms skew=%s%s", name,
+                 fs->items, fs->stock, fs->critical_ms, report_skew_name(fs->skew), hot);
     }
     return buf;
 }

@@ -34,6 +34,8 @@ int report_hgrm_files(const char *dir, const struct run_result *r);
 extern const double report_percentiles[REPORT_N_PERCENTILES];
 const char *report_op_name(int op); /* "acquire", "acquire_failed", ... */
 const char *report_effect_name(int effect);
+/* Whole milliseconds as seconds, exactly: "20", "1.235", "86400". */
+const char *report_seconds(uint64_t ms, char *buf, size_t len);
 /* A fencing token as printed: the number, or "-" for a grant without one. */
 const char *report_token(uint64_t token, char *buf, size_t len);
 const char *report_skew_name(int skew); /* "uniform", "hot", "per_client" */

@@ -13,14 +13,14 @@
 void report_header(FILE *f, const struct scenario *s, const char (*servers)[RESULT_SERVER_LEN],
                    size_t n_servers)
 {
-    char req[40] = "";
+    char req[40] = "", secs[32];
     if (s->requests)
         snprintf(req, sizeof(req), "  requests=%" PRIu64, s->requests);
     fprintf(f,
             "locklab %s  scenario=%s  algorithm=%s  clients=%" PRIu32 "  seed=%" PRIu64
-            "  duration=%.3gs%s\n",
+            "  duration=%ss%s\n",
             LOCKLAB_VERSION, s->name, s->algorithm, s->clients, s->seed,
-            (double)s->duration_ms / 1000.0, req);
+            report_seconds(s->duration_ms, secs, sizeof(secs)), req);
     report_settings(f, s);
     for (size_t i = 0; i < n_servers; i++)
         fprintf(f, "  server: %s\n", servers[i]);

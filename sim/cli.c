@@ -44,8 +44,9 @@ static int numeric_opt(int c, const char *arg, struct run_opts *o)
         return 0;
     case 'd': {
         char *end, why[96];
+        /* decimal only, as JSON writes numbers: no hex, inf or blanks */
         double secs = strtod(arg, &end);
-        if (end == arg || *end)
+        if (end == arg || *end || arg[strspn(arg, "0123456789.eE+-")] != '\0')
             return bad_usage("--duration: expected seconds, got \"%s\"", arg);
         if (scenario_duration_ms(secs, &o->duration_ms, why, sizeof(why)) < 0)
             return bad_usage("--duration: %s", why);
@@ -53,17 +54,20 @@ static int numeric_opt(int c, const char *arg, struct run_opts *o)
     }
     case 'n':
         if (parse_long(arg, 0, INT64_MAX, &v) < 0)
-            return bad_usage("--requests: expected an integer >= 0, got \"%s\"", arg);
+            return bad_usage("--requests: expected an integer in 0..%lld, got \"%s\"",
+                             (long long)INT64_MAX, arg);
         o->requests = v;
         return 0;
     case 's':
         if (parse_long(arg, 0, INT64_MAX, &v) < 0)
-            return bad_usage("--seed: expected an integer >= 0, got \"%s\"", arg);
+            return bad_usage("--seed: expected an integer in 0..%lld, got \"%s\"",
+                             (long long)INT64_MAX, arg);
         o->seed = v;
         return 0;
     default: /* 'V' */
         if (parse_long(arg, 0, 100000, &v) < 0)
-            return bad_usage("--show-violations: expected an integer >= 0, got \"%s\"", arg);
+            return bad_usage("--show-violations: expected an integer in 0..100000, got \"%s\"",
+                             arg);
         o->max_violations = (int)v;
         return 0;
     }
@@ -232,7 +236,7 @@ static const char *holds_a_run(const char *dir)
 {
     static const char *const marks[] = {"report.json", "history.jsonl", "compare.json"};
     for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++) {
-        char path[700];
+        char path[800];
         struct stat st;
         snprintf(path, sizeof(path), "%s/%s", dir, marks[i]);
         if (stat(path, &st) == 0)
@@ -252,32 +256,55 @@ static void default_dir(const char *name, const char *what, char *dir, size_t le
     snprintf(dir, len, "runs/%s-%s-%s", name, what, stamp);
 }
 
-int make_run_dir(const char *out, const char *name, const char *what, char *dir, size_t len)
+int check_out_dir(const char *out, const char *sub)
 {
-    if (out) {
-        snprintf(dir, len, "%s", out);
-        const char *mark = holds_a_run(dir);
-        if (mark) {
+    char dir[700];
+    struct stat st;
+    if (out[0] == '\0')
+        return bad_usage("%s", "--out: an empty folder name");
+    snprintf(dir, sizeof(dir), "%s%s%s", out, sub ? "/" : "", sub ? sub : "");
+    if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode))
+        return bad_usage("--out: %s is not a folder", dir);
+    const char *mark = holds_a_run(dir);
+    if (mark) {
+        if (sub)
+            fprintf(stderr,
+                    "locklab: --out %s: its %s/ holds a run already (%s); remove it or name "
+                    "another folder\n",
+                    out, sub, mark);
+        else
             fprintf(stderr,
                     "locklab: --out %s holds a run already (%s); remove it or name another "
                     "folder\n",
-                    dir, mark);
-            return EXIT_USAGE;
-        }
+                    out, mark);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+int make_run_dir(const char *out, const char *name, const char *what, char *dir, size_t len,
+                 bool *created)
+{
+    *created = false;
+    if (out) {
+        int rc = check_out_dir(out, NULL);
+        if (rc)
+            return rc;
+        snprintf(dir, len, "%s", out);
     } else {
         default_dir(name, what, dir, len);
     }
     if (mkdir(dir, 0755) == 0)
-        return 0;
+        return *created = true, 0;
     struct stat st;
     if (errno == EEXIST && out && stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
-        return 0; /* an empty or unrelated folder the user named */
+        return 0; /* an empty or unrelated folder the user named: never removed */
     /* Never mix two runs' files: a taken default name gets a suffix. */
     size_t base = strlen(dir);
     for (int i = 2; errno == EEXIST && i < 100 && !out; i++) {
         snprintf(dir + base, len - base, "-%d", i);
         if (mkdir(dir, 0755) == 0)
-            return 0;
+            return *created = true, 0;
     }
     fprintf(stderr, "locklab: cannot create the run folder %s: %s\n", dir, strerror(errno));
     return EXIT_ENV;

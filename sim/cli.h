@@ -11,6 +11,7 @@
 #ifndef LOCKLAB_CLI_H
 #define LOCKLAB_CLI_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "fleet.h"
@@ -53,10 +54,16 @@ int plan_one_run(int argc, char **argv, enum run_opts_mode mode, struct run_opts
 /* --algorithm names nothing known: say the likeliest meant; exit 2. */
 int unknown_algorithm(const char *option, const char *name);
 
-/* dir: --out, or runs/<scenario>-<what>-<time>; created. 0, or after
- * printing: EXIT_USAGE when --out holds a run already, EXIT_ENV when the
+/* --out (or its subfolder sub, a comparison's per-algorithm folder) can
+ * take a run: not empty, not a file, not a folder holding a run already.
+ * 0, or EXIT_USAGE after printing why. */
+int check_out_dir(const char *out, const char *sub);
+/* dir: --out, or runs/<scenario>-<what>-<time>; made if missing (*created
+ * says so: only a folder locklab made may be removed again). 0, or after
+ * printing: EXIT_USAGE when --out cannot take a run, EXIT_ENV when the
  * folder cannot be made. */
-int make_run_dir(const char *out, const char *name, const char *what, char *dir, size_t len);
+int make_run_dir(const char *out, const char *name, const char *what, char *dir, size_t len,
+                 bool *created);
 
 /* One run of s (its algorithm) on the fleet, reports written into
  * res->run_dir (which must exist). The summary goes to stdout unless

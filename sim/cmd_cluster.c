@@ -52,13 +52,18 @@ static int take_dir(struct cluster_opts *o, const char *v)
     return 0;
 }
 
+/* argv[1] is the action, already known to be up, status or down. */
 static int parse_cluster_opts(int argc, char **argv, struct cluster_opts *o)
 {
+    bool up = strcmp(argv[1], "up") == 0;
     snprintf(o->dir, sizeof(o->dir), "%s/locklab-cluster", tmp_root());
     o->redis_nodes = 5;
     o->zk_nodes = 1;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        /* status and down act on the cluster as it is: a size would be ignored */
+        if (!up && (strcmp(a, "--redis-nodes") == 0 || strcmp(a, "--zookeeper-nodes") == 0))
+            return bad_usage("cluster %s: %s is for `cluster up` only", argv[1], a);
         if (strcmp(a, "--dir") == 0 && v) {
             if (take_dir(o, v) != 0)
                 return EXIT_USAGE;
@@ -72,7 +77,7 @@ static int parse_cluster_opts(int argc, char **argv, struct cluster_opts *o)
             return bad_usage("cluster: unexpected argument \"%s\"", a);
         i++;
     }
-    if (o->redis_nodes + o->zk_nodes == 0)
+    if (up && o->redis_nodes + o->zk_nodes == 0)
         return bad_usage("%s", "cluster: nothing to start (--redis-nodes 0 --zookeeper-nodes 0)");
     return 0;
 }
@@ -430,9 +435,25 @@ static int prepare_dir(struct cluster_opts *o)
     return absolute_dir(o);
 }
 
+/* A file where the folder should be: the state file could never be
+ * written there, so say so before anything starts. */
+static int dir_in_the_way(const struct cluster_opts *o)
+{
+    struct stat sb;
+    if (stat(o->dir, &sb) < 0 || S_ISDIR(sb.st_mode))
+        return 0;
+    if (o->dir_given)
+        return bad_usage("--dir %s is not a folder", o->dir);
+    fprintf(stderr, "locklab: cluster up: %s is not a folder; remove it or give --dir DIR\n",
+            o->dir);
+    return EXIT_ENV;
+}
+
 static int cluster_up(struct cluster_opts *o)
 {
-    int rc = absolute_dir(o);
+    int rc = dir_in_the_way(o);
+    if (rc == 0)
+        rc = absolute_dir(o);
     if (rc == 0)
         rc = refuse_second(o);
     if (rc == 0)
@@ -467,16 +488,67 @@ static int cluster_up(struct cluster_opts *o)
     return cluster_status(o, 1);
 }
 
+static int copy_file(const char *from, const char *to)
+{
+    FILE *in = fopen(from, "r");
+    if (in == NULL)
+        return -1;
+    FILE *out = fopen(to, "w");
+    char buf[8192];
+    size_t n;
+    int ok = out != NULL;
+    while (ok && (n = fread(buf, 1, sizeof(buf), in)) > 0)
+        ok = fwrite(buf, 1, n, out) == n;
+    ok = ok && !ferror(in);
+    fclose(in);
+    if (out && fclose(out) != 0)
+        ok = 0;
+    return ok ? 0 : -1;
+}
+
+/* A killed supervisor kept no logs, but its servers' folder (root=) holds
+ * them until a later run sweeps it: copy them into DIR/logs under the
+ * names cluster_stop gives them (redis-0.log ...). How many were kept. */
+static size_t rescue_logs(const struct cluster_opts *o, const struct cluster_state *st)
+{
+    char logs[300];
+    size_t kept = 0;
+    logs_path(o, logs, sizeof(logs));
+    if (mkdir(logs, 0755) < 0 && errno != EEXIST)
+        return 0;
+    for (size_t i = 0; i < st->n; i++) {
+        char kind[16], from[400], to[400];
+        if (sscanf(st->servers[i], "%15s", kind) != 1)
+            continue;
+        bool redis = strcmp(kind, "redis") == 0;
+        if (!redis && strcmp(kind, "zookeeper") != 0)
+            continue; /* the state file names no path of ours to follow */
+        snprintf(from, sizeof(from), "%s/%s-%zu/%s", st->root, kind, i,
+                 redis ? "redis.log" : "stdout.log");
+        snprintf(to, sizeof(to), "%s/%s-%zu.log", logs, kind, i);
+        kept += copy_file(from, to) == 0;
+    }
+    rmdir(logs); /* only when nothing was kept: it is not empty otherwise */
+    return kept;
+}
+
 /* The supervisor died without stopping: its state names nobody now. */
 static int forget_gone(const struct cluster_opts *o, const struct cluster_state *st, bool has)
 {
     char path[300];
     state_path(o, path, sizeof(path));
+    struct stat sb; /* a later run may have swept the dead cluster's folder already */
+    bool left = has && st->root[0] && stat(st->root, &sb) == 0 && S_ISDIR(sb.st_mode);
+    size_t kept = left ? rescue_logs(o, st) : 0;
     if (has)
         unlink(path);
     pointer_forget(o->dir);
-    struct stat sb; /* a later run may have swept the dead cluster's folder already */
-    if (has && st->root[0] && stat(st->root, &sb) == 0)
+    if (kept) {
+        logs_path(o, path, sizeof(path));
+        printf("the locklab cluster in %s was already gone (supervisor pid %d); forgot it; "
+               "its servers' logs are in %s\n",
+               o->dir, (int)st->supervisor, path);
+    } else if (left)
         printf("the locklab cluster in %s was already gone (supervisor pid %d); forgot it; "
                "its servers' files are left in %s\n",
                o->dir, (int)st->supervisor, st->root);
@@ -528,14 +600,15 @@ int cmd_cluster(int argc, char **argv)
     struct cluster_opts o = {0};
     if (argc < 2)
         return bad_usage("%s", "cluster: up, status or down?");
+    bool known = strcmp(argv[1], "up") == 0 || strcmp(argv[1], "status") == 0 ||
+                 strcmp(argv[1], "down") == 0;
+    if (!known)
+        return bad_usage("cluster: unknown action \"%s\" (up, status or down)", argv[1]);
     int rc = parse_cluster_opts(argc, argv, &o);
     if (rc)
         return rc;
     if (strcmp(argv[1], "up") == 0)
         return cluster_up(&o);
-    bool known = strcmp(argv[1], "status") == 0 || strcmp(argv[1], "down") == 0;
-    if (!known)
-        return bad_usage("cluster: unknown action \"%s\" (up, status or down)", argv[1]);
     resolve_dir(&o);
     rc = absolute_dir(&o);
     if (rc)

@@ -8,6 +8,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "compare.h"
@@ -126,11 +127,16 @@ static int run_one(struct plan *p, size_t i, size_t k, struct fleet *f, const st
     static struct run_result res;
     char err[256], dir[sizeof(res.run_dir)];
     memset(&res, 0, sizeof(res));
+    bool created;
     snprintf(dir, sizeof(dir), "%.*s/%s", (int)sizeof(dir) - 40, c->out_dir, p->ops[i]->name);
-    if (make_run_dir(dir, c->scn->name, p->ops[i]->name, res.run_dir, sizeof(res.run_dir)))
+    if (make_run_dir(dir, c->scn->name, p->ops[i]->name, res.run_dir, sizeof(res.run_dir),
+                     &created)) {
+        not_run(c, p->ops[i], "its run folder could not be made");
         return EXIT_ENV;
+    }
     if (k > 1 && fleet_reset(f, err, sizeof(err)) < 0) {
         fprintf(stderr, "locklab: %s\n", err);
+        not_run(c, p->ops[i], err);
         return EXIT_ENV;
     }
     if (!o->quiet)
@@ -141,7 +147,9 @@ static int run_one(struct plan *p, size_t i, size_t k, struct fleet *f, const st
         compare_row_fill(&c->rows[c->n++], &res);
         add_servers(c, &res);
     } else {
-        not_run(c, p->ops[i], "its clients could not start (see the error above)");
+        not_run(c, p->ops[i], "its clients could not start or connect (the error is on stderr)");
+        if (created)
+            rmdir(res.run_dir); /* nothing ran: no empty folder to wonder about */
     }
     result_free(&res);
     return rc;
@@ -214,7 +222,11 @@ int cmd_compare(int argc, char **argv)
         return rc;
     c.scn = first_runnable(&p);
     c.complete = true;
-    rc = make_run_dir(o.out, c.scn->name, "compare", c.out_dir, sizeof(c.out_dir));
+    for (size_t i = 0; i < p.n_run && o.out && rc == 0; i++)
+        rc = check_out_dir(o.out, p.run[i]->name); /* before anything starts */
+    bool created;
+    if (rc == 0)
+        rc = make_run_dir(o.out, c.scn->name, "compare", c.out_dir, sizeof(c.out_dir), &created);
     if (rc)
         return rc;
     if (fleet_up(&f, c.scn, p.run, p.n_run, err, sizeof(err)) < 0) {
@@ -229,10 +241,12 @@ int cmd_compare(int argc, char **argv)
     fleet_down(&f, logs);
     if (write_comparison(&c) < 0)
         rc = worse(rc, EXIT_ENV);
-    if (!o.quiet)
+    if (!o.quiet) {
         compare_terminal(stdout, &c);
-    else
-        printf("End of compare: %s%s  %s/\n", c.complete ? "COMPLETE" : "INCOMPLETE",
-               compare_not_run(&c) ? ", some NOT RUN" : "", c.out_dir);
+    } else {
+        char verdict[200];
+        printf("End of compare: %s  %s/\n", compare_verdict(&c, verdict, sizeof(verdict)),
+               c.out_dir);
+    }
     return rc;
 }

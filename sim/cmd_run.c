@@ -145,7 +145,7 @@ int run_on_fleet(const struct scenario *s, struct fleet *f, const struct run_opt
         runner_stop(r, 1); /* Ctrl-C while the servers were starting */
     runner_go(r);
     enum live_mode live = o->quiet ? LIVE_NONE : isatty(STDERR_FILENO) ? LIVE_LINE : LIVE_LOG;
-    watch_run(r, f, res, o->brief && live == LIVE_LOG ? LIVE_NONE : live);
+    watch_run(r, f, res, live);
     int rc = finish_run(r, res, o);
     signals_publish_runner(NULL);
     runner_free(r);
@@ -164,12 +164,14 @@ int cmd_run(int argc, char **argv)
     int rc = plan_one_run(argc, argv, RUN_OPTS_RUN, &o, &s, &ops);
     if (rc)
         return rc;
-    rc = make_run_dir(o.out, s.name, s.algorithm, res.run_dir, sizeof(res.run_dir));
+    bool created;
+    rc = make_run_dir(o.out, s.name, s.algorithm, res.run_dir, sizeof(res.run_dir), &created);
     if (rc)
         return rc;
     if (fleet_up(&f, &s, &ops, 1, err, sizeof(err)) < 0) {
         fprintf(stderr, "locklab: %s\n", err);
-        rmdir(res.run_dir); /* nothing ran: leave no empty run folder behind */
+        if (created)
+            rmdir(res.run_dir); /* nothing ran: leave no empty run folder behind */
         return EXIT_ENV;
     }
     signals_publish_servers(&f.cl);
@@ -178,7 +180,7 @@ int cmd_run(int argc, char **argv)
     snprintf(logs, sizeof(logs), "%s/servers", res.run_dir);
     signals_forget_servers();
     fleet_down(&f, res.hist.n ? logs : NULL);
-    if (rc == EXIT_ENV && res.hist.n == 0)
+    if (rc == EXIT_ENV && res.hist.n == 0 && created)
         rmdir(res.run_dir);
     result_free(&res);
     return rc;

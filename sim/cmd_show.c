@@ -8,6 +8,19 @@
 #include "cli.h"
 #include "report.h"
 
+/* A text from the file on one line: control characters escaped as JSON
+ * writes them, so a newline or a terminal escape cannot break the output. */
+static void print_one_line(const char *text)
+{
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+        if (*p < 0x20 || *p == 0x7f)
+            printf("\\u%04x", *p);
+        else
+            putchar(*p);
+    }
+    putchar('\n');
+}
+
 static void print_fleet(const struct scenario *s, const struct lock_ops *ops)
 {
     const struct server_list *ext = &s->servers[ops->server];
@@ -77,13 +90,17 @@ int cmd_show(int argc, char **argv)
         return rc;
     if (o.json)
         return show_json(&s);
-    printf("%s: %s\n", s.path, s.description[0] ? s.description : "(no description)");
+    printf("%s: ", s.path);
+    print_one_line(s.description[0] ? s.description : "(no description)");
     report_header(stdout, &s, NULL, 0);
     print_fleet(&s, ops);
-    printf("run: stops after %.3f s%s", (double)s.duration_ms / 1000.0,
-           s.requests ? " or" : " (no request limit)\n");
+    char secs[32];
+    printf("run: no new business step after %s s",
+           report_seconds(s.duration_ms, secs, sizeof(secs)));
     if (s.requests)
-        printf(" %" PRIu64 " business steps, whichever comes first\n", s.requests);
+        printf(" or %" PRIu64 " steps, whichever comes first", s.requests);
+    printf("; a step under way finishes (an acquire may wait up to wait_ms %" PRIu32 " more)\n",
+           s.wait_ms);
     print_timeline(&s);
     print_expect(&s);
     printf("(nothing was started: `locklab run` with the same options runs this)\n");

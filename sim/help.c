@@ -67,8 +67,9 @@ static const struct command_help commands[] = {
      "usage: locklab show SCENARIO [options]\n"
      "\n"
      "Prints what `run` would do with the same options: every setting after defaults\n"
-     "and clamps (with a line for each value locklab chose), the servers it would\n"
-     "start, the faults on their timeline and the expectation. Starts nothing.\n"
+     "and clamps (a default: line for each value derived or clamped), the servers\n"
+     "it would start, the faults on their timeline and the expectation. Starts\n"
+     "nothing.\n"
      "\n"
      "options:\n"
      "  -a, --algorithm NAME     as for run\n" RUN_OPTIONS

@@ -52,7 +52,7 @@ static int cmd_check(int argc, char **argv)
                 return bad_usage("--expect: expected e.g. 0, \">0\", \"<=3\", got \"%s\"", argv[i]);
         } else if (strcmp(argv[i], "--show-violations") == 0 && i + 1 < argc) {
             if (parse_long(argv[++i], 0, 100000, &show) < 0)
-                return bad_usage("--show-violations: expected an integer >= 0, got \"%s\"",
+                return bad_usage("--show-violations: expected an integer in 0..100000, got \"%s\"",
                                  argv[i]);
         } else if (argv[i][0] == '-' || path) {
             return bad_usage("check: unexpected argument \"%s\"", argv[i]);
@@ -99,7 +99,7 @@ static int cmd_check(int argc, char **argv)
 /* `locklab CMD --help` (or -h) anywhere among CMD's arguments. */
 static int wants_help(int argc, char **argv)
 {
-    for (int i = 2; i < argc; i++)
+    for (int i = 2; i < argc && strcmp(argv[i], "--") != 0; i++) /* "--": arguments follow */
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
             return 1;
     return 0;
@@ -111,6 +111,8 @@ static int cmd_help(int argc, char **argv)
         help_overview(stdout);
         return EXIT_PASS;
     }
+    if (argc > 3)
+        return bad_usage("%s", "help: one command at a time");
     const char *what =
         strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0 ? "help" : argv[2];
     if (help_command(stdout, what) < 0)

@@ -168,12 +168,12 @@ static int get_positive(struct ctx *c, json_t *v, double max, double *out)
 int scenario_duration_ms(double seconds, uint64_t *ms, char *why, size_t len)
 {
     if (!(seconds > 0 && seconds <= MS_MAX / 1000)) {
-        snprintf(why, len, "%g is out of range (> 0 and <= %d)", seconds, MS_MAX / 1000);
+        snprintf(why, len, "%.10g is out of range (> 0 and <= %d)", seconds, MS_MAX / 1000);
         return -1;
     }
     long long whole = llround(seconds * 1000);
     if (whole < 1) {
-        snprintf(why, len, "%g is shorter than 1 ms", seconds);
+        snprintf(why, len, "%.10g is shorter than 1 ms", seconds);
         return -1;
     }
     *ms = (uint64_t)whole;
@@ -663,8 +663,14 @@ static int number_overflow(struct ctx *c, const json_error_t *je)
         ;
     if (start == end || json_path_at(c->text, c->len, start, path, sizeof(path), &pos) < 0)
         return 0;
-    snprintf(why, sizeof(why), "%.*s is out of range (beyond a 64-bit integer)",
-             (int)(end - start > 40 ? 40 : end - start), c->text + start);
+    int n = (int)(end - start > 40 ? 40 : end - start);
+    if (memchr(c->text + start, '.', (size_t)n) || memchr(c->text + start, 'e', (size_t)n) ||
+        memchr(c->text + start, 'E', (size_t)n))
+        snprintf(why, sizeof(why), "%.*s is out of range (too large for a number)", n,
+                 c->text + start);
+    else
+        snprintf(why, sizeof(why), "%.*s is out of range (integers go from %lld to %lld)", n,
+                 c->text + start, (long long)INT64_MIN, (long long)INT64_MAX);
     scn_emit(c->err, c->file, &pos, path, why);
     return -1;
 }
@@ -698,7 +704,7 @@ int scenario_load(const char *path, struct scenario *s, char err[SCENARIO_ERR_MA
     snprintf(s->path, sizeof(s->path), "%s", path);
     err[0] = '\0';
     if (scn_read_file(path, &text, &c.len, why, sizeof(why)) < 0) {
-        scn_emit(err, path, NULL, "", why);
+        scn_emit(err, path[0] ? path : "\"\" (an empty file name)", NULL, "", why);
         return -1;
     }
     c.text = text;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "json_locate.h"
 #include "lock.h"
@@ -89,8 +90,11 @@ void scn_emit(char *err, const char *file, const struct json_pos *pos, const cha
 {
     int n = 0;
 
+    /* jansson says column 0 at the start of a line (an empty file);
+     * columns count from 1 here, as the docs promise */
     if (file[0] && pos)
-        n = snprintf(err, SCENARIO_ERR_MAX, "%s:%d:%d: ", file, pos->line, pos->column);
+        n = snprintf(err, SCENARIO_ERR_MAX, "%s:%d:%d: ", file, pos->line > 0 ? pos->line : 1,
+                     pos->column > 0 ? pos->column : 1);
     else if (file[0])
         n = snprintf(err, SCENARIO_ERR_MAX, "%s: ", file);
     if (n >= 0 && n < SCENARIO_ERR_MAX)
@@ -296,6 +300,8 @@ const char *suggest_closest(const char *word, const char *const *known, size_t n
     if (limit < 2)
         limit = 2;
     for (size_t i = 0; i < n; i++) {
+        if (strcasecmp(word, known[i]) == 0)
+            return known[i]; /* "REDIS" means "redis", however far in edits */
         size_t d = distance(word, known[i]);
         if (d <= limit && d < best) {
             best = d;

@@ -109,6 +109,12 @@ static int finish_checks(struct ctx *c, const struct scenario *s)
         scn_push_key(c, "watchdog");
         return scn_fail_if_file(c, json_true(), "algorithm \"%s\" cannot renew a lock", ops->name);
     }
+    if (s->watchdog && s->ttl_ms < 2) {
+        scn_push_key(c, "ttl_ms");
+        return scn_fail_if_file(c, json_integer(s->ttl_ms),
+                                "%" PRIu32 " leaves the watchdog no time to renew (at least 2 ms)",
+                                s->ttl_ms);
+    }
     if (s->renew_ms != 0 && s->renew_ms >= s->ttl_ms) {
         scn_push_key(c, "renew_ms");
         return scn_fail_if_file(c, json_integer(s->renew_ms),

@@ -30,17 +30,19 @@ __attribute__((format(printf, 2, 3))) static void note(struct scenario *s, const
 static void resolve_watchdog(struct scenario *s)
 {
     if (!s->watchdog) {
-        if (s->renew_ms)
-            note(s, "lock.renew_ms: %" PRIu32 " unused, the watchdog is off", s->renew_ms);
-        s->renew_ms = 0;
+        s->renew_ms = 0; /* nothing renews: the header says watchdog=off */
         return;
     }
     if (s->renew_ms)
         return;
     /* Redisson renews at a third of the lease; never 0, so a tiny ttl
-     * cannot make the watchdog spin. */
-    s->renew_ms = s->ttl_ms / 3 ? s->ttl_ms / 3 : 1;
-    note(s, "lock.renew_ms: %" PRIu32 " = ttl_ms / 3 (Redisson's watchdog period)", s->renew_ms);
+     * cannot make the watchdog spin (scenario_finish wants ttl_ms >= 2). */
+    s->renew_ms = s->ttl_ms / 3;
+    if (s->renew_ms)
+        note(s, "lock.renew_ms: %" PRIu32 " = ttl_ms / 3 (Redisson's watchdog period)",
+             s->renew_ms);
+    else
+        note(s, "lock.renew_ms: 1, as ttl_ms / 3 is under 1 ms"), s->renew_ms = 1;
 }
 
 static void resolve_redlock(struct scenario *s)
@@ -54,6 +56,12 @@ static void resolve_redlock(struct scenario *s)
 
 static void resolve_zookeeper(struct scenario *s)
 {
+    size_t named = s->servers[LOCK_SERVER_ZOOKEEPER].n;
+    if (named && named != s->zookeeper.ensemble) {
+        /* one service: the client gets every server named, whatever the file said */
+        s->zookeeper.ensemble = (uint32_t)named;
+        note(s, "lock.zookeeper.ensemble: %zu = the external servers named", named);
+    }
     uint32_t ms = s->zookeeper.session_timeout_ms;
     if (ms)
         return; /* the file's value is checked to lie inside the range */

@@ -15,6 +15,11 @@ int endpoint_parse(const char *text, struct lock_endpoint *ep, char *err, size_t
 {
     const char *colon = strrchr(text, ':');
     char *end;
+    if (text[0] == '[') {
+        snprintf(err, errlen, "%s: IPv6 addresses are not supported, use 127.0.0.1 or a name",
+                 scn_quote(text).s);
+        return -1;
+    }
     if (colon == NULL || colon == text || (size_t)(colon - text) >= sizeof(ep->host)) {
         snprintf(err, errlen, "expected HOST:PORT (host up to %zu characters), got %s",
                  sizeof(ep->host) - 1, scn_quote(text).s);
@@ -41,6 +46,11 @@ int endpoints_parse(const char *text, struct server_list *out, char *err, size_t
     }
     snprintf(buf, sizeof(buf), "%s", text);
     out->n = 0;
+    /* strtok would skip an empty item: a stray comma is a typo to report */
+    if (buf[0] == ',' || (buf[0] && buf[strlen(buf) - 1] == ',') || strstr(buf, ",,")) {
+        snprintf(err, errlen, "an empty item in %s", scn_quote(text).s);
+        return -1;
+    }
     for (char *save = NULL, *one = strtok_r(buf, ",", &save); one;
          one = strtok_r(NULL, ",", &save)) {
         if (out->n == LOCK_ENDPOINT_MAX) {

@@ -110,6 +110,59 @@ static void out_onto_a_run_is_refused(void **state)
         fail_msg("a redis-server was started for a refused --out");
 }
 
+/* compare checks each algorithm's folder before anything starts: a row
+ * cannot vanish because its folder held an old run. */
+static void compare_out_with_an_old_run_inside_is_refused(void **state)
+{
+    (void)state;
+    char path[600], dir[600], sub[700], mark[700], out[800], err[700], said[1024], want[1024];
+    scenario_path(path, sizeof(path), "flash_sale.json");
+    snprintf(dir, sizeof(dir), "%s/cmp-old", tmp);
+    snprintf(sub, sizeof(sub), "%s/redis", dir);
+    assert_int_equal(mkdir(dir, 0755), 0);
+    assert_int_equal(mkdir(sub, 0755), 0);
+    snprintf(out, sizeof(out), "%s/history.jsonl", sub);
+    FILE *f = fopen(out, "w");
+    assert_non_null(f);
+    fclose(f);
+    snprintf(mark, sizeof(mark), "%s/mark-cmp-old", tmp);
+    snprintf(out, sizeof(out), "%s.out", dir);
+    snprintf(err, sizeof(err), "%s.err", dir);
+    char *argv[] = {
+        (char *)bin, "compare", path, "--algorithms", "redis,redlock", "--duration", "0.5",
+        "--out",     dir,       NULL};
+    assert_int_equal(reap(spawn(argv, out, err, mark), 60), 2);
+    slurp(err, said, sizeof(said));
+    snprintf(want, sizeof(want),
+             "locklab: --out %s: its redis/ holds a run already (history.jsonl); remove it or name "
+             "another folder\n",
+             dir);
+    assert_string_equal(said, want);
+    struct stat st;
+    if (stat(mark, &st) == 0)
+        fail_msg("a redis-server was started for a refused compare");
+}
+
+/* A folder the user made is the user's: a run that could not start leaves
+ * it where it was (locklab removes only an empty folder it made itself). */
+static void a_users_folder_survives_a_failed_start(void **state)
+{
+    (void)state;
+    char path[600], dir[600], out[700];
+    scenario_path(path, sizeof(path), "flash_sale.json");
+    snprintf(dir, sizeof(dir), "%s/users-own", tmp);
+    snprintf(out, sizeof(out), "%s.out", dir);
+    assert_int_equal(mkdir(dir, 0755), 0);
+    char *argv[] = {(char *)bin, "run", path, "--duration", "0.5", "--out", dir, NULL};
+    setenv("LOCKLAB_REDIS_SERVER", "/nonexistent/redis-server", 1);
+    pid_t pid = spawn(argv, out, out, NULL);
+    unsetenv("LOCKLAB_REDIS_SERVER");
+    assert_int_equal(reap(pid, 60), 3);
+    struct stat st;
+    assert_int_equal(stat(dir, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+}
+
 /* Output to a file (CI): the header is there while the run still runs. */
 static void header_reaches_a_log_before_the_end(void **state)
 {
@@ -209,8 +262,10 @@ int main(void)
         cmocka_unit_test(every_command_answers_help),
         cmocka_unit_test(list_prints_names_for_scripts),
         cmocka_unit_test(out_onto_a_run_is_refused),
+        cmocka_unit_test(compare_out_with_an_old_run_inside_is_refused),
+        cmocka_unit_test(a_users_folder_survives_a_failed_start),
         cmocka_unit_test(header_reaches_a_log_before_the_end),
         cmocka_unit_test(a_killed_runs_folder_is_removed_by_the_next),
     };
-    return cmocka_run_group_tests(tests, harness_setup, NULL);
+    return cmocka_run_group_tests(tests, harness_setup, harness_teardown);
 }
