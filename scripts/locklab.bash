@@ -43,7 +43,7 @@ _locklab_paths()
     )
 }
 
-# --algorithms a,b,c: complete the item after the last comma, leaving out
+# --algorithms (-A) a,b,c: complete the item after the last comma, leaving out
 # the names already given (compare refuses a name given twice).
 _locklab_algorithm_list()
 {
@@ -69,7 +69,7 @@ _locklab_option_value()
     case $prev in
     -a | --algorithm)
         _locklab_words "$(_locklab_algorithms "$bin")" "$cur" ;;
-    --algorithms) _locklab_algorithm_list "$bin" "$cur" ;;
+    -A | --algorithms) _locklab_algorithm_list "$bin" "$cur" ;;
     -o | --out | --dir) _locklab_paths "$cur" ;;
     --zookeeper-nodes) _locklab_words "0 1 3" "$cur" ;;
     -c | --clients | -d | --duration | -n | --requests | -s | --seed | --show-violations | \
@@ -84,11 +84,26 @@ _locklab_cluster()
 {
     local cword=$1 cur=$2 action=${COMP_WORDS[2]-}
     if ((cword == 2)); then
-        _locklab_words "up status down" "$cur"
+        if [[ $cur == -* ]]; then
+            _locklab_words "--help" "$cur"
+        else
+            _locklab_words "up status down" "$cur"
+        fi
     elif [[ $action == up ]]; then
-        _locklab_words "--redis-nodes --zookeeper-nodes --dir" "$cur"
+        _locklab_words "--redis-nodes --zookeeper-nodes --dir --help" "$cur"
     else
-        _locklab_words "--dir" "$cur"
+        _locklab_words "--dir --help" "$cur"
+    fi
+}
+
+# list [KIND]: one kind at most; `locklab CMD --help` works for every CMD.
+_locklab_list()
+{
+    local cword=$1 cur=$2
+    if [[ $cur == -* ]]; then
+        _locklab_words "--help" "$cur"
+    elif ((cword == 2)); then
+        _locklab_words "algorithms scenarios workloads faults" "$cur"
     fi
 }
 
@@ -97,7 +112,7 @@ _locklab()
     local cword=$COMP_CWORD cur=${COMP_WORDS[COMP_CWORD]-} prev=${COMP_WORDS[COMP_CWORD - 1]-}
     local bin=${COMP_WORDS[0]/#\~/$HOME} cmd=${COMP_WORDS[1]-}
     local run_opts="--clients -c --duration -d --requests -n --seed -s --out -o --quiet -q
-        --show-violations --redis -r --zookeeper -z"
+        --show-violations --redis -r --zookeeper -z --help"
     # `--algorithm=re` reaches us as three words, "=" being a word break
     if [[ $cur == = ]]; then
         cur=""
@@ -115,21 +130,27 @@ _locklab()
         if [[ $cur == -* ]]; then
             case $cmd in
             run) _locklab_words "--algorithm -a $run_opts" "$cur" ;;
-            compare) _locklab_words "--algorithms $run_opts" "$cur" ;;
-            show) _locklab_words "--algorithm -a --clients --duration --requests --seed --redis
-                --zookeeper" "$cur" ;;
+            compare) _locklab_words "--algorithms -A $run_opts" "$cur" ;;
+            show) _locklab_words "--algorithm -a --clients -c --duration -d --requests -n
+                --seed -s --redis -r --zookeeper -z --json --help" "$cur" ;;
             esac
         else
             _locklab_paths "$cur" "*.json"
         fi ;;
     check)
         if [[ $cur == -* ]]; then
-            _locklab_words "--expect --show-violations" "$cur"
+            _locklab_words "--expect --show-violations --help" "$cur"
         else
             _locklab_paths "$cur" "*.jsonl"
         fi ;;
     cluster) _locklab_cluster "$cword" "$cur" ;;
-    help) ((cword == 2)) && _locklab_words "run compare check cluster list show" "$cur" ;;
+    list) _locklab_list "$cword" "$cur" ;;
+    help)
+        if [[ $cur == -* ]]; then
+            _locklab_words "--help" "$cur"
+        elif ((cword == 2)); then
+            _locklab_words "run compare check cluster list show" "$cur"
+        fi ;;
     esac
     return 0
 }

@@ -48,10 +48,24 @@ expect "run compare check cluster list show help --help --version" "$bin" ""
 expect "compare check cluster" "$bin" c
 expect "--quiet" "$bin" run --q
 expect "--algorithm -a --clients -c --duration -d --requests -n --seed -s --out -o --quiet -q
-    --show-violations --redis -r --zookeeper -z" "$bin" run -
+    --show-violations --redis -r --zookeeper -z --help" "$bin" run -
+expect "--algorithms -A --clients -c --duration -d --requests -n --seed -s --out -o --quiet -q
+    --show-violations --redis -r --zookeeper -z --help" "$bin" compare -
 expect "--algorithms" "$bin" compare --al
-expect "--algorithm --clients --duration --requests --seed --redis --zookeeper" "$bin" show --
-expect "--expect --show-violations" "$bin" check --
+expect "--algorithm --clients --duration --requests --seed --redis --zookeeper --json --help" \
+    "$bin" show --
+expect "--algorithm -a --clients -c --duration -d --requests -n --seed -s --redis -r
+    --zookeeper -z --json --help" "$bin" show "$t/a.json" -
+expect "--json" "$bin" show "$t/a.json" --j
+expect "$static" "$bin" show -a ""
+expect "" "$bin" show -c ""
+expect "--expect --show-violations --help" "$bin" check --
+expect "--help" "$bin" run --h
+expect "--help" "$bin" compare -q --he
+expect "--help" "$bin" show --h
+expect "--help" "$bin" check "$t/h.jsonl" --h
+expect "--help" "$bin" list -
+expect "--help" "$bin" help --
 expect "$static" "$bin" run --algorithm ""
 expect "redis redis-naive redlock" "$bin" run -a re
 expect "redis redis-naive redlock" "$bin" run --algorithm = re
@@ -61,17 +75,27 @@ expect "$static" "$tmp/bin/old" run --algorithm ""
 expect "redis,redis-naive redis,redlock" "$bin" compare --algorithms redis,re
 expect "redis,redlock,redis-naive redis,redlock,zookeeper" "$bin" compare --algorithms \
     redis,redlock,
+# -A is compare's short --algorithms: names, never the folder reports/
+expect "redis redis-naive redlock" "$bin" compare "$t/a.json" -A re
+expect "redis,redis-naive redis,redlock" "$bin" compare -A redis,re
+expect "alpha beta" "$tmp/bin/names" compare -A ""
 expect "$t/a.json $t/b.json $t/sub" "$bin" run "$t/"
 expect "$t/a.json $t/b.json $t/sub" "$bin" compare -q "$t/"
 expect "$t/h.jsonl $t/sub" "$bin" check "$t/"
 expect "$t/sub" "$bin" run --out "$t/"
 expect "" "$bin" run --clients ""
 expect "up status down" "$bin" cluster ""
-expect "--redis-nodes --zookeeper-nodes --dir" "$bin" cluster up --
-expect "--dir" "$bin" cluster down --
+expect "--help" "$bin" cluster -
+expect "--redis-nodes --zookeeper-nodes --dir --help" "$bin" cluster up --
+expect "--dir --help" "$bin" cluster down --
+expect "--dir --help" "$bin" cluster status --
+expect "--help" "$bin" cluster up --h
 expect "$t/sub" "$bin" cluster up --dir "$t/"
 expect "0 1 3" "$bin" cluster up --zookeeper-nodes ""
 expect "compare check cluster" "$bin" help c
+expect "algorithms scenarios workloads faults" "$bin" list ""
+expect "workloads" "$bin" list w
+expect "" "$bin" list algorithms ""
 
 for name in locklab build/locklab ./build/locklab; do
     if [[ $(complete -p "$name" 2>/dev/null) != "complete -F _locklab $name" ]]; then

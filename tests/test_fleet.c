@@ -152,7 +152,7 @@ static void compare_writes_one_table_for_all(void **state)
     run(&o, NULL, "compare", path, extra);
     if (o.status != 0)
         fail_msg("compare: exit %d\n%s\n%s", o.status, o.out, o.err);
-    assert_non_null(strstr(o.out, "End of compare: COMPLETE"));
+    assert_non_null(strstr(o.out, "\nEnd of compare: PASS\n"));
     json_t *c = load_json(o.dir, "compare.json");
     assert_string_equal(json_string_value(json_object_get(c, "schema")), "locklab.compare/2");
     json_t *rows = json_object_get(c, "algorithms");
@@ -405,7 +405,9 @@ static void assert_stops(pid_t pid)
 }
 
 /* A supervisor killed outright leaves its state behind: status says the
- * cluster is gone rather than listing dead servers, and down forgets it. */
+ * cluster is gone rather than listing dead servers, and down forgets it,
+ * keeping the servers' logs in DIR/logs (a later run sweeps the folder they
+ * were in). */
 static void cluster_killed_supervisor_is_reported_gone(void **state)
 {
     (void)state;
@@ -433,11 +435,60 @@ static void cluster_killed_supervisor_is_reported_gone(void **state)
     run(&o, NULL, "cluster", "down", NULL);
     assert_int_equal(o.status, 0);
     assert_non_null(strstr(o.out, "was already gone"));
+    snprintf(path, sizeof(path), "its servers' logs are in %s/logs\n", dir);
+    if (strstr(o.out, path) == NULL)
+        fail_msg("down does not say \"%s\":\n%s", path, o.out);
+    snprintf(path, sizeof(path), "%s/logs/redis-0.log", dir);
+    if (!exists_nonempty(path))
+        fail_msg("missing or empty %s after down of a killed cluster", path);
     pointer_path(path, sizeof(path));
     assert_false(exists_nonempty(path));
     run(&o, NULL, "cluster", "status", NULL);
     assert_int_equal(o.status, 3);
     assert_non_null(strstr(o.out, "no locklab cluster is up"));
+}
+
+/* locklab cluster EXTRA...: exit 2 with exactly the line want, and no
+ * redis-server started. */
+static void assert_cluster_refused(const char *action, const char *const *extra, const char *want)
+{
+    char mark[600];
+    struct stat st;
+    struct outcome o = {0};
+    snprintf(mark, sizeof(mark), "%s/mark-%d", tmp, run_no);
+    run(&o, mark, "cluster", action, extra);
+    if (o.status != 2 || strcmp(o.err, want) != 0)
+        fail_msg("cluster %s: exit %d, stderr \"%s\"; want 2 and \"%s\"", action, o.status, o.err,
+                 want);
+    if (stat(mark, &st) == 0)
+        fail_msg("cluster %s: a redis-server was started for bad input", action);
+}
+
+/* Refused before anything starts: a --dir that is a file (the state file
+ * could never be written there), and the sizes only `up` takes given to
+ * status or down. */
+static void cluster_bad_options_start_nothing(void **state)
+{
+    (void)state;
+    char want[800];
+    private_tmpdir();
+    snprintf(cluster_dir, sizeof(cluster_dir), "%s/afile", tmp);
+    FILE *f = fopen(cluster_dir, "w");
+    assert_non_null(f);
+    fclose(f);
+    const char *file[] = {"--redis-nodes", "1", "--zookeeper-nodes", "0", "--dir",
+                          cluster_dir,     NULL};
+    snprintf(want, sizeof(want), "locklab: --dir %s is not a folder (see locklab --help)\n",
+             cluster_dir);
+    assert_cluster_refused("up", file, want);
+    const char *redis[] = {"--redis-nodes", "3", NULL};
+    assert_cluster_refused(
+        "status", redis,
+        "locklab: cluster status: --redis-nodes is for `cluster up` only (see locklab --help)\n");
+    const char *zk[] = {"--dir", cluster_dir, "--zookeeper-nodes", "1", NULL};
+    assert_cluster_refused(
+        "down", zk,
+        "locklab: cluster down: --zookeeper-nodes is for `cluster up` only (see locklab --help)\n");
 }
 
 static void assert_usage_error(const char *a1, const char *const *extra, const char *want)
@@ -482,7 +533,8 @@ int main(void)
         cmocka_unit_test(compare_shows_fenced_pairs_and_rejected_accesses),
         cmocka_unit_test_teardown(cluster_up_serves_runs_until_down, cluster_teardown),
         cmocka_unit_test_teardown(cluster_killed_supervisor_is_reported_gone, cluster_teardown),
+        cmocka_unit_test_teardown(cluster_bad_options_start_nothing, cluster_teardown),
         cmocka_unit_test(bad_fleet_options_are_usage_errors),
     };
-    return cmocka_run_group_tests(tests, harness_setup, NULL);
+    return cmocka_run_group_tests(tests, harness_setup, harness_teardown);
 }
