@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@
 const char *bin, *src;
 char tmp[256];
 int run_no;
+static char made[256]; /* the folder harness_setup made; "" once removed */
 
 void slurp(const char *path, char *buf, size_t len)
 {
@@ -220,7 +222,43 @@ int harness_setup(void **state)
         return -1;
     snprintf(tmp, sizeof(tmp), "%s/locklab-runs-XXXXXX",
              getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    return mkdtemp(tmp) ? 0 : -1;
+    if (mkdtemp(tmp) == NULL)
+        return -1;
+    snprintf(made, sizeof(made), "%s", tmp);
+    return 0;
+}
+
+/* One entry of the scratch folder, its contents first (FTW_DEPTH); a
+ * symbolic link is removed, never followed (FTW_PHYS). Goes on past an
+ * entry it cannot remove: that one stays and is named. */
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    int rc = flag == FTW_DP || flag == FTW_DNR ? rmdir(path) : unlink(path);
+    if (rc != 0 && errno != ENOENT)
+        fprintf(stderr, "harness: cannot remove %s: %s\n", path, strerror(errno));
+    return 0;
+}
+
+int harness_teardown(void **state)
+{
+    (void)state;
+    struct stat st;
+    /* Only the folder harness_setup made, once, and only while it is
+     * still that folder (not a link put in its place). */
+    if (made[0] == '\0' || strcmp(made, tmp) != 0 || lstat(made, &st) != 0 ||
+        !S_ISDIR(st.st_mode)) {
+        made[0] = '\0';
+        return 0;
+    }
+    const char *keep = getenv("LOCKLAB_KEEP_TMP");
+    if (keep != NULL && strcmp(keep, "1") == 0)
+        fprintf(stderr, "harness: LOCKLAB_KEEP_TMP=1: kept %s\n", made);
+    else
+        nftw(made, remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+    made[0] = '\0';
+    return 0;
 }
 
 /* The state file's endpoint line for a kind, e.g. "redis=". */
@@ -241,18 +279,35 @@ static int state_line(const char *dir, const char *key, char *out, size_t len)
     return 0;
 }
 
+/* `locklab cluster` with TMPDIR set to this test's folder: the cluster it
+ * remembers (one at a time per TMPDIR) is this test's alone, whatever
+ * else runs on the machine. */
+static void cluster_command(struct outcome *o, const char *what, const char *const *args)
+{
+    const char *was = getenv("TMPDIR");
+    char saved[256] = "";
+    if (was)
+        snprintf(saved, sizeof(saved), "%s", was);
+    setenv("TMPDIR", tmp, 1);
+    run(o, NULL, "cluster", what, args);
+    if (was)
+        setenv("TMPDIR", saved, 1);
+    else
+        unsetenv("TMPDIR");
+}
+
 void cluster_down(const char *dir)
 {
     struct outcome o = {0};
     const char *at[] = {"--dir", dir, NULL};
-    run(&o, NULL, "cluster", "down", at);
+    cluster_command(&o, "down", at);
 }
 
 int cluster_up(const char *dir, char *redis, size_t redis_len, char *zookeeper, size_t zk_len)
 {
     struct outcome o = {0};
     const char *up[] = {"--redis-nodes", "5", "--zookeeper-nodes", "1", "--dir", dir, NULL};
-    run(&o, NULL, "cluster", "up", up);
+    cluster_command(&o, "up", up);
     if (o.status == 0 && state_line(dir, "redis=", redis, redis_len) == 0 &&
         state_line(dir, "zookeeper=", zookeeper, zk_len) == 0)
         return 0;

@@ -1,6 +1,8 @@
 /* harness.h - what the whole-run tests share: run the locklab binary with a
  * time limit (a hang is a failure, not a stuck CI), capture what it wrote,
- * read its report.json. LOCKLAB_BIN and LOCKLAB_SOURCE_DIR come from ctest. */
+ * read its report.json. LOCKLAB_BIN and LOCKLAB_SOURCE_DIR come from ctest.
+ * Each test's scratch folder is removed by its group teardown;
+ * LOCKLAB_KEEP_TMP=1 keeps it (see harness_teardown). */
 #ifndef LOCKLAB_TEST_HARNESS_H
 #define LOCKLAB_TEST_HARNESS_H
 
@@ -48,7 +50,15 @@ json_t *run_scenario(struct outcome *o, const char *name, int want_status,
  * lists. 0, or -1 with the fleet down again. */
 int cluster_up(const char *dir, char *redis, size_t redis_len, char *zookeeper, size_t zk_len);
 void cluster_down(const char *dir);
-/* cmocka group setup: reads the environment, makes tmp. */
+/* cmocka group setup: reads the environment, makes tmp
+ * ($TMPDIR/locklab-runs-XXXXXX, /tmp without TMPDIR). */
 int harness_setup(void **state);
+/* cmocka group teardown (or the end of one that first brings a cluster
+ * down: nothing may still run or write in tmp): removes tmp and all in it,
+ * without following symbolic links, and only the folder harness_setup
+ * made. LOCKLAB_KEEP_TMP=1 in the environment keeps it for a look and
+ * prints where it is, e.g.
+ *   LOCKLAB_KEEP_TMP=1 ctest -R test_runs --output-on-failure */
+int harness_teardown(void **state);
 
 #endif

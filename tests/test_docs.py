@@ -656,14 +656,25 @@ class Checker:
         return self.fails
 
     def cleanup(self):
-        for d in list(self.cluster_dirs):
-            self.cluster_down(d)
+        """Clusters down first (their folders are in self.tmp), then self.tmp
+        goes, failed or not, unless LOCKLAB_KEEP_TMP=1 keeps it for a look."""
         for s in self.closed:
             s.close()
-        if self.fails:
-            print("test_docs: kept %s for a look" % self.tmp)
-        else:
-            shutil.rmtree(self.tmp, ignore_errors=True)
+        down = False
+        try:
+            for d in list(self.cluster_dirs):
+                self.cluster_down(d)
+            down = True
+        finally:
+            if not down:  # interrupted: what may still run there keeps its files
+                print("test_docs: cluster down interrupted: kept %s" % self.tmp)
+            elif os.environ.get("LOCKLAB_KEEP_TMP") == "1":
+                print("test_docs: LOCKLAB_KEEP_TMP=1: kept %s" % self.tmp)
+            else:
+                # rmtree removes a symbolic link inside, never what it points to
+                shutil.rmtree(self.tmp, ignore_errors=True)
+                if self.fails:
+                    print("test_docs: removed %s (LOCKLAB_KEEP_TMP=1 keeps it)" % self.tmp)
 
 
 def unescape_c(s):

@@ -17,7 +17,24 @@ py=/usr/bin/python3 # Debian's, with python3-jsonschema; not a pyenv one
 cd "$src" || exit 1
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/locklab-schemas.XXXXXX") || exit 1
 pid=
-trap '[ -n "$pid" ] && kill -INT "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+# On the way out, however it goes: the interrupted comparison, if still
+# running, stopped and waited for (it writes into $tmp as it stops), then
+# $tmp removed (rm -rf removes links, never follows them) unless
+# LOCKLAB_KEEP_TMP=1 keeps it for a look.
+cleanup() {
+  if [ -n "$pid" ]; then
+    kill -INT "$pid" 2>/dev/null
+    for _ in $(seq 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+  fi
+  if [ "${LOCKLAB_KEEP_TMP:-}" = 1 ]; then
+    echo "test_schemas: LOCKLAB_KEEP_TMP=1: kept $tmp"
+  else
+    rm -rf -- "$tmp"
+  fi
+}
+trap cleanup EXIT
 failed=0
 
 # One locklab command into $tmp/NAME; any exit status but the ones that

@@ -38,9 +38,8 @@ static int show_setup(void **state)
 
 static int show_teardown(void **state)
 {
-    (void)state;
     cluster_down(cluster_dir);
-    return 0;
+    return harness_teardown(state); /* the cluster's folder is in tmp: down first */
 }
 
 /* The header lines show prints (from "locklab " up to its own "servers:"

@@ -79,9 +79,8 @@ static int sweep_setup(void **state)
 /* Whatever the tests' outcome, the fleet is stopped. */
 static int sweep_teardown(void **state)
 {
-    (void)state;
     cluster_down(cluster_dir);
-    return 0;
+    return harness_teardown(state); /* the cluster's folder is in tmp: down first */
 }
 
 /* sweep_gen SEED --duration 2 > tmp/shape-SEED.json; its description. */
