@@ -35,14 +35,15 @@ static void flash_sale_on_redis_is_safe(void **state)
 {
     (void)state;
     struct outcome o = {0};
-    const char *extra[] = {"--duration", "5", "--quiet", NULL};
+    /* a count of steps, not seconds: how many 5 s hold depends on the host */
+    const char *extra[] = {"--requests", "2000", "--duration", "120", "--quiet", NULL};
     json_t *r = run_scenario(&o, "flash_sale.json", 0, extra);
     assert_int_equal(jint(r, "checker", "violations"), 0);
-    assert_true(jint(r, "checker", "sections") > 1000);
+    assert_true(jint(r, "checker", "sections") >= 2000);
     assert_int_equal(jint(r, "scenario", "clients"), 32);
     assert_true(invariant_holds(r, "no_oversell"));
     assert_true(invariant_holds(r, "stock_accounting"));
-    assert_true(jint(json_object_get(r, "operations"), "acquire", "count") > 1000);
+    assert_true(jint(json_object_get(r, "operations"), "acquire", "count") >= 2000);
     json_decref(r);
 }
 
