@@ -541,6 +541,8 @@ static void copy_file(const char *from, const char *to)
 
 static void keep_logs(const struct cluster *c, const char *logs_dir)
 {
+    if (c->n == 0)
+        return; /* external servers only: no log, no empty folder */
     if (mkdir(logs_dir, 0755) < 0 && errno != EEXIST)
         return;
     for (size_t i = 0; i < c->n; i++) {

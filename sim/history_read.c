@@ -358,8 +358,11 @@ static int read_line(struct reader *r, const char *line)
 {
     json_error_t je;
     json_t *o = json_loads(line, JSON_REJECT_DUPLICATES, &je);
-    if (o == NULL)
-        return fail(r, "bad JSON at column %d: %s", je.column, je.text);
+    if (o == NULL) /* columns count from 1, as in scenario errors */
+        return fail(r, "bad JSON at column %d: %s%s", je.column > 0 ? je.column : 1, je.text,
+                    r->line == 1 ? " (a history is JSON lines, one event a line: give RUN_DIR or "
+                                   "RUN_DIR/history.jsonl)"
+                                 : "");
     int rc = json_is_object(o) ? read_object(r, o) : fail(r, "expected a JSON object");
     json_decref(o);
     return rc;

@@ -638,12 +638,15 @@ static void default_name(struct scenario *s, const char *path)
     n = strlen(base);
     if (n >= 5 && strcmp(base + n - 5, ".json") == 0)
         n -= 5;
-    if (n >= sizeof(s->name))
-        n = sizeof(s->name) - 1;
-    for (size_t i = 0; i < n; i++)
-        s->name[i] = strchr(name_chars, base[i]) ? base[i] : '_';
-    s->name[n] = '\0';
-    if (n == 0)
+    size_t out = 0;
+    for (size_t i = 0; i < n && out + 1 < sizeof(s->name); i++) {
+        unsigned char b = (unsigned char)base[i];
+        if ((b & 0xC0) == 0x80)
+            continue; /* the rest of a UTF-8 character: one '_' a character */
+        s->name[out++] = strchr(name_chars, b) ? (char)b : '_';
+    }
+    s->name[out] = '\0';
+    if (out == 0)
         snprintf(s->name, sizeof(s->name), "scenario");
 }
 

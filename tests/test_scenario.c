@@ -366,6 +366,11 @@ static void test_default_name(void **state)
         {"redis.pause-1.json", "redis.pause-1"},
         {"no_suffix", "no_suffix"},
         {".json", "scenario"},
+        /* one '_' a character, not a byte */
+        {"\xc3\xbc"
+         "n\xc3\xaf c\xc3\xb8"
+         "d\xc3\xa9.json",
+         "_n__c_d_"},
         {"1234567890123456789012345678901234567890123456789012345678901234567890.json",
          "123456789012345678901234567890123456789012345678901234567890123"},
     };
