@@ -44,6 +44,9 @@ const char *report_workload(const struct scenario *s, char *buf, size_t len);
 /* The effective settings (scenario_resolve's values and notes): lock,
  * algorithm, workload lines, as the run header and `show` print them. */
 void report_settings(FILE *f, const struct scenario *s);
+/* What s expects, on one line without its end: "violations >0,
+ * invariants broken[, rejected_accesses >0]" (show and list). */
+void report_expectation(FILE *f, const struct scenario *s);
 /* report.json's "scenario" object; `show --json` prints the same. */
 json_t *report_scenario_json(const struct scenario *s);
 /* "ok", "!!!" (safety broken) or "~" (availability lost: advisory) */

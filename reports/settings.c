@@ -40,6 +40,17 @@ void report_settings(FILE *f, const struct scenario *s)
         fprintf(f, "  default: %s\n", s->resolved[i]);
 }
 
+void report_expectation(FILE *f, const struct scenario *s)
+{
+    char buf[32];
+    fprintf(f, "violations %s", expect_format(&s->expect.violations, buf, sizeof(buf)));
+    if (s->expect.invariants != EXPECT_INV_UNSET)
+        fprintf(f, ", invariants %s", s->expect.invariants == EXPECT_INV_HOLD ? "hold" : "broken");
+    if (s->expect.rejected_accesses.op != EXPECT_UNSET)
+        fprintf(f, ", rejected_accesses %s",
+                expect_format(&s->expect.rejected_accesses, buf, sizeof(buf)));
+}
+
 static json_t *algorithm_json(const struct scenario *s, json_t *lock)
 {
     const struct lock_ops *ops = ops_of(s);

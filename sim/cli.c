@@ -73,14 +73,14 @@ static int numeric_opt(int c, const char *arg, struct run_opts *o)
     }
 }
 
-/* An option this command does not take: compare's --algorithms on run,
- * what only a run uses on show. */
+/* An option this command does not take (--algorithm on compare and
+ * --algorithms on run get their own message first): what only a run uses
+ * on show, show's --json on the others. */
 static int foreign_opt(int c, enum run_opts_mode mode)
 {
     if (mode == RUN_OPTS_SHOW)
         return c == 'A' || c == 'o' || c == 'q' || c == 'V';
-    return c == 'J' || (c == 'a' && mode == RUN_OPTS_COMPARE) ||
-           (c == 'A' && mode != RUN_OPTS_COMPARE);
+    return c == 'J';
 }
 
 static int text_opt(int c, const char *arg, struct run_opts *o)

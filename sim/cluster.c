@@ -313,16 +313,30 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 
 #define OWNER_FILE "owner.pid"
 
-static int zombie(long pid)
+/* The kernel's start time of a live pid (clock ticks since boot); 0 when
+ * it is gone or a zombie (an orphan waits for init to reap it, and some
+ * inits take their time), 1 when /proc cannot tell. With the pid it names
+ * one process, even after the pid is reused. */
+unsigned long long cluster_process_start(pid_t pid)
 {
-    char path[64], line[512];
-    snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+    char path[64], buf[1024] = "";
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
     FILE *f = fopen(path, "r");
     if (f == NULL)
-        return 0;
-    const char *state = fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
+        return kill(pid, 0) == 0 || errno == EPERM ? 1 : 0;
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
     fclose(f);
-    return state && state[1] == ' ' && state[2] == 'Z';
+    buf[n] = '\0';
+    /* the command name in field 2 may hold spaces: count from its ')' */
+    const char *p = strrchr(buf, ')');
+    if (p == NULL || p[1] == '\0' || p[2] == 'Z' || p[2] == 'X')
+        return 0;
+    for (int field = 2; p && field < 22; field++)
+        p = strchr(p + 1, ' ');
+    unsigned long long t = 1;
+    if (p == NULL || sscanf(p + 1, "%llu", &t) != 1)
+        return 1;
+    return t;
 }
 
 /* A locklab-XXXXXX folder whose owner is dead: what a SIGKILLed run left
@@ -338,11 +352,7 @@ static int orphaned(const char *dir)
         return 0;
     int got = fscanf(f, "%ld", &pid);
     fclose(f);
-    if (got != 1 || pid <= 0)
-        return 0;
-    if (kill((pid_t)pid, 0) < 0)
-        return errno == ESRCH;
-    return zombie(pid); /* killed, not yet reaped: dead all the same */
+    return got == 1 && pid > 0 && cluster_process_start((pid_t)pid) == 0;
 }
 
 static void sweep_orphans(const char *tmp)

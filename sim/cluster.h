@@ -49,5 +49,9 @@ int cluster_answers(const char *kind, int port);
 void cluster_stop(struct cluster *c, const char *logs_dir);
 /* Is server i still alive? (reaps it if not) */
 int cluster_alive(struct cluster *c, size_t i);
+/* The kernel's start time of a live pid (clock ticks since boot); 0 when
+ * it is gone or a zombie, 1 when it lives but /proc cannot tell. With the
+ * pid it names one process, even after the pid is reused. */
+unsigned long long cluster_process_start(pid_t pid);
 
 #endif

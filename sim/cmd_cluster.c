@@ -164,32 +164,6 @@ static void state_path(const struct cluster_opts *o, char *buf, size_t len)
     snprintf(buf, len, "%s/state", o->dir);
 }
 
-/* The kernel's start time of a live pid (clock ticks since boot); 0 when
- * it is gone or a zombie (an orphan waits for init to reap it, and some
- * inits take their time), 1 when /proc cannot tell. With the pid it names
- * one process, even after the pid is reused. */
-static unsigned long long start_time(pid_t pid)
-{
-    char path[64], buf[1024] = "";
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-        return kill(pid, 0) == 0 ? 1 : 0;
-    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    /* the command name in field 2 may hold spaces: count from its ')' */
-    const char *p = strrchr(buf, ')');
-    if (p == NULL || p[1] == '\0' || p[2] == 'Z' || p[2] == 'X')
-        return 0;
-    for (int field = 2; p && field < 22; field++)
-        p = strchr(p + 1, ' ');
-    unsigned long long t = 1;
-    if (p == NULL || sscanf(p + 1, "%llu", &t) != 1)
-        return 1;
-    return t;
-}
-
 /* The endpoints of one kind, "127.0.0.1:p,127.0.0.1:q". */
 static void endpoints_of(const struct cluster *c, const char *kind, char *buf, size_t len)
 {
@@ -214,7 +188,7 @@ static int write_state(const struct cluster_opts *o, const struct cluster *c)
     fprintf(f, "supervisor=%d\nredis=%s\nzookeeper=%s\n", (int)getpid(), redis, zk);
     for (size_t i = 0; i < c->n; i++)
         fprintf(f, "server=%s %d %d\n", c->srv[i].kind, c->srv[i].port, (int)c->srv[i].pid);
-    fprintf(f, "supervisor_start=%llu\nroot=%s\n", start_time(getpid()), c->root);
+    fprintf(f, "supervisor_start=%llu\nroot=%s\n", cluster_process_start(getpid()), c->root);
     if (fclose(f) != 0)
         return -1;
     return rename(tmp, path); /* status never reads half a file */
@@ -345,7 +319,7 @@ static int read_state(const struct cluster_opts *o, struct cluster_state *st)
  * the folder kept): the start time says it is still the same process. */
 static bool supervisor_alive(const struct cluster_state *st)
 {
-    unsigned long long t = start_time(st->supervisor);
+    unsigned long long t = cluster_process_start(st->supervisor);
     if (t == 0)
         return false;
     /* unknown on either side: the pid alone has to do */

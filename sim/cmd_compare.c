@@ -58,10 +58,11 @@ static int parse_algorithms(const char *list, struct plan *p)
  * comparison runs the others and lists this one as NOT RUN. */
 static int unsupported(const struct scenario *s, const struct lock_ops *ops, char *why, size_t len)
 {
-    if (s->fencing && !ops->gives_token)
+    unsigned lacks = scenario_lacks(s, ops);
+    if (lacks & LACKS_TOKEN)
         snprintf(why, len, "the scenario checks fencing tokens (\"fencing\": true); %s gives none",
                  ops->name);
-    else if (s->watchdog && !ops->renew)
+    else if (lacks & LACKS_RENEW)
         snprintf(why, len, "the scenario needs a watchdog (lock.watchdog); %s cannot renew a lock",
                  ops->name);
     else

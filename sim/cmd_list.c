@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "report.h"
 
 #ifndef LOCKLAB_SCENARIOS_DIR
 #define LOCKLAB_SCENARIOS_DIR "scenarios"
@@ -83,20 +84,15 @@ static const char *scenarios_dir(void)
 static void describe_scenario(const char *path, const char *name)
 {
     static struct scenario s;
-    char err[SCENARIO_ERR_MAX], line[200], want[32];
+    char err[SCENARIO_ERR_MAX], line[200];
     if (scenario_load(path, &s, err) < 0 || scenario_finish(&s, err) < 0) {
         printf("  %-34s (cannot be read: %s)\n", name, err);
         return;
     }
     first_sentence(s.description, line, sizeof(line));
     printf("  %-34s %s\n", name, line);
-    printf("  %-34s   %s; expects violations %s", "", s.algorithm,
-           expect_format(&s.expect.violations, want, sizeof(want)));
-    if (s.expect.invariants != EXPECT_INV_UNSET)
-        printf(", invariants %s", s.expect.invariants == EXPECT_INV_HOLD ? "hold" : "broken");
-    if (s.expect.rejected_accesses.op != EXPECT_UNSET)
-        printf(", rejected_accesses %s",
-               expect_format(&s.expect.rejected_accesses, want, sizeof(want)));
+    printf("  %-34s   %s; expects ", "", s.algorithm);
+    report_expectation(stdout, &s);
     printf("\n");
 }
 

@@ -58,18 +58,6 @@ static void print_timeline(const struct scenario *s)
     }
 }
 
-static void print_expect(const struct scenario *s)
-{
-    char buf[32];
-    printf("expect: violations %s", expect_format(&s->expect.violations, buf, sizeof(buf)));
-    if (s->expect.invariants != EXPECT_INV_UNSET)
-        printf(", invariants %s", s->expect.invariants == EXPECT_INV_HOLD ? "hold" : "broken");
-    if (s->expect.rejected_accesses.op != EXPECT_UNSET)
-        printf(", rejected_accesses %s",
-               expect_format(&s->expect.rejected_accesses, buf, sizeof(buf)));
-    printf("\n");
-}
-
 static int show_json(const struct scenario *s)
 {
     json_t *o = report_scenario_json(s);
@@ -102,7 +90,9 @@ int cmd_show(int argc, char **argv)
     printf("; a step under way finishes (an acquire may wait up to wait_ms %" PRIu32 " more)\n",
            s.wait_ms);
     print_timeline(&s);
-    print_expect(&s);
+    printf("expect: ");
+    report_expectation(stdout, &s);
+    printf("\n");
     printf("(nothing was started: `locklab run` with the same options runs this)\n");
     return EXIT_PASS;
 }

@@ -158,6 +158,13 @@ int scenario_load(const char *path, struct scenario *s, char err[SCENARIO_ERR_MA
  * err set ("path: algorithm: unknown \"x\" (known: redis, redis-naive)"). */
 int scenario_finish(struct scenario *s, char err[SCENARIO_ERR_MAX]);
 
+/* What s asks of a lock that ops cannot give: LACKS_TOKEN ("fencing":
+ * true without fencing tokens), LACKS_RENEW (lock.watchdog without
+ * renewals); 0 when it can run s. scenario_finish refuses such a pair,
+ * compare lists it as NOT RUN: one list of what a scenario requires. */
+enum { LACKS_TOKEN = 1, LACKS_RENEW = 2 };
+unsigned scenario_lacks(const struct scenario *s, const struct lock_ops *ops);
+
 /* Every default and clamp that depends on the algorithm, resolved into s
  * (renew_ms, redlock.quorum, zookeeper.session_timeout_ms), each noted in
  * s->resolved. scenario_finish calls it; the run, the reports and `show`

@@ -82,6 +82,12 @@ static int finish_tasks(struct ctx *c, const struct scenario *s)
     return 0;
 }
 
+unsigned scenario_lacks(const struct scenario *s, const struct lock_ops *ops)
+{
+    return (s->fencing && !ops->gives_token ? LACKS_TOKEN : 0u) |
+           (s->watchdog && !ops->renew ? LACKS_RENEW : 0u);
+}
+
 /* What the file and the command line decide together; each check names the
  * value it blames, so a message can point into the file when it came from
  * there. */
@@ -105,7 +111,7 @@ static int finish_checks(struct ctx *c, const struct scenario *s)
     if (!ops)
         return scn_unknown_algorithm(c, s->algorithm, json_string(s->algorithm));
     scn_pop(c);
-    if (s->watchdog && !ops->renew) {
+    if (scenario_lacks(s, ops) & LACKS_RENEW) {
         scn_push_key(c, "watchdog");
         return scn_fail_if_file(c, json_true(), "algorithm \"%s\" cannot renew a lock", ops->name);
     }
@@ -122,7 +128,7 @@ static int finish_checks(struct ctx *c, const struct scenario *s)
                                 s->ttl_ms);
     }
     scn_pop(c);
-    if (s->fencing && !ops->gives_token) {
+    if (scenario_lacks(s, ops) & LACKS_TOKEN) {
         scn_push_key(c, "fencing");
         return scn_fail_if_file(c, json_true(), "algorithm \"%s\" gives no fencing tokens",
                                 ops->name);
