@@ -1,6 +1,7 @@
 /* harness.c - running the locklab binary from a test: spawn it with a
  * time limit, capture its output, read its report.json. */
 #include "harness.h"
+#include "scratch.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,7 +12,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -228,35 +228,22 @@ int harness_setup(void **state)
     return 0;
 }
 
-/* One entry of the scratch folder, its contents first (FTW_DEPTH); a
- * symbolic link is removed, never followed (FTW_PHYS). Goes on past an
- * entry it cannot remove: that one stays and is named. */
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+int pid_runs(pid_t pid)
 {
-    (void)st;
-    (void)ftw;
-    int rc = flag == FTW_DP || flag == FTW_DNR ? rmdir(path) : unlink(path);
-    if (rc != 0 && errno != ENOENT)
-        fprintf(stderr, "harness: cannot remove %s: %s\n", path, strerror(errno));
-    return 0;
+    char path[64], text[512] = "";
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    slurp(path, text, sizeof(text));
+    const char *p = strrchr(text, ')'); /* the command name may hold spaces */
+    return p != NULL && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
 }
 
 int harness_teardown(void **state)
 {
     (void)state;
-    struct stat st;
-    /* Only the folder harness_setup made, once, and only while it is
-     * still that folder (not a link put in its place). */
-    if (made[0] == '\0' || strcmp(made, tmp) != 0 || lstat(made, &st) != 0 ||
-        !S_ISDIR(st.st_mode)) {
-        made[0] = '\0';
-        return 0;
-    }
-    const char *keep = getenv("LOCKLAB_KEEP_TMP");
-    if (keep != NULL && strcmp(keep, "1") == 0)
-        fprintf(stderr, "harness: LOCKLAB_KEEP_TMP=1: kept %s\n", made);
-    else
-        nftw(made, remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+    /* Only the folder harness_setup made, once, and only while tmp still
+     * names it. */
+    if (made[0] != '\0' && strcmp(made, tmp) == 0)
+        scratch_remove("harness", made);
     made[0] = '\0';
     return 0;
 }

@@ -45,6 +45,9 @@ void assert_check_agrees(const struct outcome *o, json_int_t violations, json_in
  * complete run, witness == checker == locklab check. */
 json_t *run_scenario(struct outcome *o, const char *name, int want_status,
                      const char *const *extra);
+/* pid is a running process: not gone, not a zombie (nothing here reaps
+ * an orphan soon, and a zombie serves nobody). */
+int pid_runs(pid_t pid);
 /* A managed fleet shared by many runs (cluster up --dir DIR): 5
  * redis-servers and a standalone ZooKeeper; their --redis and --zookeeper
  * lists. 0, or -1 with the fleet down again. */

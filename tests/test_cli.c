@@ -185,18 +185,6 @@ static void header_reaches_a_log_before_the_end(void **state)
     assert_int_equal(reap(pid, 60), 0);
 }
 
-/* Dead, or a zombie nobody reaped yet (as dead). */
-static int gone(long pid)
-{
-    char path[64], text[512] = "";
-    if (kill((pid_t)pid, 0) < 0)
-        return 1;
-    snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-    slurp(path, text, sizeof(text));
-    const char *state = strrchr(text, ')');
-    return state && state[1] == ' ' && state[2] == 'Z';
-}
-
 /* The locklab-XXXXXX folder under tmpdir that pid owns, into root. */
 static void owned_folder(const char *tmpdir, pid_t pid, char *root, size_t len)
 {
@@ -243,9 +231,9 @@ static void a_killed_runs_folder_is_removed_by_the_next(void **state)
     slurp(mark, pids, sizeof(pids));
     long server = atol(pids);
     assert_true(server > 0);
-    for (int i = 0; i < 500 && !gone(server); i++)
+    for (int i = 0; i < 500 && pid_runs((pid_t)server); i++)
         sleep_ms(10);
-    if (!gone(server))
+    if (pid_runs((pid_t)server))
         fail_msg("redis-server %ld outlived the locklab that started it", server);
 
     struct outcome next = {0};

@@ -287,17 +287,6 @@ static int cluster_teardown(void **state)
     return 0;
 }
 
-/* Gone or a zombie: nothing here reaps an orphan soon, and a zombie serves
- * nobody. */
-static int still_runs(pid_t pid)
-{
-    char path[64], text[512];
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    slurp(path, text, sizeof(text));
-    const char *p = strrchr(text, ')');
-    return p != NULL && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
-}
-
 static int exists_nonempty(const char *path)
 {
     struct stat st;
@@ -340,7 +329,7 @@ static void assert_down_kept_logs(const char *dir, const struct outcome *o, cons
     pointer_path(path, sizeof(path));
     assert_false(exists_nonempty(path));
     for (size_t i = 0; i < n; i++)
-        if (still_runs(pids[i]))
+        if (pid_runs(pids[i]))
             fail_msg("pid %d still runs after cluster down", (int)pids[i]);
 }
 
@@ -400,9 +389,9 @@ static void cluster_up_serves_runs_until_down(void **state)
  * the process still has to exit. */
 static void assert_stops(pid_t pid)
 {
-    for (int i = 0; i < 500 && still_runs(pid); i++)
+    for (int i = 0; i < 500 && pid_runs(pid); i++)
         sleep_ms(10);
-    if (still_runs(pid))
+    if (pid_runs(pid))
         fail_msg("pid %d still runs", (int)pid);
 }
 

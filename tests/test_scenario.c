@@ -15,13 +15,11 @@
 
 #include "json_locate.h"
 #include "scenario.h"
+#include "scratch.h"
 
-#include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #define WL "'workload': {'type': 'flash_sale'}"
@@ -48,31 +46,12 @@ static int group_setup(void **state)
     return 0;
 }
 
-/* One entry of the temporary folder, its contents first (FTW_DEPTH); a
- * symbolic link is removed, never followed (FTW_PHYS). */
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)ftw;
-    int rc = flag == FTW_DP || flag == FTW_DNR ? rmdir(path) : unlink(path);
-    if (rc != 0 && errno != ENOENT)
-        fprintf(stderr, "test_scenario: cannot remove %s: %s\n", path, strerror(errno));
-    return 0;
-}
-
-/* The folder group_setup made goes, with whatever a failed test left in
- * it; LOCKLAB_KEEP_TMP=1 in the environment keeps it and says where. */
 static int group_teardown(void **state)
 {
     struct env *e = *state;
-    struct stat st;
     if (e == NULL) /* group_setup failed: no folder */
         return 0;
-    const char *keep = getenv("LOCKLAB_KEEP_TMP");
-    if (keep != NULL && strcmp(keep, "1") == 0)
-        fprintf(stderr, "test_scenario: LOCKLAB_KEEP_TMP=1: kept %s\n", e->dir);
-    else if (lstat(e->dir, &st) == 0 && S_ISDIR(st.st_mode))
-        nftw(e->dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+    scratch_remove("test_scenario", e->dir);
     free(e);
     *state = NULL;
     return 0;
