@@ -57,14 +57,12 @@ void compare_row_fill(struct compare_row *row, const struct run_result *r)
 static const size_t shown[] = {0, 2, 3, 4};
 #define N_SHOWN (sizeof(shown) / sizeof(shown[0]))
 
-/* A row's figures as cells: "-" in a row that did not run. */
-static void rate(const struct compare_row *row, double v, char *buf, size_t len)
-{
-    if (row->ran)
-        snprintf(buf, len, "%.1f", v);
-    else
-        snprintf(buf, len, "-");
-}
+/* A row's figures as the two tables print them; "-" for what was not
+ * measured (a row that did not run, latency without an acquire). */
+struct cells {
+    char latency[N_SHOWN][16];
+    char qps[24], failed[24], violations[24], fenced_pairs[24], rejected[24];
+};
 
 static void count(const struct compare_row *row, uint64_t v, char *buf, size_t len)
 {
@@ -74,14 +72,22 @@ static void count(const struct compare_row *row, uint64_t v, char *buf, size_t l
         snprintf(buf, len, "-");
 }
 
-static void latency_cells(const struct compare_row *row, char cells[N_SHOWN][16])
+static void row_cells(const struct compare_row *row, struct cells *x)
 {
     for (size_t i = 0; i < N_SHOWN; i++) {
         if (row->has_latency)
-            snprintf(cells[i], 16, "%.3f", row->acquire_ms[shown[i]]);
+            snprintf(x->latency[i], sizeof(x->latency[i]), "%.3f", row->acquire_ms[shown[i]]);
         else
-            snprintf(cells[i], 16, "-");
+            snprintf(x->latency[i], sizeof(x->latency[i]), "-");
     }
+    if (row->ran)
+        snprintf(x->qps, sizeof(x->qps), "%.1f", row->qps);
+    else
+        snprintf(x->qps, sizeof(x->qps), "-");
+    count(row, row->busy + row->errors, x->failed, sizeof(x->failed));
+    count(row, row->violations, x->violations, sizeof(x->violations));
+    count(row, row->fenced_pairs, x->fenced_pairs, sizeof(x->fenced_pairs));
+    count(row, row->rejected_accesses, x->rejected, sizeof(x->rejected));
 }
 
 size_t compare_not_run(const struct comparison *c)
@@ -132,13 +138,11 @@ void compare_terminal(FILE *f, const struct comparison *c)
             "p99 ms", "p99.9 ms", "max ms", "failed", "violations", "verdict", "invariants");
     for (size_t i = 0; i < c->n; i++) {
         const struct compare_row *row = &c->rows[i];
-        char cells[N_SHOWN][16], qps[24], failed[24], violations[24];
-        latency_cells(row, cells);
-        rate(row, row->qps, qps, sizeof(qps));
-        count(row, row->busy + row->errors, failed, sizeof(failed));
-        count(row, row->violations, violations, sizeof(violations));
-        fprintf(f, "%-12s %9s %9s %9s %9s %9s %9s %10s  %-10s %s\n", row->algorithm, qps, cells[0],
-                cells[1], cells[2], cells[3], failed, violations, row->verdict, row->invariants);
+        struct cells x;
+        row_cells(row, &x);
+        fprintf(f, "%-12s %9s %9s %9s %9s %9s %9s %10s  %-10s %s\n", row->algorithm, x.qps,
+                x.latency[0], x.latency[1], x.latency[2], x.latency[3], x.failed, x.violations,
+                row->verdict, row->invariants);
         if (row->note[0])
             fprintf(f, "%-12s   %s\n", "", row->note);
     }
@@ -174,24 +178,19 @@ int compare_markdown(const char *path, const struct comparison *c)
     fprintf(f, "|---|---:|---:|---:|---:|---:|---:|---:|%s---|---|\n", fencing ? "---:|---:|" : "");
     for (size_t i = 0; i < c->n; i++) {
         const struct compare_row *row = &c->rows[i];
-        char cells[N_SHOWN][16], fenced[64] = "", qps[24], failed[24], violations[24], fp[24],
-                                 ra[24], name[80];
-        latency_cells(row, cells);
-        rate(row, row->qps, qps, sizeof(qps));
-        count(row, row->busy + row->errors, failed, sizeof(failed));
-        count(row, row->violations, violations, sizeof(violations));
-        count(row, row->fenced_pairs, fp, sizeof(fp));
-        count(row, row->rejected_accesses, ra, sizeof(ra));
+        struct cells x;
+        char fenced[64] = "", name[80];
+        row_cells(row, &x);
         if (fencing)
-            snprintf(fenced, sizeof(fenced), " %s | %s |", fp, ra);
+            snprintf(fenced, sizeof(fenced), " %s | %s |", x.fenced_pairs, x.rejected);
         if (row->ran) /* only a run has a report to link to */
             snprintf(name, sizeof(name), "[%s](%s/report.md)", row->algorithm, row->algorithm);
         else
             snprintf(name, sizeof(name), "%s", row->algorithm);
-        fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s |%s %s | %s%s%s |\n", name, qps,
-                cells[0], cells[1], cells[2], cells[3], failed, violations, fenced, row->invariants,
-                strcmp(row->verdict, "PASS") == 0 ? "" : "**", row->verdict,
-                strcmp(row->verdict, "PASS") == 0 ? "" : "**");
+        fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s |%s %s | %s%s%s |\n", name, x.qps,
+                x.latency[0], x.latency[1], x.latency[2], x.latency[3], x.failed, x.violations,
+                fenced, row->invariants, strcmp(row->verdict, "PASS") == 0 ? "" : "**",
+                row->verdict, strcmp(row->verdict, "PASS") == 0 ? "" : "**");
     }
     fprintf(f, "\nQPS counts locks acquired per second; latencies are of successful acquires.\n");
     for (size_t i = 0; i < c->n; i++)
