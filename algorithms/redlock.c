@@ -12,7 +12,11 @@
  * say yes does not keep the key until it expires) and is retried after a
  * random delay until wait_ms has passed: then LOCK_BUSY, whether the other
  * votes went to another owner or to nodes that are down; LOCK_ERR only when
- * no node could be reached at all. Release and extend are the same fan-out
+ * no node took the request (all refuse) or none answered in any round of
+ * the wait. A round no node answered is retried like any failed round: on
+ * a loaded host the live nodes can miss one node timeout. A failed round's
+ * release goes to the nodes that said yes and to those that went silent
+ * after taking the SET (they may have run it). Release and extend are the same fan-out
  * with the compare-and-delete / compare-and-pexpire scripts, and each node's
  * answer is one of three: 1 (done: it was ours), 0 (definitely not ours
  * there: expired or taken), or none (silent past its timeout, connection
@@ -315,23 +319,34 @@ static void redlock_close(struct lock_client *c)
     c->impl = NULL;
 }
 
-/* One round: votes for us, and how many nodes answered at all. */
-static size_t round_votes(struct lock_client *c, struct redlock *rl, const char *key,
-                          size_t key_len, const char *ttl, size_t ttl_len, size_t *answered)
+/* What one acquire round got: the nodes that took the request, answered
+ * at all, and voted for us. */
+struct round {
+    size_t sent, answered, yes;
+};
+
+static struct round round_votes(struct lock_client *c, struct redlock *rl, const char *key,
+                                size_t key_len, const char *ttl, size_t ttl_len)
 {
     const char *argv[6] = {"SET", key, c->owner, "NX", "PX", ttl};
     size_t lens[6] = {3, key_len, c->owner_len, 2, 2, ttl_len};
-    send_all(c, rl, 6, argv, lens);
+    struct round r = {.sent = send_all(c, rl, 6, argv, lens)};
     collect(c, rl, lock_now_ms());
-    size_t yes = 0;
-    *answered = 0;
     for (size_t i = 0; i < rl->n; i++) {
-        redisReply *r = rl->node[i].reply;
-        *answered += r != NULL;
-        yes += r && r->type == REDIS_REPLY_STATUS && strcmp(r->str, "OK") == 0;
+        redisReply *rep = rl->node[i].reply;
+        r.answered += rep != NULL;
+        r.yes += rep && rep->type == REDIS_REPLY_STATUS && strcmp(rep->str, "OK") == 0;
     }
     drop_replies(rl);
-    return yes;
+    return r;
+}
+
+static enum lock_result no_answer(struct lock_client *c)
+{
+    if (c->err == LOCK_ERR_NONE)
+        lock_set_error(c, LOCK_ERR_TIMEOUT, "no Redis node answered within %u ms",
+                       (unsigned)node_timeout(c));
+    return LOCK_ERR;
 }
 
 static enum lock_result redlock_acquire(struct lock_client *c, const char *key, size_t key_len,
@@ -339,29 +354,27 @@ static enum lock_result redlock_acquire(struct lock_client *c, const char *key, 
 {
     struct redlock *rl = c->impl;
     char ttl[21];
-    size_t ttl_len = wire_u64(ttl, ttl_ms), answered;
+    size_t ttl_len = wire_u64(ttl, ttl_ms);
     uint64_t deadline = lock_now_ms() + wait_ms;
+    bool heard = false; /* some node answered in some round */
     for (unsigned attempt = 0;; attempt++) {
         uint64_t start = lock_now_ms();
-        size_t yes = round_votes(c, rl, key, key_len, ttl, ttl_len, &answered);
+        struct round r = round_votes(c, rl, key, key_len, ttl, ttl_len);
         uint32_t valid = validity(ttl_ms, lock_now_ms() - start);
-        if (yes >= quorum(c, rl) && valid > 0) {
+        if (r.yes >= quorum(c, rl) && valid > 0) {
             *g = (struct lock_grant){
                 .key = key, .key_len = key_len, .ttl_ms = ttl_ms, .validity_ms = valid};
             lock_clear_error(c);
             return LOCK_OK;
         }
-        if (yes > 0)
+        if (r.yes > 0 || r.answered < r.sent)
             script_all(c, rl, SCRIPT_RELEASE, key, key_len, NULL, 0);
-        if (answered == 0) {
-            if (c->err == LOCK_ERR_NONE)
-                lock_set_error(c, LOCK_ERR_TIMEOUT, "no Redis node answered within %u ms",
-                               (unsigned)node_timeout(c));
-            return LOCK_ERR;
-        }
+        heard |= r.answered > 0;
+        if (r.sent == 0)
+            return no_answer(c); /* every node refuses: waiting changes nothing soon */
         uint64_t now = lock_now_ms();
         if (now >= deadline || lock_cancelled(c))
-            return LOCK_BUSY;
+            return heard ? LOCK_BUSY : no_answer(c);
         lock_sleep_ms(wire_backoff_ms(c, attempt, now, deadline));
     }
 }
