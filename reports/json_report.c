@@ -53,9 +53,11 @@ static json_t *checker_json(const struct run_result *r)
         json_t *faults = json_array();
         for (size_t k = 0; k < v->n_faults && k < CHECK_MAX_FAULTS_PER_VIOLATION; k++) {
             const struct fault_span *f = &r->spans[v->faults[k]];
-            json_array_append_new(faults, json_pack("{s:s, s:i}", "type",
-                                                    fault_type_name((enum fault_type)f->type),
-                                                    "client", f->client));
+            json_t *one = json_pack("{s:s, s:i}", "type", fault_type_name((enum fault_type)f->type),
+                                    "client", f->client);
+            if (f->servers < r->hist.n_notes)
+                json_object_set_new(one, "servers", json_string(r->hist.notes[f->servers]));
+            json_array_append_new(faults, one);
         }
         json_array_append_new(listed,
                               json_pack("{s:s, s:b, s:f, s:o, s:o, s:o}", "key",
@@ -73,19 +75,31 @@ static json_t *checker_json(const struct run_result *r)
                      "history_dropped", (json_int_t)r->hist.dropped, "listed", listed);
 }
 
+static json_t *server_fault_json(const struct fault_record *x, json_t *o)
+{
+    json_object_set_new(o, "servers", json_string(x->servers));
+    json_object_set_new(o, "detail", json_string(x->detail));
+    json_object_set_new(o, "end_detail", json_string(x->end_detail));
+    json_object_set_new(o, "healed_at_end", json_boolean(x->healed));
+    json_object_set_new(o, "error", x->error[0] ? json_string(x->error) : json_null());
+    return o;
+}
+
 static json_t *faults_json(const struct run_result *r)
 {
     json_t *a = json_array();
     for (size_t i = 0; i < r->n_faults; i++) {
         const struct fault_record *x = &r->faults[i];
-        json_t *o =
-            json_pack("{s:s, s:I, s:I, s:i, s:b}", "type", fault_type_name(x->spec.type), "at_ms",
-                      (json_int_t)x->spec.at_ms, "duration_ms", (json_int_t)x->spec.duration_ms,
-                      "target", x->spec.target, "fired", x->fired);
+        json_t *o = report_fault_spec_json(&x->spec);
+        json_object_set_new(o, "fired", json_boolean(x->fired));
         if (x->fired) {
-            json_object_set_new(o, "client", json_integer(x->client));
-            json_object_set_new(o, "key",
-                                json_string(x->key < r->hist.n_keys ? r->hist.keys[x->key] : "?"));
+            if (fault_on_servers(x->spec.type)) {
+                server_fault_json(x, o);
+            } else {
+                json_object_set_new(o, "client", json_integer(x->client));
+                json_object_set_new(
+                    o, "key", json_string(x->key < r->hist.n_keys ? r->hist.keys[x->key] : "?"));
+            }
             json_object_set_new(o, "start_s", json_real(report_rel_s(r, x->start_ns)));
             json_object_set_new(o, "end_s",
                                 x->ended ? json_real(report_rel_s(r, x->end_ns)) : json_null());

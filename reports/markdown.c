@@ -92,19 +92,19 @@ static void md_faults(FILE *f, const struct run_result *r)
 {
     if (r->n_faults == 0)
         return;
-    fprintf(f, "## Faults\n\n| type | at ms | duration ms | client | key | from s | to s |\n"
-               "|---|---:|---:|---:|---|---:|---:|\n");
+    fprintf(f, "## Faults\n\n| at s | fault | what it did | from s | to s |\n"
+               "|---:|---|---|---:|---:|\n");
     for (size_t i = 0; i < r->n_faults; i++) {
         const struct fault_record *x = &r->faults[i];
-        if (!x->fired) {
-            fprintf(f, "| %s | %" PRIu64 " | %" PRIu64 " | - | never fired | - | - |\n",
-                    fault_type_name(x->spec.type), x->spec.at_ms, x->spec.duration_ms);
-            continue;
-        }
-        fprintf(f, "| %s | %" PRIu64 " | %" PRIu64 " | %" PRIu32 " | %s | %.3f | ",
-                fault_type_name(x->spec.type), x->spec.at_ms, x->spec.duration_ms, x->client,
-                x->key < r->hist.n_keys ? r->hist.keys[x->key] : "?", report_rel_s(r, x->start_ns));
-        if (x->ended)
+        char plan[160], done[512];
+        fprintf(f, "| %.3f | %s | %s | ", (double)x->spec.at_ms / 1000.0,
+                report_fault_plan(&x->spec, plan, sizeof(plan)),
+                report_fault_done(r, x, done, sizeof(done)));
+        if (x->fired)
+            fprintf(f, "%.3f | ", report_rel_s(r, x->start_ns));
+        else
+            fprintf(f, "- | ");
+        if (x->fired && x->ended)
             fprintf(f, "%.3f |\n", report_rel_s(r, x->end_ns));
         else
             fprintf(f, "- |\n");

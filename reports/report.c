@@ -65,15 +65,70 @@ double report_rel_s(const struct run_result *r, uint64_t mono_ns)
     return ((double)mono_ns - (double)r->t0_mono_ns) / 1e9;
 }
 
+const char *report_fault_plan(const struct fault_spec *f, char *buf, size_t len)
+{
+    char a[32], b[32];
+    const char *name = fault_type_name(f->type);
+    if (!fault_on_servers(f->type)) {
+        char who[32] = "the next holder";
+        if (f->target != FAULT_TARGET_HOLDER)
+            snprintf(who, sizeof(who), "client %d", (int)f->target);
+        snprintf(buf, len, "%s %s, %s %s", name, who,
+                 f->type == FAULT_CLIENT_CRASH ? "restarts after" : "for",
+                 report_seconds(f->duration_ms, a, sizeof(a)));
+    } else if (f->type == FAULT_PAUSE) {
+        snprintf(buf, len, "pause %s for %s", f->target_text,
+                 report_seconds(f->duration_ms, a, sizeof(a)));
+    } else if (f->type == FAULT_KILL && f->restart_after_ms) {
+        snprintf(buf, len, "kill %s, back after %s, data %s", f->target_text,
+                 report_seconds(f->restart_after_ms, b, sizeof(b)), fault_data_name(f->data));
+    } else {
+        snprintf(buf, len, "%s %s%s%s", name, f->target_text,
+                 f->type == FAULT_KILL ? ", down until the run ends" : ", data ",
+                 f->type == FAULT_KILL ? "" : fault_data_name(f->data));
+    }
+    return buf;
+}
+
+const char *report_fault_done(const struct run_result *r, const struct fault_record *x, char *buf,
+                              size_t len)
+{
+    if (!x->fired)
+        snprintf(buf, len, "never fired%s",
+                 fault_on_servers(x->spec.type) ? " (the run ended first)"
+                                                : " (no holder after its time)");
+    else if (!fault_on_servers(x->spec.type))
+        snprintf(buf, len, "client %" PRIu32 " holding %s", x->client,
+                 x->key < r->hist.n_keys ? r->hist.keys[x->key] : "?");
+    else
+        snprintf(buf, len, "%s%s%s%s%s", x->detail[0] ? x->detail : "nothing done",
+                 x->end_detail[0] ? "; then " : "", x->end_detail, x->error[0] ? "; failed: " : "",
+                 x->error);
+    return buf;
+}
+
+const char *report_span_name(const struct run_result *r, const struct fault_span *f, char *buf,
+                             size_t len)
+{
+    const char *name = fault_type_name((enum fault_type)f->type);
+    if (f->client >= 0)
+        snprintf(buf, len, "%s (client %d)", name, f->client);
+    else if (f->servers < r->hist.n_notes)
+        snprintf(buf, len, "%s %s", name, r->hist.notes[f->servers]);
+    else
+        snprintf(buf, len, "%s", name);
+    return buf;
+}
+
 void report_violation_faults(const struct run_result *r, const struct violation *v, char *buf,
                              size_t len)
 {
     size_t used = 0;
     buf[0] = '\0';
     for (size_t i = 0; i < v->n_faults && i < CHECK_MAX_FAULTS_PER_VIOLATION; i++) {
-        const struct fault_span *f = &r->spans[v->faults[i]];
-        int n = snprintf(buf + used, len - used, "%s%s(client %d)", i ? ", " : "",
-                         fault_type_name((enum fault_type)f->type), f->client);
+        char one[96];
+        int n = snprintf(buf + used, len - used, "%s%s", i ? ", " : "",
+                         report_span_name(r, &r->spans[v->faults[i]], one, sizeof(one)));
         if (n < 0 || (size_t)n >= len - used)
             break;
         used += (size_t)n;

@@ -53,6 +53,17 @@ json_t *report_scenario_json(const struct scenario *s);
 const char *report_invariant_mark(const struct invariant *inv);
 /* Seconds since the run's start line. */
 double report_rel_s(const struct run_result *r, uint64_t mono_ns);
+/* A fault as planned, in words: "kill one, back after 1.000 s, data lost",
+ * "client_pause the next holder for 2.000 s". */
+/* A fault as the scenario states it, for report.json and `show --json`. */
+json_t *report_fault_spec_json(const struct fault_spec *f);
+const char *report_fault_plan(const struct fault_spec *f, char *buf, size_t len);
+/* What a fault did, in words: its servers and signals, or its client. */
+const char *report_fault_done(const struct run_result *r, const struct fault_record *x, char *buf,
+                              size_t len);
+/* A fault span of the history in a few words: "kill redis-2", "client_pause (client 3)". */
+const char *report_span_name(const struct run_result *r, const struct fault_span *f, char *buf,
+                             size_t len);
 /* "client_pause(client 7)" list of the faults active in a violation. */
 void report_violation_faults(const struct run_result *r, const struct violation *v, char *buf,
                              size_t len);

@@ -97,16 +97,27 @@ static json_t *workload_json(const struct scenario *s)
                      fs->hot_items);
 }
 
+json_t *report_fault_spec_json(const struct fault_spec *f)
+{
+    json_t *o = json_pack("{s:s, s:I, s:I}", "type", fault_type_name(f->type), "at_ms",
+                          (json_int_t)f->at_ms, "duration_ms", (json_int_t)f->duration_ms);
+    if (!fault_on_servers(f->type)) {
+        json_object_set_new(o, "target", json_integer(f->target));
+        return o;
+    }
+    json_object_set_new(o, "target", json_string(f->target_text));
+    if (f->type == FAULT_KILL)
+        json_object_set_new(o, "restart_after_ms", json_integer((json_int_t)f->restart_after_ms));
+    if (f->type != FAULT_PAUSE)
+        json_object_set_new(o, "data", json_string(fault_data_name(f->data)));
+    return o;
+}
+
 json_t *report_scenario_json(const struct scenario *s)
 {
     json_t *faults = json_array();
-    for (size_t i = 0; i < s->n_faults; i++) {
-        const struct fault_spec *f = &s->faults[i];
-        json_array_append_new(faults,
-                              json_pack("{s:s, s:I, s:I, s:i}", "type", fault_type_name(f->type),
-                                        "at_ms", (json_int_t)f->at_ms, "duration_ms",
-                                        (json_int_t)f->duration_ms, "target", f->target));
-    }
+    for (size_t i = 0; i < s->n_faults; i++)
+        json_array_append_new(faults, report_fault_spec_json(&s->faults[i]));
     json_t *o =
         json_pack("{s:s, s:s, s:s, s:i, s:I, s:I, s:I, s:b, s:o, s:o, s:o}", "name", s->name,
                   "file", s->path, "description", s->description, "clients", s->clients,

@@ -87,19 +87,17 @@ static void print_faults(FILE *f, const struct run_result *r)
     fprintf(f, "faults:\n");
     for (size_t i = 0; i < r->n_faults; i++) {
         const struct fault_record *x = &r->faults[i];
-        fprintf(f,
-                "  %-13s at %6" PRIu64 " ms for %6" PRIu64 " ms: ", fault_type_name(x->spec.type),
-                x->spec.at_ms, x->spec.duration_ms);
-        if (!x->fired) {
-            fprintf(f, "never fired (no holder after its time)\n");
-            continue;
-        }
-        fprintf(f, "client %" PRIu32 " holding %s, %.3f s .. ", x->client,
-                x->key < r->hist.n_keys ? r->hist.keys[x->key] : "?", report_rel_s(r, x->start_ns));
-        if (x->ended)
-            fprintf(f, "%.3f s\n", report_rel_s(r, x->end_ns));
-        else
-            fprintf(f, "(still on at the end)\n");
+        char plan[160], done[512];
+        fprintf(f, "  %6.3f s  %s\n", (double)x->spec.at_ms / 1000.0,
+                report_fault_plan(&x->spec, plan, sizeof(plan)));
+        fprintf(f, "            %s", report_fault_done(r, x, done, sizeof(done)));
+        if (x->fired)
+            fprintf(f, ", %.3f s .. ", report_rel_s(r, x->start_ns));
+        if (x->fired && x->ended)
+            fprintf(f, "%.3f s", report_rel_s(r, x->end_ns));
+        else if (x->fired)
+            fprintf(f, "(still on at the end)");
+        fputc('\n', f);
     }
 }
 

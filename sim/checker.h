@@ -49,8 +49,10 @@ struct section {
 };
 
 struct fault_span {
-    uint32_t type;  /* the engine's fault type number */
-    int32_t client; /* target client, -1 for none */
+    uint32_t type;    /* the engine's fault type number */
+    int32_t client;   /* target client, -1 for none */
+    uint32_t fault;   /* its index in the scenario's list (UINT32_MAX: not known) */
+    uint32_t servers; /* the note naming the servers it struck (UINT32_MAX: none) */
     uint64_t from_ns;
     uint64_t to_ns; /* UINT64_MAX while still active at the end */
 };

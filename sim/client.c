@@ -83,8 +83,18 @@ static void log_event(struct client *cl, uint64_t t, uint8_t type, uint8_t f, ui
 
 static void log_fault(struct client *cl, uint64_t t, int idx, int end)
 {
-    uint8_t kind = (uint8_t)nemesis_spec(cl->run->nem, idx)->type;
-    log_full(cl, t, HT_INFO, HF_FAULT, kind, (uint8_t)end, 0, 0);
+    struct history_event e = {
+        .t_ns = t,
+        .seq = HISTORY_NO_NOTE,
+        .client = cl->id,
+        .key = (uint32_t)idx, /* a fault event's key is the fault's index */
+        .owner = HISTORY_NO_NOTE,
+        .type = HT_INFO,
+        .f = HF_FAULT,
+        .arg = (uint8_t)nemesis_spec(cl->run->nem, idx)->type,
+        .arg2 = (uint8_t)end,
+    };
+    history_append(cl->hist, &e);
 }
 
 void client_owner_name(char *buf, size_t len, const char *run_id, uint32_t client,

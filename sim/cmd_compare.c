@@ -65,7 +65,7 @@ static int unsupported(const struct scenario *s, const struct lock_ops *ops, cha
     else if (lacks & LACKS_RENEW)
         snprintf(why, len, "the scenario needs a watchdog (lock.watchdog); %s cannot renew a lock",
                  ops->name);
-    else
+    else if (scenario_fault_misfit(s, ops, why, len) < 0)
         return 0;
     return -1;
 }
@@ -235,6 +235,7 @@ int cmd_compare(int argc, char **argv)
         return EXIT_ENV;
     }
     signals_publish_servers(&f.cl);
+    f.cl.pids_changed = signals_publish_servers; /* a fault restarted one */
     rc = run_plan(&p, &f, &o, &c);
     char logs[600];
     snprintf(logs, sizeof(logs), "%s/servers", c.out_dir);

@@ -135,6 +135,9 @@ int run_on_fleet(const struct scenario *s, struct fleet *f, const struct run_opt
         return EXIT_ENV;
     }
     cfg.cancel = runner_cancel_flag(r); /* before any client reads cfg */
+    struct fault_nodes nodes;
+    fleet_fault_nodes(f, ops, s, &nodes);
+    runner_set_fault_nodes(r, &nodes);
     if (runner_start(r, err, sizeof(err)) < 0) {
         fprintf(stderr, "locklab: %s\n", err);
         runner_free(r);
@@ -175,6 +178,7 @@ int cmd_run(int argc, char **argv)
         return EXIT_ENV;
     }
     signals_publish_servers(&f.cl);
+    f.cl.pids_changed = signals_publish_servers; /* a fault restarted one */
     rc = run_on_fleet(&s, &f, &o, &res);
     char logs[600];
     snprintf(logs, sizeof(logs), "%s/servers", res.run_dir);

@@ -25,7 +25,7 @@ static void print_fleet(const struct scenario *s, const struct lock_ops *ops)
 {
     const struct server_list *ext = &s->servers[ops->server];
     const char *kind = lock_server_name(ops->server);
-    size_t need = fleet_need(ops, s);
+    size_t need = scenario_servers(s, ops);
     if (ext->n == 0) {
         printf("  servers: %zu %s, managed: started on free 127.0.0.1 ports, stopped by PID at the "
                "end\n",
@@ -47,14 +47,9 @@ static void print_timeline(const struct scenario *s)
     }
     printf("faults:\n");
     for (size_t i = 0; i < s->n_faults; i++) {
-        const struct fault_spec *f = &s->faults[i];
-        char who[32] = "the next holder";
-        if (f->target != FAULT_TARGET_HOLDER)
-            snprintf(who, sizeof(who), "client %d", (int)f->target);
-        printf("  %8.3f s  %-13s %s, %s %.3f s\n", (double)f->at_ms / 1000.0,
-               fault_type_name(f->type), who,
-               f->type == FAULT_CLIENT_CRASH ? "restarts after" : "for",
-               (double)f->duration_ms / 1000.0);
+        char plan[160];
+        printf("  %8.3f s  %s\n", (double)s->faults[i].at_ms / 1000.0,
+               report_fault_plan(&s->faults[i], plan, sizeof(plan)));
     }
 }
 

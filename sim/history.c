@@ -212,21 +212,24 @@ static char **copy_table(const char *const *t, size_t n)
 }
 
 int history_merge(struct history *h, struct history_buf *const *bufs, size_t n,
-                  const char *const *keys, size_t n_keys, const char *const *owners,
-                  size_t n_owners)
+                  const struct history_names *names)
 {
     memset(h, 0, sizeof(*h));
     size_t total = 0;
     for (size_t i = 0; i < n; i++)
         total += bufs[i] ? bufs[i]->len : 0;
     h->ev = malloc((total ? total : 1) * sizeof(*h->ev));
-    h->keys = copy_table(keys, n_keys);
-    h->owners = copy_table(owners, n_owners);
+    h->keys = copy_table(names->keys, names->n_keys);
+    h->owners = copy_table(names->owners, names->n_owners);
+    h->notes = copy_table(names->notes, names->n_notes);
     if (h->keys)
-        h->n_keys = n_keys;
+        h->n_keys = names->n_keys;
     if (h->owners)
-        h->n_owners = n_owners;
-    if (h->ev == NULL || h->keys == NULL || h->owners == NULL || kway_merge(h->ev, bufs, n) < 0)
+        h->n_owners = names->n_owners;
+    if (h->notes)
+        h->n_notes = names->n_notes;
+    if (h->ev == NULL || h->keys == NULL || h->owners == NULL || h->notes == NULL ||
+        kway_merge(h->ev, bufs, n) < 0)
         goto fail;
     h->n = total;
     if (!is_sorted(h->ev, total) && stable_sort(h->ev, total) < 0)
@@ -243,8 +246,11 @@ void history_free(struct history *h)
         free(h->keys[i]);
     for (size_t i = 0; h->owners && i < h->n_owners; i++)
         free(h->owners[i]);
+    for (size_t i = 0; h->notes && i < h->n_notes; i++)
+        free(h->notes[i]);
     free(h->keys);
     free(h->owners);
+    free(h->notes);
     free(h->ev);
     memset(h, 0, sizeof(*h));
 }
@@ -358,7 +364,12 @@ static void write_end(const struct history *h, struct line *l)
     put(l, "}\n");
 }
 
-static int write_fault(const struct history_event *e, struct line *l)
+static const char *note(const struct history *h, uint64_t id)
+{
+    return id < h->n_notes ? h->notes[id] : NULL;
+}
+
+static int write_fault(const struct history *h, const struct history_event *e, struct line *l)
 {
     const char *name = e->arg < FAULT_TYPE_COUNT ? fault_type_name((enum fault_type)e->arg) : NULL;
     if (name == NULL || e->arg2 > 1)
@@ -366,7 +377,14 @@ static int write_fault(const struct history_event *e, struct line *l)
     put_field_u64(l, "{\"time\":", e->t_ns);
     put_field_str(l, ",\"process\":\"nemesis\",\"type\":\"info\",\"f\":", name);
     put(l, e->arg2 ? ",\"value\":\"end\"" : ",\"value\":\"start\"");
-    put_field_u64(l, ",\"target\":", e->client);
+    if (e->key != HISTORY_NO_FAULT)
+        put_field_u64(l, ",\"fault\":", e->key);
+    if (e->client != HISTORY_SERVERS)
+        put_field_u64(l, ",\"target\":", e->client);
+    else if (note(h, e->owner))
+        put_field_str(l, ",\"target\":", note(h, e->owner));
+    if (note(h, e->seq))
+        put_field_str(l, ",\"detail\":", note(h, e->seq));
     put(l, "}\n");
     return 0;
 }
@@ -415,7 +433,7 @@ static void put_name(struct line *l, const char *field, char *const *table, size
 static int write_event(const struct history *h, const struct history_event *e, struct line *l)
 {
     if (e->f == HF_FAULT)
-        return write_fault(e, l);
+        return write_fault(h, e, l);
     if (e->type > HT_INFO || e->f > HF_CRASH || (e->f == HF_CRASH && e->type != HT_INFO) ||
         (e->f == HF_RENEW && e->type == HT_INVOKE))
         return -1;

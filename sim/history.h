@@ -31,6 +31,13 @@ enum history_f {
     HF_FAULT,   /* info: a fault started (arg2 = 0) or ended (arg2 = 1) */
 };
 
+/* A fault event's client when the fault struck servers, not a client. */
+#define HISTORY_SERVERS UINT32_MAX
+/* A fault event's key when the file did not say which fault it was. */
+#define HISTORY_NO_FAULT UINT32_MAX
+/* A fault event's owner or seq when it carries no note. */
+#define HISTORY_NO_NOTE UINT32_MAX
+
 /* Why an operation failed or is unknown (arg of fail / info events). */
 enum history_error {
     HE_NONE = 0,
@@ -41,16 +48,19 @@ enum history_error {
 
 struct history_event {
     uint64_t t_ns;
-    uint64_t token; /* acquire ok: fencing token (0 = none) */
-    uint64_t seq;   /* acquire ok / release invoke / crash: witness sequence */
-    uint32_t client;
-    uint32_t key;   /* key id (index into history.keys) */
-    uint32_t owner; /* owner id (index into history.owners) */
-    uint8_t type;   /* enum history_type */
-    uint8_t f;      /* enum history_f */
-    uint8_t arg;    /* release invoke: enum section_effect; fail/info: enum history_error;
-                       HF_FAULT: fault type number (see fault_type_name) */
-    uint8_t arg2;   /* HF_FAULT: 0 = start, 1 = end */
+    uint64_t token;  /* acquire ok: fencing token (0 = none) */
+    uint64_t seq;    /* acquire ok / release invoke / crash: witness sequence;
+                        HF_FAULT: the note saying what it did (or HISTORY_NO_NOTE) */
+    uint32_t client; /* HF_FAULT: the client it struck, or HISTORY_SERVERS */
+    uint32_t key;    /* key id (index into history.keys); HF_FAULT: the fault's index in
+                        the scenario's list (HISTORY_NO_FAULT: not known) */
+    uint32_t owner;  /* owner id (index into history.owners); HF_FAULT: the note naming
+                        the servers it struck (history.notes; HISTORY_NO_NOTE: none) */
+    uint8_t type;    /* enum history_type */
+    uint8_t f;       /* enum history_f */
+    uint8_t arg;     /* release invoke: enum section_effect; fail/info: enum history_error;
+                        HF_FAULT: fault type number (see fault_type_name) */
+    uint8_t arg2;    /* HF_FAULT: 0 = start, 1 = end */
 };
 
 /* seq of an event read from a file that gave none (the witness counts from 0). */
@@ -74,6 +84,8 @@ struct history {
     size_t n_keys;
     char **owners; /* owner id -> the value the lock stored on the server */
     size_t n_owners;
+    char **notes; /* note id -> a fault's servers or what it did ("redis-2", "SIGKILL pid 7") */
+    size_t n_notes;
     /* from the start and end lines */
     uint64_t start_mono_ns;
     uint64_t start_wall_ns; /* CLOCK_REALTIME at the same moment */
@@ -87,12 +99,20 @@ struct history {
     uint64_t dropped; /* events lost to memory exhaustion */
 };
 
-/* Merge n thread buffers into h (events copied; buffers untouched).
- * h->keys and h->owners are copied from the given tables.
- * Returns 0, or -1 out of memory. */
+/* The string tables a history's ids point into. */
+struct history_names {
+    const char *const *keys;
+    size_t n_keys;
+    const char *const *owners;
+    size_t n_owners;
+    const char *const *notes;
+    size_t n_notes;
+};
+
+/* Merge n thread buffers into h (events copied; buffers untouched), the
+ * tables copied from names. Returns 0, or -1 out of memory. */
 int history_merge(struct history *h, struct history_buf *const *bufs, size_t n,
-                  const char *const *keys, size_t n_keys, const char *const *owners,
-                  size_t n_owners);
+                  const struct history_names *names);
 
 /* Write h as JSON lines: a "start" line, the events, an "end" line.
  * Returns 0, or -1 when writing failed (errno set). */

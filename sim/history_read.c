@@ -34,7 +34,7 @@ struct reader {
     size_t errlen;
     struct history *h;
     size_t cap;
-    struct intern keys, owners;
+    struct intern keys, owners, notes;
     bool started; /* the end line is h->end_line */
 };
 
@@ -226,6 +226,31 @@ static int read_end(struct reader *r, json_t *o)
     return 0;
 }
 
+/* An optional text of a fault line, interned as a note. */
+static int read_note(struct reader *r, json_t *o, const char *name, uint32_t *id)
+{
+    *id = HISTORY_NO_NOTE;
+    json_t *v = json_object_get(o, name);
+    if (v == NULL)
+        return 0;
+    if (!json_is_string(v))
+        return fail(r, "\"%s\" must be a string", name);
+    return intern_id(&r->notes, json_string_value(v), id) < 0 ? fail(r, "out of memory") : 0;
+}
+
+/* A client fault's target is the client's number; a server fault's, the
+ * servers it struck ("redis-2,redis-4"). */
+static int read_fault_target(struct reader *r, json_t *o, struct history_event *e)
+{
+    json_t *t = json_object_get(o, "target");
+    if (t != NULL && json_is_string(t)) {
+        e->client = HISTORY_SERVERS;
+        return read_note(r, o, "target", &e->owner);
+    }
+    e->owner = HISTORY_NO_NOTE;
+    return get_u32(r, o, "target", true, &e->client);
+}
+
 static int read_fault(struct reader *r, json_t *o, int type, struct history_event *e)
 {
     const char *f = get_str(r, o, "f", true);
@@ -239,8 +264,12 @@ static int read_fault(struct reader *r, json_t *o, int type, struct history_even
     if (type != HT_INFO)
         return fail(r, "a fault is of type \"info\"");
     int v = get_enum(r, o, "value", fault_values, 2, -1);
-    if (v < 0 || get_u32(r, o, "target", true, &e->client) < 0)
+    uint32_t detail;
+    e->key = HISTORY_NO_FAULT;
+    if (v < 0 || read_fault_target(r, o, e) < 0 || get_u32(r, o, "fault", false, &e->key) < 0 ||
+        read_note(r, o, "detail", &detail) < 0)
         return -1;
+    e->seq = detail;
     e->f = HF_FAULT;
     e->arg = (uint8_t)t;
     e->arg2 = (uint8_t)v;
@@ -397,8 +426,11 @@ static void finish(struct reader *r)
     h->n_keys = r->keys.n;
     h->owners = r->owners.names;
     h->n_owners = r->owners.n;
+    h->notes = r->notes.names;
+    h->n_notes = r->notes.n;
     free(r->keys.slot);
     free(r->owners.slot);
+    free(r->notes.slot);
     if (!h->end_line) {
         h->complete = false;
         h->end_mono_ns = h->n ? h->ev[h->n - 1].t_ns : h->start_mono_ns;
@@ -419,6 +451,7 @@ int history_read_jsonl(const char *path, struct history *h, char *err, size_t er
     if (rc < 0) {
         intern_free(&r.keys);
         intern_free(&r.owners);
+        intern_free(&r.notes);
         history_free(h);
         return -1;
     }

@@ -107,15 +107,22 @@ static void open_section(struct sec_state *st, size_t *head, const struct histor
 static void fault_event(struct sec_state *st, const struct history_event *e)
 {
     if (e->arg2 == 0) {
-        st->fs[st->nf] = (struct fault_span){
-            .type = e->arg, .client = (int32_t)e->client, .from_ns = e->t_ns, .to_ns = UINT64_MAX};
+        st->fs[st->nf] =
+            (struct fault_span){.type = e->arg,
+                                .client = e->client == HISTORY_SERVERS ? -1 : (int32_t)e->client,
+                                .fault = e->key,
+                                .servers = e->owner,
+                                .from_ns = e->t_ns,
+                                .to_ns = UINT64_MAX};
         st->open_f[st->n_open_f++] = st->nf++;
         return;
     }
-    /* The earliest running span of this (type, target); few run at once. */
+    /* The earliest running span of this fault (of this type and target
+     * when the file does not number faults); few run at once. */
+    int32_t client = e->client == HISTORY_SERVERS ? -1 : (int32_t)e->client;
     for (size_t i = 0; i < st->n_open_f; i++) {
         struct fault_span *f = &st->fs[st->open_f[i]];
-        if (f->type == e->arg && f->client == (int32_t)e->client) {
+        if (f->type == e->arg && f->client == client && f->fault == e->key) {
             f->to_ns = e->t_ns;
             memmove(&st->open_f[i], &st->open_f[i + 1],
                     (st->n_open_f - i - 1) * sizeof(*st->open_f));

@@ -37,6 +37,7 @@ struct runner {
     uint32_t started;
     uint64_t t0_wall_ns;
     char first_error[LOCK_ERRSTR_MAX + 32];
+    bool nemesis_failed; /* its thread could not start: the faults were not played */
 };
 
 static void random_run_id(char out[17], uint64_t seed)
@@ -238,8 +239,16 @@ void runner_go(struct runner *r)
     r->t0_wall_ns = clock_wall_ns();
     r->run.t0_ns = clock_mono_ns();
     r->run.deadline_ns = r->run.t0_ns + r->run.scn->duration_ms * 1000000ULL;
-    nemesis_start(r->run.nem, r->run.t0_ns);
+    if (nemesis_start(r->run.nem, r->run.t0_ns, r->run.deadline_ns, &r->run.stop) < 0) {
+        r->nemesis_failed = true;
+        runner_stop(r, 1);
+    }
     release_start_line(r, 1);
+}
+
+void runner_set_fault_nodes(struct runner *r, const struct fault_nodes *nodes)
+{
+    nemesis_set_nodes(r->run.nem, nodes);
 }
 
 const atomic_int *runner_cancel_flag(const struct runner *r)
@@ -365,15 +374,20 @@ static int collect_history(struct runner *r, struct run_result *res)
 {
     size_t n_owners = 0;
     char **owners = owner_table(r, &n_owners);
-    struct history_buf **bufs = calloc(r->n, sizeof(*bufs));
+    struct history_buf **bufs = calloc(r->n + 1, sizeof(*bufs));
     int rc = -1;
     if (owners == NULL || bufs == NULL)
         goto out;
     for (uint32_t i = 0; i < r->n; i++)
         bufs[i] = r->clients[i].hist;
+    bufs[r->n] = nemesis_history(r->run.nem);
     struct workload *w = r->run.wl;
-    if (history_merge(&res->hist, bufs, r->n, (const char *const *)w->keys, w->n_keys,
-                      (const char *const *)owners, n_owners) < 0)
+    struct history_names names = {.keys = (const char *const *)w->keys,
+                                  .n_keys = w->n_keys,
+                                  .owners = (const char *const *)owners,
+                                  .n_owners = n_owners};
+    names.n_notes = nemesis_notes(r->run.nem, &names.notes);
+    if (history_merge(&res->hist, bufs, r->n + 1, &names) < 0)
         goto out;
     res->hist.start_mono_ns = res->t0_mono_ns;
     res->hist.start_wall_ns = res->t0_wall_ns;
@@ -385,6 +399,7 @@ static int collect_history(struct runner *r, struct run_result *res)
     res->hist.seed = r->run.scn->seed;
     for (uint32_t i = 0; i < r->n; i++)
         res->hist.dropped += history_buf_dropped(r->clients[i].hist);
+    res->hist.dropped += history_buf_dropped(nemesis_history(r->run.nem));
     rc = 0;
 out:
     free(bufs);
@@ -415,13 +430,14 @@ static int check_safety(struct runner *r, struct run_result *res)
 
 /* Every client connected at the start line; a connect refused after it (or
  * a ZooKeeper connection that dropped) means a server went away: an
- * external one, which no PID watch can see. No scenario fault so far
- * touches a server, so nothing explains it: the run did not test the lock
+ * external one, which no PID watch can see. Unless a process fault of the
+ * scenario explains it, nothing does: the run did not test the lock
  * it names, and must not pass. A slow server is not a lost one: a Redlock
  * node dropped for answering late counts in connect_errors only. */
 static void lost_servers(struct run_result *res)
 {
-    if (res->connects_refused == 0 || !res->complete)
+    /* a process fault explains refusals: that is what it does */
+    if (res->connects_refused == 0 || !res->complete || scenario_has_server_faults(res->scn))
         return;
     res->complete = false;
     snprintf(res->incomplete_reason, sizeof(res->incomplete_reason),
@@ -452,6 +468,7 @@ static bool any_cut_short(const struct runner *r)
 int runner_collect(struct runner *r, struct run_result *res)
 {
     join_all(r);
+    nemesis_finish(r->run.nem); /* every server back before anything reads the results */
     res->end_mono_ns = last_exit(r);
     res->t0_mono_ns = r->run.t0_ns;
     res->t0_wall_ns = r->t0_wall_ns;
@@ -463,6 +480,11 @@ int runner_collect(struct runner *r, struct run_result *res)
         res->complete = false;
         snprintf(res->incomplete_reason, sizeof(res->incomplete_reason), "interrupted after %.1f s",
                  res->elapsed_s);
+    }
+    if (r->nemesis_failed) {
+        res->complete = false;
+        snprintf(res->incomplete_reason, sizeof(res->incomplete_reason),
+                 "the nemesis thread could not start: no fault was played");
     }
     if (merge_measurements(r, res) < 0 || collect_history(r, res) < 0 || check_safety(r, res) < 0)
         return -1;

@@ -28,6 +28,9 @@ struct runner *runner_new(const struct scenario *s, const struct lock_ops *ops,
 int runner_start(struct runner *r, char *err, size_t errlen);
 /* Open the start line: the clock starts, the clients begin. */
 void runner_go(struct runner *r);
+/* The managed servers the scenario's process faults strike; before runner_go. */
+struct fault_nodes;
+void runner_set_fault_nodes(struct runner *r, const struct fault_nodes *nodes);
 /* The flag lock_config.cancel should point at: set when the run is stopped. */
 const atomic_int *runner_cancel_flag(const struct runner *r);
 /* Ask the clients to finish their step and leave (async-signal-safe). */

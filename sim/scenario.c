@@ -83,6 +83,7 @@ static int parse_bool(struct ctx *c, json_t *v, const struct field *f, void *bas
 _Static_assert(sizeof(enum workload_kind) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum skew_kind) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum fault_type) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum fault_data) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum expect_invariants) == sizeof(int), "enum size");
 
 static int match_name(struct ctx *c, json_t *v, const struct names *nm, int *out)
@@ -255,14 +256,8 @@ static int parse_object(struct ctx *c, json_t *v, const struct field *f, void *b
     return walk_object(c, v, f->sub, base);
 }
 
-static int parse_target(struct ctx *c, json_t *v, const struct field *f, void *base)
+static int client_target(struct ctx *c, const char *t, struct fault_spec *fs)
 {
-    struct fault_spec *fs = base;
-
-    (void)f;
-    if (!json_is_string(v))
-        return scn_type_error(c, v, "a string");
-    const char *t = json_string_value(v);
     if (strcmp(t, "holder") == 0) {
         fs->target = FAULT_TARGET_HOLDER;
         return 0;
@@ -276,7 +271,64 @@ static int parse_target(struct ctx *c, json_t *v, const struct field *f, void *b
             return 0;
         }
     }
-    return scn_fail(c, "unknown target %s (expected \"holder\" or \"client:N\")", scn_quote(t).s);
+    return scn_fail(c, "unknown target %s for a %s (expected \"holder\" or \"client:N\")",
+                    scn_quote(t).s, fault_type_name(fs->type));
+}
+
+static const char *const pick_list[] = {"one", "minority", "majority", "all", "primaries"};
+
+/* "redis-2", "zk-1": a server by kind and 1-based number. */
+static bool node_name(const char *t, struct fault_spec *fs)
+{
+    static const struct {
+        const char *prefix;
+        enum lock_server kind;
+    } kinds[] = {{"redis-", LOCK_SERVER_REDIS}, {"zk-", LOCK_SERVER_ZOOKEEPER}};
+    for (size_t k = 0; k < N_OF(kinds); k++) {
+        size_t n = strlen(kinds[k].prefix);
+        if (strncmp(t, kinds[k].prefix, n) != 0 || t[n] < '1' || t[n] > '9')
+            continue;
+        char *end;
+        unsigned long x = strtoul(t + n, &end, 10);
+        if (*end != '\0' || x > LOCK_ENDPOINT_MAX)
+            return false;
+        fs->pick = PICK_NODE;
+        fs->node_kind = kinds[k].kind;
+        fs->node = (uint32_t)x;
+        return true;
+    }
+    return false;
+}
+
+static int server_target(struct ctx *c, const char *t, struct fault_spec *fs)
+{
+    for (size_t i = 0; i < N_OF(pick_list); i++)
+        if (strcmp(t, pick_list[i]) == 0) {
+            fs->pick = (enum node_pick)(PICK_ONE + (int)i);
+            return 0;
+        }
+    if (node_name(t, fs))
+        return 0;
+    return scn_fail(c,
+                    "unknown target %s for a %s (expected a server such as \"redis-2\" or "
+                    "\"zk-1\", or one of: one, minority, majority, all, primaries)",
+                    scn_quote(t).s, fault_type_name(fs->type));
+}
+
+static int parse_target(struct ctx *c, json_t *v, const struct field *f, void *base)
+{
+    struct fault_spec *fs = base;
+
+    (void)f;
+    if (!json_is_string(v))
+        return scn_type_error(c, v, "a string");
+    const char *t = json_string_value(v);
+    /* the type is read first (table order): it says which targets mean something */
+    int rc = fault_on_servers(fs->type) ? server_target(c, t, fs) : client_target(c, t, fs);
+    if (rc == 0)
+        snprintf(fs->target_text, sizeof(fs->target_text), "%.*s", (int)sizeof(fs->target_text) - 1,
+                 t);
+    return rc;
 }
 
 static int parse_expect(struct ctx *c, json_t *v, const struct field *f, void *base)
@@ -302,12 +354,15 @@ static int parse_expect(struct ctx *c, json_t *v, const struct field *f, void *b
 
 static const char *const workload_list[] = {"flash_sale", "cache_rebuild", "scheduled_tasks"};
 static const char *const skew_list[] = {"uniform", "hot", "per_client"};
-static const char *const fault_list[] = {"client_pause", "client_crash"};
+static const char *const fault_list[] = {"client_pause", "client_crash", "kill", "pause",
+                                         "restart"};
+static const char *const data_list[] = {"lost", "kept"};
 static const char *const invariants_list[] = {"hold", "broken"};
 
 static const struct names workload_names = {"workload", workload_list, N_OF(workload_list), 0};
 static const struct names skew_names = {"skew", skew_list, N_OF(skew_list), SKEW_UNIFORM};
 static const struct names fault_names = {"fault type", fault_list, N_OF(fault_list), 0};
+static const struct names data_names = {"data", data_list, N_OF(data_list), DATA_LOST};
 static const struct names invariants_names = {"value", invariants_list, N_OF(invariants_list),
                                               EXPECT_INV_HOLD};
 
@@ -454,6 +509,12 @@ static const struct field fault_fields[] = {
      .required = true},
     {.key = "duration_ms", .parse = parse_u64, .offset = FS(duration_ms), .max = MS_MAX},
     {.key = "target", .parse = parse_target},
+    {.key = "restart_after_ms",
+     .parse = parse_u64,
+     .offset = FS(restart_after_ms),
+     .min = 1,
+     .max = MS_MAX},
+    {.key = "data", .parse = parse_enum, .offset = FS(data), .names = &data_names},
 };
 static const struct table fault_table = {fault_fields, N_OF(fault_fields), fault_after};
 
@@ -573,17 +634,46 @@ static int lock_after(struct ctx *c, json_t *obj, void *base)
     return rc;
 }
 
+/* A key this type of fault does not take: blamed where the file wrote it. */
+static int fault_refuses(struct ctx *c, json_t *obj, const struct fault_spec *fs, const char *key,
+                         const char *why)
+{
+    if (!json_object_get(obj, key))
+        return 0;
+    scn_push_key(c, key);
+    int rc = scn_fail(c, "a %s takes no %s (%s)", fault_type_name(fs->type), key, why);
+    scn_pop(c);
+    return rc;
+}
+
 static int fault_after(struct ctx *c, json_t *obj, void *base)
 {
     const struct fault_spec *fs = base;
-    int rc;
+    bool pauses = fs->type == FAULT_CLIENT_PAUSE || fs->type == FAULT_PAUSE;
 
-    if (fs->type != FAULT_CLIENT_PAUSE || fs->duration_ms > 0)
+    if (fault_on_servers(fs->type) && !json_object_get(obj, "target"))
+        return scn_fail(c,
+                        "missing required key \"target\" (a %s names its servers: \"redis-2\", "
+                        "\"one\", \"majority\", ...)",
+                        fault_type_name(fs->type));
+    if (fs->type == FAULT_KILL || fs->type == FAULT_RESTART) {
+        if (fault_refuses(c, obj, fs, "duration_ms",
+                          fs->type == FAULT_KILL ? "it lasts until restart_after_ms"
+                                                 : "it ends when the server answers again") < 0)
+            return -1;
+    } else if (fault_refuses(c, obj, fs, "data", "only a kill or a restart loses data") < 0) {
+        return -1;
+    }
+    if (fs->type != FAULT_KILL &&
+        fault_refuses(c, obj, fs, "restart_after_ms", "only a kill waits to restart") < 0)
+        return -1;
+    if (!pauses || fs->duration_ms > 0)
         return 0;
     if (!json_object_get(obj, "duration_ms"))
-        return scn_fail(c, "missing required key \"duration_ms\" (a client_pause needs one)");
+        return scn_fail(c, "missing required key \"duration_ms\" (a %s needs one)",
+                        fault_type_name(fs->type));
     scn_push_key(c, "duration_ms");
-    rc = scn_fail(c, "0 is out of range for a client_pause (1..%d)", MS_MAX);
+    int rc = scn_fail(c, "0 is out of range for a %s (1..%d)", fault_type_name(fs->type), MS_MAX);
     scn_pop(c);
     return rc;
 }
@@ -734,9 +824,54 @@ uint64_t scenario_longest_fault_ms(const struct scenario *s)
     return longest;
 }
 
+uint64_t fault_end_ms(const struct fault_spec *f, uint64_t run_ms)
+{
+    if (f->type == FAULT_KILL)
+        return f->restart_after_ms ? f->at_ms + f->restart_after_ms : run_ms;
+    return f->at_ms + f->duration_ms;
+}
+
+size_t fault_node_count(const struct fault_spec *f, size_t n)
+{
+    switch (f->pick) {
+    case PICK_NODE:
+    case PICK_ONE:
+        return 1;
+    case PICK_MINORITY:
+        return n / 2;
+    case PICK_MAJORITY:
+        return n / 2 + 1;
+    case PICK_ALL:
+    case PICK_PRIMARIES:
+        return n;
+    }
+    return n;
+}
+
+bool scenario_keeps_data(const struct scenario *s)
+{
+    for (size_t i = 0; i < s->n_faults; i++)
+        if (fault_on_servers(s->faults[i].type) && s->faults[i].data == DATA_KEPT)
+            return true;
+    return false;
+}
+
+bool scenario_has_server_faults(const struct scenario *s)
+{
+    for (size_t i = 0; i < s->n_faults; i++)
+        if (fault_on_servers(s->faults[i].type))
+            return true;
+    return false;
+}
+
 const char *fault_type_name(enum fault_type t)
 {
     return (unsigned)t < N_OF(fault_list) ? fault_list[t] : "unknown";
+}
+
+const char *fault_data_name(enum fault_data d)
+{
+    return d == DATA_KEPT ? "kept" : "lost";
 }
 
 const char *workload_name(enum workload_kind w)

@@ -31,16 +31,49 @@ enum skew_kind {
 enum fault_type {
     FAULT_CLIENT_PAUSE = 0, /* a holder stalls inside its critical section (GC pause) */
     FAULT_CLIENT_CRASH,     /* a holder dies without releasing; restarts after duration_ms */
+    FAULT_KILL,             /* servers SIGKILLed; back on the same port after restart_after_ms */
+    FAULT_PAUSE,            /* servers SIGSTOPped for duration_ms, then SIGCONTed */
+    FAULT_RESTART,          /* servers stopped cleanly (SIGTERM) and started again */
     FAULT_TYPE_COUNT
 };
 
+/* Process faults act on the servers a run uses, client faults on a client. */
+static inline bool fault_on_servers(int type)
+{
+    return type == FAULT_KILL || type == FAULT_PAUSE || type == FAULT_RESTART;
+}
+
 #define FAULT_TARGET_HOLDER (-1) /* whichever client next holds a lock */
+
+/* Which servers a process fault strikes, in Jepsen's words. */
+enum node_pick {
+    PICK_NODE = 0,  /* one by name: node (redis-2, zk-1) */
+    PICK_ONE,       /* one, chosen by the run's seed */
+    PICK_MINORITY,  /* a majority less one, chosen by the seed */
+    PICK_MAJORITY,  /* n/2 + 1, chosen by the seed */
+    PICK_ALL,       /* every server of the run */
+    PICK_PRIMARIES, /* the ones that lead: every Redis master, ZooKeeper's leader */
+};
+
+/* What a killed or restarted Redis finds on its disk. */
+enum fault_data {
+    DATA_UNSET = 0, /* the default: lost */
+    DATA_LOST,      /* no persistence: it comes back empty (Kleppmann's case) */
+    DATA_KEPT,      /* AOF with appendfsync always (antirez's mitigation) */
+};
 
 struct fault_spec {
     enum fault_type type;
     uint64_t at_ms;       /* from the start of the run */
     uint64_t duration_ms; /* pause length; for client_crash the restart delay */
-    int32_t target;       /* client number, or FAULT_TARGET_HOLDER */
+    int32_t target;       /* client faults: client number, or FAULT_TARGET_HOLDER */
+    /* process faults */
+    enum node_pick pick;
+    enum lock_server node_kind; /* PICK_NODE: the kind its name says */
+    uint32_t node;              /* PICK_NODE: 1-based, as in "redis-2" */
+    uint64_t restart_after_ms;  /* kill: 0 = stays down until the run ends */
+    enum fault_data data;
+    char target_text[24]; /* as written, for messages and reports */
 };
 
 enum expect_op { EXPECT_UNSET = 0, EXPECT_EQ, EXPECT_GT, EXPECT_GE, EXPECT_LT, EXPECT_LE };
@@ -165,6 +198,15 @@ int scenario_finish(struct scenario *s, char err[SCENARIO_ERR_MAX]);
 enum { LACKS_TOKEN = 1, LACKS_RENEW = 2 };
 unsigned scenario_lacks(const struct scenario *s, const struct lock_ops *ops);
 
+/* How many servers ops uses under s: Redlock's nodes, the ZooKeeper
+ * ensemble, or the one Redis. Named redis-1.., zk-1.. in that order. */
+size_t scenario_servers(const struct scenario *s, const struct lock_ops *ops);
+/* The first process fault of s that cannot strike ops's servers (a named
+ * server it does not use, external servers, ...): its index with
+ * "faults[i].key: why" in why; -1 when every one can. */
+int scenario_fault_misfit(const struct scenario *s, const struct lock_ops *ops, char *why,
+                          size_t len);
+
 /* Every default and clamp that depends on the algorithm, resolved into s
  * (renew_ms, redlock.quorum, zookeeper.session_timeout_ms), each noted in
  * s->resolved. scenario_finish calls it; the run, the reports and `show`
@@ -184,9 +226,21 @@ bool expect_met(const struct expect_num *e, uint64_t got);
 int scenario_duration_ms(double seconds, uint64_t *ms, char *why, size_t len);
 
 const char *fault_type_name(enum fault_type t); /* "client_pause" */
+const char *fault_data_name(enum fault_data d); /* "lost", "kept" */
 /* The longest duration_ms of s's faults (0 without faults): how far one
  * can stretch a step past the run's end. */
 uint64_t scenario_longest_fault_ms(const struct scenario *s);
+/* When f's effect ends, in ms from the start (its window): a pause after
+ * its duration, a kill at its restart (the run's end without one), a
+ * restart and a client fault as they end on their own (at_ms + duration). */
+uint64_t fault_end_ms(const struct fault_spec *f, uint64_t run_ms);
+/* How many servers f strikes among n (PICK_NODE: 1). */
+size_t fault_node_count(const struct fault_spec *f, size_t n);
+/* Does s hold a fault that acts on servers? */
+bool scenario_has_server_faults(const struct scenario *s);
+/* Does a fault of s ask Redis to keep its data (data: kept)? Then every
+ * managed Redis runs with AOF and appendfsync always. */
+bool scenario_keeps_data(const struct scenario *s);
 
 /* "host:port" into ep; "h:p,h:p" into out (the --redis/--zookeeper form).
  * 0, or -1 with a one-line reason in err. */

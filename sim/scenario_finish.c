@@ -1,6 +1,7 @@
 /* scenario_finish.c - what only the whole can tell: the file together
  * with the command line's overrides (the algorithm exists and can do what
- * is asked, faults fall inside the run, a scheduled task fits its period),
+ * is asked, a scheduled task fits its period; the faults in
+ * scenario_faults.c),
  * then the defaults resolved (scenario_resolve.c).
  *
  * Each check names the value it blames; the message points into the file
@@ -13,30 +14,6 @@
 #include "lock.h"
 #include "scenario.h"
 #include "scenario_parse.h"
-
-static int finish_faults(struct ctx *c, const struct scenario *s)
-{
-    scn_push_key(c, "faults");
-    for (size_t i = 0; i < s->n_faults; i++) {
-        const struct fault_spec *fs = &s->faults[i];
-        int rc = 0;
-        scn_push_index(c, i);
-        if (fs->at_ms >= s->duration_ms) {
-            scn_push_key(c, "at_ms");
-            rc = scn_fail(c, "%" PRIu64 " is past the end of the run (%" PRIu64 " ms)", fs->at_ms,
-                          s->duration_ms);
-        } else if (fs->target != FAULT_TARGET_HOLDER && (uint32_t)fs->target >= s->clients) {
-            scn_push_key(c, "target");
-            rc = scn_fail(c, "client %d does not exist (%u clients, numbered 0..%u)",
-                          (int)fs->target, (unsigned)s->clients, (unsigned)s->clients - 1);
-        }
-        if (rc < 0)
-            return -1;
-        scn_pop(c);
-    }
-    scn_pop(c);
-    return 0;
-}
 
 /* A task's run must fit in its slot of the period (tasks fire one after
  * another, period/tasks apart), and the run must see a whole period. */
@@ -153,7 +130,7 @@ static int finish_checks(struct ctx *c, const struct scenario *s)
                                 " items is more stock than 64 bits can count",
                                 s->flash_sale.stock, s->flash_sale.items);
     }
-    return finish_faults(c, s);
+    return scenario_finish_faults(c, s, ops);
 }
 
 int scenario_finish(struct scenario *s, char err[SCENARIO_ERR_MAX])

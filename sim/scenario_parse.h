@@ -89,4 +89,7 @@ int scn_unknown_key(struct ctx *c, const struct table *t, const char *key);
 /* takes want's reference */
 int scn_unknown_algorithm(struct ctx *c, const char *name, json_t *want);
 
+/* The fault timeline against the run and ops's servers (scenario_faults.c). */
+int scenario_finish_faults(struct ctx *c, const struct scenario *s, const struct lock_ops *ops);
+
 #endif

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "history.h"
+#include "scenario.h"
 
 #define CHUNK 4096 /* history.c's chunk size; the tests cross it */
 
@@ -32,6 +33,9 @@ static struct history_event fault(uint64_t t, uint32_t target, uint8_t kind, uin
     struct history_event e = ev(t, target, HT_INFO, HF_FAULT);
     e.arg = kind;
     e.arg2 = end;
+    e.key = 0; /* the scenario's first fault */
+    e.owner = HISTORY_NO_NOTE;
+    e.seq = HISTORY_NO_NOTE;
     return e;
 }
 
@@ -74,7 +78,11 @@ static void make_history(struct history *h, const struct history_event *e, size_
     assert_non_null(b);
     for (size_t i = 0; i < n; i++)
         assert_int_equal(history_append(b, &e[i]), 0);
-    assert_int_equal(history_merge(h, &b, 1, keys, n_keys, owners, n_owners), 0);
+    assert_int_equal(
+        history_merge(h, &b, 1,
+                      &(struct history_names){
+                          .keys = keys, .n_keys = n_keys, .owners = owners, .n_owners = n_owners}),
+        0);
     history_buf_free(b);
 }
 
@@ -112,7 +120,7 @@ static void test_append_across_chunks(void **state)
     assert_int_equal(history_buf_dropped(b), 0);
 
     struct history h;
-    assert_int_equal(history_merge(&h, &b, 1, NULL, 0, NULL, 0), 0);
+    assert_int_equal(history_merge(&h, &b, 1, &(struct history_names){0}), 0);
     assert_int_equal(h.n, n);
     for (size_t i = 0; i < n; i++) {
         assert_int_equal(h.ev[i].t_ns, 1000 + i);
@@ -143,7 +151,10 @@ static void test_merge_three_buffers(void **state)
     struct history_buf *order[3] = {b[2], b[0], b[1]};
     const char *keys[] = {"k0", "k1"}, *owners[] = {"o0"};
     struct history h;
-    assert_int_equal(history_merge(&h, order, 3, keys, 2, owners, 1), 0);
+    assert_int_equal(history_merge(&h, order, 3,
+                                   &(struct history_names){
+                                       .keys = keys, .n_keys = 2, .owners = owners, .n_owners = 1}),
+                     0);
 
     static const uint64_t want_seq[] = {20, 0, 10, 11, 1, 21, 22, 2, 3, 12};
     assert_int_equal(h.n, 10);
@@ -170,12 +181,12 @@ static void test_merge_ties_keep_buffer_order(void **state)
         history_append(b[i], &e);
     }
     struct history h;
-    assert_int_equal(history_merge(&h, b, 2, NULL, 0, NULL, 0), 0);
+    assert_int_equal(history_merge(&h, b, 2, &(struct history_names){0}), 0);
     assert_int_equal(h.ev[0].seq, 0);
     assert_int_equal(h.ev[1].seq, 1);
     history_free(&h);
     struct history_buf *swapped[2] = {b[1], b[0]};
-    assert_int_equal(history_merge(&h, swapped, 2, NULL, 0, NULL, 0), 0);
+    assert_int_equal(history_merge(&h, swapped, 2, &(struct history_names){0}), 0);
     assert_int_equal(h.ev[0].seq, 1);
     assert_int_equal(h.ev[1].seq, 0);
     history_free(&h);
@@ -196,7 +207,7 @@ static void test_merge_out_of_order_buffer(void **state)
         history_append(b, &e);
     }
     struct history h;
-    assert_int_equal(history_merge(&h, &b, 1, NULL, 0, NULL, 0), 0);
+    assert_int_equal(history_merge(&h, &b, 1, &(struct history_names){0}), 0);
     static const uint64_t want[] = {4, 1, 2, 0, 3};
     for (size_t i = 0; i < 5; i++)
         assert_int_equal(h.ev[i].seq, want[i]);
@@ -246,13 +257,13 @@ static const char small_jsonl[] =
     "{\"time\":1300,\"process\":1,\"type\":\"fail\",\"f\":\"acquire\",\"key\":\"lock:stock:0\","
     "\"owner\":\"r1:1:0\",\"error\":\"busy\"}\n"
     "{\"time\":1350,\"process\":\"nemesis\",\"type\":\"info\",\"f\":\"client_pause\","
-    "\"value\":\"start\",\"target\":1}\n"
+    "\"value\":\"start\",\"fault\":0,\"target\":1}\n"
     "{\"time\":1400,\"process\":0,\"type\":\"invoke\",\"f\":\"release\",\"key\":\"lock:stock:0\","
     "\"owner\":\"r1:0:0\",\"seq\":1,\"effect\":\"applied\"}\n"
     "{\"time\":1500,\"process\":0,\"type\":\"ok\",\"f\":\"release\",\"key\":\"lock:stock:0\","
     "\"owner\":\"r1:0:0\"}\n"
     "{\"time\":1600,\"process\":\"nemesis\",\"type\":\"info\",\"f\":\"client_pause\","
-    "\"value\":\"end\",\"target\":1}\n"
+    "\"value\":\"end\",\"fault\":0,\"target\":1}\n"
     "{\"type\":\"end\",\"mono_ns\":2000,\"complete\":true,\"dropped\":0}\n";
 
 static void test_write_known_text(void **state)
@@ -319,6 +330,68 @@ static void test_write_refuses_unknown_values(void **state)
 }
 
 /* ---- the file, read back -------------------------------------------------- */
+
+static const char *read_text(const char *text, struct history *h, char err[ERR_LEN]);
+
+/* A process fault: its servers and what it did travel as notes, its index
+ * pairs start and end, and the span names the servers. */
+static void test_server_fault_round_trip(void **state)
+{
+    (void)state;
+    const char *notes[] = {"redis-2", "SIGKILL redis-2 (pid 7)",
+                           "redis-2 back on port 6001 as pid 8, data lost"};
+    struct history_event e[2];
+    for (int i = 0; i < 2; i++) {
+        e[i] = ev(100 + 50 * (uint64_t)i, HISTORY_SERVERS, HT_INFO, HF_FAULT);
+        e[i].arg = FAULT_KILL;
+        e[i].arg2 = (uint8_t)i;
+        e[i].key = 3;
+        e[i].owner = 0;
+        e[i].seq = 1 + (uint64_t)i;
+    }
+    struct history_buf *b = history_buf_new();
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(history_append(b, &e[i]), 0);
+    struct history w;
+    assert_int_equal(
+        history_merge(&w, &b, 1, &(struct history_names){.notes = notes, .n_notes = 3}), 0);
+    history_buf_free(b);
+    w.end_mono_ns = 200;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_int_equal(history_write_jsonl(&w, f), 0);
+    assert_int_equal(fclose(f), 0);
+    assert_non_null(strstr(text, "{\"time\":100,\"process\":\"nemesis\",\"type\":\"info\",\"f\":"
+                                 "\"kill\",\"value\":\"start\",\"fault\":3,\"target\":\"redis-2\","
+                                 "\"detail\":\"SIGKILL redis-2 (pid 7)\"}\n"));
+    struct history r;
+    char err[ERR_LEN];
+    assert_string_equal(read_text(text, &r, err), "");
+    free(text);
+    assert_int_equal(r.n, 2);
+    for (size_t i = 0; i < 2; i++)
+        assert_event_equal(&r.ev[i], &w.ev[i]);
+    assert_int_equal(r.n_notes, 3);
+    for (size_t i = 0; i < 3; i++)
+        assert_string_equal(r.notes[i], notes[i]);
+    struct section *sec;
+    struct fault_span *fs;
+    size_t ns, nf;
+    assert_int_equal(history_sections(&r, &sec, &ns, &fs, &nf), 0);
+    assert_int_equal(ns, 0);
+    assert_int_equal(nf, 1);
+    assert_int_equal(fs[0].type, FAULT_KILL);
+    assert_int_equal(fs[0].client, -1);
+    assert_int_equal(fs[0].fault, 3);
+    assert_int_equal(fs[0].servers, 0);
+    assert_int_equal(fs[0].from_ns, 100);
+    assert_int_equal(fs[0].to_ns, 150);
+    free(sec);
+    free(fs);
+    history_free(&r);
+    history_free(&w);
+}
 
 static void test_round_trip(void **state)
 {
@@ -751,6 +824,7 @@ int main(void)
         cmocka_unit_test(test_write_to_full_disk_fails),
         cmocka_unit_test(test_write_refuses_unknown_values),
         cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_server_fault_round_trip),
         cmocka_unit_test(test_read_errors_name_the_line),
         cmocka_unit_test(test_read_incomplete_file),
         cmocka_unit_test(test_sections),

@@ -569,26 +569,27 @@ static void test_unknown_values(void **state)
         {"{'faults': [{'at_ms': 0, 'type': 'client_pase'}], " WL "}",
          "t.json:1:34: faults[0].type: unknown fault type \"client_pase\" (did you mean "
          "\"client_pause\"?)"},
-        {"{'faults': [{'at_ms': 0, 'type': 'kill'}], " WL "}",
-         "t.json:1:34: faults[0].type: unknown fault type \"kill\" (known: client_pause, "
-         "client_crash)"},
+        {"{'faults': [{'at_ms': 0, 'type': 'partition'}], " WL "}",
+         "t.json:1:34: faults[0].type: unknown fault type \"partition\" (known: client_pause, "
+         "client_crash, kill, pause, restart)"},
         {"{'expect': {'invariants': 'ok'}, " WL "}",
          "t.json:1:27: expect.invariants: unknown value \"ok\" (known: hold, broken)"},
         {"{'faults': [{'at_ms': 0, 'type': 'client_crash', 'target': 'holdr'}], " WL "}",
-         "t.json:1:60: faults[0].target: unknown target \"holdr\" (expected \"holder\" or "
-         "\"client:N\")"},
+         "t.json:1:60: faults[0].target: unknown target \"holdr\" for a client_crash (expected "
+         "\"holder\" or \"client:N\")"},
         {"{'faults': [{'at_ms': 0, 'type': 'client_crash', 'target': 'client:-1'}], " WL "}",
-         "t.json:1:60: faults[0].target: unknown target \"client:-1\" (expected \"holder\" or "
-         "\"client:N\")"},
+         "t.json:1:60: faults[0].target: unknown target \"client:-1\" for a client_crash (expected "
+         "\"holder\" or \"client:N\")"},
         {"{'faults': [{'at_ms': 0, 'type': 'client_crash', 'target': 'client:'}], " WL "}",
-         "t.json:1:60: faults[0].target: unknown target \"client:\" (expected \"holder\" or "
-         "\"client:N\")"},
+         "t.json:1:60: faults[0].target: unknown target \"client:\" for a client_crash (expected "
+         "\"holder\" or \"client:N\")"},
         {"{'faults': [{'at_ms': 0, 'type': 'client_crash', 'target': 'client:1x'}], " WL "}",
-         "t.json:1:60: faults[0].target: unknown target \"client:1x\" (expected \"holder\" or "
-         "\"client:N\")"},
+         "t.json:1:60: faults[0].target: unknown target \"client:1x\" for a client_crash (expected "
+         "\"holder\" or \"client:N\")"},
         {"{'faults': [{'at_ms': 0, 'type': 'client_crash', 'target': 'client:2147483648'}], " WL
          "}",
-         "t.json:1:60: faults[0].target: unknown target \"client:2147483648\" (expected "
+         "t.json:1:60: faults[0].target: unknown target \"client:2147483648\" for a client_crash "
+         "(expected "
          "\"holder\" or \"client:N\")"},
         /* too long to be any algorithm's name: no need to wait for scenario_finish */
         {"{'lock': {'algorithm': 'redis-with-a-name-far-too-long-to-keep-around'}, " WL "}",
@@ -1353,6 +1354,80 @@ static void test_new_finish_errors(void **state)
     CHECK_FINISH(cases);
 }
 
+/* Process faults: keys each type takes, targets among the servers the
+ * algorithm uses, windows inside the run, no server asked twice at once. */
+static void test_process_fault_errors(void **state)
+{
+    static const struct bad_case load[] = {
+        {"{'faults': [{'at_ms': 0, 'type': 'kill'}], " WL "}",
+         "t.json:1:13: faults[0]: missing required key \"target\" (a kill names its servers: "
+         "\"redis-2\", \"one\", \"majority\", ...)"},
+        {"{'faults': [{'at_ms': 0, 'type': 'kill', 'target': 'node-3'}], " WL "}",
+         "t.json:1:52: faults[0].target: unknown target \"node-3\" for a kill (expected a server "
+         "such as \"redis-2\" or \"zk-1\", or one of: one, minority, majority, all, primaries)"},
+        {"{'faults': [{'at_ms': 0, 'type': 'pause', 'target': 'one'}], " WL "}",
+         "t.json:1:13: faults[0]: missing required key \"duration_ms\" (a pause needs one)"},
+        {"{'faults': [{'at_ms': 0, 'type': 'kill', 'target': 'one', 'duration_ms': 5}], " WL "}",
+         "t.json:1:74: faults[0].duration_ms: a kill takes no duration_ms (it lasts until "
+         "restart_after_ms)"},
+        {"{'faults': [{'at_ms': 0, 'type': 'pause', 'target': 'one', 'duration_ms': 5, 'data': "
+         "'kept'}], " WL "}",
+         "t.json:1:86: faults[0].data: a pause takes no data (only a kill or a restart loses "
+         "data)"},
+        {"{'faults': [{'at_ms': 0, 'type': 'kill', 'target': 'one', 'restart_after_ms': 0}], " WL
+         "}",
+         "t.json:1:79: faults[0].restart_after_ms: 0 is out of range (1..86400000)"},
+        {"{'faults': [{'at_ms': 0, 'type': 'kill', 'target': 'one', 'data': 'gone'}], " WL "}",
+         "t.json:1:67: faults[0].data: unknown data \"gone\" (known: lost, kept)"},
+        {"{'faults': [{'at_ms': 0, 'type': 'restart', 'target': 'one', 'restart_after_ms': 5}], " WL
+         "}",
+         "t.json:1:82: faults[0].restart_after_ms: a restart takes no restart_after_ms (only a "
+         "kill waits to restart)"},
+        {"{'faults': [{'at_ms': 0, 'type': 'client_crash', 'target': 'one'}], " WL "}",
+         "t.json:1:60: faults[0].target: unknown target \"one\" for a client_crash (expected "
+         "\"holder\" or \"client:N\")"},
+    };
+    static const struct bad_case finish[] = {
+        {"{'lock': {'algorithm': 'redlock'}, 'faults': [{'at_ms': 0, 'type': 'kill', 'target': "
+         "'redis-6'}], " WL "}",
+         "t.json:1:86: faults[0].target: redis-6 does not exist: redlock uses 5 redis servers "
+         "(redis-1..redis-5)"},
+        {"{'faults': [{'at_ms': 0, 'type': 'kill', 'target': 'zk-1'}], " WL "}",
+         "t.json:1:52: faults[0].target: zk-1 names a zookeeper server; redis uses redis servers"},
+        {"{'faults': [{'at_ms': 0, 'type': 'pause', 'target': 'minority', 'duration_ms': 10}], " WL
+         "}",
+         "t.json:1:53: faults[0].target: the minority of 1 server is no server"},
+        {"{'lock': {'algorithm': 'zookeeper'}, 'faults': [{'at_ms': 0, 'type': 'kill', 'target': "
+         "'one', 'data': 'kept'}], " WL "}",
+         "t.json:1:103: faults[0].data: applies to Redis; ZooKeeper keeps its data in its "
+         "transaction log"},
+        {"{'duration_s': 2, 'faults': [{'at_ms': 1000, 'type': 'pause', 'target': 'one', "
+         "'duration_ms': 1500}], " WL "}",
+         "t.json:1:95: faults[0].duration_ms: the pause would end at 2500 ms, past the end of the "
+         "run (2000 ms)"},
+        {"{'duration_s': 2, 'faults': [{'at_ms': 1000, 'type': 'kill', 'target': 'one', "
+         "'restart_after_ms': 1500}], " WL "}",
+         "t.json:1:99: faults[0].restart_after_ms: the kill would end at 2500 ms, past the end of "
+         "the run (2000 ms)"},
+        {"{'lock': {'algorithm': 'redlock'}, 'faults': [{'at_ms': 0, 'type': 'kill', 'target': "
+         "'redis-2'}, {'at_ms': 500, 'type': 'pause', 'target': 'redis-2', 'duration_ms': "
+         "100}], " WL "}",
+         "t.json:1:140: faults[1].target: redis-2 is already under faults[0] (kill redis-2 from 0 "
+         "to 10000 ms)"},
+        {"{'lock': {'algorithm': 'redlock'}, 'faults': [{'at_ms': 0, 'type': 'kill', 'target': "
+         "'majority', 'restart_after_ms': 1000}, {'at_ms': 500, 'type': 'pause', 'target': "
+         "'majority', 'duration_ms': 100}], " WL "}",
+         "t.json:1:167: faults[1].target: majority together with faults[0] (kill majority from 0 "
+         "to 1000 ms) needs 6 of 5 servers"},
+        {"{'servers': {'redis': ['127.0.0.1:6379']}, 'faults': [{'at_ms': 0, 'type': 'kill', "
+         "'target': 'one'}], " WL "}",
+         "t.json:1:76: faults[0].type: a kill needs servers locklab manages; redis's redis servers "
+         "are external (--redis or \"servers\")"},
+    };
+    CHECK_LOAD(load);
+    CHECK_FINISH(finish);
+}
+
 static void test_endpoints_parse(void **state)
 {
     (void)state;
@@ -1428,6 +1503,7 @@ int main(void)
         cmocka_unit_test(test_new_workloads_and_settings),
         cmocka_unit_test(test_new_keys_errors),
         cmocka_unit_test(test_new_finish_errors),
+        cmocka_unit_test(test_process_fault_errors),
         cmocka_unit_test(test_endpoints_parse),
         cmocka_unit_test(test_doc_examples),
         cmocka_unit_test(test_expect_parse),

@@ -1,15 +1,12 @@
-/* nemesis.c - claims of client faults on the timeline. */
+/* nemesis.c - the timeline's records, and the claims of client faults. */
 #include "nemesis.h"
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
-struct nemesis {
-    struct fault_record rec[SCENARIO_MAX_FAULTS];
-    uint64_t due_ns[SCENARIO_MAX_FAULTS];
-    size_t n;
-    _Atomic uint64_t pending; /* bit i: fault i not yet claimed */
-};
+#include "nemesis_state.h"
 
 struct nemesis *nemesis_new(const struct scenario *s)
 {
@@ -17,25 +14,79 @@ struct nemesis *nemesis_new(const struct scenario *s)
     if (n == NULL)
         return NULL;
     n->n = s->n_faults;
-    for (size_t i = 0; i < n->n; i++)
-        n->rec[i].spec = s->faults[i];
+    for (size_t i = 0; i < n->n; i++) {
+        struct fault_record *r = &n->rec[i];
+        r->spec = s->faults[i];
+        n->notes[i * NOTES_PER_FAULT + NOTE_SERVERS] = r->servers;
+        n->notes[i * NOTES_PER_FAULT + NOTE_START] = r->detail;
+        n->notes[i * NOTES_PER_FAULT + NOTE_END] = r->end_detail;
+    }
+    /* Its own stream of choices, repeatable from the seed alone. */
+    n->rng = (s->seed ^ 0x6e656d6573697321ULL) * 0x9e3779b97f4a7c15ULL | 1;
     atomic_init(&n->pending, 0);
+    atomic_init(&n->quit, 0);
+    n->hist = history_buf_new();
+    if (n->hist == NULL) {
+        free(n);
+        return NULL;
+    }
     return n;
 }
 
 void nemesis_free(struct nemesis *n)
 {
+    if (n == NULL)
+        return;
+    nemesis_finish(n);
+    history_buf_free(n->hist);
     free(n);
 }
 
-void nemesis_start(struct nemesis *n, uint64_t t0_ns)
+void nemesis_set_nodes(struct nemesis *n, const struct fault_nodes *nodes)
 {
-    uint64_t all = 0;
+    n->nodes = *nodes;
+}
+
+int nemesis_start(struct nemesis *n, uint64_t t0_ns, uint64_t deadline_ns, const atomic_int *stop)
+{
+    uint64_t clients = 0;
     for (size_t i = 0; i < n->n; i++) {
         n->due_ns[i] = t0_ns + n->rec[i].spec.at_ms * 1000000u;
-        all |= 1ULL << i;
+        if (!fault_on_servers(n->rec[i].spec.type))
+            clients |= 1ULL << i;
     }
-    atomic_store(&n->pending, all);
+    atomic_store(&n->pending, clients);
+    n->deadline_ns = deadline_ns;
+    n->stop = stop;
+    if (!nemesis_has_server_faults(n))
+        return 0;
+    int rc = pthread_create(&n->thread, NULL, nemesis_main, n);
+    if (rc != 0) {
+        errno = rc;
+        return -1;
+    }
+    n->running = true;
+    return 0;
+}
+
+void nemesis_finish(struct nemesis *n)
+{
+    if (!n->running)
+        return;
+    atomic_store(&n->quit, 1);
+    pthread_join(n->thread, NULL);
+    n->running = false;
+}
+
+struct history_buf *nemesis_history(const struct nemesis *n)
+{
+    return n->hist;
+}
+
+size_t nemesis_notes(const struct nemesis *n, const char *const **notes)
+{
+    *notes = n->notes;
+    return n->n * NOTES_PER_FAULT;
 }
 
 int nemesis_claim(struct nemesis *n, uint32_t client, uint64_t now_ns)

@@ -1,5 +1,14 @@
 /* nemesis.h - the fault timeline.
  *
+ * Process faults (kill, pause, restart) are played by the nemesis's own
+ * thread (server_faults.c): at each fault's time it picks its servers
+ * (by name, or at random from the run's seed among the servers no other
+ * fault holds), acts on their processes, and logs the start and the end
+ * as `info` events of the process "nemesis" with what it did. When the
+ * run ends (its time is up, or it is stopped) every server still down or
+ * stopped is brought back, so a comparison's next algorithm and the
+ * shutdown find the fleet whole.
+ *
  * Client faults (client_pause, client_crash) strike a lock holder, so the
  * holder's own thread carries them out: when a client has just taken a lock
  * it asks whether a fault is due and aimed at it (any holder, or this
@@ -13,23 +22,60 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <stdatomic.h>
+
+#include "cluster.h"
+#include "history.h"
 #include "scenario.h"
 
 struct nemesis;
+
+#define FAULT_TEXT_MAX 192
 
 struct fault_record {
     struct fault_spec spec;
     bool fired;
     bool ended;
-    uint32_t client;   /* who suffered it */
-    uint32_t key;      /* the key it held */
+    uint32_t client;   /* client faults: who suffered it */
+    uint32_t key;      /* client faults: the key it held */
     uint64_t start_ns; /* CLOCK_MONOTONIC */
     uint64_t end_ns;
+    /* process faults */
+    char servers[64];                /* the ones it struck: "redis-2,redis-4" */
+    char detail[FAULT_TEXT_MAX];     /* what it did: "SIGKILL redis-2 (pid 4242)" */
+    char end_detail[FAULT_TEXT_MAX]; /* how it ended: "redis-2 back as pid 4300, data lost" */
+    bool healed;                     /* ended by the end of the run, not by its own time */
+    char error[FAULT_TEXT_MAX];      /* what could not be done, if anything */
+};
+
+/* The servers a run's process faults may strike, in the order they are
+ * named: redis-1.. or zk-1.., each a managed server of cl. */
+struct fault_node {
+    char name[16];
+    size_t idx; /* in cl->srv */
+};
+
+struct fault_nodes {
+    struct cluster *cl; /* NULL: none are managed */
+    struct fault_node node[LOCK_ENDPOINT_MAX];
+    size_t n;
 };
 
 struct nemesis *nemesis_new(const struct scenario *s);
-void nemesis_free(struct nemesis *n); /* accepts NULL */
-void nemesis_start(struct nemesis *n, uint64_t t0_ns);
+void nemesis_free(struct nemesis *n); /* accepts NULL; stops the thread first */
+/* The servers process faults strike; before nemesis_start. */
+void nemesis_set_nodes(struct nemesis *n, const struct fault_nodes *nodes);
+/* Arm the timeline at t0_ns; with process faults, start the thread that
+ * plays them until deadline_ns or until *stop is set. -1 (errno set) when
+ * the thread cannot start. */
+int nemesis_start(struct nemesis *n, uint64_t t0_ns, uint64_t deadline_ns, const atomic_int *stop);
+/* Bring back what is still down or stopped and end the thread; safe to
+ * call more than once. */
+void nemesis_finish(struct nemesis *n);
+/* The nemesis's own events and the notes they name (history_names.notes);
+ * valid until nemesis_free. */
+struct history_buf *nemesis_history(const struct nemesis *n);
+size_t nemesis_notes(const struct nemesis *n, const char *const **notes);
 
 /* A fault due at now_ns for this client, claimed; or -1. */
 int nemesis_claim(struct nemesis *n, uint32_t client, uint64_t now_ns);

@@ -1,4 +1,5 @@
-/* cluster.c - managed redis-server processes. */
+/* cluster.c - the managed servers of a run: their folder, their ports,
+ * started together and stopped together (one process's life: spawn.c). */
 #include "cluster.h"
 
 #include <arpa/inet.h>
@@ -22,17 +23,9 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "spawn.h"
 
-#define READY_TIMEOUT_MS 10000 /* SETUP.md measured 11-16 ms; a loaded CI box is slower */
-#define STOP_TIMEOUT_MS  3000
-#define START_ATTEMPTS   3 /* a freshly picked free port can be taken before the server binds it */
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
+#define START_ATTEMPTS 3 /* a freshly picked free port can be taken before the server binds it */
 
 static int free_port(void)
 {
@@ -71,145 +64,6 @@ int cluster_redis_command(int port, const char *command, const char *want)
     return ok;
 }
 
-/* Everything the child needs, prepared before fork: between fork and exec
- * only async-signal-safe calls are allowed (other threads may hold locks). */
-#define SPAWN_MAX_ARGS 24
-
-struct spawn {
-    char *argv[SPAWN_MAX_ARGS + 1];
-    char args[SPAWN_MAX_ARGS][320];
-    size_t argc;
-    char out_path[320];
-    pid_t parent;
-};
-
-__attribute__((format(printf, 2, 3))) static void spawn_arg(struct spawn *sp, const char *fmt, ...)
-{
-    if (sp->argc >= SPAWN_MAX_ARGS)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(sp->args[sp->argc], sizeof(sp->args[0]), fmt, ap);
-    va_end(ap);
-    sp->argv[sp->argc] = sp->args[sp->argc];
-    sp->argc++;
-    sp->argv[sp->argc] = NULL;
-}
-
-static const char *env_or(const char *name, const char *fallback)
-{
-    const char *v = getenv(name);
-    return v && v[0] ? v : fallback;
-}
-
-static void prepare_redis(struct spawn *sp, const struct managed_server *s)
-{
-    spawn_arg(sp, "%s", env_or("LOCKLAB_REDIS_SERVER", "redis-server"));
-    spawn_arg(sp, "--port");
-    spawn_arg(sp, "%d", s->port);
-    spawn_arg(sp, "--bind");
-    spawn_arg(sp, "127.0.0.1");
-    spawn_arg(sp, "--save");
-    spawn_arg(sp, "%s", "");
-    spawn_arg(sp, "--appendonly");
-    spawn_arg(sp, "no");
-    spawn_arg(sp, "--daemonize");
-    spawn_arg(sp, "no");
-    spawn_arg(sp, "--dir");
-    spawn_arg(sp, "%s", s->dir);
-    spawn_arg(sp, "--logfile");
-    spawn_arg(sp, "%s/%s", s->dir, s->log);
-}
-
-/* SETUP.md's measured flags: a small heap and a quick-starting JIT keep an
- * ensemble of three near 60 MB each and ready in about a second. */
-static void prepare_zookeeper(struct spawn *sp, const struct managed_server *s)
-{
-    static const char *const jvm[] = {"-Xms16m",
-                                      "-Xmx128m",
-                                      "-Xss512k",
-                                      "-XX:+UseSerialGC",
-                                      "-XX:TieredStopAtLevel=1",
-                                      "-XX:MaxMetaspaceSize=64m",
-                                      "-XX:ReservedCodeCacheSize=32m",
-                                      "-Dzookeeper.admin.enableServer=false"};
-    spawn_arg(sp, "%s", env_or("LOCKLAB_JAVA", "java"));
-    for (size_t i = 0; i < sizeof(jvm) / sizeof(jvm[0]); i++)
-        spawn_arg(sp, "%s", jvm[i]);
-    spawn_arg(sp, "-cp");
-    spawn_arg(sp, "%s",
-              env_or("LOCKLAB_ZOOKEEPER_CLASSPATH",
-                     "/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar"));
-    spawn_arg(sp, "org.apache.zookeeper.server.quorum.QuorumPeerMain");
-    spawn_arg(sp, "%s/zoo.cfg", s->dir);
-}
-
-static void prepare_spawn(struct spawn *sp, const struct managed_server *s)
-{
-    memset(sp, 0, sizeof(*sp));
-    if (strcmp(s->kind, "zookeeper") == 0)
-        prepare_zookeeper(sp, s);
-    else
-        prepare_redis(sp, s);
-    snprintf(sp->out_path, sizeof(sp->out_path), "%s/stdout.log", s->dir);
-    sp->parent = getpid();
-}
-
-static void child_exec(const struct spawn *sp)
-{
-    /* Own process group: a terminal's Ctrl-C reaches locklab, which stops
-     * the servers in order, instead of killing them mid-run. */
-    setpgid(0, 0);
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != sp->parent)
-        _exit(127);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL); /* locklab blocks signals for its sigwait thread */
-    int fd = open(sp->out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
-        dup2(fd, 1);
-        dup2(fd, 2);
-    }
-    if (null >= 0)
-        dup2(null, 0);
-    execvp(sp->argv[0], sp->argv);
-    static const char msg[] = ": cannot execute: not installed, or not executable\n";
-    if (write(2, sp->argv[0], strlen(sp->argv[0])) < 0 || write(2, msg, sizeof(msg) - 1) < 0)
-        _exit(127);
-    _exit(127);
-}
-
-/* Last line of the server's logs, for an error message. */
-static void log_tail(const struct managed_server *s, char *out, size_t len)
-{
-    const char *names[] = {"stdout.log", s->log};
-    out[0] = '\0';
-    for (size_t i = 0; i < 2; i++) {
-        char path[320], line[256];
-        snprintf(path, sizeof(path), "%s/%s", s->dir, names[i]);
-        FILE *f = fopen(path, "r");
-        if (f == NULL)
-            continue;
-        while (fgets(line, sizeof(line), f))
-            if (line[0] != '\n')
-                snprintf(out, len, "%.*s", (int)(len - 1), line);
-        fclose(f);
-    }
-    out[strcspn(out, "\n")] = '\0';
-}
-
-static int reap(struct managed_server *s, int *status)
-{
-    pid_t r = waitpid(s->pid, status, WNOHANG);
-    if (r == s->pid) {
-        s->pid = 0;
-        return 1;
-    }
-    return 0;
-}
-
 int cluster_answers(const char *kind, int port)
 {
     if (strcmp(kind, "zookeeper") == 0) {
@@ -222,63 +76,6 @@ int cluster_answers(const char *kind, int port)
     return cluster_redis_command(port, "PING", "+PONG") == 0;
 }
 
-/* Wait until the server answers; 0, 1 (it died: maybe the port), -1 (timeout). */
-static int wait_ready(struct managed_server *s)
-{
-    uint64_t deadline = clock_mono_ns() + (uint64_t)READY_TIMEOUT_MS * 1000000u;
-    while (clock_mono_ns() < deadline) {
-        int status;
-        if (reap(s, &status))
-            return 1;
-        if (cluster_answers(s->kind, s->port))
-            return 0;
-        sleep_ms(s->kind[0] == 'z' ? 50 : 5);
-    }
-    return -1;
-}
-
-static void stop_one(struct managed_server *s, int sig)
-{
-    if (s->pid <= 0)
-        return;
-    kill(s->pid, sig);
-    uint64_t deadline = clock_mono_ns() + (uint64_t)STOP_TIMEOUT_MS * 1000000u;
-    int status;
-    while (!reap(s, &status)) {
-        if (clock_mono_ns() > deadline) {
-            kill(s->pid, SIGKILL);
-            waitpid(s->pid, &status, 0);
-            s->pid = 0;
-            return;
-        }
-        sleep_ms(5);
-    }
-}
-
-static int spawn_one(struct managed_server *s, char *err, size_t errlen)
-{
-    struct spawn sp;
-    prepare_spawn(&sp, s);
-    s->pid = fork();
-    if (s->pid < 0) {
-        snprintf(err, errlen, "fork: %s", strerror(errno));
-        s->pid = 0;
-        return -1;
-    }
-    if (s->pid == 0)
-        child_exec(&sp);
-    return 0;
-}
-
-static void start_failed(struct managed_server *s, int rc, char *err, size_t errlen)
-{
-    char tail[200];
-    log_tail(s, tail, sizeof(tail));
-    snprintf(err, errlen, "%s on port %d %s: %s", s->kind, s->port,
-             rc < 0 ? "did not answer in time" : "exited at start",
-             tail[0] ? tail : "(no log: is it installed?)");
-}
-
 static int start_redis(struct managed_server *s, char *err, size_t errlen)
 {
     for (int attempt = 0; attempt < START_ATTEMPTS; attempt++) {
@@ -287,17 +84,17 @@ static int start_redis(struct managed_server *s, char *err, size_t errlen)
             snprintf(err, errlen, "no free loopback port: %s", strerror(errno));
             return -1;
         }
-        if (spawn_one(s, err, errlen) < 0)
+        if (spawn_start(s, err, errlen) < 0)
             return -1;
-        int rc = wait_ready(s);
+        int rc = spawn_wait_ready(s);
         if (rc == 0)
             return 0;
         char tail[200];
-        log_tail(s, tail, sizeof(tail));
+        spawn_log_tail(s, tail, sizeof(tail));
         int retry = rc > 0 && strstr(tail, "in use") != NULL && attempt + 1 < START_ATTEMPTS;
         if (!retry)
-            start_failed(s, rc, err, errlen);
-        stop_one(s, SIGKILL);
+            spawn_failed(s, rc, err, errlen);
+        spawn_stop(s, SIGKILL);
         if (!retry)
             return -1;
     }
@@ -406,6 +203,7 @@ static struct managed_server *add_server(struct cluster *c, const char *kind, ch
     struct managed_server *s = &c->srv[c->n];
     memset(s, 0, sizeof(*s));
     snprintf(s->kind, sizeof(s->kind), "%s", kind);
+    s->aof = c->redis_aof && strcmp(kind, "redis") == 0;
     snprintf(s->log, sizeof(s->log), "%s", strcmp(kind, "redis") == 0 ? "redis.log" : "stdout.log");
     char dir[sizeof(s->dir)];
     snprintf(dir, sizeof(dir), "%.*s/%s-%zu", (int)(sizeof(dir) - 40), c->root, kind, c->n);
@@ -492,13 +290,13 @@ int cluster_start_zookeeper(struct cluster *c, size_t ensemble, char *err, size_
             snprintf(err, errlen, "cannot write %s/zoo.cfg: %s", zk[i]->dir, strerror(errno));
             goto fail;
         }
-        if (spawn_one(zk[i], err, errlen) < 0)
+        if (spawn_start(zk[i], err, errlen) < 0)
             goto fail;
     }
     for (size_t i = 0; i < ensemble; i++) {
-        int rc = wait_ready(zk[i]);
+        int rc = spawn_wait_ready(zk[i]);
         if (rc != 0) {
-            start_failed(zk[i], rc, err, errlen);
+            spawn_failed(zk[i], rc, err, errlen);
             goto fail;
         }
     }
@@ -566,7 +364,7 @@ static void keep_logs(const struct cluster *c, const char *logs_dir)
 void cluster_stop(struct cluster *c, const char *logs_dir)
 {
     for (size_t i = 0; i < c->n; i++)
-        stop_one(&c->srv[i], SIGTERM);
+        spawn_stop(&c->srv[i], SIGTERM);
     if (logs_dir)
         keep_logs(c, logs_dir);
     if (c->root[0])
@@ -577,8 +375,13 @@ void cluster_stop(struct cluster *c, const char *logs_dir)
 
 int cluster_alive(struct cluster *c, size_t i)
 {
-    int status;
-    if (i >= c->n || c->srv[i].pid <= 0)
-        return 0;
-    return !reap(&c->srv[i], &status);
+    int status, alive;
+    cluster_lock();
+    /* one a fault took down is not dead: the nemesis brings it back */
+    if (i >= c->n || c->srv[i].killed)
+        alive = i < c->n;
+    else
+        alive = c->srv[i].pid > 0 && !spawn_reap(&c->srv[i], &status);
+    cluster_unlock();
+    return alive;
 }

@@ -8,6 +8,7 @@
 #ifndef LOCKLAB_CLUSTER_H
 #define LOCKLAB_CLUSTER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -20,10 +21,19 @@ struct managed_server {
     int peer_port, election_port; /* a ZooKeeper ensemble member's quorum ports */
     char dir[256];
     char log[16]; /* its log file in dir */
+    bool aof;     /* Redis: AOF with appendfsync always, so a kill keeps its data */
+    /* Set by a fault (control.c): down or stopped on purpose, not dead.
+     * Read and written under cluster_lock(). */
+    bool killed;
+    bool paused;
 };
 
 struct cluster {
     char root[192]; /* the temporary folder, removed on stop */
+    /* Told, under cluster_lock(), when a fault started a server again: the
+     * signal handler kills servers by the pids it was last told. */
+    void (*pids_changed)(const struct cluster *c);
+    bool redis_aof; /* set before starting: Redis servers run with AOF (data: kept) */
     struct managed_server srv[CLUSTER_MAX_SERVERS];
     size_t n;
 };
@@ -47,8 +57,27 @@ int cluster_answers(const char *kind, int port);
 /* Stop every server (SIGTERM, then SIGKILL), copy their logs into
  * logs_dir when it is not NULL, and remove the temporary folder. */
 void cluster_stop(struct cluster *c, const char *logs_dir);
-/* Is server i still alive? (reaps it if not) */
+/* Is server i still alive? (reaps it if not) A server a fault took down
+ * counts as alive: it is down on purpose. */
 int cluster_alive(struct cluster *c, size_t i);
+/* Faults on one managed server (control.c), each under cluster_lock().
+ * kill: SIGKILL and reap. pause/resume: SIGSTOP/SIGCONT. stop: SIGTERM
+ * (a clean shutdown). revive: start a killed or stopped one again on its
+ * port, its data files removed first unless keep_data, and wait until it
+ * serves. Each returns 0, or -1 with err set. */
+int cluster_kill(struct cluster *c, size_t i, char *err, size_t errlen);
+int cluster_pause(struct cluster *c, size_t i, char *err, size_t errlen);
+int cluster_resume(struct cluster *c, size_t i, char *err, size_t errlen);
+int cluster_stop_one(struct cluster *c, size_t i, char *err, size_t errlen);
+int cluster_revive(struct cluster *c, size_t i, bool keep_data, char *err, size_t errlen);
+/* Every server a fault left down or stopped, continued or started again
+ * (data lost unless it ran with AOF); how many were healed. */
+size_t cluster_heal(struct cluster *c);
+/* The lock for pid, killed and paused: the nemesis changes them while
+ * the main thread watches for dead servers. */
+void cluster_lock(void);
+void cluster_unlock(void);
+
 /* The kernel's start time of a live pid (clock ticks since boot); 0 when
  * it is gone or a zombie, 1 when it lives but /proc cannot tell. With the
  * pid it names one process, even after the pid is reused. */

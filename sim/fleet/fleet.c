@@ -4,22 +4,13 @@
 #include <stdio.h>
 #include <string.h>
 
-size_t fleet_need(const struct lock_ops *ops, const struct scenario *s)
-{
-    if (ops->independent_nodes)
-        return s->redlock.nodes;
-    if (ops->server == LOCK_SERVER_ZOOKEEPER)
-        return s->zookeeper.ensemble;
-    return 1;
-}
-
 /* What ops[0..n) need of each kind. */
 static void needs(const struct scenario *s, const struct lock_ops *const *ops, size_t n,
                   size_t need[LOCK_SERVER_KINDS])
 {
     memset(need, 0, sizeof(size_t) * LOCK_SERVER_KINDS);
     for (size_t i = 0; i < n; i++) {
-        size_t k = fleet_need(ops[i], s);
+        size_t k = scenario_servers(s, ops[i]);
         if (k > need[ops[i]->server])
             need[ops[i]->server] = k;
     }
@@ -30,7 +21,7 @@ int fleet_check(const struct scenario *s, const struct lock_ops *const *ops, siz
 {
     for (size_t i = 0; i < n; i++) {
         const struct server_list *ext = &s->servers[ops[i]->server];
-        size_t want = fleet_need(ops[i], s);
+        size_t want = scenario_servers(s, ops[i]);
         /* A ZooKeeper ensemble is one service: any number of its members
          * will do. Independent nodes must all be named. */
         if (ext->n == 0 || ext->n >= want || ops[i]->server == LOCK_SERVER_ZOOKEEPER)
@@ -66,6 +57,7 @@ int fleet_up(struct fleet *f, const struct scenario *s, const struct lock_ops *c
     memset(f, 0, sizeof(*f));
     if (fleet_check(s, ops, n, err, errlen) < 0)
         return -1;
+    f->cl.redis_aof = scenario_keeps_data(s);
     needs(s, ops, n, need);
     for (int k = 0; k < LOCK_SERVER_KINDS; k++) {
         if (need[k] == 0)
@@ -100,6 +92,35 @@ void fleet_config(const struct fleet *f, const struct lock_ops *ops, const struc
     cfg->session_timeout_ms = s->zookeeper.session_timeout_ms; /* resolved, clamped */
 }
 
+/* The managed server listening on port, or -1. */
+static int managed_index(const struct fleet *f, int port)
+{
+    for (size_t j = 0; j < f->cl.n; j++)
+        if (f->cl.srv[j].port == port)
+            return (int)j;
+    return -1;
+}
+
+void fleet_fault_nodes(struct fleet *f, const struct lock_ops *ops, const struct scenario *s,
+                       struct fault_nodes *nodes)
+{
+    struct lock_config cfg;
+    memset(nodes, 0, sizeof(*nodes));
+    if (f->external[ops->server])
+        return;
+    fleet_config(f, ops, s, &cfg);
+    nodes->cl = &f->cl;
+    for (size_t i = 0; i < cfg.n_endpoints; i++) {
+        int j = managed_index(f, cfg.endpoints[i].port);
+        if (j < 0)
+            continue;
+        struct fault_node *nd = &nodes->node[nodes->n++];
+        snprintf(nd->name, sizeof(nd->name), "%s-%zu",
+                 ops->server == LOCK_SERVER_ZOOKEEPER ? "zk" : "redis", i + 1);
+        nd->idx = (size_t)j;
+    }
+}
+
 void fleet_describe(const struct fleet *f, const struct lock_ops *ops, const struct scenario *s,
                     struct run_result *res)
 {
@@ -109,9 +130,10 @@ void fleet_describe(const struct fleet *f, const struct lock_ops *ops, const str
     for (size_t i = 0; i < cfg.n_endpoints && res->n_servers < RESULT_MAX_SERVERS; i++) {
         const struct lock_endpoint *ep = &cfg.endpoints[i];
         char how[48] = "external";
-        for (size_t j = 0; j < f->cl.n && !f->external[ops->server]; j++)
-            if (f->cl.srv[j].port == ep->port)
-                snprintf(how, sizeof(how), "managed, pid %d", (int)f->cl.srv[j].pid);
+        int j = f->external[ops->server] ? -1 : managed_index(f, ep->port);
+        if (j >= 0)
+            snprintf(how, sizeof(how), "managed, pid %d%s", (int)f->cl.srv[j].pid,
+                     f->cl.srv[j].aof ? ", AOF fsync always" : "");
         snprintf(res->servers[res->n_servers++], sizeof(res->servers[0]), "%s %s:%d (%s)",
                  lock_server_name(ops->server), ep->host, ep->port, how);
     }

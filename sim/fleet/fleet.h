@@ -16,6 +16,7 @@
 
 #include "cluster.h"
 #include "lock.h"
+#include "nemesis.h"
 #include "result.h"
 #include "scenario.h"
 
@@ -24,9 +25,6 @@ struct fleet {
     struct server_list ep[LOCK_SERVER_KINDS];
     bool external[LOCK_SERVER_KINDS];
 };
-
-/* How many servers of its kind ops needs under s. */
-size_t fleet_need(const struct lock_ops *ops, const struct scenario *s);
 
 /* Check that external servers suffice for every algorithm of ops[0..n)
  * (a usage error: returns -1 with err set, nothing started). */
@@ -41,6 +39,12 @@ int fleet_up(struct fleet *f, const struct scenario *s, const struct lock_ops *c
 /* The endpoints, timeouts and settings one algorithm's clients use. */
 void fleet_config(const struct fleet *f, const struct lock_ops *ops, const struct scenario *s,
                   struct lock_config *cfg);
+
+/* The servers ops uses under s, named as process faults name them
+ * (redis-1.., zk-1..), each with its managed server; nodes->cl is NULL
+ * when they are external. */
+void fleet_fault_nodes(struct fleet *f, const struct lock_ops *ops, const struct scenario *s,
+                       struct fault_nodes *nodes);
 
 /* res->servers: what ops used, managed or external. */
 void fleet_describe(const struct fleet *f, const struct lock_ops *ops, const struct scenario *s,

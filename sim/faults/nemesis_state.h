@@ -1,0 +1,44 @@
+/* nemesis_state.h - the nemesis's insides, shared by its files in
+ * sim/faults/ and no one else. */
+#ifndef LOCKLAB_NEMESIS_STATE_H
+#define LOCKLAB_NEMESIS_STATE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "nemesis.h"
+
+/* Each fault's three notes in the history: its servers, what its start
+ * did, what its end did. */
+enum { NOTE_SERVERS, NOTE_START, NOTE_END, NOTES_PER_FAULT };
+
+struct nemesis {
+    struct fault_record rec[SCENARIO_MAX_FAULTS];
+    uint64_t due_ns[SCENARIO_MAX_FAULTS];
+    size_t n;
+    _Atomic uint64_t pending; /* bit i: client fault i not yet claimed */
+
+    /* process faults, played by the thread */
+    uint64_t end_due_ns[SCENARIO_MAX_FAULTS]; /* 0: ends with the run or on its own */
+    uint32_t struck[SCENARIO_MAX_FAULTS];     /* bit k: it holds nodes.node[k] */
+    uint32_t busy;                            /* bit k: some running fault holds node k */
+    struct fault_nodes nodes;
+    uint64_t rng;
+    struct history_buf *hist;
+    const char *notes[SCENARIO_MAX_FAULTS * NOTES_PER_FAULT];
+    uint64_t deadline_ns;
+    const atomic_int *stop;
+    atomic_int quit;
+    pthread_t thread;
+    bool running;
+};
+
+/* server_faults.c */
+bool nemesis_has_server_faults(const struct nemesis *n);
+void *nemesis_main(void *arg);
+/* targets.c: the nodes fault i strikes now, as a bit set of nodes.node[];
+ * a shortfall (fewer free servers than it asks) is written into why. */
+uint32_t nemesis_pick(struct nemesis *n, size_t i, char *why, size_t len);
+
+#endif

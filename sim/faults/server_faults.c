@@ -1,0 +1,225 @@
+/* server_faults.c - the nemesis's thread: process faults on the managed
+ * servers, at their times, each start and end logged with what was done.
+ *
+ * Times: a start is logged at the moment before the first signal, an end
+ * once the servers are back (continued, or answering again), so a fault's
+ * window in the history covers everything it did to the servers.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "clock.h"
+#include "cluster.h"
+#include "nemesis_state.h"
+
+#define SLICE_NS 10000000ull /* how often a waiting nemesis looks at the stop flag */
+
+bool nemesis_has_server_faults(const struct nemesis *n)
+{
+    if (n->nodes.cl == NULL)
+        return false;
+    for (size_t i = 0; i < n->n; i++)
+        if (fault_on_servers(n->rec[i].spec.type))
+            return true;
+    return false;
+}
+
+__attribute__((format(printf, 3, 4))) static void add_text(char *buf, size_t len, const char *fmt,
+                                                           ...)
+{
+    size_t used = strlen(buf);
+    if (used + 3 >= len)
+        return;
+    if (used > 0)
+        used += (size_t)snprintf(buf + used, len - used, "; ");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + used, len - used, fmt, ap);
+    va_end(ap);
+}
+
+static void log_fault(struct nemesis *n, size_t i, uint64_t t, int end)
+{
+    struct history_event e = {
+        .t_ns = t,
+        .seq = i * NOTES_PER_FAULT + (end ? NOTE_END : NOTE_START),
+        .client = HISTORY_SERVERS,
+        .key = (uint32_t)i,
+        .owner = (uint32_t)(i * NOTES_PER_FAULT + NOTE_SERVERS),
+        .type = HT_INFO,
+        .f = HF_FAULT,
+        .arg = (uint8_t)n->rec[i].spec.type,
+        .arg2 = (uint8_t)end,
+    };
+    history_append(n->hist, &e);
+}
+
+static struct managed_server *server(struct nemesis *n, size_t k)
+{
+    return &n->nodes.cl->srv[n->nodes.node[k].idx];
+}
+
+static pid_t pid_of(struct nemesis *n, size_t k)
+{
+    cluster_lock();
+    pid_t p = server(n, k)->pid;
+    cluster_unlock();
+    return p;
+}
+
+/* Bring node k of fault i back: continued, or started on its port. */
+static void bring_back(struct nemesis *n, size_t i, size_t k)
+{
+    struct fault_record *r = &n->rec[i];
+    const char *name = n->nodes.node[k].name;
+    char err[256];
+    int rc;
+    if (r->spec.type == FAULT_PAUSE) {
+        pid_t p = pid_of(n, k);
+        rc = cluster_resume(n->nodes.cl, n->nodes.node[k].idx, err, sizeof(err));
+        if (rc == 0)
+            add_text(r->end_detail, sizeof(r->end_detail), "SIGCONT %s (pid %d)", name, (int)p);
+    } else {
+        bool keep = r->spec.data == DATA_KEPT;
+        rc = cluster_revive(n->nodes.cl, n->nodes.node[k].idx, keep, err, sizeof(err));
+        if (rc == 0)
+            add_text(r->end_detail, sizeof(r->end_detail), "%s back on port %d as pid %d, data %s",
+                     name, server(n, k)->port, (int)pid_of(n, k), keep ? "kept" : "lost");
+    }
+    if (rc < 0)
+        add_text(r->error, sizeof(r->error), "%s", err);
+}
+
+static void end_fault(struct nemesis *n, size_t i, bool healed)
+{
+    struct fault_record *r = &n->rec[i];
+    for (size_t k = 0; k < n->nodes.n; k++)
+        if (n->struck[i] & (1u << k))
+            bring_back(n, i, k);
+    if (healed)
+        add_text(r->end_detail, sizeof(r->end_detail), "at the end of the run");
+    n->busy &= ~n->struck[i];
+    r->healed = healed;
+    r->ended = true;
+    r->end_ns = clock_mono_ns();
+    log_fault(n, i, r->end_ns, 1);
+}
+
+/* The signal or stop for node k at the start of fault i. */
+static void strike(struct nemesis *n, size_t i, size_t k)
+{
+    struct fault_record *r = &n->rec[i];
+    const char *name = n->nodes.node[k].name;
+    size_t idx = n->nodes.node[k].idx;
+    pid_t p = pid_of(n, k);
+    char err[256];
+    int rc;
+    const char *what;
+    switch (r->spec.type) {
+    case FAULT_KILL:
+        rc = cluster_kill(n->nodes.cl, idx, err, sizeof(err)), what = "SIGKILL";
+        break;
+    case FAULT_PAUSE:
+        rc = cluster_pause(n->nodes.cl, idx, err, sizeof(err)), what = "SIGSTOP";
+        break;
+    default:
+        rc = cluster_stop_one(n->nodes.cl, idx, err, sizeof(err)), what = "SIGTERM";
+        break;
+    }
+    if (rc == 0)
+        add_text(r->detail, sizeof(r->detail), "%s %s (pid %d)", what, name, (int)p);
+    else
+        add_text(r->error, sizeof(r->error), "%s", err);
+}
+
+static void start_fault(struct nemesis *n, size_t i)
+{
+    struct fault_record *r = &n->rec[i];
+    char why[128];
+    n->struck[i] = nemesis_pick(n, i, why, sizeof(why));
+    if (why[0])
+        add_text(r->error, sizeof(r->error), "%s", why);
+    n->busy |= n->struck[i];
+    for (size_t k = 0; k < n->nodes.n; k++)
+        if (n->struck[i] & (1u << k))
+            add_text(r->servers, sizeof(r->servers), "%s", n->nodes.node[k].name);
+    /* "; " joins details; servers read better joined by commas */
+    for (char *c = r->servers; (c = strstr(c, "; ")) != NULL;)
+        memmove(c + 1, c + 2, strlen(c + 2) + 1), *c = ',';
+    r->fired = true;
+    r->start_ns = clock_mono_ns();
+    for (size_t k = 0; k < n->nodes.n; k++)
+        if (n->struck[i] & (1u << k))
+            strike(n, i, k);
+    log_fault(n, i, r->start_ns, 0);
+    if (r->spec.type == FAULT_RESTART)
+        end_fault(n, i, false); /* back at once: a clean stop and start */
+    else if (r->spec.type == FAULT_PAUSE)
+        n->end_due_ns[i] = r->start_ns + r->spec.duration_ms * 1000000u;
+    else if (r->spec.restart_after_ms)
+        n->end_due_ns[i] = r->start_ns + r->spec.restart_after_ms * 1000000u;
+}
+
+/* The next thing to do: a start (is_end false) or an end; false when
+ * nothing is left but the end of the run. */
+static bool next_action(const struct nemesis *n, size_t *which, bool *is_end, uint64_t *when)
+{
+    bool found = false;
+    for (size_t i = 0; i < n->n; i++) {
+        const struct fault_record *r = &n->rec[i];
+        if (!fault_on_servers(r->spec.type) || r->ended)
+            continue;
+        uint64_t t = r->fired ? n->end_due_ns[i] : n->due_ns[i];
+        if (r->fired && t == 0)
+            continue; /* down until the run ends */
+        if (!found || t < *when) {
+            *which = i, *is_end = r->fired, *when = t;
+            found = true;
+        }
+    }
+    return found;
+}
+
+static bool stopping(const struct nemesis *n, uint64_t now)
+{
+    return now >= n->deadline_ns || atomic_load(n->stop) || atomic_load(&n->quit);
+}
+
+/* Sleep until t, or less when the run stops; true when t was reached. */
+static bool wait_until(const struct nemesis *n, uint64_t t)
+{
+    for (;;) {
+        uint64_t now = clock_mono_ns();
+        if (stopping(n, now))
+            return false;
+        if (now >= t)
+            return true;
+        uint64_t d = t - now < SLICE_NS ? t - now : SLICE_NS;
+        struct timespec ts = {.tv_sec = (time_t)(d / 1000000000u),
+                              .tv_nsec = (long)(d % 1000000000u)};
+        nanosleep(&ts, NULL);
+    }
+}
+
+void *nemesis_main(void *arg)
+{
+    struct nemesis *n = arg;
+    size_t i;
+    bool is_end;
+    uint64_t when;
+    while (next_action(n, &i, &is_end, &when) && wait_until(n, when)) {
+        if (is_end)
+            end_fault(n, i, false);
+        else
+            start_fault(n, i);
+    }
+    while (!stopping(n, clock_mono_ns())) /* what stays down, until the run ends */
+        wait_until(n, n->deadline_ns);
+    for (i = 0; i < n->n; i++)
+        if (n->rec[i].fired && !n->rec[i].ended)
+            end_fault(n, i, true);
+    return NULL;
+}

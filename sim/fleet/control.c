@@ -1,0 +1,159 @@
+/* control.c - what a process fault does to one managed server: kill it,
+ * pause and continue it, stop it cleanly, start it again on its port.
+ *
+ * One lock guards every server's pid and fault state: the nemesis thread
+ * changes them while the main thread watches for servers that died.
+ */
+#include <errno.h>
+#include <ftw.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cluster.h"
+#include "spawn.h"
+
+static pthread_mutex_t procs = PTHREAD_MUTEX_INITIALIZER;
+
+void cluster_lock(void)
+{
+    pthread_mutex_lock(&procs);
+}
+
+void cluster_unlock(void)
+{
+    pthread_mutex_unlock(&procs);
+}
+
+static struct managed_server *live(struct cluster *c, size_t i, char *err, size_t errlen)
+{
+    if (i >= c->n || c->srv[i].pid <= 0) {
+        snprintf(err, errlen, "server %zu is not running", i);
+        return NULL;
+    }
+    return &c->srv[i];
+}
+
+static int signal_server(struct managed_server *s, int sig, char *err, size_t errlen)
+{
+    if (kill(s->pid, sig) == 0)
+        return 0;
+    snprintf(err, errlen, "%s on port %d (pid %d): %s", s->kind, s->port, (int)s->pid,
+             strerror(errno));
+    return -1;
+}
+
+int cluster_kill(struct cluster *c, size_t i, char *err, size_t errlen)
+{
+    cluster_lock();
+    struct managed_server *s = live(c, i, err, errlen);
+    int rc = s ? signal_server(s, SIGKILL, err, errlen) : -1;
+    if (rc == 0) {
+        waitpid(s->pid, NULL, 0); /* SIGKILL ends a stopped process too */
+        s->pid = 0;
+        s->killed = true;
+        s->paused = false;
+    }
+    cluster_unlock();
+    return rc;
+}
+
+int cluster_pause(struct cluster *c, size_t i, char *err, size_t errlen)
+{
+    cluster_lock();
+    struct managed_server *s = live(c, i, err, errlen);
+    int rc = s ? signal_server(s, SIGSTOP, err, errlen) : -1;
+    if (rc == 0)
+        s->paused = true;
+    cluster_unlock();
+    return rc;
+}
+
+int cluster_resume(struct cluster *c, size_t i, char *err, size_t errlen)
+{
+    cluster_lock();
+    struct managed_server *s = live(c, i, err, errlen);
+    int rc = s ? signal_server(s, SIGCONT, err, errlen) : -1;
+    if (rc == 0)
+        s->paused = false;
+    cluster_unlock();
+    return rc;
+}
+
+int cluster_stop_one(struct cluster *c, size_t i, char *err, size_t errlen)
+{
+    cluster_lock();
+    struct managed_server *s = live(c, i, err, errlen);
+    if (s) {
+        spawn_stop(s, SIGTERM);
+        s->killed = true; /* down on purpose until revived */
+        s->paused = false;
+    }
+    cluster_unlock();
+    return s ? 0 : -1;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    return flag == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+/* What Redis would load at start: gone, as after a crash with no disk. */
+static void forget_data(const struct managed_server *s)
+{
+    char path[320];
+    snprintf(path, sizeof(path), "%s/appendonlydir", s->dir);
+    nftw(path, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+    snprintf(path, sizeof(path), "%s/dump.rdb", s->dir);
+    unlink(path);
+}
+
+int cluster_revive(struct cluster *c, size_t i, bool keep_data, char *err, size_t errlen)
+{
+    cluster_lock();
+    if (i >= c->n || c->srv[i].pid > 0) {
+        cluster_unlock();
+        snprintf(err, errlen, "server %zu is running", i);
+        return -1;
+    }
+    struct managed_server *s = &c->srv[i];
+    /* ZooKeeper's data is its transaction log and myid: always kept */
+    if (!keep_data && strcmp(s->kind, "redis") == 0)
+        forget_data(s);
+    int rc = spawn_start(s, err, errlen);
+    cluster_unlock();
+    if (rc < 0)
+        return -1;
+    /* waited for outside the lock: the main thread may look meanwhile */
+    int ready = spawn_wait_ready(s);
+    cluster_lock();
+    if (c->pids_changed)
+        c->pids_changed(c);
+    if (ready == 0)
+        s->killed = false;
+    else
+        spawn_failed(s, ready, err, errlen);
+    cluster_unlock();
+    return ready == 0 ? 0 : -1;
+}
+
+size_t cluster_heal(struct cluster *c)
+{
+    char err[256];
+    size_t healed = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        cluster_lock();
+        bool paused = c->srv[i].paused, killed = c->srv[i].killed;
+        cluster_unlock();
+        if (paused && cluster_resume(c, i, err, sizeof(err)) == 0)
+            healed++;
+        if (killed && cluster_revive(c, i, c->srv[i].aof, err, sizeof(err)) == 0)
+            healed++;
+    }
+    return healed;
+}

@@ -1,0 +1,291 @@
+/* spawn.c - one managed server's process: started, waited for, stopped.
+ *
+ * Every server is forked by one long-lived thread, the keeper, never by
+ * the thread that asks: PR_SET_PDEATHSIG fires when the forking *thread*
+ * ends, and a server the nemesis restarts mid-run must outlive the
+ * nemesis's thread (a comparison keeps the fleet for the next algorithm)
+ * yet still die with locklab.
+ */
+#include "spawn.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+
+#define READY_TIMEOUT_MS 10000 /* SETUP.md measured 11-16 ms; a loaded CI box is slower */
+#define STOP_TIMEOUT_MS  3000
+
+void spawn_sleep_ms(long ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+/* Everything the child needs, prepared before fork: between fork and exec
+ * only async-signal-safe calls are allowed (other threads may hold locks). */
+#define SPAWN_MAX_ARGS 24
+
+struct spawn {
+    char *argv[SPAWN_MAX_ARGS + 1];
+    char args[SPAWN_MAX_ARGS][320];
+    size_t argc;
+    char out_path[320];
+    pid_t parent;
+};
+
+__attribute__((format(printf, 2, 3))) static void spawn_arg(struct spawn *sp, const char *fmt, ...)
+{
+    if (sp->argc >= SPAWN_MAX_ARGS)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(sp->args[sp->argc], sizeof(sp->args[0]), fmt, ap);
+    va_end(ap);
+    sp->argv[sp->argc] = sp->args[sp->argc];
+    sp->argc++;
+    sp->argv[sp->argc] = NULL;
+}
+
+static const char *env_or(const char *name, const char *fallback)
+{
+    const char *v = getenv(name);
+    return v && v[0] ? v : fallback;
+}
+
+static void prepare_redis(struct spawn *sp, const struct managed_server *s)
+{
+    spawn_arg(sp, "%s", env_or("LOCKLAB_REDIS_SERVER", "redis-server"));
+    spawn_arg(sp, "--port");
+    spawn_arg(sp, "%d", s->port);
+    spawn_arg(sp, "--bind");
+    spawn_arg(sp, "127.0.0.1");
+    spawn_arg(sp, "--save");
+    spawn_arg(sp, "%s", "");
+    spawn_arg(sp, "--appendonly");
+    spawn_arg(sp, "%s", s->aof ? "yes" : "no");
+    if (s->aof) { /* every write on disk before the reply: a kill loses nothing */
+        spawn_arg(sp, "--appendfsync");
+        spawn_arg(sp, "always");
+    }
+    spawn_arg(sp, "--daemonize");
+    spawn_arg(sp, "no");
+    spawn_arg(sp, "--dir");
+    spawn_arg(sp, "%s", s->dir);
+    spawn_arg(sp, "--logfile");
+    spawn_arg(sp, "%s/%s", s->dir, s->log);
+}
+
+/* SETUP.md's measured flags: a small heap and a quick-starting JIT keep an
+ * ensemble of three near 60 MB each and ready in about a second. */
+static void prepare_zookeeper(struct spawn *sp, const struct managed_server *s)
+{
+    static const char *const jvm[] = {"-Xms16m",
+                                      "-Xmx128m",
+                                      "-Xss512k",
+                                      "-XX:+UseSerialGC",
+                                      "-XX:TieredStopAtLevel=1",
+                                      "-XX:MaxMetaspaceSize=64m",
+                                      "-XX:ReservedCodeCacheSize=32m",
+                                      "-Dzookeeper.admin.enableServer=false"};
+    spawn_arg(sp, "%s", env_or("LOCKLAB_JAVA", "java"));
+    for (size_t i = 0; i < sizeof(jvm) / sizeof(jvm[0]); i++)
+        spawn_arg(sp, "%s", jvm[i]);
+    spawn_arg(sp, "-cp");
+    spawn_arg(sp, "%s",
+              env_or("LOCKLAB_ZOOKEEPER_CLASSPATH",
+                     "/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar"));
+    spawn_arg(sp, "org.apache.zookeeper.server.quorum.QuorumPeerMain");
+    spawn_arg(sp, "%s/zoo.cfg", s->dir);
+}
+
+static void prepare_spawn(struct spawn *sp, const struct managed_server *s)
+{
+    memset(sp, 0, sizeof(*sp));
+    if (strcmp(s->kind, "zookeeper") == 0)
+        prepare_zookeeper(sp, s);
+    else
+        prepare_redis(sp, s);
+    snprintf(sp->out_path, sizeof(sp->out_path), "%s/stdout.log", s->dir);
+    sp->parent = getpid();
+}
+
+static void child_exec(const struct spawn *sp)
+{
+    /* Own process group: a terminal's Ctrl-C reaches locklab, which stops
+     * the servers in order, instead of killing them mid-run. */
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != sp->parent)
+        _exit(127);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL); /* locklab blocks signals for its sigwait thread */
+    int fd = open(sp->out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        dup2(fd, 1);
+        dup2(fd, 2);
+    }
+    if (null >= 0)
+        dup2(null, 0);
+    execvp(sp->argv[0], sp->argv);
+    static const char msg[] = ": cannot execute: not installed, or not executable\n";
+    if (write(2, sp->argv[0], strlen(sp->argv[0])) < 0 || write(2, msg, sizeof(msg) - 1) < 0)
+        _exit(127);
+    _exit(127);
+}
+
+/* The keeper: forks what it is handed, one at a time, and lives until
+ * the process ends. */
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool started;
+    const struct spawn *job; /* handed over, not yet forked */
+    pid_t pid;               /* the last fork's result */
+    unsigned long done;      /* forks completed */
+} keeper = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+
+static void *keeper_main(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&keeper.mu);
+    for (;;) {
+        while (keeper.job == NULL)
+            pthread_cond_wait(&keeper.cv, &keeper.mu);
+        pid_t pid = fork();
+        if (pid == 0)
+            child_exec(keeper.job);
+        keeper.pid = pid;
+        keeper.job = NULL;
+        keeper.done++;
+        pthread_cond_broadcast(&keeper.cv);
+    }
+    return NULL;
+}
+
+/* Fork sp through the keeper; the child's pid, or -1 with errno set. */
+static pid_t keeper_fork(const struct spawn *sp)
+{
+    pthread_mutex_lock(&keeper.mu);
+    if (!keeper.started) {
+        pthread_t t;
+        /* signals stay blocked in it as in every thread: only sigwait takes them */
+        int rc = pthread_create(&t, NULL, keeper_main, NULL);
+        if (rc != 0) {
+            pthread_mutex_unlock(&keeper.mu);
+            errno = rc;
+            return -1;
+        }
+        pthread_detach(t);
+        keeper.started = true;
+    }
+    while (keeper.job != NULL)
+        pthread_cond_wait(&keeper.cv, &keeper.mu);
+    keeper.job = sp;
+    unsigned long ticket = keeper.done + 1;
+    pthread_cond_broadcast(&keeper.cv);
+    while (keeper.done < ticket)
+        pthread_cond_wait(&keeper.cv, &keeper.mu);
+    pid_t pid = keeper.pid;
+    pthread_mutex_unlock(&keeper.mu);
+    return pid;
+}
+
+/* Last line of the server's logs, for an error message. */
+void spawn_log_tail(const struct managed_server *s, char *out, size_t len)
+{
+    const char *names[] = {"stdout.log", s->log};
+    out[0] = '\0';
+    for (size_t i = 0; i < 2; i++) {
+        char path[320], line[256];
+        snprintf(path, sizeof(path), "%s/%s", s->dir, names[i]);
+        FILE *f = fopen(path, "r");
+        if (f == NULL)
+            continue;
+        while (fgets(line, sizeof(line), f))
+            if (line[0] != '\n')
+                snprintf(out, len, "%.*s", (int)(len - 1), line);
+        fclose(f);
+    }
+    out[strcspn(out, "\n")] = '\0';
+}
+
+int spawn_reap(struct managed_server *s, int *status)
+{
+    pid_t r = waitpid(s->pid, status, WNOHANG);
+    if (r == s->pid) {
+        s->pid = 0;
+        return 1;
+    }
+    return 0;
+}
+
+/* Wait until the server answers; 0, 1 (it died: maybe the port), -1 (timeout). */
+int spawn_wait_ready(struct managed_server *s)
+{
+    uint64_t deadline = clock_mono_ns() + (uint64_t)READY_TIMEOUT_MS * 1000000u;
+    while (clock_mono_ns() < deadline) {
+        int status;
+        if (spawn_reap(s, &status))
+            return 1;
+        if (cluster_answers(s->kind, s->port))
+            return 0;
+        spawn_sleep_ms(s->kind[0] == 'z' ? 50 : 5);
+    }
+    return -1;
+}
+
+void spawn_stop(struct managed_server *s, int sig)
+{
+    if (s->pid <= 0)
+        return;
+    kill(s->pid, sig);
+    kill(s->pid, SIGCONT); /* a paused server acts on SIGTERM only once continued */
+    uint64_t deadline = clock_mono_ns() + (uint64_t)STOP_TIMEOUT_MS * 1000000u;
+    int status;
+    while (!spawn_reap(s, &status)) {
+        if (clock_mono_ns() > deadline) {
+            kill(s->pid, SIGKILL);
+            waitpid(s->pid, &status, 0);
+            s->pid = 0;
+            return;
+        }
+        spawn_sleep_ms(5);
+    }
+}
+
+int spawn_start(struct managed_server *s, char *err, size_t errlen)
+{
+    struct spawn sp;
+    prepare_spawn(&sp, s);
+    s->pid = keeper_fork(&sp);
+    if (s->pid < 0) {
+        snprintf(err, errlen, "fork: %s", strerror(errno));
+        s->pid = 0;
+        return -1;
+    }
+    return 0;
+}
+
+void spawn_failed(struct managed_server *s, int rc, char *err, size_t errlen)
+{
+    char tail[200];
+    spawn_log_tail(s, tail, sizeof(tail));
+    snprintf(err, errlen, "%s on port %d %s: %s", s->kind, s->port,
+             rc < 0 ? "did not answer in time" : "exited at start",
+             tail[0] ? tail : "(no log: is it installed?)");
+}

@@ -1,0 +1,170 @@
+/* scenario_faults.c - what the fault timeline needs from the whole: each
+ * fault inside the run, its target among the servers the algorithm uses
+ * (and managed by locklab, for a process fault), no two faults asking the
+ * same server to be in two states at once.
+ *
+ * Random targets ("one", "majority") are picked at run time among the
+ * servers no other process fault holds, so two of them contradict only
+ * when together they need more servers than the run has.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "lock.h"
+#include "scenario.h"
+#include "scenario_parse.h"
+
+size_t scenario_servers(const struct scenario *s, const struct lock_ops *ops)
+{
+    if (ops->independent_nodes)
+        return s->redlock.nodes;
+    if (ops->server == LOCK_SERVER_ZOOKEEPER)
+        return s->zookeeper.ensemble;
+    return 1;
+}
+
+static const char *node_prefix(enum lock_server kind)
+{
+    return kind == LOCK_SERVER_ZOOKEEPER ? "zk" : "redis";
+}
+
+/* Why a process fault cannot strike ops's servers, in why; 0 if it can.
+ * *key is the fault's key to blame. */
+static int misfit(const struct scenario *s, const struct fault_spec *f, const struct lock_ops *ops,
+                  const char **key, char *why, size_t len)
+{
+    size_t n = scenario_servers(s, ops);
+    const char *kind = lock_server_name(ops->server);
+    *key = "target";
+    if (s->servers[ops->server].n > 0) {
+        *key = "type";
+        snprintf(why, len,
+                 "a %s needs servers locklab manages; %s's %s servers are external (--%s or "
+                 "\"servers\")",
+                 fault_type_name(f->type), ops->name, kind, kind);
+    } else if (f->pick == PICK_NODE && f->node_kind != ops->server) {
+        snprintf(why, len, "%s names a %s server; %s uses %s servers", f->target_text,
+                 lock_server_name(f->node_kind), ops->name, kind);
+    } else if (f->pick == PICK_NODE && f->node > n) {
+        snprintf(why, len, "%s does not exist: %s uses %zu %s server%s (%s-1..%s-%zu)",
+                 f->target_text, ops->name, n, kind, n == 1 ? "" : "s", node_prefix(ops->server),
+                 node_prefix(ops->server), n);
+    } else if (fault_node_count(f, n) == 0) {
+        snprintf(why, len, "the %s of %zu server is no server", f->target_text, n);
+    } else if (f->data != DATA_UNSET && ops->server != LOCK_SERVER_REDIS) {
+        *key = "data";
+        snprintf(why, len, "applies to Redis; ZooKeeper keeps its data in its transaction log");
+    } else {
+        return 0;
+    }
+    return -1;
+}
+
+int scenario_fault_misfit(const struct scenario *s, const struct lock_ops *ops, char *why,
+                          size_t len)
+{
+    const char *key;
+    for (size_t i = 0; i < s->n_faults; i++) {
+        if (!fault_on_servers(s->faults[i].type))
+            continue;
+        char one[200];
+        if (misfit(s, &s->faults[i], ops, &key, one, sizeof(one)) < 0) {
+            snprintf(why, len, "faults[%zu].%s: %s", i, key, one);
+            return (int)i;
+        }
+    }
+    return -1;
+}
+
+static bool windows_overlap(const struct scenario *s, const struct fault_spec *a,
+                            const struct fault_spec *b)
+{
+    /* a restart holds its server until it answers: at least a moment */
+    uint64_t a_end = fault_end_ms(a, s->duration_ms), b_end = fault_end_ms(b, s->duration_ms);
+    if (a_end == a->at_ms)
+        a_end++;
+    if (b_end == b->at_ms)
+        b_end++;
+    return a->at_ms < b_end && b->at_ms < a_end;
+}
+
+/* Fault j against the process faults before it that are still on when it
+ * starts: the same named server, or more servers than there are. */
+static int contradiction(struct ctx *c, const struct scenario *s, size_t j, size_t n)
+{
+    const struct fault_spec *b = &s->faults[j];
+    size_t busy = fault_node_count(b, n);
+    for (size_t i = 0; i < s->n_faults; i++) {
+        const struct fault_spec *a = &s->faults[i];
+        if (i == j || !fault_on_servers(a->type) || !windows_overlap(s, a, b) ||
+            (a->at_ms > b->at_ms || (a->at_ms == b->at_ms && i > j)))
+            continue;
+        busy += fault_node_count(a, n);
+        bool same = a->pick == PICK_NODE && b->pick == PICK_NODE && a->node == b->node;
+        if (same || busy > n) {
+            scn_push_key(c, "target");
+            char shown[80];
+            snprintf(shown, sizeof(shown), "faults[%zu] (%s %s from %" PRIu64 " to %" PRIu64 " ms)",
+                     i, fault_type_name(a->type), a->target_text, a->at_ms,
+                     fault_end_ms(a, s->duration_ms));
+            if (same)
+                return scn_fail(c, "%s is already under %s", b->target_text, shown);
+            return scn_fail(c, "%s together with %s needs %zu of %zu servers", b->target_text,
+                            shown, busy, n);
+        }
+    }
+    return 0;
+}
+
+/* Where a fault ends past the run, the key that made it so. */
+static int ends_in_run(struct ctx *c, const struct scenario *s, const struct fault_spec *f)
+{
+    uint64_t end = fault_end_ms(f, s->duration_ms);
+    if (end <= s->duration_ms)
+        return 0;
+    scn_push_key(c, f->type == FAULT_KILL ? "restart_after_ms" : "duration_ms");
+    return scn_fail(c,
+                    "the %s would end at %" PRIu64 " ms, past the end of the run (%" PRIu64 " ms)",
+                    fault_type_name(f->type), end, s->duration_ms);
+}
+
+static int check_one(struct ctx *c, const struct scenario *s, const struct lock_ops *ops, size_t i)
+{
+    const struct fault_spec *fs = &s->faults[i];
+    if (fs->at_ms >= s->duration_ms) {
+        scn_push_key(c, "at_ms");
+        return scn_fail(c, "%" PRIu64 " is past the end of the run (%" PRIu64 " ms)", fs->at_ms,
+                        s->duration_ms);
+    }
+    if (!fault_on_servers(fs->type)) {
+        if (fs->target != FAULT_TARGET_HOLDER && (uint32_t)fs->target >= s->clients) {
+            scn_push_key(c, "target");
+            return scn_fail(c, "client %d does not exist (%u clients, numbered 0..%u)",
+                            (int)fs->target, (unsigned)s->clients, (unsigned)s->clients - 1);
+        }
+        return 0;
+    }
+    if (ends_in_run(c, s, fs) < 0)
+        return -1;
+    const char *key;
+    char why[200];
+    if (misfit(s, fs, ops, &key, why, sizeof(why)) < 0) {
+        scn_push_key(c, key);
+        return scn_fail(c, "%s", why);
+    }
+    return contradiction(c, s, i, scenario_servers(s, ops));
+}
+
+int scenario_finish_faults(struct ctx *c, const struct scenario *s, const struct lock_ops *ops)
+{
+    scn_push_key(c, "faults");
+    for (size_t i = 0; i < s->n_faults; i++) {
+        scn_push_index(c, i);
+        if (check_one(c, s, ops, i) < 0)
+            return -1;
+        scn_pop(c);
+    }
+    scn_pop(c);
+    return 0;
+}
