@@ -103,6 +103,8 @@ static json_t *faults_json(const struct run_result *r)
             json_object_set_new(o, "start_s", json_real(report_rel_s(r, x->start_ns)));
             json_object_set_new(o, "end_s",
                                 x->ended ? json_real(report_rel_s(r, x->end_ns)) : json_null());
+            const struct fault_availability *av = result_fault_availability(r, i);
+            json_object_set_new(o, "availability", av ? report_availability_json(av) : json_null());
         }
         json_array_append_new(a, o);
     }

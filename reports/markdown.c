@@ -92,8 +92,8 @@ static void md_faults(FILE *f, const struct run_result *r)
 {
     if (r->n_faults == 0)
         return;
-    fprintf(f, "## Faults\n\n| at s | fault | what it did | from s | to s |\n"
-               "|---:|---|---|---:|---:|\n");
+    fprintf(f, "## Faults\n\n| at s | fault | what it did | from s | to s | availability |\n"
+               "|---:|---|---|---:|---:|---|\n");
     for (size_t i = 0; i < r->n_faults; i++) {
         const struct fault_record *x = &r->faults[i];
         char plan[160], done[512];
@@ -105,9 +105,12 @@ static void md_faults(FILE *f, const struct run_result *r)
         else
             fprintf(f, "- | ");
         if (x->fired && x->ended)
-            fprintf(f, "%.3f |\n", report_rel_s(r, x->end_ns));
+            fprintf(f, "%.3f | ", report_rel_s(r, x->end_ns));
         else
-            fprintf(f, "- |\n");
+            fprintf(f, "- | ");
+        const struct fault_availability *a = result_fault_availability(r, i);
+        fprintf(f, "%s |\n",
+                a && x->fired ? report_availability(a, x->spec.type, done, sizeof(done)) : "-");
     }
     fputc('\n', f);
 }

@@ -73,14 +73,14 @@ const char *report_fault_plan(const struct fault_spec *f, char *buf, size_t len)
         char who[32] = "the next holder";
         if (f->target != FAULT_TARGET_HOLDER)
             snprintf(who, sizeof(who), "client %d", (int)f->target);
-        snprintf(buf, len, "%s %s, %s %s", name, who,
+        snprintf(buf, len, "%s %s, %s %s s", name, who,
                  f->type == FAULT_CLIENT_CRASH ? "restarts after" : "for",
                  report_seconds(f->duration_ms, a, sizeof(a)));
     } else if (f->type == FAULT_PAUSE) {
-        snprintf(buf, len, "pause %s for %s", f->target_text,
+        snprintf(buf, len, "pause %s for %s s", f->target_text,
                  report_seconds(f->duration_ms, a, sizeof(a)));
     } else if (f->type == FAULT_KILL && f->restart_after_ms) {
-        snprintf(buf, len, "kill %s, back after %s, data %s", f->target_text,
+        snprintf(buf, len, "kill %s, back after %s s, data %s", f->target_text,
                  report_seconds(f->restart_after_ms, b, sizeof(b)), fault_data_name(f->data));
     } else {
         snprintf(buf, len, "%s %s%s%s", name, f->target_text,
@@ -105,6 +105,32 @@ const char *report_fault_done(const struct run_result *r, const struct fault_rec
                  x->end_detail[0] ? "; then " : "", x->end_detail, x->error[0] ? "; failed: " : "",
                  x->error);
     return buf;
+}
+
+const char *report_availability(const struct fault_availability *a, uint32_t type, char *buf,
+                                size_t len)
+{
+    char rec[64];
+    if (a->recovery_ns == AVAIL_NEVER)
+        snprintf(rec, sizeof(rec), "no acquisition after its %s",
+                 type == FAULT_KILL ? "start" : "end");
+    else
+        snprintf(rec, sizeof(rec), "recovered %.3f s after its %s", (double)a->recovery_ns / 1e9,
+                 type == FAULT_KILL ? "start" : "end");
+    snprintf(buf, len,
+             "%" PRIu64 " granted, %" PRIu64 " failed, %" PRIu64
+             " ambiguous; longest wait with no grant %.3f s; %s",
+             a->granted, a->failed, a->ambiguous, (double)a->longest_no_grant_ns / 1e9, rec);
+    return buf;
+}
+
+json_t *report_availability_json(const struct fault_availability *a)
+{
+    return json_pack("{s:I, s:I, s:I, s:f, s:o}", "granted", (json_int_t)a->granted, "failed",
+                     (json_int_t)a->failed, "ambiguous", (json_int_t)a->ambiguous,
+                     "longest_no_grant_ms", (double)a->longest_no_grant_ns / 1e6, "recovery_ms",
+                     a->recovery_ns == AVAIL_NEVER ? json_null()
+                                                   : json_real((double)a->recovery_ns / 1e6));
 }
 
 const char *report_span_name(const struct run_result *r, const struct fault_span *f, char *buf,

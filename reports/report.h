@@ -21,6 +21,8 @@ void report_terminal(FILE *f, const struct run_result *r, int max_violations);
 /* The "!!! violation" lines, at most max, then a count of the rest.
  * Needs only sections, spans, check, hist and t0_mono_ns of r. */
 void report_violations(FILE *f, const struct run_result *r, int max);
+/* The history's fault spans with their availability (`locklab check`). */
+void report_spans(FILE *f, const struct run_result *r);
 
 /* Files in the run folder. Each returns 0, or -1 with errno set. */
 int report_json(const char *path, const struct run_result *r);
@@ -61,6 +63,12 @@ const char *report_fault_plan(const struct fault_spec *f, char *buf, size_t len)
 /* What a fault did, in words: its servers and signals, or its client. */
 const char *report_fault_done(const struct run_result *r, const struct fault_record *x, char *buf,
                               size_t len);
+/* What a fault window cost, in words: "12 granted, 3 failed, 0 ambiguous;
+ * longest wait with no grant 0.350 s; recovered 0.045 s after its end". */
+const char *report_availability(const struct fault_availability *a, uint32_t type, char *buf,
+                                size_t len);
+/* The same as report.json writes it (times in ms, recovery null for never). */
+json_t *report_availability_json(const struct fault_availability *a);
 /* A fault span of the history in a few words: "kill redis-2", "client_pause (client 3)". */
 const char *report_span_name(const struct run_result *r, const struct fault_span *f, char *buf,
                              size_t len);

@@ -98,6 +98,29 @@ static void print_faults(FILE *f, const struct run_result *r)
         else if (x->fired)
             fprintf(f, "(still on at the end)");
         fputc('\n', f);
+        const struct fault_availability *a = result_fault_availability(r, i);
+        if (a && x->fired)
+            fprintf(f, "            %s\n",
+                    report_availability(a, x->spec.type, done, sizeof(done)));
+    }
+}
+
+void report_spans(FILE *f, const struct run_result *r)
+{
+    if (r->n_spans == 0)
+        return;
+    fprintf(f, "faults:\n");
+    for (size_t i = 0; i < r->n_spans; i++) {
+        const struct fault_span *s = &r->spans[i];
+        char name[96], what[256];
+        fprintf(f, "  %-28s %.3f s .. ", report_span_name(r, s, name, sizeof(name)),
+                report_rel_s(r, s->from_ns));
+        if (s->to_ns == UINT64_MAX)
+            fprintf(f, "(still on at the end)\n");
+        else
+            fprintf(f, "%.3f s\n", report_rel_s(r, s->to_ns));
+        fprintf(f, "  %-28s %s\n", "",
+                report_availability(&r->avail[i], s->type, what, sizeof(what)));
     }
 }
 

@@ -29,6 +29,7 @@ struct sweep {
     const struct section *s;
     const struct fault_span *faults;
     size_t nf;
+    uint64_t lookback_ns;
     struct check_result *out;
     struct item *heap;
     size_t hn;
@@ -123,8 +124,10 @@ static uint64_t max_u64(uint64_t a, uint64_t b)
     return a > b ? a : b;
 }
 
-/* Fault spans touching the overlap; when the two only overlap in sequence
- * (no common nanosecond), the moment the later one entered. */
+/* Fault spans touching the overlap, or ended within the lookback before
+ * it (the cause is often a fault that ended just before); when the two
+ * only overlap in sequence (no common nanosecond), the moment the later
+ * one entered. */
 static void attach_faults(const struct sweep *w, struct violation *v)
 {
     const struct section *a = &w->s[v->a], *b = &w->s[v->b];
@@ -133,7 +136,8 @@ static void attach_faults(const struct sweep *w, struct violation *v)
     v->overlap_ns = hi - lo;
     v->n_faults = 0;
     for (size_t i = 0; i < w->nf && v->n_faults < CHECK_MAX_FAULTS_PER_VIOLATION; i++)
-        if (w->faults[i].from_ns <= hi && w->faults[i].to_ns >= lo)
+        if (w->faults[i].from_ns <= hi &&
+            (w->faults[i].to_ns >= lo || lo - w->faults[i].to_ns <= w->lookback_ns))
             v->faults[v->n_faults++] = i;
 }
 
@@ -224,7 +228,7 @@ static int check_key(struct sweep *w, struct section *s, size_t lo, size_t hi, s
 }
 
 int checker_run(struct section *sections, size_t n, const struct fault_span *faults, size_t nf,
-                size_t max_listed, struct check_result *out)
+                uint64_t lookback_ns, size_t max_listed, struct check_result *out)
 {
     memset(out, 0, sizeof(*out));
     out->sections = n;
@@ -232,7 +236,8 @@ int checker_run(struct section *sections, size_t n, const struct fault_span *fau
     if (n > 1)
         qsort(sections, n, sizeof(*sections), cmp_section);
     size_t one = n ? n : 1;
-    struct sweep w = {.s = sections, .faults = faults, .nf = nf, .out = out};
+    struct sweep w = {
+        .s = sections, .faults = faults, .nf = nf, .lookback_ns = lookback_ns, .out = out};
     struct item *it = malloc(one * sizeof(*it));
     w.heap = malloc(one * sizeof(*w.heap));
     w.pick = malloc(one * sizeof(*w.pick));

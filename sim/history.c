@@ -353,6 +353,8 @@ static void write_start(const struct history *h, struct line *l)
     put_field_str(l, ",\"algorithm\":", h->algorithm);
     put_field_u64(l, ",\"clients\":", h->clients);
     put_field_u64(l, ",\"seed\":", h->seed);
+    if (h->ttl_ms)
+        put_field_u64(l, ",\"ttl_ms\":", h->ttl_ms);
     put(l, "}\n");
 }
 

@@ -96,6 +96,7 @@ struct history {
     char algorithm[32];
     uint32_t clients;
     uint64_t seed;
+    uint32_t ttl_ms; /* the lock's lease (0: not known), how far back a violation's cause may lie */
     uint64_t dropped; /* events lost to memory exhaustion */
 };
 

@@ -198,7 +198,8 @@ static int read_start(struct reader *r, json_t *o)
     if (get_u64(r, o, "mono_ns", true, &h->start_mono_ns) < 0 ||
         get_u64(r, o, "wall_ns", false, &h->start_wall_ns) < 0 ||
         get_u32(r, o, "clients", false, &h->clients) < 0 ||
-        get_u64(r, o, "seed", false, &h->seed) < 0)
+        get_u64(r, o, "seed", false, &h->seed) < 0 ||
+        get_u32(r, o, "ttl_ms", false, &h->ttl_ms) < 0)
         return -1;
     const char *scn = get_str(r, o, "scenario", false);
     const char *alg = get_str(r, o, "algorithm", false);

@@ -76,8 +76,7 @@ static int cmd_check(int argc, char **argv)
         return EXIT_USAGE;
     }
     res.t0_mono_ns = res.hist.start_mono_ns;
-    if (history_sections(&res.hist, &res.sections, &res.n_sections, &res.spans, &res.n_spans) < 0 ||
-        checker_run(res.sections, res.n_sections, res.spans, res.n_spans, 1000, &res.check) < 0) {
+    if (result_check_history(&res, (uint64_t)res.hist.ttl_ms * 1000000u) < 0) {
         fprintf(stderr, "locklab: out of memory checking %s\n", file);
         result_free(&res);
         return EXIT_ENV;
@@ -89,6 +88,7 @@ static int cmd_check(int argc, char **argv)
            " fenced pairs, safe), %" PRIu64 " violations, %" PRIu64 " concurrent entries\n",
            c->sections, c->overlaps, c->fenced_pairs, c->violations, c->concurrent_entries);
     report_violations(stdout, &res, (int)show);
+    report_spans(stdout, &res);
     char w[24];
     int met = expect_met(&want, c->violations);
     int rc = check_verdict(&res.hist, met, expect_format(&want, w, sizeof(w)), c->violations);

@@ -48,5 +48,26 @@ void result_free(struct run_result *r)
     history_free(&r->hist);
     free(r->sections);
     free(r->spans);
+    free(r->avail);
     checker_result_free(&r->check);
+}
+
+int result_check_history(struct run_result *r, uint64_t lookback_ns)
+{
+    if (history_sections(&r->hist, &r->sections, &r->n_sections, &r->spans, &r->n_spans) < 0)
+        return -1;
+    r->avail = calloc(r->n_spans ? r->n_spans : 1, sizeof(*r->avail));
+    if (r->avail == NULL)
+        return -1;
+    availability_compute(&r->hist, r->spans, r->n_spans, r->avail);
+    return checker_run(r->sections, r->n_sections, r->spans, r->n_spans, lookback_ns, 1000,
+                       &r->check);
+}
+
+const struct fault_availability *result_fault_availability(const struct run_result *r, size_t i)
+{
+    for (size_t k = 0; k < r->n_spans; k++)
+        if (r->spans[k].fault == i)
+            return &r->avail[k];
+    return NULL;
 }

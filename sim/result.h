@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "availability.h"
 #include "checker.h"
 #include "client.h"
 #include "history.h"
@@ -50,6 +51,7 @@ struct run_result {
     size_t n_sections;
     struct fault_span *spans;
     size_t n_spans;
+    struct fault_availability *avail; /* avail[i]: what spans[i] cost the clients */
     struct check_result check;
     uint64_t witness_concurrent; /* the online witness's count */
     bool witness_agrees;         /* == check.concurrent_entries */
@@ -70,6 +72,13 @@ static inline double result_qps(const struct run_result *r, uint64_t count)
 {
     return r->elapsed_s > 0 ? (double)count / r->elapsed_s : 0.0;
 }
+
+/* Sections, fault spans, the checker's verdict and each fault's
+ * availability, from r->hist; lookback_ns as in checker_run. 0, or -1 out
+ * of memory. */
+int result_check_history(struct run_result *r, uint64_t lookback_ns);
+/* The availability of fault i of the scenario (its span), or NULL. */
+const struct fault_availability *result_fault_availability(const struct run_result *r, size_t i);
 
 /* Compare the run with the scenario's expectations; sets expects, passed. */
 void result_judge(struct run_result *r);

@@ -370,6 +370,15 @@ static void free_table(char **t, size_t n)
     free(t);
 }
 
+/* How long a lock outlives its holder's last word: the ttl, or for
+ * ZooKeeper the session timeout. */
+static uint32_t lease_ms(const struct runner *r)
+{
+    const struct scenario *s = r->run.scn;
+    return r->run.ops->server == LOCK_SERVER_ZOOKEEPER ? s->zookeeper.session_timeout_ms
+                                                       : s->ttl_ms;
+}
+
 static int collect_history(struct runner *r, struct run_result *res)
 {
     size_t n_owners = 0;
@@ -397,6 +406,7 @@ static int collect_history(struct runner *r, struct run_result *res)
     snprintf(res->hist.algorithm, sizeof(res->hist.algorithm), "%s", r->run.ops->name);
     res->hist.clients = r->n;
     res->hist.seed = r->run.scn->seed;
+    res->hist.ttl_ms = lease_ms(r);
     for (uint32_t i = 0; i < r->n; i++)
         res->hist.dropped += history_buf_dropped(r->clients[i].hist);
     res->hist.dropped += history_buf_dropped(nemesis_history(r->run.nem));
@@ -409,11 +419,7 @@ out:
 
 static int check_safety(struct runner *r, struct run_result *res)
 {
-    if (history_sections(&res->hist, &res->sections, &res->n_sections, &res->spans, &res->n_spans) <
-        0)
-        return -1;
-    if (checker_run(res->sections, res->n_sections, res->spans, res->n_spans, 1000, &res->check) <
-        0)
+    if (result_check_history(res, (uint64_t)lease_ms(r) * 1000000u) < 0)
         return -1;
     struct resource *rs = r->run.wl->res;
     res->witness_concurrent = resource_concurrent_entries(rs);

@@ -275,7 +275,8 @@ static int client_target(struct ctx *c, const char *t, struct fault_spec *fs)
                     scn_quote(t).s, fault_type_name(fs->type));
 }
 
-static const char *const pick_list[] = {"one", "minority", "majority", "all", "primaries"};
+static const char *const pick_list[] = {"one", "minority",  "majority",
+                                        "all", "primaries", "holder-majority"};
 
 /* "redis-2", "zk-1": a server by kind and 1-based number. */
 static bool node_name(const char *t, struct fault_spec *fs)
@@ -309,10 +310,11 @@ static int server_target(struct ctx *c, const char *t, struct fault_spec *fs)
         }
     if (node_name(t, fs))
         return 0;
-    return scn_fail(c,
-                    "unknown target %s for a %s (expected a server such as \"redis-2\" or "
-                    "\"zk-1\", or one of: one, minority, majority, all, primaries)",
-                    scn_quote(t).s, fault_type_name(fs->type));
+    return scn_fail(
+        c,
+        "unknown target %s for a %s (expected a server such as \"redis-2\" or "
+        "\"zk-1\", or one of: one, minority, majority, all, primaries, holder-majority)",
+        scn_quote(t).s, fault_type_name(fs->type));
 }
 
 static int parse_target(struct ctx *c, json_t *v, const struct field *f, void *base)
@@ -515,6 +517,8 @@ static const struct field fault_fields[] = {
      .min = 1,
      .max = MS_MAX},
     {.key = "data", .parse = parse_enum, .offset = FS(data), .names = &data_names},
+    {.key = "key", .parse = parse_text, .offset = FS(key), .max = 63},
+    {.key = "count", .parse = parse_u32, .offset = FS(count), .min = 1, .max = LOCK_ENDPOINT_MAX},
 };
 static const struct table fault_table = {fault_fields, N_OF(fault_fields), fault_after};
 
@@ -667,6 +671,14 @@ static int fault_after(struct ctx *c, json_t *obj, void *base)
     if (fs->type != FAULT_KILL &&
         fault_refuses(c, obj, fs, "restart_after_ms", "only a kill waits to restart") < 0)
         return -1;
+    if (fs->pick != PICK_HOLDER_MAJORITY || !fault_on_servers(fs->type)) {
+        if (fault_refuses(c, obj, fs, "key", "only a holder-majority target looks for a key") < 0 ||
+            fault_refuses(c, obj, fs, "count", "only a holder-majority target takes a count") < 0)
+            return -1;
+    } else if (!json_object_get(obj, "key")) {
+        return scn_fail(c, "missing required key \"key\" (holder-majority looks for the holder "
+                           "of a lock key, such as \"lock:stock:0\")");
+    }
     if (!pauses || fs->duration_ms > 0)
         return 0;
     if (!json_object_get(obj, "duration_ms"))
@@ -844,6 +856,8 @@ size_t fault_node_count(const struct fault_spec *f, size_t n)
     case PICK_ALL:
     case PICK_PRIMARIES:
         return n;
+    case PICK_HOLDER_MAJORITY:
+        return f->count ? f->count : n / 2 + 1;
     }
     return n;
 }

@@ -47,12 +47,13 @@ static inline bool fault_on_servers(int type)
 
 /* Which servers a process fault strikes, in Jepsen's words. */
 enum node_pick {
-    PICK_NODE = 0,  /* one by name: node (redis-2, zk-1) */
-    PICK_ONE,       /* one, chosen by the run's seed */
-    PICK_MINORITY,  /* a majority less one, chosen by the seed */
-    PICK_MAJORITY,  /* n/2 + 1, chosen by the seed */
-    PICK_ALL,       /* every server of the run */
-    PICK_PRIMARIES, /* the ones that lead: every Redis master, ZooKeeper's leader */
+    PICK_NODE = 0,        /* one by name: node (redis-2, zk-1) */
+    PICK_ONE,             /* one, chosen by the run's seed */
+    PICK_MINORITY,        /* a majority less one, chosen by the seed */
+    PICK_MAJORITY,        /* n/2 + 1, chosen by the seed */
+    PICK_ALL,             /* every server of the run */
+    PICK_PRIMARIES,       /* the ones that lead: every Redis master, ZooKeeper's leader */
+    PICK_HOLDER_MAJORITY, /* Redlock: the nodes holding the votes of key's current holder */
 };
 
 /* What a killed or restarted Redis finds on its disk. */
@@ -73,6 +74,8 @@ struct fault_spec {
     uint32_t node;              /* PICK_NODE: 1-based, as in "redis-2" */
     uint64_t restart_after_ms;  /* kill: 0 = stays down until the run ends */
     enum fault_data data;
+    char key[64];         /* holder-majority: the lock key whose holder it looks for */
+    uint32_t count;       /* holder-majority: strike this many of those nodes (0 = all) */
     char target_text[24]; /* as written, for messages and reports */
 };
 

@@ -50,6 +50,13 @@ static int misfit(const struct scenario *s, const struct fault_spec *f, const st
         snprintf(why, len, "%s does not exist: %s uses %zu %s server%s (%s-1..%s-%zu)",
                  f->target_text, ops->name, n, kind, n == 1 ? "" : "s", node_prefix(ops->server),
                  node_prefix(ops->server), n);
+    } else if (f->pick == PICK_HOLDER_MAJORITY && !ops->independent_nodes) {
+        snprintf(why, len, "holder-majority needs independent nodes (redlock); %s has one service",
+                 ops->name);
+    } else if (f->pick == PICK_HOLDER_MAJORITY && f->count > n / 2 + 1) {
+        *key = "count";
+        snprintf(why, len, "%u is more than a holder's majority of %zu nodes (%zu)",
+                 (unsigned)f->count, n, n / 2 + 1);
     } else if (fault_node_count(f, n) == 0) {
         snprintf(why, len, "the %s of %zu server is no server", f->target_text, n);
     } else if (f->data != DATA_UNSET && ops->server != LOCK_SERVER_REDIS) {

@@ -41,7 +41,7 @@ static struct check_result check(struct section *s, size_t n, const struct fault
                                  size_t cap)
 {
     struct check_result r;
-    assert_int_equal(checker_run(s, n, f, nf, cap, &r), 0);
+    assert_int_equal(checker_run(s, n, f, nf, 0, cap, &r), 0);
     assert_int_equal(r.sections, n);
     assert_int_equal(r.violations, r.overlaps - r.fenced_pairs);
     assert_int_equal(r.cap, cap);

@@ -59,6 +59,7 @@ struct fault_nodes {
     struct cluster *cl; /* NULL: none are managed */
     struct fault_node node[LOCK_ENDPOINT_MAX];
     size_t n;
+    size_t quorum; /* Redlock: the votes that make a holder (holder-majority) */
 };
 
 struct nemesis *nemesis_new(const struct scenario *s);

@@ -135,11 +135,39 @@ static void strike(struct nemesis *n, size_t i, size_t k)
         add_text(r->error, sizeof(r->error), "%s", err);
 }
 
+static bool stopping(const struct nemesis *n, uint64_t now);
+
+/* holder-majority strikes only while someone holds the key: ask the nodes
+ * again each millisecond until then. false when the run ended first. */
+static bool wait_for_holder(struct nemesis *n, size_t i, char *why, size_t len)
+{
+    struct fault_record *r = &n->rec[i];
+    for (;;) {
+        n->struck[i] = nemesis_pick(n, i, why, len);
+        if (n->struck[i] != 0)
+            return true;
+        if (stopping(n, clock_mono_ns())) {
+            r->ended = true; /* never fired: nothing to bring back */
+            char key[sizeof(r->spec.key)];
+            memcpy(key, r->spec.key, sizeof(key));
+            snprintf(r->error, sizeof(r->error), "nobody held %s before the run ended", key);
+            return false;
+        }
+        struct timespec ms = {.tv_sec = 0, .tv_nsec = 1000000};
+        nanosleep(&ms, NULL);
+    }
+}
+
 static void start_fault(struct nemesis *n, size_t i)
 {
     struct fault_record *r = &n->rec[i];
     char why[128];
-    n->struck[i] = nemesis_pick(n, i, why, sizeof(why));
+    if (r->spec.pick == PICK_HOLDER_MAJORITY) {
+        if (!wait_for_holder(n, i, why, sizeof(why)))
+            return;
+    } else {
+        n->struck[i] = nemesis_pick(n, i, why, sizeof(why));
+    }
     if (why[0])
         add_text(r->error, sizeof(r->error), "%s", why);
     n->busy |= n->struck[i];

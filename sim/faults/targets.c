@@ -1,11 +1,14 @@
 /* targets.c - which servers a process fault strikes: by name, or chosen
  * from the run's seed among the servers no running fault holds (Jepsen's
  * one, minority, majority, all), or the ones that lead (primaries: every
- * Redis master; ZooKeeper's leader, asked with srvr). */
+ * Redis master; ZooKeeper's leader, asked with srvr), or for Redlock the
+ * nodes that hold the votes of a key's current holder (holder-majority:
+ * the value a quorum of nodes agrees on, read with GET). */
 #include <stdio.h>
 #include <string.h>
 
 #include "cluster.h"
+#include "lock.h"
 #include "nemesis_state.h"
 
 static uint64_t next_random(uint64_t *x)
@@ -27,12 +30,46 @@ static bool leads(const struct nemesis *n, size_t k)
            (strstr(reply, "Mode: leader") || strstr(reply, "Mode: standalone"));
 }
 
-/* count of the free nodes, in a seeded random order. */
-static uint32_t random_free(struct nemesis *n, size_t count)
+/* The value node k holds under key ("" when none or it does not answer). */
+static void value_on(const struct nemesis *n, size_t k, const char *key, char *out, size_t len)
+{
+    char cmd[96], reply[160];
+    const struct managed_server *s = &n->nodes.cl->srv[n->nodes.node[k].idx];
+    out[0] = '\0';
+    snprintf(cmd, sizeof(cmd), "GET %s", key);
+    /* "$12\r\nowner-value\r\n"; "$-1" when the key is not there */
+    if (cluster_redis_reply(s->port, cmd, reply, sizeof(reply)) < 0 || reply[0] != '$' ||
+        reply[1] == '-')
+        return;
+    const char *v = strstr(reply, "\r\n");
+    if (v)
+        snprintf(out, len, "%.*s", (int)strcspn(v + 2, "\r"), v + 2);
+}
+
+/* The nodes holding the value a quorum of nodes agrees on: the current
+ * holder's votes; 0 while nobody holds key. */
+static uint32_t holder_votes(const struct nemesis *n, const char *key)
+{
+    char val[LOCK_ENDPOINT_MAX][LOCK_OWNER_MAX + 8];
+    for (size_t k = 0; k < n->nodes.n; k++)
+        value_on(n, k, key, val[k], sizeof(val[k]));
+    for (size_t k = 0; k < n->nodes.n; k++) {
+        uint32_t set = 0;
+        for (size_t j = 0; j < n->nodes.n && val[k][0]; j++)
+            if (strcmp(val[j], val[k]) == 0)
+                set |= 1u << j;
+        if ((size_t)__builtin_popcount(set) >= n->nodes.quorum)
+            return set;
+    }
+    return 0;
+}
+
+/* count of the nodes in from, in a seeded random order (all when 0). */
+static uint32_t some_of(struct nemesis *n, uint32_t from, size_t count)
 {
     size_t order[LOCK_ENDPOINT_MAX], m = 0;
     for (size_t k = 0; k < n->nodes.n; k++)
-        if (!(n->busy & (1u << k)))
+        if (from & (1u << k))
             order[m++] = k;
     for (size_t k = m; k > 1; k--) { /* Fisher-Yates */
         size_t j = (size_t)(next_random(&n->rng) % k);
@@ -41,7 +78,7 @@ static uint32_t random_free(struct nemesis *n, size_t count)
         order[j] = t;
     }
     uint32_t set = 0;
-    for (size_t k = 0; k < count && k < m; k++)
+    for (size_t k = 0; k < m && (count == 0 || k < count); k++)
         set |= 1u << order[k];
     return set;
 }
@@ -60,8 +97,14 @@ uint32_t nemesis_pick(struct nemesis *n, size_t i, char *why, size_t len)
             if (!(n->busy & (1u << k)) && leads(n, k))
                 set |= 1u << k;
         want = (size_t)__builtin_popcount(set);
+    } else if (f->pick == PICK_HOLDER_MAJORITY) {
+        uint32_t votes = holder_votes(n, f->key);
+        if (votes == 0)
+            return 0; /* nobody holds it yet: the caller asks again */
+        set = some_of(n, votes & ~n->busy, f->count);
     } else {
-        set = random_free(n, want);
+        uint32_t all = n->nodes.n >= 32 ? UINT32_MAX : (1u << n->nodes.n) - 1;
+        set = some_of(n, all & ~n->busy, want);
     }
     size_t got = (size_t)__builtin_popcount(set);
     if (got < want || got == 0)

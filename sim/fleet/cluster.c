@@ -42,26 +42,34 @@ static int free_port(void)
     return port;
 }
 
-int cluster_redis_command(int port, const char *command, const char *want)
+int cluster_redis_reply(int port, const char *command, char *reply, size_t len)
 {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return -1;
+    if (fd < 0 || len == 0)
+        return fd < 0 ? -1 : (close(fd), -1);
     struct sockaddr_in a = {.sin_family = AF_INET,
                             .sin_port = htons((uint16_t)port),
                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    char line[128];
+    char line[192];
     int n = snprintf(line, sizeof(line), "%s\r\n", command);
-    int ok = -1;
-    if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0 && n > 0 &&
+    ssize_t got = -1;
+    if (n > 0 && (size_t)n < sizeof(line) && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
         write(fd, line, (size_t)n) == n) {
-        char buf[64] = {0};
         struct pollfd p = {.fd = fd, .events = POLLIN};
-        if (poll(&p, 1, 2000) == 1 && read(fd, buf, sizeof(buf) - 1) > 0)
-            ok = strncmp(buf, want, strlen(want)) == 0 ? 0 : -1;
+        if (poll(&p, 1, 2000) == 1)
+            got = read(fd, reply, len - 1);
     }
     close(fd);
-    return ok;
+    reply[got > 0 ? got : 0] = '\0';
+    return got > 0 ? (int)got : -1;
+}
+
+int cluster_redis_command(int port, const char *command, const char *want)
+{
+    char buf[64];
+    if (cluster_redis_reply(port, command, buf, sizeof(buf)) < 0)
+        return -1;
+    return strncmp(buf, want, strlen(want)) == 0 ? 0 : -1;
 }
 
 int cluster_answers(const char *kind, int port)

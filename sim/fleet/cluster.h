@@ -51,6 +51,9 @@ int cluster_ask(int port, const char *word, char *reply, size_t len);
 /* Send one inline Redis command to a loopback port: 0 when the reply
  * starts with want ("+PONG"), -1 otherwise. */
 int cluster_redis_command(int port, const char *command, const char *want);
+/* Send one inline Redis command to a loopback port and read its first
+ * answer (one read, NUL-terminated). Its length, or -1. */
+int cluster_redis_reply(int port, const char *command, char *reply, size_t len);
 /* Does the server of kind ("redis", "zookeeper") on a loopback port serve?
  * Redis: PING answers PONG; ZooKeeper: srvr reports a Mode. 1 or 0. */
 int cluster_answers(const char *kind, int port);

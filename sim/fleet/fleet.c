@@ -110,6 +110,7 @@ void fleet_fault_nodes(struct fleet *f, const struct lock_ops *ops, const struct
         return;
     fleet_config(f, ops, s, &cfg);
     nodes->cl = &f->cl;
+    nodes->quorum = s->redlock.quorum ? s->redlock.quorum : cfg.n_endpoints / 2 + 1;
     for (size_t i = 0; i < cfg.n_endpoints; i++) {
         int j = managed_index(f, cfg.endpoints[i].port);
         if (j < 0)

@@ -1,0 +1,34 @@
+/* availability.h - what each fault cost the clients, from the history.
+ *
+ * Per fault span: the acquisitions that failed (the wait ran out) and the
+ * ambiguous ones (sent, answer never came) while it was on; the longest
+ * stretch inside it during which some client was waiting and none
+ * acquired; and the recovery time, from the fault's end (its start, for a
+ * kill: a lock service should carry on without the server) to the first
+ * acquisition after it. Liveness beside the checker's safety.
+ */
+#ifndef LOCKLAB_AVAILABILITY_H
+#define LOCKLAB_AVAILABILITY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "checker.h"
+#include "history.h"
+
+#define AVAIL_NEVER UINT64_MAX /* no acquisition came after the fault */
+
+struct fault_availability {
+    uint64_t granted;             /* acquisitions during the window */
+    uint64_t failed;              /* acquires that gave up (busy) during it */
+    uint64_t ambiguous;           /* acquires whose outcome is unknown */
+    uint64_t longest_no_grant_ns; /* clients waiting, nobody acquiring */
+    uint64_t recovery_ns;         /* AVAIL_NEVER, or to the first acquisition after */
+    uint64_t recovery_from_ns;    /* the moment recovery is counted from */
+};
+
+/* out[i] for spans[i], i < n. Events are h's, in time order. */
+void availability_compute(const struct history *h, const struct fault_span *spans, size_t n,
+                          struct fault_availability *out);
+
+#endif
