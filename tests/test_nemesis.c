@@ -1,0 +1,217 @@
+/* test_nemesis.c - process faults on real managed servers: the verdicts
+ * they must give, what report.json says each fault did and cost, and that
+ * no server is left stopped or running after Ctrl-C or a SIGKILL of
+ * locklab in the middle of a fault.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+/* report.json's faults[i] */
+static json_t *fault(json_t *r, size_t i)
+{
+    json_t *f = json_array_get(json_object_get(r, "faults"), i);
+    assert_non_null(f);
+    return f;
+}
+
+static json_int_t avail(json_t *r, size_t i, const char *key)
+{
+    json_t *v = json_object_get(json_object_get(fault(r, i), "availability"), key);
+    assert_true(json_is_integer(v));
+    return json_integer_value(v);
+}
+
+static const char *text(json_t *r, size_t i, const char *key)
+{
+    json_t *v = json_object_get(fault(r, i), key);
+    assert_true(json_is_string(v));
+    return json_string_value(v);
+}
+
+/* Acquisitions the history shows after t_s seconds into the run. */
+static int grants_after(const struct outcome *o, double t_s)
+{
+    char path[700];
+    snprintf(path, sizeof(path), "%s/history.jsonl", o->dir);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[1024];
+    double t0 = -1;
+    int n = 0;
+    while (fgets(line, sizeof(line), f)) {
+        json_t *e = json_loads(line, 0, NULL);
+        assert_non_null(e);
+        if (t0 < 0)
+            t0 = (double)json_integer_value(json_object_get(e, "mono_ns")) / 1e9;
+        const char *type = json_string_value(json_object_get(e, "type"));
+        const char *fn = json_string_value(json_object_get(e, "f"));
+        double t = (double)json_integer_value(json_object_get(e, "time")) / 1e9 - t0;
+        n += type && fn && strcmp(type, "ok") == 0 && strcmp(fn, "acquire") == 0 && t > t_s;
+        json_decref(e);
+    }
+    fclose(f);
+    return n;
+}
+
+/* Redlock carries on with 4 of 5 nodes: no violation, acquisitions after
+ * the kill, and the report names the server and its pid. */
+static void redlock_one_of_five_killed_is_safe_and_goes_on(void **state)
+{
+    (void)state;
+    struct outcome o;
+    json_t *r = run_scenario(&o, "redlock_kill_one.json", 0, NULL);
+    assert_int_equal(jint(r, "checker", "violations"), 0);
+    assert_true(json_is_true(json_object_get(fault(r, 0), "fired")));
+    assert_non_null(strstr(text(r, 0, "detail"), "SIGKILL redis-"));
+    assert_non_null(strstr(text(r, 0, "servers"), "redis-"));
+    /* never restarted: brought back only when the run ended */
+    assert_true(json_is_true(json_object_get(fault(r, 0), "healed_at_end")));
+    assert_true(grants_after(&o, 2.5) > 0);
+    assert_true(avail(r, 0, "granted") > 0);
+    json_decref(r);
+}
+
+/* A stopped Redis answers nobody: no grant while it is paused, the keys
+ * expire by its clock once it runs again, and no two holders overlap. */
+static void redis_server_paused_is_safe_and_grants_nothing_meanwhile(void **state)
+{
+    (void)state;
+    struct outcome o;
+    json_t *r = run_scenario(&o, "redis_server_pause.json", 0, NULL);
+    assert_int_equal(jint(r, "checker", "violations"), 0);
+    assert_non_null(strstr(text(r, 0, "detail"), "SIGSTOP redis-1"));
+    assert_non_null(strstr(text(r, 0, "end_detail"), "SIGCONT redis-1"));
+    assert_int_equal(avail(r, 0, "granted"), 0);
+    assert_true(json_is_number(
+        json_object_get(json_object_get(fault(r, 0), "availability"), "recovery_ms")));
+    assert_true(grants_after(&o, 4.2) > 0);
+    json_decref(r);
+}
+
+/* Kleppmann's case: a node of the holder's bare majority back empty hands
+ * the lock to a second client; each violation names the kill. */
+static void redlock_node_restarted_empty_breaks_the_lock(void **state)
+{
+    (void)state;
+    struct outcome o;
+    json_t *r = run_scenario(&o, "redlock_restart_empty.json", 0, NULL);
+    assert_true(jint(r, "checker", "violations") > 0);
+    json_t *v = json_array_get(json_object_get(json_object_get(r, "checker"), "listed"), 0);
+    json_t *faults = json_object_get(v, "faults");
+    int named = 0;
+    for (size_t i = 0; i < json_array_size(faults); i++) {
+        json_t *f = json_array_get(faults, i);
+        named +=
+            strcmp(json_string_value(json_object_get(f, "type")), "kill") == 0 &&
+            strcmp(json_string_value(json_object_get(f, "servers")), text(r, 2, "servers")) == 0;
+    }
+    assert_int_equal(named, 1);
+    assert_non_null(strstr(text(r, 2, "end_detail"), "data lost"));
+    json_decref(r);
+}
+
+/* antirez's mitigation: with AOF fsync always the node keeps the vote. */
+static void redlock_node_restarted_with_its_data_is_safe(void **state)
+{
+    (void)state;
+    struct outcome o;
+    json_t *r = run_scenario(&o, "redlock_restart_kept.json", 0, NULL);
+    assert_int_equal(jint(r, "checker", "violations"), 0);
+    assert_non_null(strstr(text(r, 2, "end_detail"), "data kept"));
+    json_decref(r);
+}
+
+static pid_t marked_server(const char *mark)
+{
+    char pids[64];
+    slurp(mark, pids, sizeof(pids));
+    pid_t server = (pid_t)atoi(pids);
+    assert_true(server > 0);
+    return server;
+}
+
+/* Wait up to 5 s for pid to be gone (a SIGKILLed locklab's servers die by
+ * PR_SET_PDEATHSIG, a moment later). Gone or a zombie: an orphan's zombie
+ * waits for whoever reaps orphans here, and it runs nothing. */
+static void assert_gone(pid_t pid)
+{
+    for (int i = 0; i < 100 && pid_runs(pid); i++)
+        sleep_ms(50);
+    assert_false(pid_runs(pid));
+}
+
+static pid_t start_paused_run(const char *name, char *mark, size_t len)
+{
+    char path[600], dir[400], out[700], err[700];
+    scenario_path(path, sizeof(path), "redis_server_pause.json");
+    snprintf(dir, sizeof(dir), "%s/%s", tmp, name);
+    snprintf(out, sizeof(out), "%s.out", dir);
+    snprintf(err, sizeof(err), "%s.err", dir);
+    snprintf(mark, len, "%s/mark-%s", tmp, name);
+    char *argv[] = {(char *)bin, "run", path, "--quiet", "--out", dir, NULL};
+    pid_t pid = spawn(argv, out, err, mark);
+    sleep_ms(3000); /* the server is stopped from 2 s to 4 s */
+    return pid;
+}
+
+static void interrupt_during_a_server_pause_leaves_nothing_stopped(void **state)
+{
+    (void)state;
+    char mark[600];
+    pid_t pid = start_paused_run("int-pause", mark, sizeof(mark));
+    kill(pid, SIGINT);
+    assert_int_equal(reap(pid, 30), 130);
+    assert_gone(marked_server(mark));
+}
+
+static void sigkill_during_a_server_pause_leaves_nothing_behind(void **state)
+{
+    (void)state;
+    char mark[600];
+    pid_t pid = start_paused_run("kill-pause", mark, sizeof(mark));
+    kill(pid, SIGKILL);
+    assert_int_equal(reap(pid, 30), 128 + SIGKILL);
+    assert_gone(marked_server(mark));
+}
+
+/* A process fault on servers locklab does not manage: refused, exit 2,
+ * nothing started. */
+static void process_fault_on_external_servers_is_refused(void **state)
+{
+    (void)state;
+    struct outcome o;
+    const char *extra[] = {"--redis", "127.0.0.1:1", NULL};
+    char path[600];
+    scenario_path(path, sizeof(path), "redis_server_pause.json");
+    run(&o, NULL, "run", path, extra);
+    assert_int_equal(o.status, 2);
+    assert_non_null(strstr(o.err, "faults[0].type: a pause needs servers locklab manages"));
+    assert_int_equal(access(o.dir, F_OK), -1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(redlock_one_of_five_killed_is_safe_and_goes_on),
+        cmocka_unit_test(redis_server_paused_is_safe_and_grants_nothing_meanwhile),
+        cmocka_unit_test(redlock_node_restarted_empty_breaks_the_lock),
+        cmocka_unit_test(redlock_node_restarted_with_its_data_is_safe),
+        cmocka_unit_test(interrupt_during_a_server_pause_leaves_nothing_stopped),
+        cmocka_unit_test(sigkill_during_a_server_pause_leaves_nothing_behind),
+        cmocka_unit_test(process_fault_on_external_servers_is_refused),
+    };
+    return cmocka_run_group_tests(tests, harness_setup, harness_teardown);
+}
