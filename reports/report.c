@@ -79,13 +79,17 @@ const char *report_fault_plan(const struct fault_spec *f, char *buf, size_t len)
     } else if (f->type == FAULT_PAUSE) {
         snprintf(buf, len, "pause %s for %s s", f->target_text,
                  report_seconds(f->duration_ms, a, sizeof(a)));
-    } else if (f->type == FAULT_KILL && f->restart_after_ms) {
-        snprintf(buf, len, "kill %s, back after %s s, data %s", f->target_text,
-                 report_seconds(f->restart_after_ms, b, sizeof(b)), fault_data_name(f->data));
     } else {
-        snprintf(buf, len, "%s %s%s%s", name, f->target_text,
-                 f->type == FAULT_KILL ? ", down until the run ends" : ", data ",
-                 f->type == FAULT_KILL ? "" : fault_data_name(f->data));
+        /* data says something only of Redis, where the scenario chose it */
+        char data[24] = "";
+        if (f->data != DATA_UNSET)
+            snprintf(data, sizeof(data), ", data %s", fault_data_name(f->data));
+        if (f->type == FAULT_KILL && f->restart_after_ms)
+            snprintf(buf, len, "kill %s, back after %s s%s", f->target_text,
+                     report_seconds(f->restart_after_ms, b, sizeof(b)), data);
+        else
+            snprintf(buf, len, "%s %s%s%s", name, f->target_text,
+                     f->type == FAULT_KILL ? ", down until the run ends" : "", data);
     }
     return buf;
 }

@@ -26,7 +26,15 @@ static const char *const fault_what[FAULT_TYPE_COUNT] = {
                            "holds the lock (its watchdog stalls with it)",
     [FAULT_CLIENT_CRASH] = "the target dies holding its lock without releasing it, and comes "
                            "back as a new client after duration_ms; the lock must expire",
+    [FAULT_KILL] = "SIGKILL the target servers; with restart_after_ms they come back on the "
+                   "same port, empty (data: lost) or from an AOF fsynced on every write "
+                   "(data: kept)",
+    [FAULT_PAUSE] = "SIGSTOP the target servers for duration_ms, then SIGCONT: they hold every "
+                    "connection and answer nobody meanwhile",
+    [FAULT_RESTART] = "stop the target servers cleanly (SIGTERM) and start them again at once, "
+                      "data lost unless kept",
 };
+_Static_assert(FAULT_RESTART + 1 == FAULT_TYPE_COUNT, "a line for every fault type");
 
 static void list_algorithms(void)
 {
@@ -152,6 +160,10 @@ int cmd_list(int argc, char **argv)
     printf("\nfaults (a scenario's \"faults\", on its timeline):\n");
     for (int t = 0; t < FAULT_TYPE_COUNT; t++)
         printf("  %-14s %s\n", fault_type_name((enum fault_type)t), fault_what[t]);
+    printf("  targets: client faults \"holder\" or \"client:N\"; server faults a server by name\n"
+           "           (redis-1.., zk-1..), or one, minority, majority, all, primaries, picked\n"
+           "           from the seed, or holder-majority (Redlock: the nodes holding the\n"
+           "           votes of the current holder of \"key\"; \"count\" of them)\n");
     printf("\n");
     return list_scenarios(0);
 }

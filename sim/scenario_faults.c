@@ -46,9 +46,12 @@ static int misfit(const struct scenario *s, const struct fault_spec *f, const st
     } else if (f->pick == PICK_NODE && f->node_kind != ops->server) {
         snprintf(why, len, "%s names a %s server; %s uses %s servers", f->target_text,
                  lock_server_name(f->node_kind), ops->name, kind);
+    } else if (f->pick == PICK_NODE && f->node > n && n == 1) {
+        snprintf(why, len, "%s does not exist: %s uses one %s server, %s-1", f->target_text,
+                 ops->name, kind, node_prefix(ops->server));
     } else if (f->pick == PICK_NODE && f->node > n) {
-        snprintf(why, len, "%s does not exist: %s uses %zu %s server%s (%s-1..%s-%zu)",
-                 f->target_text, ops->name, n, kind, n == 1 ? "" : "s", node_prefix(ops->server),
+        snprintf(why, len, "%s does not exist: %s uses %zu %s servers (%s-1..%s-%zu)",
+                 f->target_text, ops->name, n, kind, node_prefix(ops->server),
                  node_prefix(ops->server), n);
     } else if (f->pick == PICK_HOLDER_MAJORITY && !ops->independent_nodes) {
         snprintf(why, len, "holder-majority needs independent nodes (redlock); %s has one service",

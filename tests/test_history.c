@@ -222,7 +222,7 @@ static const char *const small_owners[] = {"r1:0:0", "r1:1:0"};
 
 static void small_history(struct history *h)
 {
-    struct history_event e[8] = {
+    struct history_event e[9] = {
         ev(1100, 0, HT_INVOKE, HF_ACQUIRE), ev(1200, 0, HT_OK, HF_ACQUIRE),
         ev(1300, 1, HT_FAIL, HF_ACQUIRE),   ev(1350, 1, HT_INFO, HF_FAULT),
         ev(1400, 0, HT_INVOKE, HF_RELEASE), ev(1500, 0, HT_OK, HF_RELEASE),
@@ -236,7 +236,22 @@ static void small_history(struct history *h)
     e[4].seq = 1;
     e[4].arg = EFFECT_APPLIED;
     e[6] = fault(1600, 1, 0, 1);
-    make_history(h, e, 7, small_keys, 1, small_owners, 2);
+    /* the scenario's second fault kills redis-3 and brings it back */
+    for (int i = 0; i < 2; i++) {
+        e[7 + i] = fault(1700 + 200 * (uint64_t)i, HISTORY_SERVERS, FAULT_KILL, (uint8_t)i);
+        e[7 + i].key = 1;
+        e[7 + i].owner = 0;
+        e[7 + i].seq = 1 + (uint64_t)i;
+    }
+    make_history(h, e, 9, small_keys, 1, small_owners, 2);
+    static const char *const notes[] = {"redis-3", "SIGKILL redis-3 (pid 4242)",
+                                        "redis-3 back on port 40001 as pid 4300, data lost"};
+    free(h->notes); /* history_merge's empty table */
+    h->notes = calloc(3, sizeof(*h->notes));
+    assert_non_null(h->notes);
+    for (size_t i = 0; i < 3; i++)
+        h->notes[i] = strdup(notes[i]);
+    h->n_notes = 3;
     h->start_mono_ns = 1000;
     h->start_wall_ns = 1700000000000000000ULL;
     h->end_mono_ns = 2000;
@@ -264,6 +279,11 @@ static const char small_jsonl[] =
     "\"owner\":\"r1:0:0\"}\n"
     "{\"time\":1600,\"process\":\"nemesis\",\"type\":\"info\",\"f\":\"client_pause\","
     "\"value\":\"end\",\"fault\":0,\"target\":1}\n"
+    "{\"time\":1700,\"process\":\"nemesis\",\"type\":\"info\",\"f\":\"kill\",\"value\":\"start\","
+    "\"fault\":1,\"target\":\"redis-3\",\"detail\":\"SIGKILL redis-3 (pid 4242)\"}\n"
+    "{\"time\":1900,\"process\":\"nemesis\",\"type\":\"info\",\"f\":\"kill\",\"value\":\"end\","
+    "\"fault\":1,\"target\":\"redis-3\",\"detail\":\"redis-3 back on port 40001 as pid 4300, "
+    "data lost\"}\n"
     "{\"type\":\"end\",\"mono_ns\":2000,\"complete\":true,\"dropped\":0}\n";
 
 static void test_write_known_text(void **state)
@@ -798,12 +818,21 @@ static void test_sections_of_file_match(void **state)
     assert_int_equal(s2[0].token, 7);
     assert_int_equal(s2[0].from_ns, 1200);
     assert_int_equal(s2[0].to_ns, 1400);
-    assert_int_equal(m1, 1);
-    assert_int_equal(m2, 1);
-    assert_int_equal(f1[0].type, f2[0].type);
-    assert_int_equal(f1[0].client, f2[0].client);
-    assert_int_equal(f1[0].from_ns, f2[0].from_ns);
-    assert_int_equal(f1[0].to_ns, f2[0].to_ns);
+    assert_int_equal(m1, 2);
+    assert_int_equal(m2, 2);
+    for (size_t i = 0; i < 2; i++) {
+        assert_int_equal(f1[i].type, f2[i].type);
+        assert_int_equal(f1[i].client, f2[i].client);
+        assert_int_equal(f1[i].fault, f2[i].fault);
+        assert_int_equal(f1[i].servers, f2[i].servers);
+        assert_int_equal(f1[i].from_ns, f2[i].from_ns);
+        assert_int_equal(f1[i].to_ns, f2[i].to_ns);
+    }
+    assert_int_equal(f2[1].type, FAULT_KILL);
+    assert_int_equal(f2[1].client, -1);
+    assert_string_equal(r.notes[f2[1].servers], "redis-3");
+    assert_int_equal(f2[1].from_ns, 1700);
+    assert_int_equal(f2[1].to_ns, 1900);
     free(s1);
     free(s2);
     free(f1);

@@ -1364,7 +1364,8 @@ static void test_process_fault_errors(void **state)
          "\"redis-2\", \"one\", \"majority\", ...)"},
         {"{'faults': [{'at_ms': 0, 'type': 'kill', 'target': 'node-3'}], " WL "}",
          "t.json:1:52: faults[0].target: unknown target \"node-3\" for a kill (expected a server "
-         "such as \"redis-2\" or \"zk-1\", or one of: one, minority, majority, all, primaries)"},
+         "such as \"redis-2\" or \"zk-1\", or one of: one, minority, majority, all, primaries, "
+         "holder-majority)"},
         {"{'faults': [{'at_ms': 0, 'type': 'pause', 'target': 'one'}], " WL "}",
          "t.json:1:13: faults[0]: missing required key \"duration_ms\" (a pause needs one)"},
         {"{'faults': [{'at_ms': 0, 'type': 'kill', 'target': 'one', 'duration_ms': 5}], " WL "}",

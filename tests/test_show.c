@@ -59,8 +59,15 @@ static int one_pair(const char *path, const char *algo)
                           redis,         "--zookeeper", zookeeper,    "--json", NULL};
     struct outcome shown = {0}, ran = {0};
     run(&shown, NULL, "show", path, opts);
+    if (shown.status == 2 && strstr(shown.err, "needs servers locklab manages")) {
+        /* process faults strike managed servers only: this pair runs on its own */
+        opts[4] = "--json";
+        opts[5] = NULL;
+        run(&shown, NULL, "show", path, opts);
+    }
+    size_t json_at = opts[5] ? 8 : 4;
     if (shown.status == 2) {
-        opts[8] = NULL; /* run has no --json */
+        opts[json_at] = NULL; /* run has no --json */
         run(&ran, NULL, "run", path, opts);
         assert_int_equal(ran.status, 2);
         assert_string_equal(ran.err, shown.err);
@@ -72,7 +79,7 @@ static int one_pair(const char *path, const char *algo)
     if (want == NULL)
         fail_msg("show --json %s %s: not JSON: %s", path, algo, je.text);
 
-    opts[8] = NULL;
+    opts[json_at] = NULL;
     run(&ran, NULL, "run", path, opts);
     if (ran.status != 0 && ran.status != 1)
         fail_msg("run %s --algorithm %s: exit %d: %s", path, algo, ran.status, ran.err);
@@ -86,7 +93,7 @@ static int one_pair(const char *path, const char *algo)
     json_decref(rep);
 
     struct outcome text = {0};
-    opts[8] = NULL;
+    opts[json_at] = NULL;
     run(&text, NULL, "show", path, opts);
     char header[4096];
     header_of_show(text.out, header, sizeof(header));
@@ -119,10 +126,12 @@ static void show_equals_the_run(void **state)
         free(ent[i]);
     }
     free(ent);
-    /* 6 pairs are refused: the two watchdog scenarios with redis-naive
+    /* 16 pairs are refused: the two watchdog scenarios with redis-naive
      * and zookeeper (no renewals), the fenced one with redis-naive and
-     * redlock (no tokens); README and `list` say the same */
-    assert_int_equal(pairs - runs, 6);
+     * redlock (no tokens), the Redis pause with zookeeper, the three
+     * Redlock restarts with all but redlock (they name its 4th and 5th
+     * nodes); README and docs/scenario.md say the same */
+    assert_int_equal(pairs - runs, 16);
 }
 
 int main(void)

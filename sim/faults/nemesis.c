@@ -60,6 +60,8 @@ int nemesis_start(struct nemesis *n, uint64_t t0_ns, uint64_t deadline_ns, const
     n->stop = stop;
     if (!nemesis_has_server_faults(n))
         return 0;
+    /* "at_ms": 0 means from the start: in place before any client asks */
+    nemesis_start_at_zero(n);
     int rc = pthread_create(&n->thread, NULL, nemesis_main, n);
     if (rc != 0) {
         errno = rc;

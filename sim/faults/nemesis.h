@@ -51,7 +51,7 @@ struct fault_record {
 /* The servers a run's process faults may strike, in the order they are
  * named: redis-1.. or zk-1.., each a managed server of cl. */
 struct fault_node {
-    char name[16];
+    char name[32];
     size_t idx; /* in cl->srv */
 };
 
@@ -67,8 +67,9 @@ void nemesis_free(struct nemesis *n); /* accepts NULL; stops the thread first */
 /* The servers process faults strike; before nemesis_start. */
 void nemesis_set_nodes(struct nemesis *n, const struct fault_nodes *nodes);
 /* Arm the timeline at t0_ns; with process faults, start the thread that
- * plays them until deadline_ns or until *stop is set. -1 (errno set) when
- * the thread cannot start. */
+ * plays them until deadline_ns or until *stop is set; those due at 0 ms
+ * are started before it returns, so before the clients begin. -1 (errno
+ * set) when the thread cannot start. */
 int nemesis_start(struct nemesis *n, uint64_t t0_ns, uint64_t deadline_ns, const atomic_int *stop);
 /* Bring back what is still down or stopped and end the thread; safe to
  * call more than once. */

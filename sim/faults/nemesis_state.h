@@ -36,6 +36,9 @@ struct nemesis {
 
 /* server_faults.c */
 bool nemesis_has_server_faults(const struct nemesis *n);
+/* Start the process faults due at 0 ms, in the caller's thread, before any
+ * client runs (holder-majority excepted: it waits for a holder). */
+void nemesis_start_at_zero(struct nemesis *n);
 void *nemesis_main(void *arg);
 /* targets.c: the nodes fault i strikes now, as a bit set of nodes.node[];
  * a shortfall (fewer free servers than it asks) is written into why. */

@@ -1,9 +1,10 @@
 /* server_faults.c - the nemesis's thread: process faults on the managed
  * servers, at their times, each start and end logged with what was done.
  *
- * Times: a start is logged at the moment before the first signal, an end
- * once the servers are back (continued, or answering again), so a fault's
- * window in the history covers everything it did to the servers.
+ * Times: a start is logged at the moment before the first signal; a
+ * pause's end at the moment before SIGCONT, a kill's or restart's once the
+ * servers answer again. So no answer a paused server gave can fall after
+ * its window, and a window covers all a fault did to the servers.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -85,9 +86,13 @@ static void bring_back(struct nemesis *n, size_t i, size_t k)
     } else {
         bool keep = r->spec.data == DATA_KEPT;
         rc = cluster_revive(n->nodes.cl, n->nodes.node[k].idx, keep, err, sizeof(err));
+        bool redis = strcmp(server(n, k)->kind, "redis") == 0;
         if (rc == 0)
-            add_text(r->end_detail, sizeof(r->end_detail), "%s back on port %d as pid %d, data %s",
-                     name, server(n, k)->port, (int)pid_of(n, k), keep ? "kept" : "lost");
+            add_text(r->end_detail, sizeof(r->end_detail), "%s back on port %d as pid %d%s", name,
+                     server(n, k)->port, (int)pid_of(n, k),
+                     !redis ? ""
+                     : keep ? ", data kept"
+                            : ", data lost");
     }
     if (rc < 0)
         add_text(r->error, sizeof(r->error), "%s", err);
@@ -96,6 +101,9 @@ static void bring_back(struct nemesis *n, size_t i, size_t k)
 static void end_fault(struct nemesis *n, size_t i, bool healed)
 {
     struct fault_record *r = &n->rec[i];
+    /* A pause ends as SIGCONT goes out: any answer after it may come from
+     * the running server. A kill or restart ends once the server serves. */
+    uint64_t before = clock_mono_ns();
     for (size_t k = 0; k < n->nodes.n; k++)
         if (n->struck[i] & (1u << k))
             bring_back(n, i, k);
@@ -104,7 +112,7 @@ static void end_fault(struct nemesis *n, size_t i, bool healed)
     n->busy &= ~n->struck[i];
     r->healed = healed;
     r->ended = true;
-    r->end_ns = clock_mono_ns();
+    r->end_ns = r->spec.type == FAULT_PAUSE ? before : clock_mono_ns();
     log_fault(n, i, r->end_ns, 1);
 }
 
@@ -229,6 +237,15 @@ static bool wait_until(const struct nemesis *n, uint64_t t)
         struct timespec ts = {.tv_sec = (time_t)(d / 1000000000u),
                               .tv_nsec = (long)(d % 1000000000u)};
         nanosleep(&ts, NULL);
+    }
+}
+
+void nemesis_start_at_zero(struct nemesis *n)
+{
+    for (size_t i = 0; i < n->n; i++) {
+        const struct fault_spec *f = &n->rec[i].spec;
+        if (fault_on_servers(f->type) && f->at_ms == 0 && f->pick != PICK_HOLDER_MAJORITY)
+            start_fault(n, i);
     }
 }
 
