@@ -252,9 +252,9 @@ void nemesis_start_at_zero(struct nemesis *n)
 void *nemesis_main(void *arg)
 {
     struct nemesis *n = arg;
-    size_t i;
-    bool is_end;
-    uint64_t when;
+    size_t i = 0;
+    bool is_end = false;
+    uint64_t when = 0;
     while (next_action(n, &i, &is_end, &when) && wait_until(n, when)) {
         if (is_end)
             end_fault(n, i, false);
