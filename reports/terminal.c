@@ -80,6 +80,16 @@ static void print_safety(FILE *f, const struct run_result *r)
                 r->inv[i].detail);
 }
 
+/* "1.000 s .. 3.000 s", or "(still on at the end)" for to_ns UINT64_MAX. */
+static void print_window(FILE *f, const struct run_result *r, uint64_t from_ns, uint64_t to_ns)
+{
+    fprintf(f, "%.3f s .. ", report_rel_s(r, from_ns));
+    if (to_ns == UINT64_MAX)
+        fprintf(f, "(still on at the end)");
+    else
+        fprintf(f, "%.3f s", report_rel_s(r, to_ns));
+}
+
 static void print_faults(FILE *f, const struct run_result *r)
 {
     if (r->n_faults == 0)
@@ -91,12 +101,10 @@ static void print_faults(FILE *f, const struct run_result *r)
         fprintf(f, "  %6.3f s  %s\n", (double)x->spec.at_ms / 1000.0,
                 report_fault_plan(&x->spec, plan, sizeof(plan)));
         fprintf(f, "            %s", report_fault_done(r, x, done, sizeof(done)));
-        if (x->fired)
-            fprintf(f, ", %.3f s .. ", report_rel_s(r, x->start_ns));
-        if (x->fired && x->ended)
-            fprintf(f, "%.3f s", report_rel_s(r, x->end_ns));
-        else if (x->fired)
-            fprintf(f, "(still on at the end)");
+        if (x->fired) {
+            fprintf(f, ", ");
+            print_window(f, r, x->start_ns, x->ended ? x->end_ns : UINT64_MAX);
+        }
         fputc('\n', f);
         const struct fault_availability *a = result_fault_availability(r, i);
         if (a && x->fired)
@@ -113,12 +121,9 @@ void report_spans(FILE *f, const struct run_result *r)
     for (size_t i = 0; i < r->n_spans; i++) {
         const struct fault_span *s = &r->spans[i];
         char name[96], what[256];
-        fprintf(f, "  %-28s %.3f s .. ", report_span_name(r, s, name, sizeof(name)),
-                report_rel_s(r, s->from_ns));
-        if (s->to_ns == UINT64_MAX)
-            fprintf(f, "(still on at the end)\n");
-        else
-            fprintf(f, "%.3f s\n", report_rel_s(r, s->to_ns));
+        fprintf(f, "  %-28s ", report_span_name(r, s, name, sizeof(name)));
+        print_window(f, r, s->from_ns, s->to_ns);
+        fputc('\n', f);
         fprintf(f, "  %-28s %s\n", "",
                 report_availability(&r->avail[i], s->type, what, sizeof(what)));
     }

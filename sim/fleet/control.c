@@ -61,26 +61,26 @@ int cluster_kill(struct cluster *c, size_t i, char *err, size_t errlen)
     return rc;
 }
 
-int cluster_pause(struct cluster *c, size_t i, char *err, size_t errlen)
+/* SIGSTOP or SIGCONT, and the state that goes with it. */
+static int set_paused(struct cluster *c, size_t i, bool paused, char *err, size_t errlen)
 {
     cluster_lock();
     struct managed_server *s = live(c, i, err, errlen);
-    int rc = s ? signal_server(s, SIGSTOP, err, errlen) : -1;
+    int rc = s ? signal_server(s, paused ? SIGSTOP : SIGCONT, err, errlen) : -1;
     if (rc == 0)
-        s->paused = true;
+        s->paused = paused;
     cluster_unlock();
     return rc;
 }
 
+int cluster_pause(struct cluster *c, size_t i, char *err, size_t errlen)
+{
+    return set_paused(c, i, true, err, errlen);
+}
+
 int cluster_resume(struct cluster *c, size_t i, char *err, size_t errlen)
 {
-    cluster_lock();
-    struct managed_server *s = live(c, i, err, errlen);
-    int rc = s ? signal_server(s, SIGCONT, err, errlen) : -1;
-    if (rc == 0)
-        s->paused = false;
-    cluster_unlock();
-    return rc;
+    return set_paused(c, i, false, err, errlen);
 }
 
 int cluster_stop_one(struct cluster *c, size_t i, char *err, size_t errlen)
