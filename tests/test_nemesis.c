@@ -202,6 +202,22 @@ static void redlock_node_restarted_with_its_data_is_safe(void **state)
     json_decref(r);
 }
 
+/* ZooKeeper's leader stopped: the ensemble elects another or waits; no
+ * two holders either way, and grants come back after the pause. */
+static void zookeeper_leader_paused_is_safe(void **state)
+{
+    (void)state;
+    struct outcome o;
+    json_t *r = run_scenario(&o, "zookeeper_pause_leader.json", 0, NULL);
+    assert_int_equal(jint(r, "checker", "violations"), 0);
+    assert_non_null(strstr(text(r, 0, "detail"), "SIGSTOP zk-"));
+    assert_non_null(strstr(text(r, 1, "detail"), "SIGTERM zk-"));
+    assert_non_null(strstr(text(r, 1, "end_detail"), " back on port "));
+    assert_null(strstr(text(r, 1, "end_detail"), "data")); /* data is a Redis matter */
+    assert_true(grants_in(&o, 7.0, 0, 0).after > 0);
+    json_decref(r);
+}
+
 static pid_t marked_server(const char *mark)
 {
     char pids[64];
@@ -277,6 +293,7 @@ int main(void)
         cmocka_unit_test(redis_server_paused_grants_nothing_meanwhile),
         cmocka_unit_test(redlock_node_restarted_empty_breaks_the_lock),
         cmocka_unit_test(redlock_node_restarted_with_its_data_is_safe),
+        cmocka_unit_test(zookeeper_leader_paused_is_safe),
         cmocka_unit_test(interrupt_during_a_server_pause_leaves_nothing_stopped),
         cmocka_unit_test(sigkill_during_a_server_pause_leaves_nothing_behind),
         cmocka_unit_test(process_fault_on_external_servers_is_refused),
