@@ -180,10 +180,14 @@ static void expired_lock_is_lost_and_extend_extends(void **state)
     assert_int_equal(take(&a, "rl:4", 300, 0, &g), LOCK_OK);
     lock_sleep_ms(500);
     assert_int_equal(a.ops->release(&a, &g), LOCK_LOST);
-    assert_int_equal(take(&a, "rl:5", 1000, 0, &g), LOCK_OK);
-    lock_sleep_ms(500);
+    /* Renewed half-way through a 4 s ttl, released 3 s later: past the
+     * first ttl, inside the extended one. A late sleep (a loaded host)
+     * has 2 s before the renewal and 1 s before the release to spare; an
+     * early one cannot happen. */
+    assert_int_equal(take(&a, "rl:5", 4000, 0, &g), LOCK_OK);
+    lock_sleep_ms(2000);
     assert_int_equal(a.ops->renew(&a, &g), LOCK_OK);
-    lock_sleep_ms(700); /* past the first ttl, inside the extended one */
+    lock_sleep_ms(3000);
     assert_int_equal(a.ops->release(&a, &g), LOCK_OK);
     a.ops->disconnect(&a);
 }
