@@ -48,6 +48,7 @@ void result_free(struct run_result *r)
     history_free(&r->hist);
     free(r->sections);
     free(r->spans);
+    free(r->tl_latency);
     free(r->avail);
     checker_result_free(&r->check);
 }

@@ -11,6 +11,7 @@
 #include "checker.h"
 #include "client.h"
 #include "history.h"
+#include "latency_timeline.h"
 #include "nemesis.h"
 #include "scenario.h"
 #include "workload.h"
@@ -44,6 +45,7 @@ struct run_result {
     char sample_error[LOCK_ERRSTR_MAX + 32]; /* one client's last error, if any */
     uint64_t connects_refused; /* of stat[ST_CONNECT_ERR], those that say a server is gone */
     uint32_t *tl_ok, *tl_fail; /* per second */
+    struct latency_second *tl_latency; /* per second: successful acquires' latency */
     size_t tl_len;
 
     struct history hist;

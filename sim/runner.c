@@ -495,6 +495,9 @@ int runner_collect(struct runner *r, struct run_result *res)
     if (merge_measurements(r, res) < 0 || collect_history(r, res) < 0 || check_safety(r, res) < 0)
         return -1;
     lost_servers(res);
+    res->tl_latency = calloc(res->tl_len, sizeof(*res->tl_latency));
+    if (res->tl_latency == NULL || latency_timeline(&res->hist, res->tl_latency, res->tl_len) < 0)
+        return -1;
     return 0;
 }
 

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "history.h"
+#include "latency_timeline.h"
 #include "scenario.h"
 
 #define CHUNK 4096 /* history.c's chunk size; the tests cross it */
@@ -350,6 +351,32 @@ static void test_write_refuses_unknown_values(void **state)
 }
 
 /* ---- the file, read back -------------------------------------------------- */
+
+/* Per second: the latency of the acquires granted in it, from their own
+ * invoke; nearest-rank percentiles, exact. */
+static void test_latency_timeline(void **state)
+{
+    (void)state;
+    const uint64_t ms = 1000000, t0 = 5000 * ms;
+    struct history_event e[] = {
+        ev(t0 + 100 * ms, 0, HT_INVOKE, HF_ACQUIRE),  ev(t0 + 200 * ms, 0, HT_OK, HF_ACQUIRE),
+        ev(t0 + 500 * ms, 1, HT_INVOKE, HF_ACQUIRE),  ev(t0 + 1500 * ms, 1, HT_OK, HF_ACQUIRE),
+        ev(t0 + 1600 * ms, 0, HT_INVOKE, HF_ACQUIRE), ev(t0 + 1650 * ms, 0, HT_OK, HF_ACQUIRE),
+        ev(t0 + 1700 * ms, 0, HT_INVOKE, HF_ACQUIRE), ev(t0 + 1800 * ms, 0, HT_FAIL, HF_ACQUIRE),
+    };
+    struct history h;
+    make_history(&h, e, sizeof(e) / sizeof(e[0]), NULL, 0, NULL, 0);
+    h.start_mono_ns = t0;
+    h.clients = 2;
+    struct latency_second l[3];
+    assert_int_equal(latency_timeline(&h, l, 3), 0);
+    assert_int_equal(l[0].count, 1);
+    assert_true(l[0].p50_ms == 100.0 && l[0].p99_ms == 100.0 && l[0].max_ms == 100.0);
+    assert_int_equal(l[1].count, 2); /* 1000 ms granted at 1.5 s, 50 ms at 1.65 s */
+    assert_true(l[1].p50_ms == 50.0 && l[1].p99_ms == 1000.0 && l[1].max_ms == 1000.0);
+    assert_int_equal(l[2].count, 0); /* a failed acquire is no grant */
+    history_free(&h);
+}
 
 static const char *read_text(const char *text, struct history *h, char err[ERR_LEN]);
 
@@ -854,6 +881,7 @@ int main(void)
         cmocka_unit_test(test_write_refuses_unknown_values),
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_server_fault_round_trip),
+        cmocka_unit_test(test_latency_timeline),
         cmocka_unit_test(test_read_errors_name_the_line),
         cmocka_unit_test(test_read_incomplete_file),
         cmocka_unit_test(test_sections),
