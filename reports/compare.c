@@ -25,10 +25,7 @@ void compare_row_fill(struct compare_row *row, const struct run_result *r)
     snprintf(row->algorithm, sizeof(row->algorithm), "%s", r->algorithm);
     row->ran = true;
     snprintf(row->run_dir, sizeof(row->run_dir), "%s", r->run_dir);
-    snprintf(row->verdict, sizeof(row->verdict), "%s",
-             !r->complete ? "INCOMPLETE"
-             : r->passed  ? "PASS"
-                          : "FAIL");
+    snprintf(row->verdict, sizeof(row->verdict), "%s", report_verdict(r));
     char why[256];
     const char *fail = report_failure(r, why, sizeof(why)); /* why a FAIL failed */
     snprintf(row->note, sizeof(row->note), "%s",

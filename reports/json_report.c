@@ -172,10 +172,7 @@ int report_json(const char *path, const struct run_result *r)
     json_t *root = json_pack(
         "{s:s, s:s, s:b, s:o, s:s, s:o, s:o, s:s, s:s, s:I, s:I, s:f, s:o, s:o, s:o, s:o, s:o}",
         "schema", SCHEMA, "locklab", LOCKLAB_VERSION, "complete", r->complete, "incomplete_reason",
-        r->complete ? json_null() : json_string(r->incomplete_reason), "verdict",
-        !r->complete ? "INCOMPLETE"
-        : r->passed  ? "PASS"
-                     : "FAIL",
+        r->complete ? json_null() : json_string(r->incomplete_reason), "verdict", report_verdict(r),
         "failure", fail ? json_string(fail) : json_null(), "scenario", report_scenario_json(r->scn),
         "algorithm", r->algorithm, "started_at", when, "start_mono_ns", (json_int_t)r->t0_mono_ns,
         "start_wall_ns", (json_int_t)r->t0_wall_ns, "elapsed_s", r->elapsed_s, "servers", servers,

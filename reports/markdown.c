@@ -123,10 +123,7 @@ int report_markdown(const char *path, const struct run_result *r)
     const struct scenario *s = r->scn;
     char why[256];
     const char *fail = report_failure(r, why, sizeof(why));
-    fprintf(f, "# locklab: %s on %s — %s\n\n", s->name, r->algorithm,
-            !r->complete ? "INCOMPLETE"
-            : r->passed  ? "PASS"
-                         : "FAIL");
+    fprintf(f, "# locklab: %s on %s — %s\n\n", s->name, r->algorithm, report_verdict(r));
     if (!r->complete)
         fprintf(f, "> **INCOMPLETE**: %s. Figures cover only what ran.\n\n", r->incomplete_reason);
     if (fail)

@@ -165,6 +165,11 @@ void report_violation_faults(const struct run_result *r, const struct violation 
     }
 }
 
+const char *report_verdict(const struct run_result *r)
+{
+    return !r->complete ? "INCOMPLETE" : r->passed ? "PASS" : "FAIL";
+}
+
 const char *report_failure(const struct run_result *r, char *buf, size_t len)
 {
     if (r->passed)

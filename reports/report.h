@@ -77,5 +77,7 @@ void report_violation_faults(const struct run_result *r, const struct violation 
                              size_t len);
 /* A failed expectation, or NULL when the run passed: "violations: expected 0, got 12". */
 const char *report_failure(const struct run_result *r, char *buf, size_t len);
+/* The run's verdict word: "INCOMPLETE", "PASS" or "FAIL". */
+const char *report_verdict(const struct run_result *r);
 
 #endif

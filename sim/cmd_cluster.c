@@ -462,27 +462,9 @@ static int cluster_up(struct cluster_opts *o)
     return cluster_status(o, 1);
 }
 
-static int copy_file(const char *from, const char *to)
-{
-    FILE *in = fopen(from, "r");
-    if (in == NULL)
-        return -1;
-    FILE *out = fopen(to, "w");
-    char buf[8192];
-    size_t n;
-    int ok = out != NULL;
-    while (ok && (n = fread(buf, 1, sizeof(buf), in)) > 0)
-        ok = fwrite(buf, 1, n, out) == n;
-    ok = ok && !ferror(in);
-    fclose(in);
-    if (out && fclose(out) != 0)
-        ok = 0;
-    return ok ? 0 : -1;
-}
-
 /* A killed supervisor kept no logs, but its servers' folder (root=) holds
- * them until a later run sweeps it: copy them into DIR/logs under the
- * names cluster_stop gives them (redis-0.log ...). How many were kept. */
+ * them until a later run sweeps it: copy them into DIR/logs as
+ * cluster_stop would have. How many were kept. */
 static size_t rescue_logs(const struct cluster_opts *o, const struct cluster_state *st)
 {
     char logs[300];
@@ -491,16 +473,12 @@ static size_t rescue_logs(const struct cluster_opts *o, const struct cluster_sta
     if (mkdir(logs, 0755) < 0 && errno != EEXIST)
         return 0;
     for (size_t i = 0; i < st->n; i++) {
-        char kind[16], from[400], to[400];
+        char kind[16];
         if (sscanf(st->servers[i], "%15s", kind) != 1)
             continue;
-        bool redis = strcmp(kind, "redis") == 0;
-        if (!redis && strcmp(kind, "zookeeper") != 0)
+        if (strcmp(kind, "redis") != 0 && strcmp(kind, "zookeeper") != 0)
             continue; /* the state file names no path of ours to follow */
-        snprintf(from, sizeof(from), "%s/%s-%zu/%s", st->root, kind, i,
-                 redis ? "redis.log" : "stdout.log");
-        snprintf(to, sizeof(to), "%s/%s-%zu.log", logs, kind, i);
-        kept += copy_file(from, to) == 0;
+        kept += cluster_keep_log(st->root, kind, i, logs) == 0;
     }
     rmdir(logs); /* only when nothing was kept: it is not empty otherwise */
     return kept;

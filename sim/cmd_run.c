@@ -101,11 +101,7 @@ static int finish_run(struct runner *r, struct run_result *res, const struct run
     if (!o->quiet && !o->brief)
         report_terminal(stdout, res, o->max_violations);
     else
-        printf("End of run: %s  %s/\n",
-               !res->complete ? "INCOMPLETE"
-               : res->passed  ? "PASS"
-                              : "FAIL",
-               res->run_dir);
+        printf("End of run: %s  %s/\n", report_verdict(res), res->run_dir);
     fflush(stdout);
     if (wrote < 0)
         return EXIT_ENV;

@@ -44,17 +44,14 @@ static int finish_tasks(struct ctx *c, const struct scenario *s)
     }
     scn_pop(c);
     if (s->duration_ms < 2ULL * t->period_ms) {
+        char why[160];
+        snprintf(why, sizeof(why),
+                 "%" PRIu64 " ms holds no whole period of %" PRIu32
+                 " ms after the first (at least twice the period)",
+                 s->duration_ms, t->period_ms);
         scn_push_key(c, "duration_s");
         /* The value in the file is the one to blame unless --duration replaced it */
-        if (!s->duration_from_cli)
-            return scn_fail(c,
-                            "%" PRIu64 " ms holds no whole period of %" PRIu32
-                            " ms after the first (at least twice the period)",
-                            s->duration_ms, t->period_ms);
-        return scn_fail_if_file(c, NULL,
-                                "%" PRIu64 " ms holds no whole period of %" PRIu32
-                                " ms after the first (at least twice the period)",
-                                s->duration_ms, t->period_ms);
+        return s->duration_from_cli ? scn_fail_if_file(c, NULL, "%s", why) : scn_fail(c, "%s", why);
     }
     return 0;
 }

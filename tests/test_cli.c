@@ -78,6 +78,20 @@ static void list_prints_names_for_scripts(void **state)
     assert_non_null(strstr(all.out, "  redlock      no       yes"));
 }
 
+/* argv refused with exit 2 and exactly the line want on stderr, and no
+ * redis-server started (mark stays absent). */
+static void assert_refused_before_start(char *const argv[], const char *out, const char *err,
+                                        const char *mark, const char *want)
+{
+    char said[1024];
+    struct stat st;
+    assert_int_equal(reap(spawn(argv, out, err, mark), 60), 2);
+    slurp(err, said, sizeof(said));
+    assert_string_equal(said, want);
+    if (stat(mark, &st) == 0)
+        fail_msg("a redis-server was started for a refused %s", argv[1]);
+}
+
 /* A second run into a folder that holds one is refused before anything
  * starts, and the first run's files are left as they were. */
 static void out_onto_a_run_is_refused(void **state)
@@ -86,7 +100,7 @@ static void out_onto_a_run_is_refused(void **state)
     char path[600], mark[600], dir[600], before[700], after[700];
     scenario_path(path, sizeof(path), "flash_sale.json");
     snprintf(dir, sizeof(dir), "%s/kept-run", tmp);
-    char out[700], err[700], said[1024];
+    char out[700], err[700];
     snprintf(out, sizeof(out), "%s.out", dir);
     snprintf(err, sizeof(err), "%s.err", dir);
     char *argv[] = {(char *)bin, "run", path, "--duration", "0.5", "--quiet", "--out", dir, NULL};
@@ -96,18 +110,14 @@ static void out_onto_a_run_is_refused(void **state)
     assert_int_equal(stat(before, &st0), 0);
 
     snprintf(mark, sizeof(mark), "%s/mark-refused", tmp);
-    assert_int_equal(reap(spawn(argv, out, err, mark), 60), 2);
-    slurp(err, said, sizeof(said));
     snprintf(after, sizeof(after),
              "locklab: --out %s holds a run already (report.json); remove it or name another "
              "folder\n",
              dir);
-    assert_string_equal(said, after);
+    assert_refused_before_start(argv, out, err, mark, after);
     assert_int_equal(stat(before, &st1), 0);
     assert_true(st0.st_mtim.tv_sec == st1.st_mtim.tv_sec &&
                 st0.st_mtim.tv_nsec == st1.st_mtim.tv_nsec);
-    if (stat(mark, &st1) == 0)
-        fail_msg("a redis-server was started for a refused --out");
 }
 
 /* compare checks each algorithm's folder before anything starts: a row
@@ -115,7 +125,7 @@ static void out_onto_a_run_is_refused(void **state)
 static void compare_out_with_an_old_run_inside_is_refused(void **state)
 {
     (void)state;
-    char path[600], dir[600], sub[700], mark[700], out[800], err[700], said[1024], want[1024];
+    char path[600], dir[600], sub[700], mark[700], out[800], err[700], want[1024];
     scenario_path(path, sizeof(path), "flash_sale.json");
     snprintf(dir, sizeof(dir), "%s/cmp-old", tmp);
     snprintf(sub, sizeof(sub), "%s/redis", dir);
@@ -131,16 +141,11 @@ static void compare_out_with_an_old_run_inside_is_refused(void **state)
     char *argv[] = {
         (char *)bin, "compare", path, "--algorithms", "redis,redlock", "--duration", "0.5",
         "--out",     dir,       NULL};
-    assert_int_equal(reap(spawn(argv, out, err, mark), 60), 2);
-    slurp(err, said, sizeof(said));
     snprintf(want, sizeof(want),
              "locklab: --out %s: its redis/ holds a run already (history.jsonl); remove it or name "
              "another folder\n",
              dir);
-    assert_string_equal(said, want);
-    struct stat st;
-    if (stat(mark, &st) == 0)
-        fail_msg("a redis-server was started for a refused compare");
+    assert_refused_before_start(argv, out, err, mark, want);
 }
 
 /* A folder the user made is the user's: a run that could not start leaves

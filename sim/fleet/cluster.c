@@ -198,6 +198,12 @@ static int make_root(struct cluster *c, char *err, size_t errlen)
     return 0;
 }
 
+/* The file a server of kind logs to, in its folder <root>/<kind>-<i>. */
+static const char *log_name(const char *kind)
+{
+    return strcmp(kind, "redis") == 0 ? "redis.log" : "stdout.log";
+}
+
 /* The next slot of c, with its own folder; NULL with err set. */
 static struct managed_server *add_server(struct cluster *c, const char *kind, char *err,
                                          size_t errlen)
@@ -212,7 +218,7 @@ static struct managed_server *add_server(struct cluster *c, const char *kind, ch
     memset(s, 0, sizeof(*s));
     snprintf(s->kind, sizeof(s->kind), "%s", kind);
     s->aof = c->redis_aof && strcmp(kind, "redis") == 0;
-    snprintf(s->log, sizeof(s->log), "%s", strcmp(kind, "redis") == 0 ? "redis.log" : "stdout.log");
+    snprintf(s->log, sizeof(s->log), "%s", log_name(kind));
     char dir[sizeof(s->dir)];
     snprintf(dir, sizeof(dir), "%.*s/%s-%zu", (int)(sizeof(dir) - 40), c->root, kind, c->n);
     memcpy(s->dir, dir, sizeof(dir));
@@ -339,20 +345,30 @@ int cluster_ask(int port, const char *word, char *reply, size_t len)
     return (int)got;
 }
 
-static void copy_file(const char *from, const char *to)
+static int copy_file(const char *from, const char *to)
 {
     FILE *in = fopen(from, "r");
     if (in == NULL)
-        return;
+        return -1;
     FILE *out = fopen(to, "w");
-    if (out) {
-        char buf[8192];
-        size_t n;
-        while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
-            fwrite(buf, 1, n, out);
-        fclose(out);
-    }
+    char buf[8192];
+    size_t n;
+    int ok = out != NULL;
+    while (ok && (n = fread(buf, 1, sizeof(buf), in)) > 0)
+        ok = fwrite(buf, 1, n, out) == n;
+    ok = ok && !ferror(in);
     fclose(in);
+    if (out && fclose(out) != 0)
+        ok = 0;
+    return ok ? 0 : -1;
+}
+
+int cluster_keep_log(const char *root, const char *kind, size_t i, const char *logs_dir)
+{
+    char from[400], to[600];
+    snprintf(from, sizeof(from), "%s/%s-%zu/%s", root, kind, i, log_name(kind));
+    snprintf(to, sizeof(to), "%s/%s-%zu.log", logs_dir, kind, i);
+    return copy_file(from, to);
 }
 
 static void keep_logs(const struct cluster *c, const char *logs_dir)
@@ -361,12 +377,8 @@ static void keep_logs(const struct cluster *c, const char *logs_dir)
         return; /* external servers only: no log, no empty folder */
     if (mkdir(logs_dir, 0755) < 0 && errno != EEXIST)
         return;
-    for (size_t i = 0; i < c->n; i++) {
-        char from[320], to[600];
-        snprintf(from, sizeof(from), "%s/%s", c->srv[i].dir, c->srv[i].log);
-        snprintf(to, sizeof(to), "%s/%s-%zu.log", logs_dir, c->srv[i].kind, i);
-        copy_file(from, to);
-    }
+    for (size_t i = 0; i < c->n; i++)
+        cluster_keep_log(c->root, c->srv[i].kind, i, logs_dir);
 }
 
 void cluster_stop(struct cluster *c, const char *logs_dir)

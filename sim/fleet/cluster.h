@@ -60,6 +60,11 @@ int cluster_answers(const char *kind, int port);
 /* Stop every server (SIGTERM, then SIGKILL), copy their logs into
  * logs_dir when it is not NULL, and remove the temporary folder. */
 void cluster_stop(struct cluster *c, const char *logs_dir);
+/* Copy the log of server i of kind, in the managed folder root, into
+ * logs_dir as <kind>-<i>.log, the name cluster_stop gives it; also for a
+ * dead cluster whose folder is left (cluster down after its supervisor
+ * was killed). 0, or -1. */
+int cluster_keep_log(const char *root, const char *kind, size_t i, const char *logs_dir);
 /* Is server i still alive? (reaps it if not) A server a fault took down
  * counts as alive: it is down on purpose. */
 int cluster_alive(struct cluster *c, size_t i);
