@@ -1,0 +1,654 @@
+/* proxy.c - the proxy's event loop: listeners, connections, and the
+ * commands that put toxics in force and take them away.
+ *
+ * Level-triggered epoll, one thread. With no toxic in force a chunk read
+ * from one side is written to the other at once, with no allocation: the
+ * proxy's own cost is a read and a write per chunk (bench/proxy_cost.sh
+ * measures it against direct connections). Only when a toxic is in force
+ * does the loop walk the connections to send what has become due.
+ */
+#include "proxy.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "proxy_state.h"
+
+#define FLOW_CAP   (1u << 20) /* stop reading a side while this much waits to go out */
+#define READ_BYTES 16384
+#define MAX_EVENTS 256
+
+static const char *const toxic_names[] = {"latency",    "bandwidth", "timeout", "reset_peer",
+                                          "limit_data", "slicer",    "down",    "hold"};
+
+const char *toxic_name(enum toxic_type t)
+{
+    return (unsigned)t < sizeof(toxic_names) / sizeof(toxic_names[0]) ? toxic_names[t] : "?";
+}
+
+/* ---- sockets --------------------------------------------------------- */
+
+static int open_listener(struct listener *ls)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_port = htons((uint16_t)ls->port),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof(a);
+    if (bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(fd, 512) < 0 ||
+        getsockname(fd, (struct sockaddr *)&a, &len) < 0) {
+        close(fd);
+        return -1;
+    }
+    ls->port = ntohs(a.sin_port);
+    ls->pfd.fd = fd;
+    return 0;
+}
+
+static int watch(struct proxy *p, struct pfd *d, uint32_t events)
+{
+    struct epoll_event ev = {.events = events, .data.ptr = d};
+    d->events = events;
+    return epoll_ctl(p->ep_fd, EPOLL_CTL_ADD, d->fd, &ev);
+}
+
+static void rewatch(struct proxy *p, struct pfd *d, uint32_t events)
+{
+    if (d->fd < 0 || d->events == events)
+        return;
+    struct epoll_event ev = {.events = events, .data.ptr = d};
+    d->events = events;
+    epoll_ctl(p->ep_fd, EPOLL_CTL_MOD, d->fd, &ev);
+}
+
+static void close_listener(struct listener *ls)
+{
+    if (ls->pfd.fd >= 0)
+        close(ls->pfd.fd); /* leaves the epoll set with it */
+    ls->pfd.fd = -1;
+}
+
+static int dial(const struct lock_endpoint *ep, bool *refused)
+{
+    char port[16];
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *ai = NULL;
+    snprintf(port, sizeof(port), "%d", ep->port);
+    *refused = false;
+    if (getaddrinfo(ep->host, port, &hints, &ai) != 0 || ai == NULL)
+        return -1;
+    int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) < 0 && errno != EINPROGRESS) {
+        *refused = errno == ECONNREFUSED;
+        close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(ai);
+    return fd;
+}
+
+static void no_delay(int fd)
+{
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+/* ---- connections ----------------------------------------------------- */
+
+static void free_flow(struct proxy *p, struct flow *f)
+{
+    while (f->head) {
+        struct chunk *c = f->head;
+        f->head = c->next;
+        p->st.bytes_dropped += c->len - c->off;
+        free(c);
+    }
+    f->tail = NULL;
+    f->queued = 0;
+}
+
+/* Close both sides; with rst, the client sees "connection reset by peer". */
+static void kill_link(struct proxy *p, struct link *l, bool rst)
+{
+    if (l->dead)
+        return;
+    if (rst) {
+        struct linger lg = {.l_onoff = 1, .l_linger = 0};
+        setsockopt(l->client.fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+        if (l->server.fd >= 0)
+            setsockopt(l->server.fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+    }
+    close(l->client.fd);
+    if (l->server.fd >= 0)
+        close(l->server.fd);
+    free_flow(p, &l->up);
+    free_flow(p, &l->down);
+    if (l->prev)
+        l->prev->next = l->next;
+    else
+        p->links = l->next;
+    if (l->next)
+        l->next->prev = l->prev;
+    l->dead = true;
+    l->next = p->graveyard; /* events of this turn may still name it */
+    p->graveyard = l;
+}
+
+static void new_link(struct proxy *p, struct listener *ls, int cfd, uint64_t now)
+{
+    bool refused;
+    no_delay(cfd);
+    int sfd = dial(&p->up[ls->ep], &refused);
+    struct link *l = sfd >= 0 ? calloc(1, sizeof(*l)) : NULL;
+    p->st.connections++;
+    if (l == NULL) {
+        /* nobody at the server: the client's connect "succeeded" here, so
+         * the nearest truth it can get is a reset */
+        struct linger lg = {.l_onoff = 1, .l_linger = 0};
+        setsockopt(cfd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+        close(cfd);
+        if (sfd >= 0)
+            close(sfd);
+        p->st.refused++;
+        return;
+    }
+    no_delay(sfd);
+    l->client = (struct pfd){.kind = PFD_CLIENT, .fd = cfd, .link = l};
+    l->server = (struct pfd){.kind = PFD_SERVER, .fd = sfd, .link = l};
+    l->ep = ls->ep;
+    l->group = ls->group;
+    l->created_ns = now;
+    l->connecting = true;
+    l->next = p->links;
+    if (p->links)
+        p->links->prev = l;
+    p->links = l;
+    toxics_draw(p, l, -1);
+    watch(p, &l->client, EPOLLIN);
+    watch(p, &l->server, EPOLLOUT);
+}
+
+static void accept_all(struct proxy *p, struct listener *ls, uint64_t now)
+{
+    for (;;) {
+        int fd = accept4(ls->pfd.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0)
+            return; /* EAGAIN, or out of descriptors: the backlog waits */
+        new_link(p, ls, fd, now);
+    }
+}
+
+static struct pfd *dst_of(struct link *l, const struct flow *f)
+{
+    return f == &l->up ? &l->server : &l->client;
+}
+
+/* Send what is due on f; false when the link had to close. */
+static bool flush(struct proxy *p, struct link *l, struct flow *f, unsigned dir, uint64_t now)
+{
+    if (f == &l->up && l->connecting)
+        return true;
+    bool held = toxics_holding(p, l, dir);
+    while (f->head && !held && f->head->ready_ns <= now) {
+        struct chunk *c = f->head;
+        ssize_t w = send(dst_of(l, f)->fd, c->data + c->off, c->len - c->off, MSG_NOSIGNAL);
+        if (w < 0 && (errno == EAGAIN || errno == EINTR))
+            break;
+        if (w < 0) {
+            kill_link(p, l, false);
+            return false;
+        }
+        *(dir == STREAM_UP ? &p->st.bytes_up : &p->st.bytes_down) += (uint64_t)w;
+        c->off += (uint32_t)w;
+        f->queued -= (size_t)w;
+        if (c->off < c->len)
+            break;
+        f->head = c->next;
+        if (f->head == NULL)
+            f->tail = NULL;
+        free(c);
+    }
+    if (f->head == NULL && (f->eof || f->close_after)) {
+        kill_link(p, l, false);
+        return false;
+    }
+    return true;
+}
+
+/* Bytes read from one side, on their way to the other. */
+static void pass(struct proxy *p, struct link *l, struct flow *f, unsigned dir, const char *buf,
+                 size_t n, uint64_t now)
+{
+    if (f->head == NULL && !(f == &l->up && l->connecting) && !toxics_any_on(p, l, dir)) {
+        ssize_t w = send(dst_of(l, f)->fd, buf, n, MSG_NOSIGNAL); /* the direct path */
+        if (w < 0 && errno != EAGAIN && errno != EINTR) {
+            kill_link(p, l, false);
+            return;
+        }
+        size_t sent = w > 0 ? (size_t)w : 0;
+        *(dir == STREAM_UP ? &p->st.bytes_up : &p->st.bytes_down) += sent;
+        buf += sent, n -= sent;
+        if (n == 0)
+            return;
+        toxics_enqueue(p, l, f, dir, buf, n, 0);
+        return;
+    }
+    toxics_enqueue(p, l, f, dir, buf, n, now);
+    flush(p, l, f, dir, now);
+}
+
+static void update_events(struct proxy *p, struct link *l, uint64_t now)
+{
+    if (l->dead)
+        return;
+    bool up_due = l->up.head && l->up.head->ready_ns <= now && !toxics_holding(p, l, STREAM_UP);
+    bool down_due =
+        l->down.head && l->down.head->ready_ns <= now && !toxics_holding(p, l, STREAM_DOWN);
+    uint32_t ce = (!l->up.eof && l->up.queued < FLOW_CAP ? EPOLLIN : 0) | (down_due ? EPOLLOUT : 0);
+    uint32_t se = l->connecting ? EPOLLOUT
+                                : (!l->down.eof && l->down.queued < FLOW_CAP ? EPOLLIN : 0) |
+                                      (up_due ? EPOLLOUT : 0);
+    rewatch(p, &l->client, ce);
+    rewatch(p, &l->server, se);
+}
+
+static void read_side(struct proxy *p, struct link *l, struct pfd *from, uint64_t now)
+{
+    char buf[READ_BYTES];
+    bool client = from == &l->client;
+    struct flow *f = client ? &l->up : &l->down;
+    unsigned dir = client ? STREAM_UP : STREAM_DOWN;
+    ssize_t n = recv(from->fd, buf, sizeof(buf), 0);
+    if (n > 0) {
+        pass(p, l, f, dir, buf, (size_t)n, now);
+        return;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return;
+    if (n < 0) { /* reset: pass the reset on */
+        kill_link(p, l, true);
+        return;
+    }
+    f->eof = true;
+    flush(p, l, f, dir, now);
+}
+
+static void connected(struct proxy *p, struct link *l, uint64_t now)
+{
+    int err = 0;
+    socklen_t len = sizeof(err);
+    getsockopt(l->server.fd, SOL_SOCKET, SO_ERROR, &err, &len);
+    if (err) {
+        p->st.refused++;
+        kill_link(p, l, true);
+        return;
+    }
+    l->connecting = false;
+    flush(p, l, &l->up, STREAM_UP, now);
+}
+
+static void on_link(struct proxy *p, struct pfd *d, uint32_t ev, uint64_t now)
+{
+    struct link *l = d->link;
+    if (l->dead)
+        return;
+    if (d == &l->server && l->connecting) {
+        if (ev & (EPOLLOUT | EPOLLERR | EPOLLHUP))
+            connected(p, l, now);
+    } else {
+        if (ev & (EPOLLIN | EPOLLHUP | EPOLLERR))
+            read_side(p, l, d, now);
+        if (!l->dead && (ev & EPOLLOUT))
+            flush(p, l, d == &l->client ? &l->down : &l->up,
+                  d == &l->client ? STREAM_DOWN : STREAM_UP, now);
+    }
+    update_events(p, l, now);
+}
+
+/* ---- toxics in time -------------------------------------------------- */
+
+static uint64_t due_on(const struct proxy *p, const struct link *l, const struct flow *f,
+                       unsigned dir)
+{
+    if (f->head == NULL || toxics_holding(p, l, dir))
+        return NEVER;
+    return f->head->ready_ns;
+}
+
+/* Send what has come due, carry out timed closes and resets; the next
+ * moment something will be due. */
+static uint64_t tick(struct proxy *p, uint64_t now)
+{
+    uint64_t next = NEVER;
+    for (struct link *l = p->links, *nx; l; l = nx) {
+        nx = l->next;
+        bool reset, close_;
+        uint64_t dl = toxics_deadline(p, l, &reset, &close_);
+        if (dl <= now) {
+            kill_link(p, l, reset);
+            continue;
+        }
+        if (!flush(p, l, &l->up, STREAM_UP, now) || !flush(p, l, &l->down, STREAM_DOWN, now))
+            continue;
+        update_events(p, l, now);
+        uint64_t t = due_on(p, l, &l->up, STREAM_UP);
+        uint64_t d = due_on(p, l, &l->down, STREAM_DOWN);
+        t = d < t ? d : t;
+        t = dl < t ? dl : t;
+        next = t < next ? t : next;
+    }
+    return next;
+}
+
+static void retime(struct link *l, uint64_t now)
+{
+    struct flow *fs[2] = {&l->up, &l->down};
+    for (int k = 0; k < 2; k++) {
+        for (struct chunk *c = fs[k]->head; c; c = c->next)
+            if (c->ready_ns > now)
+                c->ready_ns = now;
+        fs[k]->last_ready = now;
+    }
+}
+
+static bool listener_hit(const struct toxic *t, const struct listener *ls)
+{
+    return (t->endpoints & (1u << ls->ep)) && (t->group < 0 || (size_t)t->group == ls->group);
+}
+
+static size_t n_listeners(const struct proxy *p)
+{
+    return p->n_up * p->n_groups;
+}
+
+static void down_start(struct proxy *p, int id, const struct toxic *t, uint64_t *links)
+{
+    for (size_t i = 0; i < n_listeners(p); i++) {
+        struct listener *ls = &p->ls[i];
+        if (!(p->proxied & (1u << ls->ep)) || !listener_hit(t, ls))
+            continue;
+        ls->downed |= 1ULL << id;
+        close_listener(ls);
+    }
+    for (struct link *l = p->links, *nx; l; l = nx) {
+        nx = l->next;
+        if ((t->endpoints & (1u << l->ep)) && (t->group < 0 || (size_t)t->group == l->group)) {
+            kill_link(p, l, false);
+            (*links)++;
+        }
+    }
+}
+
+static void down_end(struct proxy *p, int id)
+{
+    for (size_t i = 0; i < n_listeners(p); i++) {
+        struct listener *ls = &p->ls[i];
+        uint64_t bit = 1ULL << id;
+        if (!(ls->downed & bit))
+            continue;
+        ls->downed &= ~bit;
+        if (ls->downed == 0 && open_listener(ls) == 0)
+            watch(p, &ls->pfd, EPOLLIN);
+    }
+}
+
+static int add_toxic(struct proxy *p, int id, const struct toxic *t, uint64_t now, uint64_t *links)
+{
+    *links = 0;
+    if (id < 0 || id >= PROXY_MAX_TOXICS || p->slot[id].active)
+        return -1;
+    p->slot[id] = (struct slot){.active = true, .t = *t, .since_ns = now};
+    p->active |= 1ULL << id;
+    if (t->type == TOXIC_DOWN) {
+        down_start(p, id, t, links);
+        p->st.toxic_links[id] += *links;
+        return 0;
+    }
+    for (struct link *l = p->links; l; l = l->next) {
+        toxics_draw(p, l, id);
+        *links += (l->applies >> id) & 1;
+    }
+    return 0;
+}
+
+static void remove_toxic(struct proxy *p, int id, uint64_t now)
+{
+    if (id < 0 || id >= PROXY_MAX_TOXICS || !p->slot[id].active)
+        return;
+    bool down = p->slot[id].t.type == TOXIC_DOWN;
+    p->slot[id].active = false;
+    p->active &= ~(1ULL << id);
+    if (down) {
+        down_end(p, id);
+        return;
+    }
+    for (struct link *l = p->links; l; l = l->next)
+        if (l->applies & (1ULL << id)) {
+            l->applies &= ~(1ULL << id);
+            retime(l, now); /* what it delayed goes out now; what it held, too */
+        }
+    tick(p, now);
+}
+
+/* ---- the loop -------------------------------------------------------- */
+
+/* Carry out the command another thread left; false on stop. */
+static bool run_command(struct proxy *p)
+{
+    uint64_t v;
+    if (read(p->wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+        return true;
+    pthread_mutex_lock(&p->mu);
+    enum cmd_kind k = p->cmd;
+    uint64_t now = clock_mono_ns();
+    if (k == CMD_ADD)
+        p->cmd_rc = add_toxic(p, p->cmd_id, &p->cmd_toxic, now, &p->cmd_links);
+    else if (k == CMD_REMOVE)
+        remove_toxic(p, p->cmd_id, now);
+    if (k != CMD_NONE) {
+        p->cmd = CMD_NONE;
+        p->done = true;
+        pthread_cond_broadcast(&p->cv);
+    }
+    pthread_mutex_unlock(&p->mu);
+    if (k == CMD_ADD)
+        for (struct link *l = p->links; l; l = l->next)
+            update_events(p, l, now); /* a hold or a drop may stop a side's writes */
+    return k != CMD_STOP;
+}
+
+static void bury(struct proxy *p)
+{
+    while (p->graveyard) {
+        struct link *l = p->graveyard;
+        p->graveyard = l->next;
+        free(l);
+    }
+}
+
+static int wait_ms(uint64_t next, uint64_t now)
+{
+    if (next == NEVER)
+        return -1;
+    if (next <= now)
+        return 0;
+    uint64_t ms = (next - now + 999999) / 1000000;
+    return ms > 1000 ? 1000 : (int)ms;
+}
+
+static void *loop(void *arg)
+{
+    struct proxy *p = arg;
+    struct epoll_event ev[MAX_EVENTS];
+    uint64_t next = NEVER;
+    for (bool go = true; go;) {
+        int n = epoll_wait(p->ep_fd, ev, MAX_EVENTS, wait_ms(next, clock_mono_ns()));
+        uint64_t now = clock_mono_ns();
+        for (int i = 0; i < n && go; i++) {
+            struct pfd *d = ev[i].data.ptr;
+            if (d->kind == PFD_WAKE)
+                go = run_command(p);
+            else if (d->kind == PFD_LISTENER)
+                accept_all(p, (struct listener *)d, now);
+            else
+                on_link(p, d, ev[i].events, now);
+        }
+        next = p->active || next != NEVER ? tick(p, clock_mono_ns()) : NEVER;
+        bury(p);
+    }
+    atomic_store(&p->gone, true);
+    return NULL;
+}
+
+/* ---- the API --------------------------------------------------------- */
+
+struct proxy *proxy_new(const struct lock_endpoint *up, size_t n, uint32_t proxied, size_t n_groups,
+                        uint64_t seed, char *err, size_t errlen)
+{
+    struct proxy *p = calloc(1, sizeof(*p));
+    if (p == NULL || n > LOCK_ENDPOINT_MAX || n_groups == 0)
+        goto fail;
+    p->ep_fd = p->wake_fd = -1;
+    memcpy(p->up, up, n * sizeof(*up));
+    p->n_up = n;
+    p->proxied = proxied;
+    p->n_groups = n_groups;
+    p->rng = (seed ^ 0x70726f7879ULL) * 0x9e3779b97f4a7c15ULL | 1;
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_mutex_init(&p->call_mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    p->ls = calloc(n * n_groups, sizeof(*p->ls));
+    p->ep_fd = epoll_create1(EPOLL_CLOEXEC);
+    p->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (p->ls == NULL || p->ep_fd < 0 || p->wake_fd < 0)
+        goto fail;
+    p->wake = (struct pfd){.kind = PFD_WAKE, .fd = p->wake_fd};
+    watch(p, &p->wake, EPOLLIN);
+    for (size_t i = 0; i < n * n_groups; i++) {
+        struct listener *ls = &p->ls[i];
+        *ls = (struct listener){
+            .pfd = {.kind = PFD_LISTENER, .fd = -1}, .ep = i / n_groups, .group = i % n_groups};
+        if (!(proxied & (1u << ls->ep)))
+            continue;
+        if (open_listener(ls) < 0 || watch(p, &ls->pfd, EPOLLIN) < 0)
+            goto fail;
+    }
+    return p;
+fail:
+    snprintf(err, errlen, "proxy: cannot listen on 127.0.0.1: %s",
+             errno ? strerror(errno) : "out of memory");
+    proxy_free(p);
+    return NULL;
+}
+
+int proxy_start(struct proxy *p, char *err, size_t errlen)
+{
+    int rc = pthread_create(&p->thread, NULL, loop, p);
+    if (rc != 0) {
+        snprintf(err, errlen, "proxy: cannot start its thread: %s", strerror(rc));
+        return -1;
+    }
+    p->running = true;
+    return 0;
+}
+
+struct lock_endpoint proxy_address(const struct proxy *p, size_t e, size_t g)
+{
+    if (!proxy_covers(p, e))
+        return p->up[e];
+    struct lock_endpoint ep = {.host = "127.0.0.1", .port = p->ls[e * p->n_groups + g].port};
+    return ep;
+}
+
+bool proxy_covers(const struct proxy *p, size_t e)
+{
+    return e < p->n_up && (p->proxied & (1u << e));
+}
+
+size_t proxy_groups(const struct proxy *p)
+{
+    return p->n_groups;
+}
+
+/* Hand a command to the loop and wait until it is carried out. */
+static int command(struct proxy *p, enum cmd_kind k, int id, const struct toxic *t, uint64_t *links)
+{
+    if (!p->running || atomic_load(&p->gone))
+        return -1;
+    pthread_mutex_lock(&p->call_mu);
+    pthread_mutex_lock(&p->mu);
+    p->cmd = k;
+    p->cmd_id = id;
+    if (t)
+        p->cmd_toxic = *t;
+    p->cmd_rc = 0;
+    p->cmd_links = 0;
+    p->done = false;
+    pthread_mutex_unlock(&p->mu);
+    uint64_t one = 1;
+    int rc = write(p->wake_fd, &one, sizeof(one)) == sizeof(one) ? 0 : -1;
+    pthread_mutex_lock(&p->mu);
+    while (rc == 0 && !p->done)
+        pthread_cond_wait(&p->cv, &p->mu);
+    if (rc == 0)
+        rc = p->cmd_rc;
+    if (links)
+        *links = p->cmd_links;
+    pthread_mutex_unlock(&p->mu);
+    pthread_mutex_unlock(&p->call_mu);
+    return rc;
+}
+
+int proxy_toxic_add(struct proxy *p, int id, const struct toxic *t, uint64_t *links)
+{
+    return command(p, CMD_ADD, id, t, links);
+}
+
+void proxy_toxic_remove(struct proxy *p, int id)
+{
+    command(p, CMD_REMOVE, id, NULL, NULL);
+}
+
+void proxy_stats(const struct proxy *p, struct proxy_stats *out)
+{
+    /* read after proxy_free's join, or racily for a glance */
+    memcpy(out, &p->st, sizeof(*out));
+}
+
+void proxy_free(struct proxy *p)
+{
+    if (p == NULL)
+        return;
+    if (p->running) {
+        command(p, CMD_STOP, -1, NULL, NULL);
+        pthread_join(p->thread, NULL);
+        p->running = false;
+    }
+    while (p->links)
+        kill_link(p, p->links, false);
+    bury(p);
+    for (size_t i = 0; p->ls && i < n_listeners(p); i++)
+        close_listener(&p->ls[i]);
+    free(p->ls);
+    if (p->ep_fd >= 0)
+        close(p->ep_fd);
+    if (p->wake_fd >= 0)
+        close(p->wake_fd);
+    pthread_mutex_destroy(&p->mu);
+    pthread_mutex_destroy(&p->call_mu);
+    pthread_cond_destroy(&p->cv);
+    free(p);
+}

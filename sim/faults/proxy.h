@@ -1,0 +1,101 @@
+/* proxy.h - locklab's own TCP proxy: the network faults.
+ *
+ * One event-loop thread (epoll) in locklab's process forwards bytes between
+ * the clients and the servers, on loopback. Each proxied server endpoint
+ * has one listener per group of clients: a single group when no fault
+ * needs to tell clients apart, or one per client, so that one client's
+ * traffic can be held while the others' flows.
+ *
+ * Toxics keep Toxiproxy's names and meanings (latency, bandwidth, timeout,
+ * reset_peer, limit_data, slicer, down), each on a stream (upstream: client
+ * to server; downstream: server to client) and with a toxicity (the
+ * probability it applies to a connection, drawn per connection from the
+ * seed). Two differences, both stated in docs/scenario.md: a `timeout`
+ * drops the data it holds (a black hole, as REFERENCES.md has it), while a
+ * `hold` (a paused client) keeps it and lets it through when it ends.
+ *
+ * Every call but proxy_new and proxy_free may come from any thread; a
+ * toxic is in force on every connection it applies to when proxy_toxic_add
+ * returns, and gone when proxy_toxic_remove returns.
+ */
+#ifndef LOCKLAB_PROXY_H
+#define LOCKLAB_PROXY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lock.h"
+
+#define PROXY_MAX_TOXICS 64 /* ids 0..63: a fault's index in the scenario */
+
+enum toxic_type {
+    TOXIC_LATENCY = 0, /* each chunk waits latency +- jitter ms, order kept */
+    TOXIC_BANDWIDTH,   /* at most rate KB/s (1 KB = 1000 bytes) */
+    TOXIC_TIMEOUT,     /* nothing passes (dropped); closed after timeout ms, 0 = never */
+    TOXIC_RESET_PEER,  /* the connection is reset (RST) after timeout ms */
+    TOXIC_LIMIT_DATA,  /* closed once bytes have passed since the toxic began */
+    TOXIC_SLICER,      /* chunks cut into average_size +- size_variation, delay us apart */
+    TOXIC_DOWN,        /* listeners closed (connect refused), open connections dropped */
+    TOXIC_HOLD,        /* nothing passes until it ends, then all of it (a paused process) */
+};
+
+enum { STREAM_UP = 1, STREAM_DOWN = 2, STREAM_BOTH = 3 };
+
+struct toxic {
+    enum toxic_type type;
+    unsigned stream;       /* STREAM_* */
+    double toxicity;       /* 0..1: the share of connections it applies to */
+    uint32_t latency_ms;   /* latency */
+    uint32_t jitter_ms;    /* latency */
+    uint32_t rate_kbs;     /* bandwidth */
+    uint32_t timeout_ms;   /* timeout, reset_peer */
+    uint64_t bytes;        /* limit_data */
+    uint32_t average_size; /* slicer */
+    uint32_t size_variation;
+    uint32_t delay_us;
+    uint32_t endpoints; /* bit e: the upstream endpoint e */
+    int32_t group;      /* the one group it applies to, or -1: all */
+};
+
+/* What the proxy did, for the reports. */
+struct proxy_stats {
+    uint64_t connections;   /* accepted */
+    uint64_t refused;       /* upstream connects that failed: the client was reset */
+    uint64_t bytes_up;      /* delivered to servers */
+    uint64_t bytes_down;    /* delivered to clients */
+    uint64_t bytes_dropped; /* swallowed by timeouts, limits and closes */
+    uint64_t toxic_links[PROXY_MAX_TOXICS]; /* connections each toxic applied to */
+};
+
+struct proxy;
+
+/* Listen on 127.0.0.1, on free ports, for every endpoint e of up[0..n)
+ * whose bit is set in proxied, n_groups times. NULL with err set. */
+struct proxy *proxy_new(const struct lock_endpoint *up, size_t n, uint32_t proxied, size_t n_groups,
+                        uint64_t seed, char *err, size_t errlen);
+/* Start the event loop. -1 with err set. */
+int proxy_start(struct proxy *p, char *err, size_t errlen);
+/* Where group g reaches endpoint e: the listener, or up[e] itself when e is
+ * not proxied. */
+struct lock_endpoint proxy_address(const struct proxy *p, size_t e, size_t g);
+bool proxy_covers(const struct proxy *p, size_t e);
+size_t proxy_groups(const struct proxy *p);
+
+/* Put toxic t in force under id (0..PROXY_MAX_TOXICS), on the connections
+ * open now and on those opened while it lasts; how many connections it
+ * applies to now in *links (may be NULL). -1 when id is taken or the
+ * loop is gone. */
+int proxy_toxic_add(struct proxy *p, int id, const struct toxic *t, uint64_t *links);
+/* End toxic id (no-op when not in force). Data a latency or slicer
+ * toxic delays goes out at once, as in Toxiproxy; a hold lets its data
+ * through; a down toxic's listeners listen again. */
+void proxy_toxic_remove(struct proxy *p, int id);
+
+void proxy_stats(const struct proxy *p, struct proxy_stats *out);
+/* Stop the loop, close every socket. Accepts NULL. */
+void proxy_free(struct proxy *p);
+
+const char *toxic_name(enum toxic_type t); /* "latency" */
+
+#endif

@@ -1,0 +1,114 @@
+/* proxy_state.h - the proxy's insides, shared by proxy.c (the loop, the
+ * sockets) and toxics.c (what each toxic does to the bytes). */
+#ifndef LOCKLAB_PROXY_STATE_H
+#define LOCKLAB_PROXY_STATE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "proxy.h"
+
+#define NEVER UINT64_MAX
+
+/* Bytes on their way in one direction, due at ready_ns. */
+struct chunk {
+    struct chunk *next;
+    uint64_t ready_ns;
+    uint32_t len, off;
+    char data[];
+};
+
+/* One direction of a connection: from one socket to the other. */
+struct flow {
+    struct chunk *head, *tail;
+    size_t queued;       /* bytes in the queue */
+    uint64_t last_ready; /* keeps delayed chunks in order */
+    uint64_t limited;    /* bytes past a limit_data toxic since it began */
+    bool eof;            /* the source closed: close once the queue is out */
+    bool close_after;    /* a limit was reached: close once the queue is out */
+};
+
+enum pfd_kind { PFD_LISTENER = 1, PFD_CLIENT, PFD_SERVER, PFD_WAKE };
+
+struct link;
+
+/* What epoll's data.ptr points at: every kind starts with its kind. */
+struct pfd {
+    enum pfd_kind kind;
+    int fd;
+    uint32_t events; /* what epoll watches now */
+    struct link *link;
+};
+
+struct link {
+    struct pfd client, server;
+    struct flow up, down; /* up: client -> server */
+    size_t ep, group;
+    uint64_t created_ns;
+    uint64_t applies; /* bit id: toxic id applies to it (drawn by toxicity) */
+    bool connecting;  /* the upstream connect is still under way */
+    bool dead;        /* closed this turn; freed after it */
+    struct link *prev, *next;
+};
+
+struct listener {
+    struct pfd pfd; /* fd -1 while a down toxic holds it */
+    size_t ep, group;
+    int port;
+    uint64_t downed; /* bit id: down toxics holding it */
+};
+
+struct slot {
+    bool active;
+    struct toxic t;
+    uint64_t since_ns;
+};
+
+enum cmd_kind { CMD_NONE = 0, CMD_ADD, CMD_REMOVE, CMD_STOP };
+
+struct proxy {
+    struct lock_endpoint up[LOCK_ENDPOINT_MAX];
+    size_t n_up;
+    uint32_t proxied;
+    size_t n_groups;
+    struct listener *ls; /* n_up * n_groups, index e * n_groups + g; unproxied: fd -1 */
+    int ep_fd, wake_fd;
+    struct pfd wake;
+    struct link *links; /* open connections */
+    struct link *graveyard;
+    struct slot slot[PROXY_MAX_TOXICS];
+    uint64_t active; /* bit id: slot id active */
+    uint64_t rng;
+    struct proxy_stats st;
+
+    /* commands from other threads, one at a time */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    enum cmd_kind cmd;
+    int cmd_id;
+    struct toxic cmd_toxic;
+    int cmd_rc;
+    uint64_t cmd_links;
+    bool done;               /* the command was carried out */
+    pthread_mutex_t call_mu; /* one caller at a time */
+    pthread_t thread;
+    bool running;
+    atomic_bool gone; /* the loop has left */
+};
+
+/* toxics.c */
+/* Queue n bytes just read from one side of l onto f (direction dir). */
+void toxics_enqueue(struct proxy *p, struct link *l, struct flow *f, unsigned dir, const char *buf,
+                    size_t n, uint64_t now);
+/* Does an active toxic stop anything leaving on flow dir of l? */
+bool toxics_holding(const struct proxy *p, const struct link *l, unsigned dir);
+/* Does any active toxic that shapes time (latency, bandwidth, slicer, or a
+ * timed close or reset) apply to l? */
+uint64_t toxics_deadline(const struct proxy *p, const struct link *l, bool *reset, bool *close_);
+/* Decide which active toxics apply to a new connection, or which
+ * connections a new toxic id applies to. */
+void toxics_draw(struct proxy *p, struct link *l, int id);
+bool toxics_any_on(const struct proxy *p, const struct link *l, unsigned dir);
+uint64_t proxy_random(struct proxy *p);
+
+#endif
