@@ -93,8 +93,11 @@ static json_t *faults_json(const struct run_result *r)
         json_t *o = report_fault_spec_json(&x->spec);
         json_object_set_new(o, "fired", json_boolean(x->fired));
         if (x->fired) {
-            if (fault_on_servers(x->spec.type)) {
+            if (fault_on_servers(x->spec.type) || fault_on_network(x->spec.type)) {
                 server_fault_json(x, o);
+                if (fault_on_network(x->spec.type) && x->spec.scope != NET_NODES &&
+                    x->spec.scope != NET_CLIENTS)
+                    json_object_set_new(o, "client", json_integer(x->client));
             } else {
                 json_object_set_new(o, "client", json_integer(x->client));
                 json_object_set_new(
@@ -159,6 +162,28 @@ static void iso_time(uint64_t wall_ns, char *buf, size_t len)
     snprintf(buf + n, len - n, ".%03uZ", (unsigned)(wall_ns / 1000000u % 1000u));
 }
 
+/* Per server: its address, and whether its traffic went through the proxy. */
+static json_t *endpoints_json(const struct run_result *r)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < r->n_servers; i++)
+        json_array_append_new(a, json_pack("{s:s, s:b, s:I}", "server", r->servers[i], "proxied",
+                                           r->proxied[i], "listeners",
+                                           (json_int_t)(r->proxied[i] ? r->proxy_listeners : 0)));
+    return a;
+}
+
+static json_t *proxy_json(const struct run_result *r)
+{
+    if (!r->has_proxy)
+        return json_null();
+    const struct proxy_stats *p = &r->proxy;
+    return json_pack("{s:I, s:I, s:I, s:I, s:I}", "connections", (json_int_t)p->connections,
+                     "refused", (json_int_t)p->refused, "bytes_up", (json_int_t)p->bytes_up,
+                     "bytes_down", (json_int_t)p->bytes_down, "bytes_dropped",
+                     (json_int_t)p->bytes_dropped);
+}
+
 int report_json(const char *path, const struct run_result *r)
 {
     char when[40], why[256];
@@ -182,6 +207,8 @@ int report_json(const char *path, const struct run_result *r)
         errno = ENOMEM;
         return -1;
     }
+    json_object_set_new(root, "endpoints", endpoints_json(r));
+    json_object_set_new(root, "proxy", proxy_json(r));
     json_object_update_new(root, results_json(r));
     if (r->sample_error[0])
         json_object_set_new(root, "last_error", json_string(r->sample_error));

@@ -69,7 +69,14 @@ const char *report_fault_plan(const struct fault_spec *f, char *buf, size_t len)
 {
     char a[32], b[32];
     const char *name = fault_type_name(f->type);
-    if (!fault_on_servers(f->type)) {
+    if (fault_on_network(f->type)) {
+        char span[48] = "until the run ends";
+        if (f->duration_ms)
+            snprintf(span, sizeof(span), "for %s s", report_seconds(f->duration_ms, a, sizeof(a)));
+        snprintf(buf, len, "%s on %s%s%s, %s", name, f->target_text,
+                 f->type == FAULT_DOWN ? "" : " ",
+                 f->type == FAULT_DOWN ? "" : fault_stream_name(f->stream), span);
+    } else if (!fault_on_servers(f->type)) {
         char who[32] = "the next holder";
         if (f->target != FAULT_TARGET_HOLDER)
             snprintf(who, sizeof(who), "client %d", (int)f->target);
@@ -97,11 +104,12 @@ const char *report_fault_plan(const struct fault_spec *f, char *buf, size_t len)
 const char *report_fault_done(const struct run_result *r, const struct fault_record *x, char *buf,
                               size_t len)
 {
+    bool holder = fault_on_client(x->spec.type) ||
+                  (fault_on_network(x->spec.type) && x->spec.scope == NET_HOLDER);
     if (!x->fired)
         snprintf(buf, len, "never fired%s",
-                 fault_on_servers(x->spec.type) ? " (the run ended first)"
-                                                : " (no holder after its time)");
-    else if (!fault_on_servers(x->spec.type))
+                 holder ? " (no holder after its time)" : " (the run ended first)");
+    else if (fault_on_client(x->spec.type))
         snprintf(buf, len, "client %" PRIu32 " holding %s", x->client,
                  x->key < r->hist.n_keys ? r->hist.keys[x->key] : "?");
     else

@@ -97,10 +97,47 @@ static json_t *workload_json(const struct scenario *s)
                      fs->hot_items);
 }
 
+/* A network fault: its target as written and Toxiproxy's attributes, only
+ * those its type takes. */
+static json_t *network_spec_json(const struct fault_spec *f, json_t *o)
+{
+    json_object_set_new(o, "target", json_string(f->target_text));
+    if (f->type != FAULT_DOWN) {
+        json_object_set_new(o, "stream", json_string(fault_stream_name(f->stream)));
+        json_object_set_new(o, "toxicity", json_real(f->toxicity));
+    }
+    switch (f->type) {
+    case FAULT_LATENCY:
+        json_object_set_new(o, "latency", json_integer(f->latency_ms));
+        json_object_set_new(o, "jitter", json_integer(f->jitter_ms));
+        break;
+    case FAULT_BANDWIDTH:
+        json_object_set_new(o, "rate", json_integer(f->rate_kbs));
+        break;
+    case FAULT_TIMEOUT:
+    case FAULT_RESET_PEER:
+        json_object_set_new(o, "timeout", json_integer(f->timeout_ms));
+        break;
+    case FAULT_LIMIT_DATA:
+        json_object_set_new(o, "bytes", json_integer((json_int_t)f->bytes));
+        break;
+    case FAULT_SLICER:
+        json_object_set_new(o, "average_size", json_integer(f->average_size));
+        json_object_set_new(o, "size_variation", json_integer(f->size_variation));
+        json_object_set_new(o, "delay", json_integer(f->delay_us));
+        break;
+    default:
+        break;
+    }
+    return o;
+}
+
 json_t *report_fault_spec_json(const struct fault_spec *f)
 {
     json_t *o = json_pack("{s:s, s:I, s:I}", "type", fault_type_name(f->type), "at_ms",
                           (json_int_t)f->at_ms, "duration_ms", (json_int_t)f->duration_ms);
+    if (fault_on_network(f->type))
+        return network_spec_json(f, o);
     if (!fault_on_servers(f->type)) {
         json_object_set_new(o, "target", json_integer(f->target));
         return o;

@@ -79,7 +79,7 @@ static int numeric_opt(int c, const char *arg, struct run_opts *o)
 static int foreign_opt(int c, enum run_opts_mode mode)
 {
     if (mode == RUN_OPTS_SHOW)
-        return c == 'A' || c == 'o' || c == 'q' || c == 'V';
+        return c == 'A' || c == 'o' || c == 'q' || c == 'V' || c == 'P';
     return c == 'J';
 }
 
@@ -99,6 +99,8 @@ static int text_opt(int c, const char *arg, struct run_opts *o)
         o->quiet = 1;
     else if (c == 'J')
         o->json = 1;
+    else if (c == 'P')
+        o->proxy = 1;
     else
         return numeric_opt(c, arg, o);
     return 0;
@@ -127,6 +129,7 @@ int parse_run_opts(int argc, char **argv, struct run_opts *o, enum run_opts_mode
                                           {"redis", required_argument, 0, 'r'},
                                           {"zookeeper", required_argument, 0, 'z'},
                                           {"json", no_argument, 0, 'J'},
+                                          {"proxy", no_argument, 0, 'P'},
                                           {0, 0, 0, 0}};
     static const char *const names[] = {"run", "compare", "show"};
     const char *cmd = names[mode];

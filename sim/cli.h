@@ -34,6 +34,7 @@ struct run_opts {
     int json;  /* show: the scenario object as JSON */
     int brief; /* only the verdict line after a run (compare prints its own table) */
     int max_violations;
+    int proxy; /* --proxy: every endpoint through locklab's proxy, faults or not */
 };
 
 __attribute__((format(printf, 1, 2))) int bad_usage(const char *fmt, ...);

@@ -155,7 +155,7 @@ int client_connect(struct client *cl)
     uint64_t rng = lc->rng, failures = lc->connect_failures, refused = lc->connect_refused;
     memset(lc, 0, sizeof(*lc));
     lc->ops = cl->run->ops;
-    lc->cfg = cl->run->cfg;
+    lc->cfg = cl->cfg ? cl->cfg : cl->run->cfg;
     lc->rng = rng;
     lc->connect_failures = failures; /* a run's count, not a connection's */
     lc->connect_refused = refused;
@@ -320,11 +320,24 @@ static void pause_holder(struct client *cl, int idx)
     nemesis_fired(cl->run->nem, idx, cl->id, cl->key, t);
     log_fault(cl, t, idx, 0);
     client_bump(cl, ST_PAUSES);
-    /* The whole client stops: no renewals, no traffic. */
+    /* The whole client stops: no renewals, no traffic. Its connections
+     * carry nothing meanwhile (held at the proxy), as a stopped process's
+     * would: a ZooKeeper session can expire under it. */
+    nemesis_hold_client(cl->run->nem, idx, cl->id, true);
     sleep_until(cl, t + f->duration_ms * NS_PER_MS, true);
+    nemesis_hold_client(cl->run->nem, idx, cl->id, false);
     uint64_t end = clock_mono_ns();
     log_fault(cl, end, idx, 1);
     nemesis_ended(cl->run->nem, idx, end);
+}
+
+/* A network fault aimed at the holder: in force on its connections from
+ * now; the nemesis ends it. The holder goes on, unaware. */
+static void strike_holder_traffic(struct client *cl, int idx)
+{
+    struct history_event e;
+    if (nemesis_net_claimed(cl->run->nem, idx, cl->id, cl->key, &e))
+        history_append(cl->hist, &e);
 }
 
 static void crash_holder(struct client *cl, int idx)
@@ -364,11 +377,15 @@ bool client_hold(struct client *cl, uint32_t ms)
     int idx = cl->fault;
     if (idx >= 0) {
         cl->fault = -1;
-        if (nemesis_spec(cl->run->nem, idx)->type == FAULT_CLIENT_CRASH) {
+        enum fault_type type = nemesis_spec(cl->run->nem, idx)->type;
+        if (type == FAULT_CLIENT_CRASH) {
             crash_holder(cl, idx);
             return false;
         }
-        pause_holder(cl, idx);
+        if (fault_on_network(type))
+            strike_holder_traffic(cl, idx);
+        else
+            pause_holder(cl, idx);
     }
     uint64_t end = clock_mono_ns() + (uint64_t)ms * NS_PER_MS;
     bool watchdog = cl->run->scn->watchdog && cl->run->ops->renew;

@@ -62,6 +62,7 @@ struct client {
     bool connected;
     bool holding;
     struct run_ctx *run;
+    const struct lock_config *cfg; /* its own, through the proxy; NULL: run->cfg */
     struct lock_client lc;
     struct lock_grant grant;
     uint32_t key;     /* held key */

@@ -33,8 +33,20 @@ static const char *const fault_what[FAULT_TYPE_COUNT] = {
                     "connection and answer nobody meanwhile",
     [FAULT_RESTART] = "stop the target servers cleanly (SIGTERM) and start them again at once, "
                       "data lost unless kept",
+    /* network faults: Toxiproxy's toxics, played by locklab's own proxy */
+    [FAULT_LATENCY] = "through the proxy: every chunk on the stream waits latency +- jitter ms",
+    [FAULT_BANDWIDTH] = "through the proxy: the stream carries at most rate KB/s",
+    [FAULT_TIMEOUT] = "through the proxy: nothing on the stream gets through (dropped); with "
+                      "timeout > 0 the connections close after it, with 0 they stay open: a "
+                      "black hole",
+    [FAULT_RESET_PEER] = "through the proxy: connections are reset (RST) after timeout ms",
+    [FAULT_LIMIT_DATA] = "through the proxy: a connection closes once bytes have passed",
+    [FAULT_SLICER] = "through the proxy: data cut into slices of average_size +- "
+                     "size_variation bytes, delay us apart",
+    [FAULT_DOWN] = "through the proxy: the endpoint refuses new connections and drops the open "
+                   "ones",
 };
-_Static_assert(FAULT_RESTART + 1 == FAULT_TYPE_COUNT, "a line for every fault type");
+_Static_assert(FAULT_DOWN + 1 == FAULT_TYPE_COUNT, "a line for every fault type");
 
 static void list_algorithms(void)
 {
@@ -160,10 +172,14 @@ int cmd_list(int argc, char **argv)
     printf("\nfaults (a scenario's \"faults\", on its timeline):\n");
     for (int t = 0; t < FAULT_TYPE_COUNT; t++)
         printf("  %-14s %s\n", fault_type_name((enum fault_type)t), fault_what[t]);
-    printf("  targets: client faults \"holder\" or \"client:N\"; server faults a server by name\n"
-           "           (redis-1.., zk-1..), or one, minority, majority, all, primaries, picked\n"
-           "           from the seed, or holder-majority (Redlock: the nodes holding the\n"
-           "           votes of the current holder of \"key\"; \"count\" of them)\n");
+    printf(
+        "  targets: client faults \"holder\" or \"client:N\"; server faults a server by name\n"
+        "           (redis-1.., zk-1..), or one, minority, majority, all, primaries, picked\n"
+        "           from the seed, or holder-majority (Redlock: the nodes holding the\n"
+        "           votes of the current holder of \"key\"; \"count\" of them);\n"
+        "           network faults a server or a pick (every client's traffic to it),\n"
+        "           or \"holder\", \"client:K\", \"clients:N\" (their traffic to every server);\n"
+        "           \"stream\": upstream, downstream (the default, as in Toxiproxy) or both\n");
     printf("\n");
     return list_scenarios(0);
 }

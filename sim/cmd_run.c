@@ -4,10 +4,12 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "history.h"
+#include "proxy.h"
 #include "report.h"
 #include "runner.h"
 #include "signals.h"
@@ -84,7 +86,8 @@ fail:
     return -1;
 }
 
-static int finish_run(struct runner *r, struct run_result *res, const struct run_opts *o)
+static int finish_run(struct runner *r, struct proxy *px, struct run_result *res,
+                      const struct run_opts *o)
 {
     char reason[sizeof(res->incomplete_reason)];
     snprintf(reason, sizeof(reason), "%s", res->incomplete_reason);
@@ -92,6 +95,8 @@ static int finish_run(struct runner *r, struct run_result *res, const struct run
         fprintf(stderr, "locklab: out of memory collecting the results\n");
         return EXIT_ENV;
     }
+    if (px)
+        proxy_stats(px, &res->proxy);
     if (reason[0]) {
         res->complete = false;
         snprintf(res->incomplete_reason, sizeof(res->incomplete_reason), "%s", reason);
@@ -108,6 +113,41 @@ static int finish_run(struct runner *r, struct run_result *res, const struct run
     if (!res->complete)
         return signals_received() ? EXIT_INTERRUPTED : EXIT_ENV;
     return res->passed ? EXIT_PASS : EXIT_FAILED;
+}
+
+/* A proxy needs a listener per server and client, and two descriptors per
+ * connection: lift the soft limit on open files to the hard one. */
+static void room_for(size_t fds)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < fds + 256) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
+/* The proxy, when a fault needs one or --proxy asks: listening before any
+ * client connects. 0 with *px NULL when none is needed. */
+static int start_proxy(const struct scenario *s, const struct lock_config *cfg,
+                       const struct run_opts *o, struct run_result *res, struct proxy **px,
+                       char *err, size_t errlen)
+{
+    *px = NULL;
+    if (!o->proxy && !scenario_needs_proxy(s))
+        return 0;
+    size_t n = cfg->n_endpoints;
+    uint32_t all = (1u << n) - 1;
+    uint32_t covered = o->proxy ? all : scenario_proxied_endpoints(s, n);
+    size_t groups = scenario_proxy_per_client(s) ? s->clients : 1;
+    room_for(n * groups * 3 + (size_t)s->clients * n * 2);
+    *px = proxy_new(cfg->endpoints, n, covered, groups, s->seed, err, errlen);
+    if (*px == NULL || proxy_start(*px, err, errlen) < 0)
+        return -1;
+    res->has_proxy = true;
+    res->proxy_listeners = groups;
+    for (size_t e = 0; e < n && e < RESULT_MAX_SERVERS; e++)
+        res->proxied[e] = proxy_covers(*px, e);
+    return 0;
 }
 
 int run_on_fleet(const struct scenario *s, struct fleet *f, const struct run_opts *o,
@@ -134,9 +174,12 @@ int run_on_fleet(const struct scenario *s, struct fleet *f, const struct run_opt
     struct fault_nodes nodes;
     fleet_fault_nodes(f, ops, s, &nodes);
     runner_set_fault_nodes(r, &nodes);
-    if (runner_start(r, err, sizeof(err)) < 0) {
+    struct proxy *px = NULL;
+    if (start_proxy(s, &cfg, o, res, &px, err, sizeof(err)) < 0 || runner_set_proxy(r, px) < 0 ||
+        runner_start(r, err, sizeof(err)) < 0) {
         fprintf(stderr, "locklab: %s\n", err);
         runner_free(r);
+        proxy_free(px);
         return EXIT_ENV;
     }
     signals_publish_runner(r);
@@ -145,9 +188,10 @@ int run_on_fleet(const struct scenario *s, struct fleet *f, const struct run_opt
     runner_go(r);
     enum live_mode live = o->quiet ? LIVE_NONE : isatty(STDERR_FILENO) ? LIVE_LINE : LIVE_LOG;
     watch_run(r, f, res, live);
-    int rc = finish_run(r, res, o);
+    int rc = finish_run(r, px, res, o);
     signals_publish_runner(NULL);
     runner_free(r);
+    proxy_free(px); /* after the clients: their connections run through it */
     return rc;
 }
 

@@ -20,7 +20,9 @@ struct command_help {
     "  -n, --requests N         stop after N business steps in all (0 = no limit)\n"               \
     "  -s, --seed N             the seed of every random choice; the same seed repeats a run\n"    \
     "  -r, --redis H:P[,...]    use these Redis servers instead of starting them\n"                \
-    "  -z, --zookeeper H:P[,...] use this ZooKeeper ensemble instead of starting it\n"
+    "  -z, --zookeeper H:P[,...] use this ZooKeeper ensemble instead of starting it\n"             \
+    "      --proxy              every server through locklab's proxy, not only those a\n"          \
+    "                           network fault touches (its cost: bench/proxy_cost.sh)\n"
 
 static const struct command_help commands[] = {
     {"run", "run one scenario with one algorithm; reports in a run folder",

@@ -13,6 +13,7 @@
 #include "history.h"
 #include "latency_timeline.h"
 #include "nemesis.h"
+#include "proxy.h"
 #include "scenario.h"
 #include "workload.h"
 
@@ -34,6 +35,11 @@ struct run_result {
     char servers[RESULT_MAX_SERVERS]
                 [RESULT_SERVER_LEN]; /* "redis 127.0.0.1:41233 (managed, pid 1234)" */
     size_t n_servers;
+    /* the proxy: which servers' traffic went through it, and what it did */
+    bool proxied[RESULT_MAX_SERVERS];
+    size_t proxy_listeners; /* per proxied server: 1, or one per client */
+    bool has_proxy;
+    struct proxy_stats proxy;
 
     bool complete;
     char incomplete_reason[320];

@@ -7,6 +7,8 @@
  */
 #include "runner.h"
 
+#include "proxy.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -20,6 +22,7 @@
 #include "histogram.h"
 #include "history.h"
 #include "nemesis.h"
+#include "proxy.h"
 #include "resource.h"
 #include "run.h"
 
@@ -37,7 +40,8 @@ struct runner {
     uint32_t started;
     uint64_t t0_wall_ns;
     char first_error[LOCK_ERRSTR_MAX + 32];
-    bool nemesis_failed; /* its thread could not start: the faults were not played */
+    bool nemesis_failed;      /* its thread could not start: the faults were not played */
+    struct lock_config *cfgs; /* per proxy group: the endpoints its listeners give */
 };
 
 static void random_run_id(char out[17], uint64_t seed)
@@ -249,6 +253,25 @@ void runner_go(struct runner *r)
 void runner_set_fault_nodes(struct runner *r, const struct fault_nodes *nodes)
 {
     nemesis_set_nodes(r->run.nem, nodes);
+}
+
+int runner_set_proxy(struct runner *r, struct proxy *p)
+{
+    nemesis_set_proxy(r->run.nem, p, r->run.ops->server, r->n);
+    if (p == NULL)
+        return 0;
+    size_t groups = proxy_groups(p);
+    r->cfgs = calloc(groups, sizeof(*r->cfgs));
+    if (r->cfgs == NULL)
+        return -1;
+    for (size_t g = 0; g < groups; g++) {
+        r->cfgs[g] = *r->run.cfg;
+        for (size_t e = 0; e < r->cfgs[g].n_endpoints; e++)
+            r->cfgs[g].endpoints[e] = proxy_address(p, e, g);
+    }
+    for (uint32_t i = 0; i < r->n; i++)
+        r->clients[i].cfg = &r->cfgs[groups == 1 ? 0 : i];
+    return 0;
 }
 
 const atomic_int *runner_cancel_flag(const struct runner *r)
@@ -514,6 +537,7 @@ void runner_free(struct runner *r)
         for (uint32_t i = 0; i < r->n; i++)
             client_destroy(&r->clients[i]);
     free(r->clients);
+    free(r->cfgs);
     nemesis_free(r->run.nem);
     workload_free(r->run.wl);
     pthread_cond_destroy(&r->cv);

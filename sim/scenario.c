@@ -275,6 +275,20 @@ static int client_target(struct ctx *c, const char *t, struct fault_spec *fs)
                     scn_quote(t).s, fault_type_name(fs->type));
 }
 
+/* "clients:N": N clients, chosen by the seed. */
+static bool clients_count(const char *t, struct fault_spec *fs)
+{
+    if (strncmp(t, "clients:", 8) != 0 || t[8] < '1' || t[8] > '9')
+        return false;
+    char *end;
+    errno = 0;
+    unsigned long n = strtoul(t + 8, &end, 10);
+    if (*end != '\0' || errno != 0 || n > SCENARIO_MAX_CLIENTS)
+        return false;
+    fs->n_clients = (uint32_t)n;
+    return true;
+}
+
 static const char *const pick_list[] = {"one", "minority",  "majority",
                                         "all", "primaries", "holder-majority"};
 
@@ -317,6 +331,36 @@ static int server_target(struct ctx *c, const char *t, struct fault_spec *fs)
         scn_quote(t).s, fault_type_name(fs->type));
 }
 
+/* A network fault touches some clients' connections, or every client's
+ * connections to some servers. */
+static int network_target(struct ctx *c, const char *t, struct fault_spec *fs)
+{
+    if (strcmp(t, "holder") == 0 || strncmp(t, "client:", 7) == 0) {
+        if (client_target(c, t, fs) < 0)
+            return -1;
+        fs->scope = fs->target == FAULT_TARGET_HOLDER ? NET_HOLDER : NET_CLIENT;
+        fs->pick = PICK_ALL;
+        return 0;
+    }
+    if (clients_count(t, fs)) {
+        fs->scope = NET_CLIENTS;
+        fs->pick = PICK_ALL;
+        return 0;
+    }
+    for (size_t i = 0; i + 1 < N_OF(pick_list); i++) /* holder-majority is Redlock's votes */
+        if (strcmp(t, pick_list[i]) == 0) {
+            fs->pick = (enum node_pick)(PICK_ONE + (int)i);
+            return 0;
+        }
+    if (node_name(t, fs))
+        return 0;
+    return scn_fail(c,
+                    "unknown target %s for a %s (expected a server such as \"redis-2\", one of: "
+                    "one, minority, majority, all, primaries; or clients: \"holder\", "
+                    "\"client:K\", \"clients:N\")",
+                    scn_quote(t).s, fault_type_name(fs->type));
+}
+
 static int parse_target(struct ctx *c, json_t *v, const struct field *f, void *base)
 {
     struct fault_spec *fs = base;
@@ -326,11 +370,38 @@ static int parse_target(struct ctx *c, json_t *v, const struct field *f, void *b
         return scn_type_error(c, v, "a string");
     const char *t = json_string_value(v);
     /* the type is read first (table order): it says which targets mean something */
-    int rc = fault_on_servers(fs->type) ? server_target(c, t, fs) : client_target(c, t, fs);
+    int rc = fault_on_network(fs->type)   ? network_target(c, t, fs)
+             : fault_on_servers(fs->type) ? server_target(c, t, fs)
+                                          : client_target(c, t, fs);
     if (rc == 0)
         snprintf(fs->target_text, sizeof(fs->target_text), "%.*s", (int)sizeof(fs->target_text) - 1,
                  t);
     return rc;
+}
+
+/* "upstream" = 1, "downstream" = 2, "both" = 3: the STREAM_* bits */
+static int parse_stream(struct ctx *c, json_t *v, const struct field *f, void *base)
+{
+    int x;
+    if (match_name(c, v, f->names, &x) < 0)
+        return -1;
+    *(unsigned *)field_at(base, f) = (unsigned)x;
+    return 0;
+}
+
+static int parse_toxicity(struct ctx *c, json_t *v, const struct field *f, void *base)
+{
+    struct fault_spec *fs = base;
+
+    (void)f;
+    if (!json_is_number(v))
+        return scn_type_error(c, v, "a number");
+    double x = json_number_value(v);
+    if (!(x >= 0 && x <= 1))
+        return scn_fail(c, "%.10g is out of range (0..1: the share of connections it touches)", x);
+    fs->toxicity = x;
+    fs->toxicity_set = true;
+    return 0;
 }
 
 static int parse_expect(struct ctx *c, json_t *v, const struct field *f, void *base)
@@ -356,8 +427,10 @@ static int parse_expect(struct ctx *c, json_t *v, const struct field *f, void *b
 
 static const char *const workload_list[] = {"flash_sale", "cache_rebuild", "scheduled_tasks"};
 static const char *const skew_list[] = {"uniform", "hot", "per_client"};
-static const char *const fault_list[] = {"client_pause", "client_crash", "kill", "pause",
-                                         "restart"};
+static const char *const fault_list[] = {"client_pause", "client_crash", "kill",      "pause",
+                                         "restart",      "latency",      "bandwidth", "timeout",
+                                         "reset_peer",   "limit_data",   "slicer",    "down"};
+static const char *const stream_list[] = {"upstream", "downstream", "both"};
 static const char *const data_list[] = {"lost", "kept"};
 static const char *const invariants_list[] = {"hold", "broken"};
 
@@ -365,6 +438,8 @@ static const struct names workload_names = {"workload", workload_list, N_OF(work
 static const struct names skew_names = {"skew", skew_list, N_OF(skew_list), SKEW_UNIFORM};
 static const struct names fault_names = {"fault type", fault_list, N_OF(fault_list), 0};
 static const struct names data_names = {"data", data_list, N_OF(data_list), DATA_LOST};
+static const struct names stream_names = {"stream", stream_list, N_OF(stream_list),
+                                          STREAM_UPSTREAM};
 static const struct names invariants_names = {"value", invariants_list, N_OF(invariants_list),
                                               EXPECT_INV_HOLD};
 
@@ -519,6 +594,21 @@ static const struct field fault_fields[] = {
     {.key = "data", .parse = parse_enum, .offset = FS(data), .names = &data_names},
     {.key = "key", .parse = parse_text, .offset = FS(key), .max = 63},
     {.key = "count", .parse = parse_u32, .offset = FS(count), .min = 1, .max = LOCK_ENDPOINT_MAX},
+    /* network faults: Toxiproxy's attributes, under its names */
+    {.key = "stream", .parse = parse_stream, .offset = FS(stream), .names = &stream_names},
+    {.key = "toxicity", .parse = parse_toxicity},
+    {.key = "latency", .parse = parse_u32, .offset = FS(latency_ms), .max = MS_MAX},
+    {.key = "jitter", .parse = parse_u32, .offset = FS(jitter_ms), .max = MS_MAX},
+    {.key = "rate", .parse = parse_u32, .offset = FS(rate_kbs), .min = 1, .max = 10000000},
+    {.key = "timeout", .parse = parse_u32, .offset = FS(timeout_ms), .max = MS_MAX},
+    {.key = "bytes", .parse = parse_u64, .offset = FS(bytes), .max = 1LL << 40},
+    {.key = "average_size",
+     .parse = parse_u32,
+     .offset = FS(average_size),
+     .min = 1,
+     .max = 1 << 20},
+    {.key = "size_variation", .parse = parse_u32, .offset = FS(size_variation), .max = 1 << 20},
+    {.key = "delay", .parse = parse_u32, .offset = FS(delay_us), .max = 1000000},
 };
 static const struct table fault_table = {fault_fields, N_OF(fault_fields), fault_after};
 
@@ -539,7 +629,8 @@ static int parse_faults(struct ctx *c, json_t *v, const struct field *f, void *b
         else if (!json_is_object(el))
             rc = scn_type_error(c, el, "an object");
         else {
-            s->faults[i] = (struct fault_spec){.target = FAULT_TARGET_HOLDER};
+            s->faults[i] = (struct fault_spec){
+                .target = FAULT_TARGET_HOLDER, .stream = STREAM_DOWNSTREAM, .toxicity = 1.0};
             rc = walk_object(c, el, &fault_table, &s->faults[i]);
         }
         scn_pop(c);
@@ -650,11 +741,77 @@ static int fault_refuses(struct ctx *c, json_t *obj, const struct fault_spec *fs
     return rc;
 }
 
+#define TB(t) (1u << (t))
+
+/* Toxiproxy's attributes, and the fault types that take each. */
+static const struct {
+    const char *key;
+    unsigned types;   /* TB(type) */
+    unsigned needed;  /* of those, the ones that cannot do without it */
+    const char *what; /* for the message when it is missing */
+} network_keys[] = {
+    {"stream",
+     TB(FAULT_LATENCY) | TB(FAULT_BANDWIDTH) | TB(FAULT_TIMEOUT) | TB(FAULT_RESET_PEER) |
+         TB(FAULT_LIMIT_DATA) | TB(FAULT_SLICER),
+     0, ""},
+    {"toxicity",
+     TB(FAULT_LATENCY) | TB(FAULT_BANDWIDTH) | TB(FAULT_TIMEOUT) | TB(FAULT_RESET_PEER) |
+         TB(FAULT_LIMIT_DATA) | TB(FAULT_SLICER),
+     0, ""},
+    {"latency", TB(FAULT_LATENCY), TB(FAULT_LATENCY), "ms added to each chunk"},
+    {"jitter", TB(FAULT_LATENCY), 0, ""},
+    {"rate", TB(FAULT_BANDWIDTH), TB(FAULT_BANDWIDTH), "KB/s"},
+    {"timeout", TB(FAULT_TIMEOUT) | TB(FAULT_RESET_PEER), 0, ""},
+    {"bytes", TB(FAULT_LIMIT_DATA), TB(FAULT_LIMIT_DATA), "bytes let through"},
+    {"average_size", TB(FAULT_SLICER), TB(FAULT_SLICER), "bytes per slice"},
+    {"size_variation", TB(FAULT_SLICER), 0, ""},
+    {"delay", TB(FAULT_SLICER), 0, ""},
+};
+
+static int network_keys_fit(struct ctx *c, json_t *obj, const struct fault_spec *fs)
+{
+    for (size_t k = 0; k < N_OF(network_keys); k++) {
+        bool takes = network_keys[k].types & TB(fs->type);
+        if (!takes && fault_refuses(c, obj, fs, network_keys[k].key,
+                                    fault_on_network(fs->type)
+                                        ? "see docs/scenario.md for each network fault's keys"
+                                        : "only network faults take Toxiproxy's attributes") < 0)
+            return -1;
+        if ((network_keys[k].needed & TB(fs->type)) && !json_object_get(obj, network_keys[k].key))
+            return scn_fail(c, "missing required key \"%s\" (a %s needs one: %s)",
+                            network_keys[k].key, fault_type_name(fs->type), network_keys[k].what);
+    }
+    if (fs->type == FAULT_SLICER && fs->size_variation >= fs->average_size) {
+        scn_push_key(c, "size_variation");
+        int rc = scn_fail(c, "%u is not less than average_size (%u)", (unsigned)fs->size_variation,
+                          (unsigned)fs->average_size);
+        scn_pop(c);
+        return rc;
+    }
+    if (fault_on_network(fs->type) && fs->duration_ms == 0 && json_object_get(obj, "duration_ms")) {
+        scn_push_key(c, "duration_ms");
+        int rc = scn_fail(c,
+                          "0 is out of range for a %s (1..%d; leave it out for the rest of "
+                          "the run)",
+                          fault_type_name(fs->type), MS_MAX);
+        scn_pop(c);
+        return rc;
+    }
+    return 0;
+}
+
 static int fault_after(struct ctx *c, json_t *obj, void *base)
 {
     const struct fault_spec *fs = base;
     bool pauses = fs->type == FAULT_CLIENT_PAUSE || fs->type == FAULT_PAUSE;
 
+    if (network_keys_fit(c, obj, fs) < 0)
+        return -1;
+    if (fault_on_network(fs->type) && !json_object_get(obj, "target"))
+        return scn_fail(c,
+                        "missing required key \"target\" (a %s names whose traffic: \"all\", "
+                        "\"redis-2\", \"holder\", \"client:3\", ...)",
+                        fault_type_name(fs->type));
     if (fault_on_servers(fs->type) && !json_object_get(obj, "target"))
         return scn_fail(c,
                         "missing required key \"target\" (a %s names its servers: \"redis-2\", "
@@ -838,6 +995,8 @@ uint64_t scenario_longest_fault_ms(const struct scenario *s)
 
 uint64_t fault_end_ms(const struct fault_spec *f, uint64_t run_ms)
 {
+    if (fault_on_network(f->type) && f->duration_ms == 0)
+        return run_ms;
     if (f->type == FAULT_KILL)
         return f->restart_after_ms ? f->at_ms + f->restart_after_ms : run_ms;
     return f->at_ms + f->duration_ms;
@@ -876,6 +1035,44 @@ bool scenario_has_server_faults(const struct scenario *s)
         if (fault_on_servers(s->faults[i].type))
             return true;
     return false;
+}
+
+bool scenario_needs_proxy(const struct scenario *s)
+{
+    for (size_t i = 0; i < s->n_faults; i++)
+        if (fault_on_network(s->faults[i].type) || s->faults[i].type == FAULT_CLIENT_PAUSE)
+            return true;
+    return false;
+}
+
+bool scenario_proxy_per_client(const struct scenario *s)
+{
+    for (size_t i = 0; i < s->n_faults; i++) {
+        const struct fault_spec *f = &s->faults[i];
+        if (f->type == FAULT_CLIENT_PAUSE || (fault_on_network(f->type) && f->scope != NET_NODES))
+            return true;
+    }
+    return false;
+}
+
+uint32_t scenario_proxied_endpoints(const struct scenario *s, size_t n)
+{
+    uint32_t all = n >= 32 ? UINT32_MAX : (1u << n) - 1, set = 0;
+    for (size_t i = 0; i < s->n_faults; i++) {
+        const struct fault_spec *f = &s->faults[i];
+        if (f->type == FAULT_CLIENT_PAUSE || (fault_on_network(f->type) && f->pick != PICK_NODE))
+            return all; /* a paused client's every connection; a node the seed picks */
+        if (fault_on_network(f->type) && f->node >= 1 && f->node <= n)
+            set |= 1u << (f->node - 1);
+    }
+    return set;
+}
+
+const char *fault_stream_name(unsigned stream)
+{
+    return stream == STREAM_UPSTREAM    ? "upstream"
+           : stream == STREAM_BOTH_WAYS ? "both"
+                                        : "downstream";
 }
 
 const char *fault_type_name(enum fault_type t)

@@ -34,6 +34,14 @@ enum fault_type {
     FAULT_KILL,             /* servers SIGKILLed; back on the same port after restart_after_ms */
     FAULT_PAUSE,            /* servers SIGSTOPped for duration_ms, then SIGCONTed */
     FAULT_RESTART,          /* servers stopped cleanly (SIGTERM) and started again */
+    /* network faults, through locklab's proxy, with Toxiproxy's names */
+    FAULT_LATENCY,    /* latency +- jitter ms on each chunk */
+    FAULT_BANDWIDTH,  /* rate KB/s */
+    FAULT_TIMEOUT,    /* nothing passes; closed after timeout ms (0: a black hole) */
+    FAULT_RESET_PEER, /* connections reset after timeout ms */
+    FAULT_LIMIT_DATA, /* connections closed after bytes */
+    FAULT_SLICER,     /* data cut into small pieces, delay us apart */
+    FAULT_DOWN,       /* the endpoint refuses connections, open ones dropped */
     FAULT_TYPE_COUNT
 };
 
@@ -43,7 +51,30 @@ static inline bool fault_on_servers(int type)
     return type == FAULT_KILL || type == FAULT_PAUSE || type == FAULT_RESTART;
 }
 
+/* Network faults go through the proxy: they touch connections. */
+static inline bool fault_on_network(int type)
+{
+    return type >= FAULT_LATENCY && type < FAULT_TYPE_COUNT;
+}
+
+/* Client faults strike a client's process (a pause, a crash). */
+static inline bool fault_on_client(int type)
+{
+    return type == FAULT_CLIENT_PAUSE || type == FAULT_CLIENT_CRASH;
+}
+
 #define FAULT_TARGET_HOLDER (-1) /* whichever client next holds a lock */
+
+/* Whose connections a network fault touches. */
+enum net_scope {
+    NET_NODES = 0, /* every client's, to the servers pick names */
+    NET_HOLDER,    /* the next holder's, to every server (target "holder") */
+    NET_CLIENT,    /* client target's, to every server ("client:K") */
+    NET_CLIENTS,   /* n_clients clients chosen by the seed ("clients:N") */
+};
+
+/* Toxiproxy's stream: which way the bytes go. */
+enum { STREAM_UPSTREAM = 1, STREAM_DOWNSTREAM = 2, STREAM_BOTH_WAYS = 3 };
 
 /* Which servers a process fault strikes, in Jepsen's words. */
 enum node_pick {
@@ -77,6 +108,18 @@ struct fault_spec {
     char key[64];         /* holder-majority: the lock key whose holder it looks for */
     uint32_t count;       /* holder-majority: strike this many of those nodes (0 = all) */
     char target_text[24]; /* as written, for messages and reports */
+    /* network faults: whose traffic, and Toxiproxy's parameters */
+    enum net_scope scope;
+    uint32_t n_clients;  /* NET_CLIENTS */
+    unsigned stream;     /* STREAM_*; 0 in the file = downstream, Toxiproxy's default */
+    double toxicity;     /* 0..1; the file's default 1 */
+    bool toxicity_set;   /* the file gave one (1 otherwise) */
+    uint32_t latency_ms; /* latency */
+    uint32_t jitter_ms;  /* latency */
+    uint32_t rate_kbs;   /* bandwidth */
+    uint32_t timeout_ms; /* timeout, reset_peer */
+    uint64_t bytes;      /* limit_data */
+    uint32_t average_size, size_variation, delay_us; /* slicer */
 };
 
 enum expect_op { EXPECT_UNSET = 0, EXPECT_EQ, EXPECT_GT, EXPECT_GE, EXPECT_LT, EXPECT_LE };
@@ -241,6 +284,14 @@ uint64_t fault_end_ms(const struct fault_spec *f, uint64_t run_ms);
 size_t fault_node_count(const struct fault_spec *f, size_t n);
 /* Does s hold a fault that acts on servers? */
 bool scenario_has_server_faults(const struct scenario *s);
+/* Does a fault of s need the proxy (a network fault; a client pause, which
+ * holds the paused client's connections)? */
+bool scenario_needs_proxy(const struct scenario *s);
+/* Must the proxy tell clients apart (a fault aimed at some clients only)? */
+bool scenario_proxy_per_client(const struct scenario *s);
+/* The endpoints (bit e: endpoint e, of n) some fault of s can touch. */
+uint32_t scenario_proxied_endpoints(const struct scenario *s, size_t n);
+const char *fault_stream_name(unsigned stream); /* "downstream" */
 /* Does a fault of s ask Redis to keep its data (data: kept)? Then every
  * managed Redis runs with AOF and appendfsync always. */
 bool scenario_keeps_data(const struct scenario *s);

@@ -139,6 +139,61 @@ static int ends_in_run(struct ctx *c, const struct scenario *s, const struct fau
                     fault_type_name(f->type), end, s->duration_ms);
 }
 
+/* Two toxics of one type on the same traffic at once: Toxiproxy refuses a
+ * second toxic of a name already in force, and so does this. */
+static int same_toxic(struct ctx *c, const struct scenario *s, size_t j)
+{
+    const struct fault_spec *b = &s->faults[j];
+    for (size_t i = 0; i < j; i++) {
+        const struct fault_spec *a = &s->faults[i];
+        bool same_traffic = a->scope == NET_NODES && b->scope == NET_NODES &&
+                            (a->pick == PICK_ALL || b->pick == PICK_ALL ||
+                             (a->pick == PICK_NODE && b->pick == PICK_NODE && a->node == b->node));
+        if (a->type != b->type || !same_traffic || !(a->stream & b->stream) ||
+            !windows_overlap(s, a, b))
+            continue;
+        scn_push_key(c, "target");
+        return scn_fail(c,
+                        "%s is already under faults[%zu] (%s %s from %" PRIu64 " to %" PRIu64
+                        " ms): one %s at a time on the same traffic",
+                        b->target_text, i, fault_type_name(a->type), a->target_text, a->at_ms,
+                        fault_end_ms(a, s->duration_ms), fault_type_name(a->type));
+    }
+    return 0;
+}
+
+/* A network fault: inside the run, on servers the algorithm uses (managed
+ * or external: the proxy fronts either), on clients that exist. */
+static int check_network(struct ctx *c, const struct scenario *s, const struct lock_ops *ops,
+                         size_t i)
+{
+    const struct fault_spec *fs = &s->faults[i];
+    if (ends_in_run(c, s, fs) < 0)
+        return -1;
+    scn_push_key(c, "target");
+    if (fs->scope == NET_CLIENT && (uint32_t)fs->target >= s->clients)
+        return scn_fail(c, "client %d does not exist (%u clients, numbered 0..%u)", (int)fs->target,
+                        (unsigned)s->clients, (unsigned)s->clients - 1);
+    if (fs->scope == NET_CLIENTS && fs->n_clients > s->clients)
+        return scn_fail(c, "%s: the run has %u clients", fs->target_text, (unsigned)s->clients);
+    size_t n = scenario_servers(s, ops);
+    const char *kind = lock_server_name(ops->server);
+    if (fs->pick == PICK_NODE && fs->node_kind != ops->server)
+        return scn_fail(c, "%s names a %s server; %s uses %s servers", fs->target_text,
+                        lock_server_name(fs->node_kind), ops->name, kind);
+    if (fs->pick == PICK_NODE && fs->node > n && n == 1)
+        return scn_fail(c, "%s does not exist: %s uses one %s server, %s-1", fs->target_text,
+                        ops->name, kind, node_prefix(ops->server));
+    if (fs->pick == PICK_NODE && fs->node > n)
+        return scn_fail(c, "%s does not exist: %s uses %zu %s servers (%s-1..%s-%zu)",
+                        fs->target_text, ops->name, n, kind, node_prefix(ops->server),
+                        node_prefix(ops->server), n);
+    if (fault_node_count(fs, n) == 0)
+        return scn_fail(c, "the %s of %zu server is no server", fs->target_text, n);
+    scn_pop(c);
+    return same_toxic(c, s, i);
+}
+
 static int check_one(struct ctx *c, const struct scenario *s, const struct lock_ops *ops, size_t i)
 {
     const struct fault_spec *fs = &s->faults[i];
@@ -147,6 +202,8 @@ static int check_one(struct ctx *c, const struct scenario *s, const struct lock_
         return scn_fail(c, "%" PRIu64 " is past the end of the run (%" PRIu64 " ms)", fs->at_ms,
                         s->duration_ms);
     }
+    if (fault_on_network(fs->type))
+        return check_network(c, s, ops, i);
     if (!fault_on_servers(fs->type)) {
         if (fs->target != FAULT_TARGET_HOLDER && (uint32_t)fs->target >= s->clients) {
             scn_push_key(c, "target");

@@ -571,7 +571,8 @@ static void test_unknown_values(void **state)
          "\"client_pause\"?)"},
         {"{'faults': [{'at_ms': 0, 'type': 'partition'}], " WL "}",
          "t.json:1:34: faults[0].type: unknown fault type \"partition\" (known: client_pause, "
-         "client_crash, kill, pause, restart)"},
+         "client_crash, kill, pause, restart, latency, bandwidth, timeout, reset_peer, "
+         "limit_data, slicer, down)"},
         {"{'expect': {'invariants': 'ok'}, " WL "}",
          "t.json:1:27: expect.invariants: unknown value \"ok\" (known: hold, broken)"},
         {"{'faults': [{'at_ms': 0, 'type': 'client_crash', 'target': 'holdr'}], " WL "}",
@@ -1429,6 +1430,76 @@ static void test_process_fault_errors(void **state)
     CHECK_FINISH(finish);
 }
 
+/* Network faults: Toxiproxy's attributes, each on the types that take it,
+ * in range; targets that exist; no two toxics of one type on the same
+ * traffic at once. */
+static void test_network_fault_errors(void **state)
+{
+    static const struct bad_case load[] = {
+        {"{'faults': [{'at_ms': 0, 'type': 'latency', 'latency': 50}], " WL "}",
+         "t.json:1:13: faults[0]: missing required key \"target\" (a latency names whose traffic: "
+         "\"all\", \"redis-2\", \"holder\", \"client:3\", ...)"},
+        {"{'faults': [{'at_ms': 0, 'type': 'latency', 'target': 'all'}], " WL "}",
+         "t.json:1:13: faults[0]: missing required key \"latency\" (a latency needs one: ms added "
+         "to each chunk)"},
+        {"{'faults': [{'at_ms': 0, 'type': 'latency', 'target': 'all', 'latency': 5, 'rate': "
+         "3}], " WL "}",
+         "t.json:1:84: faults[0].rate: a latency takes no rate (see docs/scenario.md for each "
+         "network fault's keys)"},
+        {"{'faults': [{'at_ms': 0, 'type': 'timeout', 'target': 'all', 'toxicity': 1.5}], " WL "}",
+         "t.json:1:74: faults[0].toxicity: 1.5 is out of range (0..1: the share of connections it "
+         "touches)"},
+        {"{'faults': [{'at_ms': 0, 'type': 'timeout', 'target': 'all', 'stream': 'sideways'}], " WL
+         "}",
+         "t.json:1:72: faults[0].stream: unknown stream \"sideways\" (known: upstream, downstream, "
+         "both)"},
+        {"{'faults': [{'at_ms': 0, 'type': 'bandwidth', 'target': 'all', 'rate': 0}], " WL "}",
+         "t.json:1:72: faults[0].rate: 0 is out of range (1..10000000)"},
+        {"{'faults': [{'at_ms': 0, 'type': 'slicer', 'target': 'all', 'average_size': 8, "
+         "'size_variation': 8}], " WL "}",
+         "t.json:1:98: faults[0].size_variation: 8 is not less than average_size (8)"},
+        {"{'faults': [{'at_ms': 0, 'type': 'down', 'target': 'all', 'stream': 'upstream'}], " WL
+         "}",
+         "t.json:1:69: faults[0].stream: a down takes no stream (see docs/scenario.md for each "
+         "network fault's keys)"},
+        {"{'faults': [{'at_ms': 0, 'type': 'timeout', 'target': 'holder-majority'}], " WL "}",
+         "t.json:1:55: faults[0].target: unknown target \"holder-majority\" for a timeout "
+         "(expected a server such as \"redis-2\", one of: one, minority, majority, all, primaries; "
+         "or clients: \"holder\", \"client:K\", \"clients:N\")"},
+        {"{'faults': [{'at_ms': 0, 'type': 'timeout', 'target': 'all', 'duration_ms': 0}], " WL "}",
+         "t.json:1:77: faults[0].duration_ms: 0 is out of range for a timeout (1..86400000; leave "
+         "it out for the rest of the run)"},
+        {"{'faults': [{'at_ms': 0, 'type': 'client_pause', 'duration_ms': 5, 'latency': 5}], " WL
+         "}",
+         "t.json:1:79: faults[0].latency: a client_pause takes no latency (only network faults "
+         "take Toxiproxy's attributes)"},
+        {"{'faults': [{'at_ms': 0, 'type': 'latency', 'target': 'all', 'latency': 86400001}], " WL
+         "}",
+         "t.json:1:73: faults[0].latency: 86400001 is out of range (0..86400000)"},
+    };
+    static const struct bad_case finish[] = {
+        {"{'faults': [{'at_ms': 0, 'type': 'timeout', 'target': 'redis-2'}], " WL "}",
+         "t.json:1:55: faults[0].target: redis-2 does not exist: redis uses one redis server, "
+         "redis-1"},
+        {"{'clients': 4, 'faults': [{'at_ms': 0, 'type': 'timeout', 'target': 'client:4'}], " WL
+         "}",
+         "t.json:1:69: faults[0].target: client 4 does not exist (4 clients, numbered 0..3)"},
+        {"{'clients': 4, 'faults': [{'at_ms': 0, 'type': 'timeout', 'target': 'clients:5'}], " WL
+         "}",
+         "t.json:1:69: faults[0].target: clients:5: the run has 4 clients"},
+        {"{'duration_s': 2, 'faults': [{'at_ms': 1000, 'type': 'timeout', 'target': 'all', "
+         "'duration_ms': 1500}], " WL "}",
+         "t.json:1:97: faults[0].duration_ms: the timeout would end at 2500 ms, past the end of "
+         "the run (2000 ms)"},
+        {"{'faults': [{'at_ms': 0, 'type': 'latency', 'target': 'all', 'latency': 5, 'stream': "
+         "'both'}, {'at_ms': 500, 'type': 'latency', 'target': 'redis-1', 'latency': 9}], " WL "}",
+         "t.json:1:139: faults[1].target: redis-1 is already under faults[0] (latency all from 0 "
+         "to 10000 ms): one latency at a time on the same traffic"},
+    };
+    CHECK_LOAD(load);
+    CHECK_FINISH(finish);
+}
+
 static void test_endpoints_parse(void **state)
 {
     (void)state;
@@ -1505,6 +1576,7 @@ int main(void)
         cmocka_unit_test(test_new_keys_errors),
         cmocka_unit_test(test_new_finish_errors),
         cmocka_unit_test(test_process_fault_errors),
+        cmocka_unit_test(test_network_fault_errors),
         cmocka_unit_test(test_endpoints_parse),
         cmocka_unit_test(test_doc_examples),
         cmocka_unit_test(test_expect_parse),

@@ -39,7 +39,19 @@ void nemesis_free(struct nemesis *n)
         return;
     nemesis_finish(n);
     history_buf_free(n->hist);
+    for (size_t i = 0; i < SCENARIO_MAX_FAULTS; i++)
+        free(n->net_groups[i]);
     free(n);
+}
+
+void nemesis_set_proxy(struct nemesis *n, struct proxy *p, enum lock_server kind, size_t clients)
+{
+    n->proxy = p;
+    n->net_kind = kind;
+    n->net_n = 0;
+    n->net_clients = (uint32_t)clients;
+    for (size_t e = 0; p && e < proxy_endpoints(p); e++)
+        n->net_up[n->net_n++] = proxy_upstream(p, e);
 }
 
 void nemesis_set_nodes(struct nemesis *n, const struct fault_nodes *nodes)
@@ -51,14 +63,16 @@ int nemesis_start(struct nemesis *n, uint64_t t0_ns, uint64_t deadline_ns, const
 {
     uint64_t clients = 0;
     for (size_t i = 0; i < n->n; i++) {
-        n->due_ns[i] = t0_ns + n->rec[i].spec.at_ms * 1000000u;
-        if (!fault_on_servers(n->rec[i].spec.type))
+        const struct fault_spec *f = &n->rec[i].spec;
+        n->due_ns[i] = t0_ns + f->at_ms * 1000000u;
+        /* a holder's faults are claimed by the holder */
+        if (fault_on_client(f->type) || (fault_on_network(f->type) && f->scope == NET_HOLDER))
             clients |= 1ULL << i;
     }
     atomic_store(&n->pending, clients);
     n->deadline_ns = deadline_ns;
     n->stop = stop;
-    if (!nemesis_has_server_faults(n))
+    if (!nemesis_has_server_faults(n) && !nemesis_has_network_faults(n))
         return 0;
     /* "at_ms": 0 means from the start: in place before any client asks */
     nemesis_start_at_zero(n);
@@ -73,11 +87,15 @@ int nemesis_start(struct nemesis *n, uint64_t t0_ns, uint64_t deadline_ns, const
 
 void nemesis_finish(struct nemesis *n)
 {
-    if (!n->running)
-        return;
-    atomic_store(&n->quit, 1);
-    pthread_join(n->thread, NULL);
-    n->running = false;
+    if (n->running) {
+        atomic_store(&n->quit, 1);
+        pthread_join(n->thread, NULL);
+        n->running = false;
+    }
+    /* a holder that started a network fault as the thread was leaving */
+    for (size_t i = 0; n->proxy && i < n->n; i++)
+        if (fault_on_network(n->rec[i].spec.type) && n->rec[i].fired && !n->rec[i].ended)
+            nemesis_net_end(n, i, true);
 }
 
 struct history_buf *nemesis_history(const struct nemesis *n)

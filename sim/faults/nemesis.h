@@ -74,6 +74,23 @@ int nemesis_start(struct nemesis *n, uint64_t t0_ns, uint64_t deadline_ns, const
 /* Bring back what is still down or stopped and end the thread; safe to
  * call more than once. */
 void nemesis_finish(struct nemesis *n);
+/* The proxy network faults go through, the kind and number of endpoints
+ * it fronts and the run's clients (its groups); before nemesis_start. */
+struct proxy;
+void nemesis_set_proxy(struct nemesis *n, struct proxy *p, enum lock_server kind, size_t clients);
+/* A holder has claimed network fault idx: put it in force on its
+ * connections now (from the holder's thread); the event to log in *start.
+ * false when there is no proxy. */
+bool nemesis_net_claimed(struct nemesis *n, int idx, uint32_t client, uint32_t key,
+                         struct history_event *start);
+/* A client pause holds the client's connections at the proxy (on) and lets
+ * them go (off); no-op without a proxy. */
+void nemesis_hold_client(struct nemesis *n, int idx, uint32_t client, bool on);
+/* The history event of fault i's start (end 0) or end (end 1), its notes
+ * named, for client (HISTORY_SERVERS: none). */
+void nemesis_fault_event(const struct nemesis *n, size_t i, uint64_t t, int end, uint32_t client,
+                         struct history_event *e);
+
 /* The nemesis's own events and the notes they name (history_names.notes);
  * valid until nemesis_free. */
 struct history_buf *nemesis_history(const struct nemesis *n);

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 
 #include "nemesis.h"
+#include "proxy.h"
 
 /* Each fault's three notes in the history: its servers, what its start
  * did, what its end did. */
@@ -32,6 +33,15 @@ struct nemesis {
     atomic_int quit;
     pthread_t thread;
     bool running;
+
+    /* network faults, through the proxy */
+    struct proxy *proxy; /* NULL: none */
+    enum lock_server net_kind;
+    struct lock_endpoint net_up[LOCK_ENDPOINT_MAX]; /* the servers behind it */
+    size_t net_n;
+    uint32_t net_clients;
+    _Atomic uint64_t net_fired[SCENARIO_MAX_FAULTS]; /* holder faults: when its holder started it */
+    uint8_t *net_groups[SCENARIO_MAX_FAULTS];        /* clients:N: the clients it chose */
 };
 
 /* server_faults.c */
@@ -40,6 +50,12 @@ bool nemesis_has_server_faults(const struct nemesis *n);
  * client runs (holder-majority excepted: it waits for a holder). */
 void nemesis_start_at_zero(struct nemesis *n);
 void *nemesis_main(void *arg);
+/* network_faults.c */
+bool nemesis_has_network_faults(const struct nemesis *n);
+void nemesis_net_start(struct nemesis *n, size_t i);
+void nemesis_net_end(struct nemesis *n, size_t i, bool healed);
+/* When fault i's holder put it in force (0: not yet); holder faults only. */
+uint64_t nemesis_net_fired(struct nemesis *n, size_t i);
 /* targets.c: the nodes fault i strikes now, as a bit set of nodes.node[];
  * a shortfall (fewer free servers than it asks) is written into why. */
 uint32_t nemesis_pick(struct nemesis *n, size_t i, char *why, size_t len);

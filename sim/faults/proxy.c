@@ -364,11 +364,6 @@ static void retime(struct link *l, uint64_t now)
     }
 }
 
-static bool listener_hit(const struct toxic *t, const struct listener *ls)
-{
-    return (t->endpoints & (1u << ls->ep)) && (t->group < 0 || (size_t)t->group == ls->group);
-}
-
 static size_t n_listeners(const struct proxy *p)
 {
     return p->n_up * p->n_groups;
@@ -378,14 +373,14 @@ static void down_start(struct proxy *p, int id, const struct toxic *t, uint64_t 
 {
     for (size_t i = 0; i < n_listeners(p); i++) {
         struct listener *ls = &p->ls[i];
-        if (!(p->proxied & (1u << ls->ep)) || !listener_hit(t, ls))
+        if (!(p->proxied & (1u << ls->ep)) || !toxic_reaches(t, ls->ep, ls->group))
             continue;
         ls->downed |= 1ULL << id;
         close_listener(ls);
     }
     for (struct link *l = p->links, *nx; l; l = nx) {
         nx = l->next;
-        if ((t->endpoints & (1u << l->ep)) && (t->group < 0 || (size_t)t->group == l->group)) {
+        if (toxic_reaches(t, l->ep, l->group)) {
             kill_link(p, l, false);
             (*links)++;
         }
@@ -410,7 +405,13 @@ static int add_toxic(struct proxy *p, int id, const struct toxic *t, uint64_t no
     *links = 0;
     if (id < 0 || id >= PROXY_MAX_TOXICS || p->slot[id].active)
         return -1;
-    p->slot[id] = (struct slot){.active = true, .t = *t, .since_ns = now};
+    uint8_t *own = NULL;
+    if (t->groups && (own = malloc(p->n_groups)) == NULL)
+        return -1;
+    if (own)
+        memcpy(own, t->groups, p->n_groups);
+    p->slot[id] = (struct slot){.active = true, .t = *t, .own_groups = own, .since_ns = now};
+    p->slot[id].t.groups = own;
     p->active |= 1ULL << id;
     if (t->type == TOXIC_DOWN) {
         down_start(p, id, t, links);
@@ -431,10 +432,13 @@ static void remove_toxic(struct proxy *p, int id, uint64_t now)
     bool down = p->slot[id].t.type == TOXIC_DOWN;
     p->slot[id].active = false;
     p->active &= ~(1ULL << id);
-    if (down) {
+    if (down)
         down_end(p, id);
+    free(p->slot[id].own_groups);
+    p->slot[id].own_groups = NULL;
+    p->slot[id].t.groups = NULL;
+    if (down)
         return;
-    }
     for (struct link *l = p->links; l; l = l->next)
         if (l->applies & (1ULL << id)) {
             l->applies &= ~(1ULL << id);
@@ -458,6 +462,8 @@ static bool run_command(struct proxy *p)
         p->cmd_rc = add_toxic(p, p->cmd_id, &p->cmd_toxic, now, &p->cmd_links);
     else if (k == CMD_REMOVE)
         remove_toxic(p, p->cmd_id, now);
+    else if (k == CMD_STATS)
+        p->cmd_stats = p->st;
     if (k != CMD_NONE) {
         p->cmd = CMD_NONE;
         p->done = true;
@@ -573,9 +579,19 @@ struct lock_endpoint proxy_address(const struct proxy *p, size_t e, size_t g)
     return ep;
 }
 
+struct lock_endpoint proxy_upstream(const struct proxy *p, size_t e)
+{
+    return p->up[e];
+}
+
 bool proxy_covers(const struct proxy *p, size_t e)
 {
     return e < p->n_up && (p->proxied & (1u << e));
+}
+
+size_t proxy_endpoints(const struct proxy *p)
+{
+    return p->n_up;
 }
 
 size_t proxy_groups(const struct proxy *p)
@@ -622,10 +638,15 @@ void proxy_toxic_remove(struct proxy *p, int id)
     command(p, CMD_REMOVE, id, NULL, NULL);
 }
 
-void proxy_stats(const struct proxy *p, struct proxy_stats *out)
+void proxy_stats(struct proxy *p, struct proxy_stats *out)
 {
-    /* read after proxy_free's join, or racily for a glance */
-    memcpy(out, &p->st, sizeof(*out));
+    if (command(p, CMD_STATS, -1, NULL, NULL) == 0) {
+        pthread_mutex_lock(&p->mu);
+        *out = p->cmd_stats;
+        pthread_mutex_unlock(&p->mu);
+    } else {
+        *out = p->st; /* the loop has left: nothing changes them any more */
+    }
 }
 
 void proxy_free(struct proxy *p)
@@ -642,6 +663,8 @@ void proxy_free(struct proxy *p)
     bury(p);
     for (size_t i = 0; p->ls && i < n_listeners(p); i++)
         close_listener(&p->ls[i]);
+    for (int i = 0; i < PROXY_MAX_TOXICS; i++)
+        free(p->slot[i].own_groups);
     free(p->ls);
     if (p->ep_fd >= 0)
         close(p->ep_fd);

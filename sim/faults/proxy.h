@@ -54,8 +54,10 @@ struct toxic {
     uint32_t average_size; /* slicer */
     uint32_t size_variation;
     uint32_t delay_us;
-    uint32_t endpoints; /* bit e: the upstream endpoint e */
-    int32_t group;      /* the one group it applies to, or -1: all */
+    uint32_t endpoints;    /* bit e: the upstream endpoint e */
+    int32_t group;         /* the one group it applies to, or -1: all */
+    const uint8_t *groups; /* or, when not NULL: groups[g] != 0 for each it applies to
+                              (proxy_groups() bytes, copied) */
 };
 
 /* What the proxy did, for the reports. */
@@ -80,7 +82,10 @@ int proxy_start(struct proxy *p, char *err, size_t errlen);
  * not proxied. */
 struct lock_endpoint proxy_address(const struct proxy *p, size_t e, size_t g);
 bool proxy_covers(const struct proxy *p, size_t e);
+/* The server behind endpoint e. */
+struct lock_endpoint proxy_upstream(const struct proxy *p, size_t e);
 size_t proxy_groups(const struct proxy *p);
+size_t proxy_endpoints(const struct proxy *p); /* n of proxy_new */
 
 /* Put toxic t in force under id (0..PROXY_MAX_TOXICS), on the connections
  * open now and on those opened while it lasts; how many connections it
@@ -92,7 +97,7 @@ int proxy_toxic_add(struct proxy *p, int id, const struct toxic *t, uint64_t *li
  * through; a down toxic's listeners listen again. */
 void proxy_toxic_remove(struct proxy *p, int id);
 
-void proxy_stats(const struct proxy *p, struct proxy_stats *out);
+void proxy_stats(struct proxy *p, struct proxy_stats *out);
 /* Stop the loop, close every socket. Accepts NULL. */
 void proxy_free(struct proxy *p);
 

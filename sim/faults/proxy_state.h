@@ -60,11 +60,12 @@ struct listener {
 
 struct slot {
     bool active;
-    struct toxic t;
+    struct toxic t; /* t.groups points at own_groups */
+    uint8_t *own_groups;
     uint64_t since_ns;
 };
 
-enum cmd_kind { CMD_NONE = 0, CMD_ADD, CMD_REMOVE, CMD_STOP };
+enum cmd_kind { CMD_NONE = 0, CMD_ADD, CMD_REMOVE, CMD_STATS, CMD_STOP };
 
 struct proxy {
     struct lock_endpoint up[LOCK_ENDPOINT_MAX];
@@ -89,6 +90,7 @@ struct proxy {
     struct toxic cmd_toxic;
     int cmd_rc;
     uint64_t cmd_links;
+    struct proxy_stats cmd_stats;
     bool done;               /* the command was carried out */
     pthread_mutex_t call_mu; /* one caller at a time */
     pthread_t thread;
@@ -109,6 +111,8 @@ uint64_t toxics_deadline(const struct proxy *p, const struct link *l, bool *rese
  * connections a new toxic id applies to. */
 void toxics_draw(struct proxy *p, struct link *l, int id);
 bool toxics_any_on(const struct proxy *p, const struct link *l, unsigned dir);
+/* Does toxic t reach group g of endpoint e? */
+bool toxic_reaches(const struct toxic *t, size_t e, size_t g);
 uint64_t proxy_random(struct proxy *p);
 
 #endif

@@ -199,24 +199,69 @@ static void start_fault(struct nemesis *n, size_t i)
         n->end_due_ns[i] = r->start_ns + r->spec.restart_after_ms * 1000000u;
 }
 
+/* Is fault i played on the timeline by this thread (its start and end)? */
+static bool timed_here(const struct nemesis *n, const struct fault_spec *f)
+{
+    if (fault_on_network(f->type))
+        return n->proxy != NULL && f->scope != NET_HOLDER;
+    return fault_on_servers(f->type);
+}
+
+/* A holder's network fault: started by the holder, ended here. */
+static bool holder_network(const struct nemesis *n, const struct fault_spec *f)
+{
+    return n->proxy != NULL && fault_on_network(f->type) && f->scope == NET_HOLDER;
+}
+
+/* When fault i, running, ends (0: with the run). */
+static uint64_t end_due(struct nemesis *n, size_t i)
+{
+    const struct fault_spec *f = &n->rec[i].spec;
+    if (!holder_network(n, f))
+        return n->end_due_ns[i];
+    uint64_t from = nemesis_net_fired(n, i);
+    return f->duration_ms ? from + f->duration_ms * 1000000u : 0;
+}
+
+/* Has fault i begun? A holder's network fault says so through an atomic:
+ * another thread starts it. */
+static bool begun(struct nemesis *n, size_t i)
+{
+    return holder_network(n, &n->rec[i].spec) ? nemesis_net_fired(n, i) != 0 : n->rec[i].fired;
+}
+
 /* The next thing to do: a start (is_end false) or an end; false when
  * nothing is left but the end of the run. */
-static bool next_action(const struct nemesis *n, size_t *which, bool *is_end, uint64_t *when)
+static bool next_action(struct nemesis *n, size_t *which, bool *is_end, uint64_t *when)
 {
     bool found = false;
     for (size_t i = 0; i < n->n; i++) {
         const struct fault_record *r = &n->rec[i];
-        if (!fault_on_servers(r->spec.type) || r->ended)
+        bool holder = holder_network(n, &r->spec);
+        if ((!timed_here(n, &r->spec) && !holder) || r->ended)
             continue;
-        uint64_t t = r->fired ? n->end_due_ns[i] : n->due_ns[i];
-        if (r->fired && t == 0)
-            continue; /* down until the run ends */
+        bool on = begun(n, i);
+        if (holder && !on)
+            continue; /* its holder starts it */
+        uint64_t t = on ? end_due(n, i) : n->due_ns[i];
+        if (on && t == 0)
+            continue; /* on until the run ends */
         if (!found || t < *when) {
-            *which = i, *is_end = r->fired, *when = t;
+            *which = i, *is_end = on, *when = t;
             found = true;
         }
     }
     return found;
+}
+
+/* A holder's network fault that some holder may still start: the thread
+ * must look again soon, whatever else is due. */
+static bool holder_may_start(struct nemesis *n)
+{
+    for (size_t i = 0; i < n->n; i++)
+        if (holder_network(n, &n->rec[i].spec) && !n->rec[i].ended && !begun(n, i))
+            return true;
+    return false;
 }
 
 static bool stopping(const struct nemesis *n, uint64_t now)
@@ -244,27 +289,61 @@ void nemesis_start_at_zero(struct nemesis *n)
 {
     for (size_t i = 0; i < n->n; i++) {
         const struct fault_spec *f = &n->rec[i].spec;
-        if (fault_on_servers(f->type) && f->at_ms == 0 && f->pick != PICK_HOLDER_MAJORITY)
+        if (f->at_ms != 0 || !timed_here(n, f))
+            continue;
+        if (fault_on_network(f->type))
+            nemesis_net_start(n, i);
+        else if (f->pick != PICK_HOLDER_MAJORITY)
             start_fault(n, i);
     }
+}
+
+#define POLL_NS 1000000ull /* how soon a holder's network fault is seen to have begun */
+
+static void act(struct nemesis *n, size_t i, bool is_end)
+{
+    bool network = fault_on_network(n->rec[i].spec.type);
+    if (is_end && network)
+        nemesis_net_end(n, i, false);
+    else if (is_end)
+        end_fault(n, i, false);
+    else if (network)
+        nemesis_net_start(n, i);
+    else
+        start_fault(n, i);
 }
 
 void *nemesis_main(void *arg)
 {
     struct nemesis *n = arg;
-    size_t i = 0;
-    bool is_end = false;
-    uint64_t when = 0;
-    while (next_action(n, &i, &is_end, &when) && wait_until(n, when)) {
-        if (is_end)
-            end_fault(n, i, false);
-        else
-            start_fault(n, i);
+    for (;;) {
+        size_t i = 0;
+        bool is_end = false;
+        uint64_t when = UINT64_MAX;
+        bool found = next_action(n, &i, &is_end, &when);
+        bool poll = holder_may_start(n);
+        if (!found && !poll)
+            break;
+        uint64_t now = clock_mono_ns();
+        if (poll && (!found || when > now + POLL_NS)) {
+            if (!wait_until(n, now + POLL_NS))
+                break;
+            continue;
+        }
+        if (!wait_until(n, when))
+            break;
+        act(n, i, is_end);
     }
     while (!stopping(n, clock_mono_ns())) /* what stays down, until the run ends */
         wait_until(n, n->deadline_ns);
-    for (i = 0; i < n->n; i++)
-        if (n->rec[i].fired && !n->rec[i].ended)
+    for (size_t i = 0; i < n->n; i++) {
+        struct fault_record *r = &n->rec[i];
+        if (!begun(n, i) || r->ended)
+            continue;
+        if (fault_on_network(r->spec.type))
+            nemesis_net_end(n, i, true);
+        else if (fault_on_servers(r->spec.type))
             end_fault(n, i, true);
+    }
     return NULL;
 }

@@ -26,9 +26,13 @@ static uint64_t draw_upto(struct proxy *p, uint64_t n)
     return n ? proxy_random(p) % (n + 1) : 0;
 }
 
-static bool matches(const struct toxic *t, const struct link *l)
+bool toxic_reaches(const struct toxic *t, size_t e, size_t g)
 {
-    return (t->endpoints & (1u << l->ep)) && (t->group < 0 || (size_t)t->group == l->group);
+    if (!(t->endpoints & (1u << e)))
+        return false;
+    if (t->groups)
+        return t->groups[g] != 0;
+    return t->group < 0 || (size_t)t->group == g;
 }
 
 void toxics_draw(struct proxy *p, struct link *l, int id)
@@ -39,7 +43,7 @@ void toxics_draw(struct proxy *p, struct link *l, int id)
         const struct toxic *t = &p->slot[i].t;
         uint64_t bit = 1ULL << i;
         l->applies &= ~bit;
-        if (t->type == TOXIC_DOWN || !matches(t, l))
+        if (t->type == TOXIC_DOWN || !toxic_reaches(t, l->ep, l->group))
             continue;
         /* toxicity: drawn once per connection, as Toxiproxy does */
         double u = (double)(proxy_random(p) >> 11) / 9007199254740992.0;

@@ -1,0 +1,316 @@
+/* network_faults.c - the nemesis's network faults: each one a toxic of the
+ * proxy, put in force at its time and taken away at its end.
+ *
+ * Whose traffic: every client's to the servers the target picks (by name,
+ * or from the seed), or the connections of one client ("client:K"), of N
+ * clients chosen by the seed ("clients:N"), or of the next holder
+ * ("holder"). A holder's fault is started by the holder's own thread the
+ * moment it has the lock, so the toxic is in force before its next
+ * request; the nemesis's thread ends it. A paused client's connections are
+ * held for the length of its pause (nemesis_hold_client).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "cluster.h"
+#include "nemesis_state.h"
+
+bool nemesis_has_network_faults(const struct nemesis *n)
+{
+    if (n->proxy == NULL)
+        return false;
+    for (size_t i = 0; i < n->n; i++)
+        if (fault_on_network(n->rec[i].spec.type))
+            return true;
+    return false;
+}
+
+static uint64_t next_random(uint64_t *x)
+{
+    *x ^= *x >> 12;
+    *x ^= *x << 25;
+    *x ^= *x >> 27;
+    return *x * 0x2545F4914F6CDD1DULL;
+}
+
+/* count of 0..n-1 in a seeded random order, as a bit set */
+static uint32_t some(struct nemesis *n, size_t of, size_t count)
+{
+    size_t order[LOCK_ENDPOINT_MAX];
+    for (size_t k = 0; k < of; k++)
+        order[k] = k;
+    for (size_t k = of; k > 1; k--) {
+        size_t j = (size_t)(next_random(&n->rng) % k);
+        size_t t = order[k - 1];
+        order[k - 1] = order[j];
+        order[j] = t;
+    }
+    uint32_t set = 0;
+    for (size_t k = 0; k < count && k < of; k++)
+        set |= 1u << order[k];
+    return set;
+}
+
+static bool leads(const struct nemesis *n, size_t e)
+{
+    if (n->net_kind != LOCK_SERVER_ZOOKEEPER)
+        return true; /* every Redis of a run is a master */
+    char reply[512];
+    return cluster_ask(n->net_up[e].port, "srvr", reply, sizeof(reply)) > 0 &&
+           (strstr(reply, "Mode: leader") || strstr(reply, "Mode: standalone"));
+}
+
+/* The endpoints fault i touches. Network faults do not take servers away,
+ * so they pick among all of them, busy or not. */
+static uint32_t pick_endpoints(struct nemesis *n, const struct fault_spec *f)
+{
+    size_t m = n->net_n;
+    uint32_t all = m >= 32 ? UINT32_MAX : (1u << m) - 1, set = 0;
+    switch (f->pick) {
+    case PICK_NODE:
+        return f->node >= 1 && f->node <= m ? 1u << (f->node - 1) : 0;
+    case PICK_PRIMARIES:
+        for (size_t e = 0; e < m; e++)
+            if (leads(n, e))
+                set |= 1u << e;
+        return set;
+    case PICK_ALL:
+        return all;
+    default:
+        return some(n, m, fault_node_count(f, m));
+    }
+}
+
+/* clients:N: N of the run's clients, chosen by the seed (a partial shuffle). */
+static void pick_clients(struct nemesis *n, size_t i, uint32_t count)
+{
+    uint32_t m = n->net_clients;
+    uint32_t *order = malloc(m * sizeof(*order));
+    uint8_t *set = calloc(m, 1);
+    if (order == NULL || set == NULL) {
+        free(order);
+        free(set);
+        return;
+    }
+    for (uint32_t k = 0; k < m; k++)
+        order[k] = k;
+    for (uint32_t k = 0; k < count && k < m; k++) {
+        uint32_t j = k + (uint32_t)(next_random(&n->rng) % (m - k));
+        uint32_t t = order[k];
+        order[k] = order[j];
+        order[j] = t;
+        set[order[k]] = 1;
+    }
+    free(order);
+    free(n->net_groups[i]);
+    n->net_groups[i] = set;
+}
+
+static struct toxic toxic_of(const struct fault_spec *f, uint32_t endpoints)
+{
+    static const enum toxic_type types[] = {
+        [FAULT_LATENCY] = TOXIC_LATENCY,
+        [FAULT_BANDWIDTH] = TOXIC_BANDWIDTH,
+        [FAULT_TIMEOUT] = TOXIC_TIMEOUT,
+        [FAULT_RESET_PEER] = TOXIC_RESET_PEER,
+        [FAULT_LIMIT_DATA] = TOXIC_LIMIT_DATA,
+        [FAULT_SLICER] = TOXIC_SLICER,
+        [FAULT_DOWN] = TOXIC_DOWN,
+    };
+    return (struct toxic){
+        .type = types[f->type],
+        .stream = f->stream,
+        .toxicity = f->toxicity,
+        .latency_ms = f->latency_ms,
+        .jitter_ms = f->jitter_ms,
+        .rate_kbs = f->rate_kbs,
+        .timeout_ms = f->timeout_ms,
+        .bytes = f->bytes,
+        .average_size = f->average_size,
+        .size_variation = f->size_variation,
+        .delay_us = f->delay_us,
+        .endpoints = endpoints,
+        .group = -1,
+    };
+}
+
+/* "latency 50 +- 0 ms", "timeout 0 ms (black hole)" */
+static void describe(const struct fault_spec *f, char *out, size_t len)
+{
+    switch (f->type) {
+    case FAULT_LATENCY:
+        snprintf(out, len, "latency %u +- %u ms", (unsigned)f->latency_ms, (unsigned)f->jitter_ms);
+        break;
+    case FAULT_BANDWIDTH:
+        snprintf(out, len, "bandwidth %u KB/s", (unsigned)f->rate_kbs);
+        break;
+    case FAULT_TIMEOUT:
+        snprintf(out, len, "timeout %u ms%s", (unsigned)f->timeout_ms,
+                 f->timeout_ms ? "" : " (black hole)");
+        break;
+    case FAULT_RESET_PEER:
+        snprintf(out, len, "reset_peer after %u ms", (unsigned)f->timeout_ms);
+        break;
+    case FAULT_LIMIT_DATA:
+        snprintf(out, len, "limit_data %" PRIu64 " bytes", f->bytes);
+        break;
+    case FAULT_SLICER:
+        snprintf(out, len, "slicer %u +- %u bytes, %u us apart", (unsigned)f->average_size,
+                 (unsigned)f->size_variation, (unsigned)f->delay_us);
+        break;
+    default:
+        snprintf(out, len, "down");
+        break;
+    }
+}
+
+static void name_endpoints(const struct nemesis *n, uint32_t set, char *out, size_t len)
+{
+    const char *prefix = n->net_kind == LOCK_SERVER_ZOOKEEPER ? "zk" : "redis";
+    size_t used = 0;
+    out[0] = '\0';
+    for (size_t e = 0; e < n->net_n && used + 12 < len; e++)
+        if (set & (1u << e))
+            used += (size_t)snprintf(out + used, len - used, "%s%s-%zu", used ? "," : "", prefix,
+                                     e + 1);
+}
+
+static void whose(const struct nemesis *n, size_t i, int32_t client, char *out, size_t len)
+{
+    const struct fault_spec *f = &n->rec[i].spec;
+    if (f->scope == NET_NODES)
+        snprintf(out, len, "every client's");
+    else if (f->scope == NET_CLIENTS)
+        snprintf(out, len, "%u clients'", (unsigned)f->n_clients);
+    else
+        snprintf(out, len, "client %d's", (int)client);
+}
+
+void nemesis_fault_event(const struct nemesis *n, size_t i, uint64_t t, int end, uint32_t client,
+                         struct history_event *e)
+{
+    *e = (struct history_event){
+        .t_ns = t,
+        .seq = i * NOTES_PER_FAULT + (end ? NOTE_END : NOTE_START),
+        .client = client,
+        .key = (uint32_t)i,
+        .owner = (uint32_t)(i * NOTES_PER_FAULT + NOTE_SERVERS),
+        .type = HT_INFO,
+        .f = HF_FAULT,
+        .arg = (uint8_t)n->rec[i].spec.type,
+        .arg2 = (uint8_t)end,
+    };
+}
+
+/* The client a fault's events name: the one it struck, or none. */
+static uint32_t event_client(const struct fault_record *r)
+{
+    return r->spec.scope == NET_HOLDER || r->spec.scope == NET_CLIENT ? r->client : HISTORY_SERVERS;
+}
+
+/* Put fault i in force on client's traffic (-1: as its scope says). */
+static void net_strike(struct nemesis *n, size_t i, int32_t client)
+{
+    struct fault_record *r = &n->rec[i];
+    const struct fault_spec *f = &r->spec;
+    uint32_t eps = pick_endpoints(n, f);
+    struct toxic t = toxic_of(f, eps);
+    if (f->scope == NET_CLIENT)
+        client = f->target;
+    if (client >= 0)
+        t.group = client;
+    if (f->scope == NET_CLIENTS) {
+        pick_clients(n, i, f->n_clients);
+        t.groups = n->net_groups[i];
+    }
+    char what[96], who[48], via[48] = "";
+    describe(f, what, sizeof(what));
+    whose(n, i, client, who, sizeof(who));
+    char servers[sizeof(r->servers)];
+    name_endpoints(n, eps, servers, sizeof(servers));
+    memcpy(r->servers, servers, sizeof(servers));
+    for (size_t e = 0; e < n->net_n; e++)
+        if (eps & (1u << e)) {
+            struct lock_endpoint ep = proxy_address(n->proxy, e, client >= 0 ? (size_t)client : 0);
+            snprintf(via, sizeof(via), " via proxy 127.0.0.1:%d", ep.port);
+            break;
+        }
+    r->client = client >= 0 ? (uint32_t)client : 0;
+    r->fired = true;
+    r->start_ns = clock_mono_ns();
+    uint64_t links = 0;
+    if (proxy_toxic_add(n->proxy, (int)i, &t, &links) < 0)
+        snprintf(r->error, sizeof(r->error), "the proxy refused the toxic");
+    snprintf(r->detail, sizeof(r->detail),
+             "%s%s%s on %s traffic to %s%s; %" PRIu64 " open connection%s", what,
+             f->type == FAULT_DOWN ? "" : " ",
+             f->type == FAULT_DOWN ? "" : fault_stream_name(f->stream), who, servers,
+             __builtin_popcount(eps) == 1 ? via : "", links, links == 1 ? "" : "s");
+}
+
+void nemesis_net_start(struct nemesis *n, size_t i)
+{
+    net_strike(n, i, -1);
+    struct history_event e;
+    nemesis_fault_event(n, i, n->rec[i].start_ns, 0, event_client(&n->rec[i]), &e);
+    history_append(n->hist, &e);
+    const struct fault_spec *f = &n->rec[i].spec;
+    n->end_due_ns[i] = f->duration_ms ? n->rec[i].start_ns + f->duration_ms * 1000000u : 0;
+}
+
+void nemesis_net_end(struct nemesis *n, size_t i, bool healed)
+{
+    struct fault_record *r = &n->rec[i];
+    uint64_t t = clock_mono_ns();
+    proxy_toxic_remove(n->proxy, (int)i);
+    struct proxy_stats st;
+    proxy_stats(n->proxy, &st);
+    snprintf(r->end_detail, sizeof(r->end_detail),
+             "toxic removed%s; it touched %" PRIu64 " connection%s",
+             healed ? " at the end of the run" : "", st.toxic_links[i],
+             st.toxic_links[i] == 1 ? "" : "s");
+    r->healed = healed;
+    r->ended = true;
+    r->end_ns = t;
+    struct history_event e;
+    nemesis_fault_event(n, i, t, 1, event_client(r), &e);
+    history_append(n->hist, &e);
+}
+
+bool nemesis_net_claimed(struct nemesis *n, int idx, uint32_t client, uint32_t key,
+                         struct history_event *start)
+{
+    if (n->proxy == NULL)
+        return false;
+    net_strike(n, (size_t)idx, (int32_t)client);
+    n->rec[idx].key = key;
+    nemesis_fault_event(n, (size_t)idx, n->rec[idx].start_ns, 0, client, start);
+    /* the nemesis's thread sees it from here on, and ends it */
+    atomic_store_explicit(&n->net_fired[idx], n->rec[idx].start_ns, memory_order_release);
+    return true;
+}
+
+uint64_t nemesis_net_fired(struct nemesis *n, size_t i)
+{
+    return atomic_load_explicit(&n->net_fired[i], memory_order_acquire);
+}
+
+void nemesis_hold_client(struct nemesis *n, int idx, uint32_t client, bool on)
+{
+    if (n->proxy == NULL || proxy_groups(n->proxy) <= client)
+        return;
+    if (!on) {
+        proxy_toxic_remove(n->proxy, idx);
+        return;
+    }
+    uint32_t all = n->net_n >= 32 ? UINT32_MAX : (1u << n->net_n) - 1;
+    struct toxic t = {.type = TOXIC_HOLD,
+                      .stream = STREAM_BOTH,
+                      .toxicity = 1.0,
+                      .endpoints = all,
+                      .group = (int32_t)client};
+    proxy_toxic_add(n->proxy, idx, &t, NULL);
+}
