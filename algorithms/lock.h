@@ -34,6 +34,8 @@ enum lock_errcode {
     LOCK_ERR_TIMEOUT,  /* the server did not answer in time */
     LOCK_ERR_PROTOCOL, /* the server answered something unexpected */
     LOCK_ERR_CONFIG,   /* the algorithm cannot run with this configuration */
+    LOCK_ERR_UNSENT,   /* the request never left (no connection, no session): the
+                          operation surely did not happen, a failure, not an unknown */
 };
 
 #define LOCK_ERRSTR_MAX   128

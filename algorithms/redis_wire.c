@@ -140,8 +140,10 @@ static redisReply *io_failed(struct lock_client *c, struct redis_wire *w)
 redisReply *wire_call(struct lock_client *c, struct redis_wire *w, int argc, const char **argv,
                       const size_t *lens)
 {
-    if ((w->ctx == NULL || w->ctx->err) && wire_connect(c, w) < 0)
+    if ((w->ctx == NULL || w->ctx->err) && wire_connect(c, w) < 0) {
+        c->err = LOCK_ERR_UNSENT; /* nothing of this call went out */
         return NULL;
+    }
     size_t len = format_resp(w->out, sizeof(w->out), argc, argv, lens);
     int rc = len ? redisAppendFormattedCommand(w->ctx, w->out, len)
                  : redisAppendCommandArgv(w->ctx, argc, argv, lens);

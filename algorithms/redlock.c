@@ -341,9 +341,16 @@ static struct round round_votes(struct lock_client *c, struct redlock *rl, const
     return r;
 }
 
-static enum lock_result no_answer(struct lock_client *c)
+/* No vote came back. When no request ever went out either, the lock
+ * surely was not taken anywhere (LOCK_ERR_UNSENT); otherwise a node may
+ * have taken the SET and said nothing: unknown. */
+static enum lock_result no_answer(struct lock_client *c, bool any_sent)
 {
-    if (c->err == LOCK_ERR_NONE)
+    if (!any_sent) {
+        c->err = LOCK_ERR_UNSENT;
+        return LOCK_ERR;
+    }
+    if (c->err == LOCK_ERR_NONE || c->err == LOCK_ERR_UNSENT)
         lock_set_error(c, LOCK_ERR_TIMEOUT, "no Redis node answered within %u ms",
                        (unsigned)node_timeout(c));
     return LOCK_ERR;
@@ -356,7 +363,8 @@ static enum lock_result redlock_acquire(struct lock_client *c, const char *key, 
     char ttl[21];
     size_t ttl_len = wire_u64(ttl, ttl_ms);
     uint64_t deadline = lock_now_ms() + wait_ms;
-    bool heard = false; /* some node answered in some round */
+    bool heard = false;    /* some node answered in some round */
+    bool any_sent = false; /* some SET went out in some round */
     for (unsigned attempt = 0;; attempt++) {
         uint64_t start = lock_now_ms();
         struct round r = round_votes(c, rl, key, key_len, ttl, ttl_len);
@@ -370,11 +378,12 @@ static enum lock_result redlock_acquire(struct lock_client *c, const char *key, 
         if (r.yes > 0 || r.answered < r.sent)
             script_all(c, rl, SCRIPT_RELEASE, key, key_len, NULL, 0);
         heard |= r.answered > 0;
-        if (r.sent == 0)
-            return no_answer(c); /* every node refuses: waiting changes nothing soon */
+        any_sent |= r.sent > 0;
+        if (r.sent == 0) /* every node refuses: waiting changes nothing soon */
+            return no_answer(c, any_sent);
         uint64_t now = lock_now_ms();
         if (now >= deadline || lock_cancelled(c))
-            return heard ? LOCK_BUSY : no_answer(c);
+            return heard ? LOCK_BUSY : no_answer(c, any_sent);
         lock_sleep_ms(wire_backoff_ms(c, attempt, now, deadline));
     }
 }

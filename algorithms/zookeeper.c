@@ -115,9 +115,10 @@ static int error_code(int rc)
         return LOCK_ERR_TIMEOUT;
     case ZCONNECTIONLOSS:
     case ZSESSIONEXPIRED:
-    case ZINVALIDSTATE:
-    case ZCLOSING:
         return LOCK_ERR_IO;
+    case ZINVALIDSTATE: /* the handle is dead or closing: the library sent nothing */
+    case ZCLOSING:
+        return LOCK_ERR_UNSENT;
     default:
         return LOCK_ERR_PROTOCOL;
     }
@@ -251,7 +252,7 @@ static int open_session(struct lock_client *c, struct zk_lock *z)
         c->connect_failures++;
         zookeeper_close(z->zh);
         z->zh = NULL;
-        lock_set_error(c, LOCK_ERR_IO, "no ZooKeeper session with %s within %u ms", z->hosts,
+        lock_set_error(c, LOCK_ERR_UNSENT, "no ZooKeeper session with %s within %u ms", z->hosts,
                        limit);
         return -1;
     }

@@ -144,12 +144,23 @@ static json_t *results_json(const struct run_result *r)
 static json_t *counters_json(const struct run_result *r)
 {
     static const char *const names[ST_COUNT] = {
-        "steps",        "acquire_ok",     "acquire_busy",  "acquire_errors", "release_ok",
-        "release_lost", "release_errors", "renew_ok",      "renew_lost",     "renew_errors",
-        "crashes",      "pauses",         "connect_errors"};
+        "steps",          "acquire_ok",     "acquire_busy",   "acquire_errors",
+        "release_ok",     "release_lost",   "release_errors", "renew_ok",
+        "renew_lost",     "renew_errors",   "crashes",        "pauses",
+        "connect_errors", "acquire_unsent", "release_unsent", "renew_unsent"};
     json_t *o = json_object();
     for (int k = 0; k < ST_COUNT; k++)
         json_object_set_new(o, names[k], json_integer((json_int_t)r->stat[k]));
+    /* *_errors = *_unsent (failed for sure) + *_ambiguous (sent, no answer) */
+    json_object_set_new(
+        o, "acquire_ambiguous",
+        json_integer((json_int_t)report_ambiguous(r, ST_ACQUIRE_ERR, ST_ACQUIRE_UNSENT)));
+    json_object_set_new(
+        o, "release_ambiguous",
+        json_integer((json_int_t)report_ambiguous(r, ST_RELEASE_ERR, ST_RELEASE_UNSENT)));
+    json_object_set_new(
+        o, "renew_ambiguous",
+        json_integer((json_int_t)report_ambiguous(r, ST_RENEW_ERR, ST_RENEW_UNSENT)));
     return o;
 }
 

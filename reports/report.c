@@ -65,6 +65,11 @@ double report_rel_s(const struct run_result *r, uint64_t mono_ns)
     return ((double)mono_ns - (double)r->t0_mono_ns) / 1e9;
 }
 
+uint64_t report_ambiguous(const struct run_result *r, int errors, int unsent)
+{
+    return r->stat[errors] - r->stat[unsent];
+}
+
 const char *report_fault_plan(const struct fault_spec *f, char *buf, size_t len)
 {
     char a[32], b[32];

@@ -78,6 +78,9 @@ void report_violation_faults(const struct run_result *r, const struct violation 
 /* A failed expectation, or NULL when the run passed: "violations: expected 0, got 12". */
 const char *report_failure(const struct run_result *r, char *buf, size_t len);
 /* The run's verdict word: "INCOMPLETE", "PASS" or "FAIL". */
+/* Errors of one operation whose outcome is unknown: all errors less the
+ * unsent ones. */
+uint64_t report_ambiguous(const struct run_result *r, int errors, int unsent);
 const char *report_verdict(const struct run_result *r);
 
 #endif

@@ -49,12 +49,16 @@ static void print_ops(FILE *f, const struct run_result *r)
         fputc('\n', f);
     }
     fprintf(f,
-            "\nacquire: %" PRIu64 " ok, %" PRIu64 " busy, %" PRIu64 " errors;  release: %" PRIu64
-            " ok, %" PRIu64 " lost, %" PRIu64 " errors;  renew: %" PRIu64 " ok, %" PRIu64
-            " lost, %" PRIu64 " errors\n",
-            r->stat[ST_ACQUIRE_OK], r->stat[ST_ACQUIRE_BUSY], r->stat[ST_ACQUIRE_ERR],
-            r->stat[ST_RELEASE_OK], r->stat[ST_RELEASE_LOST], r->stat[ST_RELEASE_ERR],
-            r->stat[ST_RENEW_OK], r->stat[ST_RENEW_LOST], r->stat[ST_RENEW_ERR]);
+            "\nacquire: %" PRIu64 " ok, %" PRIu64 " busy, %" PRIu64 " unsent, %" PRIu64
+            " ambiguous;  release: %" PRIu64 " ok, %" PRIu64 " lost, %" PRIu64 " unsent, %" PRIu64
+            " ambiguous;  renew: %" PRIu64 " ok, %" PRIu64 " lost, %" PRIu64 " unsent, %" PRIu64
+            " ambiguous\n",
+            r->stat[ST_ACQUIRE_OK], r->stat[ST_ACQUIRE_BUSY], r->stat[ST_ACQUIRE_UNSENT],
+            report_ambiguous(r, ST_ACQUIRE_ERR, ST_ACQUIRE_UNSENT), r->stat[ST_RELEASE_OK],
+            r->stat[ST_RELEASE_LOST], r->stat[ST_RELEASE_UNSENT],
+            report_ambiguous(r, ST_RELEASE_ERR, ST_RELEASE_UNSENT), r->stat[ST_RENEW_OK],
+            r->stat[ST_RENEW_LOST], r->stat[ST_RENEW_UNSENT],
+            report_ambiguous(r, ST_RENEW_ERR, ST_RENEW_UNSENT));
     if (r->stat[ST_CONNECT_ERR])
         fprintf(f, "connect errors: %" PRIu64 "\n", r->stat[ST_CONNECT_ERR]);
     if (r->sample_error[0])

@@ -8,6 +8,7 @@
  */
 #include "availability.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "scenario.h"
@@ -29,19 +30,23 @@ static void close_stretch(const struct fault_span *spans, size_t n, struct fault
     }
 }
 
-/* An acquire's completion inside a window counts there; a grant after a
- * window's recovery point ends its recovery. */
-static void count_completion(const struct history_event *e, const struct fault_span *spans,
-                             size_t n, struct fault_availability *out)
+/* A grant inside a window counts there; a failed or ambiguous acquire
+ * counts in every window its attempt (invoke_ns to its end) overlapped,
+ * since a request sent during a fault may only time out seconds after it.
+ * A grant after a window's recovery point ends its recovery. */
+static void count_completion(const struct history_event *e, uint64_t invoke_ns,
+                             const struct fault_span *spans, size_t n,
+                             struct fault_availability *out)
 {
     for (size_t i = 0; i < n; i++) {
         const struct fault_span *f = &spans[i];
         bool inside = e->t_ns >= f->from_ns && e->t_ns <= f->to_ns;
+        bool overlapped = e->t_ns >= f->from_ns && invoke_ns <= f->to_ns;
         if (inside && e->type == HT_OK)
             out[i].granted++;
-        else if (inside && e->type == HT_FAIL)
+        else if (overlapped && e->type == HT_FAIL)
             out[i].failed++;
-        else if (inside && e->type == HT_INFO)
+        else if (overlapped && e->type == HT_INFO)
             out[i].ambiguous++;
         if (e->type == HT_OK && out[i].recovery_ns == AVAIL_NEVER &&
             out[i].recovery_from_ns != AVAIL_NEVER && e->t_ns >= out[i].recovery_from_ns)
@@ -58,17 +63,27 @@ void availability_compute(const struct history *h, const struct fault_span *span
         out[i].recovery_ns = AVAIL_NEVER;
         out[i].recovery_from_ns = from_start ? spans[i].from_ns : spans[i].to_ns;
     }
+    /* each client's pending invoke (one acquire at a time per client) */
+    uint32_t procs = 0;
+    for (size_t k = 0; k < h->n; k++)
+        if (h->ev[k].f == HF_ACQUIRE && h->ev[k].client >= procs)
+            procs = h->ev[k].client + 1;
+    uint64_t *invoked = calloc(procs ? procs : 1, sizeof(*invoked));
     uint64_t waiting = 0, stretch_from = 0;
     for (size_t k = 0; k < h->n; k++) {
         const struct history_event *e = &h->ev[k];
         if (e->f != HF_ACQUIRE)
             continue;
         if (e->type == HT_INVOKE) {
+            if (invoked)
+                invoked[e->client] = e->t_ns;
             if (waiting++ == 0)
                 stretch_from = e->t_ns;
             continue;
         }
-        count_completion(e, spans, n, out);
+        /* out of memory: count by the completion alone */
+        count_completion(e, invoked && invoked[e->client] ? invoked[e->client] : e->t_ns, spans,
+                         n, out);
         if (waiting == 0)
             continue; /* a history cut before its invokes */
         waiting--;
@@ -79,4 +94,5 @@ void availability_compute(const struct history *h, const struct fault_span *span
     }
     if (waiting > 0)
         close_stretch(spans, n, out, stretch_from, h->end_mono_ns);
+    free(invoked);
 }

@@ -20,8 +20,8 @@
 
 struct fault_availability {
     uint64_t granted;             /* acquisitions during the window */
-    uint64_t failed;              /* acquires that gave up (busy) during it */
-    uint64_t ambiguous;           /* acquires whose outcome is unknown */
+    uint64_t failed;              /* acquires that failed (busy, unsent), tried during it */
+    uint64_t ambiguous;           /* acquires tried during it whose outcome is unknown */
     uint64_t longest_no_grant_ns; /* clients waiting, nobody acquiring */
     uint64_t recovery_ns;         /* AVAIL_NEVER, or to the first acquisition after */
     uint64_t recovery_from_ns;    /* the moment recovery is counted from */

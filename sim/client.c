@@ -81,6 +81,18 @@ static void log_event(struct client *cl, uint64_t t, uint8_t type, uint8_t f, ui
     log_full(cl, t, type, f, arg, 0, 0, 0);
 }
 
+/* An operation that ended in an error: a failure when its request never
+ * left (counted in unsent too), else unknown (info), as Jepsen has it. */
+static void log_error(struct client *cl, uint32_t key, uint64_t t, uint8_t f, enum stat_kind unsent)
+{
+    if (cl->lc.err == LOCK_ERR_UNSENT) {
+        client_bump(cl, unsent);
+        log_key(cl, key, t, HT_FAIL, f, HE_UNSENT, 0, 0, 0);
+    } else {
+        log_key(cl, key, t, HT_INFO, f, HE_ERROR, 0, 0, 0);
+    }
+}
+
 static void log_fault(struct client *cl, uint64_t t, int idx, int end)
 {
     struct history_event e = {
@@ -208,9 +220,12 @@ bool client_lock_wait(struct client *cl, uint32_t key, uint32_t wait_ms)
         record_us(cl, OP_ACQUIRE_FAILED, t - t_inv);
         bool busy = r == LOCK_BUSY;
         client_bump(cl, busy ? ST_ACQUIRE_BUSY : ST_ACQUIRE_ERR);
-        if (!busy)
-            note_error(cl);
-        log_event(cl, t, busy ? HT_FAIL : HT_INFO, HF_ACQUIRE, busy ? HE_BUSY : HE_ERROR);
+        if (busy) {
+            log_event(cl, t, HT_FAIL, HF_ACQUIRE, HE_BUSY);
+            return false;
+        }
+        note_error(cl);
+        log_error(cl, cl->key, t, HF_ACQUIRE, ST_ACQUIRE_UNSENT);
         return false;
     }
     uint64_t seq;
@@ -300,10 +315,12 @@ static void renew_grant(struct client *cl, uint32_t key, struct lock_grant *g,
         /* Like Redisson's watchdog, a failed renewal is not the business
          * code's news: the holder carries on, unaware. */
         client_bump(cl, r == LOCK_LOST ? ST_RENEW_LOST : ST_RENEW_ERR);
-        if (r != LOCK_LOST)
+        if (r == LOCK_LOST) {
+            log_key(cl, key, now, HT_FAIL, HF_RENEW, HE_LOST, 0, 0, 0);
+        } else {
             note_error(cl);
-        log_key(cl, key, now, r == LOCK_LOST ? HT_FAIL : HT_INFO, HF_RENEW,
-                r == LOCK_LOST ? HE_LOST : HE_ERROR, 0, 0, 0);
+            log_error(cl, key, now, HF_RENEW, ST_RENEW_UNSENT);
+        }
     }
     *next_renew_ns = t + renew_period_ns(cl->run->scn);
 }
@@ -421,7 +438,7 @@ static void release_lock(struct client *cl, uint32_t key, const struct lock_gran
     } else {
         client_bump(cl, ST_RELEASE_ERR);
         note_error(cl);
-        log_key(cl, key, done, HT_INFO, HF_RELEASE, HE_ERROR, 0, 0, 0);
+        log_error(cl, key, done, HF_RELEASE, ST_RELEASE_UNSENT);
     }
 }
 

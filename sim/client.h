@@ -44,6 +44,11 @@ enum stat_kind {
     ST_CRASHES,
     ST_PAUSES,
     ST_CONNECT_ERR, /* (re)connecting failed */
+    /* of the *_ERR above: the ones whose request never left (LOCK_ERR_UNSENT),
+     * failures for sure; the rest are ambiguous (sent, no answer) */
+    ST_ACQUIRE_UNSENT,
+    ST_RELEASE_UNSENT,
+    ST_RENEW_UNSENT,
     ST_COUNT
 };
 

@@ -260,7 +260,7 @@ void history_free(struct history *h)
 static const char *const type_names[] = {"invoke", "ok", "fail", "info"};
 static const char *const f_names[] = {"acquire", "release", "renew", "crash"};
 static const char *const effect_names[] = {"applied", "none", "fenced", "crashed"};
-static const char *const error_names[] = {"none", "busy", "lost", "error"};
+static const char *const error_names[] = {"none", "busy", "lost", "error", "unsent"};
 
 /* Millions of lines: assembled in a buffer on the stack that goes out in
  * one fwrite when full; digits by hand, no format strings, no allocation. */
@@ -410,7 +410,7 @@ static int write_extra(const struct history_event *e, struct line *l)
         if (seq)
             put_field_u64(l, ",\"seq\":", e->seq);
     } else if (e->type == HT_FAIL || e->type == HT_INFO) {
-        if (e->arg > HE_ERROR)
+        if (e->arg > HE_UNSENT)
             return -1;
         if (e->arg != HE_NONE)
             put_field_str(l, ",\"error\":", error_names[e->arg]);

@@ -43,7 +43,8 @@ enum history_error {
     HE_NONE = 0,
     HE_BUSY,  /* acquire: wait elapsed */
     HE_LOST,  /* release/renew: the lock was no longer ours */
-    HE_ERROR, /* connection or protocol error: outcome unknown */
+    HE_ERROR,  /* info: sent, no answer (timeout, reset): outcome unknown */
+    HE_UNSENT, /* fail: the request never left (no connection): it surely did not happen */
 };
 
 struct history_event {

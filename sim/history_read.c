@@ -183,7 +183,7 @@ static const char *const line_types[] = {"invoke", "ok", "fail", "info", "start"
 enum { LT_START = 4, LT_END = 5 };
 static const char *const f_names[] = {"acquire", "release", "renew", "crash"};
 static const char *const effect_names[] = {"applied", "none", "fenced", "crashed"};
-static const char *const error_names[] = {"none", "busy", "lost", "error"};
+static const char *const error_names[] = {"none", "busy", "lost", "error", "unsent"};
 static const char *const fault_values[] = {"start", "end"};
 
 static int read_start(struct reader *r, json_t *o)
@@ -293,7 +293,7 @@ static int read_extra(struct reader *r, json_t *o, struct history_event *e)
     if (rel_inv)
         a = get_enum(r, o, "effect", effect_names, EFFECT_COUNT, EFFECT_APPLIED);
     else if ((e->type == HT_FAIL || e->type == HT_INFO) && e->f != HF_CRASH)
-        a = get_enum(r, o, "error", error_names, HE_ERROR + 1, HE_NONE);
+        a = get_enum(r, o, "error", error_names, HE_UNSENT + 1, HE_NONE);
     if (a < 0)
         return -1;
     e->arg = (uint8_t)a;
