@@ -124,21 +124,27 @@ static uint64_t max_u64(uint64_t a, uint64_t b)
     return a > b ? a : b;
 }
 
-/* Fault spans touching the overlap, or ended within the lookback before
- * it (the cause is often a fault that ended just before); when the two
- * only overlap in sequence (no common nanosecond), the moment the later
- * one entered. */
+/* Fault spans on while the earlier holder held, up to the end of the
+ * overlap (a fault that struck it while it held, such as its renewals
+ * lost, shows only later), or ended within the lookback before the
+ * overlap (the cause is often a fault that ended just before,
+ * such as a server restarted empty); when the two only overlap in
+ * sequence (no common nanosecond), the moment the later one entered. */
 static void attach_faults(const struct sweep *w, struct violation *v)
 {
     const struct section *a = &w->s[v->a], *b = &w->s[v->b];
+    const struct section *first = a->from_ns <= b->from_ns ? a : b;
     uint64_t lo = max_u64(a->from_ns, b->from_ns);
     uint64_t hi = max_u64(lo, min_u64(a->to_ns, b->to_ns));
     v->overlap_ns = hi - lo;
     v->n_faults = 0;
-    for (size_t i = 0; i < w->nf && v->n_faults < CHECK_MAX_FAULTS_PER_VIOLATION; i++)
-        if (w->faults[i].from_ns <= hi &&
-            (w->faults[i].to_ns >= lo || lo - w->faults[i].to_ns <= w->lookback_ns))
+    for (size_t i = 0; i < w->nf && v->n_faults < CHECK_MAX_FAULTS_PER_VIOLATION; i++) {
+        const struct fault_span *f = &w->faults[i];
+        bool near = f->to_ns >= lo || lo - f->to_ns <= w->lookback_ns;
+        bool on_first = f->from_ns <= first->to_ns && f->to_ns >= first->from_ns;
+        if (f->from_ns <= hi && (near || on_first))
             v->faults[v->n_faults++] = i;
+    }
 }
 
 static int list_pair(struct sweep *w, size_t a, size_t b)

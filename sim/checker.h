@@ -63,7 +63,8 @@ struct violation {
     size_t a, b;         /* indices into the sections array; a entered first */
     uint64_t overlap_ns; /* time both were inside (0 when they only overlap in sequence) */
     bool fenced;         /* at least one side fenced: counted apart, not a violation */
-    size_t n_faults;     /* fault spans on during the overlap or within the lookback before it */
+    size_t n_faults;     /* fault spans on while the earlier holder held (up to the overlap's
+                            end), or ended within the lookback before the overlap */
     size_t faults[CHECK_MAX_FAULTS_PER_VIOLATION]; /* their indices, first ones */
 };
 
@@ -82,8 +83,9 @@ struct check_result {
 /* Check n sections and nf fault spans. `sections` is sorted in place by
  * (key, entry). At most max_listed overlaps are kept in out->list (owned by
  * out; free with checker_result_free). A violation names the faults on
- * during its overlap or ended at most lookback_ns before it (the lock's
- * ttl: a lease a fault broke lapses that long after). Returns 0, or -1 out
+ * while the earlier holder held (up to the overlap's end), or ended at
+ * most lookback_ns before the overlap (the lock's ttl: a lease a
+ * fault broke lapses that long after). Returns 0, or -1 out
  * of memory. */
 int checker_run(struct section *sections, size_t n, const struct fault_span *faults, size_t nf,
                 uint64_t lookback_ns, size_t max_listed, struct check_result *out);

@@ -459,14 +459,16 @@ static int check_safety(struct runner *r, struct run_result *res)
 
 /* Every client connected at the start line; a connect refused after it (or
  * a ZooKeeper connection that dropped) means a server went away: an
- * external one, which no PID watch can see. Unless a process fault of the
- * scenario explains it, nothing does: the run did not test the lock
+ * external one, which no PID watch can see. Unless a fault of the
+ * scenario explains it (a process fault; a network fault or a client
+ * pause, whose held connections a ZooKeeper client drops), nothing does: the run did not test the lock
  * it names, and must not pass. A slow server is not a lost one: a Redlock
  * node dropped for answering late counts in connect_errors only. */
 static void lost_servers(struct run_result *res)
 {
-    /* a process fault explains refusals: that is what it does */
-    if (res->connects_refused == 0 || !res->complete || scenario_has_server_faults(res->scn))
+    /* these faults explain refusals and drops: that is what they do */
+    if (res->connects_refused == 0 || !res->complete || scenario_has_server_faults(res->scn) ||
+        scenario_needs_proxy(res->scn))
         return;
     res->complete = false;
     snprintf(res->incomplete_reason, sizeof(res->incomplete_reason),

@@ -298,6 +298,25 @@ static void test_faults_attached_to_violation(void **state)
     checker_result_free(&r);
 }
 
+/* A fault that struck the earlier holder while it held (its renewals lost)
+ * and ended long before the overlap still explains it; one that ended
+ * before that holder entered, past the lookback, does not. */
+static void test_faults_on_the_earlier_holder(void **state)
+{
+    (void)state;
+    struct section s[] = {timed(0, 1, 100, 900), timed(0, 2, 600, 700)};
+    struct fault_span f[] = {
+        {.type = 0, .client = 1, .from_ns = 50, .to_ns = 90},   /* before: no */
+        {.type = 0, .client = 1, .from_ns = 150, .to_ns = 250}, /* on the first holder: yes */
+        {.type = 0, .client = 2, .from_ns = 800, .to_ns = 850}, /* after the overlap: no */
+    };
+    struct check_result r = check(s, 2, f, 3, NO_CAP);
+    assert_int_equal(r.violations, 1);
+    assert_int_equal(r.list[0].n_faults, 1);
+    assert_int_equal(r.list[0].faults[0], 1);
+    checker_result_free(&r);
+}
+
 /* Overlapping only in sequence: faults at the moment the later one entered. */
 static void test_faults_at_sequence_only_overlap(void **state)
 {
@@ -442,6 +461,7 @@ int main(void)
         cmocka_unit_test(test_mixed_key_keeps_seq_pairs),
         cmocka_unit_test(test_faults_attached_to_violation),
         cmocka_unit_test(test_faults_at_sequence_only_overlap),
+        cmocka_unit_test(test_faults_on_the_earlier_holder),
         cmocka_unit_test(test_at_most_four_faults_per_violation),
         cmocka_unit_test(test_listing_cap_keeps_counts_exact),
         cmocka_unit_test(test_many_sequential_sections),

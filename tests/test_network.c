@@ -1,0 +1,197 @@
+/* test_network.c - network faults through locklab's proxy on real managed
+ * servers: latency seen in the per-second timeline, a black hole on the
+ * holder's connection (with and without fencing), a one-way fault whose
+ * lost replies are ambiguous and never a violation, a client pause that
+ * holds a ZooKeeper client's connections, what report.json says of the
+ * proxy, and nothing left behind after Ctrl-C inside a black hole.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <jansson.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+static json_t *fault(json_t *r, size_t i)
+{
+    json_t *f = json_array_get(json_object_get(r, "faults"), i);
+    assert_non_null(f);
+    return f;
+}
+
+static double p50_at(json_t *r, size_t second)
+{
+    json_t *a = json_object_get(json_object_get(r, "timeline"), "acquire_p50_ms");
+    json_t *v = json_array_get(a, second);
+    assert_true(json_is_number(v));
+    return json_number_value(v);
+}
+
+static json_t *endpoint(json_t *r, size_t i)
+{
+    json_t *e = json_array_get(json_object_get(r, "endpoints"), i);
+    assert_non_null(e);
+    return e;
+}
+
+/* Every listed violation names the fault behind it. */
+static void violations_name(json_t *r, const char *type)
+{
+    json_t *listed = json_object_get(json_object_get(r, "checker"), "listed");
+    assert_true(json_array_size(listed) > 0);
+    for (size_t i = 0; i < json_array_size(listed); i++) {
+        json_t *fs = json_object_get(json_array_get(listed, i), "faults");
+        bool named = false;
+        for (size_t k = 0; k < json_array_size(fs); k++)
+            named |= strcmp(json_string_value(json_object_get(json_array_get(fs, k), "type")),
+                            type) == 0;
+        if (!named)
+            fail_msg("violation %zu lists no %s fault", i, type);
+    }
+}
+
+/* 50 ms each way from 2 s to 7 s: the acquire's median rises by about
+ * 100 ms in those seconds and is back to under a millisecond or so after. */
+static void latency_shows_in_the_timeline(void **state)
+{
+    (void)state;
+    struct outcome o;
+    json_t *r = run_scenario(&o, "redis_latency.json", 0, NULL);
+    for (size_t s = 3; s <= 5; s++)
+        assert_true(p50_at(r, s) >= 100.0 && p50_at(r, s) < 150.0);
+    assert_true(p50_at(r, 0) < 50.0);
+    assert_true(p50_at(r, 8) < 50.0);
+    assert_true(json_is_true(json_object_get(endpoint(r, 0), "proxied")));
+    assert_true(jint(r, "proxy", "connections") >= 8);
+    assert_non_null(strstr(json_string_value(json_object_get(fault(r, 0), "detail")),
+                           "latency 50 +- 0 ms both"));
+    json_decref(r);
+}
+
+/* Renewals lost in a black hole: the lock expires under a holder that goes
+ * on (Redisson's watchdog); the violation names the timeout. */
+static void holder_black_hole_breaks_redis_without_fencing(void **state)
+{
+    (void)state;
+    struct outcome o;
+    json_t *r = run_scenario(&o, "redis_holder_blackhole.json", 0, NULL);
+    assert_true(jint(r, "checker", "violations") > 0);
+    violations_name(r, "timeout");
+    assert_true(json_is_integer(json_object_get(fault(r, 0), "client")));
+    json_decref(r);
+}
+
+static void holder_black_hole_is_fenced(void **state)
+{
+    (void)state;
+    struct outcome o;
+    json_t *r = run_scenario(&o, "redis_holder_blackhole_fenced.json", 0, NULL);
+    assert_int_equal(jint(r, "checker", "violations"), 0);
+    assert_true(jint(r, "checker", "fenced_pairs") > 0);
+    assert_true(jint(r, "checker", "rejected_accesses") > 0);
+    json_decref(r);
+}
+
+/* Replies lost for a second on every Redlock node: operations sent then
+ * are ambiguous (info), no violation, grants resume. */
+static void one_way_fault_is_ambiguous_not_a_violation(void **state)
+{
+    (void)state;
+    struct outcome o;
+    json_t *r = run_scenario(&o, "redlock_oneway_blackhole.json", 0, NULL);
+    assert_int_equal(jint(r, "checker", "violations"), 0);
+    assert_true(
+        jint(r, "counters", "acquire_ambiguous") + jint(r, "counters", "release_ambiguous") > 0);
+    json_t *av = json_object_get(fault(r, 0), "availability");
+    assert_true(json_integer_value(json_object_get(av, "ambiguous")) > 0);
+    assert_true(json_is_number(json_object_get(av, "recovery_ms")));
+    json_decref(r);
+}
+
+/* A paused ZooKeeper client's connections carry nothing: its session
+ * expires, the next waiter takes the lock, the paused one writes. */
+static void zookeeper_client_pause_expires_the_session(void **state)
+{
+    (void)state;
+    struct outcome o;
+    json_t *r = run_scenario(&o, "zookeeper_client_pause.json", 0, NULL);
+    assert_true(jint(r, "checker", "violations") > 0);
+    violations_name(r, "client_pause");
+    json_decref(r);
+    r = run_scenario(&o, "zookeeper_client_pause_fenced.json", 0, NULL);
+    assert_int_equal(jint(r, "checker", "violations"), 0);
+    assert_true(jint(r, "checker", "rejected_accesses") > 0);
+    json_decref(r);
+}
+
+/* No network fault: the servers are measured directly; --proxy puts them
+ * behind the proxy all the same. */
+static void only_faulted_endpoints_are_proxied(void **state)
+{
+    (void)state;
+    struct outcome o;
+    const char *quick[] = {"--duration", "1", NULL};
+    json_t *r = run_scenario(&o, "flash_sale.json", 0, quick);
+    assert_false(json_is_true(json_object_get(endpoint(r, 0), "proxied")));
+    assert_true(json_is_null(json_object_get(r, "proxy")));
+    json_decref(r);
+    const char *proxied[] = {"--duration", "1", "--proxy", NULL};
+    r = run_scenario(&o, "flash_sale.json", 0, proxied);
+    assert_true(json_is_true(json_object_get(endpoint(r, 0), "proxied")));
+    assert_true(jint(r, "proxy", "connections") > 0);
+    json_decref(r);
+}
+
+/* Ctrl-C inside a black hole: exit 130, a report marked incomplete, and
+ * the server gone with locklab (the proxy is locklab's own thread). */
+static void interrupt_inside_a_black_hole_leaves_nothing(void **state)
+{
+    (void)state;
+    char path[600], dir[400], out[700], err[700], mark[600], pids[64];
+    scenario_path(path, sizeof(path), "redis_oneway_blackhole.json");
+    snprintf(dir, sizeof(dir), "%s/int-hole", tmp);
+    snprintf(out, sizeof(out), "%s.out", dir);
+    snprintf(err, sizeof(err), "%s.err", dir);
+    snprintf(mark, sizeof(mark), "%s/mark-int-hole", tmp);
+    char *argv[] = {(char *)bin, "run", path, "--quiet", "--out", dir, NULL};
+    pid_t pid = spawn(argv, out, err, mark);
+    sleep_ms(2500); /* the replies are lost from 2 s to 3 s */
+    kill(pid, SIGINT);
+    assert_int_equal(reap(pid, 30), 130);
+    slurp(mark, pids, sizeof(pids));
+    pid_t server = (pid_t)atoi(pids);
+    assert_true(server > 0);
+    for (int i = 0; i < 100 && pid_runs(server); i++)
+        sleep_ms(50);
+    assert_false(pid_runs(server));
+    char report_path[600];
+    snprintf(report_path, sizeof(report_path), "%s/report.json", dir);
+    json_t *r = json_load_file(report_path, 0, NULL);
+    assert_non_null(r);
+    assert_true(json_is_false(json_object_get(r, "complete")));
+    json_decref(r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(latency_shows_in_the_timeline),
+        cmocka_unit_test(holder_black_hole_breaks_redis_without_fencing),
+        cmocka_unit_test(holder_black_hole_is_fenced),
+        cmocka_unit_test(one_way_fault_is_ambiguous_not_a_violation),
+        cmocka_unit_test(zookeeper_client_pause_expires_the_session),
+        cmocka_unit_test(only_faulted_endpoints_are_proxied),
+        cmocka_unit_test(interrupt_inside_a_black_hole_leaves_nothing),
+    };
+    return cmocka_run_group_tests(tests, harness_setup, harness_teardown);
+}
