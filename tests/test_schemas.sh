@@ -60,6 +60,9 @@ locklab fenced run scenarios/flash_sale_pause_fenced.json --duration 2
 locklab crash run scenarios/flash_sale_crash.json --duration 2.5
 locklab cache run scenarios/cache_rebuild.json --duration 1
 locklab tasks run scenarios/scheduled_tasks.json --algorithm zookeeper --duration 2
+# network faults: a holder's black hole (client, servers), a one-way fault
+locklab holehold run scenarios/redis_holder_blackhole_fenced.json --duration 3
+locklab oneway run scenarios/redlock_oneway_blackhole.json --duration 3.5
 locklab compare compare scenarios/flash_sale.json --algorithms redis,zookeeper --duration 1
 # redlock gives no fencing tokens: its row is NOT RUN, with the reason.
 locklab cannot compare scenarios/flash_sale_pause_fenced.json --algorithms redis,redlock --duration 2
