@@ -82,8 +82,8 @@ void availability_compute(const struct history *h, const struct fault_span *span
             continue;
         }
         /* out of memory: count by the completion alone */
-        count_completion(e, invoked && invoked[e->client] ? invoked[e->client] : e->t_ns, spans,
-                         n, out);
+        count_completion(e, invoked && invoked[e->client] ? invoked[e->client] : e->t_ns, spans, n,
+                         out);
         if (waiting == 0)
             continue; /* a history cut before its invokes */
         waiting--;

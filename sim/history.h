@@ -41,8 +41,8 @@ enum history_f {
 /* Why an operation failed or is unknown (arg of fail / info events). */
 enum history_error {
     HE_NONE = 0,
-    HE_BUSY,  /* acquire: wait elapsed */
-    HE_LOST,  /* release/renew: the lock was no longer ours */
+    HE_BUSY,   /* acquire: wait elapsed */
+    HE_LOST,   /* release/renew: the lock was no longer ours */
     HE_ERROR,  /* info: sent, no answer (timeout, reset): outcome unknown */
     HE_UNSENT, /* fail: the request never left (no connection): it surely did not happen */
 };

@@ -461,9 +461,9 @@ static int check_safety(struct runner *r, struct run_result *res)
  * a ZooKeeper connection that dropped) means a server went away: an
  * external one, which no PID watch can see. Unless a fault of the
  * scenario explains it (a process fault; a network fault or a client
- * pause, whose held connections a ZooKeeper client drops), nothing does: the run did not test the lock
- * it names, and must not pass. A slow server is not a lost one: a Redlock
- * node dropped for answering late counts in connect_errors only. */
+ * pause, whose held connections a ZooKeeper client drops), nothing does: the run did not test the
+ * lock it names, and must not pass. A slow server is not a lost one: a Redlock node dropped for
+ * answering late counts in connect_errors only. */
 static void lost_servers(struct run_result *res)
 {
     /* these faults explain refusals and drops: that is what they do */
