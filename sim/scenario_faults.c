@@ -71,14 +71,22 @@ static int misfit(const struct scenario *s, const struct fault_spec *f, const st
     return -1;
 }
 
+static int network_misfit(const struct scenario *s, const struct fault_spec *f,
+                          const struct lock_ops *ops, char *why, size_t len);
+
 int scenario_fault_misfit(const struct scenario *s, const struct lock_ops *ops, char *why,
                           size_t len)
 {
     const char *key;
     for (size_t i = 0; i < s->n_faults; i++) {
+        char one[200];
+        if (fault_on_network(s->faults[i].type) &&
+            network_misfit(s, &s->faults[i], ops, one, sizeof(one)) < 0) {
+            snprintf(why, len, "faults[%zu].target: %s", i, one);
+            return (int)i;
+        }
         if (!fault_on_servers(s->faults[i].type))
             continue;
-        char one[200];
         if (misfit(s, &s->faults[i], ops, &key, one, sizeof(one)) < 0) {
             snprintf(why, len, "faults[%zu].%s: %s", i, key, one);
             return (int)i;
@@ -162,35 +170,48 @@ static int same_toxic(struct ctx *c, const struct scenario *s, size_t j)
     return 0;
 }
 
+/* Why a network fault cannot touch ops's servers, in why; 0 if it can.
+ * External servers are fine: the proxy fronts them as well. */
+static int network_misfit(const struct scenario *s, const struct fault_spec *f,
+                          const struct lock_ops *ops, char *why, size_t len)
+{
+    size_t n = scenario_servers(s, ops);
+    const char *kind = lock_server_name(ops->server);
+    if (f->scope == NET_CLIENT && (uint32_t)f->target >= s->clients)
+        snprintf(why, len, "client %d does not exist (%u clients, numbered 0..%u)", (int)f->target,
+                 (unsigned)s->clients, (unsigned)s->clients - 1);
+    else if (f->scope == NET_CLIENTS && f->n_clients > s->clients)
+        snprintf(why, len, "%s: the run has %u clients", f->target_text, (unsigned)s->clients);
+    else if (f->pick == PICK_NODE && f->node_kind != ops->server)
+        snprintf(why, len, "%s names a %s server; %s uses %s servers", f->target_text,
+                 lock_server_name(f->node_kind), ops->name, kind);
+    else if (f->pick == PICK_NODE && f->node > n && n == 1)
+        snprintf(why, len, "%s does not exist: %s uses one %s server, %s-1", f->target_text,
+                 ops->name, kind, node_prefix(ops->server));
+    else if (f->pick == PICK_NODE && f->node > n)
+        snprintf(why, len, "%s does not exist: %s uses %zu %s servers (%s-1..%s-%zu)",
+                 f->target_text, ops->name, n, kind, node_prefix(ops->server),
+                 node_prefix(ops->server), n);
+    else if (fault_node_count(f, n) == 0)
+        snprintf(why, len, "the %s of %zu server is no server", f->target_text, n);
+    else
+        return 0;
+    return -1;
+}
+
 /* A network fault: inside the run, on servers the algorithm uses (managed
- * or external: the proxy fronts either), on clients that exist. */
+ * or external), on clients that exist, not doubling another. */
 static int check_network(struct ctx *c, const struct scenario *s, const struct lock_ops *ops,
                          size_t i)
 {
     const struct fault_spec *fs = &s->faults[i];
     if (ends_in_run(c, s, fs) < 0)
         return -1;
-    scn_push_key(c, "target");
-    if (fs->scope == NET_CLIENT && (uint32_t)fs->target >= s->clients)
-        return scn_fail(c, "client %d does not exist (%u clients, numbered 0..%u)", (int)fs->target,
-                        (unsigned)s->clients, (unsigned)s->clients - 1);
-    if (fs->scope == NET_CLIENTS && fs->n_clients > s->clients)
-        return scn_fail(c, "%s: the run has %u clients", fs->target_text, (unsigned)s->clients);
-    size_t n = scenario_servers(s, ops);
-    const char *kind = lock_server_name(ops->server);
-    if (fs->pick == PICK_NODE && fs->node_kind != ops->server)
-        return scn_fail(c, "%s names a %s server; %s uses %s servers", fs->target_text,
-                        lock_server_name(fs->node_kind), ops->name, kind);
-    if (fs->pick == PICK_NODE && fs->node > n && n == 1)
-        return scn_fail(c, "%s does not exist: %s uses one %s server, %s-1", fs->target_text,
-                        ops->name, kind, node_prefix(ops->server));
-    if (fs->pick == PICK_NODE && fs->node > n)
-        return scn_fail(c, "%s does not exist: %s uses %zu %s servers (%s-1..%s-%zu)",
-                        fs->target_text, ops->name, n, kind, node_prefix(ops->server),
-                        node_prefix(ops->server), n);
-    if (fault_node_count(fs, n) == 0)
-        return scn_fail(c, "the %s of %zu server is no server", fs->target_text, n);
-    scn_pop(c);
+    char why[200];
+    if (network_misfit(s, fs, ops, why, sizeof(why)) < 0) {
+        scn_push_key(c, "target");
+        return scn_fail(c, "%s", why);
+    }
     return same_toxic(c, s, i);
 }
 
