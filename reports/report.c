@@ -78,9 +78,11 @@ const char *report_fault_plan(const struct fault_spec *f, char *buf, size_t len)
         char span[48] = "until the run ends";
         if (f->duration_ms)
             snprintf(span, sizeof(span), "for %s s", report_seconds(f->duration_ms, a, sizeof(a)));
-        snprintf(buf, len, "%s on %s%s%s, %s", name, f->target_text,
-                 f->type == FAULT_DOWN ? "" : " ",
-                 f->type == FAULT_DOWN ? "" : fault_stream_name(f->stream), span);
+        const char *way = f->type == FAULT_DOWN           ? ""
+                          : f->stream == STREAM_BOTH_WAYS ? " (both ways)"
+                          : f->stream == STREAM_UPSTREAM  ? " (upstream)"
+                                                          : " (downstream)";
+        snprintf(buf, len, "%s on %s%s, %s", name, f->target_text, way, span);
     } else if (!fault_on_servers(f->type)) {
         char who[32] = "the next holder";
         if (f->target != FAULT_TARGET_HOLDER)
