@@ -252,7 +252,7 @@ static int open_session(struct lock_client *c, struct zk_lock *z)
         c->connect_failures++;
         zookeeper_close(z->zh);
         z->zh = NULL;
-        lock_set_error(c, LOCK_ERR_UNSENT, "no ZooKeeper session with %s within %u ms", z->hosts,
+        lock_set_error(c, LOCK_ERR_IO, "no ZooKeeper session with %s within %u ms", z->hosts,
                        limit);
         return -1;
     }

@@ -24,17 +24,11 @@ static void md_ops(FILE *f, const struct run_result *r)
         }
         fputc('\n', f);
     }
+    char counts[400];
     fprintf(f,
-            "\nAcquire: %" PRIu64 " ok, %" PRIu64 " busy, %" PRIu64
-            " unsent (failed for sure), %" PRIu64 " ambiguous (sent, no answer). Release: %" PRIu64
-            " ok, %" PRIu64 " lost, %" PRIu64 " unsent, %" PRIu64 " ambiguous. Renew: %" PRIu64
-            " ok, %" PRIu64 " lost, %" PRIu64 " unsent, %" PRIu64 " ambiguous.\n\n",
-            r->stat[ST_ACQUIRE_OK], r->stat[ST_ACQUIRE_BUSY], r->stat[ST_ACQUIRE_UNSENT],
-            report_ambiguous(r, ST_ACQUIRE_ERR, ST_ACQUIRE_UNSENT), r->stat[ST_RELEASE_OK],
-            r->stat[ST_RELEASE_LOST], r->stat[ST_RELEASE_UNSENT],
-            report_ambiguous(r, ST_RELEASE_ERR, ST_RELEASE_UNSENT), r->stat[ST_RENEW_OK],
-            r->stat[ST_RENEW_LOST], r->stat[ST_RENEW_UNSENT],
-            report_ambiguous(r, ST_RENEW_ERR, ST_RENEW_UNSENT));
+            "\nCounts: %s (unsent: the request never left, failed for sure; ambiguous: sent, "
+            "no answer).\n\n",
+            report_op_counts(r, counts, sizeof(counts)));
 }
 
 static void md_safety(FILE *f, const struct run_result *r)

@@ -81,6 +81,8 @@ const char *report_failure(const struct run_result *r, char *buf, size_t len);
 /* Errors of one operation whose outcome is unknown: all errors less the
  * unsent ones. */
 uint64_t report_ambiguous(const struct run_result *r, int errors, int unsent);
+/* "acquire: 9 ok, 1 busy, 0 unsent, 0 ambiguous;  release: ...;  renew: ...", into buf. */
+const char *report_op_counts(const struct run_result *r, char *buf, size_t len);
 const char *report_verdict(const struct run_result *r);
 
 #endif

@@ -48,17 +48,8 @@ static void print_ops(FILE *f, const struct run_result *r)
             fprintf(f, " %9.3f", (double)histogram_percentile(h, report_percentiles[i]) / 1000.0);
         fputc('\n', f);
     }
-    fprintf(f,
-            "\nacquire: %" PRIu64 " ok, %" PRIu64 " busy, %" PRIu64 " unsent, %" PRIu64
-            " ambiguous;  release: %" PRIu64 " ok, %" PRIu64 " lost, %" PRIu64 " unsent, %" PRIu64
-            " ambiguous;  renew: %" PRIu64 " ok, %" PRIu64 " lost, %" PRIu64 " unsent, %" PRIu64
-            " ambiguous\n",
-            r->stat[ST_ACQUIRE_OK], r->stat[ST_ACQUIRE_BUSY], r->stat[ST_ACQUIRE_UNSENT],
-            report_ambiguous(r, ST_ACQUIRE_ERR, ST_ACQUIRE_UNSENT), r->stat[ST_RELEASE_OK],
-            r->stat[ST_RELEASE_LOST], r->stat[ST_RELEASE_UNSENT],
-            report_ambiguous(r, ST_RELEASE_ERR, ST_RELEASE_UNSENT), r->stat[ST_RENEW_OK],
-            r->stat[ST_RENEW_LOST], r->stat[ST_RENEW_UNSENT],
-            report_ambiguous(r, ST_RENEW_ERR, ST_RENEW_UNSENT));
+    char counts[400];
+    fprintf(f, "\n%s\n", report_op_counts(r, counts, sizeof(counts)));
     if (r->stat[ST_CONNECT_ERR])
         fprintf(f, "connect errors: %" PRIu64 "\n", r->stat[ST_CONNECT_ERR]);
     if (r->sample_error[0])

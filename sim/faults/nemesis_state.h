@@ -56,6 +56,8 @@ void nemesis_net_start(struct nemesis *n, size_t i);
 void nemesis_net_end(struct nemesis *n, size_t i, bool healed);
 /* When fault i's holder put it in force (0: not yet); holder faults only. */
 uint64_t nemesis_net_fired(struct nemesis *n, size_t i);
+/* targets.c: the next of the nemesis's own seeded choices */
+uint64_t nemesis_random(struct nemesis *n);
 /* targets.c: the nodes fault i strikes now, as a bit set of nodes.node[];
  * a shortfall (fewer free servers than it asks) is written into why. */
 uint32_t nemesis_pick(struct nemesis *n, size_t i, char *why, size_t len);

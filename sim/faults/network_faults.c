@@ -28,14 +28,6 @@ bool nemesis_has_network_faults(const struct nemesis *n)
     return false;
 }
 
-static uint64_t next_random(uint64_t *x)
-{
-    *x ^= *x >> 12;
-    *x ^= *x << 25;
-    *x ^= *x >> 27;
-    return *x * 0x2545F4914F6CDD1DULL;
-}
-
 /* count of 0..n-1 in a seeded random order, as a bit set */
 static uint32_t some(struct nemesis *n, size_t of, size_t count)
 {
@@ -43,7 +35,7 @@ static uint32_t some(struct nemesis *n, size_t of, size_t count)
     for (size_t k = 0; k < of; k++)
         order[k] = k;
     for (size_t k = of; k > 1; k--) {
-        size_t j = (size_t)(next_random(&n->rng) % k);
+        size_t j = (size_t)(nemesis_random(n) % k);
         size_t t = order[k - 1];
         order[k - 1] = order[j];
         order[j] = t;
@@ -98,7 +90,7 @@ static void pick_clients(struct nemesis *n, size_t i, uint32_t count)
     for (uint32_t k = 0; k < m; k++)
         order[k] = k;
     for (uint32_t k = 0; k < count && k < m; k++) {
-        uint32_t j = k + (uint32_t)(next_random(&n->rng) % (m - k));
+        uint32_t j = k + (uint32_t)(nemesis_random(n) % (m - k));
         uint32_t t = order[k];
         order[k] = order[j];
         order[j] = t;

@@ -44,17 +44,8 @@ __attribute__((format(printf, 3, 4))) static void add_text(char *buf, size_t len
 
 static void log_fault(struct nemesis *n, size_t i, uint64_t t, int end)
 {
-    struct history_event e = {
-        .t_ns = t,
-        .seq = i * NOTES_PER_FAULT + (end ? NOTE_END : NOTE_START),
-        .client = HISTORY_SERVERS,
-        .key = (uint32_t)i,
-        .owner = (uint32_t)(i * NOTES_PER_FAULT + NOTE_SERVERS),
-        .type = HT_INFO,
-        .f = HF_FAULT,
-        .arg = (uint8_t)n->rec[i].spec.type,
-        .arg2 = (uint8_t)end,
-    };
+    struct history_event e;
+    nemesis_fault_event(n, i, t, end, HISTORY_SERVERS, &e);
     history_append(n->hist, &e);
 }
 

@@ -11,13 +11,13 @@
 #include "lock.h"
 #include "nemesis_state.h"
 
-static uint64_t next_random(uint64_t *x)
+uint64_t nemesis_random(struct nemesis *n)
 {
-    /* xorshift64*: enough for picking servers, and repeatable */
-    *x ^= *x >> 12;
-    *x ^= *x << 25;
-    *x ^= *x >> 27;
-    return *x * 0x2545F4914F6CDD1DULL;
+    /* xorshift64*: enough for picking servers and clients, and repeatable */
+    n->rng ^= n->rng >> 12;
+    n->rng ^= n->rng << 25;
+    n->rng ^= n->rng >> 27;
+    return n->rng * 0x2545F4914F6CDD1DULL;
 }
 
 static bool leads(const struct nemesis *n, size_t k)
@@ -72,7 +72,7 @@ static uint32_t some_of(struct nemesis *n, uint32_t from, size_t count)
         if (from & (1u << k))
             order[m++] = k;
     for (size_t k = m; k > 1; k--) { /* Fisher-Yates */
-        size_t j = (size_t)(next_random(&n->rng) % k);
+        size_t j = (size_t)(nemesis_random(n) % k);
         size_t t = order[k - 1];
         order[k - 1] = order[j];
         order[j] = t;
