@@ -30,7 +30,7 @@
 
 struct nemesis;
 
-#define FAULT_TEXT_MAX 192
+#define FAULT_TEXT_MAX 384
 
 struct fault_record {
     struct fault_spec spec;
