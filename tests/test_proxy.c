@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "cluster.h"
@@ -195,6 +196,62 @@ static void limit_data_closes_after_its_bytes(void **state)
     redisFree(c);
 }
 
+/* Toxiproxy's limit_data with 0 bytes closes at the first byte. */
+static void limit_data_of_zero_lets_nothing_through(void **state)
+{
+    (void)state;
+    redisContext *c = dial(0, 2000);
+    assert_true(ping_ms(c) >= 0);
+    struct toxic t = toxic(TOXIC_LIMIT_DATA, STREAM_UP);
+    t.bytes = 0;
+    assert_int_equal(proxy_toxic_add(px, 10, &t, NULL), 0);
+    assert_int_equal(ping_ms(c), -1);
+    proxy_toxic_remove(px, 10);
+    redisFree(c);
+}
+
+static double cpu_s(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+           (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+/* A reply its client does not read, while some toxic is in force
+ * elsewhere: the proxy waits for the socket to drain (EPOLLOUT), it does
+ * not spin. Over one idle second this process may use a small share of a
+ * core, never most of it. */
+static void a_full_client_does_not_spin_the_loop(void **state)
+{
+    (void)state;
+    redisContext *c = dial(0, 5000);
+    static char big[32000000];
+    memset(big, 'z', sizeof(big) - 1);
+    redisReply *r = redisCommand(c, "SET proxy:huge %s", big);
+    assert_non_null(r);
+    freeReplyObject(r);
+    struct toxic t = toxic(TOXIC_LATENCY, STREAM_BOTH);
+    t.latency_ms = 1;
+    t.group = 1; /* not this client's group: only to make the loop keep time */
+    assert_int_equal(proxy_toxic_add(px, 12, &t, NULL), 0);
+    redisAppendCommand(c, "GET proxy:huge");
+    int done = 0;
+    redisBufferWrite(c, &done);
+    double before = cpu_s();
+    struct timespec second = {.tv_sec = 1, .tv_nsec = 0};
+    nanosleep(&second, NULL);
+    double used = cpu_s() - before;
+    void *reply = NULL;
+    assert_int_equal(redisGetReply(c, &reply), REDIS_OK);
+    assert_int_equal(((redisReply *)reply)->len, sizeof(big) - 1);
+    freeReplyObject(reply);
+    proxy_toxic_remove(px, 12);
+    redisFree(c);
+    if (used > 0.5)
+        fail_msg("the proxy used %.2f s of CPU in an idle second", used);
+}
+
 static void down_refuses_then_listens_again(void **state)
 {
     (void)state;
@@ -270,6 +327,8 @@ int main(void)
         cmocka_unit_test(hold_delivers_when_it_ends),
         cmocka_unit_test(reset_peer_resets),
         cmocka_unit_test(limit_data_closes_after_its_bytes),
+        cmocka_unit_test(limit_data_of_zero_lets_nothing_through),
+        cmocka_unit_test(a_full_client_does_not_spin_the_loop),
         cmocka_unit_test(down_refuses_then_listens_again),
         cmocka_unit_test(bandwidth_and_slicer_shape_a_reply),
         cmocka_unit_test(toxicity_zero_touches_no_connection),

@@ -54,7 +54,8 @@ static int open_listener(struct listener *ls)
         close(fd);
         return -1;
     }
-    ls->port = ntohs(a.sin_port);
+    if (ls->port == 0) /* set once: other threads read it (proxy_address) */
+        ls->port = ntohs(a.sin_port);
     ls->pfd.fd = fd;
     return 0;
 }
@@ -75,28 +76,50 @@ static void rewatch(struct proxy *p, struct pfd *d, uint32_t events)
     epoll_ctl(p->ep_fd, EPOLL_CTL_MOD, d->fd, &ev);
 }
 
-static void close_listener(struct listener *ls)
+/* Out of the epoll set first: a close alone leaves it there while a copy
+ * of the descriptor lives on (a server being forked holds one until its
+ * exec), and its events would then name freed memory. */
+static void unwatch_close(struct proxy *p, int fd)
 {
-    if (ls->pfd.fd >= 0)
-        close(ls->pfd.fd); /* leaves the epoll set with it */
+    if (fd < 0)
+        return;
+    if (p->ep_fd >= 0)
+        epoll_ctl(p->ep_fd, EPOLL_CTL_DEL, fd, NULL);
+    close(fd);
+}
+
+static void close_listener(struct proxy *p, struct listener *ls)
+{
+    unwatch_close(p, ls->pfd.fd);
     ls->pfd.fd = -1;
 }
 
-static int dial(const struct lock_endpoint *ep, bool *refused)
+/* The server's address, looked up once in proxy_new: a lookup inside the
+ * loop would stall every connection. */
+static int resolve(const struct lock_endpoint *ep, struct sockaddr_storage *out, socklen_t *len)
 {
     char port[16];
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *ai = NULL;
     snprintf(port, sizeof(port), "%d", ep->port);
-    *refused = false;
     if (getaddrinfo(ep->host, port, &hints, &ai) != 0 || ai == NULL)
         return -1;
-    int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) < 0 && errno != EINPROGRESS) {
+    memcpy(out, ai->ai_addr, ai->ai_addrlen);
+    *len = ai->ai_addrlen;
+    freeaddrinfo(ai);
+    return 0;
+}
+
+static int dial(const struct proxy *p, size_t e, bool *refused)
+{
+    const struct sockaddr_storage *a = &p->up_addr[e];
+    *refused = false;
+    int fd = socket(a->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd >= 0 && connect(fd, (const struct sockaddr *)a, p->up_len[e]) < 0 &&
+        errno != EINPROGRESS) {
         *refused = errno == ECONNREFUSED;
         close(fd);
         fd = -1;
     }
-    freeaddrinfo(ai);
     return fd;
 }
 
@@ -131,9 +154,8 @@ static void kill_link(struct proxy *p, struct link *l, bool rst)
         if (l->server.fd >= 0)
             setsockopt(l->server.fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
     }
-    close(l->client.fd);
-    if (l->server.fd >= 0)
-        close(l->server.fd);
+    unwatch_close(p, l->client.fd);
+    unwatch_close(p, l->server.fd);
     free_flow(p, &l->up);
     free_flow(p, &l->down);
     if (l->prev)
@@ -151,7 +173,7 @@ static void new_link(struct proxy *p, struct listener *ls, int cfd, uint64_t now
 {
     bool refused;
     no_delay(cfd);
-    int sfd = dial(&p->up[ls->ep], &refused);
+    int sfd = dial(p, ls->ep, &refused);
     struct link *l = sfd >= 0 ? calloc(1, sizeof(*l)) : NULL;
     p->st.connections++;
     if (l == NULL) {
@@ -185,8 +207,14 @@ static void accept_all(struct proxy *p, struct listener *ls, uint64_t now)
 {
     for (;;) {
         int fd = accept4(ls->pfd.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+            /* out of descriptors: a readable listener would wake the loop
+             * every turn; the backlog waits, and relisten looks again soon */
+            rewatch(p, &ls->pfd, 0);
+            p->relisten = true;
+        }
         if (fd < 0)
-            return; /* EAGAIN, or out of descriptors: the backlog waits */
+            return;
         new_link(p, ls, fd, now);
     }
 }
@@ -309,7 +337,14 @@ static void on_link(struct proxy *p, struct pfd *d, uint32_t ev, uint64_t now)
         if (ev & (EPOLLOUT | EPOLLERR | EPOLLHUP))
             connected(p, l, now);
     } else {
-        if (ev & (EPOLLIN | EPOLLHUP | EPOLLERR))
+        struct flow *in = d == &l->client ? &l->up : &l->down;
+        if ((ev & EPOLLERR) || ((ev & EPOLLHUP) && in->eof)) {
+            /* a reset after its FIN: recv says only EOF again, and a
+             * level-triggered error would fire every turn */
+            kill_link(p, l, true);
+            return;
+        }
+        if (ev & (EPOLLIN | EPOLLHUP))
             read_side(p, l, d, now);
         if (!l->dead && (ev & EPOLLOUT))
             flush(p, l, d == &l->client ? &l->down : &l->up,
@@ -320,10 +355,13 @@ static void on_link(struct proxy *p, struct pfd *d, uint32_t ev, uint64_t now)
 
 /* ---- toxics in time -------------------------------------------------- */
 
+/* When the loop must wake for f: its head's time, if still to come. What is
+ * due already waits for EPOLLOUT (or for the connect), not for a timer:
+ * a past time here would spin the loop. */
 static uint64_t due_on(const struct proxy *p, const struct link *l, const struct flow *f,
-                       unsigned dir)
+                       unsigned dir, uint64_t now)
 {
-    if (f->head == NULL || toxics_holding(p, l, dir))
+    if (f->head == NULL || f->head->ready_ns <= now || toxics_holding(p, l, dir))
         return NEVER;
     return f->head->ready_ns;
 }
@@ -344,8 +382,8 @@ static uint64_t tick(struct proxy *p, uint64_t now)
         if (!flush(p, l, &l->up, STREAM_UP, now) || !flush(p, l, &l->down, STREAM_DOWN, now))
             continue;
         update_events(p, l, now);
-        uint64_t t = due_on(p, l, &l->up, STREAM_UP);
-        uint64_t d = due_on(p, l, &l->down, STREAM_DOWN);
+        uint64_t t = due_on(p, l, &l->up, STREAM_UP, now);
+        uint64_t d = due_on(p, l, &l->down, STREAM_DOWN, now);
         t = d < t ? d : t;
         t = dl < t ? dl : t;
         next = t < next ? t : next;
@@ -376,7 +414,7 @@ static void down_start(struct proxy *p, int id, const struct toxic *t, uint64_t 
         if (!(p->proxied & (1u << ls->ep)) || !toxic_reaches(t, ls->ep, ls->group))
             continue;
         ls->downed |= 1ULL << id;
-        close_listener(ls);
+        close_listener(p, ls);
     }
     for (struct link *l = p->links, *nx; l; l = nx) {
         nx = l->next;
@@ -387,17 +425,34 @@ static void down_start(struct proxy *p, int id, const struct toxic *t, uint64_t 
     }
 }
 
-static void down_end(struct proxy *p, int id)
+/* Listen again where no down toxic holds a listener any more. Its port may
+ * be taken meanwhile (by some connection's local end): then the loop tries
+ * again each turn (relisten) until it is free. */
+static void relisten(struct proxy *p)
 {
+    p->relisten = false;
     for (size_t i = 0; i < n_listeners(p); i++) {
         struct listener *ls = &p->ls[i];
-        uint64_t bit = 1ULL << id;
-        if (!(ls->downed & bit))
+        if (!(p->proxied & (1u << ls->ep)) || ls->downed)
             continue;
-        ls->downed &= ~bit;
-        if (ls->downed == 0 && open_listener(ls) == 0)
-            watch(p, &ls->pfd, EPOLLIN);
+        if (ls->pfd.fd >= 0) {
+            rewatch(p, &ls->pfd, EPOLLIN); /* one accept4 could not take */
+            continue;
+        }
+        if (open_listener(ls) < 0) {
+            p->relisten = true;
+        } else if (watch(p, &ls->pfd, EPOLLIN) < 0) {
+            close_listener(p, ls);
+            p->relisten = true;
+        }
     }
+}
+
+static void down_end(struct proxy *p, int id)
+{
+    for (size_t i = 0; i < n_listeners(p); i++)
+        p->ls[i].downed &= ~(1ULL << id);
+    relisten(p);
 }
 
 static int add_toxic(struct proxy *p, int id, const struct toxic *t, uint64_t now, uint64_t *links)
@@ -513,6 +568,11 @@ static void *loop(void *arg)
                 on_link(p, d, ev[i].events, now);
         }
         next = p->active || next != NEVER ? tick(p, clock_mono_ns()) : NEVER;
+        if (p->relisten) {
+            relisten(p);
+            uint64_t soon = clock_mono_ns() + 10000000u;
+            next = p->relisten && soon < next ? soon : next;
+        }
         bury(p);
     }
     atomic_store(&p->gone, true);
@@ -525,10 +585,18 @@ struct proxy *proxy_new(const struct lock_endpoint *up, size_t n, uint32_t proxi
                         uint64_t seed, char *err, size_t errlen)
 {
     struct proxy *p = calloc(1, sizeof(*p));
+    if (p)
+        p->ep_fd = p->wake_fd = -1; /* before any failure: proxy_free closes what is >= 0 */
     if (p == NULL || n > LOCK_ENDPOINT_MAX || n_groups == 0)
         goto fail;
-    p->ep_fd = p->wake_fd = -1;
     memcpy(p->up, up, n * sizeof(*up));
+    for (size_t e = 0; e < n; e++)
+        if (resolve(&up[e], &p->up_addr[e], &p->up_len[e]) < 0) {
+            snprintf(err, errlen, "proxy: cannot resolve %s:%d", up[e].host, up[e].port);
+            errno = 0;
+            free(p);
+            return NULL;
+        }
     p->n_up = n;
     p->proxied = proxied;
     p->n_groups = n_groups;
@@ -537,6 +605,8 @@ struct proxy *proxy_new(const struct lock_endpoint *up, size_t n, uint32_t proxi
     pthread_mutex_init(&p->call_mu, NULL);
     pthread_cond_init(&p->cv, NULL);
     p->ls = calloc(n * n_groups, sizeof(*p->ls));
+    for (size_t i = 0; p->ls && i < n * n_groups; i++)
+        p->ls[i].pfd.fd = -1; /* before any failure: proxy_free closes what is >= 0 */
     p->ep_fd = epoll_create1(EPOLL_CLOEXEC);
     p->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (p->ls == NULL || p->ep_fd < 0 || p->wake_fd < 0)
@@ -662,7 +732,7 @@ void proxy_free(struct proxy *p)
         kill_link(p, p->links, false);
     bury(p);
     for (size_t i = 0; p->ls && i < n_listeners(p); i++)
-        close_listener(&p->ls[i]);
+        close_listener(p, &p->ls[i]);
     for (int i = 0; i < PROXY_MAX_TOXICS; i++)
         free(p->slot[i].own_groups);
     free(p->ls);

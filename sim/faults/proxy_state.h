@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <sys/socket.h>
 
 #include "proxy.h"
 
@@ -69,6 +70,9 @@ enum cmd_kind { CMD_NONE = 0, CMD_ADD, CMD_REMOVE, CMD_STATS, CMD_STOP };
 
 struct proxy {
     struct lock_endpoint up[LOCK_ENDPOINT_MAX];
+    struct sockaddr_storage up_addr[LOCK_ENDPOINT_MAX]; /* resolved once */
+    socklen_t up_len[LOCK_ENDPOINT_MAX];
+    bool relisten; /* a listener a down toxic closed could not listen again yet */
     size_t n_up;
     uint32_t proxied;
     size_t n_groups;

@@ -138,6 +138,8 @@ static bool stopping(const struct nemesis *n, uint64_t now);
 
 /* holder-majority strikes only while someone holds the key: ask the nodes
  * again each millisecond until then. false when the run ended first. */
+static void end_due_network(struct nemesis *n);
+
 static bool wait_for_holder(struct nemesis *n, size_t i, char *why, size_t len)
 {
     struct fault_record *r = &n->rec[i];
@@ -152,6 +154,7 @@ static bool wait_for_holder(struct nemesis *n, size_t i, char *why, size_t len)
             snprintf(r->error, sizeof(r->error), "nobody held %s before the run ended", key);
             return false;
         }
+        end_due_network(n); /* the wait must not stretch a network fault past its end */
         struct timespec ms = {.tv_sec = 0, .tv_nsec = 1000000};
         nanosleep(&ms, NULL);
     }
@@ -245,6 +248,20 @@ static bool next_action(struct nemesis *n, size_t *which, bool *is_end, uint64_t
     return found;
 }
 
+/* End every network fault whose time is up. */
+static void end_due_network(struct nemesis *n)
+{
+    uint64_t now = clock_mono_ns();
+    for (size_t i = 0; i < n->n; i++) {
+        const struct fault_spec *f = &n->rec[i].spec;
+        if (!fault_on_network(f->type) || n->proxy == NULL || n->rec[i].ended || !begun(n, i))
+            continue;
+        uint64_t t = end_due(n, i);
+        if (t != 0 && t <= now)
+            nemesis_net_end(n, i, false);
+    }
+}
+
 /* A holder's network fault that some holder may still start: the thread
  * must look again soon, whatever else is due. */
 static bool holder_may_start(struct nemesis *n)
@@ -329,7 +346,8 @@ void *nemesis_main(void *arg)
         wait_until(n, n->deadline_ns);
     for (size_t i = 0; i < n->n; i++) {
         struct fault_record *r = &n->rec[i];
-        if (!begun(n, i) || r->ended)
+        /* client faults are their clients' own: not even a look here */
+        if (fault_on_client(r->spec.type) || !begun(n, i) || r->ended)
             continue;
         if (fault_on_network(r->spec.type))
             nemesis_net_end(n, i, true);

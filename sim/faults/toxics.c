@@ -132,7 +132,8 @@ struct shape {
     uint32_t slice;     /* slicer: average size, 0 = none */
     uint32_t variation; /* slicer */
     uint64_t gap_ns;    /* slicer: between two slices */
-    uint64_t limit;     /* limit_data: bytes, 0 = none */
+    uint64_t limit;     /* limit_data: bytes (0: close at the first byte) */
+    bool limited;       /* a limit_data toxic is in force */
     bool drop;          /* timeout */
 };
 
@@ -159,8 +160,9 @@ static void shape_of(struct proxy *p, uint64_t set, struct shape *sh)
             sh->gap_ns = (uint64_t)t->delay_us * 1000u;
             break;
         case TOXIC_LIMIT_DATA:
-            if (sh->limit == 0 || t->bytes < sh->limit)
+            if (!sh->limited || t->bytes < sh->limit)
                 sh->limit = t->bytes;
+            sh->limited = true;
             break;
         case TOXIC_TIMEOUT:
             sh->drop = true;
@@ -191,7 +193,7 @@ void toxics_enqueue(struct proxy *p, struct link *l, struct flow *f, unsigned di
         p->st.bytes_dropped += n;
         return;
     }
-    if (sh.limit) {
+    if (sh.limited) {
         uint64_t room = sh.limit > f->limited ? sh.limit - f->limited : 0;
         if (n >= room) {
             p->st.bytes_dropped += n - room;
