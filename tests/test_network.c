@@ -44,31 +44,49 @@ static json_t *endpoint(json_t *r, size_t i)
     return e;
 }
 
-/* Every listed violation names the fault behind it. */
+/* Every listed violation in which the struck client (fault 0's) held
+ * first names that fault, and there is at least one. A violation between
+ * two other holders can come on a starved host (a watchdog run late past
+ * its margin, as flash_sale_watchdog_long's note says): no fault caused
+ * it, and none is named. */
 static void violations_name(json_t *r, const char *type)
 {
+    json_int_t struck = json_integer_value(json_object_get(fault(r, 0), "client"));
     json_t *listed = json_object_get(json_object_get(r, "checker"), "listed");
-    assert_true(json_array_size(listed) > 0);
+    size_t by_it = 0;
     for (size_t i = 0; i < json_array_size(listed); i++) {
-        json_t *fs = json_object_get(json_array_get(listed, i), "faults");
+        json_t *v = json_array_get(listed, i);
+        if (json_integer_value(json_object_get(json_object_get(v, "a"), "client")) != struck)
+            continue;
+        by_it++;
+        json_t *fs = json_object_get(v, "faults");
         bool named = false;
         for (size_t k = 0; k < json_array_size(fs); k++)
             named |= strcmp(json_string_value(json_object_get(json_array_get(fs, k), "type")),
                             type) == 0;
         if (!named)
-            fail_msg("violation %zu lists no %s fault", i, type);
+            fail_msg("violation %zu (client %d first) lists no %s fault", i, (int)struck, type);
     }
+    assert_true(by_it > 0);
 }
 
-/* 50 ms each way from 2 s to 7 s: the acquire's median rises by about
- * 100 ms in those seconds and is back to under a millisecond or so after. */
+/* 50 ms each way from 2 s to 7 s: the acquire's median rises by at least
+ * the 100 ms the toxic adds to a round trip in those seconds, never less,
+ * and by about that much (the middle of seconds 3..5; one second may hold
+ * a stall of the whole process on a throttled host), and falls back. */
 static void latency_shows_in_the_timeline(void **state)
 {
     (void)state;
     struct outcome o;
     json_t *r = run_scenario(&o, "redis_latency.json", 0, NULL);
-    for (size_t s = 3; s <= 5; s++)
-        assert_true(p50_at(r, s) >= 100.0 && p50_at(r, s) < 150.0);
+    double p[3];
+    for (size_t s = 3; s <= 5; s++) {
+        p[s - 3] = p50_at(r, s);
+        assert_true(p[s - 3] >= 100.0);
+    }
+    double lo = p[0] < p[1] ? p[0] : p[1], hi = p[0] < p[1] ? p[1] : p[0];
+    double mid = p[2] < lo ? lo : p[2] > hi ? hi : p[2];
+    assert_true(mid < 250.0);
     assert_true(p50_at(r, 0) < 50.0);
     assert_true(p50_at(r, 8) < 50.0);
     assert_true(json_is_true(json_object_get(endpoint(r, 0), "proxied")));
