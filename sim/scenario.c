@@ -256,20 +256,33 @@ static int parse_object(struct ctx *c, json_t *v, const struct field *f, void *b
     return walk_object(c, v, f->sub, base);
 }
 
+/* "prefix" followed by a decimal number from lowest to max, nothing else:
+ * "client:3" (lowest 0), "clients:4" (lowest 1). */
+static bool numbered(const char *t, const char *prefix, char lowest, unsigned long max,
+                     unsigned long *out)
+{
+    size_t len = strlen(prefix);
+    if (strncmp(t, prefix, len) != 0 || t[len] < lowest || t[len] > '9')
+        return false;
+    char *end;
+    errno = 0;
+    unsigned long n = strtoul(t + len, &end, 10);
+    if (*end != '\0' || errno != 0 || n > max)
+        return false;
+    *out = n;
+    return true;
+}
+
 static int client_target(struct ctx *c, const char *t, struct fault_spec *fs)
 {
+    unsigned long k;
     if (strcmp(t, "holder") == 0) {
         fs->target = FAULT_TARGET_HOLDER;
         return 0;
     }
-    if (strncmp(t, "client:", 7) == 0 && t[7] >= '0' && t[7] <= '9') {
-        char *end;
-        errno = 0;
-        unsigned long n = strtoul(t + 7, &end, 10);
-        if (*end == '\0' && errno == 0 && n <= INT32_MAX) {
-            fs->target = (int32_t)n;
-            return 0;
-        }
+    if (numbered(t, "client:", '0', INT32_MAX, &k)) {
+        fs->target = (int32_t)k;
+        return 0;
     }
     return scn_fail(c, "unknown target %s for a %s (expected \"holder\" or \"client:N\")",
                     scn_quote(t).s, fault_type_name(fs->type));
@@ -278,12 +291,8 @@ static int client_target(struct ctx *c, const char *t, struct fault_spec *fs)
 /* "clients:N": N clients, chosen by the seed. */
 static bool clients_count(const char *t, struct fault_spec *fs)
 {
-    if (strncmp(t, "clients:", 8) != 0 || t[8] < '1' || t[8] > '9')
-        return false;
-    char *end;
-    errno = 0;
-    unsigned long n = strtoul(t + 8, &end, 10);
-    if (*end != '\0' || errno != 0 || n > SCENARIO_MAX_CLIENTS)
+    unsigned long n;
+    if (!numbered(t, "clients:", '1', SCENARIO_MAX_CLIENTS, &n))
         return false;
     fs->n_clients = (uint32_t)n;
     return true;

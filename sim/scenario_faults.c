@@ -29,6 +29,40 @@ static const char *node_prefix(enum lock_server kind)
     return kind == LOCK_SERVER_ZOOKEEPER ? "zk" : "redis";
 }
 
+/* Why client k is not one of s's, in why; false when it is. */
+static bool no_such_client(const struct scenario *s, int32_t k, char *why, size_t len)
+{
+    if ((uint32_t)k < s->clients)
+        return false;
+    snprintf(why, len, "client %d does not exist (%u clients, numbered 0..%u)", (int)k,
+             (unsigned)s->clients, (unsigned)s->clients - 1);
+    return true;
+}
+
+/* Why f's target names no server ops uses, in why (its target's fault, for
+ * process and network faults alike); 0 when it names some. */
+static int node_misfit(const struct scenario *s, const struct fault_spec *f,
+                       const struct lock_ops *ops, char *why, size_t len)
+{
+    size_t n = scenario_servers(s, ops);
+    const char *kind = lock_server_name(ops->server);
+    if (f->pick == PICK_NODE && f->node_kind != ops->server)
+        snprintf(why, len, "%s names a %s server; %s uses %s servers", f->target_text,
+                 lock_server_name(f->node_kind), ops->name, kind);
+    else if (f->pick == PICK_NODE && f->node > n && n == 1)
+        snprintf(why, len, "%s does not exist: %s uses one %s server, %s-1", f->target_text,
+                 ops->name, kind, node_prefix(ops->server));
+    else if (f->pick == PICK_NODE && f->node > n)
+        snprintf(why, len, "%s does not exist: %s uses %zu %s servers (%s-1..%s-%zu)",
+                 f->target_text, ops->name, n, kind, node_prefix(ops->server),
+                 node_prefix(ops->server), n);
+    else if (fault_node_count(f, n) == 0)
+        snprintf(why, len, "the %s of %zu server is no server", f->target_text, n);
+    else
+        return 0;
+    return -1;
+}
+
 /* Why a process fault cannot strike ops's servers, in why; 0 if it can.
  * *key is the fault's key to blame. */
 static int misfit(const struct scenario *s, const struct fault_spec *f, const struct lock_ops *ops,
@@ -43,16 +77,8 @@ static int misfit(const struct scenario *s, const struct fault_spec *f, const st
                  "a %s needs servers locklab manages; %s's %s servers are external (--%s or "
                  "\"servers\")",
                  fault_type_name(f->type), ops->name, kind, kind);
-    } else if (f->pick == PICK_NODE && f->node_kind != ops->server) {
-        snprintf(why, len, "%s names a %s server; %s uses %s servers", f->target_text,
-                 lock_server_name(f->node_kind), ops->name, kind);
-    } else if (f->pick == PICK_NODE && f->node > n && n == 1) {
-        snprintf(why, len, "%s does not exist: %s uses one %s server, %s-1", f->target_text,
-                 ops->name, kind, node_prefix(ops->server));
-    } else if (f->pick == PICK_NODE && f->node > n) {
-        snprintf(why, len, "%s does not exist: %s uses %zu %s servers (%s-1..%s-%zu)",
-                 f->target_text, ops->name, n, kind, node_prefix(ops->server),
-                 node_prefix(ops->server), n);
+    } else if (node_misfit(s, f, ops, why, len) < 0) {
+        /* its target names no server the algorithm uses */
     } else if (f->pick == PICK_HOLDER_MAJORITY && !ops->independent_nodes) {
         snprintf(why, len, "holder-majority needs independent nodes (redlock); %s has one service",
                  ops->name);
@@ -60,8 +86,6 @@ static int misfit(const struct scenario *s, const struct fault_spec *f, const st
         *key = "count";
         snprintf(why, len, "%u is more than a holder's majority of %zu nodes (%zu)",
                  (unsigned)f->count, n, n / 2 + 1);
-    } else if (fault_node_count(f, n) == 0) {
-        snprintf(why, len, "the %s of %zu server is no server", f->target_text, n);
     } else if (f->data != DATA_UNSET && ops->server != LOCK_SERVER_REDIS) {
         *key = "data";
         snprintf(why, len, "applies to Redis; ZooKeeper keeps its data in its transaction log");
@@ -175,28 +199,13 @@ static int same_toxic(struct ctx *c, const struct scenario *s, size_t j)
 static int network_misfit(const struct scenario *s, const struct fault_spec *f,
                           const struct lock_ops *ops, char *why, size_t len)
 {
-    size_t n = scenario_servers(s, ops);
-    const char *kind = lock_server_name(ops->server);
-    if (f->scope == NET_CLIENT && (uint32_t)f->target >= s->clients)
-        snprintf(why, len, "client %d does not exist (%u clients, numbered 0..%u)", (int)f->target,
-                 (unsigned)s->clients, (unsigned)s->clients - 1);
-    else if (f->scope == NET_CLIENTS && f->n_clients > s->clients)
+    if (f->scope == NET_CLIENT && no_such_client(s, f->target, why, len))
+        return -1;
+    if (f->scope == NET_CLIENTS && f->n_clients > s->clients) {
         snprintf(why, len, "%s: the run has %u clients", f->target_text, (unsigned)s->clients);
-    else if (f->pick == PICK_NODE && f->node_kind != ops->server)
-        snprintf(why, len, "%s names a %s server; %s uses %s servers", f->target_text,
-                 lock_server_name(f->node_kind), ops->name, kind);
-    else if (f->pick == PICK_NODE && f->node > n && n == 1)
-        snprintf(why, len, "%s does not exist: %s uses one %s server, %s-1", f->target_text,
-                 ops->name, kind, node_prefix(ops->server));
-    else if (f->pick == PICK_NODE && f->node > n)
-        snprintf(why, len, "%s does not exist: %s uses %zu %s servers (%s-1..%s-%zu)",
-                 f->target_text, ops->name, n, kind, node_prefix(ops->server),
-                 node_prefix(ops->server), n);
-    else if (fault_node_count(f, n) == 0)
-        snprintf(why, len, "the %s of %zu server is no server", f->target_text, n);
-    else
-        return 0;
-    return -1;
+        return -1;
+    }
+    return node_misfit(s, f, ops, why, len);
 }
 
 /* A network fault: inside the run, on servers the algorithm uses (managed
@@ -225,18 +234,16 @@ static int check_one(struct ctx *c, const struct scenario *s, const struct lock_
     }
     if (fault_on_network(fs->type))
         return check_network(c, s, ops, i);
+    char why[200];
     if (!fault_on_servers(fs->type)) {
-        if (fs->target != FAULT_TARGET_HOLDER && (uint32_t)fs->target >= s->clients) {
-            scn_push_key(c, "target");
-            return scn_fail(c, "client %d does not exist (%u clients, numbered 0..%u)",
-                            (int)fs->target, (unsigned)s->clients, (unsigned)s->clients - 1);
-        }
-        return 0;
+        if (fs->target == FAULT_TARGET_HOLDER || !no_such_client(s, fs->target, why, sizeof(why)))
+            return 0;
+        scn_push_key(c, "target");
+        return scn_fail(c, "%s", why);
     }
     if (ends_in_run(c, s, fs) < 0)
         return -1;
     const char *key;
-    char why[200];
     if (misfit(s, fs, ops, &key, why, sizeof(why)) < 0) {
         scn_push_key(c, key);
         return scn_fail(c, "%s", why);
