@@ -136,8 +136,7 @@ static int start_proxy(const struct scenario *s, const struct lock_config *cfg,
     if (!o->proxy && !scenario_needs_proxy(s))
         return 0;
     size_t n = cfg->n_endpoints;
-    uint32_t all = (1u << n) - 1;
-    uint32_t covered = o->proxy ? all : scenario_proxied_endpoints(s, n);
+    uint32_t covered = o->proxy ? servers_mask(n) : scenario_proxied_endpoints(s, n);
     size_t groups = scenario_proxy_per_client(s) ? s->clients : 1;
     room_for(n * groups * 3 + (size_t)s->clients * n * 2);
     *px = proxy_new(cfg->endpoints, n, covered, groups, s->seed, err, errlen);

@@ -1066,11 +1066,11 @@ bool scenario_proxy_per_client(const struct scenario *s)
 
 uint32_t scenario_proxied_endpoints(const struct scenario *s, size_t n)
 {
-    uint32_t all = n >= 32 ? UINT32_MAX : (1u << n) - 1, set = 0;
+    uint32_t set = 0;
     for (size_t i = 0; i < s->n_faults; i++) {
         const struct fault_spec *f = &s->faults[i];
         if (f->type == FAULT_CLIENT_PAUSE || (fault_on_network(f->type) && f->pick != PICK_NODE))
-            return all; /* a paused client's every connection; a node the seed picks */
+            return servers_mask(n); /* a paused client's every connection; a node the seed picks */
         if (fault_on_network(f->type) && f->node >= 1 && f->node <= n)
             set |= 1u << (f->node - 1);
     }

@@ -76,6 +76,12 @@ enum net_scope {
 /* Toxiproxy's stream: which way the bytes go. */
 enum { STREAM_UPSTREAM = 1, STREAM_DOWNSTREAM = 2, STREAM_BOTH_WAYS = 3 };
 
+/* The first n servers (or endpoints) as a bit set: bit k is server k. */
+static inline uint32_t servers_mask(size_t n)
+{
+    return n >= 32 ? UINT32_MAX : (1u << n) - 1;
+}
+
 /* Which servers a process fault strikes, in Jepsen's words. */
 enum node_pick {
     PICK_NODE = 0,        /* one by name: node (redis-2, zk-1) */

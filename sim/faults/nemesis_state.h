@@ -58,6 +58,11 @@ void nemesis_net_end(struct nemesis *n, size_t i, bool healed);
 uint64_t nemesis_net_fired(struct nemesis *n, size_t i);
 /* targets.c: the next of the nemesis's own seeded choices */
 uint64_t nemesis_random(struct nemesis *n);
+/* count of the servers in the bit set from, in a seeded random order (all
+ * of them when count is 0), as a bit set. */
+uint32_t nemesis_some(struct nemesis *n, uint32_t from, size_t count);
+/* Does the ZooKeeper server on port lead (or stand alone)? Asked with srvr. */
+bool nemesis_zk_leads(int port);
 /* targets.c: the nodes fault i strikes now, as a bit set of nodes.node[];
  * a shortfall (fewer free servers than it asks) is written into why. */
 uint32_t nemesis_pick(struct nemesis *n, size_t i, char *why, size_t len);

@@ -15,7 +15,6 @@
 #include <string.h>
 
 #include "clock.h"
-#include "cluster.h"
 #include "nemesis_state.h"
 
 bool nemesis_has_network_faults(const struct nemesis *n)
@@ -28,31 +27,10 @@ bool nemesis_has_network_faults(const struct nemesis *n)
     return false;
 }
 
-/* count of 0..n-1 in a seeded random order, as a bit set */
-static uint32_t some(struct nemesis *n, size_t of, size_t count)
-{
-    size_t order[LOCK_ENDPOINT_MAX];
-    for (size_t k = 0; k < of; k++)
-        order[k] = k;
-    for (size_t k = of; k > 1; k--) {
-        size_t j = (size_t)(nemesis_random(n) % k);
-        size_t t = order[k - 1];
-        order[k - 1] = order[j];
-        order[j] = t;
-    }
-    uint32_t set = 0;
-    for (size_t k = 0; k < count && k < of; k++)
-        set |= 1u << order[k];
-    return set;
-}
-
 static bool leads(const struct nemesis *n, size_t e)
 {
-    if (n->net_kind != LOCK_SERVER_ZOOKEEPER)
-        return true; /* every Redis of a run is a master */
-    char reply[512];
-    return cluster_ask(n->net_up[e].port, "srvr", reply, sizeof(reply)) > 0 &&
-           (strstr(reply, "Mode: leader") || strstr(reply, "Mode: standalone"));
+    /* every Redis of a run is a master */
+    return n->net_kind != LOCK_SERVER_ZOOKEEPER || nemesis_zk_leads(n->net_up[e].port);
 }
 
 /* The endpoints fault i touches. Network faults do not take servers away,
@@ -60,7 +38,7 @@ static bool leads(const struct nemesis *n, size_t e)
 static uint32_t pick_endpoints(struct nemesis *n, const struct fault_spec *f)
 {
     size_t m = n->net_n;
-    uint32_t all = m >= 32 ? UINT32_MAX : (1u << m) - 1, set = 0;
+    uint32_t set = 0;
     switch (f->pick) {
     case PICK_NODE:
         return f->node >= 1 && f->node <= m ? 1u << (f->node - 1) : 0;
@@ -70,9 +48,9 @@ static uint32_t pick_endpoints(struct nemesis *n, const struct fault_spec *f)
                 set |= 1u << e;
         return set;
     case PICK_ALL:
-        return all;
+        return servers_mask(m);
     default:
-        return some(n, m, fault_node_count(f, m));
+        return nemesis_some(n, servers_mask(m), fault_node_count(f, m));
     }
 }
 
@@ -298,11 +276,10 @@ void nemesis_hold_client(struct nemesis *n, int idx, uint32_t client, bool on)
         proxy_toxic_remove(n->proxy, idx);
         return;
     }
-    uint32_t all = n->net_n >= 32 ? UINT32_MAX : (1u << n->net_n) - 1;
     struct toxic t = {.type = TOXIC_HOLD,
                       .stream = STREAM_BOTH,
                       .toxicity = 1.0,
-                      .endpoints = all,
+                      .endpoints = servers_mask(n->net_n),
                       .group = (int32_t)client};
     proxy_toxic_add(n->proxy, idx, &t, NULL);
 }

@@ -20,14 +20,18 @@ uint64_t nemesis_random(struct nemesis *n)
     return n->rng * 0x2545F4914F6CDD1DULL;
 }
 
+bool nemesis_zk_leads(int port)
+{
+    char reply[512];
+    return cluster_ask(port, "srvr", reply, sizeof(reply)) > 0 &&
+           (strstr(reply, "Mode: leader") || strstr(reply, "Mode: standalone"));
+}
+
 static bool leads(const struct nemesis *n, size_t k)
 {
     const struct managed_server *s = &n->nodes.cl->srv[n->nodes.node[k].idx];
-    if (strcmp(s->kind, "zookeeper") != 0)
-        return true; /* every Redis of a run is a master */
-    char reply[512];
-    return cluster_ask(s->port, "srvr", reply, sizeof(reply)) > 0 &&
-           (strstr(reply, "Mode: leader") || strstr(reply, "Mode: standalone"));
+    /* every Redis of a run is a master */
+    return strcmp(s->kind, "zookeeper") != 0 || nemesis_zk_leads(s->port);
 }
 
 /* The value node k holds under key ("" when none or it does not answer). */
@@ -64,11 +68,10 @@ static uint32_t holder_votes(const struct nemesis *n, const char *key)
     return 0;
 }
 
-/* count of the nodes in from, in a seeded random order (all when 0). */
-static uint32_t some_of(struct nemesis *n, uint32_t from, size_t count)
+uint32_t nemesis_some(struct nemesis *n, uint32_t from, size_t count)
 {
     size_t order[LOCK_ENDPOINT_MAX], m = 0;
-    for (size_t k = 0; k < n->nodes.n; k++)
+    for (size_t k = 0; k < LOCK_ENDPOINT_MAX; k++)
         if (from & (1u << k))
             order[m++] = k;
     for (size_t k = m; k > 1; k--) { /* Fisher-Yates */
@@ -101,10 +104,9 @@ uint32_t nemesis_pick(struct nemesis *n, size_t i, char *why, size_t len)
         uint32_t votes = holder_votes(n, f->key);
         if (votes == 0)
             return 0; /* nobody holds it yet: the caller asks again */
-        set = some_of(n, votes & ~n->busy, f->count);
+        set = nemesis_some(n, votes & ~n->busy, f->count);
     } else {
-        uint32_t all = n->nodes.n >= 32 ? UINT32_MAX : (1u << n->nodes.n) - 1;
-        set = some_of(n, all & ~n->busy, want);
+        set = nemesis_some(n, servers_mask(n->nodes.n) & ~n->busy, want);
     }
     size_t got = (size_t)__builtin_popcount(set);
     if (got < want || got == 0)
