@@ -138,7 +138,7 @@ static bool stopping(const struct nemesis *n, uint64_t now);
 
 /* holder-majority strikes only while someone holds the key: ask the nodes
  * again each millisecond until then. false when the run ended first. */
-static void end_due_network(struct nemesis *n);
+static void end_what_is_due(struct nemesis *n);
 
 static bool wait_for_holder(struct nemesis *n, size_t i, char *why, size_t len)
 {
@@ -154,7 +154,7 @@ static bool wait_for_holder(struct nemesis *n, size_t i, char *why, size_t len)
             snprintf(r->error, sizeof(r->error), "nobody held %s before the run ended", key);
             return false;
         }
-        end_due_network(n); /* the wait must not stretch a network fault past its end */
+        end_what_is_due(n); /* the wait must not stretch another fault past its end */
         struct timespec ms = {.tv_sec = 0, .tv_nsec = 1000000};
         nanosleep(&ms, NULL);
     }
@@ -248,17 +248,20 @@ static bool next_action(struct nemesis *n, size_t *which, bool *is_end, uint64_t
     return found;
 }
 
-/* End every network fault whose time is up. */
-static void end_due_network(struct nemesis *n)
+static void act(struct nemesis *n, size_t i, bool is_end);
+
+/* End every fault this thread ends whose time is up: a process fault's
+ * pause or restart, a network fault's toxic. */
+static void end_what_is_due(struct nemesis *n)
 {
     uint64_t now = clock_mono_ns();
     for (size_t i = 0; i < n->n; i++) {
         const struct fault_spec *f = &n->rec[i].spec;
-        if (!fault_on_network(f->type) || n->proxy == NULL || n->rec[i].ended || !begun(n, i))
+        if ((!timed_here(n, f) && !holder_network(n, f)) || n->rec[i].ended || !begun(n, i))
             continue;
         uint64_t t = end_due(n, i);
         if (t != 0 && t <= now)
-            nemesis_net_end(n, i, false);
+            act(n, i, true);
     }
 }
 
