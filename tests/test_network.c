@@ -72,8 +72,11 @@ static void violations_name(json_t *r, const char *type)
 
 /* 50 ms each way from 2 s to 7 s: the acquire's median rises by at least
  * the 100 ms the toxic adds to a round trip in those seconds, never less,
- * and by about that much (the middle of seconds 3..5; one second may hold
- * a stall of the whole process on a throttled host), and falls back. */
+ * and by about that much: the least of seconds 3..5 stays under 180 ms,
+ * which a toxic applied twice (200 ms) cannot. A throttled host stalls the
+ * whole process now and then (a JVM starting beside it gave per-second
+ * medians of 103 to 499 ms): stalls only ever add, so the least of the
+ * three seconds is the one that shows the toxic. Then it falls back. */
 static void latency_shows_in_the_timeline(void **state)
 {
     (void)state;
@@ -84,9 +87,10 @@ static void latency_shows_in_the_timeline(void **state)
         p[s - 3] = p50_at(r, s);
         assert_true(p[s - 3] >= 100.0);
     }
-    double lo = p[0] < p[1] ? p[0] : p[1], hi = p[0] < p[1] ? p[1] : p[0];
-    double mid = p[2] < lo ? lo : p[2] > hi ? hi : p[2];
-    assert_true(mid < 250.0);
+    double least = p[0] < p[1] ? p[0] : p[1];
+    least = p[2] < least ? p[2] : least;
+    if (least >= 180.0)
+        fail_msg("acquire p50 in seconds 3..5: %.1f %.1f %.1f ms", p[0], p[1], p[2]);
     assert_true(p50_at(r, 0) < 50.0);
     assert_true(p50_at(r, 8) < 50.0);
     assert_true(json_is_true(json_object_get(endpoint(r, 0), "proxied")));
