@@ -237,6 +237,44 @@ int pid_runs(pid_t pid)
     return p != NULL && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
 }
 
+json_t *report_fault(json_t *r, size_t i)
+{
+    json_t *f = json_array_get(json_object_get(r, "faults"), i);
+    assert_non_null(f);
+    return f;
+}
+
+pid_t start_marked_run(const char *scenario, const char *name, long after_ms, char *mark,
+                       size_t len)
+{
+    char path[600], dir[400], out[700], err[700];
+    scenario_path(path, sizeof(path), scenario);
+    snprintf(dir, sizeof(dir), "%s/%s", tmp, name);
+    snprintf(out, sizeof(out), "%s.out", dir);
+    snprintf(err, sizeof(err), "%s.err", dir);
+    snprintf(mark, len, "%s/mark-%s", tmp, name);
+    char *argv[] = {(char *)bin, "run", path, "--quiet", "--out", dir, NULL};
+    pid_t pid = spawn(argv, out, err, mark);
+    sleep_ms(after_ms);
+    return pid;
+}
+
+pid_t marked_server(const char *mark)
+{
+    char pids[64];
+    slurp(mark, pids, sizeof(pids));
+    pid_t server = (pid_t)atoi(pids);
+    assert_true(server > 0);
+    return server;
+}
+
+void assert_gone(pid_t pid)
+{
+    for (int i = 0; i < 100 && pid_runs(pid); i++)
+        sleep_ms(50);
+    assert_false(pid_runs(pid));
+}
+
 int harness_teardown(void **state)
 {
     (void)state;

@@ -48,6 +48,19 @@ json_t *run_scenario(struct outcome *o, const char *name, int want_status,
 /* pid is a running process: not gone, not a zombie (nothing here reaps
  * an orphan soon, and a zombie serves nobody). */
 int pid_runs(pid_t pid);
+/* report.json's faults[i] (owned by r). */
+json_t *report_fault(json_t *r, size_t i);
+/* `locklab run scenarios/SCENARIO --quiet --out tmp/NAME` in the
+ * background, every redis-server it starts marked in *mark (a path in
+ * tmp); after_ms later, its pid. */
+pid_t start_marked_run(const char *scenario, const char *name, long after_ms, char *mark,
+                       size_t len);
+/* The first redis-server pid a marked run left in mark. */
+pid_t marked_server(const char *mark);
+/* Wait up to 5 s for pid to be gone (a SIGKILLed locklab's servers die by
+ * PR_SET_PDEATHSIG, a moment later). Gone or a zombie: an orphan's zombie
+ * waits for whoever reaps orphans here, and it runs nothing. */
+void assert_gone(pid_t pid);
 /* A managed fleet shared by many runs (cluster up --dir DIR): 5
  * redis-servers and a standalone ZooKeeper; their --redis and --zookeeper
  * lists. 0, or -1 with the fleet down again. */

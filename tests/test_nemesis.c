@@ -19,24 +19,16 @@
 
 #include "harness.h"
 
-/* report.json's faults[i] */
-static json_t *fault(json_t *r, size_t i)
-{
-    json_t *f = json_array_get(json_object_get(r, "faults"), i);
-    assert_non_null(f);
-    return f;
-}
-
 static json_int_t avail(json_t *r, size_t i, const char *key)
 {
-    json_t *v = json_object_get(json_object_get(fault(r, i), "availability"), key);
+    json_t *v = json_object_get(json_object_get(report_fault(r, i), "availability"), key);
     assert_true(json_is_integer(v));
     return json_integer_value(v);
 }
 
 static const char *text(json_t *r, size_t i, const char *key)
 {
-    json_t *v = json_object_get(fault(r, i), key);
+    json_t *v = json_object_get(report_fault(r, i), key);
     assert_true(json_is_string(v));
     return json_string_value(v);
 }
@@ -84,7 +76,7 @@ static struct grants grants_in(const struct outcome *o, double t_s, double from_
 
 static double fault_s(json_t *r, size_t i, const char *key)
 {
-    json_t *v = json_object_get(fault(r, i), key);
+    json_t *v = json_object_get(report_fault(r, i), key);
     assert_true(json_is_number(v));
     return json_number_value(v);
 }
@@ -97,11 +89,11 @@ static void redlock_one_of_five_killed_is_safe_and_goes_on(void **state)
     struct outcome o;
     json_t *r = run_scenario(&o, "redlock_kill_one.json", 0, NULL);
     assert_int_equal(jint(r, "checker", "violations"), 0);
-    assert_true(json_is_true(json_object_get(fault(r, 0), "fired")));
+    assert_true(json_is_true(json_object_get(report_fault(r, 0), "fired")));
     assert_non_null(strstr(text(r, 0, "detail"), "SIGKILL redis-"));
     assert_non_null(strstr(text(r, 0, "servers"), "redis-"));
     /* never restarted: brought back only when the run ended */
-    assert_true(json_is_true(json_object_get(fault(r, 0), "healed_at_end")));
+    assert_true(json_is_true(json_object_get(report_fault(r, 0), "healed_at_end")));
     assert_true(grants_in(&o, 2.5, 0, 0).after > 0);
     assert_true(avail(r, 0, "granted") > 0);
     json_decref(r);
@@ -153,7 +145,7 @@ static void redis_server_paused_grants_nothing_meanwhile(void **state)
     assert_int_equal(g.asked_and_granted_within, 0);
     assert_true(avail(r, 0, "granted") <= 8); /* at most one answer in flight per client */
     assert_true(json_is_number(
-        json_object_get(json_object_get(fault(r, 0), "availability"), "recovery_ms")));
+        json_object_get(json_object_get(report_fault(r, 0), "availability"), "recovery_ms")));
     assert_true(g.after > 0);
     json_t *listed = json_object_get(json_object_get(r, "checker"), "listed");
     for (size_t i = 0; i < json_array_size(listed); i++) {
@@ -218,37 +210,10 @@ static void zookeeper_leader_paused_is_safe(void **state)
     json_decref(r);
 }
 
-static pid_t marked_server(const char *mark)
-{
-    char pids[64];
-    slurp(mark, pids, sizeof(pids));
-    pid_t server = (pid_t)atoi(pids);
-    assert_true(server > 0);
-    return server;
-}
-
-/* Wait up to 5 s for pid to be gone (a SIGKILLed locklab's servers die by
- * PR_SET_PDEATHSIG, a moment later). Gone or a zombie: an orphan's zombie
- * waits for whoever reaps orphans here, and it runs nothing. */
-static void assert_gone(pid_t pid)
-{
-    for (int i = 0; i < 100 && pid_runs(pid); i++)
-        sleep_ms(50);
-    assert_false(pid_runs(pid));
-}
-
+/* the server is stopped from 2 s to 4 s: 3 s in, it is */
 static pid_t start_paused_run(const char *name, char *mark, size_t len)
 {
-    char path[600], dir[400], out[700], err[700];
-    scenario_path(path, sizeof(path), "redis_server_pause.json");
-    snprintf(dir, sizeof(dir), "%s/%s", tmp, name);
-    snprintf(out, sizeof(out), "%s.out", dir);
-    snprintf(err, sizeof(err), "%s.err", dir);
-    snprintf(mark, len, "%s/mark-%s", tmp, name);
-    char *argv[] = {(char *)bin, "run", path, "--quiet", "--out", dir, NULL};
-    pid_t pid = spawn(argv, out, err, mark);
-    sleep_ms(3000); /* the server is stopped from 2 s to 4 s */
-    return pid;
+    return start_marked_run("redis_server_pause.json", name, 3000, mark, len);
 }
 
 static void interrupt_during_a_server_pause_leaves_nothing_stopped(void **state)

@@ -22,13 +22,6 @@
 
 #include "harness.h"
 
-static json_t *fault(json_t *r, size_t i)
-{
-    json_t *f = json_array_get(json_object_get(r, "faults"), i);
-    assert_non_null(f);
-    return f;
-}
-
 static double p50_at(json_t *r, size_t second)
 {
     json_t *a = json_object_get(json_object_get(r, "timeline"), "acquire_p50_ms");
@@ -51,7 +44,7 @@ static json_t *endpoint(json_t *r, size_t i)
  * it, and none is named. */
 static void violations_name(json_t *r, const char *type)
 {
-    json_int_t struck = json_integer_value(json_object_get(fault(r, 0), "client"));
+    json_int_t struck = json_integer_value(json_object_get(report_fault(r, 0), "client"));
     json_t *listed = json_object_get(json_object_get(r, "checker"), "listed");
     size_t by_it = 0;
     for (size_t i = 0; i < json_array_size(listed); i++) {
@@ -95,7 +88,7 @@ static void latency_shows_in_the_timeline(void **state)
     assert_true(p50_at(r, 8) < 50.0);
     assert_true(json_is_true(json_object_get(endpoint(r, 0), "proxied")));
     assert_true(jint(r, "proxy", "connections") >= 8);
-    assert_non_null(strstr(json_string_value(json_object_get(fault(r, 0), "detail")),
+    assert_non_null(strstr(json_string_value(json_object_get(report_fault(r, 0), "detail")),
                            "latency 50 +- 0 ms both"));
     json_decref(r);
 }
@@ -109,7 +102,7 @@ static void holder_black_hole_breaks_redis_without_fencing(void **state)
     json_t *r = run_scenario(&o, "redis_holder_blackhole.json", 0, NULL);
     assert_true(jint(r, "checker", "violations") > 0);
     violations_name(r, "timeout");
-    assert_true(json_is_integer(json_object_get(fault(r, 0), "client")));
+    assert_true(json_is_integer(json_object_get(report_fault(r, 0), "client")));
     json_decref(r);
 }
 
@@ -134,7 +127,7 @@ static void one_way_fault_is_ambiguous_not_a_violation(void **state)
     assert_int_equal(jint(r, "checker", "violations"), 0);
     assert_true(
         jint(r, "counters", "acquire_ambiguous") + jint(r, "counters", "release_ambiguous") > 0);
-    json_t *av = json_object_get(fault(r, 0), "availability");
+    json_t *av = json_object_get(report_fault(r, 0), "availability");
     assert_true(json_integer_value(json_object_get(av, "ambiguous")) > 0);
     assert_true(json_is_number(json_object_get(av, "recovery_ms")));
     json_decref(r);
@@ -179,25 +172,15 @@ static void only_faulted_endpoints_are_proxied(void **state)
 static void interrupt_inside_a_black_hole_leaves_nothing(void **state)
 {
     (void)state;
-    char path[600], dir[400], out[700], err[700], mark[600], pids[64];
-    scenario_path(path, sizeof(path), "redis_oneway_blackhole.json");
-    snprintf(dir, sizeof(dir), "%s/int-hole", tmp);
-    snprintf(out, sizeof(out), "%s.out", dir);
-    snprintf(err, sizeof(err), "%s.err", dir);
-    snprintf(mark, sizeof(mark), "%s/mark-int-hole", tmp);
-    char *argv[] = {(char *)bin, "run", path, "--quiet", "--out", dir, NULL};
-    pid_t pid = spawn(argv, out, err, mark);
-    sleep_ms(2500); /* the replies are lost from 2 s to 3 s */
+    char mark[600];
+    /* the replies are lost from 2 s to 3 s */
+    pid_t pid =
+        start_marked_run("redis_oneway_blackhole.json", "int-hole", 2500, mark, sizeof(mark));
     kill(pid, SIGINT);
     assert_int_equal(reap(pid, 30), 130);
-    slurp(mark, pids, sizeof(pids));
-    pid_t server = (pid_t)atoi(pids);
-    assert_true(server > 0);
-    for (int i = 0; i < 100 && pid_runs(server); i++)
-        sleep_ms(50);
-    assert_false(pid_runs(server));
+    assert_gone(marked_server(mark));
     char report_path[600];
-    snprintf(report_path, sizeof(report_path), "%s/report.json", dir);
+    snprintf(report_path, sizeof(report_path), "%s/int-hole/report.json", tmp);
     json_t *r = json_load_file(report_path, 0, NULL);
     assert_non_null(r);
     assert_true(json_is_false(json_object_get(r, "complete")));
