@@ -174,8 +174,8 @@ int run_on_fleet(const struct scenario *s, struct fleet *f, const struct run_opt
     fleet_fault_nodes(f, ops, s, &nodes);
     runner_set_fault_nodes(r, &nodes);
     struct proxy *px = NULL;
-    if (start_proxy(s, &cfg, o, res, &px, err, sizeof(err)) < 0 || runner_set_proxy(r, px) < 0 ||
-        runner_start(r, err, sizeof(err)) < 0) {
+    if (start_proxy(s, &cfg, o, res, &px, err, sizeof(err)) < 0 ||
+        runner_set_proxy(r, px, err, sizeof(err)) < 0 || runner_start(r, err, sizeof(err)) < 0) {
         fprintf(stderr, "locklab: %s\n", err);
         runner_free(r);
         proxy_free(px);

@@ -255,15 +255,17 @@ void runner_set_fault_nodes(struct runner *r, const struct fault_nodes *nodes)
     nemesis_set_nodes(r->run.nem, nodes);
 }
 
-int runner_set_proxy(struct runner *r, struct proxy *p)
+int runner_set_proxy(struct runner *r, struct proxy *p, char *err, size_t errlen)
 {
     nemesis_set_proxy(r->run.nem, p, r->run.ops->server, r->n);
     if (p == NULL)
         return 0;
     size_t groups = proxy_groups(p);
     r->cfgs = calloc(groups, sizeof(*r->cfgs));
-    if (r->cfgs == NULL)
+    if (r->cfgs == NULL) {
+        snprintf(err, errlen, "out of memory setting up %zu proxied clients", groups);
         return -1;
+    }
     for (size_t g = 0; g < groups; g++) {
         r->cfgs[g] = *r->run.cfg;
         for (size_t e = 0; e < r->cfgs[g].n_endpoints; e++)

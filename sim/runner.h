@@ -34,9 +34,9 @@ void runner_set_fault_nodes(struct runner *r, const struct fault_nodes *nodes);
 /* Clients reach the servers through p (NULL: directly), each by its
  * group's listeners; network faults go to p. After lock_config.cancel is
  * set (the clients' configs are copies), before runner_start. -1 out of
- * memory. */
+ * memory, with err set. */
 struct proxy;
-int runner_set_proxy(struct runner *r, struct proxy *p);
+int runner_set_proxy(struct runner *r, struct proxy *p, char *err, size_t errlen);
 /* The flag lock_config.cancel should point at: set when the run is stopped. */
 const atomic_int *runner_cancel_flag(const struct runner *r);
 /* Ask the clients to finish their step and leave (async-signal-safe). */
