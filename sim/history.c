@@ -258,9 +258,9 @@ void history_free(struct history *h)
 /* ---- JSON-lines writer -------------------------------------------------- */
 
 static const char *const type_names[] = {"invoke", "ok", "fail", "info"};
-static const char *const f_names[] = {"acquire", "release", "renew", "crash"};
-static const char *const effect_names[] = {"applied", "none", "fenced", "crashed"};
-static const char *const error_names[] = {"none", "busy", "lost", "error", "unsent"};
+const char *const history_f_names[HF_CRASH + 1] = {"acquire", "release", "renew", "crash"};
+const char *const history_effect_names[EFFECT_COUNT] = {"applied", "none", "fenced", "crashed"};
+const char *const history_error_names[HE_UNSENT + 1] = {"none", "busy", "lost", "error", "unsent"};
 
 /* Millions of lines: assembled in a buffer on the stack that goes out in
  * one fwrite when full; digits by hand, no format strings, no allocation. */
@@ -405,7 +405,7 @@ static int write_extra(const struct history_event *e, struct line *l)
             return -1;
         if (seq)
             put_field_u64(l, ",\"seq\":", e->seq);
-        put_field_str(l, ",\"effect\":", effect_names[e->arg]);
+        put_field_str(l, ",\"effect\":", history_effect_names[e->arg]);
     } else if (e->f == HF_CRASH) {
         if (seq)
             put_field_u64(l, ",\"seq\":", e->seq);
@@ -413,7 +413,7 @@ static int write_extra(const struct history_event *e, struct line *l)
         if (e->arg > HE_UNSENT)
             return -1;
         if (e->arg != HE_NONE)
-            put_field_str(l, ",\"error\":", error_names[e->arg]);
+            put_field_str(l, ",\"error\":", history_error_names[e->arg]);
     }
     return 0;
 }
@@ -442,7 +442,7 @@ static int write_event(const struct history *h, const struct history_event *e, s
     put_field_u64(l, "{\"time\":", e->t_ns);
     put_field_u64(l, ",\"process\":", e->client);
     put_field_str(l, ",\"type\":", type_names[e->type]);
-    put_field_str(l, ",\"f\":", f_names[e->f]);
+    put_field_str(l, ",\"f\":", history_f_names[e->f]);
     put_name(l, ",\"key\":", h->keys, h->n_keys, e->key);
     put_name(l, ",\"owner\":", h->owners, h->n_owners, e->owner);
     if (write_extra(e, l) < 0)

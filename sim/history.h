@@ -64,6 +64,13 @@ struct history_event {
     uint8_t arg2;    /* HF_FAULT: 0 = start, 1 = end */
 };
 
+/* The file's words for f (operations only, not HF_FAULT), a release's
+ * effect (enum section_effect) and an error: one table for the writer and
+ * the reader. */
+extern const char *const history_f_names[HF_CRASH + 1];
+extern const char *const history_effect_names[EFFECT_COUNT];
+extern const char *const history_error_names[HE_UNSENT + 1];
+
 /* seq of an event read from a file that gave none (the witness counts from 0). */
 #define HISTORY_NO_SEQ UINT64_MAX
 

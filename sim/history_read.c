@@ -181,9 +181,6 @@ static int get_enum(struct reader *r, json_t *o, const char *field, const char *
 
 static const char *const line_types[] = {"invoke", "ok", "fail", "info", "start", "end"};
 enum { LT_START = 4, LT_END = 5 };
-static const char *const f_names[] = {"acquire", "release", "renew", "crash"};
-static const char *const effect_names[] = {"applied", "none", "fenced", "crashed"};
-static const char *const error_names[] = {"none", "busy", "lost", "error", "unsent"};
 static const char *const fault_values[] = {"start", "end"};
 
 static int read_start(struct reader *r, json_t *o)
@@ -291,9 +288,9 @@ static int read_extra(struct reader *r, json_t *o, struct history_event *e)
     }
     int a = 0;
     if (rel_inv)
-        a = get_enum(r, o, "effect", effect_names, EFFECT_COUNT, EFFECT_APPLIED);
+        a = get_enum(r, o, "effect", history_effect_names, EFFECT_COUNT, EFFECT_APPLIED);
     else if ((e->type == HT_FAIL || e->type == HT_INFO) && e->f != HF_CRASH)
-        a = get_enum(r, o, "error", error_names, HE_UNSENT + 1, HE_NONE);
+        a = get_enum(r, o, "error", history_error_names, HE_UNSENT + 1, HE_NONE);
     if (a < 0)
         return -1;
     e->arg = (uint8_t)a;
@@ -304,7 +301,7 @@ static int read_op(struct reader *r, json_t *o, json_int_t process, struct histo
 {
     if (process < 0 || process > (json_int_t)UINT32_MAX)
         return fail(r, "\"process\" must be a client number or \"nemesis\"");
-    int f = get_enum(r, o, "f", f_names, HF_CRASH + 1, -1);
+    int f = get_enum(r, o, "f", history_f_names, HF_CRASH + 1, -1);
     if (f < 0)
         return -1;
     e->client = (uint32_t)process;
