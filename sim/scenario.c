@@ -298,8 +298,9 @@ static bool clients_count(const char *t, struct fault_spec *fs)
     return true;
 }
 
-static const char *const pick_list[] = {"one", "minority",  "majority",
-                                        "all", "primaries", "holder-majority"};
+/* in the order of enum node_pick from PICK_ONE */
+static const char *const pick_list[] = {"one",       "minority",        "majority",  "all",
+                                        "primaries", "holder-majority", "zk-leader", "zk-follower"};
 
 /* "redis-2", "zk-1": a server by kind and 1-based number. */
 static bool node_name(const char *t, struct fault_spec *fs)
@@ -336,7 +337,8 @@ static int server_target(struct ctx *c, const char *t, struct fault_spec *fs)
     return scn_fail(
         c,
         "unknown target %s for a %s (expected a server such as \"redis-2\" or "
-        "\"zk-1\", or one of: one, minority, majority, all, primaries, holder-majority)",
+        "\"zk-1\", or one of: one, minority, majority, all, primaries, holder-majority, zk-leader, "
+        "zk-follower)",
         scn_quote(t).s, fault_type_name(fs->type));
 }
 
@@ -356,8 +358,8 @@ static int network_target(struct ctx *c, const char *t, struct fault_spec *fs)
         fs->pick = PICK_ALL;
         return 0;
     }
-    for (size_t i = 0; i + 1 < N_OF(pick_list); i++) /* holder-majority is Redlock's votes */
-        if (strcmp(t, pick_list[i]) == 0) {
+    for (size_t i = 0; i < N_OF(pick_list); i++) /* holder-majority is Redlock's votes */
+        if (PICK_ONE + (int)i != PICK_HOLDER_MAJORITY && strcmp(t, pick_list[i]) == 0) {
             fs->pick = (enum node_pick)(PICK_ONE + (int)i);
             return 0;
         }
@@ -365,7 +367,8 @@ static int network_target(struct ctx *c, const char *t, struct fault_spec *fs)
         return 0;
     return scn_fail(c,
                     "unknown target %s for a %s (expected a server such as \"redis-2\", one of: "
-                    "one, minority, majority, all, primaries; or clients: \"holder\", "
+                    "one, minority, majority, all, primaries, zk-leader, zk-follower; or clients: "
+                    "\"holder\", "
                     "\"client:K\", \"clients:N\")",
                     scn_quote(t).s, fault_type_name(fs->type));
 }
@@ -1016,6 +1019,8 @@ size_t fault_node_count(const struct fault_spec *f, size_t n)
     switch (f->pick) {
     case PICK_NODE:
     case PICK_ONE:
+    case PICK_ZK_LEADER:
+    case PICK_ZK_FOLLOWER:
         return 1;
     case PICK_MINORITY:
         return n / 2;

@@ -91,6 +91,8 @@ enum node_pick {
     PICK_ALL,             /* every server of the run */
     PICK_PRIMARIES,       /* the ones that lead: every Redis master, ZooKeeper's leader */
     PICK_HOLDER_MAJORITY, /* Redlock: the nodes holding the votes of key's current holder */
+    PICK_ZK_LEADER,       /* ZooKeeper: the leader now (asked with srvr) */
+    PICK_ZK_FOLLOWER,     /* ZooKeeper: a follower now, chosen by the seed */
 };
 
 /* What a killed or restarted Redis finds on its disk. */

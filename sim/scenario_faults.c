@@ -56,6 +56,12 @@ static int node_misfit(const struct scenario *s, const struct fault_spec *f,
         snprintf(why, len, "%s does not exist: %s uses %zu %s servers (%s-1..%s-%zu)",
                  f->target_text, ops->name, n, kind, node_prefix(ops->server),
                  node_prefix(ops->server), n);
+    else if ((f->pick == PICK_ZK_LEADER || f->pick == PICK_ZK_FOLLOWER) &&
+             ops->server != LOCK_SERVER_ZOOKEEPER)
+        snprintf(why, len, "%s names ZooKeeper's servers; %s uses %s servers", f->target_text,
+                 ops->name, kind);
+    else if (f->pick == PICK_ZK_FOLLOWER && n < 3)
+        snprintf(why, len, "a standalone ZooKeeper has no follower (lock.zookeeper.ensemble: 3)");
     else if (fault_node_count(f, n) == 0)
         snprintf(why, len, "the %s of %zu server is no server", f->target_text, n);
     else

@@ -1366,7 +1366,7 @@ static void test_process_fault_errors(void **state)
         {"{'faults': [{'at_ms': 0, 'type': 'kill', 'target': 'node-3'}], " WL "}",
          "t.json:1:52: faults[0].target: unknown target \"node-3\" for a kill (expected a server "
          "such as \"redis-2\" or \"zk-1\", or one of: one, minority, majority, all, primaries, "
-         "holder-majority)"},
+         "holder-majority, zk-leader, zk-follower)"},
         {"{'faults': [{'at_ms': 0, 'type': 'pause', 'target': 'one'}], " WL "}",
          "t.json:1:13: faults[0]: missing required key \"duration_ms\" (a pause needs one)"},
         {"{'faults': [{'at_ms': 0, 'type': 'kill', 'target': 'one', 'duration_ms': 5}], " WL "}",
@@ -1425,6 +1425,13 @@ static void test_process_fault_errors(void **state)
          "'target': 'one'}], " WL "}",
          "t.json:1:76: faults[0].type: a kill needs servers locklab manages; redis's redis servers "
          "are external (--redis or \"servers\")"},
+        {"{'faults': [{'at_ms': 0, 'type': 'kill', 'target': 'zk-leader'}], " WL "}",
+         "t.json:1:52: faults[0].target: zk-leader names ZooKeeper's servers; redis uses redis "
+         "servers"},
+        {"{'lock': {'algorithm': 'zookeeper'}, 'faults': [{'at_ms': 0, 'type': 'pause', "
+         "'target': 'zk-follower', 'duration_ms': 5}], " WL "}",
+         "t.json:1:89: faults[0].target: a standalone ZooKeeper has no follower "
+         "(lock.zookeeper.ensemble: 3)"},
     };
     CHECK_LOAD(load);
     CHECK_FINISH(finish);
@@ -1464,8 +1471,8 @@ static void test_network_fault_errors(void **state)
          "network fault's keys)"},
         {"{'faults': [{'at_ms': 0, 'type': 'timeout', 'target': 'holder-majority'}], " WL "}",
          "t.json:1:55: faults[0].target: unknown target \"holder-majority\" for a timeout "
-         "(expected a server such as \"redis-2\", one of: one, minority, majority, all, primaries; "
-         "or clients: \"holder\", \"client:K\", \"clients:N\")"},
+         "(expected a server such as \"redis-2\", one of: one, minority, majority, all, primaries, "
+         "zk-leader, zk-follower; or clients: \"holder\", \"client:K\", \"clients:N\")"},
         {"{'faults': [{'at_ms': 0, 'type': 'timeout', 'target': 'all', 'duration_ms': 0}], " WL "}",
          "t.json:1:77: faults[0].duration_ms: 0 is out of range for a timeout (1..86400000; leave "
          "it out for the rest of the run)"},

@@ -43,10 +43,14 @@ static uint32_t pick_endpoints(struct nemesis *n, const struct fault_spec *f)
     case PICK_NODE:
         return f->node >= 1 && f->node <= m ? 1u << (f->node - 1) : 0;
     case PICK_PRIMARIES:
+    case PICK_ZK_LEADER:
+    case PICK_ZK_FOLLOWER:
         for (size_t e = 0; e < m; e++)
             if (leads(n, e))
                 set |= 1u << e;
-        return set;
+        if (f->pick == PICK_PRIMARIES)
+            return set;
+        return nemesis_some(n, f->pick == PICK_ZK_LEADER ? set : servers_mask(m) & ~set, 1);
     case PICK_ALL:
         return servers_mask(m);
     default:
