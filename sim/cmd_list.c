@@ -176,7 +176,8 @@ int cmd_list(int argc, char **argv)
         "  targets: client faults \"holder\" or \"client:N\"; server faults a server by name\n"
         "           (redis-1.., zk-1..), or one, minority, majority, all, primaries, picked\n"
         "           from the seed, or holder-majority (Redlock: the nodes holding the\n"
-        "           votes of the current holder of \"key\"; \"count\" of them);\n"
+        "           votes of the current holder of \"key\"; \"count\" of them), or\n"
+        "           zk-leader, zk-follower (ZooKeeper's leader now, one of its followers);\n"
         "           network faults a server or a pick (every client's traffic to it),\n"
         "           or \"holder\", \"client:K\", \"clients:N\" (their traffic to every server);\n"
         "           \"stream\": upstream, downstream (the default, as in Toxiproxy) or both\n");
