@@ -220,6 +220,7 @@ int report_json(const char *path, const struct run_result *r)
     }
     json_object_set_new(root, "endpoints", endpoints_json(r));
     json_object_set_new(root, "proxy", proxy_json(r));
+    json_object_set_new(root, "stuck_locks", report_stuck_json(r));
     json_object_update_new(root, results_json(r));
     if (r->sample_error[0])
         json_object_set_new(root, "last_error", json_string(r->sample_error));

@@ -113,6 +113,25 @@ static void md_faults(FILE *f, const struct run_result *r)
     fputc('\n', f);
 }
 
+static void md_stuck(FILE *f, const struct run_result *r)
+{
+    if (r->n_stuck == 0)
+        return;
+    fprintf(f,
+            "## Stuck locks\n\nWaiters and no holder (the lock on the server all the same:"
+            " a crashed holder's key until its ttl, an unanswered acquire's). A polling lock"
+            " shows stretches up to its retry backoff (%" PRIu32 " ms) at every hand-over.\n\n"
+            "| key | longest ms | from s | in all ms | stretches |\n|---|---:|---:|---:|---:|\n",
+            r->scn->retry_max_ms);
+    for (size_t i = 0; i < r->n_stuck && i < 10; i++) {
+        const struct stuck_key *k = &r->stuck[i];
+        fprintf(f, "| %s | %.1f | %.3f | %.1f | %" PRIu64 " |\n",
+                k->key < r->hist.n_keys ? r->hist.keys[k->key] : "?", (double)k->longest_ns / 1e6,
+                report_rel_s(r, k->longest_from_ns), (double)k->total_ns / 1e6, k->stretches);
+    }
+    fputc('\n', f);
+}
+
 int report_markdown(const char *path, const struct run_result *r)
 {
     FILE *f = fopen(path, "w");
@@ -139,6 +158,7 @@ int report_markdown(const char *path, const struct run_result *r)
     md_ops(f, r);
     md_safety(f, r);
     md_faults(f, r);
+    md_stuck(f, r);
     md_violations(f, r);
     fprintf(f, "## Expectations\n\n| what | expected | got | met |\n|---|---|---|---|\n");
     for (size_t i = 0; i < r->n_expects; i++)

@@ -153,19 +153,55 @@ const char *report_availability(const struct fault_availability *a, uint32_t typ
         snprintf(rec, sizeof(rec), "recovered %.3f s after its %s", (double)a->recovery_ns / 1e9,
                  type == FAULT_KILL ? "start" : "end");
     snprintf(buf, len,
-             "%" PRIu64 " granted, %" PRIu64 " failed, %" PRIu64
+             "%" PRIu64 " granted (%" PRIu64 " begun during it), %" PRIu64 " failed, %" PRIu64
              " ambiguous; longest wait with no grant %.3f s; %s",
-             a->granted, a->failed, a->ambiguous, (double)a->longest_no_grant_ns / 1e9, rec);
+             a->granted, a->granted_within, a->failed, a->ambiguous,
+             (double)a->longest_no_grant_ns / 1e9, rec);
     return buf;
 }
 
 json_t *report_availability_json(const struct fault_availability *a)
 {
-    return json_pack("{s:I, s:I, s:I, s:f, s:o}", "granted", (json_int_t)a->granted, "failed",
+    return json_pack("{s:I, s:I, s:I, s:I, s:f, s:o}", "granted", (json_int_t)a->granted,
+                     "granted_within", (json_int_t)a->granted_within, "failed",
                      (json_int_t)a->failed, "ambiguous", (json_int_t)a->ambiguous,
                      "longest_no_grant_ms", (double)a->longest_no_grant_ns / 1e6, "recovery_ms",
                      a->recovery_ns == AVAIL_NEVER ? json_null()
                                                    : json_real((double)a->recovery_ns / 1e6));
+}
+
+const char *report_stuck(const struct run_result *r, char *buf, size_t len)
+{
+    if (r->n_stuck == 0)
+        return NULL;
+    uint64_t total = 0;
+    for (size_t i = 0; i < r->n_stuck; i++)
+        total += r->stuck[i].total_ns;
+    const struct stuck_key *k = &r->stuck[0];
+    snprintf(
+        buf, len,
+        "longest %.3f s on %s from %.3f s (%zu key%s had waiters and no holder; %.3f s in all)",
+        (double)k->longest_ns / 1e9, k->key < r->hist.n_keys ? r->hist.keys[k->key] : "?",
+        report_rel_s(r, k->longest_from_ns), r->n_stuck, r->n_stuck == 1 ? "" : "s",
+        (double)total / 1e9);
+    return buf;
+}
+
+json_t *report_stuck_json(const struct run_result *r)
+{
+    json_t *keys = json_array();
+    for (size_t i = 0; i < r->n_stuck && i < 10; i++) {
+        const struct stuck_key *k = &r->stuck[i];
+        json_array_append_new(keys, json_pack("{s:s, s:f, s:f, s:f, s:I}", "key",
+                                              k->key < r->hist.n_keys ? r->hist.keys[k->key] : "?",
+                                              "longest_ms", (double)k->longest_ns / 1e6, "from_s",
+                                              report_rel_s(r, k->longest_from_ns), "total_ms",
+                                              (double)k->total_ns / 1e6, "stretches",
+                                              (json_int_t)k->stretches));
+    }
+    return json_pack("{s:f, s:I, s:o}", "longest_ms",
+                     r->n_stuck ? (double)r->stuck[0].longest_ns / 1e6 : 0.0, "keys",
+                     (json_int_t)r->n_stuck, "longest", keys);
 }
 
 const char *report_span_name(const struct run_result *r, const struct fault_span *f, char *buf,

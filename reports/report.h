@@ -69,6 +69,11 @@ const char *report_availability(const struct fault_availability *a, uint32_t typ
                                 size_t len);
 /* The same as report.json writes it (times in ms, recovery null for never). */
 json_t *report_availability_json(const struct fault_availability *a);
+/* The stuck locks in a line: "longest 1.204 s on lock:stock:3 from 2.310 s
+ * (4 keys had waiters and no holder; 2.9 s in all)"; NULL when none. */
+const char *report_stuck(const struct run_result *r, char *buf, size_t len);
+/* The same as report.json's "stuck_locks" (the 10 longest keys). */
+json_t *report_stuck_json(const struct run_result *r);
 /* A fault span of the history in a few words: "kill redis-2", "client_pause (client 3)". */
 const char *report_span_name(const struct run_result *r, const struct fault_span *f, char *buf,
                              size_t len);

@@ -132,10 +132,39 @@ static json_t *network_spec_json(const struct fault_spec *f, json_t *o)
     return o;
 }
 
+/* The fault's own expectations, in the short form; NULL when it states none. */
+static json_t *fault_expect_json(const struct fault_expect *x)
+{
+    const struct {
+        const char *key;
+        const struct expect_num *e;
+    } all[] = {{"acquired", &x->acquired}, {"failed", &x->failed}, {"recovery_ms", &x->recovery_ms}};
+    json_t *o = NULL;
+    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+        char buf[32];
+        if (all[i].e->op == EXPECT_UNSET)
+            continue;
+        if (o == NULL)
+            o = json_object();
+        json_object_set_new(o, all[i].key, json_string(expect_format(all[i].e, buf, sizeof(buf))));
+    }
+    return o;
+}
+
+static json_t *fault_spec_body(const struct fault_spec *f, json_t *o);
+
 json_t *report_fault_spec_json(const struct fault_spec *f)
 {
     json_t *o = json_pack("{s:s, s:I, s:I}", "type", fault_type_name(f->type), "at_ms",
                           (json_int_t)f->at_ms, "duration_ms", (json_int_t)f->duration_ms);
+    json_t *x = fault_expect_json(&f->expect);
+    if (x)
+        json_object_set_new(o, "expect", x);
+    return fault_spec_body(f, o);
+}
+
+static json_t *fault_spec_body(const struct fault_spec *f, json_t *o)
+{
     if (fault_on_network(f->type))
         return network_spec_json(f, o);
     if (!fault_on_servers(f->type)) {

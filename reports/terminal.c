@@ -179,6 +179,9 @@ void report_terminal(FILE *f, const struct run_result *r, int max_violations)
     fputc('\n', f);
     print_safety(f, r);
     print_faults(f, r);
+    char stuck[256];
+    if (report_stuck(r, stuck, sizeof(stuck)))
+        fprintf(f, "stuck: %s\n", stuck);
     report_violations(f, r, max_violations);
     print_verdict(f, r);
 }

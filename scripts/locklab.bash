@@ -121,7 +121,7 @@ _locklab()
     fi
     COMPREPLY=()
     if ((cword == 1)); then
-        _locklab_words "run compare check cluster list show help --help --version" "$cur"
+        _locklab_words "run compare matrix check cluster list show help --help --version" "$cur"
         return 0
     fi
     _locklab_option_value "$bin" "$prev" "$cur" && return 0
@@ -137,6 +137,12 @@ _locklab()
         else
             _locklab_paths "$cur" "*.json"
         fi ;;
+    matrix)
+        if [[ $cur == -* ]]; then
+            _locklab_words "--seeds --only --out -o --quiet -q --help" "$cur"
+        else
+            _locklab_paths "$cur"
+        fi ;;
     check)
         if [[ $cur == -* ]]; then
             _locklab_words "--expect --show-violations --help" "$cur"
@@ -149,7 +155,7 @@ _locklab()
         if [[ $cur == -* ]]; then
             _locklab_words "--help" "$cur"
         elif ((cword == 2)); then
-            _locklab_words "run compare check cluster list show" "$cur"
+            _locklab_words "run compare matrix check cluster list show" "$cur"
         fi ;;
     esac
     return 0

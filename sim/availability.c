@@ -42,9 +42,10 @@ static void count_completion(const struct history_event *e, uint64_t invoke_ns,
         const struct fault_span *f = &spans[i];
         bool inside = e->t_ns >= f->from_ns && e->t_ns <= f->to_ns;
         bool overlapped = e->t_ns >= f->from_ns && invoke_ns <= f->to_ns;
-        if (inside && e->type == HT_OK)
+        if (inside && e->type == HT_OK) {
             out[i].granted++;
-        else if (overlapped && e->type == HT_FAIL)
+            out[i].granted_within += invoke_ns >= f->from_ns;
+        } else if (overlapped && e->type == HT_FAIL)
             out[i].failed++;
         else if (overlapped && e->type == HT_INFO)
             out[i].ambiguous++;

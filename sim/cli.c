@@ -237,7 +237,8 @@ int load_scenario(const struct run_opts *o, struct scenario *s)
  * NULL: --out must never mix two runs' files or replace one silently. */
 static const char *holds_a_run(const char *dir)
 {
-    static const char *const marks[] = {"report.json", "history.jsonl", "compare.json"};
+    static const char *const marks[] = {"report.json", "history.jsonl", "compare.json",
+                                        "matrix.json"};
     for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++) {
         char path[800];
         struct stat st;
@@ -311,4 +312,13 @@ int make_run_dir(const char *out, const char *name, const char *what, char *dir,
     }
     fprintf(stderr, "locklab: cannot create the run folder %s: %s\n", dir, strerror(errno));
     return EXIT_ENV;
+}
+
+int exit_worse(int a, int b)
+{
+    static const int order[] = {EXIT_INTERRUPTED, EXIT_ENV, EXIT_USAGE, EXIT_FAILED, EXIT_PASS};
+    for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+        if (a == order[i] || b == order[i])
+            return order[i];
+    return a;
 }

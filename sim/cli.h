@@ -31,8 +31,9 @@ struct run_opts {
     long long requests;
     long long seed;
     int quiet;
-    int json;  /* show: the scenario object as JSON */
-    int brief; /* only the verdict line after a run (compare prints its own table) */
+    int json;   /* show: the scenario object as JSON */
+    int brief;  /* only the verdict line after a run (compare prints its own table) */
+    int silent; /* not even that (matrix --quiet prints its table alone) */
     int max_violations;
     int proxy; /* --proxy: every endpoint through locklab's proxy, faults or not */
 };
@@ -75,6 +76,10 @@ int run_on_fleet(const struct scenario *s, struct fleet *f, const struct run_opt
 
 int cmd_run(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_matrix(int argc, char **argv);
+/* The worse of two exit codes: interrupted, then environment, then usage,
+ * then a failed expectation. */
+int exit_worse(int a, int b);
 int cmd_cluster(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_list(int argc, char **argv);

@@ -170,17 +170,6 @@ static int write_comparison(const struct comparison *c)
     return rc;
 }
 
-/* The worst of the runs' exit codes: interrupted, then environment, then
- * a failed expectation. */
-static int worse(int a, int b)
-{
-    static const int order[] = {EXIT_INTERRUPTED, EXIT_ENV, EXIT_USAGE, EXIT_FAILED, EXIT_PASS};
-    for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
-        if (a == order[i] || b == order[i])
-            return order[i];
-    return a;
-}
-
 static int run_plan(struct plan *p, struct fleet *f, const struct run_opts *o, struct comparison *c)
 {
     int rc = EXIT_PASS;
@@ -195,13 +184,13 @@ static int run_plan(struct plan *p, struct fleet *f, const struct run_opts *o, s
         if (signals_received() || fleet_dead(f) >= 0) {
             not_run(c, p->ops[i], signals_received() ? "interrupted" : "a managed server died");
             c->complete = false;
-            rc = worse(rc, signals_received() ? EXIT_INTERRUPTED : EXIT_ENV);
+            rc = exit_worse(rc, signals_received() ? EXIT_INTERRUPTED : EXIT_ENV);
             continue;
         }
         int one = run_one(p, i, ++k, f, &each, c);
         if (one == EXIT_INTERRUPTED || one == EXIT_ENV)
             c->complete = false;
-        rc = worse(rc, one);
+        rc = exit_worse(rc, one);
     }
     return rc;
 }
@@ -242,7 +231,7 @@ int cmd_compare(int argc, char **argv)
     signals_forget_servers();
     fleet_down(&f, logs);
     if (write_comparison(&c) < 0)
-        rc = worse(rc, EXIT_ENV);
+        rc = exit_worse(rc, EXIT_ENV);
     if (!o.quiet) {
         compare_terminal(stdout, &c);
     } else {

@@ -105,7 +105,7 @@ static int finish_run(struct runner *r, struct proxy *px, struct run_result *res
     int wrote = write_reports(res);
     if (!o->quiet && !o->brief)
         report_terminal(stdout, res, o->max_violations);
-    else
+    else if (!o->silent)
         printf("End of run: %s  %s/\n", report_verdict(res), res->run_dir);
     fflush(stdout);
     if (wrote < 0)

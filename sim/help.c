@@ -65,6 +65,28 @@ static const struct command_help commands[] = {
      "\n"
      "example:\n"
      "  locklab compare scenarios/flash_sale.json --algorithms redis,zookeeper --duration 5\n"},
+    {"matrix", "the known results: every scenario of a folder, several seeds each",
+     "usage: locklab matrix [DIR] [options]\n"
+     "\n"
+     "Runs every scenario (*.json) of DIR (default scenarios/matrix), each with its own\n"
+     "algorithm and expectations, once per seed, on servers started afresh for each\n"
+     "run; then prints one table (expected against observed, with the failed\n"
+     "acquisitions, recovery and stuck time) and writes matrix.md and matrix.json.\n"
+     "Every scenario is checked before anything starts.\n"
+     "\n"
+     "options:\n"
+     "      --seeds N            runs per row, 1..100 (default 1): the file's seed, then\n"
+     "                           the next ones\n"
+     "      --only TEXT          only the rows whose scenario name contains TEXT\n"
+     "  -o, --out DIR            the matrix folder, one run folder per row and seed in it;\n"
+     "                           default runs/known-results-matrix-<time>/\n"
+     "  -q, --quiet              print only the table\n"
+     "\n"
+     "exit: 0 every row matched in every seed, 1 some did not, 2 bad usage or scenario\n"
+     "      (nothing started), 3 environment (a run INCOMPLETE), 130 interrupted\n"
+     "\n"
+     "example:\n"
+     "  locklab matrix --seeds 5\n"},
     {"show", "the effective settings of a scenario, without running it",
      "usage: locklab show SCENARIO [options]\n"
      "\n"

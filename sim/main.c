@@ -89,6 +89,9 @@ static int cmd_check(int argc, char **argv)
            c->sections, c->overlaps, c->fenced_pairs, c->violations, c->concurrent_entries);
     report_violations(stdout, &res, (int)show);
     report_spans(stdout, &res);
+    char stuck[256];
+    if (report_stuck(&res, stuck, sizeof(stuck)))
+        printf("stuck: %s\n", stuck);
     char w[24];
     int met = expect_met(&want, c->violations);
     int rc = check_verdict(&res.hist, met, expect_format(&want, w, sizeof(w)), c->violations);
@@ -135,6 +138,10 @@ static int dispatch(const char *cmd, int argc, char **argv)
     if (strcmp(cmd, "compare") == 0) {
         signals_start();
         return cmd_compare(argc - 1, argv + 1);
+    }
+    if (strcmp(cmd, "matrix") == 0) {
+        signals_start();
+        return cmd_matrix(argc - 1, argv + 1);
     }
     if (strcmp(cmd, "cluster") == 0)
         return cmd_cluster(argc - 1, argv + 1);

@@ -19,6 +19,42 @@ static void add_expect(struct run_result *r, const char *what, const struct expe
     e->met = expect_met(want, got);
 }
 
+static void add_fault_expect(struct run_result *r, size_t i, const char *what,
+                             const struct expect_num *want, uint64_t got, bool known)
+{
+    if (want->op == EXPECT_UNSET || r->n_expects >= RESULT_MAX_EXPECTS)
+        return;
+    struct expect_record *e = &r->expects[r->n_expects++];
+    snprintf(e->what, sizeof(e->what), "faults[%zu].%s", i, what);
+    expect_format(want, e->want, sizeof(e->want));
+    if (!known) {
+        snprintf(e->got, sizeof(e->got), "%s",
+                 got == AVAIL_NEVER ? "no acquisition after it" : "the fault never struck");
+        e->met = false;
+        return;
+    }
+    snprintf(e->got, sizeof(e->got), "%" PRIu64, got);
+    e->met = expect_met(want, got);
+}
+
+/* A fault's own expectations, read from its window's availability. */
+static void judge_faults(struct run_result *r)
+{
+    const struct scenario *s = r->scn;
+    for (size_t i = 0; i < s->n_faults; i++) {
+        const struct fault_expect *x = &s->faults[i].expect;
+        const struct fault_availability *a = result_fault_availability(r, i);
+        add_fault_expect(r, i, "acquired", &x->acquired, a ? a->granted_within : 0, a != NULL);
+        add_fault_expect(r, i, "failed", &x->failed, a ? a->failed : 0, a != NULL);
+        bool recovered = a && a->recovery_ns != AVAIL_NEVER;
+        add_fault_expect(r, i, "recovery_ms", &x->recovery_ms,
+                         recovered ? a->recovery_ns / 1000000
+                         : a       ? AVAIL_NEVER
+                                   : 0,
+                         recovered);
+    }
+}
+
 void result_judge(struct run_result *r)
 {
     const struct scenario *s = r->scn;
@@ -33,6 +69,7 @@ void result_judge(struct run_result *r)
         snprintf(e->got, sizeof(e->got), "%s", r->invariants_hold ? "hold" : "broken");
         e->met = r->invariants_hold == (s->expect.invariants == EXPECT_INV_HOLD);
     }
+    judge_faults(r);
     /* The witness and the checker disagreeing is a testbed bug: never a pass. */
     r->passed = r->witness_agrees && r->hist.dropped == 0;
     for (size_t i = 0; i < r->n_expects; i++)
@@ -50,6 +87,7 @@ void result_free(struct run_result *r)
     free(r->spans);
     free(r->tl_latency);
     free(r->avail);
+    free(r->stuck);
     checker_result_free(&r->check);
 }
 
@@ -61,6 +99,8 @@ int result_check_history(struct run_result *r, uint64_t lookback_ns)
     if (r->avail == NULL)
         return -1;
     availability_compute(&r->hist, r->spans, r->n_spans, r->avail);
+    if (stuck_compute(&r->hist, r->sections, r->n_sections, &r->stuck, &r->n_stuck) < 0)
+        return -1;
     return checker_run(r->sections, r->n_sections, r->spans, r->n_spans, lookback_ns, 1000,
                        &r->check);
 }

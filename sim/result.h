@@ -15,11 +15,13 @@
 #include "nemesis.h"
 #include "proxy.h"
 #include "scenario.h"
+#include "stuck.h"
 #include "workload.h"
 
 #define RESULT_MAX_SERVERS 12
 #define RESULT_SERVER_LEN  128
-#define RESULT_MAX_EXPECTS 4
+/* the scenario's three, and three per fault window */
+#define RESULT_MAX_EXPECTS (3 + 3 * SCENARIO_MAX_FAULTS)
 
 struct expect_record {
     char what[32]; /* "violations" */
@@ -60,6 +62,8 @@ struct run_result {
     struct fault_span *spans;
     size_t n_spans;
     struct fault_availability *avail; /* avail[i]: what spans[i] cost the clients */
+    struct stuck_key *stuck; /* keys with waiters and no holder, longest first */
+    size_t n_stuck;
     struct check_result check;
     uint64_t witness_concurrent; /* the online witness's count */
     bool witness_agrees;         /* == check.concurrent_entries */

@@ -589,6 +589,14 @@ static int parse_workload(struct ctx *c, json_t *v, const struct field *f, void 
     return walk_object(c, v, &workload_tables[kind], base);
 }
 
+static const struct field fault_expect_fields[] = {
+    {.key = "acquired", .parse = parse_expect, .offset = FS(expect.acquired)},
+    {.key = "failed", .parse = parse_expect, .offset = FS(expect.failed)},
+    {.key = "recovery_ms", .parse = parse_expect, .offset = FS(expect.recovery_ms)},
+};
+static const struct table fault_expect_table = {fault_expect_fields, N_OF(fault_expect_fields),
+                                                NULL};
+
 static const struct field fault_fields[] = {
     {.key = "at_ms", .parse = parse_u64, .offset = FS(at_ms), .max = NO_MAX, .required = true},
     {.key = "type",
@@ -621,6 +629,7 @@ static const struct field fault_fields[] = {
      .max = 1 << 20},
     {.key = "size_variation", .parse = parse_u32, .offset = FS(size_variation), .max = 1 << 20},
     {.key = "delay", .parse = parse_u32, .offset = FS(delay_us), .max = 1000000},
+    {.key = "expect", .parse = parse_object, .sub = &fault_expect_table},
 };
 static const struct table fault_table = {fault_fields, N_OF(fault_fields), fault_after};
 

@@ -102,6 +102,22 @@ enum fault_data {
     DATA_KEPT,      /* AOF with appendfsync always (antirez's mitigation) */
 };
 
+enum expect_op { EXPECT_UNSET = 0, EXPECT_EQ, EXPECT_GT, EXPECT_GE, EXPECT_LT, EXPECT_LE };
+
+struct expect_num {
+    enum expect_op op;
+    uint64_t value;
+};
+
+/* What a fault's window must show (its "expect" object): liveness a
+ * known result states beside safety ("acquisitions continue", "none while
+ * the majority is paused"). */
+struct fault_expect {
+    struct expect_num acquired;    /* acquires both begun and granted inside the window */
+    struct expect_num failed;      /* acquires that failed, tried during it */
+    struct expect_num recovery_ms; /* from its end (start, for a kill) to the next grant */
+};
+
 struct fault_spec {
     enum fault_type type;
     uint64_t at_ms;       /* from the start of the run */
@@ -128,13 +144,7 @@ struct fault_spec {
     uint32_t timeout_ms; /* timeout, reset_peer */
     uint64_t bytes;      /* limit_data */
     uint32_t average_size, size_variation, delay_us; /* slicer */
-};
-
-enum expect_op { EXPECT_UNSET = 0, EXPECT_EQ, EXPECT_GT, EXPECT_GE, EXPECT_LT, EXPECT_LE };
-
-struct expect_num {
-    enum expect_op op;
-    uint64_t value;
+    struct fault_expect expect;
 };
 
 enum expect_invariants { EXPECT_INV_UNSET = 0, EXPECT_INV_HOLD, EXPECT_INV_BROKEN };

@@ -44,7 +44,8 @@ expect()
     fi
 }
 
-expect "run compare check cluster list show help --help --version" "$bin" ""
+expect "run compare matrix check cluster list show help --help --version" "$bin" ""
+expect "--seeds --only --out -o --quiet -q --help" "$bin" matrix -
 expect "compare check cluster" "$bin" c
 expect "--quiet" "$bin" run --q
 expect "--algorithm -a --clients -c --duration -d --requests -n --seed -s --out -o --quiet -q

@@ -18,9 +18,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "availability.h"
 #include "history.h"
 #include "latency_timeline.h"
 #include "scenario.h"
+#include "stuck.h"
 
 #define CHUNK 4096 /* history.c's chunk size; the tests cross it */
 
@@ -732,6 +734,73 @@ static void test_one_process_holds_two_keys(void **state)
     history_free(&h);
 }
 
+/* A crashed holder leaves waiters with no holder until the next grant; an
+ * acquire on a free key (its round trip), a busy try and a wait still open
+ * at the end count too. A fault window
+ * counts a grant begun inside it apart from one decided before it. */
+static void test_stuck_keys_and_grants_within(void **state)
+{
+    (void)state;
+    const char *keys[] = {"k0", "k1"}, *owners[] = {"o0", "o1", "o2", "o3"};
+    struct history_event e[] = {
+        ev(10, 0, HT_INVOKE, HF_ACQUIRE),
+        fault(15, HISTORY_SERVERS, FAULT_PAUSE, 0),
+        ev(20, 0, HT_OK, HF_ACQUIRE),
+        ev(30, 1, HT_INVOKE, HF_ACQUIRE),
+        ev(50, 0, HT_INFO, HF_CRASH), /* stuck from here... */
+        ev(90, 1, HT_OK, HF_ACQUIRE), /* ...to here: 40 */
+        fault(95, HISTORY_SERVERS, FAULT_PAUSE, 1),
+        ev(100, 1, HT_INVOKE, HF_RELEASE),
+        ev(101, 1, HT_OK, HF_RELEASE),
+        ev(110, 2, HT_INVOKE, HF_ACQUIRE),
+        ev(115, 2, HT_FAIL, HF_ACQUIRE),   /* 5 more */
+        ev(120, 3, HT_INVOKE, HF_ACQUIRE), /* k1: open to the end, 80 */
+    };
+    size_t n = sizeof(e) / sizeof(e[0]);
+    for (size_t i = 0; i < n; i++) {
+        if (e[i].f == HF_FAULT)
+            continue;
+        e[i].key = e[i].client == 3 ? 1 : 0;
+        e[i].owner = e[i].client;
+        e[i].seq = HISTORY_NO_SEQ;
+    }
+    e[10].arg = HE_BUSY;
+    struct history h;
+    make_history(&h, e, n, keys, 2, owners, 4);
+    h.end_mono_ns = 200;
+    struct section *s;
+    struct fault_span *f;
+    size_t ns, nf;
+    assert_int_equal(history_sections(&h, &s, &ns, &f, &nf), 0);
+    assert_int_equal(ns, 2);
+    assert_int_equal(nf, 1);
+
+    struct stuck_key *k;
+    size_t nk;
+    assert_int_equal(stuck_compute(&h, s, ns, &k, &nk), 0);
+    assert_int_equal(nk, 2);
+    assert_int_equal(k[0].key, 1);
+    assert_int_equal(k[0].longest_ns, 80);
+    assert_int_equal(k[0].longest_from_ns, 120);
+    assert_int_equal(k[0].total_ns, 80);
+    assert_int_equal(k[0].stretches, 1);
+    assert_int_equal(k[1].key, 0);
+    assert_int_equal(k[1].longest_ns, 40);
+    assert_int_equal(k[1].longest_from_ns, 50);
+    assert_int_equal(k[1].total_ns, 55); /* 10 to 20 as well: client 0's own wait */
+    assert_int_equal(k[1].stretches, 3);
+    free(k);
+
+    struct fault_availability a;
+    availability_compute(&h, f, nf, &a);
+    assert_int_equal(a.granted, 2);
+    assert_int_equal(a.granted_within, 1); /* client 0 asked before the fault */
+    assert_int_equal(a.failed, 0);
+    free(s);
+    free(f);
+    history_free(&h);
+}
+
 static void test_sections(void **state)
 {
     (void)state;
@@ -887,6 +956,7 @@ int main(void)
         cmocka_unit_test(test_sections),
         cmocka_unit_test(test_truncated_history_shows_two_holders),
         cmocka_unit_test(test_one_process_holds_two_keys),
+        cmocka_unit_test(test_stuck_keys_and_grants_within),
         cmocka_unit_test(test_sections_of_file_match),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

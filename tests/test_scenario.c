@@ -1440,6 +1440,34 @@ static void test_process_fault_errors(void **state)
 /* Network faults: Toxiproxy's attributes, each on the types that take it,
  * in range; targets that exist; no two toxics of one type on the same
  * traffic at once. */
+/* A fault's own expectations: read as counts, kept apart per fault. */
+static void test_fault_expect(void **state)
+{
+    struct scenario s;
+    load_ok(state,
+            "{'faults': [{'at_ms': 0, 'type': 'kill', 'target': 'one', 'expect': {'acquired': "
+            "'>0', 'recovery_ms': '<5000'}}, {'at_ms': 10, 'type': 'client_pause', "
+            "'duration_ms': 5, 'expect': {'failed': 0}}], " WL "}",
+            &s);
+    assert_int_equal(s.faults[0].expect.acquired.op, EXPECT_GT);
+    assert_int_equal(s.faults[0].expect.acquired.value, 0);
+    assert_int_equal(s.faults[0].expect.recovery_ms.op, EXPECT_LT);
+    assert_int_equal(s.faults[0].expect.recovery_ms.value, 5000);
+    assert_int_equal(s.faults[0].expect.failed.op, EXPECT_UNSET);
+    assert_int_equal(s.faults[1].expect.failed.op, EXPECT_EQ);
+    assert_int_equal(s.faults[1].expect.acquired.op, EXPECT_UNSET);
+    static const struct bad_case bad[] = {
+        {"{'faults': [{'at_ms': 0, 'type': 'kill', 'target': 'one', 'expect': {'aquired': 0}}], " WL
+         "}",
+         "t.json:1:70: faults[0].expect.aquired: unknown key (did you mean \"acquired\"?)"},
+        {"{'faults': [{'at_ms': 0, 'type': 'kill', 'target': 'one', 'expect': {'failed': "
+         "'x'}}], " WL "}",
+         "t.json:1:80: faults[0].expect.failed: cannot read \"x\" as a count (write 0, \">0\", "
+         "\">= 3\", \"<5\")"},
+    };
+    CHECK_LOAD(bad);
+}
+
 static void test_network_fault_errors(void **state)
 {
     static const struct bad_case load[] = {
@@ -1584,6 +1612,7 @@ int main(void)
         cmocka_unit_test(test_new_finish_errors),
         cmocka_unit_test(test_process_fault_errors),
         cmocka_unit_test(test_network_fault_errors),
+        cmocka_unit_test(test_fault_expect),
         cmocka_unit_test(test_endpoints_parse),
         cmocka_unit_test(test_doc_examples),
         cmocka_unit_test(test_expect_parse),

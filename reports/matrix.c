@@ -1,0 +1,271 @@
+/* matrix.c - the known-results matrix as a table: terminal, Markdown, JSON. */
+#include "matrix.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "report.h"
+
+#define SCHEMA "locklab.matrix/1"
+
+__attribute__((format(printf, 4, 5))) static void append(char *buf, size_t len, size_t *used,
+                                                         const char *fmt, ...)
+{
+    if (*used >= len)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + *used, len - *used, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        *used += (size_t)n < len - *used ? (size_t)n : len - *used - 1;
+}
+
+static void append_expect(char *buf, size_t len, size_t *used, const char *what,
+                          const struct expect_num *e)
+{
+    char w[24];
+    if (e->op != EXPECT_UNSET)
+        append(buf, len, used, "%s%s %s", *used ? "; " : "", what, expect_format(e, w, sizeof(w)));
+}
+
+void matrix_expected(const struct scenario *s, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    append_expect(buf, len, &used, "violations", &s->expect.violations);
+    append_expect(buf, len, &used, "rejected_accesses", &s->expect.rejected_accesses);
+    if (s->expect.invariants != EXPECT_INV_UNSET)
+        append(buf, len, &used, "; invariants %s",
+               s->expect.invariants == EXPECT_INV_HOLD ? "hold" : "broken");
+    for (size_t i = 0; i < s->n_faults; i++) {
+        const struct fault_expect *x = &s->faults[i].expect;
+        char what[48];
+        snprintf(what, sizeof(what), "faults[%zu].acquired", i);
+        append_expect(buf, len, &used, what, &x->acquired);
+        snprintf(what, sizeof(what), "faults[%zu].failed", i);
+        append_expect(buf, len, &used, what, &x->failed);
+        snprintf(what, sizeof(what), "faults[%zu].recovery_ms", i);
+        append_expect(buf, len, &used, what, &x->recovery_ms);
+    }
+}
+
+void matrix_run_fill(struct matrix_run *m, const struct run_result *r)
+{
+    m->ran = true;
+    m->matched = r->complete && r->passed;
+    snprintf(m->verdict, sizeof(m->verdict), "%s", report_verdict(r));
+    char why[256];
+    const char *fail = report_failure(r, why, sizeof(why));
+    if (!r->complete)
+        snprintf(m->failure, sizeof(m->failure), "%s", r->incomplete_reason);
+    else
+        snprintf(m->failure, sizeof(m->failure), "%s", fail ? fail : "");
+    snprintf(m->run_dir, sizeof(m->run_dir), "%s", r->run_dir);
+    m->violations = r->check.violations;
+    m->acquired = r->stat[ST_ACQUIRE_OK];
+    m->recovered = true;
+    m->fault_runs = r->n_spans;
+    for (size_t i = 0; i < r->n_spans; i++) {
+        const struct fault_availability *a = &r->avail[i];
+        m->failed += a->failed;
+        m->ambiguous += a->ambiguous;
+        if (a->recovery_ns == AVAIL_NEVER)
+            m->recovered = false;
+        else if ((double)a->recovery_ns / 1e6 > m->recovery_ms)
+            m->recovery_ms = (double)a->recovery_ns / 1e6;
+    }
+    m->stuck_ms = r->n_stuck ? (double)r->stuck[0].longest_ns / 1e6 : 0;
+}
+
+size_t matrix_rows_matched(const struct matrix *m)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < m->n; i++)
+        n += m->rows[i].n_runs > 0 && m->rows[i].matched == m->rows[i].n_runs;
+    return n;
+}
+
+/* "0, 0, 0" or "12, 9, 14": one figure per seed. */
+static const char *per_seed(const struct matrix_row *row, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t k = 0; k < row->n_runs; k++) {
+        const struct matrix_run *r = &row->runs[k];
+        if (r->ran)
+            append(buf, len, &used, "%s%" PRIu64, k ? ", " : "", r->violations);
+        else
+            append(buf, len, &used, "%s-", k ? ", " : "");
+    }
+    return buf;
+}
+
+struct row_sums {
+    uint64_t failed, ambiguous;
+    double recovery_ms, stuck_ms; /* the worst seed's */
+    bool any_fault, never;        /* some window never recovered in some seed */
+};
+
+static struct row_sums sums(const struct matrix_row *row)
+{
+    struct row_sums s = {0};
+    for (size_t k = 0; k < row->n_runs; k++) {
+        const struct matrix_run *r = &row->runs[k];
+        if (!r->ran)
+            continue;
+        s.failed += r->failed;
+        s.ambiguous += r->ambiguous;
+        s.any_fault = s.any_fault || r->fault_runs > 0;
+        s.never = s.never || (r->fault_runs > 0 && !r->recovered);
+        if (r->recovery_ms > s.recovery_ms)
+            s.recovery_ms = r->recovery_ms;
+        if (r->stuck_ms > s.stuck_ms)
+            s.stuck_ms = r->stuck_ms;
+    }
+    return s;
+}
+
+static const char *recovery_text(const struct row_sums *s, char *buf, size_t len)
+{
+    if (!s->any_fault)
+        snprintf(buf, len, "-");
+    else if (s->never)
+        snprintf(buf, len, "never");
+    else
+        snprintf(buf, len, "%.0f ms", s->recovery_ms);
+    return buf;
+}
+
+static const char *row_state(const struct matrix_row *row)
+{
+    return row->n_runs == 0 ? "NOT RUN" : row->matched == row->n_runs ? "yes" : "NO";
+}
+
+void matrix_terminal(FILE *f, const struct matrix *m)
+{
+    fprintf(f, "\n%-34s %-11s %-5s %-6s %-20s %-9s %-10s %-9s %s\n", "row", "algorithm", "match",
+            "seeds", "violations", "failed", "recovery", "stuck", "expected");
+    for (size_t i = 0; i < m->n; i++) {
+        const struct matrix_row *row = &m->rows[i];
+        struct row_sums s = sums(row);
+        char seeds[16], viol[64], rec[32], stuck[32];
+        snprintf(seeds, sizeof(seeds), "%zu/%zu", row->matched, row->n_runs);
+        snprintf(stuck, sizeof(stuck), "%.0f ms", s.stuck_ms);
+        fprintf(f, "%-34s %-11s %-5s %-6s %-20s %-9" PRIu64 " %-10s %-9s %s\n", row->name,
+                row->algorithm, row_state(row), seeds, per_seed(row, viol, sizeof(viol)), s.failed,
+                recovery_text(&s, rec, sizeof(rec)), stuck, row->expected);
+        for (size_t k = 0; k < row->n_runs; k++)
+            if (row->runs[k].ran && !row->runs[k].matched)
+                fprintf(f, "    seed %" PRIu64 ": %s - %s  %s/\n", row->runs[k].seed,
+                        row->runs[k].verdict, row->runs[k].failure, row->runs[k].run_dir);
+    }
+    size_t ok = matrix_rows_matched(m);
+    fprintf(f,
+            "\nEnd of matrix: %s - %zu of %zu rows matched in every seed (%zu seed%s each), "
+            "%.0f s%s  %s/\n",
+            ok == m->n && m->complete ? "PASS"
+            : !m->complete            ? "INCOMPLETE"
+                                      : "FAIL",
+            ok, m->n, m->seeds, m->seeds == 1 ? "" : "s", m->elapsed_s,
+            m->complete ? "" : " (cut short)", m->out_dir);
+}
+
+/* A Markdown cell: no bar or line break may end the cell early. */
+static void md_cell(FILE *f, const char *text)
+{
+    for (const char *p = text; *p; p++)
+        fputs(*p == '|' ? "\\|" : *p == '\n' ? " " : (char[]){*p, 0}, f);
+}
+
+int matrix_markdown(const char *path, const struct matrix *m)
+{
+    FILE *f = fopen(path, "w");
+    if (f == NULL)
+        return -1;
+    size_t ok = matrix_rows_matched(m);
+    fprintf(f, "# locklab: the known-results matrix — %zu of %zu rows matched\n\n", ok, m->n);
+    fprintf(f,
+            "Scenarios from `%s`, each run with %zu seed%s (the file's seed, then the next ones)."
+            " A row matches when every seed met every expectation of its scenario. Failed"
+            " acquisitions are summed over the seeds' fault windows; recovery and stuck time are"
+            " the worst seed's.%s\n\n",
+            m->dir, m->seeds, m->seeds == 1 ? "" : "s",
+            m->complete ? "" : " **The matrix was cut short: some runs are missing.**");
+    fprintf(f, "| row | algorithm | fault | expected | matched | violations per seed | failed "
+               "acquisitions | recovery | stuck |\n|---|---|---|---|---|---|---:|---|---:|\n");
+    for (size_t i = 0; i < m->n; i++) {
+        const struct matrix_row *row = &m->rows[i];
+        struct row_sums s = sums(row);
+        char viol[64], rec[32];
+        fprintf(f, "| %s | %s | ", row->name, row->algorithm);
+        md_cell(f, row->fault);
+        fprintf(f, " | %s | %s %zu/%zu | %s | %" PRIu64 " | %s | %.0f ms |\n", row->expected,
+                row_state(row), row->matched, row->n_runs, per_seed(row, viol, sizeof(viol)),
+                s.failed, recovery_text(&s, rec, sizeof(rec)), s.stuck_ms);
+    }
+    fprintf(f, "\n## Runs that did not match\n\n");
+    size_t misses = 0;
+    for (size_t i = 0; i < m->n; i++)
+        for (size_t k = 0; k < m->rows[i].n_runs; k++) {
+            const struct matrix_run *r = &m->rows[i].runs[k];
+            if (r->matched)
+                continue;
+            misses++;
+            fprintf(f, "- %s, seed %" PRIu64 ": %s — ", m->rows[i].name, r->seed, r->verdict);
+            md_cell(f, r->failure);
+            fprintf(f, " (`%s/`)\n", r->run_dir);
+        }
+    if (misses == 0)
+        fprintf(f, "None.\n");
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad)
+        return -1;
+    return 0;
+}
+
+static json_t *run_json(const struct matrix_run *r)
+{
+    return json_pack("{s:I, s:b, s:b, s:s, s:o, s:s, s:I, s:I, s:I, s:I, s:o, s:f}", "seed",
+                     (json_int_t)r->seed, "ran", r->ran, "matched", r->matched, "verdict",
+                     r->verdict, "failure", r->failure[0] ? json_string(r->failure) : json_null(),
+                     "run_dir", r->run_dir, "violations", (json_int_t)r->violations, "acquired",
+                     (json_int_t)r->acquired, "failed_acquisitions", (json_int_t)r->failed,
+                     "ambiguous_acquisitions", (json_int_t)r->ambiguous, "recovery_ms",
+                     r->fault_runs == 0 || !r->recovered ? json_null() : json_real(r->recovery_ms),
+                     "stuck_ms", r->stuck_ms);
+}
+
+int matrix_json(const char *path, const struct matrix *m)
+{
+    json_t *rows = json_array();
+    for (size_t i = 0; i < m->n; i++) {
+        const struct matrix_row *row = &m->rows[i];
+        json_t *runs = json_array();
+        for (size_t k = 0; k < row->n_runs; k++)
+            json_array_append_new(runs, run_json(&row->runs[k]));
+        json_array_append_new(rows,
+                              json_pack("{s:s, s:s, s:s, s:s, s:s, s:b, s:I, s:I, s:o}", "name",
+                                        row->name, "file", row->file, "algorithm", row->algorithm,
+                                        "fault", row->fault, "expected", row->expected, "matched",
+                                        row->n_runs > 0 && row->matched == row->n_runs, "seeds",
+                                        (json_int_t)row->n_runs, "seeds_matched",
+                                        (json_int_t)row->matched, "runs", runs));
+    }
+    size_t ok = matrix_rows_matched(m);
+    json_t *root =
+        json_pack("{s:s, s:s, s:s, s:I, s:b, s:b, s:I, s:f, s:o}", "schema", SCHEMA, "locklab",
+                  LOCKLAB_VERSION, "dir", m->dir, "seeds", (json_int_t)m->seeds, "complete",
+                  m->complete, "matched", m->complete && ok == m->n, "rows_matched", (json_int_t)ok,
+                  "elapsed_s", m->elapsed_s, "rows", rows);
+    if (root == NULL) {
+        errno = ENOMEM;
+        return -1;
+    }
+    int rc = json_dump_file(root, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    json_decref(root);
+    return rc == 0 ? 0 : -1;
+}

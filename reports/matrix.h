@@ -1,0 +1,66 @@
+/* matrix.h - the known-results matrix: one row per scenario of a folder,
+ * each run with several seeds, expected against observed; the terminal
+ * table, matrix.md and matrix.json. Each run's figures are taken from its
+ * result before the next run starts. */
+#ifndef LOCKLAB_MATRIX_H
+#define LOCKLAB_MATRIX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "result.h"
+
+#define MATRIX_MAX_ROWS  64
+#define MATRIX_MAX_SEEDS 100
+
+struct matrix_run {
+    uint64_t seed;
+    bool ran;          /* false: it could not start (the error went to stderr) */
+    bool matched;      /* complete, and every expectation met */
+    char verdict[16];  /* PASS, FAIL, INCOMPLETE, NOT RUN */
+    char failure[320]; /* the first unmet expectation, or why it is incomplete */
+    char run_dir[512];
+    uint64_t violations;
+    uint64_t failed;     /* acquires that failed in the fault windows, all summed */
+    uint64_t ambiguous;  /* and those whose outcome is unknown */
+    bool recovered;      /* every fault window was followed by a grant */
+    double recovery_ms;  /* the slowest recovery among the windows */
+    double stuck_ms;     /* the longest stretch a key had waiters and no holder */
+    uint64_t acquired;   /* grants in the whole run */
+    uint64_t fault_runs; /* fault windows the run had */
+};
+
+struct matrix_row {
+    char file[512];
+    char name[64];
+    char algorithm[32];
+    char fault[256];    /* the scenario's description: which fault, which setting */
+    char expected[256]; /* "violations 0; faults[0].acquired >0" */
+    struct matrix_run *runs;
+    size_t n_runs;
+    size_t matched;
+};
+
+struct matrix {
+    char dir[512];     /* the scenarios' folder */
+    char out_dir[512]; /* where matrix.md, matrix.json and the runs go */
+    size_t seeds;
+    struct matrix_row rows[MATRIX_MAX_ROWS];
+    size_t n;
+    bool complete; /* every run of every row ran to its end */
+    double elapsed_s;
+};
+
+/* The row's expectation in words, from its scenario. */
+void matrix_expected(const struct scenario *s, char *buf, size_t len);
+/* A run's figures from its finished result. */
+void matrix_run_fill(struct matrix_run *m, const struct run_result *r);
+/* Rows whose every run matched. */
+size_t matrix_rows_matched(const struct matrix *m);
+void matrix_terminal(FILE *f, const struct matrix *m);
+/* 0, or -1 with errno set. */
+int matrix_markdown(const char *path, const struct matrix *m);
+int matrix_json(const char *path, const struct matrix *m);
+
+#endif

@@ -1,0 +1,261 @@
+/* cmd_matrix.c - `locklab matrix [DIR]`: every scenario of a folder (one
+ * known result each: a lock, a fault, what must come of it), run with N
+ * seeds on servers started afresh for each run, then one table: expected
+ * against observed, with the availability figures.
+ *
+ * Every scenario is validated before anything starts. Each run gets its
+ * own fleet: a fault changes what the servers hold (a restarted Redis, a
+ * ZooKeeper session left to expire), and a row must not inherit that from
+ * the seed before.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "matrix.h"
+#include "signals.h"
+
+#define MATRIX_DIR "scenarios/matrix"
+
+struct matrix_opts {
+    const char *dir;
+    const char *out;
+    const char *only; /* rows whose name contains this */
+    long long seeds;
+    int quiet;
+};
+
+struct plan {
+    struct scenario scn[MATRIX_MAX_ROWS];
+    size_t n;
+};
+
+static int parse_opts(int argc, char **argv, struct matrix_opts *o)
+{
+    static const struct option longs[] = {{"seeds", required_argument, 0, 'S'},
+                                          {"out", required_argument, 0, 'o'},
+                                          {"only", required_argument, 0, 'O'},
+                                          {"quiet", no_argument, 0, 'q'},
+                                          {0, 0, 0, 0}};
+    *o = (struct matrix_opts){.dir = MATRIX_DIR, .seeds = 1};
+    int c;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "o:q", longs, NULL)) != -1) {
+        if (c == 'S' && parse_long(optarg, 1, MATRIX_MAX_SEEDS, &o->seeds) < 0)
+            return bad_usage("--seeds: expected an integer in 1..%d, got \"%s\"", MATRIX_MAX_SEEDS,
+                             optarg);
+        else if (c == 'o')
+            o->out = optarg;
+        else if (c == 'O')
+            o->only = optarg;
+        else if (c == 'q')
+            o->quiet = 1;
+        else if (c == '?' || c == ':')
+            return bad_usage("matrix: unknown or incomplete option \"%s\"", argv[optind - 1]);
+    }
+    if (optind < argc - 1)
+        return bad_usage("%s", "matrix: at most one folder of scenarios");
+    if (optind == argc - 1)
+        o->dir = argv[optind];
+    return 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The folder's *.json files, sorted, as full paths into names. */
+static int list_files(const char *dir, char names[][512], size_t *n)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return bad_usage("matrix: cannot read the folder %s", dir);
+    char *found[MATRIX_MAX_ROWS + 1] = {NULL};
+    size_t k = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        size_t len = strlen(e->d_name);
+        if (len < 6 || strcmp(e->d_name + len - 5, ".json") != 0 || e->d_name[0] == '.')
+            continue;
+        if (k == MATRIX_MAX_ROWS) {
+            closedir(d);
+            for (size_t i = 0; i < k; i++)
+                free(found[i]);
+            return bad_usage("matrix: %s holds more than %d scenarios", dir, MATRIX_MAX_ROWS);
+        }
+        found[k++] = strdup(e->d_name);
+    }
+    closedir(d);
+    qsort(found, k, sizeof(found[0]), by_name);
+    for (size_t i = 0; i < k; i++) {
+        snprintf(names[i], 512, "%.300s/%.200s", dir, found[i] ? found[i] : "");
+        free(found[i]);
+    }
+    *n = k;
+    if (k == 0)
+        return bad_usage("matrix: %s holds no scenario (*.json)", dir);
+    return 0;
+}
+
+/* Every row's scenario, loaded and checked: a bad one stops the matrix
+ * before any server starts. */
+static int plan_rows(const struct matrix_opts *o, struct plan *p, struct matrix *m)
+{
+    static char files[MATRIX_MAX_ROWS][512];
+    size_t n;
+    int rc = list_files(o->dir, files, &n);
+    p->n = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        struct run_opts ro = {.scenario = files[i], .clients = -1, .requests = -1, .seed = -1};
+        struct scenario *s = &p->scn[p->n];
+        rc = load_scenario(&ro, s);
+        if (rc)
+            break;
+        const struct lock_ops *ops = lock_find(s->algorithm);
+        char err[512];
+        if (fleet_check(s, &ops, 1, err, sizeof(err)) < 0)
+            return bad_usage("%s", err);
+        if (o->only && strstr(s->name, o->only) == NULL)
+            continue;
+        struct matrix_row *row = &m->rows[p->n++];
+        snprintf(row->file, sizeof(row->file), "%s", files[i]);
+        snprintf(row->name, sizeof(row->name), "%s", s->name);
+        snprintf(row->algorithm, sizeof(row->algorithm), "%s", s->algorithm);
+        snprintf(row->fault, sizeof(row->fault), "%s", s->description);
+        matrix_expected(s, row->expected, sizeof(row->expected));
+    }
+    if (rc == 0 && p->n == 0)
+        return bad_usage("matrix: no scenario of %s is named like \"%s\"", o->dir, o->only);
+    m->n = p->n;
+    return rc;
+}
+
+/* One seed of one row: its own servers, its own folder OUT/<row>/seed-<n>. */
+static int run_seed(const struct scenario *row_scn, uint64_t seed, struct matrix_run *mr,
+                    const char *out_dir, int quiet)
+{
+    static struct scenario s;
+    static struct fleet f;
+    static struct run_result res;
+    char err[512], dir[600];
+    s = *row_scn;
+    s.seed = seed;
+    mr->seed = seed;
+    snprintf(mr->verdict, sizeof(mr->verdict), "NOT RUN");
+    memset(&res, 0, sizeof(res));
+    snprintf(dir, sizeof(dir), "%.400s/%s", out_dir, s.name);
+    mkdir(dir, 0755); /* the row's folder: made by its first seed */
+    snprintf(res.run_dir, sizeof(res.run_dir), "%.400s/%s/seed-%llu", out_dir, s.name,
+             (unsigned long long)seed);
+    if (mkdir(res.run_dir, 0755) < 0) {
+        snprintf(mr->failure, sizeof(mr->failure), "cannot create %.200s: %s", res.run_dir,
+                 strerror(errno));
+        fprintf(stderr, "locklab: %s\n", mr->failure);
+        return EXIT_ENV;
+    }
+    const struct lock_ops *ops = lock_find(s.algorithm);
+    if (fleet_up(&f, &s, &ops, 1, err, sizeof(err)) < 0) {
+        fprintf(stderr, "locklab: %s\n", err);
+        snprintf(mr->failure, sizeof(mr->failure), "%.300s", err);
+        return EXIT_ENV;
+    }
+    signals_publish_servers(&f.cl);
+    f.cl.pids_changed = signals_publish_servers;
+    struct run_opts ro = {.quiet = 1, .silent = quiet, .max_violations = 10};
+    int rc = run_on_fleet(&s, &f, &ro, &res);
+    char logs[700];
+    snprintf(logs, sizeof(logs), "%s/servers", res.run_dir);
+    signals_forget_servers();
+    fleet_down(&f, res.hist.n ? logs : NULL);
+    if (res.hist.n > 0 || res.elapsed_s > 0)
+        matrix_run_fill(mr, &res);
+    else
+        snprintf(mr->failure, sizeof(mr->failure), "its clients could not start or connect");
+    result_free(&res);
+    return rc;
+}
+
+static int run_rows(const struct plan *p, const struct matrix_opts *o, struct matrix *m)
+{
+    int rc = EXIT_PASS;
+    size_t total = p->n * m->seeds, k = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        struct matrix_row *row = &m->rows[i];
+        row->runs = calloc(m->seeds, sizeof(*row->runs));
+        if (row->runs == NULL) {
+            fprintf(stderr, "locklab: out of memory\n");
+            return EXIT_ENV;
+        }
+        for (size_t j = 0; j < m->seeds; j++) {
+            if (signals_received()) {
+                m->complete = false;
+                return exit_worse(rc, EXIT_INTERRUPTED);
+            }
+            uint64_t seed = p->scn[i].seed + j;
+            if (!o->quiet) {
+                printf("== [%zu/%zu] %s (%s), seed %llu\n", ++k, total, row->name, row->algorithm,
+                       (unsigned long long)seed);
+                fflush(stdout);
+            }
+            int one = run_seed(&p->scn[i], seed, &row->runs[j], m->out_dir, o->quiet);
+            row->n_runs++;
+            row->matched += row->runs[j].matched;
+            if (one == EXIT_ENV || one == EXIT_INTERRUPTED)
+                m->complete = false;
+            rc = exit_worse(rc, one);
+        }
+    }
+    return rc;
+}
+
+static int write_matrix(const struct matrix *m)
+{
+    char path[600];
+    snprintf(path, sizeof(path), "%s/matrix.md", m->out_dir);
+    int rc = matrix_markdown(path, m);
+    if (rc == 0) {
+        snprintf(path, sizeof(path), "%s/matrix.json", m->out_dir);
+        rc = matrix_json(path, m);
+    }
+    if (rc < 0)
+        fprintf(stderr, "locklab: cannot write %s\n", path);
+    return rc;
+}
+
+int cmd_matrix(int argc, char **argv)
+{
+    struct matrix_opts o;
+    static struct plan p;
+    static struct matrix m;
+    int rc = parse_opts(argc, argv, &o);
+    if (rc == 0)
+        rc = plan_rows(&o, &p, &m);
+    if (rc)
+        return rc;
+    snprintf(m.dir, sizeof(m.dir), "%s", o.dir);
+    m.seeds = (size_t)o.seeds;
+    m.complete = true;
+    bool created;
+    rc = make_run_dir(o.out, "known-results", "matrix", m.out_dir, sizeof(m.out_dir), &created);
+    if (rc)
+        return rc;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    rc = run_rows(&p, &o, &m);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    m.elapsed_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    if (write_matrix(&m) < 0)
+        rc = exit_worse(rc, EXIT_ENV);
+    matrix_terminal(stdout, &m);
+    for (size_t i = 0; i < m.n; i++)
+        free(m.rows[i].runs);
+    return rc;
+}

@@ -1,0 +1,37 @@
+/* stuck.h - stuck locks: per key, the time clients spent waiting for it
+ * while nobody held it.
+ *
+ * Safety asks whether two clients held a key at once; liveness asks the
+ * opposite question. A key is stuck while some client waits to acquire it
+ * and no client believes it holds it: the lock is on the server all the
+ * same (a crashed holder's key until its ttl, a key an unanswered acquire
+ * left behind, a key a failover lost the release of), or the server does
+ * not answer. Every acquire of a free key adds its round trip, and a lock
+ * that polls (Redis, Redlock) short stretches at every hand-over, up to
+ * its retry backoff; a stretch far longer than those is a stuck lock. Redisson's
+ * users report such locks after failovers.
+ */
+#ifndef LOCKLAB_STUCK_H
+#define LOCKLAB_STUCK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "checker.h"
+#include "history.h"
+
+struct stuck_key {
+    uint32_t key;             /* key id in the history */
+    uint64_t longest_ns;      /* the longest stretch with waiters and no holder */
+    uint64_t longest_from_ns; /* when it began (CLOCK_MONOTONIC) */
+    uint64_t total_ns;        /* all such stretches together */
+    uint64_t stretches;       /* how many (of non-zero length) */
+};
+
+/* Per key with any stuck time, longest first, into *out (malloc'ed, the
+ * caller frees), from h's acquires and the sections rebuilt from it.
+ * Returns 0, or -1 out of memory. */
+int stuck_compute(const struct history *h, const struct section *sections, size_t n_sections,
+                  struct stuck_key **out, size_t *n_out);
+
+#endif

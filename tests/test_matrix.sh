@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# `locklab matrix`: the shipped known-results matrix (scenarios/matrix/),
+# one seed each, must match row for row: a verdict that changes fails the
+# build. Then what a user meets around it: matrix.json against its schema,
+# a row whose expectation is wrong (exit 1, the row says why), bad input
+# (exit 2, nothing started, no folder made), --only and --seeds, and Ctrl-C
+# (exit 130, the table written and marked cut short, no server left).
+#   tests/test_matrix.sh SOURCE_DIR LOCKLAB_BIN
+set -uo pipefail
+src=${1:?usage: test_matrix.sh SOURCE_DIR LOCKLAB_BIN}
+bin=${2:?usage: test_matrix.sh SOURCE_DIR LOCKLAB_BIN}
+py=/usr/bin/python3
+cd "$src" || exit 1
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/locklab-matrix.XXXXXX") || exit 1
+pid=
+cleanup() {
+  if [ -n "$pid" ]; then
+    kill -KILL "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+  fi
+  # anything still running from this test's servers (their folders are in $tmp)
+  pkill -KILL -f "$tmp" 2>/dev/null
+  [ "${LOCKLAB_KEEP_TMP:-0}" = 1 ] || rm -rf "$tmp"
+}
+trap cleanup EXIT
+failed=0
+fail() { echo "FAIL: $*"; failed=1; }
+ok() { echo "ok: $*"; }
+# Servers started under TMPDIR=$tmp keep their folders there: a process
+# whose command line names $tmp is one of ours.
+left_running() { pgrep -f "$tmp/locklab" >/dev/null; }
+
+validate() { # FILE: matrix.json against its schema
+  "$py" - "$1" "$src/docs/schema/matrix.schema.json" <<'EOF'
+import json, sys, jsonschema
+doc, schema = (json.load(open(p)) for p in sys.argv[1:3])
+jsonschema.validate(doc, schema)
+EOF
+}
+
+# 1. The shipped matrix, one seed: every row matches.
+TMPDIR=$tmp "$bin" matrix scenarios/matrix --out "$tmp/all" >"$tmp/all.log" 2>&1
+rc=$?
+rows=$(ls scenarios/matrix/*.json | wc -l)
+if [ $rc -ne 0 ]; then
+  fail "the shipped matrix exited $rc"
+  sed -n '/^row /,$p' "$tmp/all.log"
+else
+  ok "the shipped matrix: exit 0"
+fi
+"$py" - "$tmp/all/matrix.json" "$rows" <<'EOF' || fail "matrix.json of the shipped matrix"
+import json, os, sys
+m = json.load(open(sys.argv[1]))
+rows = int(sys.argv[2])
+assert len(m["rows"]) == rows, (len(m["rows"]), rows)
+for r in m["rows"]:
+    run = r["runs"][0]
+    assert r["matched"] and run["matched"], (r["name"], run["failure"])
+    assert os.path.isfile(os.path.join(run["run_dir"], "report.json")), run["run_dir"]
+    rep = json.load(open(os.path.join(run["run_dir"], "report.json")))
+    assert rep["checker"]["violations"] == run["violations"], r["name"]
+    assert rep["stuck_locks"]["longest_ms"] == run["stuck_ms"], r["name"]
+assert m["complete"] and m["matched"] and m["rows_matched"] == rows
+print("ok: every row matched; run folders and figures agree with each report.json")
+EOF
+validate "$tmp/all/matrix.json" && ok "matrix.json fits its schema" || fail "matrix.json schema"
+grep -q "^| zookeeper_majority_paused | zookeeper |" "$tmp/all/matrix.md" && ok "matrix.md has the rows" ||
+  fail "matrix.md rows"
+grep -q "End of matrix: PASS - $rows of $rows rows matched" "$tmp/all.log" && ok "the verdict line" ||
+  fail "verdict line: $(tail -1 "$tmp/all.log")"
+left_running && fail "servers left running after the matrix"
+
+# 2. A row whose expectation is wrong: exit 1, the row and the run say why.
+mkdir -p "$tmp/wrong"
+sed 's/"violations": 0/"violations": ">0"/' scenarios/matrix/01_none_redis.json >"$tmp/wrong/a.json"
+TMPDIR=$tmp "$bin" matrix "$tmp/wrong" --seeds 2 --out "$tmp/wrong-out" -q >"$tmp/wrong.log" 2>&1
+rc=$?
+[ $rc -eq 1 ] && ok "a wrong expectation: exit 1" || fail "a wrong expectation exited $rc"
+grep -q "seed 2: FAIL - violations: expected >0, got 0" "$tmp/wrong.log" && ok "the seed says why" ||
+  fail "no reason for seed 2: $(cat "$tmp/wrong.log")"
+grep -q "^==" "$tmp/wrong.log" && fail "--quiet printed progress lines"
+"$py" - "$tmp/wrong-out/matrix.json" <<'EOF' || fail "matrix.json of the wrong row"
+import json, sys
+m = json.load(open(sys.argv[1]))
+r = m["rows"][0]
+assert not m["matched"] and m["rows_matched"] == 0
+assert [x["seed"] for x in r["runs"]] == [1, 2] and r["seeds_matched"] == 0
+assert r["runs"][0]["failure"] == "violations: expected >0, got 0", r["runs"][0]["failure"]
+EOF
+
+# 3. Bad input: exit 2, nothing started, no folder made.
+mkdir -p "$tmp/bad"
+cp scenarios/matrix/01_none_redis.json "$tmp/bad/a.json"
+printf '{"clients": 0, "workload": {"type": "flash_sale"}}\n' >"$tmp/bad/b.json"
+out=$(TMPDIR=$tmp "$bin" matrix "$tmp/bad" --out "$tmp/bad-out" 2>&1)
+rc=$?
+[ $rc -eq 2 ] && [ ! -e "$tmp/bad-out" ] && ok "a bad scenario: exit 2, no folder" ||
+  fail "a bad scenario: exit $rc"
+[ "$out" = "locklab: $tmp/bad/b.json:1:13: clients: 0 is out of range (1..4096)" ] &&
+  ok "the error names the file, line and column" || fail "the error: $out"
+mkdir -p "$tmp/empty"
+out=$("$bin" matrix "$tmp/empty" 2>&1)
+[ $? -eq 2 ] && [ "$out" = "locklab: matrix: $tmp/empty holds no scenario (*.json) (see locklab --help)" ] &&
+  ok "an empty folder: exit 2" || fail "an empty folder: $out"
+out=$("$bin" matrix --seeds 0 2>&1)
+[ $? -eq 2 ] && ok "--seeds 0: exit 2" || fail "--seeds 0: $out"
+out=$("$bin" matrix scenarios/matrix --only nothing-like-this 2>&1)
+[ $? -eq 2 ] && ok "--only matching nothing: exit 2" || fail "--only nothing: $out"
+left_running && fail "servers left running after bad input"
+
+# 4. Ctrl-C in the middle: exit 130, what ran is written, marked cut short.
+TMPDIR=$tmp "$bin" matrix scenarios/matrix --only zookeeper --out "$tmp/int" -q >"$tmp/int.log" 2>&1 &
+pid=$!
+# the first row's folder is made as its servers start; 3 s later it runs
+for _ in $(seq 200); do [ -d "$tmp/int/none_zookeeper" ] && break; sleep 0.1; done
+sleep 3
+kill -INT "$pid"
+wait "$pid"
+rc=$?
+pid=
+[ $rc -eq 130 ] && ok "Ctrl-C: exit 130" || fail "Ctrl-C: exit $rc"
+"$py" - "$tmp/int/matrix.json" <<'EOF' || fail "matrix.json after Ctrl-C"
+import json, sys
+m = json.load(open(sys.argv[1]))
+assert not m["complete"] and not m["matched"]
+assert sum(len(r["runs"]) for r in m["rows"]) < len(m["rows"]), "every row ran"
+EOF
+grep -q "INCOMPLETE" "$tmp/int.log" && grep -q "(cut short)" "$tmp/int.log" &&
+  ok "the table says cut short" || fail "no cut-short table: $(cat "$tmp/int.log")"
+sleep 0.5
+left_running && fail "servers left running after Ctrl-C: $(pgrep -af "$tmp/locklab")"
+
+[ $failed -eq 0 ] && echo "test_matrix: all passed"
+exit $failed
