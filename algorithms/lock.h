@@ -104,6 +104,21 @@ struct lock_client {
     uint64_t connect_refused;
 };
 
+/* A client's link to its service, as its client library reports it:
+ * ZooKeeper's session states, Curator's CONNECTED/RECONNECTED, SUSPENDED
+ * and LOST. A lock read against these tells "the holder could not know". */
+enum lock_link {
+    LOCK_LINK_CONNECTED = 0, /* a session is up (again) */
+    LOCK_LINK_CONNECTING,    /* the connection dropped; the session may live on */
+    LOCK_LINK_EXPIRED,       /* the server ended the session: its locks are gone */
+    LOCK_LINK_COUNT
+};
+
+struct lock_link_event {
+    uint64_t t_ns; /* CLOCK_MONOTONIC, when the library reported it */
+    uint8_t state; /* enum lock_link */
+};
+
 /* The kind of server an algorithm talks to; the engine starts (or is given)
  * servers of that kind and fills lock_config.endpoints with them. */
 enum lock_server { LOCK_SERVER_REDIS = 0, LOCK_SERVER_ZOOKEEPER, LOCK_SERVER_KINDS };
@@ -134,6 +149,10 @@ struct lock_ops {
      * them in connect_failures / connect_refused (earlier drops it has not
      * yet counted, it counts first). */
     void (*crash)(struct lock_client *c);
+    /* Optional (NULL: it reports none): the link changes since the last
+     * call, oldest first, at most max of them; the count. Called by the
+     * client's own thread between operations; cheap when there are none. */
+    size_t (*links)(struct lock_client *c, struct lock_link_event *out, size_t max);
 };
 
 /* The registry: every algorithm locklab knows, in one static array. */

@@ -45,7 +45,8 @@
 #define ZK_SEQ_DIGITS         10 /* the server's %010d suffix */
 #define ZK_CREATE_TRIES       3
 #define ZK_ID_DIGITS          16
-#define ZK_SEVER_TRIES        8 /* loopback addresses tried for a refusing socket */
+#define ZK_SEVER_TRIES        8  /* loopback addresses tried for a refusing socket */
+#define ZK_LINKS_MAX          32 /* link changes kept between two operations */
 
 static const char locks_root[] = "/locks";
 static const char name_tag[] = "-lock-"; /* between the client id and the sequence */
@@ -76,6 +77,13 @@ struct zk_lock {
     _Atomic uint64_t losses;    /* session events other than "connected" */
     _Atomic uint64_t drops;     /* connected -> anything else, for connect_failures */
     _Atomic uint64_t watch_events;
+    /* Link changes not yet handed to the engine (under mu; pending says
+     * some are there without taking mu). */
+    struct lock_link_event links[ZK_LINKS_MAX];
+    size_t n_links;
+    atomic_bool links_pending;
+    bool link_known; /* last_link holds the newest state reported */
+    uint8_t last_link;
     uint64_t drops_counted; /* the part of drops already in c->connect_failures */
     int session_ms;         /* as negotiated with the server */
     char id[ZK_ID_DIGITS + 1];
@@ -130,6 +138,26 @@ static int fail(struct lock_client *c, const char *what, const char *path, int r
     return -1;
 }
 
+/* Under mu. A flood (the library retrying a dead ensemble every few ms)
+ * keeps the first ones and the last: the newest state is what matters. */
+static void note_link(struct zk_lock *z, int state)
+{
+    uint8_t link = state == ZOO_CONNECTED_STATE ? LOCK_LINK_CONNECTED
+                   : state == ZOO_EXPIRED_SESSION_STATE || state == ZOO_AUTH_FAILED_STATE
+                       ? LOCK_LINK_EXPIRED
+                       : LOCK_LINK_CONNECTING;
+    if (z->link_known && z->last_link == link)
+        return; /* the same state again: no change */
+    z->link_known = true;
+    z->last_link = link;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    size_t at = z->n_links < ZK_LINKS_MAX ? z->n_links++ : ZK_LINKS_MAX - 1;
+    z->links[at] = (struct lock_link_event){
+        .t_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec, .state = link};
+    atomic_store(&z->links_pending, true);
+}
+
 /* Runs on the client library's completion thread. */
 static void session_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx)
 {
@@ -139,6 +167,7 @@ static void session_watcher(zhandle_t *zh, int type, int state, const char *path
     if (type != ZOO_SESSION_EVENT)
         return;
     pthread_mutex_lock(&z->mu);
+    note_link(z, state);
     bool was = z->connected;
     z->connected = state == ZOO_CONNECTED_STATE;
     if (!z->connected)
@@ -879,6 +908,22 @@ int64_t zookeeper_session_id(const struct lock_client *c)
     return z ? session_of(z->zh) : 0;
 }
 
+static size_t zookeeper_links(struct lock_client *c, struct lock_link_event *out, size_t max)
+{
+    struct zk_lock *z = c->impl;
+    if (z == NULL || !z->sync_ready || !atomic_load(&z->links_pending))
+        return 0;
+    pthread_mutex_lock(&z->mu);
+    size_t n = z->n_links < max ? z->n_links : max;
+    memcpy(out, z->links, n * sizeof(*out));
+    /* what did not fit waits for the next call */
+    memmove(z->links, z->links + n, (z->n_links - n) * sizeof(*out));
+    z->n_links -= n;
+    atomic_store(&z->links_pending, z->n_links > 0);
+    pthread_mutex_unlock(&z->mu);
+    return n;
+}
+
 const struct lock_ops zookeeper_ops = {
     .name = "zookeeper",
     .summary = "ephemeral sequential node, lowest holds, waiter watches its predecessor; "
@@ -892,4 +937,5 @@ const struct lock_ops zookeeper_ops = {
     .release = zookeeper_release,
     .renew = NULL, /* the session's heartbeat is the renewal */
     .crash = zookeeper_crash,
+    .links = zookeeper_links,
 };

@@ -199,6 +199,27 @@ static void note_error(struct client *cl)
     snprintf(cl->last_error, sizeof(cl->last_error), "%s", cl->lc.errstr);
 }
 
+/* The link changes the lock's library reported since the last look, as
+ * info events at the times it reported them (the merge sorts them in). */
+void client_log_links(struct client *cl)
+{
+    if (cl->run->ops->links == NULL || !cl->connected)
+        return;
+    struct lock_link_event ev[8];
+    size_t n;
+    while ((n = cl->run->ops->links(&cl->lc, ev, 8)) > 0)
+        for (size_t i = 0; i < n; i++) {
+            struct history_event e = {.t_ns = ev[i].t_ns,
+                                      .client = cl->id,
+                                      .key = UINT32_MAX,
+                                      .owner = owner_id(cl),
+                                      .type = HT_INFO,
+                                      .f = HF_LINK,
+                                      .arg = ev[i].state};
+            history_append(cl->hist, &e);
+        }
+}
+
 bool client_lock(struct client *cl, uint32_t key)
 {
     return client_lock_wait(cl, key, cl->run->scn->wait_ms);
@@ -210,6 +231,7 @@ bool client_lock_wait(struct client *cl, uint32_t key, uint32_t wait_ms)
     struct workload *w = run->wl;
     if (cl->n_parked)
         client_service_parked(cl, false);
+    client_log_links(cl);
     cl->key = key;
     uint64_t t_inv = clock_mono_ns();
     log_event(cl, t_inv, HT_INVOKE, HF_ACQUIRE, HE_NONE);
@@ -376,6 +398,7 @@ static void crash_holder(struct client *cl, int idx)
         record_us(cl, OP_HOLD, t - p->from_ns);
     }
     cl->n_parked = 0;
+    client_log_links(cl);
     run->ops->crash(&cl->lc); /* counts no drop of its own making (lock.h) */
     cl->connected = false;
     cl->holding = false;
@@ -426,6 +449,7 @@ static void release_lock(struct client *cl, uint32_t key, const struct lock_gran
     uint64_t seq = resource_leave(run->wl->res, key);
     log_key(cl, key, t, HT_INVOKE, HF_RELEASE, effect, 0, seq, 0);
     record_us(cl, OP_HOLD, t - from_ns);
+    client_log_links(cl); /* before the release: what the holder could have known */
     enum lock_result r = run->ops->release(&cl->lc, g);
     uint64_t done = clock_mono_ns();
     record_us(cl, OP_RELEASE, done - t);

@@ -105,6 +105,9 @@ int client_connect(struct client *cl);
 bool client_lock(struct client *cl, uint32_t key);
 /* The same with the workload's own wait (scheduled tasks try with 0). */
 bool client_lock_wait(struct client *cl, uint32_t key, uint32_t wait_ms);
+/* Put the lock library's link changes (ZooKeeper's connecting, connected,
+ * expired) into the history; done before each acquire and release. */
+void client_log_links(struct client *cl);
 /* Spend ms inside the critical section, renewing through the watchdog when
  * it is on, and suffering any fault this holder claimed. false when the
  * client crashed: the section is over and the step must end. */

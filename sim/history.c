@@ -259,6 +259,8 @@ void history_free(struct history *h)
 
 static const char *const type_names[] = {"invoke", "ok", "fail", "info"};
 const char *const history_f_names[HF_CRASH + 1] = {"acquire", "release", "renew", "crash"};
+const char *const history_link_names[HISTORY_LINK_STATES] = {"connected", "connecting", "expired"};
+_Static_assert(HISTORY_LINK_STATES == LOCK_LINK_COUNT, "a word for every link state");
 const char *const history_effect_names[EFFECT_COUNT] = {"applied", "none", "fenced", "crashed"};
 const char *const history_error_names[HE_UNSENT + 1] = {"none", "busy", "lost", "error", "unsent"};
 
@@ -432,10 +434,27 @@ static void put_name(struct line *l, const char *field, char *const *table, size
     put(l, "\"");
 }
 
+/* A client's link changed: no key, only its owner (which life) and the state. */
+static int write_link(const struct history *h, const struct history_event *e, struct line *l)
+{
+    if (e->type != HT_INFO || e->arg >= HISTORY_LINK_STATES)
+        return -1;
+    put_field_u64(l, "{\"time\":", e->t_ns);
+    put_field_u64(l, ",\"process\":", e->client);
+    put_field_str(l, ",\"type\":", type_names[HT_INFO]);
+    put_field_str(l, ",\"f\":", "link");
+    put_name(l, ",\"owner\":", h->owners, h->n_owners, e->owner);
+    put_field_str(l, ",\"value\":", history_link_names[e->arg]);
+    put(l, "}\n");
+    return 0;
+}
+
 static int write_event(const struct history *h, const struct history_event *e, struct line *l)
 {
     if (e->f == HF_FAULT)
         return write_fault(h, e, l);
+    if (e->f == HF_LINK)
+        return write_link(h, e, l);
     if (e->type > HT_INFO || e->f > HF_CRASH || (e->f == HF_CRASH && e->type != HT_INFO) ||
         (e->f == HF_RENEW && e->type == HT_INVOKE))
         return -1;

@@ -29,6 +29,7 @@ enum history_f {
     HF_RENEW,   /* watchdog renewals: completion only, no invoke */
     HF_CRASH,   /* info: the client died inside its critical section (ends it) */
     HF_FAULT,   /* info: a fault started (arg2 = 0) or ended (arg2 = 1) */
+    HF_LINK,    /* info: the client's link to its service changed (arg = enum lock_link) */
 };
 
 /* A fault event's client when the fault struck servers, not a client. */
@@ -70,6 +71,9 @@ struct history_event {
 extern const char *const history_f_names[HF_CRASH + 1];
 extern const char *const history_effect_names[EFFECT_COUNT];
 extern const char *const history_error_names[HE_UNSENT + 1];
+/* A link event's value, by enum lock_link: "connected", "connecting", "expired". */
+#define HISTORY_LINK_STATES 3
+extern const char *const history_link_names[HISTORY_LINK_STATES];
 
 /* seq of an event read from a file that gave none (the witness counts from 0). */
 #define HISTORY_NO_SEQ UINT64_MAX

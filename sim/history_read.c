@@ -297,10 +297,33 @@ static int read_extra(struct reader *r, json_t *o, struct history_event *e)
     return 0;
 }
 
+static int read_link(struct reader *r, json_t *o, struct history_event *e)
+{
+    if (e->type != HT_INFO)
+        return fail(r, "a link event is of type \"info\"");
+    const char *owner = get_str(r, o, "owner", true);
+    if (owner == NULL)
+        return -1;
+    int v = get_enum(r, o, "value", history_link_names, HISTORY_LINK_STATES, -1);
+    if (v < 0)
+        return -1;
+    if (intern_id(&r->owners, owner, &e->owner) < 0)
+        return fail(r, "out of memory");
+    e->f = HF_LINK;
+    e->key = UINT32_MAX; /* no key */
+    e->arg = (uint8_t)v;
+    return 0;
+}
+
 static int read_op(struct reader *r, json_t *o, json_int_t process, struct history_event *e)
 {
     if (process < 0 || process > (json_int_t)UINT32_MAX)
         return fail(r, "\"process\" must be a client number or \"nemesis\"");
+    json_t *fv = json_object_get(o, "f");
+    if (json_is_string(fv) && strcmp(json_string_value(fv), "link") == 0) {
+        e->client = (uint32_t)process;
+        return read_link(r, o, e);
+    }
     int f = get_enum(r, o, "f", history_f_names, HF_CRASH + 1, -1);
     if (f < 0)
         return -1;

@@ -62,7 +62,7 @@ struct run_result {
     struct fault_span *spans;
     size_t n_spans;
     struct fault_availability *avail; /* avail[i]: what spans[i] cost the clients */
-    struct stuck_key *stuck; /* keys with waiters and no holder, longest first */
+    struct stuck_key *stuck;          /* keys with waiters and no holder, longest first */
     size_t n_stuck;
     struct check_result check;
     uint64_t witness_concurrent; /* the online witness's count */

@@ -180,6 +180,7 @@ static void *client_thread(void *arg)
             pthread_cond_broadcast(&r->cv);
         pthread_mutex_unlock(&r->mu);
     }
+    client_log_links(cl);
     if (cl->connected)
         cl->run->ops->disconnect(&cl->lc);
     cl->connected = false;

@@ -468,6 +468,8 @@ static void test_round_trip(void **state)
         ev(31, 2, HT_INVOKE, HF_RELEASE),
         ev(32, 2, HT_INFO, HF_RELEASE),
         ev(33, 2, HT_OK, HF_ACQUIRE),
+        ev(34, 1, HT_INFO, HF_LINK),
+        ev(35, 1, HT_INFO, HF_LINK),
     };
     size_t n = sizeof(e) / sizeof(e[0]);
     for (size_t i = 0; i < n; i++)
@@ -488,6 +490,9 @@ static void test_round_trip(void **state)
     e[17].seq = 1, e[17].arg = EFFECT_NONE;
     e[18].arg = HE_ERROR;
     e[19].seq = HISTORY_NO_SEQ; /* still open, sequence unknown */
+    e[20].key = e[21].key = UINT32_MAX; /* a link event has no key */
+    e[20].arg = LOCK_LINK_CONNECTING;
+    e[21].arg = LOCK_LINK_EXPIRED;
 
     struct history w;
     make_history(&w, e, n, keys, 2, owners, 3);

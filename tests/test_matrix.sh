@@ -63,6 +63,20 @@ for r in m["rows"]:
 assert m["complete"] and m["matched"] and m["rows_matched"] == rows
 print("ok: every row matched; run folders and figures agree with each report.json")
 EOF
+# The leader kill, read in the history: the kill, then every client's link
+# dropping (Curator's SUSPENDED) and coming back on a new leader.
+"$py" - "$tmp/all/zookeeper_leader_killed/seed-1/history.jsonl" <<'EOF' || fail "links in the leader kill's history"
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+clients = lines[0]["clients"]
+kill = next(l["time"] for l in lines if l.get("f") == "kill" and l.get("value") == "start")
+for c in range(clients):
+    links = [l for l in lines if l.get("f") == "link" and l["process"] == c]
+    assert links and links[0]["value"] == "connected", (c, links[:1])
+    after = [l["value"] for l in links if l["time"] > kill]
+    assert after[:2] == ["connecting", "connected"], (c, after)
+print("ok: each client's link dropped at the leader kill and came back")
+EOF
 validate "$tmp/all/matrix.json" && ok "matrix.json fits its schema" || fail "matrix.json schema"
 grep -q "^| zookeeper_majority_paused | zookeeper |" "$tmp/all/matrix.md" && ok "matrix.md has the rows" ||
   fail "matrix.md rows"
