@@ -489,7 +489,7 @@ static void test_round_trip(void **state)
     e[16].seq = 0, e[16].token = 1ULL << 62;
     e[17].seq = 1, e[17].arg = EFFECT_NONE;
     e[18].arg = HE_ERROR;
-    e[19].seq = HISTORY_NO_SEQ; /* still open, sequence unknown */
+    e[19].seq = HISTORY_NO_SEQ;         /* still open, sequence unknown */
     e[20].key = e[21].key = UINT32_MAX; /* a link event has no key */
     e[20].arg = LOCK_LINK_CONNECTING;
     e[21].arg = LOCK_LINK_EXPIRED;
