@@ -109,6 +109,10 @@ const char *report_fault_plan(const struct fault_spec *f, char *buf, size_t len)
     } else if (f->type == FAULT_PAUSE) {
         snprintf(buf, len, "pause %s for %s s", f->target_text,
                  report_seconds(f->duration_ms, a, sizeof(a)));
+    } else if (f->type == FAULT_CLOCK_JUMP) {
+        snprintf(buf, len, "clock_jump %s +%s s%s", f->target_text,
+                 report_seconds(f->jump_ms, a, sizeof(a)),
+                 f->method == CLOCK_TTL ? " (method ttl)" : "");
     } else {
         /* data says something only of Redis, where the scenario chose it */
         char data[24] = "";

@@ -138,7 +138,8 @@ static json_t *fault_expect_json(const struct fault_expect *x)
     const struct {
         const char *key;
         const struct expect_num *e;
-    } all[] = {{"acquired", &x->acquired}, {"failed", &x->failed}, {"recovery_ms", &x->recovery_ms}};
+    } all[] = {
+        {"acquired", &x->acquired}, {"failed", &x->failed}, {"recovery_ms", &x->recovery_ms}};
     json_t *o = NULL;
     for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
         char buf[32];
@@ -172,6 +173,11 @@ static json_t *fault_spec_body(const struct fault_spec *f, json_t *o)
         return o;
     }
     json_object_set_new(o, "target", json_string(f->target_text));
+    if (f->type == FAULT_CLOCK_JUMP) {
+        json_object_set_new(o, "jump_ms", json_integer((json_int_t)f->jump_ms));
+        json_object_set_new(o, "method", json_string(clock_method_name(f->method)));
+        return o;
+    }
     if (f->type == FAULT_KILL)
         json_object_set_new(o, "restart_after_ms", json_integer((json_int_t)f->restart_after_ms));
     if (f->type != FAULT_PAUSE)

@@ -8,6 +8,7 @@ packages=(
   redis-server redis-tools redis-sentinel libhiredis-dev
   zookeeper zookeeper-bin libzookeeper-mt-dev
   libjansson-dev libcmocka-dev
+  libfaketime
   docker-compose
   python3-jsonschema bash-completion
 )

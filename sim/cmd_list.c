@@ -33,6 +33,9 @@ static const char *const fault_what[FAULT_TYPE_COUNT] = {
                     "connection and answer nobody meanwhile",
     [FAULT_RESTART] = "stop the target servers cleanly (SIGTERM) and start them again at once, "
                       "data lost unless kept",
+    [FAULT_CLOCK_JUMP] = "move the target Redis servers' clocks jump_ms forward at once: by "
+                         "libfaketime, or by shortening every key's remaining ttl (method: "
+                         "ttl); their locks expire early",
     /* network faults: Toxiproxy's toxics, played by locklab's own proxy */
     [FAULT_LATENCY] = "through the proxy: every chunk on the stream waits latency +- jitter ms",
     [FAULT_BANDWIDTH] = "through the proxy: the stream carries at most rate KB/s",

@@ -439,9 +439,10 @@ static int parse_expect(struct ctx *c, json_t *v, const struct field *f, void *b
 
 static const char *const workload_list[] = {"flash_sale", "cache_rebuild", "scheduled_tasks"};
 static const char *const skew_list[] = {"uniform", "hot", "per_client"};
-static const char *const fault_list[] = {"client_pause", "client_crash", "kill",      "pause",
-                                         "restart",      "latency",      "bandwidth", "timeout",
-                                         "reset_peer",   "limit_data",   "slicer",    "down"};
+static const char *const fault_list[] = {
+    "client_pause", "client_crash", "kill",       "pause",      "restart", "clock_jump", "latency",
+    "bandwidth",    "timeout",      "reset_peer", "limit_data", "slicer",  "down"};
+static const char *const method_list[] = {"auto", "faketime", "ttl"};
 static const char *const stream_list[] = {"upstream", "downstream", "both"};
 static const char *const data_list[] = {"lost", "kept"};
 static const char *const invariants_list[] = {"hold", "broken"};
@@ -450,6 +451,7 @@ static const struct names workload_names = {"workload", workload_list, N_OF(work
 static const struct names skew_names = {"skew", skew_list, N_OF(skew_list), SKEW_UNIFORM};
 static const struct names fault_names = {"fault type", fault_list, N_OF(fault_list), 0};
 static const struct names data_names = {"data", data_list, N_OF(data_list), DATA_LOST};
+static const struct names method_names = {"method", method_list, N_OF(method_list), CLOCK_AUTO};
 static const struct names stream_names = {"stream", stream_list, N_OF(stream_list),
                                           STREAM_UPSTREAM};
 static const struct names invariants_names = {"value", invariants_list, N_OF(invariants_list),
@@ -614,6 +616,8 @@ static const struct field fault_fields[] = {
     {.key = "data", .parse = parse_enum, .offset = FS(data), .names = &data_names},
     {.key = "key", .parse = parse_text, .offset = FS(key), .max = 63},
     {.key = "count", .parse = parse_u32, .offset = FS(count), .min = 1, .max = LOCK_ENDPOINT_MAX},
+    {.key = "jump_ms", .parse = parse_u64, .offset = FS(jump_ms), .min = 1, .max = MS_MAX},
+    {.key = "method", .parse = parse_enum, .offset = FS(method), .names = &method_names},
     /* network faults: Toxiproxy's attributes, under its names */
     {.key = "stream", .parse = parse_stream, .offset = FS(stream), .names = &stream_names},
     {.key = "toxicity", .parse = parse_toxicity},
@@ -821,6 +825,23 @@ static int network_keys_fit(struct ctx *c, json_t *obj, const struct fault_spec 
     return 0;
 }
 
+/* A clock jump is an instant: it takes jump_ms and method, and no length. */
+static int clock_keys_fit(struct ctx *c, json_t *obj, const struct fault_spec *fs)
+{
+    if (fs->type != FAULT_CLOCK_JUMP)
+        return fault_refuses(c, obj, fs, "jump_ms", "only a clock_jump moves a clock") < 0 ||
+                       fault_refuses(c, obj, fs, "method", "only a clock_jump has one") < 0
+                   ? -1
+                   : 0;
+    if (fault_refuses(c, obj, fs, "duration_ms",
+                      "a jump is an instant; the keys it shortens stay short") < 0)
+        return -1;
+    if (!json_object_get(obj, "jump_ms"))
+        return scn_fail(c, "missing required key \"jump_ms\" (how far forward the clock moves, "
+                           "in ms)");
+    return 0;
+}
+
 static int fault_after(struct ctx *c, json_t *obj, void *base)
 {
     const struct fault_spec *fs = base;
@@ -848,6 +869,8 @@ static int fault_after(struct ctx *c, json_t *obj, void *base)
     }
     if (fs->type != FAULT_KILL &&
         fault_refuses(c, obj, fs, "restart_after_ms", "only a kill waits to restart") < 0)
+        return -1;
+    if (clock_keys_fit(c, obj, fs) < 0)
         return -1;
     if (fs->pick != PICK_HOLDER_MAJORITY || !fault_on_servers(fs->type)) {
         if (fault_refuses(c, obj, fs, "key", "only a holder-majority target looks for a key") < 0 ||
@@ -1012,6 +1035,19 @@ uint64_t scenario_longest_fault_ms(const struct scenario *s)
         if (s->faults[i].duration_ms > longest)
             longest = s->faults[i].duration_ms;
     return longest;
+}
+
+bool scenario_fakes_time(const struct scenario *s)
+{
+    for (size_t i = 0; i < s->n_faults; i++)
+        if (s->faults[i].type == FAULT_CLOCK_JUMP && s->faults[i].method != CLOCK_TTL)
+            return true;
+    return false;
+}
+
+const char *clock_method_name(enum clock_method m)
+{
+    return m < N_OF(method_list) ? method_list[m] : "?";
 }
 
 uint64_t fault_end_ms(const struct fault_spec *f, uint64_t run_ms)

@@ -34,6 +34,7 @@ enum fault_type {
     FAULT_KILL,             /* servers SIGKILLed; back on the same port after restart_after_ms */
     FAULT_PAUSE,            /* servers SIGSTOPped for duration_ms, then SIGCONTed */
     FAULT_RESTART,          /* servers stopped cleanly (SIGTERM) and started again */
+    FAULT_CLOCK_JUMP,       /* Redis servers' clocks moved forward by jump_ms, at once */
     /* network faults, through locklab's proxy, with Toxiproxy's names */
     FAULT_LATENCY,    /* latency +- jitter ms on each chunk */
     FAULT_BANDWIDTH,  /* rate KB/s */
@@ -48,7 +49,8 @@ enum fault_type {
 /* Process faults act on the servers a run uses, client faults on a client. */
 static inline bool fault_on_servers(int type)
 {
-    return type == FAULT_KILL || type == FAULT_PAUSE || type == FAULT_RESTART;
+    return type == FAULT_KILL || type == FAULT_PAUSE || type == FAULT_RESTART ||
+           type == FAULT_CLOCK_JUMP;
 }
 
 /* Network faults go through the proxy: they touch connections. */
@@ -95,6 +97,13 @@ enum node_pick {
     PICK_ZK_FOLLOWER,     /* ZooKeeper: a follower now, chosen by the seed */
 };
 
+/* How a clock jump is made. */
+enum clock_method {
+    CLOCK_AUTO = 0, /* the default: libfaketime where it works, else the ttl */
+    CLOCK_FAKETIME, /* the server runs under libfaketime; its offset file is rewritten */
+    CLOCK_TTL,      /* every key's remaining ttl shortened by the jump (PEXPIRE) */
+};
+
 /* What a killed or restarted Redis finds on its disk. */
 enum fault_data {
     DATA_UNSET = 0, /* the default: lost */
@@ -129,9 +138,11 @@ struct fault_spec {
     uint32_t node;              /* PICK_NODE: 1-based, as in "redis-2" */
     uint64_t restart_after_ms;  /* kill: 0 = stays down until the run ends */
     enum fault_data data;
-    char key[64];         /* holder-majority: the lock key whose holder it looks for */
-    uint32_t count;       /* holder-majority: strike this many of those nodes (0 = all) */
-    char target_text[24]; /* as written, for messages and reports */
+    char key[64];             /* holder-majority: the lock key whose holder it looks for */
+    uint32_t count;           /* holder-majority: strike this many of those nodes (0 = all) */
+    uint64_t jump_ms;         /* clock_jump: how far forward */
+    enum clock_method method; /* clock_jump */
+    char target_text[24];     /* as written, for messages and reports */
     /* network faults: whose traffic, and Toxiproxy's parameters */
     enum net_scope scope;
     uint32_t n_clients;  /* NET_CLIENTS */
@@ -313,6 +324,10 @@ const char *fault_stream_name(unsigned stream); /* "downstream" */
 /* Does a fault of s ask Redis to keep its data (data: kept)? Then every
  * managed Redis runs with AOF and appendfsync always. */
 bool scenario_keeps_data(const struct scenario *s);
+/* Does a clock_jump of s want libfaketime (its method not "ttl")? Then
+ * every managed Redis starts under it, its offset at 0 until the jump. */
+bool scenario_fakes_time(const struct scenario *s);
+const char *clock_method_name(enum clock_method m); /* "faketime", "ttl" */
 
 /* "host:port" into ep; "h:p,h:p" into out (the --redis/--zookeeper form).
  * 0, or -1 with a one-line reason in err. */

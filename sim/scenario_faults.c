@@ -92,6 +92,12 @@ static int misfit(const struct scenario *s, const struct fault_spec *f, const st
         *key = "count";
         snprintf(why, len, "%u is more than a holder's majority of %zu nodes (%zu)",
                  (unsigned)f->count, n, n / 2 + 1);
+    } else if (f->type == FAULT_CLOCK_JUMP && ops->server != LOCK_SERVER_REDIS) {
+        *key = "type";
+        snprintf(why, len,
+                 "a clock_jump moves a Redis server's clock (its keys expire by it); %s uses %s "
+                 "servers",
+                 ops->name, kind);
     } else if (f->data != DATA_UNSET && ops->server != LOCK_SERVER_REDIS) {
         *key = "data";
         snprintf(why, len, "applies to Redis; ZooKeeper keeps its data in its transaction log");

@@ -84,6 +84,33 @@ grep -q "End of matrix: PASS - $rows of $rows rows matched" "$tmp/all.log" && ok
   fail "verdict line: $(tail -1 "$tmp/all.log")"
 left_running && fail "servers left running after the matrix"
 
+# The clock jump, both ways: by libfaketime for real (the matrix's run), by
+# shortening the keys' ttl when asked, or when libfaketime cannot be had,
+# saying why; each a violation. Then a SIGKILLed locklab leaves no
+# libfaketime file in /dev/shm.
+jump_detail() { "$py" -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["faults"][2]["detail"], "|", r["checker"]["violations"])' "$1"; }
+d=$(jump_detail "$tmp/all/redlock_clock_jump/seed-1/report.json")
+case $d in *"by libfaketime"*) ok "the matrix's jump was made by libfaketime" ;; *) fail "jump: $d" ;; esac
+sed 's/"jump_ms": 20000/"jump_ms": 20000, "method": "ttl"/' scenarios/matrix/24_redlock_clock_jump.json >"$tmp/jump_ttl.json"
+TMPDIR=$tmp "$bin" run "$tmp/jump_ttl.json" --out "$tmp/jump-ttl" -q >/dev/null 2>&1
+d=$(jump_detail "$tmp/jump-ttl/report.json")
+case $d in *"shortening the ttl of its 1 key (method ttl)"*"| "[1-9]*) ok "method ttl: $d" ;; *) fail "method ttl: $d" ;; esac
+TMPDIR=$tmp LOCKLAB_LIBFAKETIME=/nonexistent "$bin" run scenarios/matrix/24_redlock_clock_jump.json \
+  --out "$tmp/jump-nolib" -q >/dev/null 2>&1
+d=$(jump_detail "$tmp/jump-nolib/report.json")
+case $d in *"(method ttl: libfaketime is not installed"*"| "[1-9]*) ok "no libfaketime: $d" ;;
+  *) fail "no libfaketime: $d" ;; esac
+TMPDIR=$tmp "$bin" run scenarios/matrix/24_redlock_clock_jump.json --out "$tmp/jump-kill" -q >/dev/null 2>&1 &
+pid=$!
+sleep 2.5
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null
+pid=
+sleep 0.5
+left=$(ls /dev/shm | grep faketime)
+[ -z "$left" ] && ok "no libfaketime file in /dev/shm after SIGKILL" || fail "left in /dev/shm: $left"
+left_running && fail "servers left running after SIGKILL: $(pgrep -af "$tmp/locklab")"
+
 # 2. A row whose expectation is wrong: exit 1, the row and the run say why.
 mkdir -p "$tmp/wrong"
 sed 's/"violations": 0/"violations": ">0"/' scenarios/matrix/01_none_redis.json >"$tmp/wrong/a.json"

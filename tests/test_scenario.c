@@ -571,7 +571,7 @@ static void test_unknown_values(void **state)
          "\"client_pause\"?)"},
         {"{'faults': [{'at_ms': 0, 'type': 'partition'}], " WL "}",
          "t.json:1:34: faults[0].type: unknown fault type \"partition\" (known: client_pause, "
-         "client_crash, kill, pause, restart, latency, bandwidth, timeout, reset_peer, "
+         "client_crash, kill, pause, restart, clock_jump, latency, bandwidth, timeout, reset_peer, "
          "limit_data, slicer, down)"},
         {"{'expect': {'invariants': 'ok'}, " WL "}",
          "t.json:1:27: expect.invariants: unknown value \"ok\" (known: hold, broken)"},
@@ -1468,6 +1468,50 @@ static void test_fault_expect(void **state)
     CHECK_LOAD(bad);
 }
 
+/* A clock jump: an instant with a size, Redis only. */
+static void test_clock_jump(void **state)
+{
+    struct scenario s;
+    load_ok(state,
+            "{'faults': [{'at_ms': 5, 'type': 'clock_jump', 'target': 'redis-1', 'jump_ms': 2500, "
+            "'method': 'ttl'}], " WL "}",
+            &s);
+    assert_int_equal(s.faults[0].type, FAULT_CLOCK_JUMP);
+    assert_int_equal(s.faults[0].jump_ms, 2500);
+    assert_int_equal(s.faults[0].method, CLOCK_TTL);
+    assert_false(scenario_fakes_time(&s));
+    assert_int_equal(fault_end_ms(&s.faults[0], s.duration_ms), 5);
+    load_ok(state,
+            "{'faults': [{'at_ms': 5, 'type': 'clock_jump', 'target': 'one', 'jump_ms': 1}], " WL
+            "}",
+            &s);
+    assert_int_equal(s.faults[0].method, CLOCK_AUTO);
+    assert_true(scenario_fakes_time(&s));
+    static const struct bad_case load[] = {
+        {"{'faults': [{'at_ms': 0, 'type': 'clock_jump', 'target': 'one'}], " WL "}",
+         "t.json:1:13: faults[0]: missing required key \"jump_ms\" (how far forward the clock "
+         "moves, in ms)"},
+        {"{'faults': [{'at_ms': 0, 'type': 'clock_jump', 'target': 'one', 'jump_ms': 5, "
+         "'duration_ms': 5}], " WL "}",
+         "t.json:1:94: faults[0].duration_ms: a clock_jump takes no duration_ms (a jump is an "
+         "instant; the keys it shortens stay short)"},
+        {"{'faults': [{'at_ms': 0, 'type': 'kill', 'target': 'one', 'jump_ms': 5}], " WL "}",
+         "t.json:1:70: faults[0].jump_ms: a kill takes no jump_ms (only a clock_jump moves a "
+         "clock)"},
+        {"{'faults': [{'at_ms': 0, 'type': 'clock_jump', 'target': 'one', 'jump_ms': 5, "
+         "'method': 'system'}], " WL "}",
+         "t.json:1:89: faults[0].method: unknown method \"system\" (known: auto, faketime, ttl)"},
+    };
+    CHECK_LOAD(load);
+    static const struct bad_case finish[] = {
+        {"{'lock': {'algorithm': 'zookeeper'}, 'faults': [{'at_ms': 0, 'type': 'clock_jump', "
+         "'target': 'one', 'jump_ms': 5}], " WL "}",
+         "t.json:1:70: faults[0].type: a clock_jump moves a Redis server's clock (its keys expire "
+         "by it); zookeeper uses zookeeper servers"},
+    };
+    CHECK_FINISH(finish);
+}
+
 static void test_network_fault_errors(void **state)
 {
     static const struct bad_case load[] = {
@@ -1613,6 +1657,7 @@ int main(void)
         cmocka_unit_test(test_process_fault_errors),
         cmocka_unit_test(test_network_fault_errors),
         cmocka_unit_test(test_fault_expect),
+        cmocka_unit_test(test_clock_jump),
         cmocka_unit_test(test_endpoints_parse),
         cmocka_unit_test(test_doc_examples),
         cmocka_unit_test(test_expect_parse),

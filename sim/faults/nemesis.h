@@ -60,6 +60,8 @@ struct fault_nodes {
     struct fault_node node[LOCK_ENDPOINT_MAX];
     size_t n;
     size_t quorum; /* Redlock: the votes that make a holder (holder-majority) */
+    /* why a clock_jump that wanted libfaketime shortens ttls instead ("") */
+    char no_faketime[160];
 };
 
 struct nemesis *nemesis_new(const struct scenario *s);

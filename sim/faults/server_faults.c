@@ -95,7 +95,7 @@ static void end_fault(struct nemesis *n, size_t i, bool healed)
     /* A pause ends as SIGCONT goes out: any answer after it may come from
      * the running server. A kill or restart ends once the server serves. */
     uint64_t before = clock_mono_ns();
-    for (size_t k = 0; k < n->nodes.n; k++)
+    for (size_t k = 0; k < n->nodes.n && r->spec.type != FAULT_CLOCK_JUMP; k++)
         if (n->struck[i] & (1u << k))
             bring_back(n, i, k);
     if (healed)
@@ -107,9 +107,44 @@ static void end_fault(struct nemesis *n, size_t i, bool healed)
     log_fault(n, i, r->end_ns, 1);
 }
 
+/* Node k's clock forward by the jump: for real under libfaketime, else
+ * (method "ttl", or libfaketime not to be had) every key's remaining ttl
+ * shortened by as much, which is what the jump does to them. */
+static void jump_clock(struct nemesis *n, size_t i, size_t k)
+{
+    struct fault_record *r = &n->rec[i];
+    const char *name = n->nodes.node[k].name;
+    struct managed_server *s = server(n, k);
+    uint64_t ms = r->spec.jump_ms;
+    char err[256];
+    if (r->spec.method != CLOCK_TTL && s->preload[0]) {
+        if (cluster_clock_jump(n->nodes.cl, n->nodes.node[k].idx, ms, err, sizeof(err)) == 0)
+            add_text(r->detail, sizeof(r->detail),
+                     "%s (pid %d) clock +%" PRIu64 " ms by libfaketime (%" PRIu64 " ms ahead now)",
+                     name, (int)pid_of(n, k), ms, s->clock_ahead_ms);
+        else
+            add_text(r->error, sizeof(r->error), "%s", err);
+        return;
+    }
+    long keys = cluster_shorten_ttls(s->port, ms);
+    if (keys < 0) {
+        add_text(r->error, sizeof(r->error), "%s: the keys' ttl could not be shortened", name);
+        return;
+    }
+    bool asked = r->spec.method == CLOCK_TTL;
+    add_text(r->detail, sizeof(r->detail),
+             "%s clock +%" PRIu64 " ms by shortening the ttl of its %ld key%s (method ttl%s%s)",
+             name, ms, keys, keys == 1 ? "" : "s", asked ? "" : ": ",
+             asked ? "" : n->nodes.no_faketime);
+}
+
 /* The signal or stop for node k at the start of fault i. */
 static void strike(struct nemesis *n, size_t i, size_t k)
 {
+    if (n->rec[i].spec.type == FAULT_CLOCK_JUMP) {
+        jump_clock(n, i, k);
+        return;
+    }
     struct fault_record *r = &n->rec[i];
     const char *name = n->nodes.node[k].name;
     size_t idx = n->nodes.node[k].idx;
@@ -185,8 +220,8 @@ static void start_fault(struct nemesis *n, size_t i)
         if (n->struck[i] & (1u << k))
             strike(n, i, k);
     log_fault(n, i, r->start_ns, 0);
-    if (r->spec.type == FAULT_RESTART)
-        end_fault(n, i, false); /* back at once: a clean stop and start */
+    if (r->spec.type == FAULT_RESTART || r->spec.type == FAULT_CLOCK_JUMP)
+        end_fault(n, i, false); /* back at once: a clean stop and start; a jump is an instant */
     else if (r->spec.type == FAULT_PAUSE)
         n->end_due_ns[i] = r->start_ns + r->spec.duration_ms * 1000000u;
     else if (r->spec.restart_after_ms)

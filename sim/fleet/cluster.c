@@ -50,7 +50,7 @@ int cluster_redis_reply(int port, const char *command, char *reply, size_t len)
     struct sockaddr_in a = {.sin_family = AF_INET,
                             .sin_port = htons((uint16_t)port),
                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    char line[192];
+    char line[600]; /* the longest: the clock jump's script */
     int n = snprintf(line, sizeof(line), "%s\r\n", command);
     ssize_t got = -1;
     if (n > 0 && (size_t)n < sizeof(line) && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
@@ -218,6 +218,8 @@ static struct managed_server *add_server(struct cluster *c, const char *kind, ch
     memset(s, 0, sizeof(*s));
     snprintf(s->kind, sizeof(s->kind), "%s", kind);
     s->aof = c->redis_aof && strcmp(kind, "redis") == 0;
+    if (strcmp(kind, "redis") == 0)
+        snprintf(s->preload, sizeof(s->preload), "%s", c->redis_preload);
     snprintf(s->log, sizeof(s->log), "%s", log_name(kind));
     char dir[sizeof(s->dir)];
     snprintf(dir, sizeof(dir), "%.*s/%s-%zu", (int)(sizeof(dir) - 40), c->root, kind, c->n);
@@ -381,10 +383,39 @@ static void keep_logs(const struct cluster *c, const char *logs_dir)
         cluster_keep_log(c->root, c->srv[i].kind, i, logs_dir);
 }
 
+/* libfaketime's shared memory and semaphore, named by the pid that made
+ * them, outlive a killed process: every one whose process is gone goes. */
+static void remove_stale_faketime(void)
+{
+    DIR *d = opendir("/dev/shm");
+    if (d == NULL)
+        return;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        const char *pid = NULL;
+        if (strncmp(e->d_name, "faketime_shm_", 13) == 0)
+            pid = e->d_name + 13;
+        else if (strncmp(e->d_name, "sem.faketime_sem_", 17) == 0)
+            pid = e->d_name + 17;
+        char *end;
+        long p = pid ? strtol(pid, &end, 10) : 0;
+        if (p <= 0 || *end != '\0' || (kill((pid_t)p, 0) == 0 || errno == EPERM))
+            continue;
+        char path[300];
+        snprintf(path, sizeof(path), "/dev/shm/%.250s", e->d_name);
+        unlink(path);
+    }
+    closedir(d);
+}
+
 void cluster_stop(struct cluster *c, const char *logs_dir)
 {
-    for (size_t i = 0; i < c->n; i++)
+    bool faked = false;
+    for (size_t i = 0; i < c->n; i++) {
+        faked = faked || c->srv[i].preload[0];
         spawn_stop(&c->srv[i], SIGTERM);
+    }
+    if (faked)
+        remove_stale_faketime();
     if (logs_dir)
         keep_logs(c, logs_dir);
     if (c->root[0])

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #define CLUSTER_MAX_SERVERS 12 /* 5 Redis masters, 3 ZooKeepers, room for replicas */
@@ -22,6 +23,10 @@ struct managed_server {
     char dir[256];
     char log[16]; /* its log file in dir */
     bool aof;     /* Redis: AOF with appendfsync always, so a kill keeps its data */
+    /* Redis under libfaketime: LD_PRELOAD for it ("" = the real clock), and
+     * the offset it has been given so far (its file, dir/faketime). */
+    char preload[384];
+    uint64_t clock_ahead_ms;
     /* Set by a fault (control.c): down or stopped on purpose, not dead.
      * Read and written under cluster_lock(). */
     bool killed;
@@ -34,6 +39,9 @@ struct cluster {
      * signal handler kills servers by the pids it was last told. */
     void (*pids_changed)(const struct cluster *c);
     bool redis_aof; /* set before starting: Redis servers run with AOF (data: kept) */
+    /* set before starting: Redis servers run under this LD_PRELOAD (the
+     * faketime shim, then libfaketime), their clocks movable; "" = not */
+    char redis_preload[384];
     struct managed_server srv[CLUSTER_MAX_SERVERS];
     size_t n;
 };
@@ -78,6 +86,14 @@ int cluster_pause(struct cluster *c, size_t i, char *err, size_t errlen);
 int cluster_resume(struct cluster *c, size_t i, char *err, size_t errlen);
 int cluster_stop_one(struct cluster *c, size_t i, char *err, size_t errlen);
 int cluster_revive(struct cluster *c, size_t i, bool keep_data, char *err, size_t errlen);
+/* Move server i's clock forward by ms (it runs under libfaketime): its
+ * offset file rewritten, read by the server at its next time call. 0, or
+ * -1 with err set. */
+int cluster_clock_jump(struct cluster *c, size_t i, uint64_t ms, char *err, size_t errlen);
+/* Shorten the remaining ttl of every key on the Redis at port by ms (what
+ * a forward jump of its clock does to them); keys with less left are
+ * deleted. The number of keys touched, or -1. */
+long cluster_shorten_ttls(int port, uint64_t ms);
 /* Every server a fault left down or stopped, continued or started again
  * (data lost unless it ran with AOF); how many were healed. */
 size_t cluster_heal(struct cluster *c);

@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -156,4 +157,50 @@ size_t cluster_heal(struct cluster *c)
             healed++;
     }
     return healed;
+}
+
+int cluster_clock_jump(struct cluster *c, size_t i, uint64_t ms, char *err, size_t errlen)
+{
+    cluster_lock();
+    struct managed_server *s = i < c->n ? &c->srv[i] : NULL;
+    if (s == NULL || s->preload[0] == '\0') {
+        cluster_unlock();
+        snprintf(err, errlen, "server %zu does not run under libfaketime", i);
+        return -1;
+    }
+    uint64_t ahead = s->clock_ahead_ms + ms;
+    char file[300], tmp[310];
+    snprintf(file, sizeof(file), "%.250s/faketime", s->dir);
+    snprintf(tmp, sizeof(tmp), "%s.new", file);
+    /* whole or not at all: the server reads the file at every time call */
+    FILE *f = fopen(tmp, "w");
+    int rc = f ? 0 : -1;
+    if (f && (fprintf(f, "+%llu.%03llu\n", (unsigned long long)(ahead / 1000),
+                      (unsigned long long)(ahead % 1000)) < 0 ||
+              fclose(f) != 0))
+        rc = -1;
+    if (rc == 0 && rename(tmp, file) < 0)
+        rc = -1;
+    if (rc == 0)
+        s->clock_ahead_ms = ahead;
+    else
+        snprintf(err, errlen, "cannot write %s: %s", file, strerror(errno));
+    cluster_unlock();
+    return rc;
+}
+
+long cluster_shorten_ttls(int port, uint64_t ms)
+{
+    /* One script, so no key is set or released between reading its ttl
+     * and shortening it. Keys without a ttl keep none, as with a clock. */
+    char cmd[512], reply[64];
+    snprintf(cmd, sizeof(cmd),
+             "EVAL \"local n = 0 for _, k in ipairs(redis.call('KEYS', '*')) do "
+             "local t = redis.call('PTTL', k) if t > 0 then n = n + 1 "
+             "if t <= tonumber(ARGV[1]) then redis.call('DEL', k) "
+             "else redis.call('PEXPIRE', k, t - tonumber(ARGV[1])) end end end return n\" 0 %llu",
+             (unsigned long long)ms);
+    if (cluster_redis_reply(port, cmd, reply, sizeof(reply)) < 0 || reply[0] != ':')
+        return -1;
+    return strtol(reply + 1, NULL, 10);
 }

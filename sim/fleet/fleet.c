@@ -1,8 +1,11 @@
 /* fleet.c - managed or external servers, and each algorithm's share. */
 #include "fleet.h"
 
+#include <glob.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* What ops[0..n) need of each kind. */
 static void needs(const struct scenario *s, const struct lock_ops *const *ops, size_t n,
@@ -50,6 +53,39 @@ static int start_kind(struct fleet *f, int kind, size_t count, char *err, size_t
     return 0;
 }
 
+/* The LD_PRELOAD that lets a clock_jump move a Redis's clock: locklab's
+ * shim (next to the binary) and then libfaketime. 0, or -1 with why. */
+static int faketime_preload(char *out, size_t len, char *why, size_t whylen)
+{
+    char self[300], shim[400];
+    const char *env = getenv("LOCKLAB_FAKETIME_SHIM");
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    self[n > 0 ? n : 0] = '\0';
+    char *slash = strrchr(self, '/');
+    if (slash)
+        *slash = '\0';
+    if (env && env[0])
+        snprintf(shim, sizeof(shim), "%.300s", env);
+    else
+        snprintf(shim, sizeof(shim), "%.300s/liblocklab_faketime.so", self);
+    if (access(shim, R_OK) != 0) {
+        snprintf(why, whylen, "%.120s is missing (built with locklab)", shim);
+        return -1;
+    }
+    const char *lib = getenv("LOCKLAB_LIBFAKETIME");
+    glob_t g = {0};
+    if (!(lib && lib[0]) && glob("/usr/lib/*/faketime/libfaketime.so.1", 0, NULL, &g) == 0)
+        lib = g.gl_pathv[0];
+    if (lib == NULL || access(lib, R_OK) != 0) {
+        snprintf(why, whylen, "libfaketime is not installed (apt-get install libfaketime)");
+        globfree(&g);
+        return -1;
+    }
+    snprintf(out, len, "%.250s:%.120s", shim, lib);
+    globfree(&g);
+    return 0;
+}
+
 int fleet_up(struct fleet *f, const struct scenario *s, const struct lock_ops *const *ops, size_t n,
              char *err, size_t errlen)
 {
@@ -58,6 +94,9 @@ int fleet_up(struct fleet *f, const struct scenario *s, const struct lock_ops *c
     if (fleet_check(s, ops, n, err, errlen) < 0)
         return -1;
     f->cl.redis_aof = scenario_keeps_data(s);
+    if (scenario_fakes_time(s) && faketime_preload(f->cl.redis_preload, sizeof(f->cl.redis_preload),
+                                                   f->no_faketime, sizeof(f->no_faketime)) < 0)
+        f->cl.redis_preload[0] = '\0';
     needs(s, ops, n, need);
     for (int k = 0; k < LOCK_SERVER_KINDS; k++) {
         if (need[k] == 0)
@@ -110,6 +149,7 @@ void fleet_fault_nodes(struct fleet *f, const struct lock_ops *ops, const struct
         return;
     fleet_config(f, ops, s, &cfg);
     nodes->cl = &f->cl;
+    snprintf(nodes->no_faketime, sizeof(nodes->no_faketime), "%s", f->no_faketime);
     nodes->quorum = s->redlock.quorum ? s->redlock.quorum : cfg.n_endpoints / 2 + 1;
     for (size_t i = 0; i < cfg.n_endpoints; i++) {
         int j = managed_index(f, cfg.endpoints[i].port);
