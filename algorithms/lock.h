@@ -36,6 +36,8 @@ enum lock_errcode {
     LOCK_ERR_CONFIG,   /* the algorithm cannot run with this configuration */
     LOCK_ERR_UNSENT,   /* the request never left (no connection, no session): the
                           operation surely did not happen, a failure, not an unknown */
+    LOCK_ERR_REFUSED,  /* the server refused it (READONLY), or the lock undid it (WAIT
+                          short of its replicas): surely not in effect */
 };
 
 #define LOCK_ERRSTR_MAX   128
@@ -64,6 +66,21 @@ struct lock_config {
     /* Session-based algorithms (zookeeper): the session timeout, which
      * plays the ttl's part. */
     uint32_t session_timeout_ms;
+    /* A single-instance lock behind sentinels (redis): ask them which
+     * server is master_name's master (again after a connection error or a
+     * READONLY reply) instead of using endpoints[0]. The sentinels name
+     * servers as upstream[] does; endpoints[e] is how to dial upstream[e]
+     * (the same, or a proxy's listener); a server in neither is dialled as
+     * named. */
+    struct lock_endpoint sentinels[LOCK_ENDPOINT_MAX];
+    size_t n_sentinels;
+    char master_name[64];
+    struct lock_endpoint upstream[LOCK_ENDPOINT_MAX];
+    /* After a won SET, WAIT until this many replicas have it (at most
+     * wait_timeout_ms); fewer, and the lock is given back and the acquire
+     * fails (Redisson's RLock). 0 = do not wait. */
+    uint32_t wait_replicas;
+    uint32_t wait_timeout_ms;
     /* When set and non-zero, stop waiting for busy locks (the run is being
      * stopped): acquire gives up with LOCK_BUSY. May be NULL. */
     const atomic_int *cancel;

@@ -7,10 +7,21 @@
  *   was taken by someone else cannot delete the new holder's lock.
  * renew (the watchdog): compare-and-pexpire in Lua, same reason.
  * Waiting for a busy lock retries with capped exponential backoff and jitter.
+ * Behind sentinels, the master is asked of them before every dial (so a
+ *   connection error or a READONLY reply, which drops the connection,
+ *   leads to the master of the moment, as Redisson follows a failover).
+ * With wait_replicas, a won SET is followed by WAIT: fewer replicas than
+ *   asked, and the key is deleted again and the acquire fails (Redisson's
+ *   RLock since RedLock's deprecation), so a failover cannot lose a lock
+ *   its holder was told it has.
  * Release and renew are LOCK_LOST only on the script's own 0 ("not ours");
  * no answer (timeout, broken connection, refused reconnect) or an error
  * reply is LOCK_ERR: the script may or may not have run.
  */
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lock.h"
@@ -30,11 +41,109 @@ static const char *const script_bodies[N_SCRIPTS] = {
 struct redis_lock {
     struct redis_wire wire; /* first: wire_client_open allocates the whole struct */
     char fence_key[LOCK_OWNER_MAX + 256];
+    struct lock_endpoint master; /* behind sentinels: the one to dial */
 };
+
+/* One sentinel's word on the master: 0 with *named set, or -1. */
+static int ask_sentinel(struct lock_client *c, const struct lock_endpoint *s,
+                        struct lock_endpoint *named)
+{
+    struct timeval tv = {.tv_sec = c->cfg->connect_timeout_ms / 1000,
+                         .tv_usec = (suseconds_t)(c->cfg->connect_timeout_ms % 1000) * 1000};
+    redisContext *ctx = redisConnectWithTimeout(s->host, s->port, tv);
+    int rc = -1;
+    if (ctx && !ctx->err && redisSetTimeout(ctx, tv) == REDIS_OK) {
+        redisReply *r =
+            redisCommand(ctx, "SENTINEL get-master-addr-by-name %s", c->cfg->master_name);
+        if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+            r->element[0]->type == REDIS_REPLY_STRING &&
+            r->element[1]->type == REDIS_REPLY_STRING) {
+            snprintf(named->host, sizeof(named->host), "%s", r->element[0]->str);
+            named->port = atoi(r->element[1]->str);
+            rc = 0;
+        }
+        if (r)
+            freeReplyObject(r);
+    }
+    if (ctx)
+        redisFree(ctx);
+    return rc;
+}
+
+/* A wire_locate_fn: the first sentinel that answers names the master,
+ * dialled through its endpoint when the engine gave one (a proxy). */
+static int locate_master(struct lock_client *c, struct redis_wire *w)
+{
+    struct redis_lock *r = (struct redis_lock *)w;
+    const struct lock_config *cfg = c->cfg;
+    struct lock_endpoint named;
+    for (size_t i = 0; i < cfg->n_sentinels; i++) {
+        if (ask_sentinel(c, &cfg->sentinels[i], &named) < 0)
+            continue;
+        r->master = named;
+        for (size_t e = 0; e < cfg->n_endpoints; e++)
+            if (cfg->upstream[e].port == named.port &&
+                strcmp(cfg->upstream[e].host, named.host) == 0)
+                r->master = cfg->endpoints[e];
+        w->ep = &r->master;
+        return 0;
+    }
+    lock_set_error(c, LOCK_ERR_IO, "no sentinel of %zu named the master of %s", cfg->n_sentinels,
+                   cfg->master_name);
+    return -1;
+}
 
 static int redis_connect(struct lock_client *c)
 {
-    return wire_client_open(c, sizeof(struct redis_lock), script_bodies, N_SCRIPTS);
+    return wire_client_open(c, sizeof(struct redis_lock), script_bodies, N_SCRIPTS,
+                            c->cfg->n_sentinels ? locate_master : NULL);
+}
+
+/* A replica that used to be the master answers writes with READONLY: the
+ * write did not happen, and the connection goes so the next call asks the
+ * sentinels again. true when rep was that. */
+static bool refused_readonly(struct lock_client *c, struct redis_lock *r, const redisReply *rep,
+                             const char *what)
+{
+    if (rep->type != REDIS_REPLY_ERROR || strncmp(rep->str, "READONLY", 8) != 0)
+        return false;
+    lock_set_error(c, LOCK_ERR_REFUSED, "%s: %s", what, rep->str);
+    wire_drop(c, &r->wire);
+    return true;
+}
+
+/* After a won SET: WAIT for the replicas; short of them, the key is
+ * deleted again (ours: the compare-and-delete script). 1 kept, -1 given
+ * back or unknown, with c->err set. */
+static int wait_for_replicas(struct lock_client *c, struct redis_lock *r, const char *key,
+                             size_t key_len)
+{
+    char n[21], ms[21];
+    const char *argv[3] = {"WAIT", n, ms};
+    size_t lens[3] = {4, wire_u64(n, c->cfg->wait_replicas), wire_u64(ms, c->cfg->wait_timeout_ms)};
+    redisReply *rep = wire_call(c, &r->wire, 3, argv, lens);
+    if (rep == NULL)
+        return -1; /* sent, no answer: the lock may be ours; c->err says so */
+    long long acked = rep->type == REDIS_REPLY_INTEGER ? rep->integer : -1;
+    freeReplyObject(rep);
+    if (acked >= (long long)c->cfg->wait_replicas)
+        return 1;
+    const char *keys[1] = {key};
+    size_t klens[1] = {key_len};
+    const char *args[1] = {c->owner};
+    size_t alens[1] = {c->owner_len};
+    rep = wire_eval(c, &r->wire, &r->wire.scripts[SCRIPT_RELEASE], 1, keys, klens, 1, args, alens);
+    bool undone = rep && rep->type == REDIS_REPLY_INTEGER;
+    if (rep)
+        freeReplyObject(rep);
+    if (undone)
+        lock_set_error(c, LOCK_ERR_REFUSED,
+                       "WAIT: %lld of %" PRIu32 " replicas had the lock after %" PRIu32
+                       " ms; given back",
+                       acked < 0 ? 0 : acked, c->cfg->wait_replicas, c->cfg->wait_timeout_ms);
+    else if (rep)
+        lock_set_error(c, LOCK_ERR_PROTOCOL, "WAIT short, and giving the lock back failed");
+    return -1;
 }
 
 /* One attempt (a wire_try_fn). */
@@ -64,6 +173,10 @@ static int try_set(struct lock_client *c, const char *key, size_t key_len, const
     }
     if (rep == NULL)
         return -1;
+    if (refused_readonly(c, r, rep, "SET NX")) {
+        freeReplyObject(rep);
+        return -1;
+    }
     int won = -1;
     if (rep->type == REDIS_REPLY_STATUS && strcmp(rep->str, "OK") == 0)
         won = 1, *token = 0;
@@ -75,6 +188,8 @@ static int try_set(struct lock_client *c, const char *key, size_t key_len, const
         lock_set_error(c, LOCK_ERR_PROTOCOL, "SET NX: %s",
                        rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
     freeReplyObject(rep);
+    if (won == 1 && c->cfg->wait_replicas > 0)
+        return wait_for_replicas(c, r, key, key_len);
     return won;
 }
 
@@ -101,6 +216,10 @@ static enum lock_result owner_script(struct lock_client *c, int script, const st
      * never LOST; c->err says what happened. */
     if (rep == NULL)
         return LOCK_ERR;
+    if (refused_readonly(c, r, rep, "script")) {
+        freeReplyObject(rep);
+        return LOCK_ERR;
+    }
     enum lock_result res = LOCK_ERR;
     if (rep->type == REDIS_REPLY_INTEGER && (rep->integer == 0 || rep->integer == 1))
         res = rep->integer == 1 ? LOCK_OK : LOCK_LOST; /* the server's own word */

@@ -14,7 +14,7 @@
 
 static int naive_connect(struct lock_client *c)
 {
-    return wire_client_open(c, sizeof(struct redis_wire), NULL, 0);
+    return wire_client_open(c, sizeof(struct redis_wire), NULL, 0, NULL);
 }
 
 /* Sends one command and expects an integer reply; -1 on anything else. */

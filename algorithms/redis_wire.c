@@ -1,9 +1,14 @@
 /* redis_wire.c - one blocking hiredis connection, RESP written by hand. */
 #include "redis_wire.h"
 
+#include <poll.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/time.h>
+
+#define WIRE_IDLE_CHECK_MS 50
 
 static struct timeval ms_to_tv(uint32_t ms)
 {
@@ -59,6 +64,10 @@ static int load_scripts(struct lock_client *c, struct redis_wire *w)
 int wire_connect(struct lock_client *c, struct redis_wire *w)
 {
     wire_close(w);
+    if (w->locate && w->locate(c, w) < 0) {
+        c->connect_failures++;
+        return -1;
+    }
     w->ctx =
         redisConnectWithTimeout(w->ep->host, w->ep->port, ms_to_tv(c->cfg->connect_timeout_ms));
     if (w->ctx == NULL || w->ctx->err) {
@@ -137,9 +146,31 @@ static redisReply *io_failed(struct lock_client *c, struct redis_wire *w)
     return NULL;
 }
 
+/* Has the server closed this connection (killed, restarted) while it sat
+ * idle? A request written into it could never reach anyone, yet its reply
+ * would read as a lost answer (outcome unknown): a holder's release after
+ * a failover, sent into its dead master's socket. Looked at only after a
+ * pause, so back-to-back calls pay nothing. */
+static bool closed_while_idle(struct redis_wire *w)
+{
+    uint64_t now = lock_now_ms();
+    bool idle = now - w->used_ms >= WIRE_IDLE_CHECK_MS;
+    w->used_ms = now;
+    if (!idle || w->ctx == NULL || w->ctx->err)
+        return false;
+    struct pollfd p = {.fd = w->ctx->fd, .events = POLLIN | POLLRDHUP};
+    if (poll(&p, 1, 0) != 1)
+        return false;
+    char byte;
+    return (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) ||
+           recv(w->ctx->fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+}
+
 redisReply *wire_call(struct lock_client *c, struct redis_wire *w, int argc, const char **argv,
                       const size_t *lens)
 {
+    if (closed_while_idle(w))
+        wire_drop(c, w);
     if ((w->ctx == NULL || w->ctx->err) && wire_connect(c, w) < 0) {
         c->err = LOCK_ERR_UNSENT; /* nothing of this call went out */
         return NULL;
@@ -206,7 +237,7 @@ uint32_t wire_backoff_ms(struct lock_client *c, unsigned attempt, uint64_t now_m
 }
 
 int wire_client_open(struct lock_client *c, size_t size, const char *const *scripts,
-                     size_t n_scripts)
+                     size_t n_scripts, wire_locate_fn locate)
 {
     if (c->cfg->n_endpoints < 1) {
         lock_set_error(c, LOCK_ERR_CONFIG, "%s needs one endpoint", c->ops->name);
@@ -223,6 +254,7 @@ int wire_client_open(struct lock_client *c, size_t size, const char *const *scri
     }
     c->impl = w;
     w->ep = &c->cfg->endpoints[0];
+    w->locate = locate;
     w->n_scripts = n_scripts;
     for (size_t i = 0; i < n_scripts; i++)
         w->scripts[i].body = scripts[i];

@@ -23,9 +23,16 @@ struct wire_script {
 
 #define WIRE_MAX_SCRIPTS 4
 
+struct redis_wire;
+/* Aim w->ep before each dial (a master asked of sentinels). 0, or -1
+ * with c->err set. */
+typedef int (*wire_locate_fn)(struct lock_client *c, struct redis_wire *w);
+
 struct redis_wire {
     redisContext *ctx;
     const struct lock_endpoint *ep;
+    wire_locate_fn locate; /* NULL: ep stays where it was aimed */
+    uint64_t used_ms;      /* lock_now_ms() of the last call on this connection */
     struct wire_script scripts[WIRE_MAX_SCRIPTS]; /* loaded after each connect */
     size_t n_scripts;
     char out[1024]; /* the RESP request being built */
@@ -33,10 +40,11 @@ struct redis_wire {
 
 /* An algorithm's client state is a struct whose first member is a struct
  * redis_wire. Allocate `size` zeroed bytes as c->impl, aim the wire at the
- * first endpoint, set its scripts and connect. 0, or -1 with c->err set
+ * first endpoint (or let locate aim it before every dial), set its scripts
+ * and connect. 0, or -1 with c->err set
  * (c->impl may then be half-built: wire_client_close frees it). */
 int wire_client_open(struct lock_client *c, size_t size, const char *const *scripts,
-                     size_t n_scripts);
+                     size_t n_scripts, wire_locate_fn locate);
 /* Close the connection and free c->impl; safe on a half-built client. A
  * crash is the same thing seen from the server: the socket just closes. */
 void wire_client_close(struct lock_client *c);

@@ -109,6 +109,12 @@ const char *report_fault_plan(const struct fault_spec *f, char *buf, size_t len)
     } else if (f->type == FAULT_PAUSE) {
         snprintf(buf, len, "pause %s for %s s", f->target_text,
                  report_seconds(f->duration_ms, a, sizeof(a)));
+    } else if (f->type == FAULT_FAILOVER) {
+        if (f->restart_after_ms)
+            snprintf(buf, len, "failover: kill the master, back after %s s as a replica",
+                     report_seconds(f->restart_after_ms, b, sizeof(b)));
+        else
+            snprintf(buf, len, "failover: kill the master, down until the run ends");
     } else if (f->type == FAULT_CLOCK_JUMP) {
         snprintf(buf, len, "clock_jump %s +%s s%s", f->target_text,
                  report_seconds(f->jump_ms, a, sizeof(a)),
@@ -152,10 +158,10 @@ const char *report_availability(const struct fault_availability *a, uint32_t typ
     char rec[64];
     if (a->recovery_ns == AVAIL_NEVER)
         snprintf(rec, sizeof(rec), "no acquisition after its %s",
-                 type == FAULT_KILL ? "start" : "end");
+                 type == FAULT_KILL || type == FAULT_FAILOVER ? "start" : "end");
     else
         snprintf(rec, sizeof(rec), "recovered %.3f s after its %s", (double)a->recovery_ns / 1e9,
-                 type == FAULT_KILL ? "start" : "end");
+                 type == FAULT_KILL || type == FAULT_FAILOVER ? "start" : "end");
     snprintf(buf, len,
              "%" PRIu64 " granted (%" PRIu64 " begun during it), %" PRIu64 " failed, %" PRIu64
              " ambiguous; longest wait with no grant %.3f s; %s",

@@ -178,8 +178,10 @@ static json_t *fault_spec_body(const struct fault_spec *f, json_t *o)
         json_object_set_new(o, "method", json_string(clock_method_name(f->method)));
         return o;
     }
-    if (f->type == FAULT_KILL)
+    if (f->type == FAULT_KILL || f->type == FAULT_FAILOVER)
         json_object_set_new(o, "restart_after_ms", json_integer((json_int_t)f->restart_after_ms));
+    if (f->type == FAULT_FAILOVER)
+        return o;
     if (f->type != FAULT_PAUSE)
         json_object_set_new(o, "data", json_string(fault_data_name(f->data)));
     return o;

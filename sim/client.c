@@ -85,9 +85,10 @@ static void log_event(struct client *cl, uint64_t t, uint8_t type, uint8_t f, ui
  * left (counted in unsent too), else unknown (info), as Jepsen has it. */
 static void log_error(struct client *cl, uint32_t key, uint64_t t, uint8_t f, enum stat_kind unsent)
 {
-    if (cl->lc.err == LOCK_ERR_UNSENT) {
-        client_bump(cl, unsent);
-        log_key(cl, key, t, HT_FAIL, f, HE_UNSENT, 0, 0, 0);
+    if (cl->lc.err == LOCK_ERR_UNSENT || cl->lc.err == LOCK_ERR_REFUSED) {
+        client_bump(cl, unsent); /* surely not in effect, either way */
+        log_key(cl, key, t, HT_FAIL, f, cl->lc.err == LOCK_ERR_UNSENT ? HE_UNSENT : HE_REFUSED, 0,
+                0, 0);
     } else {
         log_key(cl, key, t, HT_INFO, f, HE_ERROR, 0, 0, 0);
     }

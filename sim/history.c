@@ -262,7 +262,8 @@ const char *const history_f_names[HF_CRASH + 1] = {"acquire", "release", "renew"
 const char *const history_link_names[HISTORY_LINK_STATES] = {"connected", "connecting", "expired"};
 _Static_assert(HISTORY_LINK_STATES == LOCK_LINK_COUNT, "a word for every link state");
 const char *const history_effect_names[EFFECT_COUNT] = {"applied", "none", "fenced", "crashed"};
-const char *const history_error_names[HE_UNSENT + 1] = {"none", "busy", "lost", "error", "unsent"};
+const char *const history_error_names[HE_REFUSED + 1] = {"none",  "busy",   "lost",
+                                                         "error", "unsent", "refused"};
 
 /* Millions of lines: assembled in a buffer on the stack that goes out in
  * one fwrite when full; digits by hand, no format strings, no allocation. */
@@ -412,7 +413,7 @@ static int write_extra(const struct history_event *e, struct line *l)
         if (seq)
             put_field_u64(l, ",\"seq\":", e->seq);
     } else if (e->type == HT_FAIL || e->type == HT_INFO) {
-        if (e->arg > HE_UNSENT)
+        if (e->arg > HE_REFUSED)
             return -1;
         if (e->arg != HE_NONE)
             put_field_str(l, ",\"error\":", history_error_names[e->arg]);

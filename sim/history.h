@@ -42,10 +42,11 @@ enum history_f {
 /* Why an operation failed or is unknown (arg of fail / info events). */
 enum history_error {
     HE_NONE = 0,
-    HE_BUSY,   /* acquire: wait elapsed */
-    HE_LOST,   /* release/renew: the lock was no longer ours */
-    HE_ERROR,  /* info: sent, no answer (timeout, reset): outcome unknown */
-    HE_UNSENT, /* fail: the request never left (no connection): it surely did not happen */
+    HE_BUSY,    /* acquire: wait elapsed */
+    HE_LOST,    /* release/renew: the lock was no longer ours */
+    HE_ERROR,   /* info: sent, no answer (timeout, reset): outcome unknown */
+    HE_UNSENT,  /* fail: the request never left (no connection): it surely did not happen */
+    HE_REFUSED, /* fail: the server refused it, or the lock undid it: surely not in effect */
 };
 
 struct history_event {
@@ -70,7 +71,7 @@ struct history_event {
  * the reader. */
 extern const char *const history_f_names[HF_CRASH + 1];
 extern const char *const history_effect_names[EFFECT_COUNT];
-extern const char *const history_error_names[HE_UNSENT + 1];
+extern const char *const history_error_names[HE_REFUSED + 1];
 /* A link event's value, by enum lock_link: "connected", "connecting", "expired". */
 #define HISTORY_LINK_STATES 3
 extern const char *const history_link_names[HISTORY_LINK_STATES];

@@ -290,7 +290,7 @@ static int read_extra(struct reader *r, json_t *o, struct history_event *e)
     if (rel_inv)
         a = get_enum(r, o, "effect", history_effect_names, EFFECT_COUNT, EFFECT_APPLIED);
     else if ((e->type == HT_FAIL || e->type == HT_INFO) && e->f != HF_CRASH)
-        a = get_enum(r, o, "error", history_error_names, HE_UNSENT + 1, HE_NONE);
+        a = get_enum(r, o, "error", history_error_names, HE_REFUSED + 1, HE_NONE);
     if (a < 0)
         return -1;
     e->arg = (uint8_t)a;

@@ -215,6 +215,16 @@ static int parse_hot_items(struct ctx *c, json_t *v, const struct field *f, void
 
 static int walk_object(struct ctx *c, json_t *obj, const struct table *t, void *base);
 
+/* Sentinels vote on a failover: one, or three for a majority of two. */
+static int parse_sentinels(struct ctx *c, json_t *v, const struct field *f, void *base)
+{
+    if (parse_u32(c, v, f, base) < 0)
+        return -1;
+    if (*(uint32_t *)field_at(base, f) != 2)
+        return 0;
+    return scn_fail(c, "2 sentinels cannot outvote one that is wrong: 0, 1 or 3");
+}
+
 static int parse_ensemble(struct ctx *c, json_t *v, const struct field *f, void *base)
 {
     if (parse_u32(c, v, f, base) < 0)
@@ -358,6 +368,11 @@ static int network_target(struct ctx *c, const char *t, struct fault_spec *fs)
         fs->pick = PICK_ALL;
         return 0;
     }
+    if (strcmp(t, "replication") == 0) {
+        fs->scope = NET_REPLICATION;
+        fs->pick = PICK_ALL;
+        return 0;
+    }
     for (size_t i = 0; i < N_OF(pick_list); i++) /* holder-majority is Redlock's votes */
         if (PICK_ONE + (int)i != PICK_HOLDER_MAJORITY && strcmp(t, pick_list[i]) == 0) {
             fs->pick = (enum node_pick)(PICK_ONE + (int)i);
@@ -369,7 +384,7 @@ static int network_target(struct ctx *c, const char *t, struct fault_spec *fs)
                     "unknown target %s for a %s (expected a server such as \"redis-2\", one of: "
                     "one, minority, majority, all, primaries, zk-leader, zk-follower; or clients: "
                     "\"holder\", "
-                    "\"client:K\", \"clients:N\")",
+                    "\"client:K\", \"clients:N\"; or \"replication\")",
                     scn_quote(t).s, fault_type_name(fs->type));
 }
 
@@ -440,8 +455,8 @@ static int parse_expect(struct ctx *c, json_t *v, const struct field *f, void *b
 static const char *const workload_list[] = {"flash_sale", "cache_rebuild", "scheduled_tasks"};
 static const char *const skew_list[] = {"uniform", "hot", "per_client"};
 static const char *const fault_list[] = {
-    "client_pause", "client_crash", "kill",       "pause",      "restart", "clock_jump", "latency",
-    "bandwidth",    "timeout",      "reset_peer", "limit_data", "slicer",  "down"};
+    "client_pause", "client_crash", "kill",    "pause",      "restart",    "clock_jump", "failover",
+    "latency",      "bandwidth",    "timeout", "reset_peer", "limit_data", "slicer",     "down"};
 static const char *const method_list[] = {"auto", "faketime", "ttl"};
 static const char *const stream_list[] = {"upstream", "downstream", "both"};
 static const char *const data_list[] = {"lost", "kept"};
@@ -463,6 +478,7 @@ _Static_assert(N_OF(fault_list) == FAULT_TYPE_COUNT, "a name for every fault typ
 #define FS(m) offsetof(struct fault_spec, m)
 
 static int lock_after(struct ctx *c, json_t *obj, void *base);
+static int redis_after(struct ctx *c, json_t *obj, void *base);
 static int fault_after(struct ctx *c, json_t *obj, void *base);
 
 static const struct field redlock_fields[] = {
@@ -491,6 +507,18 @@ static const struct field zookeeper_fields[] = {
 };
 static const struct table zookeeper_table = {zookeeper_fields, N_OF(zookeeper_fields), NULL};
 
+static const struct field redis_fields[] = {
+    {.key = "replicas", .parse = parse_u32, .offset = SC(redis.replicas), .max = 2},
+    {.key = "sentinels", .parse = parse_sentinels, .offset = SC(redis.sentinels), .max = 3},
+    {.key = "wait_replicas", .parse = parse_u32, .offset = SC(redis.wait_replicas), .max = 2},
+    {.key = "wait_timeout_ms",
+     .parse = parse_u32,
+     .offset = SC(redis.wait_timeout_ms),
+     .min = 1,
+     .max = 60000},
+};
+static const struct table redis_table = {redis_fields, N_OF(redis_fields), redis_after};
+
 static const struct field lock_fields[] = {
     {.key = "algorithm", .parse = parse_algorithm},
     {.key = "ttl_ms", .parse = parse_u32, .offset = SC(ttl_ms), .min = 1, .max = MS_MAX},
@@ -501,6 +529,7 @@ static const struct field lock_fields[] = {
     {.key = "retry_max_ms", .parse = parse_u32, .offset = SC(retry_max_ms), .min = 1, .max = 60000},
     {.key = "redlock", .parse = parse_object, .sub = &redlock_table},
     {.key = "zookeeper", .parse = parse_object, .sub = &zookeeper_table},
+    {.key = "redis", .parse = parse_object, .sub = &redis_table},
 };
 static const struct table lock_table = {lock_fields, N_OF(lock_fields), lock_after};
 
@@ -733,6 +762,26 @@ static int walk_object(struct ctx *c, json_t *obj, const struct table *t, void *
     return t->after ? t->after(c, obj, base) : 0;
 }
 
+/* Replicas are what a failover promotes and WAIT counts. */
+static int redis_after(struct ctx *c, json_t *obj, void *base)
+{
+    struct scenario *s = base;
+    bool given = json_object_get(obj, "replicas") != NULL;
+    if (s->redis.sentinels > 0 && !given)
+        s->redis.replicas = 1;
+    if (s->redis.sentinels > 0 && s->redis.replicas == 0) {
+        scn_push_key(c, "replicas");
+        return scn_fail(c, "0 leaves the sentinels nobody to promote (1 or 2)");
+    }
+    if (s->redis.wait_replicas > s->redis.replicas) {
+        scn_push_key(c, "wait_replicas");
+        return scn_fail(c, "%" PRIu32 " is more than the %" PRIu32 " replica%s",
+                        s->redis.wait_replicas, s->redis.replicas,
+                        s->redis.replicas == 1 ? "" : "s");
+    }
+    return 0;
+}
+
 static int lock_after(struct ctx *c, json_t *obj, void *base)
 {
     const struct scenario *s = base;
@@ -825,6 +874,28 @@ static int network_keys_fit(struct ctx *c, json_t *obj, const struct fault_spec 
     return 0;
 }
 
+/* A failover strikes the master of the moment (sentinel says which) and
+ * ends when sentinel has promoted a replica; restart_after_ms brings the
+ * old master back (empty, as sentinel's replica). */
+static int failover_keys_fit(struct ctx *c, json_t *obj, struct fault_spec *fs)
+{
+    static const char *const refused[] = {"target", "duration_ms", "data",  "key",
+                                          "count",  "jump_ms",     "method"};
+    static const char *const why[] = {"it strikes the master sentinel names",
+                                      "it ends when sentinel has promoted a replica",
+                                      "the old master comes back empty, a replica",
+                                      "only a holder-majority target has one",
+                                      "only a holder-majority target has one",
+                                      "only a clock_jump moves a clock",
+                                      "only a clock_jump has one"};
+    for (size_t k = 0; k < N_OF(refused); k++)
+        if (fault_refuses(c, obj, fs, refused[k], why[k]) < 0)
+            return -1;
+    fs->pick = PICK_PRIMARIES;
+    snprintf(fs->target_text, sizeof(fs->target_text), "the master");
+    return 0;
+}
+
 /* A clock jump is an instant: it takes jump_ms and method, and no length. */
 static int clock_keys_fit(struct ctx *c, json_t *obj, const struct fault_spec *fs)
 {
@@ -844,7 +915,7 @@ static int clock_keys_fit(struct ctx *c, json_t *obj, const struct fault_spec *f
 
 static int fault_after(struct ctx *c, json_t *obj, void *base)
 {
-    const struct fault_spec *fs = base;
+    struct fault_spec *fs = base;
     bool pauses = fs->type == FAULT_CLIENT_PAUSE || fs->type == FAULT_PAUSE;
 
     if (network_keys_fit(c, obj, fs) < 0)
@@ -854,6 +925,8 @@ static int fault_after(struct ctx *c, json_t *obj, void *base)
                         "missing required key \"target\" (a %s names whose traffic: \"all\", "
                         "\"redis-2\", \"holder\", \"client:3\", ...)",
                         fault_type_name(fs->type));
+    if (fs->type == FAULT_FAILOVER)
+        return failover_keys_fit(c, obj, fs);
     if (fault_on_servers(fs->type) && !json_object_get(obj, "target"))
         return scn_fail(c,
                         "missing required key \"target\" (a %s names its servers: \"redis-2\", "
@@ -867,8 +940,8 @@ static int fault_after(struct ctx *c, json_t *obj, void *base)
     } else if (fault_refuses(c, obj, fs, "data", "only a kill or a restart loses data") < 0) {
         return -1;
     }
-    if (fs->type != FAULT_KILL &&
-        fault_refuses(c, obj, fs, "restart_after_ms", "only a kill waits to restart") < 0)
+    if (fs->type != FAULT_KILL && fault_refuses(c, obj, fs, "restart_after_ms",
+                                                "only a kill or a failover waits to restart") < 0)
         return -1;
     if (clock_keys_fit(c, obj, fs) < 0)
         return -1;
@@ -905,6 +978,7 @@ void scenario_defaults(struct scenario *s)
     s->wait_ms = 5000;
     s->retry_min_ms = 1;
     s->retry_max_ms = 50;
+    s->redis.wait_timeout_ms = 1000;
     s->workload = WORKLOAD_FLASH_SALE;
     s->flash_sale = (struct flash_sale_spec){
         .items = 10,
@@ -1054,7 +1128,7 @@ uint64_t fault_end_ms(const struct fault_spec *f, uint64_t run_ms)
 {
     if (fault_on_network(f->type) && f->duration_ms == 0)
         return run_ms;
-    if (f->type == FAULT_KILL)
+    if (f->type == FAULT_KILL || f->type == FAULT_FAILOVER)
         return f->restart_after_ms ? f->at_ms + f->restart_after_ms : run_ms;
     return f->at_ms + f->duration_ms;
 }
@@ -1099,8 +1173,9 @@ bool scenario_has_server_faults(const struct scenario *s)
 bool scenario_needs_proxy(const struct scenario *s)
 {
     for (size_t i = 0; i < s->n_faults; i++)
-        if (fault_on_network(s->faults[i].type) || s->faults[i].type == FAULT_CLIENT_PAUSE)
-            return true;
+        if ((fault_on_network(s->faults[i].type) && s->faults[i].scope != NET_REPLICATION) ||
+            s->faults[i].type == FAULT_CLIENT_PAUSE)
+            return true; /* the replication link has the fleet's own proxy */
     return false;
 }
 
@@ -1108,7 +1183,8 @@ bool scenario_proxy_per_client(const struct scenario *s)
 {
     for (size_t i = 0; i < s->n_faults; i++) {
         const struct fault_spec *f = &s->faults[i];
-        if (f->type == FAULT_CLIENT_PAUSE || (fault_on_network(f->type) && f->scope != NET_NODES))
+        if (f->type == FAULT_CLIENT_PAUSE ||
+            (fault_on_network(f->type) && f->scope != NET_NODES && f->scope != NET_REPLICATION))
             return true;
     }
     return false;
@@ -1119,6 +1195,8 @@ uint32_t scenario_proxied_endpoints(const struct scenario *s, size_t n)
     uint32_t set = 0;
     for (size_t i = 0; i < s->n_faults; i++) {
         const struct fault_spec *f = &s->faults[i];
+        if (fault_on_network(f->type) && f->scope == NET_REPLICATION)
+            continue; /* the fleet's own proxy */
         if (f->type == FAULT_CLIENT_PAUSE || (fault_on_network(f->type) && f->pick != PICK_NODE))
             return servers_mask(n); /* a paused client's every connection; a node the seed picks */
         if (fault_on_network(f->type) && f->node >= 1 && f->node <= n)

@@ -35,6 +35,7 @@ enum fault_type {
     FAULT_PAUSE,            /* servers SIGSTOPped for duration_ms, then SIGCONTed */
     FAULT_RESTART,          /* servers stopped cleanly (SIGTERM) and started again */
     FAULT_CLOCK_JUMP,       /* Redis servers' clocks moved forward by jump_ms, at once */
+    FAULT_FAILOVER,         /* the Redis master killed; sentinel promotes a replica */
     /* network faults, through locklab's proxy, with Toxiproxy's names */
     FAULT_LATENCY,    /* latency +- jitter ms on each chunk */
     FAULT_BANDWIDTH,  /* rate KB/s */
@@ -50,7 +51,7 @@ enum fault_type {
 static inline bool fault_on_servers(int type)
 {
     return type == FAULT_KILL || type == FAULT_PAUSE || type == FAULT_RESTART ||
-           type == FAULT_CLOCK_JUMP;
+           type == FAULT_CLOCK_JUMP || type == FAULT_FAILOVER;
 }
 
 /* Network faults go through the proxy: they touch connections. */
@@ -69,10 +70,11 @@ static inline bool fault_on_client(int type)
 
 /* Whose connections a network fault touches. */
 enum net_scope {
-    NET_NODES = 0, /* every client's, to the servers pick names */
-    NET_HOLDER,    /* the next holder's, to every server (target "holder") */
-    NET_CLIENT,    /* client target's, to every server ("client:K") */
-    NET_CLIENTS,   /* n_clients clients chosen by the seed ("clients:N") */
+    NET_NODES = 0,   /* every client's, to the servers pick names */
+    NET_HOLDER,      /* the next holder's, to every server (target "holder") */
+    NET_CLIENT,      /* client target's, to every server ("client:K") */
+    NET_CLIENTS,     /* n_clients clients chosen by the seed ("clients:N") */
+    NET_REPLICATION, /* the replicas' link to the master ("replication") */
 };
 
 /* Toxiproxy's stream: which way the bytes go. */
@@ -194,6 +196,15 @@ struct redlock_spec {
     uint32_t quorum;          /* votes needed; 0 in the file = nodes/2 + 1 */
 };
 
+/* The redis lock's topology: a master alone, or with replicas (their
+ * replication through locklab's proxy) and sentinels that fail over. */
+struct redis_spec {
+    uint32_t replicas;        /* 0..2; 1 when sentinels are asked and this is not */
+    uint32_t sentinels;       /* 0 (none), 1 or 3 */
+    uint32_t wait_replicas;   /* after SET: WAIT this many replicas, else no lock */
+    uint32_t wait_timeout_ms; /* WAIT's timeout */
+};
+
 struct zookeeper_spec {
     uint32_t ensemble;           /* managed servers: 1 (standalone) or 3 */
     uint32_t session_timeout_ms; /* plays the ttl; 0 in the file = ttl_ms, clamped */
@@ -227,6 +238,7 @@ struct scenario {
     uint32_t retry_max_ms;
     struct redlock_spec redlock;
     struct zookeeper_spec zookeeper;
+    struct redis_spec redis;
 
     /* external servers, by kind (lock_server); empty = managed */
     struct server_list servers[LOCK_SERVER_KINDS];
@@ -268,9 +280,10 @@ int scenario_finish(struct scenario *s, char err[SCENARIO_ERR_MAX]);
 
 /* What s asks of a lock that ops cannot give: LACKS_TOKEN ("fencing":
  * true without fencing tokens), LACKS_RENEW (lock.watchdog without
- * renewals); 0 when it can run s. scenario_finish refuses such a pair,
+ * renewals), LACKS_REPLICAS (lock.redis's replicas and sentinels: the
+ * redis lock's alone); 0 when it can run s. scenario_finish refuses such a pair,
  * compare lists it as NOT RUN: one list of what a scenario requires. */
-enum { LACKS_TOKEN = 1, LACKS_RENEW = 2 };
+enum { LACKS_TOKEN = 1, LACKS_RENEW = 2, LACKS_REPLICAS = 4 };
 unsigned scenario_lacks(const struct scenario *s, const struct lock_ops *ops);
 
 /* How many servers ops uses under s: Redlock's nodes, the ZooKeeper

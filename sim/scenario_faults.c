@@ -21,7 +21,7 @@ size_t scenario_servers(const struct scenario *s, const struct lock_ops *ops)
         return s->redlock.nodes;
     if (ops->server == LOCK_SERVER_ZOOKEEPER)
         return s->zookeeper.ensemble;
-    return 1;
+    return 1 + s->redis.replicas; /* the master, then its replicas */
 }
 
 static const char *node_prefix(enum lock_server kind)
@@ -92,6 +92,12 @@ static int misfit(const struct scenario *s, const struct fault_spec *f, const st
         *key = "count";
         snprintf(why, len, "%u is more than a holder's majority of %zu nodes (%zu)",
                  (unsigned)f->count, n, n / 2 + 1);
+    } else if (f->type == FAULT_FAILOVER &&
+               (s->redis.sentinels == 0 || ops->server != LOCK_SERVER_REDIS)) {
+        *key = "type";
+        snprintf(why, len,
+                 "a failover needs sentinels to promote a replica (lock.redis.sentinels: 1 or 3, "
+                 "the redis algorithm)");
     } else if (f->type == FAULT_CLOCK_JUMP && ops->server != LOCK_SERVER_REDIS) {
         *key = "type";
         snprintf(why, len,
@@ -215,6 +221,15 @@ static int network_misfit(const struct scenario *s, const struct fault_spec *f,
         return -1;
     if (f->scope == NET_CLIENTS && f->n_clients > s->clients) {
         snprintf(why, len, "%s: the run has %u clients", f->target_text, (unsigned)s->clients);
+        return -1;
+    }
+    if (f->scope == NET_REPLICATION) {
+        if (s->redis.replicas > 0 && ops->server == LOCK_SERVER_REDIS &&
+            s->servers[LOCK_SERVER_REDIS].n == 0)
+            return 0;
+        snprintf(why, len,
+                 "replication is the link of the replicas locklab runs for the redis "
+                 "algorithm (lock.redis.replicas)");
         return -1;
     }
     return node_misfit(s, f, ops, why, len);

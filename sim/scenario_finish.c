@@ -10,6 +10,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "lock.h"
 #include "scenario.h"
@@ -58,8 +59,10 @@ static int finish_tasks(struct ctx *c, const struct scenario *s)
 
 unsigned scenario_lacks(const struct scenario *s, const struct lock_ops *ops)
 {
+    bool topology = s->redis.replicas > 0 || s->redis.sentinels > 0;
     return (s->fencing && !ops->gives_token ? LACKS_TOKEN : 0u) |
-           (s->watchdog && !ops->renew ? LACKS_RENEW : 0u);
+           (s->watchdog && !ops->renew ? LACKS_RENEW : 0u) |
+           (topology && strcmp(ops->name, "redis") != 0 ? LACKS_REPLICAS : 0u);
 }
 
 /* What the file and the command line decide together; each check names the
@@ -102,6 +105,22 @@ static int finish_checks(struct ctx *c, const struct scenario *s)
                                 s->ttl_ms);
     }
     scn_pop(c);
+    if (scenario_lacks(s, ops) & LACKS_REPLICAS) {
+        scn_push_key(c, "lock");
+        scn_push_key(c, "redis");
+        return scn_fail_if_file(c, NULL,
+                                "replicas and sentinels are the redis algorithm's topology; %s "
+                                "runs its own servers",
+                                ops->name);
+    }
+    if (s->redis.sentinels > 0 && s->servers[LOCK_SERVER_REDIS].n > 0) {
+        scn_push_key(c, "lock");
+        scn_push_key(c, "redis");
+        scn_push_key(c, "sentinels");
+        return scn_fail_if_file(c, json_integer(s->redis.sentinels),
+                                "locklab starts the sentinels with the servers it manages; with "
+                                "external Redis servers leave them out");
+    }
     if (scenario_lacks(s, ops) & LACKS_TOKEN) {
         scn_push_key(c, "fencing");
         return scn_fail_if_file(c, json_true(), "algorithm \"%s\" gives no fencing tokens",

@@ -516,7 +516,7 @@ static void test_unknown_keys(void **state)
          "t.json:1:11: lock.tll_ms: unknown key (did you mean \"ttl_ms\"?)"},
         {"{'lock': {'ttl': 5}, " WL "}",
          "t.json:1:11: lock.ttl: unknown key (known: algorithm, ttl_ms, wait_ms, watchdog, "
-         "renew_ms, retry_min_ms, retry_max_ms, redlock, zookeeper)"},
+         "renew_ms, retry_min_ms, retry_max_ms, redlock, zookeeper, redis)"},
         {"{'workload': {'type': 'flash_sale', 'critcal_ms': 5}}",
          "t.json:1:37: workload.critcal_ms: unknown key (did you mean \"critical_ms\"?)"},
         {"{'faults': [{'at_ms': 0, 'type': 'client_crash', 'durration_ms': 5}], " WL "}",
@@ -571,7 +571,8 @@ static void test_unknown_values(void **state)
          "\"client_pause\"?)"},
         {"{'faults': [{'at_ms': 0, 'type': 'partition'}], " WL "}",
          "t.json:1:34: faults[0].type: unknown fault type \"partition\" (known: client_pause, "
-         "client_crash, kill, pause, restart, clock_jump, latency, bandwidth, timeout, reset_peer, "
+         "client_crash, kill, pause, restart, clock_jump, failover, latency, bandwidth, timeout, "
+         "reset_peer, "
          "limit_data, slicer, down)"},
         {"{'expect': {'invariants': 'ok'}, " WL "}",
          "t.json:1:27: expect.invariants: unknown value \"ok\" (known: hold, broken)"},
@@ -1384,7 +1385,7 @@ static void test_process_fault_errors(void **state)
         {"{'faults': [{'at_ms': 0, 'type': 'restart', 'target': 'one', 'restart_after_ms': 5}], " WL
          "}",
          "t.json:1:82: faults[0].restart_after_ms: a restart takes no restart_after_ms (only a "
-         "kill waits to restart)"},
+         "kill or a failover waits to restart)"},
         {"{'faults': [{'at_ms': 0, 'type': 'client_crash', 'target': 'one'}], " WL "}",
          "t.json:1:60: faults[0].target: unknown target \"one\" for a client_crash (expected "
          "\"holder\" or \"client:N\")"},
@@ -1544,7 +1545,8 @@ static void test_network_fault_errors(void **state)
         {"{'faults': [{'at_ms': 0, 'type': 'timeout', 'target': 'holder-majority'}], " WL "}",
          "t.json:1:55: faults[0].target: unknown target \"holder-majority\" for a timeout "
          "(expected a server such as \"redis-2\", one of: one, minority, majority, all, primaries, "
-         "zk-leader, zk-follower; or clients: \"holder\", \"client:K\", \"clients:N\")"},
+         "zk-leader, zk-follower; or clients: \"holder\", \"client:K\", \"clients:N\"; or "
+         "\"replication\")"},
         {"{'faults': [{'at_ms': 0, 'type': 'timeout', 'target': 'all', 'duration_ms': 0}], " WL "}",
          "t.json:1:77: faults[0].duration_ms: 0 is out of range for a timeout (1..86400000; leave "
          "it out for the rest of the run)"},

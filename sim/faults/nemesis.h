@@ -29,6 +29,7 @@
 #include "scenario.h"
 
 struct nemesis;
+struct proxy;
 
 #define FAULT_TEXT_MAX 384
 
@@ -45,6 +46,7 @@ struct fault_record {
     char detail[FAULT_TEXT_MAX];     /* what it did: "SIGKILL redis-2 (pid 4242)" */
     char end_detail[FAULT_TEXT_MAX]; /* how it ended: "redis-2 back as pid 4300, data lost" */
     bool healed;                     /* ended by the end of the run, not by its own time */
+    uint64_t promoted_ns;            /* failover: when sentinel named the new master (0: not yet) */
     char error[FAULT_TEXT_MAX];      /* what could not be done, if anything */
 };
 
@@ -62,6 +64,11 @@ struct fault_nodes {
     size_t quorum; /* Redlock: the votes that make a holder (holder-majority) */
     /* why a clock_jump that wanted libfaketime shortens ttls instead ("") */
     char no_faketime[160];
+    /* the Redis topology: the sentinels a failover asks, and the proxy the
+     * replicas replicate through (NULL: none) */
+    int sentinel_port[LOCK_ENDPOINT_MAX];
+    size_t n_sentinels;
+    struct proxy *repl;
 };
 
 struct nemesis *nemesis_new(const struct scenario *s);

@@ -52,6 +52,9 @@ void nemesis_start_at_zero(struct nemesis *n);
 void *nemesis_main(void *arg);
 /* network_faults.c */
 bool nemesis_has_network_faults(const struct nemesis *n);
+/* The proxy a network fault acts through (NULL: none): the run's, or for
+ * the replication link the fleet's. */
+struct proxy *nemesis_net_proxy(const struct nemesis *n, const struct fault_spec *f);
 void nemesis_net_start(struct nemesis *n, size_t i);
 void nemesis_net_end(struct nemesis *n, size_t i, bool healed);
 /* When fault i's holder put it in force (0: not yet); holder faults only. */
@@ -63,6 +66,9 @@ uint64_t nemesis_random(struct nemesis *n);
 uint32_t nemesis_some(struct nemesis *n, uint32_t from, size_t count);
 /* Does the ZooKeeper server on port lead (or stand alone)? Asked with srvr. */
 bool nemesis_zk_leads(int port);
+/* targets.c: the master the first sentinel that answers names, as a bit of
+ * nodes.node[] (0: none answered, or it names no node of the run). */
+uint32_t nemesis_master(const struct nemesis *n);
 /* targets.c: the nodes fault i strikes now, as a bit set of nodes.node[];
  * a shortfall (fewer free servers than it asks) is written into why. */
 uint32_t nemesis_pick(struct nemesis *n, size_t i, char *why, size_t len);

@@ -17,12 +17,16 @@
 #include "clock.h"
 #include "nemesis_state.h"
 
+/* The proxy fault f acts through: the replicas' own for their link. */
+struct proxy *nemesis_net_proxy(const struct nemesis *n, const struct fault_spec *f)
+{
+    return f->scope == NET_REPLICATION ? n->nodes.repl : n->proxy;
+}
+
 bool nemesis_has_network_faults(const struct nemesis *n)
 {
-    if (n->proxy == NULL)
-        return false;
     for (size_t i = 0; i < n->n; i++)
-        if (fault_on_network(n->rec[i].spec.type))
+        if (fault_on_network(n->rec[i].spec.type) && nemesis_net_proxy(n, &n->rec[i].spec))
             return true;
     return false;
 }
@@ -157,6 +161,8 @@ static void whose(const struct nemesis *n, size_t i, int32_t client, char *out, 
     const struct fault_spec *f = &n->rec[i].spec;
     if (f->scope == NET_NODES)
         snprintf(out, len, "every client's");
+    else if (f->scope == NET_REPLICATION)
+        snprintf(out, len, "the replicas'");
     else if (f->scope == NET_CLIENTS)
         snprintf(out, len, "%u clients'", (unsigned)f->n_clients);
     else
@@ -190,7 +196,9 @@ static void net_strike(struct nemesis *n, size_t i, int32_t client)
 {
     struct fault_record *r = &n->rec[i];
     const struct fault_spec *f = &r->spec;
-    uint32_t eps = pick_endpoints(n, f);
+    struct proxy *px = nemesis_net_proxy(n, f);
+    bool repl = f->scope == NET_REPLICATION;
+    uint32_t eps = repl ? 1u : pick_endpoints(n, f); /* the replicas': to the master */
     struct toxic t = toxic_of(f, eps);
     if (f->scope == NET_CLIENT)
         client = f->target;
@@ -204,11 +212,14 @@ static void net_strike(struct nemesis *n, size_t i, int32_t client)
     describe(f, what, sizeof(what));
     whose(n, i, client, who, sizeof(who));
     char servers[sizeof(r->servers)];
-    name_endpoints(n, eps, servers, sizeof(servers));
+    if (repl)
+        snprintf(servers, sizeof(servers), "replication");
+    else
+        name_endpoints(n, eps, servers, sizeof(servers));
     memcpy(r->servers, servers, sizeof(servers));
-    for (size_t e = 0; e < n->net_n; e++)
+    for (size_t e = 0; e < proxy_endpoints(px); e++)
         if (eps & (1u << e)) {
-            struct lock_endpoint ep = proxy_address(n->proxy, e, client >= 0 ? (size_t)client : 0);
+            struct lock_endpoint ep = proxy_address(px, e, client >= 0 ? (size_t)client : 0);
             snprintf(via, sizeof(via), " via proxy 127.0.0.1:%d", ep.port);
             break;
         }
@@ -216,12 +227,13 @@ static void net_strike(struct nemesis *n, size_t i, int32_t client)
     r->fired = true;
     r->start_ns = clock_mono_ns();
     uint64_t links = 0;
-    if (proxy_toxic_add(n->proxy, (int)i, &t, &links) < 0)
+    if (proxy_toxic_add(px, (int)i, &t, &links) < 0)
         snprintf(r->error, sizeof(r->error), "the proxy refused the toxic");
     snprintf(r->detail, sizeof(r->detail),
              "%s%s%s on %s traffic to %s%s; %" PRIu64 " open connection%s", what,
              f->type == FAULT_DOWN ? "" : " ",
-             f->type == FAULT_DOWN ? "" : fault_stream_name(f->stream), who, servers,
+             f->type == FAULT_DOWN ? "" : fault_stream_name(f->stream), who,
+             repl ? "the master (their replication link)" : servers,
              __builtin_popcount(eps) == 1 ? via : "", links, links == 1 ? "" : "s");
 }
 
@@ -239,9 +251,10 @@ void nemesis_net_end(struct nemesis *n, size_t i, bool healed)
 {
     struct fault_record *r = &n->rec[i];
     uint64_t t = clock_mono_ns();
-    proxy_toxic_remove(n->proxy, (int)i);
+    struct proxy *px = nemesis_net_proxy(n, &r->spec);
+    proxy_toxic_remove(px, (int)i);
     struct proxy_stats st;
-    proxy_stats(n->proxy, &st);
+    proxy_stats(px, &st);
     snprintf(r->end_detail, sizeof(r->end_detail),
              "toxic removed%s; it touched %" PRIu64 " connection%s",
              healed ? " at the end of the run" : "", st.toxic_links[i],

@@ -16,7 +16,8 @@
 #include "cluster.h"
 #include "nemesis_state.h"
 
-#define SLICE_NS 10000000ull /* how often a waiting nemesis looks at the stop flag */
+#define SLICE_NS          10000000ull /* how often a waiting nemesis looks at the stop flag */
+#define PROMOTION_POLL_NS 10000000ull /* how often a failover asks sentinel for the master */
 
 bool nemesis_has_server_faults(const struct nemesis *n)
 {
@@ -92,10 +93,13 @@ static void bring_back(struct nemesis *n, size_t i, size_t k)
 static void end_fault(struct nemesis *n, size_t i, bool healed)
 {
     struct fault_record *r = &n->rec[i];
+    /* a failover without a restart leaves its old master down until the
+     * run ends: the fleet is stopped, never healed, after it */
+    bool leave_down = r->spec.type == FAULT_FAILOVER && !r->spec.restart_after_ms && !healed;
     /* A pause ends as SIGCONT goes out: any answer after it may come from
      * the running server. A kill or restart ends once the server serves. */
     uint64_t before = clock_mono_ns();
-    for (size_t k = 0; k < n->nodes.n && r->spec.type != FAULT_CLOCK_JUMP; k++)
+    for (size_t k = 0; k < n->nodes.n && r->spec.type != FAULT_CLOCK_JUMP && !leave_down; k++)
         if (n->struck[i] & (1u << k))
             bring_back(n, i, k);
     if (healed)
@@ -154,6 +158,7 @@ static void strike(struct nemesis *n, size_t i, size_t k)
     const char *what;
     switch (r->spec.type) {
     case FAULT_KILL:
+    case FAULT_FAILOVER:
         rc = cluster_kill(n->nodes.cl, idx, err, sizeof(err)), what = "SIGKILL";
         break;
     case FAULT_PAUSE:
@@ -224,15 +229,45 @@ static void start_fault(struct nemesis *n, size_t i)
         end_fault(n, i, false); /* back at once: a clean stop and start; a jump is an instant */
     else if (r->spec.type == FAULT_PAUSE)
         n->end_due_ns[i] = r->start_ns + r->spec.duration_ms * 1000000u;
+    else if (r->spec.type == FAULT_FAILOVER)
+        n->end_due_ns[i] = r->start_ns + PROMOTION_POLL_NS; /* look for the promotion */
     else if (r->spec.restart_after_ms)
         n->end_due_ns[i] = r->start_ns + r->spec.restart_after_ms * 1000000u;
+}
+
+/* A failover's next step, when its end is due: until sentinel names a new
+ * master, look again shortly; then, with a restart, wait for it (the old
+ * master comes back empty and sentinel makes it a replica), else end. */
+static bool failover_step(struct nemesis *n, size_t i)
+{
+    struct fault_record *r = &n->rec[i];
+    uint64_t now = clock_mono_ns();
+    if (r->promoted_ns == 0) {
+        uint32_t master = nemesis_master(n);
+        if (master == 0 || (master & n->struck[i])) {
+            n->end_due_ns[i] = now + PROMOTION_POLL_NS;
+            return false;
+        }
+        r->promoted_ns = now;
+        for (size_t k = 0; k < n->nodes.n; k++)
+            if (master & (1u << k))
+                add_text(r->detail, sizeof(r->detail), "sentinel promoted %s (port %d) after %.3f s",
+                         n->nodes.node[k].name, server(n, k)->port,
+                         (double)(now - r->start_ns) / 1e9);
+    }
+    uint64_t back = r->start_ns + r->spec.restart_after_ms * 1000000u;
+    if (r->spec.restart_after_ms && back > now) {
+        n->end_due_ns[i] = back;
+        return false;
+    }
+    return true;
 }
 
 /* Is fault i played on the timeline by this thread (its start and end)? */
 static bool timed_here(const struct nemesis *n, const struct fault_spec *f)
 {
     if (fault_on_network(f->type))
-        return n->proxy != NULL && f->scope != NET_HOLDER;
+        return nemesis_net_proxy(n, f) != NULL && f->scope != NET_HOLDER;
     return fault_on_servers(f->type);
 }
 
@@ -349,6 +384,8 @@ void nemesis_start_at_zero(struct nemesis *n)
 static void act(struct nemesis *n, size_t i, bool is_end)
 {
     bool network = fault_on_network(n->rec[i].spec.type);
+    if (is_end && n->rec[i].spec.type == FAULT_FAILOVER && !failover_step(n, i))
+        return; /* not over yet */
     if (is_end && network)
         nemesis_net_end(n, i, false);
     else if (is_end)

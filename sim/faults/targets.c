@@ -86,12 +86,29 @@ uint32_t nemesis_some(struct nemesis *n, uint32_t from, size_t count)
     return set;
 }
 
+uint32_t nemesis_master(const struct nemesis *n)
+{
+    for (size_t s = 0; s < n->nodes.n_sentinels; s++) {
+        int port = cluster_sentinel_master(n->nodes.sentinel_port[s]);
+        for (size_t k = 0; port > 0 && k < n->nodes.n; k++)
+            if (n->nodes.cl->srv[n->nodes.node[k].idx].port == port)
+                return 1u << k;
+    }
+    return 0;
+}
+
 uint32_t nemesis_pick(struct nemesis *n, size_t i, char *why, size_t len)
 {
     const struct fault_spec *f = &n->rec[i].spec;
     size_t want = fault_node_count(f, n->nodes.n);
     uint32_t set = 0;
     why[0] = '\0';
+    if (f->type == FAULT_FAILOVER) {
+        set = nemesis_master(n);
+        if (set == 0)
+            snprintf(why, len, "no sentinel named a master");
+        return set & ~n->busy;
+    }
     if (f->pick == PICK_NODE) {
         if (f->node >= 1 && f->node <= n->nodes.n)
             set = 1u << (f->node - 1);

@@ -201,7 +201,9 @@ static int make_root(struct cluster *c, char *err, size_t errlen)
 /* The file a server of kind logs to, in its folder <root>/<kind>-<i>. */
 static const char *log_name(const char *kind)
 {
-    return strcmp(kind, "redis") == 0 ? "redis.log" : "stdout.log";
+    return strcmp(kind, "redis") == 0      ? "redis.log"
+           : strcmp(kind, "sentinel") == 0 ? "sentinel.log"
+                                           : "stdout.log";
 }
 
 /* The next slot of c, with its own folder; NULL with err set. */
@@ -242,6 +244,116 @@ int cluster_start_redis(struct cluster *c, size_t count, char *err, size_t errle
         }
     }
     return 0;
+}
+
+#define LINK_WAIT_MS 10000 /* a replica's first sync, sentinels learning of each other */
+
+/* Poll port with command until its reply holds want (or, want NULL, an
+ * array of at least count), for up to LINK_WAIT_MS. 0, or -1. */
+static int wait_reply(int port, const char *command, const char *want, long count)
+{
+    for (int waited = 0; waited < LINK_WAIT_MS; waited += 50) {
+        char reply[4096];
+        if (cluster_redis_reply(port, command, reply, sizeof(reply)) > 0 &&
+            (want ? strstr(reply, want) != NULL : reply[0] == '*' && atol(reply + 1) >= count))
+            return 0;
+        spawn_sleep_ms(50);
+    }
+    return -1;
+}
+
+int cluster_start_replica(struct cluster *c, int from, char *err, size_t errlen)
+{
+    struct managed_server *s = add_server(c, "redis", err, errlen);
+    if (s == NULL)
+        return -1;
+    s->replica_of = from;
+    if (start_redis(s, err, errlen) < 0) {
+        c->n--;
+        return -1;
+    }
+    if (wait_reply(s->port, "INFO replication", "master_link_status:up", 0) < 0) {
+        snprintf(err, errlen, "the replica on port %d did not sync with 127.0.0.1:%d in %d ms",
+                 s->port, from, LINK_WAIT_MS);
+        spawn_stop(s, SIGKILL);
+        c->n--;
+        return -1;
+    }
+    return 0;
+}
+
+static int write_sentinel_conf(const struct managed_server *s, int master_port, size_t quorum,
+                               uint64_t failover_ms)
+{
+    char path[320];
+    snprintf(path, sizeof(path), "%s/sentinel.conf", s->dir);
+    FILE *f = fopen(path, "w");
+    if (f == NULL)
+        return -1;
+    /* down-after 500 ms: a failover in about a second (SETUP.md) */
+    fprintf(f,
+            "port %d\nbind 127.0.0.1\ndaemonize no\ndir %s\nlogfile %s/sentinel.log\n"
+            "sentinel monitor mymaster 127.0.0.1 %d %zu\n"
+            "sentinel down-after-milliseconds mymaster 500\n"
+            "sentinel failover-timeout mymaster %llu\n",
+            s->port, s->dir, s->dir, master_port, quorum, (unsigned long long)failover_ms);
+    return fclose(f);
+}
+
+int cluster_start_sentinels(struct cluster *c, size_t count, int master_port, size_t replicas,
+                            uint64_t failover_ms, char *err, size_t errlen)
+{
+    size_t first = c->n;
+    for (size_t i = 0; i < count; i++) {
+        struct managed_server *s = add_server(c, "sentinel", err, errlen);
+        if (s == NULL)
+            goto fail;
+        s->port = free_port();
+        if (s->port < 0 || write_sentinel_conf(s, master_port, count / 2 + 1, failover_ms) != 0) {
+            snprintf(err, errlen, "cannot configure a sentinel in %s", s->dir);
+            goto fail;
+        }
+        if (spawn_start(s, err, errlen) < 0)
+            goto fail;
+        int rc = spawn_wait_ready(s);
+        if (rc != 0) {
+            spawn_failed(s, rc, err, errlen);
+            goto fail;
+        }
+    }
+    /* before any fault: each must know the replicas (or it has nobody to
+     * promote) and the other sentinels (or no majority can vote) */
+    for (size_t i = first; i < c->n; i++) {
+        if (wait_reply(c->srv[i].port, "SENTINEL replicas mymaster", NULL, (long)replicas) < 0 ||
+            wait_reply(c->srv[i].port, "SENTINEL sentinels mymaster", NULL, (long)count - 1) < 0) {
+            snprintf(err, errlen,
+                     "the sentinel on port %d did not learn of the replica and the "
+                     "other sentinels in %d ms",
+                     c->srv[i].port, LINK_WAIT_MS);
+            goto fail;
+        }
+    }
+    return 0;
+fail:
+    while (c->n > first)
+        spawn_stop(&c->srv[--c->n], SIGKILL);
+    return -1;
+}
+
+int cluster_sentinel_master(int port)
+{
+    char reply[256];
+    /* *2\r\n$9\r\n127.0.0.1\r\n$5\r\n40001\r\n */
+    if (cluster_redis_reply(port, "SENTINEL get-master-addr-by-name mymaster", reply,
+                            sizeof(reply)) <= 0 ||
+        strncmp(reply, "*2", 2) != 0)
+        return -1;
+    const char *last = reply + strlen(reply);
+    while (last > reply && (last[-1] == '\r' || last[-1] == '\n'))
+        last--;
+    while (last > reply && last[-1] >= '0' && last[-1] <= '9')
+        last--;
+    return atoi(last);
 }
 
 /* zoo.cfg (and myid in an ensemble) for member i of zk[0..n). tickTime 500

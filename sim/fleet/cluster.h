@@ -16,13 +16,14 @@
 #define CLUSTER_MAX_SERVERS 12 /* 5 Redis masters, 3 ZooKeepers, room for replicas */
 
 struct managed_server {
-    char kind[16];                /* "redis", "zookeeper" */
+    char kind[16];                /* "redis", "zookeeper", "sentinel" */
     pid_t pid;                    /* 0 once stopped */
     int port;                     /* where clients connect */
     int peer_port, election_port; /* a ZooKeeper ensemble member's quorum ports */
     char dir[256];
     char log[16]; /* its log file in dir */
     bool aof;     /* Redis: AOF with appendfsync always, so a kill keeps its data */
+    int replica_of; /* Redis: started as a replica of 127.0.0.1:replica_of (0: a master) */
     /* Redis under libfaketime: LD_PRELOAD for it ("" = the real clock), and
      * the offset it has been given so far (its file, dir/faketime). */
     char preload[384];
@@ -49,6 +50,18 @@ struct cluster {
 /* Start count redis-servers and wait until each answers PING.
  * 0, or -1 with err set and nothing left running. */
 int cluster_start_redis(struct cluster *c, size_t count, char *err, size_t errlen);
+/* Start a Redis replica of 127.0.0.1:from (the master, or a proxy in front
+ * of it) and wait until its link to the master is up. 0, or -1 with err
+ * set and the replica stopped. */
+int cluster_start_replica(struct cluster *c, int from, char *err, size_t errlen);
+/* Start count redis-sentinels watching the master on master_port as
+ * "mymaster" (a quorum of count/2 + 1; down after 500 ms; failover-timeout
+ * failover_ms), and wait until each knows the replicas and the other
+ * sentinels. 0, or -1 with err set and the sentinels stopped. */
+int cluster_start_sentinels(struct cluster *c, size_t count, int master_port, size_t replicas,
+                            uint64_t failover_ms, char *err, size_t errlen);
+/* The master a sentinel on port names for "mymaster": its port, or -1. */
+int cluster_sentinel_master(int port);
 /* Start a ZooKeeper of ensemble 1 (standalone) or 3 members, all on
  * loopback, and wait until each serves (srvr reports a Mode). 0, or -1
  * with err set and nothing of it left running. */

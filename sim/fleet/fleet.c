@@ -38,6 +38,43 @@ int fleet_check(const struct scenario *s, const struct lock_ops *const *ops, siz
     return 0;
 }
 
+/* The redis lock's topology: a master, its replicas replicating through a
+ * proxy of the fleet's own (so a network fault can delay or cut their
+ * link), and the sentinels that fail it over. */
+static int start_topology(struct fleet *f, const struct scenario *s, char *err, size_t errlen)
+{
+    if (cluster_start_redis(&f->cl, 1, err, errlen) < 0)
+        return -1;
+    const struct managed_server *master = &f->cl.srv[f->cl.n - 1];
+    struct lock_endpoint up = {.host = "127.0.0.1", .port = master->port};
+    f->repl = proxy_new(&up, 1, 1, 1, s->seed, err, errlen);
+    if (f->repl == NULL || proxy_start(f->repl, err, errlen) < 0)
+        return -1;
+    struct server_list *l = &f->ep[LOCK_SERVER_REDIS];
+    l->ep[l->n++] = up;
+    for (uint32_t i = 0; i < s->redis.replicas; i++) {
+        if (cluster_start_replica(&f->cl, proxy_address(f->repl, 0, 0).port, err, errlen) < 0)
+            return -1;
+        l->ep[l->n] = (struct lock_endpoint){.host = "127.0.0.1",
+                                             .port = f->cl.srv[f->cl.n - 1].port};
+        l->n++;
+    }
+    if (s->redis.sentinels == 0)
+        return 0;
+    /* Sentinel "fixes" a replica whose master address is not the one it
+     * monitors (the proxy's) once failover-timeout has passed since it saw
+     * it: longer than the run, so the link stays proxied throughout. */
+    uint64_t failover_ms = s->duration_ms + 60000;
+    size_t first = f->cl.n;
+    if (cluster_start_sentinels(&f->cl, s->redis.sentinels, up.port, s->redis.replicas, failover_ms,
+                                err, errlen) < 0)
+        return -1;
+    for (size_t i = first; i < f->cl.n; i++)
+        f->sentinels.ep[f->sentinels.n++] =
+            (struct lock_endpoint){.host = "127.0.0.1", .port = f->cl.srv[i].port};
+    return 0;
+}
+
 static int start_kind(struct fleet *f, int kind, size_t count, char *err, size_t errlen)
 {
     size_t first = f->cl.n;
@@ -104,8 +141,10 @@ int fleet_up(struct fleet *f, const struct scenario *s, const struct lock_ops *c
         if (s->servers[k].n > 0) {
             f->ep[k] = s->servers[k];
             f->external[k] = true;
-        } else if (start_kind(f, k, need[k], err, errlen) < 0) {
-            cluster_stop(&f->cl, NULL);
+        } else if ((k == LOCK_SERVER_REDIS && s->redis.replicas > 0
+                        ? start_topology(f, s, err, errlen)
+                        : start_kind(f, k, need[k], err, errlen)) < 0) {
+            fleet_down(f, NULL);
             return -1;
         }
     }
@@ -115,12 +154,24 @@ int fleet_up(struct fleet *f, const struct scenario *s, const struct lock_ops *c
 void fleet_config(const struct fleet *f, const struct lock_ops *ops, const struct scenario *s,
                   struct lock_config *cfg)
 {
+    memset(cfg, 0, sizeof(*cfg)); /* every field this leaves out is off */
     const struct server_list *l = &f->ep[ops->server];
-    size_t n = ops->independent_nodes || ops->server == LOCK_SERVER_ZOOKEEPER ? l->n : 1;
+    size_t n = ops->independent_nodes || ops->server == LOCK_SERVER_ZOOKEEPER ? l->n
+                                                                              : 1 + s->redis.replicas;
     if (ops->independent_nodes && n > s->redlock.nodes)
         n = s->redlock.nodes;
+    if (n > l->n)
+        n = l->n;
     memcpy(cfg->endpoints, l->ep, sizeof(l->ep[0]) * n);
+    memcpy(cfg->upstream, l->ep, sizeof(l->ep[0]) * n);
     cfg->n_endpoints = n;
+    if (ops->server == LOCK_SERVER_REDIS && f->sentinels.n > 0) {
+        memcpy(cfg->sentinels, f->sentinels.ep, sizeof(f->sentinels.ep[0]) * f->sentinels.n);
+        cfg->n_sentinels = f->sentinels.n;
+        snprintf(cfg->master_name, sizeof(cfg->master_name), "mymaster");
+    }
+    cfg->wait_replicas = s->redis.wait_replicas;
+    cfg->wait_timeout_ms = s->redis.wait_timeout_ms;
     cfg->connect_timeout_ms = 2000;
     cfg->io_timeout_ms = 5000;
     cfg->retry_min_ms = s->retry_min_ms;
@@ -150,6 +201,9 @@ void fleet_fault_nodes(struct fleet *f, const struct lock_ops *ops, const struct
     fleet_config(f, ops, s, &cfg);
     nodes->cl = &f->cl;
     snprintf(nodes->no_faketime, sizeof(nodes->no_faketime), "%s", f->no_faketime);
+    nodes->repl = f->repl;
+    for (size_t i = 0; i < f->sentinels.n; i++)
+        nodes->sentinel_port[nodes->n_sentinels++] = f->sentinels.ep[i].port;
     nodes->quorum = s->redlock.quorum ? s->redlock.quorum : cfg.n_endpoints / 2 + 1;
     for (size_t i = 0; i < cfg.n_endpoints; i++) {
         int j = managed_index(f, cfg.endpoints[i].port);
@@ -170,13 +224,22 @@ void fleet_describe(const struct fleet *f, const struct lock_ops *ops, const str
     res->n_servers = 0;
     for (size_t i = 0; i < cfg.n_endpoints && res->n_servers < RESULT_MAX_SERVERS; i++) {
         const struct lock_endpoint *ep = &cfg.endpoints[i];
-        char how[48] = "external";
+        char how[96] = "external";
         int j = f->external[ops->server] ? -1 : managed_index(f, ep->port);
         if (j >= 0)
-            snprintf(how, sizeof(how), "managed, pid %d%s", (int)f->cl.srv[j].pid,
-                     f->cl.srv[j].aof ? ", AOF fsync always" : "");
+            snprintf(how, sizeof(how), "managed, pid %d%s%s", (int)f->cl.srv[j].pid,
+                     f->cl.srv[j].aof ? ", AOF fsync always" : "",
+                     f->cl.srv[j].replica_of ? ", replica via proxy"
+                     : f->repl && i == 0    ? ", master"
+                                            : "");
         snprintf(res->servers[res->n_servers++], sizeof(res->servers[0]), "%s %s:%d (%s)",
                  lock_server_name(ops->server), ep->host, ep->port, how);
+    }
+    for (size_t i = 0; i < cfg.n_sentinels && res->n_servers < RESULT_MAX_SERVERS; i++) {
+        int j = managed_index(f, cfg.sentinels[i].port);
+        snprintf(res->servers[res->n_servers++], sizeof(res->servers[0]),
+                 "sentinel %s:%d (managed, pid %d)", cfg.sentinels[i].host, cfg.sentinels[i].port,
+                 j >= 0 ? (int)f->cl.srv[j].pid : 0);
     }
 }
 
@@ -204,4 +267,6 @@ int fleet_dead(struct fleet *f)
 void fleet_down(struct fleet *f, const char *logs_dir)
 {
     cluster_stop(&f->cl, logs_dir);
+    proxy_free(f->repl); /* after the replicas: their link runs through it */
+    f->repl = NULL;
 }

@@ -27,6 +27,10 @@ struct fleet {
     /* a clock_jump asked for libfaketime and it cannot be had: why (its
      * jumps fall back to shortening the keys' ttl); "" otherwise */
     char no_faketime[160];
+    /* the redis lock's topology: the proxy its replicas replicate through
+     * (NULL: no replicas), and its sentinels */
+    struct proxy *repl;
+    struct server_list sentinels;
 };
 
 /* Check that external servers suffice for every algorithm of ops[0..n)

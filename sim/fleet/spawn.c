@@ -86,6 +86,14 @@ static void prepare_redis(struct spawn *sp, const struct managed_server *s)
         spawn_arg(sp, "--appendfsync");
         spawn_arg(sp, "always");
     }
+    /* a replica syncs at once, not after the default 5 s wait (SETUP.md) */
+    spawn_arg(sp, "--repl-diskless-sync-delay");
+    spawn_arg(sp, "0");
+    if (s->replica_of > 0) {
+        spawn_arg(sp, "--replicaof");
+        spawn_arg(sp, "127.0.0.1");
+        spawn_arg(sp, "%d", s->replica_of);
+    }
     spawn_arg(sp, "--daemonize");
     spawn_arg(sp, "no");
     spawn_arg(sp, "--dir");
@@ -147,11 +155,21 @@ static void prepare_faketime(struct spawn *sp, const struct managed_server *s)
     sp->envp = sp->env_list;
 }
 
+/* Its configuration file, which it rewrites as it learns: written by
+ * cluster.c in its own folder. */
+static void prepare_sentinel(struct spawn *sp, const struct managed_server *s)
+{
+    spawn_arg(sp, "%s", env_or("LOCKLAB_REDIS_SENTINEL", "redis-sentinel"));
+    spawn_arg(sp, "%s/sentinel.conf", s->dir);
+}
+
 static void prepare_spawn(struct spawn *sp, const struct managed_server *s)
 {
     memset(sp, 0, sizeof(*sp));
     if (strcmp(s->kind, "zookeeper") == 0)
         prepare_zookeeper(sp, s);
+    else if (strcmp(s->kind, "sentinel") == 0)
+        prepare_sentinel(sp, s);
     else
         prepare_redis(sp, s);
     if (s->preload[0] && strcmp(s->kind, "redis") == 0)
