@@ -55,8 +55,8 @@ static int start_topology(struct fleet *f, const struct scenario *s, char *err, 
     for (uint32_t i = 0; i < s->redis.replicas; i++) {
         if (cluster_start_replica(&f->cl, proxy_address(f->repl, 0, 0).port, err, errlen) < 0)
             return -1;
-        l->ep[l->n] = (struct lock_endpoint){.host = "127.0.0.1",
-                                             .port = f->cl.srv[f->cl.n - 1].port};
+        l->ep[l->n] =
+            (struct lock_endpoint){.host = "127.0.0.1", .port = f->cl.srv[f->cl.n - 1].port};
         l->n++;
     }
     if (s->redis.sentinels == 0)
@@ -156,8 +156,9 @@ void fleet_config(const struct fleet *f, const struct lock_ops *ops, const struc
 {
     memset(cfg, 0, sizeof(*cfg)); /* every field this leaves out is off */
     const struct server_list *l = &f->ep[ops->server];
-    size_t n = ops->independent_nodes || ops->server == LOCK_SERVER_ZOOKEEPER ? l->n
-                                                                              : 1 + s->redis.replicas;
+    size_t n = ops->independent_nodes || ops->server == LOCK_SERVER_ZOOKEEPER
+                   ? l->n
+                   : 1 + s->redis.replicas;
     if (ops->independent_nodes && n > s->redlock.nodes)
         n = s->redlock.nodes;
     if (n > l->n)
@@ -230,8 +231,8 @@ void fleet_describe(const struct fleet *f, const struct lock_ops *ops, const str
             snprintf(how, sizeof(how), "managed, pid %d%s%s", (int)f->cl.srv[j].pid,
                      f->cl.srv[j].aof ? ", AOF fsync always" : "",
                      f->cl.srv[j].replica_of ? ", replica via proxy"
-                     : f->repl && i == 0    ? ", master"
-                                            : "");
+                     : f->repl && i == 0     ? ", master"
+                                             : "");
         snprintf(res->servers[res->n_servers++], sizeof(res->servers[0]), "%s %s:%d (%s)",
                  lock_server_name(ops->server), ep->host, ep->port, how);
     }
