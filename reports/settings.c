@@ -29,6 +29,12 @@ static void print_lock(FILE *f, const struct scenario *s)
     if (ops && ops->server == LOCK_SERVER_ZOOKEEPER)
         fprintf(f, "  zookeeper: ensemble=%" PRIu32 " session_timeout=%" PRIu32 "ms\n",
                 s->zookeeper.ensemble, s->zookeeper.session_timeout_ms);
+    if (s->redis.replicas || s->redis.sentinels)
+        fprintf(f,
+                "  redis: replicas=%" PRIu32 " sentinels=%" PRIu32 " wait_replicas=%" PRIu32
+                " wait_timeout=%" PRIu32 "ms\n",
+                s->redis.replicas, s->redis.sentinels, s->redis.wait_replicas,
+                s->redis.wait_timeout_ms);
 }
 
 void report_settings(FILE *f, const struct scenario *s)
@@ -59,6 +65,12 @@ static json_t *algorithm_json(const struct scenario *s, json_t *lock)
                             json_pack("{s:i, s:i, s:i}", "nodes", s->redlock.nodes, "quorum",
                                       s->redlock.quorum, "node_timeout_ms",
                                       s->redlock.node_timeout_ms));
+    if (s->redis.replicas || s->redis.sentinels)
+        json_object_set_new(lock, "redis",
+                            json_pack("{s:i, s:i, s:i, s:i}", "replicas", s->redis.replicas,
+                                      "sentinels", s->redis.sentinels, "wait_replicas",
+                                      s->redis.wait_replicas, "wait_timeout_ms",
+                                      s->redis.wait_timeout_ms));
     if (ops && ops->server == LOCK_SERVER_ZOOKEEPER)
         json_object_set_new(lock, "zookeeper",
                             json_pack("{s:i, s:i}", "ensemble", s->zookeeper.ensemble,

@@ -73,7 +73,7 @@ _locklab_option_value()
     -o | --out | --dir) _locklab_paths "$cur" ;;
     --zookeeper-nodes) _locklab_words "0 1 3" "$cur" ;;
     -c | --clients | -d | --duration | -n | --requests | -s | --seed | --show-violations | \
-        -r | --redis | -z | --zookeeper | --expect | --redis-nodes)
+        -r | --redis | -z | --zookeeper | --sentinel | --expect | --redis-nodes)
         COMPREPLY=() ;;
     *) return 1 ;;
     esac
@@ -112,7 +112,7 @@ _locklab()
     local cword=$COMP_CWORD cur=${COMP_WORDS[COMP_CWORD]-} prev=${COMP_WORDS[COMP_CWORD - 1]-}
     local bin=${COMP_WORDS[0]/#\~/$HOME} cmd=${COMP_WORDS[1]-}
     local run_opts="--clients -c --duration -d --requests -n --seed -s --out -o --quiet -q
-        --show-violations --redis -r --zookeeper -z --help"
+        --show-violations --redis -r --zookeeper -z --sentinel --help"
     # `--algorithm=re` reaches us as three words, "=" being a word break
     if [[ $cur == = ]]; then
         cur=""
@@ -132,7 +132,7 @@ _locklab()
             run) _locklab_words "--algorithm -a $run_opts" "$cur" ;;
             compare) _locklab_words "--algorithms -A $run_opts" "$cur" ;;
             show) _locklab_words "--algorithm -a --clients -c --duration -d --requests -n
-                --seed -s --redis -r --zookeeper -z --json --help" "$cur" ;;
+                --seed -s --redis -r --zookeeper -z --sentinel --json --help" "$cur" ;;
             esac
         else
             _locklab_paths "$cur" "*.json"

@@ -95,6 +95,8 @@ static int text_opt(int c, const char *arg, struct run_opts *o)
         o->servers[LOCK_SERVER_REDIS] = arg;
     else if (c == 'z')
         o->servers[LOCK_SERVER_ZOOKEEPER] = arg;
+    else if (c == 'T')
+        o->sentinel = arg;
     else if (c == 'q')
         o->quiet = 1;
     else if (c == 'J')
@@ -128,6 +130,7 @@ int parse_run_opts(int argc, char **argv, struct run_opts *o, enum run_opts_mode
                                           {"show-violations", required_argument, 0, 'V'},
                                           {"redis", required_argument, 0, 'r'},
                                           {"zookeeper", required_argument, 0, 'z'},
+                                          {"sentinel", required_argument, 0, 'T'},
                                           {"json", no_argument, 0, 'J'},
                                           {"proxy", no_argument, 0, 'P'},
                                           {0, 0, 0, 0}};
@@ -198,6 +201,9 @@ static int apply_servers(const struct run_opts *o, struct scenario *s)
         if (o->servers[k] && endpoints_parse(o->servers[k], &s->servers[k], err, sizeof(err)) < 0)
             return bad_usage("--%s: %s", lock_server_name((enum lock_server)k), err);
     }
+    char err[256];
+    if (o->sentinel && endpoints_parse(o->sentinel, &s->sentinels, err, sizeof(err)) < 0)
+        return bad_usage("--sentinel: %s", err);
     return 0;
 }
 

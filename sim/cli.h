@@ -26,6 +26,7 @@ struct run_opts {
     const char *algorithms; /* compare: --algorithms a,b,c */
     const char *out;
     const char *servers[LOCK_SERVER_KINDS]; /* --redis, --zookeeper: HOST:PORT[,...] */
+    const char *sentinel;                   /* --sentinel: HOST:PORT[,...] */
     long clients;                           /* -1 = from the scenario */
     uint64_t duration_ms;                   /* 0 = from the scenario */
     long long requests;

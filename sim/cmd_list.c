@@ -36,6 +36,9 @@ static const char *const fault_what[FAULT_TYPE_COUNT] = {
     [FAULT_CLOCK_JUMP] = "move the target Redis servers' clocks jump_ms forward at once: by "
                          "libfaketime, or by shortening every key's remaining ttl (method: "
                          "ttl); their locks expire early",
+    [FAULT_FAILOVER] = "kill the Redis master (lock.redis.sentinels); sentinel promotes a "
+                       "replica and the clients follow; restart_after_ms brings the old master "
+                       "back, empty, as a replica",
     /* network faults: Toxiproxy's toxics, played by locklab's own proxy */
     [FAULT_LATENCY] = "through the proxy: every chunk on the stream waits latency +- jitter ms",
     [FAULT_BANDWIDTH] = "through the proxy: the stream carries at most rate KB/s",

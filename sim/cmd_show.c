@@ -26,6 +26,22 @@ static void print_fleet(const struct scenario *s, const struct lock_ops *ops)
     const struct server_list *ext = &s->servers[ops->server];
     const char *kind = lock_server_name(ops->server);
     size_t need = scenario_servers(s, ops);
+    if (ops->server == LOCK_SERVER_REDIS && s->sentinels.n > 0) {
+        printf("  servers: redis, external: the master the sentinels name for \"mymaster\", "
+               "asked before each dial; sentinels:");
+        for (size_t i = 0; i < s->sentinels.n; i++)
+            printf(" %s:%d", s->sentinels.ep[i].host, s->sentinels.ep[i].port);
+        printf("\n");
+        return;
+    }
+    if (ext->n == 0 && s->redis.replicas > 0) {
+        printf("  servers: a redis master (redis-1), %" PRIu32 " replica%s (redis-2..) replicating "
+               "through locklab's proxy, %" PRIu32 " sentinel%s, managed: started on free "
+               "127.0.0.1 ports, stopped by PID at the end\n",
+               s->redis.replicas, s->redis.replicas == 1 ? "" : "s", s->redis.sentinels,
+               s->redis.sentinels == 1 ? "" : "s");
+        return;
+    }
     if (ext->n == 0) {
         printf("  servers: %zu %s, managed: started on free 127.0.0.1 ports, stopped by PID at the "
                "end\n",

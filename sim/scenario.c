@@ -708,6 +708,7 @@ static const struct table expect_table = {expect_fields, N_OF(expect_fields), NU
 static const struct field servers_fields[] = {
     {.key = "redis", .parse = parse_servers, .offset = SC(servers[LOCK_SERVER_REDIS])},
     {.key = "zookeeper", .parse = parse_servers, .offset = SC(servers[LOCK_SERVER_ZOOKEEPER])},
+    {.key = "sentinel", .parse = parse_servers, .offset = SC(sentinels)},
 };
 static const struct table servers_table = {servers_fields, N_OF(servers_fields), NULL};
 

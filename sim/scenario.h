@@ -242,6 +242,9 @@ struct scenario {
 
     /* external servers, by kind (lock_server); empty = managed */
     struct server_list servers[LOCK_SERVER_KINDS];
+    /* external redis-sentinels the redis lock asks for its master
+     * (servers.sentinel, --sentinel): then its Redis servers are theirs */
+    struct server_list sentinels;
 
     /* the resource */
     enum workload_kind workload;

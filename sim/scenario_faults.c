@@ -77,7 +77,7 @@ static int misfit(const struct scenario *s, const struct fault_spec *f, const st
     size_t n = scenario_servers(s, ops);
     const char *kind = lock_server_name(ops->server);
     *key = "target";
-    if (s->servers[ops->server].n > 0) {
+    if (s->servers[ops->server].n > 0 || (ops->server == LOCK_SERVER_REDIS && s->sentinels.n > 0)) {
         *key = "type";
         snprintf(why, len,
                  "a %s needs servers locklab manages; %s's %s servers are external (--%s or "
@@ -221,6 +221,12 @@ static int network_misfit(const struct scenario *s, const struct fault_spec *f,
         return -1;
     if (f->scope == NET_CLIENTS && f->n_clients > s->clients) {
         snprintf(why, len, "%s: the run has %u clients", f->target_text, (unsigned)s->clients);
+        return -1;
+    }
+    if (f->scope == NET_NODES && ops->server == LOCK_SERVER_REDIS && s->sentinels.n > 0) {
+        snprintf(why, len,
+                 "with external sentinels the master is theirs to name: aim at clients "
+                 "(\"holder\", \"client:K\", \"clients:N\")");
         return -1;
     }
     if (f->scope == NET_REPLICATION) {

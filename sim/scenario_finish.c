@@ -59,7 +59,7 @@ static int finish_tasks(struct ctx *c, const struct scenario *s)
 
 unsigned scenario_lacks(const struct scenario *s, const struct lock_ops *ops)
 {
-    bool topology = s->redis.replicas > 0 || s->redis.sentinels > 0;
+    bool topology = s->redis.replicas > 0 || s->redis.sentinels > 0 || s->sentinels.n > 0;
     return (s->fencing && !ops->gives_token ? LACKS_TOKEN : 0u) |
            (s->watchdog && !ops->renew ? LACKS_RENEW : 0u) |
            (topology && strcmp(ops->name, "redis") != 0 ? LACKS_REPLICAS : 0u);
@@ -108,18 +108,25 @@ static int finish_checks(struct ctx *c, const struct scenario *s)
     if (scenario_lacks(s, ops) & LACKS_REPLICAS) {
         scn_push_key(c, "lock");
         scn_push_key(c, "redis");
-        return scn_fail_if_file(c, NULL,
-                                "replicas and sentinels are the redis algorithm's topology; %s "
-                                "runs its own servers",
-                                ops->name);
+        return scn_fail(c,
+                        "replicas and sentinels are the redis algorithm's topology; %s runs its "
+                        "own servers",
+                        ops->name);
+    }
+    if (s->sentinels.n > 0 &&
+        (s->redis.sentinels > 0 || s->redis.replicas > 0 || s->servers[LOCK_SERVER_REDIS].n > 0)) {
+        scn_push_key(c, "servers");
+        scn_push_key(c, "sentinel");
+        return scn_fail(
+            c, "external sentinels (--sentinel, servers.sentinel) name the master: leave out "
+               "lock.redis.replicas, lock.redis.sentinels and servers.redis");
     }
     if (s->redis.sentinels > 0 && s->servers[LOCK_SERVER_REDIS].n > 0) {
         scn_push_key(c, "lock");
         scn_push_key(c, "redis");
         scn_push_key(c, "sentinels");
-        return scn_fail_if_file(c, json_integer(s->redis.sentinels),
-                                "locklab starts the sentinels with the servers it manages; with "
-                                "external Redis servers leave them out");
+        return scn_fail(c, "locklab starts the sentinels with the servers it manages; with "
+                           "external Redis servers leave them out");
     }
     if (scenario_lacks(s, ops) & LACKS_TOKEN) {
         scn_push_key(c, "fencing");

@@ -49,14 +49,14 @@ expect "--seeds --only --out -o --quiet -q --help" "$bin" matrix -
 expect "compare check cluster" "$bin" c
 expect "--quiet" "$bin" run --q
 expect "--algorithm -a --clients -c --duration -d --requests -n --seed -s --out -o --quiet -q
-    --show-violations --redis -r --zookeeper -z --help" "$bin" run -
+    --show-violations --redis -r --zookeeper -z --sentinel --help" "$bin" run -
 expect "--algorithms -A --clients -c --duration -d --requests -n --seed -s --out -o --quiet -q
-    --show-violations --redis -r --zookeeper -z --help" "$bin" compare -
+    --show-violations --redis -r --zookeeper -z --sentinel --help" "$bin" compare -
 expect "--algorithms" "$bin" compare --al
-expect "--algorithm --clients --duration --requests --seed --redis --zookeeper --json --help" \
-    "$bin" show --
+expect "--algorithm --clients --duration --requests --seed --redis --zookeeper --sentinel --json \
+    --help" "$bin" show --
 expect "--algorithm -a --clients -c --duration -d --requests -n --seed -s --redis -r
-    --zookeeper -z --json --help" "$bin" show "$t/a.json" -
+    --zookeeper -z --sentinel --json --help" "$bin" show "$t/a.json" -
 expect "--json" "$bin" show "$t/a.json" --j
 expect "$static" "$bin" show -a ""
 expect "" "$bin" show -c ""

@@ -27,8 +27,17 @@ failed=0
 fail() { echo "FAIL: $*"; failed=1; }
 ok() { echo "ok: $*"; }
 # Servers started under TMPDIR=$tmp keep their folders there: a process
-# whose command line names $tmp is one of ours.
-left_running() { pgrep -f "$tmp/locklab" >/dev/null; }
+# whose command line names $tmp is one of ours (ZooKeeper's java); Redis
+# and its sentinels retitle themselves, so every pid a report names (its
+# servers, the ones a fault started) must be gone too.
+left_running() {
+  pgrep -f "$tmp/locklab" >/dev/null && return 0
+  for pid in $(grep -rhoE '(pid|as pid) [0-9]+' --include=report.json "$tmp" 2>/dev/null |
+    grep -oE '[0-9]+$' | sort -u); do
+    grep -qaE 'redis|sentinel|zookeeper' "/proc/$pid/cmdline" 2>/dev/null && return 0
+  done
+  return 1
+}
 
 validate() { # FILE: matrix.json against its schema
   "$py" - "$1" "$src/docs/schema/matrix.schema.json" <<'EOF'
@@ -84,6 +93,29 @@ grep -q "End of matrix: PASS - $rows of $rows rows matched" "$tmp/all.log" && ok
   fail "verdict line: $(tail -1 "$tmp/all.log")"
 left_running && fail "servers left running after the matrix"
 
+# The sentinel rows, read in their reports: the failover and its window,
+# the violation explained by the cut and the failover, the refused acquires.
+"$py" - "$tmp/all" <<'EOF' || fail "the sentinel rows' reports"
+import json, sys
+root = sys.argv[1]
+def rep(row):
+    return json.load(open("%s/%s/seed-1/report.json" % (root, row)))
+r = rep("redis_sentinel_failover")
+f = r["faults"][0]
+assert "SIGKILL redis-1" in f["detail"] and "sentinel promoted redis-2" in f["detail"], f["detail"]
+assert f["availability"]["recovery_ms"] is not None and f["availability"]["failed"] > 0, f
+assert any("sentinel 127.0.0.1:" in s for s in r["servers"]), r["servers"]
+r = rep("redis_sentinel_cut_failover")
+v = r["checker"]["listed"][0]
+names = " ".join(x["type"] for x in v["faults"])
+assert "timeout" in names and "failover" in names, v
+r = rep("redis_sentinel_cut_failover_wait")
+assert r["counters"]["acquire_ok"] == 0 and r["counters"]["acquire_unsent"] > 0, r["counters"]
+h = open("%s/redis_sentinel_cut_failover_wait/seed-1/history.jsonl" % root).read()
+assert '"error":"refused"' in h
+print("ok: failover promoted, violation explained by the cut and the failover, WAIT refused")
+EOF
+
 # The clock jump, both ways: by libfaketime for real (the matrix's run), by
 # shortening the keys' ttl when asked, or when libfaketime cannot be had,
 # saying why; each a violation. Then a SIGKILLed locklab leaves no
@@ -110,6 +142,40 @@ sleep 0.5
 left=$(ls /dev/shm | grep faketime)
 [ -z "$left" ] && ok "no libfaketime file in /dev/shm after SIGKILL" || fail "left in /dev/shm: $left"
 left_running && fail "servers left running after SIGKILL: $(pgrep -af "$tmp/locklab")"
+
+# External sentinels (--sentinel): a master, a replica and a sentinel this
+# test starts itself; locklab asks the sentinel and starts no Redis.
+ports=$("$py" -c 'import socket
+ss=[socket.socket() for _ in range(3)]
+[s.bind(("127.0.0.1", 0)) for s in ss]
+print(" ".join(str(s.getsockname()[1]) for s in ss))')
+read -r mport rport sport <<<"$ports"
+mkdir -p "$tmp/ext"
+redis-server --port "$mport" --bind 127.0.0.1 --save '' --appendonly no --dir "$tmp/ext" \
+  --repl-diskless-sync-delay 0 --daemonize no >"$tmp/ext/m.log" 2>&1 &
+ext_pids=$!
+redis-server --port "$rport" --bind 127.0.0.1 --save '' --appendonly no --dir "$tmp/ext" \
+  --replicaof 127.0.0.1 "$mport" --daemonize no >"$tmp/ext/r.log" 2>&1 &
+ext_pids="$ext_pids $!"
+printf 'port %s\nbind 127.0.0.1\ndir %s\nsentinel monitor mymaster 127.0.0.1 %s 1\n' \
+  "$sport" "$tmp/ext" "$mport" >"$tmp/ext/s.conf"
+for _ in $(seq 100); do redis-cli -p "$rport" info replication 2>/dev/null | grep -q link_status:up && break; sleep 0.1; done
+redis-sentinel "$tmp/ext/s.conf" >"$tmp/ext/s.log" 2>&1 &
+ext_pids="$ext_pids $!"
+for _ in $(seq 100); do redis-cli -p "$sport" ping 2>/dev/null | grep -q PONG && break; sleep 0.1; done
+"$bin" run scenarios/matrix/01_none_redis.json --sentinel "127.0.0.1:$sport" --out "$tmp/ext-run" \
+  >"$tmp/ext-run.log" 2>&1
+rc=$?
+kill $ext_pids 2>/dev/null
+wait $ext_pids 2>/dev/null
+"$py" - "$tmp/ext-run/report.json" "$sport" "$mport" <<'EOF' || fail "the run with an external sentinel (exit $rc): $(tail -3 "$tmp/ext-run.log")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["verdict"] == "PASS", r["failure"]
+assert r["servers"] == ["sentinel 127.0.0.1:%s (external: the redis lock asks it for the master)" % sys.argv[2]], r["servers"]
+assert r["counters"]["acquire_ok"] > 0
+EOF
+[ $rc -eq 0 ] && ok "--sentinel: the lock found the master through an external sentinel"
 
 # 2. A row whose expectation is wrong: exit 1, the row and the run say why.
 mkdir -p "$tmp/wrong"

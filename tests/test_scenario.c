@@ -1330,7 +1330,7 @@ static void test_new_keys_errors(void **state)
         {"{'servers': {'redis': ['127.0.0.1:70000']}, " WL "}",
          "t.json:1:24: servers.redis[0]: \"127.0.0.1:70000\": port must be 1..65535"},
         {"{'servers': {'etcd': []}, " WL "}",
-         "t.json:1:14: servers.etcd: unknown key (known: redis, zookeeper)"},
+         "t.json:1:14: servers.etcd: unknown key (known: redis, zookeeper, sentinel)"},
         {"{'servers': {'redis': '127.0.0.1:1'}, " WL "}",
          "t.json:1:23: servers.redis: expected an array of \"host:port\" strings, got string"},
     };
@@ -1513,6 +1513,51 @@ static void test_clock_jump(void **state)
     CHECK_FINISH(finish);
 }
 
+/* lock.redis: a master with replicas and sentinels, the failover fault and
+ * the replication link as a network target. */
+static void test_redis_topology(void **state)
+{
+    struct scenario s;
+    load_ok(state, "{'lock': {'redis': {'sentinels': 1}}, " WL "}", &s);
+    assert_int_equal(s.redis.sentinels, 1);
+    assert_int_equal(s.redis.replicas, 1); /* a sentinel needs someone to promote */
+    assert_int_equal(s.redis.wait_timeout_ms, 1000);
+    load_ok(state,
+            "{'lock': {'redis': {'sentinels': 3, 'replicas': 2, 'wait_replicas': 2}}, 'faults': "
+            "[{'at_ms': 0, 'type': 'timeout', 'target': 'replication'}, {'at_ms': 5, 'type': "
+            "'failover', 'restart_after_ms': 100}], " WL "}",
+            &s);
+    assert_int_equal(s.faults[0].scope, NET_REPLICATION);
+    assert_false(scenario_needs_proxy(&s)); /* the link has the fleet's own proxy */
+    assert_int_equal(s.faults[1].type, FAULT_FAILOVER);
+    assert_int_equal(s.faults[1].restart_after_ms, 100);
+    static const struct bad_case load[] = {
+        {"{'lock': {'redis': {'sentinels': 2}}, " WL "}",
+         "t.json:1:34: lock.redis.sentinels: 2 sentinels cannot outvote one that is wrong: 0, 1 or "
+         "3"},
+        {"{'lock': {'redis': {'sentinels': 1, 'replicas': 0}}, " WL "}",
+         "t.json:1:49: lock.redis.replicas: 0 leaves the sentinels nobody to promote (1 or 2)"},
+        {"{'lock': {'redis': {'replicas': 1, 'wait_replicas': 2}}, " WL "}",
+         "t.json:1:53: lock.redis.wait_replicas: 2 is more than the 1 replica"},
+        {"{'faults': [{'at_ms': 0, 'type': 'failover', 'target': 'redis-1'}], " WL "}",
+         "t.json:1:56: faults[0].target: a failover takes no target (it strikes the master "
+         "sentinel names)"},
+    };
+    CHECK_LOAD(load);
+    static const struct bad_case finish[] = {
+        {"{'lock': {'algorithm': 'redlock', 'redis': {'sentinels': 1}}, " WL "}",
+         "t.json:1:44: lock.redis: replicas and sentinels are the redis algorithm's topology; "
+         "redlock runs its own servers"},
+        {"{'faults': [{'at_ms': 0, 'type': 'failover'}], " WL "}",
+         "t.json:1:34: faults[0].type: a failover needs sentinels to promote a replica "
+         "(lock.redis.sentinels: 1 or 3, the redis algorithm)"},
+        {"{'faults': [{'at_ms': 0, 'type': 'timeout', 'target': 'replication'}], " WL "}",
+         "t.json:1:55: faults[0].target: replication is the link of the replicas locklab runs for "
+         "the redis algorithm (lock.redis.replicas)"},
+    };
+    CHECK_FINISH(finish);
+}
+
 static void test_network_fault_errors(void **state)
 {
     static const struct bad_case load[] = {
@@ -1660,6 +1705,7 @@ int main(void)
         cmocka_unit_test(test_network_fault_errors),
         cmocka_unit_test(test_fault_expect),
         cmocka_unit_test(test_clock_jump),
+        cmocka_unit_test(test_redis_topology),
         cmocka_unit_test(test_endpoints_parse),
         cmocka_unit_test(test_doc_examples),
         cmocka_unit_test(test_expect_parse),

@@ -21,8 +21,8 @@ struct managed_server {
     int port;                     /* where clients connect */
     int peer_port, election_port; /* a ZooKeeper ensemble member's quorum ports */
     char dir[256];
-    char log[16]; /* its log file in dir */
-    bool aof;     /* Redis: AOF with appendfsync always, so a kill keeps its data */
+    char log[16];   /* its log file in dir */
+    bool aof;       /* Redis: AOF with appendfsync always, so a kill keeps its data */
     int replica_of; /* Redis: started as a replica of 127.0.0.1:replica_of (0: a master) */
     /* Redis under libfaketime: LD_PRELOAD for it ("" = the real clock), and
      * the offset it has been given so far (its file, dir/faketime). */

@@ -138,7 +138,12 @@ int fleet_up(struct fleet *f, const struct scenario *s, const struct lock_ops *c
     for (int k = 0; k < LOCK_SERVER_KINDS; k++) {
         if (need[k] == 0)
             continue;
-        if (s->servers[k].n > 0) {
+        if (k == LOCK_SERVER_REDIS && s->sentinels.n > 0) {
+            /* the master is the sentinels' to name: the lock asks them */
+            f->sentinels = s->sentinels;
+            f->ep[k] = s->sentinels;
+            f->external[k] = true;
+        } else if (s->servers[k].n > 0) {
             f->ep[k] = s->servers[k];
             f->external[k] = true;
         } else if ((k == LOCK_SERVER_REDIS && s->redis.replicas > 0
@@ -223,7 +228,9 @@ void fleet_describe(const struct fleet *f, const struct lock_ops *ops, const str
     struct lock_config cfg;
     fleet_config(f, ops, s, &cfg);
     res->n_servers = 0;
-    for (size_t i = 0; i < cfg.n_endpoints && res->n_servers < RESULT_MAX_SERVERS; i++) {
+    /* with external sentinels the endpoints are theirs: listed below */
+    bool theirs = ops->server == LOCK_SERVER_REDIS && s->sentinels.n > 0;
+    for (size_t i = 0; i < cfg.n_endpoints && !theirs && res->n_servers < RESULT_MAX_SERVERS; i++) {
         const struct lock_endpoint *ep = &cfg.endpoints[i];
         char how[96] = "external";
         int j = f->external[ops->server] ? -1 : managed_index(f, ep->port);
@@ -237,10 +244,12 @@ void fleet_describe(const struct fleet *f, const struct lock_ops *ops, const str
                  lock_server_name(ops->server), ep->host, ep->port, how);
     }
     for (size_t i = 0; i < cfg.n_sentinels && res->n_servers < RESULT_MAX_SERVERS; i++) {
-        int j = managed_index(f, cfg.sentinels[i].port);
-        snprintf(res->servers[res->n_servers++], sizeof(res->servers[0]),
-                 "sentinel %s:%d (managed, pid %d)", cfg.sentinels[i].host, cfg.sentinels[i].port,
-                 j >= 0 ? (int)f->cl.srv[j].pid : 0);
+        int j = theirs ? -1 : managed_index(f, cfg.sentinels[i].port);
+        char how[64] = "external: the redis lock asks it for the master";
+        if (j >= 0)
+            snprintf(how, sizeof(how), "managed, pid %d", (int)f->cl.srv[j].pid);
+        snprintf(res->servers[res->n_servers++], sizeof(res->servers[0]), "sentinel %s:%d (%s)",
+                 cfg.sentinels[i].host, cfg.sentinels[i].port, how);
     }
 }
 
