@@ -251,9 +251,9 @@ static bool failover_step(struct nemesis *n, size_t i)
         r->promoted_ns = now;
         for (size_t k = 0; k < n->nodes.n; k++)
             if (master & (1u << k))
-                add_text(r->detail, sizeof(r->detail), "sentinel promoted %s (port %d) after %.3f s",
-                         n->nodes.node[k].name, server(n, k)->port,
-                         (double)(now - r->start_ns) / 1e9);
+                add_text(r->detail, sizeof(r->detail),
+                         "sentinel promoted %s (port %d) after %.3f s", n->nodes.node[k].name,
+                         server(n, k)->port, (double)(now - r->start_ns) / 1e9);
     }
     uint64_t back = r->start_ns + r->spec.restart_after_ms * 1000000u;
     if (r->spec.restart_after_ms && back > now) {
