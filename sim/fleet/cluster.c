@@ -246,6 +246,14 @@ int cluster_start_redis(struct cluster *c, size_t count, char *err, size_t errle
     return 0;
 }
 
+/* A file of a server's configuration, in its folder, for writing. */
+static FILE *server_file(const char *dir, const char *name)
+{
+    char path[320];
+    snprintf(path, sizeof(path), "%.250s/%s", dir, name);
+    return fopen(path, "w");
+}
+
 #define LINK_WAIT_MS 10000 /* a replica's first sync, sentinels learning of each other */
 
 /* Poll port with command until its reply holds want (or, want NULL, an
@@ -285,9 +293,7 @@ int cluster_start_replica(struct cluster *c, int from, char *err, size_t errlen)
 static int write_sentinel_conf(const struct managed_server *s, int master_port, size_t quorum,
                                uint64_t failover_ms)
 {
-    char path[320];
-    snprintf(path, sizeof(path), "%s/sentinel.conf", s->dir);
-    FILE *f = fopen(path, "w");
+    FILE *f = server_file(s->dir, "sentinel.conf");
     if (f == NULL)
         return -1;
     /* down-after 500 ms: a failover in about a second (SETUP.md) */
@@ -360,9 +366,7 @@ int cluster_sentinel_master(int port)
  * lets sessions be as short as 1 s: the server clamps them to 2..20 ticks. */
 static int write_zoo_cfg(struct managed_server *const *zk, size_t n, size_t i)
 {
-    char path[320];
-    snprintf(path, sizeof(path), "%s/zoo.cfg", zk[i]->dir);
-    FILE *f = fopen(path, "w");
+    FILE *f = server_file(zk[i]->dir, "zoo.cfg");
     if (f == NULL)
         return -1;
     fprintf(f,
@@ -374,8 +378,7 @@ static int write_zoo_cfg(struct managed_server *const *zk, size_t n, size_t i)
         fprintf(f, "server.%zu=127.0.0.1:%d:%d\n", j + 1, zk[j]->peer_port, zk[j]->election_port);
     int rc = fclose(f);
     if (n > 1 && rc == 0) {
-        snprintf(path, sizeof(path), "%s/myid", zk[i]->dir);
-        f = fopen(path, "w");
+        f = server_file(zk[i]->dir, "myid");
         if (f == NULL)
             return -1;
         fprintf(f, "%zu\n", i + 1);
