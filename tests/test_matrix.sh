@@ -84,7 +84,10 @@ for c in range(clients):
     assert links and links[0]["value"] == "connected", (c, links[:1])
     after = [l["value"] for l in links if l["time"] > kill]
     assert after[:2] == ["connecting", "connected"], (c, after)
-print("ok: each client's link dropped at the leader kill and came back")
+rep = json.load(open(sys.argv[1].replace("history.jsonl", "report.json")))
+end = rep["faults"][0]["end_detail"]
+assert " leads" in end and rep["faults"][0]["servers"] not in end.split("; ")[-1], end
+print("ok: each client's link dropped at the leader kill and came back; %s" % end)
 EOF
 validate "$tmp/all/matrix.json" && ok "matrix.json fits its schema" || fail "matrix.json schema"
 grep -q "^| zookeeper_majority_paused | zookeeper |" "$tmp/all/matrix.md" && ok "matrix.md has the rows" ||

@@ -90,6 +90,18 @@ static void bring_back(struct nemesis *n, size_t i, size_t k)
         add_text(r->error, sizeof(r->error), "%s", err);
 }
 
+/* After a fault on a ZooKeeper ensemble: which member leads now (a
+ * leader's kill shows the one elected in its place). */
+static void note_zk_leader(struct nemesis *n, size_t i)
+{
+    if (n->nodes.n < 3 || strcmp(server(n, 0)->kind, "zookeeper") != 0)
+        return;
+    for (size_t k = 0; k < n->nodes.n; k++)
+        if (nemesis_zk_leads(server(n, k)->port))
+            add_text(n->rec[i].end_detail, sizeof(n->rec[i].end_detail), "%s leads",
+                     n->nodes.node[k].name);
+}
+
 static void end_fault(struct nemesis *n, size_t i, bool healed)
 {
     struct fault_record *r = &n->rec[i];
@@ -102,6 +114,8 @@ static void end_fault(struct nemesis *n, size_t i, bool healed)
     for (size_t k = 0; k < n->nodes.n && r->spec.type != FAULT_CLOCK_JUMP && !leave_down; k++)
         if (n->struck[i] & (1u << k))
             bring_back(n, i, k);
+    if (!healed)
+        note_zk_leader(n, i);
     if (healed)
         add_text(r->end_detail, sizeof(r->end_detail), "at the end of the run");
     n->busy &= ~n->struck[i];
