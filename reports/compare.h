@@ -34,7 +34,7 @@ struct compare_row {
 struct comparison {
     const struct scenario *scn;
     char out_dir[512];
-    char servers[RESULT_MAX_SERVERS * 2][128];
+    char servers[RESULT_MAX_SERVERS * 2][RESULT_SERVER_LEN];
     size_t n_servers;
     struct compare_row rows[COMPARE_MAX];
     size_t n;

@@ -19,7 +19,7 @@
 #include "workload.h"
 
 #define RESULT_MAX_SERVERS 12
-#define RESULT_SERVER_LEN  128
+#define RESULT_SERVER_LEN  256
 /* the scenario's three, and three per fault window */
 #define RESULT_MAX_EXPECTS (3 + 3 * SCENARIO_MAX_FAULTS)
 
