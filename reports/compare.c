@@ -11,13 +11,9 @@ static void fill_invariants(struct compare_row *row, const struct run_result *r)
 {
     size_t used = 0;
     row->invariants[0] = '\0';
-    for (size_t i = 0; i < r->n_inv; i++) {
-        int n = snprintf(row->invariants + used, sizeof(row->invariants) - used, "%s%s %s",
-                         i ? ", " : "", report_invariant_mark(&r->inv[i]), r->inv[i].name);
-        if (n < 0 || (size_t)n >= sizeof(row->invariants) - used)
-            break;
-        used += (size_t)n;
-    }
+    for (size_t i = 0; i < r->n_inv; i++)
+        report_append(row->invariants, sizeof(row->invariants), &used, "%s%s %s", i ? ", " : "",
+                      report_invariant_mark(&r->inv[i]), r->inv[i].name);
 }
 
 void compare_row_fill(struct compare_row *row, const struct run_result *r)

@@ -2,6 +2,7 @@
 #include "report.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -227,6 +228,18 @@ const char *report_span_name(const struct run_result *r, const struct fault_span
     return buf;
 }
 
+void report_append(char *buf, size_t len, size_t *used, const char *fmt, ...)
+{
+    if (*used >= len)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + *used, len - *used, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        *used += (size_t)n < len - *used ? (size_t)n : len - *used - 1;
+}
+
 void report_violation_faults(const struct run_result *r, const struct violation *v, char *buf,
                              size_t len)
 {
@@ -234,11 +247,8 @@ void report_violation_faults(const struct run_result *r, const struct violation 
     buf[0] = '\0';
     for (size_t i = 0; i < v->n_faults && i < CHECK_MAX_FAULTS_PER_VIOLATION; i++) {
         char one[96];
-        int n = snprintf(buf + used, len - used, "%s%s", i ? ", " : "",
-                         report_span_name(r, &r->spans[v->faults[i]], one, sizeof(one)));
-        if (n < 0 || (size_t)n >= len - used)
-            break;
-        used += (size_t)n;
+        report_append(buf, len, &used, "%s%s", i ? ", " : "",
+                      report_span_name(r, &r->spans[v->faults[i]], one, sizeof(one)));
     }
 }
 

@@ -82,6 +82,10 @@ void report_violation_faults(const struct run_result *r, const struct violation 
                              size_t len);
 /* A failed expectation, or NULL when the run passed: "violations: expected 0, got 12". */
 const char *report_failure(const struct run_result *r, char *buf, size_t len);
+/* printf onto buf[*used..len), moving *used on; text that does not fit is
+ * cut, and later calls add nothing. */
+__attribute__((format(printf, 4, 5))) void report_append(char *buf, size_t len, size_t *used,
+                                                         const char *fmt, ...);
 /* The run's verdict word: "INCOMPLETE", "PASS" or "FAIL". */
 /* Errors of one operation whose outcome is unknown: all errors less the
  * unsent ones. */
