@@ -48,8 +48,7 @@ struct redis_lock {
 static int ask_sentinel(struct lock_client *c, const struct lock_endpoint *s,
                         struct lock_endpoint *named)
 {
-    struct timeval tv = {.tv_sec = c->cfg->connect_timeout_ms / 1000,
-                         .tv_usec = (suseconds_t)(c->cfg->connect_timeout_ms % 1000) * 1000};
+    struct timeval tv = wire_timeval(c->cfg->connect_timeout_ms);
     redisContext *ctx = redisConnectWithTimeout(s->host, s->port, tv);
     int rc = -1;
     if (ctx && !ctx->err && redisSetTimeout(ctx, tv) == REDIS_OK) {
@@ -112,6 +111,37 @@ static bool refused_readonly(struct lock_client *c, struct redis_lock *r, const 
     return true;
 }
 
+/* Runs a compare-and-<op> script: LOCK_OK when it found our owner value
+ * (the script answers 1), LOCK_LOST when the server said it did not (0). */
+static enum lock_result owner_script(struct lock_client *c, int script, const struct lock_grant *g,
+                                     int nargs, const char *arg2, size_t arg2_len)
+{
+    struct redis_lock *r = c->impl;
+    const char *keys[1] = {g->key};
+    size_t klens[1] = {g->key_len};
+    const char *args[2] = {c->owner, arg2};
+    size_t alens[2] = {c->owner_len, arg2_len};
+    redisReply *rep =
+        wire_eval(c, &r->wire, &r->wire.scripts[script], 1, keys, klens, nargs, args, alens);
+    /* No reply: the request may have run before the answer was lost (a
+     * timeout, a server killed after the write), so the outcome is unknown,
+     * never LOST; c->err says what happened. */
+    if (rep == NULL)
+        return LOCK_ERR;
+    if (refused_readonly(c, r, rep, "script")) {
+        freeReplyObject(rep);
+        return LOCK_ERR;
+    }
+    enum lock_result res = LOCK_ERR;
+    if (rep->type == REDIS_REPLY_INTEGER && (rep->integer == 0 || rep->integer == 1))
+        res = rep->integer == 1 ? LOCK_OK : LOCK_LOST; /* the server's own word */
+    else /* an error reply (LOADING, READONLY, ...) says nothing about whose key it is */
+        lock_set_error(c, LOCK_ERR_PROTOCOL, "script: %s",
+                       rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
+    freeReplyObject(rep);
+    return res;
+}
+
 /* After a won SET: WAIT for the replicas; short of them, the key is
  * deleted again (ours: the compare-and-delete script). 1 kept, -1 given
  * back or unknown, with c->err set. */
@@ -128,20 +158,15 @@ static int wait_for_replicas(struct lock_client *c, struct redis_lock *r, const 
     freeReplyObject(rep);
     if (acked >= (long long)c->cfg->wait_replicas)
         return 1;
-    const char *keys[1] = {key};
-    size_t klens[1] = {key_len};
-    const char *args[1] = {c->owner};
-    size_t alens[1] = {c->owner_len};
-    rep = wire_eval(c, &r->wire, &r->wire.scripts[SCRIPT_RELEASE], 1, keys, klens, 1, args, alens);
-    bool undone = rep && rep->type == REDIS_REPLY_INTEGER;
-    if (rep)
-        freeReplyObject(rep);
-    if (undone)
+    const struct lock_grant mine = {.key = key, .key_len = key_len};
+    enum lock_result back = owner_script(c, SCRIPT_RELEASE, &mine, 1, NULL, 0);
+    if (back != LOCK_ERR)
         lock_set_error(c, LOCK_ERR_REFUSED,
                        "WAIT: %lld of %" PRIu32 " replicas had the lock after %" PRIu32
                        " ms; given back",
                        acked < 0 ? 0 : acked, c->cfg->wait_replicas, c->cfg->wait_timeout_ms);
-    else if (rep)
+    else if (c->err == LOCK_ERR_PROTOCOL || c->err == LOCK_ERR_REFUSED)
+        /* answered, but not with the script's 0 or 1: the lock may be ours */
         lock_set_error(c, LOCK_ERR_PROTOCOL, "WAIT short, and giving the lock back failed");
     return -1;
 }
@@ -197,37 +222,6 @@ static enum lock_result redis_acquire(struct lock_client *c, const char *key, si
                                       uint32_t ttl_ms, uint32_t wait_ms, struct lock_grant *g)
 {
     return wire_acquire(c, try_set, key, key_len, ttl_ms, wait_ms, g);
-}
-
-/* Runs a compare-and-<op> script: LOCK_OK when it found our owner value
- * (the script answers 1), LOCK_LOST when the server said it did not (0). */
-static enum lock_result owner_script(struct lock_client *c, int script, const struct lock_grant *g,
-                                     int nargs, const char *arg2, size_t arg2_len)
-{
-    struct redis_lock *r = c->impl;
-    const char *keys[1] = {g->key};
-    size_t klens[1] = {g->key_len};
-    const char *args[2] = {c->owner, arg2};
-    size_t alens[2] = {c->owner_len, arg2_len};
-    redisReply *rep =
-        wire_eval(c, &r->wire, &r->wire.scripts[script], 1, keys, klens, nargs, args, alens);
-    /* No reply: the request may have run before the answer was lost (a
-     * timeout, a server killed after the write), so the outcome is unknown,
-     * never LOST; c->err says what happened. */
-    if (rep == NULL)
-        return LOCK_ERR;
-    if (refused_readonly(c, r, rep, "script")) {
-        freeReplyObject(rep);
-        return LOCK_ERR;
-    }
-    enum lock_result res = LOCK_ERR;
-    if (rep->type == REDIS_REPLY_INTEGER && (rep->integer == 0 || rep->integer == 1))
-        res = rep->integer == 1 ? LOCK_OK : LOCK_LOST; /* the server's own word */
-    else /* an error reply (LOADING, READONLY, ...) says nothing about whose key it is */
-        lock_set_error(c, LOCK_ERR_PROTOCOL, "script: %s",
-                       rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
-    freeReplyObject(rep);
-    return res;
 }
 
 static enum lock_result redis_release(struct lock_client *c, const struct lock_grant *g)

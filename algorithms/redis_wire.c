@@ -10,7 +10,7 @@
 
 #define WIRE_IDLE_CHECK_MS 50
 
-static struct timeval ms_to_tv(uint32_t ms)
+struct timeval wire_timeval(uint32_t ms)
 {
     struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (suseconds_t)(ms % 1000) * 1000};
     return tv;
@@ -69,14 +69,15 @@ int wire_connect(struct lock_client *c, struct redis_wire *w)
         return -1;
     }
     w->ctx =
-        redisConnectWithTimeout(w->ep->host, w->ep->port, ms_to_tv(c->cfg->connect_timeout_ms));
+        redisConnectWithTimeout(w->ep->host, w->ep->port, wire_timeval(c->cfg->connect_timeout_ms));
     if (w->ctx == NULL || w->ctx->err) {
         lock_set_error(c, LOCK_ERR_IO, "connect %s:%d: %s", w->ep->host, w->ep->port,
                        w->ctx ? w->ctx->errstr : "out of memory");
         /* Nobody listening: the server is gone, not slow (a timeout is). */
         if (w->ctx && w->ctx->err == REDIS_ERR_IO && strstr(w->ctx->errstr, "refused"))
             c->connect_refused++;
-    } else if (c->cfg->io_timeout_ms && redisSetTimeout(w->ctx, ms_to_tv(c->cfg->io_timeout_ms)))
+    } else if (c->cfg->io_timeout_ms &&
+               redisSetTimeout(w->ctx, wire_timeval(c->cfg->io_timeout_ms)))
         lock_set_error(c, LOCK_ERR_IO, "set timeout: %s", w->ctx->errstr);
     else if (load_scripts(c, w) == 0)
         return 0;

@@ -67,6 +67,8 @@ uint32_t wire_backoff_ms(struct lock_client *c, unsigned attempt, uint64_t now_m
 /* ttl_ms less the time since sent_ms: what the holder may still assume. */
 uint32_t wire_validity(uint32_t ttl_ms, uint64_t sent_ms);
 
+/* ms as hiredis takes a timeout. */
+struct timeval wire_timeval(uint32_t ms);
 /* Connect (or reconnect after an error) to w->ep and load w->scripts.
  * 0, or -1 with c->err set and c->connect_failures bumped. */
 int wire_connect(struct lock_client *c, struct redis_wire *w);
