@@ -156,8 +156,7 @@ int run_on_fleet(const struct scenario *s, struct fleet *f, const struct run_opt
     const struct lock_ops *ops = lock_find(s->algorithm);
     char err[512];
 
-    memset(&cfg, 0, sizeof(cfg));
-    fleet_config(f, ops, s, &cfg);
+    fleet_config(f, ops, s, &cfg); /* every field, the others zero */
     res->complete = true;
     fleet_describe(f, ops, s, res);
     if (!o->quiet) { /* compare's runs too: each algorithm's settings differ */

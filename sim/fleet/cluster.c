@@ -498,39 +498,10 @@ static void keep_logs(const struct cluster *c, const char *logs_dir)
         cluster_keep_log(c->root, c->srv[i].kind, i, logs_dir);
 }
 
-/* libfaketime's shared memory and semaphore, named by the pid that made
- * them, outlive a killed process: every one whose process is gone goes. */
-static void remove_stale_faketime(void)
-{
-    DIR *d = opendir("/dev/shm");
-    if (d == NULL)
-        return;
-    for (struct dirent *e; (e = readdir(d)) != NULL;) {
-        const char *pid = NULL;
-        if (strncmp(e->d_name, "faketime_shm_", 13) == 0)
-            pid = e->d_name + 13;
-        else if (strncmp(e->d_name, "sem.faketime_sem_", 17) == 0)
-            pid = e->d_name + 17;
-        char *end;
-        long p = pid ? strtol(pid, &end, 10) : 0;
-        if (p <= 0 || *end != '\0' || (kill((pid_t)p, 0) == 0 || errno == EPERM))
-            continue;
-        char path[300];
-        snprintf(path, sizeof(path), "/dev/shm/%.250s", e->d_name);
-        unlink(path);
-    }
-    closedir(d);
-}
-
 void cluster_stop(struct cluster *c, const char *logs_dir)
 {
-    bool faked = false;
-    for (size_t i = 0; i < c->n; i++) {
-        faked = faked || c->srv[i].preload[0];
+    for (size_t i = 0; i < c->n; i++)
         spawn_stop(&c->srv[i], SIGTERM);
-    }
-    if (faked)
-        remove_stale_faketime();
     if (logs_dir)
         keep_logs(c, logs_dir);
     if (c->root[0])

@@ -169,22 +169,14 @@ int cluster_clock_jump(struct cluster *c, size_t i, uint64_t ms, char *err, size
         return -1;
     }
     uint64_t ahead = s->clock_ahead_ms + ms;
-    char file[300], tmp[310];
-    snprintf(file, sizeof(file), "%.250s/faketime", s->dir);
-    snprintf(tmp, sizeof(tmp), "%s.new", file);
-    /* whole or not at all: the server reads the file at every time call */
-    FILE *f = fopen(tmp, "w");
-    int rc = f ? 0 : -1;
-    if (f && (fprintf(f, "+%llu.%03llu\n", (unsigned long long)(ahead / 1000),
-                      (unsigned long long)(ahead % 1000)) < 0 ||
-              fclose(f) != 0))
-        rc = -1;
-    if (rc == 0 && rename(tmp, file) < 0)
-        rc = -1;
-    if (rc == 0)
+    int rc = spawn_write_clock(s, ahead);
+    if (rc == 0) {
         s->clock_ahead_ms = ahead;
-    else
+    } else {
+        char file[300];
+        spawn_faketime_file(s, file, sizeof(file));
         snprintf(err, errlen, "cannot write %s: %s", file, strerror(errno));
+    }
     cluster_unlock();
     return rc;
 }

@@ -125,6 +125,27 @@ static void prepare_zookeeper(struct spawn *sp, const struct managed_server *s)
     spawn_arg(sp, "%s/zoo.cfg", s->dir);
 }
 
+void spawn_faketime_file(const struct managed_server *s, char *path, size_t len)
+{
+    snprintf(path, len, "%.250s/faketime", s->dir);
+}
+
+int spawn_write_clock(const struct managed_server *s, uint64_t ahead_ms)
+{
+    char file[300], tmp[310];
+    spawn_faketime_file(s, file, sizeof(file));
+    snprintf(tmp, sizeof(tmp), "%s.new", file);
+    /* whole or not at all: the server reads the file at every time call */
+    FILE *f = fopen(tmp, "w");
+    if (f == NULL)
+        return -1;
+    int bad = fprintf(f, "+%llu.%03llu\n", (unsigned long long)(ahead_ms / 1000),
+                      (unsigned long long)(ahead_ms % 1000)) < 0;
+    if (fclose(f) != 0 || bad || rename(tmp, file) < 0)
+        return -1;
+    return 0;
+}
+
 /* A Redis whose clock a fault may move: libfaketime (after locklab's shim,
  * which keeps it out of jemalloc's start-up), reading its offset from the
  * server's own file at every time call. The file is written here, so a
@@ -132,13 +153,8 @@ static void prepare_zookeeper(struct spawn *sp, const struct managed_server *s)
 static void prepare_faketime(struct spawn *sp, const struct managed_server *s)
 {
     char file[300];
-    snprintf(file, sizeof(file), "%.250s/faketime", s->dir);
-    FILE *f = fopen(file, "w");
-    if (f) {
-        fprintf(f, "+%llu.%03llu\n", (unsigned long long)(s->clock_ahead_ms / 1000),
-                (unsigned long long)(s->clock_ahead_ms % 1000));
-        fclose(f);
-    }
+    spawn_faketime_file(s, file, sizeof(file));
+    spawn_write_clock(s, s->clock_ahead_ms);
     snprintf(sp->extra[0], sizeof(sp->extra[0]), "LD_PRELOAD=%s", s->preload);
     snprintf(sp->extra[1], sizeof(sp->extra[1]), "FAKETIME_TIMESTAMP_FILE=%s", file);
     snprintf(sp->extra[2], sizeof(sp->extra[2]), "FAKETIME_NO_CACHE=1");

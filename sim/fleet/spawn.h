@@ -19,6 +19,11 @@ void spawn_failed(struct managed_server *s, int rc, char *err, size_t errlen);
 void spawn_log_tail(const struct managed_server *s, char *out, size_t len);
 /* 1 when it has exited (and is reaped: pid 0), 0 while it lives. */
 int spawn_reap(struct managed_server *s, int *status);
+/* A Redis under libfaketime: the file its offset is read from, and that
+ * offset written (atomically: the server reads it at every time call).
+ * 0, or -1 with errno set. */
+void spawn_faketime_file(const struct managed_server *s, char *path, size_t len);
+int spawn_write_clock(const struct managed_server *s, uint64_t ahead_ms);
 /* sig, SIGCONT (a paused one must act on it), then SIGKILL after a while. */
 void spawn_stop(struct managed_server *s, int sig);
 
