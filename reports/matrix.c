@@ -4,32 +4,19 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
-#include <stdarg.h>
 #include <string.h>
 
 #include "report.h"
 
 #define SCHEMA "locklab.matrix/1"
 
-__attribute__((format(printf, 4, 5))) static void append(char *buf, size_t len, size_t *used,
-                                                         const char *fmt, ...)
-{
-    if (*used >= len)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(buf + *used, len - *used, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        *used += (size_t)n < len - *used ? (size_t)n : len - *used - 1;
-}
-
 static void append_expect(char *buf, size_t len, size_t *used, const char *what,
                           const struct expect_num *e)
 {
     char w[24];
     if (e->op != EXPECT_UNSET)
-        append(buf, len, used, "%s%s %s", *used ? "; " : "", what, expect_format(e, w, sizeof(w)));
+        report_append(buf, len, used, "%s%s %s", *used ? "; " : "", what,
+                      expect_format(e, w, sizeof(w)));
 }
 
 void matrix_expected(const struct scenario *s, char *buf, size_t len)
@@ -39,17 +26,14 @@ void matrix_expected(const struct scenario *s, char *buf, size_t len)
     append_expect(buf, len, &used, "violations", &s->expect.violations);
     append_expect(buf, len, &used, "rejected_accesses", &s->expect.rejected_accesses);
     if (s->expect.invariants != EXPECT_INV_UNSET)
-        append(buf, len, &used, "; invariants %s",
-               s->expect.invariants == EXPECT_INV_HOLD ? "hold" : "broken");
+        report_append(buf, len, &used, "; invariants %s",
+                      s->expect.invariants == EXPECT_INV_HOLD ? "hold" : "broken");
     for (size_t i = 0; i < s->n_faults; i++) {
-        const struct fault_expect *x = &s->faults[i].expect;
-        char what[48];
-        snprintf(what, sizeof(what), "faults[%zu].acquired", i);
-        append_expect(buf, len, &used, what, &x->acquired);
-        snprintf(what, sizeof(what), "faults[%zu].failed", i);
-        append_expect(buf, len, &used, what, &x->failed);
-        snprintf(what, sizeof(what), "faults[%zu].recovery_ms", i);
-        append_expect(buf, len, &used, what, &x->recovery_ms);
+        for (size_t k = 0; k < FAULT_EXPECTS; k++) {
+            char what[48];
+            snprintf(what, sizeof(what), "faults[%zu].%s", i, fault_expect_names[k]);
+            append_expect(buf, len, &used, what, fault_expect_at(&s->faults[i].expect, k));
+        }
     }
 }
 
@@ -97,9 +81,9 @@ static const char *per_seed(const struct matrix_row *row, char *buf, size_t len)
     for (size_t k = 0; k < row->n_runs; k++) {
         const struct matrix_run *r = &row->runs[k];
         if (r->ran)
-            append(buf, len, &used, "%s%" PRIu64, k ? ", " : "", r->violations);
+            report_append(buf, len, &used, "%s%" PRIu64, k ? ", " : "", r->violations);
         else
-            append(buf, len, &used, "%s-", k ? ", " : "");
+            report_append(buf, len, &used, "%s-", k ? ", " : "");
     }
     return buf;
 }

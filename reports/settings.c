@@ -147,19 +147,16 @@ static json_t *network_spec_json(const struct fault_spec *f, json_t *o)
 /* The fault's own expectations, in the short form; NULL when it states none. */
 static json_t *fault_expect_json(const struct fault_expect *x)
 {
-    const struct {
-        const char *key;
-        const struct expect_num *e;
-    } all[] = {
-        {"acquired", &x->acquired}, {"failed", &x->failed}, {"recovery_ms", &x->recovery_ms}};
     json_t *o = NULL;
-    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+    for (size_t k = 0; k < FAULT_EXPECTS; k++) {
+        const struct expect_num *e = fault_expect_at(x, k);
         char buf[32];
-        if (all[i].e->op == EXPECT_UNSET)
+        if (e->op == EXPECT_UNSET)
             continue;
         if (o == NULL)
             o = json_object();
-        json_object_set_new(o, all[i].key, json_string(expect_format(all[i].e, buf, sizeof(buf))));
+        json_object_set_new(o, fault_expect_names[k],
+                            json_string(expect_format(e, buf, sizeof(buf))));
     }
     return o;
 }

@@ -209,16 +209,8 @@ void client_log_links(struct client *cl)
     struct lock_link_event ev[8];
     size_t n;
     while ((n = cl->run->ops->links(&cl->lc, ev, 8)) > 0)
-        for (size_t i = 0; i < n; i++) {
-            struct history_event e = {.t_ns = ev[i].t_ns,
-                                      .client = cl->id,
-                                      .key = UINT32_MAX,
-                                      .owner = owner_id(cl),
-                                      .type = HT_INFO,
-                                      .f = HF_LINK,
-                                      .arg = ev[i].state};
-            history_append(cl->hist, &e);
-        }
+        for (size_t i = 0; i < n; i++) /* a link event has no key */
+            log_key(cl, UINT32_MAX, ev[i].t_ns, HT_INFO, HF_LINK, ev[i].state, 0, 0, 0);
 }
 
 bool client_lock(struct client *cl, uint32_t key)

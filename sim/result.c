@@ -7,51 +7,44 @@
 
 #include "histogram.h"
 
-static void add_expect(struct run_result *r, const char *what, const struct expect_num *want,
-                       uint64_t got)
+/* The record of one expectation, or NULL when it states none (or no room
+ * is left). */
+static struct expect_record *add_expect(struct run_result *r, const char *what,
+                                        const struct expect_num *want, uint64_t got)
 {
     if (want->op == EXPECT_UNSET || r->n_expects >= RESULT_MAX_EXPECTS)
-        return;
+        return NULL;
     struct expect_record *e = &r->expects[r->n_expects++];
     snprintf(e->what, sizeof(e->what), "%s", what);
     expect_format(want, e->want, sizeof(e->want));
     snprintf(e->got, sizeof(e->got), "%" PRIu64, got);
     e->met = expect_met(want, got);
+    return e;
 }
 
-static void add_fault_expect(struct run_result *r, size_t i, const char *what,
-                             const struct expect_num *want, uint64_t got, bool known)
-{
-    if (want->op == EXPECT_UNSET || r->n_expects >= RESULT_MAX_EXPECTS)
-        return;
-    struct expect_record *e = &r->expects[r->n_expects++];
-    snprintf(e->what, sizeof(e->what), "faults[%zu].%s", i, what);
-    expect_format(want, e->want, sizeof(e->want));
-    if (!known) {
-        snprintf(e->got, sizeof(e->got), "%s",
-                 got == AVAIL_NEVER ? "no acquisition after it" : "the fault never struck");
-        e->met = false;
-        return;
-    }
-    snprintf(e->got, sizeof(e->got), "%" PRIu64, got);
-    e->met = expect_met(want, got);
-}
-
-/* A fault's own expectations, read from its window's availability. */
+/* A fault's own expectations, read from its window's availability; one
+ * with no figure to compare (missing says why) is not met. */
 static void judge_faults(struct run_result *r)
 {
     const struct scenario *s = r->scn;
     for (size_t i = 0; i < s->n_faults; i++) {
-        const struct fault_expect *x = &s->faults[i].expect;
         const struct fault_availability *a = result_fault_availability(r, i);
-        add_fault_expect(r, i, "acquired", &x->acquired, a ? a->granted_within : 0, a != NULL);
-        add_fault_expect(r, i, "failed", &x->failed, a ? a->failed : 0, a != NULL);
         bool recovered = a && a->recovery_ns != AVAIL_NEVER;
-        add_fault_expect(r, i, "recovery_ms", &x->recovery_ms,
-                         recovered ? a->recovery_ns / 1000000
-                         : a       ? AVAIL_NEVER
-                                   : 0,
-                         recovered);
+        const uint64_t got[FAULT_EXPECTS] = {a ? a->granted_within : 0, a ? a->failed : 0,
+                                             recovered ? a->recovery_ns / 1000000 : 0};
+        const char *missing[FAULT_EXPECTS] = {NULL, NULL,
+                                              recovered ? NULL : "no acquisition after it"};
+        for (size_t k = 0; k < FAULT_EXPECTS; k++) {
+            char what[48];
+            snprintf(what, sizeof(what), "faults[%zu].%s", i, fault_expect_names[k]);
+            struct expect_record *e =
+                add_expect(r, what, fault_expect_at(&s->faults[i].expect, k), got[k]);
+            const char *why = a == NULL ? "the fault never struck" : missing[k];
+            if (e && why) {
+                snprintf(e->got, sizeof(e->got), "%s", why);
+                e->met = false;
+            }
+        }
     }
 }
 

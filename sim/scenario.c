@@ -1112,6 +1112,14 @@ uint64_t scenario_longest_fault_ms(const struct scenario *s)
     return longest;
 }
 
+const char *const fault_expect_names[FAULT_EXPECTS] = {"acquired", "failed", "recovery_ms"};
+
+const struct expect_num *fault_expect_at(const struct fault_expect *x, size_t k)
+{
+    const struct expect_num *all[FAULT_EXPECTS] = {&x->acquired, &x->failed, &x->recovery_ms};
+    return all[k];
+}
+
 bool scenario_fakes_time(const struct scenario *s)
 {
     for (size_t i = 0; i < s->n_faults; i++)

@@ -129,6 +129,12 @@ struct fault_expect {
     struct expect_num recovery_ms; /* from its end (start, for a kill) to the next grant */
 };
 
+/* The expectations a fault can state, by their keys in the file: the k-th
+ * is fault_expect_at(x, k). One list for whoever writes them back. */
+#define FAULT_EXPECTS 3
+extern const char *const fault_expect_names[FAULT_EXPECTS];
+const struct expect_num *fault_expect_at(const struct fault_expect *x, size_t k);
+
 struct fault_spec {
     enum fault_type type;
     uint64_t at_ms;       /* from the start of the run */
