@@ -117,7 +117,7 @@ static json_t *faults_json(const struct run_result *r)
 static json_t *results_json(const struct run_result *r)
 {
     json_t *inv = json_array(), *exp = json_array(), *ok = json_array(), *fail = json_array();
-    json_t *p50 = json_array(), *p99 = json_array(), *max = json_array();
+    json_t *p50 = json_array(), *p99 = json_array(), *max = json_array(), *cnt = json_array();
     for (size_t i = 0; i < r->n_inv; i++)
         json_array_append_new(inv, json_pack("{s:s, s:b, s:b, s:s}", "name", r->inv[i].name,
                                              "holds", r->inv[i].holds, "advisory",
@@ -130,15 +130,16 @@ static json_t *results_json(const struct run_result *r)
         json_array_append_new(ok, json_integer(r->tl_ok[s]));
         json_array_append_new(fail, json_integer(r->tl_fail[s]));
         const struct latency_second *l = &r->tl_latency[s];
+        json_array_append_new(cnt, json_integer((json_int_t)l->count));
         /* null where no acquire was granted that second */
         json_array_append_new(p50, l->count ? json_real(l->p50_ms) : json_null());
         json_array_append_new(p99, l->count ? json_real(l->p99_ms) : json_null());
         json_array_append_new(max, l->count ? json_real(l->max_ms) : json_null());
     }
-    return json_pack("{s:o, s:b, s:o, s:{s:o, s:o, s:o, s:o, s:o}}", "invariants", inv,
+    return json_pack("{s:o, s:b, s:o, s:{s:o, s:o, s:o, s:o, s:o, s:o}}", "invariants", inv,
                      "invariants_hold", r->invariants_hold, "expect", exp, "timeline", "ok", ok,
-                     "failed", fail, "acquire_p50_ms", p50, "acquire_p99_ms", p99, "acquire_max_ms",
-                     max);
+                     "failed", fail, "acquire_count", cnt, "acquire_p50_ms", p50, "acquire_p99_ms",
+                     p99, "acquire_max_ms", max);
 }
 
 static json_t *counters_json(const struct run_result *r)
@@ -218,6 +219,7 @@ int report_json(const char *path, const struct run_result *r)
         errno = ENOMEM;
         return -1;
     }
+    json_object_set_new(root, "load", report_load_json(r));
     json_object_set_new(root, "endpoints", endpoints_json(r));
     json_object_set_new(root, "proxy", proxy_json(r));
     json_object_set_new(root, "stuck_locks", report_stuck_json(r));

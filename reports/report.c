@@ -334,3 +334,37 @@ const char *report_workload(const struct scenario *s, char *buf, size_t len)
     }
     return buf;
 }
+
+static double mean_lag_s(const struct load_record *l)
+{
+    return l->started ? (double)l->lag_sum_ns / (double)l->started / 1e9 : 0.0;
+}
+
+const char *report_load(const struct run_result *r, char *buf, size_t len)
+{
+    const struct load_record *l = &r->load;
+    if (l->rate <= 0) {
+        snprintf(buf, len,
+                 "closed loop: each client began its next step as soon as the last ended, so a "
+                 "stall delayed the steps behind it instead of showing in their latency");
+        return buf;
+    }
+    snprintf(buf, len,
+             "open loop at %g steps/s: %" PRIu64 " of %" PRIu64
+             " due steps began, up to %.3f s behind schedule (mean %.3f s); latency counts from "
+             "each step's due time",
+             l->rate, l->started, l->steps_due, (double)l->lag_max_ns / 1e9, mean_lag_s(l));
+    return buf;
+}
+
+json_t *report_load_json(const struct run_result *r)
+{
+    const struct load_record *l = &r->load;
+    if (l->rate <= 0)
+        return json_pack("{s:s}", "mode", "closed");
+    return json_pack("{s:s, s:f, s:I, s:I, s:I, s:f, s:f}", "mode", "open", "rate", l->rate,
+                     "steps_due", (json_int_t)l->steps_due, "steps_started", (json_int_t)l->started,
+                     "steps_missed",
+                     (json_int_t)(l->steps_due > l->started ? l->steps_due - l->started : 0),
+                     "max_lag_ms", (double)l->lag_max_ns / 1e6, "mean_lag_ms", mean_lag_s(l) * 1e3);
+}

@@ -93,5 +93,11 @@ uint64_t report_ambiguous(const struct run_result *r, int errors, int unsent);
 /* "acquire: 9 ok, 1 busy, 0 unsent, 0 ambiguous;  release: ...;  renew: ...", into buf. */
 const char *report_op_counts(const struct run_result *r, char *buf, size_t len);
 const char *report_verdict(const struct run_result *r);
+/* How the load was offered, in a sentence: "closed loop: ..." or "open
+ * loop at 200 steps/s: 3990 of 4000 due steps began, up to 2.013 s behind
+ * schedule (mean 0.012 s); latency counts from each step's due time". */
+const char *report_load(const struct run_result *r, char *buf, size_t len);
+/* The same as report.json's "load". */
+json_t *report_load_json(const struct run_result *r);
 
 #endif

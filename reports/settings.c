@@ -207,6 +207,8 @@ json_t *report_scenario_json(const struct scenario *s)
                   "duration_ms", (json_int_t)s->duration_ms, "requests", (json_int_t)s->requests,
                   "seed", (json_int_t)s->seed, "fencing", s->fencing, "lock", report_lock_json(s),
                   "workload", workload_json(s), "faults", faults);
+    /* 0 is closed loop */
+    json_object_set_new(o, "rate", json_real(s->rate));
     json_t *notes = json_array();
     for (size_t i = 0; i < s->n_resolved; i++)
         json_array_append_new(notes, json_string(s->resolved[i]));

@@ -13,14 +13,16 @@
 void report_header(FILE *f, const struct scenario *s, const char (*servers)[RESULT_SERVER_LEN],
                    size_t n_servers)
 {
-    char req[40] = "", secs[32];
+    char req[40] = "", rate[48] = "", secs[32];
     if (s->requests)
         snprintf(req, sizeof(req), "  requests=%" PRIu64, s->requests);
+    if (s->rate > 0)
+        snprintf(rate, sizeof(rate), "  rate=%g/s (open loop)", s->rate);
     fprintf(f,
             "locklab %s  scenario=%s  algorithm=%s  clients=%" PRIu32 "  seed=%" PRIu64
-            "  duration=%ss%s\n",
+            "  duration=%ss%s%s\n",
             LOCKLAB_VERSION, s->name, s->algorithm, s->clients, s->seed,
-            report_seconds(s->duration_ms, secs, sizeof(secs)), req);
+            report_seconds(s->duration_ms, secs, sizeof(secs)), req, rate);
     report_settings(f, s);
     for (size_t i = 0; i < n_servers; i++)
         fprintf(f, "  server: %s\n", servers[i]);
@@ -50,6 +52,8 @@ static void print_ops(FILE *f, const struct run_result *r)
     }
     char counts[400];
     fprintf(f, "\n%s\n", report_op_counts(r, counts, sizeof(counts)));
+    if (r->load.rate > 0)
+        fprintf(f, "load: %s\n", report_load(r, counts, sizeof(counts)));
     if (r->stat[ST_CONNECT_ERR])
         fprintf(f, "connect errors: %" PRIu64 "\n", r->stat[ST_CONNECT_ERR]);
     if (r->sample_error[0])

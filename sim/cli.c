@@ -58,6 +58,17 @@ static int numeric_opt(int c, const char *arg, struct run_opts *o)
                              (long long)INT64_MAX, arg);
         o->requests = v;
         return 0;
+    case 'R': {
+        char *end;
+        double r = strtod(arg, &end);
+        if (end == arg || *end || arg[strspn(arg, "0123456789.eE+-")] != '\0' || !(r >= 0) ||
+            r > SCENARIO_MAX_RATE)
+            return bad_usage("--rate: expected business steps per second in 0..%d (0: closed "
+                             "loop), got \"%s\"",
+                             SCENARIO_MAX_RATE, arg);
+        o->rate = r;
+        return 0;
+    }
     case 's':
         if (parse_long(arg, 0, INT64_MAX, &v) < 0)
             return bad_usage("--seed: expected an integer in 0..%lld, got \"%s\"",
@@ -119,24 +130,19 @@ static const char *option_name(const struct option *longs, int c)
 
 int parse_run_opts(int argc, char **argv, struct run_opts *o, enum run_opts_mode mode)
 {
-    static const struct option longs[] = {{"algorithm", required_argument, 0, 'a'},
-                                          {"algorithms", required_argument, 0, 'A'},
-                                          {"clients", required_argument, 0, 'c'},
-                                          {"duration", required_argument, 0, 'd'},
-                                          {"requests", required_argument, 0, 'n'},
-                                          {"seed", required_argument, 0, 's'},
-                                          {"out", required_argument, 0, 'o'},
-                                          {"quiet", no_argument, 0, 'q'},
-                                          {"show-violations", required_argument, 0, 'V'},
-                                          {"redis", required_argument, 0, 'r'},
-                                          {"zookeeper", required_argument, 0, 'z'},
-                                          {"sentinel", required_argument, 0, 'T'},
-                                          {"json", no_argument, 0, 'J'},
-                                          {"proxy", no_argument, 0, 'P'},
-                                          {0, 0, 0, 0}};
+    static const struct option longs[] = {
+        {"algorithm", required_argument, 0, 'a'}, {"algorithms", required_argument, 0, 'A'},
+        {"clients", required_argument, 0, 'c'},   {"duration", required_argument, 0, 'd'},
+        {"requests", required_argument, 0, 'n'},  {"rate", required_argument, 0, 'R'},
+        {"seed", required_argument, 0, 's'},      {"out", required_argument, 0, 'o'},
+        {"quiet", no_argument, 0, 'q'},           {"show-violations", required_argument, 0, 'V'},
+        {"redis", required_argument, 0, 'r'},     {"zookeeper", required_argument, 0, 'z'},
+        {"sentinel", required_argument, 0, 'T'},  {"json", no_argument, 0, 'J'},
+        {"proxy", no_argument, 0, 'P'},           {0, 0, 0, 0}};
     static const char *const names[] = {"run", "compare", "show"};
     const char *cmd = names[mode];
-    *o = (struct run_opts){.clients = -1, .requests = -1, .seed = -1, .max_violations = 10};
+    *o = (struct run_opts){
+        .clients = -1, .requests = -1, .rate = -1, .seed = -1, .max_violations = 10};
     int c;
     opterr = 0;
     optind = 1;
@@ -227,6 +233,10 @@ int load_scenario(const struct run_opts *o, struct scenario *s)
     }
     if (o->requests >= 0)
         s->requests = (uint64_t)o->requests;
+    if (o->rate >= 0) {
+        s->rate = o->rate;
+        s->rate_from_cli = true;
+    }
     if (o->seed >= 0)
         s->seed = (uint64_t)o->seed;
     int rc = apply_servers(o, s);

@@ -30,6 +30,7 @@ struct run_opts {
     long clients;                           /* -1 = from the scenario */
     uint64_t duration_ms;                   /* 0 = from the scenario */
     long long requests;
+    double rate; /* -1 = from the scenario; 0 = closed loop */
     long long seed;
     int quiet;
     int json;   /* show: the scenario object as JSON */

@@ -61,6 +61,14 @@ struct parked_lock {
     uint64_t from_ns, until_ns, next_renew_ns;
 };
 
+/* A whole business step's latency, in the second of the run it ended in
+ * (the per-second .hlog intervals; the other operations are in the
+ * history). */
+struct step_sample {
+    uint64_t us;
+    uint32_t second;
+};
+
 struct client {
     uint32_t id;
     uint16_t incarnation; /* bumped when the client restarts after a crash */
@@ -78,6 +86,14 @@ struct client {
     uint64_t left_ns;    /* when it left its loop */
     bool cut_short;      /* it left because the run was stopped, not because it was done */
     uint64_t rng;
+    /* open loop: when the step at hand was due (its first acquire counts its
+     * latency from there, then clears it); the next step's number; how late
+     * steps started */
+    uint64_t due_ns;
+    uint64_t next_step;
+    uint64_t lag_max_ns, lag_sum_ns;
+    struct step_sample *steps; /* every step's latency, for the per-second intervals */
+    size_t n_steps, cap_steps;
     struct parked_lock *parked; /* locks kept until a time, while the client moves on */
     size_t n_parked, cap_parked;
     struct histogram *h[OP_COUNT];
@@ -94,6 +110,10 @@ struct client {
 /* Set up / tear down a client's measurements (not its connection). */
 int client_init(struct client *cl, struct run_ctx *run, uint32_t id, size_t timeline_len);
 void client_destroy(struct client *cl);
+
+/* Note a whole step's latency (a per-second interval sample); it grows by
+ * doubling, so rarely allocates. */
+void client_note_step(struct client *cl, uint64_t end_ns, uint64_t ns);
 
 /* Connect as the current incarnation. 0, or -1 with cl->last_error set. */
 int client_connect(struct client *cl);

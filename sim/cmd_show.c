@@ -100,6 +100,12 @@ int cmd_show(int argc, char **argv)
         printf(" or %" PRIu64 " steps, whichever comes first", s.requests);
     printf("; a step under way finishes (an acquire may wait up to wait_ms %" PRIu32 " more)\n",
            s.wait_ms);
+    if (s.rate > 0)
+        printf("load: open loop, %g steps/s in all: each client starts a step every %.3f ms, "
+               "and latency counts from when the step was due\n",
+               s.rate, 1000.0 * s.clients / s.rate);
+    else
+        printf("load: closed loop: each client starts its next step as soon as the last ends\n");
     print_timeline(&s);
     printf("expect: ");
     report_expectation(stdout, &s);

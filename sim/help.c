@@ -18,6 +18,9 @@ struct command_help {
     "  -d, --duration S         seconds, > 0 and <= 86400, at least 1 ms once rounded to\n"        \
     "                           whole ms; default: the scenario's duration_s\n"                    \
     "  -n, --requests N         stop after N business steps in all (0 = no limit)\n"               \
+    "      --rate R             open loop: R business steps per second in all, each client\n"      \
+    "                           on a schedule, latency from each step's due time (0: closed\n"     \
+    "                           loop, the default: a step as soon as the last one ended)\n"        \
     "  -s, --seed N             the seed of every random choice; the same seed repeats a run\n"    \
     "  -r, --redis H:P[,...]    use these Redis servers instead of starting them\n"                \
     "  -z, --zookeeper H:P[,...] use this ZooKeeper ensemble instead of starting it\n"             \

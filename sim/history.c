@@ -398,7 +398,10 @@ static int write_fault(const struct history *h, const struct history_event *e, s
 static int write_extra(const struct history_event *e, struct line *l)
 {
     bool seq = e->seq != HISTORY_NO_SEQ;
-    if (e->f == HF_ACQUIRE && e->type == HT_OK) {
+    if (e->f == HF_ACQUIRE && e->type == HT_INVOKE) {
+        if (e->due_ns)
+            put_field_u64(l, ",\"due\":", e->due_ns);
+    } else if (e->f == HF_ACQUIRE && e->type == HT_OK) {
         if (e->token)
             put_field_u64(l, ",\"token\":", e->token);
         if (seq)

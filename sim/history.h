@@ -51,7 +51,11 @@ enum history_error {
 
 struct history_event {
     uint64_t t_ns;
-    uint64_t token;  /* acquire ok: fencing token (0 = none) */
+    union {
+        uint64_t token;  /* acquire ok: fencing token (0 = none) */
+        uint64_t due_ns; /* acquire invoke: in open loop, when its step was due to start
+                            (latency counts from there); 0 = closed loop */
+    };
     uint64_t seq;    /* acquire ok / release invoke / crash: witness sequence;
                         HF_FAULT: the note saying what it did (or HISTORY_NO_NOTE) */
     uint32_t client; /* HF_FAULT: the client it struck, or HISTORY_SERVERS */

@@ -281,6 +281,8 @@ static int read_extra(struct reader *r, json_t *o, struct history_event *e)
     bool rel_inv = e->f == HF_RELEASE && e->type == HT_INVOKE;
     if (acq_ok && get_u64(r, o, "token", false, &e->token) < 0)
         return -1;
+    if (e->f == HF_ACQUIRE && e->type == HT_INVOKE && get_u64(r, o, "due", false, &e->due_ns) < 0)
+        return -1;
     if (acq_ok || rel_inv || e->f == HF_CRASH) {
         e->seq = HISTORY_NO_SEQ;
         if (get_u64(r, o, "seq", false, &e->seq) < 0)

@@ -32,8 +32,8 @@ static struct sample *collect(const struct history *h, size_t *n)
         const struct history_event *e = &h->ev[k];
         if (e->f != HF_ACQUIRE || e->client >= h->clients || e->t_ns < h->start_mono_ns)
             continue;
-        if (e->type == HT_INVOKE)
-            asked[e->client] = e->t_ns;
+        if (e->type == HT_INVOKE) /* open loop: from when its step was due */
+            asked[e->client] = e->due_ns && e->due_ns <= e->t_ns ? e->due_ns : e->t_ns;
         else if (e->type == HT_OK && asked[e->client] && e->t_ns >= asked[e->client])
             s[(*n)++] = (struct sample){(e->t_ns - h->start_mono_ns) / 1000000000u,
                                         e->t_ns - asked[e->client]};

@@ -30,6 +30,16 @@ struct expect_record {
     bool met;
 };
 
+/* How the load was offered: closed loop (rate 0), or open loop on a
+ * schedule and how far behind it the clients fell. */
+struct load_record {
+    double rate;         /* business steps per second in all; 0 = closed loop */
+    uint64_t steps_due;  /* steps the schedule had before the end */
+    uint64_t started;    /* of those, the steps begun */
+    uint64_t lag_max_ns; /* the latest a step began after it was due */
+    uint64_t lag_sum_ns; /* over the steps begun, for the mean */
+};
+
 struct run_result {
     const struct scenario *scn;
     const char *algorithm;
@@ -52,7 +62,10 @@ struct run_result {
     uint64_t stat[ST_COUNT];
     char sample_error[LOCK_ERRSTR_MAX + 32]; /* one client's last error, if any */
     uint64_t connects_refused; /* of stat[ST_CONNECT_ERR], those that say a server is gone */
-    uint32_t *tl_ok, *tl_fail; /* per second */
+    struct load_record load;
+    struct step_sample *steps; /* every step's latency and second, for the intervals */
+    size_t n_steps;
+    uint32_t *tl_ok, *tl_fail;         /* per second */
     struct latency_second *tl_latency; /* per second: successful acquires' latency */
     size_t tl_len;
 

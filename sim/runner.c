@@ -111,9 +111,39 @@ static void pause_after_error(void)
     nanosleep(&ts, NULL);
 }
 
+/* Open loop: when step k of this client is due. Client i of n starts at
+ * i/rate and then every n/rate seconds, so together they keep the rate. */
+static uint64_t step_due(const struct client *cl, uint64_t k)
+{
+    const struct scenario *s = cl->run->scn;
+    double at_s = ((double)cl->id + (double)k * (double)s->clients) / s->rate;
+    return cl->run->t0_ns + (uint64_t)(at_s * 1e9);
+}
+
+/* Wait for the next step's turn on the schedule. Its due time, or 0 when
+ * the client is done: the schedule has no step left before the end, or
+ * the run was stopped meanwhile. */
+static uint64_t wait_for_turn(struct client *cl)
+{
+    uint64_t due = step_due(cl, cl->next_step);
+    if (due >= cl->run->deadline_ns)
+        return 0;
+    if (!client_idle_until(cl, due)) {
+        cl->cut_short = run_stopping(cl->run) != 0;
+        return 0;
+    }
+    uint64_t lag = clock_mono_ns() - due;
+    cl->lag_sum_ns += lag;
+    if (lag > cl->lag_max_ns)
+        cl->lag_max_ns = lag;
+    cl->next_step++;
+    return due;
+}
+
 static void client_loop(struct client *cl)
 {
     struct run_ctx *run = cl->run;
+    bool open_loop = run->scn->rate > 0;
     for (;;) {
         if (cl->steps_left == 0)
             break;
@@ -128,10 +158,14 @@ static void client_loop(struct client *cl)
             pause_after_error();
             continue;
         }
+        if (open_loop && (t = cl->due_ns = wait_for_turn(cl)) == 0)
+            break;
         uint64_t errors = client_stat(cl, ST_ACQUIRE_ERR);
         bool ok = run->wl->ops->step(run->wl, cl);
+        cl->due_ns = 0; /* a step that took no lock leaves it */
         uint64_t done = clock_mono_ns();
         histogram_record(cl->h[OP_STEP], (int64_t)((done - t) / 1000));
+        client_note_step(cl, done, done - t);
         tick_timeline(cl, done, ok);
         cl->steps_left--;
         client_bump(cl, ST_STEPS);
@@ -331,8 +365,60 @@ void runner_progress(struct runner *r, struct progress *p)
     pthread_mutex_unlock(&r->mu);
 }
 
+/* Open loop: how many steps client cl's schedule had before the end (and
+ * within its share of the request quota). */
+static uint64_t steps_due(const struct client *cl)
+{
+    const struct scenario *s = cl->run->scn;
+    double span = (double)(cl->run->deadline_ns - cl->run->t0_ns) / 1e9 * s->rate;
+    uint64_t k = span > cl->id ? (uint64_t)((span - cl->id) / s->clients) : 0;
+    while (k > 0 && step_due(cl, k - 1) >= cl->run->deadline_ns)
+        k--;
+    while (step_due(cl, k) < cl->run->deadline_ns)
+        k++;
+    if (s->requests) {
+        uint64_t share = s->requests / s->clients + (cl->id < s->requests % s->clients);
+        k = k < share ? k : share;
+    }
+    return k;
+}
+
+static void merge_load(struct runner *r, struct run_result *res)
+{
+    res->load.rate = r->run.scn->rate;
+    if (res->load.rate <= 0)
+        return;
+    for (uint32_t i = 0; i < r->n; i++) {
+        const struct client *cl = &r->clients[i];
+        res->load.steps_due += steps_due(cl);
+        res->load.started += cl->next_step;
+        res->load.lag_sum_ns += cl->lag_sum_ns;
+        if (cl->lag_max_ns > res->load.lag_max_ns)
+            res->load.lag_max_ns = cl->lag_max_ns;
+    }
+}
+
+static int merge_steps(struct runner *r, struct run_result *res)
+{
+    size_t n = 0;
+    for (uint32_t i = 0; i < r->n; i++)
+        n += r->clients[i].n_steps;
+    res->steps = malloc((n ? n : 1) * sizeof(*res->steps));
+    if (res->steps == NULL)
+        return -1;
+    for (uint32_t i = 0; i < r->n; i++) {
+        const struct client *cl = &r->clients[i];
+        memcpy(res->steps + res->n_steps, cl->steps, cl->n_steps * sizeof(*cl->steps));
+        res->n_steps += cl->n_steps;
+    }
+    return 0;
+}
+
 static int merge_measurements(struct runner *r, struct run_result *res)
 {
+    merge_load(r, res);
+    if (merge_steps(r, res) < 0)
+        return -1;
     for (int k = 0; k < OP_COUNT; k++) {
         res->ops[k] = histogram_new(HIST_LOWEST_US, HIST_HIGHEST_US, HIST_SIG_DIGITS);
         if (res->ops[k] == NULL)

@@ -194,6 +194,15 @@ static int parse_duration(struct ctx *c, json_t *v, const struct field *f, void 
     return 0;
 }
 
+static int parse_rate(struct ctx *c, json_t *v, const struct field *f, void *base)
+{
+    double x = 0;
+    if (get_positive(c, v, SCENARIO_MAX_RATE, &x) < 0)
+        return -1;
+    *(double *)field_at(base, f) = x;
+    return 0;
+}
+
 static int parse_fraction(struct ctx *c, json_t *v, const struct field *f, void *base)
 {
     double x = 0;
@@ -722,6 +731,7 @@ static const struct field top_fields[] = {
      .max = SCENARIO_MAX_CLIENTS},
     {.key = "duration_s", .parse = parse_duration},
     {.key = "requests", .parse = parse_u64, .offset = SC(requests), .max = NO_MAX},
+    {.key = "rate", .parse = parse_rate, .offset = SC(rate)},
     {.key = "seed", .parse = parse_u64, .offset = SC(seed), .max = NO_MAX},
     {.key = "lock", .parse = parse_object, .sub = &lock_table},
     {.key = "workload", .parse = parse_workload, .required = true},

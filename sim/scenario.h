@@ -17,6 +17,7 @@
 
 #define SCENARIO_MAX_FAULTS  64
 #define SCENARIO_MAX_CLIENTS 4096
+#define SCENARIO_MAX_RATE    1000000 /* business steps per second */
 #define SCENARIO_ERR_MAX     512
 #define SCENARIO_MAX_NOTES   8
 
@@ -232,6 +233,9 @@ struct scenario {
     uint64_t duration_ms;   /* stop after this long... */
     bool duration_from_cli; /* --duration set it: no place in the file to point at */
     uint64_t requests;      /* ...or after this many business steps (0 = no limit) */
+    double rate;            /* open loop: business steps per second in all, each client on a
+                               schedule; 0 = closed loop (a step as soon as the last ended) */
+    bool rate_from_cli;     /* --rate set it */
     uint64_t seed;
 
     /* the lock */

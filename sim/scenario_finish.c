@@ -16,6 +16,12 @@
 #include "scenario.h"
 #include "scenario_parse.h"
 
+/* x as the file may have written it: an integer when it is whole. */
+static json_t *number_json(double x)
+{
+    return x == (double)(long long)x ? json_integer((json_int_t)x) : json_real(x);
+}
+
 /* A task's run must fit in its slot of the period (tasks fire one after
  * another, period/tasks apart), and the run must see a whole period. */
 static int finish_tasks(struct ctx *c, const struct scenario *s)
@@ -140,6 +146,12 @@ static int finish_checks(struct ctx *c, const struct scenario *s)
         return scn_fail_if_file(c, json_integer(s->redlock.quorum),
                                 "%" PRIu32 " votes cannot be had from %" PRIu32 " nodes",
                                 s->redlock.quorum, s->redlock.nodes);
+    }
+    if (s->workload == WORKLOAD_SCHEDULED_TASKS && s->rate > 0) {
+        scn_push_key(c, "rate");
+        return scn_fail_if_file(c, s->rate_from_cli ? NULL : number_json(s->rate),
+                                "scheduled_tasks fires on its own timetable; open loop is for "
+                                "flash_sale and cache_rebuild");
     }
     if (s->workload == WORKLOAD_SCHEDULED_TASKS && finish_tasks(c, s) < 0)
         return -1;

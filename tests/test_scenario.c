@@ -511,7 +511,7 @@ static void test_unknown_keys(void **state)
         {"{'Seed': 8, " WL "}", "t.json:1:2: Seed: unknown key (did you mean \"seed\"?)"},
         {"{'zzz': 1, " WL "}",
          "t.json:1:2: zzz: unknown key (known: name, description, clients, duration_s, requests, "
-         "seed, lock, workload, fencing, faults, expect, servers)"},
+         "rate, seed, lock, workload, fencing, faults, expect, servers)"},
         {"{'lock': {'tll_ms': 5}, " WL "}",
          "t.json:1:11: lock.tll_ms: unknown key (did you mean \"ttl_ms\"?)"},
         {"{'lock': {'ttl': 5}, " WL "}",
@@ -535,9 +535,10 @@ static void test_unknown_keys(void **state)
          "t.json:1:30: expect.fenced: no longer accepted: write \"rejected_accesses\" (the same "
          "count: reads and writes the store rejected for a stale token)"},
         /* only in expect: elsewhere it is an unknown key like any other */
-        {"{'fenced': true, " WL "}", "t.json:1:2: fenced: unknown key (known: name, description, "
-                                     "clients, duration_s, requests, "
-                                     "seed, lock, workload, fencing, faults, expect, servers)"},
+        {"{'fenced': true, " WL "}",
+         "t.json:1:2: fenced: unknown key (known: name, description, "
+         "clients, duration_s, requests, "
+         "rate, seed, lock, workload, fencing, faults, expect, servers)"},
         /* keys of an object are checked before its values, its own before its
          * children's, and in the file's order */
         {"{'lock': {'a': 1}, 'clientz': 1, " WL "}",
@@ -547,7 +548,7 @@ static void test_unknown_keys(void **state)
         /* a key that would break the line is escaped */
         {"{'a\\nb': 1}",
          "t.json:1:2: a\\u000ab: unknown key (known: name, description, clients, duration_s, "
-         "requests, seed, lock, workload, fencing, faults, expect, servers)"},
+         "requests, rate, seed, lock, workload, fencing, faults, expect, servers)"},
     };
     CHECK_LOAD(cases);
 }
@@ -1352,8 +1353,17 @@ static void test_new_finish_errors(void **state)
         {"{'duration_s': 1, 'workload': {'type': 'scheduled_tasks', 'period_ms': 1000}}",
          "t.json:1:16: duration_s: 1000 ms holds no whole period of 1000 ms after the first (at "
          "least twice the period)"},
+        /* open loop paces flash sales and cache rebuilds; tasks keep their timetable */
+        {"{'duration_s': 10, 'rate': 50, 'workload': {'type': 'scheduled_tasks'}}",
+         "t.json:1:28: rate: scheduled_tasks fires on its own timetable; open loop is for "
+         "flash_sale and cache_rebuild"},
     };
     CHECK_FINISH(cases);
+    static const struct bad_case load[] = {
+        {"{'rate': 0, " WL "}", "t.json:1:10: rate: 0 is out of range (> 0 and <= 1e+06)"},
+        {"{'rate': '5', " WL "}", "t.json:1:10: rate: expected a number, got string"},
+    };
+    CHECK_LOAD(load);
 }
 
 /* Process faults: keys each type takes, targets among the servers the
