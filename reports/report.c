@@ -1,13 +1,17 @@
 /* report.c - what the renderers share. */
 #include "report.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "hgrm.h"
 #include "histogram.h"
+#include "hlog.h"
+#include "intervals.h"
 
 static const char *const op_names[OP_COUNT] = {
     [OP_ACQUIRE] = "acquire", [OP_ACQUIRE_FAILED] = "acquire_failed",
@@ -295,6 +299,28 @@ int report_hgrm_files(const char *dir, const struct run_result *r)
             return -1;
         int rc = hgrm_write(f, r->ops[k], 1000.0, 5);
         if (fclose(f) != 0 || rc < 0)
+            return -1;
+    }
+    return 0;
+}
+
+int report_hlog_files(const char *dir, const struct run_result *r)
+{
+    for (int k = 0; k < OP_COUNT; k++) {
+        struct interval_sample *s;
+        size_t n;
+        if (intervals_collect(r, k, &s, &n) < 0) {
+            errno = ENOMEM;
+            return -1;
+        }
+        char path[640];
+        snprintf(path, sizeof(path), "%s/%s.hlog", dir, report_op_name(k));
+        FILE *f = fopen(path, "w");
+        int rc = f ? hlog_write(f, s, n, (uint32_t)r->tl_len, r->t0_wall_ns, r->elapsed_s) : -1;
+        free(s);
+        if (f && fclose(f) != 0)
+            rc = -1;
+        if (rc < 0)
             return -1;
     }
     return 0;

@@ -29,6 +29,8 @@ int report_json(const char *path, const struct run_result *r);
 int report_markdown(const char *path, const struct run_result *r);
 /* One <op>.hgrm per operation that has samples, values in milliseconds. */
 int report_hgrm_files(const char *dir, const struct run_result *r);
+/* One <op>.hlog per operation: its per-second histograms (hlog.h). */
+int report_hlog_files(const char *dir, const struct run_result *r);
 
 /* --- shared by the renderers ------------------------------------------- */
 /* The columns of every latency table: p50, p90, p99, p99.9 and max. */

@@ -7,10 +7,11 @@ packages=(
   build-essential cmake pkg-config
   redis-server redis-tools redis-sentinel libhiredis-dev
   zookeeper zookeeper-bin libzookeeper-mt-dev
-  libjansson-dev libcmocka-dev
+  libjansson-dev libcmocka-dev zlib1g-dev
   libfaketime
   docker-compose
   python3-jsonschema bash-completion
+  libhdrhistogram-java
 )
 
 missing=()

@@ -192,13 +192,13 @@ void client_note_step(struct client *cl, uint64_t end_ns, uint64_t ns)
 {
     if (cl->n_steps == cl->cap_steps) {
         size_t cap = cl->cap_steps ? 2 * cl->cap_steps : 1024;
-        struct step_sample *p = realloc(cl->steps, cap * sizeof(*p));
+        struct interval_sample *p = realloc(cl->steps, cap * sizeof(*p));
         if (p == NULL)
             return; /* the whole-run histogram still has it; its second's interval will not */
         cl->steps = p;
         cl->cap_steps = cap;
     }
-    cl->steps[cl->n_steps++] = (struct step_sample){
+    cl->steps[cl->n_steps++] = (struct interval_sample){
         .us = ns / NS_PER_US, .second = (uint32_t)((end_ns - cl->run->t0_ns) / 1000000000u)};
 }
 

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "checker.h"
+#include "intervals.h"
 #include "live.h"
 #include "lock.h"
 
@@ -61,14 +62,6 @@ struct parked_lock {
     uint64_t from_ns, until_ns, next_renew_ns;
 };
 
-/* A whole business step's latency, in the second of the run it ended in
- * (the per-second .hlog intervals; the other operations are in the
- * history). */
-struct step_sample {
-    uint64_t us;
-    uint32_t second;
-};
-
 struct client {
     uint32_t id;
     uint16_t incarnation; /* bumped when the client restarts after a crash */
@@ -92,7 +85,8 @@ struct client {
     uint64_t due_ns;
     uint64_t next_step;
     uint64_t lag_max_ns, lag_sum_ns;
-    struct step_sample *steps; /* every step's latency, for the per-second intervals */
+    struct interval_sample *steps; /* every step's latency (the other operations'
+                                     are in the history), for the per-second intervals */
     size_t n_steps, cap_steps;
     struct parked_lock *parked; /* locks kept until a time, while the client moves on */
     size_t n_parked, cap_parked;

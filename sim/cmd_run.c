@@ -80,6 +80,10 @@ static int write_reports(struct run_result *res)
         snprintf(path, sizeof(path), "%s/*.hgrm", dir);
         goto fail;
     }
+    if (report_hlog_files(dir, res) < 0) {
+        snprintf(path, sizeof(path), "%s/*.hlog", dir);
+        goto fail;
+    }
     return 0;
 fail:
     fprintf(stderr, "locklab: cannot write %s: %s\n", path, strerror(errno ? errno : EIO));

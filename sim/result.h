@@ -63,7 +63,7 @@ struct run_result {
     char sample_error[LOCK_ERRSTR_MAX + 32]; /* one client's last error, if any */
     uint64_t connects_refused; /* of stat[ST_CONNECT_ERR], those that say a server is gone */
     struct load_record load;
-    struct step_sample *steps; /* every step's latency and second, for the intervals */
+    struct interval_sample *steps; /* every step's latency and second, for the intervals */
     size_t n_steps;
     uint32_t *tl_ok, *tl_fail;         /* per second */
     struct latency_second *tl_latency; /* per second: successful acquires' latency */
