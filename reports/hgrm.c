@@ -50,27 +50,33 @@ static double next_level(double level, int ticks_per_half_distance)
     return level + 100.0 / ldexp((double)ticks_per_half_distance, (int)halvings);
 }
 
-static void put_ticks(struct hgrm_out *o, int ticks_per_half_distance)
+void hgrm_ticks(const struct histogram *h, int ticks_per_half_distance, hgrm_tick_fn fn, void *arg)
 {
-    const struct histogram *h = o->h;
     int64_t total = h->total_count, cumulative = 0;
     double level = 0.0;
     int32_t last = 0;
 
+    if (total == 0)
+        return;
     for (int32_t i = 0; i < h->counts_len && cumulative < total; i++) {
         if (h->counts[i] == 0)
             continue;
         cumulative += h->counts[i];
         last = i;
         while (level <= (100.0 * (double)cumulative) / (double)total) {
-            put_tick(o, i, level, cumulative);
+            fn(arg, i, level, cumulative);
             level = next_level(level, ticks_per_half_distance);
             /* Once everything is counted only the 100% line remains. */
             if (cumulative == total)
                 break;
         }
     }
-    put_tick(o, last, 100.0, total);
+    fn(arg, last, 100.0, total);
+}
+
+static void put_tick_cb(void *arg, int32_t index, double level, int64_t cumulative)
+{
+    put_tick(arg, index, level, cumulative);
 }
 
 static void put_footer(struct hgrm_out *o)
@@ -98,8 +104,7 @@ int hgrm_write(FILE *f, const struct histogram *h, double value_scale, int ticks
         return -1;
     if (fputs("       Value     Percentile TotalCount 1/(1-Percentile)\n\n", f) == EOF)
         o.failed = true;
-    if (h->total_count > 0)
-        put_ticks(&o, ticks_per_half_distance);
+    hgrm_ticks(h, ticks_per_half_distance, put_tick_cb, &o);
     put_footer(&o);
     /* Buffered writes fail only when flushed (a full disk shows up here). */
     if (fflush(f) != 0 || ferror(f))

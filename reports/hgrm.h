@@ -9,9 +9,17 @@
 #ifndef LOCKLAB_HGRM_H
 #define LOCKLAB_HGRM_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 struct histogram;
+
+/* HdrHistogram's percentile ticks of h, in order: fn gets the counter
+ * index whose highest equivalent value is reported, the level (0..100)
+ * and the count at or below it; the last call is at 100. Nothing when h is
+ * empty. The .hgrm lines and the reports' percentile spectrum. */
+typedef void (*hgrm_tick_fn)(void *arg, int32_t index, double level, int64_t cumulative);
+void hgrm_ticks(const struct histogram *h, int ticks_per_half_distance, hgrm_tick_fn fn, void *arg);
 
 /* Write h to f. Values are divided by value_scale (1000.0 turns locklab's
  * microseconds into milliseconds); ticks_per_half_distance is

@@ -29,6 +29,8 @@ int report_json(const char *path, const struct run_result *r);
 int report_markdown(const char *path, const struct run_result *r);
 /* One <op>.hgrm per operation that has samples, values in milliseconds. */
 int report_hgrm_files(const char *dir, const struct run_result *r);
+/* report.html: the charts and tables on one self-contained page (html.c). */
+int report_html(const char *path, const struct run_result *r);
 /* One <op>.hlog per operation: its per-second histograms (hlog.h). */
 int report_hlog_files(const char *dir, const struct run_result *r);
 

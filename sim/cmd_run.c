@@ -76,6 +76,9 @@ static int write_reports(struct run_result *res)
     snprintf(path, sizeof(path), "%s/report.md", dir);
     if (report_markdown(path, res) < 0)
         goto fail;
+    snprintf(path, sizeof(path), "%s/report.html", dir);
+    if (report_html(path, res) < 0)
+        goto fail;
     if (report_hgrm_files(dir, res) < 0) {
         snprintf(path, sizeof(path), "%s/*.hgrm", dir);
         goto fail;

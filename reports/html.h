@@ -1,0 +1,37 @@
+/* html.h - what the three HTML pages (report.html, compare.html,
+ * matrix.html) share: one stylesheet, the page frame, the percentile
+ * spectrum. Each page is a single self-contained file: inline CSS and SVG,
+ * no script, no font, nothing fetched; hover text is SVG <title>. */
+#ifndef LOCKLAB_HTML_H
+#define LOCKLAB_HTML_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "svg.h"
+
+struct histogram;
+
+/* The 1/(1-p) axis ends at 99.999%. */
+#define HTML_SPECTRUM_NINES 5
+#define HTML_SPECTRUM_MAX   512
+
+/* A latency spectrum curve: x = 1/(1-p), y in ms (HdrHistogram's ticks,
+ * 5 per half distance, as the .hgrm). */
+struct html_curve {
+    double x[HTML_SPECTRUM_MAX], y[HTML_SPECTRUM_MAX];
+    size_t n;
+};
+void html_curve_of(struct html_curve *c, const struct histogram *h);
+
+void html_begin(FILE *f, const char *title);
+/* The footer, then </body></html>. */
+void html_end(FILE *f);
+/* The spectrum chart of n curves. */
+void html_spectrum_chart(FILE *f, const struct html_curve *const *curves, const char *const *names,
+                         size_t n, const char *label);
+/* Milliseconds for a tick or a cell: "0.1 ms", "250 ms", "2 s". */
+void html_ms_label(char *buf, size_t len, double ms);
+void html_ms_tick(char *buf, size_t len, double ms);
+
+#endif

@@ -1,0 +1,160 @@
+/* html_page.c - the frame, stylesheet and spectrum every HTML page shares. */
+#include <math.h>
+#include <stdio.h>
+
+#include "hgrm.h"
+#include "histogram.h"
+#include "html.h"
+
+/* Print-friendly: light background, charts kept whole on a page. */
+static const char style[] =
+    "body{font:14px/1.4 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;color:#222;"
+    "margin:24px auto;max-width:1100px;padding:0 16px;background:#fff}"
+    "h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid "
+    "#ddd;padding-bottom:3px}h3{font-size:15px;margin:16px 0 4px}"
+    ".verdict{display:inline-block;padding:2px 10px;border-radius:4px;font-weight:600;color:#fff;"
+    "margin-left:8px;font-size:15px;vertical-align:2px}"
+    ".PASS{background:#2a7d2a}.FAIL{background:#c62828}.INCOMPLETE{background:#b26a00}"
+    ".NOTRUN{background:#777}"
+    ".meta{color:#555;margin:2px 0}.why{color:#c62828;font-weight:600}"
+    ".cards{display:flex;flex-wrap:wrap;gap:10px;margin:12px 0}"
+    ".card{border:1px solid #ddd;border-radius:6px;padding:6px 12px;min-width:120px}"
+    ".card b{display:block;font-size:19px}.card span{color:#666;font-size:12px}"
+    ".card.bad b{color:#c62828}"
+    "table{border-collapse:collapse;margin:6px 0 12px;font-variant-numeric:tabular-nums}"
+    "th,td{border:1px solid #ddd;padding:3px 8px;text-align:right;vertical-align:top}"
+    "th{background:#f4f4f4}td.l,th.l{text-align:left}tr.bad td{background:#fdecea}"
+    "pre{background:#f7f7f7;border:1px solid #ddd;padding:8px;overflow:auto;font-size:12px}"
+    "svg{display:block;margin:4px 0 10px;max-width:100%;height:auto;font-size:11px;"
+    "page-break-inside:avoid;break-inside:avoid}"
+    "svg .frame{fill:none;stroke:#999}svg .grid{stroke:#eee}svg .tick{fill:#555}"
+    "svg .axis{fill:#333;font-size:12px}svg .legend{fill:#333;font-size:12px}"
+    "svg .series path{stroke-width:1.6}svg .hover{fill:transparent}"
+    "svg .hover:hover{fill:rgba(0,0,0,.06)}"
+    "svg .band rect{fill:#9e9e9e;fill-opacity:.22}svg .band text{fill:#444;font-size:11px}"
+    "svg .band.network rect{fill:#5c8fd6}svg .band.client rect{fill:#f0a030;fill-opacity:.3}"
+    "svg .band.clock rect{fill:#9c5bd0;fill-opacity:.5}"
+    "svg .overlap{fill:#d32f2f;fill-opacity:.55;stroke:#b71c1c}"
+    "svg .section{stroke:#333;stroke-width:.5}svg .lane{fill:#333;font-size:11px}"
+    "svg .bar{fill:#4c78a8}"
+    "p.note{color:#555;font-size:13px;max-width:900px}"
+    "footer{margin-top:30px;color:#777;font-size:12px}"
+    "@media print{body{margin:0;max-width:none}.card{break-inside:avoid}"
+    "svg .hover:hover{fill:transparent}}";
+
+void html_begin(FILE *f, const char *title)
+{
+    fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+               "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>");
+    svg_text(f, title);
+    fprintf(f, "</title>\n<style>%s</style>\n</head><body>\n", style);
+}
+
+void html_end(FILE *f)
+{
+    fprintf(f,
+            "<footer>Written by locklab %s. One self-contained file: no script, nothing "
+            "fetched; hover a chart for its figures.</footer>\n</body></html>\n",
+            LOCKLAB_VERSION);
+}
+
+struct curve_fill {
+    struct html_curve *c;
+    const struct histogram *h;
+};
+
+static void add_tick(void *arg, int32_t index, double level, int64_t cumulative)
+{
+    struct curve_fill *cf = arg;
+    struct html_curve *c = cf->c;
+    double x = level >= 100.0 ? INFINITY : 1.0 / (1.0 - level / 100.0);
+    (void)cumulative;
+    if (c->n == HTML_SPECTRUM_MAX || x > pow(10, HTML_SPECTRUM_NINES))
+        return;
+    c->x[c->n] = x;
+    c->y[c->n] =
+        (double)histogram_highest_equivalent(cf->h, histogram_value_at_index(cf->h, index)) /
+        1000.0;
+    c->n++;
+}
+
+void html_curve_of(struct html_curve *c, const struct histogram *h)
+{
+    struct curve_fill cf = {c, h};
+    c->n = 0;
+    hgrm_ticks(h, 5, add_tick, &cf);
+}
+
+void html_ms_label(char *buf, size_t len, double ms)
+{
+    if (ms >= 1000)
+        snprintf(buf, len, "%.3f s", ms / 1000);
+    else
+        snprintf(buf, len, "%.3f ms", ms);
+}
+
+void html_ms_tick(char *buf, size_t len, double ms)
+{
+    if (ms >= 1000)
+        snprintf(buf, len, "%g s", ms / 1000);
+    else
+        snprintf(buf, len, "%g ms", ms);
+}
+
+/* The y range of the curves, widened to whole decades. */
+static void curve_range(const struct html_curve *const *curves, size_t n, double *lo, double *hi)
+{
+    *lo = INFINITY;
+    *hi = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < curves[i]->n; k++) {
+            double y = curves[i]->y[k] > 0.001 ? curves[i]->y[k] : 0.001;
+            *lo = y < *lo ? y : *lo;
+            *hi = y > *hi ? y : *hi;
+        }
+    if (!(*hi > 0)) {
+        *lo = 0.1;
+        *hi = 1;
+    }
+    *lo = pow(10, floor(log10(*lo)));
+    *hi = pow(10, ceil(log10(*hi)));
+    if (*hi <= *lo)
+        *hi = *lo * 10;
+}
+
+void html_spectrum_chart(FILE *f, const struct html_curve *const *curves, const char *const *names,
+                         size_t n, const char *label)
+{
+    struct svg_chart c = {.f = f,
+                          .width = 1000,
+                          .height = 320,
+                          .left = 70,
+                          .right = 20,
+                          .top = 24,
+                          .bottom = 40,
+                          .x = {1, pow(10, HTML_SPECTRUM_NINES), true}};
+    c.y.log = true;
+    curve_range(curves, n, &c.y.lo, &c.y.hi);
+    svg_begin(&c, "chart spectrum", label);
+    svg_axes(&c, "percentile (1/(1-p) scale)", "latency", NULL, html_ms_tick);
+    svg_spectrum_x_axis(&c, HTML_SPECTRUM_NINES);
+    const char *colours[16];
+    for (size_t i = 0; i < n && i < 16; i++) {
+        colours[i] = svg_series_colour(i);
+        char name[96];
+        snprintf(name, sizeof(name), "%s: %zu points", names[i], curves[i]->n);
+        svg_line(&c, curves[i]->x, curves[i]->y, curves[i]->n, colours[i], name, false);
+        /* a point per tick, with its figures on hover */
+        for (size_t k = 0; k < curves[i]->n; k++) {
+            fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.2\" fill=\"%s\"><title>",
+                    svg_x(&c, curves[i]->x[k]), svg_y(&c, curves[i]->y[k]), colours[i]);
+            char v[32];
+            html_ms_label(v, sizeof(v), curves[i]->y[k]);
+            svg_text(f, names[i]);
+            fprintf(f, ": %.4f%% at or below %s</title></circle>\n",
+                    100.0 * (1.0 - 1.0 / curves[i]->x[k]), v);
+        }
+    }
+    svg_legend(&c, names, colours, n < 16 ? n : 16);
+    svg_end(&c);
+}
