@@ -3,6 +3,7 @@
 
 #include <inttypes.h>
 #include <jansson.h>
+#include <math.h>
 #include <string.h>
 
 #include "histogram.h"
@@ -43,6 +44,8 @@ void compare_row_fill(struct compare_row *row, const struct run_result *r)
     row->rejected_accesses = r->rejected_accesses;
     row->invariants_hold = r->invariants_hold;
     fill_invariants(row, r);
+    row->load_lag_ms = (double)r->load.lag_max_ns / 1e6;
+    html_curve_of(&row->spectrum, h);
 }
 
 /* The table's latency columns: p50, p99, p99.9, max (p90 stays in the
@@ -241,4 +244,153 @@ int compare_json(const char *path, const struct comparison *c)
     int rc = json_dump_file(root, path, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
     json_decref(root);
     return rc;
+}
+
+/* --- compare.html ------------------------------------------------------- */
+
+/* One bar per algorithm that ran: v[i] for row i, its label fmt'd. */
+static void bars(FILE *f, const struct comparison *c, const double *v, const char *what,
+                 const char *unit)
+{
+    double top = 0;
+    for (size_t i = 0; i < c->n; i++)
+        top = v[i] > top ? v[i] : top;
+    struct svg_chart ch = {.f = f,
+                           .width = 480,
+                           .height = 60 + 28.0 * (double)c->n,
+                           .left = 100,
+                           .right = 70,
+                           .top = 10,
+                           .bottom = 40,
+                           .x = {0, top > 0 ? top * 1.05 : 1, false},
+                           .y = {0, (double)c->n, false}};
+    svg_begin(&ch, "chart bars", what);
+    svg_x_axis(&ch, what, NULL);
+    for (size_t i = 0; i < c->n; i++) {
+        const struct compare_row *row = &c->rows[i];
+        double y = ch.top + 28.0 * (double)i + 6;
+        fprintf(f, "<text class=\"lane\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", ch.left - 6,
+                y + 12);
+        svg_text(f, row->algorithm);
+        fprintf(f, "</text>\n");
+        if (!row->ran || isnan(v[i]))
+            continue;
+        double w = svg_x(&ch, v[i]) - ch.left;
+        fprintf(f,
+                "<rect data-algorithm=\"%s\" data-value=\"%.3f\" x=\"%.1f\" y=\"%.1f\" "
+                "width=\"%.1f\" height=\"16\" fill=\"%s\"><title>%s: %.3f %s</title></rect>"
+                "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\">%.1f %s</text>\n",
+                row->algorithm, v[i], ch.left, y, w > 1 ? w : 1, svg_series_colour(i),
+                row->algorithm, v[i], unit, ch.left + w + 4, y + 12, v[i], unit);
+    }
+    svg_end(&ch);
+}
+
+static void compare_table(FILE *f, const struct comparison *c)
+{
+    fprintf(f, "<table class=\"compare\"><tr><th class=\"l\">algorithm</th><th>verdict</th>"
+               "<th>QPS</th><th>acquire p50 ms</th><th>p99 ms</th><th>p99.9 ms</th><th>max ms</th>"
+               "<th>failed</th><th>violations</th><th class=\"l\">invariants</th></tr>\n");
+    for (size_t i = 0; i < c->n; i++) {
+        const struct compare_row *row = &c->rows[i];
+        struct cells x;
+        row_cells(row, &x);
+        bool pass = strcmp(row->verdict, "PASS") == 0;
+        fprintf(f, "<tr%s data-algorithm=\"%s\"><td class=\"l\">", pass ? "" : " class=\"bad\"",
+                row->algorithm);
+        if (row->ran) /* only a run has a page to link to */
+            fprintf(f, "<a href=\"%s/report.html\">%s</a>", row->algorithm, row->algorithm);
+        else
+            svg_text(f, row->algorithm);
+        fprintf(f,
+                "</td><td><span class=\"verdict %s\">%s</span></td><td>%s</td><td>%s</td><td>%s"
+                "</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td class=\"l\">",
+                row->ran ? row->verdict : "NOTRUN", row->verdict, x.qps, x.latency[0], x.latency[1],
+                x.latency[2], x.latency[3], x.failed, x.violations);
+        svg_text(f, row->invariants);
+        if (row->note[0]) {
+            fprintf(f, "<br><small>");
+            svg_text(f, row->note);
+            fprintf(f, "</small>");
+        }
+        fprintf(f, "</td></tr>\n");
+    }
+    fprintf(f, "</table>\n");
+}
+
+static void compare_charts(FILE *f, const struct comparison *c)
+{
+    double qps[COMPARE_MAX], p99[COMPARE_MAX];
+    const struct html_curve *curves[COMPARE_MAX];
+    const char *names[COMPARE_MAX];
+    size_t n = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        const struct compare_row *row = &c->rows[i];
+        qps[i] = row->ran ? row->qps : NAN;
+        p99[i] = row->has_latency ? row->acquire_ms[2] : NAN;
+        if (row->has_latency) {
+            curves[n] = &row->spectrum;
+            names[n++] = row->algorithm;
+        }
+    }
+    fprintf(f, "<div style=\"display:flex;flex-wrap:wrap;gap:16px\"><div><h3>Throughput</h3>\n");
+    bars(f, c, qps, "locks acquired per second", "/s");
+    fprintf(f, "</div><div><h3>Acquire p99</h3>\n");
+    bars(f, c, p99, "acquire p99 (ms)", "ms");
+    fprintf(f, "</div></div>\n<h2 id=\"spectrum\">Acquire latency spectrum</h2>\n");
+    html_spectrum_chart(f, curves, names, n, "acquire latency percentile spectrum per algorithm");
+}
+
+int compare_html(const char *path, const struct comparison *c)
+{
+    FILE *f = fopen(path, "w");
+    if (f == NULL)
+        return -1;
+    const struct scenario *s = c->scn;
+    char verdict[200], title[340], wl[256];
+    compare_verdict(c, verdict, sizeof(verdict));
+    snprintf(title, sizeof(title), "locklab compare: %s: %s", s->name, verdict);
+    html_begin(f, title);
+    fprintf(f, "<h1>compare &middot; ");
+    svg_text(f, s->name);
+    /* the verdict word before any list of names */
+    char word[16];
+    snprintf(word, sizeof(word), "%.*s", (int)strcspn(verdict, " ,"), verdict);
+    fprintf(f, "<span class=\"verdict %s\" data-figure=\"verdict\">%s</span></h1>\n", word, word);
+    if (strcmp(word, verdict) != 0) {
+        fprintf(f, "<p class=\"meta\">");
+        svg_text(f, verdict);
+        fprintf(f, "</p>\n");
+    }
+    if (s->description[0]) {
+        fprintf(f, "<p class=\"meta\">");
+        svg_text(f, s->description);
+        fprintf(f, "</p>\n");
+    }
+    fprintf(f,
+            "<p class=\"meta\">%" PRIu32 " clients, %.1f s per algorithm, seed %" PRIu64
+            ", lock ttl %" PRIu32 " ms, wait %" PRIu32 " ms; ",
+            s->clients, (double)s->duration_ms / 1000.0, s->seed, s->ttl_ms, s->wait_ms);
+    svg_text(f, report_workload(s, wl, sizeof(wl)));
+    if (s->rate > 0)
+        fprintf(f, "; open loop at %g steps/s, latency from each step's due time", s->rate);
+    else
+        fprintf(f, "; closed loop");
+    fprintf(f, "%s.</p>\n", c->complete ? "" : " &mdash; INCOMPLETE");
+    compare_table(f, c);
+    fprintf(f, "<p class=\"note\">QPS counts locks acquired per second; latencies are of "
+               "successful acquires; each algorithm's name links to its run's page.</p>\n");
+    compare_charts(f, c);
+    fprintf(f, "<h2 id=\"servers\">Servers</h2>\n<ul>\n");
+    for (size_t i = 0; i < c->n_servers; i++) {
+        fprintf(f, "<li>");
+        svg_text(f, c->servers[i]);
+        fprintf(f, "</li>\n");
+    }
+    fprintf(f, "</ul>\n");
+    html_end(f);
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad)
+        return -1;
+    return 0;
 }

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "html.h"
 #include "report.h"
 #include "result.h"
 
@@ -28,7 +29,9 @@ struct compare_row {
     uint64_t fenced_pairs;      /* overlapping pairs the store's fencing made safe */
     uint64_t rejected_accesses; /* reads and writes the store rejected for a stale token */
     bool invariants_hold;
-    char invariants[256]; /* "ok no_oversell, ok stock_accounting, ..." */
+    char invariants[256];       /* "ok no_oversell, ok stock_accounting, ..." */
+    double load_lag_ms;         /* open loop: the latest a step began after it was due */
+    struct html_curve spectrum; /* the acquire latency's, for compare.html */
 };
 
 struct comparison {
@@ -53,5 +56,8 @@ void compare_terminal(FILE *f, const struct comparison *c);
 /* 0, or -1 with errno set. */
 int compare_markdown(const char *path, const struct comparison *c);
 int compare_json(const char *path, const struct comparison *c);
+/* compare.html: the table, throughput and p99 side by side, one spectrum
+ * curve per algorithm, links to each run's report.html. */
+int compare_html(const char *path, const struct comparison *c);
 
 #endif

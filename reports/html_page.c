@@ -23,7 +23,8 @@ static const char style[] =
     ".card.bad b{color:#c62828}"
     "table{border-collapse:collapse;margin:6px 0 12px;font-variant-numeric:tabular-nums}"
     "th,td{border:1px solid #ddd;padding:3px 8px;text-align:right;vertical-align:top}"
-    "th{background:#f4f4f4}td.l,th.l{text-align:left}tr.bad td{background:#fdecea}"
+    "th{background:#f4f4f4}td:not(.l){white-space:nowrap}td.l,th.l{text-align:left}tr.bad "
+    "td{background:#fdecea}"
     "pre{background:#f7f7f7;border:1px solid #ddd;padding:8px;overflow:auto;font-size:12px}"
     "svg{display:block;margin:4px 0 10px;max-width:100%;height:auto;font-size:11px;"
     "page-break-inside:avoid;break-inside:avoid}"
@@ -129,7 +130,7 @@ void html_spectrum_chart(FILE *f, const struct html_curve *const *curves, const 
                           .width = 1000,
                           .height = 320,
                           .left = 70,
-                          .right = 20,
+                          .right = 40, /* room for the last tick's label */
                           .top = 24,
                           .bottom = 40,
                           .x = {1, pow(10, HTML_SPECTRUM_NINES), true}};

@@ -1,6 +1,8 @@
 /* matrix.c - the known-results matrix as a table: terminal, Markdown, JSON. */
 #include "matrix.h"
 
+#include "html.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
@@ -252,4 +254,96 @@ int matrix_json(const char *path, const struct matrix *m)
     int rc = json_dump_file(root, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(root);
     return rc == 0 ? 0 : -1;
+}
+
+/* --- matrix.html -------------------------------------------------------- */
+
+/* A run's folder as a link from out_dir: the part below it. */
+static const char *below(const struct matrix *m, const char *run_dir)
+{
+    size_t n = strlen(m->out_dir);
+    if (strncmp(run_dir, m->out_dir, n) == 0 && run_dir[n] == '/')
+        return run_dir + n + 1;
+    return run_dir;
+}
+
+static void html_seeds(FILE *f, const struct matrix *m, const struct matrix_row *row)
+{
+    for (size_t k = 0; k < row->n_runs; k++) {
+        const struct matrix_run *r = &row->runs[k];
+        fprintf(f, "%s", k ? ", " : "");
+        if (!r->ran) {
+            fprintf(f, "<span title=\"seed %" PRIu64 ": not run\">-</span>", r->seed);
+            continue;
+        }
+        fprintf(f, "<a href=\"");
+        svg_text(f, below(m, r->run_dir));
+        fprintf(f, "/report.html\" title=\"seed %" PRIu64 ": %s", r->seed, r->verdict);
+        if (r->failure[0]) {
+            fprintf(f, ": ");
+            svg_text(f, r->failure);
+        }
+        fprintf(f, "\"%s>%" PRIu64 "</a>", r->matched ? "" : " class=\"why\"", r->violations);
+    }
+}
+
+static void html_row(FILE *f, const struct matrix *m, const struct matrix_row *row)
+{
+    struct row_sums s = sums(row);
+    char rec[32];
+    const char *state = row_state(row);
+    fprintf(f, "<tr%s data-row=\"%s\" data-matched=\"%zu\" data-runs=\"%zu\"><td class=\"l\">",
+            strcmp(state, "yes") == 0 ? "" : " class=\"bad\"", row->name, row->matched,
+            row->n_runs);
+    svg_text(f, row->name);
+    fprintf(f, "</td><td class=\"l\">");
+    svg_text(f, row->algorithm);
+    fprintf(f, "</td><td class=\"l\">");
+    svg_text(f, row->fault);
+    fprintf(f, "</td><td class=\"l\">");
+    svg_text(f, row->expected);
+    fprintf(f, "</td><td><span class=\"verdict %s\">%s</span> %zu/%zu</td><td>",
+            strcmp(state, "yes") == 0 ? "PASS"
+            : row->n_runs             ? "FAIL"
+                                      : "NOTRUN",
+            state, row->matched, row->n_runs);
+    html_seeds(f, m, row);
+    fprintf(f, "</td><td>%" PRIu64 "</td><td>%s</td><td>%.0f ms</td></tr>\n", s.failed,
+            recovery_text(&s, rec, sizeof(rec)), s.stuck_ms);
+}
+
+int matrix_html(const char *path, const struct matrix *m)
+{
+    FILE *f = fopen(path, "w");
+    if (f == NULL)
+        return -1;
+    size_t ok = matrix_rows_matched(m);
+    const char *verdict = ok == m->n && m->complete ? "PASS" : !m->complete ? "INCOMPLETE" : "FAIL";
+    char title[96];
+    snprintf(title, sizeof(title), "locklab matrix: %zu of %zu rows matched", ok, m->n);
+    html_begin(f, title);
+    fprintf(f,
+            "<h1>The known-results matrix<span class=\"verdict %s\" data-figure=\"verdict\">%s"
+            "</span></h1>\n<p class=\"meta\" data-figure=\"matched\" data-rows=\"%zu\" "
+            "data-matched=\"%zu\">%zu of %zu rows matched in every seed (%zu seed%s each), "
+            "%.0f s%s. Scenarios from <code>",
+            verdict, verdict, m->n, ok, ok, m->n, m->seeds, m->seeds == 1 ? "" : "s", m->elapsed_s,
+            m->complete ? "" : ", cut short: some runs are missing");
+    svg_text(f, m->dir);
+    fprintf(f, "</code>.</p>\n<p class=\"note\">A row matches when every seed met every "
+               "expectation of its scenario: a correct lock must never show a violation, an unsafe "
+               "one must. Each figure under <i>violations per seed</i> links to that run's page; "
+               "failed acquisitions are summed over the seeds' fault windows, recovery and stuck "
+               "time are the worst seed's.</p>\n");
+    fprintf(f, "<table class=\"matrix\"><tr><th class=\"l\">row</th><th class=\"l\">algorithm"
+               "</th><th class=\"l\">fault</th><th class=\"l\">expected</th><th>matched</th>"
+               "<th>violations per seed</th><th>failed</th><th>recovery</th><th>stuck</th></tr>\n");
+    for (size_t i = 0; i < m->n; i++)
+        html_row(f, m, &m->rows[i]);
+    fprintf(f, "</table>\n");
+    html_end(f);
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad)
+        return -1;
+    return 0;
 }

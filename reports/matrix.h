@@ -62,5 +62,8 @@ void matrix_terminal(FILE *f, const struct matrix *m);
 /* 0, or -1 with errno set. */
 int matrix_markdown(const char *path, const struct matrix *m);
 int matrix_json(const char *path, const struct matrix *m);
+/* matrix.html: one row per known result, expected against observed, each
+ * seed's figure linked to its run's report.html. */
+int matrix_html(const char *path, const struct matrix *m);
 
 #endif

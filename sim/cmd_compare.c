@@ -165,6 +165,10 @@ static int write_comparison(const struct comparison *c)
         snprintf(path, sizeof(path), "%s/compare.json", c->out_dir);
         rc = compare_json(path, c);
     }
+    if (rc == 0) {
+        snprintf(path, sizeof(path), "%s/compare.html", c->out_dir);
+        rc = compare_html(path, c);
+    }
     if (rc < 0)
         fprintf(stderr, "locklab: cannot write %s\n", path);
     return rc;

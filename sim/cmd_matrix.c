@@ -225,6 +225,10 @@ static int write_matrix(const struct matrix *m)
         snprintf(path, sizeof(path), "%s/matrix.json", m->out_dir);
         rc = matrix_json(path, m);
     }
+    if (rc == 0) {
+        snprintf(path, sizeof(path), "%s/matrix.html", m->out_dir);
+        rc = matrix_html(path, m);
+    }
     if (rc < 0)
         fprintf(stderr, "locklab: cannot write %s\n", path);
     return rc;
