@@ -294,6 +294,7 @@ static void section_bar(struct svg_chart *c, const struct run_result *r, const s
 static void timeline_faults(struct svg_chart *c, const struct run_result *r, const struct lanes *l,
                             uint64_t w0, uint64_t w1, double lane_h)
 {
+    int row = 0; /* labels staggered on three rows */
     for (size_t i = 0; i < r->n_spans; i++) {
         const struct fault_span *s = &r->spans[i];
         if (s->from_ns > w1 || s->to_ns < w0)
@@ -316,7 +317,7 @@ static void timeline_faults(struct svg_chart *c, const struct run_result *r, con
             fprintf(c->f, "</text></g>\n");
         } else {
             fprintf(c->f, "<g data-fault=\"%" PRIu32 "\">", s->fault);
-            svg_band(c, a, b, band_kind(s->type), name, hover, 0);
+            svg_band(c, a, b, band_kind(s->type), name, hover, row++ % 3);
             fprintf(c->f, "</g>\n");
         }
     }
@@ -343,13 +344,14 @@ static void lock_timeline(FILE *f, const struct run_result *r, const struct viol
     const double lane_h = 22;
     struct svg_chart c = {.f = f,
                           .width = 1000,
-                          .height = 24 + lane_h * (double)l.n + 40,
+                          .height = 40 + lane_h * (double)l.n + 40,
                           .left = 90,
                           .right = 20,
-                          .top = 24,
+                          .top = 40, /* room for three rows of fault labels */
                           .bottom = 40,
                           .x = {report_rel_s(r, w0), report_rel_s(r, w1), false},
-                          .y = {0, (double)l.n, false}};
+                          .y = {0, (double)l.n, false},
+                          .band_labels_above = true};
     const char *key = r->hist.keys[a->key];
     char label[256];
     snprintf(label, sizeof(label),

@@ -30,7 +30,7 @@ static const char style[] =
     "page-break-inside:avoid;break-inside:avoid}"
     "svg .frame{fill:none;stroke:#999}svg .grid{stroke:#eee}svg .tick{fill:#555}"
     "svg .axis{fill:#333;font-size:12px}svg .legend{fill:#333;font-size:12px}"
-    "svg .series path{stroke-width:1.6}svg .hover{fill:transparent}"
+    "svg .series path{stroke-width:1.8}svg .hover{fill:transparent}"
     "svg .hover:hover{fill:rgba(0,0,0,.06)}"
     "svg .band rect{fill:#9e9e9e;fill-opacity:.22}svg .band text{fill:#444;font-size:11px}"
     "svg .band.network rect{fill:#5c8fd6}svg .band.client rect{fill:#f0a030;fill-opacity:.3}"

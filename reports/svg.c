@@ -207,7 +207,8 @@ void svg_band(struct svg_chart *c, double x0, double x1, const char *kind, const
     fprintf(c->f,
             "</title><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/>"
             "<text x=\"%.1f\" y=\"%.1f\">",
-            a, c->top, b - a, c->height - c->top - c->bottom, a + 2, c->top + 11 + 11 * row);
+            a, c->top, b - a, c->height - c->top - c->bottom, a + 2,
+            c->band_labels_above ? c->top - 4 - 11 * row : c->top + 11 + 11 * row);
     svg_text(c->f, label);
     fprintf(c->f, "</text></g>\n");
 }
@@ -217,8 +218,8 @@ void svg_line(struct svg_chart *c, const double *xs, const double *ys, size_t n,
 {
     fprintf(c->f, "<g class=\"series\"><title>");
     svg_text(c->f, name);
-    fprintf(c->f, "</title><path fill=\"none\" stroke=\"%s\"%s d=\"", colour,
-            dashed ? " stroke-dasharray=\"4 3\"" : "");
+    fprintf(c->f, "</title><path fill=\"none\" stroke-linecap=\"round\" stroke=\"%s\"%s d=\"",
+            colour, dashed ? " stroke-dasharray=\"4 3\"" : "");
     bool pen = false;
     for (size_t i = 0; i < n; i++) {
         if (isnan(ys[i])) {
@@ -228,7 +229,13 @@ void svg_line(struct svg_chart *c, const double *xs, const double *ys, size_t n,
         fprintf(c->f, "%c%.1f %.1f", pen ? 'L' : 'M', svg_x(c, xs[i]), svg_y(c, ys[i]));
         pen = true;
     }
-    fprintf(c->f, "\"/></g>\n");
+    fprintf(c->f, "\"/>");
+    /* a point with no neighbour draws no line: a dot instead */
+    for (size_t i = 0; i < n; i++)
+        if (!isnan(ys[i]) && (i == 0 || isnan(ys[i - 1])) && (i + 1 == n || isnan(ys[i + 1])))
+            fprintf(c->f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" fill=\"%s\"/>",
+                    svg_x(c, xs[i]), svg_y(c, ys[i]), colour);
+    fprintf(c->f, "</g>\n");
 }
 
 void svg_legend(struct svg_chart *c, const char *const *names, const char *const *colours, size_t n)

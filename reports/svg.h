@@ -22,6 +22,7 @@ struct svg_chart {
     double width, height;            /* the whole picture, px */
     double left, right, top, bottom; /* margins around the plot area */
     struct svg_axis x, y;
+    bool band_labels_above; /* band labels in the top margin (a short chart) */
 };
 
 /* The colour of series i of a chart, and of client c (never red: red marks
