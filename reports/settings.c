@@ -201,14 +201,12 @@ json_t *report_scenario_json(const struct scenario *s)
     json_t *faults = json_array();
     for (size_t i = 0; i < s->n_faults; i++)
         json_array_append_new(faults, report_fault_spec_json(&s->faults[i]));
-    json_t *o =
-        json_pack("{s:s, s:s, s:s, s:i, s:I, s:I, s:I, s:b, s:o, s:o, s:o}", "name", s->name,
-                  "file", s->path, "description", s->description, "clients", s->clients,
-                  "duration_ms", (json_int_t)s->duration_ms, "requests", (json_int_t)s->requests,
-                  "seed", (json_int_t)s->seed, "fencing", s->fencing, "lock", report_lock_json(s),
-                  "workload", workload_json(s), "faults", faults);
-    /* 0 is closed loop */
-    json_object_set_new(o, "rate", json_real(s->rate));
+    json_t *o = json_pack("{s:s, s:s, s:s, s:i, s:I, s:I, s:f, s:I, s:b, s:o, s:o, s:o}", "name",
+                          s->name, "file", s->path, "description", s->description, "clients",
+                          s->clients, "duration_ms", (json_int_t)s->duration_ms, "requests",
+                          (json_int_t)s->requests, "rate", s->rate /* 0: closed loop */, "seed",
+                          (json_int_t)s->seed, "fencing", s->fencing, "lock", report_lock_json(s),
+                          "workload", workload_json(s), "faults", faults);
     json_t *notes = json_array();
     for (size_t i = 0; i < s->n_resolved; i++)
         json_array_append_new(notes, json_string(s->resolved[i]));

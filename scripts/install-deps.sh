@@ -11,7 +11,7 @@ packages=(
   libfaketime
   docker-compose
   python3-jsonschema bash-completion
-  libhdrhistogram-java
+  libhdrhistogram-java chromium
 )
 
 missing=()

@@ -164,8 +164,9 @@ const char *invariant_detail(json_t *root, const char *name)
 
 void assert_files(const struct outcome *o)
 {
-    const char *files[] = {"report.json",  "report.md", "history.jsonl", "acquire.hgrm",
-                           "release.hgrm", "hold.hgrm", "step.hgrm"};
+    const char *files[] = {"report.json",  "report.md",    "report.html", "history.jsonl",
+                           "acquire.hgrm", "release.hgrm", "hold.hgrm",   "step.hgrm",
+                           "acquire.hlog", "release.hlog", "hold.hlog",   "step.hlog"};
     for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
         char path[700];
         struct stat st;

@@ -75,6 +75,49 @@ static void pause_past_ttl_without_fencing_oversells(void **state)
     json_decref(r);
 }
 
+static double acquire_ms(json_t *r, const char *pct)
+{
+    json_t *a = json_object_get(json_object_get(r, "operations"), "acquire");
+    return json_number_value(json_object_get(a, pct));
+}
+
+/* Coordinated omission: closed loop, a client stuck in a 2 s server pause
+ * records one slow acquire and starts no step meanwhile, so the pause
+ * hardly reaches the p99; open loop, every step due during the pause is
+ * charged from its due time, so the p99 is near the pause. The rate (200
+ * steps/s) is a tenth of what one Redis serves here. */
+static void open_loop_charges_a_server_pause_to_the_steps_it_held_up(void **state)
+{
+    (void)state;
+    struct outcome o = {0};
+    const char *quiet[] = {"--quiet", NULL};
+    json_t *r = run_scenario(&o, "../tests/scenarios/open_loop_pause.json", 0, quiet);
+    json_t *load = json_object_get(r, "load");
+    assert_string_equal(json_string_value(json_object_get(load, "mode")), "open");
+    /* 200 steps/s for 8 s from 16 clients: the schedule has 1600 steps */
+    assert_int_equal(json_integer_value(json_object_get(load, "steps_due")), 1600);
+    assert_int_equal(json_integer_value(json_object_get(load, "steps_missed")), 0);
+    assert_true(json_number_value(json_object_get(load, "max_lag_ms")) > 1500);
+    double open_p99 = acquire_ms(r, "p99_ms");
+    assert_true(open_p99 > 1500 && open_p99 < 2600);
+    char hist[700], text[16384];
+    snprintf(hist, sizeof(hist), "%s/history.jsonl", o.dir);
+    slurp(hist, text, sizeof(text));
+    assert_non_null(strstr(text, ",\"due\":"));
+    json_decref(r);
+
+    struct outcome c = {0};
+    const char *closed[] = {"--rate", "0", "--quiet", NULL};
+    r = run_scenario(&c, "../tests/scenarios/open_loop_pause.json", 0, closed);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(r, "load"), "mode")),
+                        "closed");
+    double closed_p99 = acquire_ms(r, "p99_ms");
+    /* the pause is there, in the max, but not in the p99 */
+    assert_true(acquire_ms(r, "max_ms") > 1500);
+    assert_true(closed_p99 < open_p99 / 4);
+    json_decref(r);
+}
+
 static void pause_past_ttl_with_fencing_is_fenced(void **state)
 {
     (void)state;
@@ -374,6 +417,7 @@ int main(void)
         cmocka_unit_test(flash_sale_on_redis_is_safe),
         cmocka_unit_test(pause_past_ttl_without_fencing_oversells),
         cmocka_unit_test(pause_past_ttl_with_fencing_is_fenced),
+        cmocka_unit_test(open_loop_charges_a_server_pause_to_the_steps_it_held_up),
         cmocka_unit_test(watchdog_keeps_long_sections_safe),
         cmocka_unit_test(watchdog_paused_with_its_holder_breaks),
         cmocka_unit_test(naive_lock_violations_seen_by_checker_and_witness),
@@ -384,5 +428,8 @@ int main(void)
         cmocka_unit_test(interrupt_writes_incomplete_report_and_stops_server),
         cmocka_unit_test(external_server_lost_mid_run_is_incomplete),
     };
+    /* LOCKLAB_TEST_FILTER=open_loop* runs only the tests it matches */
+    if (getenv("LOCKLAB_TEST_FILTER"))
+        cmocka_set_test_filter(getenv("LOCKLAB_TEST_FILTER"));
     return cmocka_run_group_tests(tests, harness_setup, stop_external_server);
 }
