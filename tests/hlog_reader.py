@@ -452,8 +452,13 @@ def ms_text_to_us(text):
 
 
 def floor_us(ms):
-    """floor(ms * 1000) of a JSON number read as Decimal."""
-    return math.floor(Decimal(ms) * US_PER_MS)
+    """floor(ms * 1000) of a report.json latency (a JSON number read as
+    Decimal). report.json writes each latency, whole nanoseconds in ms, as
+    the nearest double in 17 significant digits, so one of a whole number of
+    microseconds may read a hair below it (1.2339999999999999 for 1234 us):
+    floor is taken after adding 1e-6 us, far below the nanosecond the values
+    carry and far above a double's error at these magnitudes."""
+    return math.floor(Decimal(ms) * US_PER_MS + Decimal("0.000001"))
 
 
 def check_log_shape(name, log, seconds, elapsed_s, start_wall_ns, problems):
