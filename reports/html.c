@@ -20,6 +20,7 @@
 #define MAX_TIMELINES  10  /* lock timelines drawn, as --show-violations' default */
 #define MAX_VIOL_ROWS  100 /* violations listed in the table */
 #define MAX_LANES      8   /* clients drawn around one violation */
+#define MAX_BARS       400 /* critical sections drawn around one violation */
 #define MAX_HOVER_COLS 600 /* hover columns per time chart: a 1-hour run groups seconds */
 
 static const char *band_kind(uint32_t type)
@@ -323,6 +324,47 @@ static void timeline_faults(struct svg_chart *c, const struct run_result *r, con
     }
 }
 
+struct near {
+    size_t i;
+    uint64_t dist;
+};
+
+static int by_dist(const void *a, const void *b)
+{
+    const struct near *x = a, *y = b;
+    return x->dist < y->dist ? -1 : x->dist > y->dist;
+}
+
+/* The sections drawn: those of the lanes' clients in the window; on a hot
+ * key at most MAX_BARS, the two of the violation and the ones that began
+ * nearest the overlap, so a long run's page stays small. *n of them. */
+static size_t *pick_bars(const struct run_result *r, const struct violation *v,
+                         const struct lanes *l, size_t lo, size_t hi, uint64_t w0, uint64_t w1,
+                         uint64_t at, size_t *n)
+{
+    struct near *c = malloc((hi - lo) * sizeof(*c));
+    size_t *out = malloc((hi - lo) * sizeof(*out)), m = 0;
+    *n = 0;
+    if (c == NULL || out == NULL) {
+        free(c);
+        free(out);
+        return NULL;
+    }
+    for (size_t i = lo; i < hi; i++) {
+        const struct section *s = &r->sections[i];
+        if (lane_of(l, s->client) < 0 || !in_window(s, w0, w1))
+            continue;
+        uint64_t d = s->from_ns > at ? s->from_ns - at : at - s->from_ns;
+        c[m++] = (struct near){i, i == v->a || i == v->b ? 0 : d + 1};
+    }
+    if (m > MAX_BARS)
+        qsort(c, m, sizeof(*c), by_dist);
+    for (size_t k = 0; k < m && k < MAX_BARS; k++)
+        out[(*n)++] = c[k].i;
+    free(c);
+    return out;
+}
+
 static void lock_timeline(FILE *f, const struct run_result *r, const struct violation *v,
                           size_t nth)
 {
@@ -375,15 +417,15 @@ static void lock_timeline(FILE *f, const struct run_result *r, const struct viol
                 "</text>\n",
                 c.left - 6, c.top + lane_h * (double)i + 15, l.client[i]);
     }
-    for (size_t i = lo; i < hi; i++) {
-        const struct section *s = &r->sections[i];
-        int lane = lane_of(&l, s->client);
-        if (lane >= 0 && in_window(s, w0, w1))
-            section_bar(&c, r, s, c.top + lane_h * lane + 8, w0, w1);
-    }
     /* the overlap, across the two holders' lanes */
     uint64_t o0 = a->from_ns > b->from_ns ? a->from_ns : b->from_ns;
     uint64_t o1 = a->to_ns < b->to_ns ? a->to_ns : b->to_ns;
+    size_t n_bars = 0, *bars = pick_bars(r, v, &l, lo, hi, w0, w1, o0, &n_bars);
+    for (size_t k = 0; k < n_bars; k++) {
+        const struct section *s = &r->sections[bars[k]];
+        section_bar(&c, r, s, c.top + lane_h * lane_of(&l, s->client) + 8, w0, w1);
+    }
+    free(bars);
     double x0 = svg_x(&c, report_rel_s(r, o0)), x1 = svg_x(&c, report_rel_s(r, o1));
     fprintf(f,
             "<g class=\"violation\"><title>overlap %.3f ms: clients %" PRIu32 " and %" PRIu32
