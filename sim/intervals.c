@@ -102,7 +102,8 @@ int intervals_collect(const struct run_result *r, int op, struct interval_sample
         free(c.s);
         return -1;
     }
-    qsort(c.s, c.n, sizeof(*c.s), by_second);
+    if (c.n > 1) /* qsort wants a non-null base even for nothing */
+        qsort(c.s, c.n, sizeof(*c.s), by_second);
     *out = c.s;
     *n = c.n;
     return 0;
