@@ -17,6 +17,9 @@
 
 #include "hgrm.h"
 #include "histogram.h"
+#include "hlog.h"
+
+#include <string.h>
 
 #define HEADER "       Value     Percentile TotalCount 1/(1-Percentile)\n\n"
 
@@ -219,6 +222,45 @@ static void test_bad_arguments(void **state)
     histogram_free(h);
 }
 
+/* The .hlog's V2 encoding, byte for byte what HdrHistogram 2.1.11 (Java,
+ * Debian's libhdrhistogram-java) writes from encodeIntoByteBuffer for the
+ * same layout and values: one count per value, 300 of 37, and a run of
+ * zeros between them as one negative number. */
+static const char *hex_of(const struct histogram *h, char *out)
+{
+    unsigned char buf[4096];
+    long n = hlog_encode_raw(h, buf, sizeof(buf));
+    assert_true(n > 0);
+    for (long i = 0; i < n; i++)
+        sprintf(out + 2 * i, "%02x", buf[i]);
+    return out;
+}
+
+static void test_hlog_v2_encoding_is_hdrhistogram_s(void **state)
+{
+    (void)state;
+    struct histogram *h = histogram_new(HIST_LOWEST_US, HIST_HIGHEST_US, HIST_SIG_DIGITS);
+    char hex[8200];
+    assert_string_equal(hex_of(h, hex), "1c849313000000010000000000000003000000000000000100000000"
+                                        "d693a4003ff000000000000000");
+    const int64_t v[] = {1, 2, 2, 1000, 1001, 2047, 2048, 123456, 5000000};
+    for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+        histogram_record(h, v[i]);
+    histogram_record_n(h, 37, 300);
+    assert_string_equal(hex_of(h, hex), "1c849313000000140000000000000003000000000000000100000000"
+                                        "d693a4003ff000000000000000020443d804830f0202a91002028f5e02"
+                                        "f35402");
+    /* compressed: cookie 0x1c849314 in base64 is "HISTF" */
+    char *b64 = hlog_encode(h);
+    assert_non_null(b64);
+    assert_int_equal(strncmp(b64, "HISTFAAAA", 9), 0);
+    free(b64);
+    /* a buffer too small is refused, not overrun */
+    unsigned char small[44];
+    assert_int_equal(hlog_encode_raw(h, small, sizeof(small)), -1);
+    histogram_free(h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -229,6 +271,7 @@ int main(void)
         cmocka_unit_test(test_empty),
         cmocka_unit_test(test_full_device_fails),
         cmocka_unit_test(test_bad_arguments),
+        cmocka_unit_test(test_hlog_v2_encoding_is_hdrhistogram_s),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
