@@ -33,7 +33,7 @@ static bool put_be(struct out *o, uint64_t v, int bytes)
 /* ZigZag, then LEB128 of at most 9 bytes: the ninth keeps all 8 bits. */
 static bool put_zigzag(struct out *o, int64_t v)
 {
-    uint64_t z = ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+    uint64_t z = ((uint64_t)v << 1) ^ (v < 0 ? UINT64_MAX : 0);
     for (int i = 0; i < MAX_WORD_BYTES; i++) {
         if (o->p == o->end)
             return false;
