@@ -389,8 +389,5 @@ int compare_html(const char *path, const struct comparison *c)
     }
     fprintf(f, "</ul>\n");
     html_end(f);
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad)
-        return -1;
-    return 0;
+    return report_close(f);
 }

@@ -843,11 +843,5 @@ int report_html(const char *path, const struct run_result *r)
     scenario_block(f, r);
     files(f);
     html_end(f);
-    int failed = ferror(f);
-    if (fclose(f) != 0 || failed) {
-        if (errno == 0)
-            errno = EIO;
-        return -1;
-    }
-    return 0;
+    return report_close(f);
 }

@@ -164,8 +164,5 @@ int report_markdown(const char *path, const struct run_result *r)
     for (size_t i = 0; i < r->n_expects; i++)
         fprintf(f, "| %s | %s | %s | %s |\n", r->expects[i].what, r->expects[i].want,
                 r->expects[i].got, r->expects[i].met ? "yes" : "**NO**");
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad)
-        return -1;
-    return 0;
+    return report_close(f);
 }

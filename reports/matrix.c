@@ -207,10 +207,7 @@ int matrix_markdown(const char *path, const struct matrix *m)
         }
     if (misses == 0)
         fprintf(f, "None.\n");
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad)
-        return -1;
-    return 0;
+    return report_close(f);
 }
 
 static json_t *run_json(const struct matrix_run *r)
@@ -342,8 +339,5 @@ int matrix_html(const char *path, const struct matrix *m)
         html_row(f, m, &m->rows[i]);
     fprintf(f, "</table>\n");
     html_end(f);
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad)
-        return -1;
-    return 0;
+    return report_close(f);
 }

@@ -304,6 +304,17 @@ int report_hgrm_files(const char *dir, const struct run_result *r)
     return 0;
 }
 
+int report_close(FILE *f)
+{
+    int failed = ferror(f);
+    if (fclose(f) != 0 || failed) {
+        if (errno == 0)
+            errno = EIO;
+        return -1;
+    }
+    return 0;
+}
+
 int report_hlog_files(const char *dir, const struct run_result *r)
 {
     for (int k = 0; k < OP_COUNT; k++) {

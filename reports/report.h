@@ -31,6 +31,9 @@ int report_markdown(const char *path, const struct run_result *r);
 int report_hgrm_files(const char *dir, const struct run_result *r);
 /* report.html: the charts and tables on one self-contained page (html.c). */
 int report_html(const char *path, const struct run_result *r);
+/* Close a report file written with stdio: 0, or -1 (errno set, EIO when
+ * stdio left it unset) when any write or the close failed. */
+int report_close(FILE *f);
 /* One <op>.hlog per operation: its per-second histograms (hlog.h). */
 int report_hlog_files(const char *dir, const struct run_result *r);
 
