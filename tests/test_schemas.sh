@@ -59,6 +59,8 @@ locklab pause_fail run scenarios/flash_sale_pause.json --duration 1.5 --clients 
 locklab fenced run scenarios/flash_sale_pause_fenced.json --duration 2
 locklab crash run scenarios/flash_sale_crash.json --duration 2.5
 locklab cache run scenarios/cache_rebuild.json --duration 1
+# open loop: report.json's load branches on it
+locklab open run scenarios/cache_rebuild.json --duration 1.5 --rate 40
 locklab tasks run scenarios/scheduled_tasks.json --algorithm zookeeper --duration 2
 # network faults: a holder's black hole (client, servers), a one-way fault
 locklab holehold run scenarios/redis_holder_blackhole_fenced.json --duration 3
