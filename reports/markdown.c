@@ -29,6 +29,7 @@ static void md_ops(FILE *f, const struct run_result *r)
             "\nCounts: %s (unsent: the request never left, failed for sure; ambiguous: sent, "
             "no answer).\n\n",
             report_op_counts(r, counts, sizeof(counts)));
+    fprintf(f, "Load: %s.\n\n", report_load(r, counts, sizeof(counts)));
 }
 
 static void md_safety(FILE *f, const struct run_result *r)
