@@ -202,13 +202,17 @@ void svg_band(struct svg_chart *c, double x0, double x1, const char *kind, const
     double a = svg_x(c, x0), b = svg_x(c, x1);
     if (b - a < 2) /* a moment (a clock jump): still visible */
         b = a + 2;
+    /* a label that would run past the right edge ends at the band's end */
+    double room = c->width - c->right - a;
+    bool end = room < 6.5 * (double)strlen(label) + 4;
     fprintf(c->f, "<g class=\"band %s\"><title>", kind);
     svg_text(c->f, hover);
     fprintf(c->f,
             "</title><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/>"
-            "<text x=\"%.1f\" y=\"%.1f\">",
-            a, c->top, b - a, c->height - c->top - c->bottom, a + 2,
-            c->band_labels_above ? c->top - 4 - 11 * row : c->top + 11 + 11 * row);
+            "<text x=\"%.1f\" y=\"%.1f\"%s>",
+            a, c->top, b - a, c->height - c->top - c->bottom, end ? b - 2 : a + 2,
+            c->band_labels_above ? c->top - 4 - 11 * row : c->top + 11 + 11 * row,
+            end ? " text-anchor=\"end\"" : "");
     svg_text(c->f, label);
     fprintf(c->f, "</text></g>\n");
 }
