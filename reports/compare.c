@@ -144,8 +144,10 @@ void compare_terminal(FILE *f, const struct comparison *c)
     }
     fprintf(f, "(qps: locks acquired per second; latency: successful acquires; failed: busy + "
                "errors)\n");
-    fprintf(f, "reports: %s/compare.md, %s/compare.json; per algorithm: %s/<algorithm>/\n",
-            c->out_dir, c->out_dir, c->out_dir);
+    fprintf(f,
+            "reports: %s/compare.html, %s/compare.md, %s/compare.json; per algorithm: "
+            "%s/<algorithm>/\n",
+            c->out_dir, c->out_dir, c->out_dir, c->out_dir);
     char verdict[200];
     fprintf(f, "End of compare: %s\n", compare_verdict(c, verdict, sizeof(verdict)));
 }

@@ -479,17 +479,22 @@ static void header(FILE *f, const struct run_result *r)
     }
     char why[320], secs[32], wl[256], load[400];
     const char *fail = report_failure(r, why, sizeof(why));
-    if (!r->complete)
-        fprintf(f, "<p class=\"why\">INCOMPLETE: %s</p>\n", r->incomplete_reason);
-    else if (fail)
-        fprintf(f, "<p class=\"why\">%s</p>\n", fail);
+    if (!r->complete || fail) {
+        fprintf(f, "<p class=\"why\">%s", r->complete ? "" : "INCOMPLETE: ");
+        svg_text(f, r->complete ? fail : r->incomplete_reason); /* may quote a server */
+        fprintf(f, "</p>\n");
+    }
     fprintf(f, "<p class=\"meta\">Expected:");
     for (size_t i = 0; i < r->n_expects; i++) {
         const struct expect_record *x = &r->expects[i];
         fprintf(f, "%s <span data-expect=\"%s\" data-met=\"%s\">", i ? "," : "", x->what,
                 x->met ? "true" : "false");
         svg_text(f, x->what);
-        fprintf(f, " %s, got %s (%s)</span>", x->want, x->got, x->met ? "met" : "NOT MET");
+        fputc(' ', f);
+        svg_text(f, x->want); /* "<5" */
+        fprintf(f, ", got ");
+        svg_text(f, x->got);
+        fprintf(f, " (%s)</span>", x->met ? "met" : "NOT MET");
     }
     fprintf(f, ".</p>\n");
     fprintf(f,

@@ -117,17 +117,25 @@ static uint64_t step_due(const struct client *cl, uint64_t k)
 {
     const struct scenario *s = cl->run->scn;
     double at_s = ((double)cl->id + (double)k * (double)s->clients) / s->rate;
+    /* past the end: never converted, a double that large has no uint64 */
+    if (at_s * 1e9 >= (double)(cl->run->deadline_ns - cl->run->t0_ns))
+        return UINT64_MAX;
     return cl->run->t0_ns + (uint64_t)(at_s * 1e9);
 }
 
 /* Wait for the next step's turn on the schedule. Its due time, or 0 when
- * the client is done: the schedule has no step left before the end, or
- * the run was stopped meanwhile. */
+ * the client is done: the schedule has no step left before the end (it
+ * waits for the end all the same, as a closed-loop client would be busy
+ * until then: the run lasts its duration and its faults all fire), or the
+ * run was stopped meanwhile. */
 static uint64_t wait_for_turn(struct client *cl)
 {
     uint64_t due = step_due(cl, cl->next_step);
-    if (due >= cl->run->deadline_ns)
+    if (due >= cl->run->deadline_ns) {
+        client_idle_until(cl, cl->run->deadline_ns);
+        cl->cut_short = run_stopping(cl->run) != 0 && clock_mono_ns() < cl->run->deadline_ns;
         return 0;
+    }
     if (!client_idle_until(cl, due)) {
         cl->cut_short = run_stopping(cl->run) != 0;
         return 0;
@@ -406,10 +414,14 @@ static int merge_steps(struct runner *r, struct run_result *res)
     res->steps = malloc((n ? n : 1) * sizeof(*res->steps));
     if (res->steps == NULL)
         return -1;
-    for (uint32_t i = 0; i < r->n; i++) {
-        const struct client *cl = &r->clients[i];
-        memcpy(res->steps + res->n_steps, cl->steps, cl->n_steps * sizeof(*cl->steps));
+    for (uint32_t i = 0; i < r->n; i++) { /* moved, not copied: a step log is long */
+        struct client *cl = &r->clients[i];
+        if (cl->n_steps)
+            memcpy(res->steps + res->n_steps, cl->steps, cl->n_steps * sizeof(*cl->steps));
         res->n_steps += cl->n_steps;
+        free(cl->steps);
+        cl->steps = NULL;
+        cl->n_steps = cl->cap_steps = 0;
     }
     return 0;
 }

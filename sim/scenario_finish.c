@@ -153,6 +153,12 @@ static int finish_checks(struct ctx *c, const struct scenario *s)
                                 "scheduled_tasks fires on its own timetable; open loop is for "
                                 "flash_sale and cache_rebuild");
     }
+    if (s->rate > 0 && s->rate * (double)s->duration_ms / 1000.0 < 1.0) {
+        scn_push_key(c, "rate");
+        return scn_fail_if_file(c, s->rate_from_cli ? NULL : number_json(s->rate),
+                                "%g steps/s makes less than one step in the %g s run", s->rate,
+                                (double)s->duration_ms / 1000.0);
+    }
     if (s->workload == WORKLOAD_SCHEDULED_TASKS && finish_tasks(c, s) < 0)
         return -1;
     /* The invariants add up every item's stock in 64 bits. */

@@ -1359,6 +1359,11 @@ static void test_new_finish_errors(void **state)
          "flash_sale and cache_rebuild"},
     };
     CHECK_FINISH(cases);
+    static const struct bad_case few[] = {
+        {"{'duration_s': 10, 'rate': 0.05, " WL "}",
+         "t.json:1:28: rate: 0.05 steps/s makes less than one step in the 10 s run"},
+    };
+    CHECK_FINISH(few);
     static const struct bad_case load[] = {
         {"{'rate': 0, " WL "}", "t.json:1:10: rate: 0 is out of range (> 0 and <= 1e+06)"},
         {"{'rate': '5', " WL "}", "t.json:1:10: rate: expected a number, got string"},

@@ -188,7 +188,8 @@ static int cmp_late(const void *pa, const void *pb)
 /* Late loads, sorted, counted per (key, epoch) run (after the run: no lock). */
 static void tally_late(struct cache_state *st, struct load_tally *t)
 {
-    qsort(st->late, st->n_late, sizeof(*st->late), cmp_late);
+    if (st->n_late > 1) /* qsort wants a non-null base even for nothing */
+        qsort(st->late, st->n_late, sizeof(*st->late), cmp_late);
     for (size_t i = 0, j; i < st->n_late; i = j) {
         for (j = i + 1; j < st->n_late && cmp_late(&st->late[i], &st->late[j]) == 0; j++)
             ;
