@@ -180,14 +180,16 @@ int run_on_fleet(const struct scenario *s, struct fleet *f, const struct run_opt
     fleet_fault_nodes(f, ops, s, &nodes);
     runner_set_fault_nodes(r, &nodes);
     struct proxy *px = NULL;
+    /* published before the clients connect: a Ctrl-C stops their tries */
+    signals_publish_runner(r);
     if (start_proxy(s, &cfg, o, res, &px, err, sizeof(err)) < 0 ||
         runner_set_proxy(r, px, err, sizeof(err)) < 0 || runner_start(r, err, sizeof(err)) < 0) {
+        signals_publish_runner(NULL);
         fprintf(stderr, "locklab: %s\n", err);
         runner_free(r);
         proxy_free(px);
-        return EXIT_ENV;
+        return signals_received() ? EXIT_INTERRUPTED : EXIT_ENV;
     }
-    signals_publish_runner(r);
     if (signals_received())
         runner_stop(r, 1); /* Ctrl-C while the servers were starting */
     runner_go(r);
