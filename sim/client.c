@@ -153,9 +153,7 @@ void client_destroy(struct client *cl)
         histogram_free(cl->h[i]);
     history_buf_free(cl->hist);
     free(cl->parked);
-    free(cl->steps);
-    cl->steps = NULL;
-    cl->n_steps = cl->cap_steps = 0;
+    client_free_steps(cl);
     cl->parked = NULL;
     cl->n_parked = cl->cap_parked = 0;
     free(cl->tl_ok);
@@ -190,16 +188,33 @@ int client_connect(struct client *cl)
 
 void client_note_step(struct client *cl, uint64_t end_ns, uint64_t ns)
 {
-    if (cl->n_steps == cl->cap_steps) {
-        size_t cap = cl->cap_steps ? 2 * cl->cap_steps : 1024;
-        struct interval_sample *p = realloc(cl->steps, cap * sizeof(*p));
-        if (p == NULL)
+    struct step_chunk *c = cl->steps_tail;
+    if (c == NULL || c->n == STEP_CHUNK) {
+        c = malloc(sizeof(*c));
+        if (c == NULL)
             return; /* the whole-run histogram still has it; its second's interval will not */
-        cl->steps = p;
-        cl->cap_steps = cap;
+        c->next = NULL;
+        c->n = 0;
+        if (cl->steps_tail)
+            cl->steps_tail->next = c;
+        else
+            cl->steps = c;
+        cl->steps_tail = c;
     }
-    cl->steps[cl->n_steps++] = (struct interval_sample){
+    c->s[c->n++] = (struct interval_sample){
         .us = ns / NS_PER_US, .second = (uint32_t)((end_ns - cl->run->t0_ns) / 1000000000u)};
+    cl->n_steps++;
+}
+
+void client_free_steps(struct client *cl)
+{
+    while (cl->steps) {
+        struct step_chunk *next = cl->steps->next;
+        free(cl->steps);
+        cl->steps = next;
+    }
+    cl->steps_tail = NULL;
+    cl->n_steps = 0;
 }
 
 uint64_t client_random(struct client *cl, uint64_t n)

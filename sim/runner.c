@@ -436,14 +436,13 @@ static int merge_steps(struct runner *r, struct run_result *res)
     res->steps = malloc((n ? n : 1) * sizeof(*res->steps));
     if (res->steps == NULL)
         return -1;
-    for (uint32_t i = 0; i < r->n; i++) { /* moved, not copied: a step log is long */
+    for (uint32_t i = 0; i < r->n; i++) { /* gathered, and the blocks freed at once */
         struct client *cl = &r->clients[i];
-        if (cl->n_steps)
-            memcpy(res->steps + res->n_steps, cl->steps, cl->n_steps * sizeof(*cl->steps));
-        res->n_steps += cl->n_steps;
-        free(cl->steps);
-        cl->steps = NULL;
-        cl->n_steps = cl->cap_steps = 0;
+        for (const struct step_chunk *c = cl->steps; c; c = c->next) {
+            memcpy(res->steps + res->n_steps, c->s, c->n * sizeof(*c->s));
+            res->n_steps += c->n;
+        }
+        client_free_steps(cl);
     }
     return 0;
 }
