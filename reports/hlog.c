@@ -169,7 +169,7 @@ int hlog_write(FILE *f, const struct interval_sample *s, size_t n, uint32_t seco
     for (uint32_t sec = 0; rc == 0 && (sec < seconds || k < n); sec++) {
         histogram_reset(h);
         for (; k < n && s[k].second == sec; k++)
-            histogram_record(h, (int64_t)s[k].us);
+            histogram_record(h, (int64_t)(s[k].ns / 1000)); /* as the run recorded it */
         rc = put_interval(f, h, sec, elapsed_s);
     }
     histogram_free(h);

@@ -202,7 +202,7 @@ void client_note_step(struct client *cl, uint64_t end_ns, uint64_t ns)
         cl->steps_tail = c;
     }
     c->s[c->n++] = (struct interval_sample){
-        .us = ns / NS_PER_US, .second = (uint32_t)((end_ns - cl->run->t0_ns) / 1000000000u)};
+        .ns = ns, .second = (uint32_t)((end_ns - cl->run->t0_ns) / 1000000000u)};
     cl->n_steps++;
 }
 

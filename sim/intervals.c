@@ -7,8 +7,7 @@
 #include "client.h"
 #include "result.h"
 
-#define NS_PER_S  1000000000ULL
-#define NS_PER_US 1000ULL
+#define NS_PER_S 1000000000ULL
 
 struct collector {
     const struct history *h;
@@ -32,7 +31,7 @@ static void add(struct collector *c, uint64_t end_ns, uint64_t ns)
         c->cap = cap;
     }
     c->s[c->n++] = (struct interval_sample){
-        .us = ns / NS_PER_US, .second = (uint32_t)((end_ns - c->h->start_mono_ns) / NS_PER_S)};
+        .ns = ns, .second = (uint32_t)((end_ns - c->h->start_mono_ns) / NS_PER_S)};
 }
 
 /* An acquire's latency counts from its invoke, or in open loop from when
@@ -80,7 +79,28 @@ static int by_second(const void *a, const void *b)
     const struct interval_sample *x = a, *y = b;
     if (x->second != y->second)
         return x->second < y->second ? -1 : 1;
-    return x->us < y->us ? -1 : x->us > y->us;
+    return x->ns < y->ns ? -1 : x->ns > y->ns;
+}
+
+/* Sorted by second, the collector's samples handed over. */
+static int hand_over(struct collector *c, struct interval_sample **out, size_t *n)
+{
+    if (c->failed) {
+        free(c->s);
+        return -1;
+    }
+    if (c->n > 1) /* qsort wants a non-null base even for nothing */
+        qsort(c->s, c->n, sizeof(*c->s), by_second);
+    *out = c->s;
+    *n = c->n;
+    return 0;
+}
+
+int intervals_of_history(const struct history *h, int op, struct interval_sample **out, size_t *n)
+{
+    struct collector c = {.h = h};
+    from_history(&c, op);
+    return hand_over(&c, out, n);
 }
 
 int intervals_collect(const struct run_result *r, int op, struct interval_sample **out, size_t *n)
@@ -98,13 +118,5 @@ int intervals_collect(const struct run_result *r, int op, struct interval_sample
     } else {
         from_history(&c, op);
     }
-    if (c.failed) {
-        free(c.s);
-        return -1;
-    }
-    if (c.n > 1) /* qsort wants a non-null base even for nothing */
-        qsort(c.s, c.n, sizeof(*c.s), by_second);
-    *out = c.s;
-    *n = c.n;
-    return 0;
+    return hand_over(&c, out, n);
 }

@@ -1,7 +1,8 @@
 /* latency_timeline.h - acquire latency second by second, from the history.
  *
- * Each successful acquire's latency (its ok minus its invoke, per client)
- * falls in the second of the run its grant came in; per second: how many,
+ * Each successful acquire's latency (intervals.h: from its invoke, or in
+ * open loop from its step's due time, to its grant) falls in the second of
+ * the run its grant came in; per second: how many,
  * the median, the 99th percentile and the largest, exact (sorted), in
  * milliseconds. Computed once the run is over, so the hot path pays
  * nothing; a fault's effect on latency shows second by second. */
