@@ -194,19 +194,11 @@ static int parse_duration(struct ctx *c, json_t *v, const struct field *f, void 
     return 0;
 }
 
-static int parse_rate(struct ctx *c, json_t *v, const struct field *f, void *base)
+/* A number in (0, f->max]: a fraction, a rate. */
+static int parse_positive(struct ctx *c, json_t *v, const struct field *f, void *base)
 {
     double x = 0;
-    if (get_positive(c, v, SCENARIO_MAX_RATE, &x) < 0)
-        return -1;
-    *(double *)field_at(base, f) = x;
-    return 0;
-}
-
-static int parse_fraction(struct ctx *c, json_t *v, const struct field *f, void *base)
-{
-    double x = 0;
-    if (get_positive(c, v, 1, &x) < 0)
+    if (get_positive(c, v, (double)f->max, &x) < 0)
         return -1;
     *(double *)field_at(base, f) = x;
     return 0;
@@ -552,7 +544,10 @@ static const struct field flash_sale_fields[] = {
     {.key = "stock", .parse = parse_i64, .offset = SC(flash_sale.stock), .max = 1000000000000000LL},
     {.key = "critical_ms", .parse = parse_u32, .offset = SC(flash_sale.critical_ms), .max = 600000},
     {.key = "skew", .parse = parse_enum, .offset = SC(flash_sale.skew), .names = &skew_names},
-    {.key = "hot_fraction", .parse = parse_fraction, .offset = SC(flash_sale.hot_fraction)},
+    {.key = "hot_fraction",
+     .parse = parse_positive,
+     .offset = SC(flash_sale.hot_fraction),
+     .max = 1},
     {.key = "hot_items", .parse = parse_hot_items, .offset = SC(flash_sale.hot_items), .min = 1},
 };
 
@@ -731,7 +726,7 @@ static const struct field top_fields[] = {
      .max = SCENARIO_MAX_CLIENTS},
     {.key = "duration_s", .parse = parse_duration},
     {.key = "requests", .parse = parse_u64, .offset = SC(requests), .max = NO_MAX},
-    {.key = "rate", .parse = parse_rate, .offset = SC(rate)},
+    {.key = "rate", .parse = parse_positive, .offset = SC(rate), .max = SCENARIO_MAX_RATE},
     {.key = "seed", .parse = parse_u64, .offset = SC(seed), .max = NO_MAX},
     {.key = "lock", .parse = parse_object, .sub = &lock_table},
     {.key = "workload", .parse = parse_workload, .required = true},
