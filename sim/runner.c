@@ -55,6 +55,12 @@ static void random_run_id(char out[17], uint64_t seed)
     snprintf(out, 17, "%016" PRIx64, x);
 }
 
+/* Client id's part of the scenario's request quota (requests > 0). */
+static uint64_t request_share(const struct scenario *s, uint32_t id)
+{
+    return s->requests / s->clients + (id < s->requests % s->clients);
+}
+
 struct runner *runner_new(const struct scenario *s, const struct lock_ops *ops,
                           const struct lock_config *cfg, char *err, size_t errlen)
 {
@@ -84,9 +90,7 @@ struct runner *runner_new(const struct scenario *s, const struct lock_ops *ops,
     for (uint32_t i = 0; i < r->n; i++) {
         if (client_init(&r->clients[i], &r->run, i, r->tl_len) < 0)
             goto oom;
-        r->clients[i].steps_left = UINT64_MAX;
-        if (s->requests)
-            r->clients[i].steps_left = s->requests / r->n + (i < s->requests % r->n);
+        r->clients[i].steps_left = s->requests ? request_share(s, i) : UINT64_MAX;
     }
     return r;
 oom:
@@ -406,10 +410,8 @@ static uint64_t steps_due(const struct client *cl)
         k--;
     while (step_due(cl, k) < cl->run->deadline_ns)
         k++;
-    if (s->requests) {
-        uint64_t share = s->requests / s->clients + (cl->id < s->requests % s->clients);
-        k = k < share ? k : share;
-    }
+    if (s->requests && request_share(s, cl->id) < k)
+        k = request_share(s, cl->id);
     return k;
 }
 
