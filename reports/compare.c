@@ -44,7 +44,6 @@ void compare_row_fill(struct compare_row *row, const struct run_result *r)
     row->rejected_accesses = r->rejected_accesses;
     row->invariants_hold = r->invariants_hold;
     fill_invariants(row, r);
-    row->load_lag_ms = (double)r->load.lag_max_ns / 1e6;
     html_curve_of(&row->spectrum, h);
 }
 

@@ -30,7 +30,6 @@ struct compare_row {
     uint64_t rejected_accesses; /* reads and writes the store rejected for a stale token */
     bool invariants_hold;
     char invariants[256];       /* "ok no_oversell, ok stock_accounting, ..." */
-    double load_lag_ms;         /* open loop: the latest a step began after it was due */
     struct html_curve spectrum; /* the acquire latency's, for compare.html */
 };
 

@@ -329,7 +329,7 @@ int report_hlog_files(const char *dir, const struct run_result *r)
         FILE *f = fopen(path, "w");
         int rc = f ? hlog_write(f, s, n, (uint32_t)r->tl_len, r->t0_wall_ns, r->elapsed_s) : -1;
         free(s);
-        if (f && fclose(f) != 0)
+        if (f && report_close(f) < 0)
             rc = -1;
         if (rc < 0)
             return -1;

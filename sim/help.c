@@ -55,9 +55,9 @@ static const struct command_help commands[] = {
      "\n"
      "Runs the scenario with each algorithm in turn on one fleet (managed Redis servers\n"
      "are emptied in between), then prints one table and writes compare.html,\n"
-     "compare.md and compare.json. An algorithm that cannot run the scenario (fencing needs "
-     "tokens, a\n"
-     "watchdog needs renewals) is listed as NOT RUN with the reason; the others run.\n"
+     "compare.md and compare.json. An algorithm that cannot run the scenario (fencing\n"
+     "needs tokens, a watchdog needs renewals) is listed as NOT RUN with the reason;\n"
+     "the others run.\n"
      "\n"
      "options:\n"
      "  -A, --algorithms A,B,... default redis,redlock,zookeeper\n" RUN_OPTIONS
