@@ -94,9 +94,17 @@ static void open_loop_charges_a_server_pause_to_the_steps_it_held_up(void **stat
     json_t *r = run_scenario(&o, "../tests/scenarios/open_loop_pause.json", 0, quiet);
     json_t *load = json_object_get(r, "load");
     assert_string_equal(json_string_value(json_object_get(load, "mode")), "open");
-    /* 200 steps/s for 8 s from 16 clients: the schedule has 1600 steps */
-    assert_int_equal(json_integer_value(json_object_get(load, "steps_due")), 1600);
-    assert_int_equal(json_integer_value(json_object_get(load, "steps_missed")), 0);
+    /* 200 steps/s for 8 s from 16 clients: the schedule has 1600 steps.
+     * Each was begun or is counted missed, and each begun one ran. Not
+     * "none missed": as closed loop, no step begins after the deadline,
+     * so a stall of the whole process across it (this host has them; a
+     * fresh-clone suite saw 4 missed, and a SIGSTOP from 7.65 s to 8.05 s
+     * leaves 6) leaves the steps due in it unbegun, rightly reported. */
+    json_int_t due = json_integer_value(json_object_get(load, "steps_due"));
+    json_int_t started = json_integer_value(json_object_get(load, "steps_started"));
+    assert_int_equal(due, 1600);
+    assert_int_equal(started + json_integer_value(json_object_get(load, "steps_missed")), due);
+    assert_int_equal(started, jint(r, "counters", "steps"));
     assert_true(json_number_value(json_object_get(load, "max_lag_ms")) > 1500);
     double open_p99 = acquire_ms(r, "p99_ms");
     assert_true(open_p99 > 1500 && open_p99 < 2600);
