@@ -37,9 +37,31 @@ static double span_end_s(const struct run_result *r, const struct fault_span *s)
     return s->to_ns == UINT64_MAX ? r->elapsed_s : report_rel_s(r, s->to_ns);
 }
 
+/* Host stalls the lock is not built to ride out (longer than its slack),
+ * as bands of their own: no fault of the scenario's, but a cause all the
+ * same. Those between w0 and w1 only. */
+static void stall_bands(struct svg_chart *c, const struct run_result *r, uint64_t w0, uint64_t w1)
+{
+    uint64_t slack = (uint64_t)r->hist.slack_ms * 1000000u;
+    for (size_t i = 0; slack && i < r->n_stalls; i++) {
+        const struct host_stall *s = &r->stalls[i];
+        if (s->to_ns - s->from_ns <= slack || s->from_ns > w1 || s->to_ns < w0)
+            continue;
+        double a = report_rel_s(r, s->from_ns), b = report_rel_s(r, s->to_ns);
+        char hover[160];
+        snprintf(hover, sizeof(hover),
+                 "host stall: %.3f s .. %.3f s (%.0f ms; the lock rides out %" PRIu32 " ms)", a, b,
+                 (b - a) * 1e3, r->hist.slack_ms);
+        fprintf(c->f, "<g data-stall-from-s=\"%.3f\" data-stall-to-s=\"%.3f\">", a, b);
+        svg_band(c, a, b, "host", "host stall", hover, 2);
+        fprintf(c->f, "</g>\n");
+    }
+}
+
 /* Every fault span as a band on a chart whose x is seconds of the run. */
 static void fault_bands(struct svg_chart *c, const struct run_result *r)
 {
+    stall_bands(c, r, 0, UINT64_MAX);
     for (size_t i = 0; i < r->n_spans; i++) {
         const struct fault_span *s = &r->spans[i];
         char name[160], hover[256];
@@ -296,6 +318,7 @@ static void timeline_faults(struct svg_chart *c, const struct run_result *r, con
                             uint64_t w0, uint64_t w1, double lane_h)
 {
     int row = 0; /* labels staggered on three rows */
+    stall_bands(c, r, w0, w1);
     for (size_t i = 0; i < r->n_spans; i++) {
         const struct fault_span *s = &r->spans[i];
         if (s->from_ns > w1 || s->to_ns < w0)
@@ -656,6 +679,11 @@ static void invariants_table(FILE *f, const struct run_result *r)
                 r->rejected_accesses);
     if (report_stuck(r, buf, sizeof(buf))) {
         fprintf(f, " Stuck: ");
+        svg_text(f, buf);
+        fprintf(f, ".");
+    }
+    if (report_host(r, buf, sizeof(buf))) {
+        fprintf(f, " Host: ");
         svg_text(f, buf);
         fprintf(f, ".");
     }

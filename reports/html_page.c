@@ -35,6 +35,7 @@ static const char style[] =
     "svg .band rect{fill:#9e9e9e;fill-opacity:.22}svg .band text{fill:#444;font-size:11px}"
     "svg .band.network rect{fill:#5c8fd6}svg .band.client rect{fill:#f0a030;fill-opacity:.3}"
     "svg .band.clock rect{fill:#9c5bd0;fill-opacity:.5}"
+    "svg .band.host rect{fill:#c0392b;fill-opacity:.18}"
     "svg .overlap{fill:#d32f2f;fill-opacity:.55;stroke:#b71c1c}"
     "svg .section{stroke:#333;stroke-width:.5}svg .lane{fill:#333;font-size:11px}"
     "svg .bar{fill:#4c78a8}"

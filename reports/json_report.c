@@ -59,11 +59,14 @@ static json_t *checker_json(const struct run_result *r)
                 json_object_set_new(one, "servers", json_string(r->hist.notes[f->servers]));
             json_array_append_new(faults, one);
         }
-        json_array_append_new(listed,
-                              json_pack("{s:s, s:b, s:f, s:o, s:o, s:o}", "key",
-                                        r->hist.keys[a->key], "fenced", v->fenced, "overlap_ms",
-                                        (double)v->overlap_ns / 1e6, "a", section_json(r, a), "b",
-                                        section_json(r, &r->sections[v->b]), "faults", faults));
+        json_t *one = json_pack("{s:s, s:b, s:f, s:o, s:o, s:o, s:f}", "key", r->hist.keys[a->key],
+                                "fenced", v->fenced, "overlap_ms", (double)v->overlap_ns / 1e6, "a",
+                                section_json(r, a), "b", section_json(r, &r->sections[v->b]),
+                                "faults", faults, "host_stall_ms", (double)v->stall_ns / 1e6);
+        if (v->stall_ns)
+            json_object_set_new(one, "host_stall_at_s",
+                                json_real(report_rel_s(r, v->stall_from_ns)));
+        json_array_append_new(listed, one);
     }
     return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:I, s:I, s:I, s:o}", "sections",
                      (json_int_t)c->sections, "overlaps", (json_int_t)c->overlaps, "fenced_pairs",
@@ -223,6 +226,7 @@ int report_json(const char *path, const struct run_result *r)
     json_object_set_new(root, "endpoints", endpoints_json(r));
     json_object_set_new(root, "proxy", proxy_json(r));
     json_object_set_new(root, "stuck_locks", report_stuck_json(r));
+    json_object_set_new(root, "host", report_host_json(r));
     json_object_update_new(root, results_json(r));
     if (r->sample_error[0])
         json_object_set_new(root, "last_error", json_string(r->sample_error));

@@ -114,6 +114,16 @@ static void md_faults(FILE *f, const struct run_result *r)
     fputc('\n', f);
 }
 
+static void md_host(FILE *f, const struct run_result *r)
+{
+    char buf[256];
+    if (report_host(r, buf, sizeof(buf)))
+        fprintf(f,
+                "## Host\n\nStalls of the testbed's own process, as a thread that sleeps 1 ms at"
+                " a time lives them (a hypervisor's steal, a loaded machine): %s.\n\n",
+                buf);
+}
+
 static void md_stuck(FILE *f, const struct run_result *r)
 {
     if (r->n_stuck == 0)
@@ -160,6 +170,7 @@ int report_markdown(const char *path, const struct run_result *r)
     md_safety(f, r);
     md_faults(f, r);
     md_stuck(f, r);
+    md_host(f, r);
     md_violations(f, r);
     fprintf(f, "## Expectations\n\n| what | expected | got | met |\n|---|---|---|---|\n");
     for (size_t i = 0; i < r->n_expects; i++)

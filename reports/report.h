@@ -81,6 +81,12 @@ json_t *report_availability_json(const struct fault_availability *a);
 const char *report_stuck(const struct run_result *r, char *buf, size_t len);
 /* The same as report.json's "stuck_locks" (the 10 longest keys). */
 json_t *report_stuck_json(const struct run_result *r);
+/* The host stalls in a line: "41 of 10 ms or more, longest 0.472 s at
+ * 2.523 s, 1.9 s in all; the lock rides out a holder's stall of 200 ms";
+ * NULL when the meter did not run. */
+const char *report_host(const struct run_result *r, char *buf, size_t len);
+/* The same as report.json's "host" (the 10 longest stalls). */
+json_t *report_host_json(const struct run_result *r);
 /* A fault span of the history in a few words: "kill redis-2", "client_pause (client 3)". */
 const char *report_span_name(const struct run_result *r, const struct fault_span *f, char *buf,
                              size_t len);

@@ -186,6 +186,9 @@ void report_terminal(FILE *f, const struct run_result *r, int max_violations)
     char stuck[256];
     if (report_stuck(r, stuck, sizeof(stuck)))
         fprintf(f, "stuck: %s\n", stuck);
+    char host[256];
+    if (report_host(r, host, sizeof(host)))
+        fprintf(f, "host: %s\n", host);
     report_violations(f, r, max_violations);
     print_verdict(f, r);
 }

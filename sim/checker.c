@@ -266,6 +266,41 @@ int checker_run(struct section *sections, size_t n, const struct fault_span *fau
     return rc;
 }
 
+/* The first of the sorted stalls that ends after t. */
+static size_t first_ending_after(const struct host_stall *st, size_t n, uint64_t t)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (st[mid].to_ns > t)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+void checker_attach_stalls(struct check_result *r, const struct section *sections,
+                           const struct host_stall *stalls, size_t n)
+{
+    for (size_t i = 0; i < r->n_list; i++) {
+        struct violation *v = &r->list[i];
+        const struct section *a = &sections[v->a], *b = &sections[v->b];
+        const struct section *first = a->from_ns <= b->from_ns ? a : b;
+        uint64_t entered = max_u64(a->from_ns, b->from_ns);
+        v->stall_ns = 0;
+        v->stall_from_ns = 0;
+        for (size_t k = first_ending_after(stalls, n, first->from_ns);
+             k < n && stalls[k].from_ns < entered; k++) {
+            uint64_t len = stalls[k].to_ns - stalls[k].from_ns;
+            if (len > v->stall_ns) {
+                v->stall_ns = len;
+                v->stall_from_ns = stalls[k].from_ns;
+            }
+        }
+    }
+}
+
 void checker_result_free(struct check_result *r)
 {
     free(r->list);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hiccup.h"
 #include "scenario.h"
 
 #define CHUNK_EVENTS 4096
@@ -358,6 +359,10 @@ static void write_start(const struct history *h, struct line *l)
     put_field_u64(l, ",\"seed\":", h->seed);
     if (h->ttl_ms)
         put_field_u64(l, ",\"ttl_ms\":", h->ttl_ms);
+    if (h->slack_ms)
+        put_field_u64(l, ",\"slack_ms\":", h->slack_ms);
+    if (h->metered)
+        put_field_u64(l, ",\"stall_floor_ms\":", HICCUP_FLOOR_MS);
     put(l, "}\n");
 }
 
@@ -438,6 +443,18 @@ static void put_name(struct line *l, const char *field, char *const *table, size
     put(l, "\"");
 }
 
+/* The host stopped the testbed: from time to end, no client, no key. */
+static int write_stall(const struct history_event *e, struct line *l)
+{
+    if (e->type != HT_INFO || e->end_ns < e->t_ns)
+        return -1;
+    put_field_u64(l, "{\"time\":", e->t_ns);
+    put(l, ",\"process\":\"host\",\"type\":\"info\",\"f\":\"stall\"");
+    put_field_u64(l, ",\"end\":", e->end_ns);
+    put(l, "}\n");
+    return 0;
+}
+
 /* A client's link changed: no key, only its owner (which life) and the state. */
 static int write_link(const struct history *h, const struct history_event *e, struct line *l)
 {
@@ -459,6 +476,8 @@ static int write_event(const struct history *h, const struct history_event *e, s
         return write_fault(h, e, l);
     if (e->f == HF_LINK)
         return write_link(h, e, l);
+    if (e->f == HF_STALL)
+        return write_stall(e, l);
     if (e->type > HT_INFO || e->f > HF_CRASH || (e->f == HF_CRASH && e->type != HT_INFO) ||
         (e->f == HF_RENEW && e->type == HT_INVOKE))
         return -1;

@@ -30,10 +30,13 @@ enum history_f {
     HF_CRASH,   /* info: the client died inside its critical section (ends it) */
     HF_FAULT,   /* info: a fault started (arg2 = 0) or ended (arg2 = 1) */
     HF_LINK,    /* info: the client's link to its service changed (arg = enum lock_link) */
+    HF_STALL,   /* info: the host stopped the testbed from t_ns to end_ns (hiccup.h) */
 };
 
 /* A fault event's client when the fault struck servers, not a client. */
 #define HISTORY_SERVERS UINT32_MAX
+/* A stall event's client: the testbed's process, not a client of it. */
+#define HISTORY_HOST (UINT32_MAX - 1)
 /* A fault event's key when the file did not say which fault it was. */
 #define HISTORY_NO_FAULT UINT32_MAX
 /* A fault event's owner or seq when it carries no note. */
@@ -55,6 +58,7 @@ struct history_event {
         uint64_t token;  /* acquire ok: fencing token (0 = none) */
         uint64_t due_ns; /* acquire invoke: in open loop, when its step was due to start
                             (latency counts from there); 0 = closed loop */
+        uint64_t end_ns; /* HF_STALL: when the testbed ran again */
     };
     uint64_t seq;    /* acquire ok / release invoke / crash: witness sequence;
                         HF_FAULT: the note saying what it did (or HISTORY_NO_NOTE) */
@@ -114,6 +118,10 @@ struct history {
     uint32_t clients;
     uint64_t seed;
     uint32_t ttl_ms; /* the lock's lease (0: not known), how far back a violation's cause may lie */
+    /* The longest stall of its holder the lock survives by design: the
+     * lease less the holder's refresh period (0: not known, or none) */
+    uint32_t slack_ms;
+    bool metered;     /* the host stall meter ran: no stall line means none happened */
     uint64_t dropped; /* events lost to memory exhaustion */
 };
 
@@ -149,6 +157,10 @@ int history_read_jsonl(const char *path, struct history *h, char *err, size_t er
  * owned by the caller. Returns 0, or -1 out of memory. */
 int history_sections(const struct history *h, struct section **sections, size_t *n_sections,
                      struct fault_span **faults, size_t *n_faults);
+
+/* The host stalls among h's events (HF_STALL), in time order. The array is
+ * malloc'ed and owned by the caller. Returns 0, or -1 out of memory. */
+int history_stalls(const struct history *h, struct host_stall **stalls, size_t *n);
 
 void history_free(struct history *h); /* frees contents; accepts a zeroed struct */
 

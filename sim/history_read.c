@@ -35,7 +35,8 @@ struct reader {
     struct history *h;
     size_t cap;
     struct intern keys, owners, notes;
-    bool started; /* the end line is h->end_line */
+    bool started;       /* the end line is h->end_line */
+    uint64_t stall_end; /* the previous stall's end: stalls do not overlap */
 };
 
 __attribute__((format(printf, 2, 3))) static int fail(struct reader *r, const char *fmt, ...)
@@ -196,8 +197,10 @@ static int read_start(struct reader *r, json_t *o)
         get_u64(r, o, "wall_ns", false, &h->start_wall_ns) < 0 ||
         get_u32(r, o, "clients", false, &h->clients) < 0 ||
         get_u64(r, o, "seed", false, &h->seed) < 0 ||
-        get_u32(r, o, "ttl_ms", false, &h->ttl_ms) < 0)
+        get_u32(r, o, "ttl_ms", false, &h->ttl_ms) < 0 ||
+        get_u32(r, o, "slack_ms", false, &h->slack_ms) < 0)
         return -1;
+    h->metered = json_object_get(o, "stall_floor_ms") != NULL;
     const char *scn = get_str(r, o, "scenario", false);
     const char *alg = get_str(r, o, "algorithm", false);
     if ((scn == NULL && json_object_get(o, "scenario")) ||
@@ -317,10 +320,33 @@ static int read_link(struct reader *r, json_t *o, struct history_event *e)
     return 0;
 }
 
+static int read_stall(struct reader *r, json_t *o, int type, struct history_event *e)
+{
+    const char *f = get_str(r, o, "f", true);
+    if (f == NULL)
+        return -1;
+    if (strcmp(f, "stall") != 0)
+        return fail(r, "unknown f \"%s\" of the host (it logs \"stall\")", f);
+    if (type != HT_INFO)
+        return fail(r, "a stall is of type \"info\"");
+    if (get_u64(r, o, "end", true, &e->end_ns) < 0)
+        return -1;
+    if (e->end_ns < e->t_ns)
+        return fail(r, "a stall's \"end\" is before its \"time\"");
+    if (e->t_ns < r->stall_end)
+        return fail(r, "a stall that begins before the previous one ended");
+    r->stall_end = e->end_ns;
+    e->f = HF_STALL;
+    e->client = HISTORY_HOST;
+    e->key = UINT32_MAX;
+    e->owner = UINT32_MAX;
+    return 0;
+}
+
 static int read_op(struct reader *r, json_t *o, json_int_t process, struct history_event *e)
 {
     if (process < 0 || process > (json_int_t)UINT32_MAX)
-        return fail(r, "\"process\" must be a client number or \"nemesis\"");
+        return fail(r, "\"process\" must be a client number, \"nemesis\" or \"host\"");
     json_t *fv = json_object_get(o, "f");
     if (json_is_string(fv) && strcmp(json_string_value(fv), "link") == 0) {
         e->client = (uint32_t)process;
@@ -373,10 +399,12 @@ static int read_event(struct reader *r, json_t *o, int type)
     int rc;
     if (json_is_string(p) && strcmp(json_string_value(p), "nemesis") == 0)
         rc = read_fault(r, o, type, &e);
+    else if (json_is_string(p) && strcmp(json_string_value(p), "host") == 0)
+        rc = read_stall(r, o, type, &e);
     else if (json_is_integer(p))
         rc = read_op(r, o, json_integer_value(p), &e);
     else
-        rc = fail(r, "\"process\" must be a client number or \"nemesis\"");
+        rc = fail(r, "\"process\" must be a client number, \"nemesis\" or \"host\"");
     return rc < 0 ? -1 : push_event(r, &e);
 }
 

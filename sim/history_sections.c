@@ -209,3 +209,20 @@ out:
     free(st.open_f);
     return rc;
 }
+
+int history_stalls(const struct history *h, struct host_stall **stalls, size_t *n)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < h->n; i++)
+        m += h->ev[i].f == HF_STALL;
+    struct host_stall *st = malloc((m ? m : 1) * sizeof(*st));
+    if (st == NULL)
+        return -1;
+    m = 0;
+    for (size_t i = 0; i < h->n; i++)
+        if (h->ev[i].f == HF_STALL)
+            st[m++] = (struct host_stall){h->ev[i].t_ns, h->ev[i].end_ns};
+    *stalls = st;
+    *n = m;
+    return 0;
+}

@@ -22,8 +22,15 @@
  * never passes, as `run` never passes an interrupted run: what it did not
  * record could hold the violation. A violation it does show is a FAIL all
  * the same. */
-static int check_verdict(const struct history *h, int met, const char *want, uint64_t got)
+static int check_verdict(const struct run_result *r, int met, const char *want, uint64_t got)
 {
+    const struct history *h = &r->hist;
+    char why[320];
+    if (result_host_made_violations(r, why, sizeof(why))) {
+        printf("End of check: INCOMPLETE - %s; violations expected %s, got %" PRIu64 "\n", why,
+               want, got);
+        return EXIT_ENV;
+    }
     if (!met) {
         printf("End of check: FAIL - violations expected %s, got %" PRIu64 "%s\n", want, got,
                h->complete ? "" : " (in an incomplete history)");
@@ -94,7 +101,7 @@ static int cmd_check(int argc, char **argv)
         printf("stuck: %s\n", stuck);
     char w[24];
     int met = expect_met(&want, c->violations);
-    int rc = check_verdict(&res.hist, met, expect_format(&want, w, sizeof(w)), c->violations);
+    int rc = check_verdict(&res, met, expect_format(&want, w, sizeof(w)), c->violations);
     result_free(&res);
     return rc;
 }

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "histogram.h"
 
@@ -48,6 +49,59 @@ static void judge_faults(struct run_result *r)
     }
 }
 
+bool result_host_made_violations(const struct run_result *r, char *why, size_t len)
+{
+    const struct check_result *c = &r->check;
+    uint64_t slack_ns = (uint64_t)r->hist.slack_ms * 1000000u, listed = 0;
+    if (!r->hist.metered || slack_ns == 0 || c->violations == 0)
+        return false;
+    const struct violation *worst = NULL;
+    for (size_t i = 0; i < c->n_list; i++) {
+        const struct violation *v = &c->list[i];
+        if (v->fenced)
+            continue;
+        if (v->n_faults > 0 || v->stall_ns <= slack_ns)
+            return false;
+        if (worst == NULL || v->stall_ns > worst->stall_ns)
+            worst = v;
+        listed++;
+    }
+    if (listed != c->violations)
+        return false; /* one not listed could be the lock's own */
+    snprintf(why, len,
+             "the host stopped the testbed for %.0f ms at %.3f s, more than the %" PRIu32
+             " ms stall of a holder the lock survives by design; every violation (%" PRIu64
+             ") began in such a stall, no fault near it: this run cannot judge the lock",
+             (double)worst->stall_ns / 1e6, (double)(worst->stall_from_ns - r->t0_mono_ns) / 1e9,
+             r->hist.slack_ms, c->violations);
+    return true;
+}
+
+/* Expectations on violations (or the invariants they break) cannot be
+ * judged from violations the host made. A run failed (or passed) only on
+ * those is INCOMPLETE instead, and says why; one that failed on anything
+ * else stays a FAIL. */
+static void judge_host(struct run_result *r)
+{
+    char why[sizeof(r->incomplete_reason)];
+    if (!r->complete || !r->witness_agrees || r->hist.dropped ||
+        !result_host_made_violations(r, why, sizeof(why)))
+        return;
+    bool judged_on_violations = false;
+    for (size_t i = 0; i < r->n_expects; i++) {
+        const struct expect_record *e = &r->expects[i];
+        bool on_violations =
+            strcmp(e->what, "violations") == 0 || strcmp(e->what, "invariants") == 0;
+        judged_on_violations = judged_on_violations || on_violations;
+        if (!on_violations && !e->met)
+            return;
+    }
+    if (!judged_on_violations)
+        return;
+    r->complete = false;
+    snprintf(r->incomplete_reason, sizeof(r->incomplete_reason), "%s", why);
+}
+
 void result_judge(struct run_result *r)
 {
     const struct scenario *s = r->scn;
@@ -67,6 +121,7 @@ void result_judge(struct run_result *r)
     r->passed = r->witness_agrees && r->hist.dropped == 0;
     for (size_t i = 0; i < r->n_expects; i++)
         r->passed = r->passed && r->expects[i].met;
+    judge_host(r);
 }
 
 void result_free(struct run_result *r)
@@ -79,6 +134,7 @@ void result_free(struct run_result *r)
     history_free(&r->hist);
     free(r->sections);
     free(r->spans);
+    free(r->stalls);
     free(r->tl_latency);
     free(r->avail);
     free(r->stuck);
@@ -95,8 +151,12 @@ int result_check_history(struct run_result *r, uint64_t lookback_ns)
     availability_compute(&r->hist, r->spans, r->n_spans, r->avail);
     if (stuck_compute(&r->hist, r->sections, r->n_sections, &r->stuck, &r->n_stuck) < 0)
         return -1;
-    return checker_run(r->sections, r->n_sections, r->spans, r->n_spans, lookback_ns, 1000,
-                       &r->check);
+    if (history_stalls(&r->hist, &r->stalls, &r->n_stalls) < 0 ||
+        checker_run(r->sections, r->n_sections, r->spans, r->n_spans, lookback_ns, 1000,
+                    &r->check) < 0)
+        return -1;
+    checker_attach_stalls(&r->check, r->sections, r->stalls, r->n_stalls);
+    return 0;
 }
 
 const struct fault_availability *result_fault_availability(const struct run_result *r, size_t i)

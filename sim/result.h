@@ -75,7 +75,9 @@ struct run_result {
     struct fault_span *spans;
     size_t n_spans;
     struct fault_availability *avail; /* avail[i]: what spans[i] cost the clients */
-    struct stuck_key *stuck;          /* keys with waiters and no holder, longest first */
+    struct host_stall *stalls;        /* the host stopped the testbed (hiccup.h), in order */
+    size_t n_stalls;
+    struct stuck_key *stuck; /* keys with waiters and no holder, longest first */
     size_t n_stuck;
     struct check_result check;
     uint64_t witness_concurrent; /* the online witness's count */
@@ -105,8 +107,16 @@ int result_check_history(struct run_result *r, uint64_t lookback_ns);
 /* The availability of fault i of the scenario (its span), or NULL. */
 const struct fault_availability *result_fault_availability(const struct run_result *r, size_t i);
 
-/* Compare the run with the scenario's expectations; sets expects, passed. */
+/* Compare the run with the scenario's expectations; sets expects, passed.
+ * A run whose every violation a host stall made, longer than the lock's
+ * slack (history.slack_ms), and whose other expectations hold, is made
+ * INCOMPLETE with the stall in incomplete_reason: it tested the host. */
 void result_judge(struct run_result *r);
+/* True when every violation began in a host stall longer than the lock's
+ * slack (history.slack_ms) with no fault of the scenario's near it: a
+ * stall of the whole testbed lets any lease lapse, as a GC pause would,
+ * so those violations say nothing of the lock. why gets one sentence. */
+bool result_host_made_violations(const struct run_result *r, char *why, size_t len);
 void result_free(struct run_result *r); /* frees the contents */
 
 #endif

@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "hiccup.h"
 #include "histogram.h"
 #include "history.h"
 #include "nemesis.h"
@@ -41,8 +42,11 @@ struct runner {
     uint32_t started;
     uint64_t t0_wall_ns;
     char first_error[LOCK_ERRSTR_MAX + 32];
-    bool nemesis_failed;      /* its thread could not start: the faults were not played */
-    struct lock_config *cfgs; /* per proxy group: the endpoints its listeners give */
+    bool nemesis_failed;           /* its thread could not start: the faults were not played */
+    struct history_buf *stall_log; /* the host stall meter's history */
+    struct hiccup *meter;          /* NULL: not running */
+    bool meter_ran;                /* it ran for the whole run */
+    struct lock_config *cfgs;      /* per proxy group: the endpoints its listeners give */
 };
 
 static void random_run_id(char out[17], uint64_t seed)
@@ -312,6 +316,10 @@ void runner_go(struct runner *r)
     r->t0_wall_ns = clock_wall_ns();
     r->run.t0_ns = clock_mono_ns();
     r->run.deadline_ns = r->run.t0_ns + r->run.scn->duration_ms * 1000000ULL;
+    /* Without its meter a run still runs: it only cannot tell a host stall. */
+    r->stall_log = history_buf_new();
+    r->meter = r->stall_log ? hiccup_start(r->stall_log) : NULL;
+    r->meter_ran = r->meter != NULL;
     if (nemesis_start(r->run.nem, r->run.t0_ns, r->run.deadline_ns, &r->run.stop) < 0) {
         r->nemesis_failed = true;
         runner_stop(r, 1);
@@ -526,24 +534,43 @@ static uint32_t lease_ms(const struct runner *r)
                                                        : s->ttl_ms;
 }
 
+/* The longest stall of a holder its lease survives by design: the lease
+ * less how long the holder goes without refreshing it (ZooKeeper's client
+ * pings every third of the session, a watchdog every renew_ms, otherwise
+ * the holder keeps it for its whole hold). 0: none, the lock is not
+ * meant to survive its holder's hold (a ttl shorter than the hold). */
+static uint32_t stall_slack_ms(const struct runner *r)
+{
+    const struct scenario *s = r->run.scn;
+    uint32_t lease = lease_ms(r), refresh = scenario_hold_ms(s);
+    if (r->run.ops->server == LOCK_SERVER_ZOOKEEPER)
+        refresh = lease / 3;
+    else if (s->watchdog && r->run.ops->renew)
+        refresh = s->renew_ms;
+    return lease > refresh ? lease - refresh : 0;
+}
+
 static int collect_history(struct runner *r, struct run_result *res)
 {
     size_t n_owners = 0;
     char **owners = owner_table(r, &n_owners);
-    struct history_buf **bufs = calloc(r->n + 1, sizeof(*bufs));
+    struct history_buf **bufs = calloc(r->n + 2, sizeof(*bufs));
     int rc = -1;
     if (owners == NULL || bufs == NULL)
         goto out;
     for (uint32_t i = 0; i < r->n; i++)
         bufs[i] = r->clients[i].hist;
     bufs[r->n] = nemesis_history(r->run.nem);
+    size_t n_bufs = r->n + 1;
+    if (r->stall_log)
+        bufs[n_bufs++] = r->stall_log;
     struct workload *w = r->run.wl;
     struct history_names names = {.keys = (const char *const *)w->keys,
                                   .n_keys = w->n_keys,
                                   .owners = (const char *const *)owners,
                                   .n_owners = n_owners};
     names.n_notes = nemesis_notes(r->run.nem, &names.notes);
-    if (history_merge(&res->hist, bufs, r->n + 1, &names) < 0)
+    if (history_merge(&res->hist, bufs, n_bufs, &names) < 0)
         goto out;
     res->hist.start_mono_ns = res->t0_mono_ns;
     res->hist.start_wall_ns = res->t0_wall_ns;
@@ -554,9 +581,13 @@ static int collect_history(struct runner *r, struct run_result *res)
     res->hist.clients = r->n;
     res->hist.seed = r->run.scn->seed;
     res->hist.ttl_ms = lease_ms(r);
+    res->hist.slack_ms = stall_slack_ms(r);
+    res->hist.metered = r->stall_log && r->meter_ran;
     for (uint32_t i = 0; i < r->n; i++)
         res->hist.dropped += history_buf_dropped(r->clients[i].hist);
     res->hist.dropped += history_buf_dropped(nemesis_history(r->run.nem));
+    if (r->stall_log)
+        res->hist.dropped += history_buf_dropped(r->stall_log);
     rc = 0;
 out:
     free(bufs);
@@ -623,6 +654,8 @@ static bool any_cut_short(const struct runner *r)
 int runner_collect(struct runner *r, struct run_result *res)
 {
     join_all(r);
+    hiccup_stop(r->meter);
+    r->meter = NULL;
     nemesis_finish(r->run.nem); /* every server back before anything reads the results */
     res->end_mono_ns = last_exit(r);
     res->t0_mono_ns = r->run.t0_ns;
@@ -664,6 +697,8 @@ void runner_free(struct runner *r)
             client_destroy(&r->clients[i]);
     free(r->clients);
     free(r->cfgs);
+    hiccup_stop(r->meter);
+    history_buf_free(r->stall_log);
     nemesis_free(r->run.nem);
     workload_free(r->run.wl);
     pthread_cond_destroy(&r->cv);

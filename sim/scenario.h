@@ -314,6 +314,11 @@ int scenario_fault_misfit(const struct scenario *s, const struct lock_ops *ops, 
  * read only the resolved values. */
 void scenario_resolve(struct scenario *s, const struct lock_ops *ops);
 
+/* How long a holder means to keep a lock it took, by the workload: the
+ * flash sale's critical_ms, the cache's load_ms, a task's run or its
+ * hold (ShedLock's lockAtLeastFor, by default to its next firing). */
+uint32_t scenario_hold_ms(const struct scenario *s);
+
 /* Parse an expectation as written in a scenario: 0, ">0", ">= 3", "==0".
  * Returns 0 or -1. */
 int expect_parse(const char *text, struct expect_num *e);

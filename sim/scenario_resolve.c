@@ -100,3 +100,19 @@ void scenario_resolve(struct scenario *s, const struct lock_ops *ops)
         resolve_zookeeper(s);
     resolve_workload(s);
 }
+
+uint32_t scenario_hold_ms(const struct scenario *s)
+{
+    switch (s->workload) {
+    case WORKLOAD_FLASH_SALE:
+        return s->flash_sale.critical_ms;
+    case WORKLOAD_CACHE_REBUILD:
+        return s->cache_rebuild.load_ms;
+    case WORKLOAD_SCHEDULED_TASKS: {
+        const struct scheduled_tasks_spec *t = &s->scheduled_tasks;
+        uint32_t hold = t->hold_min_ms ? t->hold_min_ms : t->period_ms;
+        return hold > t->run_ms ? hold : t->run_ms;
+    }
+    }
+    return 0;
+}

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "checker.h"
+#include "result.h"
 
 #define NO_CAP 1000
 
@@ -441,6 +442,76 @@ static void test_million_overlaps_counted_exactly(void **state)
     free(s);
 }
 
+/* ---- host stalls --------------------------------------------------------- */
+
+/* A stall counts for a pair when it began before the later holder entered
+ * and ended after the earlier one did; the longest one is named. */
+static void test_stall_attached_while_the_earlier_holder_held(void **state)
+{
+    (void)state;
+    struct section s[] = {timed(0, 1, 100, 300), timed(0, 2, 200, 500), timed(1, 3, 1000, 1200),
+                          timed(1, 4, 1100, 1300)};
+    const struct host_stall st[] = {
+        {50, 120},   /* began before a entered, ended after: 70 */
+        {150, 190},  /* inside a, before b: 40 */
+        {200, 260},  /* begins as b enters: too late */
+        {990, 1000}, /* ends as c enters: too early */
+        {1010, 1020} /* inside c, before d: 10 */
+    };
+    struct check_result r = check(s, 4, NULL, 0, NO_CAP);
+    checker_attach_stalls(&r, s, st, 5);
+    assert_int_equal(r.n_list, 2);
+    assert_int_equal(r.list[0].stall_ns, 70);
+    assert_int_equal(r.list[0].stall_from_ns, 50);
+    assert_int_equal(r.list[1].stall_ns, 10);
+    assert_int_equal(r.list[1].stall_from_ns, 1010);
+    checker_attach_stalls(&r, s, st, 0);
+    assert_int_equal(r.list[0].stall_ns, 0);
+    checker_result_free(&r);
+}
+
+#define MS 1000000ULL
+
+/* Two violations, each in a stall longer than the 200 ms slack, no fault:
+ * the host made them. Any one thing otherwise makes them the lock's. */
+static void test_host_made_violations_only_past_the_slack(void **state)
+{
+    (void)state;
+    static struct run_result r;
+    struct violation list[3] = {
+        {.stall_ns = 300 * MS, .stall_from_ns = 1000 * MS},
+        {.stall_ns = 250 * MS, .stall_from_ns = 3000 * MS},
+        {.fenced = true}, /* a fenced pair is no violation: nothing to explain */
+    };
+    r.hist.metered = true;
+    r.hist.slack_ms = 200;
+    r.check.violations = 2;
+    r.check.list = list;
+    r.check.n_list = 3;
+    char why[320];
+    assert_true(result_host_made_violations(&r, why, sizeof(why)));
+    assert_string_equal(why, "the host stopped the testbed for 300 ms at 1.000 s, more than the "
+                             "200 ms stall of a holder the lock survives by design; every "
+                             "violation (2) began in such a stall, no fault near it: this run "
+                             "cannot judge the lock");
+    list[1].stall_ns = 200 * MS; /* no longer than the slack: the lease should have held */
+    assert_false(result_host_made_violations(&r, why, sizeof(why)));
+    list[1].stall_ns = 250 * MS;
+    list[1].n_faults = 1; /* a fault near it: the fault's */
+    assert_false(result_host_made_violations(&r, why, sizeof(why)));
+    list[1].n_faults = 0;
+    r.check.violations = 3; /* one not listed could be the lock's own */
+    assert_false(result_host_made_violations(&r, why, sizeof(why)));
+    r.check.violations = 2;
+    r.hist.slack_ms = 0; /* the lease does not outlast the hold: no stall excuses */
+    assert_false(result_host_made_violations(&r, why, sizeof(why)));
+    r.hist.slack_ms = 200;
+    r.hist.metered = false; /* no meter: nothing can be told */
+    assert_false(result_host_made_violations(&r, why, sizeof(why)));
+    r.hist.metered = true;
+    assert_true(result_host_made_violations(&r, why, sizeof(why)));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -466,6 +537,8 @@ int main(void)
         cmocka_unit_test(test_listing_cap_keeps_counts_exact),
         cmocka_unit_test(test_many_sequential_sections),
         cmocka_unit_test(test_million_overlaps_counted_exactly),
+        cmocka_unit_test(test_stall_attached_while_the_earlier_holder_held),
+        cmocka_unit_test(test_host_made_violations_only_past_the_slack),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -225,10 +225,14 @@ static const char *const small_owners[] = {"r1:0:0", "r1:1:0"};
 
 static void small_history(struct history *h)
 {
-    struct history_event e[9] = {
-        ev(1100, 0, HT_INVOKE, HF_ACQUIRE), ev(1200, 0, HT_OK, HF_ACQUIRE),
-        ev(1300, 1, HT_FAIL, HF_ACQUIRE),   ev(1350, 1, HT_INFO, HF_FAULT),
-        ev(1400, 0, HT_INVOKE, HF_RELEASE), ev(1500, 0, HT_OK, HF_RELEASE),
+    struct history_event e[10] = {
+        ev(1100, 0, HT_INVOKE, HF_ACQUIRE),
+        ev(1200, 0, HT_OK, HF_ACQUIRE),
+        ev(1300, 1, HT_FAIL, HF_ACQUIRE),
+        ev(1350, 1, HT_INFO, HF_FAULT),
+        ev(1400, 0, HT_INVOKE, HF_RELEASE),
+        ev(1450, HISTORY_HOST, HT_INFO, HF_STALL),
+        ev(1500, 0, HT_OK, HF_RELEASE),
         ev(1600, 1, HT_INFO, HF_FAULT),
     };
     e[1].token = 7;
@@ -238,15 +242,17 @@ static void small_history(struct history *h)
     e[3] = fault(1350, 1, 0, 0);
     e[4].seq = 1;
     e[4].arg = EFFECT_APPLIED;
-    e[6] = fault(1600, 1, 0, 1);
+    e[5].end_ns = 1480; /* the host stopped the testbed meanwhile */
+    e[5].key = e[5].owner = UINT32_MAX;
+    e[7] = fault(1600, 1, 0, 1);
     /* the scenario's second fault kills redis-3 and brings it back */
     for (int i = 0; i < 2; i++) {
-        e[7 + i] = fault(1700 + 200 * (uint64_t)i, HISTORY_SERVERS, FAULT_KILL, (uint8_t)i);
-        e[7 + i].key = 1;
-        e[7 + i].owner = 0;
-        e[7 + i].seq = 1 + (uint64_t)i;
+        e[8 + i] = fault(1700 + 200 * (uint64_t)i, HISTORY_SERVERS, FAULT_KILL, (uint8_t)i);
+        e[8 + i].key = 1;
+        e[8 + i].owner = 0;
+        e[8 + i].seq = 1 + (uint64_t)i;
     }
-    make_history(h, e, 9, small_keys, 1, small_owners, 2);
+    make_history(h, e, 10, small_keys, 1, small_owners, 2);
     static const char *const notes[] = {"redis-3", "SIGKILL redis-3 (pid 4242)",
                                         "redis-3 back on port 40001 as pid 4300, data lost"};
     free(h->notes); /* history_merge's empty table */
@@ -278,6 +284,7 @@ static const char small_jsonl[] =
     "\"value\":\"start\",\"fault\":0,\"target\":1}\n"
     "{\"time\":1400,\"process\":0,\"type\":\"invoke\",\"f\":\"release\",\"key\":\"lock:stock:0\","
     "\"owner\":\"r1:0:0\",\"seq\":1,\"effect\":\"applied\"}\n"
+    "{\"time\":1450,\"process\":\"host\",\"type\":\"info\",\"f\":\"stall\",\"end\":1480}\n"
     "{\"time\":1500,\"process\":0,\"type\":\"ok\",\"f\":\"release\",\"key\":\"lock:stock:0\","
     "\"owner\":\"r1:0:0\"}\n"
     "{\"time\":1600,\"process\":\"nemesis\",\"type\":\"info\",\"f\":\"client_pause\","
@@ -438,6 +445,52 @@ static void test_server_fault_round_trip(void **state)
     assert_int_equal(fs[0].to_ns, 150);
     free(sec);
     free(fs);
+    history_free(&r);
+    history_free(&w);
+}
+
+/* A host stall: written as the host's line with its end, read back the
+ * same, listed by history_stalls; the start line carries the slack and
+ * says the meter ran. */
+static void test_stall_round_trip(void **state)
+{
+    (void)state;
+    struct history_event e = ev(100, HISTORY_HOST, HT_INFO, HF_STALL);
+    e.end_ns = 350;
+    e.key = e.owner = UINT32_MAX;
+    struct history_buf *b = history_buf_new();
+    assert_int_equal(history_append(b, &e), 0);
+    struct history w;
+    assert_int_equal(history_merge(&w, &b, 1, &(struct history_names){0}), 0);
+    history_buf_free(b);
+    w.end_mono_ns = 400;
+    w.slack_ms = 200;
+    w.metered = true;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_int_equal(history_write_jsonl(&w, f), 0);
+    assert_int_equal(fclose(f), 0);
+    assert_non_null(strstr(text, ",\"slack_ms\":200,\"stall_floor_ms\":10}\n"));
+    assert_non_null(strstr(
+        text,
+        "{\"time\":100,\"process\":\"host\",\"type\":\"info\",\"f\":\"stall\",\"end\":350}\n"));
+    struct history r;
+    char err[ERR_LEN];
+    assert_string_equal(read_text(text, &r, err), "");
+    free(text);
+    assert_int_equal(r.n, 1);
+    assert_event_equal(&r.ev[0], &w.ev[0]);
+    assert_int_equal(r.ev[0].end_ns, 350);
+    assert_int_equal(r.slack_ms, 200);
+    assert_true(r.metered);
+    struct host_stall *st;
+    size_t n;
+    assert_int_equal(history_stalls(&r, &st, &n), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(st[0].from_ns, 100);
+    assert_int_equal(st[0].to_ns, 350);
+    free(st);
     history_free(&r);
     history_free(&w);
 }
@@ -613,6 +666,19 @@ static void test_read_errors_name_the_line(void **state)
              "\"value\":\"start\",\"target\":0}\n",
              start_line);
     assert_read_error(buf, ":2: unknown f \"partition\"");
+    snprintf(buf, sizeof(buf),
+             "%s{\"time\":5,\"process\":\"host\",\"type\":\"info\",\"f\":\"stall\",\"end\":4}\n",
+             start_line);
+    assert_read_error(buf, ":2: a stall's \"end\" is before its \"time\"");
+    snprintf(buf, sizeof(buf),
+             "%s{\"time\":5,\"process\":\"host\",\"type\":\"info\",\"f\":\"stall\",\"end\":9}\n"
+             "{\"time\":8,\"process\":\"host\",\"type\":\"info\",\"f\":\"stall\",\"end\":12}\n",
+             start_line);
+    assert_read_error(buf, ":3: a stall that begins before the previous one ended");
+    snprintf(buf, sizeof(buf),
+             "%s{\"time\":5,\"process\":\"host\",\"type\":\"info\",\"f\":\"pause\",\"end\":9}\n",
+             start_line);
+    assert_read_error(buf, ":2: unknown f \"pause\" of the host (it logs \"stall\")");
     snprintf(buf, sizeof(buf), "%s{\"time\":-1}\n", start_line);
     assert_read_error(buf, ":2: missing \"type\"");
     snprintf(buf, sizeof(buf), "%s{\"type\":\"ok\",\"time\":-1}\n", start_line);
@@ -952,6 +1018,7 @@ int main(void)
         cmocka_unit_test(test_write_escapes_strings),
         cmocka_unit_test(test_write_to_full_disk_fails),
         cmocka_unit_test(test_write_refuses_unknown_values),
+        cmocka_unit_test(test_stall_round_trip),
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_server_fault_round_trip),
         cmocka_unit_test(test_latency_timeline),

@@ -419,6 +419,50 @@ static void interrupt_writes_incomplete_report_and_stops_server(void **state)
     assert_int_equal(errno, ESRCH);
 }
 
+/* The host stops the whole testbed (SIGSTOP, as a hypervisor's steal
+ * does) for 700 ms while client 0 holds the only key for 4 s under a
+ * 300 ms lease its watchdog renews every 100 ms: the lease lapses at the
+ * server, the waiter takes the lock after the stall and the holder goes
+ * on. A real violation, but the host made it, past the 200 ms the lease
+ * rides out: the run is INCOMPLETE (exit 3) and names the stall, and
+ * `locklab check` of its history says the same. */
+static void host_stall_past_the_slack_is_incomplete_not_a_lock_failure(void **state)
+{
+    (void)state;
+    char mark[512];
+    pid_t pid = start_marked_run("../tests/scenarios/host_stall_watchdog.json", "stall", 2000, mark,
+                                 sizeof(mark));
+    assert_int_equal(kill(pid, SIGSTOP), 0);
+    sleep_ms(700);
+    assert_int_equal(kill(pid, SIGCONT), 0);
+    struct outcome o = {0};
+    o.status = reap(pid, 60);
+    snprintf(o.dir, sizeof(o.dir), "%s/stall", tmp);
+    assert_int_equal(o.status, 3);
+    json_t *r = report(&o);
+    assert_false(jbool(r, NULL, "complete"));
+    const char *why = json_string_value(json_object_get(r, "incomplete_reason"));
+    assert_non_null(why);
+    assert_non_null(strstr(why, "the host stopped the testbed for "));
+    assert_true(jint(r, "checker", "violations") > 0);
+    json_t *host = json_object_get(r, "host");
+    assert_int_equal(jint(r, "host", "slack_ms"), 200);
+    assert_true(jbool(r, "host", "metered"));
+    double longest = json_number_value(json_object_get(host, "longest_ms"));
+    assert_true(longest >= 600 && longest < 5000);
+    json_t *listed = json_object_get(json_object_get(r, "checker"), "listed");
+    for (size_t i = 0; i < json_array_size(listed); i++) {
+        json_t *v = json_array_get(listed, i);
+        assert_true(json_number_value(json_object_get(v, "host_stall_ms")) > 200);
+        assert_int_equal(json_array_size(json_object_get(v, "faults")), 0);
+    }
+    json_decref(r);
+    struct outcome c = {0};
+    run(&c, NULL, "check", o.dir, NULL);
+    assert_int_equal(c.status, 3);
+    assert_non_null(strstr(c.out, "End of check: INCOMPLETE - the host stopped the testbed"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -435,6 +479,7 @@ int main(void)
         cmocka_unit_test(missing_server_binary_is_an_environment_error),
         cmocka_unit_test(interrupt_writes_incomplete_report_and_stops_server),
         cmocka_unit_test(external_server_lost_mid_run_is_incomplete),
+        cmocka_unit_test(host_stall_past_the_slack_is_incomplete_not_a_lock_failure),
     };
     /* LOCKLAB_TEST_FILTER=open_loop* runs only the tests it matches */
     if (getenv("LOCKLAB_TEST_FILTER"))
