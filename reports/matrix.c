@@ -39,6 +39,11 @@ void matrix_expected(const struct scenario *s, char *buf, size_t len)
     }
 }
 
+const char *matrix_incomplete_note(const struct matrix *m)
+{
+    return m->cut_short ? " (cut short)" : m->complete ? "" : " (some runs could not be judged)";
+}
+
 void matrix_run_fill(struct matrix_run *m, const struct run_result *r)
 {
     m->ran = true;
@@ -156,8 +161,8 @@ void matrix_terminal(FILE *f, const struct matrix *m)
             ok == m->n && m->complete ? "PASS"
             : !m->complete            ? "INCOMPLETE"
                                       : "FAIL",
-            ok, m->n, m->seeds, m->seeds == 1 ? "" : "s", m->elapsed_s,
-            m->complete ? "" : " (cut short)", m->out_dir);
+            ok, m->n, m->seeds, m->seeds == 1 ? "" : "s", m->elapsed_s, matrix_incomplete_note(m),
+            m->out_dir);
 }
 
 /* A Markdown cell: no bar or line break may end the cell early. */
@@ -180,7 +185,9 @@ int matrix_markdown(const char *path, const struct matrix *m)
             " acquisitions are summed over the seeds' fault windows; recovery and stuck time are"
             " the worst seed's.%s\n\n",
             m->dir, m->seeds, m->seeds == 1 ? "" : "s",
-            m->complete ? "" : " **The matrix was cut short: some runs are missing.**");
+            m->cut_short  ? " **The matrix was cut short: some runs are missing.**"
+            : m->complete ? ""
+                          : " **Some runs could not be judged (INCOMPLETE): their rows say why.**");
     fprintf(f, "| row | algorithm | fault | expected | matched | violations per seed | failed "
                "acquisitions | recovery | stuck |\n|---|---|---|---|---|---|---:|---|---:|\n");
     for (size_t i = 0; i < m->n; i++) {
@@ -325,7 +332,9 @@ int matrix_html(const char *path, const struct matrix *m)
             "data-matched=\"%zu\">%zu of %zu rows matched in every seed (%zu seed%s each), "
             "%.0f s%s. Scenarios from <code>",
             verdict, verdict, m->n, ok, ok, m->n, m->seeds, m->seeds == 1 ? "" : "s", m->elapsed_s,
-            m->complete ? "" : ", cut short: some runs are missing");
+            m->cut_short  ? ", cut short: some runs are missing"
+            : m->complete ? ""
+                          : ", some runs could not be judged (INCOMPLETE): their rows say why");
     svg_text(f, m->dir);
     fprintf(f, "</code>.</p>\n<p class=\"note\">A row matches when every seed met every "
                "expectation of its scenario: a correct lock must never show a violation, an unsafe "

@@ -48,9 +48,13 @@ struct matrix {
     size_t seeds;
     struct matrix_row rows[MATRIX_MAX_ROWS];
     size_t n;
-    bool complete; /* every run of every row ran to its end */
+    bool complete;  /* every run of every row ran to its end and could be judged */
+    bool cut_short; /* interrupted: some runs are missing */
     double elapsed_s;
 };
+
+/* Why the matrix is not complete, in a few words ("" when it is). */
+const char *matrix_incomplete_note(const struct matrix *m);
 
 /* The row's expectation in words, from its scenario. */
 void matrix_expected(const struct scenario *s, char *buf, size_t len);

@@ -197,6 +197,7 @@ static int run_rows(const struct plan *p, const struct matrix_opts *o, struct ma
         for (size_t j = 0; j < m->seeds; j++) {
             if (signals_received()) {
                 m->complete = false;
+                m->cut_short = true;
                 return exit_worse(rc, EXIT_INTERRUPTED);
             }
             uint64_t seed = p->scn[i].seed + j;
@@ -210,6 +211,7 @@ static int run_rows(const struct plan *p, const struct matrix_opts *o, struct ma
             row->matched += row->runs[j].matched;
             if (one == EXIT_ENV || one == EXIT_INTERRUPTED)
                 m->complete = false;
+            m->cut_short = m->cut_short || one == EXIT_INTERRUPTED;
             rc = exit_worse(rc, one);
         }
     }

@@ -47,30 +47,47 @@ jsonschema.validate(doc, schema)
 EOF
 }
 
-# 1. The shipped matrix, one seed: every row matches.
+# 1. The shipped matrix, one seed: every row matches. One exception, read
+# in the run's own report: a run the host stopped for longer than its lock
+# rides out (a hypervisor's steal of half a second is seen on these
+# machines), with every violation inside such a stall, is INCOMPLETE and
+# says so (exit 3); that row tested the host, not the lock.
 TMPDIR=$tmp "$bin" matrix scenarios/matrix --out "$tmp/all" >"$tmp/all.log" 2>&1
 rc=$?
 rows=$(ls scenarios/matrix/*.json | wc -l)
-if [ $rc -ne 0 ]; then
+if [ $rc -ne 0 ] && [ $rc -ne 3 ]; then
   fail "the shipped matrix exited $rc"
   sed -n '/^row /,$p' "$tmp/all.log"
-else
-  ok "the shipped matrix: exit 0"
 fi
-"$py" - "$tmp/all/matrix.json" "$rows" <<'EOF' || fail "matrix.json of the shipped matrix"
+"$py" - "$tmp/all/matrix.json" "$rows" "$rc" <<'EOF' || { fail "matrix.json of the shipped matrix"; sed -n '/^row /,$p' "$tmp/all.log"; }
 import json, os, sys
 m = json.load(open(sys.argv[1]))
-rows = int(sys.argv[2])
+rows, rc = int(sys.argv[2]), int(sys.argv[3])
 assert len(m["rows"]) == rows, (len(m["rows"]), rows)
+host = []
 for r in m["rows"]:
     run = r["runs"][0]
-    assert r["matched"] and run["matched"], (r["name"], run["failure"])
     assert os.path.isfile(os.path.join(run["run_dir"], "report.json")), run["run_dir"]
     rep = json.load(open(os.path.join(run["run_dir"], "report.json")))
     assert rep["checker"]["violations"] == run["violations"], r["name"]
     assert rep["stuck_locks"]["longest_ms"] == run["stuck_ms"], r["name"]
-assert m["complete"] and m["matched"] and m["rows_matched"] == rows
-print("ok: every row matched; run folders and figures agree with each report.json")
+    if r["matched"]:
+        assert run["matched"], r["name"]
+        continue
+    # not matched: only as a run the host stalled past its lock's slack
+    assert run["verdict"] == "INCOMPLETE", (r["name"], run["failure"])
+    assert run["failure"].startswith("the host stopped the testbed"), (r["name"], run["failure"])
+    h = rep["host"]
+    assert h["metered"] and h["longest_ms"] > h["slack_ms"] > 0, (r["name"], h)
+    listed = rep["checker"]["listed"]
+    assert listed and all(v["host_stall_ms"] > h["slack_ms"] and not v["faults"] for v in listed), r["name"]
+    host.append("%s (%.0f ms > %d ms)" % (r["name"], h["longest_ms"], h["slack_ms"]))
+assert (rc == 3) == bool(host), (rc, host)
+assert m["matched"] == (not host) and m["rows_matched"] == rows - len(host)
+if host:
+    print("ok: every row matched but %s, INCOMPLETE: the host stalled past the lock's slack" % ", ".join(host))
+else:
+    print("ok: every row matched; run folders and figures agree with each report.json")
 EOF
 # The leader kill, read in the history: the kill, then every client's link
 # dropping (Curator's SUSPENDED) and coming back on a new leader.
@@ -92,8 +109,13 @@ EOF
 validate "$tmp/all/matrix.json" && ok "matrix.json fits its schema" || fail "matrix.json schema"
 grep -q "^| zookeeper_majority_paused | zookeeper |" "$tmp/all/matrix.md" && ok "matrix.md has the rows" ||
   fail "matrix.md rows"
-grep -q "End of matrix: PASS - $rows of $rows rows matched" "$tmp/all.log" && ok "the verdict line" ||
-  fail "verdict line: $(tail -1 "$tmp/all.log")"
+if [ $rc -eq 0 ]; then
+  grep -q "End of matrix: PASS - $rows of $rows rows matched" "$tmp/all.log" && ok "the verdict line" ||
+    fail "verdict line: $(tail -1 "$tmp/all.log")"
+else
+  grep -q "End of matrix: INCOMPLETE - .* (some runs could not be judged)" "$tmp/all.log" &&
+    ok "the verdict line says some runs could not be judged" || fail "verdict line: $(tail -1 "$tmp/all.log")"
+fi
 left_running && fail "servers left running after the matrix"
 
 # The sentinel rows, read in their reports: the failover and its window,
