@@ -226,14 +226,10 @@ static const char *const small_owners[] = {"r1:0:0", "r1:1:0"};
 static void small_history(struct history *h)
 {
     struct history_event e[10] = {
-        ev(1100, 0, HT_INVOKE, HF_ACQUIRE),
-        ev(1200, 0, HT_OK, HF_ACQUIRE),
-        ev(1300, 1, HT_FAIL, HF_ACQUIRE),
-        ev(1350, 1, HT_INFO, HF_FAULT),
-        ev(1400, 0, HT_INVOKE, HF_RELEASE),
-        ev(1450, HISTORY_HOST, HT_INFO, HF_STALL),
-        ev(1500, 0, HT_OK, HF_RELEASE),
-        ev(1600, 1, HT_INFO, HF_FAULT),
+        ev(1100, 0, HT_INVOKE, HF_ACQUIRE), ev(1200, 0, HT_OK, HF_ACQUIRE),
+        ev(1300, 1, HT_FAIL, HF_ACQUIRE),   ev(1350, 1, HT_INFO, HF_FAULT),
+        ev(1400, 0, HT_INVOKE, HF_RELEASE), ev(1450, HISTORY_HOST, HT_INFO, HF_STALL),
+        ev(1500, 0, HT_OK, HF_RELEASE),     ev(1600, 1, HT_INFO, HF_FAULT),
     };
     e[1].token = 7;
     e[1].seq = 0;
@@ -296,17 +292,24 @@ static const char small_jsonl[] =
     "data lost\"}\n"
     "{\"type\":\"end\",\"mono_ns\":2000,\"complete\":true,\"dropped\":0}\n";
 
+/* h as history_write_jsonl writes it; the caller frees it. */
+static char *jsonl_of(const struct history *h)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_non_null(f);
+    assert_int_equal(history_write_jsonl(h, f), 0);
+    assert_int_equal(fclose(f), 0);
+    return text;
+}
+
 static void test_write_known_text(void **state)
 {
     (void)state;
     struct history h;
     small_history(&h);
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    assert_non_null(f);
-    assert_int_equal(history_write_jsonl(&h, f), 0);
-    assert_int_equal(fclose(f), 0);
+    char *text = jsonl_of(&h);
     assert_string_equal(text, small_jsonl);
     free(text);
     history_free(&h);
@@ -320,11 +323,7 @@ static void test_write_escapes_strings(void **state)
     struct history_event e = ev(5, 3, HT_OK, HF_RENEW);
     struct history h;
     make_history(&h, &e, 1, keys, 1, owners, 1);
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    assert_int_equal(history_write_jsonl(&h, f), 0);
-    fclose(f);
+    char *text = jsonl_of(&h);
     assert_non_null(strstr(text, "\"key\":\"a\\\"b\\\\c\\n\\u0001\",\"owner\":\"\\t\"}\n"));
     free(text);
     history_free(&h);
@@ -391,6 +390,16 @@ static const char *read_text(const char *text, struct history *h, char err[ERR_L
 
 /* A process fault: its servers and what it did travel as notes, its index
  * pairs start and end, and the span names the servers. */
+/* w written, then read back into r: the text, for the caller to look
+ * into and free. */
+static char *written_and_read(const struct history *w, struct history *r)
+{
+    char *text = jsonl_of(w);
+    char err[ERR_LEN];
+    assert_string_equal(read_text(text, r, err), "");
+    return text;
+}
+
 static void test_server_fault_round_trip(void **state)
 {
     (void)state;
@@ -413,17 +422,11 @@ static void test_server_fault_round_trip(void **state)
         history_merge(&w, &b, 1, &(struct history_names){.notes = notes, .n_notes = 3}), 0);
     history_buf_free(b);
     w.end_mono_ns = 200;
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    assert_int_equal(history_write_jsonl(&w, f), 0);
-    assert_int_equal(fclose(f), 0);
+    struct history r;
+    char *text = written_and_read(&w, &r);
     assert_non_null(strstr(text, "{\"time\":100,\"process\":\"nemesis\",\"type\":\"info\",\"f\":"
                                  "\"kill\",\"value\":\"start\",\"fault\":3,\"target\":\"redis-2\","
                                  "\"detail\":\"SIGKILL redis-2 (pid 7)\"}\n"));
-    struct history r;
-    char err[ERR_LEN];
-    assert_string_equal(read_text(text, &r, err), "");
     free(text);
     assert_int_equal(r.n, 2);
     for (size_t i = 0; i < 2; i++)
@@ -466,18 +469,12 @@ static void test_stall_round_trip(void **state)
     w.end_mono_ns = 400;
     w.slack_ms = 200;
     w.metered = true;
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    assert_int_equal(history_write_jsonl(&w, f), 0);
-    assert_int_equal(fclose(f), 0);
+    struct history r;
+    char *text = written_and_read(&w, &r);
     assert_non_null(strstr(text, ",\"slack_ms\":200,\"stall_floor_ms\":10}\n"));
     assert_non_null(strstr(
         text,
         "{\"time\":100,\"process\":\"host\",\"type\":\"info\",\"f\":\"stall\",\"end\":350}\n"));
-    struct history r;
-    char err[ERR_LEN];
-    assert_string_equal(read_text(text, &r, err), "");
     free(text);
     assert_int_equal(r.n, 1);
     assert_event_equal(&r.ev[0], &w.ev[0]);
@@ -666,19 +663,20 @@ static void test_read_errors_name_the_line(void **state)
              "\"value\":\"start\",\"target\":0}\n",
              start_line);
     assert_read_error(buf, ":2: unknown f \"partition\"");
-    snprintf(buf, sizeof(buf),
-             "%s{\"time\":5,\"process\":\"host\",\"type\":\"info\",\"f\":\"stall\",\"end\":4}\n",
-             start_line);
-    assert_read_error(buf, ":2: a stall's \"end\" is before its \"time\"");
-    snprintf(buf, sizeof(buf),
-             "%s{\"time\":5,\"process\":\"host\",\"type\":\"info\",\"f\":\"stall\",\"end\":9}\n"
-             "{\"time\":8,\"process\":\"host\",\"type\":\"info\",\"f\":\"stall\",\"end\":12}\n",
-             start_line);
-    assert_read_error(buf, ":3: a stall that begins before the previous one ended");
-    snprintf(buf, sizeof(buf),
-             "%s{\"time\":5,\"process\":\"host\",\"type\":\"info\",\"f\":\"pause\",\"end\":9}\n",
-             start_line);
-    assert_read_error(buf, ":2: unknown f \"pause\" of the host (it logs \"stall\")");
+    /* host stalls: each line after the start line, and the error it earns */
+#define STALL(t, e, f)                                                                             \
+    "{\"time\":" #t ",\"process\":\"host\",\"type\":\"info\",\"f\":\"" f "\",\"end\":" #e "}\n"
+    static const char *const stalls[][2] = {
+        {STALL(5, 4, "stall"), ":2: a stall's \"end\" is before its \"time\""},
+        {STALL(5, 9, "stall") STALL(8, 12, "stall"),
+         ":3: a stall that begins before the previous one ended"},
+        {STALL(5, 9, "pause"), ":2: unknown f \"pause\" of the host (it logs \"stall\")"},
+    };
+#undef STALL
+    for (size_t i = 0; i < sizeof(stalls) / sizeof(stalls[0]); i++) {
+        snprintf(buf, sizeof(buf), "%s%s", start_line, stalls[i][0]);
+        assert_read_error(buf, stalls[i][1]);
+    }
     snprintf(buf, sizeof(buf), "%s{\"time\":-1}\n", start_line);
     assert_read_error(buf, ":2: missing \"type\"");
     snprintf(buf, sizeof(buf), "%s{\"type\":\"ok\",\"time\":-1}\n", start_line);
