@@ -281,22 +281,24 @@ static size_t first_ending_after(const struct host_stall *st, size_t n, uint64_t
 }
 
 void checker_attach_stalls(struct check_result *r, const struct section *sections,
-                           const struct host_stall *stalls, size_t n)
+                           const struct host_stall *stalls, size_t n, uint64_t lease_ns)
 {
     for (size_t i = 0; i < r->n_list; i++) {
         struct violation *v = &r->list[i];
         const struct section *a = &sections[v->a], *b = &sections[v->b];
-        const struct section *first = a->from_ns <= b->from_ns ? a : b;
-        uint64_t entered = max_u64(a->from_ns, b->from_ns);
+        uint64_t held = min_u64(a->from_ns, b->from_ns), entered = max_u64(a->from_ns, b->from_ns);
         v->stall_ns = 0;
         v->stall_from_ns = 0;
-        for (size_t k = first_ending_after(stalls, n, first->from_ns);
-             k < n && stalls[k].from_ns < entered; k++) {
-            uint64_t len = stalls[k].to_ns - stalls[k].from_ns;
-            if (len > v->stall_ns) {
-                v->stall_ns = len;
-                v->stall_from_ns = stalls[k].from_ns;
-            }
+        for (size_t k = first_ending_after(stalls, n, held); k < n && stalls[k].from_ns < entered;
+             k++) {
+            /* only what the earlier holder lived, and only a stall its
+             * lease could not outlast to the later one's entry */
+            uint64_t from = max_u64(stalls[k].from_ns, held);
+            uint64_t to = min_u64(stalls[k].to_ns, entered);
+            if (stalls[k].to_ns + lease_ns < entered || to - from <= v->stall_ns)
+                continue;
+            v->stall_ns = to - from;
+            v->stall_from_ns = from;
         }
     }
 }

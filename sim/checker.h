@@ -57,7 +57,7 @@ struct fault_span {
     uint64_t to_ns; /* UINT64_MAX while still active at the end */
 };
 
-/* A span the host stopped the testbed (hiccup.h): no fault of the
+/* A span the whole testbed stood still (hiccup.h): no fault of the
  * scenario's, but a holder stopped in it lives a GC pause all the same. */
 struct host_stall {
     uint64_t from_ns, to_ns;
@@ -72,8 +72,8 @@ struct violation {
     size_t n_faults;     /* fault spans on while the earlier holder held (up to the overlap's
                             end), or ended within the lookback before the overlap */
     size_t faults[CHECK_MAX_FAULTS_PER_VIOLATION]; /* their indices, first ones */
-    uint64_t stall_ns;      /* the longest host stall while the earlier holder held, before the
-                               later one entered (checker_attach_stalls); 0: none */
+    uint64_t stall_ns;      /* the longest host stall the earlier holder lived before the later
+                               one entered, within a lease of it (checker_attach_stalls); 0: none */
     uint64_t stall_from_ns; /* when it began */
 };
 
@@ -99,11 +99,12 @@ struct check_result {
 int checker_run(struct section *sections, size_t n, const struct fault_span *faults, size_t nf,
                 uint64_t lookback_ns, size_t max_listed, struct check_result *out);
 /* Name, for each listed overlap, the longest of the n host stalls (sorted,
- * not overlapping) that began before its later holder entered and ended
- * after its earlier one did: a stall that can have let the earlier
- * holder's lease lapse. sections as checker_run left them. */
+ * not overlapping) that can have let the earlier holder's lease lapse: its
+ * part from the earlier holder's entry to the later one's, when it ended
+ * at most lease_ns before the later one entered (a lease outlives a stall
+ * that ended longer ago). sections as checker_run left them. */
 void checker_attach_stalls(struct check_result *r, const struct section *sections,
-                           const struct host_stall *stalls, size_t n);
+                           const struct host_stall *stalls, size_t n, uint64_t lease_ns);
 void checker_result_free(struct check_result *r);
 
 #endif

@@ -6,7 +6,9 @@
  * timing assumption the way a GC pause does, though no fault was
  * injected. The meter makes such stalls visible, as jHiccup does for a
  * JVM: a thread of its own sleeps 1 ms at a time and records, in the
- * history, every wake-up that came at least HICCUP_FLOOR_MS late.
+ * history, every wake-up that came at least HICCUP_FLOOR_MS late. That
+ * thread alone can be late on a busy machine: history_stalls keeps of
+ * each stall only the stretch in which no other thread logged anything.
  */
 #ifndef LOCKLAB_HICCUP_H
 #define LOCKLAB_HICCUP_H

@@ -443,7 +443,7 @@ static void put_name(struct line *l, const char *field, char *const *table, size
     put(l, "\"");
 }
 
-/* The host stopped the testbed: from time to end, no client, no key. */
+/* The meter woke late: from time to end, no client, no key. */
 static int write_stall(const struct history_event *e, struct line *l)
 {
     if (e->type != HT_INFO || e->end_ns < e->t_ns)

@@ -30,7 +30,7 @@ enum history_f {
     HF_CRASH,   /* info: the client died inside its critical section (ends it) */
     HF_FAULT,   /* info: a fault started (arg2 = 0) or ended (arg2 = 1) */
     HF_LINK,    /* info: the client's link to its service changed (arg = enum lock_link) */
-    HF_STALL,   /* info: the host stopped the testbed from t_ns to end_ns (hiccup.h) */
+    HF_STALL,   /* info: the stall meter asked to wake at t_ns and ran at end_ns (hiccup.h) */
 };
 
 /* A fault event's client when the fault struck servers, not a client. */
@@ -158,9 +158,13 @@ int history_read_jsonl(const char *path, struct history *h, char *err, size_t er
 int history_sections(const struct history *h, struct section **sections, size_t *n_sections,
                      struct fault_span **faults, size_t *n_faults);
 
-/* The host stalls among h's events (HF_STALL), in time order. The array is
- * malloc'ed and owned by the caller. Returns 0, or -1 out of memory. */
-int history_stalls(const struct history *h, struct host_stall **stalls, size_t *n);
+/* The host stalls among h's events (HF_STALL), in time order, each cut to
+ * its longest stretch in which no other event happened: a thread that
+ * logged something meanwhile shows the process was not stopped whole (the
+ * meter's thread alone was late). Those still min_ns long or longer. The
+ * array is malloc'ed and owned by the caller. Returns 0, or -1 out of
+ * memory. */
+int history_stalls(const struct history *h, uint64_t min_ns, struct host_stall **stalls, size_t *n);
 
 void history_free(struct history *h); /* frees contents; accepts a zeroed struct */
 

@@ -75,7 +75,7 @@ struct run_result {
     struct fault_span *spans;
     size_t n_spans;
     struct fault_availability *avail; /* avail[i]: what spans[i] cost the clients */
-    struct host_stall *stalls;        /* the host stopped the testbed (hiccup.h), in order */
+    struct host_stall *stalls;        /* the testbed stood still (history_stalls), in order */
     size_t n_stalls;
     struct stuck_key *stuck; /* keys with waiters and no holder, longest first */
     size_t n_stuck;

@@ -45,7 +45,7 @@ struct runner {
     bool nemesis_failed;           /* its thread could not start: the faults were not played */
     struct history_buf *stall_log; /* the host stall meter's history */
     struct hiccup *meter;          /* NULL: not running */
-    bool meter_ran;                /* it ran for the whole run */
+    bool meter_ran;                /* its thread started */
     struct lock_config *cfgs;      /* per proxy group: the endpoints its listeners give */
 };
 
@@ -535,17 +535,18 @@ static uint32_t lease_ms(const struct runner *r)
 }
 
 /* The longest stall of a holder its lease survives by design: the lease
- * less how long the holder goes without refreshing it (ZooKeeper's client
- * pings every third of the session, a watchdog every renew_ms, otherwise
- * the holder keeps it for its whole hold). 0: none, the lock is not
- * meant to survive its holder's hold (a ttl shorter than the hold). */
+ * less how long the holder goes without refreshing it. ZooKeeper's client
+ * pings every third of the session whatever it holds; a watchdog renews
+ * every renew_ms from the grant, or never when the hold is shorter;
+ * otherwise the lease from the grant must cover the whole hold. 0: the
+ * lock is not meant to survive its holder's hold (a ttl shorter than it). */
 static uint32_t stall_slack_ms(const struct runner *r)
 {
     const struct scenario *s = r->run.scn;
     uint32_t lease = lease_ms(r), refresh = scenario_hold_ms(s);
     if (r->run.ops->server == LOCK_SERVER_ZOOKEEPER)
         refresh = lease / 3;
-    else if (s->watchdog && r->run.ops->renew)
+    else if (s->watchdog && r->run.ops->renew && s->renew_ms < refresh)
         refresh = s->renew_ms;
     return lease > refresh ? lease - refresh : 0;
 }

@@ -314,9 +314,11 @@ int scenario_fault_misfit(const struct scenario *s, const struct lock_ops *ops, 
  * read only the resolved values. */
 void scenario_resolve(struct scenario *s, const struct lock_ops *ops);
 
-/* How long a holder means to keep a lock it took, by the workload: the
- * flash sale's critical_ms, the cache's load_ms, a task's run or its
- * hold (ShedLock's lockAtLeastFor, by default to its next firing). */
+/* How long a holder means to keep a lock it took, by the workload, at the
+ * least (a longer hold leaves a smaller slack, so this errs toward calling
+ * a stall the lock's): the flash sale's critical_ms, the cache's load_ms,
+ * a task's run or its hold (ShedLock's lockAtLeastFor, by default to its
+ * next firing, from a firing up to jitter_ms late). */
 uint32_t scenario_hold_ms(const struct scenario *s);
 
 /* Parse an expectation as written in a scenario: 0, ">0", ">= 3", "==0".

@@ -109,8 +109,10 @@ uint32_t scenario_hold_ms(const struct scenario *s)
     case WORKLOAD_CACHE_REBUILD:
         return s->cache_rebuild.load_ms;
     case WORKLOAD_SCHEDULED_TASKS: {
+        /* the shortest: to the period's end from a firing jitter_ms late */
         const struct scheduled_tasks_spec *t = &s->scheduled_tasks;
-        uint32_t hold = t->hold_min_ms ? t->hold_min_ms : t->period_ms;
+        uint32_t to_end = t->period_ms > t->jitter_ms ? t->period_ms - t->jitter_ms : 0;
+        uint32_t hold = t->hold_min_ms ? t->hold_min_ms : to_end;
         return hold > t->run_ms ? hold : t->run_ms;
     }
     }

@@ -444,28 +444,36 @@ static void test_million_overlaps_counted_exactly(void **state)
 
 /* ---- host stalls --------------------------------------------------------- */
 
-/* A stall counts for a pair when it began before the later holder entered
- * and ended after the earlier one did; the longest one is named. */
+/* A stall counts for a pair with the part of it the earlier holder lived
+ * before the later one entered, when it ended at most a lease before that
+ * entry; the longest such part is named. */
 static void test_stall_attached_while_the_earlier_holder_held(void **state)
 {
     (void)state;
     struct section s[] = {timed(0, 1, 100, 300), timed(0, 2, 200, 500), timed(1, 3, 1000, 1200),
                           timed(1, 4, 1100, 1300)};
     const struct host_stall st[] = {
-        {50, 120},   /* began before a entered, ended after: 70 */
+        {50, 120},   /* 70 long, but a lived only 20 of it */
         {150, 190},  /* inside a, before b: 40 */
         {200, 260},  /* begins as b enters: too late */
         {990, 1000}, /* ends as c enters: too early */
         {1010, 1020} /* inside c, before d: 10 */
     };
     struct check_result r = check(s, 4, NULL, 0, NO_CAP);
-    checker_attach_stalls(&r, s, st, 5);
+    checker_attach_stalls(&r, s, st, 5, 1000);
     assert_int_equal(r.n_list, 2);
-    assert_int_equal(r.list[0].stall_ns, 70);
-    assert_int_equal(r.list[0].stall_from_ns, 50);
+    assert_int_equal(r.list[0].stall_ns, 40);
+    assert_int_equal(r.list[0].stall_from_ns, 150);
     assert_int_equal(r.list[1].stall_ns, 10);
     assert_int_equal(r.list[1].stall_from_ns, 1010);
-    checker_attach_stalls(&r, s, st, 0);
+    /* a 10 ns lease: the stall at 150..190 ended 10 before b entered,
+     * the one at 1010..1020 80 before d did */
+    checker_attach_stalls(&r, s, st, 5, 10);
+    assert_int_equal(r.list[0].stall_ns, 40);
+    assert_int_equal(r.list[1].stall_ns, 0);
+    checker_attach_stalls(&r, s, st, 5, 9);
+    assert_int_equal(r.list[0].stall_ns, 0);
+    checker_attach_stalls(&r, s, st, 0, 1000);
     assert_int_equal(r.list[0].stall_ns, 0);
     checker_result_free(&r);
 }
@@ -490,10 +498,9 @@ static void test_host_made_violations_only_past_the_slack(void **state)
     r.check.n_list = 3;
     char why[320];
     assert_true(result_host_made_violations(&r, why, sizeof(why)));
-    assert_string_equal(why, "the host stopped the testbed for 300 ms at 1.000 s, more than the "
-                             "200 ms stall of a holder the lock survives by design; every "
-                             "violation (2) began in such a stall, no fault near it: this run "
-                             "cannot judge the lock");
+    assert_string_equal(why, "the host stalled the testbed 300 ms at 1.000 s (no thread of it "
+                             "ran), past the 200 ms its lock rides out; every violation (2) came "
+                             "of such a stall, no fault near it: this run cannot judge the lock");
     list[1].stall_ns = 200 * MS; /* no longer than the slack: the lease should have held */
     assert_false(result_host_made_violations(&r, why, sizeof(why)));
     list[1].stall_ns = 250 * MS;
@@ -509,7 +516,49 @@ static void test_host_made_violations_only_past_the_slack(void **state)
     r.hist.metered = false; /* no meter: nothing can be told */
     assert_false(result_host_made_violations(&r, why, sizeof(why)));
     r.hist.metered = true;
+    r.hist.dropped = 1; /* a lost event could be the lock's own violation */
+    assert_false(result_host_made_violations(&r, why, sizeof(why)));
+    r.hist.dropped = 0;
+    /* a slack of a few scheduler ticks (under 50 ms), or under a tenth of
+     * the lease, is the configuration's weakness: no stall excuses it */
+    r.hist.slack_ms = 49;
+    list[0].stall_ns = list[1].stall_ns = 300 * MS;
+    assert_false(result_host_made_violations(&r, why, sizeof(why)));
+    r.hist.slack_ms = 200;
+    r.hist.ttl_ms = 2010;
+    assert_false(result_host_made_violations(&r, why, sizeof(why)));
+    r.hist.ttl_ms = 2000;
     assert_true(result_host_made_violations(&r, why, sizeof(why)));
+}
+
+/* A run that failed only on violations the host made, and on invariants
+ * only overlaps break, is INCOMPLETE; an invariant a configuration breaks
+ * with no overlap at all (a late scheduled instance) keeps its FAIL. */
+static void test_host_made_run_is_incomplete_unless_something_else_failed(void **state)
+{
+    (void)state;
+    static struct scenario scn;
+    static struct run_result r;
+    struct violation v = {.stall_ns = 300 * MS, .stall_from_ns = 1000 * MS};
+    scn.expect.violations = (struct expect_num){.op = EXPECT_EQ, .value = 0};
+    scn.expect.invariants = EXPECT_INV_HOLD;
+    r.scn = &scn;
+    r.hist.metered = true;
+    r.hist.slack_ms = 200;
+    r.check.violations = 1;
+    r.check.list = &v;
+    r.check.n_list = 1;
+    r.witness_agrees = true;
+    r.n_inv = 1;
+    r.inv[0] = (struct invariant){.name = "no_duplicate_runs", .holds = false};
+    r.complete = true;
+    result_judge(&r);
+    assert_true(r.complete);
+    assert_false(r.passed);
+    r.inv[0].by_overlaps = true;
+    result_judge(&r);
+    assert_false(r.complete);
+    assert_non_null(strstr(r.incomplete_reason, "the host stalled the testbed 300 ms"));
 }
 
 int main(void)
@@ -539,6 +588,7 @@ int main(void)
         cmocka_unit_test(test_million_overlaps_counted_exactly),
         cmocka_unit_test(test_stall_attached_while_the_earlier_holder_held),
         cmocka_unit_test(test_host_made_violations_only_past_the_slack),
+        cmocka_unit_test(test_host_made_run_is_incomplete_unless_something_else_failed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

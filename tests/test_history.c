@@ -483,13 +483,46 @@ static void test_stall_round_trip(void **state)
     assert_true(r.metered);
     struct host_stall *st;
     size_t n;
-    assert_int_equal(history_stalls(&r, &st, &n), 0);
+    assert_int_equal(history_stalls(&r, 0, &st, &n), 0);
     assert_int_equal(n, 1);
     assert_int_equal(st[0].from_ns, 100);
     assert_int_equal(st[0].to_ns, 350);
     free(st);
     history_free(&r);
     history_free(&w);
+}
+
+/* A stall in which a client still logged something was the meter's
+ * thread alone being late, not the process stopped: what is left is its
+ * longest stretch with no event, kept when at least min_ns long. */
+static void test_stalls_cut_at_other_threads_events(void **state)
+{
+    (void)state;
+    struct history_event e[5] = {
+        ev(100, HISTORY_HOST, HT_INFO, HF_STALL),
+        ev(120, 0, HT_INVOKE, HF_ACQUIRE),
+        ev(170, 1, HT_OK, HF_RENEW),
+        ev(300, HISTORY_HOST, HT_INFO, HF_STALL),
+        ev(330, 0, HT_OK, HF_ACQUIRE),
+    };
+    e[0].end_ns = 200;
+    e[3].end_ns = 310; /* ends before the next event: whole */
+    struct history h;
+    make_history(&h, e, 5, small_keys, 1, small_owners, 2);
+    struct host_stall *st;
+    size_t n;
+    assert_int_equal(history_stalls(&h, 10, &st, &n), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(st[0].from_ns, 120); /* of 100..120, 120..170, 170..200 */
+    assert_int_equal(st[0].to_ns, 170);
+    assert_int_equal(st[1].from_ns, 300);
+    assert_int_equal(st[1].to_ns, 310);
+    free(st);
+    assert_int_equal(history_stalls(&h, 11, &st, &n), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(st[0].to_ns - st[0].from_ns, 50);
+    free(st);
+    history_free(&h);
 }
 
 static void test_round_trip(void **state)
@@ -1017,6 +1050,7 @@ int main(void)
         cmocka_unit_test(test_write_to_full_disk_fails),
         cmocka_unit_test(test_write_refuses_unknown_values),
         cmocka_unit_test(test_stall_round_trip),
+        cmocka_unit_test(test_stalls_cut_at_other_threads_events),
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_server_fault_round_trip),
         cmocka_unit_test(test_latency_timeline),

@@ -76,7 +76,7 @@ for r in m["rows"]:
         continue
     # not matched: only as a run the host stalled past its lock's slack
     assert run["verdict"] == "INCOMPLETE", (r["name"], run["failure"])
-    assert run["failure"].startswith("the host stopped the testbed"), (r["name"], run["failure"])
+    assert run["failure"].startswith("the host stalled the testbed"), (r["name"], run["failure"])
     h = rep["host"]
     assert h["metered"] and h["longest_ms"] > h["slack_ms"] > 0, (r["name"], h)
     listed = rep["checker"]["listed"]

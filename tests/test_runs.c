@@ -443,7 +443,7 @@ static void host_stall_past_the_slack_is_incomplete_not_a_lock_failure(void **st
     assert_false(jbool(r, NULL, "complete"));
     const char *why = json_string_value(json_object_get(r, "incomplete_reason"));
     assert_non_null(why);
-    assert_non_null(strstr(why, "the host stopped the testbed for "));
+    assert_non_null(strstr(why, "the host stalled the testbed "));
     assert_true(jint(r, "checker", "violations") > 0);
     json_t *host = json_object_get(r, "host");
     assert_int_equal(jint(r, "host", "slack_ms"), 200);
@@ -460,7 +460,7 @@ static void host_stall_past_the_slack_is_incomplete_not_a_lock_failure(void **st
     struct outcome c = {0};
     run(&c, NULL, "check", o.dir, NULL);
     assert_int_equal(c.status, 3);
-    assert_non_null(strstr(c.out, "End of check: INCOMPLETE - the host stopped the testbed"));
+    assert_non_null(strstr(c.out, "End of check: INCOMPLETE - the host stalled the testbed"));
 }
 
 int main(void)

@@ -128,9 +128,9 @@ static size_t flash_invariants(const struct workload *w, struct invariant *out, 
 {
     struct stock_totals t = sum_stock(w);
     struct invariant inv[3] = {
-        {.name = "no_oversell", .holds = t.oversold_items == 0},
-        {.name = "stock_accounting", .holds = t.off_items == 0},
-        {.name = "stock_never_negative", .holds = t.negative_items == 0},
+        {.name = "no_oversell", .holds = t.oversold_items == 0, .by_overlaps = true},
+        {.name = "stock_accounting", .holds = t.off_items == 0, .by_overlaps = true},
+        {.name = "stock_never_negative", .holds = t.negative_items == 0, .by_overlaps = true},
     };
     snprintf(inv[0].detail, sizeof(inv[0].detail),
              "%" PRIu64 " orders for %" PRId64 " units; %" PRIu64 " items oversold by %" PRIu64

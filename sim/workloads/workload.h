@@ -18,6 +18,9 @@ struct invariant {
     /* Availability, not safety (a scheduled run missed): reported, but it
      * never fails the run's verdict. */
     bool advisory;
+    /* Only two holders inside at once can break it (a violation): then the
+     * violations say why it broke, and no configuration can. */
+    bool by_overlaps;
     char detail[600];
 };
 
