@@ -42,10 +42,9 @@ static double span_end_s(const struct run_result *r, const struct fault_span *s)
  * same. Those between w0 and w1 only. */
 static void stall_bands(struct svg_chart *c, const struct run_result *r, uint64_t w0, uint64_t w1)
 {
-    uint64_t slack = (uint64_t)r->hist.slack_ms * 1000000u;
-    for (size_t i = 0; slack && i < r->n_stalls; i++) {
+    for (size_t i = 0; i < r->n_stalls; i++) {
         const struct host_stall *s = &r->stalls[i];
-        if (s->to_ns - s->from_ns <= slack || s->from_ns > w1 || s->to_ns < w0)
+        if (!result_stall_past_slack(r, s->to_ns - s->from_ns) || s->from_ns > w1 || s->to_ns < w0)
             continue;
         double a = report_rel_s(r, s->from_ns), b = report_rel_s(r, s->to_ns);
         char hover[160];

@@ -225,6 +225,15 @@ static uint64_t stall_len(const struct host_stall *s)
     return s->to_ns - s->from_ns;
 }
 
+/* The time the testbed stood still, in all. */
+static uint64_t stalled_ns(const struct run_result *r)
+{
+    uint64_t total = 0;
+    for (size_t i = 0; i < r->n_stalls; i++)
+        total += stall_len(&r->stalls[i]);
+    return total;
+}
+
 /* The longest of the stalls, at most k of them, longest first: picked
  * one at a time, as k is small and a run has few stalls. */
 static size_t longest_stalls(const struct run_result *r, size_t *pick, size_t k)
@@ -251,9 +260,6 @@ const char *report_host(const struct run_result *r, char *buf, size_t len)
 {
     if (!r->hist.metered)
         return NULL;
-    uint64_t total = 0;
-    for (size_t i = 0; i < r->n_stalls; i++)
-        total += stall_len(&r->stalls[i]);
     size_t used = 0, top = 0;
     if (longest_stalls(r, &top, 1) == 0)
         report_append(buf, len, &used, "no stall of %d ms or more", HICCUP_FLOOR_MS);
@@ -262,7 +268,7 @@ const char *report_host(const struct run_result *r, char *buf, size_t len)
                       "%zu stall%s of %d ms or more, longest %.3f s at %.3f s, %.3f s in all",
                       r->n_stalls, r->n_stalls == 1 ? "" : "s", HICCUP_FLOOR_MS,
                       (double)stall_len(&r->stalls[top]) / 1e9,
-                      report_rel_s(r, r->stalls[top].from_ns), (double)total / 1e9);
+                      report_rel_s(r, r->stalls[top].from_ns), (double)stalled_ns(r) / 1e9);
     if (r->hist.slack_ms)
         report_append(buf, len, &used, "; the lock rides out a holder's stall of %.3f s",
                       (double)r->hist.slack_ms / 1e3);
@@ -275,9 +281,6 @@ json_t *report_host_json(const struct run_result *r)
 {
     size_t pick[10] = {0};
     size_t n = longest_stalls(r, pick, 10);
-    uint64_t total = 0;
-    for (size_t i = 0; i < r->n_stalls; i++)
-        total += stall_len(&r->stalls[i]);
     json_t *longest = json_array();
     for (size_t i = 0; i < n; i++) {
         const struct host_stall *s = &r->stalls[pick[i]];
@@ -288,7 +291,7 @@ json_t *report_host_json(const struct run_result *r)
                      "period_ms", HICCUP_PERIOD_MS, "floor_ms", HICCUP_FLOOR_MS, "slack_ms",
                      (int)r->hist.slack_ms, "stalls", (json_int_t)r->n_stalls, "longest_ms",
                      n ? (double)stall_len(&r->stalls[pick[0]]) / 1e6 : 0.0, "stalled_ms",
-                     (double)total / 1e6, "longest", longest);
+                     (double)stalled_ns(r) / 1e6, "longest", longest);
 }
 
 const char *report_span_name(const struct run_result *r, const struct fault_span *f, char *buf,
@@ -327,7 +330,7 @@ void report_violation_faults(const struct run_result *r, const struct violation 
                       report_span_name(r, &r->spans[v->faults[i]], one, sizeof(one)));
     }
     /* a stall the lock is built to ride out explains nothing: left unsaid */
-    if (r->hist.slack_ms && v->stall_ns > (uint64_t)r->hist.slack_ms * 1000000u)
+    if (result_stall_past_slack(r, v->stall_ns))
         report_append(buf, len, &used, "%shost stall %.0f ms at %.3f s", used ? ", " : "",
                       (double)v->stall_ns / 1e6, report_rel_s(r, v->stall_from_ns));
 }

@@ -64,7 +64,7 @@ static bool slack_worth_judging(const struct history *h)
 bool result_host_made_violations(const struct run_result *r, char *why, size_t len)
 {
     const struct check_result *c = &r->check;
-    uint64_t slack_ns = (uint64_t)r->hist.slack_ms * 1000000u, listed = 0;
+    uint64_t listed = 0;
     if (!slack_worth_judging(&r->hist) || r->hist.dropped || c->violations == 0)
         return false;
     const struct violation *worst = NULL;
@@ -72,7 +72,7 @@ bool result_host_made_violations(const struct run_result *r, char *why, size_t l
         const struct violation *v = &c->list[i];
         if (v->fenced)
             continue;
-        if (v->n_faults > 0 || v->stall_ns <= slack_ns)
+        if (v->n_faults > 0 || !result_stall_past_slack(r, v->stall_ns))
             return false;
         if (worst == NULL || v->stall_ns > worst->stall_ns)
             worst = v;

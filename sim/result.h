@@ -95,6 +95,14 @@ struct run_result {
     bool passed; /* every expectation met and the witness agrees */
 };
 
+/* A stall longer than the lock rides out by design (history.slack_ms): one
+ * that can have let a holder's lease lapse. None is, when the lease does
+ * not outlast the hold (slack 0). */
+static inline bool result_stall_past_slack(const struct run_result *r, uint64_t stall_ns)
+{
+    return r->hist.slack_ms && stall_ns > (uint64_t)r->hist.slack_ms * 1000000u;
+}
+
 static inline double result_qps(const struct run_result *r, uint64_t count)
 {
     return r->elapsed_s > 0 ? (double)count / r->elapsed_s : 0.0;

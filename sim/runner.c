@@ -583,7 +583,7 @@ static int collect_history(struct runner *r, struct run_result *res)
     res->hist.seed = r->run.scn->seed;
     res->hist.ttl_ms = lease_ms(r);
     res->hist.slack_ms = stall_slack_ms(r);
-    res->hist.metered = r->stall_log && r->meter_ran;
+    res->hist.metered = r->meter_ran;
     for (uint32_t i = 0; i < r->n; i++)
         res->hist.dropped += history_buf_dropped(r->clients[i].hist);
     res->hist.dropped += history_buf_dropped(nemesis_history(r->run.nem));
