@@ -635,19 +635,23 @@ def check_bands(svg, chart, spans, rep, name):
              f"every fired fault ({len(fired)}) among them at its start_s/end_s")
 
 
+def hover_groups(svg, n, chart, name):
+    """A time chart's hover groups, the seconds each covers, the first second
+    of each as it should be, and 1 when their count is wrong (0 otherwise)."""
+    g = max(1, (n + MAX_HOVER_COLS - 1) // MAX_HOVER_COLS)
+    groups = list(svg.find_all("g", attr="data-second"))
+    starts = range(0, n, g)
+    if len(groups) == len(starts):
+        return g, groups, starts, 0
+    fail(f"{name}: {chart} chart has {len(groups)} hover groups, expected {len(starts)} "
+         f"({n} seconds in the timeline, {g} per group)")
+    return g, groups, starts, 1
+
+
 def check_throughput(svg, rep, name):
     tl = rep["timeline"]
-    n = len(tl["ok"])
-    g = max(1, (n + MAX_HOVER_COLS - 1) // MAX_HOVER_COLS)
-    groups = [x for x in svg.find_all("g", attr="data-second")]
-    want = []
-    for s in range(0, n, g):
-        want.append((s, g, sum(tl["ok"][s:s + g]), sum(tl["failed"][s:s + g])))
-    bad = 0
-    if len(groups) != len(want):
-        bad += 1
-        fail(f"{name}: throughput chart has {len(groups)} hover groups, expected {len(want)} "
-             f"({n} seconds in timeline.ok, {g} per group)")
+    g, groups, starts, bad = hover_groups(svg, len(tl["ok"]), "throughput", name)
+    want = [(s, g, sum(tl["ok"][s:s + g]), sum(tl["failed"][s:s + g])) for s in starts]
     for x, w in zip(groups, want):
         got = tuple(x.get(k) for k in ("data-second", "data-seconds", "data-ok", "data-failed"))
         if got != tuple(str(v) for v in w):
@@ -662,19 +666,13 @@ def check_throughput(svg, rep, name):
 def check_latency(svg, rep, name):
     tl = rep["timeline"]
     n = len(tl["acquire_count"])
-    g = max(1, (n + MAX_HOVER_COLS - 1) // MAX_HOVER_COLS)
-    groups = [x for x in svg.find_all("g", attr="data-second")]
-    bad = 0
-    expect_n = (n + g - 1) // g
-    if len(groups) != expect_n:
-        bad += 1
-        fail(f"{name}: latency chart has {len(groups)} hover groups, expected {expect_n}")
+    g, groups, starts, bad = hover_groups(svg, n, "latency", name)
 
     def p99(k):
         v = tl["acquire_p99_ms"][k]
         return v if v is not None else 0.0
 
-    for x, s in zip(groups, range(0, n, g)):
+    for x, s in zip(groups, starts):
         w = s  # a group shows its worst second (highest p99), the first of equals
         for k in range(s, min(s + g, n)):
             if p99(k) > p99(w):
