@@ -200,7 +200,7 @@ static void owned_folder(const char *tmpdir, pid_t pid, char *root, size_t len)
         char path[900], text[32] = "";
         if (strncmp(e->d_name, "locklab-", 8) != 0 || strlen(e->d_name) != 14)
             continue;
-        snprintf(path, sizeof(path), "%s/%s/owner.pid", tmpdir, e->d_name);
+        snprintf(path, sizeof(path), "%s/%s/owner.lock", tmpdir, e->d_name);
         slurp(path, text, sizeof(text));
         if (atol(text) == (long)pid)
             snprintf(root, len, "%s/%s", tmpdir, e->d_name);
@@ -249,6 +249,145 @@ static void a_killed_runs_folder_is_removed_by_the_next(void **state)
         fail_msg("%s is still there after the next run", root);
 }
 
+/* The names of the locklab-XXXXXX folders in dir, at most max: a look
+ * before a run starts, to tell its folder by its coming. */
+static size_t list_folders(const char *dir, char names[][16], size_t max)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    size_t n = 0;
+    assert_non_null(d);
+    while ((e = readdir(d)) != NULL && n < max)
+        if (strncmp(e->d_name, "locklab-", 8) == 0 && strlen(e->d_name) == 14)
+            snprintf(names[n++], 16, "%s", e->d_name);
+    closedir(d);
+    return n;
+}
+
+/* A folder in dir that was not there before (before[] of n_before), into
+ * root; waits up to 5 s for it. */
+static void new_folder(const char *dir, char before[][16], size_t n_before, char *root, size_t len)
+{
+    root[0] = '\0';
+    for (int i = 0; i < 500 && root[0] == '\0'; i++) {
+        char now[8][16];
+        size_t n = list_folders(dir, now, 8);
+        for (size_t k = 0; k < n && root[0] == '\0'; k++) {
+            int old = 0;
+            for (size_t j = 0; j < n_before; j++)
+                old = old || strcmp(now[k], before[j]) == 0;
+            if (!old)
+                snprintf(root, len, "%s/%s", dir, now[k]);
+        }
+        if (root[0] == '\0')
+            sleep_ms(10);
+    }
+    assert_true(root[0] != '\0');
+}
+
+/* `unshare -pf --mount-proc locklab ARGS...`: a locklab that sees none of
+ * this test's PIDs, as in a container or a CI job sharing TMPDIR. Its
+ * exit code. */
+static int run_in_pid_namespace(char *const *args, const char *name)
+{
+    char *argv[24];
+    int n = 0;
+    argv[n++] = "/usr/bin/unshare";
+    argv[n++] = "-pf";
+    argv[n++] = "--mount-proc";
+    argv[n++] = "--kill-child=SIGKILL";
+    argv[n++] = (char *)bin;
+    for (; *args && n < 23; args++)
+        argv[n++] = *args;
+    argv[n] = NULL;
+    char out[700];
+    snprintf(out, sizeof(out), "%s/%s.out", tmp, name);
+    return reap(spawn(argv, out, out, NULL), 60);
+}
+
+/* Ownership is a lock on the folder's owner file, not a PID: a locklab in
+ * another PID namespace leaves a live run's folder alone (the run's
+ * restart at 4 s needs it), and the next start on either side removes a
+ * SIGKILLed run's. */
+static void folders_owned_across_pid_namespaces(void **state)
+{
+    (void)state;
+    if (access("/usr/bin/unshare", X_OK) != 0 || geteuid() != 0)
+        skip(); /* a PID namespace needs root here */
+    char ns_tmp[400], path[600], late[600], brief_out[600], root[900], dir[600];
+    char before[8][16];
+    snprintf(ns_tmp, sizeof(ns_tmp), "%s/shared-tmp", tmp);
+    assert_int_equal(mkdir(ns_tmp, 0700), 0);
+    setenv("TMPDIR", ns_tmp, 1);
+    scenario_path(path, sizeof(path), "flash_sale.json");
+    snprintf(late, sizeof(late), "%s/tests/scenarios/restart_late_kept.json", src);
+
+    /* a live run, and a short one in another namespace while it runs */
+    snprintf(dir, sizeof(dir), "%s/live", tmp);
+    char out[700];
+    snprintf(out, sizeof(out), "%s.out", dir);
+    char *live[] = {(char *)bin, "run", late, "--quiet", "--out", dir, NULL};
+    size_t n = list_folders(ns_tmp, before, 8);
+    pid_t pid = spawn(live, out, out, NULL);
+    new_folder(ns_tmp, before, n, root, sizeof(root));
+    snprintf(brief_out, sizeof(brief_out), "%s/ns-brief", tmp);
+    char *brief[] = {"run", path, "--duration", "0.3", "--quiet", "--out", brief_out, NULL};
+    assert_int_equal(run_in_pid_namespace(brief, "ns-brief"), 0);
+    struct stat st;
+    if (stat(root, &st) != 0)
+        fail_msg("%s, a live run's folder, was removed by a locklab in another PID namespace",
+                 root);
+    assert_int_equal(reap(pid, 60), 0);
+    char text[4096];
+    slurp(out, text, sizeof(text));
+    assert_non_null(strstr(text, "End of run: PASS"));
+
+    /* killed outside, swept from inside */
+    snprintf(dir, sizeof(dir), "%s/killed-out", tmp);
+    char *longer[] = {(char *)bin, "run", path, "--duration", "30", "--quiet", "--out", dir, NULL};
+    n = list_folders(ns_tmp, before, 8);
+    pid = spawn(longer, out, out, NULL);
+    new_folder(ns_tmp, before, n, root, sizeof(root));
+    sleep_ms(300);
+    kill(pid, SIGKILL);
+    assert_int_equal(reap(pid, 10), 128 + SIGKILL);
+    sleep_ms(200); /* its servers die by PR_SET_PDEATHSIG */
+    snprintf(brief_out, sizeof(brief_out), "%s/ns-sweep", tmp);
+    assert_int_equal(run_in_pid_namespace(brief, "ns-sweep"), 0);
+    if (stat(root, &st) == 0)
+        fail_msg("%s, a killed run's folder, is still there after a start in a namespace", root);
+
+    /* killed inside (the namespace's init dies, and all in it), swept from outside */
+    snprintf(dir, sizeof(dir), "%s/killed-in", tmp);
+    char *ns_long[] = {"/usr/bin/unshare",
+                       "-pf",
+                       "--mount-proc",
+                       "--kill-child=SIGKILL",
+                       (char *)bin,
+                       "run",
+                       path,
+                       "--duration",
+                       "30",
+                       "--quiet",
+                       "--out",
+                       dir,
+                       NULL};
+    n = list_folders(ns_tmp, before, 8);
+    pid = spawn(ns_long, out, out, NULL);
+    new_folder(ns_tmp, before, n, root, sizeof(root));
+    sleep_ms(300);
+    kill(pid, SIGKILL);
+    reap(pid, 10);
+    sleep_ms(200);
+    struct outcome next = {0};
+    const char *quick[] = {"--duration", "0.3", "--quiet", NULL};
+    run(&next, NULL, "run", path, quick);
+    assert_int_equal(next.status, 0);
+    if (stat(root, &st) == 0)
+        fail_msg("%s, a run killed in a namespace, is still there after the next start", root);
+    unsetenv("TMPDIR");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -259,6 +398,7 @@ int main(void)
         cmocka_unit_test(a_users_folder_survives_a_failed_start),
         cmocka_unit_test(header_reaches_a_log_before_the_end),
         cmocka_unit_test(a_killed_runs_folder_is_removed_by_the_next),
+        cmocka_unit_test(folders_owned_across_pid_namespaces),
     };
     return cmocka_run_group_tests(tests, harness_setup, harness_teardown);
 }

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -116,7 +117,13 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
     return flag == FTW_DP ? rmdir(path) : unlink(path);
 }
 
-#define OWNER_FILE "owner.pid"
+/* A run owns its folder by an advisory lock on this file for its whole
+ * life. The kernel drops the lock when the owner dies, and every process
+ * that sees the file sees the lock, whatever PID namespace it is in: a
+ * PID written in a file means nothing to a locklab in a container or an
+ * `unshare -p` sharing the temp folder, which would take every live run's
+ * folder for an orphan. The PID inside is for people only. */
+#define OWNER_FILE "owner.lock"
 
 /* The kernel's start time of a live pid (clock ticks since boot); 0 when
  * it is gone or a zombie (an orphan waits for init to reap it, and some
@@ -144,20 +151,22 @@ unsigned long long cluster_process_start(pid_t pid)
     return t;
 }
 
-/* A locklab-XXXXXX folder whose owner is dead: what a SIGKILLed run left
- * (its servers died with it, PR_SET_PDEATHSIG). One without an owner file
- * may be another run's in the instant between mkdtemp and the write. */
-static int orphaned(const char *dir)
+/* A locklab-XXXXXX folder whose owner is gone: what a SIGKILLed run left
+ * (its servers died with it, PR_SET_PDEATHSIG). Removed while its lock is
+ * held here, so two sweeps never race, and no live run's folder is
+ * touched: its lock cannot be taken. One without the file is another
+ * run's in the instant before its lock file got its name (make_root), or
+ * an older locklab's: left alone. */
+static void remove_if_orphaned(const char *dir)
 {
     char path[PATH_MAX + 64];
-    long pid = 0;
     snprintf(path, sizeof(path), "%s/" OWNER_FILE, dir);
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-        return 0;
-    int got = fscanf(f, "%ld", &pid);
-    fclose(f);
-    return got == 1 && pid > 0 && cluster_process_start((pid_t)pid) == 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return;
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+        nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    close(fd);
 }
 
 static void sweep_orphans(const char *tmp)
@@ -171,10 +180,33 @@ static void sweep_orphans(const char *tmp)
         if (strncmp(e->d_name, "locklab-", 8) != 0 || strlen(e->d_name) != 14)
             continue; /* only mkdtemp's names: never a user's cluster --dir */
         snprintf(dir, sizeof(dir), "%.*s/%.14s", PATH_MAX - 1, tmp, e->d_name);
-        if (orphaned(dir))
-            nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+        remove_if_orphaned(dir);
     }
     closedir(d);
+}
+
+/* The owner file, locked before it takes its name: a sweep that sees the
+ * name always finds it locked. The descriptor stays open (close-on-exec,
+ * so no server inherits it) until cluster_stop. -1 with errno set. */
+static int own_root(const char *root)
+{
+    char tmp[PATH_MAX], path[PATH_MAX];
+    snprintf(tmp, sizeof(tmp), "%s/" OWNER_FILE ".new", root);
+    snprintf(path, sizeof(path), "%s/" OWNER_FILE, root);
+    int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -1;
+    char pid[32];
+    int n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+    if (flock(fd, LOCK_EX | LOCK_NB) < 0 || write(fd, pid, (size_t)n) != n ||
+        rename(tmp, path) < 0) {
+        int e = errno;
+        close(fd);
+        unlink(tmp);
+        errno = e;
+        return -1;
+    }
+    return fd;
 }
 
 static int make_root(struct cluster *c, char *err, size_t errlen)
@@ -188,12 +220,12 @@ static int make_root(struct cluster *c, char *err, size_t errlen)
         c->root[0] = '\0';
         return -1;
     }
-    char path[sizeof(c->root) + 16];
-    snprintf(path, sizeof(path), "%s/" OWNER_FILE, c->root);
-    FILE *f = fopen(path, "w");
-    if (f) {
-        fprintf(f, "%ld\n", (long)getpid());
-        fclose(f);
+    c->root_lock = own_root(c->root);
+    if (c->root_lock < 0) {
+        snprintf(err, errlen, "cannot lock %s/" OWNER_FILE ": %s", c->root, strerror(errno));
+        nftw(c->root, remove_entry, 4, FTW_DEPTH | FTW_PHYS);
+        c->root[0] = '\0';
+        return -1;
     }
     return 0;
 }
@@ -525,6 +557,8 @@ void cluster_stop(struct cluster *c, const char *logs_dir)
         keep_logs(c, logs_dir);
     if (c->root[0])
         nftw(c->root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    if (c->root[0])
+        close(c->root_lock); /* after the removal: no sweep takes it half gone */
     c->root[0] = '\0';
     c->n = 0;
 }

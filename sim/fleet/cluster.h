@@ -36,6 +36,7 @@ struct managed_server {
 
 struct cluster {
     char root[192]; /* the temporary folder, removed on stop */
+    int root_lock;  /* while root[0]: its owner file, locked (cluster.c) */
     /* Told, under cluster_lock(), when a fault started a server again: the
      * signal handler kills servers by the pids it was last told. */
     void (*pids_changed)(const struct cluster *c);
