@@ -10,8 +10,10 @@
 #include <limits.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,18 +30,84 @@
 
 #define START_ATTEMPTS 3 /* a freshly picked free port can be taken before the server binds it */
 
-static int free_port(void)
+/* A port the kernel's own choices never take: below its ephemeral range
+ * (ip_local_port_range), which every bind(0) and outgoing connection
+ * draws from. A server's port must stay free while a fault keeps the
+ * server down (a kill with restart_after_ms): with a port from that
+ * range, the thousands of connections the clients, the proxy and the
+ * other servers open meanwhile could take it, and the restart would
+ * fail. The floor keeps clear of the ports people give services. */
+#define PORT_FLOOR 10000
+
+static const int busy_defaults[] = {26379, 2181, 2379, 2380, 5432, 6379, 6432, 8080, 9090, 11211};
+
+static int ephemeral_low(void)
+{
+    int lo = 32768, hi = 60999;
+    FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+    if (f) {
+        if (fscanf(f, "%d %d", &lo, &hi) != 2)
+            lo = 32768;
+        fclose(f);
+    }
+    return lo;
+}
+
+/* Bind 127.0.0.1:port (0: any); the port bound, or -1. */
+static int try_port(int port)
 {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return -1;
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_port = htons((uint16_t)port),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     socklen_t len = sizeof(a);
-    int port = -1;
+    int got = -1;
     if (bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
         getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
+        got = ntohs(a.sin_port);
     close(fd);
+    return got;
+}
+
+/* Ports this process gave a server: never given again, so a server
+ * that a fault keeps down keeps its port from the next server started. */
+static struct {
+    pthread_mutex_t mu;
+    int given[256];
+    size_t n;
+    uint64_t rng;
+} ports = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static bool port_unusable(int port)
+{
+    for (size_t i = 0; i < sizeof(busy_defaults) / sizeof(busy_defaults[0]); i++)
+        if (busy_defaults[i] == port)
+            return true;
+    for (size_t i = 0; i < ports.n && i < 256; i++)
+        if (ports.given[i] == port)
+            return true;
+    return false;
+}
+
+static int free_port(void)
+{
+    int lo = ephemeral_low(), port = -1;
+    pthread_mutex_lock(&ports.mu);
+    if (ports.rng == 0) /* another locklab beside this one draws elsewhere */
+        ports.rng = (clock_mono_ns() ^ ((uint64_t)getpid() << 32)) | 1;
+    for (int tries = 0; port < 0 && lo - PORT_FLOOR >= 1000 && tries < 200; tries++) {
+        ports.rng ^= ports.rng << 13, ports.rng ^= ports.rng >> 7, ports.rng ^= ports.rng << 17;
+        int p = PORT_FLOOR + (int)(ports.rng % (uint64_t)(lo - PORT_FLOOR));
+        if (!port_unusable(p))
+            port = try_port(p);
+    }
+    if (port < 0) /* a range set so low that none is left below it */
+        port = try_port(0);
+    if (port > 0)
+        ports.given[ports.n++ % 256] = port;
+    pthread_mutex_unlock(&ports.mu);
     return port;
 }
 
