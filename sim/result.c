@@ -124,8 +124,38 @@ static void judge_host(struct run_result *r)
     snprintf(r->incomplete_reason, sizeof(r->incomplete_reason), "%s", why);
 }
 
+static bool fault_on_holder(const struct fault_spec *f)
+{
+    return fault_on_client(f->type) || (fault_on_network(f->type) && f->scope == NET_HOLDER);
+}
+
+/* A fault that did not happen as written (a restart that failed, a clock
+ * that did not move, a toxic refused, never struck at all) leaves the
+ * scenario's question unasked: whatever the clients saw answers another
+ * question, so the run cannot be judged. The first such fault says why. */
+static void judge_carried_out(struct run_result *r)
+{
+    for (size_t i = 0; i < r->n_faults && r->complete; i++) {
+        const struct fault_record *x = &r->faults[i];
+        const char *type = fault_type_name((enum fault_type)x->spec.type);
+        if (x->error[0])
+            snprintf(r->incomplete_reason, sizeof(r->incomplete_reason),
+                     "faults[%zu] (%s %s) was not carried out: %s", i, type, x->spec.target_text,
+                     x->error);
+        else if (!x->fired)
+            snprintf(r->incomplete_reason, sizeof(r->incomplete_reason),
+                     "faults[%zu] (%s %s) never struck: %s", i, type, x->spec.target_text,
+                     fault_on_holder(&x->spec) ? "no client held a lock after its time"
+                                               : "the run ended first");
+        else
+            continue;
+        r->complete = false;
+    }
+}
+
 void result_judge(struct run_result *r)
 {
+    judge_carried_out(r);
     const struct scenario *s = r->scn;
     r->n_expects = 0;
     add_expect(r, "violations", &s->expect.violations, r->check.violations);

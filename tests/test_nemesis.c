@@ -10,11 +10,17 @@
 
 #include <cmocka.h>
 
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
 #include <jansson.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -251,6 +257,142 @@ static void process_fault_on_external_servers_is_refused(void **state)
     assert_int_equal(access(o.dir, F_OK), -1);
 }
 
+/* The port of the first server a run's header names, read from its
+ * stdout file as it runs; fails after 10 s. */
+static int first_server_port(const char *out)
+{
+    char text[8192];
+    for (int i = 0; i < 1000; i++) {
+        slurp(out, text, sizeof(text));
+        const char *at = strstr(text, "  server: redis 127.0.0.1:");
+        if (at)
+            return atoi(at + strlen("  server: redis 127.0.0.1:"));
+        sleep_ms(10);
+    }
+    fail_msg("no server line in %s", out);
+    return -1;
+}
+
+/* Listen on 127.0.0.1:port as soon as it is free (within 5 s), as another
+ * program would that took the port in the gap; the socket, or fails. */
+static int take_port_when_free(int port)
+{
+    for (int i = 0; i < 500; i++) {
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        int one = 1;
+        struct sockaddr_in a = {.sin_family = AF_INET,
+                                .sin_port = htons((uint16_t)port),
+                                .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+        if (bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 && listen(fd, 4) == 0)
+            return fd;
+        close(fd);
+        sleep_ms(10);
+    }
+    fail_msg("port %d never came free", port);
+    return -1;
+}
+
+/* A kill whose restart cannot happen (the port is taken in the gap): the
+ * fault was not carried out, so the run is INCOMPLETE (exit 3), saying
+ * which fault and why, never a PASS. */
+static void a_restart_that_cannot_happen_makes_the_run_incomplete(void **state)
+{
+    (void)state;
+    char path[600], dir[600], out[700], said[16384];
+    snprintf(path, sizeof(path), "%s/tests/scenarios/restart_port_taken.json", src);
+    snprintf(dir, sizeof(dir), "%s/port-taken", tmp);
+    snprintf(out, sizeof(out), "%s.out", dir);
+    char *argv[] = {(char *)bin, "run", path, "--out", dir, NULL};
+    pid_t pid = spawn(argv, out, out, NULL);
+    int fd = take_port_when_free(first_server_port(out));
+    assert_int_equal(reap(pid, 60), 3);
+    close(fd);
+    slurp(out, said, sizeof(said));
+    assert_null(strstr(said, "End of run: PASS"));
+    const char *why = "faults[0] (kill redis-1) was not carried out: restart of redis-1 failed: "
+                      "redis on port ";
+    const char *end = strstr(said, "End of run: INCOMPLETE - ");
+    assert_non_null(end);
+    assert_non_null(strstr(end, why));
+    struct outcome o = {0};
+    snprintf(o.dir, sizeof(o.dir), "%s/port-taken", tmp);
+    json_t *r = report(&o);
+    assert_false(jbool(r, NULL, "complete"));
+    assert_non_null(strstr(json_string_value(json_object_get(r, "incomplete_reason")), why));
+    assert_non_null(strstr(text(r, 0, "error"), "restart of redis-1 failed: "));
+    json_decref(r);
+}
+
+/* Make every managed Redis's clock file unwritable (the folder
+ * faketime.new where its new offset is written), once they exist under
+ * tmpdir; fails after 10 s. */
+static void block_clock_files(const char *tmpdir)
+{
+    for (int i = 0; i < 1000; i++) {
+        DIR *d = opendir(tmpdir);
+        struct dirent *e;
+        int blocked = 0;
+        while (d && (e = readdir(d)) != NULL) {
+            char file[900];
+            if (strncmp(e->d_name, "locklab-", 8) != 0)
+                continue;
+            for (int k = 0; k < 5; k++) {
+                snprintf(file, sizeof(file), "%s/%s/redis-%d/faketime", tmpdir, e->d_name, k);
+                if (access(file, F_OK) != 0)
+                    continue;
+                strcat(file, ".new");
+                blocked += mkdir(file, 0700) == 0 || errno == EEXIST;
+            }
+        }
+        if (d)
+            closedir(d);
+        if (blocked == 5)
+            return;
+        sleep_ms(10);
+    }
+    fail_msg("no managed Redis with a clock file appeared under %s", tmpdir);
+}
+
+/* A clock jump whose clock file cannot be written: not carried out, so
+ * INCOMPLETE, in a run and in the matrix (never "match yes"). */
+static void a_clock_jump_that_cannot_be_applied_makes_the_run_incomplete(void **state)
+{
+    (void)state;
+    char path[600], dir[600], out[700], text[16384], own_tmp[600];
+    snprintf(path, sizeof(path), "%s/tests/scenarios/clock_jump_unwritable.json", src);
+    snprintf(own_tmp, sizeof(own_tmp), "%s/clock-tmp", tmp);
+    assert_int_equal(mkdir(own_tmp, 0700), 0);
+    setenv("TMPDIR", own_tmp, 1);
+    snprintf(dir, sizeof(dir), "%s/clock", tmp);
+    snprintf(out, sizeof(out), "%s.out", dir);
+    char *argv[] = {(char *)bin, "run", path, "--out", dir, NULL};
+    pid_t pid = spawn(argv, out, out, NULL);
+    block_clock_files(own_tmp);
+    assert_int_equal(reap(pid, 60), 3);
+    slurp(out, text, sizeof(text));
+    assert_null(strstr(text, "End of run: PASS"));
+    assert_non_null(strstr(text, "End of run: INCOMPLETE - faults[0] (clock_jump redis-1) was not "
+                                 "carried out: clock jump of redis-1 failed: cannot write "));
+
+    /* the same row in a matrix of its own */
+    char rows[600], copy[1200], mx[600];
+    snprintf(rows, sizeof(rows), "%s/rows", tmp);
+    snprintf(copy, sizeof(copy), "cp %s %s/rows/", path, tmp);
+    assert_int_equal(mkdir(rows, 0700), 0);
+    assert_int_equal(system(copy), 0);
+    snprintf(mx, sizeof(mx), "%s/mx", tmp);
+    snprintf(out, sizeof(out), "%s.out", mx);
+    char *matrix[] = {(char *)bin, "matrix", rows, "--out", mx, NULL};
+    pid = spawn(matrix, out, out, NULL);
+    block_clock_files(own_tmp);
+    assert_int_equal(reap(pid, 60), 3);
+    slurp(out, text, sizeof(text));
+    assert_null(strstr(text, " yes "));
+    assert_non_null(strstr(text, "faults[0] (clock_jump redis-1) was not carried out"));
+    unsetenv("TMPDIR");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -262,6 +404,8 @@ int main(void)
         cmocka_unit_test(interrupt_during_a_server_pause_leaves_nothing_stopped),
         cmocka_unit_test(sigkill_during_a_server_pause_leaves_nothing_behind),
         cmocka_unit_test(process_fault_on_external_servers_is_refused),
+        cmocka_unit_test(a_restart_that_cannot_happen_makes_the_run_incomplete),
+        cmocka_unit_test(a_clock_jump_that_cannot_be_applied_makes_the_run_incomplete),
     };
     return cmocka_run_group_tests(tests, harness_setup, harness_teardown);
 }

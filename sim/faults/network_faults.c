@@ -298,5 +298,7 @@ void nemesis_hold_client(struct nemesis *n, int idx, uint32_t client, bool on)
                       .toxicity = 1.0,
                       .endpoints = servers_mask(n->net_n),
                       .group = (int32_t)client};
-    proxy_toxic_add(n->proxy, idx, &t, NULL);
+    if (proxy_toxic_add(n->proxy, idx, &t, NULL) < 0) /* the pause would leak traffic */
+        snprintf(n->rec[idx].error, sizeof(n->rec[idx].error),
+                 "the proxy refused to hold client %" PRIu32 "'s traffic", client);
 }

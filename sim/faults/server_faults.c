@@ -87,7 +87,8 @@ static void bring_back(struct nemesis *n, size_t i, size_t k)
                             : ", data lost");
     }
     if (rc < 0)
-        add_text(r->error, sizeof(r->error), "%s", err);
+        add_text(r->error, sizeof(r->error), "%s of %s failed: %s",
+                 r->spec.type == FAULT_PAUSE ? "SIGCONT" : "restart", name, err);
 }
 
 /* After a fault on a ZooKeeper ensemble: which member leads now (a
@@ -118,6 +119,8 @@ static void end_fault(struct nemesis *n, size_t i, bool healed)
         note_zk_leader(n, i);
     if (healed)
         add_text(r->end_detail, sizeof(r->end_detail), "at the end of the run");
+    if (r->spec.type == FAULT_FAILOVER && r->promoted_ns == 0)
+        add_text(r->error, sizeof(r->error), "sentinel promoted no replica before the run ended");
     n->busy &= ~n->struck[i];
     r->healed = healed;
     r->ended = true;
@@ -141,12 +144,15 @@ static void jump_clock(struct nemesis *n, size_t i, size_t k)
                      "%s (pid %d) clock +%" PRIu64 " ms by libfaketime (%" PRIu64 " ms ahead now)",
                      name, (int)pid_of(n, k), ms, s->clock_ahead_ms);
         else
-            add_text(r->error, sizeof(r->error), "%s", err);
+            add_text(r->error, sizeof(r->error), "clock jump of %s failed: %s", name, err);
         return;
     }
     long keys = cluster_shorten_ttls(s->port, ms);
     if (keys < 0) {
-        add_text(r->error, sizeof(r->error), "%s: the keys' ttl could not be shortened", name);
+        add_text(r->error, sizeof(r->error),
+                 "clock jump of %s failed: the keys' ttl could not be shortened (no answer on "
+                 "port %d)",
+                 name, s->port);
         return;
     }
     bool asked = r->spec.method == CLOCK_TTL;
@@ -185,7 +191,7 @@ static void strike(struct nemesis *n, size_t i, size_t k)
     if (rc == 0)
         add_text(r->detail, sizeof(r->detail), "%s %s (pid %d)", what, name, (int)p);
     else
-        add_text(r->error, sizeof(r->error), "%s", err);
+        add_text(r->error, sizeof(r->error), "%s of %s failed: %s", what, name, err);
 }
 
 static bool stopping(const struct nemesis *n, uint64_t now);

@@ -168,6 +168,11 @@ int cluster_clock_jump(struct cluster *c, size_t i, uint64_t ms, char *err, size
         snprintf(err, errlen, "server %zu does not run under libfaketime", i);
         return -1;
     }
+    if (s->pid <= 0) { /* its file would be written, and no clock would move */
+        cluster_unlock();
+        snprintf(err, errlen, "%s on port %d is not running", s->kind, s->port);
+        return -1;
+    }
     uint64_t ahead = s->clock_ahead_ms + ms;
     int rc = spawn_write_clock(s, ahead);
     if (rc == 0) {
