@@ -58,7 +58,9 @@ static void watch_run(struct runner *r, struct fleet *f, struct run_result *res,
         fprintf(stderr, "\r\033[K");
 }
 
-static int write_reports(struct run_result *res)
+/* Every file of the run's record; 0, or -1 with why set ("cannot write
+ * PATH: REASON"). */
+static int write_reports(struct run_result *res, char *why, size_t len)
 {
     char path[700];
     const char *dir = res->run_dir;
@@ -89,8 +91,27 @@ static int write_reports(struct run_result *res)
     }
     return 0;
 fail:
-    fprintf(stderr, "locklab: cannot write %s: %s\n", path, strerror(errno ? errno : EIO));
+    snprintf(why, len, "cannot write %s: %s", path, strerror(errno ? errno : EIO));
     return -1;
+}
+
+/* A run whose record could not be written has no verdict: what was not
+ * kept cannot be checked again, and a later file may be what failed after
+ * report.json said PASS. report.json is written again saying so, or, if
+ * even that fails (a full disk), removed, so no file says PASS. */
+static void record_lost(struct run_result *res, const char *why)
+{
+    fprintf(stderr, "locklab: %s\n", why);
+    if (res->complete) {
+        res->complete = false;
+        snprintf(res->incomplete_reason, sizeof(res->incomplete_reason),
+                 "the run's record could not be written (%.*s)",
+                 (int)sizeof(res->incomplete_reason) - 48, why);
+    }
+    char path[700];
+    snprintf(path, sizeof(path), "%s/report.json", res->run_dir);
+    if (report_json(path, res) < 0)
+        unlink(path);
 }
 
 static int finish_run(struct runner *r, struct proxy *px, struct run_result *res,
@@ -109,13 +130,14 @@ static int finish_run(struct runner *r, struct proxy *px, struct run_result *res
         snprintf(res->incomplete_reason, sizeof(res->incomplete_reason), "%s", reason);
     }
     result_judge(res);
-    int wrote = write_reports(res);
+    char why[800];
+    if (write_reports(res, why, sizeof(why)) < 0)
+        record_lost(res, why);
     if (!o->quiet && !o->brief)
         report_terminal(stdout, res, o->max_violations);
     else if (!o->silent)
         printf("End of run: %s  %s/\n", report_verdict(res), res->run_dir);
-    fflush(stdout);
-    if (wrote < 0)
+    if (fflush(stdout) != 0 && res->complete) /* the verdict itself was lost */
         return EXIT_ENV;
     if (!res->complete)
         return signals_received() ? EXIT_INTERRUPTED : EXIT_ENV;
