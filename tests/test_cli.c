@@ -388,6 +388,29 @@ static void folders_owned_across_pid_namespaces(void **state)
     unsetenv("TMPDIR");
 }
 
+/* A server that cannot start: "is it installed?" only when its program
+ * cannot be executed; one that runs and exits says so, with its status. */
+static void a_server_that_cannot_start_says_why(void **state)
+{
+    (void)state;
+    char path[600];
+    scenario_path(path, sizeof(path), "flash_sale.json");
+    const char *brief[] = {"--duration", "0.5", "--quiet", NULL};
+    struct outcome missing = {0}, exits = {0};
+    setenv("LOCKLAB_REDIS_SERVER", "/nonexistent/redis-server", 1);
+    run(&missing, NULL, "run", path, brief);
+    setenv("LOCKLAB_REDIS_SERVER", "/bin/false", 1);
+    run(&exits, NULL, "run", path, brief);
+    unsetenv("LOCKLAB_REDIS_SERVER");
+    assert_int_equal(missing.status, 3);
+    assert_non_null(strstr(missing.err, " could not be started (is it installed?): "
+                                        "/nonexistent/redis-server: cannot execute: not "
+                                        "installed, or not executable\n"));
+    assert_int_equal(exits.status, 3);
+    assert_non_null(strstr(exits.err, " exited at start with status 1: its log is empty\n"));
+    assert_null(strstr(exits.err, "installed"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -399,6 +422,7 @@ int main(void)
         cmocka_unit_test(header_reaches_a_log_before_the_end),
         cmocka_unit_test(a_killed_runs_folder_is_removed_by_the_next),
         cmocka_unit_test(folders_owned_across_pid_namespaces),
+        cmocka_unit_test(a_server_that_cannot_start_says_why),
     };
     return cmocka_run_group_tests(tests, harness_setup, harness_teardown);
 }

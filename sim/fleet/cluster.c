@@ -163,14 +163,14 @@ static int start_redis(struct managed_server *s, char *err, size_t errlen)
         }
         if (spawn_start(s, err, errlen) < 0)
             return -1;
-        int rc = spawn_wait_ready(s);
-        if (rc == 0)
+        struct spawn_wait w;
+        if (spawn_wait_ready(s, 1, &w) == 0)
             return 0;
         char tail[200];
         spawn_log_tail(s, tail, sizeof(tail));
-        int retry = rc > 0 && strstr(tail, "in use") != NULL && attempt + 1 < START_ATTEMPTS;
+        int retry = w.rc > 0 && strstr(tail, "in use") != NULL && attempt + 1 < START_ATTEMPTS;
         if (!retry)
-            spawn_failed(s, rc, err, errlen);
+            spawn_failed(s, &w, err, errlen);
         spawn_stop(s, SIGKILL);
         if (!retry)
             return -1;
@@ -440,9 +440,9 @@ int cluster_start_sentinels(struct cluster *c, size_t count, int master_port, si
         }
         if (spawn_start(s, err, errlen) < 0)
             goto fail;
-        int rc = spawn_wait_ready(s);
-        if (rc != 0) {
-            spawn_failed(s, rc, err, errlen);
+        struct spawn_wait w;
+        if (spawn_wait_ready(s, 1, &w) != 0) {
+            spawn_failed(s, &w, err, errlen);
             goto fail;
         }
     }
@@ -544,9 +544,9 @@ int cluster_start_zookeeper(struct cluster *c, size_t ensemble, char *err, size_
             goto fail;
     }
     for (size_t i = 0; i < ensemble; i++) {
-        int rc = spawn_wait_ready(zk[i]);
-        if (rc != 0) {
-            spawn_failed(zk[i], rc, err, errlen);
+        struct spawn_wait w;
+        if (spawn_wait_ready(zk[i], ensemble, &w) != 0) {
+            spawn_failed(zk[i], &w, err, errlen);
             goto fail;
         }
     }

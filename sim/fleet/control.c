@@ -131,14 +131,15 @@ int cluster_revive(struct cluster *c, size_t i, bool keep_data, char *err, size_
     if (rc < 0)
         return -1;
     /* waited for outside the lock: the main thread may look meanwhile */
-    int ready = spawn_wait_ready(s);
+    struct spawn_wait w;
+    int ready = spawn_wait_ready(s, 1, &w);
     cluster_lock();
     if (c->pids_changed)
         c->pids_changed(c);
     if (ready == 0)
         s->killed = false;
     else
-        spawn_failed(s, ready, err, errlen);
+        spawn_failed(s, &w, err, errlen);
     cluster_unlock();
     return ready == 0 ? 0 : -1;
 }

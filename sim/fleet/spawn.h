@@ -5,16 +5,30 @@
 #define LOCKLAB_SPAWN_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "cluster.h"
 
 void spawn_sleep_ms(long ms);
 /* Fork and exec s's server on s->port, in s->dir. 0, or -1 with err set. */
 int spawn_start(struct managed_server *s, char *err, size_t errlen);
-/* Wait until it serves: 0; 1 when it exited (maybe the port); -1 at the timeout. */
-int spawn_wait_ready(struct managed_server *s);
-/* "redis on port N did not answer in time: <last log line>" into err. */
-void spawn_failed(struct managed_server *s, int rc, char *err, size_t errlen);
+/* What a wait for a server to serve saw, for the error if it failed. */
+struct spawn_wait {
+    int rc;            /* 0 serves; 1 exited (maybe the port); -1 not within limit_ms */
+    int status;        /* when it exited: its wait status */
+    uint64_t limit_ms; /* how long it was given */
+    size_t starting;   /* servers started at once with it */
+    double load;       /* the one-minute load average then */
+};
+
+/* Wait until it serves, for as long as its kind needs on this machine
+ * now: longer when starting servers start with it or the machine is
+ * loaded. w->rc, also returned. */
+int spawn_wait_ready(struct managed_server *s, size_t starting, struct spawn_wait *w);
+/* Why the wait w failed, into err: what was waited for and how long, how
+ * it ended, the last log line; "is it installed?" only when its program
+ * could not be executed. */
+void spawn_failed(struct managed_server *s, const struct spawn_wait *w, char *err, size_t errlen);
 /* The last line of its logs, for an error message. */
 void spawn_log_tail(const struct managed_server *s, char *out, size_t len);
 /* 1 when it has exited (and is reaped: pid 0), 0 while it lives. */
