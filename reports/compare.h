@@ -18,7 +18,7 @@ struct compare_row {
     char algorithm[32];
     char run_dir[512];
     char verdict[16]; /* PASS, FAIL, INCOMPLETE, NOT RUN */
-    char note[400];   /* why it is incomplete, failed or did not run */
+    char note[640];   /* why it is incomplete, failed or did not run */
     bool ran;         /* false: NOT RUN, no figure means anything */
     double elapsed_s;
     uint64_t acquired, busy, errors, steps;

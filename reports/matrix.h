@@ -19,7 +19,7 @@ struct matrix_run {
     bool ran;          /* false: it could not start (the error went to stderr) */
     bool matched;      /* complete, and every expectation met */
     char verdict[16];  /* PASS, FAIL, INCOMPLETE, NOT RUN */
-    char failure[320]; /* the first unmet expectation, or why it is incomplete */
+    char failure[640]; /* the first unmet expectation, or why it is incomplete */
     char run_dir[512];
     uint64_t violations;
     uint64_t failed;     /* acquires that failed in the fault windows, all summed */

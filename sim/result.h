@@ -54,7 +54,7 @@ struct run_result {
     struct proxy_stats proxy;
 
     bool complete;
-    char incomplete_reason[320];
+    char incomplete_reason[640];
     uint64_t t0_mono_ns, t0_wall_ns, end_mono_ns;
     double elapsed_s;
 

@@ -259,7 +259,7 @@ static size_t list_folders(const char *dir, char names[][16], size_t max)
     assert_non_null(d);
     while ((e = readdir(d)) != NULL && n < max)
         if (strncmp(e->d_name, "locklab-", 8) == 0 && strlen(e->d_name) == 14)
-            snprintf(names[n++], 16, "%s", e->d_name);
+            snprintf(names[n++], 16, "%.14s", e->d_name);
     closedir(d);
     return n;
 }
