@@ -15,8 +15,11 @@
 void report_header(FILE *f, const struct scenario *s, const char (*servers)[RESULT_SERVER_LEN],
                    size_t n_servers);
 /* The summary a person reads on the terminal after the header; ends with
- * the verdict line "End of run: PASS" or "End of run: FAIL ...". */
+ * the verdict line "End of run: " and report_verdict_line. */
 void report_terminal(FILE *f, const struct run_result *r, int max_violations);
+/* The verdict alone, for --quiet and each run of a comparison or matrix:
+ * "End of run: PASS (expected UNSAFE: 110 violations)  runs/x/". */
+void report_brief(FILE *f, const struct run_result *r);
 
 /* The "!!! violation" lines, at most max, then a count of the rest.
  * Needs only sections, spans, check, hist and t0_mono_ns of r. */

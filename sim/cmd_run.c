@@ -113,7 +113,7 @@ static int finish_run(struct runner *r, struct proxy *px, struct run_result *res
     if (!o->quiet && !o->brief)
         report_terminal(stdout, res, o->max_violations);
     else if (!o->silent)
-        printf("End of run: %s  %s/\n", report_verdict(res), res->run_dir);
+        report_brief(stdout, res);
     fflush(stdout);
     if (wrote < 0)
         return EXIT_ENV;
