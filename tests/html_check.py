@@ -983,10 +983,19 @@ def check_compare(cdir):
             bad += 1
             fail(f"{name}: row {al} has {len(text)} cells")
             continue
-        if text[1] != a["verdict"]:
+        word = cells[1].first("span", attr="data-verdict")
+        word = word.text().strip() if word is not None else None
+        if word != a["verdict"]:
             bad += 1
-            fail(f"{name}: row {al}: verdict {text[1]!r}, compare.json {a['verdict']!r}")
+            fail(f"{name}: row {al}: verdict {word!r}, compare.json {a['verdict']!r}")
         ran = a["verdict"] != "NOT RUN"
+        if ran:
+            n = a["violations"]
+            if not check_badges(cells[1], n, name, f"row {al}", a["safety"]["text"]):
+                bad += 1
+            if n > 0 and "unsafe" not in cells[8].classes():
+                bad += 1
+                fail(f"{name}: row {al}: the violations cell ({n}) is not coloured unsafe")
         want_v = str(a["violations"]) if ran and a["violations"] is not None else "-"
         if text[8] != want_v:
             bad += 1
@@ -1059,9 +1068,16 @@ def check_compare(cdir):
     if v != want:
         bad += 1
         fail(f"{name}: verdict {v!r}, compare.json's rows give {want!r}")
+    total = sum(a["violations"] or 0 for a in algs)
+    h1 = dom.first("h1")
+    if not check_danger_colour(dom, name):
+        bad += 1
+    if h1 is None or not check_badges(h1, total, name, "the title"):
+        bad += 1
     if bad == 0:
-        note(f"{name}: {len(rows)} rows as compare.json (verdict, violations, failed, qps, "
-             f"latencies), each link to an existing run page, bars and spectrum, verdict {v}")
+        note(f"{name}: {len(rows)} rows as compare.json (verdict and safety badges, violations, "
+             f"failed, qps, latencies), each link to an existing run page, bars and spectrum, "
+             f"verdict {v}, {total} violations in all beside an UNSAFE badge when any")
 
 
 # --- matrix.html ----------------------------------------------------------

@@ -198,6 +198,15 @@ def compare_facts(dirname):
                 out.append(f"{r.get('algorithm')}: verdict {r.get('verdict')}, its report.json says {rep.get('verdict')}")
             if rep.get("checker", {}).get("violations") != r.get("violations"):
                 out.append(f"{r.get('algorithm')}: violations differ from its report.json")
+            if rep.get("safety") != r.get("safety"):
+                out.append(f"{r.get('algorithm')}: safety differs from its report.json")
+        ran = [r["safety"] for r in rows if r.get("safety")]
+        s = d.get("safety", {})
+        want = (len(ran), sum(not x["safe"] for x in ran), sum(x["violations"] for x in ran))
+        if (s.get("runs"), s.get("unsafe_runs"), s.get("violations")) != want:
+            out.append(f"safety: runs, unsafe_runs, violations "
+                       f"{(s.get('runs'), s.get('unsafe_runs'), s.get('violations'))}, the rows "
+                       f"give {want}")
         return out
     return facts
 
@@ -299,6 +308,9 @@ compare_mutants = [
     ("not_run a string", lambda m: m.update(not_run="1")),
     ("an unknown key in a row", lambda m: compare_row(m).update(surprise=True)),
     ("complete a string", lambda m: m.update(complete="yes")),
+    ("a row that ran with safety null", lambda m: compare_row(m).update(safety=None)),
+    ("no safety summary", lambda m: m.pop("safety")),
+    ('a safety summary reading "all good"', lambda m: m["safety"].update(text="all good")),
 ]
 
 # The report to mutate: a complete redis flash_sale run whose fault fired
