@@ -1110,6 +1110,16 @@ def check_matrix(mdir):
         if len(x["runs"]) != x["seeds"]:
             bad += 1
             fail(f"{mdir}/matrix.json: row {x['name']}: seeds {x['seeds']}, {len(x['runs'])} runs")
+        counted = [run["violations"] for run in x["runs"] if run["ran"]]
+        cell = r.cells()[5] if len(r.cells()) > 5 else r
+        if not check_badges(cell, sum(counted), name, f"row {x['name']}"):
+            bad += 1
+        elif cell.first("span", attr="data-safety").get("data-unsafe-runs") != \
+                str(sum(1 for n in counted if n > 0)):
+            bad += 1
+            fail(f"{name}: row {x['name']}: data-unsafe-runs "
+                 f"{cell.first('span', attr='data-safety').get('data-unsafe-runs')!r}, "
+                 f"matrix.json's runs {counted}")
         links = list(r.find_all("a", attr="href"))
         ran = [run for run in x["runs"] if run.get("run_dir")]
         if len(links) != len(ran):
@@ -1143,9 +1153,16 @@ def check_matrix(mdir):
     if v != wv:
         bad += 1
         fail(f"{name}: verdict {v!r}, matrix.json gives {wv!r}")
+    total = sum(run["violations"] for x in mx["rows"] for run in x["runs"] if run["ran"])
+    h1 = dom.first("h1")
+    if not check_danger_colour(dom, name):
+        bad += 1
+    if h1 is None or not check_badges(h1, total, name, "the title"):
+        bad += 1
     if bad == 0:
-        note(f"{name}: {len(rows)} row(s) as matrix.json (matched/runs), every seed link to an "
-             f"existing run page, verdict {v}")
+        note(f"{name}: {len(rows)} row(s) as matrix.json (matched/runs, safety), every seed link "
+             f"to an existing run page, verdict {v}, {total} violations beside an UNSAFE badge "
+             f"when any")
 
 
 def main(argv):
