@@ -43,6 +43,7 @@ void compare_row_fill(struct compare_row *row, const struct run_result *r)
     row->fenced_pairs = r->check.fenced_pairs;
     row->rejected_accesses = r->rejected_accesses;
     row->invariants_hold = r->invariants_hold;
+    row->safety = report_safety_of(r);
     fill_invariants(row, r);
     html_curve_of(&row->spectrum, h);
 }
@@ -109,6 +110,27 @@ static size_t name_rows(const struct comparison *c, const char *v, char *buf, si
     return n;
 }
 
+/* The safety of the rows that ran, the unsafe ones named. */
+static struct report_safety_sum safety_sum(const struct comparison *c)
+{
+    struct report_safety_sum sum = {0};
+    for (size_t i = 0; i < c->n; i++)
+        if (c->rows[i].ran)
+            report_safety_add(&sum, &c->rows[i].safety, c->rows[i].algorithm);
+    return sum;
+}
+
+/* A row's verdict with its safety: "PASS (expected UNSAFE: 122
+ * violations)", or "NOT RUN". */
+static const char *row_verdict(const struct compare_row *row, char *buf, size_t len)
+{
+    if (!row->ran)
+        snprintf(buf, len, "%s", row->verdict);
+    else
+        report_verdict_safety(row->verdict, &row->safety, buf, len);
+    return buf;
+}
+
 const char *compare_verdict(const struct comparison *c, char *buf, size_t len)
 {
     snprintf(buf, len, "INCOMPLETE");
@@ -118,8 +140,11 @@ const char *compare_verdict(const struct comparison *c, char *buf, size_t len)
             snprintf(buf, len, "PASS");
     }
     size_t skipped = compare_not_run(c), used = strlen(buf);
-    if (skipped && used < len)
-        snprintf(buf + used, len - used, ", %zu of %zu NOT RUN", skipped, c->n);
+    if (skipped)
+        report_append(buf, len, &used, ", %zu of %zu NOT RUN", skipped, c->n);
+    struct report_safety_sum sum = safety_sum(c);
+    char safety[400];
+    report_append(buf, len, &used, "; %s", report_safety_sum_text(&sum, safety, sizeof(safety)));
     return buf;
 }
 
@@ -129,15 +154,21 @@ void compare_terminal(FILE *f, const struct comparison *c)
     fprintf(f,
             "\nlocklab compare  scenario=%s  workload=%s  clients=%" PRIu32 "  seed=%" PRIu64 "\n",
             s->name, workload_name(s->workload), s->clients, s->seed);
-    fprintf(f, "%-12s %9s %9s %9s %9s %9s %9s %10s  %-10s %s\n", "algorithm", "qps", "p50 ms",
-            "p99 ms", "p99.9 ms", "max ms", "failed", "violations", "verdict", "invariants");
+    char verdict[COMPARE_MAX][200];
+    int width = (int)strlen("verdict");
+    for (size_t i = 0; i < c->n; i++) {
+        int w = (int)strlen(row_verdict(&c->rows[i], verdict[i], sizeof(verdict[i])));
+        width = w > width ? w : width;
+    }
+    fprintf(f, "%-12s %9s %9s %9s %9s %9s %9s %10s  %-*s  %s\n", "algorithm", "qps", "p50 ms",
+            "p99 ms", "p99.9 ms", "max ms", "failed", "violations", width, "verdict", "invariants");
     for (size_t i = 0; i < c->n; i++) {
         const struct compare_row *row = &c->rows[i];
         struct cells x;
         row_cells(row, &x);
-        fprintf(f, "%-12s %9s %9s %9s %9s %9s %9s %10s  %-10s %s\n", row->algorithm, x.qps,
+        fprintf(f, "%-12s %9s %9s %9s %9s %9s %9s %10s  %-*s  %s\n", row->algorithm, x.qps,
                 x.latency[0], x.latency[1], x.latency[2], x.latency[3], x.failed, x.violations,
-                row->verdict, row->invariants);
+                width, verdict[i], row->invariants);
         if (row->note[0])
             fprintf(f, "%-12s   %s\n", "", row->note);
     }
@@ -147,8 +178,8 @@ void compare_terminal(FILE *f, const struct comparison *c)
             "reports: %s/compare.html, %s/compare.md, %s/compare.json; per algorithm: "
             "%s/<algorithm>/\n",
             c->out_dir, c->out_dir, c->out_dir, c->out_dir);
-    char verdict[200];
-    fprintf(f, "End of compare: %s\n", compare_verdict(c, verdict, sizeof(verdict)));
+    char line[600];
+    fprintf(f, "End of compare: %s\n", compare_verdict(c, line, sizeof(line)));
 }
 
 int compare_markdown(const char *path, const struct comparison *c)
@@ -157,7 +188,9 @@ int compare_markdown(const char *path, const struct comparison *c)
     if (f == NULL)
         return -1;
     const struct scenario *s = c->scn;
-    fprintf(f, "# locklab compare: %s\n\n", s->name);
+    char line[600];
+    fprintf(f, "# locklab compare: %s\n\n**%s**\n\n", s->name,
+            compare_verdict(c, line, sizeof(line)));
     if (s->description[0])
         fprintf(f, "%s\n\n", s->description);
     fprintf(f,
@@ -184,10 +217,14 @@ int compare_markdown(const char *path, const struct comparison *c)
             snprintf(name, sizeof(name), "[%s](%s/report.md)", row->algorithm, row->algorithm);
         else
             snprintf(name, sizeof(name), "%s", row->algorithm);
-        fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s |%s %s | %s%s%s |\n", name, x.qps,
-                x.latency[0], x.latency[1], x.latency[2], x.latency[3], x.failed, x.violations,
-                fenced, row->invariants, strcmp(row->verdict, "PASS") == 0 ? "" : "**",
-                row->verdict, strcmp(row->verdict, "PASS") == 0 ? "" : "**");
+        /* bold is Markdown's only alarm: a failure, and a lock that broke */
+        bool calm = strcmp(row->verdict, "PASS") == 0 && (!row->ran || row->safety.safe);
+        bool unsafe = row->ran && !row->safety.safe;
+        char verdict[200];
+        fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s%s%s |%s %s | %s%s%s |\n", name, x.qps,
+                x.latency[0], x.latency[1], x.latency[2], x.latency[3], x.failed,
+                unsafe ? "**" : "", x.violations, unsafe ? "**" : "", fenced, row->invariants,
+                calm ? "" : "**", row_verdict(row, verdict, sizeof(verdict)), calm ? "" : "**");
     }
     fprintf(f, "\nQPS counts locks acquired per second; latencies are of successful acquires.\n");
     for (size_t i = 0; i < c->n; i++)
@@ -215,7 +252,7 @@ static json_t *row_json(const struct compare_row *row)
                             row->has_latency ? json_real(row->acquire_ms[i]) : json_null());
     return json_pack(
         "{s:s, s:s, s:s, s:s?, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, "
-        "s:o, s:s}",
+        "s:o, s:s, s:o}",
         "algorithm", row->algorithm, "run_dir", row->run_dir, "verdict", row->verdict, "note",
         row->note[0] ? row->note : NULL, "elapsed_s",
         row->ran ? json_real(row->elapsed_s) : json_null(), "steps", num(row, row->steps),
@@ -223,7 +260,8 @@ static json_t *row_json(const struct compare_row *row)
         num(row, row->errors), "qps", row->ran ? json_real(row->qps) : json_null(), "acquire_ms",
         lat, "violations", num(row, row->violations), "fenced_pairs", num(row, row->fenced_pairs),
         "rejected_accesses", num(row, row->rejected_accesses), "invariants_hold",
-        row->ran ? json_boolean(row->invariants_hold) : json_null(), "invariants", row->invariants);
+        row->ran ? json_boolean(row->invariants_hold) : json_null(), "invariants", row->invariants,
+        "safety", row->ran ? report_safety_json(&row->safety) : json_null());
 }
 
 int compare_json(const char *path, const struct comparison *c)
@@ -234,12 +272,14 @@ int compare_json(const char *path, const struct comparison *c)
         json_array_append_new(rows, row_json(&c->rows[i]));
     for (size_t i = 0; i < c->n_servers; i++)
         json_array_append_new(servers, json_string(c->servers[i]));
-    json_t *root = json_pack(
-        "{s:s, s:s, s:s, s:s, s:I, s:f, s:I, s:b, s:I, s:o, s:o}", "schema", "locklab.compare/2",
-        "version", LOCKLAB_VERSION, "scenario", s->name, "workload", workload_name(s->workload),
-        "clients", (json_int_t)s->clients, "duration_s", (double)s->duration_ms / 1000.0, "seed",
-        (json_int_t)s->seed, "complete", c->complete, "not_run", (json_int_t)compare_not_run(c),
-        "servers", servers, "algorithms", rows);
+    struct report_safety_sum sum = safety_sum(c);
+    json_t *root =
+        json_pack("{s:s, s:s, s:s, s:s, s:I, s:f, s:I, s:b, s:I, s:o, s:o, s:o}", "schema",
+                  "locklab.compare/2", "version", LOCKLAB_VERSION, "scenario", s->name, "workload",
+                  workload_name(s->workload), "clients", (json_int_t)s->clients, "duration_s",
+                  (double)s->duration_ms / 1000.0, "seed", (json_int_t)s->seed, "complete",
+                  c->complete, "not_run", (json_int_t)compare_not_run(c), "servers", servers,
+                  "algorithms", rows, "safety", report_safety_sum_json(&sum));
     if (root == NULL)
         return -1;
     int rc = json_dump_file(root, path, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
@@ -289,9 +329,10 @@ static void bars(FILE *f, const struct comparison *c, const double *v, const cha
 
 static void compare_table(FILE *f, const struct comparison *c)
 {
-    fprintf(f, "<table class=\"compare\"><tr><th class=\"l\">algorithm</th><th>verdict</th>"
-               "<th>QPS</th><th>acquire p50 ms</th><th>p99 ms</th><th>p99.9 ms</th><th>max ms</th>"
-               "<th>failed</th><th>violations</th><th class=\"l\">invariants</th></tr>\n");
+    fprintf(
+        f, "<table class=\"compare\"><tr><th class=\"l\">algorithm</th><th class=\"l\">verdict</th>"
+           "<th>QPS</th><th>acquire p50 ms</th><th>p99 ms</th><th>p99.9 ms</th><th>max ms</th>"
+           "<th>failed</th><th>violations</th><th class=\"l\">invariants</th></tr>\n");
     for (size_t i = 0; i < c->n; i++) {
         const struct compare_row *row = &c->rows[i];
         struct cells x;
@@ -304,10 +345,17 @@ static void compare_table(FILE *f, const struct comparison *c)
         else
             svg_text(f, row->algorithm);
         fprintf(f,
-                "</td><td><span class=\"verdict %s\">%s</span></td><td>%s</td><td>%s</td><td>%s"
-                "</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td class=\"l\">",
-                row->ran ? row->verdict : "NOTRUN", row->verdict, x.qps, x.latency[0], x.latency[1],
-                x.latency[2], x.latency[3], x.failed, x.violations);
+                "</td><td class=\"l verdicts\"><span class=\"verdict %s\" "
+                "data-verdict=\"%s\">%s</span>",
+                row->ran ? row->verdict : "NOTRUN", row->verdict, row->verdict);
+        if (row->ran)
+            html_safety_badge(f, &row->safety);
+        bool unsafe = row->ran && !row->safety.safe;
+        fprintf(f,
+                "</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>"
+                "<td%s>%s</td><td class=\"l\">",
+                x.qps, x.latency[0], x.latency[1], x.latency[2], x.latency[3], x.failed,
+                unsafe ? " class=\"unsafe\"" : "", x.violations);
         svg_text(f, row->invariants);
         if (row->note[0]) {
             fprintf(f, "<br><small>");
@@ -348,7 +396,7 @@ int compare_html(const char *path, const struct comparison *c)
     if (f == NULL)
         return -1;
     const struct scenario *s = c->scn;
-    char verdict[200], title[340], wl[256];
+    char verdict[600], title[740], wl[256];
     compare_verdict(c, verdict, sizeof(verdict));
     snprintf(title, sizeof(title), "locklab compare: %s: %s", s->name, verdict);
     html_begin(f, title);
@@ -356,13 +404,13 @@ int compare_html(const char *path, const struct comparison *c)
     svg_text(f, s->name);
     /* the verdict word before any list of names */
     char word[16];
-    snprintf(word, sizeof(word), "%.*s", (int)strcspn(verdict, " ,"), verdict);
-    fprintf(f, "<span class=\"verdict %s\" data-figure=\"verdict\">%s</span></h1>\n", word, word);
-    if (strcmp(word, verdict) != 0) {
-        fprintf(f, "<p class=\"meta\">");
-        svg_text(f, verdict);
-        fprintf(f, "</p>\n");
-    }
+    snprintf(word, sizeof(word), "%.*s", (int)strcspn(verdict, " ,;"), verdict);
+    fprintf(f, "<span class=\"verdict %s\" data-figure=\"verdict\">%s</span>", word, word);
+    struct report_safety_sum sum = safety_sum(c);
+    html_safety_sum_badge(f, &sum);
+    fprintf(f, "</h1>\n<p class=\"meta\">");
+    svg_text(f, verdict);
+    fprintf(f, "</p>\n");
     if (s->description[0]) {
         fprintf(f, "<p class=\"meta\">");
         svg_text(f, s->description);

@@ -29,8 +29,9 @@ struct compare_row {
     uint64_t fenced_pairs;      /* overlapping pairs the store's fencing made safe */
     uint64_t rejected_accesses; /* reads and writes the store rejected for a stale token */
     bool invariants_hold;
-    char invariants[256];       /* "ok no_oversell, ok stock_accounting, ..." */
-    struct html_curve spectrum; /* the acquire latency's, for compare.html */
+    struct report_safety safety; /* whether the lock kept mutual exclusion */
+    char invariants[256];        /* "ok no_oversell, ok stock_accounting, ..." */
+    struct html_curve spectrum;  /* the acquire latency's, for compare.html */
 };
 
 struct comparison {
@@ -47,7 +48,8 @@ struct comparison {
 void compare_row_fill(struct compare_row *row, const struct run_result *r);
 
 /* The comparison's verdict line: PASS, FAIL (names) or INCOMPLETE
- * (names), and ", N of M NOT RUN". */
+ * (names), ", N of M NOT RUN", then the runs' safety: "; safe (3 runs)"
+ * or "; UNSAFE: 280 violations in 3 of 3 runs (redis, redlock, zookeeper)". */
 const char *compare_verdict(const struct comparison *c, char *buf, size_t len);
 /* Rows that did not run (NOT RUN). */
 size_t compare_not_run(const struct comparison *c);

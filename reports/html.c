@@ -492,8 +492,10 @@ static void header(FILE *f, const struct run_result *r)
     svg_text(f, s->name);
     fprintf(f, " &middot; ");
     svg_text(f, r->algorithm);
-    fprintf(f, "<span class=\"verdict %s\" data-figure=\"verdict\">%s</span></h1>\n", verdict,
-            verdict);
+    fprintf(f, "<span class=\"verdict %s\" data-figure=\"verdict\">%s</span>", verdict, verdict);
+    struct report_safety safety = report_safety_of(r);
+    html_safety_badge(f, &safety);
+    fprintf(f, "</h1>\n");
     if (s->description[0]) {
         fprintf(f, "<p class=\"meta\">");
         svg_text(f, s->description);
@@ -853,9 +855,9 @@ int report_html(const char *path, const struct run_result *r)
     FILE *f = fopen(path, "w");
     if (f == NULL)
         return -1;
-    char title[160];
+    char title[400], verdict[200];
     snprintf(title, sizeof(title), "locklab: %s with %s: %s", r->scn->name, r->algorithm,
-             report_verdict(r));
+             report_verdict_brief(r, verdict, sizeof(verdict)));
     html_begin(f, title);
     header(f, r);
     cards(f, r);

@@ -11,6 +11,8 @@
 #include "svg.h"
 
 struct histogram;
+struct report_safety;
+struct report_safety_sum;
 
 /* The 1/(1-p) axis ends at 99.999%. */
 #define HTML_SPECTRUM_NINES 5
@@ -30,6 +32,12 @@ void html_end(FILE *f);
 /* The spectrum chart of n curves. */
 void html_spectrum_chart(FILE *f, const struct html_curve *const *curves, const char *const *names,
                          size_t n, const char *label);
+/* The safety beside a verdict badge, as a badge of the same size: red
+ * "UNSAFE: 110 violations, ..." or green "safe", never a PASS alone beside
+ * violations. data-safety ("safe"/"unsafe") and data-violations for tests. */
+void html_safety_badge(FILE *f, const struct report_safety *s);
+/* The same for several runs: "UNSAFE", "UNSAFE 1/3" or "safe". */
+void html_safety_sum_badge(FILE *f, const struct report_safety_sum *sum);
 /* Milliseconds for a tick or a cell: "0.1 ms", "250 ms", "2 s". */
 void html_ms_label(char *buf, size_t len, double ms);
 void html_ms_tick(char *buf, size_t len, double ms);

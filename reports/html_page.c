@@ -1,10 +1,12 @@
 /* html_page.c - the frame, stylesheet and spectrum every HTML page shares. */
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 
 #include "hgrm.h"
 #include "histogram.h"
 #include "html.h"
+#include "report.h"
 
 /* Print-friendly: light background, charts kept whole on a page. */
 static const char style[] =
@@ -16,6 +18,9 @@ static const char style[] =
     "margin-left:8px;font-size:15px;vertical-align:2px}"
     ".PASS{background:#2a7d2a}.FAIL{background:#c62828}.INCOMPLETE{background:#b26a00}"
     ".NOTRUN{background:#777}"
+    ".SAFE{background:#2a7d2a}.UNSAFE{background:#c62828}.CAUTION{background:#b26a00}"
+    "td.unsafe{color:#c62828;font-weight:700}"
+    "td .verdict{font-size:13px;margin:1px 4px 1px 0}td.verdicts{min-width:210px}"
     ".meta{color:#555;margin:2px 0}.why{color:#c62828;font-weight:600}"
     ".cards{display:flex;flex-wrap:wrap;gap:10px;margin:12px 0}"
     ".card{border:1px solid #ddd;border-radius:6px;padding:6px 12px;min-width:120px}"
@@ -159,4 +164,25 @@ void html_spectrum_chart(FILE *f, const struct html_curve *const *curves, const 
     }
     svg_legend(&c, names, colours, n < 16 ? n : 16);
     svg_end(&c);
+}
+
+void html_safety_badge(FILE *f, const struct report_safety *s)
+{
+    char text[160];
+    fprintf(f, "<span class=\"verdict %s\" data-safety=\"%s\" data-violations=\"%" PRIu64 "\">",
+            report_safety_class(s), s->safe ? "safe" : "unsafe", s->violations);
+    svg_text(f, report_safety_text(s, text, sizeof(text)));
+    fprintf(f, "</span>");
+}
+
+void html_safety_sum_badge(FILE *f, const struct report_safety_sum *sum)
+{
+    char word[32];
+    fprintf(f,
+            "<span class=\"verdict %s\" data-safety=\"%s\" data-violations=\"%" PRIu64
+            "\" data-runs=\"%zu\" data-unsafe-runs=\"%zu\">",
+            report_safety_sum_class(sum), sum->unsafe ? "unsafe" : "safe", sum->violations,
+            sum->runs, sum->unsafe);
+    svg_text(f, report_safety_sum_word(sum, word, sizeof(word)));
+    fprintf(f, "</span>");
 }

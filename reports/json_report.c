@@ -209,15 +209,17 @@ int report_json(const char *path, const struct run_result *r)
         json_object_set_new(ops, report_op_name(k), op_stats(r, r->ops[k]));
     for (size_t i = 0; i < r->n_servers; i++)
         json_array_append_new(servers, json_string(r->servers[i]));
+    struct report_safety safety = report_safety_of(r);
     json_t *root = json_pack(
-        "{s:s, s:s, s:b, s:o, s:s, s:o, s:o, s:s, s:s, s:I, s:I, s:f, s:o, s:o, s:o, s:o, s:o}",
+        "{s:s, s:s, s:b, s:o, s:s, s:o, s:o, s:o, s:s, s:s, s:I, s:I, s:f, s:o, s:o, s:o, s:o, "
+        "s:o}",
         "schema", SCHEMA, "locklab", LOCKLAB_VERSION, "complete", r->complete, "incomplete_reason",
         r->complete ? json_null() : json_string(r->incomplete_reason), "verdict", report_verdict(r),
-        "failure", fail ? json_string(fail) : json_null(), "scenario", report_scenario_json(r->scn),
-        "algorithm", r->algorithm, "started_at", when, "start_mono_ns", (json_int_t)r->t0_mono_ns,
-        "start_wall_ns", (json_int_t)r->t0_wall_ns, "elapsed_s", r->elapsed_s, "servers", servers,
-        "operations", ops, "counters", counters_json(r), "checker", checker_json(r), "faults",
-        faults_json(r));
+        "failure", fail ? json_string(fail) : json_null(), "safety", report_safety_json(&safety),
+        "scenario", report_scenario_json(r->scn), "algorithm", r->algorithm, "started_at", when,
+        "start_mono_ns", (json_int_t)r->t0_mono_ns, "start_wall_ns", (json_int_t)r->t0_wall_ns,
+        "elapsed_s", r->elapsed_s, "servers", servers, "operations", ops, "counters",
+        counters_json(r), "checker", checker_json(r), "faults", faults_json(r));
     if (root == NULL) {
         errno = ENOMEM;
         return -1;

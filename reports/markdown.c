@@ -35,9 +35,12 @@ static void md_ops(FILE *f, const struct run_result *r)
 static void md_safety(FILE *f, const struct run_result *r)
 {
     const struct check_result *c = &r->check;
+    struct report_safety safety = report_safety_of(r);
+    char text[160];
+    fprintf(f, "## Safety\n\nMutual exclusion: **%s**.\n\n",
+            report_safety_text(&safety, text, sizeof(text)));
     fprintf(
         f,
-        "## Safety\n\n"
         "| sections | overlapping pairs | fenced pairs | violations | witness | checker | agree "
         "|\n"
         "|---:|---:|---:|---:|---:|---:|---|\n"
@@ -151,7 +154,9 @@ int report_markdown(const char *path, const struct run_result *r)
     const struct scenario *s = r->scn;
     char why[256];
     const char *fail = report_failure(r, why, sizeof(why));
-    fprintf(f, "# locklab: %s on %s — %s\n\n", s->name, r->algorithm, report_verdict(r));
+    char verdict[200];
+    fprintf(f, "# locklab: %s on %s — %s\n\n", s->name, r->algorithm,
+            report_verdict_brief(r, verdict, sizeof(verdict)));
     if (!r->complete)
         fprintf(f, "> **INCOMPLETE**: %s. Figures cover only what ran.\n\n", r->incomplete_reason);
     if (fail)

@@ -15,10 +15,11 @@
 static void append_expect(char *buf, size_t len, size_t *used, const char *what,
                           const struct expect_num *e)
 {
+    if (e->op == EXPECT_UNSET)
+        return;
     char w[24];
-    if (e->op != EXPECT_UNSET)
-        report_append(buf, len, used, "%s%s %s", *used ? "; " : "", what,
-                      expect_format(e, w, sizeof(w)));
+    report_append(buf, len, used, "%s%s %s", *used ? "; " : "", what,
+                  expect_format(e, w, sizeof(w)));
 }
 
 void matrix_expected(const struct scenario *s, char *buf, size_t len)
@@ -57,6 +58,7 @@ void matrix_run_fill(struct matrix_run *m, const struct run_result *r)
         snprintf(m->failure, sizeof(m->failure), "%s", fail ? fail : "");
     snprintf(m->run_dir, sizeof(m->run_dir), "%s", r->run_dir);
     m->violations = r->check.violations;
+    m->safety = report_safety_of(r);
     m->acquired = r->stat[ST_ACQUIRE_OK];
     m->recovered = true;
     m->fault_runs = r->n_spans;
@@ -131,38 +133,80 @@ static const char *recovery_text(const struct row_sums *s, char *buf, size_t len
     return buf;
 }
 
+/* The safety of a row's seeds that ran, added to sum. Unnamed: the
+ * table's safety column names the rows. */
+static void add_row_safety(struct report_safety_sum *sum, const struct matrix_row *row)
+{
+    for (size_t k = 0; k < row->n_runs; k++)
+        if (row->runs[k].ran)
+            report_safety_add(sum, &row->runs[k].safety, NULL);
+}
+
+static struct report_safety_sum row_safety(const struct matrix_row *row)
+{
+    struct report_safety_sum sum = {0};
+    add_row_safety(&sum, row);
+    return sum;
+}
+
+static struct report_safety_sum matrix_safety(const struct matrix *m)
+{
+    struct report_safety_sum sum = {0};
+    for (size_t i = 0; i < m->n; i++)
+        add_row_safety(&sum, &m->rows[i]);
+    return sum;
+}
+
 static const char *row_state(const struct matrix_row *row)
 {
     return row->n_runs == 0 ? "NOT RUN" : row->matched == row->n_runs ? "yes" : "NO";
 }
 
+/* The seeds of a row that missed: each one's verdict, safety and why. */
+static void terminal_misses(FILE *f, const struct matrix_row *row)
+{
+    for (size_t k = 0; k < row->n_runs; k++) {
+        const struct matrix_run *r = &row->runs[k];
+        if (!r->ran || r->matched)
+            continue;
+        char verdict[200];
+        fprintf(f, "    seed %" PRIu64 ": %s - %s  %s/\n", r->seed,
+                report_verdict_safety(r->verdict, &r->safety, verdict, sizeof(verdict)), r->failure,
+                r->run_dir);
+    }
+}
+
+static const char *matrix_verdict(const struct matrix *m)
+{
+    size_t ok = matrix_rows_matched(m);
+    return ok == m->n && m->complete ? "PASS" : !m->complete ? "INCOMPLETE" : "FAIL";
+}
+
 void matrix_terminal(FILE *f, const struct matrix *m)
 {
-    fprintf(f, "\n%-34s %-11s %-5s %-6s %-20s %-9s %-10s %-9s %s\n", "row", "algorithm", "match",
-            "seeds", "violations", "failed", "recovery", "stuck", "expected");
+    fprintf(f, "\n%-34s %-11s %-5s %-11s %-6s %-20s %-9s %-10s %-9s %s\n", "row", "algorithm",
+            "match", "safety", "seeds", "violations", "failed", "recovery", "stuck", "expected");
     for (size_t i = 0; i < m->n; i++) {
         const struct matrix_row *row = &m->rows[i];
         struct row_sums s = sums(row);
-        char seeds[16], viol[64], rec[32], stuck[32];
+        struct report_safety_sum safety = row_safety(row);
+        char seeds[16], viol[64], rec[32], stuck[32], safe[32];
         snprintf(seeds, sizeof(seeds), "%zu/%zu", row->matched, row->n_runs);
         snprintf(stuck, sizeof(stuck), "%.0f ms", s.stuck_ms);
-        fprintf(f, "%-34s %-11s %-5s %-6s %-20s %-9" PRIu64 " %-10s %-9s %s\n", row->name,
-                row->algorithm, row_state(row), seeds, per_seed(row, viol, sizeof(viol)), s.failed,
+        fprintf(f, "%-34s %-11s %-5s %-11s %-6s %-20s %-9" PRIu64 " %-10s %-9s %s\n", row->name,
+                row->algorithm, row_state(row), report_safety_sum_word(&safety, safe, sizeof(safe)),
+                seeds, per_seed(row, viol, sizeof(viol)), s.failed,
                 recovery_text(&s, rec, sizeof(rec)), stuck, row->expected);
-        for (size_t k = 0; k < row->n_runs; k++)
-            if (row->runs[k].ran && !row->runs[k].matched)
-                fprintf(f, "    seed %" PRIu64 ": %s - %s  %s/\n", row->runs[k].seed,
-                        row->runs[k].verdict, row->runs[k].failure, row->runs[k].run_dir);
+        terminal_misses(f, row);
     }
-    size_t ok = matrix_rows_matched(m);
+    struct report_safety_sum all = matrix_safety(m);
+    char safety[400];
     fprintf(f,
             "\nEnd of matrix: %s - %zu of %zu rows matched in every seed (%zu seed%s each), "
-            "%.0f s%s  %s/\n",
-            ok == m->n && m->complete ? "PASS"
-            : !m->complete            ? "INCOMPLETE"
-                                      : "FAIL",
-            ok, m->n, m->seeds, m->seeds == 1 ? "" : "s", m->elapsed_s, matrix_incomplete_note(m),
-            m->out_dir);
+            "%.0f s%s; %s  %s/\n",
+            matrix_verdict(m), matrix_rows_matched(m), m->n, m->seeds, m->seeds == 1 ? "" : "s",
+            m->elapsed_s, matrix_incomplete_note(m),
+            report_safety_sum_text(&all, safety, sizeof(safety)), m->out_dir);
 }
 
 /* A Markdown cell: no bar or line break may end the cell early. */
@@ -178,7 +222,10 @@ int matrix_markdown(const char *path, const struct matrix *m)
     if (f == NULL)
         return -1;
     size_t ok = matrix_rows_matched(m);
-    fprintf(f, "# locklab: the known-results matrix — %zu of %zu rows matched\n\n", ok, m->n);
+    struct report_safety_sum all = matrix_safety(m);
+    char safety[400];
+    fprintf(f, "# locklab: the known-results matrix — %zu of %zu rows matched\n\n**%s**; %s\n\n",
+            ok, m->n, matrix_verdict(m), report_safety_sum_text(&all, safety, sizeof(safety)));
     fprintf(f,
             "Scenarios from `%s`, each run with %zu seed%s (the file's seed, then the next ones)."
             " A row matches when every seed met every expectation of its scenario. Failed"
@@ -188,17 +235,22 @@ int matrix_markdown(const char *path, const struct matrix *m)
             m->cut_short  ? " **The matrix was cut short: some runs are missing.**"
             : m->complete ? ""
                           : " **Some runs could not be judged (INCOMPLETE): their rows say why.**");
-    fprintf(f, "| row | algorithm | fault | expected | matched | violations per seed | failed "
-               "acquisitions | recovery | stuck |\n|---|---|---|---|---|---|---:|---|---:|\n");
+    fprintf(f, "| row | algorithm | fault | expected | matched | safety | violations per seed | "
+               "failed acquisitions | recovery | stuck |\n"
+               "|---|---|---|---|---|---|---|---:|---|---:|\n");
     for (size_t i = 0; i < m->n; i++) {
         const struct matrix_row *row = &m->rows[i];
         struct row_sums s = sums(row);
-        char viol[64], rec[32];
+        struct report_safety_sum rs = row_safety(row);
+        char viol[64], rec[32], word[32];
         fprintf(f, "| %s | %s | ", row->name, row->algorithm);
         md_cell(f, row->fault);
-        fprintf(f, " | %s | %s %zu/%zu | %s | %" PRIu64 " | %s | %.0f ms |\n", row->expected,
-                row_state(row), row->matched, row->n_runs, per_seed(row, viol, sizeof(viol)),
-                s.failed, recovery_text(&s, rec, sizeof(rec)), s.stuck_ms);
+        /* bold is Markdown's only alarm: a lock that broke */
+        fprintf(f, " | %s | %s %zu/%zu | %s%s%s | %s | %" PRIu64 " | %s | %.0f ms |\n",
+                row->expected, row_state(row), row->matched, row->n_runs, rs.unsafe ? "**" : "",
+                report_safety_sum_word(&rs, word, sizeof(word)), rs.unsafe ? "**" : "",
+                per_seed(row, viol, sizeof(viol)), s.failed, recovery_text(&s, rec, sizeof(rec)),
+                s.stuck_ms);
     }
     fprintf(f, "\n## Runs that did not match\n\n");
     size_t misses = 0;
@@ -208,7 +260,10 @@ int matrix_markdown(const char *path, const struct matrix *m)
             if (r->matched)
                 continue;
             misses++;
-            fprintf(f, "- %s, seed %" PRIu64 ": %s — ", m->rows[i].name, r->seed, r->verdict);
+            char verdict[200];
+            fprintf(f, "- %s, seed %" PRIu64 ": %s — ", m->rows[i].name, r->seed,
+                    r->ran ? report_verdict_safety(r->verdict, &r->safety, verdict, sizeof(verdict))
+                           : r->verdict);
             md_cell(f, r->failure);
             fprintf(f, " (`%s/`)\n", r->run_dir);
         }
@@ -219,10 +274,11 @@ int matrix_markdown(const char *path, const struct matrix *m)
 
 static json_t *run_json(const struct matrix_run *r)
 {
-    return json_pack("{s:I, s:b, s:b, s:s, s:o, s:s, s:I, s:I, s:I, s:I, s:o, s:f}", "seed",
+    return json_pack("{s:I, s:b, s:b, s:s, s:o, s:s, s:I, s:o, s:I, s:I, s:I, s:o, s:f}", "seed",
                      (json_int_t)r->seed, "ran", r->ran, "matched", r->matched, "verdict",
                      r->verdict, "failure", r->failure[0] ? json_string(r->failure) : json_null(),
-                     "run_dir", r->run_dir, "violations", (json_int_t)r->violations, "acquired",
+                     "run_dir", r->run_dir, "violations", (json_int_t)r->violations, "safety",
+                     r->ran ? report_safety_json(&r->safety) : json_null(), "acquired",
                      (json_int_t)r->acquired, "failed_acquisitions", (json_int_t)r->failed,
                      "ambiguous_acquisitions", (json_int_t)r->ambiguous, "recovery_ms",
                      r->fault_runs == 0 || !r->recovered ? json_null() : json_real(r->recovery_ms),
@@ -246,11 +302,12 @@ int matrix_json(const char *path, const struct matrix *m)
                                         (json_int_t)row->matched, "runs", runs));
     }
     size_t ok = matrix_rows_matched(m);
+    struct report_safety_sum all = matrix_safety(m);
     json_t *root =
-        json_pack("{s:s, s:s, s:s, s:I, s:b, s:b, s:I, s:f, s:o}", "schema", SCHEMA, "locklab",
+        json_pack("{s:s, s:s, s:s, s:I, s:b, s:b, s:I, s:o, s:f, s:o}", "schema", SCHEMA, "locklab",
                   LOCKLAB_VERSION, "dir", m->dir, "seeds", (json_int_t)m->seeds, "complete",
                   m->complete, "matched", m->complete && ok == m->n, "rows_matched", (json_int_t)ok,
-                  "elapsed_s", m->elapsed_s, "rows", rows);
+                  "safety", report_safety_sum_json(&all), "elapsed_s", m->elapsed_s, "rows", rows);
     if (root == NULL) {
         errno = ENOMEM;
         return -1;
@@ -282,7 +339,9 @@ static void html_seeds(FILE *f, const struct matrix *m, const struct matrix_row 
         }
         fprintf(f, "<a href=\"");
         svg_text(f, below(m, r->run_dir));
-        fprintf(f, "/report.html\" title=\"seed %" PRIu64 ": %s", r->seed, r->verdict);
+        char verdict[200];
+        fprintf(f, "/report.html\" title=\"seed %" PRIu64 ": ", r->seed);
+        svg_text(f, report_verdict_safety(r->verdict, &r->safety, verdict, sizeof(verdict)));
         if (r->failure[0]) {
             fprintf(f, ": ");
             svg_text(f, r->failure);
@@ -311,6 +370,9 @@ static void html_row(FILE *f, const struct matrix *m, const struct matrix_row *r
             : row->n_runs             ? "FAIL"
                                       : "NOTRUN",
             state, row->matched, row->n_runs);
+    struct report_safety_sum safety = row_safety(row);
+    html_safety_sum_badge(f, &safety);
+    fprintf(f, "</td><td>");
     html_seeds(f, m, row);
     fprintf(f, "</td><td>%" PRIu64 "</td><td>%s</td><td>%.0f ms</td></tr>\n", s.failed,
             recovery_text(&s, rec, sizeof(rec)), s.stuck_ms);
@@ -322,19 +384,25 @@ int matrix_html(const char *path, const struct matrix *m)
     if (f == NULL)
         return -1;
     size_t ok = matrix_rows_matched(m);
-    const char *verdict = ok == m->n && m->complete ? "PASS" : !m->complete ? "INCOMPLETE" : "FAIL";
-    char title[96];
+    const char *verdict = matrix_verdict(m);
+    struct report_safety_sum all = matrix_safety(m);
+    char title[96], safety[400];
     snprintf(title, sizeof(title), "locklab matrix: %zu of %zu rows matched", ok, m->n);
     html_begin(f, title);
     fprintf(f,
             "<h1>The known-results matrix<span class=\"verdict %s\" data-figure=\"verdict\">%s"
-            "</span></h1>\n<p class=\"meta\" data-figure=\"matched\" data-rows=\"%zu\" "
+            "</span>",
+            verdict, verdict);
+    html_safety_sum_badge(f, &all);
+    fprintf(f,
+            "</h1>\n<p class=\"meta\" data-figure=\"matched\" data-rows=\"%zu\" "
             "data-matched=\"%zu\">%zu of %zu rows matched in every seed (%zu seed%s each), "
-            "%.0f s%s. Scenarios from <code>",
-            verdict, verdict, m->n, ok, ok, m->n, m->seeds, m->seeds == 1 ? "" : "s", m->elapsed_s,
+            "%.0f s%s; %s. Scenarios from <code>",
+            m->n, ok, ok, m->n, m->seeds, m->seeds == 1 ? "" : "s", m->elapsed_s,
             m->cut_short  ? ", cut short: some runs are missing"
             : m->complete ? ""
-                          : ", some runs could not be judged (INCOMPLETE): their rows say why");
+                          : ", some runs could not be judged (INCOMPLETE): their rows say why",
+            report_safety_sum_text(&all, safety, sizeof(safety)));
     svg_text(f, m->dir);
     fprintf(f, "</code>.</p>\n<p class=\"note\">A row matches when every seed met every "
                "expectation of its scenario: a correct lock must never show a violation, an unsafe "
@@ -343,7 +411,8 @@ int matrix_html(const char *path, const struct matrix *m)
                "time are the worst seed's.</p>\n");
     fprintf(f, "<table class=\"matrix\"><tr><th class=\"l\">row</th><th class=\"l\">algorithm"
                "</th><th class=\"l\">fault</th><th class=\"l\">expected</th><th>matched</th>"
-               "<th>violations per seed</th><th>failed</th><th>recovery</th><th>stuck</th></tr>\n");
+               "<th>safety</th><th>violations per "
+               "seed</th><th>failed</th><th>recovery</th><th>stuck</th></tr>\n");
     for (size_t i = 0; i < m->n; i++)
         html_row(f, m, &m->rows[i]);
     fprintf(f, "</table>\n");

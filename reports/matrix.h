@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "report.h"
 #include "result.h"
 
 #define MATRIX_MAX_ROWS  64
@@ -22,13 +23,14 @@ struct matrix_run {
     char failure[640]; /* the first unmet expectation, or why it is incomplete */
     char run_dir[512];
     uint64_t violations;
-    uint64_t failed;     /* acquires that failed in the fault windows, all summed */
-    uint64_t ambiguous;  /* and those whose outcome is unknown */
-    bool recovered;      /* every fault window was followed by a grant */
-    double recovery_ms;  /* the slowest recovery among the windows */
-    double stuck_ms;     /* the longest stretch a key had waiters and no holder */
-    uint64_t acquired;   /* grants in the whole run */
-    uint64_t fault_runs; /* fault windows the run had */
+    struct report_safety safety; /* whether the lock kept mutual exclusion */
+    uint64_t failed;             /* acquires that failed in the fault windows, all summed */
+    uint64_t ambiguous;          /* and those whose outcome is unknown */
+    bool recovered;              /* every fault window was followed by a grant */
+    double recovery_ms;          /* the slowest recovery among the windows */
+    double stuck_ms;             /* the longest stretch a key had waiters and no holder */
+    uint64_t acquired;           /* grants in the whole run */
+    uint64_t fault_runs;         /* fault windows the run had */
 };
 
 struct matrix_row {

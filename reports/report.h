@@ -15,8 +15,11 @@
 void report_header(FILE *f, const struct scenario *s, const char (*servers)[RESULT_SERVER_LEN],
                    size_t n_servers);
 /* The summary a person reads on the terminal after the header; ends with
- * the verdict line "End of run: PASS" or "End of run: FAIL ...". */
+ * the verdict line "End of run: " and report_verdict_line. */
 void report_terminal(FILE *f, const struct run_result *r, int max_violations);
+/* The verdict alone, for --quiet and each run of a comparison or matrix:
+ * "End of run: PASS (expected UNSAFE: 110 violations)  runs/x/". */
+void report_brief(FILE *f, const struct run_result *r);
 
 /* The "!!! violation" lines, at most max, then a count of the rest.
  * Needs only sections, spans, check, hist and t0_mono_ns of r. */
@@ -99,13 +102,65 @@ const char *report_failure(const struct run_result *r, char *buf, size_t len);
  * cut, and later calls add nothing. */
 __attribute__((format(printf, 4, 5))) void report_append(char *buf, size_t len, size_t *used,
                                                          const char *fmt, ...);
-/* The run's verdict word: "INCOMPLETE", "PASS" or "FAIL". */
 /* Errors of one operation whose outcome is unknown: all errors less the
  * unsent ones. */
 uint64_t report_ambiguous(const struct run_result *r, int errors, int unsent);
 /* "acquire: 9 ok, 1 busy, 0 unsent, 0 ambiguous;  release: ...;  renew: ...", into buf. */
 const char *report_op_counts(const struct run_result *r, char *buf, size_t len);
+/* The run's verdict word: "INCOMPLETE", "PASS" or "FAIL". */
 const char *report_verdict(const struct run_result *r);
+
+/* --- safety: whether the lock kept mutual exclusion ----------------------
+ * A verdict says whether the expectation held; a scenario known to be
+ * unsafe PASSes with violations. So every verdict a person reads carries
+ * the safety beside it, worded here and nowhere else. */
+struct report_safety {
+    bool safe;                  /* no violation (a fenced pair is safe) */
+    uint64_t violations;        /* the checker's */
+    uint64_t invariants_broken; /* safety invariants (not advisory) that broke */
+    bool so_far;                /* the record is cut short: more may have happened */
+    bool host_made;             /* every violation came of a host stall past the lease */
+};
+struct report_safety report_safety_of(const struct run_result *r);
+/* "safe", "safe so far", "safe, but 1 invariant broken", "UNSAFE: 110
+ * violations, 3 invariants broken", "UNSAFE so far: 3 violations",
+ * "UNSAFE: 2 violations, all in host stalls". */
+const char *report_safety_text(const struct report_safety *s, char *buf, size_t len);
+/* The class of a badge or cell: "SAFE", "UNSAFE", or "CAUTION" (safe so
+ * far, or safe with a broken invariant). */
+const char *report_safety_class(const struct report_safety *s);
+/* {safe, violations, invariants_broken, so_far, host_made, text} */
+json_t *report_safety_json(const struct report_safety *s);
+/* A verdict word with the safety beside it: "PASS (safe)", "PASS
+ * (expected UNSAFE: 110 violations)", "FAIL (UNSAFE: 2 violations)". */
+const char *report_verdict_safety(const char *verdict, const struct report_safety *s, char *buf,
+                                  size_t len);
+/* The run's verdict with its safety (report_verdict_safety). */
+const char *report_verdict_brief(const struct run_result *r, char *buf, size_t len);
+/* The same and why it failed or is incomplete, what follows "End of run: ":
+ * "FAIL (UNSAFE: 12 violations) - violations: expected 0, got 12",
+ * "INCOMPLETE (safe so far) - interrupted after 2.0 s; so far PASS". */
+const char *report_verdict_line(const struct run_result *r, char *buf, size_t len);
+
+/* The safety of several runs (compare's algorithms, the matrix's seeds). */
+struct report_safety_sum {
+    size_t runs, unsafe;
+    uint64_t violations;
+    bool so_far;
+    char names[256]; /* the unsafe runs' names, as given to report_safety_add */
+};
+/* Count one run in; name (or NULL) is listed when the run was unsafe. */
+void report_safety_add(struct report_safety_sum *sum, const struct report_safety *s,
+                       const char *name);
+/* "safe (3 runs)", "UNSAFE: 280 violations in 3 of 3 runs (redis, redlock,
+ * zookeeper)", "nothing ran". */
+const char *report_safety_sum_text(const struct report_safety_sum *sum, char *buf, size_t len);
+/* A table cell's word: "safe", "UNSAFE", "UNSAFE 2/3" (runs unsafe / run), "-". */
+const char *report_safety_sum_word(const struct report_safety_sum *sum, char *buf, size_t len);
+/* "SAFE", "UNSAFE", "CAUTION" (safe so far) or "NOTRUN". */
+const char *report_safety_sum_class(const struct report_safety_sum *sum);
+/* {safe (null when nothing ran), runs, unsafe_runs, violations, so_far, text} */
+json_t *report_safety_sum_json(const struct report_safety_sum *sum);
 /* How the load was offered, in a sentence: "closed loop: ..." or "open
  * loop at 200 steps/s: 3990 of 4000 due steps began, up to 2.013 s behind
  * schedule (mean 0.012 s); latency counts from each step's due time". */

@@ -165,15 +165,8 @@ static void print_verdict(FILE *f, const struct run_result *r)
     fprintf(f, "\n");
     if (r->run_dir[0])
         fprintf(f, "report: %s/\n", r->run_dir);
-    char why[256];
-    const char *fail = report_failure(r, why, sizeof(why));
-    if (!r->complete) {
-        fprintf(f, "End of run: INCOMPLETE - %s; so far %s%s%s\n", r->incomplete_reason,
-                r->passed ? "PASS" : "FAIL", fail ? ": " : "", fail ? fail : "");
-        return;
-    }
-    fprintf(f, "End of run: %s%s%s\n", r->passed ? "PASS" : "FAIL", fail ? " - " : "",
-            fail ? fail : "");
+    char line[900];
+    fprintf(f, "End of run: %s\n", report_verdict_line(r, line, sizeof(line)));
 }
 
 void report_terminal(FILE *f, const struct run_result *r, int max_violations)
@@ -191,4 +184,10 @@ void report_terminal(FILE *f, const struct run_result *r, int max_violations)
         fprintf(f, "host: %s\n", host);
     report_violations(f, r, max_violations);
     print_verdict(f, r);
+}
+
+void report_brief(FILE *f, const struct run_result *r)
+{
+    char line[256];
+    fprintf(f, "End of run: %s  %s/\n", report_verdict_brief(r, line, sizeof(line)), r->run_dir);
 }

@@ -239,7 +239,7 @@ int cmd_compare(int argc, char **argv)
     if (!o.quiet) {
         compare_terminal(stdout, &c);
     } else {
-        char verdict[200];
+        char verdict[600];
         printf("End of compare: %s  %s/\n", compare_verdict(&c, verdict, sizeof(verdict)),
                c.out_dir);
     }

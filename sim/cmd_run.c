@@ -136,7 +136,7 @@ static int finish_run(struct runner *r, struct proxy *px, struct run_result *res
     if (!o->quiet && !o->brief)
         report_terminal(stdout, res, o->max_violations);
     else if (!o->silent)
-        printf("End of run: %s  %s/\n", report_verdict(res), res->run_dir);
+        report_brief(stdout, res);
     if (fflush(stdout) != 0 && res->complete) /* the verdict itself was lost */
         return EXIT_ENV;
     if (!res->complete)

@@ -25,27 +25,32 @@
 static int check_verdict(const struct run_result *r, int met, const char *want, uint64_t got)
 {
     const struct history *h = &r->hist;
-    char why[320];
+    char why[320], tail[640], verdict[200];
+    const char *word = "PASS";
+    int rc = EXIT_PASS;
     if (result_host_made_violations(r, why, sizeof(why))) {
-        printf("End of check: INCOMPLETE - %s; violations expected %s, got %" PRIu64 "\n", why,
-               want, got);
-        return EXIT_ENV;
+        snprintf(tail, sizeof(tail), "%s; violations expected %s, got %" PRIu64, why, want, got);
+        word = "INCOMPLETE";
+        rc = EXIT_ENV;
+    } else if (!met) {
+        snprintf(tail, sizeof(tail), "violations expected %s, got %" PRIu64 "%s", want, got,
+                 h->complete ? "" : " (in an incomplete history)");
+        word = "FAIL";
+        rc = EXIT_FAILED;
+    } else if (!h->complete) {
+        snprintf(tail, sizeof(tail), "%s; so far PASS - violations expected %s, got %" PRIu64,
+                 h->end_line ? "the run was cut short (its end line says incomplete)"
+                             : "the history has no end line (its writer stopped)",
+                 want, got);
+        word = "INCOMPLETE";
+        rc = EXIT_ENV;
+    } else {
+        snprintf(tail, sizeof(tail), "violations expected %s, got %" PRIu64, want, got);
     }
-    if (!met) {
-        printf("End of check: FAIL - violations expected %s, got %" PRIu64 "%s\n", want, got,
-               h->complete ? "" : " (in an incomplete history)");
-        return EXIT_FAILED;
-    }
-    if (!h->complete) {
-        printf("End of check: INCOMPLETE - %s; so far PASS - violations expected %s, got %" PRIu64
-               "\n",
-               h->end_line ? "the run was cut short (its end line says incomplete)"
-                           : "the history has no end line (its writer stopped)",
-               want, got);
-        return EXIT_ENV;
-    }
-    printf("End of check: PASS - violations expected %s, got %" PRIu64 "\n", want, got);
-    return EXIT_PASS;
+    struct report_safety s = report_safety_of(r);
+    printf("End of check: %s - %s\n", report_verdict_safety(word, &s, verdict, sizeof(verdict)),
+           tail);
+    return rc;
 }
 
 static int cmd_check(int argc, char **argv)
@@ -83,6 +88,7 @@ static int cmd_check(int argc, char **argv)
         return EXIT_USAGE;
     }
     res.t0_mono_ns = res.hist.start_mono_ns;
+    res.complete = res.hist.complete; /* the safety of a cut-short history is "so far" */
     if (result_check_history(&res, (uint64_t)res.hist.ttl_ms * 1000000u) < 0) {
         fprintf(stderr, "locklab: out of memory checking %s\n", file);
         result_free(&res);

@@ -534,6 +534,60 @@ def verdict_of(dom, name):
     return v[0].text().strip()
 
 
+# --- the safety beside every verdict ---------------------------------------
+
+DANGER = "#c62828"  # the colour of FAIL; UNSAFE must wear it too
+
+
+def style_background(dom, cls):
+    """The background the page's <style> gives .CLS, or None."""
+    sheet = "".join(n.text() for n in dom.find_all("style"))
+    m = re.search(r"(?:^|[}\s])\." + re.escape(cls) + r"\{background:([^;}]+)", sheet)
+    return m.group(1) if m else None
+
+
+def check_danger_colour(dom, name):
+    got = style_background(dom, "UNSAFE")
+    if got != DANGER or style_background(dom, "FAIL") != DANGER:
+        fail(f"{name}: .UNSAFE's background is {got!r}, .FAIL's "
+             f"{style_background(dom, 'FAIL')!r}: both must be {DANGER}")
+        return False
+    return True
+
+
+def check_badges(box, violations, name, where, text=None):
+    """box holds a verdict badge and a safety badge beside it. With
+    violations, the safety badge says UNSAFE in the colour of danger: a
+    green PASS never stands alone beside them. text: what the safety badge
+    must read (report.json's safety.text). True when all holds."""
+    badges = list(box.find_all("span", cls="verdict"))
+    safety = [b for b in badges if b.get("data-safety") is not None]
+    passes = [b for b in badges if "PASS" in b.classes()]
+    if len(safety) != 1:
+        fail(f"{name}: {where}: {len(safety)} safety badges beside the verdict, expected 1")
+        return False
+    b = safety[0]
+    ok = True
+    want = "unsafe" if violations > 0 else "safe"
+    if b.get("data-safety") != want or b.get("data-violations") != str(violations):
+        ok = False
+        fail(f"{name}: {where}: safety badge data-safety={b.get('data-safety')!r} "
+             f"data-violations={b.get('data-violations')!r}, the JSON gives {want} and "
+             f"{violations} violations")
+    if violations > 0 and "UNSAFE" not in b.classes():
+        ok = False
+        fail(f"{name}: {where}: {violations} violations and the safety badge is "
+             f"{sorted(b.classes())}, not UNSAFE")
+    if violations > 0 and passes and not b.text().strip().startswith("UNSAFE"):
+        ok = False
+        fail(f"{name}: {where}: a green PASS badge alone beside {violations} violations "
+             f"(the badge beside it reads {b.text().strip()!r})")
+    if text is not None and b.text().strip() != text:
+        ok = False
+        fail(f"{name}: {where}: safety badge reads {b.text().strip()!r}, the JSON {text!r}")
+    return ok
+
+
 # --- report.html ----------------------------------------------------------
 
 def ms_label(ms):
@@ -871,6 +925,12 @@ def check_run(run_dir, load_mode=None):
         fail(f"{name}: load data-mode {mode!r}, this run is {load_mode} loop")
     if v == rep["verdict"] and mode == rep["load"]["mode"]:
         note(f"{name}: verdict {v}, load {mode} loop as report.json")
+    h1 = dom.first("h1")
+    viol = rep["checker"]["violations"]
+    badges = h1 is not None and check_badges(h1, viol, name, "the title", rep["safety"]["text"])
+    if check_danger_colour(dom, name) and badges:
+        note(f"{name}: the title's safety badge reads {rep['safety']['text']!r} beside "
+             f"{v}{' in ' + DANGER if viol else ''}, as report.json")
     check_cards(dom, rep, name)
     spans = fault_spans(run_dir, rep["start_mono_ns"])
     if charts["throughput"] is not None:
@@ -923,10 +983,19 @@ def check_compare(cdir):
             bad += 1
             fail(f"{name}: row {al} has {len(text)} cells")
             continue
-        if text[1] != a["verdict"]:
+        word = cells[1].first("span", attr="data-verdict")
+        word = word.text().strip() if word is not None else None
+        if word != a["verdict"]:
             bad += 1
-            fail(f"{name}: row {al}: verdict {text[1]!r}, compare.json {a['verdict']!r}")
+            fail(f"{name}: row {al}: verdict {word!r}, compare.json {a['verdict']!r}")
         ran = a["verdict"] != "NOT RUN"
+        if ran:
+            n = a["violations"]
+            if not check_badges(cells[1], n, name, f"row {al}", a["safety"]["text"]):
+                bad += 1
+            if n > 0 and "unsafe" not in cells[8].classes():
+                bad += 1
+                fail(f"{name}: row {al}: the violations cell ({n}) is not coloured unsafe")
         want_v = str(a["violations"]) if ran and a["violations"] is not None else "-"
         if text[8] != want_v:
             bad += 1
@@ -999,9 +1068,16 @@ def check_compare(cdir):
     if v != want:
         bad += 1
         fail(f"{name}: verdict {v!r}, compare.json's rows give {want!r}")
+    total = sum(a["violations"] or 0 for a in algs)
+    h1 = dom.first("h1")
+    if not check_danger_colour(dom, name):
+        bad += 1
+    if h1 is None or not check_badges(h1, total, name, "the title"):
+        bad += 1
     if bad == 0:
-        note(f"{name}: {len(rows)} rows as compare.json (verdict, violations, failed, qps, "
-             f"latencies), each link to an existing run page, bars and spectrum, verdict {v}")
+        note(f"{name}: {len(rows)} rows as compare.json (verdict and safety badges, violations, "
+             f"failed, qps, latencies), each link to an existing run page, bars and spectrum, "
+             f"verdict {v}, {total} violations in all beside an UNSAFE badge when any")
 
 
 # --- matrix.html ----------------------------------------------------------
@@ -1034,6 +1110,16 @@ def check_matrix(mdir):
         if len(x["runs"]) != x["seeds"]:
             bad += 1
             fail(f"{mdir}/matrix.json: row {x['name']}: seeds {x['seeds']}, {len(x['runs'])} runs")
+        counted = [run["violations"] for run in x["runs"] if run["ran"]]
+        cell = r.cells()[5] if len(r.cells()) > 5 else r
+        if not check_badges(cell, sum(counted), name, f"row {x['name']}"):
+            bad += 1
+        elif cell.first("span", attr="data-safety").get("data-unsafe-runs") != \
+                str(sum(1 for n in counted if n > 0)):
+            bad += 1
+            fail(f"{name}: row {x['name']}: data-unsafe-runs "
+                 f"{cell.first('span', attr='data-safety').get('data-unsafe-runs')!r}, "
+                 f"matrix.json's runs {counted}")
         links = list(r.find_all("a", attr="href"))
         ran = [run for run in x["runs"] if run.get("run_dir")]
         if len(links) != len(ran):
@@ -1067,9 +1153,16 @@ def check_matrix(mdir):
     if v != wv:
         bad += 1
         fail(f"{name}: verdict {v!r}, matrix.json gives {wv!r}")
+    total = sum(run["violations"] for x in mx["rows"] for run in x["runs"] if run["ran"])
+    h1 = dom.first("h1")
+    if not check_danger_colour(dom, name):
+        bad += 1
+    if h1 is None or not check_badges(h1, total, name, "the title"):
+        bad += 1
     if bad == 0:
-        note(f"{name}: {len(rows)} row(s) as matrix.json (matched/runs), every seed link to an "
-             f"existing run page, verdict {v}")
+        note(f"{name}: {len(rows)} row(s) as matrix.json (matched/runs, safety), every seed link "
+             f"to an existing run page, verdict {v}, {total} violations beside an UNSAFE badge "
+             f"when any")
 
 
 def main(argv):

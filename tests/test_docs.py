@@ -66,7 +66,8 @@ What is checked, and the conventions a doc follows for it:
      and the folder's name in the output is the doc's).
    - A block that starts with the compare banner (`locklab compare
      scenario=NAME ...`) is checked by shape against a 1-s `compare` of
-     scenarios/NAME.json with the algorithms its rows name.
+     scenarios/NAME.json with the algorithms its rows name (its
+     `End of compare:` line, if shown, names none).
    - A block of history lines must be a string constant of
      tests/test_history.c (which pins the writer to it byte for byte), and
      `locklab check` on it must PASS; an inline `checker: S sections, ...`
@@ -477,7 +478,8 @@ class Checker:
         where = "%s:%d" % (doc.rel, block["line"])
         lines = [l for l in block["body"] if l.strip()]
         m = re.search(r"scenario=(\S+)", lines[0])
-        algos = [l.split()[0] for l in lines[2:] if l.split() and not l.startswith("(")]
+        algos = [l.split()[0] for l in lines[2:]
+                 if l.split() and not l.startswith(("(", "End of compare:"))]
         args = ["compare", "scenarios/%s.json" % m.group(1), "--algorithms", ",".join(algos),
                 "--duration", "1", "--out", self.scratch("compare")]
         code, out, err, secs = self.run([self.bin] + args)

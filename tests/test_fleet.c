@@ -154,7 +154,7 @@ static void compare_writes_one_table_for_all(void **state)
     run(&o, NULL, "compare", path, extra);
     if (o.status != 0)
         fail_msg("compare: exit %d\n%s\n%s", o.status, o.out, o.err);
-    assert_non_null(strstr(o.out, "\nEnd of compare: PASS\n"));
+    assert_non_null(strstr(o.out, "\nEnd of compare: PASS; safe (3 runs)\n"));
     json_t *c = load_json(o.dir, "compare.json");
     assert_string_equal(json_string_value(json_object_get(c, "schema")), "locklab.compare/2");
     json_t *rows = json_object_get(c, "algorithms");

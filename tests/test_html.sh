@@ -66,7 +66,8 @@ if locklab pause run scenarios/flash_sale_pause.json --duration 5 --out "$tmp/pa
 
   # A broken copy must fail, each defect by name: a missing image (a failed
   # load, which only DevTools reports), a script writing console.error (on
-  # chromium's stderr), a fetch from the network, a card one off.
+  # chromium's stderr), a fetch from the network, a card one off, a green
+  # PASS alone beside violations, UNSAFE out of the colour of danger.
   cp -r "$tmp/pause" "$tmp/broken"
   "$py" - "$tmp/broken/report.html" <<'PY'
 import re, sys
@@ -79,6 +80,12 @@ page = page.replace("<body>", '<body><img src="missing.png">'
 page, n = re.subn(r'(data-figure="violations">)(\d+)<',
                   lambda m: "%s%d<" % (m.group(1), int(m.group(2)) + 1), page)
 assert n == 1, "no violations card to change"
+# the issue's page: a green PASS alone beside violations, and UNSAFE in green
+page, n = re.subn(r'<span class="verdict UNSAFE" (data-safety="unsafe"[^>]*)>[^<]*</span>',
+                  r'<span class="verdict SAFE" \1>safe</span>', page, count=1)
+assert n == 1, "no UNSAFE badge to hide"
+page, n = re.subn(r'\.UNSAFE\{background:#c62828\}', ".UNSAFE{background:#2a7d2a}", page)
+assert n == 1, "no .UNSAFE colour to change"
 with open(path, "w") as f:
     f.write(page)
 PY
@@ -88,7 +95,8 @@ PY
   for want in "failed to load (Image): net::ERR_FILE_NOT_FOUND" \
     ":CONSOLE" "html-check-probe" "a <script> element" \
     "refers to the network" "the page fetched http://127.0.0.1:9/net.png" \
-    "card violations shows"; do
+    "card violations shows" "a green PASS badge alone beside" \
+    ".UNSAFE's background is '#2a7d2a'"; do
     grep -qF -- "$want" "$tmp/broken.out" || missing="$missing [$want]"
   done
   if [ "$rc" -eq 1 ] && [ -z "$missing" ]; then

@@ -71,6 +71,7 @@ for r in m["rows"]:
     rep = json.load(open(os.path.join(run["run_dir"], "report.json")))
     assert rep["checker"]["violations"] == run["violations"], r["name"]
     assert rep["stuck_locks"]["longest_ms"] == run["stuck_ms"], r["name"]
+    assert rep["safety"] == run["safety"], (r["name"], rep["safety"], run["safety"])
     if r["matched"]:
         assert run["matched"], r["name"]
         continue
@@ -84,6 +85,8 @@ for r in m["rows"]:
     host.append("%s (%.0f ms > %d ms)" % (r["name"], h["longest_ms"], h["slack_ms"]))
 assert (rc == 3) == bool(host), (rc, host)
 assert m["matched"] == (not host) and m["rows_matched"] == rows - len(host)
+ran = [run["safety"] for r in m["rows"] for run in r["runs"] if run["ran"]]
+assert (m["safety"]["runs"], m["safety"]["unsafe_runs"]) == (len(ran), sum(not s["safe"] for s in ran)), m["safety"]
 if host:
     print("ok: every row matched but %s, INCOMPLETE: the host stalled past the lock's slack" % ", ".join(host))
 else:
@@ -208,7 +211,7 @@ sed 's/"violations": 0/"violations": ">0"/' scenarios/matrix/01_none_redis.json 
 TMPDIR=$tmp "$bin" matrix "$tmp/wrong" --seeds 2 --out "$tmp/wrong-out" -q >"$tmp/wrong.log" 2>&1
 rc=$?
 [ $rc -eq 1 ] && ok "a wrong expectation: exit 1" || fail "a wrong expectation exited $rc"
-grep -q "seed 2: FAIL - violations: expected >0, got 0" "$tmp/wrong.log" && ok "the seed says why" ||
+grep -qF "seed 2: FAIL (safe) - violations: expected >0, got 0" "$tmp/wrong.log" && ok "the seed says why" ||
   fail "no reason for seed 2: $(cat "$tmp/wrong.log")"
 grep -q "^==" "$tmp/wrong.log" && fail "--quiet printed progress lines"
 "$py" - "$tmp/wrong-out/matrix.json" <<'EOF' || fail "matrix.json of the wrong row"

@@ -72,6 +72,10 @@ static void pause_past_ttl_without_fencing_oversells(void **state)
         during_pause += type != NULL && strcmp(type, "client_pause") == 0;
     }
     assert_true(during_pause > 0);
+    /* PASS (the scenario expects violations), and loudly unsafe beside it */
+    assert_non_null(strstr(o.out, "End of run: PASS (expected UNSAFE: "));
+    assert_false(jbool(r, "safety", "safe"));
+    assert_int_equal(jint(r, "safety", "violations"), jint(r, "checker", "violations"));
     json_decref(r);
 }
 
@@ -163,6 +167,9 @@ static void pause_past_ttl_with_fencing_is_fenced(void **state)
     assert_non_null(strstr(text, "rejected accesses"));
     assert_true(invariant_holds(r, "no_oversell"));
     assert_true(invariant_holds(r, "stock_accounting"));
+    /* overlapping pairs the store fenced are safe */
+    assert_true(jbool(r, "safety", "safe"));
+    assert_non_null(strstr(o.out, "End of run: PASS (safe)  "));
     json_decref(r);
 }
 
@@ -231,7 +238,7 @@ static void unmet_expectation_exits_1(void **state)
     const char *extra2[] = {"--duration", "1.5", "--quiet", "--clients", "1", NULL};
     run(&o, NULL, "run", path, extra2);
     assert_int_equal(o.status, 1);
-    assert_non_null(strstr(o.out, "End of run: FAIL"));
+    assert_non_null(strstr(o.out, "End of run: FAIL (safe)  "));
 }
 
 /* ---- bad input: one line, exit 2, no server ----------------------------- */
@@ -405,6 +412,7 @@ static void interrupt_writes_incomplete_report_and_stops_server(void **state)
     json_t *r = report(&o);
     assert_false(jbool(r, NULL, "complete"));
     assert_true(jint(r, "checker", "sections") > 0);
+    assert_true(jbool(r, "safety", "so_far")); /* what ran was safe; the rest is unknown */
     json_decref(r);
     char hist[700], text[1 << 16];
     snprintf(hist, sizeof(hist), "%s/history.jsonl", dir);
@@ -456,11 +464,15 @@ static void host_stall_past_the_slack_is_incomplete_not_a_lock_failure(void **st
         assert_true(json_number_value(json_object_get(v, "host_stall_ms")) > 200);
         assert_int_equal(json_array_size(json_object_get(v, "faults")), 0);
     }
+    /* the run ended: its violations are whole, and the host's */
+    assert_true(jbool(r, "safety", "host_made"));
+    assert_false(jbool(r, "safety", "so_far"));
     json_decref(r);
     struct outcome c = {0};
     run(&c, NULL, "check", o.dir, NULL);
     assert_int_equal(c.status, 3);
-    assert_non_null(strstr(c.out, "End of check: INCOMPLETE - the host stalled the testbed"));
+    assert_non_null(strstr(c.out, "End of check: INCOMPLETE (UNSAFE: "));
+    assert_non_null(strstr(c.out, ", all in host stalls) - the host stalled the testbed"));
 }
 
 int main(void)

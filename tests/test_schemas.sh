@@ -167,6 +167,15 @@ def report_facts(d):
     if c.get("fenced_pairs") != sum(1 for p in c.get("listed", []) if p.get("fenced")) \
             and len(c.get("listed", [])) < 1000:
         out.append("checker.fenced_pairs differs from the fenced pairs in listed")
+    s = d.get("safety", {})
+    if s.get("violations") != c.get("violations"):
+        out.append("safety.violations is not checker.violations")
+    broken = sum(1 for i in d.get("invariants", []) if not i.get("holds") and not i.get("advisory"))
+    if s.get("invariants_broken") != broken:
+        out.append(f"safety.invariants_broken is {s.get('invariants_broken')}, the invariants "
+                   f"give {broken}")
+    if s.get("so_far") and d.get("complete") and not c.get("history_dropped"):
+        out.append("safety.so_far in a complete run with every history event")
     return out
 
 def compare_facts(dirname):
@@ -189,6 +198,15 @@ def compare_facts(dirname):
                 out.append(f"{r.get('algorithm')}: verdict {r.get('verdict')}, its report.json says {rep.get('verdict')}")
             if rep.get("checker", {}).get("violations") != r.get("violations"):
                 out.append(f"{r.get('algorithm')}: violations differ from its report.json")
+            if rep.get("safety") != r.get("safety"):
+                out.append(f"{r.get('algorithm')}: safety differs from its report.json")
+        ran = [r["safety"] for r in rows if r.get("safety")]
+        s = d.get("safety", {})
+        want = (len(ran), sum(not x["safe"] for x in ran), sum(x["violations"] for x in ran))
+        if (s.get("runs"), s.get("unsafe_runs"), s.get("violations")) != want:
+            out.append(f"safety: runs, unsafe_runs, violations "
+                       f"{(s.get('runs'), s.get('unsafe_runs'), s.get('violations'))}, the rows "
+                       f"give {want}")
         return out
     return facts
 
@@ -266,6 +284,10 @@ report_mutants = [
      lambda m: at(m, ["operations"]).__setitem__("acquire_failed", {"count": 0, "qps": 0.0, "p50_ms": 1.0})),
     ("an unfired fault with a start_s", lambda m: put("faults", 0, "fired")(m, False)),
     ('a listed pair with effect "lost"', lambda m: put("checker", "listed", 0, "a", "effect")(m, "lost")),
+    ("no safety (a required key)", drop("safety")),
+    ("safety.safe flipped against its violations",
+     lambda m: put("safety", "safe")(m, not m["safety"]["safe"])),
+    ('safety.text "PASS"', lambda m: put("safety", "text")(m, "PASS")),
 ]
 
 def compare_row(m):
@@ -286,6 +308,9 @@ compare_mutants = [
     ("not_run a string", lambda m: m.update(not_run="1")),
     ("an unknown key in a row", lambda m: compare_row(m).update(surprise=True)),
     ("complete a string", lambda m: m.update(complete="yes")),
+    ("a row that ran with safety null", lambda m: compare_row(m).update(safety=None)),
+    ("no safety summary", lambda m: m.pop("safety")),
+    ('a safety summary reading "all good"', lambda m: m["safety"].update(text="all good")),
 ]
 
 # The report to mutate: a complete redis flash_sale run whose fault fired
