@@ -157,9 +157,23 @@ static struct report_safety_sum matrix_safety(const struct matrix *m)
     return sum;
 }
 
+/* A row whose every miss is a run that could not be judged (a fault not
+ * carried out, a server that died, a host stall) neither matched nor
+ * failed: it asked nothing, and says so rather than "yes" or "NO". */
+static bool row_judged(const struct matrix_row *row)
+{
+    for (size_t k = 0; k < row->n_runs; k++)
+        if (row->runs[k].ran && !row->runs[k].matched && strcmp(row->runs[k].verdict, "INCOMPLETE"))
+            return true; /* a run that did not match, judged */
+    return row->matched == row->n_runs;
+}
+
 static const char *row_state(const struct matrix_row *row)
 {
-    return row->n_runs == 0 ? "NOT RUN" : row->matched == row->n_runs ? "yes" : "NO";
+    return row->n_runs == 0              ? "NOT RUN"
+           : row->matched == row->n_runs ? "yes"
+           : row_judged(row)             ? "NO"
+                                         : "not judged";
 }
 
 /* The seeds of a row that missed: each one's verdict, safety and why. */
@@ -184,7 +198,7 @@ static const char *matrix_verdict(const struct matrix *m)
 
 void matrix_terminal(FILE *f, const struct matrix *m)
 {
-    fprintf(f, "\n%-34s %-11s %-5s %-11s %-6s %-20s %-9s %-10s %-9s %s\n", "row", "algorithm",
+    fprintf(f, "\n%-34s %-11s %-10s %-11s %-6s %-20s %-9s %-10s %-9s %s\n", "row", "algorithm",
             "match", "safety", "seeds", "violations", "failed", "recovery", "stuck", "expected");
     for (size_t i = 0; i < m->n; i++) {
         const struct matrix_row *row = &m->rows[i];
@@ -193,7 +207,7 @@ void matrix_terminal(FILE *f, const struct matrix *m)
         char seeds[16], viol[64], rec[32], stuck[32], safe[32];
         snprintf(seeds, sizeof(seeds), "%zu/%zu", row->matched, row->n_runs);
         snprintf(stuck, sizeof(stuck), "%.0f ms", s.stuck_ms);
-        fprintf(f, "%-34s %-11s %-5s %-11s %-6s %-20s %-9" PRIu64 " %-10s %-9s %s\n", row->name,
+        fprintf(f, "%-34s %-11s %-10s %-11s %-6s %-20s %-9" PRIu64 " %-10s %-9s %s\n", row->name,
                 row->algorithm, row_state(row), report_safety_sum_word(&safety, safe, sizeof(safe)),
                 seeds, per_seed(row, viol, sizeof(viol)), s.failed,
                 recovery_text(&s, rec, sizeof(rec)), stuck, row->expected);
@@ -293,13 +307,13 @@ int matrix_json(const char *path, const struct matrix *m)
         json_t *runs = json_array();
         for (size_t k = 0; k < row->n_runs; k++)
             json_array_append_new(runs, run_json(&row->runs[k]));
-        json_array_append_new(rows,
-                              json_pack("{s:s, s:s, s:s, s:s, s:s, s:b, s:I, s:I, s:o}", "name",
-                                        row->name, "file", row->file, "algorithm", row->algorithm,
-                                        "fault", row->fault, "expected", row->expected, "matched",
-                                        row->n_runs > 0 && row->matched == row->n_runs, "seeds",
-                                        (json_int_t)row->n_runs, "seeds_matched",
-                                        (json_int_t)row->matched, "runs", runs));
+        json_array_append_new(
+            rows, json_pack("{s:s, s:s, s:s, s:s, s:s, s:b, s:s, s:I, s:I, s:o}", "name", row->name,
+                            "file", row->file, "algorithm", row->algorithm, "fault", row->fault,
+                            "expected", row->expected, "matched",
+                            row->n_runs > 0 && row->matched == row->n_runs, "state", row_state(row),
+                            "seeds", (json_int_t)row->n_runs, "seeds_matched",
+                            (json_int_t)row->matched, "runs", runs));
     }
     size_t ok = matrix_rows_matched(m);
     struct report_safety_sum all = matrix_safety(m);
@@ -366,9 +380,10 @@ static void html_row(FILE *f, const struct matrix *m, const struct matrix_row *r
     fprintf(f, "</td><td class=\"l\">");
     svg_text(f, row->expected);
     fprintf(f, "</td><td><span class=\"verdict %s\">%s</span> %zu/%zu</td><td>",
-            strcmp(state, "yes") == 0 ? "PASS"
-            : row->n_runs             ? "FAIL"
-                                      : "NOTRUN",
+            strcmp(state, "yes") == 0  ? "PASS"
+            : strcmp(state, "NO") == 0 ? "FAIL"
+            : row->n_runs              ? "INCOMPLETE"
+                                       : "NOTRUN",
             state, row->matched, row->n_runs);
     struct report_safety_sum safety = row_safety(row);
     html_safety_sum_badge(f, &safety);

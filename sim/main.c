@@ -38,7 +38,8 @@ static int check_verdict(const struct run_result *r, int met, const char *want, 
         word = "FAIL";
         rc = EXIT_FAILED;
     } else if (!h->complete) {
-        snprintf(tail, sizeof(tail), "%s; so far PASS - violations expected %s, got %" PRIu64,
+        snprintf(tail, sizeof(tail),
+                 "%s; so far the expectation held - violations expected %s, got %" PRIu64,
                  h->end_line ? "the run was cut short (its end line says incomplete)"
                              : "the history has no end line (its writer stopped)",
                  want, got);

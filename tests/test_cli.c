@@ -411,6 +411,36 @@ static void a_server_that_cannot_start_says_why(void **state)
     assert_null(strstr(exits.err, "installed"));
 }
 
+/* --out on a full disk: the record cannot be written, so there is no
+ * verdict: exit 3, and no line on the terminal or in a file it left says
+ * PASS. A 1 MB tmpfs in a mount namespace of its own (root). */
+static void a_full_disk_gives_no_verdict(void **state)
+{
+    (void)state;
+    if (access("/usr/bin/unshare", X_OK) != 0 || geteuid() != 0)
+        skip(); /* mounting a tmpfs needs root */
+    char path[600], small[600], script[3000], out[700], err[700], said[16384], errs[4096];
+    scenario_path(path, sizeof(path), "flash_sale.json");
+    snprintf(small, sizeof(small), "%s/small", tmp);
+    assert_int_equal(mkdir(small, 0700), 0);
+    snprintf(script, sizeof(script),
+             "mount -t tmpfs -o size=1m tmpfs %s || exit 99; %s run %s --duration 2 --out %s/run; "
+             "rc=$?; grep -rl PASS %s/run; exit $rc",
+             small, bin, path, small, small);
+    char *argv[] = {"/usr/bin/unshare", "-m", "--propagation", "private",
+                    "/bin/sh",          "-c", script,          NULL};
+    snprintf(out, sizeof(out), "%s/full.out", tmp);
+    snprintf(err, sizeof(err), "%s/full.err", tmp);
+    assert_int_equal(reap(spawn(argv, out, err, NULL), 60), 3);
+    slurp(out, said, sizeof(said));
+    slurp(err, errs, sizeof(errs));
+    if (strstr(said, "PASS") || strstr(errs, "PASS"))
+        fail_msg("a run on a full disk said PASS:\n%s%s", said, errs);
+    assert_non_null(strstr(said, "End of run: INCOMPLETE (safe so far) - the run's record could "
+                                 "not be written (cannot write "));
+    assert_non_null(strstr(errs, "No space left on device"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -423,6 +453,7 @@ int main(void)
         cmocka_unit_test(a_killed_runs_folder_is_removed_by_the_next),
         cmocka_unit_test(folders_owned_across_pid_namespaces),
         cmocka_unit_test(a_server_that_cannot_start_says_why),
+        cmocka_unit_test(a_full_disk_gives_no_verdict),
     };
     return cmocka_run_group_tests(tests, harness_setup, harness_teardown);
 }

@@ -141,11 +141,12 @@ static void incomplete_says_what_it_saw_so_far(void **state)
     snprintf(res.incomplete_reason, sizeof(res.incomplete_reason), "interrupted after 2.0 s");
     assert_string_equal(line_of(),
                         "INCOMPLETE (UNSAFE so far: 3 violations) - interrupted after 2.0 s; "
-                        "so far PASS");
+                        "so far the expectations held");
     res.check.violations = 0;
     expect_violations("0", true);
-    assert_string_equal(line_of(),
-                        "INCOMPLETE (safe so far) - interrupted after 2.0 s; so far PASS");
+    assert_string_equal(
+        line_of(),
+        "INCOMPLETE (safe so far) - interrupted after 2.0 s; so far the expectations held");
     struct report_safety s = report_safety_of(&res);
     assert_string_equal(report_safety_class(&s), "CAUTION");
 }
