@@ -19,8 +19,10 @@
 #include <unistd.h>
 
 #include "availability.h"
+#include "client.h"
 #include "history.h"
 #include "latency_timeline.h"
+#include "run.h"
 #include "scenario.h"
 #include "stuck.h"
 
@@ -749,6 +751,76 @@ static void test_read_incomplete_file(void **state)
     history_free(&h);
 }
 
+/* The lock's library fed to client_log_links: what it "reported". */
+static const struct lock_link_event *fake_links;
+static size_t n_fake_links;
+
+static size_t give_links(struct lock_client *c, struct lock_link_event *out, size_t max)
+{
+    (void)c;
+    size_t n = n_fake_links < max ? n_fake_links : max;
+    memcpy(out, fake_links, n * sizeof(*out));
+    fake_links += n;
+    n_fake_links -= n;
+    return n;
+}
+
+/* The times of the link lines a client logs of these reports, the run
+ * having started at 1000. */
+static size_t logged_links(const struct lock_link_event *rep, size_t n, struct history_event *out)
+{
+    static const struct lock_ops ops = {.name = "fake", .links = give_links};
+    struct scenario scn;
+    scenario_defaults(&scn);
+    struct run_ctx run = {.scn = &scn, .ops = &ops, .t0_ns = 1000};
+    struct client cl;
+    assert_int_equal(client_init(&cl, &run, 0, 1), 0);
+    cl.connected = true;
+    fake_links = rep;
+    n_fake_links = n;
+    client_log_links(&cl);
+    struct history h;
+    assert_int_equal(history_merge(&h, &cl.hist, 1, &(struct history_names){0}), 0);
+    memcpy(out, h.ev, h.n * sizeof(*out));
+    size_t got = h.n;
+    history_free(&h);
+    cl.connected = false;
+    client_destroy(&cl);
+    return got;
+}
+
+/* Every client opens its session before the start line, and no line may
+ * come before it: what the library reported before the start is logged at
+ * it, the last state only; what came later keeps its time. */
+static void test_links_before_the_start_are_logged_at_it(void **state)
+{
+    (void)state;
+    const struct lock_link_event rep[] = {
+        {.t_ns = 500, .state = LOCK_LINK_CONNECTING},
+        {.t_ns = 800, .state = LOCK_LINK_CONNECTED},
+        {.t_ns = 1000, .state = LOCK_LINK_CONNECTING},
+        {.t_ns = 1500, .state = LOCK_LINK_EXPIRED},
+        {.t_ns = 1600, .state = LOCK_LINK_CONNECTED},
+        {.t_ns = 1700, .state = LOCK_LINK_CONNECTING},
+        {.t_ns = 1800, .state = LOCK_LINK_CONNECTED},
+        {.t_ns = 1900, .state = LOCK_LINK_CONNECTING},
+        {.t_ns = 2000, .state = LOCK_LINK_CONNECTED}, /* a ninth: a second batch */
+    };
+    struct history_event out[9];
+    assert_int_equal(logged_links(rep, 9, out), 8);
+    static const uint64_t want_t[] = {1000, 1000, 1500, 1600, 1700, 1800, 1900, 2000};
+    for (size_t i = 0; i < 8; i++) {
+        assert_int_equal(out[i].t_ns, want_t[i]);
+        assert_int_equal(out[i].arg, rep[i + 1].state);
+        assert_int_equal(out[i].f, HF_LINK);
+        assert_int_equal(out[i].key, UINT32_MAX);
+    }
+    /* all of them before the start: one line, at it */
+    assert_int_equal(logged_links(rep, 2, out), 1);
+    assert_int_equal(out[0].t_ns, 1000);
+    assert_int_equal(out[0].arg, LOCK_LINK_CONNECTED);
+}
+
 /* ---- sections and fault spans --------------------------------------------- */
 
 /* Two owners hold one key when the file stops (no end line: the writer
@@ -1056,6 +1128,7 @@ int main(void)
         cmocka_unit_test(test_latency_timeline),
         cmocka_unit_test(test_read_errors_name_the_line),
         cmocka_unit_test(test_read_incomplete_file),
+        cmocka_unit_test(test_links_before_the_start_are_logged_at_it),
         cmocka_unit_test(test_sections),
         cmocka_unit_test(test_truncated_history_shows_two_holders),
         cmocka_unit_test(test_one_process_holds_two_keys),
