@@ -622,7 +622,7 @@ static void test_round_trip(void **state)
     history_free(&w);
 }
 
-static const char start_line[] = "{\"type\":\"start\",\"locklab\":1,\"mono_ns\":100}\n";
+static const char start_line[] = "{\"type\":\"start\",\"locklab\":1,\"mono_ns\":1}\n";
 
 /* What the reader says about text, or "" when it read it. The message
  * names the file; the path is stripped so tests read ":N: what". */
@@ -743,12 +743,155 @@ static void test_read_incomplete_file(void **state)
     char err[ERR_LEN];
     assert_string_equal(read_text(buf, &h, err), "");
     assert_false(h.complete);
-    assert_int_equal(h.start_mono_ns, 100);
+    assert_int_equal(h.start_mono_ns, 1);
     assert_int_equal(h.end_mono_ns, 150);
     assert_int_equal(h.n, 1);
     assert_int_equal(h.ev[0].seq, HISTORY_NO_SEQ);
     assert_int_equal(h.ev[0].client, 4);
     history_free(&h);
+}
+
+/* ---- the file as untrusted input ------------------------------------------ */
+
+/* The start line of the hostile cases: 2 clients, the run began at 1000. */
+#define START2 "{\"type\":\"start\",\"locklab\":1,\"mono_ns\":1000,\"clients\":2}\n"
+#define INVOKE(t, p)                                                                               \
+    "{\"time\":" #t ",\"process\":" #p ",\"type\":\"invoke\",\"f\":\"acquire\",\"key\":\"k\","     \
+    "\"owner\":\"o\"}\n"
+#define LINK(t)                                                                                    \
+    "{\"time\":" #t                                                                                \
+    ",\"process\":1,\"type\":\"info\",\"f\":\"link\",\"owner\":\"o\",\"value\":\"connected\"}\n"
+#define FAULT(target, idx)                                                                         \
+    "{\"time\":1100,\"process\":\"nemesis\",\"type\":\"info\",\"f\":\"client_pause\","             \
+    "\"value\":\"start\",\"fault\":" #idx ",\"target\":" #target "}\n"
+
+/* Each number is bounded before anything sizes a table or computes with
+ * it: what `locklab check` says (after "locklab: " and the file's name),
+ * on one line, before it exits 2. */
+static void test_read_refuses_hostile_numbers(void **state)
+{
+    (void)state;
+    static const char *const cases[][2] = {
+        /* a client number the checker once took for a table's size: SIGSEGV, out of memory */
+        {START2 INVOKE(1100, 4294967295),
+         ":2: \"process\" 4294967295 is not a client: the start line says 2 clients, 0 to 1"},
+        {START2 INVOKE(1100, 4294967294),
+         ":2: \"process\" 4294967294 is not a client: the start line says 2 clients, 0 to 1"},
+        {START2 INVOKE(1100, 2), ":2: \"process\" 2 is not a client: the start line says 2 "
+                                 "clients, 0 to 1"},
+        {"{\"type\":\"start\",\"locklab\":1,\"mono_ns\":1000}\n" INVOKE(1100, 1048576),
+         ":2: \"process\" 1048576 is not a client number, 0 to 1048575"},
+        {"{\"type\":\"start\",\"locklab\":1,\"mono_ns\":1000,\"clients\":1048577}\n",
+         ":1: \"clients\" must be at most 1048576"},
+        /* times: from the start line's on, at most a week later */
+        {"{\"type\":\"start\",\"locklab\":1,\"mono_ns\":9223372036854775807}\n",
+         ":1: \"mono_ns\" must be at most 4611686018427387904"},
+        {"{\"type\":\"start\",\"locklab\":1,\"mono_ns\":1,\"wall_ns\":4611686018427387905}\n",
+         ":1: \"wall_ns\" must be at most 4611686018427387904"},
+        {START2 INVOKE(999, 0), ":2: \"time\" 999 is before the start line's \"mono_ns\" 1000"},
+        {START2 LINK(999), ":2: \"time\" 999 is before the start line's \"mono_ns\" 1000"},
+        {START2 INVOKE(604800000001001, 0), ":2: \"time\" 604800000001001 is more than a week "
+                                            "after the start line's \"mono_ns\" 1000"},
+        {START2 "{\"type\":\"end\",\"mono_ns\":999,\"complete\":true}\n",
+         ":2: \"mono_ns\" 999 is before the start line's \"mono_ns\" 1000"},
+        {START2 "{\"time\":1100,\"process\":\"host\",\"type\":\"info\",\"f\":\"stall\","
+                "\"end\":604800000001001}\n",
+         ":2: \"end\" 604800000001001 is more than a week after the start line's \"mono_ns\" 1000"},
+        {START2 "{\"time\":1100,\"process\":0,\"type\":\"invoke\",\"f\":\"acquire\",\"key\":\"k\","
+                "\"owner\":\"o\",\"due\":1101}\n",
+         ":2: \"due\" 1101 is after the acquire's \"time\" 1100"},
+        {START2 "{\"time\":1100,\"process\":0,\"type\":\"invoke\",\"f\":\"acquire\",\"key\":\"k\","
+                "\"owner\":\"o\",\"due\":999}\n",
+         ":2: \"due\" 999 is before the start line's \"mono_ns\" 1000"},
+        /* counts, leases, indexes */
+        {START2 "{\"time\":1100,\"process\":0,\"type\":\"ok\",\"f\":\"acquire\",\"key\":\"k\","
+                "\"owner\":\"o\",\"seq\":281474976710656}\n",
+         ":2: \"seq\" must be at most 281474976710655"},
+        {START2
+         "{\"type\":\"end\",\"mono_ns\":1000,\"complete\":true,\"dropped\":281474976710656}\n",
+         ":2: \"dropped\" must be at most 281474976710655"},
+        {"{\"type\":\"start\",\"locklab\":1,\"mono_ns\":1,\"ttl_ms\":86400001}\n",
+         ":1: \"ttl_ms\" must be at most 86400000"},
+        {"{\"type\":\"start\",\"locklab\":1,\"mono_ns\":1,\"slack_ms\":86400001}\n",
+         ":1: \"slack_ms\" must be at most 86400000"},
+        {"{\"type\":\"start\",\"locklab\":1,\"mono_ns\":1,\"stall_floor_ms\":\"10\"}\n",
+         ":1: \"stall_floor_ms\" must be an integer >= 0"},
+        {START2 FAULT(2, 0),
+         ":2: \"target\" 2 is not a client: the start line says 2 clients, 0 to 1"},
+        {START2 FAULT(4294967295, 0),
+         ":2: \"target\" 4294967295 is not a client: the start line says 2 clients, 0 to 1"},
+        {START2 FAULT(1, 1048576), ":2: \"fault\" must be at most 1048575"},
+        /* the file's strings in a message cannot break its line */
+        {START2 "{\"time\":1100,\"process\":0,\"type\":\"ok\",\"f\":\"a\\nb\\u001b[2J\"}\n",
+         ":2: unknown f \"a?b?[2J\""},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        assert_read_error(cases[i][0], cases[i][1]);
+}
+
+/* At the bounds, not past them: read. */
+static void test_read_takes_the_bounds(void **state)
+{
+    (void)state;
+    static const char text[] =
+        "{\"type\":\"start\",\"locklab\":1,\"mono_ns\":4611686018427387904,\"clients\":2,"
+        "\"ttl_ms\":86400000}\n"
+        "{\"time\":4611686018427387904,\"process\":1,\"type\":\"info\",\"f\":\"link\","
+        "\"owner\":\"o\",\"value\":\"connected\"}\n"
+        "{\"time\":4611686018427387904,\"process\":1,\"type\":\"invoke\",\"f\":\"acquire\","
+        "\"key\":\"k\",\"owner\":\"o\",\"due\":4611686018427387904}\n"
+        "{\"time\":4611686018427387904,\"process\":1,\"type\":\"ok\",\"f\":\"acquire\","
+        "\"key\":\"k\",\"owner\":\"o\",\"seq\":281474976710654}\n"
+        "{\"time\":4612290818427387904,\"process\":1,\"type\":\"invoke\",\"f\":\"release\","
+        "\"key\":\"k\",\"owner\":\"o\",\"seq\":281474976710655}\n"
+        "{\"type\":\"end\",\"mono_ns\":4612290818427387904,\"complete\":true,"
+        "\"dropped\":281474976710655}\n";
+    struct history h;
+    char err[ERR_LEN];
+    assert_string_equal(read_text(text, &h, err), "");
+    assert_int_equal(h.n, 4);
+    assert_int_equal(h.ev[3].t_ns - h.start_mono_ns, 604800000000000ULL); /* a week */
+    assert_int_equal(h.ev[3].seq, 281474976710655ULL);
+    assert_int_equal(h.ev[1].due_ns, 4611686018427387904ULL);
+    history_free(&h);
+}
+
+/* A file of a start line, then count bytes of byte and no '\n'. */
+static void write_long_line(char path[PATH_LEN], size_t count, char byte)
+{
+    write_file(path, start_line);
+    FILE *f = fopen(path, "a");
+    assert_non_null(f);
+    for (size_t i = 0; i < count; i++)
+        assert_int_equal(fputc(byte, f), (unsigned char)byte);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* No line is held past HISTORY_LINE_MAX bytes: /dev/zero, one endless
+ * line, is refused at once. A line of exactly that many bytes is read. */
+static void test_read_refuses_an_endless_line(void **state)
+{
+    (void)state;
+    struct history h;
+    char err[ERR_LEN], path[PATH_LEN];
+    assert_int_equal(history_read_jsonl("/dev/zero", &h, err, ERR_LEN), -1);
+    assert_string_equal(err, "/dev/zero:1: a line longer than 65536 bytes, the most a history "
+                             "line may be");
+    write_long_line(path, 65537, ' ');
+    assert_int_equal(history_read_jsonl(path, &h, err, ERR_LEN), -1);
+    unlink(path);
+    assert_string_equal(err + strlen(path), ":2: a line longer than 65536 bytes, the most a "
+                                            "history line may be");
+    write_long_line(path, 65536, ' ');
+    assert_int_equal(history_read_jsonl(path, &h, err, ERR_LEN), 0);
+    unlink(path);
+    assert_int_equal(h.n, 0);
+    history_free(&h);
+    write_long_line(path, 3, '\0'); /* NUL is no JSON, not the end of the line */
+    assert_int_equal(history_read_jsonl(path, &h, err, ERR_LEN), -1);
+    unlink(path);
+    assert_string_equal(err + strlen(path),
+                        ":2: bad JSON at column 1: '[' or '{' expected near end of file");
 }
 
 /* The lock's library fed to client_log_links: what it "reported". */
@@ -1128,6 +1271,9 @@ int main(void)
         cmocka_unit_test(test_latency_timeline),
         cmocka_unit_test(test_read_errors_name_the_line),
         cmocka_unit_test(test_read_incomplete_file),
+        cmocka_unit_test(test_read_refuses_hostile_numbers),
+        cmocka_unit_test(test_read_takes_the_bounds),
+        cmocka_unit_test(test_read_refuses_an_endless_line),
         cmocka_unit_test(test_links_before_the_start_are_logged_at_it),
         cmocka_unit_test(test_sections),
         cmocka_unit_test(test_truncated_history_shows_two_holders),
