@@ -22,6 +22,7 @@
 
 #include <jansson.h>
 
+#include "history_seq.h"
 #include "scenario.h"
 
 /* String -> dense id. Slots hold id + 1 (0 = empty); capacity is a power
@@ -43,6 +44,7 @@ struct reader {
     struct intern keys, owners, notes;
     bool started;       /* the end line is h->end_line */
     uint64_t stall_end; /* the previous stall's end: stalls do not overlap */
+    struct seq_marks seqs;
 };
 
 /* The message is one line whatever the file holds: its strings (a key,
@@ -440,12 +442,26 @@ static int read_op(struct reader *r, json_t *o, json_int_t process, struct histo
     return read_extra(r, o, e);
 }
 
+/* The witness's number of an entry or exit, kept to be checked with the
+ * others once the file is read (history_seq.h). */
+static int mark_seq(struct reader *r, const struct history_event *e)
+{
+    bool has = (e->f == HF_ACQUIRE && e->type == HT_OK) ||
+               (e->f == HF_RELEASE && e->type == HT_INVOKE) || e->f == HF_CRASH;
+    if (!has || e->seq == HISTORY_NO_SEQ)
+        return 0;
+    struct seq_mark m = {.seq = e->seq, .line = r->line, .key = e->key, .client = e->client};
+    return seq_marks_add(&r->seqs, &m) < 0 ? fail(r, "out of memory") : 0;
+}
+
 static int push_event(struct reader *r, const struct history_event *e)
 {
     struct history *h = r->h;
     if (h->n > 0 && e->t_ns < h->ev[h->n - 1].t_ns)
         return fail(r, "\"time\" %llu is before the previous event's %llu",
                     (unsigned long long)e->t_ns, (unsigned long long)h->ev[h->n - 1].t_ns);
+    if (mark_seq(r, e) < 0)
+        return -1;
     if (h->n == r->cap) {
         size_t cap = r->cap ? 2 * r->cap : 1024;
         struct history_event *ev = realloc(h->ev, cap * sizeof(*ev));
@@ -560,6 +576,27 @@ static int read_lines(struct reader *r, FILE *f)
     return rc;
 }
 
+/* The witness's promises (history_seq.h), which only the whole file can
+ * tell: the line named is where one was first broken. */
+static int check_seqs(struct reader *r)
+{
+    struct seq_fault f;
+    if (!seq_marks_broken(&r->seqs, &f))
+        return 0;
+    r->line = (size_t)f.line;
+    const char *key = r->keys.names[f.key];
+    if (f.again)
+        return fail(r,
+                    "\"seq\" %llu on key \"%.60s\" again (line %llu had it): the witness "
+                    "numbers each entry and exit on a key once",
+                    (unsigned long long)f.seq, key, (unsigned long long)f.prev_line);
+    return fail(r,
+                "\"seq\" %llu of client %u on key \"%.60s\" is not after its %llu on line "
+                "%llu: a client's entries and exits on a key come in the order of their seqs",
+                (unsigned long long)f.seq, (unsigned)f.client, key, (unsigned long long)f.prev_seq,
+                (unsigned long long)f.prev_line);
+}
+
 /* Without an end line the run stopped abruptly: it ends at its last event. */
 static void finish(struct reader *r)
 {
@@ -584,6 +621,9 @@ int history_read_stream(FILE *f, const char *name, struct history *h, char *err,
     struct reader r = {.path = name, .err = err, .errlen = errlen, .h = h};
     memset(h, 0, sizeof(*h));
     int rc = read_lines(&r, f);
+    if (rc == 0)
+        rc = check_seqs(&r);
+    seq_marks_free(&r.seqs);
     if (rc < 0) {
         intern_free(&r.keys);
         intern_free(&r.owners);

@@ -856,6 +856,61 @@ static void test_read_takes_the_bounds(void **state)
     history_free(&h);
 }
 
+#define OK_ACQ(t, p, seq)                                                                          \
+    "{\"time\":" #t ",\"process\":" #p ",\"type\":\"ok\",\"f\":\"acquire\",\"key\":\"k\","         \
+    "\"owner\":\"o" #p "\",\"seq\":" #seq "}\n"
+#define REL(t, p, seq)                                                                             \
+    "{\"time\":" #t ",\"process\":" #p ",\"type\":\"invoke\",\"f\":\"release\",\"key\":\"k\","     \
+    "\"owner\":\"o" #p "\",\"seq\":" #seq "}\n"
+
+/* The witness numbers each entry and exit on a key once, and a client's in
+ * the order it made them: a file that says otherwise is refused at the
+ * line where it first does. */
+static void test_read_refuses_broken_seqs(void **state)
+{
+    (void)state;
+    static const char *const cases[][2] = {
+        {START2 OK_ACQ(1100, 0, 0) REL(1200, 0, 1) OK_ACQ(1300, 1, 0) REL(1400, 1, 2),
+         ":4: \"seq\" 0 on key \"k\" again (line 2 had it): the witness numbers each entry and "
+         "exit on a key once"},
+        {START2 OK_ACQ(1100, 0, 0) REL(1200, 0, 1) OK_ACQ(1300, 1, 1) REL(1400, 1, 1),
+         ":4: \"seq\" 1 on key \"k\" again (line 3 had it): the witness numbers each entry and "
+         "exit on a key once"},
+        {START2 OK_ACQ(1100, 0, 5) REL(1200, 0, 3),
+         ":3: \"seq\" 3 of client 0 on key \"k\" is not after its 5 on line 2: a client's "
+         "entries and exits on a key come in the order of their seqs"},
+        /* the earliest line first, whichever promise it breaks */
+        {START2 OK_ACQ(1100, 1, 7) OK_ACQ(1150, 0, 4) REL(1200, 0, 2) REL(1300, 1, 4),
+         ":4: \"seq\" 2 of client 0 on key \"k\" is not after its 4 on line 3: a client's "
+         "entries and exits on a key come in the order of their seqs"},
+        {START2 OK_ACQ(
+             1100, 0,
+             0) "{\"time\":1200,\"process\":0,\"type\":\"info\",\"f\":\"crash\",\"key\":\"k\","
+                "\"owner\":\"o0\",\"seq\":0}\n",
+         ":3: \"seq\" 0 on key \"k\" again (line 2 had it): the witness numbers each entry and "
+         "exit on a key once"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        assert_read_error(cases[i][0], cases[i][1]);
+}
+
+/* What a run can write is read: two clients read the clock a few ns away
+ * from their witness step, so client 1, which entered (seq 1) before client
+ * 0 left (seq 2), may log its entry after; the same seq on another key. */
+static void test_read_takes_seqs_across_clients(void **state)
+{
+    (void)state;
+    static const char text[] = START2 OK_ACQ(1100, 0, 0) REL(1200, 0, 2) OK_ACQ(1201, 1, 1)
+        REL(1300, 1, 3) "{\"time\":1400,\"process\":1,\"type\":\"ok\",\"f\":\"acquire\","
+                        "\"key\":\"k2\",\"owner\":\"o1\",\"seq\":0}\n";
+    struct history h;
+    char err[ERR_LEN];
+    assert_string_equal(read_text(text, &h, err), "");
+    assert_int_equal(h.n, 5);
+    assert_int_equal(h.ev[2].seq, 1);
+    history_free(&h);
+}
+
 /* A file of a start line, then count bytes of byte and no '\n'. */
 static void write_long_line(char path[PATH_LEN], size_t count, char byte)
 {
@@ -1273,6 +1328,8 @@ int main(void)
         cmocka_unit_test(test_read_incomplete_file),
         cmocka_unit_test(test_read_refuses_hostile_numbers),
         cmocka_unit_test(test_read_takes_the_bounds),
+        cmocka_unit_test(test_read_refuses_broken_seqs),
+        cmocka_unit_test(test_read_takes_seqs_across_clients),
         cmocka_unit_test(test_read_refuses_an_endless_line),
         cmocka_unit_test(test_links_before_the_start_are_logged_at_it),
         cmocka_unit_test(test_sections),
