@@ -191,8 +191,8 @@ static int check_client(struct reader *r, const char *name, json_int_t c)
 {
     uint32_t n = r->h->clients;
     if (n > 0 && (c < 0 || c >= (json_int_t)n))
-        return fail(r, "\"%s\" %lld is not a client: the start line says %u clients, 0 to %u", name,
-                    (long long)c, (unsigned)n, (unsigned)n - 1);
+        return fail(r, "\"%s\" %lld is not a client: the start line says %u client%s, 0 to %u",
+                    name, (long long)c, (unsigned)n, n == 1 ? "" : "s", (unsigned)n - 1);
     if (c < 0 || c >= (json_int_t)HISTORY_MAX_CLIENTS)
         return fail(r, "\"%s\" %lld is not a client number, 0 to %u", name, (long long)c,
                     (unsigned)HISTORY_MAX_CLIENTS - 1);

@@ -779,6 +779,8 @@ static void test_read_refuses_hostile_numbers(void **state)
          ":2: \"process\" 4294967294 is not a client: the start line says 2 clients, 0 to 1"},
         {START2 INVOKE(1100, 2), ":2: \"process\" 2 is not a client: the start line says 2 "
                                  "clients, 0 to 1"},
+        {"{\"type\":\"start\",\"locklab\":1,\"mono_ns\":1000,\"clients\":1}\n" INVOKE(1100, 1),
+         ":2: \"process\" 1 is not a client: the start line says 1 client, 0 to 0"},
         {"{\"type\":\"start\",\"locklab\":1,\"mono_ns\":1000}\n" INVOKE(1100, 1048576),
          ":2: \"process\" 1048576 is not a client number, 0 to 1048575"},
         {"{\"type\":\"start\",\"locklab\":1,\"mono_ns\":1000,\"clients\":1048577}\n",
