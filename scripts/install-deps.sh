@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config
+  clang libclang-rt-dev
   redis-server redis-tools redis-sentinel libhiredis-dev
   zookeeper zookeeper-bin libzookeeper-mt-dev
   libjansson-dev libcmocka-dev zlib1g-dev

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: install what is missing, build, run
 # every test (unit tests, real-Redis lock tests, whole scenario runs), then
-# the unit tests again under AddressSanitizer+UndefinedBehaviorSanitizer.
+# the unit tests again under AddressSanitizer+UndefinedBehaviorSanitizer,
+# then each libFuzzer target for 30 s.
 # LOCKLAB_TSAN=1 adds the lock and run tests under ThreadSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,6 +16,11 @@ ctest --test-dir build --output-on-failure -j 2
 echo "== unit tests under ASan+UBSan"
 scripts/build.sh asan >/dev/null
 ctest --test-dir build-asan --output-on-failure -L unit
+
+# The scenario loader and the history reader take any file: a short run of
+# each libFuzzer target from its seeds keeps what fuzzing found fixed.
+echo "== fuzzing, 30 s a target"
+scripts/fuzz.sh 30
 
 if [ "${LOCKLAB_TSAN:-0}" = 1 ]; then
   echo "== lock and run tests under TSan"

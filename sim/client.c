@@ -232,17 +232,38 @@ static void note_error(struct client *cl)
     snprintf(cl->last_error, sizeof(cl->last_error), "%s", cl->lc.errstr);
 }
 
+static void log_link(struct client *cl, uint64_t t, uint8_t state)
+{
+    log_key(cl, UINT32_MAX, t, HT_INFO, HF_LINK, state, 0, 0, 0); /* a link event has no key */
+}
+
 /* The link changes the lock's library reported since the last look, as
- * info events at the times it reported them (the merge sorts them in). */
+ * info events at the times it reported them (the merge sorts them in).
+ * Every client opens its session before the start line, and no event may
+ * precede that line (docs/history.md): what was reported before the start
+ * is logged at the start, the last of it only, as the link's state when
+ * the run began. */
 void client_log_links(struct client *cl)
 {
     if (cl->run->ops->links == NULL || !cl->connected)
         return;
     struct lock_link_event ev[8];
     size_t n;
+    uint64_t t0 = cl->run->t0_ns;
+    int early = -1; /* the state last reported before the start, not yet logged */
     while ((n = cl->run->ops->links(&cl->lc, ev, 8)) > 0)
-        for (size_t i = 0; i < n; i++) /* a link event has no key */
-            log_key(cl, UINT32_MAX, ev[i].t_ns, HT_INFO, HF_LINK, ev[i].state, 0, 0, 0);
+        for (size_t i = 0; i < n; i++) {
+            if (ev[i].t_ns < t0) {
+                early = ev[i].state;
+                continue;
+            }
+            if (early >= 0)
+                log_link(cl, t0, (uint8_t)early);
+            early = -1;
+            log_link(cl, ev[i].t_ns, ev[i].state);
+        }
+    if (early >= 0)
+        log_link(cl, t0, (uint8_t)early);
 }
 
 bool client_lock(struct client *cl, uint32_t key)

@@ -59,7 +59,7 @@ static int parse_cluster_opts(int argc, char **argv, struct cluster_opts *o)
     snprintf(o->dir, sizeof(o->dir), "%s/locklab-cluster", tmp_root());
     o->redis_nodes = 5;
     o->zk_nodes = 1;
-    for (int i = 2; i < argc; i++) {
+    for (int i = 2; i < argc; i += 2) { /* every option takes a value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         /* status and down act on the cluster as it is: a size would be ignored */
         if (!up && (strcmp(a, "--redis-nodes") == 0 || strcmp(a, "--zookeeper-nodes") == 0))
@@ -75,7 +75,6 @@ static int parse_cluster_opts(int argc, char **argv, struct cluster_opts *o)
                 return bad_usage("--zookeeper-nodes: expected 0, 1 or 3, got \"%s\"", v);
         } else
             return bad_usage("cluster: unexpected argument \"%s\"", a);
-        i++;
     }
     if (up && o->redis_nodes + o->zk_nodes == 0)
         return bad_usage("%s", "cluster: nothing to start (--redis-nodes 0 --zookeeper-nodes 0)");

@@ -144,9 +144,38 @@ int history_merge(struct history *h, struct history_buf *const *bufs, size_t n,
  * Returns 0, or -1 when writing failed (errno set). */
 int history_write_jsonl(const struct history *h, FILE *f);
 
+/* What the reader takes from a file, which may come from anywhere (docs/history.md,
+ * "Bounds"). A line locklab writes is under 3 KiB: its longest is a fault's, with a
+ * 383-byte detail and 63 bytes of servers, each byte at worst escaped as \u00XX.
+ * 64 KiB leaves another tool room for longer keys and owners, and is all the
+ * reader ever holds of one line, however long the line is. */
+#define HISTORY_LINE_MAX 65536
+/* locklab runs at most 4096 clients (SCENARIO_MAX_CLIENTS); another tool may
+ * have more. The check keeps a few words per client, so 2^20 stays a few MiB. */
+#define HISTORY_MAX_CLIENTS (1u << 20)
+/* A fault's index in its scenario's list (at most 64 there); another tool
+ * numbering every nemesis operation has room for a million. */
+#define HISTORY_MAX_FAULT_INDEX ((1u << 20) - 1)
+/* CLOCK_MONOTONIC counts from boot and CLOCK_REALTIME from 1970: 2^62 ns is
+ * 146 years of uptime and the year 2116, and a week more cannot overflow. */
+#define HISTORY_MAX_CLOCK_NS (1ULL << 62)
+/* How long after the start line an event may be: a run lasts at most a day
+ * (duration_s), and what happens past its end (a fault ending, a crashed
+ * client's restart) at most a day more each; a week holds them all. */
+#define HISTORY_MAX_SPAN_NS (7ULL * 86400 * 1000000000)
+/* A seq counts one key's entries and exits, and dropped counts events:
+ * locklab's witness counts in 48 bits, more than a week of entries every
+ * 100 ns (2^43) would need. */
+#define HISTORY_MAX_COUNT ((1ULL << 48) - 1)
+/* The longest lease or slack: the scenario's ttl_ms is at most a day. */
+#define HISTORY_MAX_MS 86400000u
+
 /* Read a file written by history_write_jsonl (or by another tool using the
- * same vocabulary). On error returns -1 with "path:line: reason" in err. */
+ * same vocabulary). On error returns -1 with "path:line: reason" in err,
+ * one line whatever the file holds. */
 int history_read_jsonl(const char *path, struct history *h, char *err, size_t errlen);
+/* The same from an open stream, named name in the messages. */
+int history_read_stream(FILE *f, const char *name, struct history *h, char *err, size_t errlen);
 
 /* Reconstruct critical sections and fault spans from h's events: a section
  * runs from its acquire ok to the release invoke (or crash) of the same

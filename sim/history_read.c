@@ -6,6 +6,12 @@
  * Keys the reader does not know are ignored, so the format can grow.
  * Key and owner strings are interned through hash tables: files have
  * millions of lines.
+ *
+ * The file is untrusted input (`locklab check` reads whatever it is
+ * given): no line is held past HISTORY_LINE_MAX bytes, and every number is
+ * bounded before anything sizes a table or does arithmetic with it
+ * (history.h's HISTORY_MAX_*), so a hostile file is refused, never a crash
+ * or an allocation the size of a number in it.
  */
 #include "history.h"
 
@@ -16,6 +22,7 @@
 
 #include <jansson.h>
 
+#include "history_seq.h"
 #include "scenario.h"
 
 /* String -> dense id. Slots hold id + 1 (0 = empty); capacity is a power
@@ -37,8 +44,11 @@ struct reader {
     struct intern keys, owners, notes;
     bool started;       /* the end line is h->end_line */
     uint64_t stall_end; /* the previous stall's end: stalls do not overlap */
+    struct seq_marks seqs;
 };
 
+/* The message is one line whatever the file holds: its strings (a key,
+ * an unknown value, jansson's quote of a bad token) may carry any byte. */
 __attribute__((format(printf, 2, 3))) static int fail(struct reader *r, const char *fmt, ...)
 {
     char msg[256];
@@ -47,6 +57,9 @@ __attribute__((format(printf, 2, 3))) static int fail(struct reader *r, const ch
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
     snprintf(r->err, r->errlen, "%s:%zu: %s", r->path, r->line, msg);
+    for (char *p = r->err; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            *p = '?';
     return -1;
 }
 
@@ -121,7 +134,9 @@ static void intern_free(struct intern *t)
 
 /* ---- fields ------------------------------------------------------------- */
 
-static int get_u64(struct reader *r, json_t *o, const char *name, bool required, uint64_t *v)
+/* An integer from 0 to max; v is left alone when it is absent. */
+static int get_num(struct reader *r, json_t *o, const char *name, bool required, uint64_t max,
+                   uint64_t *v)
 {
     json_t *j = json_object_get(o, name);
     if (j == NULL) {
@@ -131,18 +146,56 @@ static int get_u64(struct reader *r, json_t *o, const char *name, bool required,
     }
     if (!json_is_integer(j) || json_integer_value(j) < 0)
         return fail(r, "\"%s\" must be an integer >= 0", name);
+    if ((uint64_t)json_integer_value(j) > max)
+        return fail(r, "\"%s\" must be at most %llu", name, (unsigned long long)max);
     *v = (uint64_t)json_integer_value(j);
     return 0;
 }
 
-static int get_u32(struct reader *r, json_t *o, const char *name, bool required, uint32_t *v)
+static int get_u64(struct reader *r, json_t *o, const char *name, bool required, uint64_t *v)
+{
+    return get_num(r, o, name, required, INT64_MAX, v);
+}
+
+static int get_u32(struct reader *r, json_t *o, const char *name, bool required, uint32_t max,
+                   uint32_t *v)
 {
     uint64_t x = *v;
-    if (get_u64(r, o, name, required, &x) < 0)
+    if (get_num(r, o, name, required, max, &x) < 0)
         return -1;
-    if (x > UINT32_MAX)
-        return fail(r, "\"%s\" must be at most %u", name, (unsigned)UINT32_MAX);
     *v = (uint32_t)x;
+    return 0;
+}
+
+/* A time of the run: from the start line's on, and at most a week later. */
+static int get_time(struct reader *r, json_t *o, const char *name, bool required, uint64_t *v)
+{
+    uint64_t t = 0, t0 = r->h->start_mono_ns;
+    if (get_u64(r, o, name, required, &t) < 0)
+        return -1;
+    if (json_object_get(o, name) == NULL)
+        return 0;
+    if (t < t0)
+        return fail(r, "\"%s\" %llu is before the start line's \"mono_ns\" %llu", name,
+                    (unsigned long long)t, (unsigned long long)t0);
+    if (t - t0 > HISTORY_MAX_SPAN_NS)
+        return fail(r, "\"%s\" %llu is more than a week after the start line's \"mono_ns\" %llu",
+                    name, (unsigned long long)t, (unsigned long long)t0);
+    *v = t;
+    return 0;
+}
+
+/* A client number: below the start line's "clients", or when it gave none
+ * below HISTORY_MAX_CLIENTS (the checker sizes tables by the largest). */
+static int check_client(struct reader *r, const char *name, json_int_t c)
+{
+    uint32_t n = r->h->clients;
+    if (n > 0 && (c < 0 || c >= (json_int_t)n))
+        return fail(r, "\"%s\" %lld is not a client: the start line says %u client%s, 0 to %u",
+                    name, (long long)c, (unsigned)n, n == 1 ? "" : "s", (unsigned)n - 1);
+    if (c < 0 || c >= (json_int_t)HISTORY_MAX_CLIENTS)
+        return fail(r, "\"%s\" %lld is not a client number, 0 to %u", name, (long long)c,
+                    (unsigned)HISTORY_MAX_CLIENTS - 1);
     return 0;
 }
 
@@ -193,12 +246,14 @@ static int read_start(struct reader *r, json_t *o)
     if (version != 1)
         return fail(r, "unsupported \"locklab\" version %llu (this reader knows 1)",
                     (unsigned long long)version);
-    if (get_u64(r, o, "mono_ns", true, &h->start_mono_ns) < 0 ||
-        get_u64(r, o, "wall_ns", false, &h->start_wall_ns) < 0 ||
-        get_u32(r, o, "clients", false, &h->clients) < 0 ||
+    uint64_t floor = 0;
+    if (get_num(r, o, "mono_ns", true, HISTORY_MAX_CLOCK_NS, &h->start_mono_ns) < 0 ||
+        get_num(r, o, "wall_ns", false, HISTORY_MAX_CLOCK_NS, &h->start_wall_ns) < 0 ||
+        get_u32(r, o, "clients", false, HISTORY_MAX_CLIENTS, &h->clients) < 0 ||
         get_u64(r, o, "seed", false, &h->seed) < 0 ||
-        get_u32(r, o, "ttl_ms", false, &h->ttl_ms) < 0 ||
-        get_u32(r, o, "slack_ms", false, &h->slack_ms) < 0)
+        get_u32(r, o, "ttl_ms", false, HISTORY_MAX_MS, &h->ttl_ms) < 0 ||
+        get_u32(r, o, "slack_ms", false, HISTORY_MAX_MS, &h->slack_ms) < 0 ||
+        get_num(r, o, "stall_floor_ms", false, HISTORY_MAX_MS, &floor) < 0)
         return -1;
     h->metered = json_object_get(o, "stall_floor_ms") != NULL;
     const char *scn = get_str(r, o, "scenario", false);
@@ -215,8 +270,8 @@ static int read_start(struct reader *r, json_t *o)
 static int read_end(struct reader *r, json_t *o)
 {
     json_t *c = json_object_get(o, "complete");
-    if (get_u64(r, o, "mono_ns", true, &r->h->end_mono_ns) < 0 ||
-        get_u64(r, o, "dropped", false, &r->h->dropped) < 0)
+    if (get_time(r, o, "mono_ns", true, &r->h->end_mono_ns) < 0 ||
+        get_num(r, o, "dropped", false, HISTORY_MAX_COUNT, &r->h->dropped) < 0)
         return -1;
     if (c == NULL)
         return fail(r, "missing \"complete\"");
@@ -249,7 +304,9 @@ static int read_fault_target(struct reader *r, json_t *o, struct history_event *
         return read_note(r, o, "target", &e->owner);
     }
     e->owner = HISTORY_NO_NOTE;
-    return get_u32(r, o, "target", true, &e->client);
+    if (get_u32(r, o, "target", true, UINT32_MAX, &e->client) < 0)
+        return -1;
+    return check_client(r, "target", (json_int_t)e->client);
 }
 
 static int read_fault(struct reader *r, json_t *o, int type, struct history_event *e)
@@ -267,13 +324,26 @@ static int read_fault(struct reader *r, json_t *o, int type, struct history_even
     int v = get_enum(r, o, "value", fault_values, 2, -1);
     uint32_t detail;
     e->key = HISTORY_NO_FAULT;
-    if (v < 0 || read_fault_target(r, o, e) < 0 || get_u32(r, o, "fault", false, &e->key) < 0 ||
+    if (v < 0 || read_fault_target(r, o, e) < 0 ||
+        get_u32(r, o, "fault", false, HISTORY_MAX_FAULT_INDEX, &e->key) < 0 ||
         read_note(r, o, "detail", &detail) < 0)
         return -1;
     e->seq = detail;
     e->f = HF_FAULT;
     e->arg = (uint8_t)t;
     e->arg2 = (uint8_t)v;
+    return 0;
+}
+
+/* A step is begun when it is due or later, never before: its latency counts
+ * from "due" to the grant. */
+static int read_due(struct reader *r, json_t *o, struct history_event *e)
+{
+    if (get_time(r, o, "due", false, &e->due_ns) < 0)
+        return -1;
+    if (e->due_ns > e->t_ns)
+        return fail(r, "\"due\" %llu is after the acquire's \"time\" %llu",
+                    (unsigned long long)e->due_ns, (unsigned long long)e->t_ns);
     return 0;
 }
 
@@ -284,11 +354,11 @@ static int read_extra(struct reader *r, json_t *o, struct history_event *e)
     bool rel_inv = e->f == HF_RELEASE && e->type == HT_INVOKE;
     if (acq_ok && get_u64(r, o, "token", false, &e->token) < 0)
         return -1;
-    if (e->f == HF_ACQUIRE && e->type == HT_INVOKE && get_u64(r, o, "due", false, &e->due_ns) < 0)
+    if (e->f == HF_ACQUIRE && e->type == HT_INVOKE && read_due(r, o, e) < 0)
         return -1;
     if (acq_ok || rel_inv || e->f == HF_CRASH) {
         e->seq = HISTORY_NO_SEQ;
-        if (get_u64(r, o, "seq", false, &e->seq) < 0)
+        if (get_num(r, o, "seq", false, HISTORY_MAX_COUNT, &e->seq) < 0)
             return -1;
     }
     int a = 0;
@@ -329,7 +399,7 @@ static int read_stall(struct reader *r, json_t *o, int type, struct history_even
         return fail(r, "unknown f \"%s\" of the host (it logs \"stall\")", f);
     if (type != HT_INFO)
         return fail(r, "a stall is of type \"info\"");
-    if (get_u64(r, o, "end", true, &e->end_ns) < 0)
+    if (get_time(r, o, "end", true, &e->end_ns) < 0)
         return -1;
     if (e->end_ns < e->t_ns)
         return fail(r, "a stall's \"end\" is before its \"time\"");
@@ -345,8 +415,10 @@ static int read_stall(struct reader *r, json_t *o, int type, struct history_even
 
 static int read_op(struct reader *r, json_t *o, json_int_t process, struct history_event *e)
 {
-    if (process < 0 || process > (json_int_t)UINT32_MAX)
+    if (process < 0)
         return fail(r, "\"process\" must be a client number, \"nemesis\" or \"host\"");
+    if (check_client(r, "process", process) < 0)
+        return -1;
     json_t *fv = json_object_get(o, "f");
     if (json_is_string(fv) && strcmp(json_string_value(fv), "link") == 0) {
         e->client = (uint32_t)process;
@@ -370,12 +442,26 @@ static int read_op(struct reader *r, json_t *o, json_int_t process, struct histo
     return read_extra(r, o, e);
 }
 
+/* The witness's number of an entry or exit, kept to be checked with the
+ * others once the file is read (history_seq.h). */
+static int mark_seq(struct reader *r, const struct history_event *e)
+{
+    bool has = (e->f == HF_ACQUIRE && e->type == HT_OK) ||
+               (e->f == HF_RELEASE && e->type == HT_INVOKE) || e->f == HF_CRASH;
+    if (!has || e->seq == HISTORY_NO_SEQ)
+        return 0;
+    struct seq_mark m = {.seq = e->seq, .line = r->line, .key = e->key, .client = e->client};
+    return seq_marks_add(&r->seqs, &m) < 0 ? fail(r, "out of memory") : 0;
+}
+
 static int push_event(struct reader *r, const struct history_event *e)
 {
     struct history *h = r->h;
     if (h->n > 0 && e->t_ns < h->ev[h->n - 1].t_ns)
         return fail(r, "\"time\" %llu is before the previous event's %llu",
                     (unsigned long long)e->t_ns, (unsigned long long)h->ev[h->n - 1].t_ns);
+    if (mark_seq(r, e) < 0)
+        return -1;
     if (h->n == r->cap) {
         size_t cap = r->cap ? 2 * r->cap : 1024;
         struct history_event *ev = realloc(h->ev, cap * sizeof(*ev));
@@ -392,7 +478,7 @@ static int read_event(struct reader *r, json_t *o, int type)
 {
     struct history_event e = {.type = (uint8_t)type};
     json_t *p = json_object_get(o, "process");
-    if (get_u64(r, o, "time", true, &e.t_ns) < 0)
+    if (get_time(r, o, "time", true, &e.t_ns) < 0)
         return -1;
     if (p == NULL)
         return fail(r, "missing \"process\"");
@@ -426,18 +512,18 @@ static int read_object(struct reader *r, json_t *o)
     return read_event(r, o, type);
 }
 
-static bool blank(const char *s)
+static bool blank(const char *s, size_t len)
 {
-    for (; *s; s++)
-        if (*s != ' ' && *s != '\t' && *s != '\r' && *s != '\n')
+    for (size_t i = 0; i < len; i++)
+        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
             return false;
     return true;
 }
 
-static int read_line(struct reader *r, const char *line)
+static int read_line(struct reader *r, const char *line, size_t len)
 {
     json_error_t je;
-    json_t *o = json_loads(line, JSON_REJECT_DUPLICATES, &je);
+    json_t *o = json_loadb(line, len, JSON_REJECT_DUPLICATES, &je);
     if (o == NULL) /* columns count from 1, as in scenario errors */
         return fail(r, "bad JSON at column %d: %s%s", je.column > 0 ? je.column : 1, je.text,
                     r->line == 1 ? " (a history is JSON lines, one event a line: give RUN_DIR or "
@@ -448,16 +534,37 @@ static int read_line(struct reader *r, const char *line)
     return rc;
 }
 
+/* The next line into buf (HISTORY_LINE_MAX + 1 bytes), without its '\n':
+ * its length, -1 at the end of the file, or -2 when it is longer than
+ * HISTORY_LINE_MAX (the rest of it is never read: /dev/zero is one endless
+ * line). */
+static long next_line(FILE *f, char *buf)
+{
+    size_t n = 0;
+    int c;
+    while ((c = getc_unlocked(f)) != EOF && c != '\n') {
+        if (n == HISTORY_LINE_MAX)
+            return -2;
+        buf[n++] = (char)c;
+    }
+    return c == EOF && n == 0 ? -1 : (long)n;
+}
+
 static int read_lines(struct reader *r, FILE *f)
 {
-    char *line = NULL;
-    size_t len = 0;
+    char *line = malloc(HISTORY_LINE_MAX + 1);
+    if (line == NULL)
+        return fail(r, "out of memory");
     int rc = 0;
+    long len;
     errno = 0;
-    while (rc == 0 && getline(&line, &len, f) >= 0) {
+    while (rc == 0 && (len = next_line(f, line)) != -1) {
         r->line++;
-        if (!blank(line))
-            rc = read_line(r, line);
+        if (len == -2)
+            rc = fail(r, "a line longer than %d bytes, the most a history line may be",
+                      HISTORY_LINE_MAX);
+        else if (!blank(line, (size_t)len))
+            rc = read_line(r, line, (size_t)len);
     }
     if (rc == 0 && ferror(f))
         rc = fail(r, "read error: %s", strerror(errno));
@@ -467,6 +574,27 @@ static int read_lines(struct reader *r, FILE *f)
     }
     free(line);
     return rc;
+}
+
+/* The witness's promises (history_seq.h), which only the whole file can
+ * tell: the line named is where one was first broken. */
+static int check_seqs(struct reader *r)
+{
+    struct seq_fault f;
+    if (!seq_marks_broken(&r->seqs, &f))
+        return 0;
+    r->line = (size_t)f.line;
+    const char *key = r->keys.names[f.key];
+    if (f.again)
+        return fail(r,
+                    "\"seq\" %llu on key \"%.60s\" again (line %llu had it): the witness "
+                    "numbers each entry and exit on a key once",
+                    (unsigned long long)f.seq, key, (unsigned long long)f.prev_line);
+    return fail(r,
+                "\"seq\" %llu of client %u on key \"%.60s\" is not after its %llu on line "
+                "%llu: a client's entries and exits on a key come in the order of their seqs",
+                (unsigned long long)f.seq, (unsigned)f.client, key, (unsigned long long)f.prev_seq,
+                (unsigned long long)f.prev_line);
 }
 
 /* Without an end line the run stopped abruptly: it ends at its last event. */
@@ -488,17 +616,14 @@ static void finish(struct reader *r)
     }
 }
 
-int history_read_jsonl(const char *path, struct history *h, char *err, size_t errlen)
+int history_read_stream(FILE *f, const char *name, struct history *h, char *err, size_t errlen)
 {
-    struct reader r = {.path = path, .err = err, .errlen = errlen, .h = h};
+    struct reader r = {.path = name, .err = err, .errlen = errlen, .h = h};
     memset(h, 0, sizeof(*h));
-    FILE *f = fopen(path, "r");
-    if (f == NULL) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return -1;
-    }
     int rc = read_lines(&r, f);
-    fclose(f);
+    if (rc == 0)
+        rc = check_seqs(&r);
+    seq_marks_free(&r.seqs);
     if (rc < 0) {
         intern_free(&r.keys);
         intern_free(&r.owners);
@@ -508,4 +633,17 @@ int history_read_jsonl(const char *path, struct history *h, char *err, size_t er
     }
     finish(&r);
     return 0;
+}
+
+int history_read_jsonl(const char *path, struct history *h, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        memset(h, 0, sizeof(*h));
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    int rc = history_read_stream(f, path, h, err, errlen);
+    fclose(f);
+    return rc;
 }

@@ -1079,22 +1079,17 @@ static int syntax_error(struct ctx *c, const json_error_t *je)
     return -1;
 }
 
-int scenario_load(const char *path, struct scenario *s, char err[SCENARIO_ERR_MAX])
+int scenario_load_text(const char *name, const char *text, size_t len, struct scenario *s,
+                       char err[SCENARIO_ERR_MAX])
 {
-    struct ctx c = {.file = path, .err = err};
-    char *text, why[128];
+    struct ctx c = {.file = name, .text = text, .len = len, .err = err};
     json_error_t je;
     int rc;
 
     scenario_defaults(s);
-    snprintf(s->path, sizeof(s->path), "%s", path);
+    snprintf(s->path, sizeof(s->path), "%s", name);
     err[0] = '\0';
-    if (scn_read_file(path, &text, &c.len, why, sizeof(why)) < 0) {
-        scn_emit(err, path[0] ? path : "\"\" (an empty file name)", NULL, "", why);
-        return -1;
-    }
-    c.text = text;
-    json_t *root = json_loadb(text, c.len, JSON_REJECT_DUPLICATES, &je);
+    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
     if (!root)
         rc = syntax_error(&c, &je);
     else if (!json_is_object(root))
@@ -1102,8 +1097,23 @@ int scenario_load(const char *path, struct scenario *s, char err[SCENARIO_ERR_MA
     else
         rc = walk_object(&c, root, &top_table, s);
     if (rc == 0 && !json_object_get(root, "name"))
-        default_name(s, path);
+        default_name(s, name);
     json_decref(root);
+    return rc;
+}
+
+int scenario_load(const char *path, struct scenario *s, char err[SCENARIO_ERR_MAX])
+{
+    char *text, why[128];
+    size_t len;
+
+    if (scn_read_file(path, &text, &len, why, sizeof(why)) < 0) {
+        scenario_defaults(s);
+        snprintf(s->path, sizeof(s->path), "%s", path);
+        scn_emit(err, path[0] ? path : "\"\" (an empty file name)", NULL, "", why);
+        return -1;
+    }
+    int rc = scenario_load_text(path, text, len, s, err);
     free(text);
     return rc;
 }

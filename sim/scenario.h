@@ -284,6 +284,11 @@ void scenario_defaults(struct scenario *s);
 /* Load and validate path into s. Returns 0, or -1 with one line in err:
  * "path:line:col: json.path: what is wrong". */
 int scenario_load(const char *path, struct scenario *s, char err[SCENARIO_ERR_MAX]);
+/* The same of a file's len bytes already in memory, named name. name is
+ * also the file scenario_finish reads again to point at a value it blames:
+ * "" for text that is no file's (its messages then name no position). */
+int scenario_load_text(const char *name, const char *text, size_t len, struct scenario *s,
+                       char err[SCENARIO_ERR_MAX]);
 
 /* Check what only the whole (file + command-line overrides) can tell: the
  * algorithm exists and can do what is asked (fencing needs tokens, the

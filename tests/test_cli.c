@@ -1,7 +1,8 @@
 /* test_cli.c - the command line a newcomer meets: help for every command,
  * `list` for scripts, a run folder never overwritten, the start header in a
- * log that is not a terminal, and what a SIGKILLed run left behind cleaned
- * by the next one. Real runs against real redis-servers.
+ * log that is not a terminal, what a SIGKILLed run left behind cleaned
+ * by the next one, and `check` refusing a hostile history. Real runs
+ * against real redis-servers.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -441,10 +442,54 @@ static void a_full_disk_gives_no_verdict(void **state)
     assert_non_null(strstr(errs, "No space left on device"));
 }
 
+/* `check` reads whatever it is given: a hostile file is bad input, exit 2
+ * with one line naming the file and its line, never a crash (the first
+ * file ended in SIGSEGV), an out-of-memory exit 3 (the second) or a PASS
+ * (the third, "stuck ... from -9223372036.855 s"); /dev/zero, one endless
+ * line, is refused without being read into memory. */
+static void check_refuses_a_hostile_history(void **state)
+{
+    (void)state;
+#define START(mono) "{\"type\":\"start\",\"locklab\":1,\"mono_ns\":" mono ",\"clients\":2}\n"
+#define INVOKE(p)                                                                                  \
+    "{\"time\":1100,\"process\":" p ",\"type\":\"invoke\",\"f\":\"acquire\",\"key\":\"k\","        \
+    "\"owner\":\"o\"}\n"
+    static const char *const files[][2] = {
+        {START("1000") INVOKE("4294967295"),
+         ":2: \"process\" 4294967295 is not a client: the start line says 2 clients, 0 to 1"},
+        {START("1000") INVOKE("4294967294"),
+         ":2: \"process\" 4294967294 is not a client: the start line says 2 clients, 0 to 1"},
+        {START("9223372036854775807") INVOKE("0"),
+         ":1: \"mono_ns\" must be at most 4611686018427387904"},
+    };
+#undef START
+#undef INVOKE
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+        char path[600], want[1024];
+        snprintf(path, sizeof(path), "%s/hostile-%zu.jsonl", tmp, i);
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fputs(files[i][0], f);
+        assert_int_equal(fclose(f), 0);
+        struct outcome o = {0};
+        run(&o, NULL, "check", path, NULL);
+        snprintf(want, sizeof(want), "locklab: %s%s\n", path, files[i][1]);
+        assert_int_equal(o.status, 2);
+        assert_string_equal(o.err, want);
+        assert_string_equal(o.out, "");
+    }
+    struct outcome z = {0};
+    run(&z, NULL, "check", "/dev/zero", NULL);
+    assert_int_equal(z.status, 2);
+    assert_string_equal(z.err, "locklab: /dev/zero:1: a line longer than 65536 bytes, the most a "
+                               "history line may be\n");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_command_answers_help),
+        cmocka_unit_test(check_refuses_a_hostile_history),
         cmocka_unit_test(list_prints_names_for_scripts),
         cmocka_unit_test(out_onto_a_run_is_refused),
         cmocka_unit_test(compare_out_with_an_old_run_inside_is_refused),

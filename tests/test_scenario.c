@@ -389,6 +389,32 @@ static void test_file_errors(void **state)
     assert_string_equal(err, "two?lines.json: cannot open: No such file or directory");
 }
 
+/* From memory: what the file would give; len bounds the text (nothing
+ * after it is read); named "", messages point nowhere, as scenario_finish
+ * has no file to read again. */
+static void test_load_text(void **state)
+{
+    static const char text[] =
+        "{\"clients\": 7, \"workload\": {\"type\": \"flash_sale\"}} trailing";
+    static const char algo[] =
+        "{\"lock\": {\"algorithm\": \"chubby\"}, \"workload\": {\"type\": \"flash_sale\"}}";
+    struct scenario s;
+    char err[SCENARIO_ERR_MAX];
+
+    (void)state;
+    assert_int_equal(scenario_load_text("mem.json", text, strlen(text) - 9, &s, err), 0);
+    assert_int_equal(s.clients, 7);
+    assert_string_equal(s.name, "mem");
+    assert_string_equal(s.path, "mem.json");
+    assert_int_equal(scenario_load_text("mem.json", text, strlen(text), &s, err), -1);
+    assert_string_equal(err, "mem.json:1:59: syntax: end of file expected near 'trailing'");
+    assert_int_equal(scenario_load_text("", algo, strlen(algo), &s, err), 0);
+    assert_string_equal(s.name, "scenario");
+    assert_int_equal(scenario_finish(&s, err), -1);
+    assert_string_equal(err, "lock.algorithm: unknown algorithm \"chubby\" (known: redis, "
+                             "redis-naive, redlock, zookeeper)");
+}
+
 static void test_long_message_cut_on_character(void **state)
 {
     struct scenario s;
@@ -1698,6 +1724,7 @@ int main(void)
         cmocka_unit_test(test_bounds_accepted),
         cmocka_unit_test(test_default_name),
         cmocka_unit_test(test_file_errors),
+        cmocka_unit_test(test_load_text),
         cmocka_unit_test(test_long_message_cut_on_character),
         cmocka_unit_test(test_syntax_errors),
         cmocka_unit_test(test_duplicate_keys),
