@@ -10,6 +10,7 @@
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -81,9 +82,13 @@ static int one_pair(const char *path, const char *algo)
 
     opts[json_at] = NULL;
     run(&ran, NULL, "run", path, opts);
-    if (ran.status != 0 && ran.status != 1)
-        fail_msg("run %s --algorithm %s: exit %d: %s", path, algo, ran.status, ran.err);
     json_t *rep = report(&ran);
+    /* four steps end a run before most faults are due: a fault that never
+     * struck leaves it INCOMPLETE (exit 3), its scenario object whole */
+    const char *why = json_string_value(json_object_get(rep, "incomplete_reason"));
+    bool unstruck = ran.status == 3 && why && strstr(why, ") never struck: ");
+    if (ran.status != 0 && ran.status != 1 && !unstruck)
+        fail_msg("run %s --algorithm %s: exit %d: %s", path, algo, ran.status, ran.err);
     json_t *got = json_object_get(rep, "scenario");
     if (!json_equal(want, got)) {
         char *w = json_dumps(want, JSON_SORT_KEYS), *g = json_dumps(got, JSON_SORT_KEYS);
