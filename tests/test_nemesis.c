@@ -261,10 +261,10 @@ static void process_fault_on_external_servers_is_refused(void **state)
  * stdout file as it runs; fails after 10 s. */
 static int first_server_port(const char *out)
 {
-    char text[8192];
+    char said[8192];
     for (int i = 0; i < 1000; i++) {
-        slurp(out, text, sizeof(text));
-        const char *at = strstr(text, "  server: redis 127.0.0.1:");
+        slurp(out, said, sizeof(said));
+        const char *at = strstr(said, "  server: redis 127.0.0.1:");
         if (at)
             return atoi(at + strlen("  server: redis 127.0.0.1:"));
         sleep_ms(10);
@@ -359,7 +359,7 @@ static void block_clock_files(const char *tmpdir)
 static void a_clock_jump_that_cannot_be_applied_makes_the_run_incomplete(void **state)
 {
     (void)state;
-    char path[600], dir[600], out[700], text[16384], own_tmp[600];
+    char path[600], dir[600], out[700], said[16384], own_tmp[600];
     snprintf(path, sizeof(path), "%s/tests/scenarios/clock_jump_unwritable.json", src);
     snprintf(own_tmp, sizeof(own_tmp), "%s/clock-tmp", tmp);
     assert_int_equal(mkdir(own_tmp, 0700), 0);
@@ -370,9 +370,9 @@ static void a_clock_jump_that_cannot_be_applied_makes_the_run_incomplete(void **
     pid_t pid = spawn(argv, out, out, NULL);
     block_clock_files(own_tmp);
     assert_int_equal(reap(pid, 60), 3);
-    slurp(out, text, sizeof(text));
-    assert_null(strstr(text, "End of run: PASS"));
-    assert_non_null(strstr(text, "End of run: INCOMPLETE (safe so far) - faults[0] (clock_jump "
+    slurp(out, said, sizeof(said));
+    assert_null(strstr(said, "End of run: PASS"));
+    assert_non_null(strstr(said, "End of run: INCOMPLETE (safe so far) - faults[0] (clock_jump "
                                  "redis-1) was not carried out: clock jump of redis-1 failed: "
                                  "cannot write "));
 
@@ -388,10 +388,10 @@ static void a_clock_jump_that_cannot_be_applied_makes_the_run_incomplete(void **
     pid = spawn(matrix, out, out, NULL);
     block_clock_files(own_tmp);
     assert_int_equal(reap(pid, 60), 3);
-    slurp(out, text, sizeof(text));
-    assert_null(strstr(text, " yes "));
-    assert_non_null(strstr(text, "\nclock_jump_unwritable              redlock     not judged "));
-    assert_non_null(strstr(text, "faults[0] (clock_jump redis-1) was not carried out"));
+    slurp(out, said, sizeof(said));
+    assert_null(strstr(said, " yes "));
+    assert_non_null(strstr(said, "\nclock_jump_unwritable              redlock     not judged "));
+    assert_non_null(strstr(said, "faults[0] (clock_jump redis-1) was not carried out"));
     unsetenv("TMPDIR");
 }
 

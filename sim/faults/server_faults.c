@@ -137,8 +137,8 @@ static void jump_clock(struct nemesis *n, size_t i, size_t k)
     const char *name = n->nodes.node[k].name;
     struct managed_server *s = server(n, k);
     uint64_t ms = r->spec.jump_ms;
-    char err[256];
     if (r->spec.method != CLOCK_TTL && s->preload[0]) {
+        char err[256];
         if (cluster_clock_jump(n->nodes.cl, n->nodes.node[k].idx, ms, err, sizeof(err)) == 0)
             add_text(r->detail, sizeof(r->detail),
                      "%s (pid %d) clock +%" PRIu64 " ms by libfaketime (%" PRIu64 " ms ahead now)",
