@@ -370,6 +370,8 @@ static void write_end(const struct history *h, struct line *l)
 {
     put_field_u64(l, "{\"type\":\"end\",\"mono_ns\":", h->end_mono_ns);
     put(l, h->complete ? ",\"complete\":true" : ",\"complete\":false");
+    if (!h->complete && h->incomplete_reason[0])
+        put_field_str(l, ",\"reason\":", h->incomplete_reason);
     put_field_u64(l, ",\"dropped\":", h->dropped);
     put(l, "}\n");
 }

@@ -112,6 +112,7 @@ struct history {
     uint64_t start_wall_ns; /* CLOCK_REALTIME at the same moment */
     uint64_t end_mono_ns;
     bool complete;
+    char incomplete_reason[640]; /* the end line's "reason" when not complete ("": none given) */
     bool end_line; /* read back: the file had its end line (false: the writer stopped) */
     char scenario[64];
     char algorithm[32];

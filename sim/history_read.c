@@ -278,6 +278,11 @@ static int read_end(struct reader *r, json_t *o)
     if (!json_is_boolean(c))
         return fail(r, "\"complete\" must be true or false");
     r->h->complete = json_is_true(c);
+    json_t *why = json_object_get(o, "reason");
+    if (why && (!json_is_string(why) || r->h->complete))
+        return fail(r, "\"reason\" must be a string, and only where \"complete\" is false");
+    snprintf(r->h->incomplete_reason, sizeof(r->h->incomplete_reason), "%s",
+             why ? json_string_value(why) : "");
     r->h->end_line = true;
     return 0;
 }

@@ -38,11 +38,17 @@ static int check_verdict(const struct run_result *r, int met, const char *want, 
         word = "FAIL";
         rc = EXIT_FAILED;
     } else if (!h->complete) {
+        char cause[700];
+        if (!h->end_line)
+            snprintf(cause, sizeof(cause), "the history has no end line (its writer stopped)");
+        else if (h->incomplete_reason[0])
+            snprintf(cause, sizeof(cause), "its end line says the run could not be judged: %s",
+                     h->incomplete_reason);
+        else
+            snprintf(cause, sizeof(cause), "the run was cut short (its end line says incomplete)");
         snprintf(tail, sizeof(tail),
-                 "%s; so far the expectation held - violations expected %s, got %" PRIu64,
-                 h->end_line ? "the run was cut short (its end line says incomplete)"
-                             : "the history has no end line (its writer stopped)",
-                 want, got);
+                 "%.*s; so far the expectation held - violations expected %s, got %" PRIu64,
+                 (int)sizeof(tail) - 96, cause, want, got);
         word = "INCOMPLETE";
         rc = EXIT_ENV;
     } else {

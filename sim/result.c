@@ -156,6 +156,12 @@ static void judge_carried_out(struct run_result *r)
 void result_judge(struct run_result *r)
 {
     judge_carried_out(r);
+    /* The history's end line says whether the run could be judged, and
+     * why not, so that `check` never passes what the run did not; a stall
+     * the host made is left for `check` to find again (judge_host). */
+    r->hist.complete = r->complete;
+    snprintf(r->hist.incomplete_reason, sizeof(r->hist.incomplete_reason), "%s",
+             r->complete ? "" : r->incomplete_reason);
     const struct scenario *s = r->scn;
     r->n_expects = 0;
     add_expect(r, "violations", &s->expect.violations, r->check.violations);

@@ -751,6 +751,41 @@ static void test_read_incomplete_file(void **state)
     history_free(&h);
 }
 
+/* A run that could not be judged says why in its end line, and `check`
+ * reads it back; a reason beside "complete": true is refused. */
+static void test_end_line_reason_round_trip(void **state)
+{
+    (void)state;
+    struct history h = {0};
+    h.start_mono_ns = 1;
+    h.end_mono_ns = 2;
+    h.complete = false;
+    snprintf(h.incomplete_reason, sizeof(h.incomplete_reason),
+             "faults[0] (kill redis-1) was not carried out: \"restart\" failed");
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_non_null(f);
+    assert_int_equal(history_write_jsonl(&h, f), 0);
+    assert_int_equal(fclose(f), 0);
+    const char *end = strstr(text, "{\"type\":\"end\"");
+    assert_non_null(end);
+    assert_string_equal(end, "{\"type\":\"end\",\"mono_ns\":2,\"complete\":false,\"reason\":"
+                             "\"faults[0] (kill redis-1) was not carried out: \\\"restart\\\" "
+                             "failed\",\"dropped\":0}\n");
+    struct history back;
+    char err[ERR_LEN];
+    assert_string_equal(read_text(text, &back, err), "");
+    assert_false(back.complete);
+    assert_string_equal(back.incomplete_reason, h.incomplete_reason);
+    history_free(&back);
+    free(text);
+    char bad[512];
+    snprintf(bad, sizeof(bad),
+             "%s{\"type\":\"end\",\"mono_ns\":2,\"complete\":true,\"reason\":\"x\"}\n", start_line);
+    assert_read_error(bad, ":2: \"reason\" must be a string, and only where \"complete\" is false");
+}
+
 /* ---- the file as untrusted input ------------------------------------------ */
 
 /* The start line of the hostile cases: 2 clients, the run began at 1000. */
@@ -1328,6 +1363,7 @@ int main(void)
         cmocka_unit_test(test_latency_timeline),
         cmocka_unit_test(test_read_errors_name_the_line),
         cmocka_unit_test(test_read_incomplete_file),
+        cmocka_unit_test(test_end_line_reason_round_trip),
         cmocka_unit_test(test_read_refuses_hostile_numbers),
         cmocka_unit_test(test_read_takes_the_bounds),
         cmocka_unit_test(test_read_refuses_broken_seqs),
