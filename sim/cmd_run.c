@@ -97,10 +97,16 @@ fail:
 
 /* A run whose record could not be written has no verdict: what was not
  * kept cannot be checked again, and a later file may be what failed after
- * report.json said PASS. report.json is written again saying so, or, if
- * even that fails (a full disk), removed, so no file says PASS. */
+ * the reports said PASS. Each report that states a verdict is written
+ * again saying so or, if even that fails (a full disk), removed, so no
+ * file says PASS. */
 static void record_lost(struct run_result *res, const char *why)
 {
+    static const struct {
+        const char *name;
+        int (*write)(const char *path, const struct run_result *r);
+    } verdicts[] = {
+        {"report.json", report_json}, {"report.md", report_markdown}, {"report.html", report_html}};
     fprintf(stderr, "locklab: %s\n", why);
     if (res->complete) {
         res->complete = false;
@@ -108,10 +114,12 @@ static void record_lost(struct run_result *res, const char *why)
                  "the run's record could not be written (%.*s)",
                  (int)sizeof(res->incomplete_reason) - 48, why);
     }
-    char path[700];
-    snprintf(path, sizeof(path), "%s/report.json", res->run_dir);
-    if (report_json(path, res) < 0)
-        unlink(path);
+    for (size_t i = 0; i < sizeof(verdicts) / sizeof(verdicts[0]); i++) {
+        char path[700];
+        snprintf(path, sizeof(path), "%s/%s", res->run_dir, verdicts[i].name);
+        if (verdicts[i].write(path, res) < 0)
+            unlink(path);
+    }
 }
 
 static int finish_run(struct runner *r, struct proxy *px, struct run_result *res,
