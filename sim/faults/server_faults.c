@@ -220,10 +220,39 @@ static bool wait_for_holder(struct nemesis *n, size_t i, char *why, size_t len)
     }
 }
 
+/* A server fault's window as the scenario wrote it ends (CLOCK_MONOTONIC);
+ * 0 when it lasts to the run's end or ends on an event (a failover ends
+ * once sentinel has promoted). */
+static uint64_t written_end_ns(const struct nemesis *n, size_t j)
+{
+    const struct fault_spec *f = &n->rec[j].spec;
+    const uint64_t open = UINT64_MAX / 2000000u; /* a window to the run's end */
+    uint64_t end_ms = fault_end_ms(f, open);
+    if (f->type == FAULT_FAILOVER || end_ms >= open)
+        return 0;
+    return n->due_ns[j] + (end_ms - f->at_ms) * 1000000u;
+}
+
+/* Faults written to end where fault i starts (the scenario's validation
+ * allows back-to-back windows) end first. Their own ends are timed from
+ * their actual starts, a little after their due times, so they would
+ * still hold the servers fault i is to strike, and it would strike none. */
+static void end_windows_before(struct nemesis *n, size_t i)
+{
+    for (size_t j = 0; j < n->n; j++) {
+        const struct fault_record *x = &n->rec[j];
+        uint64_t end = written_end_ns(n, j);
+        if (j != i && fault_on_servers(x->spec.type) && x->fired && !x->ended && end &&
+            end <= n->due_ns[i])
+            end_fault(n, j, false);
+    }
+}
+
 static void start_fault(struct nemesis *n, size_t i)
 {
     struct fault_record *r = &n->rec[i];
     char why[128];
+    end_windows_before(n, i);
     if (r->spec.pick == PICK_HOLDER_MAJORITY) {
         if (!wait_for_holder(n, i, why, sizeof(why)))
             return;
@@ -232,6 +261,8 @@ static void start_fault(struct nemesis *n, size_t i)
     }
     if (why[0])
         add_text(r->error, sizeof(r->error), "%s", why);
+    else if (n->struck[i] == 0) /* e.g. the master a failover is to kill is another fault's */
+        add_text(r->error, sizeof(r->error), "%s: no server free to strike", r->spec.target_text);
     n->busy |= n->struck[i];
     for (size_t k = 0; k < n->nodes.n; k++)
         if (n->struck[i] & (1u << k))
@@ -262,6 +293,8 @@ static bool failover_step(struct nemesis *n, size_t i)
 {
     struct fault_record *r = &n->rec[i];
     uint64_t now = clock_mono_ns();
+    if (n->struck[i] == 0)
+        return true; /* it killed nothing: no promotion of its doing to wait for */
     if (r->promoted_ns == 0) {
         uint32_t master = nemesis_master(n);
         if (master == 0 || (master & n->struck[i])) {
