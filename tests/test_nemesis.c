@@ -395,6 +395,34 @@ static void a_clock_jump_that_cannot_be_applied_makes_the_run_incomplete(void **
     unsetenv("TMPDIR");
 }
 
+/* Faults that each happen as written, where the nemesis once failed them:
+ * a whole ZooKeeper ensemble killed and started again (its members must
+ * come back together: one alone never serves), and two faults back to
+ * back on one server (the second strikes what the first lets go). */
+static void faults_that_must_be_carried_out(void **state)
+{
+    (void)state;
+    static const char *const files[] = {"zookeeper_all_killed.json", "pause_then_kill.json"};
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+        char path[600];
+        snprintf(path, sizeof(path), "%s/tests/scenarios/%s", src, files[i]);
+        struct outcome o = {0};
+        const char *quiet[] = {"--quiet", NULL};
+        run(&o, NULL, "run", path, quiet);
+        if (o.status != 0)
+            fail_msg("%s: exit %d: %s%s", files[i], o.status, o.out, o.err);
+        json_t *r = report(&o);
+        json_t *faults = json_object_get(r, "faults");
+        for (size_t k = 0; k < json_array_size(faults); k++) {
+            assert_true(json_is_null(json_object_get(report_fault(r, k), "error")));
+            assert_non_null(strstr(text(r, k, "servers"), i == 0 ? "zk-1,zk-2,zk-3" : "redis-1"));
+        }
+        assert_non_null(
+            strstr(text(r, 0, "end_detail"), i == 0 ? "zk-3 back on port " : "SIGCONT redis-1"));
+        json_decref(r);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -408,6 +436,7 @@ int main(void)
         cmocka_unit_test(process_fault_on_external_servers_is_refused),
         cmocka_unit_test(a_restart_that_cannot_happen_makes_the_run_incomplete),
         cmocka_unit_test(a_clock_jump_that_cannot_be_applied_makes_the_run_incomplete),
+        cmocka_unit_test(faults_that_must_be_carried_out),
     };
     return cmocka_run_group_tests(tests, harness_setup, harness_teardown);
 }

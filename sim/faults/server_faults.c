@@ -63,32 +63,61 @@ static pid_t pid_of(struct nemesis *n, size_t k)
     return p;
 }
 
-/* Bring node k of fault i back: continued, or started on its port. */
-static void bring_back(struct nemesis *n, size_t i, size_t k)
+static void failed_to(struct nemesis *n, size_t i, const char *what, size_t k, const char *err)
+{
+    add_text(n->rec[i].error, sizeof(n->rec[i].error), "%s of %s failed: %s", what,
+             n->nodes.node[k].name, err);
+}
+
+/* The paused servers of fault i continued. */
+static void resume_all(struct nemesis *n, size_t i)
+{
+    for (size_t k = 0; k < n->nodes.n; k++) {
+        char err[256];
+        pid_t p = pid_of(n, k);
+        if (!(n->struck[i] & (1u << k)))
+            continue;
+        if (cluster_resume(n->nodes.cl, n->nodes.node[k].idx, err, sizeof(err)) == 0)
+            add_text(n->rec[i].end_detail, sizeof(n->rec[i].end_detail), "SIGCONT %s (pid %d)",
+                     n->nodes.node[k].name, (int)p);
+        else
+            failed_to(n, i, "SIGCONT", k, err);
+    }
+}
+
+/* The servers fault i took down, started again on their ports: all of
+ * them before any is waited for, since a ZooKeeper member serves only once
+ * a quorum of them is back. */
+static void restart_all(struct nemesis *n, size_t i)
 {
     struct fault_record *r = &n->rec[i];
-    const char *name = n->nodes.node[k].name;
+    bool keep = r->spec.data == DATA_KEPT;
+    uint32_t started = 0;
     char err[256];
-    int rc;
-    if (r->spec.type == FAULT_PAUSE) {
-        pid_t p = pid_of(n, k);
-        rc = cluster_resume(n->nodes.cl, n->nodes.node[k].idx, err, sizeof(err));
-        if (rc == 0)
-            add_text(r->end_detail, sizeof(r->end_detail), "SIGCONT %s (pid %d)", name, (int)p);
-    } else {
-        bool keep = r->spec.data == DATA_KEPT;
-        rc = cluster_revive(n->nodes.cl, n->nodes.node[k].idx, keep, err, sizeof(err));
+    for (size_t k = 0; k < n->nodes.n; k++)
+        if (n->struck[i] & (1u << k)) {
+            if (cluster_revive_start(n->nodes.cl, n->nodes.node[k].idx, keep, err, sizeof(err)) ==
+                0)
+                started |= 1u << k;
+            else
+                failed_to(n, i, "restart", k, err);
+        }
+    for (size_t k = 0; k < n->nodes.n; k++) {
+        if (!(started & (1u << k)))
+            continue;
+        size_t together = (size_t)__builtin_popcount(started);
+        if (cluster_revive_wait(n->nodes.cl, n->nodes.node[k].idx, together, err, sizeof(err)) <
+            0) {
+            failed_to(n, i, "restart", k, err);
+            continue;
+        }
         bool redis = strcmp(server(n, k)->kind, "redis") == 0;
-        if (rc == 0)
-            add_text(r->end_detail, sizeof(r->end_detail), "%s back on port %d as pid %d%s", name,
-                     server(n, k)->port, (int)pid_of(n, k),
-                     !redis ? ""
-                     : keep ? ", data kept"
-                            : ", data lost");
+        add_text(r->end_detail, sizeof(r->end_detail), "%s back on port %d as pid %d%s",
+                 n->nodes.node[k].name, server(n, k)->port, (int)pid_of(n, k),
+                 !redis ? ""
+                 : keep ? ", data kept"
+                        : ", data lost");
     }
-    if (rc < 0)
-        add_text(r->error, sizeof(r->error), "%s of %s failed: %s",
-                 r->spec.type == FAULT_PAUSE ? "SIGCONT" : "restart", name, err);
 }
 
 /* After a fault on a ZooKeeper ensemble: which member leads now (a
@@ -112,9 +141,10 @@ static void end_fault(struct nemesis *n, size_t i, bool healed)
     /* A pause ends as SIGCONT goes out: any answer after it may come from
      * the running server. A kill or restart ends once the server serves. */
     uint64_t before = clock_mono_ns();
-    for (size_t k = 0; k < n->nodes.n && r->spec.type != FAULT_CLOCK_JUMP && !leave_down; k++)
-        if (n->struck[i] & (1u << k))
-            bring_back(n, i, k);
+    if (r->spec.type == FAULT_PAUSE)
+        resume_all(n, i);
+    else if (r->spec.type != FAULT_CLOCK_JUMP && !leave_down)
+        restart_all(n, i);
     if (!healed)
         note_zk_leader(n, i);
     if (healed)

@@ -100,6 +100,11 @@ int cluster_pause(struct cluster *c, size_t i, char *err, size_t errlen);
 int cluster_resume(struct cluster *c, size_t i, char *err, size_t errlen);
 int cluster_stop_one(struct cluster *c, size_t i, char *err, size_t errlen);
 int cluster_revive(struct cluster *c, size_t i, bool keep_data, char *err, size_t errlen);
+/* cluster_revive in two steps, for servers that must come back together
+ * (a ZooKeeper quorum): start each, then wait for each, starting being how
+ * many were started at once. Each 0, or -1 with err set. */
+int cluster_revive_start(struct cluster *c, size_t i, bool keep_data, char *err, size_t errlen);
+int cluster_revive_wait(struct cluster *c, size_t i, size_t starting, char *err, size_t errlen);
 /* Move server i's clock forward by ms (it runs under libfaketime): its
  * offset file rewritten, read by the server at its next time call. 0, or
  * -1 with err set. */

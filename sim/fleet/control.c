@@ -114,7 +114,7 @@ static void forget_data(const struct managed_server *s)
     unlink(path);
 }
 
-int cluster_revive(struct cluster *c, size_t i, bool keep_data, char *err, size_t errlen)
+int cluster_revive_start(struct cluster *c, size_t i, bool keep_data, char *err, size_t errlen)
 {
     cluster_lock();
     if (i >= c->n || c->srv[i].pid > 0) {
@@ -127,12 +127,18 @@ int cluster_revive(struct cluster *c, size_t i, bool keep_data, char *err, size_
     if (!keep_data && strcmp(s->kind, "redis") == 0)
         forget_data(s);
     int rc = spawn_start(s, err, errlen);
+    if (rc == 0 && c->pids_changed)
+        c->pids_changed(c);
     cluster_unlock();
-    if (rc < 0)
-        return -1;
+    return rc;
+}
+
+int cluster_revive_wait(struct cluster *c, size_t i, size_t starting, char *err, size_t errlen)
+{
+    struct managed_server *s = &c->srv[i];
     /* waited for outside the lock: the main thread may look meanwhile */
     struct spawn_wait w;
-    int ready = spawn_wait_ready(s, 1, &w);
+    int ready = spawn_wait_ready(s, starting, &w);
     cluster_lock();
     if (c->pids_changed)
         c->pids_changed(c);
@@ -144,19 +150,32 @@ int cluster_revive(struct cluster *c, size_t i, bool keep_data, char *err, size_
     return ready == 0 ? 0 : -1;
 }
 
+int cluster_revive(struct cluster *c, size_t i, bool keep_data, char *err, size_t errlen)
+{
+    if (cluster_revive_start(c, i, keep_data, err, errlen) < 0)
+        return -1;
+    return cluster_revive_wait(c, i, 1, err, errlen);
+}
+
+/* Every server a fault left down is started before any is waited for: a
+ * ZooKeeper member serves only once a quorum of them is back. */
 size_t cluster_heal(struct cluster *c)
 {
     char err[256];
-    size_t healed = 0;
+    size_t healed = 0, starting = 0;
+    bool started[CLUSTER_MAX_SERVERS] = {false};
     for (size_t i = 0; i < c->n; i++) {
         cluster_lock();
         bool paused = c->srv[i].paused, killed = c->srv[i].killed;
         cluster_unlock();
         if (paused && cluster_resume(c, i, err, sizeof(err)) == 0)
             healed++;
-        if (killed && cluster_revive(c, i, c->srv[i].aof, err, sizeof(err)) == 0)
-            healed++;
+        if (killed && cluster_revive_start(c, i, c->srv[i].aof, err, sizeof(err)) == 0)
+            started[i] = true, starting++;
     }
+    for (size_t i = 0; i < c->n; i++)
+        if (started[i] && cluster_revive_wait(c, i, starting, err, sizeof(err)) == 0)
+            healed++;
     return healed;
 }
 
