@@ -143,8 +143,7 @@ const char *report_fault_plan(const struct fault_spec *f, char *buf, size_t len)
 const char *report_fault_done(const struct run_result *r, const struct fault_record *x, char *buf,
                               size_t len)
 {
-    bool holder = fault_on_client(x->spec.type) ||
-                  (fault_on_network(x->spec.type) && x->spec.scope == NET_HOLDER);
+    bool holder = fault_on_holder(&x->spec);
     if (!x->fired)
         snprintf(buf, len, "never fired%s",
                  holder ? " (no holder after its time)" : " (the run ended first)");

@@ -139,7 +139,7 @@ const char *report_verdict_safety(const char *verdict, const struct report_safet
 const char *report_verdict_brief(const struct run_result *r, char *buf, size_t len);
 /* The same and why it failed or is incomplete, what follows "End of run: ":
  * "FAIL (UNSAFE: 12 violations) - violations: expected 0, got 12",
- * "INCOMPLETE (safe so far) - interrupted after 2.0 s; so far PASS". */
+ * "INCOMPLETE (safe so far) - interrupted after 2.0 s; so far the expectations held". */
 const char *report_verdict_line(const struct run_result *r, char *buf, size_t len);
 
 /* The safety of several runs (compare's algorithms, the matrix's seeds). */

@@ -124,11 +124,6 @@ static void judge_host(struct run_result *r)
     snprintf(r->incomplete_reason, sizeof(r->incomplete_reason), "%s", why);
 }
 
-static bool fault_on_holder(const struct fault_spec *f)
-{
-    return fault_on_client(f->type) || (fault_on_network(f->type) && f->scope == NET_HOLDER);
-}
-
 /* A fault that did not happen as written (a restart that failed, a clock
  * that did not move, a toxic refused, never struck at all) leaves the
  * scenario's question unasked: whatever the clients saw answers another

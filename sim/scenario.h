@@ -167,6 +167,13 @@ struct fault_spec {
     struct fault_expect expect;
 };
 
+/* Faults a lock holder carries out on itself when it has just taken a
+ * lock: a client fault, or a network fault aimed at the holder. */
+static inline bool fault_on_holder(const struct fault_spec *f)
+{
+    return fault_on_client(f->type) || (fault_on_network(f->type) && f->scope == NET_HOLDER);
+}
+
 enum expect_invariants { EXPECT_INV_UNSET = 0, EXPECT_INV_HOLD, EXPECT_INV_BROKEN };
 
 struct flash_sale_spec {

@@ -66,7 +66,7 @@ int nemesis_start(struct nemesis *n, uint64_t t0_ns, uint64_t deadline_ns, const
         const struct fault_spec *f = &n->rec[i].spec;
         n->due_ns[i] = t0_ns + f->at_ms * 1000000u;
         /* a holder's faults are claimed by the holder */
-        if (fault_on_client(f->type) || (fault_on_network(f->type) && f->scope == NET_HOLDER))
+        if (fault_on_holder(f))
             clients |= 1ULL << i;
     }
     atomic_store(&n->pending, clients);
