@@ -47,7 +47,7 @@ static int check_verdict(const struct run_result *r, int met, const char *want, 
         else
             snprintf(cause, sizeof(cause), "the run was cut short (its end line says incomplete)");
         snprintf(tail, sizeof(tail),
-                 "%.*s; so far the expectation held - violations expected %s, got %" PRIu64,
+                 "%.*s; so far the expectations held - violations expected %s, got %" PRIu64,
                  (int)sizeof(tail) - 96, cause, want, got);
         word = "INCOMPLETE";
         rc = EXIT_ENV;

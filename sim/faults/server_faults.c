@@ -174,15 +174,15 @@ static void jump_clock(struct nemesis *n, size_t i, size_t k)
                      "%s (pid %d) clock +%" PRIu64 " ms by libfaketime (%" PRIu64 " ms ahead now)",
                      name, (int)pid_of(n, k), ms, s->clock_ahead_ms);
         else
-            add_text(r->error, sizeof(r->error), "clock jump of %s failed: %s", name, err);
+            failed_to(n, i, "clock jump", k, err);
         return;
     }
     long keys = cluster_shorten_ttls(s->port, ms);
     if (keys < 0) {
-        add_text(r->error, sizeof(r->error),
-                 "clock jump of %s failed: the keys' ttl could not be shortened (no answer on "
-                 "port %d)",
-                 name, s->port);
+        char why[96];
+        snprintf(why, sizeof(why), "the keys' ttl could not be shortened (no answer on port %d)",
+                 s->port);
+        failed_to(n, i, "clock jump", k, why);
         return;
     }
     bool asked = r->spec.method == CLOCK_TTL;
@@ -221,7 +221,7 @@ static void strike(struct nemesis *n, size_t i, size_t k)
     if (rc == 0)
         add_text(r->detail, sizeof(r->detail), "%s %s (pid %d)", what, name, (int)p);
     else
-        add_text(r->error, sizeof(r->error), "%s of %s failed: %s", what, name, err);
+        failed_to(n, i, what, k, err);
 }
 
 static bool stopping(const struct nemesis *n, uint64_t now);
