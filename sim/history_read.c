@@ -47,6 +47,15 @@ struct reader {
     struct seq_marks seqs;
 };
 
+/* Text from the file made safe to print: its control bytes (a newline, a
+ * terminal's escape sequence) become '?'. */
+static void printable(char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            *s = '?';
+}
+
 /* The message is one line whatever the file holds: its strings (a key,
  * an unknown value, jansson's quote of a bad token) may carry any byte. */
 __attribute__((format(printf, 2, 3))) static int fail(struct reader *r, const char *fmt, ...)
@@ -57,9 +66,7 @@ __attribute__((format(printf, 2, 3))) static int fail(struct reader *r, const ch
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
     snprintf(r->err, r->errlen, "%s:%zu: %s", r->path, r->line, msg);
-    for (char *p = r->err; *p; p++)
-        if ((unsigned char)*p < 0x20 || *p == 0x7f)
-            *p = '?';
+    printable(r->err);
     return -1;
 }
 
@@ -602,6 +609,22 @@ static int check_seqs(struct reader *r)
                 (unsigned long long)f.prev_line);
 }
 
+/* Every name the reports print, made printable: `check` writes keys,
+ * owners and fault notes to a terminal, and a hostile file's could move
+ * its cursor or rewrite what it shows. Events name them by id, given
+ * before this, so two that differ only in such bytes stay two. */
+static void names_printable(struct history *h)
+{
+    char **tables[] = {h->keys, h->owners, h->notes};
+    size_t counts[] = {h->n_keys, h->n_owners, h->n_notes};
+    for (size_t t = 0; t < 3; t++)
+        for (size_t i = 0; i < counts[t]; i++)
+            printable(tables[t][i]);
+    printable(h->scenario);
+    printable(h->algorithm);
+    printable(h->incomplete_reason);
+}
+
 /* Without an end line the run stopped abruptly: it ends at its last event. */
 static void finish(struct reader *r)
 {
@@ -615,6 +638,7 @@ static void finish(struct reader *r)
     free(r->keys.slot);
     free(r->owners.slot);
     free(r->notes.slot);
+    names_printable(h);
     if (!h->end_line) {
         h->complete = false;
         h->end_mono_ns = h->n ? h->ev[h->n - 1].t_ns : h->start_mono_ns;

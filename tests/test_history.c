@@ -786,6 +786,30 @@ static void test_end_line_reason_round_trip(void **state)
     assert_read_error(bad, ":2: \"reason\" must be a string, and only where \"complete\" is false");
 }
 
+/* Names from the file reach a terminal through `check`: their control
+ * bytes (here a screen-clearing escape) are shown as '?', and two keys that
+ * differ only there stay two keys. */
+static void test_read_names_made_printable(void **state)
+{
+    (void)state;
+    char buf[1024];
+    snprintf(buf, sizeof(buf),
+             "%s{\"time\":10,\"process\":0,\"type\":\"invoke\",\"f\":\"acquire\","
+             "\"key\":\"k\\u001b[2J\\u0001\",\"owner\":\"o\\t1\"}\n"
+             "{\"time\":11,\"process\":1,\"type\":\"invoke\",\"f\":\"acquire\","
+             "\"key\":\"k\\u001b[2J\\u0002\",\"owner\":\"o2\"}\n",
+             start_line);
+    struct history h;
+    char err[ERR_LEN];
+    assert_string_equal(read_text(buf, &h, err), "");
+    assert_int_equal(h.n_keys, 2);
+    assert_string_equal(h.keys[0], "k?[2J?");
+    assert_string_equal(h.keys[1], "k?[2J?");
+    assert_int_not_equal(h.ev[0].key, h.ev[1].key);
+    assert_string_equal(h.owners[0], "o?1");
+    history_free(&h);
+}
+
 /* ---- the file as untrusted input ------------------------------------------ */
 
 /* The start line of the hostile cases: 2 clients, the run began at 1000. */
@@ -1364,6 +1388,7 @@ int main(void)
         cmocka_unit_test(test_read_errors_name_the_line),
         cmocka_unit_test(test_read_incomplete_file),
         cmocka_unit_test(test_end_line_reason_round_trip),
+        cmocka_unit_test(test_read_names_made_printable),
         cmocka_unit_test(test_read_refuses_hostile_numbers),
         cmocka_unit_test(test_read_takes_the_bounds),
         cmocka_unit_test(test_read_refuses_broken_seqs),
