@@ -576,7 +576,6 @@ static int collect_history(struct runner *r, struct run_result *res)
     res->hist.start_mono_ns = res->t0_mono_ns;
     res->hist.start_wall_ns = res->t0_wall_ns;
     res->hist.end_mono_ns = res->end_mono_ns;
-    res->hist.complete = res->complete;
     snprintf(res->hist.scenario, sizeof(res->hist.scenario), "%s", r->run.scn->name);
     snprintf(res->hist.algorithm, sizeof(res->hist.algorithm), "%s", r->run.ops->name);
     res->hist.clients = r->n;
