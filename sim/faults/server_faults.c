@@ -73,10 +73,10 @@ static void failed_to(struct nemesis *n, size_t i, const char *what, size_t k, c
 static void resume_all(struct nemesis *n, size_t i)
 {
     for (size_t k = 0; k < n->nodes.n; k++) {
-        char err[256];
-        pid_t p = pid_of(n, k);
         if (!(n->struck[i] & (1u << k)))
             continue;
+        char err[256];
+        pid_t p = pid_of(n, k);
         if (cluster_resume(n->nodes.cl, n->nodes.node[k].idx, err, sizeof(err)) == 0)
             add_text(n->rec[i].end_detail, sizeof(n->rec[i].end_detail), "SIGCONT %s (pid %d)",
                      n->nodes.node[k].name, (int)p);
@@ -102,10 +102,10 @@ static void restart_all(struct nemesis *n, size_t i)
             else
                 failed_to(n, i, "restart", k, err);
         }
+    size_t together = (size_t)__builtin_popcount(started);
     for (size_t k = 0; k < n->nodes.n; k++) {
         if (!(started & (1u << k)))
             continue;
-        size_t together = (size_t)__builtin_popcount(started);
         if (cluster_revive_wait(n->nodes.cl, n->nodes.node[k].idx, together, err, sizeof(err)) <
             0) {
             failed_to(n, i, "restart", k, err);

@@ -27,7 +27,7 @@
 
 /* SETUP.md measured a Redis ready in 11-16 ms, a ZooKeeper in 0.4-2.3 s,
  * an ensemble of three in 1.3 s; these leave room for a loaded CI box,
- * and spawn_ready_limit_ms stretches them further by what competes. */
+ * and ready_limit_ms stretches them further by what competes. */
 #define READY_BASE_MS     10000
 #define READY_BASE_JVM_MS 20000
 #define READY_MAX_MS      180000
@@ -319,12 +319,9 @@ int spawn_reap(struct managed_server *s, int *status)
  * on two cores each get two thirds of one), times the load per core
  * beyond one (up to four): a 3-JVM ensemble on a loaded 2-core machine
  * once took more than a fixed 10 s. */
-static uint64_t ready_limit_ms(const struct managed_server *s, size_t starting, double load)
+static uint64_t ready_limit_ms(const struct managed_server *s, const struct spawn_wait *w)
 {
-    double cores = (double)sysconf(_SC_NPROCESSORS_ONLN);
-    if (cores < 1)
-        cores = 1;
-    double crowd = (double)starting / cores, busy = load / cores;
+    double crowd = (double)w->starting / (double)w->cores, busy = w->load / (double)w->cores;
     double ms = strcmp(s->kind, "zookeeper") == 0 ? READY_BASE_JVM_MS : READY_BASE_MS;
     ms *= crowd > 1 ? crowd : 1;
     ms *= busy > 4 ? 4 : busy > 1 ? busy : 1;
@@ -337,7 +334,10 @@ int spawn_wait_ready(struct managed_server *s, size_t starting, struct spawn_wai
     w->starting = starting ? starting : 1;
     if (getloadavg(&w->load, 1) != 1)
         w->load = 0;
-    w->limit_ms = ready_limit_ms(s, w->starting, w->load);
+    w->cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (w->cores < 1)
+        w->cores = 1;
+    w->limit_ms = ready_limit_ms(s, w);
     uint64_t deadline = clock_mono_ns() + w->limit_ms * 1000000u;
     w->rc = -1;
     while (clock_mono_ns() < deadline) {
@@ -410,7 +410,6 @@ void spawn_failed(struct managed_server *s, const struct spawn_wait *w, char *er
         snprintf(how, sizeof(how),
                  "did not serve within %.1f s (waited for %s; %zu starting at once, load %.1f "
                  "on %ld cores)",
-                 (double)w->limit_ms / 1000.0, ready_sign(s), w->starting, w->load,
-                 sysconf(_SC_NPROCESSORS_ONLN));
+                 (double)w->limit_ms / 1000.0, ready_sign(s), w->starting, w->load, w->cores);
     snprintf(err, errlen, "%s on port %d %s: %s", s->kind, s->port, how, tail);
 }

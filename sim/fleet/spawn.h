@@ -19,6 +19,7 @@ struct spawn_wait {
     uint64_t limit_ms; /* how long it was given */
     size_t starting;   /* servers started at once with it */
     double load;       /* the one-minute load average then */
+    long cores;        /* the cores online then */
 };
 
 /* Wait until it serves, for as long as its kind needs on this machine
