@@ -45,7 +45,7 @@ static void put_tick(struct hgrm_out *o, int32_t index, double level, int64_t cu
  * level matches its own bit for bit. The printed percentile can still
  * differ in its 12th decimal where the level is a tie there (99.97802734375):
  * printf rounds the binary value, Java's Formatter its shortest decimal
- * half up (tests/test_hlog.sh compares the two files and knows this). */
+ * half up (tests/runs/test_hlog.sh compares the two files and knows this). */
 static double next_level(double level, int ticks_per_half_distance)
 {
     int64_t halvings = (int64_t)(log(100.0 / (100.0 - level)) / log(2)) + 1;

@@ -1,5 +1,5 @@
 /* json_report.c - report.json, for tools. Format: docs/report-json.md;
- * JSON Schema: docs/schema/report.schema.json (tests/test_schemas.sh).
+ * JSON Schema: docs/schema/report.schema.json (tests/runs/test_schemas.sh).
  * Times are in milliseconds (latencies) or seconds since the run's start
  * line (events); counts are integers. */
 #include <errno.h>

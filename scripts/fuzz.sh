@@ -2,13 +2,13 @@
 # Run each libFuzzer target for SECONDS (default 60), one after the other:
 #   scripts/fuzz.sh [SECONDS]
 # fuzz_scenario starts from the shipped scenarios (scenarios/**/*.json and
-# tests/scenarios/), fuzz_history from the small real histories in
+# tests/fixtures/), fuzz_history from the small real histories in
 # tests/fuzz/history/ (a few runs' history.jsonl, cut short with --rate or
 # --requests, and the doc's whole example). What each run finds new is kept
 # in build-fuzz/corpus/TARGET, so later runs start from it. A finding (a
 # crash, a leak, undefined behaviour, a timeout) stops the script with
 # libFuzzer's exit code and its input in build-fuzz/findings/; it belongs in
-# tests/test_history.c or tests/test_scenario.c as a unit test, exactly.
+# tests/unit/test_history.c or tests/unit/test_scenario.c as a unit test, exactly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
@@ -39,5 +39,5 @@ fuzz() {
   grep -E '^#[0-9]+[[:space:]]+DONE|^Done [0-9]+ runs|^stat::number_of_executed_units' "$dir/$target.log"
 }
 
-fuzz fuzz_scenario scenarios tests/scenarios
+fuzz fuzz_scenario scenarios tests/fixtures
 fuzz fuzz_history tests/fuzz/history

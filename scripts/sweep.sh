@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The no-false-alarm sweep: random scenario shapes from the schema's valid
-# ranges (tests/sweep_gen.c, one shape per seed), each run with every
+# ranges (tests/lib/sweep_gen.c, one shape per seed), each run with every
 # correct lock, no faults. A correct lock must PASS every one of them; a
 # FAIL (or a shape the validator refuses, exit 2) is a defect of the
 # testbed, and the seed replays it.

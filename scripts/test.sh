@@ -25,7 +25,7 @@ scripts/fuzz.sh 30
 if [ "${LOCKLAB_TSAN:-0}" = 1 ]; then
   echo "== lock and run tests under TSan"
   scripts/build.sh tsan >/dev/null
-  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/tsan.supp" \
+  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/lib/tsan.supp" \
     ctest --test-dir build-tsan --output-on-failure -L 'redis|zookeeper|run'
 fi
 echo "== all tests passed"

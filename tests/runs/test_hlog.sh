@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The .hlog interval logs of real runs, read by an independent reader
-# (tests/hlog_reader.py, written from HdrHistogram's published formats):
+# (tests/lib/hlog_reader.py, written from HdrHistogram's published formats):
 # every op's intervals must add up to its .hgrm, and acquire.hlog second by
 # second must match report.json's timeline. One open-loop and one
 # closed-loop run of a flash sale whose only Redis is paused 1.5 s (an
@@ -8,11 +8,11 @@
 # is installed, HdrHistogram's own HistogramLogProcessor must read
 # acquire.hlog to the same counts and percentiles. Then mutated copies that
 # the reader must reject, to show it can fail.
-#   tests/test_hlog.sh SOURCE_DIR LOCKLAB_BIN
+#   tests/runs/test_hlog.sh SOURCE_DIR LOCKLAB_BIN
 set -euo pipefail
 src=${1:?usage: test_hlog.sh SOURCE_DIR LOCKLAB_BIN}
 bin=${2:?usage: test_hlog.sh SOURCE_DIR LOCKLAB_BIN}
-reader=$src/tests/hlog_reader.py
+reader=$src/tests/lib/hlog_reader.py
 jar=/usr/share/java/hdrhistogram.jar
 py=python3
 export PYTHONDONTWRITEBYTECODE=1 # importing hlog_reader must leave no __pycache__ in the source tree
@@ -116,7 +116,7 @@ if [ -f "$jar" ] && command -v java >/dev/null; then
       sed 's/^/         /' "$out.log"
       continue
     fi
-    if ! "$py" - "$src/tests" "$tmp/$name" "$out" <<'PY'; then
+    if ! "$py" - "$src/tests/lib" "$tmp/$name" "$out" <<'PY'; then
 import csv, json, sys
 sys.path.insert(0, sys.argv[1])
 import hlog_reader as R
@@ -200,7 +200,7 @@ if [ -d "$tmp/open" ]; then
   for m in same count move drop flip max; do
     cp -r "$tmp/open" "$tmp/mut-$m"
   done
-  if ! "$py" - "$src/tests" "$tmp" <<'PY'; then
+  if ! "$py" - "$src/tests/lib" "$tmp" <<'PY'; then
 import base64, re, struct, sys, zlib
 from decimal import Decimal
 sys.path.insert(0, sys.argv[1])

@@ -24,7 +24,7 @@ struct outcome {
 void slurp(const char *path, char *buf, size_t len);
 void sleep_ms(long ms);
 /* Start argv with stdout/stderr into files; with mark, every redis-server
- * it starts leaves its PID there (tests/redis-marker.sh). */
+ * it starts leaves its PID there (tests/lib/redis-marker.sh). */
 pid_t spawn(char *const argv[], const char *out, const char *err, const char *mark);
 /* Its exit code (128+N for a signal); kills it and fails after timeout_s. */
 int reap(pid_t pid, int timeout_s);

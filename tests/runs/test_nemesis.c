@@ -300,7 +300,7 @@ static void a_restart_that_cannot_happen_makes_the_run_incomplete(void **state)
 {
     (void)state;
     char path[600], dir[600], out[700], said[16384];
-    snprintf(path, sizeof(path), "%s/tests/scenarios/restart_port_taken.json", src);
+    snprintf(path, sizeof(path), "%s/tests/fixtures/restart_port_taken.json", src);
     snprintf(dir, sizeof(dir), "%s/port-taken", tmp);
     snprintf(out, sizeof(out), "%s.out", dir);
     char *argv[] = {(char *)bin, "run", path, "--out", dir, NULL};
@@ -360,7 +360,7 @@ static void a_clock_jump_that_cannot_be_applied_makes_the_run_incomplete(void **
 {
     (void)state;
     char path[600], dir[600], out[700], said[16384], own_tmp[600];
-    snprintf(path, sizeof(path), "%s/tests/scenarios/clock_jump_unwritable.json", src);
+    snprintf(path, sizeof(path), "%s/tests/fixtures/clock_jump_unwritable.json", src);
     snprintf(own_tmp, sizeof(own_tmp), "%s/clock-tmp", tmp);
     assert_int_equal(mkdir(own_tmp, 0700), 0);
     setenv("TMPDIR", own_tmp, 1);
@@ -405,7 +405,7 @@ static void faults_that_must_be_carried_out(void **state)
     static const char *const files[] = {"zookeeper_all_killed.json", "pause_then_kill.json"};
     for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
         char path[600];
-        snprintf(path, sizeof(path), "%s/tests/scenarios/%s", src, files[i]);
+        snprintf(path, sizeof(path), "%s/tests/fixtures/%s", src, files[i]);
         struct outcome o = {0};
         const char *quiet[] = {"--quiet", NULL};
         run(&o, NULL, "run", path, quiet);

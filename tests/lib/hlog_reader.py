@@ -15,7 +15,7 @@ As a library:
     h.total_count, h.max_value, h.value_at_percentile(99.0), h.add(other)
 
 As a check:
-    python3 tests/hlog_reader.py RUN_DIR
+    python3 tests/lib/hlog_reader.py RUN_DIR
 reads RUN_DIR/<op>.hlog for every operation and compares
   - the sum of each op's intervals with <op>.hgrm (total count, max, every
     percentile line, reproduced with HdrHistogram's percentile iteration);

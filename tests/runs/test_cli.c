@@ -321,7 +321,7 @@ static void folders_owned_across_pid_namespaces(void **state)
     assert_int_equal(mkdir(ns_tmp, 0700), 0);
     setenv("TMPDIR", ns_tmp, 1);
     scenario_path(path, sizeof(path), "flash_sale.json");
-    snprintf(late, sizeof(late), "%s/tests/scenarios/restart_late_kept.json", src);
+    snprintf(late, sizeof(late), "%s/tests/fixtures/restart_late_kept.json", src);
 
     /* a live run, and a short one in another namespace while it runs */
     snprintf(dir, sizeof(dir), "%s/live", tmp);

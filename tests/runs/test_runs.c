@@ -95,7 +95,7 @@ static void open_loop_charges_a_server_pause_to_the_steps_it_held_up(void **stat
     (void)state;
     struct outcome o = {0};
     const char *quiet[] = {"--quiet", NULL};
-    json_t *r = run_scenario(&o, "../tests/scenarios/open_loop_pause.json", 0, quiet);
+    json_t *r = run_scenario(&o, "../tests/fixtures/open_loop_pause.json", 0, quiet);
     json_t *load = json_object_get(r, "load");
     assert_string_equal(json_string_value(json_object_get(load, "mode")), "open");
     /* 200 steps/s for 8 s from 16 clients: the schedule has 1600 steps.
@@ -120,7 +120,7 @@ static void open_loop_charges_a_server_pause_to_the_steps_it_held_up(void **stat
 
     struct outcome c = {0};
     const char *closed[] = {"--rate", "0", "--quiet", NULL};
-    r = run_scenario(&c, "../tests/scenarios/open_loop_pause.json", 0, closed);
+    r = run_scenario(&c, "../tests/fixtures/open_loop_pause.json", 0, closed);
     assert_string_equal(json_string_value(json_object_get(json_object_get(r, "load"), "mode")),
                         "closed");
     double closed_p99 = acquire_ms(r, "p99_ms");
@@ -184,7 +184,7 @@ static void watchdog_keeps_long_sections_safe(void **state)
     (void)state;
     struct outcome o = {0};
     const char *extra[] = {"--duration", "7", "--quiet", NULL};
-    json_t *r = run_scenario(&o, "../tests/scenarios/watchdog_wide_margin.json", 0, extra);
+    json_t *r = run_scenario(&o, "../tests/fixtures/watchdog_wide_margin.json", 0, extra);
     assert_int_equal(jint(r, "checker", "violations"), 0);
     assert_true(jint(r, "counters", "renew_ok") > 10);
     assert_int_equal(jint(r, "counters", "renew_lost"), 0);
@@ -438,7 +438,7 @@ static void host_stall_past_the_slack_is_incomplete_not_a_lock_failure(void **st
 {
     (void)state;
     char mark[512];
-    pid_t pid = start_marked_run("../tests/scenarios/host_stall_watchdog.json", "stall", 2000, mark,
+    pid_t pid = start_marked_run("../tests/fixtures/host_stall_watchdog.json", "stall", 2000, mark,
                                  sizeof(mark));
     assert_int_equal(kill(pid, SIGSTOP), 0);
     sleep_ms(700);

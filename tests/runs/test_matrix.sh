@@ -5,7 +5,7 @@
 # a row whose expectation is wrong (exit 1, the row says why), bad input
 # (exit 2, nothing started, no folder made), --only and --seeds, and Ctrl-C
 # (exit 130, the table written and marked cut short, no server left).
-#   tests/test_matrix.sh SOURCE_DIR LOCKLAB_BIN
+#   tests/runs/test_matrix.sh SOURCE_DIR LOCKLAB_BIN
 set -uo pipefail
 src=${1:?usage: test_matrix.sh SOURCE_DIR LOCKLAB_BIN}
 bin=${2:?usage: test_matrix.sh SOURCE_DIR LOCKLAB_BIN}

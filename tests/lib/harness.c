@@ -55,7 +55,7 @@ pid_t spawn(char *const argv[], const char *out, const char *err, const char *ma
         if (mark) {
             /* Every redis-server locklab starts leaves its PID in `mark`. */
             char wrap[600];
-            snprintf(wrap, sizeof(wrap), "%s/tests/redis-marker.sh", src);
+            snprintf(wrap, sizeof(wrap), "%s/tests/lib/redis-marker.sh", src);
             setenv("LOCKLAB_REDIS_SERVER", wrap, 1);
             setenv("LOCKLAB_MARK", mark, 1);
         }

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # The HTML pages of real runs, opened in headless Chromium and held to the
-# JSON they were written from by tests/html_check.py: report.html of a
+# JSON they were written from by tests/pages/html_check.py: report.html of a
 # client pause (violations drawn as lock timelines), of a known-results
 # matrix row (Redlock, a node restarted empty) and of an open-loop run with
 # a Redis server paused; matrix.html and compare.html with their links.
 # Then a deliberately broken copy of a page must be caught: a missing
 # image, a script writing to the console, a network fetch, a wrong figure.
-#   tests/test_html.sh SOURCE_DIR LOCKLAB_BIN
+#   tests/pages/test_html.sh SOURCE_DIR LOCKLAB_BIN
 # Skips (exit 0) only when /usr/bin/chromium is not installed
 # (scripts/install-deps.sh installs it). LOCKLAB_KEEP_TMP=1 keeps the
 # runs and screenshots.
@@ -18,7 +18,7 @@ if [ ! -x /usr/bin/chromium ]; then
   exit 0
 fi
 py=/usr/bin/python3
-check=$src/tests/html_check.py
+check=$src/tests/pages/html_check.py
 cd "$src"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/locklab-html.XXXXXX")
 cleanup() {

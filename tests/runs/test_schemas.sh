@@ -7,7 +7,7 @@
 # workload and lock, an interrupted comparison (INCOMPLETE and NOT RUN
 # rows), a comparison with an algorithm that cannot run the scenario. Then
 # a few facts no schema can state, then mutated copies that must fail.
-#   tests/test_schemas.sh SOURCE_DIR LOCKLAB_BIN
+#   tests/runs/test_schemas.sh SOURCE_DIR LOCKLAB_BIN
 set -uo pipefail
 src=${1:?usage: test_schemas.sh SOURCE_DIR LOCKLAB_BIN}
 bin=${2:?usage: test_schemas.sh SOURCE_DIR LOCKLAB_BIN}

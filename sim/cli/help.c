@@ -1,6 +1,6 @@
 /* help.c - `locklab help [CMD]` and `locklab CMD --help`: one text per
  * command (usage, options, an example), and the list of commands. The
- * README points here for the options; tests/test_docs.py checks that every
+ * README points here for the options; tests/runs/test_docs.py checks that every
  * option the docs name is in these texts. */
 #include "help.h"
 

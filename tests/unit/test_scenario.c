@@ -3,7 +3,7 @@
  * Most inputs are written inline, with ' standing for " so they stay
  * readable, into t.json in a fresh temporary folder; errors are compared
  * with the folder stripped: "t.json:1:13: clients: ...". Files under
- * tests/scenarios/ are the examples docs/scenario.md shows; they are found
+ * tests/fixtures/ are the examples docs/scenario.md shows; they are found
  * through LOCKLAB_SOURCE_DIR.
  */
 #include <setjmp.h>
@@ -132,7 +132,7 @@ static void check_bad(void **state, const struct bad_case *cases, size_t n, bool
 static void fixture_path(void **state, const char *name, char *path, size_t len)
 {
     const struct env *e = *state;
-    snprintf(path, len, "%s/tests/scenarios/%s", e->src, name);
+    snprintf(path, len, "%s/tests/fixtures/%s", e->src, name);
 }
 
 /* ---- good scenarios -------------------------------------------------- */
@@ -931,7 +931,7 @@ static void test_finish_after_overrides(void **state)
     s.clients = 4;
     assert_int_equal(scenario_finish(&s, err), -1);
     relative(e, err);
-    assert_string_equal(err, "tests/scenarios/good_full.json:29:60: faults[1].target: client 7 "
+    assert_string_equal(err, "tests/fixtures/good_full.json:29:60: faults[1].target: client 7 "
                              "does not exist (4 clients, numbered 0..3)");
 
     /* --duration 10 with faults at 5 s and 12 s */
@@ -939,7 +939,7 @@ static void test_finish_after_overrides(void **state)
     s.duration_ms = 10000;
     assert_int_equal(scenario_finish(&s, err), -1);
     relative(e, err);
-    assert_string_equal(err, "tests/scenarios/good_full.json:29:19: faults[1].at_ms: 12000 is "
+    assert_string_equal(err, "tests/fixtures/good_full.json:29:19: faults[1].at_ms: 12000 is "
                              "past the end of the run (10000 ms)");
 
     /* no file at all */
@@ -962,29 +962,29 @@ static void test_doc_examples(void **state)
         const char *err;
     } cases[] = {
         {"bad_syntax.json", false,
-         "tests/scenarios/bad_syntax.json:3:39: syntax: string or '}' expected near '}'"},
+         "tests/fixtures/bad_syntax.json:3:39: syntax: string or '}' expected near '}'"},
         {"bad_type.json", false,
-         "tests/scenarios/bad_type.json:2:16: clients: expected an integer, got string"},
+         "tests/fixtures/bad_type.json:2:16: clients: expected an integer, got string"},
         {"bad_range.json", false,
-         "tests/scenarios/bad_range.json:7:19: faults[2].at_ms: expected an integer >= 0"},
+         "tests/fixtures/bad_range.json:7:19: faults[2].at_ms: expected an integer >= 0"},
         {"bad_unknown_key.json", false,
-         "tests/scenarios/bad_unknown_key.json:4:9: workload.critcal_ms: unknown key (did you "
+         "tests/fixtures/bad_unknown_key.json:4:9: workload.critcal_ms: unknown key (did you "
          "mean \"critical_ms\"?)"},
         {"bad_unknown_value.json", false,
-         "tests/scenarios/bad_unknown_value.json:2:26: workload.type: unknown workload "
+         "tests/fixtures/bad_unknown_value.json:2:26: workload.type: unknown workload "
          "\"flash-sale\" (did you mean \"flash_sale\"?)"},
         {"bad_duplicate.json", false,
-         "tests/scenarios/bad_duplicate.json:5:9: lock.ttl_ms: duplicate key"},
+         "tests/fixtures/bad_duplicate.json:5:9: lock.ttl_ms: duplicate key"},
         {"bad_missing.json", false,
-         "tests/scenarios/bad_missing.json:3:17: workload: missing required key \"type\""},
+         "tests/fixtures/bad_missing.json:3:17: workload: missing required key \"type\""},
         {"bad_algorithm.json", true,
-         "tests/scenarios/bad_algorithm.json:2:27: lock.algorithm: unknown algorithm "
+         "tests/fixtures/bad_algorithm.json:2:27: lock.algorithm: unknown algorithm "
          "\"chubby\" (known: redis, redis-naive, redlock, zookeeper)"},
         {"bad_fencing.json", true,
-         "tests/scenarios/bad_fencing.json:4:16: fencing: algorithm \"redis-naive\" gives no "
+         "tests/fixtures/bad_fencing.json:4:16: fencing: algorithm \"redis-naive\" gives no "
          "fencing tokens"},
         {"bad_fault_late.json", true,
-         "tests/scenarios/bad_fault_late.json:6:19: faults[1].at_ms: 25000 is past the end of "
+         "tests/fixtures/bad_fault_late.json:6:19: faults[1].at_ms: 25000 is past the end of "
          "the run (20000 ms)"},
     };
     const struct env *e = *state;

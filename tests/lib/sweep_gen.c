@@ -1,5 +1,5 @@
 /* sweep_gen.c - one random scenario shape per seed, for the no-false-alarm
- * sweep (scripts/sweep.sh, tests/test_sweep.c).
+ * sweep (scripts/sweep.sh, tests/runs/test_sweep.c).
  *
  *   sweep_gen SEED [--duration S]
  *

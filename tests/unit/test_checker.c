@@ -1,6 +1,6 @@
 /* test_checker.c - the offline mutual-exclusion checker, case by case.
  *
- * Each test is one sentence of sim/checker.h with the numbers worked out
+ * Each test is one sentence of sim/check/checker.h with the numbers worked out
  * by hand: which pairs overlap, how long, whether fenced, which faults were
  * active. Times are small made-up nanoseconds; keys and owners are ids.
  */

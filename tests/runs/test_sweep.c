@@ -1,5 +1,5 @@
 /* test_sweep.c - the no-false-alarm sweep, CI-sized: a fixed list of
- * random scenario shapes (tests/sweep_gen.c, one per seed, all inside the
+ * random scenario shapes (tests/lib/sweep_gen.c, one per seed, all inside the
  * schema's valid ranges, no faults) run with every correct lock on one
  * managed fleet. Every run must PASS: with no faults a correct lock shows
  * zero violations and the invariants hold, whatever the shape. A FAIL is a
@@ -40,7 +40,7 @@ static const char *const algorithms[] = {"redis", "redlock", "zookeeper"};
 struct shape {
     uint64_t seed;
     const char *what; /* what the seed is there to cover */
-    const char *file; /* or a fixed shape in tests/scenarios/ (seed unused) */
+    const char *file; /* or a fixed shape in tests/fixtures/ (seed unused) */
 };
 static const struct shape shapes[] = {
     {1, "flash_sale_174_clients_3990_items_sold_out", NULL},
@@ -169,7 +169,7 @@ static void shape_passes_with_every_lock(void **state)
     const struct shape *s = *state;
     char path[600], what[512], failed[64] = "";
     if (s->file) {
-        snprintf(path, sizeof(path), "%s/tests/scenarios/%s", src, s->file);
+        snprintf(path, sizeof(path), "%s/tests/fixtures/%s", src, s->file);
         snprintf(what, sizeof(what), "%s", s->what);
     } else {
         generate(s->seed, path, sizeof(path), what, sizeof(what));

@@ -3,9 +3,9 @@
 # with docker-compose's own parser (`config`; no Docker engine needed) and
 # then for what locklab's instructions rely on: the services, every port on
 # 127.0.0.1 only, five Redis masters on 7001-7005, one ZooKeeper server list.
-#   tests/test_compose.sh SOURCE_DIR
+#   tests/runs/test_compose.sh SOURCE_DIR
 set -euo pipefail
-cd "${1:-$(dirname "$0")/..}"
+cd "${1:-$(dirname "$0")/../..}"
 command -v docker-compose >/dev/null ||
   { echo "test_compose: docker-compose is not installed (scripts/install-deps.sh installs it)" >&2; exit 1; }
 docker-compose -f docker-compose.yml config -q

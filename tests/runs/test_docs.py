@@ -11,7 +11,7 @@ What is checked, and the conventions a doc follows for it:
 1. Commands. Every line of a ```sh block is a command. Lines that invoke
    locklab (`build/locklab ...`, `locklab ...`) run, one after another in
    the block's order, in a temporary folder holding copies of scenarios/
-   and tests/scenarios/, with TMPDIR pointing inside it (so `cluster up`
+   and tests/fixtures/, with TMPDIR pointing inside it (so `cluster up`
    cannot meet anyone else's cluster). `./scripts/...`, docker and any
    other command are listed as SKIP with the reason. `NAME=value` lines set
    shell variables for the lines after them.
@@ -41,14 +41,14 @@ What is checked, and the conventions a doc follows for it:
 
 2. Quoted messages. A line of a plain ``` block, or an inline `code` span,
    that reads `PATH.json[:LINE:COL]: message` is a locklab error message:
-   - PATH `t.json`: an inline case of tests/test_scenario.c, which asserts
+   - PATH `t.json`: an inline case of tests/unit/test_scenario.c, which asserts
      the exact text against the real loader; the message must be one of
      that file's string constants (adjacent literals joined), word for word;
    - any other PATH: `locklab run PATH` runs from the temporary folder
      (with closed server ports, so a file that turned valid starts nothing)
      and must exit 2 with exactly that line on stderr, after the leading
      "locklab: ". The file is named as the doc names it, so it must exist
-     in the tree (tests/scenarios/doc_*.json for a doc's own example), or
+     in the tree (tests/fixtures/doc_*.json for a doc's own example), or
      the message must be the one about it not existing.
 
 3. Output examples.
@@ -69,7 +69,7 @@ What is checked, and the conventions a doc follows for it:
      scenarios/NAME.json with the algorithms its rows name (its
      `End of compare:` line, if shown, names none).
    - A block of history lines must be a string constant of
-     tests/test_history.c (which pins the writer to it byte for byte), and
+     tests/unit/test_history.c (which pins the writer to it byte for byte), and
      `locklab check` on it must PASS; an inline `checker: S sections, ...`
      template (capital letters for numbers) must match that check's line.
 
@@ -170,8 +170,8 @@ class Checker:
         os.makedirs(os.path.join(self.work, "tests"))
         os.makedirs(self.tmpdir)
         shutil.copytree(os.path.join(self.src, "scenarios"), os.path.join(self.work, "scenarios"))
-        shutil.copytree(os.path.join(self.src, "tests", "scenarios"),
-                        os.path.join(self.work, "tests", "scenarios"))
+        shutil.copytree(os.path.join(self.src, "tests", "fixtures"),
+                        os.path.join(self.work, "tests", "fixtures"))
         self.env = dict(os.environ, TMPDIR=self.tmpdir)
         # Bound, never listening: a connect is refused at once. Held to the end.
         self.closed = []
@@ -409,12 +409,12 @@ class Checker:
     def check_message(self, where, msg, command=None):
         m = MSG_RE.match(msg)
         if command is None and m.group("path") == "t.json":
-            if msg in self.strings_of("tests/test_scenario.c"):
-                self.report("PASS", where, msg + "  [asserted in tests/test_scenario.c]")
+            if msg in self.strings_of("tests/unit/test_scenario.c"):
+                self.report("PASS", where, msg + "  [asserted in tests/unit/test_scenario.c]")
             else:
-                near = difflib_close(msg, [s for s in self.strings_of("tests/test_scenario.c")
+                near = difflib_close(msg, [s for s in self.strings_of("tests/unit/test_scenario.c")
                                            if s.startswith("t.json")])
-                self.report("FAIL", where, msg, "not an expected string of tests/test_scenario.c"
+                self.report("FAIL", where, msg, "not an expected string of tests/unit/test_scenario.c"
                             + ("; nearest there:\n" + near if near else ""))
             return
         if command is None:
@@ -490,12 +490,12 @@ class Checker:
     def check_history_block(self, doc, block, templates):
         where = "%s:%d" % (doc.rel, block["line"])
         text = "\n".join(block["body"]) + "\n"
-        if text in self.strings_of("tests/test_history.c"):
-            self.report("PASS", where, "history example: a string of tests/test_history.c, "
+        if text in self.strings_of("tests/unit/test_history.c"):
+            self.report("PASS", where, "history example: a string of tests/unit/test_history.c, "
                         "which pins the writer to it")
         else:
             self.report("FAIL", where, "history example",
-                        "not, byte for byte, a string constant of tests/test_history.c")
+                        "not, byte for byte, a string constant of tests/unit/test_history.c")
         path = self.scratch("history") + ".jsonl"
         with open(path, "w") as f:
             f.write(text)
