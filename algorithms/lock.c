@@ -1,5 +1,5 @@
 /* lock.c - the algorithm registry and the helpers every algorithm shares. */
-#include "lock.h"
+#include "algorithms/lock.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -24,8 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lock.h"
-#include "redis_wire.h"
+#include "algorithms/lock.h"
+#include "algorithms/redis_wire.h"
 
 enum { SCRIPT_ACQUIRE_FENCED, SCRIPT_RELEASE, SCRIPT_RENEW, N_SCRIPTS };
 

@@ -9,8 +9,8 @@
  */
 #include <string.h>
 
-#include "lock.h"
-#include "redis_wire.h"
+#include "algorithms/lock.h"
+#include "algorithms/redis_wire.h"
 
 static int naive_connect(struct lock_client *c)
 {

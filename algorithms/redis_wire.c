@@ -1,5 +1,5 @@
 /* redis_wire.c - one blocking hiredis connection, RESP written by hand. */
-#include "redis_wire.h"
+#include "algorithms/redis_wire.h"
 
 #include <poll.h>
 #include <stdbool.h>

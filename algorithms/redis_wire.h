@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lock.h"
+#include "algorithms/lock.h"
 
 #define WIRE_MAX_ARGS 8
 

@@ -37,8 +37,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lock.h"
-#include "redis_wire.h"
+#include "algorithms/lock.h"
+#include "algorithms/redis_wire.h"
 
 #define REDIAL_MS 200 /* how long a refusing node is left alone */
 

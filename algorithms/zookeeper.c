@@ -34,8 +34,8 @@
 #include <unistd.h>
 #include <zookeeper/zookeeper.h>
 
-#include "lock.h"
-#include "zookeeper.h"
+#include "algorithms/lock.h"
+#include "algorithms/zookeeper.h"
 
 #define ZK_DEFAULT_SESSION_MS 10000 /* when the engine gives none */
 #define ZK_POLL_MS            50    /* how often a waiter looks at the cancel flag */

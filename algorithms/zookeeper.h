@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#include "lock.h"
+#include "algorithms/lock.h"
 
 /* Watch notifications this client received on predecessor nodes since it
  * connected: one per wake-up, so a waiter woken only by its predecessor's

@@ -1,12 +1,12 @@
 /* compare.c - the side-by-side table of a comparison, in three forms. */
-#include "compare.h"
+#include "reports/compare.h"
 
 #include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
 #include <string.h>
 
-#include "histogram.h"
+#include "sim/record/histogram.h"
 
 static void fill_invariants(struct compare_row *row, const struct run_result *r)
 {

@@ -8,9 +8,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "html.h"
-#include "report.h"
-#include "result.h"
+#include "reports/html.h"
+#include "reports/report.h"
+#include "sim/engine/result.h"
 
 #define COMPARE_MAX 16
 

@@ -6,9 +6,9 @@
  * the first non-empty slot whose cumulative percentile reaches it, with the
  * slot's highest equivalent value, and a last line at 100% closes the table.
  */
-#include "hgrm.h"
+#include "reports/hgrm.h"
 
-#include "histogram.h"
+#include "sim/record/histogram.h"
 
 #include <inttypes.h>
 #include <math.h>

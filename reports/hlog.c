@@ -1,5 +1,5 @@
 /* hlog.c - HdrHistogram interval logs (.hlog), see hlog.h. */
-#include "hlog.h"
+#include "reports/hlog.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -9,8 +9,8 @@
 #include <time.h>
 #include <zlib.h>
 
-#include "histogram.h"
-#include "intervals.h"
+#include "sim/record/histogram.h"
+#include "sim/record/intervals.h"
 
 #define COOKIE_V2            0x1c849313u /* V2 encoding, 9-byte LEB128 words */
 #define COOKIE_V2_COMPRESSED 0x1c849314u

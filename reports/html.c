@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "histogram.h"
-#include "html.h"
-#include "report.h"
+#include "reports/html.h"
+#include "reports/report.h"
+#include "sim/record/histogram.h"
 
 #define MAX_TIMELINES  10  /* lock timelines drawn, as --show-violations' default */
 #define MAX_VIOL_ROWS  100 /* violations listed in the table */

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "svg.h"
+#include "reports/svg.h"
 
 struct histogram;
 struct report_safety;

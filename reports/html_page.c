@@ -3,10 +3,10 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "hgrm.h"
-#include "histogram.h"
-#include "html.h"
-#include "report.h"
+#include "reports/hgrm.h"
+#include "reports/html.h"
+#include "reports/report.h"
+#include "sim/record/histogram.h"
 
 /* Print-friendly: light background, charts kept whole on a page. */
 static const char style[] =

@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "histogram.h"
-#include "report.h"
+#include "reports/report.h"
+#include "sim/record/histogram.h"
 
 /* /2: checker.fenced became fenced_pairs, checker.fenced_accesses became
  * rejected_accesses, and so did the expectation's name in expect[].what. */

@@ -3,8 +3,8 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "histogram.h"
-#include "report.h"
+#include "reports/report.h"
+#include "sim/record/histogram.h"
 
 static void md_ops(FILE *f, const struct run_result *r)
 {

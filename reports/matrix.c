@@ -1,14 +1,14 @@
 /* matrix.c - the known-results matrix as a table: terminal, Markdown, JSON. */
-#include "matrix.h"
+#include "reports/matrix.h"
 
-#include "html.h"
+#include "reports/html.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <string.h>
 
-#include "report.h"
+#include "reports/report.h"
 
 #define SCHEMA "locklab.matrix/1"
 

@@ -9,8 +9,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "report.h"
-#include "result.h"
+#include "reports/report.h"
+#include "sim/engine/result.h"
 
 #define MATRIX_MAX_ROWS  64
 #define MATRIX_MAX_SEEDS 100

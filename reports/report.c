@@ -1,5 +1,5 @@
 /* report.c - what the renderers share. */
-#include "report.h"
+#include "reports/report.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -8,11 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hgrm.h"
-#include "hiccup.h"
-#include "histogram.h"
-#include "hlog.h"
-#include "intervals.h"
+#include "reports/hgrm.h"
+#include "reports/hlog.h"
+#include "sim/record/hiccup.h"
+#include "sim/record/histogram.h"
+#include "sim/record/intervals.h"
 
 static const char *const op_names[OP_COUNT] = {
     [OP_ACQUIRE] = "acquire", [OP_ACQUIRE_FAILED] = "acquire_failed",

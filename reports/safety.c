@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "report.h"
+#include "reports/report.h"
 
 static const char *plural(uint64_t n)
 {

@@ -5,7 +5,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "report.h"
+#include "reports/report.h"
 
 static const struct lock_ops *ops_of(const struct scenario *s)
 {

@@ -1,5 +1,5 @@
 /* svg.c - chart parts for the HTML reports (svg.h). */
-#include "svg.h"
+#include "reports/svg.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -7,8 +7,8 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "histogram.h"
-#include "report.h"
+#include "reports/report.h"
+#include "sim/record/histogram.h"
 
 void report_header(FILE *f, const struct scenario *s, const char (*servers)[RESULT_SERVER_LEN],
                    size_t n_servers)

@@ -6,14 +6,14 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "checker.h"
-#include "cli.h"
-#include "help.h"
-#include "history.h"
-#include "lock.h"
-#include "report.h"
-#include "scenario.h"
-#include "signals.h"
+#include "algorithms/lock.h"
+#include "reports/report.h"
+#include "sim/check/checker.h"
+#include "sim/cli/cli.h"
+#include "sim/cli/help.h"
+#include "sim/cli/signals.h"
+#include "sim/record/history.h"
+#include "sim/scenario/scenario.h"
 
 /* ---- check ------------------------------------------------------------ */
 

@@ -6,12 +6,12 @@
  * ends at the next grant or when nobody waits any more; each stretch is
  * clipped to every fault window it meets.
  */
-#include "availability.h"
+#include "sim/check/availability.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "scenario.h"
+#include "sim/scenario/scenario.h"
 
 static uint64_t clip_len(uint64_t a, uint64_t b, const struct fault_span *f)
 {

@@ -13,8 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "checker.h"
-#include "history.h"
+#include "sim/check/checker.h"
+#include "sim/record/history.h"
 
 #define AVAIL_NEVER UINT64_MAX /* no acquisition came after the fault */
 

@@ -13,7 +13,7 @@
  * sides carry a sequence on the sequence, every other pair on time. One
  * sweep in a mixed order would compare sequence numbers with nanoseconds.
  */
-#include "checker.h"
+#include "sim/check/checker.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "history.h"
+#include "sim/record/history.h"
 
 static int cmp_u32(const void *a, const void *b)
 {

@@ -5,7 +5,7 @@
  * waiters or holders; sorted by key and time, one sweep finds the
  * stretches. A section still open at the end holds to the end.
  */
-#include "stuck.h"
+#include "sim/check/stuck.h"
 
 #include <stdbool.h>
 #include <stdlib.h>

@@ -17,8 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "checker.h"
-#include "history.h"
+#include "sim/check/checker.h"
+#include "sim/record/history.h"
 
 struct stuck_key {
     uint32_t key;             /* key id in the history */

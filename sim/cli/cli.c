@@ -1,5 +1,5 @@
 /* cli.c - option parsing and scenario loading shared by run and compare. */
-#include "cli.h"
+#include "sim/cli/cli.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -14,9 +14,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "fleet.h"
-#include "result.h"
-#include "scenario.h"
+#include "sim/engine/result.h"
+#include "sim/fleet/fleet.h"
+#include "sim/scenario/scenario.h"
 
 enum { EXIT_PASS = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_ENV = 3, EXIT_INTERRUPTED = 130 };
 

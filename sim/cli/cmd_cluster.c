@@ -26,9 +26,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "clock.h"
-#include "cluster.h"
+#include "sim/cli/cli.h"
+#include "sim/fleet/cluster.h"
+#include "sim/record/clock.h"
 
 struct cluster_opts {
     char dir[256];

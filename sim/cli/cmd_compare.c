@@ -10,9 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "compare.h"
-#include "signals.h"
+#include "reports/compare.h"
+#include "sim/cli/cli.h"
+#include "sim/cli/signals.h"
 
 struct plan {
     const struct lock_ops *ops[COMPARE_MAX];

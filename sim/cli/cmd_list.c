@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "report.h"
+#include "reports/report.h"
+#include "sim/cli/cli.h"
 
 #ifndef LOCKLAB_SCENARIOS_DIR
 #define LOCKLAB_SCENARIOS_DIR "scenarios"

@@ -18,9 +18,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "matrix.h"
-#include "signals.h"
+#include "reports/matrix.h"
+#include "sim/cli/cli.h"
+#include "sim/cli/signals.h"
 
 #define MATRIX_DIR "scenarios/matrix"
 

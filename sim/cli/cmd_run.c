@@ -7,12 +7,12 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "history.h"
-#include "proxy.h"
-#include "report.h"
-#include "runner.h"
-#include "signals.h"
+#include "reports/report.h"
+#include "sim/cli/cli.h"
+#include "sim/cli/signals.h"
+#include "sim/engine/runner.h"
+#include "sim/proxy/proxy.h"
+#include "sim/record/history.h"
 
 enum live_mode { LIVE_NONE, LIVE_LINE, LIVE_LOG };
 

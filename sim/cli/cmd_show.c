@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
-#include "report.h"
+#include "reports/report.h"
+#include "sim/cli/cli.h"
 
 /* A text from the file on one line: control characters escaped as JSON
  * writes them, so a newline or a terminal escape cannot break the output. */

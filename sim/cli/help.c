@@ -2,7 +2,7 @@
  * command (usage, options, an example), and the list of commands. The
  * README points here for the options; tests/runs/test_docs.py checks that every
  * option the docs name is in these texts. */
-#include "help.h"
+#include "sim/cli/help.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* signals.c - the signal thread of `locklab run` (see signals.h). */
-#include "signals.h"
+#include "sim/cli/signals.h"
 
 #include <ftw.h>
 #include <pthread.h>
@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cluster.h"
-#include "runner.h"
+#include "sim/engine/runner.h"
+#include "sim/fleet/cluster.h"
 
 /* What the signal thread may touch: the runner only under the mutex (the
  * main thread frees it), the servers through PIDs published here. */

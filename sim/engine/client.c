@@ -13,7 +13,7 @@
  * holder spends its critical section, and a client pause (a stop-the-world
  * GC pause) stops it with everything else, as it stops Redisson's timer.
  */
-#include "client.h"
+#include "sim/engine/client.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -22,13 +22,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "clock.h"
-#include "histogram.h"
-#include "history.h"
-#include "nemesis.h"
-#include "resource.h"
-#include "run.h"
-#include "workload.h"
+#include "sim/engine/run.h"
+#include "sim/faults/nemesis.h"
+#include "sim/record/clock.h"
+#include "sim/record/histogram.h"
+#include "sim/record/history.h"
+#include "sim/workloads/resource.h"
+#include "sim/workloads/workload.h"
 
 #define NS_PER_MS 1000000ULL
 #define NS_PER_US 1000ULL

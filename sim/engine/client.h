@@ -13,10 +13,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "checker.h"
-#include "intervals.h"
-#include "live.h"
-#include "lock.h"
+#include "algorithms/lock.h"
+#include "sim/check/checker.h"
+#include "sim/engine/live.h"
+#include "sim/record/intervals.h"
 
 struct run_ctx;
 struct histogram;

@@ -1,5 +1,5 @@
 /* live.c - the live progress line's latency window (see live.h). */
-#include "live.h"
+#include "sim/engine/live.h"
 
 #include <math.h>
 

@@ -1,13 +1,13 @@
 /* result.c - the verdict of a run, and freeing what it holds. */
-#include "result.h"
+#include "sim/engine/result.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "hiccup.h"
-#include "histogram.h"
+#include "sim/record/hiccup.h"
+#include "sim/record/histogram.h"
 
 /* The record of one expectation, or NULL when it states none (or no room
  * is left). */

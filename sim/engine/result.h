@@ -7,16 +7,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "availability.h"
-#include "checker.h"
-#include "client.h"
-#include "history.h"
-#include "latency_timeline.h"
-#include "nemesis.h"
-#include "proxy.h"
-#include "scenario.h"
-#include "stuck.h"
-#include "workload.h"
+#include "sim/check/availability.h"
+#include "sim/check/checker.h"
+#include "sim/check/stuck.h"
+#include "sim/engine/client.h"
+#include "sim/faults/nemesis.h"
+#include "sim/proxy/proxy.h"
+#include "sim/record/history.h"
+#include "sim/record/latency_timeline.h"
+#include "sim/scenario/scenario.h"
+#include "sim/workloads/workload.h"
 
 #define RESULT_MAX_SERVERS 12
 #define RESULT_SERVER_LEN  256

@@ -5,8 +5,8 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "lock.h"
-#include "scenario.h"
+#include "algorithms/lock.h"
+#include "sim/scenario/scenario.h"
 
 struct workload;
 struct nemesis;

@@ -5,9 +5,9 @@
  * before it starts. Each thread owns its histograms, counters and history
  * buffer; they are merged once, after the join.
  */
-#include "runner.h"
+#include "sim/engine/runner.h"
 
-#include "proxy.h"
+#include "sim/proxy/proxy.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -18,14 +18,14 @@
 #include <string.h>
 #include <time.h>
 
-#include "clock.h"
-#include "hiccup.h"
-#include "histogram.h"
-#include "history.h"
-#include "nemesis.h"
-#include "proxy.h"
-#include "resource.h"
-#include "run.h"
+#include "sim/engine/run.h"
+#include "sim/faults/nemesis.h"
+#include "sim/proxy/proxy.h"
+#include "sim/record/clock.h"
+#include "sim/record/hiccup.h"
+#include "sim/record/histogram.h"
+#include "sim/record/history.h"
+#include "sim/workloads/resource.h"
 
 #define ERROR_PAUSE_NS   (20ULL * 1000000ULL)    /* after a failed call, before the next step */
 #define START_CONNECT_NS (10ULL * 1000000000ULL) /* the most a client tries to connect at start */

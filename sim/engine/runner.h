@@ -6,9 +6,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lock.h"
-#include "result.h"
-#include "scenario.h"
+#include "algorithms/lock.h"
+#include "sim/engine/result.h"
+#include "sim/scenario/scenario.h"
 
 struct runner;
 

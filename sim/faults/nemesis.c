@@ -1,12 +1,12 @@
 /* nemesis.c - the timeline's records, and the claims of client faults. */
-#include "nemesis.h"
+#include "sim/faults/nemesis.h"
 
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "nemesis_state.h"
+#include "sim/faults/nemesis_state.h"
 
 struct nemesis *nemesis_new(const struct scenario *s)
 {

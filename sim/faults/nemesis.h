@@ -24,9 +24,9 @@
 
 #include <stdatomic.h>
 
-#include "cluster.h"
-#include "history.h"
-#include "scenario.h"
+#include "sim/fleet/cluster.h"
+#include "sim/record/history.h"
+#include "sim/scenario/scenario.h"
 
 struct nemesis;
 struct proxy;

@@ -7,8 +7,8 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
-#include "nemesis.h"
-#include "proxy.h"
+#include "sim/faults/nemesis.h"
+#include "sim/proxy/proxy.h"
 
 /* Each fault's three notes in the history: its servers, what its start
  * did, what its end did. */

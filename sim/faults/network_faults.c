@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clock.h"
-#include "nemesis_state.h"
+#include "sim/faults/nemesis_state.h"
+#include "sim/record/clock.h"
 
 /* The proxy fault f acts through: the replicas' own for their link. */
 struct proxy *nemesis_net_proxy(const struct nemesis *n, const struct fault_spec *f)

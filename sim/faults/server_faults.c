@@ -12,9 +12,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "clock.h"
-#include "cluster.h"
-#include "nemesis_state.h"
+#include "sim/faults/nemesis_state.h"
+#include "sim/fleet/cluster.h"
+#include "sim/record/clock.h"
 
 #define SLICE_NS          10000000ull /* how often a waiting nemesis looks at the stop flag */
 #define PROMOTION_POLL_NS 10000000ull /* how often a failover asks sentinel for the master */

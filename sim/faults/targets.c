@@ -7,9 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cluster.h"
-#include "lock.h"
-#include "nemesis_state.h"
+#include "algorithms/lock.h"
+#include "sim/faults/nemesis_state.h"
+#include "sim/fleet/cluster.h"
 
 uint64_t nemesis_random(struct nemesis *n)
 {

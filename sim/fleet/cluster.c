@@ -1,6 +1,6 @@
 /* cluster.c - the managed servers of a run: their folder, their ports,
  * started together and stopped together (one process's life: spawn.c). */
-#include "cluster.h"
+#include "sim/fleet/cluster.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -25,8 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "spawn.h"
+#include "sim/fleet/spawn.h"
+#include "sim/record/clock.h"
 
 #define START_ATTEMPTS 3 /* a freshly picked free port can be taken before the server binds it */
 

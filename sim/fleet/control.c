@@ -14,8 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cluster.h"
-#include "spawn.h"
+#include "sim/fleet/cluster.h"
+#include "sim/fleet/spawn.h"
 
 static pthread_mutex_t procs = PTHREAD_MUTEX_INITIALIZER;
 

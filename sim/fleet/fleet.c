@@ -1,5 +1,5 @@
 /* fleet.c - managed or external servers, and each algorithm's share. */
-#include "fleet.h"
+#include "sim/fleet/fleet.h"
 
 #include <glob.h>
 #include <stdio.h>

@@ -14,11 +14,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "cluster.h"
-#include "lock.h"
-#include "nemesis.h"
-#include "result.h"
-#include "scenario.h"
+#include "algorithms/lock.h"
+#include "sim/engine/result.h"
+#include "sim/faults/nemesis.h"
+#include "sim/fleet/cluster.h"
+#include "sim/scenario/scenario.h"
 
 struct fleet {
     struct cluster cl; /* the managed servers */

@@ -6,7 +6,7 @@
  * nemesis's thread (a comparison keeps the fleet for the next algorithm)
  * yet still die with locklab.
  */
-#include "spawn.h"
+#include "sim/fleet/spawn.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -23,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "clock.h"
+#include "sim/record/clock.h"
 
 /* SETUP.md measured a Redis ready in 11-16 ms, a ZooKeeper in 0.4-2.3 s,
  * an ensemble of three in 1.3 s; these leave room for a loaded CI box,

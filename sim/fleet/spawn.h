@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cluster.h"
+#include "sim/fleet/cluster.h"
 
 void spawn_sleep_ms(long ms);
 /* Fork and exec s's server on s->port, in s->dir. 0, or -1 with err set. */

@@ -7,7 +7,7 @@
  * measures it against direct connections). Only when a toxic is in force
  * does the loop walk the connections to send what has become due.
  */
-#include "proxy.h"
+#include "sim/proxy/proxy.h"
 
 #include <errno.h>
 #include <netdb.h>
@@ -21,8 +21,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "proxy_state.h"
+#include "sim/proxy/proxy_state.h"
+#include "sim/record/clock.h"
 
 #define FLOW_CAP   (1u << 20) /* stop reading a side while this much waits to go out */
 #define READ_BYTES 16384

@@ -25,7 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lock.h"
+#include "algorithms/lock.h"
 
 #define PROXY_MAX_TOXICS 64 /* ids 0..63: a fault's index in the scenario */
 

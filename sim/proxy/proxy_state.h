@@ -7,7 +7,7 @@
 #include <stdatomic.h>
 #include <sys/socket.h>
 
-#include "proxy.h"
+#include "sim/proxy/proxy.h"
 
 #define NEVER UINT64_MAX
 

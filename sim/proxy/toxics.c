@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proxy_state.h"
+#include "sim/proxy/proxy_state.h"
 
 uint64_t proxy_random(struct proxy *p)
 {

@@ -4,7 +4,7 @@
  * again; the time past the wake-up it asked for is time the process could
  * not run. The stall is logged from the asked wake-up to the late one: a
  * lower bound, as the thread may have been stopped a little earlier. */
-#include "hiccup.h"
+#include "sim/record/hiccup.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "clock.h"
+#include "sim/record/clock.h"
 
 #define NS_PER_MS 1000000ULL
 

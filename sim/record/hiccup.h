@@ -15,7 +15,7 @@
 
 #include <stdint.h>
 
-#include "history.h"
+#include "sim/record/history.h"
 
 #define HICCUP_PERIOD_MS 1
 #define HICCUP_FLOOR_MS  10 /* shorter delays are the scheduler's ordinary noise */

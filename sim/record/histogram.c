@@ -1,5 +1,5 @@
 /* histogram.c - HDR-style log-linear histogram (HdrHistogram's layout). */
-#include "histogram.h"
+#include "sim/record/histogram.h"
 
 #include <float.h>
 #include <math.h>

@@ -6,14 +6,14 @@
  * chunk is malloc'ed only when the previous one is full. The file format
  * is documented in docs/history.md; history_read.c reads it back.
  */
-#include "history.h"
+#include "sim/record/history.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "hiccup.h"
-#include "scenario.h"
+#include "sim/record/hiccup.h"
+#include "sim/scenario/scenario.h"
 
 #define CHUNK_EVENTS 4096
 

@@ -19,7 +19,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "checker.h"
+#include "sim/check/checker.h"
 
 enum history_type { HT_INVOKE = 0, HT_OK, HT_FAIL, HT_INFO };
 

@@ -13,7 +13,7 @@
  * (history.h's HISTORY_MAX_*), so a hostile file is refused, never a crash
  * or an allocation the size of a number in it.
  */
-#include "history.h"
+#include "sim/record/history.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -22,8 +22,8 @@
 
 #include <jansson.h>
 
-#include "history_seq.h"
-#include "scenario.h"
+#include "sim/record/history_seq.h"
+#include "sim/scenario/scenario.h"
 
 /* String -> dense id. Slots hold id + 1 (0 = empty); capacity is a power
  * of two kept at most half full. */

@@ -2,7 +2,7 @@
  * the whole file is read (history_seq.h says what is promised). Sorting
  * the marks costs 24 bytes a mark, where a hash set of every (key, seq)
  * would cost more than the history itself. */
-#include "history_seq.h"
+#include "sim/record/history_seq.h"
 
 #include <stdlib.h>
 

@@ -1,11 +1,11 @@
 /* intervals.c - per-second samples of each operation, from the history. */
-#include "intervals.h"
+#include "sim/record/intervals.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "client.h"
-#include "result.h"
+#include "sim/engine/client.h"
+#include "sim/engine/result.h"
 
 #define NS_PER_S 1000000000ULL
 

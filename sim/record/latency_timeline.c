@@ -1,11 +1,11 @@
 /* latency_timeline.c - per-second acquire latency, exact, from the history. */
-#include "latency_timeline.h"
+#include "sim/record/latency_timeline.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "client.h"
-#include "intervals.h"
+#include "sim/engine/client.h"
+#include "sim/record/intervals.h"
 
 static double ms(uint64_t ns)
 {

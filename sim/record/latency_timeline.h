@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "history.h"
+#include "sim/record/history.h"
 
 struct latency_second {
     uint64_t count;

@@ -5,7 +5,7 @@
  * skips a value it does not enter by counting brackets, so it never
  * recurses on skipped input.
  */
-#include "json_locate.h"
+#include "sim/scenario/json_locate.h"
 
 #include <stdint.h>
 #include <string.h>

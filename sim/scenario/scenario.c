@@ -8,11 +8,11 @@
  * is being checked; json_locate finds it in the raw text, because jansson
  * only knows positions while it parses.
  */
-#include "scenario.h"
+#include "sim/scenario/scenario.h"
 
-#include "json_locate.h"
-#include "lock.h"
-#include "scenario_parse.h"
+#include "algorithms/lock.h"
+#include "sim/scenario/json_locate.h"
+#include "sim/scenario/scenario_parse.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lock.h"
+#include "algorithms/lock.h"
 
 #define SCENARIO_MAX_FAULTS  64
 #define SCENARIO_MAX_CLIENTS 4096

@@ -11,9 +11,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "json_locate.h"
-#include "lock.h"
-#include "scenario_parse.h"
+#include "algorithms/lock.h"
+#include "sim/scenario/json_locate.h"
+#include "sim/scenario/scenario_parse.h"
 
 /* ---- messages -------------------------------------------------------- */
 

@@ -11,9 +11,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "lock.h"
-#include "scenario.h"
-#include "scenario_parse.h"
+#include "algorithms/lock.h"
+#include "sim/scenario/scenario.h"
+#include "sim/scenario/scenario_parse.h"
 
 size_t scenario_servers(const struct scenario *s, const struct lock_ops *ops)
 {

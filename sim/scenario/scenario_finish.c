@@ -12,9 +12,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "lock.h"
-#include "scenario.h"
-#include "scenario_parse.h"
+#include "algorithms/lock.h"
+#include "sim/scenario/scenario.h"
+#include "sim/scenario/scenario_parse.h"
 
 /* x as the file may have written it: an integer when it is whole. */
 static json_t *number_json(double x)

@@ -8,8 +8,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "json_locate.h"
-#include "scenario.h"
+#include "sim/scenario/json_locate.h"
+#include "sim/scenario/scenario.h"
 
 #define FILE_MAX_BYTES (1 << 20) /* a scenario is a few hundred bytes */
 #define PATH_MAX_DEPTH 4         /* faults[i].target is the deepest path */

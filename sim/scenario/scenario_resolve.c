@@ -9,7 +9,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "scenario.h"
+#include "sim/scenario/scenario.h"
 
 /* ZooKeeper with tickTime 500 (SETUP.md) grants sessions of 2 to 20
  * ticks and silently moves anything else inside: clamp it here so the

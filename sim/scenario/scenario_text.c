@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scenario.h"
-#include "scenario_parse.h"
+#include "sim/scenario/scenario.h"
+#include "sim/scenario/scenario_parse.h"
 
 int endpoint_parse(const char *text, struct lock_endpoint *ep, char *err, size_t errlen)
 {

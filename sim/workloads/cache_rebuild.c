@@ -20,11 +20,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client.h"
-#include "clock.h"
-#include "resource.h"
-#include "run.h"
-#include "workload.h"
+#include "sim/engine/client.h"
+#include "sim/engine/run.h"
+#include "sim/record/clock.h"
+#include "sim/workloads/resource.h"
+#include "sim/workloads/workload.h"
 
 #define NS_PER_MS 1000000ULL
 

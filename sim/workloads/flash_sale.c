@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client.h"
-#include "resource.h"
-#include "workload.h"
+#include "sim/engine/client.h"
+#include "sim/workloads/resource.h"
+#include "sim/workloads/workload.h"
 
 struct flash_state {
     _Atomic uint64_t *orders; /* per item */

@@ -37,12 +37,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client.h"
-#include "clock.h"
-#include "histogram.h"
-#include "resource.h"
-#include "run.h"
-#include "workload.h"
+#include "sim/engine/client.h"
+#include "sim/engine/run.h"
+#include "sim/record/clock.h"
+#include "sim/record/histogram.h"
+#include "sim/workloads/resource.h"
+#include "sim/workloads/workload.h"
 
 #define NS_PER_MS 1000000ULL
 #define NS_PER_US 1000ULL

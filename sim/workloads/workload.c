@@ -1,10 +1,10 @@
 /* workload.c - the list of workloads, by scenario kind. */
-#include "workload.h"
+#include "sim/workloads/workload.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "resource.h"
+#include "sim/workloads/resource.h"
 
 extern const struct workload_ops flash_sale_ops;
 extern const struct workload_ops cache_rebuild_ops;

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "scenario.h"
+#include "sim/scenario/scenario.h"
 
 struct client;
 struct resource;

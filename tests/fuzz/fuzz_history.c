@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "history.h"
-#include "report.h"
-#include "result.h"
+#include "reports/report.h"
+#include "sim/engine/result.h"
+#include "sim/record/history.h"
 
 /* What cmd_check does with a history it has read, into out. */
 static void check_as_cmd_check(struct run_result *res, FILE *out)

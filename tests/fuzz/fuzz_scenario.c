@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lock.h"
-#include "scenario.h"
+#include "algorithms/lock.h"
+#include "sim/scenario/scenario.h"
 
 static void ask_every_algorithm(const struct scenario *s)
 {

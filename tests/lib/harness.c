@@ -1,7 +1,7 @@
 /* harness.c - running the locklab binary from a test: spawn it with a
  * time limit, capture its output, read its report.json. */
-#include "harness.h"
-#include "scratch.h"
+#include "tests/lib/harness.h"
+#include "tests/lib/scratch.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

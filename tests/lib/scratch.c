@@ -1,5 +1,5 @@
 /* scratch.c - removing a test's temporary folder (scratch.h). */
-#include "scratch.h"
+#include "tests/lib/scratch.h"
 
 #include <errno.h>
 #include <ftw.h>

@@ -20,8 +20,8 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "cluster.h"
-#include "proxy.h"
+#include "sim/fleet/cluster.h"
+#include "sim/proxy/proxy.h"
 
 static struct cluster cluster;
 static struct proxy *px;

@@ -23,8 +23,8 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "cluster.h"
-#include "lock.h"
+#include "algorithms/lock.h"
+#include "sim/fleet/cluster.h"
 
 static struct cluster cluster;
 static struct lock_config cfg, cfg_token;

@@ -26,8 +26,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cluster.h"
-#include "lock.h"
+#include "algorithms/lock.h"
+#include "sim/fleet/cluster.h"
 
 static struct cluster cluster;
 static struct lock_config cfg;

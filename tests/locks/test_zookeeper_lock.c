@@ -35,9 +35,9 @@
 #include <unistd.h>
 #include <zookeeper/zookeeper.h>
 
-#include "cluster.h"
-#include "lock.h"
-#include "zookeeper.h"
+#include "algorithms/lock.h"
+#include "algorithms/zookeeper.h"
+#include "sim/fleet/cluster.h"
 
 /* tickTime 500 lets the server grant sessions from 1 s: expiry tests stay short. */
 #define SESSION_MS  1000

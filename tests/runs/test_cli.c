@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "harness.h"
+#include "tests/lib/harness.h"
 
 static const char *const commands[] = {"run",     "compare", "show", "check",
                                        "cluster", "list",    "help"};

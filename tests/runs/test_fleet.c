@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "harness.h"
+#include "tests/lib/harness.h"
 
 static const char *const scenarios[] = {"flash_sale.json", "cache_rebuild.json",
                                         "scheduled_tasks.json"};

@@ -23,7 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "harness.h"
+#include "tests/lib/harness.h"
 
 static json_int_t avail(json_t *r, size_t i, const char *key)
 {

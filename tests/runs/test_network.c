@@ -20,7 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "harness.h"
+#include "tests/lib/harness.h"
 
 static double p50_at(json_t *r, size_t second)
 {

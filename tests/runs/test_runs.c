@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "harness.h"
+#include "tests/lib/harness.h"
 
 static void flash_sale_on_redis_is_safe(void **state)
 {

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "harness.h"
+#include "tests/lib/harness.h"
 
 static char cluster_dir[400], redis[400], zookeeper[200];
 

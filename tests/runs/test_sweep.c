@@ -19,7 +19,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "harness.h"
+#include "tests/lib/harness.h"
 
 #define DURATION "2" /* seconds per run */
 /* The whole sweep's budget: past it the remaining runs fail at once, so

@@ -15,8 +15,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "checker.h"
-#include "result.h"
+#include "sim/check/checker.h"
+#include "sim/engine/result.h"
 
 #define NO_CAP 1000
 

@@ -15,9 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "hgrm.h"
-#include "histogram.h"
-#include "hlog.h"
+#include "reports/hgrm.h"
+#include "reports/hlog.h"
+#include "sim/record/histogram.h"
 
 #include <string.h>
 

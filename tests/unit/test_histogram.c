@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "histogram.h"
+#include "sim/record/histogram.h"
 
 #define HOUR_COUNTS_LEN 23552 /* (22 buckets + 1) * 1024 */
 #define HOUR_TOP_INDEX  23220 /* slot of 3600000000 */

@@ -18,13 +18,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "availability.h"
-#include "client.h"
-#include "history.h"
-#include "latency_timeline.h"
-#include "run.h"
-#include "scenario.h"
-#include "stuck.h"
+#include "sim/check/availability.h"
+#include "sim/check/stuck.h"
+#include "sim/engine/client.h"
+#include "sim/engine/run.h"
+#include "sim/record/history.h"
+#include "sim/record/latency_timeline.h"
+#include "sim/scenario/scenario.h"
 
 #define CHUNK 4096 /* history.c's chunk size; the tests cross it */
 

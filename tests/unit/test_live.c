@@ -9,7 +9,7 @@
 
 #include <string.h>
 
-#include "live.h"
+#include "sim/engine/live.h"
 
 /* The percentile of a window holding only `us`, read back for its second. */
 static uint64_t edge_of(uint64_t us)

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report.h"
+#include "reports/report.h"
 
 static struct run_result res;
 static struct violation listed[4];

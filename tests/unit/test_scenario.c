@@ -13,9 +13,9 @@
 
 #include <cmocka.h>
 
-#include "json_locate.h"
-#include "scenario.h"
-#include "scratch.h"
+#include "sim/scenario/json_locate.h"
+#include "sim/scenario/scenario.h"
+#include "tests/lib/scratch.h"
 
 #include <stdio.h>
 #include <stdlib.h>
