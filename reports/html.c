@@ -23,15 +23,6 @@
 #define MAX_BARS       400 /* critical sections drawn around one violation */
 #define MAX_HOVER_COLS 600 /* hover columns per time chart: a 1-hour run groups seconds */
 
-static const char *band_kind(uint32_t type)
-{
-    if (type == FAULT_CLIENT_PAUSE || type == FAULT_CLIENT_CRASH)
-        return "client";
-    if (type == FAULT_CLOCK_JUMP)
-        return "clock";
-    return fault_on_network((int)type) ? "network" : "process";
-}
-
 static double span_end_s(const struct run_result *r, const struct fault_span *s)
 {
     return s->to_ns == UINT64_MAX ? r->elapsed_s : report_rel_s(r, s->to_ns);
@@ -69,7 +60,7 @@ static void fault_bands(struct svg_chart *c, const struct run_result *r)
                  span_end_s(r, s));
         fprintf(c->f, "<g data-fault=\"%" PRIu32 "\" data-from-s=\"%.3f\" data-to-s=\"%.3f\">",
                 s->fault, report_rel_s(r, s->from_ns), span_end_s(r, s));
-        svg_band(c, report_rel_s(r, s->from_ns), span_end_s(r, s), band_kind(s->type), name, hover,
+        svg_band(c, report_rel_s(r, s->from_ns), span_end_s(r, s), fault_band(s->type), name, hover,
                  (int)(i % 3));
         fprintf(c->f, "</g>\n");
     }
@@ -336,11 +327,11 @@ static void timeline_faults(struct svg_chart *c, const struct run_result *r, con
                     "<text x=\"%.1f\" y=\"%.1f\" font-size=\"9\">",
                     x0, c->top + lane * lane_h, x1 - x0 > 2 ? x1 - x0 : 2, lane_h, x0 + 2,
                     c->top + lane * lane_h + 8);
-            svg_text(c->f, fault_type_name((enum fault_type)s->type));
+            svg_text(c->f, fault_type_name(s->type));
             fprintf(c->f, "</text></g>\n");
         } else {
             fprintf(c->f, "<g data-fault=\"%" PRIu32 "\">", s->fault);
-            svg_band(c, a, b, band_kind(s->type), name, hover, row++ % 3);
+            svg_band(c, a, b, fault_band(s->type), name, hover, row++ % 3);
             fprintf(c->f, "</g>\n");
         }
     }
@@ -609,7 +600,7 @@ static void faults_table(FILE *f, const struct run_result *r)
             snprintf(win, sizeof(win), "%.3f s .. the end", report_rel_s(r, x->start_ns));
         const struct fault_availability *a = result_fault_availability(r, i);
         if (a && x->fired)
-            report_availability(a, x->spec.type, av, sizeof(av));
+            report_availability(a, x->spec.kind, av, sizeof(av));
         fprintf(f, "<tr data-fault=\"%zu\"><td>%.3f s</td>", i, (double)x->spec.at_ms / 1000.0);
         cell_text(f, " class=\"l\"", report_fault_plan(&x->spec, plan, sizeof(plan)));
         cell_text(f, " class=\"l\"", report_fault_done(r, x, done, sizeof(done)));

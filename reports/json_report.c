@@ -53,8 +53,8 @@ static json_t *checker_json(const struct run_result *r)
         json_t *faults = json_array();
         for (size_t k = 0; k < v->n_faults && k < CHECK_MAX_FAULTS_PER_VIOLATION; k++) {
             const struct fault_span *f = &r->spans[v->faults[k]];
-            json_t *one = json_pack("{s:s, s:i}", "type", fault_type_name((enum fault_type)f->type),
-                                    "client", f->client);
+            json_t *one =
+                json_pack("{s:s, s:i}", "type", fault_type_name(f->type), "client", f->client);
             if (f->servers < r->hist.n_notes)
                 json_object_set_new(one, "servers", json_string(r->hist.notes[f->servers]));
             json_array_append_new(faults, one);
@@ -96,9 +96,9 @@ static json_t *faults_json(const struct run_result *r)
         json_t *o = report_fault_spec_json(&x->spec);
         json_object_set_new(o, "fired", json_boolean(x->fired));
         if (x->fired) {
-            if (fault_on_servers(x->spec.type) || fault_on_network(x->spec.type)) {
+            if (fault_on_servers(x->spec.kind) || fault_on_network(x->spec.kind)) {
                 server_fault_json(x, o);
-                if (fault_on_network(x->spec.type) && x->spec.scope != NET_NODES &&
+                if (fault_on_network(x->spec.kind) && x->spec.scope != NET_NODES &&
                     x->spec.scope != NET_CLIENTS)
                     json_object_set_new(o, "client", json_integer(x->client));
             } else {

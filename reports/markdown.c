@@ -112,7 +112,7 @@ static void md_faults(FILE *f, const struct run_result *r)
             fprintf(f, "- | ");
         const struct fault_availability *a = result_fault_availability(r, i);
         fprintf(f, "%s |\n",
-                a && x->fired ? report_availability(a, x->spec.type, done, sizeof(done)) : "-");
+                a && x->fired ? report_availability(a, x->spec.kind, done, sizeof(done)) : "-");
     }
     fputc('\n', f);
 }

@@ -94,50 +94,7 @@ const char *report_op_counts(const struct run_result *r, char *buf, size_t len)
 
 const char *report_fault_plan(const struct fault_spec *f, char *buf, size_t len)
 {
-    char a[32], b[32];
-    const char *name = fault_type_name(f->type);
-    if (fault_on_network(f->type)) {
-        char span[48] = "until the run ends";
-        if (f->duration_ms)
-            snprintf(span, sizeof(span), "for %s s", report_seconds(f->duration_ms, a, sizeof(a)));
-        const char *way = f->type == FAULT_DOWN           ? ""
-                          : f->stream == STREAM_BOTH_WAYS ? " (both ways)"
-                          : f->stream == STREAM_UPSTREAM  ? " (upstream)"
-                                                          : " (downstream)";
-        snprintf(buf, len, "%s on %s%s, %s", name, f->target_text, way, span);
-    } else if (!fault_on_servers(f->type)) {
-        char who[32] = "the next holder";
-        if (f->target != FAULT_TARGET_HOLDER)
-            snprintf(who, sizeof(who), "client %d", (int)f->target);
-        snprintf(buf, len, "%s %s, %s %s s", name, who,
-                 f->type == FAULT_CLIENT_CRASH ? "restarts after" : "for",
-                 report_seconds(f->duration_ms, a, sizeof(a)));
-    } else if (f->type == FAULT_PAUSE) {
-        snprintf(buf, len, "pause %s for %s s", f->target_text,
-                 report_seconds(f->duration_ms, a, sizeof(a)));
-    } else if (f->type == FAULT_FAILOVER) {
-        if (f->restart_after_ms)
-            snprintf(buf, len, "failover: kill the master, back after %s s as a replica",
-                     report_seconds(f->restart_after_ms, b, sizeof(b)));
-        else
-            snprintf(buf, len, "failover: kill the master, down until the run ends");
-    } else if (f->type == FAULT_CLOCK_JUMP) {
-        snprintf(buf, len, "clock_jump %s +%s s%s", f->target_text,
-                 report_seconds(f->jump_ms, a, sizeof(a)),
-                 f->method == CLOCK_TTL ? " (method ttl)" : "");
-    } else {
-        /* data says something only of Redis, where the scenario chose it */
-        char data[24] = "";
-        if (f->data != DATA_UNSET)
-            snprintf(data, sizeof(data), ", data %s", fault_data_name(f->data));
-        if (f->type == FAULT_KILL && f->restart_after_ms)
-            snprintf(buf, len, "kill %s, back after %s s%s", f->target_text,
-                     report_seconds(f->restart_after_ms, b, sizeof(b)), data);
-        else
-            snprintf(buf, len, "%s %s%s%s", name, f->target_text,
-                     f->type == FAULT_KILL ? ", down until the run ends" : "", data);
-    }
-    return buf;
+    return fault_plan(f, buf, len);
 }
 
 const char *report_fault_done(const struct run_result *r, const struct fault_record *x, char *buf,
@@ -147,7 +104,7 @@ const char *report_fault_done(const struct run_result *r, const struct fault_rec
     if (!x->fired)
         snprintf(buf, len, "never fired%s",
                  holder ? " (no holder after its time)" : " (the run ended first)");
-    else if (fault_on_client(x->spec.type))
+    else if (fault_on_client(x->spec.kind))
         snprintf(buf, len, "client %" PRIu32 " holding %s", x->client,
                  x->key < r->hist.n_keys ? r->hist.keys[x->key] : "?");
     else
@@ -163,10 +120,10 @@ const char *report_availability(const struct fault_availability *a, uint32_t typ
     char rec[64];
     if (a->recovery_ns == AVAIL_NEVER)
         snprintf(rec, sizeof(rec), "no acquisition after its %s",
-                 type == FAULT_KILL || type == FAULT_FAILOVER ? "start" : "end");
+                 fault_recovers_from_start(type) ? "start" : "end");
     else
         snprintf(rec, sizeof(rec), "recovered %.3f s after its %s", (double)a->recovery_ns / 1e9,
-                 type == FAULT_KILL || type == FAULT_FAILOVER ? "start" : "end");
+                 fault_recovers_from_start(type) ? "start" : "end");
     snprintf(buf, len,
              "%" PRIu64 " granted (%" PRIu64 " begun during it), %" PRIu64 " failed, %" PRIu64
              " ambiguous; longest wait with no grant %.3f s; %s",
@@ -296,7 +253,7 @@ json_t *report_host_json(const struct run_result *r)
 const char *report_span_name(const struct run_result *r, const struct fault_span *f, char *buf,
                              size_t len)
 {
-    const char *name = fault_type_name((enum fault_type)f->type);
+    const char *name = fault_type_name(f->type);
     if (f->client >= 0)
         snprintf(buf, len, "%s (client %d)", name, f->client);
     else if (f->servers < r->hist.n_notes)

@@ -109,41 +109,6 @@ static json_t *workload_json(const struct scenario *s)
                      fs->hot_items);
 }
 
-/* A network fault: its target as written and Toxiproxy's attributes, only
- * those its type takes. */
-static json_t *network_spec_json(const struct fault_spec *f, json_t *o)
-{
-    json_object_set_new(o, "target", json_string(f->target_text));
-    if (f->type != FAULT_DOWN) {
-        json_object_set_new(o, "stream", json_string(fault_stream_name(f->stream)));
-        json_object_set_new(o, "toxicity", json_real(f->toxicity));
-    }
-    switch (f->type) {
-    case FAULT_LATENCY:
-        json_object_set_new(o, "latency", json_integer(f->latency_ms));
-        json_object_set_new(o, "jitter", json_integer(f->jitter_ms));
-        break;
-    case FAULT_BANDWIDTH:
-        json_object_set_new(o, "rate", json_integer(f->rate_kbs));
-        break;
-    case FAULT_TIMEOUT:
-    case FAULT_RESET_PEER:
-        json_object_set_new(o, "timeout", json_integer(f->timeout_ms));
-        break;
-    case FAULT_LIMIT_DATA:
-        json_object_set_new(o, "bytes", json_integer((json_int_t)f->bytes));
-        break;
-    case FAULT_SLICER:
-        json_object_set_new(o, "average_size", json_integer(f->average_size));
-        json_object_set_new(o, "size_variation", json_integer(f->size_variation));
-        json_object_set_new(o, "delay", json_integer(f->delay_us));
-        break;
-    default:
-        break;
-    }
-    return o;
-}
-
 /* The fault's own expectations, in the short form; NULL when it states none. */
 static json_t *fault_expect_json(const struct fault_expect *x)
 {
@@ -161,38 +126,14 @@ static json_t *fault_expect_json(const struct fault_expect *x)
     return o;
 }
 
-static json_t *fault_spec_body(const struct fault_spec *f, json_t *o);
-
 json_t *report_fault_spec_json(const struct fault_spec *f)
 {
-    json_t *o = json_pack("{s:s, s:I, s:I}", "type", fault_type_name(f->type), "at_ms",
+    json_t *o = json_pack("{s:s, s:I, s:I}", "type", fault_type_name(f->kind), "at_ms",
                           (json_int_t)f->at_ms, "duration_ms", (json_int_t)f->duration_ms);
     json_t *x = fault_expect_json(&f->expect);
     if (x)
         json_object_set_new(o, "expect", x);
-    return fault_spec_body(f, o);
-}
-
-static json_t *fault_spec_body(const struct fault_spec *f, json_t *o)
-{
-    if (fault_on_network(f->type))
-        return network_spec_json(f, o);
-    if (!fault_on_servers(f->type)) {
-        json_object_set_new(o, "target", json_integer(f->target));
-        return o;
-    }
-    json_object_set_new(o, "target", json_string(f->target_text));
-    if (f->type == FAULT_CLOCK_JUMP) {
-        json_object_set_new(o, "jump_ms", json_integer((json_int_t)f->jump_ms));
-        json_object_set_new(o, "method", json_string(clock_method_name(f->method)));
-        return o;
-    }
-    if (f->type == FAULT_KILL || f->type == FAULT_FAILOVER)
-        json_object_set_new(o, "restart_after_ms", json_integer((json_int_t)f->restart_after_ms));
-    if (f->type == FAULT_FAILOVER)
-        return o;
-    if (f->type != FAULT_PAUSE)
-        json_object_set_new(o, "data", json_string(fault_data_name(f->data)));
+    fault_settings(f, o);
     return o;
 }
 

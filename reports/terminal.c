@@ -108,7 +108,7 @@ static void print_faults(FILE *f, const struct run_result *r)
         const struct fault_availability *a = result_fault_availability(r, i);
         if (a && x->fired)
             fprintf(f, "            %s\n",
-                    report_availability(a, x->spec.type, done, sizeof(done)));
+                    report_availability(a, x->spec.kind, done, sizeof(done)));
     }
 }
 

@@ -60,7 +60,7 @@ void availability_compute(const struct history *h, const struct fault_span *span
 {
     memset(out, 0, n * sizeof(*out));
     for (size_t i = 0; i < n; i++) {
-        bool from_start = spans[i].type == FAULT_KILL || spans[i].type == FAULT_FAILOVER;
+        bool from_start = fault_recovers_from_start(spans[i].type);
         out[i].recovery_ns = AVAIL_NEVER;
         out[i].recovery_from_ns = from_start ? spans[i].from_ns : spans[i].to_ns;
     }

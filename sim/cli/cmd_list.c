@@ -9,6 +9,7 @@
 
 #include "reports/report.h"
 #include "sim/cli/cli.h"
+#include "sim/faults/fault.h"
 
 #ifndef LOCKLAB_SCENARIOS_DIR
 #define LOCKLAB_SCENARIOS_DIR "scenarios"
@@ -19,40 +20,6 @@ static const char *const workload_what[] = {
     [WORKLOAD_CACHE_REBUILD] = "expiring cache keys rebuilt once per expiry: no stampede",
     [WORKLOAD_SCHEDULED_TASKS] = "instances firing tasks each period: each runs exactly once",
 };
-
-static const char *const fault_what[FAULT_TYPE_COUNT] = {
-    [FAULT_CLIENT_PAUSE] = "the target stalls inside its critical section for duration_ms, as in "
-                           "a long GC pause; its lease can lapse while it still believes it "
-                           "holds the lock (its watchdog stalls with it)",
-    [FAULT_CLIENT_CRASH] = "the target dies holding its lock without releasing it, and comes "
-                           "back as a new client after duration_ms; the lock must expire",
-    [FAULT_KILL] = "SIGKILL the target servers; with restart_after_ms they come back on the "
-                   "same port, empty (data: lost) or from an AOF fsynced on every write "
-                   "(data: kept)",
-    [FAULT_PAUSE] = "SIGSTOP the target servers for duration_ms, then SIGCONT: they hold every "
-                    "connection and answer nobody meanwhile",
-    [FAULT_RESTART] = "stop the target servers cleanly (SIGTERM) and start them again at once, "
-                      "data lost unless kept",
-    [FAULT_CLOCK_JUMP] = "move the target Redis servers' clocks jump_ms forward at once: by "
-                         "libfaketime, or by shortening every key's remaining ttl (method: "
-                         "ttl); their locks expire early",
-    [FAULT_FAILOVER] = "kill the Redis master (lock.redis.sentinels); sentinel promotes a "
-                       "replica and the clients follow; restart_after_ms brings the old master "
-                       "back, empty, as a replica",
-    /* network faults: Toxiproxy's toxics, played by locklab's own proxy */
-    [FAULT_LATENCY] = "through the proxy: every chunk on the stream waits latency +- jitter ms",
-    [FAULT_BANDWIDTH] = "through the proxy: the stream carries at most rate KB/s",
-    [FAULT_TIMEOUT] = "through the proxy: nothing on the stream gets through (dropped); with "
-                      "timeout > 0 the connections close after it, with 0 they stay open: a "
-                      "black hole",
-    [FAULT_RESET_PEER] = "through the proxy: connections are reset (RST) after timeout ms",
-    [FAULT_LIMIT_DATA] = "through the proxy: a connection closes once bytes have passed",
-    [FAULT_SLICER] = "through the proxy: data cut into slices of average_size +- "
-                     "size_variation bytes, delay us apart",
-    [FAULT_DOWN] = "through the proxy: the endpoint refuses new connections and drops the open "
-                   "ones",
-};
-_Static_assert(FAULT_DOWN + 1 == FAULT_TYPE_COUNT, "a line for every fault type");
 
 static void list_algorithms(void)
 {
@@ -155,8 +122,8 @@ static int list_names(const char *kind)
         for (size_t w = 0; w < sizeof(workload_what) / sizeof(workload_what[0]); w++)
             printf("%s\n", workload_name((enum workload_kind)w));
     else if (strcmp(kind, "faults") == 0)
-        for (int t = 0; t < FAULT_TYPE_COUNT; t++)
-            printf("%s\n", fault_type_name((enum fault_type)t));
+        for (size_t t = 0; t < fault_kind_count(); t++)
+            printf("%s\n", fault_kind_at(t)->name);
     else if (strcmp(kind, "scenarios") == 0)
         return list_scenarios(1);
     else
@@ -176,8 +143,8 @@ int cmd_list(int argc, char **argv)
     for (size_t w = 0; w < sizeof(workload_what) / sizeof(workload_what[0]); w++)
         printf("  %-16s %s\n", workload_name((enum workload_kind)w), workload_what[w]);
     printf("\nfaults (a scenario's \"faults\", on its timeline):\n");
-    for (int t = 0; t < FAULT_TYPE_COUNT; t++)
-        printf("  %-14s %s\n", fault_type_name((enum fault_type)t), fault_what[t]);
+    for (size_t t = 0; t < fault_kind_count(); t++)
+        printf("  %-14s %s\n", fault_kind_at(t)->name, fault_kind_at(t)->summary);
     printf(
         "  targets: client faults \"holder\" or \"client:N\"; server faults a server by name\n"
         "           (redis-1.., zk-1..), or one, minority, majority, all, primaries, picked\n"

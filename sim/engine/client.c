@@ -104,7 +104,7 @@ static void log_fault(struct client *cl, uint64_t t, int idx, int end)
         .owner = HISTORY_NO_NOTE,
         .type = HT_INFO,
         .f = HF_FAULT,
-        .arg = (uint8_t)nemesis_spec(cl->run->nem, idx)->type,
+        .arg = nemesis_spec(cl->run->nem, idx)->kind,
         .arg2 = (uint8_t)end,
     };
     history_append(cl->hist, &e);
@@ -467,12 +467,12 @@ bool client_hold(struct client *cl, uint32_t ms)
     int idx = cl->fault;
     if (idx >= 0) {
         cl->fault = -1;
-        enum fault_type type = nemesis_spec(cl->run->nem, idx)->type;
-        if (type == FAULT_CLIENT_CRASH) {
+        unsigned kind = nemesis_spec(cl->run->nem, idx)->kind;
+        if (fault_kills_holder(kind)) {
             crash_holder(cl, idx);
             return false;
         }
-        if (fault_on_network(type))
+        if (fault_on_network(kind))
             strike_holder_traffic(cl, idx);
         else
             pause_holder(cl, idx);

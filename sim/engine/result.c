@@ -132,7 +132,7 @@ static void judge_carried_out(struct run_result *r)
 {
     for (size_t i = 0; i < r->n_faults && r->complete; i++) {
         const struct fault_record *x = &r->faults[i];
-        const char *type = fault_type_name((enum fault_type)x->spec.type);
+        const char *type = fault_type_name(x->spec.kind);
         if (x->error[0])
             snprintf(r->incomplete_reason, sizeof(r->incomplete_reason),
                      "faults[%zu] (%s %s) was not carried out: %s", i, type, x->spec.target_text,

@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
+#include "sim/faults/fault.h"
 #include "sim/faults/nemesis.h"
 #include "sim/proxy/proxy.h"
 
@@ -46,6 +47,24 @@ struct nemesis {
 
 /* server_faults.c */
 bool nemesis_has_server_faults(const struct nemesis *n);
+/* For the server fault kinds' strikes and ends: */
+/* Append to a record's text, "; " between parts. */
+void nemesis_add_text(char *buf, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Node k's managed server, and its pid now. */
+struct managed_server *nemesis_server(struct nemesis *n, size_t k);
+pid_t nemesis_pid(struct nemesis *n, size_t k);
+/* "WHAT of NODE failed: err" into fault i's error. */
+void nemesis_failed_to(struct nemesis *n, size_t i, const char *what, size_t k, const char *err);
+/* Node k struck by act, recorded as "WHAT NODE (pid P)" or as its failure. */
+void nemesis_signal(struct nemesis *n, size_t i, size_t k, const char *what,
+                    int (*act)(struct cluster *c, size_t idx, char *err, size_t errlen));
+/* The paused servers of fault i continued. */
+void nemesis_resume_all(struct nemesis *n, size_t i);
+/* The servers fault i took down, started again on their ports: all of
+ * them before any is waited for, since a ZooKeeper member serves only once
+ * a quorum of them is back. */
+void nemesis_restart_all(struct nemesis *n, size_t i);
 /* Start the process faults due at 0 ms, in the caller's thread, before any
  * client runs (holder-majority excepted: it waits for a holder). */
 void nemesis_start_at_zero(struct nemesis *n);

@@ -26,7 +26,7 @@ struct proxy *nemesis_net_proxy(const struct nemesis *n, const struct fault_spec
 bool nemesis_has_network_faults(const struct nemesis *n)
 {
     for (size_t i = 0; i < n->n; i++)
-        if (fault_on_network(n->rec[i].spec.type) && nemesis_net_proxy(n, &n->rec[i].spec))
+        if (fault_on_network(n->rec[i].spec.kind) && nemesis_net_proxy(n, &n->rec[i].spec))
             return true;
     return false;
 }
@@ -89,17 +89,8 @@ static void pick_clients(struct nemesis *n, size_t i, uint32_t count)
 
 static struct toxic toxic_of(const struct fault_spec *f, uint32_t endpoints)
 {
-    static const enum toxic_type types[] = {
-        [FAULT_LATENCY] = TOXIC_LATENCY,
-        [FAULT_BANDWIDTH] = TOXIC_BANDWIDTH,
-        [FAULT_TIMEOUT] = TOXIC_TIMEOUT,
-        [FAULT_RESET_PEER] = TOXIC_RESET_PEER,
-        [FAULT_LIMIT_DATA] = TOXIC_LIMIT_DATA,
-        [FAULT_SLICER] = TOXIC_SLICER,
-        [FAULT_DOWN] = TOXIC_DOWN,
-    };
     return (struct toxic){
-        .type = types[f->type],
+        .type = (enum toxic_type)fault_kind_of(f)->toxic,
         .stream = f->stream,
         .toxicity = f->toxicity,
         .latency_ms = f->latency_ms,
@@ -113,36 +104,6 @@ static struct toxic toxic_of(const struct fault_spec *f, uint32_t endpoints)
         .endpoints = endpoints,
         .group = -1,
     };
-}
-
-/* "latency 50 +- 0 ms", "timeout 0 ms (black hole)" */
-static void describe(const struct fault_spec *f, char *out, size_t len)
-{
-    switch (f->type) {
-    case FAULT_LATENCY:
-        snprintf(out, len, "latency %u +- %u ms", (unsigned)f->latency_ms, (unsigned)f->jitter_ms);
-        break;
-    case FAULT_BANDWIDTH:
-        snprintf(out, len, "bandwidth %u KB/s", (unsigned)f->rate_kbs);
-        break;
-    case FAULT_TIMEOUT:
-        snprintf(out, len, "timeout %u ms%s", (unsigned)f->timeout_ms,
-                 f->timeout_ms ? "" : " (black hole)");
-        break;
-    case FAULT_RESET_PEER:
-        snprintf(out, len, "reset_peer after %u ms", (unsigned)f->timeout_ms);
-        break;
-    case FAULT_LIMIT_DATA:
-        snprintf(out, len, "limit_data %" PRIu64 " bytes", f->bytes);
-        break;
-    case FAULT_SLICER:
-        snprintf(out, len, "slicer %u +- %u bytes, %u us apart", (unsigned)f->average_size,
-                 (unsigned)f->size_variation, (unsigned)f->delay_us);
-        break;
-    default:
-        snprintf(out, len, "down");
-        break;
-    }
 }
 
 static void name_endpoints(const struct nemesis *n, uint32_t set, char *out, size_t len)
@@ -180,7 +141,7 @@ void nemesis_fault_event(const struct nemesis *n, size_t i, uint64_t t, int end,
         .owner = (uint32_t)(i * NOTES_PER_FAULT + NOTE_SERVERS),
         .type = HT_INFO,
         .f = HF_FAULT,
-        .arg = (uint8_t)n->rec[i].spec.type,
+        .arg = (uint8_t)n->rec[i].spec.kind,
         .arg2 = (uint8_t)end,
     };
 }
@@ -209,7 +170,7 @@ static void net_strike(struct nemesis *n, size_t i, int32_t client)
         t.groups = n->net_groups[i];
     }
     char what[96], who[48], via[48] = "";
-    describe(f, what, sizeof(what));
+    fault_kind_of(f)->toxic_text(f, what, sizeof(what));
     whose(n, i, client, who, sizeof(who));
     char servers[sizeof(r->servers)];
     if (repl)
@@ -231,8 +192,8 @@ static void net_strike(struct nemesis *n, size_t i, int32_t client)
         snprintf(r->error, sizeof(r->error), "the proxy refused the toxic");
     snprintf(r->detail, sizeof(r->detail),
              "%s%s%s on %s traffic to %s%s; %" PRIu64 " open connection%s", what,
-             f->type == FAULT_DOWN ? "" : " ",
-             f->type == FAULT_DOWN ? "" : fault_stream_name(f->stream), who,
+             fault_kind_of(f)->has_stream ? " " : "",
+             fault_kind_of(f)->has_stream ? fault_stream_name(f->stream) : "", who,
              repl ? "the master (their replication link)" : servers,
              __builtin_popcount(eps) == 1 ? via : "", links, links == 1 ? "" : "s");
 }

@@ -16,21 +16,19 @@
 #include "sim/fleet/cluster.h"
 #include "sim/record/clock.h"
 
-#define SLICE_NS          10000000ull /* how often a waiting nemesis looks at the stop flag */
-#define PROMOTION_POLL_NS 10000000ull /* how often a failover asks sentinel for the master */
+#define SLICE_NS 10000000ull /* how often a waiting nemesis looks at the stop flag */
 
 bool nemesis_has_server_faults(const struct nemesis *n)
 {
     if (n->nodes.cl == NULL)
         return false;
     for (size_t i = 0; i < n->n; i++)
-        if (fault_on_servers(n->rec[i].spec.type))
+        if (fault_on_servers(n->rec[i].spec.kind))
             return true;
     return false;
 }
 
-__attribute__((format(printf, 3, 4))) static void add_text(char *buf, size_t len, const char *fmt,
-                                                           ...)
+void nemesis_add_text(char *buf, size_t len, const char *fmt, ...)
 {
     size_t used = strlen(buf);
     if (used + 3 >= len)
@@ -50,45 +48,45 @@ static void log_fault(struct nemesis *n, size_t i, uint64_t t, int end)
     history_append(n->hist, &e);
 }
 
-static struct managed_server *server(struct nemesis *n, size_t k)
+struct managed_server *nemesis_server(struct nemesis *n, size_t k)
 {
     return &n->nodes.cl->srv[n->nodes.node[k].idx];
 }
 
-static pid_t pid_of(struct nemesis *n, size_t k)
+pid_t nemesis_pid(struct nemesis *n, size_t k)
 {
     cluster_lock();
-    pid_t p = server(n, k)->pid;
+    pid_t p = nemesis_server(n, k)->pid;
     cluster_unlock();
     return p;
 }
 
-static void failed_to(struct nemesis *n, size_t i, const char *what, size_t k, const char *err)
+void nemesis_failed_to(struct nemesis *n, size_t i, const char *what, size_t k, const char *err)
 {
-    add_text(n->rec[i].error, sizeof(n->rec[i].error), "%s of %s failed: %s", what,
-             n->nodes.node[k].name, err);
+    nemesis_add_text(n->rec[i].error, sizeof(n->rec[i].error), "%s of %s failed: %s", what,
+                     n->nodes.node[k].name, err);
 }
 
 /* The paused servers of fault i continued. */
-static void resume_all(struct nemesis *n, size_t i)
+void nemesis_resume_all(struct nemesis *n, size_t i)
 {
     for (size_t k = 0; k < n->nodes.n; k++) {
         if (!(n->struck[i] & (1u << k)))
             continue;
         char err[256];
-        pid_t p = pid_of(n, k);
+        pid_t p = nemesis_pid(n, k);
         if (cluster_resume(n->nodes.cl, n->nodes.node[k].idx, err, sizeof(err)) == 0)
-            add_text(n->rec[i].end_detail, sizeof(n->rec[i].end_detail), "SIGCONT %s (pid %d)",
-                     n->nodes.node[k].name, (int)p);
+            nemesis_add_text(n->rec[i].end_detail, sizeof(n->rec[i].end_detail),
+                             "SIGCONT %s (pid %d)", n->nodes.node[k].name, (int)p);
         else
-            failed_to(n, i, "SIGCONT", k, err);
+            nemesis_failed_to(n, i, "SIGCONT", k, err);
     }
 }
 
 /* The servers fault i took down, started again on their ports: all of
  * them before any is waited for, since a ZooKeeper member serves only once
  * a quorum of them is back. */
-static void restart_all(struct nemesis *n, size_t i)
+void nemesis_restart_all(struct nemesis *n, size_t i)
 {
     struct fault_record *r = &n->rec[i];
     bool keep = r->spec.data == DATA_KEPT;
@@ -100,7 +98,7 @@ static void restart_all(struct nemesis *n, size_t i)
                 0)
                 started |= 1u << k;
             else
-                failed_to(n, i, "restart", k, err);
+                nemesis_failed_to(n, i, "restart", k, err);
         }
     size_t together = (size_t)__builtin_popcount(started);
     for (size_t k = 0; k < n->nodes.n; k++) {
@@ -108,15 +106,15 @@ static void restart_all(struct nemesis *n, size_t i)
             continue;
         if (cluster_revive_wait(n->nodes.cl, n->nodes.node[k].idx, together, err, sizeof(err)) <
             0) {
-            failed_to(n, i, "restart", k, err);
+            nemesis_failed_to(n, i, "restart", k, err);
             continue;
         }
-        bool redis = strcmp(server(n, k)->kind, "redis") == 0;
-        add_text(r->end_detail, sizeof(r->end_detail), "%s back on port %d as pid %d%s",
-                 n->nodes.node[k].name, server(n, k)->port, (int)pid_of(n, k),
-                 !redis ? ""
-                 : keep ? ", data kept"
-                        : ", data lost");
+        bool redis = strcmp(nemesis_server(n, k)->kind, "redis") == 0;
+        nemesis_add_text(r->end_detail, sizeof(r->end_detail), "%s back on port %d as pid %d%s",
+                         n->nodes.node[k].name, nemesis_server(n, k)->port, (int)nemesis_pid(n, k),
+                         !redis ? ""
+                         : keep ? ", data kept"
+                                : ", data lost");
     }
 }
 
@@ -124,104 +122,43 @@ static void restart_all(struct nemesis *n, size_t i)
  * leader's kill shows the one elected in its place). */
 static void note_zk_leader(struct nemesis *n, size_t i)
 {
-    if (n->nodes.n < 3 || strcmp(server(n, 0)->kind, "zookeeper") != 0)
+    if (n->nodes.n < 3 || strcmp(nemesis_server(n, 0)->kind, "zookeeper") != 0)
         return;
     for (size_t k = 0; k < n->nodes.n; k++)
-        if (nemesis_zk_leads(server(n, k)->port))
-            add_text(n->rec[i].end_detail, sizeof(n->rec[i].end_detail), "%s leads",
-                     n->nodes.node[k].name);
+        if (nemesis_zk_leads(nemesis_server(n, k)->port))
+            nemesis_add_text(n->rec[i].end_detail, sizeof(n->rec[i].end_detail), "%s leads",
+                             n->nodes.node[k].name);
 }
 
 static void end_fault(struct nemesis *n, size_t i, bool healed)
 {
     struct fault_record *r = &n->rec[i];
-    /* a failover without a restart leaves its old master down until the
-     * run ends: the fleet is stopped, never healed, after it */
-    bool leave_down = r->spec.type == FAULT_FAILOVER && !r->spec.restart_after_ms && !healed;
-    /* A pause ends as SIGCONT goes out: any answer after it may come from
-     * the running server. A kill or restart ends once the server serves. */
+    const struct fault_kind *kind = fault_kind_of(&r->spec);
     uint64_t before = clock_mono_ns();
-    if (r->spec.type == FAULT_PAUSE)
-        resume_all(n, i);
-    else if (r->spec.type != FAULT_CLOCK_JUMP && !leave_down)
-        restart_all(n, i);
+    if (kind->end)
+        kind->end(n, i, healed);
     if (!healed)
         note_zk_leader(n, i);
     if (healed)
-        add_text(r->end_detail, sizeof(r->end_detail), "at the end of the run");
-    if (r->spec.type == FAULT_FAILOVER && r->promoted_ns == 0)
-        add_text(r->error, sizeof(r->error), "sentinel promoted no replica before the run ended");
+        nemesis_add_text(r->end_detail, sizeof(r->end_detail), "at the end of the run");
     n->busy &= ~n->struck[i];
     r->healed = healed;
     r->ended = true;
-    r->end_ns = r->spec.type == FAULT_PAUSE ? before : clock_mono_ns();
+    r->end_ns = kind->ends_as_end_begins ? before : clock_mono_ns();
     log_fault(n, i, r->end_ns, 1);
 }
 
-/* Node k's clock forward by the jump: for real under libfaketime, else
- * (method "ttl", or libfaketime not to be had) every key's remaining ttl
- * shortened by as much, which is what the jump does to them. */
-static void jump_clock(struct nemesis *n, size_t i, size_t k)
+void nemesis_signal(struct nemesis *n, size_t i, size_t k, const char *what,
+                    int (*act)(struct cluster *c, size_t idx, char *err, size_t errlen))
 {
     struct fault_record *r = &n->rec[i];
-    const char *name = n->nodes.node[k].name;
-    struct managed_server *s = server(n, k);
-    uint64_t ms = r->spec.jump_ms;
-    if (r->spec.method != CLOCK_TTL && s->preload[0]) {
-        char err[256];
-        if (cluster_clock_jump(n->nodes.cl, n->nodes.node[k].idx, ms, err, sizeof(err)) == 0)
-            add_text(r->detail, sizeof(r->detail),
-                     "%s (pid %d) clock +%" PRIu64 " ms by libfaketime (%" PRIu64 " ms ahead now)",
-                     name, (int)pid_of(n, k), ms, s->clock_ahead_ms);
-        else
-            failed_to(n, i, "clock jump", k, err);
-        return;
-    }
-    long keys = cluster_shorten_ttls(s->port, ms);
-    if (keys < 0) {
-        char why[96];
-        snprintf(why, sizeof(why), "the keys' ttl could not be shortened (no answer on port %d)",
-                 s->port);
-        failed_to(n, i, "clock jump", k, why);
-        return;
-    }
-    bool asked = r->spec.method == CLOCK_TTL;
-    add_text(r->detail, sizeof(r->detail),
-             "%s clock +%" PRIu64 " ms by shortening the ttl of its %ld key%s (method ttl%s%s)",
-             name, ms, keys, keys == 1 ? "" : "s", asked ? "" : ": ",
-             asked ? "" : n->nodes.no_faketime);
-}
-
-/* The signal or stop for node k at the start of fault i. */
-static void strike(struct nemesis *n, size_t i, size_t k)
-{
-    if (n->rec[i].spec.type == FAULT_CLOCK_JUMP) {
-        jump_clock(n, i, k);
-        return;
-    }
-    struct fault_record *r = &n->rec[i];
-    const char *name = n->nodes.node[k].name;
-    size_t idx = n->nodes.node[k].idx;
-    pid_t p = pid_of(n, k);
+    pid_t p = nemesis_pid(n, k);
     char err[256];
-    int rc;
-    const char *what;
-    switch (r->spec.type) {
-    case FAULT_KILL:
-    case FAULT_FAILOVER:
-        rc = cluster_kill(n->nodes.cl, idx, err, sizeof(err)), what = "SIGKILL";
-        break;
-    case FAULT_PAUSE:
-        rc = cluster_pause(n->nodes.cl, idx, err, sizeof(err)), what = "SIGSTOP";
-        break;
-    default:
-        rc = cluster_stop_one(n->nodes.cl, idx, err, sizeof(err)), what = "SIGTERM";
-        break;
-    }
-    if (rc == 0)
-        add_text(r->detail, sizeof(r->detail), "%s %s (pid %d)", what, name, (int)p);
+    if (act(n->nodes.cl, n->nodes.node[k].idx, err, sizeof(err)) == 0)
+        nemesis_add_text(r->detail, sizeof(r->detail), "%s %s (pid %d)", what,
+                         n->nodes.node[k].name, (int)p);
     else
-        failed_to(n, i, what, k, err);
+        nemesis_failed_to(n, i, what, k, err);
 }
 
 static bool stopping(const struct nemesis *n, uint64_t now);
@@ -258,7 +195,7 @@ static uint64_t written_end_ns(const struct nemesis *n, size_t j)
     const struct fault_spec *f = &n->rec[j].spec;
     const uint64_t open = UINT64_MAX / 2000000u; /* a window to the run's end */
     uint64_t end_ms = fault_end_ms(f, open);
-    if (f->type == FAULT_FAILOVER || end_ms >= open)
+    if (fault_kind_of(f)->ends_on_event || end_ms >= open)
         return 0;
     return n->due_ns[j] + (end_ms - f->at_ms) * 1000000u;
 }
@@ -272,7 +209,7 @@ static void end_windows_before(struct nemesis *n, size_t i)
     for (size_t j = 0; j < n->n; j++) {
         const struct fault_record *x = &n->rec[j];
         uint64_t end = written_end_ns(n, j);
-        if (j != i && fault_on_servers(x->spec.type) && x->fired && !x->ended && end &&
+        if (j != i && fault_on_servers(x->spec.kind) && x->fired && !x->ended && end &&
             end <= n->due_ns[i])
             end_fault(n, j, false);
     }
@@ -290,74 +227,45 @@ static void start_fault(struct nemesis *n, size_t i)
         n->struck[i] = nemesis_pick(n, i, why, sizeof(why));
     }
     if (why[0])
-        add_text(r->error, sizeof(r->error), "%s", why);
+        nemesis_add_text(r->error, sizeof(r->error), "%s", why);
     else if (n->struck[i] == 0) /* e.g. the master a failover is to kill is another fault's */
-        add_text(r->error, sizeof(r->error), "%s: no server free to strike", r->spec.target_text);
+        nemesis_add_text(r->error, sizeof(r->error), "%s: no server free to strike",
+                         r->spec.target_text);
     n->busy |= n->struck[i];
     for (size_t k = 0; k < n->nodes.n; k++)
         if (n->struck[i] & (1u << k))
-            add_text(r->servers, sizeof(r->servers), "%s", n->nodes.node[k].name);
+            nemesis_add_text(r->servers, sizeof(r->servers), "%s", n->nodes.node[k].name);
     /* "; " joins details; servers read better joined by commas */
     for (char *c = r->servers; (c = strstr(c, "; ")) != NULL;)
         memmove(c + 1, c + 2, strlen(c + 2) + 1), *c = ',';
     r->fired = true;
     r->start_ns = clock_mono_ns();
+    const struct fault_kind *kind = fault_kind_of(&r->spec);
     for (size_t k = 0; k < n->nodes.n; k++)
         if (n->struck[i] & (1u << k))
-            strike(n, i, k);
+            kind->strike(n, i, k);
     log_fault(n, i, r->start_ns, 0);
-    if (r->spec.type == FAULT_RESTART || r->spec.type == FAULT_CLOCK_JUMP)
-        end_fault(n, i, false); /* back at once: a clean stop and start; a jump is an instant */
-    else if (r->spec.type == FAULT_PAUSE)
-        n->end_due_ns[i] = r->start_ns + r->spec.duration_ms * 1000000u;
-    else if (r->spec.type == FAULT_FAILOVER)
-        n->end_due_ns[i] = r->start_ns + PROMOTION_POLL_NS; /* look for the promotion */
-    else if (r->spec.restart_after_ms)
-        n->end_due_ns[i] = r->start_ns + r->spec.restart_after_ms * 1000000u;
-}
-
-/* A failover's next step, when its end is due: until sentinel names a new
- * master, look again shortly; then, with a restart, wait for it (the old
- * master comes back empty and sentinel makes it a replica), else end. */
-static bool failover_step(struct nemesis *n, size_t i)
-{
-    struct fault_record *r = &n->rec[i];
-    uint64_t now = clock_mono_ns();
-    if (n->struck[i] == 0)
-        return true; /* it killed nothing: no promotion of its doing to wait for */
-    if (r->promoted_ns == 0) {
-        uint32_t master = nemesis_master(n);
-        if (master == 0 || (master & n->struck[i])) {
-            n->end_due_ns[i] = now + PROMOTION_POLL_NS;
-            return false;
-        }
-        r->promoted_ns = now;
-        for (size_t k = 0; k < n->nodes.n; k++)
-            if (master & (1u << k))
-                add_text(r->detail, sizeof(r->detail),
-                         "sentinel promoted %s (port %d) after %.3f s", n->nodes.node[k].name,
-                         server(n, k)->port, (double)(now - r->start_ns) / 1e9);
+    if (kind->end_due == NULL) {
+        end_fault(n, i, false); /* over once struck: a clean stop and start, a clock's jump */
+        return;
     }
-    uint64_t back = r->start_ns + r->spec.restart_after_ms * 1000000u;
-    if (r->spec.restart_after_ms && back > now) {
-        n->end_due_ns[i] = back;
-        return false;
-    }
-    return true;
+    uint64_t after = kind->end_due(n, i);
+    if (after)
+        n->end_due_ns[i] = r->start_ns + after;
 }
 
 /* Is fault i played on the timeline by this thread (its start and end)? */
 static bool timed_here(const struct nemesis *n, const struct fault_spec *f)
 {
-    if (fault_on_network(f->type))
+    if (fault_on_network(f->kind))
         return nemesis_net_proxy(n, f) != NULL && f->scope != NET_HOLDER;
-    return fault_on_servers(f->type);
+    return fault_on_servers(f->kind);
 }
 
 /* A holder's network fault: started by the holder, ended here. */
 static bool holder_network(const struct nemesis *n, const struct fault_spec *f)
 {
-    return n->proxy != NULL && fault_on_network(f->type) && f->scope == NET_HOLDER;
+    return n->proxy != NULL && fault_on_network(f->kind) && f->scope == NET_HOLDER;
 }
 
 /* When fault i, running, ends (0: with the run). */
@@ -455,7 +363,7 @@ void nemesis_start_at_zero(struct nemesis *n)
         const struct fault_spec *f = &n->rec[i].spec;
         if (f->at_ms != 0 || !timed_here(n, f))
             continue;
-        if (fault_on_network(f->type))
+        if (fault_on_network(f->kind))
             nemesis_net_start(n, i);
         else if (f->pick != PICK_HOLDER_MAJORITY)
             start_fault(n, i);
@@ -466,8 +374,9 @@ void nemesis_start_at_zero(struct nemesis *n)
 
 static void act(struct nemesis *n, size_t i, bool is_end)
 {
-    bool network = fault_on_network(n->rec[i].spec.type);
-    if (is_end && n->rec[i].spec.type == FAULT_FAILOVER && !failover_step(n, i))
+    const struct fault_kind *kind = fault_kind_of(&n->rec[i].spec);
+    bool network = kind->family == FAULT_FAMILY_NETWORK;
+    if (is_end && kind->ready_to_end && !kind->ready_to_end(n, i))
         return; /* not over yet */
     if (is_end && network)
         nemesis_net_end(n, i, false);
@@ -505,11 +414,11 @@ void *nemesis_main(void *arg)
     for (size_t i = 0; i < n->n; i++) {
         struct fault_record *r = &n->rec[i];
         /* client faults are their clients' own: not even a look here */
-        if (fault_on_client(r->spec.type) || !begun(n, i) || r->ended)
+        if (fault_on_client(r->spec.kind) || !begun(n, i) || r->ended)
             continue;
-        if (fault_on_network(r->spec.type))
+        if (fault_on_network(r->spec.kind))
             nemesis_net_end(n, i, true);
-        else if (fault_on_servers(r->spec.type))
+        else if (fault_on_servers(r->spec.kind))
             end_fault(n, i, true);
     }
     return NULL;

@@ -103,12 +103,8 @@ uint32_t nemesis_pick(struct nemesis *n, size_t i, char *why, size_t len)
     size_t want = fault_node_count(f, n->nodes.n);
     uint32_t set = 0;
     why[0] = '\0';
-    if (f->type == FAULT_FAILOVER) {
-        set = nemesis_master(n);
-        if (set == 0)
-            snprintf(why, len, "no sentinel named a master");
-        return set & ~n->busy;
-    }
+    if (fault_kind_of(f)->pick)
+        return fault_kind_of(f)->pick(n, i, why, len);
     if (f->pick == PICK_NODE) {
         if (f->node >= 1 && f->node <= n->nodes.n)
             set = 1u << (f->node - 1);

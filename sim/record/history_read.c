@@ -326,10 +326,8 @@ static int read_fault(struct reader *r, json_t *o, int type, struct history_even
     const char *f = get_str(r, o, "f", true);
     if (f == NULL)
         return -1;
-    int t = 0;
-    while (t < FAULT_TYPE_COUNT && strcmp(f, fault_type_name((enum fault_type)t)) != 0)
-        t++;
-    if (t == FAULT_TYPE_COUNT)
+    int t = fault_kind_index(f);
+    if (t < 0)
         return fail(r, "unknown f \"%s\"", f);
     if (type != HT_INFO)
         return fail(r, "a fault is of type \"info\"");

@@ -9,6 +9,7 @@
  * only knows positions while it parses.
  */
 #include "sim/scenario/scenario.h"
+#include "sim/faults/fault.h"
 
 #include "algorithms/lock.h"
 #include "sim/scenario/json_locate.h"
@@ -19,6 +20,7 @@
 #include <jansson.h>
 #include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,7 +84,6 @@ static int parse_bool(struct ctx *c, json_t *v, const struct field *f, void *bas
  * them all. */
 _Static_assert(sizeof(enum workload_kind) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum skew_kind) == sizeof(int), "enum size");
-_Static_assert(sizeof(enum fault_type) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum fault_data) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum expect_invariants) == sizeof(int), "enum size");
 
@@ -296,7 +297,7 @@ static int client_target(struct ctx *c, const char *t, struct fault_spec *fs)
         return 0;
     }
     return scn_fail(c, "unknown target %s for a %s (expected \"holder\" or \"client:N\")",
-                    scn_quote(t).s, fault_type_name(fs->type));
+                    scn_quote(t).s, fault_type_name(fs->kind));
 }
 
 /* "clients:N": N clients, chosen by the seed. */
@@ -350,7 +351,7 @@ static int server_target(struct ctx *c, const char *t, struct fault_spec *fs)
         "unknown target %s for a %s (expected a server such as \"redis-2\" or "
         "\"zk-1\", or one of: one, minority, majority, all, primaries, holder-majority, zk-leader, "
         "zk-follower)",
-        scn_quote(t).s, fault_type_name(fs->type));
+        scn_quote(t).s, fault_type_name(fs->kind));
 }
 
 /* A network fault touches some clients' connections, or every client's
@@ -386,7 +387,7 @@ static int network_target(struct ctx *c, const char *t, struct fault_spec *fs)
                     "one, minority, majority, all, primaries, zk-leader, zk-follower; or clients: "
                     "\"holder\", "
                     "\"client:K\", \"clients:N\"; or \"replication\")",
-                    scn_quote(t).s, fault_type_name(fs->type));
+                    scn_quote(t).s, fault_type_name(fs->kind));
 }
 
 static int parse_target(struct ctx *c, json_t *v, const struct field *f, void *base)
@@ -398,8 +399,8 @@ static int parse_target(struct ctx *c, json_t *v, const struct field *f, void *b
         return scn_type_error(c, v, "a string");
     const char *t = json_string_value(v);
     /* the type is read first (table order): it says which targets mean something */
-    int rc = fault_on_network(fs->type)   ? network_target(c, t, fs)
-             : fault_on_servers(fs->type) ? server_target(c, t, fs)
+    int rc = fault_on_network(fs->kind)   ? network_target(c, t, fs)
+             : fault_on_servers(fs->kind) ? server_target(c, t, fs)
                                           : client_target(c, t, fs);
     if (rc == 0)
         snprintf(fs->target_text, sizeof(fs->target_text), "%.*s", (int)sizeof(fs->target_text) - 1,
@@ -455,9 +456,6 @@ static int parse_expect(struct ctx *c, json_t *v, const struct field *f, void *b
 
 static const char *const workload_list[] = {"flash_sale", "cache_rebuild", "scheduled_tasks"};
 static const char *const skew_list[] = {"uniform", "hot", "per_client"};
-static const char *const fault_list[] = {
-    "client_pause", "client_crash", "kill",    "pause",      "restart",    "clock_jump", "failover",
-    "latency",      "bandwidth",    "timeout", "reset_peer", "limit_data", "slicer",     "down"};
 static const char *const method_list[] = {"auto", "faketime", "ttl"};
 static const char *const stream_list[] = {"upstream", "downstream", "both"};
 static const char *const data_list[] = {"lost", "kept"};
@@ -465,15 +463,12 @@ static const char *const invariants_list[] = {"hold", "broken"};
 
 static const struct names workload_names = {"workload", workload_list, N_OF(workload_list), 0};
 static const struct names skew_names = {"skew", skew_list, N_OF(skew_list), SKEW_UNIFORM};
-static const struct names fault_names = {"fault type", fault_list, N_OF(fault_list), 0};
 static const struct names data_names = {"data", data_list, N_OF(data_list), DATA_LOST};
 static const struct names method_names = {"method", method_list, N_OF(method_list), CLOCK_AUTO};
 static const struct names stream_names = {"stream", stream_list, N_OF(stream_list),
                                           STREAM_UPSTREAM};
 static const struct names invariants_names = {"value", invariants_list, N_OF(invariants_list),
                                               EXPECT_INV_HOLD};
-
-_Static_assert(N_OF(fault_list) == FAULT_TYPE_COUNT, "a name for every fault type");
 
 #define SC(m) offsetof(struct scenario, m)
 #define FS(m) offsetof(struct fault_spec, m)
@@ -624,6 +619,22 @@ static int parse_workload(struct ctx *c, json_t *v, const struct field *f, void 
     return walk_object(c, v, &workload_tables[kind], base);
 }
 
+/* The kinds' names, read from the fault registry. */
+static int parse_kind(struct ctx *c, json_t *v, const struct field *f, void *base)
+{
+    const char *list[256];
+    size_t n = fault_kind_total();
+    for (size_t i = 0; i < n && i < N_OF(list); i++)
+        list[i] = fault_type_name((unsigned)i);
+    const struct names kinds = {"fault type", list, n < N_OF(list) ? n : N_OF(list), 0};
+    int x;
+    (void)f;
+    if (match_name(c, v, &kinds, &x) < 0)
+        return -1;
+    ((struct fault_spec *)base)->kind = (uint8_t)x;
+    return 0;
+}
+
 static const struct field fault_expect_fields[] = {
     {.key = "acquired", .parse = parse_expect, .offset = FS(expect.acquired)},
     {.key = "failed", .parse = parse_expect, .offset = FS(expect.failed)},
@@ -634,11 +645,7 @@ static const struct table fault_expect_table = {fault_expect_fields, N_OF(fault_
 
 static const struct field fault_fields[] = {
     {.key = "at_ms", .parse = parse_u64, .offset = FS(at_ms), .max = NO_MAX, .required = true},
-    {.key = "type",
-     .parse = parse_enum,
-     .offset = FS(type),
-     .names = &fault_names,
-     .required = true},
+    {.key = "type", .parse = parse_kind, .required = true},
     {.key = "duration_ms", .parse = parse_u64, .offset = FS(duration_ms), .max = MS_MAX},
     {.key = "target", .parse = parse_target},
     {.key = "restart_after_ms",
@@ -809,165 +816,69 @@ static int lock_after(struct ctx *c, json_t *obj, void *base)
     return rc;
 }
 
-/* A key this type of fault does not take: blamed where the file wrote it. */
-static int fault_refuses(struct ctx *c, json_t *obj, const struct fault_spec *fs, const char *key,
-                         const char *why)
-{
-    if (!json_object_get(obj, key))
-        return 0;
-    scn_push_key(c, key);
-    int rc = scn_fail(c, "a %s takes no %s (%s)", fault_type_name(fs->type), key, why);
-    scn_pop(c);
-    return rc;
-}
+/* ---- a fault kind's check of its keys (sim/faults/fault.h) ----------- */
 
-#define TB(t) (1u << (t))
-
-/* Toxiproxy's attributes, and the fault types that take each. */
-static const struct {
-    const char *key;
-    unsigned types;   /* TB(type) */
-    unsigned needed;  /* of those, the ones that cannot do without it */
-    const char *what; /* for the message when it is missing */
-} network_keys[] = {
-    {"stream",
-     TB(FAULT_LATENCY) | TB(FAULT_BANDWIDTH) | TB(FAULT_TIMEOUT) | TB(FAULT_RESET_PEER) |
-         TB(FAULT_LIMIT_DATA) | TB(FAULT_SLICER),
-     0, ""},
-    {"toxicity",
-     TB(FAULT_LATENCY) | TB(FAULT_BANDWIDTH) | TB(FAULT_TIMEOUT) | TB(FAULT_RESET_PEER) |
-         TB(FAULT_LIMIT_DATA) | TB(FAULT_SLICER),
-     0, ""},
-    {"latency", TB(FAULT_LATENCY), TB(FAULT_LATENCY), "ms added to each chunk"},
-    {"jitter", TB(FAULT_LATENCY), 0, ""},
-    {"rate", TB(FAULT_BANDWIDTH), TB(FAULT_BANDWIDTH), "KB/s"},
-    {"timeout", TB(FAULT_TIMEOUT) | TB(FAULT_RESET_PEER), 0, ""},
-    {"bytes", TB(FAULT_LIMIT_DATA), TB(FAULT_LIMIT_DATA), "bytes let through"},
-    {"average_size", TB(FAULT_SLICER), TB(FAULT_SLICER), "bytes per slice"},
-    {"size_variation", TB(FAULT_SLICER), 0, ""},
-    {"delay", TB(FAULT_SLICER), 0, ""},
+struct fault_check {
+    struct ctx *c;
+    json_t *obj;
+    struct fault_spec *fs;
 };
 
-static int network_keys_fit(struct ctx *c, json_t *obj, const struct fault_spec *fs)
+bool fault_has(const struct fault_check *fc, const char *key)
 {
-    for (size_t k = 0; k < N_OF(network_keys); k++) {
-        bool takes = network_keys[k].types & TB(fs->type);
-        if (!takes && fault_refuses(c, obj, fs, network_keys[k].key,
-                                    fault_on_network(fs->type)
-                                        ? "see docs/scenario.md for each network fault's keys"
-                                        : "only network faults take Toxiproxy's attributes") < 0)
-            return -1;
-        if ((network_keys[k].needed & TB(fs->type)) && !json_object_get(obj, network_keys[k].key))
-            return scn_fail(c, "missing required key \"%s\" (a %s needs one: %s)",
-                            network_keys[k].key, fault_type_name(fs->type), network_keys[k].what);
-    }
-    if (fs->type == FAULT_SLICER && fs->size_variation >= fs->average_size) {
-        scn_push_key(c, "size_variation");
-        int rc = scn_fail(c, "%u is not less than average_size (%u)", (unsigned)fs->size_variation,
-                          (unsigned)fs->average_size);
-        scn_pop(c);
-        return rc;
-    }
-    if (fault_on_network(fs->type) && fs->duration_ms == 0 && json_object_get(obj, "duration_ms")) {
-        scn_push_key(c, "duration_ms");
-        int rc = scn_fail(c,
-                          "0 is out of range for a %s (1..%d; leave it out for the rest of "
-                          "the run)",
-                          fault_type_name(fs->type), MS_MAX);
-        scn_pop(c);
-        return rc;
-    }
-    return 0;
+    return json_object_get(fc->obj, key) != NULL;
 }
 
-/* A failover strikes the master of the moment (sentinel says which) and
- * ends when sentinel has promoted a replica; restart_after_ms brings the
- * old master back (empty, as sentinel's replica). */
-static int failover_keys_fit(struct ctx *c, json_t *obj, struct fault_spec *fs)
+struct fault_spec *fault_checked(struct fault_check *fc)
 {
-    static const char *const refused[] = {"target", "duration_ms", "data",  "key",
-                                          "count",  "jump_ms",     "method"};
-    static const char *const why[] = {"it strikes the master sentinel names",
-                                      "it ends when sentinel has promoted a replica",
-                                      "the old master comes back empty, a replica",
-                                      "only a holder-majority target has one",
-                                      "only a holder-majority target has one",
-                                      "only a clock_jump moves a clock",
-                                      "only a clock_jump has one"};
-    for (size_t k = 0; k < N_OF(refused); k++)
-        if (fault_refuses(c, obj, fs, refused[k], why[k]) < 0)
-            return -1;
-    fs->pick = PICK_PRIMARIES;
-    snprintf(fs->target_text, sizeof(fs->target_text), "the master");
-    return 0;
+    return fc->fs;
 }
 
-/* A clock jump is an instant: it takes jump_ms and method, and no length. */
-static int clock_keys_fit(struct ctx *c, json_t *obj, const struct fault_spec *fs)
+int fault_refuse(struct fault_check *fc, const char *key, const char *why)
 {
-    if (fs->type != FAULT_CLOCK_JUMP)
-        return fault_refuses(c, obj, fs, "jump_ms", "only a clock_jump moves a clock") < 0 ||
-                       fault_refuses(c, obj, fs, "method", "only a clock_jump has one") < 0
-                   ? -1
-                   : 0;
-    if (fault_refuses(c, obj, fs, "duration_ms",
-                      "a jump is an instant; the keys it shortens stay short") < 0)
-        return -1;
-    if (!json_object_get(obj, "jump_ms"))
-        return scn_fail(c, "missing required key \"jump_ms\" (how far forward the clock moves, "
-                           "in ms)");
-    return 0;
+    if (!fault_has(fc, key))
+        return 0;
+    return fault_blame(fc, key, "a %s takes no %s (%s)", fault_type_name(fc->fs->kind), key, why);
 }
 
+int fault_require(struct fault_check *fc, const char *key, const char *what)
+{
+    if (fault_has(fc, key))
+        return 0;
+    return scn_fail(fc->c, "missing required key \"%s\" (%s)", key, what);
+}
+
+int fault_needs(struct fault_check *fc, const char *key, const char *what)
+{
+    return scn_fail(fc->c, "missing required key \"%s\" (a %s needs one: %s)", key,
+                    fault_type_name(fc->fs->kind), what);
+}
+
+int fault_blame(struct fault_check *fc, const char *key, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    scn_push_key(fc->c, key);
+    scn_vfail(fc->c, fmt, ap);
+    scn_pop(fc->c);
+    va_end(ap);
+    return -1;
+}
+
+int fault_fail(struct fault_check *fc, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    scn_vfail(fc->c, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* What the kind takes and refuses, checked by the kind itself. */
 static int fault_after(struct ctx *c, json_t *obj, void *base)
 {
-    struct fault_spec *fs = base;
-    bool pauses = fs->type == FAULT_CLIENT_PAUSE || fs->type == FAULT_PAUSE;
-
-    if (network_keys_fit(c, obj, fs) < 0)
-        return -1;
-    if (fault_on_network(fs->type) && !json_object_get(obj, "target"))
-        return scn_fail(c,
-                        "missing required key \"target\" (a %s names whose traffic: \"all\", "
-                        "\"redis-2\", \"holder\", \"client:3\", ...)",
-                        fault_type_name(fs->type));
-    if (fs->type == FAULT_FAILOVER)
-        return failover_keys_fit(c, obj, fs);
-    if (fault_on_servers(fs->type) && !json_object_get(obj, "target"))
-        return scn_fail(c,
-                        "missing required key \"target\" (a %s names its servers: \"redis-2\", "
-                        "\"one\", \"majority\", ...)",
-                        fault_type_name(fs->type));
-    if (fs->type == FAULT_KILL || fs->type == FAULT_RESTART) {
-        if (fault_refuses(c, obj, fs, "duration_ms",
-                          fs->type == FAULT_KILL ? "it lasts until restart_after_ms"
-                                                 : "it ends when the server answers again") < 0)
-            return -1;
-    } else if (fault_refuses(c, obj, fs, "data", "only a kill or a restart loses data") < 0) {
-        return -1;
-    }
-    if (fs->type != FAULT_KILL && fault_refuses(c, obj, fs, "restart_after_ms",
-                                                "only a kill or a failover waits to restart") < 0)
-        return -1;
-    if (clock_keys_fit(c, obj, fs) < 0)
-        return -1;
-    if (fs->pick != PICK_HOLDER_MAJORITY || !fault_on_servers(fs->type)) {
-        if (fault_refuses(c, obj, fs, "key", "only a holder-majority target looks for a key") < 0 ||
-            fault_refuses(c, obj, fs, "count", "only a holder-majority target takes a count") < 0)
-            return -1;
-    } else if (!json_object_get(obj, "key")) {
-        return scn_fail(c, "missing required key \"key\" (holder-majority looks for the holder "
-                           "of a lock key, such as \"lock:stock:0\")");
-    }
-    if (!pauses || fs->duration_ms > 0)
-        return 0;
-    if (!json_object_get(obj, "duration_ms"))
-        return scn_fail(c, "missing required key \"duration_ms\" (a %s needs one)",
-                        fault_type_name(fs->type));
-    scn_push_key(c, "duration_ms");
-    int rc = scn_fail(c, "0 is out of range for a %s (1..%d)", fault_type_name(fs->type), MS_MAX);
-    scn_pop(c);
-    return rc;
+    struct fault_check fc = {c, obj, base};
+    return fault_kind_of(fc.fs)->check(&fc);
 }
 
 /* ---- the API --------------------------------------------------------- */
@@ -1135,26 +1046,9 @@ const struct expect_num *fault_expect_at(const struct fault_expect *x, size_t k)
     return all[k];
 }
 
-bool scenario_fakes_time(const struct scenario *s)
-{
-    for (size_t i = 0; i < s->n_faults; i++)
-        if (s->faults[i].type == FAULT_CLOCK_JUMP && s->faults[i].method != CLOCK_TTL)
-            return true;
-    return false;
-}
-
 const char *clock_method_name(enum clock_method m)
 {
     return m < N_OF(method_list) ? method_list[m] : "?";
-}
-
-uint64_t fault_end_ms(const struct fault_spec *f, uint64_t run_ms)
-{
-    if (fault_on_network(f->type) && f->duration_ms == 0)
-        return run_ms;
-    if (f->type == FAULT_KILL || f->type == FAULT_FAILOVER)
-        return f->restart_after_ms ? f->at_ms + f->restart_after_ms : run_ms;
-    return f->at_ms + f->duration_ms;
 }
 
 size_t fault_node_count(const struct fault_spec *f, size_t n)
@@ -1181,7 +1075,7 @@ size_t fault_node_count(const struct fault_spec *f, size_t n)
 bool scenario_keeps_data(const struct scenario *s)
 {
     for (size_t i = 0; i < s->n_faults; i++)
-        if (fault_on_servers(s->faults[i].type) && s->faults[i].data == DATA_KEPT)
+        if (fault_on_servers(s->faults[i].kind) && s->faults[i].data == DATA_KEPT)
             return true;
     return false;
 }
@@ -1189,7 +1083,7 @@ bool scenario_keeps_data(const struct scenario *s)
 bool scenario_has_server_faults(const struct scenario *s)
 {
     for (size_t i = 0; i < s->n_faults; i++)
-        if (fault_on_servers(s->faults[i].type))
+        if (fault_on_servers(s->faults[i].kind))
             return true;
     return false;
 }
@@ -1197,8 +1091,8 @@ bool scenario_has_server_faults(const struct scenario *s)
 bool scenario_needs_proxy(const struct scenario *s)
 {
     for (size_t i = 0; i < s->n_faults; i++)
-        if ((fault_on_network(s->faults[i].type) && s->faults[i].scope != NET_REPLICATION) ||
-            s->faults[i].type == FAULT_CLIENT_PAUSE)
+        if ((fault_on_network(s->faults[i].kind) && s->faults[i].scope != NET_REPLICATION) ||
+            fault_holds_connections(s->faults[i].kind))
             return true; /* the replication link has the fleet's own proxy */
     return false;
 }
@@ -1207,8 +1101,8 @@ bool scenario_proxy_per_client(const struct scenario *s)
 {
     for (size_t i = 0; i < s->n_faults; i++) {
         const struct fault_spec *f = &s->faults[i];
-        if (f->type == FAULT_CLIENT_PAUSE ||
-            (fault_on_network(f->type) && f->scope != NET_NODES && f->scope != NET_REPLICATION))
+        if (fault_holds_connections(f->kind) ||
+            (fault_on_network(f->kind) && f->scope != NET_NODES && f->scope != NET_REPLICATION))
             return true;
     }
     return false;
@@ -1219,11 +1113,11 @@ uint32_t scenario_proxied_endpoints(const struct scenario *s, size_t n)
     uint32_t set = 0;
     for (size_t i = 0; i < s->n_faults; i++) {
         const struct fault_spec *f = &s->faults[i];
-        if (fault_on_network(f->type) && f->scope == NET_REPLICATION)
+        if (fault_on_network(f->kind) && f->scope == NET_REPLICATION)
             continue; /* the fleet's own proxy */
-        if (f->type == FAULT_CLIENT_PAUSE || (fault_on_network(f->type) && f->pick != PICK_NODE))
+        if (fault_holds_connections(f->kind) || (fault_on_network(f->kind) && f->pick != PICK_NODE))
             return servers_mask(n); /* a paused client's every connection; a node the seed picks */
-        if (fault_on_network(f->type) && f->node >= 1 && f->node <= n)
+        if (fault_on_network(f->kind) && f->node >= 1 && f->node <= n)
             set |= 1u << (f->node - 1);
     }
     return set;
@@ -1234,11 +1128,6 @@ const char *fault_stream_name(unsigned stream)
     return stream == STREAM_UPSTREAM    ? "upstream"
            : stream == STREAM_BOTH_WAYS ? "both"
                                         : "downstream";
-}
-
-const char *fault_type_name(enum fault_type t)
-{
-    return (unsigned)t < N_OF(fault_list) ? fault_list[t] : "unknown";
 }
 
 const char *fault_data_name(enum fault_data d)

@@ -20,6 +20,7 @@
 #define SCENARIO_MAX_RATE    1000000 /* business steps per second */
 #define SCENARIO_ERR_MAX     512
 #define SCENARIO_MAX_NOTES   8
+#define SCENARIO_MS_MAX      86400000 /* the longest time a scenario gives: one day */
 
 enum workload_kind { WORKLOAD_FLASH_SALE = 0, WORKLOAD_CACHE_REBUILD, WORKLOAD_SCHEDULED_TASKS };
 
@@ -29,43 +30,28 @@ enum skew_kind {
     SKEW_PER_CLIENT, /* client c always buys item c % items: uncontended when items >= clients */
 };
 
-enum fault_type {
-    FAULT_CLIENT_PAUSE = 0, /* a holder stalls inside its critical section (GC pause) */
-    FAULT_CLIENT_CRASH,     /* a holder dies without releasing; restarts after duration_ms */
-    FAULT_KILL,             /* servers SIGKILLed; back on the same port after restart_after_ms */
-    FAULT_PAUSE,            /* servers SIGSTOPped for duration_ms, then SIGCONTed */
-    FAULT_RESTART,          /* servers stopped cleanly (SIGTERM) and started again */
-    FAULT_CLOCK_JUMP,       /* Redis servers' clocks moved forward by jump_ms, at once */
-    FAULT_FAILOVER,         /* the Redis master killed; sentinel promotes a replica */
-    /* network faults, through locklab's proxy, with Toxiproxy's names */
-    FAULT_LATENCY,    /* latency +- jitter ms on each chunk */
-    FAULT_BANDWIDTH,  /* rate KB/s */
-    FAULT_TIMEOUT,    /* nothing passes; closed after timeout ms (0: a black hole) */
-    FAULT_RESET_PEER, /* connections reset after timeout ms */
-    FAULT_LIMIT_DATA, /* connections closed after bytes */
-    FAULT_SLICER,     /* data cut into small pieces, delay us apart */
-    FAULT_DOWN,       /* the endpoint refuses connections, open ones dropped */
-    FAULT_TYPE_COUNT
-};
-
-/* Process faults act on the servers a run uses, client faults on a client. */
-static inline bool fault_on_servers(int type)
-{
-    return type == FAULT_KILL || type == FAULT_PAUSE || type == FAULT_RESTART ||
-           type == FAULT_CLOCK_JUMP || type == FAULT_FAILOVER;
-}
-
-/* Network faults go through the proxy: they touch connections. */
-static inline bool fault_on_network(int type)
-{
-    return type >= FAULT_LATENCY && type < FAULT_TYPE_COUNT;
-}
-
-/* Client faults strike a client's process (a pause, a crash). */
-static inline bool fault_on_client(int type)
-{
-    return type == FAULT_CLIENT_PAUSE || type == FAULT_CLIENT_CRASH;
-}
+/* A fault's kind is its index in the fault registry (sim/faults/fault.h,
+ * registry.c); these queries read the registry, so that the stages that
+ * must not see the nemesis (the parser's callers, the checker, the
+ * reports) ask a kind what it is instead of naming it. */
+struct json_t;
+size_t fault_kind_total(void);
+const char *fault_type_name(unsigned kind); /* "client_pause"; "unknown" past the end */
+int fault_kind_index(const char *name);     /* -1 when no kind has that name */
+/* Process faults act on the servers a run uses; network faults go through
+ * the proxy, touching connections; client faults strike a client. */
+bool fault_on_servers(unsigned kind);
+bool fault_on_network(unsigned kind);
+bool fault_on_client(unsigned kind);
+/* Is its recovery counted from its start (a kill: the grants that follow
+ * it are the ones the survivors make), not from its end? */
+bool fault_recovers_from_start(unsigned kind);
+/* The class of its band on the report's charts: "client", "clock", ... */
+const char *fault_band(unsigned kind);
+/* Does a client fault kill its holder (else the holder stalls)? */
+bool fault_kills_holder(unsigned kind);
+/* Does it hold its client's connections at the proxy while it lasts? */
+bool fault_holds_connections(unsigned kind);
 
 #define FAULT_TARGET_HOLDER (-1) /* whichever client next holds a lock */
 
@@ -137,7 +123,7 @@ extern const char *const fault_expect_names[FAULT_EXPECTS];
 const struct expect_num *fault_expect_at(const struct fault_expect *x, size_t k);
 
 struct fault_spec {
-    enum fault_type type;
+    uint8_t kind;         /* index in the fault registry */
     uint64_t at_ms;       /* from the start of the run */
     uint64_t duration_ms; /* pause length; for client_crash the restart delay */
     int32_t target;       /* client faults: client number, or FAULT_TARGET_HOLDER */
@@ -169,10 +155,11 @@ struct fault_spec {
 
 /* Faults a lock holder carries out on itself when it has just taken a
  * lock: a client fault, or a network fault aimed at the holder. */
-static inline bool fault_on_holder(const struct fault_spec *f)
-{
-    return fault_on_client(f->type) || (fault_on_network(f->type) && f->scope == NET_HOLDER);
-}
+bool fault_on_holder(const struct fault_spec *f);
+/* The plan line of f: "kill redis-1, back after 2 s" (`show`, reports). */
+const char *fault_plan(const struct fault_spec *f, char *buf, size_t len);
+/* f's own keys into o, report.json's object of the fault. */
+void fault_settings(const struct fault_spec *f, struct json_t *o);
 
 enum expect_invariants { EXPECT_INV_UNSET = 0, EXPECT_INV_HOLD, EXPECT_INV_BROKEN };
 
@@ -345,7 +332,6 @@ bool expect_met(const struct expect_num *e, uint64_t got);
  * rounded to whole milliseconds. 0, or -1 with the reason in why. */
 int scenario_duration_ms(double seconds, uint64_t *ms, char *why, size_t len);
 
-const char *fault_type_name(enum fault_type t); /* "client_pause" */
 const char *fault_data_name(enum fault_data d); /* "lost", "kept" */
 /* The longest duration_ms of s's faults (0 without faults): how far one
  * can stretch a step past the run's end. */

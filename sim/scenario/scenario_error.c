@@ -191,6 +191,12 @@ __attribute__((format(printf, 2, 3))) int scn_fail(struct ctx *c, const char *fm
     return -1;
 }
 
+int scn_vfail(struct ctx *c, const char *fmt, va_list ap)
+{
+    vfail(c, false, true, NULL, fmt, ap);
+    return -1;
+}
+
 /* Fail at the key of the member under check (an unknown key). */
 __attribute__((format(printf, 2, 3))) static int fail_key(struct ctx *c, const char *fmt, ...)
 {

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "algorithms/lock.h"
+#include "sim/faults/fault.h"
 #include "sim/scenario/scenario.h"
 #include "sim/scenario/scenario_parse.h"
 
@@ -82,7 +83,7 @@ static int misfit(const struct scenario *s, const struct fault_spec *f, const st
         snprintf(why, len,
                  "a %s needs servers locklab manages; %s's %s servers are external (--%s or "
                  "\"servers\")",
-                 fault_type_name(f->type), ops->name, kind, kind);
+                 fault_type_name(f->kind), ops->name, kind, kind);
     } else if (node_misfit(s, f, ops, why, len) < 0) {
         /* its target names no server the algorithm uses */
     } else if (f->pick == PICK_HOLDER_MAJORITY && !ops->independent_nodes) {
@@ -92,23 +93,9 @@ static int misfit(const struct scenario *s, const struct fault_spec *f, const st
         *key = "count";
         snprintf(why, len, "%u is more than a holder's majority of %zu nodes (%zu)",
                  (unsigned)f->count, n, n / 2 + 1);
-    } else if (f->type == FAULT_FAILOVER &&
-               (s->redis.sentinels == 0 || ops->server != LOCK_SERVER_REDIS)) {
-        *key = "type";
-        snprintf(why, len,
-                 "a failover needs sentinels to promote a replica (lock.redis.sentinels: 1 or 3, "
-                 "the redis algorithm)");
-    } else if (f->type == FAULT_CLOCK_JUMP && ops->server != LOCK_SERVER_REDIS) {
-        *key = "type";
-        snprintf(why, len,
-                 "a clock_jump moves a Redis server's clock (its keys expire by it); %s uses %s "
-                 "servers",
-                 ops->name, kind);
-    } else if (f->data != DATA_UNSET && ops->server != LOCK_SERVER_REDIS) {
-        *key = "data";
-        snprintf(why, len, "applies to Redis; ZooKeeper keeps its data in its transaction log");
     } else {
-        return 0;
+        const struct fault_kind *k = fault_kind_of(f);
+        return k->misfit ? k->misfit(s, f, ops, key, why, len) : 0;
     }
     return -1;
 }
@@ -122,12 +109,12 @@ int scenario_fault_misfit(const struct scenario *s, const struct lock_ops *ops, 
     const char *key;
     for (size_t i = 0; i < s->n_faults; i++) {
         char one[200];
-        if (fault_on_network(s->faults[i].type) &&
+        if (fault_on_network(s->faults[i].kind) &&
             network_misfit(s, &s->faults[i], ops, one, sizeof(one)) < 0) {
             snprintf(why, len, "faults[%zu].target: %s", i, one);
             return (int)i;
         }
-        if (!fault_on_servers(s->faults[i].type))
+        if (!fault_on_servers(s->faults[i].kind))
             continue;
         if (misfit(s, &s->faults[i], ops, &key, one, sizeof(one)) < 0) {
             snprintf(why, len, "faults[%zu].%s: %s", i, key, one);
@@ -157,7 +144,7 @@ static int contradiction(struct ctx *c, const struct scenario *s, size_t j, size
     size_t busy = fault_node_count(b, n);
     for (size_t i = 0; i < s->n_faults; i++) {
         const struct fault_spec *a = &s->faults[i];
-        if (i == j || !fault_on_servers(a->type) || !windows_overlap(s, a, b) ||
+        if (i == j || !fault_on_servers(a->kind) || !windows_overlap(s, a, b) ||
             (a->at_ms > b->at_ms || (a->at_ms == b->at_ms && i > j)))
             continue;
         busy += fault_node_count(a, n);
@@ -166,7 +153,7 @@ static int contradiction(struct ctx *c, const struct scenario *s, size_t j, size
             scn_push_key(c, "target");
             char shown[80];
             snprintf(shown, sizeof(shown), "faults[%zu] (%s %s from %" PRIu64 " to %" PRIu64 " ms)",
-                     i, fault_type_name(a->type), a->target_text, a->at_ms,
+                     i, fault_type_name(a->kind), a->target_text, a->at_ms,
                      fault_end_ms(a, s->duration_ms));
             if (same)
                 return scn_fail(c, "%s is already under %s", b->target_text, shown);
@@ -183,10 +170,10 @@ static int ends_in_run(struct ctx *c, const struct scenario *s, const struct fau
     uint64_t end = fault_end_ms(f, s->duration_ms);
     if (end <= s->duration_ms)
         return 0;
-    scn_push_key(c, f->type == FAULT_KILL ? "restart_after_ms" : "duration_ms");
+    scn_push_key(c, fault_recovers_from_start(f->kind) ? "restart_after_ms" : "duration_ms");
     return scn_fail(c,
                     "the %s would end at %" PRIu64 " ms, past the end of the run (%" PRIu64 " ms)",
-                    fault_type_name(f->type), end, s->duration_ms);
+                    fault_type_name(f->kind), end, s->duration_ms);
 }
 
 /* Two toxics of one type on the same traffic at once: Toxiproxy refuses a
@@ -199,15 +186,15 @@ static int same_toxic(struct ctx *c, const struct scenario *s, size_t j)
         bool same_traffic = a->scope == NET_NODES && b->scope == NET_NODES &&
                             (a->pick == PICK_ALL || b->pick == PICK_ALL ||
                              (a->pick == PICK_NODE && b->pick == PICK_NODE && a->node == b->node));
-        if (a->type != b->type || !same_traffic || !(a->stream & b->stream) ||
+        if (a->kind != b->kind || !same_traffic || !(a->stream & b->stream) ||
             !windows_overlap(s, a, b))
             continue;
         scn_push_key(c, "target");
         return scn_fail(c,
                         "%s is already under faults[%zu] (%s %s from %" PRIu64 " to %" PRIu64
                         " ms): one %s at a time on the same traffic",
-                        b->target_text, i, fault_type_name(a->type), a->target_text, a->at_ms,
-                        fault_end_ms(a, s->duration_ms), fault_type_name(a->type));
+                        b->target_text, i, fault_type_name(a->kind), a->target_text, a->at_ms,
+                        fault_end_ms(a, s->duration_ms), fault_type_name(a->kind));
     }
     return 0;
 }
@@ -265,10 +252,10 @@ static int check_one(struct ctx *c, const struct scenario *s, const struct lock_
         return scn_fail(c, "%" PRIu64 " is past the end of the run (%" PRIu64 " ms)", fs->at_ms,
                         s->duration_ms);
     }
-    if (fault_on_network(fs->type))
+    if (fault_on_network(fs->kind))
         return check_network(c, s, ops, i);
     char why[200];
-    if (!fault_on_servers(fs->type)) {
+    if (!fault_on_servers(fs->kind)) {
         if (fs->target == FAULT_TARGET_HOLDER || !no_such_client(s, fs->target, why, sizeof(why)))
             return 0;
         scn_push_key(c, "target");

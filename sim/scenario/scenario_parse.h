@@ -5,6 +5,7 @@
 
 #include <jansson.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -14,7 +15,7 @@
 #define FILE_MAX_BYTES (1 << 20) /* a scenario is a few hundred bytes */
 #define PATH_MAX_DEPTH 4         /* faults[i].target is the deepest path */
 #define QUOTE_MAX      40        /* bytes of a user's string echoed in a message */
-#define MS_MAX         86400000  /* one day */
+#define MS_MAX         SCENARIO_MS_MAX
 #define NO_MAX         LLONG_MAX /* an integer field with only a lower bound */
 
 /* Validation state: where the walker is, and what to tell on failure. */
@@ -79,6 +80,7 @@ void scn_pop(struct ctx *c);
 /* Each returns -1 after writing c->err. */
 /* Fail at the value under check. */
 __attribute__((format(printf, 2, 3))) int scn_fail(struct ctx *c, const char *fmt, ...);
+int scn_vfail(struct ctx *c, const char *fmt, va_list ap);
 /* scenario_finish: fail at the value if the file holds want there (NULL:
  * the value cannot be the file's); takes want's reference. */
 __attribute__((format(printf, 3, 4))) int scn_fail_if_file(struct ctx *c, json_t *want,

@@ -26,6 +26,11 @@
 #include "sim/record/latency_timeline.h"
 #include "sim/scenario/scenario.h"
 
+/* Kinds by their index in the fault registry, which history files number
+ * them by: kill is 2, pause 3 (sim/faults/registry.c). */
+#define KIND_KILL  2
+#define KIND_PAUSE 3
+
 #define CHUNK 4096 /* history.c's chunk size; the tests cross it */
 
 static struct history_event ev(uint64_t t, uint32_t client, uint8_t type, uint8_t f)
@@ -245,7 +250,7 @@ static void small_history(struct history *h)
     e[7] = fault(1600, 1, 0, 1);
     /* the scenario's second fault kills redis-3 and brings it back */
     for (int i = 0; i < 2; i++) {
-        e[8 + i] = fault(1700 + 200 * (uint64_t)i, HISTORY_SERVERS, FAULT_KILL, (uint8_t)i);
+        e[8 + i] = fault(1700 + 200 * (uint64_t)i, HISTORY_SERVERS, KIND_KILL, (uint8_t)i);
         e[8 + i].key = 1;
         e[8 + i].owner = 0;
         e[8 + i].seq = 1 + (uint64_t)i;
@@ -410,7 +415,7 @@ static void test_server_fault_round_trip(void **state)
     struct history_event e[2];
     for (int i = 0; i < 2; i++) {
         e[i] = ev(100 + 50 * (uint64_t)i, HISTORY_SERVERS, HT_INFO, HF_FAULT);
-        e[i].arg = FAULT_KILL;
+        e[i].arg = KIND_KILL;
         e[i].arg2 = (uint8_t)i;
         e[i].key = 3;
         e[i].owner = 0;
@@ -442,7 +447,7 @@ static void test_server_fault_round_trip(void **state)
     assert_int_equal(history_sections(&r, &sec, &ns, &fs, &nf), 0);
     assert_int_equal(ns, 0);
     assert_int_equal(nf, 1);
-    assert_int_equal(fs[0].type, FAULT_KILL);
+    assert_int_equal(fs[0].type, KIND_KILL);
     assert_int_equal(fs[0].client, -1);
     assert_int_equal(fs[0].fault, 3);
     assert_int_equal(fs[0].servers, 0);
@@ -1170,12 +1175,12 @@ static void test_stuck_keys_and_grants_within(void **state)
     const char *keys[] = {"k0", "k1"}, *owners[] = {"o0", "o1", "o2", "o3"};
     struct history_event e[] = {
         ev(10, 0, HT_INVOKE, HF_ACQUIRE),
-        fault(15, HISTORY_SERVERS, FAULT_PAUSE, 0),
+        fault(15, HISTORY_SERVERS, KIND_PAUSE, 0),
         ev(20, 0, HT_OK, HF_ACQUIRE),
         ev(30, 1, HT_INVOKE, HF_ACQUIRE),
         ev(50, 0, HT_INFO, HF_CRASH), /* stuck from here... */
         ev(90, 1, HT_OK, HF_ACQUIRE), /* ...to here: 40 */
-        fault(95, HISTORY_SERVERS, FAULT_PAUSE, 1),
+        fault(95, HISTORY_SERVERS, KIND_PAUSE, 1),
         ev(100, 1, HT_INVOKE, HF_RELEASE),
         ev(101, 1, HT_OK, HF_RELEASE),
         ev(110, 2, HT_INVOKE, HF_ACQUIRE),
@@ -1349,7 +1354,7 @@ static void test_sections_of_file_match(void **state)
         assert_int_equal(f1[i].from_ns, f2[i].from_ns);
         assert_int_equal(f1[i].to_ns, f2[i].to_ns);
     }
-    assert_int_equal(f2[1].type, FAULT_KILL);
+    assert_int_equal(f2[1].type, KIND_KILL);
     assert_int_equal(f2[1].client, -1);
     assert_string_equal(r.notes[f2[1].servers], "redis-3");
     assert_int_equal(f2[1].from_ns, 1700);

@@ -169,11 +169,11 @@ static void test_good_full(void **state)
     assert_int_equal(s.flash_sale.hot_items, 2);
     assert_true(s.fencing);
     assert_int_equal(s.n_faults, 2);
-    assert_int_equal(s.faults[0].type, FAULT_CLIENT_PAUSE);
+    assert_string_equal(fault_type_name(s.faults[0].kind), "client_pause");
     assert_int_equal(s.faults[0].at_ms, 5000);
     assert_int_equal(s.faults[0].duration_ms, 4000);
     assert_int_equal(s.faults[0].target, FAULT_TARGET_HOLDER);
-    assert_int_equal(s.faults[1].type, FAULT_CLIENT_CRASH);
+    assert_string_equal(fault_type_name(s.faults[1].kind), "client_crash");
     assert_int_equal(s.faults[1].at_ms, 12000);
     assert_int_equal(s.faults[1].duration_ms, 0);
     assert_int_equal(s.faults[1].target, 7);
@@ -1123,9 +1123,9 @@ static void test_expect_met(void **state)
 static void test_names(void **state)
 {
     (void)state;
-    assert_string_equal(fault_type_name(FAULT_CLIENT_PAUSE), "client_pause");
-    assert_string_equal(fault_type_name(FAULT_CLIENT_CRASH), "client_crash");
-    assert_string_equal(fault_type_name(FAULT_TYPE_COUNT), "unknown");
+    assert_string_equal(fault_type_name(0), "client_pause"); /* the registry's order */
+    assert_string_equal(fault_type_name(1), "client_crash");
+    assert_string_equal(fault_type_name((unsigned)fault_kind_total()), "unknown");
     assert_string_equal(workload_name(WORKLOAD_FLASH_SALE), "flash_sale");
 }
 
@@ -1518,7 +1518,7 @@ static void test_clock_jump(void **state)
             "{'faults': [{'at_ms': 5, 'type': 'clock_jump', 'target': 'redis-1', 'jump_ms': 2500, "
             "'method': 'ttl'}], " WL "}",
             &s);
-    assert_int_equal(s.faults[0].type, FAULT_CLOCK_JUMP);
+    assert_string_equal(fault_type_name(s.faults[0].kind), "clock_jump");
     assert_int_equal(s.faults[0].jump_ms, 2500);
     assert_int_equal(s.faults[0].method, CLOCK_TTL);
     assert_false(scenario_fakes_time(&s));
@@ -1570,7 +1570,7 @@ static void test_redis_topology(void **state)
             &s);
     assert_int_equal(s.faults[0].scope, NET_REPLICATION);
     assert_false(scenario_needs_proxy(&s)); /* the link has the fleet's own proxy */
-    assert_int_equal(s.faults[1].type, FAULT_FAILOVER);
+    assert_string_equal(fault_type_name(s.faults[1].kind), "failover");
     assert_int_equal(s.faults[1].restart_after_ms, 100);
     static const struct bad_case load[] = {
         {"{'lock': {'redis': {'sentinels': 2}}, " WL "}",

@@ -1,0 +1,158 @@
+/* fault.h - the fault registry: every kind of fault locklab plays, one ops
+ * table each, in one array (registry.c), the way algorithms/lock.h
+ * registers locks and Toxiproxy registers its toxics.
+ *
+ * A kind's file (client_faults.c, process_faults.c, clock_jump.c,
+ * failover.c, toxic_faults.c) is the only place that names it: the keys it
+ * takes and their validation, what it needs of the run's servers, what it
+ * does at its start and its end, what it writes into the plan and the
+ * report. The parser, `list`, `show`, the nemesis and the reports read the
+ * table, through scenario.h's fault_* queries where they must not see the
+ * nemesis. Adding a kind is one file and one line in registry.c
+ * (docs/architecture.md walks through it).
+ */
+#ifndef LOCKLAB_FAULT_H
+#define LOCKLAB_FAULT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "sim/scenario/scenario.h"
+
+struct nemesis;
+
+/* Which machinery plays a kind: its family. */
+enum fault_family {
+    FAULT_FAMILY_CLIENT,  /* a holder carries it out on itself, in its own thread */
+    FAULT_FAMILY_SERVERS, /* the nemesis's thread acts on managed servers' processes */
+    FAULT_FAMILY_NETWORK, /* a toxic at locklab's proxy, Toxiproxy's names */
+};
+
+/* What a client fault does to the holder that claims it. */
+enum fault_holder_act {
+    HOLDER_STALLS, /* it stops inside its critical section for duration_ms */
+    HOLDER_DIES,   /* it dies holding its lock; a new process after duration_ms */
+};
+
+/* How a fault's window, as written, ends. */
+enum fault_window {
+    WINDOW_DURATION, /* at_ms + duration_ms (a network fault's 0: the run's end) */
+    WINDOW_RESTART,  /* restart_after_ms after at_ms, else the run's end; its
+                        recovery is counted from its start */
+};
+
+/* The validation of one fault object's keys, handed to a kind's check:
+ * the parser's context, the object as written and the spec parsed so far. */
+struct fault_check;
+/* The key is in the object: blame it with "a KIND takes no KEY (why)". */
+int fault_refuse(struct fault_check *fc, const char *key, const char *why);
+/* The key is missing: "missing required key "KEY" (what)". */
+int fault_require(struct fault_check *fc, const char *key, const char *what);
+/* The key is missing and the kind cannot do without it:
+ * "missing required key "KEY" (a KIND needs one: what)". */
+int fault_needs(struct fault_check *fc, const char *key, const char *what);
+/* Blame key (in the object) with a message of one's own; always -1. */
+int fault_blame(struct fault_check *fc, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Blame the fault object itself; always -1. */
+int fault_fail(struct fault_check *fc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+bool fault_has(const struct fault_check *fc, const char *key);
+struct fault_spec *fault_checked(struct fault_check *fc);
+
+struct fault_kind {
+    const char *name;    /* as scenario files write it */
+    const char *summary; /* one line for `locklab list faults` */
+    enum fault_family family;
+    enum fault_window window;
+    const char *band; /* the class of its band on the report's charts */
+    /* Validate what the object says beyond the common keys (at_ms, type,
+     * target, expect) and finish the spec; 0, or -1 with the error set. */
+    int (*check)(struct fault_check *fc);
+    /* Optional: why it cannot strike this run's servers (ops's, as s
+     * configures them), with *key the key to blame; 0 when it can. */
+    int (*misfit)(const struct scenario *s, const struct fault_spec *f, const struct lock_ops *ops,
+                  const char **key, char *why, size_t len);
+    /* Optional: does it need its servers started under libfaketime? */
+    bool (*fakes_time)(const struct fault_spec *f);
+    /* Its client's connections are held at the proxy while it lasts. */
+    bool holds_connections;
+
+    /* FAULT_FAMILY_CLIENT */
+    enum fault_holder_act holder_act;
+
+    /* FAULT_FAMILY_SERVERS, played by the nemesis's thread. */
+    /* Its own choice of servers (a failover's master); NULL: the target's. */
+    uint32_t (*pick)(struct nemesis *n, size_t i, char *why, size_t len);
+    /* Act on struck server k at the start; the record says what was done. */
+    void (*strike)(struct nemesis *n, size_t i, size_t k);
+    /* When its end is due, as CLOCK_MONOTONIC after its start (0: it
+     * lasts until the run ends); NULL: it ends as soon as it has struck. */
+    uint64_t (*end_due)(const struct nemesis *n, size_t i);
+    /* Optional: false while its end must wait longer (end_due_ns moved). */
+    bool (*ready_to_end)(struct nemesis *n, size_t i);
+    /* Bring its servers back; healed: by the end of the run. */
+    void (*end)(struct nemesis *n, size_t i, bool healed);
+    /* Its window closes as its end begins (a pause's SIGCONT), not once
+     * the servers serve again. */
+    bool ends_as_end_begins;
+    /* Its written window is not timed: it ends on an event. */
+    bool ends_on_event;
+
+    /* FAULT_FAMILY_NETWORK */
+    int toxic;       /* enum toxic_type */
+    bool has_stream; /* it takes stream and toxicity */
+    /* "latency 50 +- 0 ms": what the toxic does, for the record */
+    void (*toxic_text)(const struct fault_spec *f, char *out, size_t len);
+
+    /* The plan line of `show` and the reports. */
+    void (*plan)(const struct fault_spec *f, char *buf, size_t len);
+    /* Its keys into report.json's scenario object (after type, at_ms,
+     * duration_ms and expect). */
+    void (*settings)(const struct fault_spec *f, json_t *o);
+};
+
+/* The registry. */
+size_t fault_kind_count(void);
+const struct fault_kind *fault_kind_at(size_t i);
+const struct fault_kind *fault_kind_find(const char *name);
+/* f's kind (never NULL for a parsed spec). */
+const struct fault_kind *fault_kind_of(const struct fault_spec *f);
+
+/* Shared by the kinds' files. */
+/* "1.5" for 1500 ms, "2" for 2000 */
+const char *fault_seconds(uint64_t ms, char *buf, size_t len);
+
+/* fault_keys.c: the checks several kinds make, each -1 with the error set. */
+/* Toxiproxy's attributes, as bits of the takes and needs of a kind. */
+enum {
+    TOXIC_KEY_STREAM,
+    TOXIC_KEY_TOXICITY,
+    TOXIC_KEY_LATENCY,
+    TOXIC_KEY_JITTER,
+    TOXIC_KEY_RATE,
+    TOXIC_KEY_TIMEOUT,
+    TOXIC_KEY_BYTES,
+    TOXIC_KEY_AVERAGE_SIZE,
+    TOXIC_KEY_SIZE_VARIATION,
+    TOXIC_KEY_DELAY,
+    TOXIC_KEYS
+};
+int fault_check_no_toxic_keys(struct fault_check *fc);
+int fault_check_toxic_keys(struct fault_check *fc, unsigned takes, unsigned needs);
+/* A server fault names its servers. */
+int fault_check_servers(struct fault_check *fc);
+int fault_check_no_data(struct fault_check *fc);
+int fault_check_no_restart(struct fault_check *fc);
+int fault_check_no_clock_keys(struct fault_check *fc);
+/* key and count: holder-majority's own, and its key required. */
+int fault_check_holder_majority(struct fault_check *fc);
+/* duration_ms given, and not 0. */
+int fault_check_needs_duration(struct fault_check *fc);
+/* A misfit: data (lost, kept) given for a server that is no Redis. */
+int fault_misfit_data(const struct scenario *s, const struct fault_spec *f,
+                      const struct lock_ops *ops, const char **key, char *why, size_t len);
+
+#endif

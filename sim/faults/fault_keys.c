@@ -1,0 +1,113 @@
+/* fault_keys.c - the checks of a fault's keys that several kinds share:
+ * Toxiproxy's attributes (only network faults take them, each kind its
+ * own), a server fault's target, data and restart_after_ms, a clock's
+ * keys, holder-majority's key and count, a length that must be given.
+ * Each kind's check calls them in its own order, so that the first thing
+ * wrong in a fault object is the one blamed.
+ */
+#include <stdio.h>
+
+#include "sim/faults/fault.h"
+
+/* Toxiproxy's attributes, in the order they are looked at. */
+static const struct {
+    const char *key;
+    const char *what; /* for the message when a kind needs it and it is missing */
+} toxic_keys[] = {
+    [TOXIC_KEY_STREAM] = {"stream", ""},
+    [TOXIC_KEY_TOXICITY] = {"toxicity", ""},
+    [TOXIC_KEY_LATENCY] = {"latency", "ms added to each chunk"},
+    [TOXIC_KEY_JITTER] = {"jitter", ""},
+    [TOXIC_KEY_RATE] = {"rate", "KB/s"},
+    [TOXIC_KEY_TIMEOUT] = {"timeout", ""},
+    [TOXIC_KEY_BYTES] = {"bytes", "bytes let through"},
+    [TOXIC_KEY_AVERAGE_SIZE] = {"average_size", "bytes per slice"},
+    [TOXIC_KEY_SIZE_VARIATION] = {"size_variation", ""},
+    [TOXIC_KEY_DELAY] = {"delay", ""},
+};
+_Static_assert(sizeof(toxic_keys) / sizeof(toxic_keys[0]) == TOXIC_KEYS, "a row for every key");
+
+static int toxic_keys_fit(struct fault_check *fc, unsigned takes, unsigned needs, const char *why)
+{
+    for (unsigned k = 0; k < TOXIC_KEYS; k++) {
+        if (!(takes & (1u << k)) && fault_refuse(fc, toxic_keys[k].key, why) < 0)
+            return -1;
+        if ((needs & (1u << k)) && !fault_has(fc, toxic_keys[k].key))
+            return fault_needs(fc, toxic_keys[k].key, toxic_keys[k].what);
+    }
+    return 0;
+}
+
+int fault_check_no_toxic_keys(struct fault_check *fc)
+{
+    return toxic_keys_fit(fc, 0, 0, "only network faults take Toxiproxy's attributes");
+}
+
+int fault_check_toxic_keys(struct fault_check *fc, unsigned takes, unsigned needs)
+{
+    return toxic_keys_fit(fc, takes, needs, "see docs/scenario.md for each network fault's keys");
+}
+
+int fault_check_servers(struct fault_check *fc)
+{
+    if (fault_has(fc, "target"))
+        return 0;
+    return fault_fail(fc,
+                      "missing required key \"target\" (a %s names its servers: \"redis-2\", "
+                      "\"one\", \"majority\", ...)",
+                      fault_type_name(fault_checked(fc)->kind));
+}
+
+int fault_check_no_data(struct fault_check *fc)
+{
+    return fault_refuse(fc, "data", "only a kill or a restart loses data");
+}
+
+int fault_check_no_restart(struct fault_check *fc)
+{
+    return fault_refuse(fc, "restart_after_ms", "only a kill or a failover waits to restart");
+}
+
+int fault_check_no_clock_keys(struct fault_check *fc)
+{
+    if (fault_refuse(fc, "jump_ms", "only a clock_jump moves a clock") < 0)
+        return -1;
+    return fault_refuse(fc, "method", "only a clock_jump has one");
+}
+
+int fault_check_holder_majority(struct fault_check *fc)
+{
+    const struct fault_spec *f = fault_checked(fc);
+    if (f->pick != PICK_HOLDER_MAJORITY || !fault_on_servers(f->kind)) {
+        if (fault_refuse(fc, "key", "only a holder-majority target looks for a key") < 0)
+            return -1;
+        return fault_refuse(fc, "count", "only a holder-majority target takes a count");
+    }
+    if (fault_has(fc, "key"))
+        return 0;
+    return fault_fail(fc, "missing required key \"key\" (holder-majority looks for the holder "
+                          "of a lock key, such as \"lock:stock:0\")");
+}
+
+int fault_check_needs_duration(struct fault_check *fc)
+{
+    const struct fault_spec *f = fault_checked(fc);
+    if (f->duration_ms > 0)
+        return 0;
+    if (!fault_has(fc, "duration_ms"))
+        return fault_fail(fc, "missing required key \"duration_ms\" (a %s needs one)",
+                          fault_type_name(f->kind));
+    return fault_blame(fc, "duration_ms", "0 is out of range for a %s (1..%d)",
+                       fault_type_name(f->kind), SCENARIO_MS_MAX);
+}
+
+int fault_misfit_data(const struct scenario *s, const struct fault_spec *f,
+                      const struct lock_ops *ops, const char **key, char *why, size_t len)
+{
+    (void)s;
+    if (f->data == DATA_UNSET || ops->server == LOCK_SERVER_REDIS)
+        return 0;
+    *key = "data";
+    snprintf(why, len, "applies to Redis; ZooKeeper keeps its data in its transaction log");
+    return -1;
+}

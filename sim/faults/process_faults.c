@@ -1,0 +1,180 @@
+/* process_faults.c - the fault kinds that signal server processes: kill
+ * (SIGKILL, back after restart_after_ms), pause (SIGSTOP for duration_ms,
+ * then SIGCONT) and restart (SIGTERM, started again at once). Jepsen's
+ * kill, pause and restart nemeses on the servers a run uses.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "sim/faults/fault.h"
+#include "sim/faults/nemesis_state.h"
+#include "sim/fleet/cluster.h"
+
+/* ---- the keys -------------------------------------------------------- */
+
+static int check_kill(struct fault_check *fc)
+{
+    if (fault_check_no_toxic_keys(fc) < 0 || fault_check_servers(fc) < 0 ||
+        fault_refuse(fc, "duration_ms", "it lasts until restart_after_ms") < 0 ||
+        fault_check_no_clock_keys(fc) < 0)
+        return -1;
+    return fault_check_holder_majority(fc);
+}
+
+static int check_pause(struct fault_check *fc)
+{
+    if (fault_check_no_toxic_keys(fc) < 0 || fault_check_servers(fc) < 0 ||
+        fault_check_no_data(fc) < 0 || fault_check_no_restart(fc) < 0 ||
+        fault_check_no_clock_keys(fc) < 0 || fault_check_holder_majority(fc) < 0)
+        return -1;
+    return fault_check_needs_duration(fc);
+}
+
+static int check_restart(struct fault_check *fc)
+{
+    if (fault_check_no_toxic_keys(fc) < 0 || fault_check_servers(fc) < 0 ||
+        fault_refuse(fc, "duration_ms", "it ends when the server answers again") < 0 ||
+        fault_check_no_restart(fc) < 0 || fault_check_no_clock_keys(fc) < 0)
+        return -1;
+    return fault_check_holder_majority(fc);
+}
+
+/* ---- the nemesis ----------------------------------------------------- */
+
+static void strike_kill(struct nemesis *n, size_t i, size_t k)
+{
+    nemesis_signal(n, i, k, "SIGKILL", cluster_kill);
+}
+
+static void strike_pause(struct nemesis *n, size_t i, size_t k)
+{
+    nemesis_signal(n, i, k, "SIGSTOP", cluster_pause);
+}
+
+static void strike_restart(struct nemesis *n, size_t i, size_t k)
+{
+    nemesis_signal(n, i, k, "SIGTERM", cluster_stop_one);
+}
+
+static uint64_t kill_end_due(const struct nemesis *n, size_t i)
+{
+    return n->rec[i].spec.restart_after_ms * 1000000u; /* 0: down until the run ends */
+}
+
+static uint64_t pause_end_due(const struct nemesis *n, size_t i)
+{
+    return n->rec[i].spec.duration_ms * 1000000u;
+}
+
+static void bring_back(struct nemesis *n, size_t i, bool healed)
+{
+    (void)healed;
+    nemesis_restart_all(n, i);
+}
+
+static void resume(struct nemesis *n, size_t i, bool healed)
+{
+    (void)healed;
+    nemesis_resume_all(n, i);
+}
+
+/* ---- what it says of itself ----------------------------------------- */
+
+/* data says something only of Redis, where the scenario chose it */
+static void data_text(const struct fault_spec *f, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    if (f->data != DATA_UNSET)
+        snprintf(buf, len, ", data %s", fault_data_name(f->data));
+}
+
+static void plan_kill(const struct fault_spec *f, char *buf, size_t len)
+{
+    char data[24], b[32];
+    data_text(f, data, sizeof(data));
+    if (f->restart_after_ms)
+        snprintf(buf, len, "kill %s, back after %s s%s", f->target_text,
+                 fault_seconds(f->restart_after_ms, b, sizeof(b)), data);
+    else
+        snprintf(buf, len, "kill %s, down until the run ends%s", f->target_text, data);
+}
+
+static void plan_pause(const struct fault_spec *f, char *buf, size_t len)
+{
+    char a[32];
+    snprintf(buf, len, "pause %s for %s s", f->target_text,
+             fault_seconds(f->duration_ms, a, sizeof(a)));
+}
+
+static void plan_restart(const struct fault_spec *f, char *buf, size_t len)
+{
+    char data[24];
+    data_text(f, data, sizeof(data));
+    snprintf(buf, len, "restart %s%s", f->target_text, data);
+}
+
+static void settings_kill(const struct fault_spec *f, json_t *o)
+{
+    json_object_set_new(o, "target", json_string(f->target_text));
+    json_object_set_new(o, "restart_after_ms", json_integer((json_int_t)f->restart_after_ms));
+    json_object_set_new(o, "data", json_string(fault_data_name(f->data)));
+}
+
+static void settings_pause(const struct fault_spec *f, json_t *o)
+{
+    json_object_set_new(o, "target", json_string(f->target_text));
+}
+
+static void settings_restart(const struct fault_spec *f, json_t *o)
+{
+    json_object_set_new(o, "target", json_string(f->target_text));
+    json_object_set_new(o, "data", json_string(fault_data_name(f->data)));
+}
+
+const struct fault_kind fault_kill = {
+    .name = "kill",
+    .summary = "SIGKILL the target servers; with restart_after_ms they come back on the "
+               "same port, empty (data: lost) or from an AOF fsynced on every write "
+               "(data: kept)",
+    .family = FAULT_FAMILY_SERVERS,
+    .window = WINDOW_RESTART,
+    .band = "process",
+    .check = check_kill,
+    .misfit = fault_misfit_data,
+    .strike = strike_kill,
+    .end_due = kill_end_due,
+    .end = bring_back,
+    .plan = plan_kill,
+    .settings = settings_kill,
+};
+
+const struct fault_kind fault_pause = {
+    .name = "pause",
+    .summary = "SIGSTOP the target servers for duration_ms, then SIGCONT: they hold every "
+               "connection and answer nobody meanwhile",
+    .family = FAULT_FAMILY_SERVERS,
+    .window = WINDOW_DURATION,
+    .band = "process",
+    .check = check_pause,
+    .strike = strike_pause,
+    .end_due = pause_end_due,
+    .end = resume,
+    .ends_as_end_begins = true, /* any answer after SIGCONT may be the running server's */
+    .plan = plan_pause,
+    .settings = settings_pause,
+};
+
+const struct fault_kind fault_restart = {
+    .name = "restart",
+    .summary = "stop the target servers cleanly (SIGTERM) and start them again at once, "
+               "data lost unless kept",
+    .family = FAULT_FAMILY_SERVERS,
+    .window = WINDOW_DURATION,
+    .band = "process",
+    .check = check_restart,
+    .misfit = fault_misfit_data,
+    .strike = strike_restart,
+    .end = bring_back, /* no end_due: back as soon as stopped */
+    .plan = plan_restart,
+    .settings = settings_restart,
+};

@@ -1,0 +1,155 @@
+/* registry.c - the one list of fault kinds, and the queries the rest of
+ * locklab asks of a fault instead of naming its kind.
+ *
+ * A kind's index here is its number in a history file's fault events and
+ * in a fault span: append new kinds, never reorder.
+ */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sim/faults/fault.h"
+
+extern const struct fault_kind fault_client_pause, fault_client_crash;
+extern const struct fault_kind fault_kill, fault_pause, fault_restart;
+extern const struct fault_kind fault_clock_jump, fault_failover;
+extern const struct fault_kind fault_latency, fault_bandwidth, fault_timeout, fault_reset_peer,
+    fault_limit_data, fault_slicer, fault_down;
+
+static const struct fault_kind *const kinds[] = {
+    &fault_client_pause, &fault_client_crash, &fault_kill,    &fault_pause,     &fault_restart,
+    &fault_clock_jump,   &fault_failover,     &fault_latency, &fault_bandwidth, &fault_timeout,
+    &fault_reset_peer,   &fault_limit_data,   &fault_slicer,  &fault_down,
+};
+
+#define N_KINDS (sizeof(kinds) / sizeof(kinds[0]))
+_Static_assert(N_KINDS < 256, "a kind's index fits a fault_spec's uint8_t");
+
+size_t fault_kind_count(void)
+{
+    return N_KINDS;
+}
+
+const struct fault_kind *fault_kind_at(size_t i)
+{
+    return i < N_KINDS ? kinds[i] : NULL;
+}
+
+const struct fault_kind *fault_kind_find(const char *name)
+{
+    int i = fault_kind_index(name);
+    return i < 0 ? NULL : kinds[i];
+}
+
+const struct fault_kind *fault_kind_of(const struct fault_spec *f)
+{
+    return kinds[f->kind < N_KINDS ? f->kind : 0];
+}
+
+/* ---- scenario.h's queries ------------------------------------------- */
+
+size_t fault_kind_total(void)
+{
+    return N_KINDS;
+}
+
+const char *fault_type_name(unsigned kind)
+{
+    return kind < N_KINDS ? kinds[kind]->name : "unknown";
+}
+
+int fault_kind_index(const char *name)
+{
+    for (size_t i = 0; i < N_KINDS; i++)
+        if (strcmp(kinds[i]->name, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+static bool of_family(unsigned kind, enum fault_family family)
+{
+    return kind < N_KINDS && kinds[kind]->family == family;
+}
+
+bool fault_on_servers(unsigned kind)
+{
+    return of_family(kind, FAULT_FAMILY_SERVERS);
+}
+
+bool fault_on_network(unsigned kind)
+{
+    return of_family(kind, FAULT_FAMILY_NETWORK);
+}
+
+bool fault_on_client(unsigned kind)
+{
+    return of_family(kind, FAULT_FAMILY_CLIENT);
+}
+
+bool fault_recovers_from_start(unsigned kind)
+{
+    return kind < N_KINDS && kinds[kind]->window == WINDOW_RESTART;
+}
+
+const char *fault_band(unsigned kind)
+{
+    return kind < N_KINDS ? kinds[kind]->band : "process";
+}
+
+bool fault_kills_holder(unsigned kind)
+{
+    return of_family(kind, FAULT_FAMILY_CLIENT) && kinds[kind]->holder_act == HOLDER_DIES;
+}
+
+bool fault_holds_connections(unsigned kind)
+{
+    return kind < N_KINDS && kinds[kind]->holds_connections;
+}
+
+bool fault_on_holder(const struct fault_spec *f)
+{
+    return fault_on_client(f->kind) || (fault_on_network(f->kind) && f->scope == NET_HOLDER);
+}
+
+const char *fault_plan(const struct fault_spec *f, char *buf, size_t len)
+{
+    fault_kind_of(f)->plan(f, buf, len);
+    return buf;
+}
+
+void fault_settings(const struct fault_spec *f, struct json_t *o)
+{
+    fault_kind_of(f)->settings(f, o);
+}
+
+uint64_t fault_end_ms(const struct fault_spec *f, uint64_t run_ms)
+{
+    const struct fault_kind *k = fault_kind_of(f);
+    if (k->family == FAULT_FAMILY_NETWORK && f->duration_ms == 0)
+        return run_ms;
+    if (k->window == WINDOW_RESTART)
+        return f->restart_after_ms ? f->at_ms + f->restart_after_ms : run_ms;
+    return f->at_ms + f->duration_ms;
+}
+
+bool scenario_fakes_time(const struct scenario *s)
+{
+    for (size_t i = 0; i < s->n_faults; i++) {
+        const struct fault_kind *k = fault_kind_of(&s->faults[i]);
+        if (k->fakes_time && k->fakes_time(&s->faults[i]))
+            return true;
+    }
+    return false;
+}
+
+/* ---- for the kinds' files ------------------------------------------- */
+
+const char *fault_seconds(uint64_t ms, char *buf, size_t len)
+{
+    if (ms % 1000 == 0)
+        snprintf(buf, len, "%" PRIu64, ms / 1000);
+    else
+        snprintf(buf, len, "%" PRIu64 ".%03" PRIu64, ms / 1000, ms % 1000);
+    return buf;
+}
