@@ -91,6 +91,29 @@ int scn_unknown_key(struct ctx *c, const struct table *t, const char *key);
 /* takes want's reference */
 int scn_unknown_algorithm(struct ctx *c, const char *name, json_t *want);
 
+/* fields.c: the field parsers a table names, and the walker. */
+void *field_at(void *base, const struct field *f);
+int get_int(struct ctx *c, json_t *v, const struct field *f, long long *out);
+int parse_u32(struct ctx *c, json_t *v, const struct field *f, void *base);
+int parse_u64(struct ctx *c, json_t *v, const struct field *f, void *base);
+int parse_i64(struct ctx *c, json_t *v, const struct field *f, void *base);
+int parse_bool(struct ctx *c, json_t *v, const struct field *f, void *base);
+int match_name(struct ctx *c, json_t *v, const struct names *nm, int *out);
+int parse_enum(struct ctx *c, json_t *v, const struct field *f, void *base);
+int parse_name(struct ctx *c, json_t *v, const struct field *f, void *base);
+int parse_text(struct ctx *c, json_t *v, const struct field *f, void *base);
+int get_positive(struct ctx *c, json_t *v, double max, double *out);
+int parse_duration(struct ctx *c, json_t *v, const struct field *f, void *base);
+int parse_positive(struct ctx *c, json_t *v, const struct field *f, void *base);
+int parse_object(struct ctx *c, json_t *v, const struct field *f, void *base);
+int walk_object(struct ctx *c, json_t *obj, const struct table *t, void *base);
+int parse_expect(struct ctx *c, json_t *v, const struct field *f, void *base);
+/* The characters of a scenario's name. */
+extern const char name_chars[];
+
+/* fault_fields.c: the "faults" array. */
+int parse_faults(struct ctx *c, json_t *v, const struct field *f, void *base);
+
 /* The fault timeline against the run and ops's servers (scenario_faults.c). */
 int scenario_finish_faults(struct ctx *c, const struct scenario *s, const struct lock_ops *ops);
 

@@ -1,0 +1,458 @@
+/* fault_fields.c - a scenario's "faults": each fault object's keys read
+ * into a fault_spec (its kind from the fault registry, its target among
+ * clients, servers or traffic, Toxiproxy's attributes, its expectations),
+ * then handed to its kind's check (sim/faults/fault.h), which knows what
+ * it takes and refuses. Also what the rest of locklab asks of a parsed
+ * timeline: which faults need the proxy, the data kept, the stream names.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "algorithms/lock.h"
+#include "sim/faults/fault.h"
+#include "sim/scenario/scenario.h"
+#include "sim/scenario/scenario_parse.h"
+
+#define FS(m) offsetof(struct fault_spec, m)
+
+static int fault_after(struct ctx *c, json_t *obj, void *base);
+
+/* "prefix" followed by a decimal number from lowest to max, nothing else:
+ * "client:3" (lowest 0), "clients:4" (lowest 1). */
+static bool numbered(const char *t, const char *prefix, char lowest, unsigned long max,
+                     unsigned long *out)
+{
+    size_t len = strlen(prefix);
+    if (strncmp(t, prefix, len) != 0 || t[len] < lowest || t[len] > '9')
+        return false;
+    char *end;
+    errno = 0;
+    unsigned long n = strtoul(t + len, &end, 10);
+    if (*end != '\0' || errno != 0 || n > max)
+        return false;
+    *out = n;
+    return true;
+}
+
+static int client_target(struct ctx *c, const char *t, struct fault_spec *fs)
+{
+    unsigned long k;
+    if (strcmp(t, "holder") == 0) {
+        fs->target = FAULT_TARGET_HOLDER;
+        return 0;
+    }
+    if (numbered(t, "client:", '0', INT32_MAX, &k)) {
+        fs->target = (int32_t)k;
+        return 0;
+    }
+    return scn_fail(c, "unknown target %s for a %s (expected \"holder\" or \"client:N\")",
+                    scn_quote(t).s, fault_type_name(fs->kind));
+}
+
+/* "clients:N": N clients, chosen by the seed. */
+static bool clients_count(const char *t, struct fault_spec *fs)
+{
+    unsigned long n;
+    if (!numbered(t, "clients:", '1', SCENARIO_MAX_CLIENTS, &n))
+        return false;
+    fs->n_clients = (uint32_t)n;
+    return true;
+}
+
+/* in the order of enum node_pick from PICK_ONE */
+static const char *const pick_list[] = {"one",       "minority",        "majority",  "all",
+                                        "primaries", "holder-majority", "zk-leader", "zk-follower"};
+
+/* "redis-2", "zk-1": a server by kind and 1-based number. */
+static bool node_name(const char *t, struct fault_spec *fs)
+{
+    static const struct {
+        const char *prefix;
+        enum lock_server kind;
+    } kinds[] = {{"redis-", LOCK_SERVER_REDIS}, {"zk-", LOCK_SERVER_ZOOKEEPER}};
+    for (size_t k = 0; k < N_OF(kinds); k++) {
+        size_t n = strlen(kinds[k].prefix);
+        if (strncmp(t, kinds[k].prefix, n) != 0 || t[n] < '1' || t[n] > '9')
+            continue;
+        char *end;
+        unsigned long x = strtoul(t + n, &end, 10);
+        if (*end != '\0' || x > LOCK_ENDPOINT_MAX)
+            return false;
+        fs->pick = PICK_NODE;
+        fs->node_kind = kinds[k].kind;
+        fs->node = (uint32_t)x;
+        return true;
+    }
+    return false;
+}
+
+static int server_target(struct ctx *c, const char *t, struct fault_spec *fs)
+{
+    for (size_t i = 0; i < N_OF(pick_list); i++)
+        if (strcmp(t, pick_list[i]) == 0) {
+            fs->pick = (enum node_pick)(PICK_ONE + (int)i);
+            return 0;
+        }
+    if (node_name(t, fs))
+        return 0;
+    return scn_fail(
+        c,
+        "unknown target %s for a %s (expected a server such as \"redis-2\" or "
+        "\"zk-1\", or one of: one, minority, majority, all, primaries, holder-majority, zk-leader, "
+        "zk-follower)",
+        scn_quote(t).s, fault_type_name(fs->kind));
+}
+
+/* A network fault touches some clients' connections, or every client's
+ * connections to some servers. */
+static int network_target(struct ctx *c, const char *t, struct fault_spec *fs)
+{
+    if (strcmp(t, "holder") == 0 || strncmp(t, "client:", 7) == 0) {
+        if (client_target(c, t, fs) < 0)
+            return -1;
+        fs->scope = fs->target == FAULT_TARGET_HOLDER ? NET_HOLDER : NET_CLIENT;
+        fs->pick = PICK_ALL;
+        return 0;
+    }
+    if (clients_count(t, fs)) {
+        fs->scope = NET_CLIENTS;
+        fs->pick = PICK_ALL;
+        return 0;
+    }
+    if (strcmp(t, "replication") == 0) {
+        fs->scope = NET_REPLICATION;
+        fs->pick = PICK_ALL;
+        return 0;
+    }
+    for (size_t i = 0; i < N_OF(pick_list); i++) /* holder-majority is Redlock's votes */
+        if (PICK_ONE + (int)i != PICK_HOLDER_MAJORITY && strcmp(t, pick_list[i]) == 0) {
+            fs->pick = (enum node_pick)(PICK_ONE + (int)i);
+            return 0;
+        }
+    if (node_name(t, fs))
+        return 0;
+    return scn_fail(c,
+                    "unknown target %s for a %s (expected a server such as \"redis-2\", one of: "
+                    "one, minority, majority, all, primaries, zk-leader, zk-follower; or clients: "
+                    "\"holder\", "
+                    "\"client:K\", \"clients:N\"; or \"replication\")",
+                    scn_quote(t).s, fault_type_name(fs->kind));
+}
+
+static int parse_target(struct ctx *c, json_t *v, const struct field *f, void *base)
+{
+    struct fault_spec *fs = base;
+
+    (void)f;
+    if (!json_is_string(v))
+        return scn_type_error(c, v, "a string");
+    const char *t = json_string_value(v);
+    /* the type is read first (table order): it says which targets mean something */
+    int rc = fault_on_network(fs->kind)   ? network_target(c, t, fs)
+             : fault_on_servers(fs->kind) ? server_target(c, t, fs)
+                                          : client_target(c, t, fs);
+    if (rc == 0)
+        snprintf(fs->target_text, sizeof(fs->target_text), "%.*s", (int)sizeof(fs->target_text) - 1,
+                 t);
+    return rc;
+}
+
+/* "upstream" = 1, "downstream" = 2, "both" = 3: the STREAM_* bits */
+static int parse_stream(struct ctx *c, json_t *v, const struct field *f, void *base)
+{
+    int x;
+    if (match_name(c, v, f->names, &x) < 0)
+        return -1;
+    *(unsigned *)field_at(base, f) = (unsigned)x;
+    return 0;
+}
+
+static int parse_toxicity(struct ctx *c, json_t *v, const struct field *f, void *base)
+{
+    struct fault_spec *fs = base;
+
+    (void)f;
+    if (!json_is_number(v))
+        return scn_type_error(c, v, "a number");
+    double x = json_number_value(v);
+    if (!(x >= 0 && x <= 1))
+        return scn_fail(c, "%.10g is out of range (0..1: the share of connections it touches)", x);
+    fs->toxicity = x;
+    fs->toxicity_set = true;
+    return 0;
+}
+
+static const char *const method_list[] = {"auto", "faketime", "ttl"};
+
+static const char *const stream_list[] = {"upstream", "downstream", "both"};
+
+static const char *const data_list[] = {"lost", "kept"};
+
+static const struct names data_names = {"data", data_list, N_OF(data_list), DATA_LOST};
+
+static const struct names method_names = {"method", method_list, N_OF(method_list), CLOCK_AUTO};
+
+static const struct names stream_names = {"stream", stream_list, N_OF(stream_list),
+                                          STREAM_UPSTREAM};
+
+/* The kinds' names, read from the fault registry. */
+static int parse_kind(struct ctx *c, json_t *v, const struct field *f, void *base)
+{
+    const char *list[256];
+    size_t n = fault_kind_total();
+    for (size_t i = 0; i < n && i < N_OF(list); i++)
+        list[i] = fault_type_name((unsigned)i);
+    const struct names kinds = {"fault type", list, n < N_OF(list) ? n : N_OF(list), 0};
+    int x;
+    (void)f;
+    if (match_name(c, v, &kinds, &x) < 0)
+        return -1;
+    ((struct fault_spec *)base)->kind = (uint8_t)x;
+    return 0;
+}
+
+static const struct field fault_expect_fields[] = {
+    {.key = "acquired", .parse = parse_expect, .offset = FS(expect.acquired)},
+    {.key = "failed", .parse = parse_expect, .offset = FS(expect.failed)},
+    {.key = "recovery_ms", .parse = parse_expect, .offset = FS(expect.recovery_ms)},
+};
+
+static const struct table fault_expect_table = {fault_expect_fields, N_OF(fault_expect_fields),
+                                                NULL};
+
+static const struct field fault_fields[] = {
+    {.key = "at_ms", .parse = parse_u64, .offset = FS(at_ms), .max = NO_MAX, .required = true},
+    {.key = "type", .parse = parse_kind, .required = true},
+    {.key = "duration_ms", .parse = parse_u64, .offset = FS(duration_ms), .max = MS_MAX},
+    {.key = "target", .parse = parse_target},
+    {.key = "restart_after_ms",
+     .parse = parse_u64,
+     .offset = FS(restart_after_ms),
+     .min = 1,
+     .max = MS_MAX},
+    {.key = "data", .parse = parse_enum, .offset = FS(data), .names = &data_names},
+    {.key = "key", .parse = parse_text, .offset = FS(key), .max = 63},
+    {.key = "count", .parse = parse_u32, .offset = FS(count), .min = 1, .max = LOCK_ENDPOINT_MAX},
+    {.key = "jump_ms", .parse = parse_u64, .offset = FS(jump_ms), .min = 1, .max = MS_MAX},
+    {.key = "method", .parse = parse_enum, .offset = FS(method), .names = &method_names},
+    /* network faults: Toxiproxy's attributes, under its names */
+    {.key = "stream", .parse = parse_stream, .offset = FS(stream), .names = &stream_names},
+    {.key = "toxicity", .parse = parse_toxicity},
+    {.key = "latency", .parse = parse_u32, .offset = FS(latency_ms), .max = MS_MAX},
+    {.key = "jitter", .parse = parse_u32, .offset = FS(jitter_ms), .max = MS_MAX},
+    {.key = "rate", .parse = parse_u32, .offset = FS(rate_kbs), .min = 1, .max = 10000000},
+    {.key = "timeout", .parse = parse_u32, .offset = FS(timeout_ms), .max = MS_MAX},
+    {.key = "bytes", .parse = parse_u64, .offset = FS(bytes), .max = 1LL << 40},
+    {.key = "average_size",
+     .parse = parse_u32,
+     .offset = FS(average_size),
+     .min = 1,
+     .max = 1 << 20},
+    {.key = "size_variation", .parse = parse_u32, .offset = FS(size_variation), .max = 1 << 20},
+    {.key = "delay", .parse = parse_u32, .offset = FS(delay_us), .max = 1000000},
+    {.key = "expect", .parse = parse_object, .sub = &fault_expect_table},
+};
+
+static const struct table fault_table = {fault_fields, N_OF(fault_fields), fault_after};
+
+int parse_faults(struct ctx *c, json_t *v, const struct field *f, void *base)
+{
+    struct scenario *s = base;
+    int rc = 0;
+
+    (void)f;
+    if (!json_is_array(v))
+        return scn_type_error(c, v, "an array");
+    size_t n = json_array_size(v);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        json_t *el = json_array_get(v, i);
+        scn_push_index(c, i);
+        if (i >= SCENARIO_MAX_FAULTS)
+            rc = scn_fail(c, "too many faults (at most %d)", SCENARIO_MAX_FAULTS);
+        else if (!json_is_object(el))
+            rc = scn_type_error(c, el, "an object");
+        else {
+            s->faults[i] = (struct fault_spec){
+                .target = FAULT_TARGET_HOLDER, .stream = STREAM_DOWNSTREAM, .toxicity = 1.0};
+            rc = walk_object(c, el, &fault_table, &s->faults[i]);
+        }
+        scn_pop(c);
+    }
+    if (rc == 0)
+        s->n_faults = n;
+    return rc;
+}
+
+struct fault_check {
+    struct ctx *c;
+    json_t *obj;
+    struct fault_spec *fs;
+};
+
+bool fault_has(const struct fault_check *fc, const char *key)
+{
+    return json_object_get(fc->obj, key) != NULL;
+}
+
+struct fault_spec *fault_checked(struct fault_check *fc)
+{
+    return fc->fs;
+}
+
+int fault_refuse(struct fault_check *fc, const char *key, const char *why)
+{
+    if (!fault_has(fc, key))
+        return 0;
+    return fault_blame(fc, key, "a %s takes no %s (%s)", fault_type_name(fc->fs->kind), key, why);
+}
+
+int fault_require(struct fault_check *fc, const char *key, const char *what)
+{
+    if (fault_has(fc, key))
+        return 0;
+    return scn_fail(fc->c, "missing required key \"%s\" (%s)", key, what);
+}
+
+int fault_needs(struct fault_check *fc, const char *key, const char *what)
+{
+    return scn_fail(fc->c, "missing required key \"%s\" (a %s needs one: %s)", key,
+                    fault_type_name(fc->fs->kind), what);
+}
+
+int fault_blame(struct fault_check *fc, const char *key, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    scn_push_key(fc->c, key);
+    scn_vfail(fc->c, fmt, ap);
+    scn_pop(fc->c);
+    va_end(ap);
+    return -1;
+}
+
+int fault_fail(struct fault_check *fc, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    scn_vfail(fc->c, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* What the kind takes and refuses, checked by the kind itself. */
+static int fault_after(struct ctx *c, json_t *obj, void *base)
+{
+    struct fault_check fc = {c, obj, base};
+    return fault_kind_of(fc.fs)->check(&fc);
+}
+
+uint64_t scenario_longest_fault_ms(const struct scenario *s)
+{
+    uint64_t longest = 0;
+    for (size_t i = 0; i < s->n_faults; i++)
+        if (s->faults[i].duration_ms > longest)
+            longest = s->faults[i].duration_ms;
+    return longest;
+}
+
+const char *const fault_expect_names[FAULT_EXPECTS] = {"acquired", "failed", "recovery_ms"};
+
+const struct expect_num *fault_expect_at(const struct fault_expect *x, size_t k)
+{
+    const struct expect_num *all[FAULT_EXPECTS] = {&x->acquired, &x->failed, &x->recovery_ms};
+    return all[k];
+}
+
+const char *clock_method_name(enum clock_method m)
+{
+    return m < N_OF(method_list) ? method_list[m] : "?";
+}
+
+size_t fault_node_count(const struct fault_spec *f, size_t n)
+{
+    switch (f->pick) {
+    case PICK_NODE:
+    case PICK_ONE:
+    case PICK_ZK_LEADER:
+    case PICK_ZK_FOLLOWER:
+        return 1;
+    case PICK_MINORITY:
+        return n / 2;
+    case PICK_MAJORITY:
+        return n / 2 + 1;
+    case PICK_ALL:
+    case PICK_PRIMARIES:
+        return n;
+    case PICK_HOLDER_MAJORITY:
+        return f->count ? f->count : n / 2 + 1;
+    }
+    return n;
+}
+
+bool scenario_keeps_data(const struct scenario *s)
+{
+    for (size_t i = 0; i < s->n_faults; i++)
+        if (fault_on_servers(s->faults[i].kind) && s->faults[i].data == DATA_KEPT)
+            return true;
+    return false;
+}
+
+bool scenario_has_server_faults(const struct scenario *s)
+{
+    for (size_t i = 0; i < s->n_faults; i++)
+        if (fault_on_servers(s->faults[i].kind))
+            return true;
+    return false;
+}
+
+bool scenario_needs_proxy(const struct scenario *s)
+{
+    for (size_t i = 0; i < s->n_faults; i++)
+        if ((fault_on_network(s->faults[i].kind) && s->faults[i].scope != NET_REPLICATION) ||
+            fault_holds_connections(s->faults[i].kind))
+            return true; /* the replication link has the fleet's own proxy */
+    return false;
+}
+
+bool scenario_proxy_per_client(const struct scenario *s)
+{
+    for (size_t i = 0; i < s->n_faults; i++) {
+        const struct fault_spec *f = &s->faults[i];
+        if (fault_holds_connections(f->kind) ||
+            (fault_on_network(f->kind) && f->scope != NET_NODES && f->scope != NET_REPLICATION))
+            return true;
+    }
+    return false;
+}
+
+uint32_t scenario_proxied_endpoints(const struct scenario *s, size_t n)
+{
+    uint32_t set = 0;
+    for (size_t i = 0; i < s->n_faults; i++) {
+        const struct fault_spec *f = &s->faults[i];
+        if (fault_on_network(f->kind) && f->scope == NET_REPLICATION)
+            continue; /* the fleet's own proxy */
+        if (fault_holds_connections(f->kind) || (fault_on_network(f->kind) && f->pick != PICK_NODE))
+            return servers_mask(n); /* a paused client's every connection; a node the seed picks */
+        if (fault_on_network(f->kind) && f->node >= 1 && f->node <= n)
+            set |= 1u << (f->node - 1);
+    }
+    return set;
+}
+
+const char *fault_stream_name(unsigned stream)
+{
+    return stream == STREAM_UPSTREAM    ? "upstream"
+           : stream == STREAM_BOTH_WAYS ? "both"
+                                        : "downstream";
+}
+
+const char *fault_data_name(enum fault_data d)
+{
+    return d == DATA_KEPT ? "kept" : "lost";
+}
