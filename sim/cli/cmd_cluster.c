@@ -28,6 +28,7 @@
 
 #include "sim/cli/cli.h"
 #include "sim/fleet/cluster.h"
+#include "sim/fleet/server_kind.h"
 #include "sim/record/clock.h"
 
 struct cluster_opts {
@@ -169,7 +170,7 @@ static void endpoints_of(const struct cluster *c, const char *kind, char *buf, s
     size_t used = 0;
     buf[0] = '\0';
     for (size_t i = 0; i < c->n && used < len; i++)
-        if (strcmp(c->srv[i].kind, kind) == 0)
+        if (strcmp(c->srv[i].kind->name, kind) == 0)
             used += (size_t)snprintf(buf + used, len - used, "%s127.0.0.1:%d", used ? "," : "",
                                      c->srv[i].port);
 }
@@ -186,7 +187,7 @@ static int write_state(const struct cluster_opts *o, const struct cluster *c)
     endpoints_of(c, "zookeeper", zk, sizeof(zk));
     fprintf(f, "supervisor=%d\nredis=%s\nzookeeper=%s\n", (int)getpid(), redis, zk);
     for (size_t i = 0; i < c->n; i++)
-        fprintf(f, "server=%s %d %d\n", c->srv[i].kind, c->srv[i].port, (int)c->srv[i].pid);
+        fprintf(f, "server=%s %d %d\n", c->srv[i].kind->name, c->srv[i].port, (int)c->srv[i].pid);
     fprintf(f, "supervisor_start=%llu\nroot=%s\n", cluster_process_start(getpid()), c->root);
     if (fclose(f) != 0)
         return -1;
@@ -201,9 +202,9 @@ static void logs_path(const struct cluster_opts *o, char *buf, size_t len)
 /* The supervisor's start-up: 0, or -1 with err set and nothing running. */
 static int supervisor_begin(const struct cluster_opts *o, struct cluster *c, char *err, size_t len)
 {
-    int rc = cluster_start_redis(c, (size_t)o->redis_nodes, err, len);
+    int rc = cluster_start(c, "redis", (size_t)o->redis_nodes, err, len);
     if (rc == 0 && o->zk_nodes > 0)
-        rc = cluster_start_zookeeper(c, (size_t)o->zk_nodes, err, len);
+        rc = cluster_start(c, "zookeeper", (size_t)o->zk_nodes, err, len);
     if (rc == 0 && write_state(o, c) < 0) {
         snprintf(err, len, "cannot write the state file in %s: %s", o->dir, strerror(errno));
         rc = -1;
@@ -366,7 +367,8 @@ static int cluster_status(const struct cluster_opts *o, int hint)
         int port, pid;
         if (sscanf(st.servers[i], "%15s %d %d", kind, &port, &pid) != 3)
             continue;
-        int ok = cluster_answers(kind, port);
+        const struct server_kind *k = server_kind_find(kind);
+        int ok = k && k->answers(port);
         down += !ok;
         printf("  %-10s 127.0.0.1:%-6d pid %-7d %s\n", kind, port, pid, ok ? "up" : "DOWN");
     }
@@ -475,9 +477,10 @@ static size_t rescue_logs(const struct cluster_opts *o, const struct cluster_sta
         char kind[16];
         if (sscanf(st->servers[i], "%15s", kind) != 1)
             continue;
-        if (strcmp(kind, "redis") != 0 && strcmp(kind, "zookeeper") != 0)
+        const struct server_kind *k = server_kind_find(kind);
+        if (k == NULL)
             continue; /* the state file names no path of ours to follow */
-        kept += cluster_keep_log(st->root, kind, i, logs) == 0;
+        kept += cluster_keep_log(st->root, k, i, logs) == 0;
     }
     rmdir(logs); /* only when nothing was kept: it is not empty otherwise */
     return kept;

@@ -11,6 +11,7 @@
 #include "sim/cli/cli.h"
 #include "sim/cli/signals.h"
 #include "sim/engine/runner.h"
+#include "sim/fleet/server_kind.h"
 #include "sim/proxy/proxy.h"
 #include "sim/record/history.h"
 
@@ -49,7 +50,7 @@ static void watch_run(struct runner *r, struct fleet *f, struct run_result *res,
         int dead = fleet_dead(f);
         if (dead >= 0 && res->incomplete_reason[0] == '\0') {
             snprintf(res->incomplete_reason, sizeof(res->incomplete_reason),
-                     "%s on port %d exited unexpectedly", f->cl.srv[dead].kind,
+                     "%s on port %d exited unexpectedly", f->cl.srv[dead].kind->name,
                      f->cl.srv[dead].port);
             runner_stop(r, 1);
         }

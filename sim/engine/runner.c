@@ -20,6 +20,7 @@
 
 #include "sim/engine/run.h"
 #include "sim/faults/nemesis.h"
+#include "sim/fleet/server_kind.h"
 #include "sim/proxy/proxy.h"
 #include "sim/record/clock.h"
 #include "sim/record/hiccup.h"
@@ -334,7 +335,7 @@ void runner_set_fault_nodes(struct runner *r, const struct fault_nodes *nodes)
 
 int runner_set_proxy(struct runner *r, struct proxy *p, char *err, size_t errlen)
 {
-    nemesis_set_proxy(r->run.nem, p, r->run.ops->server, r->n);
+    nemesis_set_proxy(r->run.nem, p, server_kind_find(lock_server_name(r->run.ops->server)), r->n);
     if (p == NULL)
         return 0;
     size_t groups = proxy_groups(p);

@@ -10,6 +10,7 @@
 #include "sim/faults/fault.h"
 #include "sim/faults/nemesis_state.h"
 #include "sim/fleet/cluster.h"
+#include "sim/fleet/redis_server.h"
 
 /* A jump is an instant: it takes jump_ms and method, and no length. */
 static int check(struct fault_check *fc)
@@ -62,7 +63,7 @@ static void strike(struct nemesis *n, size_t i, size_t k)
             nemesis_failed_to(n, i, "clock jump", k, err);
         return;
     }
-    long keys = cluster_shorten_ttls(s->port, ms);
+    long keys = redis_server_shorten_ttls(s->port, ms);
     if (keys < 0) {
         char why[96];
         snprintf(why, sizeof(why), "the keys' ttl could not be shortened (no answer on port %d)",

@@ -44,7 +44,8 @@ void nemesis_free(struct nemesis *n)
     free(n);
 }
 
-void nemesis_set_proxy(struct nemesis *n, struct proxy *p, enum lock_server kind, size_t clients)
+void nemesis_set_proxy(struct nemesis *n, struct proxy *p, const struct server_kind *kind,
+                       size_t clients)
 {
     n->proxy = p;
     n->net_kind = kind;

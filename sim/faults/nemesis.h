@@ -86,7 +86,9 @@ void nemesis_finish(struct nemesis *n);
 /* The proxy network faults go through, the kind and number of endpoints
  * it fronts and the run's clients (its groups); before nemesis_start. */
 struct proxy;
-void nemesis_set_proxy(struct nemesis *n, struct proxy *p, enum lock_server kind, size_t clients);
+struct server_kind;
+void nemesis_set_proxy(struct nemesis *n, struct proxy *p, const struct server_kind *kind,
+                       size_t clients);
 /* A holder has claimed network fault idx: put it in force on its
  * connections now (from the holder's thread); the event to log in *start.
  * false when there is no proxy. */

@@ -36,8 +36,8 @@ struct nemesis {
     bool running;
 
     /* network faults, through the proxy */
-    struct proxy *proxy; /* NULL: none */
-    enum lock_server net_kind;
+    struct proxy *proxy;                            /* NULL: none */
+    const struct server_kind *net_kind;             /* of the servers behind it */
     struct lock_endpoint net_up[LOCK_ENDPOINT_MAX]; /* the servers behind it */
     size_t net_n;
     uint32_t net_clients;
@@ -83,8 +83,6 @@ uint64_t nemesis_random(struct nemesis *n);
 /* count of the servers in the bit set from, in a seeded random order (all
  * of them when count is 0), as a bit set. */
 uint32_t nemesis_some(struct nemesis *n, uint32_t from, size_t count);
-/* Does the ZooKeeper server on port lead (or stand alone)? Asked with srvr. */
-bool nemesis_zk_leads(int port);
 /* targets.c: the master the first sentinel that answers names, as a bit of
  * nodes.node[] (0: none answered, or it names no node of the run). */
 uint32_t nemesis_master(const struct nemesis *n);

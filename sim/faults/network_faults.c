@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "sim/faults/nemesis_state.h"
+#include "sim/fleet/server_kind.h"
 #include "sim/record/clock.h"
 
 /* The proxy fault f acts through: the replicas' own for their link. */
@@ -33,8 +34,7 @@ bool nemesis_has_network_faults(const struct nemesis *n)
 
 static bool leads(const struct nemesis *n, size_t e)
 {
-    /* every Redis of a run is a master */
-    return n->net_kind != LOCK_SERVER_ZOOKEEPER || nemesis_zk_leads(n->net_up[e].port);
+    return n->net_kind->leads == NULL || n->net_kind->leads(n->net_up[e].port); /* NULL: all do */
 }
 
 /* The endpoints fault i touches. Network faults do not take servers away,
@@ -108,7 +108,7 @@ static struct toxic toxic_of(const struct fault_spec *f, uint32_t endpoints)
 
 static void name_endpoints(const struct nemesis *n, uint32_t set, char *out, size_t len)
 {
-    const char *prefix = n->net_kind == LOCK_SERVER_ZOOKEEPER ? "zk" : "redis";
+    const char *prefix = n->net_kind->node_prefix;
     size_t used = 0;
     out[0] = '\0';
     for (size_t e = 0; e < n->net_n && used + 12 < len; e++)

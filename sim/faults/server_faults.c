@@ -14,6 +14,7 @@
 
 #include "sim/faults/nemesis_state.h"
 #include "sim/fleet/cluster.h"
+#include "sim/fleet/server_kind.h"
 #include "sim/record/clock.h"
 
 #define SLICE_NS 10000000ull /* how often a waiting nemesis looks at the stop flag */
@@ -109,23 +110,24 @@ void nemesis_restart_all(struct nemesis *n, size_t i)
             nemesis_failed_to(n, i, "restart", k, err);
             continue;
         }
-        bool redis = strcmp(nemesis_server(n, k)->kind, "redis") == 0;
+        bool data = nemesis_server(n, k)->kind->forget_data != NULL; /* it has data to lose */
         nemesis_add_text(r->end_detail, sizeof(r->end_detail), "%s back on port %d as pid %d%s",
                          n->nodes.node[k].name, nemesis_server(n, k)->port, (int)nemesis_pid(n, k),
-                         !redis ? ""
+                         !data  ? ""
                          : keep ? ", data kept"
                                 : ", data lost");
     }
 }
 
-/* After a fault on a ZooKeeper ensemble: which member leads now (a
- * leader's kill shows the one elected in its place). */
-static void note_zk_leader(struct nemesis *n, size_t i)
+/* After a fault on an ensemble that elects a leader (ZooKeeper's): which
+ * member leads now (a leader's kill shows the one elected in its place). */
+static void note_leader(struct nemesis *n, size_t i)
 {
-    if (n->nodes.n < 3 || strcmp(nemesis_server(n, 0)->kind, "zookeeper") != 0)
+    const struct server_kind *kind = n->nodes.n ? nemesis_server(n, 0)->kind : NULL;
+    if (n->nodes.n < 3 || !kind->one_service || kind->leads == NULL)
         return;
     for (size_t k = 0; k < n->nodes.n; k++)
-        if (nemesis_zk_leads(nemesis_server(n, k)->port))
+        if (kind->leads(nemesis_server(n, k)->port))
             nemesis_add_text(n->rec[i].end_detail, sizeof(n->rec[i].end_detail), "%s leads",
                              n->nodes.node[k].name);
 }
@@ -138,7 +140,7 @@ static void end_fault(struct nemesis *n, size_t i, bool healed)
     if (kind->end)
         kind->end(n, i, healed);
     if (!healed)
-        note_zk_leader(n, i);
+        note_leader(n, i);
     if (healed)
         nemesis_add_text(r->end_detail, sizeof(r->end_detail), "at the end of the run");
     n->busy &= ~n->struck[i];

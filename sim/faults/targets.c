@@ -10,6 +10,9 @@
 #include "algorithms/lock.h"
 #include "sim/faults/nemesis_state.h"
 #include "sim/fleet/cluster.h"
+#include "sim/fleet/redis_server.h"
+#include "sim/fleet/sentinel_server.h"
+#include "sim/fleet/server_kind.h"
 
 uint64_t nemesis_random(struct nemesis *n)
 {
@@ -20,18 +23,10 @@ uint64_t nemesis_random(struct nemesis *n)
     return n->rng * 0x2545F4914F6CDD1DULL;
 }
 
-bool nemesis_zk_leads(int port)
-{
-    char reply[512];
-    return cluster_ask(port, "srvr", reply, sizeof(reply)) > 0 &&
-           (strstr(reply, "Mode: leader") || strstr(reply, "Mode: standalone"));
-}
-
 static bool leads(const struct nemesis *n, size_t k)
 {
     const struct managed_server *s = &n->nodes.cl->srv[n->nodes.node[k].idx];
-    /* every Redis of a run is a master */
-    return strcmp(s->kind, "zookeeper") != 0 || nemesis_zk_leads(s->port);
+    return s->kind->leads == NULL || s->kind->leads(s->port); /* NULL: each one leads */
 }
 
 /* The value node k holds under key ("" when none or it does not answer). */
@@ -42,7 +37,7 @@ static void value_on(const struct nemesis *n, size_t k, const char *key, char *o
     out[0] = '\0';
     snprintf(cmd, sizeof(cmd), "GET %s", key);
     /* "$12\r\nowner-value\r\n"; "$-1" when the key is not there */
-    if (cluster_redis_reply(s->port, cmd, reply, sizeof(reply)) < 0 || reply[0] != '$' ||
+    if (redis_server_reply(s->port, cmd, reply, sizeof(reply)) < 0 || reply[0] != '$' ||
         reply[1] == '-')
         return;
     const char *v = strstr(reply, "\r\n");
@@ -89,7 +84,7 @@ uint32_t nemesis_some(struct nemesis *n, uint32_t from, size_t count)
 uint32_t nemesis_master(const struct nemesis *n)
 {
     for (size_t s = 0; s < n->nodes.n_sentinels; s++) {
-        int port = cluster_sentinel_master(n->nodes.sentinel_port[s]);
+        int port = sentinel_server_master(n->nodes.sentinel_port[s]);
         for (size_t k = 0; port > 0 && k < n->nodes.n; k++)
             if (n->nodes.cl->srv[n->nodes.node[k].idx].port == port)
                 return 1u << k;

@@ -25,8 +25,23 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sim/fleet/server_kind.h"
 #include "sim/fleet/spawn.h"
 #include "sim/record/clock.h"
+
+/* One lock guards every server's pid and fault state: the nemesis thread
+ * changes them while the main thread watches for servers that died. */
+static pthread_mutex_t procs = PTHREAD_MUTEX_INITIALIZER;
+
+void cluster_lock(void)
+{
+    pthread_mutex_lock(&procs);
+}
+
+void cluster_unlock(void)
+{
+    pthread_mutex_unlock(&procs);
+}
 
 #define START_ATTEMPTS 3 /* a freshly picked free port can be taken before the server binds it */
 
@@ -91,7 +106,7 @@ static bool port_unusable(int port)
     return false;
 }
 
-static int free_port(void)
+int cluster_free_port(void)
 {
     int lo = ephemeral_low(), port = -1;
     pthread_mutex_lock(&ports.mu);
@@ -111,52 +126,10 @@ static int free_port(void)
     return port;
 }
 
-int cluster_redis_reply(int port, const char *command, char *reply, size_t len)
-{
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0 || len == 0)
-        return fd < 0 ? -1 : (close(fd), -1);
-    struct sockaddr_in a = {.sin_family = AF_INET,
-                            .sin_port = htons((uint16_t)port),
-                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    char line[600]; /* the longest: the clock jump's script */
-    int n = snprintf(line, sizeof(line), "%s\r\n", command);
-    ssize_t got = -1;
-    if (n > 0 && (size_t)n < sizeof(line) && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-        write(fd, line, (size_t)n) == n) {
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        if (poll(&p, 1, 2000) == 1)
-            got = read(fd, reply, len - 1);
-    }
-    close(fd);
-    reply[got > 0 ? got : 0] = '\0';
-    return got > 0 ? (int)got : -1;
-}
-
-int cluster_redis_command(int port, const char *command, const char *want)
-{
-    char buf[64];
-    if (cluster_redis_reply(port, command, buf, sizeof(buf)) < 0)
-        return -1;
-    return strncmp(buf, want, strlen(want)) == 0 ? 0 : -1;
-}
-
-int cluster_answers(const char *kind, int port)
-{
-    if (strcmp(kind, "zookeeper") == 0) {
-        char reply[512];
-        /* ruok answers before the server serves; srvr's Mode: line comes
-         * only once it has joined a quorum (SETUP.md) */
-        return cluster_ask(port, "srvr", reply, sizeof(reply)) > 0 &&
-               strstr(reply, "Mode:") != NULL;
-    }
-    return cluster_redis_command(port, "PING", "+PONG") == 0;
-}
-
-static int start_redis(struct managed_server *s, char *err, size_t errlen)
+int cluster_start_server(struct managed_server *s, char *err, size_t errlen)
 {
     for (int attempt = 0; attempt < START_ATTEMPTS; attempt++) {
-        s->port = free_port();
+        s->port = cluster_free_port();
         if (s->port < 0) {
             snprintf(err, errlen, "no free loopback port: %s", strerror(errno));
             return -1;
@@ -176,6 +149,14 @@ static int start_redis(struct managed_server *s, char *err, size_t errlen)
             return -1;
     }
     return -1;
+}
+
+/* A file of a server's configuration, in its folder, for writing. */
+FILE *cluster_server_file(const char *dir, const char *name)
+{
+    char path[320];
+    snprintf(path, sizeof(path), "%.250s/%s", dir, name);
+    return fopen(path, "w");
 }
 
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -298,17 +279,8 @@ static int make_root(struct cluster *c, char *err, size_t errlen)
     return 0;
 }
 
-/* The file a server of kind logs to, in its folder <root>/<kind>-<i>. */
-static const char *log_name(const char *kind)
-{
-    return strcmp(kind, "redis") == 0      ? "redis.log"
-           : strcmp(kind, "sentinel") == 0 ? "sentinel.log"
-                                           : "stdout.log";
-}
-
-/* The next slot of c, with its own folder; NULL with err set. */
-static struct managed_server *add_server(struct cluster *c, const char *kind, char *err,
-                                         size_t errlen)
+struct managed_server *cluster_add_server(struct cluster *c, const struct server_kind *kind,
+                                          char *err, size_t errlen)
 {
     if (c->n >= CLUSTER_MAX_SERVERS) {
         snprintf(err, errlen, "at most %d managed servers", CLUSTER_MAX_SERVERS);
@@ -318,13 +290,12 @@ static struct managed_server *add_server(struct cluster *c, const char *kind, ch
         return NULL;
     struct managed_server *s = &c->srv[c->n];
     memset(s, 0, sizeof(*s));
-    snprintf(s->kind, sizeof(s->kind), "%s", kind);
-    s->aof = c->redis_aof && strcmp(kind, "redis") == 0;
-    if (strcmp(kind, "redis") == 0)
-        snprintf(s->preload, sizeof(s->preload), "%s", c->redis_preload);
-    snprintf(s->log, sizeof(s->log), "%s", log_name(kind));
+    s->kind = kind;
+    s->aof = c->keep_data && kind->durable_mode != NULL;
+    if (kind->clock_movable)
+        snprintf(s->preload, sizeof(s->preload), "%s", c->clock_preload);
     char dir[sizeof(s->dir)];
-    snprintf(dir, sizeof(dir), "%.*s/%s-%zu", (int)(sizeof(dir) - 40), c->root, kind, c->n);
+    snprintf(dir, sizeof(dir), "%.*s/%s-%zu", (int)(sizeof(dir) - 40), c->root, kind->name, c->n);
     memcpy(s->dir, dir, sizeof(dir));
     if (mkdir(s->dir, 0700) < 0) {
         snprintf(err, errlen, "mkdir %s: %s", s->dir, strerror(errno));
@@ -332,253 +303,6 @@ static struct managed_server *add_server(struct cluster *c, const char *kind, ch
     }
     c->n++;
     return s;
-}
-
-int cluster_start_redis(struct cluster *c, size_t count, char *err, size_t errlen)
-{
-    for (size_t i = 0; i < count; i++) {
-        struct managed_server *s = add_server(c, "redis", err, errlen);
-        if (s == NULL || start_redis(s, err, errlen) < 0) {
-            cluster_stop(c, NULL);
-            return -1;
-        }
-    }
-    return 0;
-}
-
-/* A file of a server's configuration, in its folder, for writing. */
-static FILE *server_file(const char *dir, const char *name)
-{
-    char path[320];
-    snprintf(path, sizeof(path), "%.250s/%s", dir, name);
-    return fopen(path, "w");
-}
-
-#define LINK_WAIT_MS 10000 /* a replica's first sync, sentinels learning of each other */
-
-/* Poll port with command until its reply holds want (or, want NULL, an
- * array of at least count), for up to LINK_WAIT_MS. 0, or -1. */
-static int wait_reply(int port, const char *command, const char *want, long count)
-{
-    for (int waited = 0; waited < LINK_WAIT_MS; waited += 50) {
-        char reply[4096];
-        if (cluster_redis_reply(port, command, reply, sizeof(reply)) > 0 &&
-            (want ? strstr(reply, want) != NULL : reply[0] == '*' && atol(reply + 1) >= count))
-            return 0;
-        spawn_sleep_ms(50);
-    }
-    return -1;
-}
-
-/* A replica whose link is up may not get writes yet: after a diskless
- * sync, Redis 7 streams them to it only once the replica's first REPLCONF
- * ACK has come, up to a second later, and a master killed before that
- * takes them along (a failover row once lost its holder's key so). Ready
- * is when a write made through from (the master) is on the replica; the
- * probe key is then deleted the same way. 0, or -1. */
-static int replication_streams(int from, int replica)
-{
-    char set[64], want[32];
-    snprintf(set, sizeof(set), "SET locklab:replication-probe %d", replica);
-    snprintf(want, sizeof(want), "$%d\r\n%d", snprintf(NULL, 0, "%d", replica), replica);
-    if (cluster_redis_command(from, set, "+OK") < 0 ||
-        wait_reply(replica, "GET locklab:replication-probe", want, 0) < 0 ||
-        cluster_redis_command(from, "DEL locklab:replication-probe", ":1") < 0)
-        return -1;
-    return wait_reply(replica, "GET locklab:replication-probe", "$-1", 0);
-}
-
-int cluster_start_replica(struct cluster *c, int from, char *err, size_t errlen)
-{
-    struct managed_server *s = add_server(c, "redis", err, errlen);
-    if (s == NULL)
-        return -1;
-    s->replica_of = from;
-    if (start_redis(s, err, errlen) < 0) {
-        c->n--;
-        return -1;
-    }
-    if (wait_reply(s->port, "INFO replication", "master_link_status:up", 0) < 0 ||
-        replication_streams(from, s->port) < 0) {
-        snprintf(err, errlen, "the replica on port %d did not sync with 127.0.0.1:%d in %d ms",
-                 s->port, from, LINK_WAIT_MS);
-        spawn_stop(s, SIGKILL);
-        c->n--;
-        return -1;
-    }
-    return 0;
-}
-
-static int write_sentinel_conf(const struct managed_server *s, int master_port, size_t quorum,
-                               uint64_t failover_ms)
-{
-    FILE *f = server_file(s->dir, "sentinel.conf");
-    if (f == NULL)
-        return -1;
-    /* down-after 500 ms: a failover in about a second (SETUP.md) */
-    fprintf(f,
-            "port %d\nbind 127.0.0.1\ndaemonize no\ndir %s\nlogfile %s/sentinel.log\n"
-            "sentinel monitor mymaster 127.0.0.1 %d %zu\n"
-            "sentinel down-after-milliseconds mymaster 500\n"
-            "sentinel failover-timeout mymaster %llu\n",
-            s->port, s->dir, s->dir, master_port, quorum, (unsigned long long)failover_ms);
-    return fclose(f);
-}
-
-int cluster_start_sentinels(struct cluster *c, size_t count, int master_port, size_t replicas,
-                            uint64_t failover_ms, char *err, size_t errlen)
-{
-    size_t first = c->n;
-    for (size_t i = 0; i < count; i++) {
-        struct managed_server *s = add_server(c, "sentinel", err, errlen);
-        if (s == NULL)
-            goto fail;
-        s->port = free_port();
-        if (s->port < 0 || write_sentinel_conf(s, master_port, count / 2 + 1, failover_ms) != 0) {
-            snprintf(err, errlen, "cannot configure a sentinel in %s", s->dir);
-            goto fail;
-        }
-        if (spawn_start(s, err, errlen) < 0)
-            goto fail;
-        struct spawn_wait w;
-        if (spawn_wait_ready(s, 1, &w) != 0) {
-            spawn_failed(s, &w, err, errlen);
-            goto fail;
-        }
-    }
-    /* before any fault: each must know the replicas (or it has nobody to
-     * promote) and the other sentinels (or no majority can vote) */
-    for (size_t i = first; i < c->n; i++) {
-        if (wait_reply(c->srv[i].port, "SENTINEL replicas mymaster", NULL, (long)replicas) < 0 ||
-            wait_reply(c->srv[i].port, "SENTINEL sentinels mymaster", NULL, (long)count - 1) < 0) {
-            snprintf(err, errlen,
-                     "the sentinel on port %d did not learn of the replica and the "
-                     "other sentinels in %d ms",
-                     c->srv[i].port, LINK_WAIT_MS);
-            goto fail;
-        }
-    }
-    return 0;
-fail:
-    while (c->n > first)
-        spawn_stop(&c->srv[--c->n], SIGKILL);
-    return -1;
-}
-
-int cluster_sentinel_master(int port)
-{
-    char reply[256];
-    /* *2\r\n$9\r\n127.0.0.1\r\n$5\r\n40001\r\n */
-    if (cluster_redis_reply(port, "SENTINEL get-master-addr-by-name mymaster", reply,
-                            sizeof(reply)) <= 0 ||
-        strncmp(reply, "*2", 2) != 0)
-        return -1;
-    const char *last = reply + strlen(reply);
-    while (last > reply && (last[-1] == '\r' || last[-1] == '\n'))
-        last--;
-    while (last > reply && last[-1] >= '0' && last[-1] <= '9')
-        last--;
-    return atoi(last);
-}
-
-/* zoo.cfg (and myid in an ensemble) for member i of zk[0..n). tickTime 500
- * lets sessions be as short as 1 s: the server clamps them to 2..20 ticks. */
-static int write_zoo_cfg(struct managed_server *const *zk, size_t n, size_t i)
-{
-    FILE *f = server_file(zk[i]->dir, "zoo.cfg");
-    if (f == NULL)
-        return -1;
-    fprintf(f,
-            "tickTime=500\ninitLimit=20\nsyncLimit=10\ndataDir=%s\nclientPort=%d\n"
-            "clientPortAddress=127.0.0.1\n4lw.commands.whitelist=*\nadmin.enableServer=false\n"
-            "maxClientCnxns=0\nforceSync=no\n",
-            zk[i]->dir, zk[i]->port);
-    for (size_t j = 0; n > 1 && j < n; j++)
-        fprintf(f, "server.%zu=127.0.0.1:%d:%d\n", j + 1, zk[j]->peer_port, zk[j]->election_port);
-    int rc = fclose(f);
-    if (n > 1 && rc == 0) {
-        f = server_file(zk[i]->dir, "myid");
-        if (f == NULL)
-            return -1;
-        fprintf(f, "%zu\n", i + 1);
-        rc = fclose(f);
-    }
-    return rc;
-}
-
-static int zk_ports(struct managed_server *s)
-{
-    s->port = free_port();
-    s->peer_port = free_port();
-    s->election_port = free_port();
-    return s->port > 0 && s->peer_port > 0 && s->election_port > 0 && s->port != s->peer_port &&
-                   s->port != s->election_port && s->peer_port != s->election_port
-               ? 0
-               : -1;
-}
-
-int cluster_start_zookeeper(struct cluster *c, size_t ensemble, char *err, size_t errlen)
-{
-    struct managed_server *zk[CLUSTER_MAX_SERVERS];
-    if (ensemble != 1 && ensemble != 3) {
-        snprintf(err, errlen, "a ZooKeeper ensemble of %zu: locklab runs 1 or 3", ensemble);
-        return -1;
-    }
-    /* All members are configured and started before any is waited for:
-     * a member of an ensemble answers only once a quorum has formed. */
-    for (size_t i = 0; i < ensemble; i++) {
-        zk[i] = add_server(c, "zookeeper", err, errlen);
-        if (zk[i] == NULL)
-            goto fail;
-        if (zk_ports(zk[i]) < 0) {
-            snprintf(err, errlen, "no free loopback ports for ZooKeeper");
-            goto fail;
-        }
-    }
-    for (size_t i = 0; i < ensemble; i++) {
-        if (write_zoo_cfg(zk, ensemble, i) < 0) {
-            snprintf(err, errlen, "cannot write %s/zoo.cfg: %s", zk[i]->dir, strerror(errno));
-            goto fail;
-        }
-        if (spawn_start(zk[i], err, errlen) < 0)
-            goto fail;
-    }
-    for (size_t i = 0; i < ensemble; i++) {
-        struct spawn_wait w;
-        if (spawn_wait_ready(zk[i], ensemble, &w) != 0) {
-            spawn_failed(zk[i], &w, err, errlen);
-            goto fail;
-        }
-    }
-    return 0;
-fail:
-    cluster_stop(c, NULL);
-    return -1;
-}
-
-int cluster_ask(int port, const char *word, char *reply, size_t len)
-{
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0 || len == 0)
-        return fd < 0 ? -1 : 0;
-    struct sockaddr_in a = {.sin_family = AF_INET,
-                            .sin_port = htons((uint16_t)port),
-                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    size_t got = 0;
-    if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-        write(fd, word, strlen(word)) == (ssize_t)strlen(word)) {
-        /* a four-letter word's answer ends when the server closes */
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        while (got + 1 < len && poll(&p, 1, 1000) == 1) {
-            ssize_t n = read(fd, reply + got, len - 1 - got);
-            if (n <= 0)
-                break;
-            got += (size_t)n;
-        }
-    }
-    reply[got] = '\0';
-    close(fd);
-    return (int)got;
 }
 
 static int copy_file(const char *from, const char *to)
@@ -599,11 +323,12 @@ static int copy_file(const char *from, const char *to)
     return ok ? 0 : -1;
 }
 
-int cluster_keep_log(const char *root, const char *kind, size_t i, const char *logs_dir)
+int cluster_keep_log(const char *root, const struct server_kind *kind, size_t i,
+                     const char *logs_dir)
 {
     char from[400], to[600];
-    snprintf(from, sizeof(from), "%s/%s-%zu/%s", root, kind, i, log_name(kind));
-    snprintf(to, sizeof(to), "%s/%s-%zu.log", logs_dir, kind, i);
+    snprintf(from, sizeof(from), "%s/%s-%zu/%s", root, kind->name, i, kind->log);
+    snprintf(to, sizeof(to), "%s/%s-%zu.log", logs_dir, kind->name, i);
     return copy_file(from, to);
 }
 

@@ -1,8 +1,7 @@
 /* control.c - what a process fault does to one managed server: kill it,
  * pause and continue it, stop it cleanly, start it again on its port.
- *
- * One lock guards every server's pid and fault state: the nemesis thread
- * changes them while the main thread watches for servers that died.
+ * Each takes cluster_lock() (cluster.c) around the pid and fault state it
+ * changes: the main thread watches for servers that died meanwhile.
  */
 #include <errno.h>
 #include <ftw.h>
@@ -15,19 +14,8 @@
 #include <unistd.h>
 
 #include "sim/fleet/cluster.h"
+#include "sim/fleet/server_kind.h"
 #include "sim/fleet/spawn.h"
-
-static pthread_mutex_t procs = PTHREAD_MUTEX_INITIALIZER;
-
-void cluster_lock(void)
-{
-    pthread_mutex_lock(&procs);
-}
-
-void cluster_unlock(void)
-{
-    pthread_mutex_unlock(&procs);
-}
 
 static struct managed_server *live(struct cluster *c, size_t i, char *err, size_t errlen)
 {
@@ -42,7 +30,7 @@ static int signal_server(struct managed_server *s, int sig, char *err, size_t er
 {
     if (kill(s->pid, sig) == 0)
         return 0;
-    snprintf(err, errlen, "%s on port %d (pid %d): %s", s->kind, s->port, (int)s->pid,
+    snprintf(err, errlen, "%s on port %d (pid %d): %s", s->kind->name, s->port, (int)s->pid,
              strerror(errno));
     return -1;
 }
@@ -97,23 +85,6 @@ int cluster_stop_one(struct cluster *c, size_t i, char *err, size_t errlen)
     return s ? 0 : -1;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)ftw;
-    return flag == FTW_DP ? rmdir(path) : unlink(path);
-}
-
-/* What Redis would load at start: gone, as after a crash with no disk. */
-static void forget_data(const struct managed_server *s)
-{
-    char path[320];
-    snprintf(path, sizeof(path), "%s/appendonlydir", s->dir);
-    nftw(path, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
-    snprintf(path, sizeof(path), "%s/dump.rdb", s->dir);
-    unlink(path);
-}
-
 int cluster_revive_start(struct cluster *c, size_t i, bool keep_data, char *err, size_t errlen)
 {
     cluster_lock();
@@ -123,9 +94,8 @@ int cluster_revive_start(struct cluster *c, size_t i, bool keep_data, char *err,
         return -1;
     }
     struct managed_server *s = &c->srv[i];
-    /* ZooKeeper's data is its transaction log and myid: always kept */
-    if (!keep_data && strcmp(s->kind, "redis") == 0)
-        forget_data(s);
+    if (!keep_data && s->kind->forget_data) /* some kinds' data is a log, always kept */
+        s->kind->forget_data(s);
     int rc = spawn_start(s, err, errlen);
     if (rc == 0 && c->pids_changed)
         c->pids_changed(c);
@@ -190,7 +160,7 @@ int cluster_clock_jump(struct cluster *c, size_t i, uint64_t ms, char *err, size
     }
     if (s->pid <= 0) { /* its file would be written, and no clock would move */
         cluster_unlock();
-        snprintf(err, errlen, "%s on port %d is not running", s->kind, s->port);
+        snprintf(err, errlen, "%s on port %d is not running", s->kind->name, s->port);
         return -1;
     }
     uint64_t ahead = s->clock_ahead_ms + ms;
@@ -204,20 +174,4 @@ int cluster_clock_jump(struct cluster *c, size_t i, uint64_t ms, char *err, size
     }
     cluster_unlock();
     return rc;
-}
-
-long cluster_shorten_ttls(int port, uint64_t ms)
-{
-    /* One script, so no key is set or released between reading its ttl
-     * and shortening it. Keys without a ttl keep none, as with a clock. */
-    char cmd[512], reply[64];
-    snprintf(cmd, sizeof(cmd),
-             "EVAL \"local n = 0 for _, k in ipairs(redis.call('KEYS', '*')) do "
-             "local t = redis.call('PTTL', k) if t > 0 then n = n + 1 "
-             "if t <= tonumber(ARGV[1]) then redis.call('DEL', k) "
-             "else redis.call('PEXPIRE', k, t - tonumber(ARGV[1])) end end end return n\" 0 %llu",
-             (unsigned long long)ms);
-    if (cluster_redis_reply(port, cmd, reply, sizeof(reply)) < 0 || reply[0] != ':')
-        return -1;
-    return strtol(reply + 1, NULL, 10);
 }

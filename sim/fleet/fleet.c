@@ -1,5 +1,8 @@
 /* fleet.c - managed or external servers, and each algorithm's share. */
 #include "sim/fleet/fleet.h"
+#include "sim/fleet/redis_server.h"
+#include "sim/fleet/sentinel_server.h"
+#include "sim/fleet/server_kind.h"
 
 #include <glob.h>
 #include <stdio.h>
@@ -43,7 +46,7 @@ int fleet_check(const struct scenario *s, const struct lock_ops *const *ops, siz
  * link), and the sentinels that fail it over. */
 static int start_topology(struct fleet *f, const struct scenario *s, char *err, size_t errlen)
 {
-    if (cluster_start_redis(&f->cl, 1, err, errlen) < 0)
+    if (cluster_start(&f->cl, "redis", 1, err, errlen) < 0)
         return -1;
     const struct managed_server *master = &f->cl.srv[f->cl.n - 1];
     struct lock_endpoint up = {.host = "127.0.0.1", .port = master->port};
@@ -53,7 +56,7 @@ static int start_topology(struct fleet *f, const struct scenario *s, char *err, 
     struct server_list *l = &f->ep[LOCK_SERVER_REDIS];
     l->ep[l->n++] = up;
     for (uint32_t i = 0; i < s->redis.replicas; i++) {
-        if (cluster_start_replica(&f->cl, proxy_address(f->repl, 0, 0).port, err, errlen) < 0)
+        if (redis_server_start_replica(&f->cl, proxy_address(f->repl, 0, 0).port, err, errlen) < 0)
             return -1;
         l->ep[l->n] =
             (struct lock_endpoint){.host = "127.0.0.1", .port = f->cl.srv[f->cl.n - 1].port};
@@ -66,8 +69,8 @@ static int start_topology(struct fleet *f, const struct scenario *s, char *err, 
      * it: longer than the run, so the link stays proxied throughout. */
     uint64_t failover_ms = s->duration_ms + 60000;
     size_t first = f->cl.n;
-    if (cluster_start_sentinels(&f->cl, s->redis.sentinels, up.port, s->redis.replicas, failover_ms,
-                                err, errlen) < 0)
+    if (sentinel_server_start(&f->cl, s->redis.sentinels, up.port, s->redis.replicas, failover_ms,
+                              err, errlen) < 0)
         return -1;
     for (size_t i = first; i < f->cl.n; i++)
         f->sentinels.ep[f->sentinels.n++] =
@@ -78,9 +81,7 @@ static int start_topology(struct fleet *f, const struct scenario *s, char *err, 
 static int start_kind(struct fleet *f, int kind, size_t count, char *err, size_t errlen)
 {
     size_t first = f->cl.n;
-    int rc = kind == LOCK_SERVER_ZOOKEEPER ? cluster_start_zookeeper(&f->cl, count, err, errlen)
-                                           : cluster_start_redis(&f->cl, count, err, errlen);
-    if (rc < 0)
+    if (cluster_start(&f->cl, lock_server_name((enum lock_server)kind), count, err, errlen) < 0)
         return -1;
     struct server_list *l = &f->ep[kind];
     for (size_t i = first; i < f->cl.n && l->n < LOCK_ENDPOINT_MAX; i++) {
@@ -130,10 +131,10 @@ int fleet_up(struct fleet *f, const struct scenario *s, const struct lock_ops *c
     memset(f, 0, sizeof(*f));
     if (fleet_check(s, ops, n, err, errlen) < 0)
         return -1;
-    f->cl.redis_aof = scenario_keeps_data(s);
-    if (scenario_fakes_time(s) && faketime_preload(f->cl.redis_preload, sizeof(f->cl.redis_preload),
+    f->cl.keep_data = scenario_keeps_data(s);
+    if (scenario_fakes_time(s) && faketime_preload(f->cl.clock_preload, sizeof(f->cl.clock_preload),
                                                    f->no_faketime, sizeof(f->no_faketime)) < 0)
-        f->cl.redis_preload[0] = '\0';
+        f->cl.clock_preload[0] = '\0';
     needs(s, ops, n, need);
     for (int k = 0; k < LOCK_SERVER_KINDS; k++) {
         if (need[k] == 0)
@@ -216,8 +217,7 @@ void fleet_fault_nodes(struct fleet *f, const struct lock_ops *ops, const struct
         if (j < 0)
             continue;
         struct fault_node *nd = &nodes->node[nodes->n++];
-        snprintf(nd->name, sizeof(nd->name), "%s-%zu",
-                 ops->server == LOCK_SERVER_ZOOKEEPER ? "zk" : "redis", i + 1);
+        snprintf(nd->name, sizeof(nd->name), "%s-%zu", f->cl.srv[j].kind->node_prefix, i + 1);
         nd->idx = (size_t)j;
     }
 }
@@ -235,8 +235,9 @@ void fleet_describe(const struct fleet *f, const struct lock_ops *ops, const str
         char how[96] = "external";
         int j = f->external[ops->server] ? -1 : managed_index(f, ep->port);
         if (j >= 0)
-            snprintf(how, sizeof(how), "managed, pid %d%s%s", (int)f->cl.srv[j].pid,
-                     f->cl.srv[j].aof ? ", AOF fsync always" : "",
+            snprintf(how, sizeof(how), "managed, pid %d%s%s%s", (int)f->cl.srv[j].pid,
+                     f->cl.srv[j].aof ? ", " : "",
+                     f->cl.srv[j].aof ? f->cl.srv[j].kind->durable_mode : "",
                      f->cl.srv[j].replica_of ? ", replica via proxy"
                      : f->repl && i == 0     ? ", master"
                                              : "");
@@ -256,12 +257,9 @@ void fleet_describe(const struct fleet *f, const struct lock_ops *ops, const str
 int fleet_reset(struct fleet *f, char *err, size_t errlen)
 {
     for (size_t i = 0; i < f->cl.n; i++) {
-        if (strcmp(f->cl.srv[i].kind, "redis") != 0 || f->cl.srv[i].pid <= 0)
-            continue;
-        if (cluster_redis_command(f->cl.srv[i].port, "FLUSHALL", "+OK") < 0) {
-            snprintf(err, errlen, "redis on port %d did not answer FLUSHALL", f->cl.srv[i].port);
+        const struct managed_server *m = &f->cl.srv[i];
+        if (m->kind->reset && m->pid > 0 && m->kind->reset(m, err, errlen) < 0)
             return -1;
-        }
     }
     return 0;
 }

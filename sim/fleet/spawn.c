@@ -23,15 +23,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sim/fleet/server_kind.h"
 #include "sim/record/clock.h"
 
-/* SETUP.md measured a Redis ready in 11-16 ms, a ZooKeeper in 0.4-2.3 s,
- * an ensemble of three in 1.3 s; these leave room for a loaded CI box,
- * and ready_limit_ms stretches them further by what competes. */
-#define READY_BASE_MS     10000
-#define READY_BASE_JVM_MS 20000
-#define READY_MAX_MS      180000
-#define STOP_TIMEOUT_MS   3000
+/* A kind's base time to serve (its ready_base_ms) leaves room for a
+ * loaded CI box; ready_limit_ms stretches it by what competes, up to: */
+#define READY_MAX_MS    180000
+#define STOP_TIMEOUT_MS 3000
 
 void spawn_sleep_ms(long ms)
 {
@@ -58,7 +56,7 @@ struct spawn {
     pid_t parent;
 };
 
-__attribute__((format(printf, 2, 3))) static void spawn_arg(struct spawn *sp, const char *fmt, ...)
+void spawn_arg(struct spawn *sp, const char *fmt, ...)
 {
     if (sp->argc >= SPAWN_MAX_ARGS)
         return;
@@ -71,64 +69,10 @@ __attribute__((format(printf, 2, 3))) static void spawn_arg(struct spawn *sp, co
     sp->argv[sp->argc] = NULL;
 }
 
-static const char *env_or(const char *name, const char *fallback)
+const char *spawn_env_or(const char *name, const char *fallback)
 {
     const char *v = getenv(name);
     return v && v[0] ? v : fallback;
-}
-
-static void prepare_redis(struct spawn *sp, const struct managed_server *s)
-{
-    spawn_arg(sp, "%s", env_or("LOCKLAB_REDIS_SERVER", "redis-server"));
-    spawn_arg(sp, "--port");
-    spawn_arg(sp, "%d", s->port);
-    spawn_arg(sp, "--bind");
-    spawn_arg(sp, "127.0.0.1");
-    spawn_arg(sp, "--save");
-    spawn_arg(sp, "%s", "");
-    spawn_arg(sp, "--appendonly");
-    spawn_arg(sp, "%s", s->aof ? "yes" : "no");
-    if (s->aof) { /* every write on disk before the reply: a kill loses nothing */
-        spawn_arg(sp, "--appendfsync");
-        spawn_arg(sp, "always");
-    }
-    /* a replica syncs at once, not after the default 5 s wait (SETUP.md) */
-    spawn_arg(sp, "--repl-diskless-sync-delay");
-    spawn_arg(sp, "0");
-    if (s->replica_of > 0) {
-        spawn_arg(sp, "--replicaof");
-        spawn_arg(sp, "127.0.0.1");
-        spawn_arg(sp, "%d", s->replica_of);
-    }
-    spawn_arg(sp, "--daemonize");
-    spawn_arg(sp, "no");
-    spawn_arg(sp, "--dir");
-    spawn_arg(sp, "%s", s->dir);
-    spawn_arg(sp, "--logfile");
-    spawn_arg(sp, "%s/%s", s->dir, s->log);
-}
-
-/* SETUP.md's measured flags: a small heap and a quick-starting JIT keep an
- * ensemble of three near 60 MB each and ready in about a second. */
-static void prepare_zookeeper(struct spawn *sp, const struct managed_server *s)
-{
-    static const char *const jvm[] = {"-Xms16m",
-                                      "-Xmx128m",
-                                      "-Xss512k",
-                                      "-XX:+UseSerialGC",
-                                      "-XX:TieredStopAtLevel=1",
-                                      "-XX:MaxMetaspaceSize=64m",
-                                      "-XX:ReservedCodeCacheSize=32m",
-                                      "-Dzookeeper.admin.enableServer=false"};
-    spawn_arg(sp, "%s", env_or("LOCKLAB_JAVA", "java"));
-    for (size_t i = 0; i < sizeof(jvm) / sizeof(jvm[0]); i++)
-        spawn_arg(sp, "%s", jvm[i]);
-    spawn_arg(sp, "-cp");
-    spawn_arg(sp, "%s",
-              env_or("LOCKLAB_ZOOKEEPER_CLASSPATH",
-                     "/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar"));
-    spawn_arg(sp, "org.apache.zookeeper.server.quorum.QuorumPeerMain");
-    spawn_arg(sp, "%s/zoo.cfg", s->dir);
 }
 
 void spawn_faketime_file(const struct managed_server *s, char *path, size_t len)
@@ -156,7 +100,7 @@ int spawn_write_clock(const struct managed_server *s, uint64_t ahead_ms)
  * which keeps it out of jemalloc's start-up), reading its offset from the
  * server's own file at every time call. The file is written here, so a
  * restarted server keeps the offset its machine's clock has. */
-static void prepare_faketime(struct spawn *sp, const struct managed_server *s)
+void spawn_faketime(struct spawn *sp, const struct managed_server *s)
 {
     char file[300];
     spawn_faketime_file(s, file, sizeof(file));
@@ -177,25 +121,10 @@ static void prepare_faketime(struct spawn *sp, const struct managed_server *s)
     sp->envp = sp->env_list;
 }
 
-/* Its configuration file, which it rewrites as it learns: written by
- * cluster.c in its own folder. */
-static void prepare_sentinel(struct spawn *sp, const struct managed_server *s)
-{
-    spawn_arg(sp, "%s", env_or("LOCKLAB_REDIS_SENTINEL", "redis-sentinel"));
-    spawn_arg(sp, "%s/sentinel.conf", s->dir);
-}
-
 static void prepare_spawn(struct spawn *sp, const struct managed_server *s)
 {
     memset(sp, 0, sizeof(*sp));
-    if (strcmp(s->kind, "zookeeper") == 0)
-        prepare_zookeeper(sp, s);
-    else if (strcmp(s->kind, "sentinel") == 0)
-        prepare_sentinel(sp, s);
-    else
-        prepare_redis(sp, s);
-    if (s->preload[0] && strcmp(s->kind, "redis") == 0)
-        prepare_faketime(sp, s);
+    s->kind->command(sp, s);
     snprintf(sp->out_path, sizeof(sp->out_path), "%s/stdout.log", s->dir);
     sp->parent = getpid();
 }
@@ -289,7 +218,7 @@ static pid_t keeper_fork(const struct spawn *sp)
 /* Last line of the server's logs, for an error message. */
 void spawn_log_tail(const struct managed_server *s, char *out, size_t len)
 {
-    const char *names[] = {"stdout.log", s->log};
+    const char *names[] = {"stdout.log", s->kind->log};
     out[0] = '\0';
     for (size_t i = 0; i < 2; i++) {
         char path[320], line[256];
@@ -322,7 +251,7 @@ int spawn_reap(struct managed_server *s, int *status)
 static uint64_t ready_limit_ms(const struct managed_server *s, const struct spawn_wait *w)
 {
     double crowd = (double)w->starting / (double)w->cores, busy = w->load / (double)w->cores;
-    double ms = strcmp(s->kind, "zookeeper") == 0 ? READY_BASE_JVM_MS : READY_BASE_MS;
+    double ms = s->kind->ready_base_ms;
     ms *= crowd > 1 ? crowd : 1;
     ms *= busy > 4 ? 4 : busy > 1 ? busy : 1;
     return ms > READY_MAX_MS ? READY_MAX_MS : (uint64_t)ms;
@@ -343,9 +272,9 @@ int spawn_wait_ready(struct managed_server *s, size_t starting, struct spawn_wai
     while (clock_mono_ns() < deadline) {
         if (spawn_reap(s, &w->status))
             return w->rc = 1;
-        if (cluster_answers(s->kind, s->port))
+        if (s->kind->answers(s->port))
             return w->rc = 0;
-        spawn_sleep_ms(s->kind[0] == 'z' ? 50 : 5);
+        spawn_sleep_ms(s->kind->ready_poll_ms);
     }
     return w->rc;
 }
@@ -382,13 +311,6 @@ int spawn_start(struct managed_server *s, char *err, size_t errlen)
     return 0;
 }
 
-/* What a server of its kind answers once it serves. */
-static const char *ready_sign(const struct managed_server *s)
-{
-    return strcmp(s->kind, "zookeeper") == 0 ? "srvr to report a Mode (serving, in a quorum)"
-                                             : "PING to answer PONG";
-}
-
 void spawn_failed(struct managed_server *s, const struct spawn_wait *w, char *err, size_t errlen)
 {
     char tail[300], how[200];
@@ -410,6 +332,6 @@ void spawn_failed(struct managed_server *s, const struct spawn_wait *w, char *er
         snprintf(how, sizeof(how),
                  "did not serve within %.1f s (waited for %s; %zu starting at once, load %.1f "
                  "on %ld cores)",
-                 (double)w->limit_ms / 1000.0, ready_sign(s), w->starting, w->load, w->cores);
-    snprintf(err, errlen, "%s on port %d %s: %s", s->kind, s->port, how, tail);
+                 (double)w->limit_ms / 1000.0, s->kind->ready_sign, w->starting, w->load, w->cores);
+    snprintf(err, errlen, "%s on port %d %s: %s", s->kind->name, s->port, how, tail);
 }

@@ -1,4 +1,5 @@
-/* spawn.h - one managed server's process, for cluster.c and control.c:
+/* spawn.h - one managed server's process, for cluster.c, control.c and the
+ * server kinds' files:
  * started (through the keeper thread, see spawn.c), waited for until it
  * serves, reaped, stopped. Not for the rest of the engine. */
 #ifndef LOCKLAB_SPAWN_H
@@ -10,6 +11,17 @@
 #include "sim/fleet/cluster.h"
 
 void spawn_sleep_ms(long ms);
+
+/* A server's command line and environment, prepared before its fork (a
+ * kind's command fills it: server_kind.h). */
+struct spawn;
+/* One more argument. */
+void spawn_arg(struct spawn *sp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The environment's value of name, or fallback when unset or empty. */
+const char *spawn_env_or(const char *name, const char *fallback);
+/* Run s under its clock_preload (the faketime shim, then libfaketime),
+ * reading its offset from its own file at every time call. */
+void spawn_faketime(struct spawn *sp, const struct managed_server *s);
 /* Fork and exec s's server on s->port, in s->dir. 0, or -1 with err set. */
 int spawn_start(struct managed_server *s, char *err, size_t errlen);
 /* What a wait for a server to serve saw, for the error if it failed. */

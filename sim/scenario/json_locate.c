@@ -395,7 +395,7 @@ static int found_here(struct walk *w, const char *start, size_t len)
     return 1;
 }
 
-static int walk_object(struct walk *w, const char **pp, int depth)
+static int locate_in_object(struct walk *w, const char **pp, int depth)
 {
     const char *start = *pp, *p = skip_ws(start + 1, w->end), *value;
     size_t len = w->len;
@@ -459,7 +459,7 @@ static int walk_value(struct walk *w, const char **pp, int depth)
     if (depth > WALK_MAX_DEPTH || p >= w->end)
         return -1;
     if (*p == '{')
-        return walk_object(w, pp, depth);
+        return locate_in_object(w, pp, depth);
     if (*p == '[')
         return walk_array(w, pp, depth);
     const char *q = skip_value(p, w->end);

@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "sim/fleet/cluster.h"
+#include "sim/fleet/server_kind.h"
 #include "sim/proxy/proxy.h"
 
 static struct cluster cluster;
@@ -67,7 +68,7 @@ static int setup(void **state)
 {
     (void)state;
     char err[256];
-    if (cluster_start_redis(&cluster, 1, err, sizeof(err)) < 0) {
+    if (cluster_start(&cluster, "redis", 1, err, sizeof(err)) < 0) {
         fprintf(stderr, "%s\n", err);
         return -1;
     }

@@ -25,6 +25,7 @@
 
 #include "algorithms/lock.h"
 #include "sim/fleet/cluster.h"
+#include "sim/fleet/server_kind.h"
 
 static struct cluster cluster;
 static struct lock_config cfg, cfg_token;
@@ -89,7 +90,7 @@ static redisReply *raw(const char *fmt, const char *arg)
 static void own_start(void)
 {
     char err[256];
-    if (cluster_start_redis(&own, 1, err, sizeof(err)) < 0)
+    if (cluster_start(&own, "redis", 1, err, sizeof(err)) < 0)
         fail_msg("cannot start redis-server: %s", err);
     own_cfg = cfg;
     own_cfg.endpoints[0].port = own.srv[0].port;
@@ -111,7 +112,7 @@ static int setup(void **state)
 {
     (void)state;
     char err[256];
-    if (cluster_start_redis(&cluster, 1, err, sizeof(err)) < 0) {
+    if (cluster_start(&cluster, "redis", 1, err, sizeof(err)) < 0) {
         fprintf(stderr, "cannot start redis-server: %s\n", err);
         return -1;
     }

@@ -28,6 +28,7 @@
 
 #include "algorithms/lock.h"
 #include "sim/fleet/cluster.h"
+#include "sim/fleet/server_kind.h"
 
 static struct cluster cluster;
 static struct lock_config cfg;
@@ -422,7 +423,7 @@ static int setup(void **state)
 {
     char err[512];
     (void)state;
-    if (cluster_start_redis(&cluster, 5, err, sizeof(err)) < 0) {
+    if (cluster_start(&cluster, "redis", 5, err, sizeof(err)) < 0) {
         fprintf(stderr, "%s\n", err);
         return -1;
     }

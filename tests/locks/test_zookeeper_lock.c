@@ -38,6 +38,8 @@
 #include "algorithms/lock.h"
 #include "algorithms/zookeeper.h"
 #include "sim/fleet/cluster.h"
+#include "sim/fleet/server_kind.h"
+#include "sim/fleet/zookeeper_server.h"
 
 /* tickTime 500 lets the server grant sessions from 1 s: expiry tests stay short. */
 #define SESSION_MS  1000
@@ -94,7 +96,7 @@ static zhandle_t *raw_open(int port)
 static int group_start(struct group *g, int session_ms)
 {
     char err[256];
-    if (cluster_start_zookeeper(&g->cluster, 1, err, sizeof(err)) < 0) {
+    if (cluster_start(&g->cluster, "zookeeper", 1, err, sizeof(err)) < 0) {
         fprintf(stderr, "cannot start ZooKeeper: %s\n", err);
         return -1;
     }
@@ -416,7 +418,7 @@ static void check_server_watches(struct group *G, const char *key)
     assert_non_null(reply);
     int sessions = 0;
     for (int i = 0; i < 500 && sessions != WAITERS; i++) {
-        assert_true(cluster_ask(G->cluster.srv[0].port, "wchc", reply, WCHC_MAX) > 0);
+        assert_true(zookeeper_server_ask(G->cluster.srv[0].port, "wchc", reply, WCHC_MAX) > 0);
         sessions = sessions_watching_one(reply);
         assert_true(sessions >= 0); /* no session ever watches two nodes */
         if (sessions != WAITERS)

@@ -1,0 +1,216 @@
+/* redis_server.c - the server kind "redis": redis-server on a loopback
+ * port, in its folder, no snapshots; with AOF and fsync on every write when
+ * a scenario keeps its data; under libfaketime when a clock may jump; a
+ * replica of a master (through the fleet's proxy) for the redis lock's
+ * topology. It serves when PING answers PONG; FLUSHALL empties it between
+ * the runs of a comparison. Also the inline-command probes the kinds that
+ * speak Redis's protocol share (sentinel_server.c, the faults).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <ftw.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "sim/fleet/cluster.h"
+#include "sim/fleet/redis_server.h"
+#include "sim/fleet/server_kind.h"
+#include "sim/fleet/spawn.h"
+
+extern const struct server_kind server_redis;
+
+int redis_server_reply(int port, const char *command, char *reply, size_t len)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || len == 0)
+        return fd < 0 ? -1 : (close(fd), -1);
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_port = htons((uint16_t)port),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    char line[600]; /* the longest: the clock jump's script */
+    int n = snprintf(line, sizeof(line), "%s\r\n", command);
+    ssize_t got = -1;
+    if (n > 0 && (size_t)n < sizeof(line) && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+        write(fd, line, (size_t)n) == n) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, 2000) == 1)
+            got = read(fd, reply, len - 1);
+    }
+    close(fd);
+    reply[got > 0 ? got : 0] = '\0';
+    return got > 0 ? (int)got : -1;
+}
+
+int redis_server_command(int port, const char *command, const char *want)
+{
+    char buf[64];
+    if (redis_server_reply(port, command, buf, sizeof(buf)) < 0)
+        return -1;
+    return strncmp(buf, want, strlen(want)) == 0 ? 0 : -1;
+}
+
+static bool answers(int port)
+{
+    return redis_server_command(port, "PING", "+PONG") == 0;
+}
+
+static void command(struct spawn *sp, const struct managed_server *s)
+{
+    spawn_arg(sp, "%s", spawn_env_or("LOCKLAB_REDIS_SERVER", "redis-server"));
+    spawn_arg(sp, "--port");
+    spawn_arg(sp, "%d", s->port);
+    spawn_arg(sp, "--bind");
+    spawn_arg(sp, "127.0.0.1");
+    spawn_arg(sp, "--save");
+    spawn_arg(sp, "%s", "");
+    spawn_arg(sp, "--appendonly");
+    spawn_arg(sp, "%s", s->aof ? "yes" : "no");
+    if (s->aof) { /* every write on disk before the reply: a kill loses nothing */
+        spawn_arg(sp, "--appendfsync");
+        spawn_arg(sp, "always");
+    }
+    /* a replica syncs at once, not after the default 5 s wait (SETUP.md) */
+    spawn_arg(sp, "--repl-diskless-sync-delay");
+    spawn_arg(sp, "0");
+    if (s->replica_of > 0) {
+        spawn_arg(sp, "--replicaof");
+        spawn_arg(sp, "127.0.0.1");
+        spawn_arg(sp, "%d", s->replica_of);
+    }
+    spawn_arg(sp, "--daemonize");
+    spawn_arg(sp, "no");
+    spawn_arg(sp, "--dir");
+    spawn_arg(sp, "%s", s->dir);
+    spawn_arg(sp, "--logfile");
+    spawn_arg(sp, "%s/%s", s->dir, s->kind->log);
+    if (s->preload[0])
+        spawn_faketime(sp, s);
+}
+
+static int start(struct cluster *c, size_t count, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < count; i++) {
+        struct managed_server *s = cluster_add_server(c, &server_redis, err, errlen);
+        if (s == NULL || cluster_start_server(s, err, errlen) < 0) {
+            cluster_stop(c, NULL);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Poll port with command until its reply holds want (or, want NULL, an
+ * array of at least count), for up to REDIS_LINK_WAIT_MS. 0, or -1. */
+int redis_server_wait_reply(int port, const char *command, const char *want, long count)
+{
+    for (int waited = 0; waited < REDIS_LINK_WAIT_MS; waited += 50) {
+        char reply[4096];
+        if (redis_server_reply(port, command, reply, sizeof(reply)) > 0 &&
+            (want ? strstr(reply, want) != NULL : reply[0] == '*' && atol(reply + 1) >= count))
+            return 0;
+        spawn_sleep_ms(50);
+    }
+    return -1;
+}
+
+/* A replica whose link is up may not get writes yet: after a diskless
+ * sync, Redis 7 streams them to it only once the replica's first REPLCONF
+ * ACK has come, up to a second later, and a master killed before that
+ * takes them along (a failover row once lost its holder's key so). Ready
+ * is when a write made through from (the master) is on the replica; the
+ * probe key is then deleted the same way. 0, or -1. */
+static int replication_streams(int from, int replica)
+{
+    char set[64], want[32];
+    snprintf(set, sizeof(set), "SET locklab:replication-probe %d", replica);
+    snprintf(want, sizeof(want), "$%d\r\n%d", snprintf(NULL, 0, "%d", replica), replica);
+    if (redis_server_command(from, set, "+OK") < 0 ||
+        redis_server_wait_reply(replica, "GET locklab:replication-probe", want, 0) < 0 ||
+        redis_server_command(from, "DEL locklab:replication-probe", ":1") < 0)
+        return -1;
+    return redis_server_wait_reply(replica, "GET locklab:replication-probe", "$-1", 0);
+}
+
+int redis_server_start_replica(struct cluster *c, int from, char *err, size_t errlen)
+{
+    struct managed_server *s = cluster_add_server(c, &server_redis, err, errlen);
+    if (s == NULL)
+        return -1;
+    s->replica_of = from;
+    if (cluster_start_server(s, err, errlen) < 0) {
+        c->n--;
+        return -1;
+    }
+    if (redis_server_wait_reply(s->port, "INFO replication", "master_link_status:up", 0) < 0 ||
+        replication_streams(from, s->port) < 0) {
+        snprintf(err, errlen, "the replica on port %d did not sync with 127.0.0.1:%d in %d ms",
+                 s->port, from, REDIS_LINK_WAIT_MS);
+        spawn_stop(s, SIGKILL);
+        c->n--;
+        return -1;
+    }
+    return 0;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    return flag == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+/* What Redis would load at start: gone, as after a crash with no disk. */
+static void forget_data(const struct managed_server *s)
+{
+    char path[320];
+    snprintf(path, sizeof(path), "%s/appendonlydir", s->dir);
+    nftw(path, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+    snprintf(path, sizeof(path), "%s/dump.rdb", s->dir);
+    unlink(path);
+}
+
+static int reset(const struct managed_server *s, char *err, size_t errlen)
+{
+    if (redis_server_command(s->port, "FLUSHALL", "+OK") == 0)
+        return 0;
+    snprintf(err, errlen, "redis on port %d did not answer FLUSHALL", s->port);
+    return -1;
+}
+
+long redis_server_shorten_ttls(int port, uint64_t ms)
+{
+    /* One script, so no key is set or released between reading its ttl
+     * and shortening it. Keys without a ttl keep none, as with a clock. */
+    char cmd[512], reply[64];
+    snprintf(cmd, sizeof(cmd),
+             "EVAL \"local n = 0 for _, k in ipairs(redis.call('KEYS', '*')) do "
+             "local t = redis.call('PTTL', k) if t > 0 then n = n + 1 "
+             "if t <= tonumber(ARGV[1]) then redis.call('DEL', k) "
+             "else redis.call('PEXPIRE', k, t - tonumber(ARGV[1])) end end end return n\" 0 %llu",
+             (unsigned long long)ms);
+    if (redis_server_reply(port, cmd, reply, sizeof(reply)) < 0 || reply[0] != ':')
+        return -1;
+    return strtol(reply + 1, NULL, 10);
+}
+
+const struct server_kind server_redis = {
+    .name = "redis",
+    .node_prefix = "redis",
+    .log = "redis.log",
+    .ready_base_ms = 10000, /* SETUP.md: ready in 11-16 ms; room for a loaded CI box */
+    .ready_poll_ms = 5,
+    .ready_sign = "PING to answer PONG",
+    .command = command,
+    .answers = answers,
+    .start = start,
+    .forget_data = forget_data,
+    .reset = reset,
+    .durable_mode = "AOF fsync always",
+    .clock_movable = true,
+};

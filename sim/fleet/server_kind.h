@@ -1,0 +1,66 @@
+/* server_kind.h - the kinds of server the fleet runs: one ops table per
+ * kind, one file each (redis_server.c, sentinel_server.c,
+ * zookeeper_server.c), registered in kinds.c, the way algorithms/lock.h
+ * registers locks and sim/faults/fault.h fault kinds.
+ *
+ * A kind's file says how one of its servers starts (its command line and
+ * configuration), when it serves, whether it leads, what its data is and
+ * how a run's share of them is started; cluster.c, spawn.c and control.c
+ * do the rest (folders, ports, processes, faults) the same for every kind.
+ * Locks name the kind they run on (lock_ops.server); fault targets and
+ * reports name a kind's servers by its node prefix ("zk-1").
+ */
+#ifndef LOCKLAB_SERVER_KIND_H
+#define LOCKLAB_SERVER_KIND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct cluster;
+struct managed_server;
+struct spawn;
+
+struct server_kind {
+    const char *name;        /* "redis": its folders <name>-<i> and logs, what locks name */
+    const char *node_prefix; /* its servers in fault targets and reports: "zk" in "zk-1" */
+    const char *log;         /* the file it logs to, in its folder */
+    uint32_t ready_base_ms;  /* how long it may take to serve on an idle machine (SETUP.md) */
+    uint32_t ready_poll_ms;  /* how often it is asked meanwhile */
+    const char *ready_sign;  /* what it answers once it serves, for an error message */
+    /* Its servers are members of one service (an ensemble), which a
+     * client reaches through any of them; else each is a server alone. */
+    bool one_service;
+    /* The command line (and environment) that starts s, into sp. */
+    void (*command)(struct spawn *sp, const struct managed_server *s);
+    /* Does the one on a loopback port serve? */
+    bool (*answers)(int port);
+    /* Optional: does the one on port lead now? NULL: each of them does. */
+    bool (*leads)(int port);
+    /* Optional: start count of them and wait until they serve: what a
+     * lock of this kind runs on. 0, or -1 with err set, none left. */
+    int (*start)(struct cluster *c, size_t count, char *err, size_t errlen);
+    /* Optional: its data files removed, as a crash with no disk leaves
+     * them. NULL: its data is a log it keeps whatever happens. */
+    void (*forget_data)(const struct managed_server *s);
+    /* Optional: emptied between two runs of a comparison on one fleet. */
+    int (*reset)(const struct managed_server *s, char *err, size_t errlen);
+    /* Optional: the mode in which it keeps its data through a kill, as
+     * reports name it ("AOF fsync always"); NULL: it has none to choose. */
+    const char *durable_mode;
+    /* Its clock can be moved (it runs under the cluster's clock_preload). */
+    bool clock_movable;
+};
+
+/* The registry. */
+size_t server_kind_count(void);
+const struct server_kind *server_kind_at(size_t i);
+/* NULL when no kind has that name. */
+const struct server_kind *server_kind_find(const char *name);
+/* Its index in the registry, or -1. */
+int server_kind_index(const char *name);
+/* A kind's servers started for a run (its start), by the kind's name.
+ * 0, or -1 with err set. */
+int cluster_start(struct cluster *c, const char *kind, size_t count, char *err, size_t errlen);
+
+#endif
