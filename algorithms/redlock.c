@@ -177,8 +177,8 @@ static void collect(struct lock_client *c, struct redlock *rl, uint64_t sent_ms)
         uint64_t now = lock_now_ms();
         if (np == 0 || now >= deadline)
             break;
-        if (poll(pf, np, (int)(deadline - now)) <= 0)
-            continue; /* timeout (the loop ends) or EINTR */
+        if (lock_wait(c, pf, np, deadline * 1000000u) <= 0)
+            continue; /* none ready, or the wait failed: the deadline decides */
         for (size_t k = 0; k < np; k++) {
             struct node *nd = &rl->node[idx[k]];
             if (pf[k].revents == 0)
@@ -380,7 +380,7 @@ static enum lock_result redlock_acquire(struct lock_client *c, const char *key, 
         uint64_t now = lock_now_ms();
         if (now >= deadline || lock_cancelled(c))
             return heard ? LOCK_BUSY : no_answer(c, any_sent);
-        lock_sleep_ms(wire_backoff_ms(c, attempt, now, deadline));
+        lock_sleep(c, wire_backoff_ms(c, attempt, now, deadline));
     }
 }
 
