@@ -1,11 +1,19 @@
-/* lock.c - the algorithm registry and the helpers every algorithm shares. */
+/* lock.c - the algorithm registry, the helpers every algorithm shares, and
+ * the seam's fallback: the one place in algorithms/ that blocks a thread
+ * (zookeeper.c's library aside). */
 #include "algorithms/lock.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
+
+#define NS_PER_MS 1000000ULL
+#define SLICE_NS  (50 * NS_PER_MS) /* a cancellable sleep looks at its flag this often */
 
 extern const struct lock_ops redis_ops;
 extern const struct lock_ops redis_naive_ops;
@@ -106,11 +114,83 @@ uint64_t lock_random(struct lock_client *c, uint64_t n)
     return lock_random_from(&c->rng, n);
 }
 
+/* One wait of blocking_wait's: the system call itself, not glibc's
+ * ppoll, which is a thread cancellation point whose bookkeeping cost more
+ * than the rest of the seam (bench/cycle_instructions.sh); no locklab
+ * thread is ever cancelled. */
+static long ppoll_until(struct pollfd *fds, size_t n, uint64_t deadline_ns)
+{
+    if (deadline_ns == LOCK_FOREVER)
+        return syscall(SYS_ppoll, fds, (unsigned long)n, NULL, NULL, 0UL);
+    struct timespec left = {0, 0};
+    uint64_t now = lock_now_ns();
+    if (deadline_ns > now) {
+        left.tv_sec = (time_t)((deadline_ns - now) / 1000000000u);
+        left.tv_nsec = (long)((deadline_ns - now) % 1000000000u);
+    }
+    return syscall(SYS_ppoll, fds, (unsigned long)n, &left, NULL, 0UL);
+}
+
+static int blocking_wait(void *ctx, struct pollfd *fds, size_t n, uint64_t deadline_ns)
+{
+    (void)ctx;
+    long rc;
+    while ((rc = ppoll_until(fds, n, deadline_ns)) < 0 && errno == EINTR)
+        ; /* the deadline stands: a signal only costs a look at the clock */
+    return (int)rc;
+}
+
+static void blocking_sleep(void *ctx, uint64_t until_ns, const atomic_int *cancel)
+{
+    (void)ctx;
+    for (;;) {
+        uint64_t now = lock_now_ns();
+        if (now >= until_ns)
+            return;
+        if (cancel && atomic_load_explicit(cancel, memory_order_relaxed))
+            return;
+        /* A deadline, not a duration: a signal or a slice restarts nothing. */
+        uint64_t to = cancel && until_ns - now > SLICE_NS ? now + SLICE_NS : until_ns;
+        struct timespec ts = {.tv_sec = (time_t)(to / 1000000000u),
+                              .tv_nsec = (long)(to % 1000000000u)};
+        int rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+        if (rc != 0 && rc != EINTR)
+            return;
+    }
+}
+
+const struct lock_seam lock_blocking_seam = {.wait = blocking_wait, .sleep = blocking_sleep};
+
+int lock_wait(struct lock_client *c, struct pollfd *fds, size_t n, uint64_t deadline_ns)
+{
+    const struct lock_seam *s = c->seam;
+    return s ? s->wait(s->ctx, fds, n, deadline_ns) : blocking_wait(NULL, fds, n, deadline_ns);
+}
+
+void lock_sleep_until(struct lock_client *c, uint64_t until_ns, const atomic_int *cancel)
+{
+    const struct lock_seam *s = c->seam;
+    if (s)
+        s->sleep(s->ctx, until_ns, cancel);
+    else
+        blocking_sleep(NULL, until_ns, cancel);
+}
+
+void lock_sleep(struct lock_client *c, uint32_t ms)
+{
+    lock_sleep_until(c, lock_now_ns() + ms * NS_PER_MS, NULL);
+}
+
 void lock_sleep_ms(uint32_t ms)
 {
-    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
+    blocking_sleep(NULL, lock_now_ns() + ms * NS_PER_MS, NULL);
+}
+
+uint64_t lock_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 uint64_t lock_now_ms(void)

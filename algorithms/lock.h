@@ -6,10 +6,21 @@
  * through this table and never includes an algorithm's file; an algorithm
  * includes this header and its client library, never the engine.
  *
- * Calls are blocking. Each virtual client owns its connections, so no
- * algorithm needs a lock of its own on the hot path. Errors follow hiredis:
- * a small result code, the detail in c->err / c->errstr, set by
- * lock_set_error(). Algorithms never print and never exit.
+ * Calls are blocking for the client that makes them. Each virtual client
+ * owns its connections, so no algorithm needs a lock of its own on the hot
+ * path. Errors follow hiredis: a small result code, the detail in c->err /
+ * c->errstr, set by lock_set_error(). Algorithms never print and never
+ * exit.
+ *
+ * The seam: an algorithm must wait for a socket only through lock_wait()
+ * and sleep only through lock_sleep() / lock_sleep_until(); it never calls
+ * poll, select, nanosleep or a client library's blocking call itself, and
+ * uses its library in the non-blocking form (hiredis's buffer read/write,
+ * libpq's PQsendQuery/PQconsumeInput, libcurl's multi interface). Those
+ * calls go to the engine's struct lock_seam when it gave one, so an engine
+ * can run clients as coroutines or on an event loop by changing those two
+ * functions alone. Exempt: zookeeper.c, whose C library keeps threads of
+ * its own; it waits on a condition variable those threads signal.
  */
 #ifndef LOCKLAB_LOCK_H
 #define LOCKLAB_LOCK_H
@@ -96,15 +107,36 @@ struct lock_grant {
 };
 
 struct lock_ops;
+struct pollfd;
+
+/* No deadline, for lock_wait. */
+#define LOCK_FOREVER UINT64_MAX
+
+/* How a client waits, given by the engine. Deadlines are CLOCK_MONOTONIC
+ * nanoseconds (lock_now_ns). Today's engine gives none: lock.c's fallback
+ * then blocks the client's thread (ppoll, clock_nanosleep). */
+struct lock_seam {
+    /* Wait until one of fds[0..n) is ready for what its events ask
+     * (POLLIN, POLLOUT, POLLRDHUP), or deadline_ns has passed; a deadline
+     * already passed only looks, as poll's timeout 0 does. Fills revents as
+     * poll(2) does. Returns how many are ready, 0 when none was by the
+     * deadline, -1 with errno on failure; a signal is no failure. */
+    int (*wait)(void *ctx, struct pollfd *fds, size_t n, uint64_t deadline_ns);
+    /* Sleep until until_ns; return sooner once *cancel is non-zero (NULL:
+     * never), noticed within 50 ms (the engine's Ctrl-C). */
+    void (*sleep)(void *ctx, uint64_t until_ns, const atomic_int *cancel);
+    void *ctx; /* handed to both */
+};
 
 /* One virtual client. The engine fills ops, cfg, owner and rng before
- * connect(); the algorithm owns impl. */
+ * connect(), and seam when it has one; the algorithm owns impl. */
 struct lock_client {
     const struct lock_ops *ops;
     const struct lock_config *cfg;
     char owner[LOCK_OWNER_MAX]; /* value stored on the server; unique per client life */
     size_t owner_len;
-    uint64_t rng; /* xorshift64 state for jitter; never 0 */
+    uint64_t rng;                 /* xorshift64 state for jitter; never 0 */
+    const struct lock_seam *seam; /* NULL: block the thread (lock_blocking_seam) */
     void *impl;
     int err; /* enum lock_errcode */
     char errstr[LOCK_ERRSTR_MAX];
@@ -193,9 +225,25 @@ bool lock_cancelled(const struct lock_client *c);
  * xorshift state; lock_random_from takes any non-zero state. */
 uint64_t lock_random(struct lock_client *c, uint64_t n);
 uint64_t lock_random_from(uint64_t *state, uint64_t n);
-/* Sleep ms milliseconds (restarting after signals). */
+
+/* The seam's two calls, the only ways an algorithm may wait (see the top
+ * of this file); they go to c->seam, or to lock_blocking_seam without one.
+ * lock_wait: as struct lock_seam's wait. lock_sleep: a back-off of ms,
+ * never cut short (an acquire looks at lock_cancelled between attempts).
+ * lock_sleep_until: as the seam's sleep. */
+int lock_wait(struct lock_client *c, struct pollfd *fds, size_t n, uint64_t deadline_ns);
+void lock_sleep(struct lock_client *c, uint32_t ms);
+void lock_sleep_until(struct lock_client *c, uint64_t until_ns, const atomic_int *cancel);
+/* The fallback: the calling thread blocks in ppoll / clock_nanosleep. An
+ * engine's own seam may hand calls on to it. */
+extern const struct lock_seam lock_blocking_seam;
+
+/* Sleep ms milliseconds on the calling thread, for tests and tools; an
+ * algorithm sleeps through lock_sleep instead. */
 void lock_sleep_ms(uint32_t ms);
-/* CLOCK_MONOTONIC in milliseconds, for wait and validity arithmetic. */
+/* CLOCK_MONOTONIC in milliseconds, for wait and validity arithmetic, and
+ * in nanoseconds, for the seam's deadlines. */
 uint64_t lock_now_ms(void);
+uint64_t lock_now_ns(void);
 
 #endif

@@ -48,22 +48,24 @@ struct redis_lock {
 static int ask_sentinel(struct lock_client *c, const struct lock_endpoint *s,
                         struct lock_endpoint *named)
 {
-    struct timeval tv = wire_timeval(c->cfg->connect_timeout_ms);
-    redisContext *ctx = redisConnectWithTimeout(s->host, s->port, tv);
+    /* The connect timeout bounds each wait of the question too. */
+    uint32_t ms = c->cfg->connect_timeout_ms;
+    redisContext *ctx = wire_dial(c, s->host, s->port, ms);
+    void *reply = NULL;
     int rc = -1;
-    if (ctx && !ctx->err && redisSetTimeout(ctx, tv) == REDIS_OK) {
-        redisReply *r =
-            redisCommand(ctx, "SENTINEL get-master-addr-by-name %s", c->cfg->master_name);
-        if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-            r->element[0]->type == REDIS_REPLY_STRING &&
-            r->element[1]->type == REDIS_REPLY_STRING) {
-            snprintf(named->host, sizeof(named->host), "%s", r->element[0]->str);
-            named->port = atoi(r->element[1]->str);
-            rc = 0;
-        }
-        if (r)
-            freeReplyObject(r);
+    if (ctx && !ctx->err &&
+        redisAppendCommand(ctx, "SENTINEL get-master-addr-by-name %s", c->cfg->master_name) ==
+            REDIS_OK)
+        wire_exchange(c, ctx, ms, lock_now_ns(), &reply);
+    redisReply *r = reply;
+    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+        r->element[0]->type == REDIS_REPLY_STRING && r->element[1]->type == REDIS_REPLY_STRING) {
+        snprintf(named->host, sizeof(named->host), "%s", r->element[0]->str);
+        named->port = atoi(r->element[1]->str);
+        rc = 0;
     }
+    if (r)
+        freeReplyObject(r);
     if (ctx)
         redisFree(ctx);
     return rc;

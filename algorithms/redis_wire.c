@@ -1,19 +1,118 @@
-/* redis_wire.c - one blocking hiredis connection, RESP written by hand. */
+/* redis_wire.c - one non-blocking hiredis connection, RESP written by
+ * hand, every wait for the socket through the seam.
+ *
+ * Waits and failures keep the shape blocking hiredis gave them (a socket
+ * timeout per read and per write, the same words in ctx->errstr), so what
+ * the algorithms make of an error is what it always was.
+ */
 #include "algorithms/redis_wire.h"
 
+#include <errno.h>
 #include <poll.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 
 #define WIRE_IDLE_CHECK_MS 50
+#define NS_PER_MS          1000000ULL
 
-struct timeval wire_timeval(uint32_t ms)
+/* A failure of a wait of ours, left on the context in hiredis's words:
+ * the caller reads ctx->errstr as it read blocking hiredis's. */
+static void ctx_error(redisContext *ctx, const char *prefix, int errnum)
 {
-    struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (suseconds_t)(ms % 1000) * 1000};
-    return tv;
+    char buf[64];
+    ctx->err = REDIS_ERR_IO;
+    snprintf(ctx->errstr, sizeof(ctx->errstr), "%s%s", prefix,
+             strerror_r(errnum, buf, sizeof(buf)));
+}
+
+redisContext *wire_dial(struct lock_client *c, const char *host, int port, uint32_t timeout_ms)
+{
+    redisContext *ctx = redisConnectNonBlock(host, port);
+    if (ctx == NULL || ctx->err)
+        return ctx; /* refused at once, or no such host: hiredis said why */
+    /* Counted from here, as blocking hiredis's wait for the connect was. */
+    struct pollfd p = {.fd = ctx->fd, .events = POLLOUT};
+    int rc = lock_wait(c, &p, 1, lock_now_ns() + timeout_ms * NS_PER_MS);
+    int err = 0;
+    socklen_t len = sizeof(err);
+    if (rc < 0)
+        ctx_error(ctx, "poll(2): ", errno);
+    else if (rc == 0)
+        ctx_error(ctx, "", ETIMEDOUT);
+    else if (getsockopt(ctx->fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+        ctx_error(ctx, "getsockopt(SO_ERROR): ", errno);
+    else if (err)
+        ctx_error(ctx, "", err); /* "Connection refused" */
+    return ctx;
+}
+
+/* One wait for ctx's socket, of at most timeout_ms from from_ns. */
+static inline int wait_ready(struct lock_client *c, redisContext *ctx, short events,
+                             uint32_t timeout_ms, uint64_t from_ns)
+{
+    struct pollfd p = {.fd = ctx->fd, .events = events};
+    int rc = lock_wait(c, &p, 1, timeout_ms ? from_ns + timeout_ms * NS_PER_MS : LOCK_FOREVER);
+    if (rc > 0)
+        return REDIS_OK; /* an error or hang-up on it: the read or write says which */
+    /* A socket timeout's expiry read as EAGAIN in blocking hiredis. */
+    ctx_error(ctx, "", rc == 0 ? EAGAIN : errno);
+    return REDIS_ERR;
+}
+
+/* What a first write left behind (a full socket buffer: rare). Each wait
+ * counts from the write that could not finish, as each blocking write had
+ * a timeout of its own; *from_ns is moved to the end of the last one,
+ * where the reply's wait begins. Kept out of line: the common path
+ * writes everything at once. */
+static __attribute__((noinline)) int flush_rest(struct lock_client *c, redisContext *ctx,
+                                                uint32_t timeout_ms, uint64_t *from_ns)
+{
+    for (;;) {
+        if (wait_ready(c, ctx, POLLOUT, timeout_ms, lock_now_ns()) != REDIS_OK)
+            return REDIS_ERR;
+        *from_ns = lock_now_ns();
+        int done = 0;
+        if (redisBufferWrite(ctx, &done) != REDIS_OK)
+            return REDIS_ERR;
+        if (done)
+            return REDIS_OK;
+    }
+}
+
+static inline int flush(struct lock_client *c, redisContext *ctx, uint32_t timeout_ms,
+                        uint64_t *from_ns)
+{
+    int done = 0;
+    if (redisBufferWrite(ctx, &done) != REDIS_OK)
+        return REDIS_ERR;
+    return done ? REDIS_OK : flush_rest(c, ctx, timeout_ms, from_ns);
+}
+
+int wire_flush(struct lock_client *c, redisContext *ctx, uint32_t timeout_ms)
+{
+    uint64_t unused = 0;
+    return flush(c, ctx, timeout_ms, &unused);
+}
+
+int wire_exchange(struct lock_client *c, redisContext *ctx, uint32_t timeout_ms, uint64_t from_ns,
+                  void **reply)
+{
+    *reply = NULL;
+    if (flush(c, ctx, timeout_ms, &from_ns) != REDIS_OK)
+        return REDIS_ERR;
+    /* No read before the first wait: the answer cannot be there yet, and
+     * a read that finds nothing is a system call on every request. */
+    for (;;) {
+        if (wait_ready(c, ctx, POLLIN, timeout_ms, from_ns) != REDIS_OK ||
+            redisBufferRead(ctx) != REDIS_OK || redisGetReplyFromReader(ctx, reply) != REDIS_OK)
+            return REDIS_ERR;
+        if (*reply)
+            return REDIS_OK;
+        from_ns = lock_now_ns();
+    }
 }
 
 size_t wire_u64(char *buf, uint64_t v)
@@ -46,7 +145,10 @@ size_t wire_u64(char *buf, uint64_t v)
 static int load_scripts(struct lock_client *c, struct redis_wire *w)
 {
     for (size_t i = 0; i < w->n_scripts; i++) {
-        redisReply *r = redisCommand(w->ctx, "SCRIPT LOAD %s", w->scripts[i].body);
+        void *reply = NULL;
+        if (redisAppendCommand(w->ctx, "SCRIPT LOAD %s", w->scripts[i].body) == REDIS_OK)
+            wire_exchange(c, w->ctx, w->io_timeout_ms, lock_now_ns(), &reply);
+        redisReply *r = reply;
         if (r == NULL || r->type != REDIS_REPLY_STRING || r->len != 40) {
             lock_set_error(c, r ? LOCK_ERR_PROTOCOL : LOCK_ERR_IO, "SCRIPT LOAD failed: %s",
                            r && r->type == REDIS_REPLY_ERROR ? r->str : w->ctx->errstr);
@@ -68,18 +170,15 @@ int wire_connect(struct lock_client *c, struct redis_wire *w)
         c->connect_failures++;
         return -1;
     }
-    w->ctx =
-        redisConnectWithTimeout(w->ep->host, w->ep->port, wire_timeval(c->cfg->connect_timeout_ms));
+    w->ctx = wire_dial(c, w->ep->host, w->ep->port, c->cfg->connect_timeout_ms);
+    w->io_timeout_ms = c->cfg->io_timeout_ms;
     if (w->ctx == NULL || w->ctx->err) {
         lock_set_error(c, LOCK_ERR_IO, "connect %s:%d: %s", w->ep->host, w->ep->port,
                        w->ctx ? w->ctx->errstr : "out of memory");
         /* Nobody listening: the server is gone, not slow (a timeout is). */
         if (w->ctx && w->ctx->err == REDIS_ERR_IO && strstr(w->ctx->errstr, "refused"))
             c->connect_refused++;
-    } else if (c->cfg->io_timeout_ms &&
-               redisSetTimeout(w->ctx, wire_timeval(c->cfg->io_timeout_ms)))
-        lock_set_error(c, LOCK_ERR_IO, "set timeout: %s", w->ctx->errstr);
-    else if (load_scripts(c, w) == 0)
+    } else if (load_scripts(c, w) == 0)
         return 0;
     /* Every dial goes through here (connect, wire_call's reconnect,
      * Redlock's redials): one failed connect, however far it got, is
@@ -152,15 +251,15 @@ static redisReply *io_failed(struct lock_client *c, struct redis_wire *w)
  * would read as a lost answer (outcome unknown): a holder's release after
  * a failover, sent into its dead master's socket. Looked at only after a
  * pause, so back-to-back calls pay nothing. */
-static bool closed_while_idle(struct redis_wire *w)
+static bool closed_while_idle(struct lock_client *c, struct redis_wire *w, uint64_t now_ns)
 {
-    uint64_t now = lock_now_ms();
+    uint64_t now = now_ns / NS_PER_MS;
     bool idle = now - w->used_ms >= WIRE_IDLE_CHECK_MS;
     w->used_ms = now;
     if (!idle || w->ctx == NULL || w->ctx->err)
         return false;
     struct pollfd p = {.fd = w->ctx->fd, .events = POLLIN | POLLRDHUP};
-    if (poll(&p, 1, 0) != 1)
+    if (lock_wait(c, &p, 1, 0) != 1) /* a deadline long past: only a look */
         return false;
     char byte;
     return (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) ||
@@ -170,17 +269,21 @@ static bool closed_while_idle(struct redis_wire *w)
 redisReply *wire_call(struct lock_client *c, struct redis_wire *w, int argc, const char **argv,
                       const size_t *lens)
 {
-    if (closed_while_idle(w))
+    uint64_t now = lock_now_ns();
+    if (closed_while_idle(c, w, now))
         wire_drop(c, w);
-    if ((w->ctx == NULL || w->ctx->err) && wire_connect(c, w) < 0) {
-        c->err = LOCK_ERR_UNSENT; /* nothing of this call went out */
-        return NULL;
+    if (w->ctx == NULL || w->ctx->err) {
+        if (wire_connect(c, w) < 0) {
+            c->err = LOCK_ERR_UNSENT; /* nothing of this call went out */
+            return NULL;
+        }
+        now = lock_now_ns(); /* the dial's time is not the request's */
     }
     size_t len = format_resp(w->out, sizeof(w->out), argc, argv, lens);
     int rc = len ? redisAppendFormattedCommand(w->ctx, w->out, len)
                  : redisAppendCommandArgv(w->ctx, argc, argv, lens);
     void *reply = NULL;
-    if (rc != REDIS_OK || redisGetReply(w->ctx, &reply) != REDIS_OK || reply == NULL)
+    if (rc != REDIS_OK || wire_exchange(c, w->ctx, w->io_timeout_ms, now, &reply) != REDIS_OK)
         return io_failed(c, w);
     return reply;
 }
@@ -303,6 +406,6 @@ enum lock_result wire_acquire(struct lock_client *c, wire_try_fn try_once, const
         uint64_t now = lock_now_ms();
         if (now >= deadline || lock_cancelled(c))
             return LOCK_BUSY;
-        lock_sleep_ms(wire_backoff_ms(c, attempt, now, deadline));
+        lock_sleep(c, wire_backoff_ms(c, attempt, now, deadline));
     }
 }

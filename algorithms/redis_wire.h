@@ -1,6 +1,8 @@
-/* redis_wire.h - what the Redis-based algorithms share: one blocking hiredis
- * connection per client, commands written straight into RESP without a
- * format string, and Lua scripts run by EVALSHA with an EVAL fallback.
+/* redis_wire.h - what the Redis-based algorithms share: one hiredis
+ * connection per client in its non-blocking form, every wait for its
+ * socket through the seam (lock_wait), commands written straight into RESP
+ * without a format string, and Lua scripts run by EVALSHA with an EVAL
+ * fallback.
  *
  * This is client-library code, not an algorithm: redis.c and redis_naive.c
  * include it, neither includes the other.
@@ -31,8 +33,9 @@ typedef int (*wire_locate_fn)(struct lock_client *c, struct redis_wire *w);
 struct redis_wire {
     redisContext *ctx;
     const struct lock_endpoint *ep;
-    wire_locate_fn locate; /* NULL: ep stays where it was aimed */
-    uint64_t used_ms;      /* lock_now_ms() of the last call on this connection */
+    wire_locate_fn locate;  /* NULL: ep stays where it was aimed */
+    uint64_t used_ms;       /* lock_now_ms() of the last call on this connection */
+    uint32_t io_timeout_ms; /* cfg's when dialled: the most one wait may take, 0 = none */
     struct wire_script scripts[WIRE_MAX_SCRIPTS]; /* loaded after each connect */
     size_t n_scripts;
     char out[1024]; /* the RESP request being built */
@@ -67,10 +70,28 @@ uint32_t wire_backoff_ms(struct lock_client *c, unsigned attempt, uint64_t now_m
 /* ttl_ms less the time since sent_ms: what the holder may still assume. */
 uint32_t wire_validity(uint32_t ttl_ms, uint64_t sent_ms);
 
-/* ms as hiredis takes a timeout. */
-struct timeval wire_timeval(uint32_t ms);
-/* Connect (or reconnect after an error) to w->ep and load w->scripts.
- * 0, or -1 with c->err set and c->connect_failures bumped. */
+/* redisConnectWithTimeout without blocking: a non-blocking context whose
+ * connect is awaited through the seam for up to timeout_ms. Returns it
+ * connected, or with ctx->err and ctx->errstr as the blocking call would
+ * have set them ("Connection refused", "Connection timed out"); NULL when
+ * out of memory. The caller frees it (redisFree). */
+redisContext *wire_dial(struct lock_client *c, const char *host, int port, uint32_t timeout_ms);
+/* redisGetReply's blocking contract on a non-blocking context: write what
+ * is appended to ctx, then read one reply, waiting through the seam. Each
+ * wait may take timeout_ms (0: no limit), as SO_SNDTIMEO / SO_RCVTIMEO
+ * gave each write and read; the reply's first wait counts from from_ns
+ * (lock_now_ns: a caller that has just read the clock passes its reading).
+ * REDIS_OK with *reply set, or REDIS_ERR with ctx->err and ctx->errstr set
+ * as blocking hiredis sets them, a timeout as REDIS_ERR_IO "Resource
+ * temporarily unavailable". */
+int wire_exchange(struct lock_client *c, redisContext *ctx, uint32_t timeout_ms, uint64_t from_ns,
+                  void **reply);
+/* The writing half of wire_exchange alone: REDIS_OK once everything
+ * appended is written, else REDIS_ERR as above. */
+int wire_flush(struct lock_client *c, redisContext *ctx, uint32_t timeout_ms);
+/* Connect (or reconnect after an error) to w->ep and load w->scripts,
+ * with cfg's connect and io timeouts. 0, or -1 with c->err set and
+ * c->connect_failures bumped. */
 int wire_connect(struct lock_client *c, struct redis_wire *w);
 /* Close the connection; safe when never connected. */
 void wire_close(struct redis_wire *w);

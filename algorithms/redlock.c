@@ -134,15 +134,11 @@ static size_t send_all(struct lock_client *c, struct redlock *rl, int argc, cons
     drop_replies(rl);
     for (size_t i = 0; i < rl->n; i++) {
         struct node *nd = &rl->node[i];
-        int done = 0;
         nd->fault = LOCK_ERR_IO; /* until the request is out */
         if (!node_ready(c, rl, nd) ||
             redisAppendCommandArgv(nd->wire.ctx, argc, argv, lens) != REDIS_OK)
             continue;
-        while (!done)
-            if (redisBufferWrite(nd->wire.ctx, &done) != REDIS_OK)
-                break;
-        if (!done) {
+        if (wire_flush(c, nd->wire.ctx, nd->wire.io_timeout_ms) != REDIS_OK) {
             node_failed(c, nd, LOCK_ERR_IO);
             continue;
         }
@@ -181,8 +177,8 @@ static void collect(struct lock_client *c, struct redlock *rl, uint64_t sent_ms)
         uint64_t now = lock_now_ms();
         if (np == 0 || now >= deadline)
             break;
-        if (poll(pf, np, (int)(deadline - now)) <= 0)
-            continue; /* timeout (the loop ends) or EINTR */
+        if (lock_wait(c, pf, np, deadline * 1000000u) <= 0)
+            continue; /* none ready, or the wait failed: the deadline decides */
         for (size_t k = 0; k < np; k++) {
             struct node *nd = &rl->node[idx[k]];
             if (pf[k].revents == 0)
@@ -384,7 +380,7 @@ static enum lock_result redlock_acquire(struct lock_client *c, const char *key, 
         uint64_t now = lock_now_ms();
         if (now >= deadline || lock_cancelled(c))
             return heard ? LOCK_BUSY : no_answer(c, any_sent);
-        lock_sleep_ms(wire_backoff_ms(c, attempt, now, deadline));
+        lock_sleep(c, wire_backoff_ms(c, attempt, now, deadline));
     }
 }
 

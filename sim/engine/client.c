@@ -15,12 +15,10 @@
  */
 #include "sim/engine/client.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "sim/engine/run.h"
 #include "sim/faults/nemesis.h"
@@ -314,23 +312,12 @@ bool client_lock_wait(struct client *cl, uint32_t key, uint32_t wait_ms)
     return true;
 }
 
-/* Sleep until t (CLOCK_MONOTONIC); wakes early when the run is stopping
- * and cut_short allows it. */
+/* Sleep until t (CLOCK_MONOTONIC); wakes early when the run is
+ * interrupted and cut_short allows it. The client's time passes through
+ * the lock's sleep seam, as its lock's waits do. */
 static void sleep_until(struct client *cl, uint64_t t, bool cut_short)
 {
-    for (;;) {
-        uint64_t now = clock_mono_ns();
-        if (now >= t)
-            return;
-        if (cut_short && atomic_load_explicit(&cl->run->interrupted, memory_order_relaxed))
-            return;
-        uint64_t until = cut_short && t - now > SLICE_NS ? now + SLICE_NS : t;
-        struct timespec ts = {.tv_sec = (time_t)(until / 1000000000u),
-                              .tv_nsec = (long)(until % 1000000000u)};
-        int rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
-        if (rc != 0 && rc != EINTR)
-            return;
-    }
+    lock_sleep_until(&cl->lc, t, cut_short ? &cl->run->interrupted : NULL);
 }
 
 static uint64_t min_u64(uint64_t a, uint64_t b)

@@ -115,10 +115,9 @@ static void tick_timeline(struct client *cl, uint64_t t, bool ok)
         cl->tl_fail[sec]++;
 }
 
-static void pause_after_error(void)
+static void pause_after_error(struct client *cl)
 {
-    struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)ERROR_PAUSE_NS};
-    nanosleep(&ts, NULL);
+    lock_sleep_until(&cl->lc, clock_mono_ns() + ERROR_PAUSE_NS, NULL);
 }
 
 /* Open loop: when step k of this client is due. Client i of n starts at
@@ -173,7 +172,7 @@ static void client_loop(struct client *cl)
             break;
         }
         if (!cl->connected && client_connect(cl) < 0) {
-            pause_after_error();
+            pause_after_error(cl);
             continue;
         }
         if (open_loop && (t = cl->due_ns = wait_for_turn(cl)) == 0)
@@ -188,7 +187,7 @@ static void client_loop(struct client *cl)
         cl->steps_left--;
         client_bump(cl, ST_STEPS);
         if (client_stat(cl, ST_ACQUIRE_ERR) != errors)
-            pause_after_error();
+            pause_after_error(cl);
     }
 }
 

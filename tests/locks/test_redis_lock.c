@@ -4,6 +4,7 @@
  * grow; and redis-naive's deliberate bug, shown for what it is. A release
  * or renew whose answer does not come back (server paused or killed) is
  * LOCK_ERR, never LOST, and failed connects count in connect_failures.
+ * Every wait goes through the seam an engine gives (lock.h).
  *
  * The server is started by locklab's own cluster code on a free loopback
  * port and stopped by PID at the end; the tests that pause or kill a server
@@ -315,6 +316,85 @@ static void connect_to_closed_port_is_an_io_error(void **state)
     c.ops->disconnect(&c);
 }
 
+/* An engine's seam that counts what passes through it and hands it on to
+ * the blocking one; with none_ready, no socket is ever ready before its
+ * deadline, as in a loop whose timers always fire first. */
+struct counted_seam {
+    struct lock_seam seam;
+    unsigned waits, sleeps;
+    bool none_ready;
+};
+static struct counted_seam counted;
+
+static int counted_wait(void *ctx, struct pollfd *fds, size_t n, uint64_t deadline_ns)
+{
+    struct counted_seam *s = ctx;
+    s->waits++;
+    return s->none_ready ? 0 : lock_blocking_seam.wait(NULL, fds, n, deadline_ns);
+}
+
+static void counted_sleep(void *ctx, uint64_t until_ns, const atomic_int *cancel)
+{
+    struct counted_seam *s = ctx;
+    s->sleeps++;
+    lock_blocking_seam.sleep(NULL, until_ns, cancel);
+}
+
+static void seam_client_open(struct lock_client *c, struct counted_seam *s, const char *owner)
+{
+    *c = (struct lock_client){.ops = lock_find("redis"), .cfg = &cfg, .rng = 1, .seam = &s->seam};
+    snprintf(c->owner, sizeof(c->owner), "%s", owner);
+    c->owner_len = strlen(owner);
+}
+
+/* What the seam of c has counted so far. */
+static unsigned waits_of(const struct lock_client *c)
+{
+    return ((const struct counted_seam *)c->seam->ctx)->waits;
+}
+
+static unsigned sleeps_of(const struct lock_client *c)
+{
+    return ((const struct counted_seam *)c->seam->ctx)->sleeps;
+}
+
+/* lock.h's seam: the connect, every answer and the back-off of a busy
+ * acquire wait through the engine's functions; and when those never find
+ * the socket ready, the client cannot even connect, so nothing it does
+ * waits beside them. */
+static void redis_waits_only_through_the_seam(void **state)
+{
+    (void)state;
+    counted = (struct counted_seam){
+        .seam = {.wait = counted_wait, .sleep = counted_sleep, .ctx = &counted}};
+    struct lock_client a, b;
+    struct lock_grant ga, gb;
+    seam_client_open(&a, &counted, "owner-seam-a");
+    seam_client_open(&b, &counted, "owner-seam-b");
+    assert_int_equal(a.ops->connect(&a), 0);
+    assert_true(waits_of(&a) >= 4); /* the connect, then each of the 3 scripts' loading */
+    assert_int_equal(b.ops->connect(&b), 0);
+    unsigned before = waits_of(&a);
+    assert_int_equal(take(&a, "test:seam", 10000, 0, &ga), LOCK_OK);
+    assert_true(waits_of(&a) > before);
+    assert_int_equal(sleeps_of(&a), 0);
+    assert_int_equal(take(&b, "test:seam", 10000, 30, &gb), LOCK_BUSY);
+    assert_true(sleeps_of(&b) > 0);
+    before = waits_of(&a);
+    assert_int_equal(a.ops->release(&a, &ga), LOCK_OK);
+    assert_true(waits_of(&a) > before);
+    a.ops->disconnect(&a);
+    b.ops->disconnect(&b);
+
+    counted.none_ready = true;
+    seam_client_open(&a, &counted, "owner-seam-c");
+    assert_int_equal(a.ops->connect(&a), -1);
+    assert_int_equal(a.err, LOCK_ERR_IO);
+    assert_non_null(strstr(a.errstr, "timed out"));
+    assert_int_equal(a.connect_refused, 0);
+    a.ops->disconnect(&a);
+}
+
 static int own_exists(const char *key)
 {
     redisContext *ctx = redisConnect("127.0.0.1", own.srv[0].port);
@@ -443,6 +523,7 @@ int main(void)
         cmocka_unit_test(redis_release_survives_script_flush),
         cmocka_unit_test(redis_one_client_holds_many_locks),
         cmocka_unit_test(connect_to_closed_port_is_an_io_error),
+        cmocka_unit_test(redis_waits_only_through_the_seam),
         cmocka_unit_test_teardown(redis_unanswered_release_and_renew_are_unknown, own_stop),
         cmocka_unit_test_teardown(redis_killed_server_is_an_error_and_counted, own_stop),
         cmocka_unit_test(naive_sets_expiry_and_gives_no_token),

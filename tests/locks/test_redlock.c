@@ -403,7 +403,12 @@ static void live_nodes_silent_for_a_moment_is_busy_not_error(void **state)
     pid_t waker = fork();
     assert_true(waker >= 0);
     if (waker == 0) {
-        usleep(200 * 1000);
+        /* After the first round's 50 ms, while the release redials the
+         * silent nodes one after the other (50 ms each, until 200 ms): so
+         * one of those dials finds its node awake. At 200 ms it raced the
+         * last dial's end, and lost once socket timeouts stopped being
+         * rounded up to the kernel's ticks. */
+        usleep(125 * 1000);
         kill(cluster.srv[3].pid, SIGCONT);
         kill(cluster.srv[4].pid, SIGCONT);
         _exit(0);
