@@ -19,6 +19,8 @@
  * A client holds any number of locks at once (a growable array of holds).
  *   Every drop of its connection and every failed session open counts in
  *   c->connect_failures; a drop also in c->connect_refused.
+ * The session under all this (connect, reconnect, watchers, the wait on a
+ * watch, the crash) is zookeeper_session.c's.
  */
 #include <limits.h>
 #include <stdbool.h>
@@ -50,7 +52,7 @@ enum zk_hold_state {
 struct zk_hold {
     enum zk_hold_state state;
     uint64_t token;
-    uint64_t losses; /* z->losses when granted: any change means it may be lost */
+    uint64_t losses; /* z->s.losses when granted: any change means it may be lost */
     int64_t session; /* the session the node was created in (it dies with it) */
     char path[ZK_PATH_MAX];
 };

@@ -122,7 +122,6 @@ static int init_sync(struct zk_session *s)
     return 0;
 }
 
-/* 0, or -1 with c->err set. */
 int zk_session_init(struct lock_client *c, struct zk_session *s)
 {
     if (init_sync(s) < 0) {
