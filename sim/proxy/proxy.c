@@ -60,14 +60,14 @@ static int open_listener(struct listener *ls)
     return 0;
 }
 
-static int watch(struct proxy *p, struct pfd *d, uint32_t events)
+static int pump_watch(struct proxy *p, struct pfd *d, uint32_t events)
 {
     struct epoll_event ev = {.events = events, .data.ptr = d};
     d->events = events;
     return epoll_ctl(p->ep_fd, EPOLL_CTL_ADD, d->fd, &ev);
 }
 
-static void rewatch(struct proxy *p, struct pfd *d, uint32_t events)
+static void pump_rewatch(struct proxy *p, struct pfd *d, uint32_t events)
 {
     if (d->fd < 0 || d->events == events)
         return;
@@ -79,7 +79,7 @@ static void rewatch(struct proxy *p, struct pfd *d, uint32_t events)
 /* Out of the epoll set first: a close alone leaves it there while a copy
  * of the descriptor lives on (a server being forked holds one until its
  * exec), and its events would then name freed memory. */
-static void unwatch_close(struct proxy *p, int fd)
+static void pump_unwatch_close(struct proxy *p, int fd)
 {
     if (fd < 0)
         return;
@@ -90,7 +90,7 @@ static void unwatch_close(struct proxy *p, int fd)
 
 static void close_listener(struct proxy *p, struct listener *ls)
 {
-    unwatch_close(p, ls->pfd.fd);
+    pump_unwatch_close(p, ls->pfd.fd);
     ls->pfd.fd = -1;
 }
 
@@ -144,7 +144,7 @@ static void free_flow(struct proxy *p, struct flow *f)
 }
 
 /* Close both sides; with rst, the client sees "connection reset by peer". */
-static void kill_link(struct proxy *p, struct link *l, bool rst)
+static void pump_kill_link(struct proxy *p, struct link *l, bool rst)
 {
     if (l->dead)
         return;
@@ -154,8 +154,8 @@ static void kill_link(struct proxy *p, struct link *l, bool rst)
         if (l->server.fd >= 0)
             setsockopt(l->server.fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
     }
-    unwatch_close(p, l->client.fd);
-    unwatch_close(p, l->server.fd);
+    pump_unwatch_close(p, l->client.fd);
+    pump_unwatch_close(p, l->server.fd);
     free_flow(p, &l->up);
     free_flow(p, &l->down);
     if (l->prev)
@@ -199,8 +199,8 @@ static void new_link(struct proxy *p, struct listener *ls, int cfd, uint64_t now
         p->links->prev = l;
     p->links = l;
     toxics_draw(p, l, -1);
-    watch(p, &l->client, EPOLLIN);
-    watch(p, &l->server, EPOLLOUT);
+    pump_watch(p, &l->client, EPOLLIN);
+    pump_watch(p, &l->server, EPOLLOUT);
 }
 
 static void accept_all(struct proxy *p, struct listener *ls, uint64_t now)
@@ -210,7 +210,7 @@ static void accept_all(struct proxy *p, struct listener *ls, uint64_t now)
         if (fd < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
             /* out of descriptors: a readable listener would wake the loop
              * every turn; the backlog waits, and relisten looks again soon */
-            rewatch(p, &ls->pfd, 0);
+            pump_rewatch(p, &ls->pfd, 0);
             p->relisten = true;
         }
         if (fd < 0)
@@ -236,7 +236,7 @@ static bool flush(struct proxy *p, struct link *l, struct flow *f, unsigned dir,
         if (w < 0 && (errno == EAGAIN || errno == EINTR))
             break;
         if (w < 0) {
-            kill_link(p, l, false);
+            pump_kill_link(p, l, false);
             return false;
         }
         *(dir == STREAM_UP ? &p->st.bytes_up : &p->st.bytes_down) += (uint64_t)w;
@@ -250,7 +250,7 @@ static bool flush(struct proxy *p, struct link *l, struct flow *f, unsigned dir,
         free(c);
     }
     if (f->head == NULL && (f->eof || f->close_after)) {
-        kill_link(p, l, false);
+        pump_kill_link(p, l, false);
         return false;
     }
     return true;
@@ -263,7 +263,7 @@ static void pass(struct proxy *p, struct link *l, struct flow *f, unsigned dir, 
     if (f->head == NULL && !(f == &l->up && l->connecting) && !toxics_any_on(p, l, dir)) {
         ssize_t w = send(dst_of(l, f)->fd, buf, n, MSG_NOSIGNAL); /* the direct path */
         if (w < 0 && errno != EAGAIN && errno != EINTR) {
-            kill_link(p, l, false);
+            pump_kill_link(p, l, false);
             return;
         }
         size_t sent = w > 0 ? (size_t)w : 0;
@@ -278,7 +278,7 @@ static void pass(struct proxy *p, struct link *l, struct flow *f, unsigned dir, 
     flush(p, l, f, dir, now);
 }
 
-static void update_events(struct proxy *p, struct link *l, uint64_t now)
+static void pump_update_events(struct proxy *p, struct link *l, uint64_t now)
 {
     if (l->dead)
         return;
@@ -289,8 +289,8 @@ static void update_events(struct proxy *p, struct link *l, uint64_t now)
     uint32_t se = l->connecting ? EPOLLOUT
                                 : (!l->down.eof && l->down.queued < FLOW_CAP ? EPOLLIN : 0) |
                                       (up_due ? EPOLLOUT : 0);
-    rewatch(p, &l->client, ce);
-    rewatch(p, &l->server, se);
+    pump_rewatch(p, &l->client, ce);
+    pump_rewatch(p, &l->server, se);
 }
 
 static void read_side(struct proxy *p, struct link *l, struct pfd *from, uint64_t now)
@@ -307,7 +307,7 @@ static void read_side(struct proxy *p, struct link *l, struct pfd *from, uint64_
     if (n < 0 && (errno == EAGAIN || errno == EINTR))
         return;
     if (n < 0) { /* reset: pass the reset on */
-        kill_link(p, l, true);
+        pump_kill_link(p, l, true);
         return;
     }
     f->eof = true;
@@ -321,7 +321,7 @@ static void connected(struct proxy *p, struct link *l, uint64_t now)
     getsockopt(l->server.fd, SOL_SOCKET, SO_ERROR, &err, &len);
     if (err) {
         p->st.refused++;
-        kill_link(p, l, true);
+        pump_kill_link(p, l, true);
         return;
     }
     l->connecting = false;
@@ -341,7 +341,7 @@ static void on_link(struct proxy *p, struct pfd *d, uint32_t ev, uint64_t now)
         if ((ev & EPOLLERR) || ((ev & EPOLLHUP) && in->eof)) {
             /* a reset after its FIN: recv says only EOF again, and a
              * level-triggered error would fire every turn */
-            kill_link(p, l, true);
+            pump_kill_link(p, l, true);
             return;
         }
         if (ev & (EPOLLIN | EPOLLHUP))
@@ -350,7 +350,7 @@ static void on_link(struct proxy *p, struct pfd *d, uint32_t ev, uint64_t now)
             flush(p, l, d == &l->client ? &l->down : &l->up,
                   d == &l->client ? STREAM_DOWN : STREAM_UP, now);
     }
-    update_events(p, l, now);
+    pump_update_events(p, l, now);
 }
 
 /* ---- toxics in time -------------------------------------------------- */
@@ -368,7 +368,7 @@ static uint64_t due_on(const struct proxy *p, const struct link *l, const struct
 
 /* Send what has come due, carry out timed closes and resets; the next
  * moment something will be due. */
-static uint64_t tick(struct proxy *p, uint64_t now)
+static uint64_t pump_tick(struct proxy *p, uint64_t now)
 {
     uint64_t next = NEVER;
     for (struct link *l = p->links, *nx; l; l = nx) {
@@ -376,12 +376,12 @@ static uint64_t tick(struct proxy *p, uint64_t now)
         bool reset, close_;
         uint64_t dl = toxics_deadline(p, l, &reset, &close_);
         if (dl <= now) {
-            kill_link(p, l, reset);
+            pump_kill_link(p, l, reset);
             continue;
         }
         if (!flush(p, l, &l->up, STREAM_UP, now) || !flush(p, l, &l->down, STREAM_DOWN, now))
             continue;
-        update_events(p, l, now);
+        pump_update_events(p, l, now);
         uint64_t t = due_on(p, l, &l->up, STREAM_UP, now);
         uint64_t d = due_on(p, l, &l->down, STREAM_DOWN, now);
         t = d < t ? d : t;
@@ -419,7 +419,7 @@ static void down_start(struct proxy *p, int id, const struct toxic *t, uint64_t 
     for (struct link *l = p->links, *nx; l; l = nx) {
         nx = l->next;
         if (toxic_reaches(t, l->ep, l->group)) {
-            kill_link(p, l, false);
+            pump_kill_link(p, l, false);
             (*links)++;
         }
     }
@@ -428,7 +428,7 @@ static void down_start(struct proxy *p, int id, const struct toxic *t, uint64_t 
 /* Listen again where no down toxic holds a listener any more. Its port may
  * be taken meanwhile (by some connection's local end): then the loop tries
  * again each turn (relisten) until it is free. */
-static void relisten(struct proxy *p)
+static void proxy_relisten(struct proxy *p)
 {
     p->relisten = false;
     for (size_t i = 0; i < n_listeners(p); i++) {
@@ -436,12 +436,12 @@ static void relisten(struct proxy *p)
         if (!(p->proxied & (1u << ls->ep)) || ls->downed)
             continue;
         if (ls->pfd.fd >= 0) {
-            rewatch(p, &ls->pfd, EPOLLIN); /* one accept4 could not take */
+            pump_rewatch(p, &ls->pfd, EPOLLIN); /* one accept4 could not take */
             continue;
         }
         if (open_listener(ls) < 0) {
             p->relisten = true;
-        } else if (watch(p, &ls->pfd, EPOLLIN) < 0) {
+        } else if (pump_watch(p, &ls->pfd, EPOLLIN) < 0) {
             close_listener(p, ls);
             p->relisten = true;
         }
@@ -452,7 +452,7 @@ static void down_end(struct proxy *p, int id)
 {
     for (size_t i = 0; i < n_listeners(p); i++)
         p->ls[i].downed &= ~(1ULL << id);
-    relisten(p);
+    proxy_relisten(p);
 }
 
 static int add_toxic(struct proxy *p, int id, const struct toxic *t, uint64_t now, uint64_t *links)
@@ -499,13 +499,13 @@ static void remove_toxic(struct proxy *p, int id, uint64_t now)
             l->applies &= ~(1ULL << id);
             retime(l, now); /* what it delayed goes out now; what it held, too */
         }
-    tick(p, now);
+    pump_tick(p, now);
 }
 
 /* ---- the loop -------------------------------------------------------- */
 
 /* Carry out the command another thread left; false on stop. */
-static bool run_command(struct proxy *p)
+static bool proxy_run_command(struct proxy *p)
 {
     uint64_t v;
     if (read(p->wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
@@ -527,11 +527,11 @@ static bool run_command(struct proxy *p)
     pthread_mutex_unlock(&p->mu);
     if (k == CMD_ADD)
         for (struct link *l = p->links; l; l = l->next)
-            update_events(p, l, now); /* a hold or a drop may stop a side's writes */
+            pump_update_events(p, l, now); /* a hold or a drop may stop a side's writes */
     return k != CMD_STOP;
 }
 
-static void bury(struct proxy *p)
+static void pump_bury(struct proxy *p)
 {
     while (p->graveyard) {
         struct link *l = p->graveyard;
@@ -550,7 +550,7 @@ static int wait_ms(uint64_t next, uint64_t now)
     return ms > 1000 ? 1000 : (int)ms;
 }
 
-static void *loop(void *arg)
+static void *pump_loop(void *arg)
 {
     struct proxy *p = arg;
     struct epoll_event ev[MAX_EVENTS];
@@ -561,19 +561,19 @@ static void *loop(void *arg)
         for (int i = 0; i < n && go; i++) {
             struct pfd *d = ev[i].data.ptr;
             if (d->kind == PFD_WAKE)
-                go = run_command(p);
+                go = proxy_run_command(p);
             else if (d->kind == PFD_LISTENER)
                 accept_all(p, (struct listener *)d, now);
             else
                 on_link(p, d, ev[i].events, now);
         }
-        next = p->active || next != NEVER ? tick(p, clock_mono_ns()) : NEVER;
+        next = p->active || next != NEVER ? pump_tick(p, clock_mono_ns()) : NEVER;
         if (p->relisten) {
-            relisten(p);
+            proxy_relisten(p);
             uint64_t soon = clock_mono_ns() + 10000000u;
             next = p->relisten && soon < next ? soon : next;
         }
-        bury(p);
+        pump_bury(p);
     }
     atomic_store(&p->gone, true);
     return NULL;
@@ -612,14 +612,14 @@ struct proxy *proxy_new(const struct lock_endpoint *up, size_t n, uint32_t proxi
     if (p->ls == NULL || p->ep_fd < 0 || p->wake_fd < 0)
         goto fail;
     p->wake = (struct pfd){.kind = PFD_WAKE, .fd = p->wake_fd};
-    watch(p, &p->wake, EPOLLIN);
+    pump_watch(p, &p->wake, EPOLLIN);
     for (size_t i = 0; i < n * n_groups; i++) {
         struct listener *ls = &p->ls[i];
         *ls = (struct listener){
             .pfd = {.kind = PFD_LISTENER, .fd = -1}, .ep = i / n_groups, .group = i % n_groups};
         if (!(proxied & (1u << ls->ep)))
             continue;
-        if (open_listener(ls) < 0 || watch(p, &ls->pfd, EPOLLIN) < 0)
+        if (open_listener(ls) < 0 || pump_watch(p, &ls->pfd, EPOLLIN) < 0)
             goto fail;
     }
     return p;
@@ -632,7 +632,7 @@ fail:
 
 int proxy_start(struct proxy *p, char *err, size_t errlen)
 {
-    int rc = pthread_create(&p->thread, NULL, loop, p);
+    int rc = pthread_create(&p->thread, NULL, pump_loop, p);
     if (rc != 0) {
         snprintf(err, errlen, "proxy: cannot start its thread: %s", strerror(rc));
         return -1;
@@ -729,8 +729,8 @@ void proxy_free(struct proxy *p)
         p->running = false;
     }
     while (p->links)
-        kill_link(p, p->links, false);
-    bury(p);
+        pump_kill_link(p, p->links, false);
+    pump_bury(p);
     for (size_t i = 0; p->ls && i < n_listeners(p); i++)
         close_listener(p, &p->ls[i]);
     for (int i = 0; i < PROXY_MAX_TOXICS; i++)
