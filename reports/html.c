@@ -23,7 +23,7 @@
 #define MAX_BARS       400 /* critical sections drawn around one violation */
 #define MAX_HOVER_COLS 600 /* hover columns per time chart: a 1-hour run groups seconds */
 
-static double span_end_s(const struct run_result *r, const struct fault_span *s)
+static double html_span_end_s(const struct run_result *r, const struct fault_span *s)
 {
     return s->to_ns == UINT64_MAX ? r->elapsed_s : report_rel_s(r, s->to_ns);
 }
@@ -31,7 +31,8 @@ static double span_end_s(const struct run_result *r, const struct fault_span *s)
 /* Host stalls the lock is not built to ride out (longer than its slack),
  * as bands of their own: no fault of the scenario's, but a cause all the
  * same. Those between w0 and w1 only. */
-static void stall_bands(struct svg_chart *c, const struct run_result *r, uint64_t w0, uint64_t w1)
+static void html_stall_bands(struct svg_chart *c, const struct run_result *r, uint64_t w0,
+                             uint64_t w1)
 {
     for (size_t i = 0; i < r->n_stalls; i++) {
         const struct host_stall *s = &r->stalls[i];
@@ -51,22 +52,22 @@ static void stall_bands(struct svg_chart *c, const struct run_result *r, uint64_
 /* Every fault span as a band on a chart whose x is seconds of the run. */
 static void fault_bands(struct svg_chart *c, const struct run_result *r)
 {
-    stall_bands(c, r, 0, UINT64_MAX);
+    html_stall_bands(c, r, 0, UINT64_MAX);
     for (size_t i = 0; i < r->n_spans; i++) {
         const struct fault_span *s = &r->spans[i];
         char name[160], hover[256];
         report_span_name(r, s, name, sizeof(name));
         snprintf(hover, sizeof(hover), "%s: %.3f s .. %.3f s", name, report_rel_s(r, s->from_ns),
-                 span_end_s(r, s));
+                 html_span_end_s(r, s));
         fprintf(c->f, "<g data-fault=\"%" PRIu32 "\" data-from-s=\"%.3f\" data-to-s=\"%.3f\">",
-                s->fault, report_rel_s(r, s->from_ns), span_end_s(r, s));
-        svg_band(c, report_rel_s(r, s->from_ns), span_end_s(r, s), fault_band(s->type), name, hover,
-                 (int)(i % 3));
+                s->fault, report_rel_s(r, s->from_ns), html_span_end_s(r, s));
+        svg_band(c, report_rel_s(r, s->from_ns), html_span_end_s(r, s), fault_band(s->type), name,
+                 hover, (int)(i % 3));
         fprintf(c->f, "</g>\n");
     }
 }
 
-static void time_tick(char *buf, size_t len, double s)
+static void html_time_tick(char *buf, size_t len, double s)
 {
     snprintf(buf, len, "%g s", s);
 }
@@ -90,7 +91,7 @@ static size_t hover_group(const struct run_result *r)
     return (r->tl_len + MAX_HOVER_COLS - 1) / MAX_HOVER_COLS;
 }
 
-static void throughput_chart(FILE *f, const struct run_result *r)
+static void html_throughput_chart(FILE *f, const struct run_result *r)
 {
     struct svg_chart c = time_chart(f, r, 260);
     size_t n = r->tl_len;
@@ -107,7 +108,7 @@ static void throughput_chart(FILE *f, const struct run_result *r)
     }
     c.y = (struct svg_axis){0, top * 1.08, false};
     svg_begin(&c, "chart throughput", "business steps per second, ok and failed, with the faults");
-    svg_axes(&c, "seconds since the start", "steps per second", time_tick, NULL);
+    svg_axes(&c, "seconds since the start", "steps per second", html_time_tick, NULL);
     fault_bands(&c, r);
     svg_line(&c, xs, ok, n, svg_series_colour(0), "got the lock (steps per second)", false);
     svg_line(&c, xs, fail, n, "#d32f2f", "missed the lock: busy or error (steps per second)",
@@ -145,7 +146,7 @@ static double nan_or(uint64_t count, double v)
     return count ? (v > 0.001 ? v : 0.001) : NAN;
 }
 
-static void latency_chart(FILE *f, const struct run_result *r)
+static void html_latency_chart(FILE *f, const struct run_result *r)
 {
     struct svg_chart c = time_chart(f, r, 280);
     size_t n = r->tl_len;
@@ -175,7 +176,7 @@ static void latency_chart(FILE *f, const struct run_result *r)
         c.y.hi = c.y.lo * 10;
     svg_begin(&c, "chart latency",
               "acquire latency per second: p50, p99 and max on a log axis, with the faults");
-    svg_axes(&c, "seconds since the start", "acquire latency", time_tick, html_ms_tick);
+    svg_axes(&c, "seconds since the start", "acquire latency", html_time_tick, html_ms_tick);
     fault_bands(&c, r);
     static const char *const names[] = {"p50", "p99", "max"};
     const char *colours[] = {svg_series_colour(2), svg_series_colour(1), svg_series_colour(3)};
@@ -208,7 +209,7 @@ out:
         free(p[i]);
 }
 
-static void spectrum(FILE *f, const struct run_result *r)
+static void html_op_spectrum(FILE *f, const struct run_result *r)
 {
     struct html_curve *curves = calloc(OP_COUNT, sizeof(*curves));
     const struct html_curve *list[OP_COUNT];
@@ -308,14 +309,14 @@ static void timeline_faults(struct svg_chart *c, const struct run_result *r, con
                             uint64_t w0, uint64_t w1, double lane_h)
 {
     int row = 0; /* labels staggered on three rows */
-    stall_bands(c, r, w0, w1);
+    html_stall_bands(c, r, w0, w1);
     for (size_t i = 0; i < r->n_spans; i++) {
         const struct fault_span *s = &r->spans[i];
         if (s->from_ns > w1 || s->to_ns < w0)
             continue;
         char name[160], hover[256];
         report_span_name(r, s, name, sizeof(name));
-        double a = report_rel_s(r, s->from_ns), b = span_end_s(r, s);
+        double a = report_rel_s(r, s->from_ns), b = html_span_end_s(r, s);
         snprintf(hover, sizeof(hover), "%s: %.3f s .. %.3f s", name, a, b);
         int lane = s->client >= 0 ? lane_of(l, (uint32_t)s->client) : -1;
         if (s->client >= 0 && lane >= 0) {
@@ -378,8 +379,8 @@ static size_t *pick_bars(const struct run_result *r, const struct violation *v,
     return out;
 }
 
-static void lock_timeline(FILE *f, const struct run_result *r, const struct violation *v,
-                          size_t nth)
+static void html_lock_timeline(FILE *f, const struct run_result *r, const struct violation *v,
+                               size_t nth)
 {
     const struct section *a = &r->sections[v->a], *b = &r->sections[v->b];
     uint64_t from = a->from_ns < b->from_ns ? a->from_ns : b->from_ns;
@@ -422,7 +423,7 @@ static void lock_timeline(FILE *f, const struct run_result *r, const struct viol
     svg_begin(&c, "chart timeline", label);
     fprintf(f, "<rect class=\"frame\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/>\n",
             c.left, c.top, c.width - c.left - c.right, lane_h * (double)l.n);
-    svg_x_axis(&c, "seconds since the start", time_tick);
+    svg_x_axis(&c, "seconds since the start", html_time_tick);
     timeline_faults(&c, r, &l, w0, w1, lane_h);
     for (size_t i = 0; i < l.n; i++) {
         fprintf(f,
@@ -555,7 +556,7 @@ static void cards(FILE *f, const struct run_result *r)
     fprintf(f, "</div>\n");
 }
 
-static void operations_table(FILE *f, const struct run_result *r)
+static void html_operations_table(FILE *f, const struct run_result *r)
 {
     fprintf(f, "<table class=\"operations\"><tr><th class=\"l\">operation</th><th>count</th>"
                "<th>per second</th><th>p50 ms</th><th>p90 ms</th><th>p99 ms</th>"
@@ -581,7 +582,7 @@ static void operations_table(FILE *f, const struct run_result *r)
     fprintf(f, "</p>\n");
 }
 
-static void faults_table(FILE *f, const struct run_result *r)
+static void html_faults_table(FILE *f, const struct run_result *r)
 {
     if (r->n_faults == 0) {
         fprintf(f, "<p class=\"note\">No faults in this scenario.</p>\n");
@@ -611,7 +612,7 @@ static void faults_table(FILE *f, const struct run_result *r)
     fprintf(f, "</table>\n");
 }
 
-static void violations_table(FILE *f, const struct run_result *r)
+static void html_violations_table(FILE *f, const struct run_result *r)
 {
     const struct check_result *c = &r->check;
     fprintf(f, "<table class=\"violations\"><tr><th class=\"l\">key</th><th>client</th>"
@@ -644,7 +645,7 @@ static void violations_table(FILE *f, const struct run_result *r)
                 c->violations, shown);
 }
 
-static void invariants_table(FILE *f, const struct run_result *r)
+static void html_invariants_table(FILE *f, const struct run_result *r)
 {
     fprintf(f, "<table class=\"invariants\"><tr><th class=\"l\"></th><th class=\"l\">invariant</th>"
                "<th class=\"l\">figures</th></tr>\n");
@@ -698,7 +699,7 @@ static uint64_t *acquisitions_per_client(const struct run_result *r)
     return per;
 }
 
-static void fairness(FILE *f, const struct run_result *r)
+static void html_fairness(FILE *f, const struct run_result *r)
 {
     uint32_t n = r->hist.clients;
     uint64_t *per = acquisitions_per_client(r);
@@ -756,7 +757,7 @@ static void fairness(FILE *f, const struct run_result *r)
     free(per);
 }
 
-static void servers_table(FILE *f, const struct run_result *r)
+static void html_servers_table(FILE *f, const struct run_result *r)
 {
     fprintf(f, "<table class=\"servers\"><tr><th class=\"l\">server</th><th>through the proxy"
                "</th></tr>\n");
@@ -779,7 +780,7 @@ static void servers_table(FILE *f, const struct run_result *r)
                 r->proxy.bytes_dropped);
 }
 
-static void scenario_block(FILE *f, const struct run_result *r)
+static void html_scenario_block(FILE *f, const struct run_result *r)
 {
     json_t *j = report_scenario_json(r->scn);
     char *text = j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
@@ -807,9 +808,9 @@ static void files(FILE *f)
 static void charts(FILE *f, const struct run_result *r)
 {
     fprintf(f, "<h2 id=\"throughput\">Throughput</h2>\n");
-    throughput_chart(f, r);
+    html_throughput_chart(f, r);
     fprintf(f, "<h2 id=\"latency\">Acquire latency over time</h2>\n");
-    latency_chart(f, r);
+    html_latency_chart(f, r);
     fprintf(f, "<p class=\"note\">");
     if (r->load.rate > 0)
         fprintf(f, "Open loop: each step's latency counts from when it was due, so a stall shows "
@@ -819,7 +820,7 @@ static void charts(FILE *f, const struct run_result *r)
                    "none meanwhile, so the percentiles understate what users behind a stall "
                    "would see (coordinated omission); <code>--rate</code> runs open loop.");
     fprintf(f, "</p>\n<h2 id=\"spectrum\">Latency percentile spectrum</h2>\n");
-    spectrum(f, r);
+    html_op_spectrum(f, r);
 }
 
 static void violations(FILE *f, const struct run_result *r)
@@ -834,11 +835,11 @@ static void violations(FILE *f, const struct run_result *r)
     size_t drawn = 0;
     for (size_t i = 0; i < c->n_list && drawn < MAX_TIMELINES; i++)
         if (!c->list[i].fenced)
-            lock_timeline(f, r, &c->list[i], drawn++);
+            html_lock_timeline(f, r, &c->list[i], drawn++);
     if (c->violations > drawn)
         fprintf(f, "<p class=\"note\">The first %zu of %" PRIu64 " violations drawn.</p>\n", drawn,
                 c->violations);
-    violations_table(f, r);
+    html_violations_table(f, r);
 }
 
 int report_html(const char *path, const struct run_result *r)
@@ -855,17 +856,17 @@ int report_html(const char *path, const struct run_result *r)
     charts(f, r);
     violations(f, r);
     fprintf(f, "<h2 id=\"faults\">Faults and availability</h2>\n");
-    faults_table(f, r);
+    html_faults_table(f, r);
     fprintf(f, "<h2 id=\"operations\">Operations</h2>\n");
-    operations_table(f, r);
+    html_operations_table(f, r);
     fprintf(f, "<h2 id=\"safety\">Safety and invariants</h2>\n");
-    invariants_table(f, r);
+    html_invariants_table(f, r);
     fprintf(f, "<h2 id=\"fairness\">Fairness</h2>\n");
-    fairness(f, r);
+    html_fairness(f, r);
     fprintf(f, "<h2 id=\"servers\">Servers</h2>\n");
-    servers_table(f, r);
+    html_servers_table(f, r);
     fprintf(f, "<h2 id=\"scenario\">Scenario</h2>\n");
-    scenario_block(f, r);
+    html_scenario_block(f, r);
     files(f);
     html_end(f);
     return report_close(f);
