@@ -19,34 +19,25 @@
  * A client holds any number of locks at once (a growable array of holds).
  *   Every drop of its connection and every failed session open counts in
  *   c->connect_failures; a drop also in c->connect_refused.
+ * The session under all this (connect, reconnect, watchers, the wait on a
+ * watch, the crash) is zookeeper_session.c's.
  */
-#include <arpa/inet.h>
 #include <limits.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <pthread.h>
 #include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
-#include <zookeeper/zookeeper.h>
 
 #include "algorithms/lock.h"
 #include "algorithms/zookeeper.h"
+#include "algorithms/zookeeper_session.h"
 
-#define ZK_DEFAULT_SESSION_MS 10000 /* when the engine gives none */
-#define ZK_POLL_MS            50    /* how often a waiter looks at the cancel flag */
-#define ZK_KEY_MAX            160
-#define ZK_PATH_MAX           256
-#define ZK_MIN_HOLDS          8  /* the first allocation of the holds array */
-#define ZK_SEQ_DIGITS         10 /* the server's %010d suffix */
-#define ZK_CREATE_TRIES       3
-#define ZK_ID_DIGITS          16
-#define ZK_SEVER_TRIES        8  /* loopback addresses tried for a refusing socket */
-#define ZK_LINKS_MAX          32 /* link changes kept between two operations */
+#define ZK_KEY_MAX      160
+#define ZK_MIN_HOLDS    8  /* the first allocation of the holds array */
+#define ZK_SEQ_DIGITS   10 /* the server's %010d suffix */
+#define ZK_CREATE_TRIES 3
+#define ZK_ID_DIGITS    16
 
 static const char locks_root[] = "/locks";
 static const char name_tag[] = "-lock-"; /* between the client id and the sequence */
@@ -61,31 +52,13 @@ enum zk_hold_state {
 struct zk_hold {
     enum zk_hold_state state;
     uint64_t token;
-    uint64_t losses; /* z->losses when granted: any change means it may be lost */
+    uint64_t losses; /* z->s.losses when granted: any change means it may be lost */
     int64_t session; /* the session the node was created in (it dies with it) */
     char path[ZK_PATH_MAX];
 };
 
 struct zk_lock {
-    zhandle_t *zh;
-    bool sync_ready; /* mu and cv initialised */
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    /* Under mu: written by the client library's completion thread. */
-    bool connected, expired, fired;
-    char watching[ZK_PATH_MAX]; /* the predecessor the waiter sleeps on */
-    _Atomic uint64_t losses;    /* session events other than "connected" */
-    _Atomic uint64_t drops;     /* connected -> anything else, for connect_failures */
-    _Atomic uint64_t watch_events;
-    /* Link changes not yet handed to the engine (under mu; pending says
-     * some are there without taking mu). */
-    struct lock_link_event links[ZK_LINKS_MAX];
-    size_t n_links;
-    atomic_bool links_pending;
-    bool link_known; /* last_link holds the newest state reported */
-    uint8_t last_link;
-    uint64_t drops_counted; /* the part of drops already in c->connect_failures */
-    int session_ms;         /* as negotiated with the server */
+    struct zk_session s;
     char id[ZK_ID_DIGITS + 1];
     /* The acquire in progress (the client's own thread only). */
     char parent[ZK_PATH_MAX]; /* /locks/<key> */
@@ -99,22 +72,9 @@ struct zk_lock {
     char pending[ZK_PATH_MAX];
     struct zk_hold *holds; /* n_holds slots, grown (rarely) when all are taken */
     size_t n_holds;
-    char hosts[LOCK_ENDPOINT_MAX * 72]; /* "host:port," for each endpoint */
 };
 
 static atomic_uint next_client_id;
-static pthread_once_t quiet_once = PTHREAD_ONCE_INIT;
-
-/* The C client logs connection chatter to stderr from its own threads, and
- * the stream is process-wide: aim it at /dev/null once. The FILE stays open
- * because the library may log until exit. */
-static void quiet_client_log(void)
-{
-    FILE *devnull = fopen("/dev/null", "w"); // cppcheck-suppress resourceLeak
-    if (devnull)
-        zoo_set_log_stream(devnull);
-    zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
-}
 
 static int error_code(int rc)
 {
@@ -138,179 +98,18 @@ static int fail(struct lock_client *c, const char *what, const char *path, int r
     return -1;
 }
 
-/* Under mu. A flood (the library retrying a dead ensemble every few ms)
- * keeps the first ones and the last: the newest state is what matters. */
-static void note_link(struct zk_lock *z, int state)
+/* The session, opened anew if it expired. The nodes that pending and the
+ * orphans named died with an old session. */
+static int ensure_session(struct lock_client *c, struct zk_lock *z)
 {
-    uint8_t link = state == ZOO_CONNECTED_STATE ? LOCK_LINK_CONNECTED
-                   : state == ZOO_EXPIRED_SESSION_STATE || state == ZOO_AUTH_FAILED_STATE
-                       ? LOCK_LINK_EXPIRED
-                       : LOCK_LINK_CONNECTING;
-    if (z->link_known && z->last_link == link)
-        return; /* the same state again: no change */
-    z->link_known = true;
-    z->last_link = link;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    size_t at = z->n_links < ZK_LINKS_MAX ? z->n_links++ : ZK_LINKS_MAX - 1;
-    z->links[at] = (struct lock_link_event){
-        .t_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec, .state = link};
-    atomic_store(&z->links_pending, true);
-}
-
-/* Runs on the client library's completion thread. */
-static void session_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx)
-{
-    (void)zh;
-    (void)path;
-    struct zk_lock *z = ctx;
-    if (type != ZOO_SESSION_EVENT)
-        return;
-    pthread_mutex_lock(&z->mu);
-    note_link(z, state);
-    bool was = z->connected;
-    z->connected = state == ZOO_CONNECTED_STATE;
-    if (!z->connected)
-        atomic_fetch_add(&z->losses, 1);
-    /* One lost connection, counted once: the library reports CONNECTING
-     * only when a live connection drops, and an expiry it learns of later
-     * (on reconnecting) is the same outage, already counted. */
-    if (was && !z->connected)
-        atomic_fetch_add(&z->drops, 1);
-    if (state == ZOO_EXPIRED_SESSION_STATE || state == ZOO_AUTH_FAILED_STATE)
-        z->expired = true;
-    pthread_cond_broadcast(&z->cv);
-    pthread_mutex_unlock(&z->mu);
-}
-
-/* The predecessor's watch. The library also hands every watcher each
- * session event; those are session_watcher's business. */
-static void pred_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx)
-{
-    (void)zh;
-    (void)state;
-    struct zk_lock *z = ctx;
-    if (type == ZOO_SESSION_EVENT || type == ZOO_NOTWATCHING_EVENT)
-        return;
-    atomic_fetch_add(&z->watch_events, 1);
-    pthread_mutex_lock(&z->mu);
-    /* A watch left by an earlier wait that gave up may fire later: only
-     * the node being waited on now wakes the waiter. */
-    if (path && strcmp(path, z->watching) == 0)
-        z->fired = true;
-    pthread_cond_broadcast(&z->cv);
-    pthread_mutex_unlock(&z->mu);
-}
-
-static struct timespec deadline_ts(uint64_t at_ms)
-{
-    struct timespec ts = {.tv_sec = (time_t)(at_ms / 1000),
-                          .tv_nsec = (long)(at_ms % 1000) * 1000000L};
-    return ts;
-}
-
-/* lock_now_ms and the condition variable share CLOCK_MONOTONIC. */
-static int init_sync(struct zk_lock *z)
-{
-    pthread_condattr_t ca;
-    if (pthread_condattr_init(&ca) != 0)
-        return -1;
-    int rc = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    if (rc == 0)
-        rc = pthread_cond_init(&z->cv, &ca);
-    pthread_condattr_destroy(&ca);
-    if (rc != 0)
-        return -1;
-    if (pthread_mutex_init(&z->mu, NULL) != 0) {
-        pthread_cond_destroy(&z->cv);
-        return -1;
-    }
-    z->sync_ready = true;
-    return 0;
-}
-
-/* Move the drops the session watcher saw into c->connect_failures, and
- * into c->connect_refused too: lock.h counts a dropped ZooKeeper connection
- * as a server gone. The watcher runs on the library's thread and never
- * writes the client; this runs on the client's own, at the end of each
- * call. */
-static void count_drops(struct lock_client *c, struct zk_lock *z)
-{
-    uint64_t seen = atomic_load(&z->drops);
-    c->connect_failures += seen - z->drops_counted;
-    c->connect_refused += seen - z->drops_counted;
-    z->drops_counted = seen;
-}
-
-/* 0 connected; -1 the time ran out or the session ended first. */
-static int wait_connected(struct zk_lock *z, uint32_t limit_ms)
-{
-    struct timespec until = deadline_ts(lock_now_ms() + limit_ms);
-    int rc = 0;
-    pthread_mutex_lock(&z->mu);
-    while (!z->connected && !z->expired && rc == 0)
-        rc = pthread_cond_timedwait(&z->cv, &z->mu, &until);
-    int ok = z->connected ? 0 : -1;
-    pthread_mutex_unlock(&z->mu);
-    return ok;
-}
-
-static uint32_t session_timeout(const struct lock_client *c)
-{
-    return c->cfg->session_timeout_ms ? c->cfg->session_timeout_ms : ZK_DEFAULT_SESSION_MS;
-}
-
-static int open_session(struct lock_client *c, struct zk_lock *z)
-{
-    uint32_t session = session_timeout(c);
-    uint32_t limit = c->cfg->connect_timeout_ms ? c->cfg->connect_timeout_ms : session;
-    pthread_once(&quiet_once, quiet_client_log);
-    pthread_mutex_lock(&z->mu);
-    z->connected = z->expired = false;
-    pthread_mutex_unlock(&z->mu);
-    z->zh = zookeeper_init(z->hosts, session_watcher, (int)session, NULL, z, 0);
-    if (z->zh == NULL) {
-        c->connect_failures++;
-        lock_set_error(c, LOCK_ERR_CONFIG, "zookeeper_init %s failed", z->hosts);
-        return -1;
-    }
-    if (wait_connected(z, limit) < 0) {
-        /* Never connected, so the watcher counted nothing: one failed
-         * open, counted here once. Not as refused: the library does not
-         * say whether nobody listened or the server was slow. */
-        c->connect_failures++;
-        zookeeper_close(z->zh);
-        z->zh = NULL;
-        lock_set_error(c, LOCK_ERR_IO, "no ZooKeeper session with %s within %u ms", z->hosts,
-                       limit);
-        return -1;
-    }
-    /* The server clamps the timeout to 2..20 ticks; the library keeps what
-     * it granted, and that is what the holder can count on. */
-    z->session_ms = zoo_recv_timeout(z->zh);
-    /* Whatever these named died with the old session. */
+    int rc = zk_session_ensure(c, &z->s);
+    if (rc <= 0)
+        return rc;
     z->pending[0] = '\0';
     for (size_t i = 0; i < z->n_holds; i++)
         if (z->holds[i].state == HOLD_ORPHAN)
             z->holds[i].state = HOLD_FREE;
     return 0;
-}
-
-static int64_t session_of(zhandle_t *zh)
-{
-    const clientid_t *id = zh ? zoo_client_id(zh) : NULL;
-    return id ? id->client_id : 0;
-}
-
-/* An expired session is final in the C client: open a new one. */
-static int ensure_session(struct lock_client *c, struct zk_lock *z)
-{
-    if (z->zh != NULL && is_unrecoverable(z->zh) == ZOK)
-        return 0;
-    if (z->zh != NULL)
-        zookeeper_close(z->zh);
-    z->zh = NULL;
-    return open_session(c, z);
 }
 
 static void put_hex(char *out, uint64_t v, int digits)
@@ -333,22 +132,6 @@ static void make_id(struct lock_client *c, struct zk_lock *z)
     put_hex(z->id, id, ZK_ID_DIGITS);
 }
 
-static int make_hosts(struct lock_client *c, struct zk_lock *z)
-{
-    size_t used = 0;
-    for (size_t i = 0; i < c->cfg->n_endpoints; i++) {
-        const struct lock_endpoint *e = &c->cfg->endpoints[i];
-        int n = snprintf(z->hosts + used, sizeof(z->hosts) - used, "%s%s:%d", i ? "," : "", e->host,
-                         e->port);
-        if (n < 0 || (size_t)n >= sizeof(z->hosts) - used) {
-            lock_set_error(c, LOCK_ERR_CONFIG, "ZooKeeper host list too long");
-            return -1;
-        }
-        used += (size_t)n;
-    }
-    return 0;
-}
-
 static int zookeeper_connect(struct lock_client *c)
 {
     if (c->cfg->n_endpoints < 1 || c->cfg->n_endpoints > LOCK_ENDPOINT_MAX) {
@@ -361,23 +144,18 @@ static int zookeeper_connect(struct lock_client *c)
         return -1;
     }
     c->impl = z;
-    if (init_sync(z) < 0) {
-        lock_set_error(c, LOCK_ERR_IO, "cannot initialise a mutex");
+    if (zk_session_init(c, &z->s) < 0)
         return -1;
-    }
     make_id(c, z);
-    if (make_hosts(c, z) < 0)
+    if (zk_session_hosts(c, &z->s) < 0)
         return -1;
-    return open_session(c, z);
+    return zk_session_open(c, &z->s);
 }
 
 static void free_impl(struct lock_client *c)
 {
     struct zk_lock *z = c->impl;
-    if (z->sync_ready) {
-        pthread_cond_destroy(&z->cv);
-        pthread_mutex_destroy(&z->mu);
-    }
+    zk_session_fini(&z->s);
     free(z->holds);
     free(z);
     c->impl = NULL;
@@ -388,70 +166,8 @@ static void zookeeper_disconnect(struct lock_client *c)
     struct zk_lock *z = c->impl;
     if (z == NULL)
         return;
-    count_drops(c, z); /* before the close: closing is no lost connection */
-    if (z->zh != NULL)
-        zookeeper_close(z->zh); /* closeSession: the server drops our nodes at once */
+    zk_session_close(c, &z->s);
     free_impl(c);
-}
-
-/* Does any endpoint resolve to ip? */
-static bool is_endpoint(const struct lock_config *cfg, in_addr_t ip)
-{
-    bool found = false;
-    for (size_t i = 0; i < cfg->n_endpoints && !found; i++) {
-        struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *res;
-        if (getaddrinfo(cfg->endpoints[i].host, NULL, &hints, &res) != 0)
-            continue;
-        for (const struct addrinfo *p = res; p && !found; p = p->ai_next)
-            found = ((const struct sockaddr_in *)(const void *)p->ai_addr)->sin_addr.s_addr == ip;
-        freeaddrinfo(res);
-    }
-    return found;
-}
-
-/* A socket bound to a loopback address no endpoint uses, never listening:
- * connections to it are refused. The address differs because the client
- * library compares server lists by IP alone, ports ignored. -1 if none. */
-static int refusing_socket(const struct lock_config *cfg, char *host, size_t len)
-{
-    for (in_addr_t last = 2; last < 2 + ZK_SEVER_TRIES; last++) {
-        struct sockaddr_in a = {.sin_family = AF_INET,
-                                .sin_addr.s_addr = htonl((INADDR_LOOPBACK & ~0xffu) | last)};
-        socklen_t alen = sizeof(a);
-        if (is_endpoint(cfg, a.sin_addr.s_addr))
-            continue;
-        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0)
-            return -1;
-        if (bind(fd, (struct sockaddr *)&a, alen) == 0 &&
-            getsockname(fd, (struct sockaddr *)&a, &alen) == 0) {
-            char ip[INET_ADDRSTRLEN];
-            inet_ntop(AF_INET, &a.sin_addr, ip, sizeof(ip));
-            snprintf(host, len, "%s:%u", ip, (unsigned)ntohs(a.sin_port));
-            return fd;
-        }
-        close(fd);
-    }
-    return -1;
-}
-
-/* zookeeper_close would send closeSession and the server would delete our
- * ephemeral nodes at once; a dead process sends nothing. So first give the
- * handle a server list of one address that refuses: zoo_set_servers drops
- * the live connection (a TCP close does not end a ZooKeeper session) and
- * every reconnect fails. zookeeper_close on a handle that is not connected
- * sends nothing and frees it all; the server expires the session after
- * its timeout, as it does for a client that died. Should no refusing
- * socket be had (out of descriptors), the close is a clean one. */
-static void sever_and_close(const struct lock_config *cfg, zhandle_t *zh)
-{
-    char host[INET_ADDRSTRLEN + 8];
-    int fd = refusing_socket(cfg, host, sizeof(host));
-    if (fd >= 0)
-        zoo_set_servers(zh, host);
-    zookeeper_close(zh);
-    if (fd >= 0)
-        close(fd); /* only now: it must refuse until the handle is gone */
 }
 
 static void zookeeper_crash(struct lock_client *c)
@@ -459,9 +175,7 @@ static void zookeeper_crash(struct lock_client *c)
     struct zk_lock *z = c->impl;
     if (z == NULL)
         return;
-    count_drops(c, z); /* before the severing, which is the crash, not a fault */
-    if (z->zh != NULL)
-        sever_and_close(c->cfg, z->zh);
+    zk_session_crash(c, &z->s);
     free_impl(c);
 }
 
@@ -522,10 +236,11 @@ static int join_path(char *out, const char *parent, size_t parent_len, const cha
  * parent's counter is the token, and it must never start again. */
 static int make_parents(struct zk_lock *z)
 {
-    int rc = zoo_create(z->zh, locks_root, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT, NULL, 0);
+    int rc =
+        zoo_create(z->s.zh, locks_root, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT, NULL, 0);
     if (rc != ZOK && rc != ZNODEEXISTS)
         return rc;
-    rc = zoo_create(z->zh, z->parent, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT, NULL, 0);
+    rc = zoo_create(z->s.zh, z->parent, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT, NULL, 0);
     return rc == ZNODEEXISTS ? ZOK : rc;
 }
 
@@ -545,7 +260,7 @@ static bool is_held(const struct zk_lock *z, const char *path)
 static int delete_mine(struct zk_lock *z, const char *parent, size_t parent_len, const char *name)
 {
     struct String_vector kids;
-    int rc = zoo_get_children(z->zh, parent, 0, &kids);
+    int rc = zoo_get_children(z->s.zh, parent, 0, &kids);
     if (rc != ZOK)
         return rc == ZNONODE ? ZOK : rc;
     size_t n = strlen(name);
@@ -554,7 +269,7 @@ static int delete_mine(struct zk_lock *z, const char *parent, size_t parent_len,
         if (strncmp(kids.data[i], name, n) != 0 ||
             join_path(path, parent, parent_len, kids.data[i]) < 0 || is_held(z, path))
             continue;
-        rc = zoo_delete(z->zh, path, -1);
+        rc = zoo_delete(z->s.zh, path, -1);
         if (rc == ZNONODE)
             rc = ZOK;
     }
@@ -586,7 +301,7 @@ static int flush_pending(struct lock_client *c, struct zk_lock *z)
     memcpy(parent, z->pending, parent_len);
     parent[parent_len] = '\0';
     int rc = delete_mine(z, parent, parent_len, slash + 1);
-    if (rc != ZOK && !session_gone(z->zh, rc))
+    if (rc != ZOK && !session_gone(z->s.zh, rc))
         return fail(c, "delete leftover", z->pending, rc);
     z->pending[0] = '\0';
     return 0;
@@ -601,8 +316,8 @@ static int flush_orphans(struct lock_client *c, struct zk_lock *z)
         struct zk_hold *h = &z->holds[i];
         if (h->state != HOLD_ORPHAN)
             continue;
-        int rc = zoo_delete(z->zh, h->path, -1);
-        if (rc != ZOK && rc != ZNONODE && !session_gone(z->zh, rc))
+        int rc = zoo_delete(z->s.zh, h->path, -1);
+        if (rc != ZOK && rc != ZNONODE && !session_gone(z->s.zh, rc))
             return fail(c, "delete orphan", h->path, rc);
         h->state = HOLD_FREE;
     }
@@ -614,7 +329,7 @@ static int flush_orphans(struct lock_client *c, struct zk_lock *z)
 static int find_mine(struct lock_client *c, struct zk_lock *z)
 {
     struct String_vector kids;
-    int rc = zoo_get_children(z->zh, z->parent, 0, &kids);
+    int rc = zoo_get_children(z->s.zh, z->parent, 0, &kids);
     if (rc == ZNONODE)
         return 0;
     if (rc != ZOK)
@@ -635,7 +350,7 @@ static int create_node(struct lock_client *c, struct zk_lock *z)
 {
     bool reopened = false;
     for (int attempt = 0; attempt < ZK_CREATE_TRIES; attempt++) {
-        int rc = zoo_create(z->zh, z->prefix, c->owner, (int)c->owner_len, &ZOO_OPEN_ACL_UNSAFE,
+        int rc = zoo_create(z->s.zh, z->prefix, c->owner, (int)c->owner_len, &ZOO_OPEN_ACL_UNSAFE,
                             ZOO_EPHEMERAL_SEQUENTIAL, z->node, sizeof(z->node));
         if (rc == ZNONODE && (rc = make_parents(z)) == ZOK)
             continue;
@@ -675,7 +390,7 @@ static int create_node(struct lock_client *c, struct zk_lock *z)
 static int queue_position(struct lock_client *c, struct zk_lock *z)
 {
     struct String_vector kids;
-    int rc = zoo_get_children(z->zh, z->parent, 0, &kids);
+    int rc = zoo_get_children(z->s.zh, z->parent, 0, &kids);
     if (rc != ZOK)
         return fail(c, "list", z->parent, rc);
     bool mine = false;
@@ -697,57 +412,27 @@ static int queue_position(struct lock_client *c, struct zk_lock *z)
     return pos;
 }
 
-/* Sleep until the watch on the predecessor fires (1), the deadline passes
- * or the engine cancels (0), or the session ends (-1). */
-static int wait_fired(struct lock_client *c, struct zk_lock *z, uint64_t deadline)
-{
-    int res = 1;
-    pthread_mutex_lock(&z->mu);
-    while (!z->fired) {
-        uint64_t now = lock_now_ms();
-        if (z->expired) {
-            res = -1;
-            break;
-        }
-        if (now >= deadline || lock_cancelled(c)) {
-            res = 0;
-            break;
-        }
-        uint64_t until = deadline - now > ZK_POLL_MS ? now + ZK_POLL_MS : deadline;
-        struct timespec ts = deadline_ts(until);
-        pthread_cond_timedwait(&z->cv, &z->mu, &ts);
-    }
-    pthread_mutex_unlock(&z->mu);
-    if (res < 0)
-        lock_set_error(c, LOCK_ERR_IO, "session expired while waiting for %s", z->parent);
-    return res;
-}
-
 /* Watch only the node just before ours: its deletion wakes one waiter, not
- * the whole queue. getData rather than exists, as Curator does: on a node
- * already gone it leaves no watch behind. 1 look again, 0 gave up, -1. */
+ * the whole queue. 1 look again, 0 gave up, -1. */
 static int watch_pred(struct lock_client *c, struct zk_lock *z, uint64_t deadline)
 {
-    pthread_mutex_lock(&z->mu);
-    memcpy(z->watching, z->pred, sizeof(z->watching));
-    z->fired = false;
-    pthread_mutex_unlock(&z->mu);
-    char data[LOCK_OWNER_MAX];
-    int len = (int)sizeof(data);
-    int rc = zoo_wget(z->zh, z->pred, pred_watcher, z, data, &len, NULL);
+    int rc = zk_session_watch(&z->s, z->pred);
     if (rc == ZNONODE)
         return 1;
     if (rc != ZOK)
         return fail(c, "watch", z->pred, rc);
-    return wait_fired(c, z, deadline);
+    int res = zk_session_wait_watch(c, &z->s, deadline);
+    if (res < 0)
+        lock_set_error(c, LOCK_ERR_IO, "session expired while waiting for %s", z->parent);
+    return res;
 }
 
 /* Leave the queue. A delete that does not get through is retried before
  * the next acquire. */
 static void give_up(struct zk_lock *z)
 {
-    int rc = zoo_delete(z->zh, z->node, -1);
-    if (rc != ZOK && rc != ZNONODE && is_unrecoverable(z->zh) == ZOK)
+    int rc = zoo_delete(z->s.zh, z->node, -1);
+    if (rc != ZOK && rc != ZNONODE && is_unrecoverable(z->s.zh) == ZOK)
         remember_pending(z, z->prefix, z->prefix_len);
 }
 
@@ -794,7 +479,7 @@ static void grant(struct zk_lock *z, struct zk_hold *h, uint64_t losses, uint64_
     h->state = HOLD_HELD;
     h->token = (uint64_t)z->seq + 1; /* sequences start at 0; a token never is 0 */
     h->losses = losses;
-    h->session = session_of(z->zh);
+    h->session = zk_session_id(&z->s);
     memcpy(h->path, z->node, sizeof(h->path));
     g->token = h->token;
     /* The server saw the session alive when it answered the listing that
@@ -802,7 +487,7 @@ static void grant(struct zk_lock *z, struct zk_hold *h, uint64_t losses, uint64_
      * sooner than its timeout after that. */
     uint64_t took = lock_now_ms() - sent;
     g->validity_ms =
-        took < (uint64_t)z->session_ms ? (uint32_t)((uint64_t)z->session_ms - took) : 0;
+        took < (uint64_t)z->s.session_ms ? (uint32_t)((uint64_t)z->s.session_ms - took) : 0;
 }
 
 static enum lock_result acquire_once(struct lock_client *c, struct zk_lock *z, const char *key,
@@ -819,7 +504,7 @@ static enum lock_result acquire_once(struct lock_client *c, struct zk_lock *z, c
     uint64_t deadline = lock_now_ms() + wait_ms;
     for (;;) {
         /* Read before the listing: a drop after it makes the grant suspect. */
-        uint64_t losses = atomic_load(&z->losses);
+        uint64_t losses = atomic_load(&z->s.losses);
         uint64_t sent = lock_now_ms();
         int pos = queue_position(c, z);
         if (pos == 0) {
@@ -842,7 +527,7 @@ static enum lock_result zookeeper_acquire(struct lock_client *c, const char *key
 {
     struct zk_lock *z = c->impl;
     enum lock_result res = acquire_once(c, z, key, key_len, ttl_ms, wait_ms, g);
-    count_drops(c, z);
+    zk_session_count_drops(c, &z->s);
     return res;
 }
 
@@ -853,7 +538,8 @@ static enum lock_result zookeeper_acquire(struct lock_client *c, const char *key
  * ephemeral node with the old one. */
 static bool session_ended(const struct zk_lock *z, const struct zk_hold *h)
 {
-    return z->zh == NULL || is_unrecoverable(z->zh) != ZOK || session_of(z->zh) != h->session;
+    return z->s.zh == NULL || is_unrecoverable(z->s.zh) != ZOK ||
+           zk_session_id(&z->s) != h->session;
 }
 
 static enum lock_result release_once(struct lock_client *c, struct zk_lock *z,
@@ -867,11 +553,11 @@ static enum lock_result release_once(struct lock_client *c, struct zk_lock *z,
         h->state = HOLD_FREE;
         return LOCK_LOST;
     }
-    bool lost = h->losses != atomic_load(&z->losses);
+    bool lost = h->losses != atomic_load(&z->s.losses);
     /* Even a lost grant's node is deleted: after a mere reconnect it still
      * heads the queue. */
-    int rc = zoo_delete(z->zh, h->path, -1);
-    if (rc == ZOK || rc == ZNONODE || session_gone(z->zh, rc)) {
+    int rc = zoo_delete(z->s.zh, h->path, -1);
+    if (rc == ZOK || rc == ZNONODE || session_gone(z->s.zh, rc)) {
         h->state = HOLD_FREE;
         /* Deleted: ours, unless the link dropped since the grant (Curator's
          * SUSPENDED: the holder could not know it still held it). Node gone
@@ -892,36 +578,26 @@ static enum lock_result zookeeper_release(struct lock_client *c, const struct lo
 {
     struct zk_lock *z = c->impl;
     enum lock_result res = release_once(c, z, g);
-    count_drops(c, z);
+    zk_session_count_drops(c, &z->s);
     return res;
 }
 
 uint64_t zookeeper_watch_events(const struct lock_client *c)
 {
     const struct zk_lock *z = c->impl;
-    return z ? atomic_load(&z->watch_events) : 0;
+    return z ? atomic_load(&z->s.watch_events) : 0;
 }
 
 int64_t zookeeper_session_id(const struct lock_client *c)
 {
     const struct zk_lock *z = c->impl;
-    return z ? session_of(z->zh) : 0;
+    return z ? zk_session_id(&z->s) : 0;
 }
 
 static size_t zookeeper_links(struct lock_client *c, struct lock_link_event *out, size_t max)
 {
     struct zk_lock *z = c->impl;
-    if (z == NULL || !z->sync_ready || !atomic_load(&z->links_pending))
-        return 0;
-    pthread_mutex_lock(&z->mu);
-    size_t n = z->n_links < max ? z->n_links : max;
-    memcpy(out, z->links, n * sizeof(*out));
-    /* what did not fit waits for the next call */
-    memmove(z->links, z->links + n, (z->n_links - n) * sizeof(*out));
-    z->n_links -= n;
-    atomic_store(&z->links_pending, z->n_links > 0);
-    pthread_mutex_unlock(&z->mu);
-    return n;
+    return z ? zk_session_links(&z->s, out, max) : 0;
 }
 
 const struct lock_ops zookeeper_ops = {

@@ -1,18 +1,16 @@
-/* proxy.c - the proxy's event loop: listeners, connections, and the
- * commands that put toxics in force and take them away.
+/* proxy.c - the proxy of a run and its control: its listeners (one per
+ * proxied endpoint and group of clients), the commands other threads hand
+ * the loop, and what they do there: toxics put in force and taken away,
+ * listeners a down toxic closed and opened again, the stats.
  *
- * Level-triggered epoll, one thread. With no toxic in force a chunk read
- * from one side is written to the other at once, with no allocation: the
- * proxy's own cost is a read and a write per chunk (bench/proxy_cost.sh
- * measures it against direct connections). Only when a toxic is in force
- * does the loop walk the connections to send what has become due.
+ * The event loop that moves the bytes is pump.c's; toxics.c says what
+ * each toxic does to them.
  */
 #include "sim/proxy/proxy.h"
 
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,10 +21,6 @@
 
 #include "sim/proxy/proxy_state.h"
 #include "sim/record/clock.h"
-
-#define FLOW_CAP   (1u << 20) /* stop reading a side while this much waits to go out */
-#define READ_BYTES 16384
-#define MAX_EVENTS 256
 
 static const char *const toxic_names[] = {"latency",    "bandwidth", "timeout", "reset_peer",
                                           "limit_data", "slicer",    "down",    "hold"};
@@ -60,37 +54,9 @@ static int open_listener(struct listener *ls)
     return 0;
 }
 
-static int watch(struct proxy *p, struct pfd *d, uint32_t events)
-{
-    struct epoll_event ev = {.events = events, .data.ptr = d};
-    d->events = events;
-    return epoll_ctl(p->ep_fd, EPOLL_CTL_ADD, d->fd, &ev);
-}
-
-static void rewatch(struct proxy *p, struct pfd *d, uint32_t events)
-{
-    if (d->fd < 0 || d->events == events)
-        return;
-    struct epoll_event ev = {.events = events, .data.ptr = d};
-    d->events = events;
-    epoll_ctl(p->ep_fd, EPOLL_CTL_MOD, d->fd, &ev);
-}
-
-/* Out of the epoll set first: a close alone leaves it there while a copy
- * of the descriptor lives on (a server being forked holds one until its
- * exec), and its events would then name freed memory. */
-static void unwatch_close(struct proxy *p, int fd)
-{
-    if (fd < 0)
-        return;
-    if (p->ep_fd >= 0)
-        epoll_ctl(p->ep_fd, EPOLL_CTL_DEL, fd, NULL);
-    close(fd);
-}
-
 static void close_listener(struct proxy *p, struct listener *ls)
 {
-    unwatch_close(p, ls->pfd.fd);
+    pump_unwatch_close(p, ls->pfd.fd);
     ls->pfd.fd = -1;
 }
 
@@ -109,287 +75,7 @@ static int resolve(const struct lock_endpoint *ep, struct sockaddr_storage *out,
     return 0;
 }
 
-static int dial(const struct proxy *p, size_t e, bool *refused)
-{
-    const struct sockaddr_storage *a = &p->up_addr[e];
-    *refused = false;
-    int fd = socket(a->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd >= 0 && connect(fd, (const struct sockaddr *)a, p->up_len[e]) < 0 &&
-        errno != EINPROGRESS) {
-        *refused = errno == ECONNREFUSED;
-        close(fd);
-        fd = -1;
-    }
-    return fd;
-}
-
-static void no_delay(int fd)
-{
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-}
-
-/* ---- connections ----------------------------------------------------- */
-
-static void free_flow(struct proxy *p, struct flow *f)
-{
-    while (f->head) {
-        struct chunk *c = f->head;
-        f->head = c->next;
-        p->st.bytes_dropped += c->len - c->off;
-        free(c);
-    }
-    f->tail = NULL;
-    f->queued = 0;
-}
-
-/* Close both sides; with rst, the client sees "connection reset by peer". */
-static void kill_link(struct proxy *p, struct link *l, bool rst)
-{
-    if (l->dead)
-        return;
-    if (rst) {
-        struct linger lg = {.l_onoff = 1, .l_linger = 0};
-        setsockopt(l->client.fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
-        if (l->server.fd >= 0)
-            setsockopt(l->server.fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
-    }
-    unwatch_close(p, l->client.fd);
-    unwatch_close(p, l->server.fd);
-    free_flow(p, &l->up);
-    free_flow(p, &l->down);
-    if (l->prev)
-        l->prev->next = l->next;
-    else
-        p->links = l->next;
-    if (l->next)
-        l->next->prev = l->prev;
-    l->dead = true;
-    l->next = p->graveyard; /* events of this turn may still name it */
-    p->graveyard = l;
-}
-
-static void new_link(struct proxy *p, struct listener *ls, int cfd, uint64_t now)
-{
-    bool refused;
-    no_delay(cfd);
-    int sfd = dial(p, ls->ep, &refused);
-    struct link *l = sfd >= 0 ? calloc(1, sizeof(*l)) : NULL;
-    p->st.connections++;
-    if (l == NULL) {
-        /* nobody at the server: the client's connect "succeeded" here, so
-         * the nearest truth it can get is a reset */
-        struct linger lg = {.l_onoff = 1, .l_linger = 0};
-        setsockopt(cfd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
-        close(cfd);
-        if (sfd >= 0)
-            close(sfd);
-        p->st.refused++;
-        return;
-    }
-    no_delay(sfd);
-    l->client = (struct pfd){.kind = PFD_CLIENT, .fd = cfd, .link = l};
-    l->server = (struct pfd){.kind = PFD_SERVER, .fd = sfd, .link = l};
-    l->ep = ls->ep;
-    l->group = ls->group;
-    l->created_ns = now;
-    l->connecting = true;
-    l->next = p->links;
-    if (p->links)
-        p->links->prev = l;
-    p->links = l;
-    toxics_draw(p, l, -1);
-    watch(p, &l->client, EPOLLIN);
-    watch(p, &l->server, EPOLLOUT);
-}
-
-static void accept_all(struct proxy *p, struct listener *ls, uint64_t now)
-{
-    for (;;) {
-        int fd = accept4(ls->pfd.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-            /* out of descriptors: a readable listener would wake the loop
-             * every turn; the backlog waits, and relisten looks again soon */
-            rewatch(p, &ls->pfd, 0);
-            p->relisten = true;
-        }
-        if (fd < 0)
-            return;
-        new_link(p, ls, fd, now);
-    }
-}
-
-static struct pfd *dst_of(struct link *l, const struct flow *f)
-{
-    return f == &l->up ? &l->server : &l->client;
-}
-
-/* Send what is due on f; false when the link had to close. */
-static bool flush(struct proxy *p, struct link *l, struct flow *f, unsigned dir, uint64_t now)
-{
-    if (f == &l->up && l->connecting)
-        return true;
-    bool held = toxics_holding(p, l, dir);
-    while (f->head && !held && f->head->ready_ns <= now) {
-        struct chunk *c = f->head;
-        ssize_t w = send(dst_of(l, f)->fd, c->data + c->off, c->len - c->off, MSG_NOSIGNAL);
-        if (w < 0 && (errno == EAGAIN || errno == EINTR))
-            break;
-        if (w < 0) {
-            kill_link(p, l, false);
-            return false;
-        }
-        *(dir == STREAM_UP ? &p->st.bytes_up : &p->st.bytes_down) += (uint64_t)w;
-        c->off += (uint32_t)w;
-        f->queued -= (size_t)w;
-        if (c->off < c->len)
-            break;
-        f->head = c->next;
-        if (f->head == NULL)
-            f->tail = NULL;
-        free(c);
-    }
-    if (f->head == NULL && (f->eof || f->close_after)) {
-        kill_link(p, l, false);
-        return false;
-    }
-    return true;
-}
-
-/* Bytes read from one side, on their way to the other. */
-static void pass(struct proxy *p, struct link *l, struct flow *f, unsigned dir, const char *buf,
-                 size_t n, uint64_t now)
-{
-    if (f->head == NULL && !(f == &l->up && l->connecting) && !toxics_any_on(p, l, dir)) {
-        ssize_t w = send(dst_of(l, f)->fd, buf, n, MSG_NOSIGNAL); /* the direct path */
-        if (w < 0 && errno != EAGAIN && errno != EINTR) {
-            kill_link(p, l, false);
-            return;
-        }
-        size_t sent = w > 0 ? (size_t)w : 0;
-        *(dir == STREAM_UP ? &p->st.bytes_up : &p->st.bytes_down) += sent;
-        buf += sent, n -= sent;
-        if (n == 0)
-            return;
-        toxics_enqueue(p, l, f, dir, buf, n, 0);
-        return;
-    }
-    toxics_enqueue(p, l, f, dir, buf, n, now);
-    flush(p, l, f, dir, now);
-}
-
-static void update_events(struct proxy *p, struct link *l, uint64_t now)
-{
-    if (l->dead)
-        return;
-    bool up_due = l->up.head && l->up.head->ready_ns <= now && !toxics_holding(p, l, STREAM_UP);
-    bool down_due =
-        l->down.head && l->down.head->ready_ns <= now && !toxics_holding(p, l, STREAM_DOWN);
-    uint32_t ce = (!l->up.eof && l->up.queued < FLOW_CAP ? EPOLLIN : 0) | (down_due ? EPOLLOUT : 0);
-    uint32_t se = l->connecting ? EPOLLOUT
-                                : (!l->down.eof && l->down.queued < FLOW_CAP ? EPOLLIN : 0) |
-                                      (up_due ? EPOLLOUT : 0);
-    rewatch(p, &l->client, ce);
-    rewatch(p, &l->server, se);
-}
-
-static void read_side(struct proxy *p, struct link *l, struct pfd *from, uint64_t now)
-{
-    char buf[READ_BYTES];
-    bool client = from == &l->client;
-    struct flow *f = client ? &l->up : &l->down;
-    unsigned dir = client ? STREAM_UP : STREAM_DOWN;
-    ssize_t n = recv(from->fd, buf, sizeof(buf), 0);
-    if (n > 0) {
-        pass(p, l, f, dir, buf, (size_t)n, now);
-        return;
-    }
-    if (n < 0 && (errno == EAGAIN || errno == EINTR))
-        return;
-    if (n < 0) { /* reset: pass the reset on */
-        kill_link(p, l, true);
-        return;
-    }
-    f->eof = true;
-    flush(p, l, f, dir, now);
-}
-
-static void connected(struct proxy *p, struct link *l, uint64_t now)
-{
-    int err = 0;
-    socklen_t len = sizeof(err);
-    getsockopt(l->server.fd, SOL_SOCKET, SO_ERROR, &err, &len);
-    if (err) {
-        p->st.refused++;
-        kill_link(p, l, true);
-        return;
-    }
-    l->connecting = false;
-    flush(p, l, &l->up, STREAM_UP, now);
-}
-
-static void on_link(struct proxy *p, struct pfd *d, uint32_t ev, uint64_t now)
-{
-    struct link *l = d->link;
-    if (l->dead)
-        return;
-    if (d == &l->server && l->connecting) {
-        if (ev & (EPOLLOUT | EPOLLERR | EPOLLHUP))
-            connected(p, l, now);
-    } else {
-        struct flow *in = d == &l->client ? &l->up : &l->down;
-        if ((ev & EPOLLERR) || ((ev & EPOLLHUP) && in->eof)) {
-            /* a reset after its FIN: recv says only EOF again, and a
-             * level-triggered error would fire every turn */
-            kill_link(p, l, true);
-            return;
-        }
-        if (ev & (EPOLLIN | EPOLLHUP))
-            read_side(p, l, d, now);
-        if (!l->dead && (ev & EPOLLOUT))
-            flush(p, l, d == &l->client ? &l->down : &l->up,
-                  d == &l->client ? STREAM_DOWN : STREAM_UP, now);
-    }
-    update_events(p, l, now);
-}
-
-/* ---- toxics in time -------------------------------------------------- */
-
-/* When the loop must wake for f: its head's time, if still to come. What is
- * due already waits for EPOLLOUT (or for the connect), not for a timer:
- * a past time here would spin the loop. */
-static uint64_t due_on(const struct proxy *p, const struct link *l, const struct flow *f,
-                       unsigned dir, uint64_t now)
-{
-    if (f->head == NULL || f->head->ready_ns <= now || toxics_holding(p, l, dir))
-        return NEVER;
-    return f->head->ready_ns;
-}
-
-/* Send what has come due, carry out timed closes and resets; the next
- * moment something will be due. */
-static uint64_t tick(struct proxy *p, uint64_t now)
-{
-    uint64_t next = NEVER;
-    for (struct link *l = p->links, *nx; l; l = nx) {
-        nx = l->next;
-        bool reset, close_;
-        uint64_t dl = toxics_deadline(p, l, &reset, &close_);
-        if (dl <= now) {
-            kill_link(p, l, reset);
-            continue;
-        }
-        if (!flush(p, l, &l->up, STREAM_UP, now) || !flush(p, l, &l->down, STREAM_DOWN, now))
-            continue;
-        update_events(p, l, now);
-        uint64_t t = due_on(p, l, &l->up, STREAM_UP, now);
-        uint64_t d = due_on(p, l, &l->down, STREAM_DOWN, now);
-        t = d < t ? d : t;
-        t = dl < t ? dl : t;
-        next = t < next ? t : next;
-    }
-    return next;
-}
+/* ---- toxics set and cleared, on the loop's command ------------------- */
 
 static void retime(struct link *l, uint64_t now)
 {
@@ -419,7 +105,7 @@ static void down_start(struct proxy *p, int id, const struct toxic *t, uint64_t 
     for (struct link *l = p->links, *nx; l; l = nx) {
         nx = l->next;
         if (toxic_reaches(t, l->ep, l->group)) {
-            kill_link(p, l, false);
+            pump_kill_link(p, l, false);
             (*links)++;
         }
     }
@@ -428,7 +114,7 @@ static void down_start(struct proxy *p, int id, const struct toxic *t, uint64_t 
 /* Listen again where no down toxic holds a listener any more. Its port may
  * be taken meanwhile (by some connection's local end): then the loop tries
  * again each turn (relisten) until it is free. */
-static void relisten(struct proxy *p)
+void proxy_relisten(struct proxy *p)
 {
     p->relisten = false;
     for (size_t i = 0; i < n_listeners(p); i++) {
@@ -436,12 +122,12 @@ static void relisten(struct proxy *p)
         if (!(p->proxied & (1u << ls->ep)) || ls->downed)
             continue;
         if (ls->pfd.fd >= 0) {
-            rewatch(p, &ls->pfd, EPOLLIN); /* one accept4 could not take */
+            pump_rewatch(p, &ls->pfd, EPOLLIN); /* one accept4 could not take */
             continue;
         }
         if (open_listener(ls) < 0) {
             p->relisten = true;
-        } else if (watch(p, &ls->pfd, EPOLLIN) < 0) {
+        } else if (pump_watch(p, &ls->pfd, EPOLLIN) < 0) {
             close_listener(p, ls);
             p->relisten = true;
         }
@@ -452,7 +138,7 @@ static void down_end(struct proxy *p, int id)
 {
     for (size_t i = 0; i < n_listeners(p); i++)
         p->ls[i].downed &= ~(1ULL << id);
-    relisten(p);
+    proxy_relisten(p);
 }
 
 static int add_toxic(struct proxy *p, int id, const struct toxic *t, uint64_t now, uint64_t *links)
@@ -499,13 +185,11 @@ static void remove_toxic(struct proxy *p, int id, uint64_t now)
             l->applies &= ~(1ULL << id);
             retime(l, now); /* what it delayed goes out now; what it held, too */
         }
-    tick(p, now);
+    pump_tick(p, now);
 }
 
-/* ---- the loop -------------------------------------------------------- */
-
 /* Carry out the command another thread left; false on stop. */
-static bool run_command(struct proxy *p)
+bool proxy_run_command(struct proxy *p)
 {
     uint64_t v;
     if (read(p->wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
@@ -527,56 +211,8 @@ static bool run_command(struct proxy *p)
     pthread_mutex_unlock(&p->mu);
     if (k == CMD_ADD)
         for (struct link *l = p->links; l; l = l->next)
-            update_events(p, l, now); /* a hold or a drop may stop a side's writes */
+            pump_update_events(p, l, now); /* a hold or a drop may stop a side's writes */
     return k != CMD_STOP;
-}
-
-static void bury(struct proxy *p)
-{
-    while (p->graveyard) {
-        struct link *l = p->graveyard;
-        p->graveyard = l->next;
-        free(l);
-    }
-}
-
-static int wait_ms(uint64_t next, uint64_t now)
-{
-    if (next == NEVER)
-        return -1;
-    if (next <= now)
-        return 0;
-    uint64_t ms = (next - now + 999999) / 1000000;
-    return ms > 1000 ? 1000 : (int)ms;
-}
-
-static void *loop(void *arg)
-{
-    struct proxy *p = arg;
-    struct epoll_event ev[MAX_EVENTS];
-    uint64_t next = NEVER;
-    for (bool go = true; go;) {
-        int n = epoll_wait(p->ep_fd, ev, MAX_EVENTS, wait_ms(next, clock_mono_ns()));
-        uint64_t now = clock_mono_ns();
-        for (int i = 0; i < n && go; i++) {
-            struct pfd *d = ev[i].data.ptr;
-            if (d->kind == PFD_WAKE)
-                go = run_command(p);
-            else if (d->kind == PFD_LISTENER)
-                accept_all(p, (struct listener *)d, now);
-            else
-                on_link(p, d, ev[i].events, now);
-        }
-        next = p->active || next != NEVER ? tick(p, clock_mono_ns()) : NEVER;
-        if (p->relisten) {
-            relisten(p);
-            uint64_t soon = clock_mono_ns() + 10000000u;
-            next = p->relisten && soon < next ? soon : next;
-        }
-        bury(p);
-    }
-    atomic_store(&p->gone, true);
-    return NULL;
 }
 
 /* ---- the API --------------------------------------------------------- */
@@ -612,14 +248,14 @@ struct proxy *proxy_new(const struct lock_endpoint *up, size_t n, uint32_t proxi
     if (p->ls == NULL || p->ep_fd < 0 || p->wake_fd < 0)
         goto fail;
     p->wake = (struct pfd){.kind = PFD_WAKE, .fd = p->wake_fd};
-    watch(p, &p->wake, EPOLLIN);
+    pump_watch(p, &p->wake, EPOLLIN);
     for (size_t i = 0; i < n * n_groups; i++) {
         struct listener *ls = &p->ls[i];
         *ls = (struct listener){
             .pfd = {.kind = PFD_LISTENER, .fd = -1}, .ep = i / n_groups, .group = i % n_groups};
         if (!(proxied & (1u << ls->ep)))
             continue;
-        if (open_listener(ls) < 0 || watch(p, &ls->pfd, EPOLLIN) < 0)
+        if (open_listener(ls) < 0 || pump_watch(p, &ls->pfd, EPOLLIN) < 0)
             goto fail;
     }
     return p;
@@ -632,7 +268,7 @@ fail:
 
 int proxy_start(struct proxy *p, char *err, size_t errlen)
 {
-    int rc = pthread_create(&p->thread, NULL, loop, p);
+    int rc = pthread_create(&p->thread, NULL, pump_loop, p);
     if (rc != 0) {
         snprintf(err, errlen, "proxy: cannot start its thread: %s", strerror(rc));
         return -1;
@@ -729,8 +365,8 @@ void proxy_free(struct proxy *p)
         p->running = false;
     }
     while (p->links)
-        kill_link(p, p->links, false);
-    bury(p);
+        pump_kill_link(p, p->links, false);
+    pump_bury(p);
     for (size_t i = 0; p->ls && i < n_listeners(p); i++)
         close_listener(p, &p->ls[i]);
     for (int i = 0; i < PROXY_MAX_TOXICS; i++)

@@ -1,5 +1,7 @@
-/* proxy_state.h - the proxy's insides, shared by proxy.c (the loop, the
- * sockets) and toxics.c (what each toxic does to the bytes). */
+/* proxy_state.h - the proxy's insides, shared by proxy.c (the listeners,
+ * the commands, toxics set and cleared), pump.c (the event loop that moves
+ * the bytes) and toxics.c (what each toxic does to them). Everything here
+ * but the command fields runs on the loop's thread alone. */
 #ifndef LOCKLAB_PROXY_STATE_H
 #define LOCKLAB_PROXY_STATE_H
 
@@ -101,6 +103,34 @@ struct proxy {
     bool running;
     atomic_bool gone; /* the loop has left */
 };
+
+/* pump.c */
+/* Add d's fd to the loop's epoll set, watching events. epoll_ctl's result. */
+int pump_watch(struct proxy *p, struct pfd *d, uint32_t events);
+/* Watch events on d from now on (nothing when d is closed or unchanged). */
+void pump_rewatch(struct proxy *p, struct pfd *d, uint32_t events);
+/* Take fd out of the epoll set, then close it; nothing for fd < 0. */
+void pump_unwatch_close(struct proxy *p, int fd);
+/* Close both sides of l and drop what it queued; with rst, the client sees
+ * a reset. l is freed by pump_bury, after the turn whose events name it. */
+void pump_kill_link(struct proxy *p, struct link *l, bool rst);
+/* Watch on l's two sockets what its queues and toxics allow now. */
+void pump_update_events(struct proxy *p, struct link *l, uint64_t now);
+/* Send what has come due, carry out timed closes and resets; the next
+ * moment something will be due (NEVER: nothing). */
+uint64_t pump_tick(struct proxy *p, uint64_t now);
+/* Free the links closed this turn. */
+void pump_bury(struct proxy *p);
+/* The loop's thread: runs until a CMD_STOP, then sets p->gone. */
+void *pump_loop(void *arg);
+
+/* proxy.c, called by the loop */
+/* Carry out the command another thread left (the wake fd was readable);
+ * false on stop. */
+bool proxy_run_command(struct proxy *p);
+/* Listen again where no down toxic holds a listener any more; sets
+ * p->relisten when one could not listen yet. */
+void proxy_relisten(struct proxy *p);
 
 /* toxics.c */
 /* Queue n bytes just read from one side of l onto f (direction dir). */

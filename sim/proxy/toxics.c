@@ -2,7 +2,7 @@
  *
  * A chunk read from one side is given the moment it may leave (latency,
  * bandwidth, slicer), or dropped (timeout), or cut short (limit_data), as
- * it is queued; the loop in proxy.c sends it when that moment has come and
+ * it is queued; the loop in pump.c sends it when that moment has come and
  * no toxic holds its direction. Times only grow along a flow, so bytes
  * keep their order, as TCP's do.
  */
