@@ -83,6 +83,7 @@ int cmd_matrix(int argc, char **argv);
  * then a failed expectation. */
 int exit_worse(int a, int b);
 int cmd_cluster(int argc, char **argv);
+int cmd_check(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 
