@@ -13,6 +13,7 @@
 #include "reports/compare.h"
 #include "sim/cli/cli.h"
 #include "sim/cli/signals.h"
+#include "sim/engine/engine.h"
 
 struct plan {
     const struct lock_ops *ops[COMPARE_MAX];
@@ -143,7 +144,9 @@ static int run_one(struct plan *p, size_t i, size_t k, struct fleet *f, const st
     if (!o->quiet)
         printf("== %s (%zu of %zu)\n", p->ops[i]->name, k, p->n_run);
     fflush(stdout);
-    int rc = run_on_fleet(&p->scn[i], f, o, &res);
+    struct run_request req = {.scn = &p->scn[i], .fleet = f, .proxy_all = o->proxy};
+    char why[512];
+    int rc = run_and_report(&req, o, &res, NULL, why, sizeof(why));
     if (res.hist.n > 0 || res.elapsed_s > 0) {
         compare_row_fill(&c->rows[c->n++], &res);
         add_servers(c, &res);
@@ -203,7 +206,6 @@ int cmd_compare(int argc, char **argv)
 {
     struct run_opts o;
     static struct plan p;
-    static struct fleet f;
     static struct comparison c;
     char err[512];
 
@@ -223,17 +225,18 @@ int cmd_compare(int argc, char **argv)
         rc = make_run_dir(o.out, c.scn->name, "compare", c.out_dir, sizeof(c.out_dir), &created);
     if (rc)
         return rc;
-    if (fleet_up(&f, c.scn, p.run, p.n_run, err, sizeof(err)) < 0) {
+    /* one fleet for every run; a second Ctrl-C kills its servers */
+    const struct run_progress servers = {.servers_up = signals_publish_servers,
+                                         .servers_down = signals_forget_servers};
+    struct fleet *f = engine_fleet_up(c.scn, p.run, p.n_run, &servers, err, sizeof(err));
+    if (f == NULL) {
         fprintf(stderr, "locklab: %s\n", err);
         return EXIT_ENV;
     }
-    signals_publish_servers(&f.cl);
-    f.cl.pids_changed = signals_publish_servers; /* a fault restarted one */
-    rc = run_plan(&p, &f, &o, &c);
+    rc = run_plan(&p, f, &o, &c);
     char logs[600];
     snprintf(logs, sizeof(logs), "%s/servers", c.out_dir);
-    signals_forget_servers();
-    fleet_down(&f, logs);
+    engine_fleet_down(f, logs, &servers);
     if (write_comparison(&c) < 0)
         rc = exit_worse(rc, EXIT_ENV);
     if (!o.quiet) {

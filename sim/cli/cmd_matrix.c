@@ -21,6 +21,7 @@
 #include "reports/matrix.h"
 #include "sim/cli/cli.h"
 #include "sim/cli/signals.h"
+#include "sim/engine/engine.h"
 
 #define MATRIX_DIR "scenarios/matrix"
 
@@ -143,7 +144,6 @@ static int run_seed(const struct scenario *row_scn, uint64_t seed, struct matrix
                     const char *out_dir, int quiet)
 {
     static struct scenario s;
-    static struct fleet f;
     static struct run_result res;
     char err[512], dir[600];
     s = *row_scn;
@@ -161,22 +161,14 @@ static int run_seed(const struct scenario *row_scn, uint64_t seed, struct matrix
         fprintf(stderr, "locklab: %s\n", mr->failure);
         return EXIT_ENV;
     }
-    const struct lock_ops *ops = lock_find(s.algorithm);
-    if (fleet_up(&f, &s, &ops, 1, err, sizeof(err)) < 0) {
-        fprintf(stderr, "locklab: %s\n", err);
-        snprintf(mr->failure, sizeof(mr->failure), "%.300s", err);
-        return EXIT_ENV;
-    }
-    signals_publish_servers(&f.cl);
-    f.cl.pids_changed = signals_publish_servers;
     struct run_opts ro = {.quiet = 1, .silent = quiet, .max_violations = 10};
-    int rc = run_on_fleet(&s, &f, &ro, &res);
-    char logs[700];
-    snprintf(logs, sizeof(logs), "%s/servers", res.run_dir);
-    signals_forget_servers();
-    fleet_down(&f, res.hist.n ? logs : NULL);
+    struct run_request req = {.scn = &s}; /* its own fleet, started and stopped by the run */
+    enum engine_status st;
+    int rc = run_and_report(&req, &ro, &res, &st, err, sizeof(err));
     if (res.hist.n > 0 || res.elapsed_s > 0)
         matrix_run_fill(mr, &res);
+    else if (st == ENGINE_NO_SERVERS)
+        snprintf(mr->failure, sizeof(mr->failure), "%.300s", err);
     else
         snprintf(mr->failure, sizeof(mr->failure), "its clients could not start or connect");
     result_free(&res);
