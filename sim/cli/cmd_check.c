@@ -3,6 +3,7 @@
  * listed and one verdict line; needs no server. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -55,6 +56,38 @@ static int check_verdict(const struct run_result *r, int met, const char *want, 
     return rc;
 }
 
+/* Read file into res, check it, print what was found and the verdict;
+ * the exit code. */
+static int check_file(const char *file, const struct expect_num *want, int show,
+                      struct run_result *res)
+{
+    char err[512];
+    if (history_read_jsonl(file, &res->hist, err, sizeof(err)) < 0) {
+        fprintf(stderr, "locklab: %s\n", err);
+        return EXIT_USAGE;
+    }
+    res->t0_mono_ns = res->hist.start_mono_ns;
+    res->complete = res->hist.complete; /* the safety of a cut-short history is "so far" */
+    if (result_check_history(res, (uint64_t)res->hist.ttl_ms * 1000000u) < 0) {
+        fprintf(stderr, "locklab: out of memory checking %s\n", file);
+        return EXIT_ENV;
+    }
+    const struct check_result *c = &res->check;
+    printf("%s: scenario %s, algorithm %s, %" PRIu32 " clients%s\n", file, res->hist.scenario,
+           res->hist.algorithm, res->hist.clients, res->hist.complete ? "" : " (INCOMPLETE run)");
+    printf("checker: %" PRIu64 " sections, %" PRIu64 " overlapping pairs (%" PRIu64
+           " fenced pairs, safe), %" PRIu64 " violations, %" PRIu64 " concurrent entries\n",
+           c->sections, c->overlaps, c->fenced_pairs, c->violations, c->concurrent_entries);
+    report_violations(stdout, res, show);
+    report_spans(stdout, res);
+    char stuck[256];
+    if (report_stuck(res, stuck, sizeof(stuck)))
+        printf("stuck: %s\n", stuck);
+    char w[24];
+    int met = expect_met(want, c->violations);
+    return check_verdict(res, met, expect_format(want, w, sizeof(w)), c->violations);
+}
+
 int cmd_check(int argc, char **argv)
 {
     struct expect_num want = {.op = EXPECT_EQ, .value = 0};
@@ -83,33 +116,13 @@ int cmd_check(int argc, char **argv)
     else
         snprintf(file, sizeof(file), "%s", path);
 
-    static struct run_result res;
-    char err[512];
-    if (history_read_jsonl(file, &res.hist, err, sizeof(err)) < 0) {
-        fprintf(stderr, "locklab: %s\n", err);
-        return EXIT_USAGE;
-    }
-    res.t0_mono_ns = res.hist.start_mono_ns;
-    res.complete = res.hist.complete; /* the safety of a cut-short history is "so far" */
-    if (result_check_history(&res, (uint64_t)res.hist.ttl_ms * 1000000u) < 0) {
-        fprintf(stderr, "locklab: out of memory checking %s\n", file);
-        result_free(&res);
+    struct run_result *res = calloc(1, sizeof(*res));
+    if (res == NULL) {
+        fprintf(stderr, "locklab: out of memory\n");
         return EXIT_ENV;
     }
-    const struct check_result *c = &res.check;
-    printf("%s: scenario %s, algorithm %s, %" PRIu32 " clients%s\n", file, res.hist.scenario,
-           res.hist.algorithm, res.hist.clients, res.hist.complete ? "" : " (INCOMPLETE run)");
-    printf("checker: %" PRIu64 " sections, %" PRIu64 " overlapping pairs (%" PRIu64
-           " fenced pairs, safe), %" PRIu64 " violations, %" PRIu64 " concurrent entries\n",
-           c->sections, c->overlaps, c->fenced_pairs, c->violations, c->concurrent_entries);
-    report_violations(stdout, &res, (int)show);
-    report_spans(stdout, &res);
-    char stuck[256];
-    if (report_stuck(&res, stuck, sizeof(stuck)))
-        printf("stuck: %s\n", stuck);
-    char w[24];
-    int met = expect_met(&want, c->violations);
-    int rc = check_verdict(&res, met, expect_format(&want, w, sizeof(w)), c->violations);
-    result_free(&res);
+    int rc = check_file(file, &want, (int)show, res);
+    result_free(res);
+    free(res);
     return rc;
 }

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -184,27 +185,38 @@ int run_and_report(const struct run_request *req, const struct run_opts *o, stru
     return res->passed ? EXIT_PASS : EXIT_FAILED;
 }
 
+/* The run of s as o asks, into res; its exit code. */
+static int run_planned(const struct run_opts *o, const struct scenario *s, struct run_result *res)
+{
+    bool created;
+    int rc =
+        make_run_dir(o->out, s->name, s->algorithm, res->run_dir, sizeof(res->run_dir), &created);
+    if (rc)
+        return rc;
+    struct run_request req = {.scn = s, .proxy_all = o->proxy};
+    char err[512];
+    rc = run_and_report(&req, o, res, NULL, err, sizeof(err));
+    /* nothing ran (the servers or the clients would not start): leave no
+     * empty run folder behind */
+    if (rc == EXIT_ENV && res->hist.n == 0 && created)
+        rmdir(res->run_dir);
+    return rc;
+}
+
 int cmd_run(int argc, char **argv)
 {
     struct run_opts o;
-    static struct scenario s;
-    static struct run_result res;
-    char err[512];
-
     const struct lock_ops *ops = NULL;
-    int rc = plan_one_run(argc, argv, RUN_OPTS_RUN, &o, &s, &ops);
-    if (rc)
-        return rc;
-    bool created;
-    rc = make_run_dir(o.out, s.name, s.algorithm, res.run_dir, sizeof(res.run_dir), &created);
-    if (rc)
-        return rc;
-    struct run_request req = {.scn = &s, .proxy_all = o.proxy};
-    rc = run_and_report(&req, &o, &res, NULL, err, sizeof(err));
-    /* nothing ran (the servers or the clients would not start): leave no
-     * empty run folder behind */
-    if (rc == EXIT_ENV && res.hist.n == 0 && created)
-        rmdir(res.run_dir);
-    result_free(&res);
+    struct scenario *s = calloc(1, sizeof(*s));
+    struct run_result *res = calloc(1, sizeof(*res));
+    int rc = EXIT_ENV;
+    if (s == NULL || res == NULL)
+        fprintf(stderr, "locklab: out of memory\n");
+    else if ((rc = plan_one_run(argc, argv, RUN_OPTS_RUN, &o, s, &ops)) == 0)
+        rc = run_planned(&o, s, res);
+    if (res)
+        result_free(res);
+    free(res);
+    free(s);
     return rc;
 }

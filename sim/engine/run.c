@@ -107,30 +107,31 @@ static enum engine_status finish_run(struct runner *r, struct proxy *px, struct 
     return ENGINE_RAN;
 }
 
-static enum engine_status run_on_fleet(const struct run_request *req, struct fleet *f,
-                                       struct run_result *res, const struct run_progress *pg,
-                                       char *err, size_t errlen)
+/* The run on fleet f, its clients configured by cfg (the caller's, zeroed;
+ * it outlives the clients, who keep pointers into it). */
+static enum engine_status run_with(const struct run_request *req, struct fleet *f,
+                                   struct lock_config *cfg, struct run_result *res,
+                                   const struct run_progress *pg, char *err, size_t errlen)
 {
-    static struct lock_config cfg;
     const struct scenario *s = req->scn;
     const struct lock_ops *ops = lock_find(s->algorithm);
 
-    fleet_config(f, ops, s, &cfg); /* every field, the others zero */
+    fleet_config(f, ops, s, cfg); /* every field, the others zero */
     res->complete = true;
     fleet_describe(f, ops, s, res);
     if (pg->start)
         pg->start(pg->ctx, s, res);
-    struct runner *r = runner_new(s, ops, &cfg, err, errlen);
+    struct runner *r = runner_new(s, ops, cfg, err, errlen);
     if (r == NULL)
         return ENGINE_NO_CLIENTS;
-    cfg.cancel = runner_cancel_flag(r); /* before any client reads cfg */
+    cfg->cancel = runner_cancel_flag(r); /* before any client reads cfg */
     struct fault_nodes nodes;
     fleet_fault_nodes(f, ops, s, &nodes);
     runner_set_fault_nodes(r, &nodes);
     struct proxy *px = NULL;
     /* given before the clients connect: a Ctrl-C stops their tries */
     publish_runner(pg, r);
-    if (start_proxy(req, &cfg, res, &px, err, errlen) < 0 ||
+    if (start_proxy(req, cfg, res, &px, err, errlen) < 0 ||
         runner_set_proxy(r, px, err, errlen) < 0 || runner_start(r, err, errlen) < 0) {
         publish_runner(pg, NULL);
         runner_free(r);
@@ -145,6 +146,20 @@ static enum engine_status run_on_fleet(const struct run_request *req, struct fle
     publish_runner(pg, NULL);
     runner_free(r);
     proxy_free(px); /* after the clients: their connections run through it */
+    return st;
+}
+
+static enum engine_status run_on_fleet(const struct run_request *req, struct fleet *f,
+                                       struct run_result *res, const struct run_progress *pg,
+                                       char *err, size_t errlen)
+{
+    struct lock_config *cfg = calloc(1, sizeof(*cfg)); /* endpoints and sentinels: large */
+    if (cfg == NULL) {
+        snprintf(err, errlen, "out of memory setting up the clients");
+        return ENGINE_NO_CLIENTS;
+    }
+    enum engine_status st = run_with(req, f, cfg, res, pg, err, errlen);
+    free(cfg);
     return st;
 }
 
