@@ -119,12 +119,12 @@ static int text_opt(int c, const char *arg, struct run_opts *o)
     return 0;
 }
 
-static const char *option_name(const struct option *longs, int c)
+static const char *option_name(const struct option *longs, int c, char *name, size_t len)
 {
-    static char name[32];
+    name[0] = '\0';
     for (; longs->name; longs++)
         if (longs->val == c)
-            snprintf(name, sizeof(name), "--%s", longs->name);
+            snprintf(name, len, "--%s", longs->name);
     return name;
 }
 
@@ -151,8 +151,11 @@ int parse_run_opts(int argc, char **argv, struct run_opts *o, enum run_opts_mode
             return bad_usage("compare: use --algorithms a,b,c");
         if (c == 'A' && mode == RUN_OPTS_RUN)
             return bad_usage("run: use --algorithm NAME");
-        if (c != '?' && c != ':' && foreign_opt(c, mode))
-            return bad_usage("%s: %s does not apply here", cmd, option_name(longs, c));
+        if (c != '?' && c != ':' && foreign_opt(c, mode)) {
+            char name[32];
+            return bad_usage("%s: %s does not apply here", cmd,
+                             option_name(longs, c, name, sizeof(name)));
+        }
         if (c == '?' || c == ':')
             return bad_usage("%s: unknown or incomplete option \"%s\"", cmd, argv[optind - 1]);
         int rc = text_opt(c, optarg, o);

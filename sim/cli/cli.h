@@ -1,6 +1,6 @@
 /* cli.h - what the commands share: exit codes, option parsing, loading a
- * scenario with the command line's overrides, and one whole run on a fleet
- * that is up. Only the command files (main.c, cmd_*.c) print errors and
+ * scenario with the command line's overrides, and one run by the engine
+ * with its reports. Only the command files (main.c, cmd_*.c) print errors and
  * choose exit codes.
  *
  * Exit status: 0 expectations met, 1 expectation failed (or, for check,
@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "sim/engine/engine.h"
 #include "sim/engine/result.h"
 #include "sim/fleet/fleet.h"
 #include "sim/scenario/scenario.h"
@@ -69,12 +70,15 @@ int check_out_dir(const char *out, const char *sub);
 int make_run_dir(const char *out, const char *name, const char *what, char *dir, size_t len,
                  bool *created);
 
-/* One run of s (its algorithm) on the fleet, reports written into
- * res->run_dir (which must exist). The summary goes to stdout unless
- * quiet. Returns the run's exit code; res keeps the result for the caller,
+/* One run by the engine, shown as o asks (the header and the live line
+ * unless quiet, Ctrl-C wired to stop it), its reports written into
+ * res->run_dir (which must exist), its summary on stdout unless quiet or
+ * brief (then only the verdict line, unless silent). Returns the run's
+ * exit code; a run that did not run has its error printed, and in
+ * *status (unless NULL) and err why. res keeps the result for the caller,
  * who frees it with result_free. */
-int run_on_fleet(const struct scenario *s, struct fleet *f, const struct run_opts *o,
-                 struct run_result *res);
+int run_and_report(const struct run_request *req, const struct run_opts *o, struct run_result *res,
+                   enum engine_status *status, char *err, size_t errlen);
 
 int cmd_run(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
@@ -83,6 +87,7 @@ int cmd_matrix(int argc, char **argv);
  * then a failed expectation. */
 int exit_worse(int a, int b);
 int cmd_cluster(int argc, char **argv);
+int cmd_check(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 

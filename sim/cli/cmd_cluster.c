@@ -238,7 +238,7 @@ static void supervisor_end(const struct cluster_opts *o, struct cluster *c)
 /* The supervisor: start, report through fd, then wait for the end. */
 static void supervise(const struct cluster_opts *o, int fd)
 {
-    static struct cluster c;
+    struct cluster *c = calloc(1, sizeof(*c)); /* the process's till it exits */
     char err[512] = "";
     sigset_t set;
     sigemptyset(&set);
@@ -246,20 +246,22 @@ static void supervise(const struct cluster_opts *o, int fd)
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGHUP);
     sigprocmask(SIG_BLOCK, &set, NULL);
-    if (supervisor_begin(o, &c, err, sizeof(err)) < 0) {
+    if (c == NULL)
+        snprintf(err, sizeof(err), "out of memory");
+    if (c == NULL || supervisor_begin(o, c, err, sizeof(err)) < 0) {
         if (write(fd, err, strlen(err)) < 0)
             _exit(3);
         _exit(3);
     }
     if (write(fd, "", 1) < 0) { /* the caller is gone: nobody will know the endpoints */
-        supervisor_end(o, &c);
+        supervisor_end(o, c);
         _exit(3);
     }
     close(fd);
     struct timespec tick = {.tv_sec = 1};
     while (sigtimedwait(&set, NULL, &tick) < 0)
         ; /* a server that dies stays dead: status reports it */
-    supervisor_end(o, &c);
+    supervisor_end(o, c);
     _exit(0);
 }
 

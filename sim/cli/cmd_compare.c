@@ -7,12 +7,14 @@
  * emptied, so what one left behind cannot slow or block the next.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "reports/compare.h"
 #include "sim/cli/cli.h"
 #include "sim/cli/signals.h"
+#include "sim/engine/engine.h"
 
 struct plan {
     const struct lock_ops *ops[COMPARE_MAX];
@@ -74,24 +76,30 @@ static int unsupported(const struct scenario *s, const struct lock_ops *ops, cha
  * that cannot run it are marked, and at least one must be able to. */
 static int plan_scenarios(const struct run_opts *o, struct plan *p)
 {
-    static struct scenario raw;
     char err[SCENARIO_ERR_MAX];
-    if (scenario_load(o->scenario, &raw, err) < 0) {
+    struct scenario *raw = calloc(1, sizeof(*raw)); /* as written, before any algorithm's */
+    int rc = EXIT_PASS;
+    if (raw == NULL) {
+        fprintf(stderr, "locklab: out of memory\n");
+        rc = EXIT_ENV;
+    } else if (scenario_load(o->scenario, raw, err) < 0) {
         fprintf(stderr, "locklab: %s\n", err);
-        return EXIT_USAGE;
+        rc = EXIT_USAGE;
     }
     struct run_opts one = *o;
     p->n_run = 0;
-    for (size_t i = 0; i < p->n; i++) {
+    for (size_t i = 0; i < p->n && rc == 0; i++) {
         p->skip[i][0] = '\0';
-        if (unsupported(&raw, p->ops[i], p->skip[i], sizeof(p->skip[i])) < 0)
+        if (unsupported(raw, p->ops[i], p->skip[i], sizeof(p->skip[i])) < 0)
             continue;
         one.algorithm = p->ops[i]->name;
-        int rc = load_scenario(&one, &p->scn[i]);
-        if (rc)
-            return rc;
-        p->run[p->n_run++] = p->ops[i];
+        rc = load_scenario(&one, &p->scn[i]);
+        if (rc == 0)
+            p->run[p->n_run++] = p->ops[i];
     }
+    free(raw);
+    if (rc)
+        return rc;
     if (p->n_run == 0)
         return bad_usage("compare: none of the algorithms can run %s (%s)", o->scenario,
                          p->skip[0]);
@@ -120,17 +128,15 @@ static void add_servers(struct comparison *c, const struct run_result *res)
     }
 }
 
-/* Run algorithm i, the k-th to run (from 1), into OUT/<name>/; returns
- * the run's exit code. */
-static int run_one(struct plan *p, size_t i, size_t k, struct fleet *f, const struct run_opts *o,
-                   struct comparison *c)
+/* Run algorithm i, the k-th to run (from 1), into OUT/<name>/ and res
+ * (zeroed); returns the run's exit code. */
+static int run_into(struct plan *p, size_t i, size_t k, struct fleet *f, const struct run_opts *o,
+                    struct comparison *c, struct run_result *res)
 {
-    static struct run_result res;
-    char err[256], dir[sizeof(res.run_dir)];
-    memset(&res, 0, sizeof(res));
+    char err[256], dir[sizeof(res->run_dir)];
     bool created;
     snprintf(dir, sizeof(dir), "%.*s/%s", (int)sizeof(dir) - 40, c->out_dir, p->ops[i]->name);
-    if (make_run_dir(dir, c->scn->name, p->ops[i]->name, res.run_dir, sizeof(res.run_dir),
+    if (make_run_dir(dir, c->scn->name, p->ops[i]->name, res->run_dir, sizeof(res->run_dir),
                      &created)) {
         not_run(c, p->ops[i], "its run folder could not be made");
         return EXIT_ENV;
@@ -143,16 +149,32 @@ static int run_one(struct plan *p, size_t i, size_t k, struct fleet *f, const st
     if (!o->quiet)
         printf("== %s (%zu of %zu)\n", p->ops[i]->name, k, p->n_run);
     fflush(stdout);
-    int rc = run_on_fleet(&p->scn[i], f, o, &res);
-    if (res.hist.n > 0 || res.elapsed_s > 0) {
-        compare_row_fill(&c->rows[c->n++], &res);
-        add_servers(c, &res);
+    struct run_request req = {.scn = &p->scn[i], .fleet = f, .proxy_all = o->proxy};
+    char why[512];
+    int rc = run_and_report(&req, o, res, NULL, why, sizeof(why));
+    if (res->hist.n > 0 || res->elapsed_s > 0) {
+        compare_row_fill(&c->rows[c->n++], res);
+        add_servers(c, res);
     } else {
         not_run(c, p->ops[i], "its clients could not start or connect (the error is on stderr)");
         if (created)
-            rmdir(res.run_dir); /* nothing ran: no empty folder to wonder about */
+            rmdir(res->run_dir); /* nothing ran: no empty folder to wonder about */
     }
-    result_free(&res);
+    return rc;
+}
+
+static int run_one(struct plan *p, size_t i, size_t k, struct fleet *f, const struct run_opts *o,
+                   struct comparison *c)
+{
+    struct run_result *res = calloc(1, sizeof(*res));
+    if (res == NULL) {
+        fprintf(stderr, "locklab: out of memory\n");
+        not_run(c, p->ops[i], "out of memory");
+        return EXIT_ENV;
+    }
+    int rc = run_into(p, i, k, f, o, c, res);
+    result_free(res);
+    free(res);
     return rc;
 }
 
@@ -199,49 +221,65 @@ static int run_plan(struct plan *p, struct fleet *f, const struct run_opts *o, s
     return rc;
 }
 
-int cmd_compare(int argc, char **argv)
+/* The comparison o asks, planned into p (zeroed), run and shown through c
+ * (zeroed); its exit code. */
+static int compare(const struct run_opts *o, struct plan *p, struct comparison *c)
 {
-    struct run_opts o;
-    static struct plan p;
-    static struct fleet f;
-    static struct comparison c;
     char err[512];
-
-    int rc = parse_run_opts(argc, argv, &o, RUN_OPTS_COMPARE);
+    int rc = parse_algorithms(o->algorithms ? o->algorithms : "redis,redlock,zookeeper", p);
     if (rc == 0)
-        rc = parse_algorithms(o.algorithms ? o.algorithms : "redis,redlock,zookeeper", &p);
-    if (rc == 0)
-        rc = plan_scenarios(&o, &p);
+        rc = plan_scenarios(o, p);
     if (rc)
         return rc;
-    c.scn = first_runnable(&p);
-    c.complete = true;
-    for (size_t i = 0; i < p.n_run && o.out && rc == 0; i++)
-        rc = check_out_dir(o.out, p.run[i]->name); /* before anything starts */
+    c->scn = first_runnable(p);
+    c->complete = true;
+    for (size_t i = 0; i < p->n_run && o->out && rc == 0; i++)
+        rc = check_out_dir(o->out, p->run[i]->name); /* before anything starts */
     bool created;
     if (rc == 0)
-        rc = make_run_dir(o.out, c.scn->name, "compare", c.out_dir, sizeof(c.out_dir), &created);
+        rc =
+            make_run_dir(o->out, c->scn->name, "compare", c->out_dir, sizeof(c->out_dir), &created);
     if (rc)
         return rc;
-    if (fleet_up(&f, c.scn, p.run, p.n_run, err, sizeof(err)) < 0) {
+    /* one fleet for every run; a second Ctrl-C kills its servers */
+    const struct run_progress servers = {.servers_up = signals_publish_servers,
+                                         .servers_down = signals_forget_servers};
+    struct fleet *f = engine_fleet_up(c->scn, p->run, p->n_run, &servers, err, sizeof(err));
+    if (f == NULL) {
         fprintf(stderr, "locklab: %s\n", err);
         return EXIT_ENV;
     }
-    signals_publish_servers(&f.cl);
-    f.cl.pids_changed = signals_publish_servers; /* a fault restarted one */
-    rc = run_plan(&p, &f, &o, &c);
+    rc = run_plan(p, f, o, c);
     char logs[600];
-    snprintf(logs, sizeof(logs), "%s/servers", c.out_dir);
-    signals_forget_servers();
-    fleet_down(&f, logs);
-    if (write_comparison(&c) < 0)
+    snprintf(logs, sizeof(logs), "%s/servers", c->out_dir);
+    engine_fleet_down(f, logs, &servers);
+    if (write_comparison(c) < 0)
         rc = exit_worse(rc, EXIT_ENV);
-    if (!o.quiet) {
-        compare_terminal(stdout, &c);
+    if (!o->quiet) {
+        compare_terminal(stdout, c);
     } else {
         char verdict[600];
-        printf("End of compare: %s  %s/\n", compare_verdict(&c, verdict, sizeof(verdict)),
-               c.out_dir);
+        printf("End of compare: %s  %s/\n", compare_verdict(c, verdict, sizeof(verdict)),
+               c->out_dir);
     }
+    return rc;
+}
+
+int cmd_compare(int argc, char **argv)
+{
+    struct run_opts o;
+    int rc = parse_run_opts(argc, argv, &o, RUN_OPTS_COMPARE);
+    if (rc)
+        return rc;
+    struct plan *p = calloc(1, sizeof(*p));
+    struct comparison *c = calloc(1, sizeof(*c));
+    if (p == NULL || c == NULL) {
+        fprintf(stderr, "locklab: out of memory\n");
+        rc = EXIT_ENV;
+    } else {
+        rc = compare(&o, p, c);
+    }
+    free(c);
+    free(p);
     return rc;
 }

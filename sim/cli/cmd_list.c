@@ -76,17 +76,19 @@ static const char *scenarios_dir(void)
 
 static void describe_scenario(const char *path, const char *name)
 {
-    static struct scenario s;
-    char err[SCENARIO_ERR_MAX], line[200];
-    if (scenario_load(path, &s, err) < 0 || scenario_finish(&s, err) < 0) {
+    struct scenario *s = calloc(1, sizeof(*s));
+    char err[SCENARIO_ERR_MAX] = "out of memory", line[200];
+    if (s == NULL || scenario_load(path, s, err) < 0 || scenario_finish(s, err) < 0) {
         printf("  %-34s (cannot be read: %s)\n", name, err);
+        free(s);
         return;
     }
-    first_sentence(s.description, line, sizeof(line));
+    first_sentence(s->description, line, sizeof(line));
     printf("  %-34s %s\n", name, line);
-    printf("  %-34s   %s; expects ", "", s.algorithm);
-    report_expectation(stdout, &s);
+    printf("  %-34s   %s; expects ", "", s->algorithm);
+    report_expectation(stdout, s);
     printf("\n");
+    free(s);
 }
 
 static int list_scenarios(int names_only)

@@ -21,6 +21,7 @@
 #include "reports/matrix.h"
 #include "sim/cli/cli.h"
 #include "sim/cli/signals.h"
+#include "sim/engine/engine.h"
 
 #define MATRIX_DIR "scenarios/matrix"
 
@@ -106,10 +107,10 @@ static int list_files(const char *dir, char names[][512], size_t *n)
 }
 
 /* Every row's scenario, loaded and checked: a bad one stops the matrix
- * before any server starts. */
-static int plan_rows(const struct matrix_opts *o, struct plan *p, struct matrix *m)
+ * before any server starts. files: room for MATRIX_MAX_ROWS names. */
+static int plan_files(const struct matrix_opts *o, char files[][512], struct plan *p,
+                      struct matrix *m)
 {
-    static char files[MATRIX_MAX_ROWS][512];
     size_t n;
     int rc = list_files(o->dir, files, &n);
     p->n = 0;
@@ -138,48 +139,67 @@ static int plan_rows(const struct matrix_opts *o, struct plan *p, struct matrix 
     return rc;
 }
 
-/* One seed of one row: its own servers, its own folder OUT/<row>/seed-<n>. */
-static int run_seed(const struct scenario *row_scn, uint64_t seed, struct matrix_run *mr,
-                    const char *out_dir, int quiet)
+static int plan_rows(const struct matrix_opts *o, struct plan *p, struct matrix *m)
 {
-    static struct scenario s;
-    static struct fleet f;
-    static struct run_result res;
+    char(*files)[512] = calloc(MATRIX_MAX_ROWS, sizeof(*files));
+    if (files == NULL) {
+        fprintf(stderr, "locklab: out of memory\n");
+        return EXIT_ENV;
+    }
+    int rc = plan_files(o, files, p, m);
+    free(files);
+    return rc;
+}
+
+/* One seed of one row, s (its seed set), into res (zeroed): its own
+ * servers, its own folder OUT/<row>/seed-<n>. */
+static int run_seed_into(const struct scenario *s, struct matrix_run *mr, const char *out_dir,
+                         int quiet, struct run_result *res)
+{
     char err[512], dir[600];
-    s = *row_scn;
-    s.seed = seed;
-    mr->seed = seed;
-    snprintf(mr->verdict, sizeof(mr->verdict), "NOT RUN");
-    memset(&res, 0, sizeof(res));
-    snprintf(dir, sizeof(dir), "%.400s/%s", out_dir, s.name);
+    snprintf(dir, sizeof(dir), "%.400s/%s", out_dir, s->name);
     mkdir(dir, 0755); /* the row's folder: made by its first seed */
-    snprintf(res.run_dir, sizeof(res.run_dir), "%.400s/%s/seed-%llu", out_dir, s.name,
-             (unsigned long long)seed);
-    if (mkdir(res.run_dir, 0755) < 0) {
-        snprintf(mr->failure, sizeof(mr->failure), "cannot create %.200s: %s", res.run_dir,
+    snprintf(res->run_dir, sizeof(res->run_dir), "%.400s/%s/seed-%llu", out_dir, s->name,
+             (unsigned long long)s->seed);
+    if (mkdir(res->run_dir, 0755) < 0) {
+        snprintf(mr->failure, sizeof(mr->failure), "cannot create %.200s: %s", res->run_dir,
                  strerror(errno));
         fprintf(stderr, "locklab: %s\n", mr->failure);
         return EXIT_ENV;
     }
-    const struct lock_ops *ops = lock_find(s.algorithm);
-    if (fleet_up(&f, &s, &ops, 1, err, sizeof(err)) < 0) {
-        fprintf(stderr, "locklab: %s\n", err);
-        snprintf(mr->failure, sizeof(mr->failure), "%.300s", err);
-        return EXIT_ENV;
-    }
-    signals_publish_servers(&f.cl);
-    f.cl.pids_changed = signals_publish_servers;
     struct run_opts ro = {.quiet = 1, .silent = quiet, .max_violations = 10};
-    int rc = run_on_fleet(&s, &f, &ro, &res);
-    char logs[700];
-    snprintf(logs, sizeof(logs), "%s/servers", res.run_dir);
-    signals_forget_servers();
-    fleet_down(&f, res.hist.n ? logs : NULL);
-    if (res.hist.n > 0 || res.elapsed_s > 0)
-        matrix_run_fill(mr, &res);
+    struct run_request req = {.scn = s}; /* its own fleet, started and stopped by the run */
+    enum engine_status st;
+    int rc = run_and_report(&req, &ro, res, &st, err, sizeof(err));
+    if (res->hist.n > 0 || res->elapsed_s > 0)
+        matrix_run_fill(mr, res);
+    else if (st == ENGINE_NO_SERVERS)
+        snprintf(mr->failure, sizeof(mr->failure), "%.300s", err);
     else
         snprintf(mr->failure, sizeof(mr->failure), "its clients could not start or connect");
-    result_free(&res);
+    return rc;
+}
+
+static int run_seed(const struct scenario *row_scn, uint64_t seed, struct matrix_run *mr,
+                    const char *out_dir, int quiet)
+{
+    mr->seed = seed;
+    snprintf(mr->verdict, sizeof(mr->verdict), "NOT RUN");
+    struct scenario *s = malloc(sizeof(*s));
+    struct run_result *res = calloc(1, sizeof(*res));
+    int rc = EXIT_ENV;
+    if (s == NULL || res == NULL) {
+        snprintf(mr->failure, sizeof(mr->failure), "out of memory");
+        fprintf(stderr, "locklab: %s\n", mr->failure);
+    } else {
+        *s = *row_scn;
+        s->seed = seed;
+        rc = run_seed_into(s, mr, out_dir, quiet, res);
+    }
+    if (res)
+        result_free(res);
+    free(res);
+    free(s);
     return rc;
 }
 
@@ -236,32 +256,48 @@ static int write_matrix(const struct matrix *m)
     return rc;
 }
 
-int cmd_matrix(int argc, char **argv)
+/* The matrix o asks, planned into p and run into m (both zeroed); its
+ * exit code. */
+static int matrix(const struct matrix_opts *o, struct plan *p, struct matrix *m)
 {
-    struct matrix_opts o;
-    static struct plan p;
-    static struct matrix m;
-    int rc = parse_opts(argc, argv, &o);
-    if (rc == 0)
-        rc = plan_rows(&o, &p, &m);
+    int rc = plan_rows(o, p, m);
     if (rc)
         return rc;
-    snprintf(m.dir, sizeof(m.dir), "%s", o.dir);
-    m.seeds = (size_t)o.seeds;
-    m.complete = true;
+    snprintf(m->dir, sizeof(m->dir), "%s", o->dir);
+    m->seeds = (size_t)o->seeds;
+    m->complete = true;
     bool created;
-    rc = make_run_dir(o.out, "known-results", "matrix", m.out_dir, sizeof(m.out_dir), &created);
+    rc = make_run_dir(o->out, "known-results", "matrix", m->out_dir, sizeof(m->out_dir), &created);
     if (rc)
         return rc;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    rc = run_rows(&p, &o, &m);
+    rc = run_rows(p, o, m);
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    m.elapsed_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-    if (write_matrix(&m) < 0)
+    m->elapsed_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    if (write_matrix(m) < 0)
         rc = exit_worse(rc, EXIT_ENV);
-    matrix_terminal(stdout, &m);
-    for (size_t i = 0; i < m.n; i++)
-        free(m.rows[i].runs);
+    matrix_terminal(stdout, m);
+    return rc;
+}
+
+int cmd_matrix(int argc, char **argv)
+{
+    struct matrix_opts o;
+    int rc = parse_opts(argc, argv, &o);
+    if (rc)
+        return rc;
+    struct plan *p = calloc(1, sizeof(*p));
+    struct matrix *m = calloc(1, sizeof(*m));
+    if (p == NULL || m == NULL) {
+        fprintf(stderr, "locklab: out of memory\n");
+        rc = EXIT_ENV;
+    } else {
+        rc = matrix(&o, p, m);
+    }
+    for (size_t i = 0; m && i < m->n; i++)
+        free(m->rows[i].runs);
+    free(m);
+    free(p);
     return rc;
 }

@@ -1,62 +1,97 @@
-/* cmd_run.c - `locklab run`: one scenario, one algorithm, its servers
- * started (or named), the clients run and watched, the reports written. */
+/* cmd_run.c - `locklab run`: one scenario, one algorithm, run by the
+ * engine (engine.h); here the face of a run, which compare and matrix
+ * share: the header and the live line while it runs, Ctrl-C, then the
+ * reports written, the summary and the exit code. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include "reports/report.h"
 #include "sim/cli/cli.h"
 #include "sim/cli/signals.h"
-#include "sim/engine/runner.h"
-#include "sim/fleet/server_kind.h"
-#include "sim/proxy/proxy.h"
+#include "sim/engine/engine.h"
 #include "sim/record/history.h"
 
-enum live_mode { LIVE_NONE, LIVE_LINE, LIVE_LOG };
+enum live_mode { LIVE_LINE, LIVE_LOG };
+
+/* What the terminal shows of one run while it runs. */
+struct face {
+    uint64_t last_steps; /* at the last live line: the rate is over the time since */
+    double last_t;
+};
+
+static void face_start(void *ctx, const struct scenario *s, const struct run_result *res)
+{
+    (void)ctx;
+    report_header(stdout, s, res->servers, res->n_servers);
+    fflush(stdout); /* a log shows what runs while it runs */
+}
 
 /* On a terminal one line redrawn each second; in a log (CI, a pipe) a
  * plain line every 10 s, so a long run shows it is alive. */
-static void show_progress(struct runner *r, enum live_mode live, int tick)
+static void face_line(struct face *fc, const struct progress *p, enum live_mode live)
 {
-    static uint64_t last_steps;
-    static double last_t;
-    struct progress p;
-    if (live == LIVE_NONE || (live == LIVE_LOG && tick % 100 != 0))
-        return;
-    runner_progress(r, &p);
-    if (p.elapsed_s < last_t)
-        last_t = 0, last_steps = 0; /* a new run of a comparison */
-    double dt = p.elapsed_s - last_t;
+    double dt = p->elapsed_s - fc->last_t;
     fprintf(stderr,
             "%s[%6.1fs] %8.0f steps/s  acquire p99 ~%.3f ms  acquired %-9" PRIu64
             " failed %-7" PRIu64 " concurrent entries %-5" PRIu64 " clients %-4" PRIu32 "%s",
-            live == LIVE_LINE ? "\r" : "", p.elapsed_s,
-            dt > 0 ? (double)(p.steps - last_steps) / dt : 0.0, (double)p.acquire_p99_us / 1000.0,
-            p.acquired, p.failed, p.witness, p.running, live == LIVE_LINE ? "\033[K" : "\n");
-    last_steps = p.steps;
-    last_t = p.elapsed_s;
+            live == LIVE_LINE ? "\r" : "", p->elapsed_s,
+            dt > 0 ? (double)(p->steps - fc->last_steps) / dt : 0.0,
+            (double)p->acquire_p99_us / 1000.0, p->acquired, p->failed, p->witness, p->running,
+            live == LIVE_LINE ? "\033[K" : "\n");
+    fc->last_steps = p->steps;
+    fc->last_t = p->elapsed_s;
 }
 
-/* Wait for the clients, watching the servers and the clock. */
-static void watch_run(struct runner *r, struct fleet *f, struct run_result *res,
-                      enum live_mode live)
+static void face_tick_line(void *ctx, const struct progress *p)
 {
-    for (int n = 1; !runner_wait(r, 100); n++) {
-        if (n % 10 == 0)
-            show_progress(r, live, n);
-        int dead = fleet_dead(f);
-        if (dead >= 0 && res->incomplete_reason[0] == '\0') {
-            snprintf(res->incomplete_reason, sizeof(res->incomplete_reason),
-                     "%s on port %d exited unexpectedly", f->cl.srv[dead].kind->name,
-                     f->cl.srv[dead].port);
-            runner_stop(r, 1);
-        }
-    }
+    face_line(ctx, p, LIVE_LINE);
+}
+
+static void face_tick_log(void *ctx, const struct progress *p)
+{
+    face_line(ctx, p, LIVE_LOG);
+}
+
+static void face_end_line(void *ctx)
+{
+    (void)ctx;
+    fprintf(stderr, "\r\033[K");
+}
+
+static void face_runner(void *ctx, struct runner *r)
+{
+    (void)ctx;
+    signals_publish_runner(r);
+}
+
+static int face_interrupted(void *ctx)
+{
+    (void)ctx;
+    return signals_received();
+}
+
+/* The hooks that show a run the way o asks: the header and the live line
+ * unless quiet, and the Ctrl-C wiring always. */
+static void face_progress(struct face *fc, const struct run_opts *o, struct run_progress *pg)
+{
+    *fc = (struct face){0};
+    *pg = (struct run_progress){.ctx = fc,
+                                .servers_up = signals_publish_servers,
+                                .servers_down = signals_forget_servers,
+                                .runner = face_runner,
+                                .interrupted = face_interrupted};
+    if (o->quiet)
+        return;
+    pg->start = face_start; /* compare's runs too: each algorithm's settings differ */
+    enum live_mode live = isatty(STDERR_FILENO) ? LIVE_LINE : LIVE_LOG;
+    pg->tick = live == LIVE_LINE ? face_tick_line : face_tick_log;
+    pg->tick_s = live == LIVE_LINE ? 1 : 10;
     if (live == LIVE_LINE)
-        fprintf(stderr, "\r\033[K");
+        pg->end = face_end_line;
 }
 
 /* Every file of the run's record; 0, or -1 with why set ("cannot write
@@ -123,22 +158,19 @@ static void record_lost(struct run_result *res, const char *why)
     }
 }
 
-static int finish_run(struct runner *r, struct proxy *px, struct run_result *res,
-                      const struct run_opts *o)
+int run_and_report(const struct run_request *req, const struct run_opts *o, struct run_result *res,
+                   enum engine_status *status, char *err, size_t errlen)
 {
-    char reason[sizeof(res->incomplete_reason)];
-    snprintf(reason, sizeof(reason), "%s", res->incomplete_reason);
-    if (runner_collect(r, res) < 0) {
-        fprintf(stderr, "locklab: out of memory collecting the results\n");
-        return EXIT_ENV;
+    struct face fc;
+    struct run_progress pg;
+    face_progress(&fc, o, &pg);
+    enum engine_status st = engine_run(req, res, &pg, err, errlen);
+    if (status)
+        *status = st;
+    if (st != ENGINE_RAN) {
+        fprintf(stderr, "locklab: %s\n", err);
+        return st == ENGINE_STOPPED ? EXIT_INTERRUPTED : EXIT_ENV;
     }
-    if (px)
-        proxy_stats(px, &res->proxy);
-    if (reason[0]) {
-        res->complete = false;
-        snprintf(res->incomplete_reason, sizeof(res->incomplete_reason), "%s", reason);
-    }
-    result_judge(res);
     char why[800];
     if (write_reports(res, why, sizeof(why)) < 0)
         record_lost(res, why);
@@ -153,117 +185,38 @@ static int finish_run(struct runner *r, struct proxy *px, struct run_result *res
     return res->passed ? EXIT_PASS : EXIT_FAILED;
 }
 
-/* A proxy needs a listener per server and client, and two descriptors per
- * connection: lift the soft limit on open files to the hard one. */
-static void room_for(size_t fds)
+/* The run of s as o asks, into res; its exit code. */
+static int run_planned(const struct run_opts *o, const struct scenario *s, struct run_result *res)
 {
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < fds + 256) {
-        rl.rlim_cur = rl.rlim_max;
-        setrlimit(RLIMIT_NOFILE, &rl);
-    }
-}
-
-/* The proxy, when a fault needs one or --proxy asks: listening before any
- * client connects. 0 with *px NULL when none is needed. */
-static int start_proxy(const struct scenario *s, const struct lock_config *cfg,
-                       const struct run_opts *o, struct run_result *res, struct proxy **px,
-                       char *err, size_t errlen)
-{
-    *px = NULL;
-    if (!o->proxy && !scenario_needs_proxy(s))
-        return 0;
-    size_t n = cfg->n_endpoints;
-    uint32_t covered = o->proxy ? servers_mask(n) : scenario_proxied_endpoints(s, n);
-    size_t groups = scenario_proxy_per_client(s) ? s->clients : 1;
-    room_for(n * groups * 3 + (size_t)s->clients * n * 2);
-    *px = proxy_new(cfg->endpoints, n, covered, groups, s->seed, err, errlen);
-    if (*px == NULL || proxy_start(*px, err, errlen) < 0)
-        return -1;
-    res->has_proxy = true;
-    res->proxy_listeners = groups;
-    for (size_t e = 0; e < n && e < RESULT_MAX_SERVERS; e++)
-        res->proxied[e] = proxy_covers(*px, e);
-    return 0;
-}
-
-int run_on_fleet(const struct scenario *s, struct fleet *f, const struct run_opts *o,
-                 struct run_result *res)
-{
-    static struct lock_config cfg;
-    const struct lock_ops *ops = lock_find(s->algorithm);
+    bool created;
+    int rc =
+        make_run_dir(o->out, s->name, s->algorithm, res->run_dir, sizeof(res->run_dir), &created);
+    if (rc)
+        return rc;
+    struct run_request req = {.scn = s, .proxy_all = o->proxy};
     char err[512];
-
-    fleet_config(f, ops, s, &cfg); /* every field, the others zero */
-    res->complete = true;
-    fleet_describe(f, ops, s, res);
-    if (!o->quiet) { /* compare's runs too: each algorithm's settings differ */
-        report_header(stdout, s, res->servers, res->n_servers);
-        fflush(stdout); /* a log shows what runs while it runs */
-    }
-    struct runner *r = runner_new(s, ops, &cfg, err, sizeof(err));
-    if (r == NULL) {
-        fprintf(stderr, "locklab: %s\n", err);
-        return EXIT_ENV;
-    }
-    cfg.cancel = runner_cancel_flag(r); /* before any client reads cfg */
-    struct fault_nodes nodes;
-    fleet_fault_nodes(f, ops, s, &nodes);
-    runner_set_fault_nodes(r, &nodes);
-    struct proxy *px = NULL;
-    /* published before the clients connect: a Ctrl-C stops their tries */
-    signals_publish_runner(r);
-    if (start_proxy(s, &cfg, o, res, &px, err, sizeof(err)) < 0 ||
-        runner_set_proxy(r, px, err, sizeof(err)) < 0 || runner_start(r, err, sizeof(err)) < 0) {
-        signals_publish_runner(NULL);
-        fprintf(stderr, "locklab: %s\n", err);
-        runner_free(r);
-        proxy_free(px);
-        return signals_received() ? EXIT_INTERRUPTED : EXIT_ENV;
-    }
-    if (signals_received())
-        runner_stop(r, 1); /* Ctrl-C while the servers were starting */
-    runner_go(r);
-    enum live_mode live = o->quiet ? LIVE_NONE : isatty(STDERR_FILENO) ? LIVE_LINE : LIVE_LOG;
-    watch_run(r, f, res, live);
-    int rc = finish_run(r, px, res, o);
-    signals_publish_runner(NULL);
-    runner_free(r);
-    proxy_free(px); /* after the clients: their connections run through it */
+    rc = run_and_report(&req, o, res, NULL, err, sizeof(err));
+    /* nothing ran (the servers or the clients would not start): leave no
+     * empty run folder behind */
+    if (rc == EXIT_ENV && res->hist.n == 0 && created)
+        rmdir(res->run_dir);
     return rc;
 }
 
 int cmd_run(int argc, char **argv)
 {
     struct run_opts o;
-    static struct scenario s;
-    static struct fleet f;
-    static struct run_result res;
-    char err[512];
-
     const struct lock_ops *ops = NULL;
-    int rc = plan_one_run(argc, argv, RUN_OPTS_RUN, &o, &s, &ops);
-    if (rc)
-        return rc;
-    bool created;
-    rc = make_run_dir(o.out, s.name, s.algorithm, res.run_dir, sizeof(res.run_dir), &created);
-    if (rc)
-        return rc;
-    if (fleet_up(&f, &s, &ops, 1, err, sizeof(err)) < 0) {
-        fprintf(stderr, "locklab: %s\n", err);
-        if (created)
-            rmdir(res.run_dir); /* nothing ran: leave no empty run folder behind */
-        return EXIT_ENV;
-    }
-    signals_publish_servers(&f.cl);
-    f.cl.pids_changed = signals_publish_servers; /* a fault restarted one */
-    rc = run_on_fleet(&s, &f, &o, &res);
-    char logs[600];
-    snprintf(logs, sizeof(logs), "%s/servers", res.run_dir);
-    signals_forget_servers();
-    fleet_down(&f, res.hist.n ? logs : NULL);
-    if (rc == EXIT_ENV && res.hist.n == 0 && created)
-        rmdir(res.run_dir);
-    result_free(&res);
+    struct scenario *s = calloc(1, sizeof(*s));
+    struct run_result *res = calloc(1, sizeof(*res));
+    int rc = EXIT_ENV;
+    if (s == NULL || res == NULL)
+        fprintf(stderr, "locklab: out of memory\n");
+    else if ((rc = plan_one_run(argc, argv, RUN_OPTS_RUN, &o, s, &ops)) == 0)
+        rc = run_planned(&o, s, res);
+    if (res)
+        result_free(res);
+    free(res);
+    free(s);
     return rc;
 }

@@ -3,6 +3,7 @@
  * same resolved scenario the run, its header and report.json read. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "reports/report.h"
@@ -78,38 +79,49 @@ static int show_json(const struct scenario *s)
     return rc < 0 ? EXIT_ENV : EXIT_PASS;
 }
 
-int cmd_show(int argc, char **argv)
+/* What a run of s would do, in words (or as JSON). */
+static int show_planned(const struct run_opts *o, const struct scenario *s,
+                        const struct lock_ops *ops)
 {
-    struct run_opts o;
-    static struct scenario s;
-
-    const struct lock_ops *ops = NULL;
-    int rc = plan_one_run(argc, argv, RUN_OPTS_SHOW, &o, &s, &ops);
-    if (rc)
-        return rc;
-    if (o.json)
-        return show_json(&s);
-    printf("%s: ", s.path);
-    print_one_line(s.description[0] ? s.description : "(no description)");
-    report_header(stdout, &s, NULL, 0);
-    print_fleet(&s, ops);
+    if (o->json)
+        return show_json(s);
+    printf("%s: ", s->path);
+    print_one_line(s->description[0] ? s->description : "(no description)");
+    report_header(stdout, s, NULL, 0);
+    print_fleet(s, ops);
     char secs[32];
     printf("run: no new business step after %s s",
-           report_seconds(s.duration_ms, secs, sizeof(secs)));
-    if (s.requests)
-        printf(" or %" PRIu64 " steps, whichever comes first", s.requests);
+           report_seconds(s->duration_ms, secs, sizeof(secs)));
+    if (s->requests)
+        printf(" or %" PRIu64 " steps, whichever comes first", s->requests);
     printf("; a step under way finishes (an acquire may wait up to wait_ms %" PRIu32 " more)\n",
-           s.wait_ms);
-    if (s.rate > 0)
+           s->wait_ms);
+    if (s->rate > 0)
         printf("load: open loop, %g steps/s in all: each client starts a step every %.3f ms, "
                "and latency counts from when the step was due\n",
-               s.rate, 1000.0 * s.clients / s.rate);
+               s->rate, 1000.0 * s->clients / s->rate);
     else
         printf("load: closed loop: each client starts its next step as soon as the last ends\n");
-    print_timeline(&s);
+    print_timeline(s);
     printf("expect: ");
-    report_expectation(stdout, &s);
+    report_expectation(stdout, s);
     printf("\n");
     printf("(nothing was started: `locklab run` with the same options runs this)\n");
     return EXIT_PASS;
+}
+
+int cmd_show(int argc, char **argv)
+{
+    struct run_opts o;
+    const struct lock_ops *ops = NULL;
+    struct scenario *s = calloc(1, sizeof(*s));
+    if (s == NULL) {
+        fprintf(stderr, "locklab: out of memory\n");
+        return EXIT_ENV;
+    }
+    int rc = plan_one_run(argc, argv, RUN_OPTS_SHOW, &o, s, &ops);
+    if (rc == 0)
+        rc = show_planned(&o, s, ops);
+    free(s);
+    return rc;
 }

@@ -3,15 +3,12 @@
  * Threads connect first and wait at a start line, so connection set-up is
  * not part of any figure and a server that refuses clients stops the run
  * before it starts. Each thread owns its histograms, counters and history
- * buffer; they are merged once, after the join.
+ * buffer; they are merged once, after the join (collect.c).
  */
 #include "sim/engine/runner.h"
 
-#include "sim/proxy/proxy.h"
-
 #include <errno.h>
 #include <inttypes.h>
-#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +16,7 @@
 #include <time.h>
 
 #include "sim/engine/run.h"
+#include "sim/engine/runner_state.h"
 #include "sim/faults/nemesis.h"
 #include "sim/fleet/server_kind.h"
 #include "sim/proxy/proxy.h"
@@ -31,25 +29,6 @@
 #define ERROR_PAUSE_NS   (20ULL * 1000000ULL)    /* after a failed call, before the next step */
 #define START_CONNECT_NS (10ULL * 1000000000ULL) /* the most a client tries to connect at start */
 
-struct runner {
-    struct run_ctx run;
-    struct client *clients;
-    uint32_t n;
-    size_t tl_len;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    uint32_t ready, failed, running;
-    int go; /* 1 = start, -1 = abandon */
-    uint32_t started;
-    uint64_t t0_wall_ns;
-    char first_error[LOCK_ERRSTR_MAX + 32];
-    bool nemesis_failed;           /* its thread could not start: the faults were not played */
-    struct history_buf *stall_log; /* the host stall meter's history */
-    struct hiccup *meter;          /* NULL: not running */
-    bool meter_ran;                /* its thread started */
-    struct lock_config *cfgs;      /* per proxy group: the endpoints its listeners give */
-};
-
 static void random_run_id(char out[17], uint64_t seed)
 {
     /* The id only needs to differ between runs against the same server. */
@@ -58,12 +37,6 @@ static void random_run_id(char out[17], uint64_t seed)
     x *= 0xff51afd7ed558ccdULL;
     x ^= x >> 33;
     snprintf(out, 17, "%016" PRIx64, x);
-}
-
-/* Client id's part of the scenario's request quota (requests > 0). */
-static uint64_t request_share(const struct scenario *s, uint32_t id)
-{
-    return s->requests / s->clients + (id < s->requests % s->clients);
 }
 
 struct runner *runner_new(const struct scenario *s, const struct lock_ops *ops,
@@ -118,18 +91,6 @@ static void tick_timeline(struct client *cl, uint64_t t, bool ok)
 static void pause_after_error(struct client *cl)
 {
     lock_sleep_until(&cl->lc, clock_mono_ns() + ERROR_PAUSE_NS, NULL);
-}
-
-/* Open loop: when step k of this client is due. Client i of n starts at
- * i/rate and then every n/rate seconds, so together they keep the rate. */
-static uint64_t step_due(const struct client *cl, uint64_t k)
-{
-    const struct scenario *s = cl->run->scn;
-    double at_s = ((double)cl->id + (double)k * (double)s->clients) / s->rate;
-    /* past the end: never converted, a double that large has no uint64 */
-    if (at_s * 1e9 >= (double)(cl->run->deadline_ns - cl->run->t0_ns))
-        return UINT64_MAX;
-    return cl->run->t0_ns + (uint64_t)(at_s * 1e9);
 }
 
 /* Wait for the next step's turn on the schedule. Its due time, or 0 when
@@ -271,7 +232,7 @@ static void release_start_line(struct runner *r, int go)
     pthread_mutex_unlock(&r->mu);
 }
 
-static void join_all(struct runner *r)
+void runner_join(struct runner *r)
 {
     for (uint32_t i = 0; i < r->started; i++)
         pthread_join(r->clients[i].thread, NULL);
@@ -290,7 +251,7 @@ int runner_start(struct runner *r, char *err, size_t errlen)
             snprintf(err, errlen, "cannot start client thread %" PRIu32 ": %s", i, strerror(rc));
             pthread_attr_destroy(&attr);
             release_start_line(r, -1);
-            join_all(r);
+            runner_join(r);
             return -1;
         }
         r->started++;
@@ -305,7 +266,7 @@ int runner_start(struct runner *r, char *err, size_t errlen)
         snprintf(err, errlen, "%" PRIu32 " of %" PRIu32 " clients could not connect; %s", failed,
                  r->n, r->first_error);
         release_start_line(r, -1);
-        join_all(r);
+        runner_join(r);
         return -1;
     }
     return 0;
@@ -407,282 +368,6 @@ void runner_progress(struct runner *r, struct progress *p)
     pthread_mutex_unlock(&r->mu);
 }
 
-/* Open loop: how many steps client cl's schedule had before the end (and
- * within its share of the request quota). */
-static uint64_t steps_due(const struct client *cl)
-{
-    const struct scenario *s = cl->run->scn;
-    double span = (double)(cl->run->deadline_ns - cl->run->t0_ns) / 1e9 * s->rate;
-    uint64_t k = span > cl->id ? (uint64_t)((span - cl->id) / s->clients) : 0;
-    while (k > 0 && step_due(cl, k - 1) >= cl->run->deadline_ns)
-        k--;
-    while (step_due(cl, k) < cl->run->deadline_ns)
-        k++;
-    if (s->requests && request_share(s, cl->id) < k)
-        k = request_share(s, cl->id);
-    return k;
-}
-
-static void merge_load(struct runner *r, struct run_result *res)
-{
-    res->load.rate = r->run.scn->rate;
-    if (res->load.rate <= 0)
-        return;
-    for (uint32_t i = 0; i < r->n; i++) {
-        const struct client *cl = &r->clients[i];
-        res->load.steps_due += steps_due(cl);
-        res->load.started += cl->next_step;
-        res->load.lag_sum_ns += cl->lag_sum_ns;
-        if (cl->lag_max_ns > res->load.lag_max_ns)
-            res->load.lag_max_ns = cl->lag_max_ns;
-    }
-}
-
-static int merge_steps(struct runner *r, struct run_result *res)
-{
-    size_t n = 0;
-    for (uint32_t i = 0; i < r->n; i++)
-        n += r->clients[i].n_steps;
-    res->steps = malloc((n ? n : 1) * sizeof(*res->steps));
-    if (res->steps == NULL)
-        return -1;
-    for (uint32_t i = 0; i < r->n; i++) { /* gathered, and the blocks freed at once */
-        struct client *cl = &r->clients[i];
-        for (const struct step_chunk *c = cl->steps; c; c = c->next) {
-            memcpy(res->steps + res->n_steps, c->s, c->n * sizeof(*c->s));
-            res->n_steps += c->n;
-        }
-        client_free_steps(cl);
-    }
-    return 0;
-}
-
-static int merge_measurements(struct runner *r, struct run_result *res)
-{
-    merge_load(r, res);
-    if (merge_steps(r, res) < 0)
-        return -1;
-    for (int k = 0; k < OP_COUNT; k++) {
-        res->ops[k] = histogram_new(HIST_LOWEST_US, HIST_HIGHEST_US, HIST_SIG_DIGITS);
-        if (res->ops[k] == NULL)
-            return -1;
-    }
-    res->tl_len = r->tl_len;
-    res->tl_ok = calloc(r->tl_len, sizeof(*res->tl_ok));
-    res->tl_fail = calloc(r->tl_len, sizeof(*res->tl_fail));
-    if (res->tl_ok == NULL || res->tl_fail == NULL)
-        return -1;
-    for (uint32_t i = 0; i < r->n; i++) {
-        const struct client *cl = &r->clients[i];
-        for (int k = 0; k < OP_COUNT; k++)
-            histogram_merge(res->ops[k], cl->h[k]);
-        for (int k = 0; k < ST_COUNT; k++)
-            res->stat[k] += client_stat(cl, (enum stat_kind)k);
-        /* Counted by the algorithm, wherever it (re)connected: inside a call,
-         * a node redialled, a session that dropped. */
-        res->stat[ST_CONNECT_ERR] += cl->lc.connect_failures;
-        res->connects_refused += cl->lc.connect_refused;
-        for (size_t s = 0; s < r->tl_len; s++) {
-            res->tl_ok[s] += cl->tl_ok[s];
-            res->tl_fail[s] += cl->tl_fail[s];
-        }
-        if (cl->last_error[0] && !res->sample_error[0])
-            snprintf(res->sample_error, sizeof(res->sample_error), "client %" PRIu32 ": %s", cl->id,
-                     cl->last_error);
-    }
-    /* Trim the timeline to the seconds the run actually lasted. */
-    size_t used = (size_t)ceil(res->elapsed_s);
-    if (used < res->tl_len)
-        res->tl_len = used ? used : 1;
-    return 0;
-}
-
-static char **owner_table(struct runner *r, size_t *n_out)
-{
-    uint16_t max_inc = 0;
-    for (uint32_t i = 0; i < r->n; i++)
-        if (r->clients[i].incarnation > max_inc)
-            max_inc = r->clients[i].incarnation;
-    size_t n = (size_t)r->n * ((size_t)max_inc + 1);
-    char **t = calloc(n, sizeof(*t));
-    if (t == NULL)
-        return NULL;
-    for (size_t id = 0; id < n; id++) {
-        char buf[LOCK_OWNER_MAX];
-        client_owner_name(buf, sizeof(buf), r->run.run_id, (uint32_t)(id % r->n),
-                          (uint16_t)(id / r->n));
-        t[id] = strdup(buf);
-    }
-    *n_out = n;
-    return t;
-}
-
-static void free_table(char **t, size_t n)
-{
-    if (t)
-        for (size_t i = 0; i < n; i++)
-            free(t[i]);
-    free(t);
-}
-
-/* How long a lock outlives its holder's last word: the ttl, or for
- * ZooKeeper the session timeout. */
-static uint32_t lease_ms(const struct runner *r)
-{
-    const struct scenario *s = r->run.scn;
-    return r->run.ops->server == LOCK_SERVER_ZOOKEEPER ? s->zookeeper.session_timeout_ms
-                                                       : s->ttl_ms;
-}
-
-/* The longest stall of a holder its lease survives by design: the lease
- * less how long the holder goes without refreshing it. ZooKeeper's client
- * pings every third of the session whatever it holds; a watchdog renews
- * every renew_ms from the grant, or never when the hold is shorter;
- * otherwise the lease from the grant must cover the whole hold. 0: the
- * lock is not meant to survive its holder's hold (a ttl shorter than it). */
-static uint32_t stall_slack_ms(const struct runner *r)
-{
-    const struct scenario *s = r->run.scn;
-    uint32_t lease = lease_ms(r), refresh = scenario_hold_ms(s);
-    if (r->run.ops->server == LOCK_SERVER_ZOOKEEPER)
-        refresh = lease / 3;
-    else if (s->watchdog && r->run.ops->renew && s->renew_ms < refresh)
-        refresh = s->renew_ms;
-    return lease > refresh ? lease - refresh : 0;
-}
-
-static int collect_history(struct runner *r, struct run_result *res)
-{
-    size_t n_owners = 0;
-    char **owners = owner_table(r, &n_owners);
-    struct history_buf **bufs = calloc(r->n + 2, sizeof(*bufs));
-    int rc = -1;
-    if (owners == NULL || bufs == NULL)
-        goto out;
-    for (uint32_t i = 0; i < r->n; i++)
-        bufs[i] = r->clients[i].hist;
-    bufs[r->n] = nemesis_history(r->run.nem);
-    size_t n_bufs = r->n + 1;
-    if (r->stall_log)
-        bufs[n_bufs++] = r->stall_log;
-    struct workload *w = r->run.wl;
-    struct history_names names = {.keys = (const char *const *)w->keys,
-                                  .n_keys = w->n_keys,
-                                  .owners = (const char *const *)owners,
-                                  .n_owners = n_owners};
-    names.n_notes = nemesis_notes(r->run.nem, &names.notes);
-    if (history_merge(&res->hist, bufs, n_bufs, &names) < 0)
-        goto out;
-    res->hist.start_mono_ns = res->t0_mono_ns;
-    res->hist.start_wall_ns = res->t0_wall_ns;
-    res->hist.end_mono_ns = res->end_mono_ns;
-    snprintf(res->hist.scenario, sizeof(res->hist.scenario), "%s", r->run.scn->name);
-    snprintf(res->hist.algorithm, sizeof(res->hist.algorithm), "%s", r->run.ops->name);
-    res->hist.clients = r->n;
-    res->hist.seed = r->run.scn->seed;
-    res->hist.ttl_ms = lease_ms(r);
-    res->hist.slack_ms = stall_slack_ms(r);
-    res->hist.metered = r->meter_ran;
-    for (uint32_t i = 0; i < r->n; i++)
-        res->hist.dropped += history_buf_dropped(r->clients[i].hist);
-    res->hist.dropped += history_buf_dropped(nemesis_history(r->run.nem));
-    if (r->stall_log)
-        res->hist.dropped += history_buf_dropped(r->stall_log);
-    rc = 0;
-out:
-    free(bufs);
-    free_table(owners, n_owners);
-    return rc;
-}
-
-static int check_safety(struct runner *r, struct run_result *res)
-{
-    if (result_check_history(res, (uint64_t)lease_ms(r) * 1000000u) < 0)
-        return -1;
-    struct resource *rs = r->run.wl->res;
-    res->witness_concurrent = resource_concurrent_entries(rs);
-    res->witness_agrees = res->witness_concurrent == res->check.concurrent_entries;
-    res->rejected_accesses = resource_rejected(rs);
-    res->n_inv = r->run.wl->ops->invariants(r->run.wl, res->inv, WORKLOAD_MAX_INVARIANTS);
-    res->invariants_hold = true;
-    for (size_t i = 0; i < res->n_inv; i++)
-        if (!res->inv[i].advisory)
-            res->invariants_hold = res->invariants_hold && res->inv[i].holds;
-    res->n_faults = nemesis_report(r->run.nem, res->faults, SCENARIO_MAX_FAULTS);
-    return 0;
-}
-
-/* Every client connected at the start line; a connect refused after it (or
- * a ZooKeeper connection that dropped) means a server went away: an
- * external one, which no PID watch can see. Unless a fault of the
- * scenario explains it (a process fault; a network fault or a client
- * pause, whose held connections a ZooKeeper client drops), nothing does: the run did not test the
- * lock it names, and must not pass. A slow server is not a lost one: a Redlock node dropped for
- * answering late counts in connect_errors only. */
-static void lost_servers(struct run_result *res)
-{
-    /* these faults explain refusals and drops: that is what they do */
-    if (res->connects_refused == 0 || !res->complete || scenario_has_server_faults(res->scn) ||
-        scenario_needs_proxy(res->scn))
-        return;
-    res->complete = false;
-    snprintf(res->incomplete_reason, sizeof(res->incomplete_reason),
-             "lost contact with the servers: %" PRIu64 " connects refused or dropped during the "
-             "run (%s)",
-             res->connects_refused, res->sample_error[0] ? res->sample_error : "no error text");
-}
-
-/* The last client to leave its loop ends the run: the watcher's polling
- * must not stretch the elapsed time every rate is divided by. */
-static uint64_t last_exit(const struct runner *r)
-{
-    uint64_t end = r->run.t0_ns;
-    for (uint32_t i = 0; i < r->n; i++)
-        if (r->clients[i].left_ns > end)
-            end = r->clients[i].left_ns;
-    return end;
-}
-
-static bool any_cut_short(const struct runner *r)
-{
-    for (uint32_t i = 0; i < r->n; i++)
-        if (r->clients[i].cut_short)
-            return true;
-    return false;
-}
-
-int runner_collect(struct runner *r, struct run_result *res)
-{
-    join_all(r);
-    hiccup_stop(r->meter);
-    r->meter = NULL;
-    nemesis_finish(r->run.nem); /* every server back before anything reads the results */
-    res->end_mono_ns = last_exit(r);
-    res->t0_mono_ns = r->run.t0_ns;
-    res->t0_wall_ns = r->t0_wall_ns;
-    res->complete = true;
-    res->elapsed_s = (double)(res->end_mono_ns - r->run.t0_ns) / 1e9;
-    res->scn = r->run.scn;
-    res->algorithm = r->run.ops->name;
-    if (any_cut_short(r)) {
-        res->complete = false;
-        snprintf(res->incomplete_reason, sizeof(res->incomplete_reason), "interrupted after %.1f s",
-                 res->elapsed_s);
-    }
-    if (r->nemesis_failed) {
-        res->complete = false;
-        snprintf(res->incomplete_reason, sizeof(res->incomplete_reason),
-                 "the nemesis thread could not start: no fault was played");
-    }
-    if (merge_measurements(r, res) < 0 || collect_history(r, res) < 0 || check_safety(r, res) < 0)
-        return -1;
-    lost_servers(res);
-    res->tl_latency = calloc(res->tl_len, sizeof(*res->tl_latency));
-    if (res->tl_latency == NULL || latency_timeline(&res->hist, res->tl_latency, res->tl_len) < 0)
-        return -1;
-    return 0;
-}
-
 void runner_free(struct runner *r)
 {
     if (r == NULL)
@@ -690,7 +375,7 @@ void runner_free(struct runner *r)
     if (r->started) {
         runner_stop(r, 1);
         release_start_line(r, -1);
-        join_all(r);
+        runner_join(r);
     }
     if (r->clients)
         for (uint32_t i = 0; i < r->n; i++)

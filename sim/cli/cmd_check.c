@@ -1,0 +1,128 @@
+/* cmd_check.c - `locklab check`: a history written by a run, read back and
+ * checked again (sections, fault spans, the checker), its violations
+ * listed and one verdict line; needs no server. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "reports/report.h"
+#include "sim/check/checker.h"
+#include "sim/cli/cli.h"
+#include "sim/record/history.h"
+#include "sim/scenario/scenario.h"
+
+/* The verdict line of a check, and its exit code. A history that did not
+ * end (no end line: the writer died; or an end line saying incomplete)
+ * never passes, as `run` never passes an interrupted run: what it did not
+ * record could hold the violation. A violation it does show is a FAIL all
+ * the same. */
+static int check_verdict(const struct run_result *r, int met, const char *want, uint64_t got)
+{
+    const struct history *h = &r->hist;
+    char why[320], tail[640], verdict[200];
+    const char *word = "PASS";
+    int rc = EXIT_PASS;
+    if (result_host_made_violations(r, why, sizeof(why))) {
+        snprintf(tail, sizeof(tail), "%s; violations expected %s, got %" PRIu64, why, want, got);
+        word = "INCOMPLETE";
+        rc = EXIT_ENV;
+    } else if (!met) {
+        snprintf(tail, sizeof(tail), "violations expected %s, got %" PRIu64 "%s", want, got,
+                 h->complete ? "" : " (in an incomplete history)");
+        word = "FAIL";
+        rc = EXIT_FAILED;
+    } else if (!h->complete) {
+        char cause[700];
+        if (!h->end_line)
+            snprintf(cause, sizeof(cause), "the history has no end line (its writer stopped)");
+        else if (h->incomplete_reason[0])
+            snprintf(cause, sizeof(cause), "its end line says the run could not be judged: %s",
+                     h->incomplete_reason);
+        else
+            snprintf(cause, sizeof(cause), "the run was cut short (its end line says incomplete)");
+        snprintf(tail, sizeof(tail),
+                 "%.*s; so far the expectations held - violations expected %s, got %" PRIu64,
+                 (int)sizeof(tail) - 96, cause, want, got);
+        word = "INCOMPLETE";
+        rc = EXIT_ENV;
+    } else {
+        snprintf(tail, sizeof(tail), "violations expected %s, got %" PRIu64, want, got);
+    }
+    struct report_safety s = report_safety_of(r);
+    printf("End of check: %s - %s\n", report_verdict_safety(word, &s, verdict, sizeof(verdict)),
+           tail);
+    return rc;
+}
+
+/* Read file into res, check it, print what was found and the verdict;
+ * the exit code. */
+static int check_file(const char *file, const struct expect_num *want, int show,
+                      struct run_result *res)
+{
+    char err[512];
+    if (history_read_jsonl(file, &res->hist, err, sizeof(err)) < 0) {
+        fprintf(stderr, "locklab: %s\n", err);
+        return EXIT_USAGE;
+    }
+    res->t0_mono_ns = res->hist.start_mono_ns;
+    res->complete = res->hist.complete; /* the safety of a cut-short history is "so far" */
+    if (result_check_history(res, (uint64_t)res->hist.ttl_ms * 1000000u) < 0) {
+        fprintf(stderr, "locklab: out of memory checking %s\n", file);
+        return EXIT_ENV;
+    }
+    const struct check_result *c = &res->check;
+    printf("%s: scenario %s, algorithm %s, %" PRIu32 " clients%s\n", file, res->hist.scenario,
+           res->hist.algorithm, res->hist.clients, res->hist.complete ? "" : " (INCOMPLETE run)");
+    printf("checker: %" PRIu64 " sections, %" PRIu64 " overlapping pairs (%" PRIu64
+           " fenced pairs, safe), %" PRIu64 " violations, %" PRIu64 " concurrent entries\n",
+           c->sections, c->overlaps, c->fenced_pairs, c->violations, c->concurrent_entries);
+    report_violations(stdout, res, show);
+    report_spans(stdout, res);
+    char stuck[256];
+    if (report_stuck(res, stuck, sizeof(stuck)))
+        printf("stuck: %s\n", stuck);
+    char w[24];
+    int met = expect_met(want, c->violations);
+    return check_verdict(res, met, expect_format(want, w, sizeof(w)), c->violations);
+}
+
+int cmd_check(int argc, char **argv)
+{
+    struct expect_num want = {.op = EXPECT_EQ, .value = 0};
+    long long show = 10;
+    const char *path = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--expect") == 0 && i + 1 < argc) {
+            if (expect_parse(argv[++i], &want) < 0)
+                return bad_usage("--expect: expected e.g. 0, \">0\", \"<=3\", got \"%s\"", argv[i]);
+        } else if (strcmp(argv[i], "--show-violations") == 0 && i + 1 < argc) {
+            if (parse_long(argv[++i], 0, 100000, &show) < 0)
+                return bad_usage("--show-violations: expected an integer in 0..100000, got \"%s\"",
+                                 argv[i]);
+        } else if (argv[i][0] == '-' || path) {
+            return bad_usage("check: unexpected argument \"%s\"", argv[i]);
+        } else {
+            path = argv[i];
+        }
+    }
+    if (path == NULL)
+        return bad_usage("%s", "check: which history? give RUN_DIR or RUN_DIR/history.jsonl");
+    char file[600];
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        snprintf(file, sizeof(file), "%s/history.jsonl", path);
+    else
+        snprintf(file, sizeof(file), "%s", path);
+
+    struct run_result *res = calloc(1, sizeof(*res));
+    if (res == NULL) {
+        fprintf(stderr, "locklab: out of memory\n");
+        return EXIT_ENV;
+    }
+    int rc = check_file(file, &want, (int)show, res);
+    result_free(res);
+    free(res);
+    return rc;
+}
