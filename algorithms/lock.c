@@ -63,18 +63,6 @@ const char *lock_names(char *buf, size_t len)
     return buf;
 }
 
-const char *lock_server_name(enum lock_server s)
-{
-    switch (s) {
-    case LOCK_SERVER_REDIS:
-        return "redis";
-    case LOCK_SERVER_ZOOKEEPER:
-        return "zookeeper";
-    default:
-        return "unknown";
-    }
-}
-
 void lock_set_error(struct lock_client *c, int err, const char *fmt, ...)
 {
     va_list ap;

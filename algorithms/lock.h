@@ -168,15 +168,19 @@ struct lock_link_event {
     uint8_t state; /* enum lock_link */
 };
 
-/* The kind of server an algorithm talks to; the engine starts (or is given)
- * servers of that kind and fills lock_config.endpoints with them. */
-enum lock_server { LOCK_SERVER_REDIS = 0, LOCK_SERVER_ZOOKEEPER, LOCK_SERVER_KINDS };
-
 struct lock_ops {
     const char *name;
     const char *summary; /* one line for `locklab list` */
     bool gives_token;    /* acquire can fill grant->token when cfg->want_token */
-    enum lock_server server;
+    /* The kind of server it talks to, by its name in the fleet's registry
+     * of server kinds (sim/fleet/kinds.c): "redis". The engine starts (or
+     * is given) servers of that kind and fills lock_config.endpoints. */
+    const char *server;
+    /* Its session's timeout plays the ttl: the client library keeps the
+     * session alive by itself (a ping every third of it) and the server
+     * drops a holder's locks when it expires (ZooKeeper's ephemeral
+     * nodes); lock.zookeeper in a scenario configures it. */
+    bool session_lease;
     /* true: every endpoint is an independent node the algorithm votes
      * across (redlock); false: the endpoints are one service (a single
      * Redis uses the first, a ZooKeeper client gets the whole ensemble). */
@@ -210,9 +214,6 @@ size_t lock_count(void);
 const struct lock_ops *lock_at(size_t i);
 /* "redis, redis-naive": for error messages; returns buf. */
 const char *lock_names(char *buf, size_t len);
-
-/* "redis", "zookeeper" */
-const char *lock_server_name(enum lock_server s);
 
 /* The one setter of c->err and c->errstr (truncates safely). */
 void lock_set_error(struct lock_client *c, int err, const char *fmt, ...)

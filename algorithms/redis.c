@@ -245,7 +245,7 @@ static enum lock_result redis_renew(struct lock_client *c, struct lock_grant *g)
 const struct lock_ops redis_ops = {
     .name = "redis",
     .summary = "SET NX PX, Lua compare-and-delete release, optional watchdog and fencing token",
-    .server = LOCK_SERVER_REDIS,
+    .server = "redis",
     .gives_token = true,
     .connect = redis_connect,
     .disconnect = wire_client_close,

@@ -70,7 +70,7 @@ static enum lock_result naive_release(struct lock_client *c, const struct lock_g
 const struct lock_ops redis_naive_ops = {
     .name = "redis-naive",
     .summary = "UNSAFE baseline: SETNX then EXPIRE, DEL without owner check",
-    .server = LOCK_SERVER_REDIS,
+    .server = "redis",
     .gives_token = false,
     .connect = naive_connect,
     .disconnect = wire_client_close,

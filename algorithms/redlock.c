@@ -415,7 +415,7 @@ const struct lock_ops redlock_ops = {
     .name = "redlock",
     .summary = "N independent Redis masters, quorum of SET NX PX, validity = ttl - elapsed - "
                "drift; no token",
-    .server = LOCK_SERVER_REDIS,
+    .server = "redis",
     .independent_nodes = true,
     .gives_token = false,
     .connect = redlock_connect,

@@ -604,7 +604,8 @@ const struct lock_ops zookeeper_ops = {
     .name = "zookeeper",
     .summary = "ephemeral sequential node, lowest holds, waiter watches its predecessor; "
                "session timeout as ttl, sequence as token",
-    .server = LOCK_SERVER_ZOOKEEPER,
+    .server = "zookeeper",
+    .session_lease = true,
     .independent_nodes = false,
     .gives_token = true,
     .connect = zookeeper_connect,

@@ -26,7 +26,7 @@ static void print_lock(FILE *f, const struct scenario *s)
     if (ops && ops->independent_nodes)
         fprintf(f, "  redlock: nodes=%" PRIu32 " quorum=%" PRIu32 " node_timeout=%" PRIu32 "ms\n",
                 s->redlock.nodes, s->redlock.quorum, s->redlock.node_timeout_ms);
-    if (ops && ops->server == LOCK_SERVER_ZOOKEEPER)
+    if (ops && ops->session_lease)
         fprintf(f, "  zookeeper: ensemble=%" PRIu32 " session_timeout=%" PRIu32 "ms\n",
                 s->zookeeper.ensemble, s->zookeeper.session_timeout_ms);
     if (s->redis.replicas || s->redis.sentinels)
@@ -71,7 +71,7 @@ static json_t *algorithm_json(const struct scenario *s, json_t *lock)
                                       "sentinels", s->redis.sentinels, "wait_replicas",
                                       s->redis.wait_replicas, "wait_timeout_ms",
                                       s->redis.wait_timeout_ms));
-    if (ops && ops->server == LOCK_SERVER_ZOOKEEPER)
+    if (ops && ops->session_lease)
         json_object_set_new(lock, "zookeeper",
                             json_pack("{s:i, s:i}", "ensemble", s->zookeeper.ensemble,
                                       "session_timeout_ms", s->zookeeper.session_timeout_ms));

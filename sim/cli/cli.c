@@ -1,5 +1,6 @@
 /* cli.c - option parsing and scenario loading shared by run and compare. */
 #include "sim/cli/cli.h"
+#include "sim/fleet/server_kind.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -87,6 +88,10 @@ static int numeric_opt(int c, const char *arg, struct run_opts *o)
 /* An option this command does not take (--algorithm on compare and
  * --algorithms on run get their own message first): what only a run uses
  * on show, show's --json on the others. */
+/* Values of the options beyond the short letters: one per server kind. */
+#define OPT_SERVERS     1000
+#define RUN_OPTIONS_MAX (12 + SCENARIO_SERVER_KINDS + 1)
+
 static int foreign_opt(int c, enum run_opts_mode mode)
 {
     if (mode == RUN_OPTS_SHOW)
@@ -102,12 +107,8 @@ static int text_opt(int c, const char *arg, struct run_opts *o)
         o->algorithms = arg;
     else if (c == 'o')
         o->out = arg;
-    else if (c == 'r')
-        o->servers[LOCK_SERVER_REDIS] = arg;
-    else if (c == 'z')
-        o->servers[LOCK_SERVER_ZOOKEEPER] = arg;
-    else if (c == 'T')
-        o->sentinel = arg;
+    else if (c >= OPT_SERVERS && c < OPT_SERVERS + SCENARIO_SERVER_KINDS)
+        o->servers[c - OPT_SERVERS] = arg;
     else if (c == 'q')
         o->quiet = 1;
     else if (c == 'J')
@@ -128,17 +129,49 @@ static const char *option_name(const struct option *longs, int c, char *name, si
     return name;
 }
 
+/* The options of run, compare and show: these, then one per server kind
+ * (--redis H:P, with its kind's short letter -r), into longs; the short
+ * options' string into shorts. */
+static void run_options(struct option *longs, char *shorts, size_t shorts_len)
+{
+    static const struct option base[] = {{"algorithm", required_argument, 0, 'a'},
+                                         {"algorithms", required_argument, 0, 'A'},
+                                         {"clients", required_argument, 0, 'c'},
+                                         {"duration", required_argument, 0, 'd'},
+                                         {"requests", required_argument, 0, 'n'},
+                                         {"rate", required_argument, 0, 'R'},
+                                         {"seed", required_argument, 0, 's'},
+                                         {"out", required_argument, 0, 'o'},
+                                         {"quiet", no_argument, 0, 'q'},
+                                         {"show-violations", required_argument, 0, 'V'},
+                                         {"json", no_argument, 0, 'J'},
+                                         {"proxy", no_argument, 0, 'P'}};
+    size_t n = sizeof(base) / sizeof(base[0]), used;
+    memcpy(longs, base, sizeof(base));
+    used = (size_t)snprintf(shorts, shorts_len, "a:A:c:d:n:s:o:q");
+    for (size_t k = 0; k < server_kind_count() && k < SCENARIO_SERVER_KINDS; k++) {
+        const struct server_kind *kind = server_kind_at(k);
+        longs[n++] = (struct option){kind->name, required_argument, 0, OPT_SERVERS + (int)k};
+        if (kind->option_letter && used + 3 < shorts_len)
+            used += (size_t)snprintf(shorts + used, shorts_len - used, "%c:", kind->option_letter);
+    }
+    longs[n] = (struct option){0, 0, 0, 0};
+}
+
+/* A server kind's short letter (-r) as its option's value. */
+static int server_letter(int c)
+{
+    for (size_t k = 0; k < server_kind_count() && k < SCENARIO_SERVER_KINDS; k++)
+        if (c != 0 && server_kind_at(k)->option_letter == c)
+            return OPT_SERVERS + (int)k;
+    return c;
+}
+
 int parse_run_opts(int argc, char **argv, struct run_opts *o, enum run_opts_mode mode)
 {
-    static const struct option longs[] = {
-        {"algorithm", required_argument, 0, 'a'}, {"algorithms", required_argument, 0, 'A'},
-        {"clients", required_argument, 0, 'c'},   {"duration", required_argument, 0, 'd'},
-        {"requests", required_argument, 0, 'n'},  {"rate", required_argument, 0, 'R'},
-        {"seed", required_argument, 0, 's'},      {"out", required_argument, 0, 'o'},
-        {"quiet", no_argument, 0, 'q'},           {"show-violations", required_argument, 0, 'V'},
-        {"redis", required_argument, 0, 'r'},     {"zookeeper", required_argument, 0, 'z'},
-        {"sentinel", required_argument, 0, 'T'},  {"json", no_argument, 0, 'J'},
-        {"proxy", no_argument, 0, 'P'},           {0, 0, 0, 0}};
+    struct option longs[RUN_OPTIONS_MAX];
+    char shorts[64];
+    run_options(longs, shorts, sizeof(shorts));
     static const char *const names[] = {"run", "compare", "show"};
     const char *cmd = names[mode];
     *o = (struct run_opts){
@@ -146,7 +179,8 @@ int parse_run_opts(int argc, char **argv, struct run_opts *o, enum run_opts_mode
     int c;
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "a:A:c:d:n:s:o:qr:z:", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
+        c = server_letter(c);
         if (c == 'a' && mode == RUN_OPTS_COMPARE)
             return bad_usage("compare: use --algorithms a,b,c");
         if (c == 'A' && mode == RUN_OPTS_RUN)
@@ -205,14 +239,11 @@ int unknown_algorithm(const char *option, const char *name)
 
 static int apply_servers(const struct run_opts *o, struct scenario *s)
 {
-    for (int k = 0; k < LOCK_SERVER_KINDS; k++) {
+    for (size_t k = 0; k < server_kind_count() && k < SCENARIO_SERVER_KINDS; k++) {
         char err[256];
         if (o->servers[k] && endpoints_parse(o->servers[k], &s->servers[k], err, sizeof(err)) < 0)
-            return bad_usage("--%s: %s", lock_server_name((enum lock_server)k), err);
+            return bad_usage("--%s: %s", server_kind_at(k)->name, err);
     }
-    char err[256];
-    if (o->sentinel && endpoints_parse(o->sentinel, &s->sentinels, err, sizeof(err)) < 0)
-        return bad_usage("--sentinel: %s", err);
     return 0;
 }
 

@@ -26,10 +26,11 @@ struct run_opts {
     const char *algorithm;  /* run: --algorithm */
     const char *algorithms; /* compare: --algorithms a,b,c */
     const char *out;
-    const char *servers[LOCK_SERVER_KINDS]; /* --redis, --zookeeper: HOST:PORT[,...] */
-    const char *sentinel;                   /* --sentinel: HOST:PORT[,...] */
-    long clients;                           /* -1 = from the scenario */
-    uint64_t duration_ms;                   /* 0 = from the scenario */
+    /* --redis, --zookeeper, --sentinel (one option per server kind, by its
+     * index in the fleet's registry): HOST:PORT[,...] */
+    const char *servers[SCENARIO_SERVER_KINDS];
+    long clients;         /* -1 = from the scenario */
+    uint64_t duration_ms; /* 0 = from the scenario */
     long long requests;
     double rate; /* -1 = from the scenario; 0 = closed loop */
     long long seed;

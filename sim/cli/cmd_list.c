@@ -27,7 +27,7 @@ static void list_algorithms(void)
     for (size_t i = 0; i < lock_count(); i++) {
         const struct lock_ops *op = lock_at(i);
         printf("  %-12s %s%s%s [%s]\n", op->name, op->summary, op->gives_token ? " [token]" : "",
-               op->renew ? " [watchdog]" : "", lock_server_name(op->server));
+               op->renew ? " [watchdog]" : "", op->server);
     }
     printf("  tags: [token] grants carry a fencing token, so it can run \"fencing\": true;\n"
            "        [watchdog] it can renew a held lock, so it can run \"lock.watchdog\": true;\n"
@@ -36,9 +36,8 @@ static void list_algorithms(void)
     for (size_t i = 0; i < lock_count(); i++) {
         const struct lock_ops *op = lock_at(i);
         const char *servers = op->independent_nodes ? "N redis masters (lock.redlock.nodes, 5)"
-                              : op->server == LOCK_SERVER_ZOOKEEPER
-                                  ? "1 or 3 zookeeper (lock.zookeeper.ensemble)"
-                                  : "1 redis";
+                              : op->session_lease   ? "1 or 3 zookeeper (lock.zookeeper.ensemble)"
+                                                    : "1 redis";
         printf("  %-12s %-8s %-9s %s\n", op->name, op->gives_token ? "yes" : "no",
                op->renew ? "yes" : "no", servers);
     }

@@ -24,14 +24,15 @@ static void print_one_line(const char *text)
 
 static void print_fleet(const struct scenario *s, const struct lock_ops *ops)
 {
-    const struct server_list *ext = &s->servers[ops->server];
-    const char *kind = lock_server_name(ops->server);
+    const struct server_list *ext = scenario_external(s, ops->server);
+    const struct server_list *finders = scenario_finders(s, ops);
+    const char *kind = ops->server;
     size_t need = scenario_servers(s, ops);
-    if (ops->server == LOCK_SERVER_REDIS && s->sentinels.n > 0) {
+    if (finders->n > 0) {
         printf("  servers: redis, external: the master the sentinels name for \"mymaster\", "
                "asked before each dial; sentinels:");
-        for (size_t i = 0; i < s->sentinels.n; i++)
-            printf(" %s:%d", s->sentinels.ep[i].host, s->sentinels.ep[i].port);
+        for (size_t i = 0; i < finders->n; i++)
+            printf(" %s:%d", finders->ep[i].host, finders->ep[i].port);
         printf("\n");
         return;
     }

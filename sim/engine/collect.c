@@ -145,8 +145,7 @@ static void free_table(char **t, size_t n)
 static uint32_t lease_ms(const struct runner *r)
 {
     const struct scenario *s = r->run.scn;
-    return r->run.ops->server == LOCK_SERVER_ZOOKEEPER ? s->zookeeper.session_timeout_ms
-                                                       : s->ttl_ms;
+    return r->run.ops->session_lease ? s->zookeeper.session_timeout_ms : s->ttl_ms;
 }
 
 /* The longest stall of a holder its lease survives by design: the lease
@@ -159,7 +158,7 @@ static uint32_t stall_slack_ms(const struct runner *r)
 {
     const struct scenario *s = r->run.scn;
     uint32_t lease = lease_ms(r), refresh = scenario_hold_ms(s);
-    if (r->run.ops->server == LOCK_SERVER_ZOOKEEPER)
+    if (r->run.ops->session_lease)
         refresh = lease / 3;
     else if (s->watchdog && r->run.ops->renew && s->renew_ms < refresh)
         refresh = s->renew_ms;

@@ -295,7 +295,7 @@ void runner_set_fault_nodes(struct runner *r, const struct fault_nodes *nodes)
 
 int runner_set_proxy(struct runner *r, struct proxy *p, char *err, size_t errlen)
 {
-    nemesis_set_proxy(r->run.nem, p, server_kind_find(lock_server_name(r->run.ops->server)), r->n);
+    nemesis_set_proxy(r->run.nem, p, server_kind_find(r->run.ops->server), r->n);
     if (p == NULL)
         return 0;
     size_t groups = proxy_groups(p);

@@ -11,6 +11,7 @@
 #include "sim/faults/nemesis_state.h"
 #include "sim/fleet/cluster.h"
 #include "sim/fleet/redis_server.h"
+#include "sim/fleet/server_kind.h"
 
 /* A jump is an instant: it takes jump_ms and method, and no length. */
 static int check(struct fault_check *fc)
@@ -28,13 +29,14 @@ static int misfit(const struct scenario *s, const struct fault_spec *f, const st
                   const char **key, char *why, size_t len)
 {
     (void)s, (void)f;
-    if (ops->server == LOCK_SERVER_REDIS)
+    const struct server_kind *kind = server_kind_find(ops->server);
+    if (kind && kind->clock_movable)
         return 0;
     *key = "type";
     snprintf(why, len,
              "a clock_jump moves a Redis server's clock (its keys expire by it); %s uses %s "
              "servers",
-             ops->name, lock_server_name(ops->server));
+             ops->name, ops->server);
     return -1;
 }
 

@@ -10,6 +10,7 @@
 #include "sim/faults/fault.h"
 #include "sim/faults/nemesis_state.h"
 #include "sim/fleet/cluster.h"
+#include "sim/fleet/server_kind.h"
 #include "sim/record/clock.h"
 
 #define PROMOTION_POLL_NS 10000000ull /* how often a failover asks sentinel for the master */
@@ -40,7 +41,9 @@ static int misfit(const struct scenario *s, const struct fault_spec *f, const st
                   const char **key, char *why, size_t len)
 {
     (void)f;
-    if (s->redis.sentinels > 0 && ops->server == LOCK_SERVER_REDIS)
+    /* sentinels promote a replica of a kind they can find the master of */
+    const struct server_kind *kind = server_kind_find(ops->server);
+    if (s->redis.sentinels > 0 && kind && kind->found_by)
         return 0;
     *key = "type";
     snprintf(why, len,

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "sim/faults/fault.h"
+#include "sim/fleet/server_kind.h"
 
 /* Toxiproxy's attributes, in the order they are looked at. */
 static const struct {
@@ -105,7 +106,8 @@ int fault_misfit_data(const struct scenario *s, const struct fault_spec *f,
                       const struct lock_ops *ops, const char **key, char *why, size_t len)
 {
     (void)s;
-    if (f->data == DATA_UNSET || ops->server == LOCK_SERVER_REDIS)
+    const struct server_kind *kind = server_kind_find(ops->server);
+    if (f->data == DATA_UNSET || (kind && kind->forget_data)) /* it has data to lose */
         return 0;
     *key = "data";
     snprintf(why, len, "applies to Redis; ZooKeeper keeps its data in its transaction log");

@@ -10,15 +10,23 @@
 #include <string.h>
 #include <unistd.h>
 
+/* The registry's index of the kind ops runs on (lock_find's locks name
+ * kinds the fleet knows: fleet_check refuses one it does not). */
+static size_t kind_index(const struct lock_ops *ops)
+{
+    int k = server_kind_index(ops->server);
+    return k < 0 ? 0 : (size_t)k;
+}
+
 /* What ops[0..n) need of each kind. */
 static void needs(const struct scenario *s, const struct lock_ops *const *ops, size_t n,
-                  size_t need[LOCK_SERVER_KINDS])
+                  size_t need[SCENARIO_SERVER_KINDS])
 {
-    memset(need, 0, sizeof(size_t) * LOCK_SERVER_KINDS);
+    memset(need, 0, sizeof(size_t) * SCENARIO_SERVER_KINDS);
     for (size_t i = 0; i < n; i++) {
         size_t k = scenario_servers(s, ops[i]);
-        if (k > need[ops[i]->server])
-            need[ops[i]->server] = k;
+        if (k > need[kind_index(ops[i])])
+            need[kind_index(ops[i])] = k;
     }
 }
 
@@ -26,16 +34,21 @@ int fleet_check(const struct scenario *s, const struct lock_ops *const *ops, siz
                 size_t errlen)
 {
     for (size_t i = 0; i < n; i++) {
-        const struct server_list *ext = &s->servers[ops[i]->server];
+        const struct server_kind *kind = server_kind_find(ops[i]->server);
+        if (kind == NULL || server_kind_index(ops[i]->server) >= SCENARIO_SERVER_KINDS) {
+            snprintf(err, errlen, "%s runs on %s servers, a kind locklab does not know",
+                     ops[i]->name, ops[i]->server);
+            return -1;
+        }
+        const struct server_list *ext = scenario_external(s, kind->name);
         size_t want = scenario_servers(s, ops[i]);
-        /* A ZooKeeper ensemble is one service: any number of its members
-         * will do. Independent nodes must all be named. */
-        if (ext->n == 0 || ext->n >= want || ops[i]->server == LOCK_SERVER_ZOOKEEPER)
+        /* An ensemble is one service: any number of its members will do.
+         * Independent nodes must all be named. */
+        if (ext->n == 0 || ext->n >= want || kind->one_service)
             continue;
         snprintf(err, errlen,
                  "%s needs %zu %s servers, but only %zu %s given (--%s or \"servers\")",
-                 ops[i]->name, want, lock_server_name(ops[i]->server), ext->n,
-                 ext->n == 1 ? "is" : "are", lock_server_name(ops[i]->server));
+                 ops[i]->name, want, kind->name, ext->n, ext->n == 1 ? "is" : "are", kind->name);
         return -1;
     }
     return 0;
@@ -53,7 +66,7 @@ static int start_topology(struct fleet *f, const struct scenario *s, char *err, 
     f->repl = proxy_new(&up, 1, 1, 1, s->seed, err, errlen);
     if (f->repl == NULL || proxy_start(f->repl, err, errlen) < 0)
         return -1;
-    struct server_list *l = &f->ep[LOCK_SERVER_REDIS];
+    struct server_list *l = &f->ep[server_kind_index("redis")];
     l->ep[l->n++] = up;
     for (uint32_t i = 0; i < s->redis.replicas; i++) {
         if (redis_server_start_replica(&f->cl, proxy_address(f->repl, 0, 0).port, err, errlen) < 0)
@@ -78,10 +91,10 @@ static int start_topology(struct fleet *f, const struct scenario *s, char *err, 
     return 0;
 }
 
-static int start_kind(struct fleet *f, int kind, size_t count, char *err, size_t errlen)
+static int start_kind(struct fleet *f, size_t kind, size_t count, char *err, size_t errlen)
 {
     size_t first = f->cl.n;
-    if (cluster_start(&f->cl, lock_server_name((enum lock_server)kind), count, err, errlen) < 0)
+    if (cluster_start(&f->cl, server_kind_at(kind)->name, count, err, errlen) < 0)
         return -1;
     struct server_list *l = &f->ep[kind];
     for (size_t i = first; i < f->cl.n && l->n < LOCK_ENDPOINT_MAX; i++) {
@@ -127,7 +140,7 @@ static int faketime_preload(char *out, size_t len, char *why, size_t whylen)
 int fleet_up(struct fleet *f, const struct scenario *s, const struct lock_ops *const *ops, size_t n,
              char *err, size_t errlen)
 {
-    size_t need[LOCK_SERVER_KINDS];
+    size_t need[SCENARIO_SERVER_KINDS];
     memset(f, 0, sizeof(*f));
     if (fleet_check(s, ops, n, err, errlen) < 0)
         return -1;
@@ -136,18 +149,21 @@ int fleet_up(struct fleet *f, const struct scenario *s, const struct lock_ops *c
                                                    f->no_faketime, sizeof(f->no_faketime)) < 0)
         f->cl.clock_preload[0] = '\0';
     needs(s, ops, n, need);
-    for (int k = 0; k < LOCK_SERVER_KINDS; k++) {
+    for (size_t k = 0; k < server_kind_count() && k < SCENARIO_SERVER_KINDS; k++) {
+        const struct server_kind *kind = server_kind_at(k);
+        const struct server_list *finders =
+            kind->found_by ? scenario_external(s, kind->found_by) : NULL;
         if (need[k] == 0)
             continue;
-        if (k == LOCK_SERVER_REDIS && s->sentinels.n > 0) {
-            /* the master is the sentinels' to name: the lock asks them */
-            f->sentinels = s->sentinels;
-            f->ep[k] = s->sentinels;
+        if (finders && finders->n > 0) {
+            /* the master is the finders' to name: the lock asks them */
+            f->sentinels = *finders;
+            f->ep[k] = *finders;
             f->external[k] = true;
         } else if (s->servers[k].n > 0) {
             f->ep[k] = s->servers[k];
             f->external[k] = true;
-        } else if ((k == LOCK_SERVER_REDIS && s->redis.replicas > 0
+        } else if ((kind->found_by && s->redis.replicas > 0
                         ? start_topology(f, s, err, errlen)
                         : start_kind(f, k, need[k], err, errlen)) < 0) {
             fleet_down(f, NULL);
@@ -161,8 +177,8 @@ void fleet_config(const struct fleet *f, const struct lock_ops *ops, const struc
                   struct lock_config *cfg)
 {
     memset(cfg, 0, sizeof(*cfg)); /* every field this leaves out is off */
-    const struct server_list *l = &f->ep[ops->server];
-    size_t n = ops->independent_nodes || ops->server == LOCK_SERVER_ZOOKEEPER
+    const struct server_list *l = &f->ep[kind_index(ops)];
+    size_t n = ops->independent_nodes || server_kind_find(ops->server)->one_service
                    ? l->n
                    : 1 + s->redis.replicas;
     if (ops->independent_nodes && n > s->redlock.nodes)
@@ -172,7 +188,7 @@ void fleet_config(const struct fleet *f, const struct lock_ops *ops, const struc
     memcpy(cfg->endpoints, l->ep, sizeof(l->ep[0]) * n);
     memcpy(cfg->upstream, l->ep, sizeof(l->ep[0]) * n);
     cfg->n_endpoints = n;
-    if (ops->server == LOCK_SERVER_REDIS && f->sentinels.n > 0) {
+    if (f->sentinels.n > 0 && server_kind_find(ops->server)->found_by) {
         memcpy(cfg->sentinels, f->sentinels.ep, sizeof(f->sentinels.ep[0]) * f->sentinels.n);
         cfg->n_sentinels = f->sentinels.n;
         snprintf(cfg->master_name, sizeof(cfg->master_name), "mymaster");
@@ -203,7 +219,7 @@ void fleet_fault_nodes(struct fleet *f, const struct lock_ops *ops, const struct
 {
     struct lock_config cfg;
     memset(nodes, 0, sizeof(*nodes));
-    if (f->external[ops->server])
+    if (f->external[kind_index(ops)])
         return;
     fleet_config(f, ops, s, &cfg);
     nodes->cl = &f->cl;
@@ -229,11 +245,11 @@ void fleet_describe(const struct fleet *f, const struct lock_ops *ops, const str
     fleet_config(f, ops, s, &cfg);
     res->n_servers = 0;
     /* with external sentinels the endpoints are theirs: listed below */
-    bool theirs = ops->server == LOCK_SERVER_REDIS && s->sentinels.n > 0;
+    bool theirs = scenario_finders(s, ops)->n > 0;
     for (size_t i = 0; i < cfg.n_endpoints && !theirs && res->n_servers < RESULT_MAX_SERVERS; i++) {
         const struct lock_endpoint *ep = &cfg.endpoints[i];
         char how[96] = "external";
-        int j = f->external[ops->server] ? -1 : managed_index(f, ep->port);
+        int j = f->external[kind_index(ops)] ? -1 : managed_index(f, ep->port);
         if (j >= 0)
             snprintf(how, sizeof(how), "managed, pid %d%s%s%s", (int)f->cl.srv[j].pid,
                      f->cl.srv[j].aof ? ", " : "",
@@ -242,7 +258,7 @@ void fleet_describe(const struct fleet *f, const struct lock_ops *ops, const str
                      : f->repl && i == 0     ? ", master"
                                              : "");
         snprintf(res->servers[res->n_servers++], sizeof(res->servers[0]), "%s %s:%d (%s)",
-                 lock_server_name(ops->server), ep->host, ep->port, how);
+                 ops->server, ep->host, ep->port, how);
     }
     for (size_t i = 0; i < cfg.n_sentinels && res->n_servers < RESULT_MAX_SERVERS; i++) {
         int j = theirs ? -1 : managed_index(f, cfg.sentinels[i].port);

@@ -22,8 +22,9 @@
 
 struct fleet {
     struct cluster cl; /* the managed servers */
-    struct server_list ep[LOCK_SERVER_KINDS];
-    bool external[LOCK_SERVER_KINDS];
+    /* by the server kind's index in the registry (kinds.c) */
+    struct server_list ep[SCENARIO_SERVER_KINDS];
+    bool external[SCENARIO_SERVER_KINDS];
     /* a clock_jump asked for libfaketime and it cannot be had: why (its
      * jumps fall back to shortening the keys' ttl); "" otherwise */
     char no_faketime[160];

@@ -213,4 +213,6 @@ const struct server_kind server_redis = {
     .reset = reset,
     .durable_mode = "AOF fsync always",
     .clock_movable = true,
+    .found_by = "sentinel",
+    .option_letter = 'r',
 };

@@ -50,6 +50,13 @@ struct server_kind {
     const char *durable_mode;
     /* Its clock can be moved (it runs under the cluster's clock_preload). */
     bool clock_movable;
+    /* Optional: the kind whose servers, when a scenario names them, name
+     * this kind's master to its clients (Redis's sentinels): its servers
+     * are then theirs, external. */
+    const char *found_by;
+    /* Optional: the short letter of its command-line option (--redis is
+     * also -r); 0: the long option alone. */
+    char option_letter;
 };
 
 /* The registry. */

@@ -172,4 +172,5 @@ const struct server_kind server_zookeeper = {
     .answers = answers,
     .leads = leads,
     .start = start,
+    .option_letter = 'z',
 };

@@ -15,6 +15,7 @@
 
 #include "algorithms/lock.h"
 #include "sim/faults/fault.h"
+#include "sim/fleet/server_kind.h"
 #include "sim/scenario/scenario.h"
 #include "sim/scenario/scenario_parse.h"
 
@@ -68,23 +69,23 @@ static bool clients_count(const char *t, struct fault_spec *fs)
 static const char *const pick_list[] = {"one",       "minority",        "majority",  "all",
                                         "primaries", "holder-majority", "zk-leader", "zk-follower"};
 
-/* "redis-2", "zk-1": a server by kind and 1-based number. */
+/* "redis-2", "zk-1": a server by its kind's node prefix and 1-based
+ * number; the kinds a lock runs on (those the fleet starts alone). */
 static bool node_name(const char *t, struct fault_spec *fs)
 {
-    static const struct {
-        const char *prefix;
-        enum lock_server kind;
-    } kinds[] = {{"redis-", LOCK_SERVER_REDIS}, {"zk-", LOCK_SERVER_ZOOKEEPER}};
-    for (size_t k = 0; k < N_OF(kinds); k++) {
-        size_t n = strlen(kinds[k].prefix);
-        if (strncmp(t, kinds[k].prefix, n) != 0 || t[n] < '1' || t[n] > '9')
+    for (size_t k = 0; k < server_kind_count(); k++) {
+        const struct server_kind *kind = server_kind_at(k);
+        size_t n = strlen(kind->node_prefix);
+        if (kind->start == NULL || strncmp(t, kind->node_prefix, n) != 0 || t[n] != '-' ||
+            t[n + 1] < '1' || t[n + 1] > '9')
             continue;
+        n++;
         char *end;
         unsigned long x = strtoul(t + n, &end, 10);
         if (*end != '\0' || x > LOCK_ENDPOINT_MAX)
             return false;
         fs->pick = PICK_NODE;
-        fs->node_kind = kinds[k].kind;
+        fs->node_kind = (uint8_t)k;
         fs->node = (uint32_t)x;
         return true;
     }

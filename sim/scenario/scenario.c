@@ -10,6 +10,7 @@
  */
 #include "sim/scenario/scenario.h"
 #include "sim/faults/fault.h"
+#include "sim/fleet/server_kind.h"
 
 #include "algorithms/lock.h"
 #include "sim/scenario/json_locate.h"
@@ -272,12 +273,21 @@ static const struct field expect_fields[] = {
 };
 static const struct table expect_table = {expect_fields, N_OF(expect_fields), NULL};
 
-static const struct field servers_fields[] = {
-    {.key = "redis", .parse = parse_servers, .offset = SC(servers[LOCK_SERVER_REDIS])},
-    {.key = "zookeeper", .parse = parse_servers, .offset = SC(servers[LOCK_SERVER_ZOOKEEPER])},
-    {.key = "sentinel", .parse = parse_servers, .offset = SC(sentinels)},
-};
-static const struct table servers_table = {servers_fields, N_OF(servers_fields), NULL};
+/* "servers": a list for each kind of the fleet's registry, by its name. */
+static int parse_server_lists(struct ctx *c, json_t *v, const struct field *f, void *base)
+{
+    struct field fields[SCENARIO_SERVER_KINDS];
+    size_t n = server_kind_count();
+    (void)f;
+    for (size_t i = 0; i < n && i < SCENARIO_SERVER_KINDS; i++)
+        fields[i] = (struct field){
+            .key = server_kind_at(i)->name, .parse = parse_servers, .offset = SC(servers[i])};
+    const struct table servers_table = {
+        fields, n < SCENARIO_SERVER_KINDS ? n : SCENARIO_SERVER_KINDS, NULL};
+    if (!json_is_object(v))
+        return scn_type_error(c, v, "an object");
+    return walk_object(c, v, &servers_table, base);
+}
 
 static const struct field top_fields[] = {
     {.key = "name", .parse = parse_name, .offset = SC(name)},
@@ -296,7 +306,7 @@ static const struct field top_fields[] = {
     {.key = "fencing", .parse = parse_bool, .offset = SC(fencing)},
     {.key = "faults", .parse = parse_faults},
     {.key = "expect", .parse = parse_object, .sub = &expect_table},
-    {.key = "servers", .parse = parse_object, .sub = &servers_table},
+    {.key = "servers", .parse = parse_server_lists},
 };
 static const struct table top_table = {top_fields, N_OF(top_fields), NULL};
 
@@ -494,4 +504,32 @@ int scenario_load(const char *path, struct scenario *s, char err[SCENARIO_ERR_MA
 const char *workload_name(enum workload_kind w)
 {
     return (unsigned)w < N_OF(workload_list) ? workload_list[w] : "unknown";
+}
+
+const struct server_list *scenario_external(const struct scenario *s, const char *kind)
+{
+    static const struct server_list none; /* read-only: a kind nobody named */
+    int k = server_kind_index(kind);
+    return k < 0 || k >= SCENARIO_SERVER_KINDS ? &none : &s->servers[k];
+}
+
+const struct server_list *scenario_finders(const struct scenario *s, const struct lock_ops *ops)
+{
+    const struct server_kind *k = server_kind_find(ops->server);
+    return scenario_external(s, k && k->found_by ? k->found_by : "");
+}
+
+bool scenario_external_for(const struct scenario *s, const struct lock_ops *ops)
+{
+    return scenario_external(s, ops->server)->n > 0 || scenario_finders(s, ops)->n > 0;
+}
+
+bool scenario_names_finders(const struct scenario *s)
+{
+    for (size_t k = 0; k < server_kind_count(); k++) {
+        const char *finder = server_kind_at(k)->found_by;
+        if (finder && scenario_external(s, finder)->n > 0)
+            return true;
+    }
+    return false;
 }

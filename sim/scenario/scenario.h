@@ -15,12 +15,13 @@
 
 #include "algorithms/lock.h"
 
-#define SCENARIO_MAX_FAULTS  64
-#define SCENARIO_MAX_CLIENTS 4096
-#define SCENARIO_MAX_RATE    1000000 /* business steps per second */
-#define SCENARIO_ERR_MAX     512
-#define SCENARIO_MAX_NOTES   8
-#define SCENARIO_MS_MAX      86400000 /* the longest time a scenario gives: one day */
+#define SCENARIO_MAX_FAULTS   64
+#define SCENARIO_MAX_CLIENTS  4096
+#define SCENARIO_MAX_RATE     1000000 /* business steps per second */
+#define SCENARIO_ERR_MAX      512
+#define SCENARIO_MAX_NOTES    8
+#define SCENARIO_MS_MAX       86400000 /* the longest time a scenario gives: one day */
+#define SCENARIO_SERVER_KINDS 8        /* room in a scenario for the fleet's server kinds */
 
 enum workload_kind { WORKLOAD_FLASH_SALE = 0, WORKLOAD_CACHE_REBUILD, WORKLOAD_SCHEDULED_TASKS };
 
@@ -129,9 +130,9 @@ struct fault_spec {
     int32_t target;       /* client faults: client number, or FAULT_TARGET_HOLDER */
     /* process faults */
     enum node_pick pick;
-    enum lock_server node_kind; /* PICK_NODE: the kind its name says */
-    uint32_t node;              /* PICK_NODE: 1-based, as in "redis-2" */
-    uint64_t restart_after_ms;  /* kill: 0 = stays down until the run ends */
+    uint8_t node_kind;         /* PICK_NODE: the server kind its name says (fleet registry) */
+    uint32_t node;             /* PICK_NODE: 1-based, as in "redis-2" */
+    uint64_t restart_after_ms; /* kill: 0 = stays down until the run ends */
     enum fault_data data;
     char key[64];             /* holder-majority: the lock key whose holder it looks for */
     uint32_t count;           /* holder-majority: strike this many of those nodes (0 = all) */
@@ -244,11 +245,12 @@ struct scenario {
     struct zookeeper_spec zookeeper;
     struct redis_spec redis;
 
-    /* external servers, by kind (lock_server); empty = managed */
-    struct server_list servers[LOCK_SERVER_KINDS];
-    /* external redis-sentinels the redis lock asks for its master
-     * (servers.sentinel, --sentinel): then its Redis servers are theirs */
-    struct server_list sentinels;
+    /* External servers, by their kind's index in the fleet's registry
+     * (sim/fleet/kinds.c: "servers" in the file, --redis, ...); empty =
+     * managed. External redis-sentinels (servers.sentinel, --sentinel)
+     * are what the redis lock asks for its master: its Redis servers are
+     * then theirs (scenario_sentinels). */
+    struct server_list servers[SCENARIO_SERVER_KINDS];
 
     /* the resource */
     enum workload_kind workload;
@@ -297,6 +299,18 @@ int scenario_finish(struct scenario *s, char err[SCENARIO_ERR_MAX]);
  * compare lists it as NOT RUN: one list of what a scenario requires. */
 enum { LACKS_TOKEN = 1, LACKS_RENEW = 2, LACKS_REPLICAS = 4 };
 unsigned scenario_lacks(const struct scenario *s, const struct lock_ops *ops);
+
+/* The external servers s names for a server kind, by its name (empty for
+ * a kind the fleet does not know). */
+const struct server_list *scenario_external(const struct scenario *s, const char *kind);
+/* The external servers that name the master of ops's servers (its kind's
+ * found_by: the redis lock's sentinels, servers.sentinel or --sentinel);
+ * empty when none are named. */
+const struct server_list *scenario_finders(const struct scenario *s, const struct lock_ops *ops);
+/* Does s name finders for any kind (whatever lock it runs)? */
+bool scenario_names_finders(const struct scenario *s);
+/* Are ops's servers external: named, or found through named finders? */
+bool scenario_external_for(const struct scenario *s, const struct lock_ops *ops);
 
 /* How many servers ops uses under s: Redlock's nodes, the ZooKeeper
  * ensemble, or the one Redis. Named redis-1.., zk-1.. in that order. */

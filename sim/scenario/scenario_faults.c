@@ -13,6 +13,7 @@
 
 #include "algorithms/lock.h"
 #include "sim/faults/fault.h"
+#include "sim/fleet/server_kind.h"
 #include "sim/scenario/scenario.h"
 #include "sim/scenario/scenario_parse.h"
 
@@ -20,14 +21,20 @@ size_t scenario_servers(const struct scenario *s, const struct lock_ops *ops)
 {
     if (ops->independent_nodes)
         return s->redlock.nodes;
-    if (ops->server == LOCK_SERVER_ZOOKEEPER)
+    if (ops->session_lease)
         return s->zookeeper.ensemble;
     return 1 + s->redis.replicas; /* the master, then its replicas */
 }
 
-static const char *node_prefix(enum lock_server kind)
+/* The servers ops runs on: their kind (NULL for one the fleet lacks). */
+static const struct server_kind *kind_of(const struct lock_ops *ops)
 {
-    return kind == LOCK_SERVER_ZOOKEEPER ? "zk" : "redis";
+    return server_kind_find(ops->server);
+}
+
+static const char *node_prefix(const struct lock_ops *ops)
+{
+    return kind_of(ops) ? kind_of(ops)->node_prefix : ops->server;
 }
 
 /* Why client k is not one of s's, in why; false when it is. */
@@ -46,19 +53,18 @@ static int node_misfit(const struct scenario *s, const struct fault_spec *f,
                        const struct lock_ops *ops, char *why, size_t len)
 {
     size_t n = scenario_servers(s, ops);
-    const char *kind = lock_server_name(ops->server);
-    if (f->pick == PICK_NODE && f->node_kind != ops->server)
+    const char *kind = ops->server;
+    if (f->pick == PICK_NODE && f->node_kind != server_kind_index(kind))
         snprintf(why, len, "%s names a %s server; %s uses %s servers", f->target_text,
-                 lock_server_name(f->node_kind), ops->name, kind);
+                 server_kind_at(f->node_kind)->name, ops->name, kind);
     else if (f->pick == PICK_NODE && f->node > n && n == 1)
         snprintf(why, len, "%s does not exist: %s uses one %s server, %s-1", f->target_text,
-                 ops->name, kind, node_prefix(ops->server));
+                 ops->name, kind, node_prefix(ops));
     else if (f->pick == PICK_NODE && f->node > n)
         snprintf(why, len, "%s does not exist: %s uses %zu %s servers (%s-1..%s-%zu)",
-                 f->target_text, ops->name, n, kind, node_prefix(ops->server),
-                 node_prefix(ops->server), n);
+                 f->target_text, ops->name, n, kind, node_prefix(ops), node_prefix(ops), n);
     else if ((f->pick == PICK_ZK_LEADER || f->pick == PICK_ZK_FOLLOWER) &&
-             ops->server != LOCK_SERVER_ZOOKEEPER)
+             !(kind_of(ops) && kind_of(ops)->leads))
         snprintf(why, len, "%s names ZooKeeper's servers; %s uses %s servers", f->target_text,
                  ops->name, kind);
     else if (f->pick == PICK_ZK_FOLLOWER && n < 3)
@@ -76,9 +82,9 @@ static int misfit(const struct scenario *s, const struct fault_spec *f, const st
                   const char **key, char *why, size_t len)
 {
     size_t n = scenario_servers(s, ops);
-    const char *kind = lock_server_name(ops->server);
+    const char *kind = ops->server;
     *key = "target";
-    if (s->servers[ops->server].n > 0 || (ops->server == LOCK_SERVER_REDIS && s->sentinels.n > 0)) {
+    if (scenario_external_for(s, ops)) {
         *key = "type";
         snprintf(why, len,
                  "a %s needs servers locklab manages; %s's %s servers are external (--%s or "
@@ -210,15 +216,16 @@ static int network_misfit(const struct scenario *s, const struct fault_spec *f,
         snprintf(why, len, "%s: the run has %u clients", f->target_text, (unsigned)s->clients);
         return -1;
     }
-    if (f->scope == NET_NODES && ops->server == LOCK_SERVER_REDIS && s->sentinels.n > 0) {
+    if (f->scope == NET_NODES && scenario_finders(s, ops)->n > 0) {
         snprintf(why, len,
                  "with external sentinels the master is theirs to name: aim at clients "
                  "(\"holder\", \"client:K\", \"clients:N\")");
         return -1;
     }
     if (f->scope == NET_REPLICATION) {
-        if (s->redis.replicas > 0 && ops->server == LOCK_SERVER_REDIS &&
-            s->servers[LOCK_SERVER_REDIS].n == 0)
+        /* the redis lock's topology (lock.redis) replicates its kind's servers */
+        if (s->redis.replicas > 0 && strcmp(ops->server, "redis") == 0 &&
+            scenario_external(s, ops->server)->n == 0)
             return 0;
         snprintf(why, len,
                  "replication is the link of the replicas locklab runs for the redis "

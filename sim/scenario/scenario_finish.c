@@ -65,7 +65,7 @@ static int finish_tasks(struct ctx *c, const struct scenario *s)
 
 unsigned scenario_lacks(const struct scenario *s, const struct lock_ops *ops)
 {
-    bool topology = s->redis.replicas > 0 || s->redis.sentinels > 0 || s->sentinels.n > 0;
+    bool topology = s->redis.replicas > 0 || s->redis.sentinels > 0 || scenario_names_finders(s);
     return (s->fencing && !ops->gives_token ? LACKS_TOKEN : 0u) |
            (s->watchdog && !ops->renew ? LACKS_RENEW : 0u) |
            (topology && strcmp(ops->name, "redis") != 0 ? LACKS_REPLICAS : 0u);
@@ -119,15 +119,15 @@ static int finish_checks(struct ctx *c, const struct scenario *s)
                         "own servers",
                         ops->name);
     }
-    if (s->sentinels.n > 0 &&
-        (s->redis.sentinels > 0 || s->redis.replicas > 0 || s->servers[LOCK_SERVER_REDIS].n > 0)) {
+    if (scenario_finders(s, ops)->n > 0 && (s->redis.sentinels > 0 || s->redis.replicas > 0 ||
+                                            scenario_external(s, ops->server)->n > 0)) {
         scn_push_key(c, "servers");
         scn_push_key(c, "sentinel");
         return scn_fail(
             c, "external sentinels (--sentinel, servers.sentinel) name the master: leave out "
                "lock.redis.replicas, lock.redis.sentinels and servers.redis");
     }
-    if (s->redis.sentinels > 0 && s->servers[LOCK_SERVER_REDIS].n > 0) {
+    if (s->redis.sentinels > 0 && scenario_external(s, ops->server)->n > 0) {
         scn_push_key(c, "lock");
         scn_push_key(c, "redis");
         scn_push_key(c, "sentinels");

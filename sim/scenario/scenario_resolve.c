@@ -54,9 +54,9 @@ static void resolve_redlock(struct scenario *s)
          s->redlock.nodes);
 }
 
-static void resolve_zookeeper(struct scenario *s)
+static void resolve_zookeeper(struct scenario *s, const struct lock_ops *ops)
 {
-    size_t named = s->servers[LOCK_SERVER_ZOOKEEPER].n;
+    size_t named = scenario_external(s, ops->server)->n;
     if (named && named != s->zookeeper.ensemble) {
         /* one service: the client gets every server named, whatever the file said */
         s->zookeeper.ensemble = (uint32_t)named;
@@ -96,8 +96,8 @@ void scenario_resolve(struct scenario *s, const struct lock_ops *ops)
     resolve_watchdog(s);
     if (ops->independent_nodes)
         resolve_redlock(s);
-    if (ops->server == LOCK_SERVER_ZOOKEEPER)
-        resolve_zookeeper(s);
+    if (ops->session_lease)
+        resolve_zookeeper(s, ops);
     resolve_workload(s);
 }
 

@@ -1300,10 +1300,10 @@ static void test_new_workloads_and_settings(void **state)
     assert_int_equal(s.redlock.quorum, 5);
     assert_int_equal(s.zookeeper.ensemble, 3);
     assert_int_equal(s.zookeeper.session_timeout_ms, 4000);
-    assert_int_equal(s.servers[LOCK_SERVER_REDIS].n, 2);
-    assert_string_equal(s.servers[LOCK_SERVER_REDIS].ep[1].host, "db.example");
-    assert_int_equal(s.servers[LOCK_SERVER_REDIS].ep[1].port, 7002);
-    assert_int_equal(s.servers[LOCK_SERVER_ZOOKEEPER].ep[0].port, 7181);
+    assert_int_equal((*scenario_external(&s, "redis")).n, 2);
+    assert_string_equal((*scenario_external(&s, "redis")).ep[1].host, "db.example");
+    assert_int_equal((*scenario_external(&s, "redis")).ep[1].port, 7002);
+    assert_int_equal((*scenario_external(&s, "zookeeper")).ep[0].port, 7181);
 
     load_ok(state,
             "{'workload': {'type': 'cache_rebuild', 'keys': 8, 'period_ms': 500,"
@@ -1335,7 +1335,7 @@ static void test_new_workloads_and_settings(void **state)
     assert_int_equal(s.redlock.nodes, 5);
     assert_int_equal(s.redlock.node_timeout_ms, 50);
     assert_int_equal(s.zookeeper.ensemble, 1);
-    assert_int_equal(s.servers[LOCK_SERVER_REDIS].n, 0);
+    assert_int_equal((*scenario_external(&s, "redis")).n, 0);
 }
 
 static void test_new_keys_errors(void **state)
