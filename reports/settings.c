@@ -9,7 +9,7 @@
 
 static const struct lock_ops *ops_of(const struct scenario *s)
 {
-    return lock_find(s->algorithm); /* never NULL after scenario_finish */
+    return lock_find(s->algorithm); /* never NULL after scenario_load */
 }
 
 static void print_lock(FILE *f, const struct scenario *s)

@@ -237,12 +237,18 @@ int unknown_algorithm(const char *option, const char *name)
     return EXIT_USAGE;
 }
 
-static int apply_servers(const struct run_opts *o, struct scenario *s)
+/* The command line's server lists, each read by endpoints_parse (its
+ * syntax, and each endpoint's) into lists[k]. */
+static int read_servers(const struct run_opts *o, struct server_list *lists,
+                        struct scenario_overrides *ov)
 {
     for (size_t k = 0; k < server_kind_count() && k < SCENARIO_SERVER_KINDS; k++) {
         char err[256];
-        if (o->servers[k] && endpoints_parse(o->servers[k], &s->servers[k], err, sizeof(err)) < 0)
+        if (o->servers[k] == NULL)
+            continue;
+        if (endpoints_parse(o->servers[k], &lists[k], err, sizeof(err)) < 0)
             return bad_usage("--%s: %s", server_kind_at(k)->name, err);
+        ov->servers[k] = &lists[k];
     }
     return 0;
 }
@@ -250,37 +256,32 @@ static int apply_servers(const struct run_opts *o, struct scenario *s)
 int load_scenario(const struct run_opts *o, struct scenario *s)
 {
     char err[SCENARIO_ERR_MAX];
-    if (scenario_load(o->scenario, s, err) < 0) {
-        fprintf(stderr, "locklab: %s\n", err);
-        return EXIT_USAGE;
+    struct scenario_overrides ov;
+    struct server_list *lists = calloc(SCENARIO_SERVER_KINDS, sizeof(*lists));
+    if (lists == NULL) {
+        fprintf(stderr, "locklab: out of memory\n");
+        return EXIT_ENV;
     }
-    if (o->algorithm) {
-        if (lock_find(o->algorithm) == NULL)
-            return unknown_algorithm("--algorithm", o->algorithm);
-        snprintf(s->algorithm, sizeof(s->algorithm), "%s", o->algorithm);
+    scenario_no_overrides(&ov);
+    int rc = 0;
+    if (o->algorithm && lock_find(o->algorithm) == NULL)
+        rc = unknown_algorithm("--algorithm", o->algorithm);
+    if (rc == 0)
+        rc = read_servers(o, lists, &ov);
+    if (rc == 0) {
+        ov.algorithm = o->algorithm;
+        ov.clients = o->clients > 0 ? o->clients : -1;
+        ov.duration_ms = o->duration_ms;
+        ov.requests = o->requests;
+        ov.rate = o->rate;
+        ov.seed = o->seed;
+        if (scenario_load_with(o->scenario, &ov, s, err) < 0) {
+            fprintf(stderr, "locklab: %s\n", err);
+            rc = EXIT_USAGE;
+        }
     }
-    if (o->clients > 0)
-        s->clients = (uint32_t)o->clients;
-    if (o->duration_ms > 0) {
-        s->duration_ms = o->duration_ms;
-        s->duration_from_cli = true; /* blame --duration, not the file */
-    }
-    if (o->requests >= 0)
-        s->requests = (uint64_t)o->requests;
-    if (o->rate >= 0) {
-        s->rate = o->rate;
-        s->rate_from_cli = true;
-    }
-    if (o->seed >= 0)
-        s->seed = (uint64_t)o->seed;
-    int rc = apply_servers(o, s);
-    if (rc)
-        return rc;
-    if (scenario_finish(s, err) < 0) {
-        fprintf(stderr, "locklab: %s\n", err);
-        return EXIT_USAGE;
-    }
-    return 0;
+    free(lists);
+    return rc;
 }
 
 /* The file that says a folder holds a run (or a comparison) already, or

@@ -82,7 +82,7 @@ static int plan_scenarios(const struct run_opts *o, struct plan *p)
     if (raw == NULL) {
         fprintf(stderr, "locklab: out of memory\n");
         rc = EXIT_ENV;
-    } else if (scenario_load(o->scenario, raw, err) < 0) {
+    } else if (scenario_read(o->scenario, raw, err) < 0) {
         fprintf(stderr, "locklab: %s\n", err);
         rc = EXIT_USAGE;
     }

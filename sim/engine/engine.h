@@ -51,7 +51,7 @@ struct run_progress {
 };
 
 struct run_request {
-    const struct scenario *scn; /* validated (scenario_finish); its algorithm runs */
+    const struct scenario *scn; /* validated (scenario_load); its algorithm runs */
     /* Up, and shared by several runs (a comparison's: engine_fleet_up);
      * NULL: the run starts the scenario's own and stops it at its end,
      * the servers' logs into res->run_dir/servers when it recorded any. */

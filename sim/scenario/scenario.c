@@ -42,8 +42,8 @@ static int parse_algorithm(struct ctx *c, json_t *v, const struct field *f, void
     (void)f;
     if (!json_is_string(v))
         return scn_type_error(c, v, "a string");
-    /* Known or not is for scenario_finish (--algorithm may override it);
-     * a name too long to keep cannot be known. */
+    /* Known or not is for the checks of the whole (scenario_finish.c),
+     * the one place for it; a name too long to keep cannot be known. */
     if (json_string_length(v) >= sizeof(s->algorithm))
         return scn_unknown_algorithm(c, json_string_value(v), NULL);
     strcpy(s->algorithm, json_string_value(v));
@@ -462,30 +462,108 @@ static int syntax_error(struct ctx *c, const json_error_t *je)
     return -1;
 }
 
-int scenario_load_text(const char *name, const char *text, size_t len, struct scenario *s,
-                       char err[SCENARIO_ERR_MAX])
+void scenario_no_overrides(struct scenario_overrides *ov)
 {
-    struct ctx c = {.file = name, .text = text, .len = len, .err = err};
+    *ov = (struct scenario_overrides){.clients = -1, .requests = -1, .rate = -1, .seed = -1};
+}
+
+/* The file's values ov replaces, taken out of the document before it is
+ * walked (so they are neither checked nor blamed), each path kept in
+ * given[] for the messages; how many. */
+static size_t forget_replaced(json_t *root, const struct scenario_overrides *ov,
+                              struct scn_override *given)
+{
+    size_t n = 0;
+    const struct {
+        bool on;
+        const char *keys[2];
+    } top[] = {
+        {ov->clients >= 0, {"clients", NULL}},   {ov->duration_ms > 0, {"duration_s", NULL}},
+        {ov->requests >= 0, {"requests", NULL}}, {ov->rate >= 0, {"rate", NULL}},
+        {ov->seed >= 0, {"seed", NULL}},         {ov->algorithm != NULL, {"lock", "algorithm"}}};
+    for (size_t i = 0; i < N_OF(top); i++) {
+        if (!top[i].on)
+            continue;
+        given[n++] = (struct scn_override){{top[i].keys[0], top[i].keys[1]}};
+        json_t *obj = top[i].keys[1] ? json_object_get(root, top[i].keys[0]) : root;
+        if (json_is_object(obj))
+            json_object_del(obj, top[i].keys[1] ? top[i].keys[1] : top[i].keys[0]);
+    }
+    json_t *servers = json_object_get(root, "servers");
+    for (size_t k = 0; k < server_kind_count() && k < SCENARIO_SERVER_KINDS; k++) {
+        if (ov->servers[k] == NULL)
+            continue;
+        given[n++] = (struct scn_override){{"servers", server_kind_at(k)->name}};
+        if (json_is_object(servers))
+            json_object_del(servers, server_kind_at(k)->name);
+    }
+    return n;
+}
+
+static void apply_overrides(struct scenario *s, const struct scenario_overrides *ov)
+{
+    if (ov->algorithm)
+        snprintf(s->algorithm, sizeof(s->algorithm), "%s", ov->algorithm);
+    if (ov->clients >= 0)
+        s->clients = (uint32_t)ov->clients;
+    if (ov->duration_ms > 0)
+        s->duration_ms = ov->duration_ms;
+    if (ov->requests >= 0)
+        s->requests = (uint64_t)ov->requests;
+    if (ov->rate >= 0)
+        s->rate = ov->rate;
+    if (ov->seed >= 0)
+        s->seed = (uint64_t)ov->seed;
+    for (size_t k = 0; k < SCENARIO_SERVER_KINDS; k++)
+        if (ov->servers[k])
+            s->servers[k] = *ov->servers[k];
+}
+
+/* Read text into s: its values with ov's in place, checked once; with
+ * whole, then the checks of the whole and the defaults resolved. */
+static int load(const char *name, const char *text, size_t len, const struct scenario_overrides *ov,
+                bool whole, struct scenario *s, char *err)
+{
+    struct scn_override given[8 + SCENARIO_SERVER_KINDS];
+    struct scenario_overrides none;
+    struct ctx c = {.file = name, .text = text, .len = len, .err = err, .given = given};
     json_error_t je;
     int rc;
 
+    if (ov == NULL)
+        scenario_no_overrides(&none), ov = &none;
     scenario_defaults(s);
     snprintf(s->path, sizeof(s->path), "%s", name);
     err[0] = '\0';
     json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
-    if (!root)
+    if (!root) {
         rc = syntax_error(&c, &je);
-    else if (!json_is_object(root))
+    } else if (!json_is_object(root)) {
         rc = scn_type_error(&c, root, "an object");
-    else
+    } else {
+        c.n_given = forget_replaced(root, ov, given);
         rc = walk_object(&c, root, &top_table, s);
-    if (rc == 0 && !json_object_get(root, "name"))
-        default_name(s, name);
+    }
+    if (rc == 0) {
+        apply_overrides(s, ov);
+        if (!json_object_get(root, "name"))
+            default_name(s, name);
+        if (whole)
+            rc = scn_finish(&c, s);
+    }
     json_decref(root);
     return rc;
 }
 
-int scenario_load(const char *path, struct scenario *s, char err[SCENARIO_ERR_MAX])
+int scenario_load_text(const char *name, const char *text, size_t len,
+                       const struct scenario_overrides *ov, struct scenario *s,
+                       char err[SCENARIO_ERR_MAX])
+{
+    return load(name, text, len, ov, true, s, err);
+}
+
+static int load_file(const char *path, const struct scenario_overrides *ov, bool whole,
+                     struct scenario *s, char *err)
 {
     char *text, why[128];
     size_t len;
@@ -496,9 +574,25 @@ int scenario_load(const char *path, struct scenario *s, char err[SCENARIO_ERR_MA
         scn_emit(err, path[0] ? path : "\"\" (an empty file name)", NULL, "", why);
         return -1;
     }
-    int rc = scenario_load_text(path, text, len, s, err);
+    int rc = load(path, text, len, ov, whole, s, err);
     free(text);
     return rc;
+}
+
+int scenario_load_with(const char *path, const struct scenario_overrides *ov, struct scenario *s,
+                       char err[SCENARIO_ERR_MAX])
+{
+    return load_file(path, ov, true, s, err);
+}
+
+int scenario_load(const char *path, struct scenario *s, char err[SCENARIO_ERR_MAX])
+{
+    return load_file(path, NULL, true, s, err);
+}
+
+int scenario_read(const char *path, struct scenario *s, char err[SCENARIO_ERR_MAX])
+{
+    return load_file(path, NULL, false, s, err);
 }
 
 const char *workload_name(enum workload_kind w)

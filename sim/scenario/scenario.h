@@ -1,7 +1,7 @@
 /* scenario.h - a scenario file, loaded and validated.
  *
- * Nothing starts before scenario_load() and scenario_finish() have both
- * succeeded. Every error is one line naming the file, line, column and the
+ * Nothing starts before scenario_load() (or _with, with the command line's
+ * values) has succeeded. Every error is one line naming the file, line, column and the
  * JSON path: "scenarios/x.json:12:18: faults[2].at_ms: expected an integer
  * >= 0". Unknown keys are errors, with the closest known key suggested.
  * The file format is documented in docs/scenario.md.
@@ -225,12 +225,10 @@ struct scenario {
 
     /* the run */
     uint32_t clients;
-    uint64_t duration_ms;   /* stop after this long... */
-    bool duration_from_cli; /* --duration set it: no place in the file to point at */
-    uint64_t requests;      /* ...or after this many business steps (0 = no limit) */
-    double rate;            /* open loop: business steps per second in all, each client on a
-                               schedule; 0 = closed loop (a step as soon as the last ended) */
-    bool rate_from_cli;     /* --rate set it */
+    uint64_t duration_ms; /* stop after this long... */
+    uint64_t requests;    /* ...or after this many business steps (0 = no limit) */
+    double rate;          /* open loop: business steps per second in all, each client on a
+                             schedule; 0 = closed loop (a step as soon as the last ended) */
     uint64_t seed;
 
     /* the lock */
@@ -277,25 +275,48 @@ struct scenario {
 /* Fill s with every default (see docs/scenario.md). */
 void scenario_defaults(struct scenario *s);
 
-/* Load and validate path into s. Returns 0, or -1 with one line in err:
- * "path:line:col: json.path: what is wrong". */
-int scenario_load(const char *path, struct scenario *s, char err[SCENARIO_ERR_MAX]);
-/* The same of a file's len bytes already in memory, named name. name is
- * also the file scenario_finish reads again to point at a value it blames:
- * "" for text that is no file's (its messages then name no position). */
-int scenario_load_text(const char *name, const char *text, size_t len, struct scenario *s,
-                       char err[SCENARIO_ERR_MAX]);
+/* What the command line puts in place of the file's values: -1 (NULL,
+ * 0 for the duration) keeps the file's. Each was checked as it was read
+ * (by the rules the file's values follow: SCENARIO_MAX_CLIENTS,
+ * scenario_duration_ms, lock_find, endpoints_parse); the file's values it
+ * replaces are neither checked nor blamed. */
+struct scenario_overrides {
+    const char *algorithm;
+    long long clients;
+    uint64_t duration_ms;
+    long long requests;
+    double rate; /* 0: closed loop */
+    long long seed;
+    /* by server kind (the fleet's registry index): the external servers */
+    const struct server_list *servers[SCENARIO_SERVER_KINDS];
+};
+/* Keeps every value of the file. */
+void scenario_no_overrides(struct scenario_overrides *ov);
 
-/* Check what only the whole (file + command-line overrides) can tell: the
- * algorithm exists and can do what is asked (fencing needs tokens, the
- * watchdog needs renew), faults fall inside the run. Returns 0 or -1 with
- * err set ("path: algorithm: unknown \"x\" (known: redis, redis-naive)"). */
-int scenario_finish(struct scenario *s, char err[SCENARIO_ERR_MAX]);
+/* Load path into s, with ov's values in place of the file's (NULL: none),
+ * and validate it once: each value the file gives where the file gives it,
+ * then what only the whole can tell (the algorithm can do what is asked,
+ * a task fits its period, the faults fall inside the run and strike
+ * servers it uses), then the defaults that depend on the algorithm
+ * resolved (scenario_resolve). Returns 0, or -1 with one line in err:
+ * "path:line:col: json.path: what is wrong", without the position when
+ * the value blamed is the command line's. */
+int scenario_load(const char *path, struct scenario *s, char err[SCENARIO_ERR_MAX]);
+int scenario_load_with(const char *path, const struct scenario_overrides *ov, struct scenario *s,
+                       char err[SCENARIO_ERR_MAX]);
+/* The same of a file's len bytes already in memory, named name ("" for
+ * text that is no file's: its messages then name no file). */
+int scenario_load_text(const char *name, const char *text, size_t len,
+                       const struct scenario_overrides *ov, struct scenario *s,
+                       char err[SCENARIO_ERR_MAX]);
+/* The file as written, each of its values checked, before any algorithm
+ * or option is applied (what compare asks of every algorithm). */
+int scenario_read(const char *path, struct scenario *s, char err[SCENARIO_ERR_MAX]);
 
 /* What s asks of a lock that ops cannot give: LACKS_TOKEN ("fencing":
  * true without fencing tokens), LACKS_RENEW (lock.watchdog without
  * renewals), LACKS_REPLICAS (lock.redis's replicas and sentinels: the
- * redis lock's alone); 0 when it can run s. scenario_finish refuses such a pair,
+ * redis lock's alone); 0 when it can run s. scenario_load refuses such a pair,
  * compare lists it as NOT RUN: one list of what a scenario requires. */
 enum { LACKS_TOKEN = 1, LACKS_RENEW = 2, LACKS_REPLICAS = 4 };
 unsigned scenario_lacks(const struct scenario *s, const struct lock_ops *ops);
@@ -323,7 +344,7 @@ int scenario_fault_misfit(const struct scenario *s, const struct lock_ops *ops, 
 
 /* Every default and clamp that depends on the algorithm, resolved into s
  * (renew_ms, redlock.quorum, zookeeper.session_timeout_ms), each noted in
- * s->resolved. scenario_finish calls it; the run, the reports and `show`
+ * s->resolved. scenario_load calls it; the run, the reports and `show`
  * read only the resolved values. */
 void scenario_resolve(struct scenario *s, const struct lock_ops *ops);
 

@@ -134,34 +134,19 @@ int scn_read_file(const char *path, char **text, size_t *len, char *why, size_t 
     return 0;
 }
 
-static json_t *lookup(json_t *root, const struct json_step *steps, size_t n)
+/* Is the value under check one the command line gave (or inside one)? */
+static bool given_by_option(const struct ctx *c)
 {
-    for (size_t i = 0; i < n && root; i++)
-        root = steps[i].key ? json_object_get(root, steps[i].key)
-                            : json_array_get(root, steps[i].index);
-    return root;
-}
-
-/* scenario_finish judges values that may come from the command line rather
- * than the file: point into the file only if it holds this very value
- * (want), or, with any_value, anything at that path. */
-static bool locate_again(const struct ctx *c, bool any_value, json_t *want, struct json_pos *pos)
-{
-    char *text = NULL, why[128];
-    size_t len;
-    bool found = false;
-
-    if (!any_value && !want)
-        return false;
-    if (!c->file[0] || scn_read_file(c->file, &text, &len, why, sizeof(why)) < 0)
-        return false;
-    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL);
-    json_t *v = lookup(root, c->path, c->depth);
-    if (v && (any_value || json_equal(v, want)))
-        found = json_locate_steps(text, len, c->path, c->depth, false, pos) == 0;
-    json_decref(root);
-    free(text);
-    return found;
+    for (size_t i = 0; i < c->n_given; i++) {
+        const struct scn_override *o = &c->given[i];
+        size_t k = 0;
+        while (k < 2 && o->keys[k] && k < c->depth && c->path[k].key &&
+               strcmp(c->path[k].key, o->keys[k]) == 0)
+            k++;
+        if (k > 0 && (k == 2 || o->keys[k] == NULL))
+            return true;
+    }
+    return false;
 }
 
 __attribute__((format(printf, 5, 0))) static int vfail(struct ctx *c, bool at_key, bool any_value,
@@ -173,10 +158,10 @@ __attribute__((format(printf, 5, 0))) static int vfail(struct ctx *c, bool at_ke
 
     vsnprintf(msg, sizeof(msg), fmt, ap);
     render_path(c, path, sizeof(path));
-    if (c->text)
-        located = json_locate_steps(c->text, c->len, c->path, c->depth, at_key, &pos) == 0;
-    else
-        located = c->reread && locate_again(c, any_value, want, &pos);
+    /* a value the command line gave is nowhere in the file; one that
+     * cannot be the file's (want NULL) is not pointed at either */
+    located = c->text && !given_by_option(c) && (any_value || want) &&
+              json_locate_steps(c->text, c->len, c->path, c->depth, at_key, &pos) == 0;
     scn_emit(c->err, c->file, located ? &pos : NULL, path, msg);
     return -1;
 }
@@ -386,8 +371,7 @@ int scn_unknown_algorithm(struct ctx *c, const char *name, json_t *want)
     for (size_t i = 0; i < lock_count() && n < N_OF(algs); i++)
         algs[n++] = lock_at(i)->name;
     suggest(hint, sizeof(hint), name, algs, n);
-    if (c->reread)
+    if (want) /* the checks of the whole: the algorithm may be the command line's */
         return scn_fail_if_file(c, want, "unknown algorithm %s%s", scn_quote(name).s, hint);
-    json_decref(want);
     return scn_fail(c, "unknown algorithm %s%s", scn_quote(name).s, hint);
 }

@@ -1,12 +1,12 @@
-/* scenario_finish.c - what only the whole can tell: the file together
- * with the command line's overrides (the algorithm exists and can do what
- * is asked, a scheduled task fits its period; the faults in
- * scenario_faults.c),
- * then the defaults resolved (scenario_resolve.c).
+/* scenario_finish.c - what only the whole can tell, once every value is in
+ * place, the command line's included and each already checked on its own
+ * (the algorithm can do what is asked, a scheduled task fits its period;
+ * the faults in scenario_faults.c), then the defaults resolved
+ * (scenario_resolve.c).
  *
  * Each check names the value it blames; the message points into the file
  * when the file holds that value, and names only the key when the command
- * line put it there.
+ * line put it there (scenario_error.c knows which from the load's ctx).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -57,8 +57,7 @@ static int finish_tasks(struct ctx *c, const struct scenario *s)
                  " ms after the first (at least twice the period)",
                  s->duration_ms, t->period_ms);
         scn_push_key(c, "duration_s");
-        /* The value in the file is the one to blame unless --duration replaced it */
-        return s->duration_from_cli ? scn_fail_if_file(c, NULL, "%s", why) : scn_fail(c, "%s", why);
+        return scn_fail(c, "%s", why);
     }
     return 0;
 }
@@ -78,16 +77,7 @@ static int finish_checks(struct ctx *c, const struct scenario *s)
 {
     const struct lock_ops *ops;
 
-    if (s->clients < 1 || s->clients > SCENARIO_MAX_CLIENTS) {
-        scn_push_key(c, "clients");
-        return scn_fail_if_file(c, json_integer(s->clients), "%" PRIu32 " is out of range (1..%d)",
-                                s->clients, SCENARIO_MAX_CLIENTS);
-    }
-    if (s->duration_ms < 1 || s->duration_ms > MS_MAX) {
-        scn_push_key(c, "duration_s");
-        return scn_fail_if_file(c, NULL, "%" PRIu64 " ms is out of range (1..%d ms)",
-                                s->duration_ms, MS_MAX);
-    }
+    /* the file's algorithm (--algorithm was checked as it was read) */
     scn_push_key(c, "lock");
     scn_push_key(c, "algorithm");
     ops = lock_find(s->algorithm);
@@ -149,13 +139,13 @@ static int finish_checks(struct ctx *c, const struct scenario *s)
     }
     if (s->workload == WORKLOAD_SCHEDULED_TASKS && s->rate > 0) {
         scn_push_key(c, "rate");
-        return scn_fail_if_file(c, s->rate_from_cli ? NULL : number_json(s->rate),
+        return scn_fail_if_file(c, number_json(s->rate),
                                 "scheduled_tasks fires on its own timetable; open loop is for "
                                 "flash_sale and cache_rebuild");
     }
     if (s->rate > 0 && s->rate * (double)s->duration_ms / 1000.0 < 1.0) {
         scn_push_key(c, "rate");
-        return scn_fail_if_file(c, s->rate_from_cli ? NULL : number_json(s->rate),
+        return scn_fail_if_file(c, number_json(s->rate),
                                 "%g steps/s makes less than one step in the %g s run", s->rate,
                                 (double)s->duration_ms / 1000.0);
     }
@@ -174,12 +164,9 @@ static int finish_checks(struct ctx *c, const struct scenario *s)
     return scenario_finish_faults(c, s, ops);
 }
 
-int scenario_finish(struct scenario *s, char err[SCENARIO_ERR_MAX])
+int scn_finish(struct ctx *c, struct scenario *s)
 {
-    struct ctx c = {.file = s->path, .reread = true, .err = err};
-
-    err[0] = '\0';
-    if (finish_checks(&c, s) < 0)
+    if (finish_checks(c, s) < 0)
         return -1;
     scenario_resolve(s, lock_find(s->algorithm));
     /* a scenario that expects nothing expects safety */

@@ -18,13 +18,21 @@
 #define MS_MAX         SCENARIO_MS_MAX
 #define NO_MAX         LLONG_MAX /* an integer field with only a lower bound */
 
+/* A value of the file the command line replaced: the path it was at. */
+struct scn_override {
+    const char *keys[2]; /* "clients"; "lock", "algorithm"; NULL after the last */
+};
+
 /* Validation state: where the walker is, and what to tell on failure. */
 struct ctx {
     const char *file; /* as the caller named it; "" for none */
     const char *text; /* the file's bytes, while scenario_load runs */
     size_t len;
-    bool reread; /* scenario_finish: read the file again to point into it */
-    char *err;   /* SCENARIO_ERR_MAX bytes */
+    /* the paths whose values the command line gave: a message blaming one
+     * names it without pointing into the file */
+    const struct scn_override *given;
+    size_t n_given;
+    char *err; /* SCENARIO_ERR_MAX bytes */
     struct json_step path[PATH_MAX_DEPTH];
     size_t depth;
 };
@@ -81,8 +89,9 @@ void scn_pop(struct ctx *c);
 /* Fail at the value under check. */
 __attribute__((format(printf, 2, 3))) int scn_fail(struct ctx *c, const char *fmt, ...);
 int scn_vfail(struct ctx *c, const char *fmt, va_list ap);
-/* scenario_finish: fail at the value if the file holds want there (NULL:
- * the value cannot be the file's); takes want's reference. */
+/* The checks of the whole: fail at the value, pointing into the file only
+ * when the value blamed is the file's (want NULL: it cannot be); takes
+ * want's reference. */
 __attribute__((format(printf, 3, 4))) int scn_fail_if_file(struct ctx *c, json_t *want,
                                                            const char *fmt, ...);
 int scn_type_error(struct ctx *c, const json_t *v, const char *what);
@@ -113,6 +122,10 @@ extern const char name_chars[];
 
 /* fault_fields.c: the "faults" array. */
 int parse_faults(struct ctx *c, json_t *v, const struct field *f, void *base);
+
+/* What only the whole can tell, once every value is in place, then the
+ * defaults resolved (scenario_finish.c). 0, or -1 with c->err set. */
+int scn_finish(struct ctx *c, struct scenario *s);
 
 /* The fault timeline against the run and ops's servers (scenario_faults.c). */
 int scenario_finish_faults(struct ctx *c, const struct scenario *s, const struct lock_ops *ops);

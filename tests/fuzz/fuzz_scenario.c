@@ -1,11 +1,9 @@
 /* fuzz_scenario.c - libFuzzer target: any bytes as a scenario file, loaded
- * and validated as `locklab run` and `show` do (scenario_load's parse, then
- * scenario_finish), and a valid one asked what each algorithm lacks for
- * it, as `compare` asks. Whatever the input, the answer is a scenario or
- * one error line, never a crash, a leak or undefined behaviour.
- *
- * The input has no file name (""): scenario_finish reads its file again
- * only to point at a value it blames, so its messages name no position.
+ * and validated as `locklab run` and `show` do (scenario_load_text: each
+ * value, then the checks of the whole), and a valid one asked what each
+ * algorithm lacks for it, as `compare` asks. Whatever the input, the
+ * answer is a scenario or one error line, never a crash, a leak or
+ * undefined behaviour. The input has no file name ("").
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -30,8 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static struct scenario s; /* large: off the stack */
     char err[SCENARIO_ERR_MAX];
-    if (scenario_load_text("", (const char *)data, size, &s, err) == 0 &&
-        scenario_finish(&s, err) == 0)
+    if (scenario_load_text("", (const char *)data, size, NULL, &s, err) == 0)
         ask_every_algorithm(&s);
     else if (strchr(err, '\n') != NULL || err[0] == '\0')
         abort(); /* a refusal is one line */

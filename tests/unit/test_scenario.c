@@ -82,7 +82,8 @@ static void relative(const struct env *e, char *err)
     }
 }
 
-/* Load (and with finish, finish) json written into t.json. */
+/* Load json written into t.json: whole (every check) with finish, else
+ * as written (scenario_read: each value, not the checks of the whole). */
 static int run_json(void **state, const char *json, bool quotes, bool finish, struct scenario *s,
                     char *err)
 {
@@ -90,9 +91,7 @@ static int run_json(void **state, const char *json, bool quotes, bool finish, st
     char path[512];
 
     write_json(e, "t.json", json, quotes, path, sizeof(path));
-    int rc = scenario_load(path, s, err);
-    if (rc == 0 && finish)
-        rc = scenario_finish(s, err);
+    int rc = finish ? scenario_load(path, s, err) : scenario_read(path, s, err);
     relative(e, err);
     unlink(path);
     return rc;
@@ -144,7 +143,6 @@ static void test_good_full(void **state)
 
     fixture_path(state, "good_full.json", path, sizeof(path));
     assert_int_equal(scenario_load(path, &s, err), 0);
-    assert_int_equal(scenario_finish(&s, err), 0);
     assert_string_equal(s.path, path);
     assert_string_equal(s.name, "flash-sale.pause");
     assert_string_equal(s.description,
@@ -273,11 +271,8 @@ static void test_expect_defaults(void **state)
     assert_int_equal(s.expect.violations.value, 2);
     assert_int_equal(s.expect.invariants, EXPECT_INV_UNSET);
 
-    /* finishing twice changes nothing */
-    char err[SCENARIO_ERR_MAX];
+    /* a scenario that expects nothing expects safety */
     load_ok(state, "{" WL "}", &s);
-    s.path[0] = '\0';
-    assert_int_equal(scenario_finish(&s, err), 0);
     assert_int_equal(s.expect.violations.op, EXPECT_EQ);
     assert_int_equal(s.expect.invariants, EXPECT_INV_HOLD);
 }
@@ -390,8 +385,7 @@ static void test_file_errors(void **state)
 }
 
 /* From memory: what the file would give; len bounds the text (nothing
- * after it is read); named "", messages point nowhere, as scenario_finish
- * has no file to read again. */
+ * after it is read); named "", messages name no file. */
 static void test_load_text(void **state)
 {
     static const char text[] =
@@ -402,15 +396,13 @@ static void test_load_text(void **state)
     char err[SCENARIO_ERR_MAX];
 
     (void)state;
-    assert_int_equal(scenario_load_text("mem.json", text, strlen(text) - 9, &s, err), 0);
+    assert_int_equal(scenario_load_text("mem.json", text, strlen(text) - 9, NULL, &s, err), 0);
     assert_int_equal(s.clients, 7);
     assert_string_equal(s.name, "mem");
     assert_string_equal(s.path, "mem.json");
-    assert_int_equal(scenario_load_text("mem.json", text, strlen(text), &s, err), -1);
+    assert_int_equal(scenario_load_text("mem.json", text, strlen(text), NULL, &s, err), -1);
     assert_string_equal(err, "mem.json:1:59: syntax: end of file expected near 'trailing'");
-    assert_int_equal(scenario_load_text("", algo, strlen(algo), &s, err), 0);
-    assert_string_equal(s.name, "scenario");
-    assert_int_equal(scenario_finish(&s, err), -1);
+    assert_int_equal(scenario_load_text("", algo, strlen(algo), NULL, &s, err), -1);
     assert_string_equal(err, "lock.algorithm: unknown algorithm \"chubby\" (known: redis, "
                              "redis-naive, redlock, zookeeper)");
 }
@@ -620,7 +612,7 @@ static void test_unknown_values(void **state)
          "t.json:1:60: faults[0].target: unknown target \"client:2147483648\" for a client_crash "
          "(expected "
          "\"holder\" or \"client:N\")"},
-        /* too long to be any algorithm's name: no need to wait for scenario_finish */
+        /* too long to be any algorithm's name: no need to wait for the checks of the whole */
         {"{'lock': {'algorithm': 'redis-with-a-name-far-too-long-to-keep-around'}, " WL "}",
          "t.json:1:24: lock.algorithm: unknown algorithm "
          "\"redis-with-a-name-far-too-long-to-keep-a...\" (known: redis, redis-naive, redlock, "
@@ -787,7 +779,7 @@ static void test_missing_required(void **state)
     CHECK_LOAD(cases);
 }
 
-/* ---- scenario_finish ------------------------------------------------- */
+/* ---- the checks of the whole ----------------------------------------- */
 
 static void test_finish_errors(void **state)
 {
@@ -830,7 +822,6 @@ static void test_resolved_defaults(void **state)
                "{'lock': {'algorithm': 'zookeeper', 'ttl_ms': 300, 'renew_ms': 50}, " WL "}", true,
                path, sizeof(path));
     assert_int_equal(scenario_load(path, &s, err), 0);
-    assert_int_equal(scenario_finish(&s, err), 0);
     assert_int_equal(s.zookeeper.session_timeout_ms, 1000);
     assert_int_equal(s.renew_ms, 0);
     assert_int_equal(s.n_resolved, 1); /* renew_ms is unused with the watchdog off: 0 */
@@ -842,7 +833,6 @@ static void test_resolved_defaults(void **state)
                "{'lock': {'algorithm': 'redlock', 'ttl_ms': 900, 'watchdog': true}, " WL "}", true,
                path, sizeof(path));
     assert_int_equal(scenario_load(path, &s, err), 0);
-    assert_int_equal(scenario_finish(&s, err), 0);
     assert_int_equal(s.renew_ms, 300);
     assert_int_equal(s.redlock.quorum, 3);
     assert_int_equal(s.n_resolved, 2);
@@ -856,7 +846,6 @@ static void test_resolved_defaults(void **state)
                " 'redlock': {'quorum': 4}}, " WL "}",
                true, path, sizeof(path));
     assert_int_equal(scenario_load(path, &s, err), 0);
-    assert_int_equal(scenario_finish(&s, err), 0);
     assert_int_equal(s.renew_ms, 7);
     assert_int_equal(s.redlock.quorum, 4);
     assert_int_equal(s.n_resolved, 0);
@@ -869,14 +858,14 @@ static void test_duration_blame(void **state)
 {
     const struct env *e = *state;
     struct scenario s;
+    struct scenario_overrides ov;
     char path[1100], err[SCENARIO_ERR_MAX];
 
     write_json(e, "t.json", "{'duration_s': 10, 'workload': {'type': 'scheduled_tasks'}}", true,
                path, sizeof(path));
-    assert_int_equal(scenario_load(path, &s, err), 0);
-    s.duration_ms = 1500;
-    s.duration_from_cli = true;
-    assert_int_equal(scenario_finish(&s, err), -1);
+    scenario_no_overrides(&ov);
+    ov.duration_ms = 1500;
+    assert_int_equal(scenario_load_with(path, &ov, &s, err), -1);
     relative(e, err);
     assert_string_equal(err, "t.json: duration_s: 1500 ms holds no whole period of 1000 ms after "
                              "the first (at least twice the period)");
@@ -890,66 +879,68 @@ static void test_duration_blame(void **state)
     assert_int_equal(ms, 2);
 }
 
+/* The command line's values replace the file's before anything is checked:
+ * a message points into the file only at a value the file gave. */
 static void test_finish_after_overrides(void **state)
 {
     const struct env *e = *state;
     struct scenario s;
+    struct scenario_overrides ov;
     char path[1100], err[SCENARIO_ERR_MAX];
 
     write_json(e, "t.json", "{'lock': {'algorithm': 'redis'}, 'fencing': true, " WL "}", true, path,
                sizeof(path));
-    assert_int_equal(scenario_load(path, &s, err), 0);
-    snprintf(s.algorithm, sizeof(s.algorithm), "etcd");
-    assert_int_equal(scenario_finish(&s, err), -1);
+    scenario_no_overrides(&ov);
+    ov.algorithm = "etcd";
+    assert_int_equal(scenario_load_with(path, &ov, &s, err), -1);
     relative(e, err);
     assert_string_equal(err, "t.json: lock.algorithm: unknown algorithm \"etcd\" (known: redis, "
                              "redis-naive, redlock, zookeeper)");
 
     /* fencing was the file's wish, so it is pointed at */
-    snprintf(s.algorithm, sizeof(s.algorithm), "redis-naive");
-    assert_int_equal(scenario_finish(&s, err), -1);
+    ov.algorithm = "redis-naive";
+    assert_int_equal(scenario_load_with(path, &ov, &s, err), -1);
     relative(e, err);
     assert_string_equal(err,
                         "t.json:1:45: fencing: algorithm \"redis-naive\" gives no fencing tokens");
+    unlink(path);
 
-    snprintf(s.algorithm, sizeof(s.algorithm), "redis");
-    s.clients = 5000;
-    assert_int_equal(scenario_finish(&s, err), -1);
-    relative(e, err);
-    assert_string_equal(err, "t.json: clients: 5000 is out of range (1..4096)");
-
-    s.clients = 8;
-    s.duration_ms = 0;
-    assert_int_equal(scenario_finish(&s, err), -1);
-    relative(e, err);
-    assert_string_equal(err, "t.json: duration_s: 0 ms is out of range (1..86400000 ms)");
+    /* a file's value the command line replaces is not checked */
+    write_json(e, "t.json", "{'clients': 0, 'duration_s': 'x', " WL "}", true, path, sizeof(path));
+    scenario_no_overrides(&ov);
+    ov.clients = 8;
+    ov.duration_ms = 2000;
+    assert_int_equal(scenario_load_with(path, &ov, &s, err), 0);
+    assert_int_equal(s.clients, 8);
+    assert_int_equal(s.duration_ms, 2000);
     unlink(path);
 
     /* --clients 4 with a fault aimed at client 7 of the file */
     fixture_path(state, "good_full.json", path, sizeof(path));
-    assert_int_equal(scenario_load(path, &s, err), 0);
-    s.clients = 4;
-    assert_int_equal(scenario_finish(&s, err), -1);
+    scenario_no_overrides(&ov);
+    ov.clients = 4;
+    assert_int_equal(scenario_load_with(path, &ov, &s, err), -1);
     relative(e, err);
     assert_string_equal(err, "tests/fixtures/good_full.json:29:60: faults[1].target: client 7 "
                              "does not exist (4 clients, numbered 0..3)");
 
     /* --duration 10 with faults at 5 s and 12 s */
-    s.clients = 32;
-    s.duration_ms = 10000;
-    assert_int_equal(scenario_finish(&s, err), -1);
+    ov.clients = 32;
+    ov.duration_ms = 10000;
+    assert_int_equal(scenario_load_with(path, &ov, &s, err), -1);
     relative(e, err);
     assert_string_equal(err, "tests/fixtures/good_full.json:29:19: faults[1].at_ms: 12000 is "
                              "past the end of the run (10000 ms)");
 
     /* no file at all */
-    scenario_defaults(&s);
-    snprintf(s.algorithm, sizeof(s.algorithm), "nope");
-    assert_int_equal(scenario_finish(&s, err), -1);
+    static const char text[] = "{\"workload\": {\"type\": \"flash_sale\"}}";
+    scenario_no_overrides(&ov);
+    ov.algorithm = "nope";
+    assert_int_equal(scenario_load_text("", text, strlen(text), &ov, &s, err), -1);
     assert_string_equal(err, "lock.algorithm: unknown algorithm \"nope\" (known: redis, "
                              "redis-naive, redlock, zookeeper)");
-    snprintf(s.algorithm, sizeof(s.algorithm), "redis");
-    assert_int_equal(scenario_finish(&s, err), 0);
+    ov.algorithm = "redis";
+    assert_int_equal(scenario_load_text("", text, strlen(text), &ov, &s, err), 0);
 }
 
 /* ---- the documented examples ----------------------------------------- */
@@ -993,11 +984,10 @@ static void test_doc_examples(void **state)
         struct scenario s;
         char path[1100], err[SCENARIO_ERR_MAX];
         fixture_path(state, cases[i].file, path, sizeof(path));
+        /* finish: each value is fine, the checks of the whole refuse it */
+        if (cases[i].finish && scenario_read(path, &s, err) != 0)
+            fail_msg("%s: failed before the checks of the whole: %s", cases[i].file, err);
         int rc = scenario_load(path, &s, err);
-        if (rc == 0 && cases[i].finish)
-            rc = scenario_finish(&s, err);
-        else if (cases[i].finish)
-            print_error("%s: load failed early\n", cases[i].file);
         relative(e, err);
         assert_int_equal(rc, -1);
         assert_string_equal(err, cases[i].err);
@@ -1007,7 +997,6 @@ static void test_doc_examples(void **state)
     char path[1100], err[SCENARIO_ERR_MAX];
     fixture_path(state, "good_minimal.json", path, sizeof(path));
     assert_int_equal(scenario_load(path, &s, err), 0);
-    assert_int_equal(scenario_finish(&s, err), 0);
     assert_string_equal(s.name, "good_minimal");
 }
 
