@@ -10,7 +10,7 @@
 
 #include "reports/html.h"
 #include "reports/report.h"
-#include "sim/engine/result.h"
+#include "sim/check/result.h"
 
 #define COMPARE_MAX 16
 

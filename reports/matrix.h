@@ -10,7 +10,7 @@
 #include <stdio.h>
 
 #include "reports/report.h"
-#include "sim/engine/result.h"
+#include "sim/check/result.h"
 
 #define MATRIX_MAX_ROWS  64
 #define MATRIX_MAX_SEEDS 100

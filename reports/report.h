@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "sim/engine/result.h"
+#include "sim/check/result.h"
 
 /* What a run is about to do, printed before it starts (so a log shows it
  * while the run goes on): the command's settings after every default, and

@@ -14,8 +14,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "sim/check/result.h"
 #include "sim/engine/engine.h"
-#include "sim/engine/result.h"
 #include "sim/fleet/fleet.h"
 #include "sim/scenario/scenario.h"
 

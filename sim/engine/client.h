@@ -17,41 +17,11 @@
 #include "sim/check/checker.h"
 #include "sim/engine/live.h"
 #include "sim/record/intervals.h"
+#include "sim/record/measures.h"
 
 struct run_ctx;
 struct histogram;
 struct history_buf;
-
-enum op_kind {
-    OP_ACQUIRE = 0,    /* successful acquire: invoke to grant */
-    OP_ACQUIRE_FAILED, /* busy (wait elapsed) or error */
-    OP_RELEASE,
-    OP_HOLD, /* grant to release: how long the lock was held */
-    OP_STEP, /* one whole business step */
-    OP_COUNT
-};
-
-enum stat_kind {
-    ST_STEPS = 0,
-    ST_ACQUIRE_OK,
-    ST_ACQUIRE_BUSY,
-    ST_ACQUIRE_ERR,
-    ST_RELEASE_OK,
-    ST_RELEASE_LOST,
-    ST_RELEASE_ERR,
-    ST_RENEW_OK,
-    ST_RENEW_LOST,
-    ST_RENEW_ERR,
-    ST_CRASHES,
-    ST_PAUSES,
-    ST_CONNECT_ERR, /* (re)connecting failed */
-    /* of the *_ERR above: the ones whose request never left (LOCK_ERR_UNSENT),
-     * failures for sure; the rest are ambiguous (sent, no answer) */
-    ST_ACQUIRE_UNSENT,
-    ST_RELEASE_UNSENT,
-    ST_RENEW_UNSENT,
-    ST_COUNT
-};
 
 /* A lock kept after its work is done, released at until_ns (ShedLock's
  * lockAtLeastFor): its critical section stays open meanwhile. */

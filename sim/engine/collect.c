@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/check/result.h"
 #include "sim/engine/client.h"
-#include "sim/engine/result.h"
 #include "sim/engine/runner.h"
 #include "sim/engine/runner_state.h"
 #include "sim/faults/nemesis.h"

@@ -17,7 +17,7 @@
 #include <stddef.h>
 
 #include "algorithms/lock.h"
-#include "sim/engine/result.h"
+#include "sim/check/result.h"
 #include "sim/engine/runner.h"
 #include "sim/fleet/fleet.h"
 #include "sim/scenario/scenario.h"

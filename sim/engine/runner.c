@@ -25,6 +25,7 @@
 #include "sim/record/histogram.h"
 #include "sim/record/history.h"
 #include "sim/workloads/resource.h"
+#include "sim/workloads/workload.h"
 
 #define ERROR_PAUSE_NS   (20ULL * 1000000ULL)    /* after a failed call, before the next step */
 #define START_CONNECT_NS (10ULL * 1000000000ULL) /* the most a client tries to connect at start */

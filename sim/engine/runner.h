@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "algorithms/lock.h"
-#include "sim/engine/result.h"
+#include "sim/check/result.h"
 #include "sim/scenario/scenario.h"
 
 struct runner;

@@ -24,31 +24,13 @@
 
 #include <stdatomic.h>
 
+#include "sim/check/fault_record.h"
 #include "sim/fleet/cluster.h"
 #include "sim/record/history.h"
 #include "sim/scenario/scenario.h"
 
 struct nemesis;
 struct proxy;
-
-#define FAULT_TEXT_MAX 384
-
-struct fault_record {
-    struct fault_spec spec;
-    bool fired;
-    bool ended;
-    uint32_t client;   /* client faults: who suffered it */
-    uint32_t key;      /* client faults: the key it held */
-    uint64_t start_ns; /* CLOCK_MONOTONIC */
-    uint64_t end_ns;
-    /* process faults */
-    char servers[64];                /* the ones it struck: "redis-2,redis-4" */
-    char detail[FAULT_TEXT_MAX];     /* what it did: "SIGKILL redis-2 (pid 4242)" */
-    char end_detail[FAULT_TEXT_MAX]; /* how it ended: "redis-2 back as pid 4300, data lost" */
-    bool healed;                     /* ended by the end of the run, not by its own time */
-    uint64_t promoted_ns;            /* failover: when sentinel named the new master (0: not yet) */
-    char error[FAULT_TEXT_MAX];      /* what could not be done, if anything */
-};
 
 /* The servers a run's process faults may strike, in the order they are
  * named: redis-1.. or zk-1.., each a managed server of cl. */

@@ -3,6 +3,7 @@
 #include "sim/fleet/redis_server.h"
 #include "sim/fleet/sentinel_server.h"
 #include "sim/fleet/server_kind.h"
+#include "sim/proxy/proxy.h"
 
 #include <glob.h>
 #include <stdio.h>

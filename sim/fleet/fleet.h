@@ -15,7 +15,7 @@
 #include <stddef.h>
 
 #include "algorithms/lock.h"
-#include "sim/engine/result.h"
+#include "sim/check/result.h"
 #include "sim/faults/nemesis.h"
 #include "sim/fleet/cluster.h"
 #include "sim/scenario/scenario.h"

@@ -26,8 +26,7 @@
 #include <stdint.h>
 
 #include "algorithms/lock.h"
-
-#define PROXY_MAX_TOXICS 64 /* ids 0..63: a fault's index in the scenario */
+#include "sim/record/proxy_stats.h"
 
 enum toxic_type {
     TOXIC_LATENCY = 0, /* each chunk waits latency +- jitter ms, order kept */
@@ -58,16 +57,6 @@ struct toxic {
     int32_t group;         /* the one group it applies to, or -1: all */
     const uint8_t *groups; /* or, when not NULL: groups[g] != 0 for each it applies to
                               (proxy_groups() bytes, copied) */
-};
-
-/* What the proxy did, for the reports. */
-struct proxy_stats {
-    uint64_t connections;   /* accepted */
-    uint64_t refused;       /* upstream connects that failed: the client was reset */
-    uint64_t bytes_up;      /* delivered to servers */
-    uint64_t bytes_down;    /* delivered to clients */
-    uint64_t bytes_dropped; /* swallowed by timeouts, limits and closes */
-    uint64_t toxic_links[PROXY_MAX_TOXICS]; /* connections each toxic applied to */
 };
 
 struct proxy;

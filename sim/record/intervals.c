@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/check/result.h"
 #include "sim/engine/client.h"
-#include "sim/engine/result.h"
 
 #define NS_PER_S 1000000000ULL
 

@@ -7,24 +7,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sim/check/invariant.h"
 #include "sim/scenario/scenario.h"
 
 struct client;
 struct resource;
-
-struct invariant {
-    char name[48];
-    bool holds;
-    /* Availability, not safety (a scheduled run missed): reported, but it
-     * never fails the run's verdict. */
-    bool advisory;
-    /* Only two holders inside at once can break it (a violation): then the
-     * violations say why it broke, and no configuration can. */
-    bool by_overlaps;
-    char detail[600];
-};
-
-#define WORKLOAD_MAX_INVARIANTS 8
 
 struct workload {
     const struct workload_ops *ops;

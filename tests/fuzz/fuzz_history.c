@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "reports/report.h"
-#include "sim/engine/result.h"
+#include "sim/check/result.h"
 #include "sim/record/history.h"
 
 /* What cmd_check does with a history it has read, into out. */

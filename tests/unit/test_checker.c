@@ -16,7 +16,7 @@
 #include <time.h>
 
 #include "sim/check/checker.h"
-#include "sim/engine/result.h"
+#include "sim/check/result.h"
 
 #define NO_CAP 1000
 

@@ -1,5 +1,8 @@
 /* result.h - a finished run, as the reports read it. Reports never reach
- * into the runner; they get this struct once everything has stopped. */
+ * into the runner; they get this struct once everything has stopped. It
+ * holds plain data only, its types from the record, the checker and the
+ * scenario: a renderer that includes it sees nothing of the engine, the
+ * nemesis, the proxy, the fleet or the workloads. */
 #ifndef LOCKLAB_RESULT_H
 #define LOCKLAB_RESULT_H
 
@@ -7,16 +10,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "algorithms/lock.h"
 #include "sim/check/availability.h"
 #include "sim/check/checker.h"
+#include "sim/check/fault_record.h"
+#include "sim/check/invariant.h"
 #include "sim/check/stuck.h"
-#include "sim/engine/client.h"
-#include "sim/faults/nemesis.h"
-#include "sim/proxy/proxy.h"
 #include "sim/record/history.h"
+#include "sim/record/intervals.h"
 #include "sim/record/latency_timeline.h"
+#include "sim/record/measures.h"
+#include "sim/record/proxy_stats.h"
 #include "sim/scenario/scenario.h"
-#include "sim/workloads/workload.h"
+
+struct histogram;
 
 #define RESULT_MAX_SERVERS 12
 #define RESULT_SERVER_LEN  256

@@ -1,5 +1,5 @@
 /* result.c - the verdict of a run, and freeing what it holds. */
-#include "sim/engine/result.h"
+#include "sim/check/result.h"
 
 #include <inttypes.h>
 #include <stdio.h>
