@@ -141,6 +141,7 @@ const struct fault_kind fault_failover = {
     .window = WINDOW_RESTART,
     .band = "process",
     .check = check,
+    .takes_restart = true,
     .misfit = misfit,
     .pick = pick,
     .strike = strike,

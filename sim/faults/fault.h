@@ -79,6 +79,10 @@ struct fault_kind {
     bool (*fakes_time)(const struct fault_spec *f);
     /* Its client's connections are held at the proxy while it lasts. */
     bool holds_connections;
+    /* It takes "data" (what a server finds on its disk when it comes
+     * back) and "restart_after_ms": the other kinds refuse them, naming
+     * the kinds that take them. */
+    bool takes_data, takes_restart;
 
     /* FAULT_FAMILY_CLIENT */
     enum fault_holder_act holder_act;

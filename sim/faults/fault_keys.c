@@ -59,14 +59,39 @@ int fault_check_servers(struct fault_check *fc)
                       fault_type_name(fault_checked(fc)->kind));
 }
 
+/* "a kill or a restart": the kinds that take a key, from the registry. */
+static const char *kinds_taking(bool data, char *buf, size_t len)
+{
+    size_t n = 0, used = 0, count = 0;
+    for (size_t i = 0; i < fault_kind_count(); i++)
+        count += data ? fault_kind_at(i)->takes_data : fault_kind_at(i)->takes_restart;
+    buf[0] = '\0';
+    for (size_t i = 0; i < fault_kind_count() && used < len; i++) {
+        const struct fault_kind *k = fault_kind_at(i);
+        if (!(data ? k->takes_data : k->takes_restart))
+            continue;
+        n++;
+        used += (size_t)snprintf(buf + used, len - used, "%sa %s",
+                                 n == 1       ? ""
+                                 : n == count ? " or "
+                                              : ", ",
+                                 k->name);
+    }
+    return buf;
+}
+
 int fault_check_no_data(struct fault_check *fc)
 {
-    return fault_refuse(fc, "data", "only a kill or a restart loses data");
+    char who[96], why[128];
+    snprintf(why, sizeof(why), "only %s loses data", kinds_taking(true, who, sizeof(who)));
+    return fault_refuse(fc, "data", why);
 }
 
 int fault_check_no_restart(struct fault_check *fc)
 {
-    return fault_refuse(fc, "restart_after_ms", "only a kill or a failover waits to restart");
+    char who[96], why[128];
+    snprintf(why, sizeof(why), "only %s waits to restart", kinds_taking(false, who, sizeof(who)));
+    return fault_refuse(fc, "restart_after_ms", why);
 }
 
 int fault_check_no_clock_keys(struct fault_check *fc)
