@@ -114,7 +114,7 @@ static void down_start(struct proxy *p, int id, const struct toxic *t, uint64_t 
 /* Listen again where no down toxic holds a listener any more. Its port may
  * be taken meanwhile (by some connection's local end): then the loop tries
  * again each turn (relisten) until it is free. */
-void proxy_relisten(struct proxy *p)
+static void proxy_relisten(struct proxy *p)
 {
     p->relisten = false;
     for (size_t i = 0; i < n_listeners(p); i++) {
@@ -189,7 +189,7 @@ static void remove_toxic(struct proxy *p, int id, uint64_t now)
 }
 
 /* Carry out the command another thread left; false on stop. */
-bool proxy_run_command(struct proxy *p)
+static bool proxy_run_command(struct proxy *p)
 {
     uint64_t v;
     if (read(p->wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
@@ -213,6 +213,49 @@ bool proxy_run_command(struct proxy *p)
         for (struct link *l = p->links; l; l = l->next)
             pump_update_events(p, l, now); /* a hold or a drop may stop a side's writes */
     return k != CMD_STOP;
+}
+
+#define MAX_EVENTS 256
+
+static int wait_ms(uint64_t next, uint64_t now)
+{
+    if (next == NEVER)
+        return -1;
+    if (next <= now)
+        return 0;
+    uint64_t ms = (next - now + 999999) / 1000000;
+    return ms > 1000 ? 1000 : (int)ms;
+}
+
+/* The proxy's thread: links pumped (pump.c), commands and listeners
+ * seen to, until a stop command. */
+static void *proxy_loop(void *arg)
+{
+    struct proxy *p = arg;
+    struct epoll_event ev[MAX_EVENTS];
+    uint64_t next = NEVER;
+    for (bool go = true; go;) {
+        int n = epoll_wait(p->ep_fd, ev, MAX_EVENTS, wait_ms(next, clock_mono_ns()));
+        uint64_t now = clock_mono_ns();
+        for (int i = 0; i < n && go; i++) {
+            struct pfd *d = ev[i].data.ptr;
+            if (d->kind == PFD_WAKE)
+                go = proxy_run_command(p);
+            else if (d->kind == PFD_LISTENER)
+                pump_accept_all(p, (struct listener *)d, now);
+            else
+                pump_on_link(p, d, ev[i].events, now);
+        }
+        next = p->active || next != NEVER ? pump_tick(p, clock_mono_ns()) : NEVER;
+        if (p->relisten) {
+            proxy_relisten(p);
+            uint64_t soon = clock_mono_ns() + 10000000u;
+            next = p->relisten && soon < next ? soon : next;
+        }
+        pump_bury(p);
+    }
+    atomic_store(&p->gone, true);
+    return NULL;
 }
 
 /* ---- the API --------------------------------------------------------- */
@@ -268,7 +311,7 @@ fail:
 
 int proxy_start(struct proxy *p, char *err, size_t errlen)
 {
-    int rc = pthread_create(&p->thread, NULL, pump_loop, p);
+    int rc = pthread_create(&p->thread, NULL, proxy_loop, p);
     if (rc != 0) {
         snprintf(err, errlen, "proxy: cannot start its thread: %s", strerror(rc));
         return -1;

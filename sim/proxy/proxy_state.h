@@ -121,16 +121,10 @@ void pump_update_events(struct proxy *p, struct link *l, uint64_t now);
 uint64_t pump_tick(struct proxy *p, uint64_t now);
 /* Free the links closed this turn. */
 void pump_bury(struct proxy *p);
-/* The loop's thread: runs until a CMD_STOP, then sets p->gone. */
-void *pump_loop(void *arg);
-
-/* proxy.c, called by the loop */
-/* Carry out the command another thread left (the wake fd was readable);
- * false on stop. */
-bool proxy_run_command(struct proxy *p);
-/* Listen again where no down toxic holds a listener any more; sets
- * p->relisten when one could not listen yet. */
-void proxy_relisten(struct proxy *p);
+/* Accept every waiting connection on ls, each a link to its upstream. */
+void pump_accept_all(struct proxy *p, struct listener *ls, uint64_t now);
+/* Events ev on one side d of a link. */
+void pump_on_link(struct proxy *p, struct pfd *d, uint32_t ev, uint64_t now);
 
 /* toxics.c */
 /* Queue n bytes just read from one side of l onto f (direction dir). */

@@ -1,6 +1,7 @@
-/* pump.c - the proxy's event loop: it accepts connections, dials the
- * server for each, and moves the bytes both ways, sending what a toxic
- * delayed once it is due and carrying out timed closes and resets.
+/* pump.c - the proxy's links, for its event loop (proxy.c): it accepts
+ * connections, dials the server for each, and moves the bytes both ways,
+ * sending what a toxic delayed once it is due and carrying out timed
+ * closes and resets.
  *
  * Level-triggered epoll, one thread. With no toxic in force a chunk read
  * from one side is written to the other at once, with no allocation: the
@@ -21,7 +22,6 @@
 
 #define FLOW_CAP   (1u << 20) /* stop reading a side while this much waits to go out */
 #define READ_BYTES 16384
-#define MAX_EVENTS 256
 
 /* ---- sockets --------------------------------------------------------- */
 
@@ -147,7 +147,7 @@ static void new_link(struct proxy *p, struct listener *ls, int cfd, uint64_t now
     pump_watch(p, &l->server, EPOLLOUT);
 }
 
-static void accept_all(struct proxy *p, struct listener *ls, uint64_t now)
+void pump_accept_all(struct proxy *p, struct listener *ls, uint64_t now)
 {
     for (;;) {
         int fd = accept4(ls->pfd.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -272,7 +272,7 @@ static void connected(struct proxy *p, struct link *l, uint64_t now)
     flush(p, l, &l->up, STREAM_UP, now);
 }
 
-static void on_link(struct proxy *p, struct pfd *d, uint32_t ev, uint64_t now)
+void pump_on_link(struct proxy *p, struct pfd *d, uint32_t ev, uint64_t now)
 {
     struct link *l = d->link;
     if (l->dead)
@@ -344,43 +344,4 @@ void pump_bury(struct proxy *p)
         p->graveyard = l->next;
         free(l);
     }
-}
-
-static int wait_ms(uint64_t next, uint64_t now)
-{
-    if (next == NEVER)
-        return -1;
-    if (next <= now)
-        return 0;
-    uint64_t ms = (next - now + 999999) / 1000000;
-    return ms > 1000 ? 1000 : (int)ms;
-}
-
-void *pump_loop(void *arg)
-{
-    struct proxy *p = arg;
-    struct epoll_event ev[MAX_EVENTS];
-    uint64_t next = NEVER;
-    for (bool go = true; go;) {
-        int n = epoll_wait(p->ep_fd, ev, MAX_EVENTS, wait_ms(next, clock_mono_ns()));
-        uint64_t now = clock_mono_ns();
-        for (int i = 0; i < n && go; i++) {
-            struct pfd *d = ev[i].data.ptr;
-            if (d->kind == PFD_WAKE)
-                go = proxy_run_command(p);
-            else if (d->kind == PFD_LISTENER)
-                accept_all(p, (struct listener *)d, now);
-            else
-                on_link(p, d, ev[i].events, now);
-        }
-        next = p->active || next != NEVER ? pump_tick(p, clock_mono_ns()) : NEVER;
-        if (p->relisten) {
-            proxy_relisten(p);
-            uint64_t soon = clock_mono_ns() + 10000000u;
-            next = p->relisten && soon < next ? soon : next;
-        }
-        pump_bury(p);
-    }
-    atomic_store(&p->gone, true);
-    return NULL;
 }
