@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/engine/run.h"
+#include "sim/engine/run_ctx.h"
 #include "sim/faults/nemesis.h"
 #include "sim/record/clock.h"
 #include "sim/record/histogram.h"

@@ -5,7 +5,7 @@
  * renders the result once the call returns: the engine prints nothing and
  * chooses no exit code.
  *
- * Implemented in run.c. Its neighbour run.h is another thing: what every
+ * Implemented in run.c. Its neighbour run_ctx.h is another thing: what every
  * client of a run shares while the run is under way (the clients, the
  * workloads and their tests include it); this header is the call that
  * makes such a run, and only the face includes it.

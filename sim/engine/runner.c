@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "sim/engine/run.h"
+#include "sim/engine/run_ctx.h"
 #include "sim/engine/runner_state.h"
 #include "sim/faults/nemesis.h"
 #include "sim/fleet/server_kind.h"

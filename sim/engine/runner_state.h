@@ -12,7 +12,7 @@
 
 #include "algorithms/lock.h"
 #include "sim/engine/client.h"
-#include "sim/engine/run.h"
+#include "sim/engine/run_ctx.h"
 #include "sim/engine/runner.h"
 #include "sim/scenario/scenario.h"
 

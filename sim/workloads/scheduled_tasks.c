@@ -38,7 +38,7 @@
 #include <string.h>
 
 #include "sim/engine/client.h"
-#include "sim/engine/run.h"
+#include "sim/engine/run_ctx.h"
 #include "sim/record/clock.h"
 #include "sim/record/histogram.h"
 #include "sim/workloads/resource.h"

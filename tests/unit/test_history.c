@@ -21,7 +21,7 @@
 #include "sim/check/availability.h"
 #include "sim/check/stuck.h"
 #include "sim/engine/client.h"
-#include "sim/engine/run.h"
+#include "sim/engine/run_ctx.h"
 #include "sim/record/history.h"
 #include "sim/record/latency_timeline.h"
 #include "sim/scenario/scenario.h"

@@ -1,8 +1,8 @@
-/* run.h - what every client of a run shares, read-only except the flags.
+/* run_ctx.h - what every client of a run shares, read-only except the flags.
  * The call that makes a run (fleet, proxy, runner, nemesis, result) is
  * engine.h's, kept apart so that clients and workloads never see it. */
-#ifndef LOCKLAB_RUN_H
-#define LOCKLAB_RUN_H
+#ifndef LOCKLAB_RUN_CTX_H
+#define LOCKLAB_RUN_CTX_H
 
 #include <stdatomic.h>
 #include <stdint.h>
