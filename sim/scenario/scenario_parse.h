@@ -120,6 +120,9 @@ int parse_expect(struct ctx *c, json_t *v, const struct field *f, void *base);
 /* The characters of a scenario's name. */
 extern const char name_chars[];
 
+/* scenario.c: the document walked against the format's top table. */
+int scn_walk_top(struct ctx *c, json_t *root, struct scenario *s);
+
 /* fault_fields.c: the "faults" array. */
 int parse_faults(struct ctx *c, json_t *v, const struct field *f, void *base);
 

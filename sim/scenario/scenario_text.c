@@ -1,6 +1,7 @@
 /* scenario_text.c - the values of a scenario that are written as text:
  * server endpoints ("host:port,host:port", also --redis/--zookeeper) and
- * expectations ("0", ">0", ">= 3"), read and written back.
+ * expectations ("0", ">0", ">= 3"), read and written back; and the
+ * external server lists a scenario names, by server kind.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -8,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/fleet/server_kind.h"
 #include "sim/scenario/scenario.h"
 #include "sim/scenario/scenario_parse.h"
 
@@ -144,4 +146,32 @@ bool expect_met(const struct expect_num *e, uint64_t got)
     default:
         return true; /* nothing expected */
     }
+}
+
+const struct server_list *scenario_external(const struct scenario *s, const char *kind)
+{
+    static const struct server_list none; /* read-only: a kind nobody named */
+    int k = server_kind_index(kind);
+    return k < 0 || k >= SCENARIO_SERVER_KINDS ? &none : &s->servers[k];
+}
+
+const struct server_list *scenario_finders(const struct scenario *s, const struct lock_ops *ops)
+{
+    const struct server_kind *k = server_kind_find(ops->server);
+    return scenario_external(s, k && k->found_by ? k->found_by : "");
+}
+
+bool scenario_external_for(const struct scenario *s, const struct lock_ops *ops)
+{
+    return scenario_external(s, ops->server)->n > 0 || scenario_finders(s, ops)->n > 0;
+}
+
+bool scenario_names_finders(const struct scenario *s)
+{
+    for (size_t k = 0; k < server_kind_count(); k++) {
+        const char *finder = server_kind_at(k)->found_by;
+        if (finder && scenario_external(s, finder)->n > 0)
+            return true;
+    }
+    return false;
 }
