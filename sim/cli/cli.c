@@ -255,7 +255,6 @@ static int read_servers(const struct run_opts *o, struct server_list *lists,
 
 int load_scenario(const struct run_opts *o, struct scenario *s)
 {
-    char err[SCENARIO_ERR_MAX];
     struct scenario_overrides ov;
     struct server_list *lists = calloc(SCENARIO_SERVER_KINDS, sizeof(*lists));
     if (lists == NULL) {
@@ -275,6 +274,7 @@ int load_scenario(const struct run_opts *o, struct scenario *s)
         ov.requests = o->requests;
         ov.rate = o->rate;
         ov.seed = o->seed;
+        char err[SCENARIO_ERR_MAX];
         if (scenario_load_with(o->scenario, &ov, s, err) < 0) {
             fprintf(stderr, "locklab: %s\n", err);
             rc = EXIT_USAGE;

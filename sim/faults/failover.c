@@ -118,11 +118,11 @@ static void end(struct nemesis *n, size_t i, bool healed)
 
 static void plan(const struct fault_spec *f, char *buf, size_t len)
 {
-    char b[32];
-    if (f->restart_after_ms)
+    if (f->restart_after_ms) {
+        char b[32];
         snprintf(buf, len, "failover: kill the master, back after %s s as a replica",
                  fault_seconds(f->restart_after_ms, b, sizeof(b)));
-    else
+    } else
         snprintf(buf, len, "failover: kill the master, down until the run ends");
 }
 

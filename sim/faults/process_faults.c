@@ -90,12 +90,13 @@ static void data_text(const struct fault_spec *f, char *buf, size_t len)
 
 static void plan_kill(const struct fault_spec *f, char *buf, size_t len)
 {
-    char data[24], b[32];
+    char data[24];
     data_text(f, data, sizeof(data));
-    if (f->restart_after_ms)
+    if (f->restart_after_ms) {
+        char b[32];
         snprintf(buf, len, "kill %s, back after %s s%s", f->target_text,
                  fault_seconds(f->restart_after_ms, b, sizeof(b)), data);
-    else
+    } else
         snprintf(buf, len, "kill %s, down until the run ends%s", f->target_text, data);
 }
 

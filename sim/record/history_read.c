@@ -614,7 +614,7 @@ static int check_seqs(struct reader *r)
 static void names_printable(struct history *h)
 {
     char **tables[] = {h->keys, h->owners, h->notes};
-    size_t counts[] = {h->n_keys, h->n_owners, h->n_notes};
+    const size_t counts[] = {h->n_keys, h->n_owners, h->n_notes};
     for (size_t t = 0; t < 3; t++)
         for (size_t i = 0; i < counts[t]; i++)
             printable(tables[t][i]);

@@ -149,8 +149,8 @@ static bool given_by_option(const struct ctx *c)
     return false;
 }
 
-__attribute__((format(printf, 5, 0))) static int vfail(struct ctx *c, bool at_key, bool any_value,
-                                                       json_t *want, const char *fmt, va_list ap)
+__attribute__((format(printf, 5, 0))) static int
+vfail(struct ctx *c, bool at_key, bool any_value, const json_t *want, const char *fmt, va_list ap)
 {
     char msg[SCENARIO_ERR_MAX], path[256];
     struct json_pos pos;
