@@ -50,11 +50,7 @@ const char *report_effect_name(int effect)
 
 const char *report_seconds(uint64_t ms, char *buf, size_t len)
 {
-    if (ms % 1000 == 0)
-        snprintf(buf, len, "%" PRIu64, ms / 1000);
-    else
-        snprintf(buf, len, "%" PRIu64 ".%03" PRIu64, ms / 1000, ms % 1000);
-    return buf;
+    return scenario_seconds(ms, buf, len);
 }
 
 const char *report_token(uint64_t token, char *buf, size_t len)

@@ -126,8 +126,6 @@ const struct fault_kind *fault_kind_find(const char *name);
 const struct fault_kind *fault_kind_of(const struct fault_spec *f);
 
 /* Shared by the kinds' files. */
-/* "1.5" for 1500 ms, "2" for 2000 */
-const char *fault_seconds(uint64_t ms, char *buf, size_t len);
 
 /* fault_keys.c: the checks several kinds make, each -1 with the error set. */
 /* Toxiproxy's attributes, as bits of the takes and needs of a kind. */

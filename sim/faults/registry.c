@@ -142,14 +142,3 @@ bool scenario_fakes_time(const struct scenario *s)
     }
     return false;
 }
-
-/* ---- for the kinds' files ------------------------------------------- */
-
-const char *fault_seconds(uint64_t ms, char *buf, size_t len)
-{
-    if (ms % 1000 == 0)
-        snprintf(buf, len, "%" PRIu64, ms / 1000);
-    else
-        snprintf(buf, len, "%" PRIu64 ".%03" PRIu64, ms / 1000, ms % 1000);
-    return buf;
-}

@@ -368,6 +368,8 @@ bool expect_met(const struct expect_num *e, uint64_t got);
 int scenario_duration_ms(double seconds, uint64_t *ms, char *why, size_t len);
 
 const char *fault_data_name(enum fault_data d); /* "lost", "kept" */
+/* A time in ms as a scenario's seconds: "1.5" for 1500, "2" for 2000. */
+const char *scenario_seconds(uint64_t ms, char *buf, size_t len);
 /* The longest duration_ms of s's faults (0 without faults): how far one
  * can stretch a step past the run's end. */
 uint64_t scenario_longest_fault_ms(const struct scenario *s);

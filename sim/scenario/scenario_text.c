@@ -175,3 +175,12 @@ bool scenario_names_finders(const struct scenario *s)
     }
     return false;
 }
+
+const char *scenario_seconds(uint64_t ms, char *buf, size_t len)
+{
+    if (ms % 1000 == 0)
+        snprintf(buf, len, "%" PRIu64, ms / 1000);
+    else
+        snprintf(buf, len, "%" PRIu64 ".%03" PRIu64, ms / 1000, ms % 1000);
+    return buf;
+}
