@@ -4,8 +4,6 @@
  * A kind's index here is its number in a history file's fault events and
  * in a fault span: append new kinds, never reorder.
  */
-#include <inttypes.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
