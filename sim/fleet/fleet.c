@@ -1,7 +1,5 @@
 /* fleet.c - managed or external servers, and each algorithm's share. */
 #include "sim/fleet/fleet.h"
-#include "sim/fleet/redis_server.h"
-#include "sim/fleet/sentinel_server.h"
 #include "sim/fleet/server_kind.h"
 #include "sim/proxy/proxy.h"
 
@@ -52,43 +50,6 @@ int fleet_check(const struct scenario *s, const struct lock_ops *const *ops, siz
                  ops[i]->name, want, kind->name, ext->n, ext->n == 1 ? "is" : "are", kind->name);
         return -1;
     }
-    return 0;
-}
-
-/* The redis lock's topology: a master, its replicas replicating through a
- * proxy of the fleet's own (so a network fault can delay or cut their
- * link), and the sentinels that fail it over. */
-static int start_topology(struct fleet *f, const struct scenario *s, char *err, size_t errlen)
-{
-    if (cluster_start(&f->cl, "redis", 1, err, errlen) < 0)
-        return -1;
-    const struct managed_server *master = &f->cl.srv[f->cl.n - 1];
-    struct lock_endpoint up = {.host = "127.0.0.1", .port = master->port};
-    f->repl = proxy_new(&up, 1, 1, 1, s->seed, err, errlen);
-    if (f->repl == NULL || proxy_start(f->repl, err, errlen) < 0)
-        return -1;
-    struct server_list *l = &f->ep[server_kind_index("redis")];
-    l->ep[l->n++] = up;
-    for (uint32_t i = 0; i < s->redis.replicas; i++) {
-        if (redis_server_start_replica(&f->cl, proxy_address(f->repl, 0, 0).port, err, errlen) < 0)
-            return -1;
-        l->ep[l->n] =
-            (struct lock_endpoint){.host = "127.0.0.1", .port = f->cl.srv[f->cl.n - 1].port};
-        l->n++;
-    }
-    if (s->redis.sentinels == 0)
-        return 0;
-    /* Sentinel "fixes" a replica whose master address is not the one it
-     * monitors (the proxy's) once failover-timeout has passed since it saw
-     * it: longer than the run, so the link stays proxied throughout. */
-    uint64_t failover_ms = s->duration_ms + 60000;
-    size_t first = f->cl.n;
-    if (sentinel_server_start(&f->cl, s->redis.sentinels, up.port, s->redis.replicas, failover_ms,
-                              err, errlen) < 0)
-        return -1;
-    for (size_t i = first; i < f->cl.n; i++)
-        f->sentinels.ep[f->sentinels.n++] =
-            (struct lock_endpoint){.host = "127.0.0.1", .port = f->cl.srv[i].port};
     return 0;
 }
 
@@ -152,6 +113,7 @@ int fleet_up(struct fleet *f, const struct scenario *s, const struct lock_ops *c
     needs(s, ops, n, need);
     for (size_t k = 0; k < server_kind_count() && k < SCENARIO_SERVER_KINDS; k++) {
         const struct server_kind *kind = server_kind_at(k);
+        int topology;
         const struct server_list *finders =
             kind->found_by ? scenario_external(s, kind->found_by) : NULL;
         if (need[k] == 0)
@@ -164,9 +126,9 @@ int fleet_up(struct fleet *f, const struct scenario *s, const struct lock_ops *c
         } else if (s->servers[k].n > 0) {
             f->ep[k] = s->servers[k];
             f->external[k] = true;
-        } else if ((kind->found_by && s->redis.replicas > 0
-                        ? start_topology(f, s, err, errlen)
-                        : start_kind(f, k, need[k], err, errlen)) < 0) {
+        } else if ((topology = kind->start_topology ? kind->start_topology(f, s, err, errlen) : 0) <
+                       0 ||
+                   (topology == 0 && start_kind(f, k, need[k], err, errlen) < 0)) {
             fleet_down(f, NULL);
             return -1;
         }

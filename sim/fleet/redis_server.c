@@ -19,9 +19,12 @@
 #include <unistd.h>
 
 #include "sim/fleet/cluster.h"
+#include "sim/fleet/fleet.h"
 #include "sim/fleet/redis_server.h"
+#include "sim/fleet/sentinel_server.h"
 #include "sim/fleet/server_kind.h"
 #include "sim/fleet/spawn.h"
+#include "sim/proxy/proxy.h"
 
 extern const struct server_kind server_redis;
 
@@ -199,6 +202,46 @@ long redis_server_shorten_ttls(int port, uint64_t ms)
     return strtol(reply + 1, NULL, 10);
 }
 
+/* The redis lock's topology (lock.redis): a master, its replicas
+ * replicating through a proxy of the fleet's own (so a network fault can
+ * delay or cut their link), and the sentinels that fail it over. 1 when
+ * started, 0 when the scenario asks for a master alone, -1 with err. */
+static int start_topology(struct fleet *f, const struct scenario *s, char *err, size_t errlen)
+{
+    if (s->redis.replicas == 0)
+        return 0; /* a master alone: as many as the lock asks (start) */
+    if (start(&f->cl, 1, err, errlen) < 0)
+        return -1;
+    const struct managed_server *master = &f->cl.srv[f->cl.n - 1];
+    struct lock_endpoint up = {.host = "127.0.0.1", .port = master->port};
+    f->repl = proxy_new(&up, 1, 1, 1, s->seed, err, errlen);
+    if (f->repl == NULL || proxy_start(f->repl, err, errlen) < 0)
+        return -1;
+    struct server_list *l = &f->ep[server_kind_index(server_redis.name)];
+    l->ep[l->n++] = up;
+    for (uint32_t i = 0; i < s->redis.replicas; i++) {
+        if (redis_server_start_replica(&f->cl, proxy_address(f->repl, 0, 0).port, err, errlen) < 0)
+            return -1;
+        l->ep[l->n] =
+            (struct lock_endpoint){.host = "127.0.0.1", .port = f->cl.srv[f->cl.n - 1].port};
+        l->n++;
+    }
+    if (s->redis.sentinels == 0)
+        return 1;
+    /* Sentinel "fixes" a replica whose master address is not the one it
+     * monitors (the proxy's) once failover-timeout has passed since it saw
+     * it: longer than the run, so the link stays proxied throughout. */
+    uint64_t failover_ms = s->duration_ms + 60000;
+    size_t first = f->cl.n;
+    if (sentinel_server_start(&f->cl, s->redis.sentinels, up.port, s->redis.replicas, failover_ms,
+                              err, errlen) < 0)
+        return -1;
+    for (size_t i = first; i < f->cl.n; i++)
+        f->sentinels.ep[f->sentinels.n++] =
+            (struct lock_endpoint){.host = "127.0.0.1", .port = f->cl.srv[i].port};
+    return 1;
+}
+
 const struct server_kind server_redis = {
     .name = "redis",
     .node_prefix = "redis",
@@ -211,6 +254,7 @@ const struct server_kind server_redis = {
     .start = start,
     .forget_data = forget_data,
     .reset = reset,
+    .start_topology = start_topology,
     .durable_mode = "AOF fsync always",
     .clock_movable = true,
     .found_by = "sentinel",

@@ -18,7 +18,9 @@
 #include <stdint.h>
 
 struct cluster;
+struct fleet;
 struct managed_server;
+struct scenario;
 struct spawn;
 
 struct server_kind {
@@ -40,6 +42,11 @@ struct server_kind {
     /* Optional: start count of them and wait until they serve: what a
      * lock of this kind runs on. 0, or -1 with err set, none left. */
     int (*start)(struct cluster *c, size_t count, char *err, size_t errlen);
+    /* Optional: a run's share started its own way when the scenario
+     * gives the kind a topology (the redis lock's replicas and sentinels):
+     * 1 when it started it, 0 when the scenario asks none (then start
+     * does), -1 with err set. */
+    int (*start_topology)(struct fleet *f, const struct scenario *s, char *err, size_t errlen);
     /* Optional: its data files removed, as a crash with no disk leaves
      * them. NULL: its data is a log it keeps whatever happens. */
     void (*forget_data)(const struct managed_server *s);
