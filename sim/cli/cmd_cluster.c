@@ -33,10 +33,50 @@
 
 struct cluster_opts {
     char dir[256];
-    bool dir_given;  /* --dir: status and down look nowhere else */
-    bool remembered; /* dir came from the pointer file */
-    long long redis_nodes, zk_nodes;
+    bool dir_given;                         /* --dir: status and down look nowhere else */
+    bool remembered;                        /* dir came from the pointer file */
+    long long nodes[SCENARIO_SERVER_KINDS]; /* by server kind: how many `up` starts */
 };
+
+/* The kinds `cluster up` can start: those that start on their own. */
+static bool startable(size_t k)
+{
+    return k < SCENARIO_SERVER_KINDS && k < server_kind_count() && server_kind_at(k)->start;
+}
+
+/* The kind whose --<name>-nodes option a is, or -1. */
+static int nodes_option(const char *a)
+{
+    for (size_t k = 0; k < server_kind_count(); k++) {
+        char name[48];
+        snprintf(name, sizeof(name), "--%s-nodes", server_kind_at(k)->name);
+        if (startable(k) && strcmp(a, name) == 0)
+            return (int)k;
+    }
+    return -1;
+}
+
+static int take_nodes(struct cluster_opts *o, int k, const char *a, const char *v)
+{
+    const struct server_kind *kind = server_kind_at((size_t)k);
+    long long n;
+    if (parse_long(v, 0, 31, &n) < 0 || !(kind->cluster_counts & (1u << n)))
+        return bad_usage("%s: expected %s, got \"%s\"", a, kind->cluster_counts_text, v);
+    o->nodes[k] = n;
+    return 0;
+}
+
+/* "(--redis-nodes 0 --zookeeper-nodes 0)": every kind's option at 0. */
+static int nothing_to_start(void)
+{
+    char all[256] = "";
+    size_t used = 0;
+    for (size_t k = 0; k < server_kind_count() && used < sizeof(all); k++)
+        if (startable(k))
+            used += (size_t)snprintf(all + used, sizeof(all) - used, "%s--%s-nodes 0",
+                                     used ? " " : "", server_kind_at(k)->name);
+    return bad_usage("cluster: nothing to start (%s)", all);
+}
 
 static const char *tmp_root(void)
 {
@@ -58,27 +98,28 @@ static int parse_cluster_opts(int argc, char **argv, struct cluster_opts *o)
 {
     bool up = strcmp(argv[1], "up") == 0;
     snprintf(o->dir, sizeof(o->dir), "%s/locklab-cluster", tmp_root());
-    o->redis_nodes = 5;
-    o->zk_nodes = 1;
+    long long total = 0;
+    for (size_t k = 0; k < server_kind_count() && k < SCENARIO_SERVER_KINDS; k++)
+        o->nodes[k] = startable(k) ? server_kind_at(k)->cluster_nodes : 0;
     for (int i = 2; i < argc; i += 2) { /* every option takes a value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int k = nodes_option(a);
         /* status and down act on the cluster as it is: a size would be ignored */
-        if (!up && (strcmp(a, "--redis-nodes") == 0 || strcmp(a, "--zookeeper-nodes") == 0))
+        if (!up && k >= 0)
             return bad_usage("cluster %s: %s is for `cluster up` only", argv[1], a);
         if (strcmp(a, "--dir") == 0 && v) {
             if (take_dir(o, v) != 0)
                 return EXIT_USAGE;
-        } else if (strcmp(a, "--redis-nodes") == 0 && v) {
-            if (parse_long(v, 0, 8, &o->redis_nodes) < 0)
-                return bad_usage("--redis-nodes: expected 0..8, got \"%s\"", v);
-        } else if (strcmp(a, "--zookeeper-nodes") == 0 && v) {
-            if (parse_long(v, 0, 3, &o->zk_nodes) < 0 || o->zk_nodes == 2)
-                return bad_usage("--zookeeper-nodes: expected 0, 1 or 3, got \"%s\"", v);
+        } else if (k >= 0 && v) {
+            if (take_nodes(o, k, a, v) != 0)
+                return EXIT_USAGE;
         } else
             return bad_usage("cluster: unexpected argument \"%s\"", a);
     }
-    if (up && o->redis_nodes + o->zk_nodes == 0)
-        return bad_usage("%s", "cluster: nothing to start (--redis-nodes 0 --zookeeper-nodes 0)");
+    for (size_t k = 0; k < SCENARIO_SERVER_KINDS; k++)
+        total += o->nodes[k];
+    if (up && total == 0)
+        return nothing_to_start();
     return 0;
 }
 
@@ -177,15 +218,20 @@ static void endpoints_of(const struct cluster *c, const char *kind, char *buf, s
 
 static int write_state(const struct cluster_opts *o, const struct cluster *c)
 {
-    char path[300], tmp[310], redis[400], zk[200];
+    char path[300], tmp[310];
     state_path(o, path, sizeof(path));
     snprintf(tmp, sizeof(tmp), "%s.new", path);
     FILE *f = fopen(tmp, "w");
     if (f == NULL)
         return -1;
-    endpoints_of(c, "redis", redis, sizeof(redis));
-    endpoints_of(c, "zookeeper", zk, sizeof(zk));
-    fprintf(f, "supervisor=%d\nredis=%s\nzookeeper=%s\n", (int)getpid(), redis, zk);
+    fprintf(f, "supervisor=%d\n", (int)getpid());
+    for (size_t k = 0; k < server_kind_count(); k++) {
+        char eps[400];
+        if (!startable(k))
+            continue;
+        endpoints_of(c, server_kind_at(k)->name, eps, sizeof(eps));
+        fprintf(f, "%s=%s\n", server_kind_at(k)->name, eps); /* redis=127.0.0.1:p,... */
+    }
     for (size_t i = 0; i < c->n; i++)
         fprintf(f, "server=%s %d %d\n", c->srv[i].kind->name, c->srv[i].port, (int)c->srv[i].pid);
     fprintf(f, "supervisor_start=%llu\nroot=%s\n", cluster_process_start(getpid()), c->root);
@@ -202,9 +248,10 @@ static void logs_path(const struct cluster_opts *o, char *buf, size_t len)
 /* The supervisor's start-up: 0, or -1 with err set and nothing running. */
 static int supervisor_begin(const struct cluster_opts *o, struct cluster *c, char *err, size_t len)
 {
-    int rc = cluster_start(c, "redis", (size_t)o->redis_nodes, err, len);
-    if (rc == 0 && o->zk_nodes > 0)
-        rc = cluster_start(c, "zookeeper", (size_t)o->zk_nodes, err, len);
+    int rc = 0;
+    for (size_t k = 0; k < server_kind_count() && rc == 0; k++)
+        if (startable(k) && o->nodes[k] > 0)
+            rc = cluster_start(c, server_kind_at(k)->name, (size_t)o->nodes[k], err, len);
     if (rc == 0 && write_state(o, c) < 0) {
         snprintf(err, len, "cannot write the state file in %s: %s", o->dir, strerror(errno));
         rc = -1;
@@ -268,8 +315,9 @@ static void supervise(const struct cluster_opts *o, int fd)
 /* What the state file says. */
 struct cluster_state {
     pid_t supervisor;
-    unsigned long long supervisor_start; /* 0: an older state file, 1: unknown */
-    char redis[400], zookeeper[200], root[200];
+    unsigned long long supervisor_start;        /* 0: an older state file, 1: unknown */
+    char endpoints[SCENARIO_SERVER_KINDS][400]; /* by server kind: "127.0.0.1:p,..." */
+    char root[200];
     char servers[CLUSTER_MAX_SERVERS][64]; /* "kind port pid" */
     size_t n;
 };
@@ -284,6 +332,18 @@ static bool take(const char *line, const char *key, char *out, size_t len)
     return true;
 }
 
+/* "redis=127.0.0.1:p,...": a kind's endpoints; false for any other line. */
+static bool state_endpoints(const char *line, struct cluster_state *st)
+{
+    for (size_t k = 0; k < server_kind_count(); k++) {
+        char key[48];
+        snprintf(key, sizeof(key), "%s=", server_kind_at(k)->name);
+        if (startable(k) && take(line, key, st->endpoints[k], sizeof(st->endpoints[k])))
+            return true;
+    }
+    return false;
+}
+
 static void read_state_line(const char *line, struct cluster_state *st)
 {
     char num[24];
@@ -291,9 +351,9 @@ static void read_state_line(const char *line, struct cluster_state *st)
         st->supervisor = (pid_t)atoi(num);
     else if (take(line, "supervisor_start=", num, sizeof(num)))
         st->supervisor_start = strtoull(num, NULL, 10);
-    else if (take(line, "redis=", st->redis, sizeof(st->redis)) ||
-             take(line, "zookeeper=", st->zookeeper, sizeof(st->zookeeper)) ||
-             take(line, "root=", st->root, sizeof(st->root)))
+    else if (take(line, "root=", st->root, sizeof(st->root)))
+        return;
+    else if (state_endpoints(line, st))
         return;
     else if (st->n < CLUSTER_MAX_SERVERS &&
              take(line, "server=", st->servers[st->n], sizeof(st->servers[0])))
@@ -328,13 +388,12 @@ static bool supervisor_alive(const struct cluster_state *st)
     return t == 1 || st->supervisor_start <= 1 || t == st->supervisor_start;
 }
 
-static void print_usage_hint(const char *redis, const char *zk)
+static void print_usage_hint(const struct cluster_state *st)
 {
     printf("point locklab at it:\n  locklab run SCENARIO");
-    if (redis[0])
-        printf(" --redis %s", redis);
-    if (zk[0])
-        printf(" --zookeeper %s", zk);
+    for (size_t k = 0; k < server_kind_count(); k++)
+        if (startable(k) && st->endpoints[k][0])
+            printf(" --%s %s", server_kind_at(k)->name, st->endpoints[k]);
     printf("\n  (the single-instance algorithms use the first Redis)\n");
 }
 
@@ -375,7 +434,7 @@ static int cluster_status(const struct cluster_opts *o, int hint)
         printf("  %-10s 127.0.0.1:%-6d pid %-7d %s\n", kind, port, pid, ok ? "up" : "DOWN");
     }
     if (hint)
-        print_usage_hint(st.redis, st.zookeeper);
+        print_usage_hint(&st);
     return down ? EXIT_ENV : EXIT_PASS;
 }
 

@@ -259,4 +259,7 @@ const struct server_kind server_redis = {
     .clock_movable = true,
     .found_by = "sentinel",
     .option_letter = 'r',
+    .cluster_nodes = 5,
+    .cluster_counts = 0x1ff, /* 0..8 */
+    .cluster_counts_text = "0..8",
 };

@@ -64,6 +64,12 @@ struct server_kind {
     /* Optional: the short letter of its command-line option (--redis is
      * also -r); 0: the long option alone. */
     char option_letter;
+    /* `locklab cluster up` (kinds with a start): how many it starts
+     * unless --<name>-nodes says, the counts that option takes (bit n:
+     * n servers) and those counts as its message writes them. */
+    uint32_t cluster_nodes;
+    uint32_t cluster_counts;
+    const char *cluster_counts_text;
 };
 
 /* The registry. */

@@ -173,4 +173,7 @@ const struct server_kind server_zookeeper = {
     .leads = leads,
     .start = start,
     .option_letter = 'z',
+    .cluster_nodes = 1,
+    .cluster_counts = 0xb, /* 0, 1, 3 */
+    .cluster_counts_text = "0, 1 or 3",
 };
