@@ -223,8 +223,8 @@ static int network_misfit(const struct scenario *s, const struct fault_spec *f,
         return -1;
     }
     if (f->scope == NET_REPLICATION) {
-        /* the redis lock's topology (lock.redis) replicates its kind's servers */
-        if (s->redis.replicas > 0 && strcmp(ops->server, "redis") == 0 &&
+        /* a kind with a topology of its own (Redis's replicas) replicates */
+        if (s->redis.replicas > 0 && kind_of(ops) && kind_of(ops)->start_topology &&
             scenario_external(s, ops->server)->n == 0)
             return 0;
         snprintf(why, len,
