@@ -8,7 +8,7 @@
 # in build-fuzz/corpus/TARGET, so later runs start from it. A finding (a
 # crash, a leak, undefined behaviour, a timeout) stops the script with
 # libFuzzer's exit code and its input in build-fuzz/findings/; it belongs in
-# tests/unit/test_history.c or tests/unit/test_scenario.c as a unit test, exactly.
+# tests/unit/test_history_read.c or a tests/unit/test_scenario_*.c as a unit test, exactly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}

@@ -41,9 +41,10 @@ What is checked, and the conventions a doc follows for it:
 
 2. Quoted messages. A line of a plain ``` block, or an inline `code` span,
    that reads `PATH.json[:LINE:COL]: message` is a locklab error message:
-   - PATH `t.json`: an inline case of tests/unit/test_scenario.c, which asserts
-     the exact text against the real loader; the message must be one of
-     that file's string constants (adjacent literals joined), word for word;
+   - PATH `t.json`: an inline case of tests/unit/test_scenario*.c, which
+     assert the exact text against the real loader; the message must be one
+     of those files' string constants (adjacent literals joined), word for
+     word;
    - any other PATH: `locklab run PATH` runs from the temporary folder
      (with closed server ports, so a file that turned valid starts nothing)
      and must exit 2 with exactly that line on stderr, after the leading
@@ -68,8 +69,8 @@ What is checked, and the conventions a doc follows for it:
      scenario=NAME ...`) is checked by shape against a 1-s `compare` of
      scenarios/NAME.json with the algorithms its rows name (its
      `End of compare:` line, if shown, names none).
-   - A block of history lines must be a string constant of
-     tests/unit/test_history.c (which pins the writer to it byte for byte), and
+   - A block of history lines must be a string constant of one of
+     tests/unit/test_history*.c (which pin the writer to it byte for byte), and
      `locklab check` on it must PASS; an inline `checker: S sections, ...`
      template (capital letters for numbers) must match that check's line.
 
@@ -90,6 +91,7 @@ What is checked, and the conventions a doc follows for it:
 Blocks of any other kind are listed as SKIP with their first line.
 """
 import difflib
+import glob
 import itertools
 import json
 import math
@@ -105,6 +107,10 @@ import tempfile
 import time
 
 TIMEOUT_S = 120
+# The unit tests whose string constants the docs quote: the loader's
+# messages (t.json) and the history writer's whole example.
+SCENARIO_TESTS = "tests/unit/test_scenario*.c"
+HISTORY_TESTS = "tests/unit/test_history*.c"
 MSG_RE = re.compile(r"^(?P<path>[\w./-]+\.json)(?::(?P<line>\d+):(?P<col>\d+))?: (?P<text>\S.*)$")
 MARKER_RE = re.compile(r"^<!--\s*(?P<kind>output of|shape of):\s*(?P<cmd>.*?)\s*-->\s*$")
 EXIT_RE = re.compile(r"(?:^exit (\d+)\b|\(exit (\d+)\))")
@@ -241,6 +247,15 @@ class Checker:
         return ["--redis", ",".join(self.closed_redis), "--zookeeper", ",".join(self.closed_zk)]
 
     # ---- the C sources the docs lean on ------------------------------------
+
+    def files_of(self, pattern):
+        """The files a glob names under the source folder, relative to it, sorted."""
+        return sorted(os.path.relpath(p, self.src)
+                      for p in glob.glob(os.path.join(self.src, pattern)))
+
+    def holder_of(self, pattern, s):
+        """The first file of a glob with s among its string constants, or None."""
+        return next((rel for rel in self.files_of(pattern) if s in self.strings_of(rel)), None)
 
     def strings_of(self, rel):
         """Every string constant of a C file, adjacent literals joined, escapes undone."""
@@ -409,12 +424,13 @@ class Checker:
     def check_message(self, where, msg, command=None):
         m = MSG_RE.match(msg)
         if command is None and m.group("path") == "t.json":
-            if msg in self.strings_of("tests/unit/test_scenario.c"):
-                self.report("PASS", where, msg + "  [asserted in tests/unit/test_scenario.c]")
+            held = self.holder_of(SCENARIO_TESTS, msg)
+            if held:
+                self.report("PASS", where, msg + "  [asserted in %s]" % held)
             else:
-                near = difflib_close(msg, [s for s in self.strings_of("tests/unit/test_scenario.c")
-                                           if s.startswith("t.json")])
-                self.report("FAIL", where, msg, "not an expected string of tests/unit/test_scenario.c"
+                near = difflib_close(msg, [s for rel in self.files_of(SCENARIO_TESTS)
+                                           for s in self.strings_of(rel) if s.startswith("t.json")])
+                self.report("FAIL", where, msg, "not an expected string of " + SCENARIO_TESTS
                             + ("; nearest there:\n" + near if near else ""))
             return
         if command is None:
@@ -490,12 +506,13 @@ class Checker:
     def check_history_block(self, doc, block, templates):
         where = "%s:%d" % (doc.rel, block["line"])
         text = "\n".join(block["body"]) + "\n"
-        if text in self.strings_of("tests/unit/test_history.c"):
-            self.report("PASS", where, "history example: a string of tests/unit/test_history.c, "
-                        "which pins the writer to it")
+        held = self.holder_of(HISTORY_TESTS, text)
+        if held:
+            self.report("PASS", where, "history example: a string of %s, "
+                        "which pins the writer to it" % held)
         else:
             self.report("FAIL", where, "history example",
-                        "not, byte for byte, a string constant of tests/unit/test_history.c")
+                        "not, byte for byte, a string constant of " + HISTORY_TESTS)
         path = self.scratch("history") + ".jsonl"
         with open(path, "w") as f:
             f.write(text)

@@ -1,0 +1,111 @@
+/* scenario_env.c - the scenario unit tests' temporary folder and their
+ * ways to load inline JSON (scenario_env.h). */
+#include "tests/lib/scenario_env.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/lib/scratch.h"
+
+int group_setup(void **state)
+{
+    struct env *e = calloc(1, sizeof(*e));
+    const char *tmp = getenv("TMPDIR"), *src = getenv("LOCKLAB_SOURCE_DIR");
+
+    if (!e)
+        return -1;
+    snprintf(e->dir, sizeof(e->dir), "%s/locklab-scenario-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    snprintf(e->src, sizeof(e->src), "%s", src && *src ? src : ".");
+    if (!mkdtemp(e->dir)) {
+        free(e);
+        return -1;
+    }
+    *state = e;
+    return 0;
+}
+
+int group_teardown(void **state)
+{
+    struct env *e = *state;
+    if (e == NULL) /* group_setup failed: no folder */
+        return 0;
+    scratch_remove("test_scenario", e->dir);
+    free(e);
+    *state = NULL;
+    return 0;
+}
+
+void write_json(const struct env *e, const char *name, const char *json, bool quotes, char *path,
+                size_t len)
+{
+    snprintf(path, len, "%s/%s", e->dir, name);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    for (const char *p = json; *p; p++)
+        fputc(quotes && *p == '\'' ? '"' : *p, f);
+    assert_int_equal(fclose(f), 0);
+}
+
+void relative(const struct env *e, char *err)
+{
+    const char *roots[] = {e->dir, e->src};
+    for (size_t i = 0; i < 2; i++) {
+        size_t n = strlen(roots[i]);
+        if (strncmp(err, roots[i], n) == 0 && err[n] == '/') {
+            memmove(err, err + n + 1, strlen(err + n + 1) + 1);
+            return;
+        }
+    }
+}
+
+/* Load json written into t.json: whole (every check) with finish, else
+ * as written (scenario_read: each value, not the checks of the whole). */
+static int run_json(void **state, const char *json, bool quotes, bool finish, struct scenario *s,
+                    char *err)
+{
+    const struct env *e = *state;
+    char path[512];
+
+    write_json(e, "t.json", json, quotes, path, sizeof(path));
+    int rc = finish ? scenario_load(path, s, err) : scenario_read(path, s, err);
+    relative(e, err);
+    unlink(path);
+    return rc;
+}
+
+void load_ok(void **state, const char *json, struct scenario *s)
+{
+    char err[SCENARIO_ERR_MAX];
+    int rc = run_json(state, json, true, true, s, err);
+    if (rc != 0)
+        print_error("input: %s\nerror: %s\n", json, err);
+    assert_int_equal(rc, 0);
+    assert_string_equal(err, "");
+}
+
+void check_bad(void **state, const struct bad_case *cases, size_t n, bool finish)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct scenario s;
+        char err[SCENARIO_ERR_MAX];
+        int rc = run_json(state, cases[i].json, true, finish, &s, err);
+        if (rc != -1 || strcmp(err, cases[i].err) != 0)
+            print_error("input: %s\n", cases[i].json);
+        assert_int_equal(rc, -1);
+        assert_string_equal(err, cases[i].err);
+    }
+}
+
+void fixture_path(void **state, const char *name, char *path, size_t len)
+{
+    const struct env *e = *state;
+    snprintf(path, len, "%s/tests/fixtures/%s", e->src, name);
+}
