@@ -152,7 +152,8 @@ static void run_options(struct option *longs, char *shorts, size_t shorts_len)
     for (size_t k = 0; k < server_kind_count() && k < SCENARIO_SERVER_KINDS; k++) {
         const struct server_kind *kind = server_kind_at(k);
         longs[n++] = (struct option){kind->name, required_argument, 0, OPT_SERVERS + (int)k};
-        if (kind->option_letter && used + 3 < shorts_len)
+        /* a letter another option has is never a kind's: it would take it over */
+        if (kind->option_letter && !strchr(shorts, kind->option_letter) && used + 3 < shorts_len)
             used += (size_t)snprintf(shorts + used, shorts_len - used, "%c:", kind->option_letter);
     }
     longs[n] = (struct option){0, 0, 0, 0};
@@ -167,6 +168,12 @@ static int server_letter(int c)
     return c;
 }
 
+void run_opts_init(struct run_opts *o)
+{
+    *o = (struct run_opts){
+        .clients = -1, .requests = -1, .rate = -1, .seed = -1, .max_violations = 10};
+}
+
 int parse_run_opts(int argc, char **argv, struct run_opts *o, enum run_opts_mode mode)
 {
     struct option longs[RUN_OPTIONS_MAX];
@@ -174,8 +181,7 @@ int parse_run_opts(int argc, char **argv, struct run_opts *o, enum run_opts_mode
     run_options(longs, shorts, sizeof(shorts));
     static const char *const names[] = {"run", "compare", "show"};
     const char *cmd = names[mode];
-    *o = (struct run_opts){
-        .clients = -1, .requests = -1, .rate = -1, .seed = -1, .max_violations = 10};
+    run_opts_init(o);
     int c;
     opterr = 0;
     optind = 1;
@@ -253,7 +259,29 @@ static int read_servers(const struct run_opts *o, struct server_list *lists,
     return 0;
 }
 
-int load_scenario(const struct run_opts *o, struct scenario *s)
+/* The command line's values for the scenario: --algorithm checked, the
+ * server lists read into lists. 0, or an exit code after its message. */
+static int options_as_overrides(const struct run_opts *o, struct server_list *lists,
+                                struct scenario_overrides *ov)
+{
+    scenario_no_overrides(ov);
+    if (o->algorithm && lock_find(o->algorithm) == NULL)
+        return unknown_algorithm("--algorithm", o->algorithm);
+    int rc = read_servers(o, lists, ov);
+    if (rc)
+        return rc;
+    ov->algorithm = o->algorithm;
+    ov->clients = o->clients > 0 ? o->clients : -1;
+    ov->duration_ms = o->duration_ms;
+    ov->requests = o->requests;
+    ov->rate = o->rate;
+    ov->seed = o->seed;
+    return 0;
+}
+
+/* The scenario of o with its options in place: whole (every check), or
+ * as compare first reads it (each value, no checks of the whole). */
+static int scenario_of(const struct run_opts *o, bool whole, struct scenario *s)
 {
     struct scenario_overrides ov;
     struct server_list *lists = calloc(SCENARIO_SERVER_KINDS, sizeof(*lists));
@@ -261,27 +289,28 @@ int load_scenario(const struct run_opts *o, struct scenario *s)
         fprintf(stderr, "locklab: out of memory\n");
         return EXIT_ENV;
     }
-    scenario_no_overrides(&ov);
-    int rc = 0;
-    if (o->algorithm && lock_find(o->algorithm) == NULL)
-        rc = unknown_algorithm("--algorithm", o->algorithm);
-    if (rc == 0)
-        rc = read_servers(o, lists, &ov);
+    int rc = options_as_overrides(o, lists, &ov);
     if (rc == 0) {
-        ov.algorithm = o->algorithm;
-        ov.clients = o->clients > 0 ? o->clients : -1;
-        ov.duration_ms = o->duration_ms;
-        ov.requests = o->requests;
-        ov.rate = o->rate;
-        ov.seed = o->seed;
         char err[SCENARIO_ERR_MAX];
-        if (scenario_load_with(o->scenario, &ov, s, err) < 0) {
+        int bad = whole ? scenario_load_with(o->scenario, &ov, s, err)
+                        : scenario_read(o->scenario, &ov, s, err);
+        if (bad < 0) {
             fprintf(stderr, "locklab: %s\n", err);
             rc = EXIT_USAGE;
         }
     }
     free(lists);
     return rc;
+}
+
+int load_scenario(const struct run_opts *o, struct scenario *s)
+{
+    return scenario_of(o, true, s);
+}
+
+int read_scenario(const struct run_opts *o, struct scenario *s)
+{
+    return scenario_of(o, false, s);
 }
 
 /* The file that says a folder holds a run (or a comparison) already, or

@@ -49,9 +49,13 @@ enum run_opts_mode { RUN_OPTS_RUN, RUN_OPTS_COMPARE, RUN_OPTS_SHOW };
 /* Options of run, compare (--algorithms instead of --algorithm) and show
  * (no --out, --quiet; --json). 0, or an exit code after printing the
  * error. */
+/* Every option as not given (the scenario's values kept). */
+void run_opts_init(struct run_opts *o);
 int parse_run_opts(int argc, char **argv, struct run_opts *o, enum run_opts_mode mode);
 /* The scenario with the command line's overrides, validated; 0 or exit 2. */
 int load_scenario(const struct run_opts *o, struct scenario *s);
+/* The same without the checks of the whole (scenario_read). */
+int read_scenario(const struct run_opts *o, struct scenario *s);
 /* The options, the scenario with them and its algorithm, checked against
  * the servers named: all that run and show do before anything starts.
  * 0, or an exit code after printing the error. */

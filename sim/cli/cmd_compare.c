@@ -82,9 +82,8 @@ static int plan_scenarios(const struct run_opts *o, struct plan *p)
     if (raw == NULL) {
         fprintf(stderr, "locklab: out of memory\n");
         rc = EXIT_ENV;
-    } else if (scenario_read(o->scenario, raw, err) < 0) {
-        fprintf(stderr, "locklab: %s\n", err);
-        rc = EXIT_USAGE;
+    } else {
+        rc = read_scenario(o, raw); /* o's algorithm is NULL: compare takes --algorithms */
     }
     struct run_opts one = *o;
     p->n_run = 0;

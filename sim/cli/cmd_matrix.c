@@ -115,7 +115,11 @@ static int plan_files(const struct matrix_opts *o, char files[][512], struct pla
     int rc = list_files(o->dir, files, &n);
     p->n = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
-        struct run_opts ro = {.scenario = files[i], .clients = -1, .requests = -1, .seed = -1};
+        /* a row runs as its file says: no option replaces its values (the
+         * rate's -1 too: 0 would force closed loop on an open-loop row) */
+        struct run_opts ro;
+        run_opts_init(&ro);
+        ro.scenario = files[i];
         struct scenario *s = &p->scn[p->n];
         rc = load_scenario(&ro, s);
         if (rc)

@@ -213,7 +213,8 @@ int scenario_load(const char *path, struct scenario *s, char err[SCENARIO_ERR_MA
     return load_file(path, NULL, true, s, err);
 }
 
-int scenario_read(const char *path, struct scenario *s, char err[SCENARIO_ERR_MAX])
+int scenario_read(const char *path, const struct scenario_overrides *ov, struct scenario *s,
+                  char err[SCENARIO_ERR_MAX])
 {
-    return load_file(path, NULL, false, s, err);
+    return load_file(path, ov, false, s, err);
 }

@@ -309,9 +309,11 @@ int scenario_load_with(const char *path, const struct scenario_overrides *ov, st
 int scenario_load_text(const char *name, const char *text, size_t len,
                        const struct scenario_overrides *ov, struct scenario *s,
                        char err[SCENARIO_ERR_MAX]);
-/* The file as written, each of its values checked, before any algorithm
- * or option is applied (what compare asks of every algorithm). */
-int scenario_read(const char *path, struct scenario *s, char err[SCENARIO_ERR_MAX]);
+/* The file with ov's values (NULL: none), each value checked, without the
+ * checks of the whole: what compare asks of every algorithm before it
+ * loads the scenario for those that can run it. */
+int scenario_read(const char *path, const struct scenario_overrides *ov, struct scenario *s,
+                  char err[SCENARIO_ERR_MAX]);
 
 /* What s asks of a lock that ops cannot give: LACKS_TOKEN ("fencing":
  * true without fencing tokens), LACKS_RENEW (lock.watchdog without

@@ -192,8 +192,9 @@ __attribute__((format(printf, 2, 3))) static int fail_key(struct ctx *c, const c
     return -1;
 }
 
-/* scenario_finish: fail at the value if the file holds want there (NULL:
- * the value cannot be the file's); takes want's reference. */
+/* The checks of the whole: fail at the value, pointed at in the file
+ * unless the command line gave it (want NULL: it cannot be the file's);
+ * takes want's reference. */
 __attribute__((format(printf, 3, 4))) int scn_fail_if_file(struct ctx *c, json_t *want,
                                                            const char *fmt, ...)
 {

@@ -75,7 +75,7 @@ static int run_json(void **state, const char *json, bool quotes, bool finish, st
     char path[512];
 
     write_json(e, "t.json", json, quotes, path, sizeof(path));
-    int rc = finish ? scenario_load(path, s, err) : scenario_read(path, s, err);
+    int rc = finish ? scenario_load(path, s, err) : scenario_read(path, NULL, s, err);
     relative(e, err);
     unlink(path);
     return rc;

@@ -110,6 +110,11 @@ static void test_process_fault_errors(void **state)
          "'restart_after_ms': 1500}], " WL "}",
          "t.json:1:99: faults[0].restart_after_ms: the kill would end at 2500 ms, past the end of "
          "the run (2000 ms)"},
+        /* a failover takes no duration_ms: its restart_after_ms is the one blamed */
+        {"{'duration_s': 2, 'lock': {'redis': {'sentinels': 1}}, 'faults': [{'at_ms': 1000, "
+         "'type': 'failover', 'restart_after_ms': 1500}], " WL "}",
+         "t.json:1:123: faults[0].restart_after_ms: the failover would end at 2500 ms, past the "
+         "end of the run (2000 ms)"},
         {"{'lock': {'algorithm': 'redlock'}, 'faults': [{'at_ms': 0, 'type': 'kill', 'target': "
          "'redis-2'}, {'at_ms': 500, 'type': 'pause', 'target': 'redis-2', 'duration_ms': "
          "100}], " WL "}",

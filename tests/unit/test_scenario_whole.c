@@ -262,7 +262,7 @@ static void test_doc_examples(void **state)
         char path[1100], err[SCENARIO_ERR_MAX];
         fixture_path(state, cases[i].file, path, sizeof(path));
         /* finish: each value is fine, the checks of the whole refuse it */
-        if (cases[i].finish && scenario_read(path, &s, err) != 0)
+        if (cases[i].finish && scenario_read(path, NULL, &s, err) != 0)
             fail_msg("%s: failed before the checks of the whole: %s", cases[i].file, err);
         int rc = scenario_load(path, &s, err);
         relative(e, err);
