@@ -65,8 +65,11 @@ cd "$(dirname "$0")/.."
 scripts/build.sh >/dev/null
 bin=build/locklab
 gen=build/tests/sweep_gen
+# the list read whole first: grep -q leaving early would make a long
+# list die of SIGPIPE, and pipefail would call a known algorithm unknown
+known=$("$bin" list)
 for a in "${algos[@]}"; do
-  if ! "$bin" list | grep -Eq "^  $a( |\$)"; then
+  if ! grep -Eq "^  $a( |\$)" <<<"$known"; then
     echo "sweep: unknown algorithm \"$a\" (see build/locklab list)" >&2
     exit 2
   fi
