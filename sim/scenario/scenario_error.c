@@ -176,7 +176,7 @@ __attribute__((format(printf, 2, 3))) int scn_fail(struct ctx *c, const char *fm
     return -1;
 }
 
-int scn_vfail(struct ctx *c, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) int scn_vfail(struct ctx *c, const char *fmt, va_list ap)
 {
     vfail(c, false, true, NULL, fmt, ap);
     return -1;

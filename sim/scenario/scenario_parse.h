@@ -88,7 +88,7 @@ void scn_pop(struct ctx *c);
 /* Each returns -1 after writing c->err. */
 /* Fail at the value under check. */
 __attribute__((format(printf, 2, 3))) int scn_fail(struct ctx *c, const char *fmt, ...);
-int scn_vfail(struct ctx *c, const char *fmt, va_list ap);
+__attribute__((format(printf, 2, 0))) int scn_vfail(struct ctx *c, const char *fmt, va_list ap);
 /* The checks of the whole: fail at the value, pointing into the file only
  * when the value blamed is the file's (want NULL: it cannot be); takes
  * want's reference. */
