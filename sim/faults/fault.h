@@ -118,10 +118,9 @@ struct fault_kind {
     void (*settings)(const struct fault_spec *f, json_t *o);
 };
 
-/* The registry. */
-size_t fault_kind_count(void);
+/* The registry (its count and the index of a name are scenario.h's:
+ * fault_kind_count, fault_kind_index). */
 const struct fault_kind *fault_kind_at(size_t i);
-const struct fault_kind *fault_kind_find(const char *name);
 /* f's kind (never NULL for a parsed spec). */
 const struct fault_kind *fault_kind_of(const struct fault_spec *f);
 

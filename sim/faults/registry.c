@@ -24,20 +24,9 @@ static const struct fault_kind *const kinds[] = {
 #define N_KINDS (sizeof(kinds) / sizeof(kinds[0]))
 _Static_assert(N_KINDS < 256, "a kind's index fits a fault_spec's uint8_t");
 
-size_t fault_kind_count(void)
-{
-    return N_KINDS;
-}
-
 const struct fault_kind *fault_kind_at(size_t i)
 {
     return i < N_KINDS ? kinds[i] : NULL;
-}
-
-const struct fault_kind *fault_kind_find(const char *name)
-{
-    int i = fault_kind_index(name);
-    return i < 0 ? NULL : kinds[i];
 }
 
 const struct fault_kind *fault_kind_of(const struct fault_spec *f)
@@ -47,7 +36,7 @@ const struct fault_kind *fault_kind_of(const struct fault_spec *f)
 
 /* ---- scenario.h's queries ------------------------------------------- */
 
-size_t fault_kind_total(void)
+size_t fault_kind_count(void)
 {
     return N_KINDS;
 }

@@ -76,17 +76,16 @@ int cluster_keep_log(const char *root, const struct server_kind *kind, size_t i,
 int cluster_alive(struct cluster *c, size_t i);
 /* Faults on one managed server (control.c), each under cluster_lock().
  * kill: SIGKILL and reap. pause/resume: SIGSTOP/SIGCONT. stop: SIGTERM
- * (a clean shutdown). revive: start a killed or stopped one again on its
- * port, its data files removed first unless keep_data, and wait until it
- * serves. Each returns 0, or -1 with err set. */
+ * (a clean shutdown). Each returns 0, or -1 with err set. */
 int cluster_kill(struct cluster *c, size_t i, char *err, size_t errlen);
 int cluster_pause(struct cluster *c, size_t i, char *err, size_t errlen);
 int cluster_resume(struct cluster *c, size_t i, char *err, size_t errlen);
 int cluster_stop_one(struct cluster *c, size_t i, char *err, size_t errlen);
-int cluster_revive(struct cluster *c, size_t i, bool keep_data, char *err, size_t errlen);
-/* cluster_revive in two steps, for servers that must come back together
- * (a ZooKeeper quorum): start each, then wait for each, starting being how
- * many were started at once. Each 0, or -1 with err set. */
+/* A killed or stopped server started again on its port, its data files
+ * removed first unless keep_data, in two steps, so that servers that must
+ * come back together (a ZooKeeper quorum) are all started before any is
+ * waited for: start each, then wait for each until it serves, starting
+ * being how many were started at once. Each 0, or -1 with err set. */
 int cluster_revive_start(struct cluster *c, size_t i, bool keep_data, char *err, size_t errlen);
 int cluster_revive_wait(struct cluster *c, size_t i, size_t starting, char *err, size_t errlen);
 /* Move server i's clock forward by ms (it runs under libfaketime): its

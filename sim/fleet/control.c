@@ -120,13 +120,6 @@ int cluster_revive_wait(struct cluster *c, size_t i, size_t starting, char *err,
     return ready == 0 ? 0 : -1;
 }
 
-int cluster_revive(struct cluster *c, size_t i, bool keep_data, char *err, size_t errlen)
-{
-    if (cluster_revive_start(c, i, keep_data, err, errlen) < 0)
-        return -1;
-    return cluster_revive_wait(c, i, 1, err, errlen);
-}
-
 /* Every server a fault left down is started before any is waited for: a
  * ZooKeeper member serves only once a quorum of them is back. */
 size_t cluster_heal(struct cluster *c)

@@ -383,7 +383,7 @@ static const char *note(const struct history *h, uint64_t id)
 
 static int write_fault(const struct history *h, const struct history_event *e, struct line *l)
 {
-    const char *name = e->arg < fault_kind_total() ? fault_type_name(e->arg) : NULL;
+    const char *name = e->arg < fault_kind_count() ? fault_type_name(e->arg) : NULL;
     if (name == NULL || e->arg2 > 1)
         return -1;
     put_field_u64(l, "{\"time\":", e->t_ns);

@@ -205,7 +205,7 @@ static const struct names stream_names = {"stream", stream_list, N_OF(stream_lis
 static int parse_kind(struct ctx *c, json_t *v, const struct field *f, void *base)
 {
     const char *list[256];
-    size_t n = fault_kind_total();
+    size_t n = fault_kind_count();
     for (size_t i = 0; i < n && i < N_OF(list); i++)
         list[i] = fault_type_name((unsigned)i);
     const struct names kinds = {"fault type", list, n < N_OF(list) ? n : N_OF(list), 0};

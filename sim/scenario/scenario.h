@@ -36,7 +36,7 @@ enum skew_kind {
  * must not see the nemesis (the parser's callers, the checker, the
  * reports) ask a kind what it is instead of naming it. */
 struct json_t;
-size_t fault_kind_total(void);
+size_t fault_kind_count(void);
 const char *fault_type_name(unsigned kind); /* "client_pause"; "unknown" past the end */
 int fault_kind_index(const char *name);     /* -1 when no kind has that name */
 /* Process faults act on the servers a run uses; network faults go through

@@ -386,7 +386,7 @@ static void test_names(void **state)
     (void)state;
     assert_string_equal(fault_type_name(0), "client_pause"); /* the registry's order */
     assert_string_equal(fault_type_name(1), "client_crash");
-    assert_string_equal(fault_type_name((unsigned)fault_kind_total()), "unknown");
+    assert_string_equal(fault_type_name((unsigned)fault_kind_count()), "unknown");
     assert_string_equal(workload_name(WORKLOAD_FLASH_SALE), "flash_sale");
 }
 
