@@ -85,13 +85,14 @@ static int numeric_opt(int c, const char *arg, struct run_opts *o)
     }
 }
 
-/* An option this command does not take (--algorithm on compare and
- * --algorithms on run get their own message first): what only a run uses
- * on show, show's --json on the others. */
 /* Values of the options beyond the short letters: one per server kind. */
 #define OPT_SERVERS     1000
 #define RUN_OPTIONS_MAX (12 + SCENARIO_SERVER_KINDS + 1)
+#define BASE_SHORTS     "a:A:c:d:n:s:o:q"
 
+/* An option this command does not take (--algorithm on compare and
+ * --algorithms on run get their own message first): what only a run uses
+ * on show, show's --json on the others. */
 static int foreign_opt(int c, enum run_opts_mode mode)
 {
     if (mode == RUN_OPTS_SHOW)
@@ -129,6 +130,14 @@ static const char *option_name(const struct option *longs, int c, char *name, si
     return name;
 }
 
+/* A kind's short letter, or 0: never one another option has, which the
+ * kind's would take over. */
+static char kind_letter(const struct server_kind *kind)
+{
+    char c = kind->option_letter;
+    return c && !strchr(BASE_SHORTS, c) ? c : 0;
+}
+
 /* The options of run, compare and show: these, then one per server kind
  * (--redis H:P, with its kind's short letter -r), into longs; the short
  * options' string into shorts. */
@@ -148,12 +157,11 @@ static void run_options(struct option *longs, char *shorts, size_t shorts_len)
                                          {"proxy", no_argument, 0, 'P'}};
     size_t n = sizeof(base) / sizeof(base[0]), used;
     memcpy(longs, base, sizeof(base));
-    used = (size_t)snprintf(shorts, shorts_len, "a:A:c:d:n:s:o:q");
+    used = (size_t)snprintf(shorts, shorts_len, "%s", BASE_SHORTS);
     for (size_t k = 0; k < server_kind_count() && k < SCENARIO_SERVER_KINDS; k++) {
         const struct server_kind *kind = server_kind_at(k);
         longs[n++] = (struct option){kind->name, required_argument, 0, OPT_SERVERS + (int)k};
-        /* a letter another option has is never a kind's: it would take it over */
-        if (kind->option_letter && !strchr(shorts, kind->option_letter) && used + 3 < shorts_len)
+        if (kind_letter(kind) && used + 3 < shorts_len)
             used += (size_t)snprintf(shorts + used, shorts_len - used, "%c:", kind->option_letter);
     }
     longs[n] = (struct option){0, 0, 0, 0};
@@ -163,7 +171,7 @@ static void run_options(struct option *longs, char *shorts, size_t shorts_len)
 static int server_letter(int c)
 {
     for (size_t k = 0; k < server_kind_count() && k < SCENARIO_SERVER_KINDS; k++)
-        if (c != 0 && server_kind_at(k)->option_letter == c)
+        if (c != 0 && kind_letter(server_kind_at(k)) == c)
             return OPT_SERVERS + (int)k;
     return c;
 }
