@@ -123,8 +123,10 @@ void nemesis_restart_all(struct nemesis *n, size_t i)
  * member leads now (a leader's kill shows the one elected in its place). */
 static void note_leader(struct nemesis *n, size_t i)
 {
-    const struct server_kind *kind = n->nodes.n ? nemesis_server(n, 0)->kind : NULL;
-    if (n->nodes.n < 3 || !kind->one_service || kind->leads == NULL)
+    if (n->nodes.n < 3)
+        return;
+    const struct server_kind *kind = nemesis_server(n, 0)->kind;
+    if (!kind->one_service || kind->leads == NULL)
         return;
     for (size_t k = 0; k < n->nodes.n; k++)
         if (kind->leads(nemesis_server(n, k)->port))
