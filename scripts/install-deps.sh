@@ -8,6 +8,8 @@ packages=(
   clang libclang-rt-dev
   redis-server redis-tools redis-sentinel libhiredis-dev
   zookeeper zookeeper-bin libzookeeper-mt-dev
+  etcd-server etcd-client libcurl4-openssl-dev
+  postgresql pgbouncer libpq-dev
   libjansson-dev libcmocka-dev zlib1g-dev
   libfaketime
   docker-compose
