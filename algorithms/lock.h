@@ -181,6 +181,13 @@ struct lock_ops {
      * drops a holder's locks when it expires (ZooKeeper's ephemeral
      * nodes); lock.zookeeper in a scenario configures it. */
     bool session_lease;
+    /* Its grants live on a lease the client must keep alive all the time
+     * it holds them, as etcd's concurrency.Session does from its own
+     * goroutine: the engine calls renew every renew period (ttl/3 unless
+     * the scenario says) whether or not the scenario asks for a watchdog,
+     * and a paused client stops doing so. The algorithm keeps the lease
+     * alive itself while it waits inside acquire. */
+    bool keeps_lease_alive;
     /* true: every endpoint is an independent node the algorithm votes
      * across (redlock); false: the endpoints are one service (a single
      * Redis uses the first, a ZooKeeper client gets the whole ensemble). */
