@@ -390,6 +390,10 @@ const char *report_workload(const struct scenario *s, char *buf, size_t len)
                  "%s tasks=%" PRIu32 " period=%" PRIu32 "ms run=%" PRIu32 "ms jitter=%" PRIu32
                  "ms hold=%s from acquisition",
                  name, t->tasks, t->period_ms, t->run_ms, t->jitter_ms, hold);
+    } else if (s->workload == WORKLOAD_ORDER_IDS) {
+        const struct order_ids_spec *o = &s->order_ids;
+        snprintf(buf, len, "%s sequences=%" PRIu32 " critical=%" PRIu32 "ms", name, o->sequences,
+                 o->critical_ms);
     } else {
         const struct flash_sale_spec *fs = &s->flash_sale;
         char hot[64] = "";

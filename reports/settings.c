@@ -102,6 +102,11 @@ static json_t *workload_json(const struct scenario *s)
                          "period_ms", t->period_ms, "run_ms", t->run_ms, "jitter_ms", t->jitter_ms,
                          "hold_min_ms", t->hold_min_ms);
     }
+    if (s->workload == WORKLOAD_ORDER_IDS) {
+        const struct order_ids_spec *o = &s->order_ids;
+        return json_pack("{s:s, s:i, s:i}", "type", type, "sequences", o->sequences, "critical_ms",
+                         o->critical_ms);
+    }
     const struct flash_sale_spec *fs = &s->flash_sale;
     return json_pack("{s:s, s:i, s:I, s:i, s:s, s:f, s:i}", "type", type, "items", fs->items,
                      "stock", (json_int_t)fs->stock, "critical_ms", fs->critical_ms, "skew",

@@ -19,6 +19,7 @@ static const char *const workload_what[] = {
     [WORKLOAD_FLASH_SALE] = "inventory under a flash sale: orders never exceed stock",
     [WORKLOAD_CACHE_REBUILD] = "expiring cache keys rebuilt once per expiry: no stampede",
     [WORKLOAD_SCHEDULED_TASKS] = "instances firing tasks each period: each runs exactly once",
+    [WORKLOAD_ORDER_IDS] = "order ids handed out from a last-id counter: none twice, none skipped",
 };
 
 static void list_algorithms(void)

@@ -106,7 +106,8 @@ static int parse_servers(struct ctx *c, json_t *v, const struct field *f, void *
 
 /* ---- the format ------------------------------------------------------ */
 
-static const char *const workload_list[] = {"flash_sale", "cache_rebuild", "scheduled_tasks"};
+static const char *const workload_list[] = {"flash_sale", "cache_rebuild", "scheduled_tasks",
+                                            "order_ids"};
 static const char *const skew_list[] = {"uniform", "hot", "per_client"};
 static const char *const invariants_list[] = {"hold", "broken"};
 
@@ -232,12 +233,27 @@ static const struct field scheduled_tasks_fields[] = {
      .max = MS_MAX},
 };
 
+static const struct field order_ids_fields[] = {
+    {.key = "type",
+     .parse = parse_enum,
+     .offset = SC(workload),
+     .names = &workload_names,
+     .required = true},
+    {.key = "sequences",
+     .parse = parse_u32,
+     .offset = SC(order_ids.sequences),
+     .min = 1,
+     .max = 1000},
+    {.key = "critical_ms", .parse = parse_u32, .offset = SC(order_ids.critical_ms), .max = 600000},
+};
+
 /* A new workload kind adds its name to workload_list and its table here;
  * every table starts with "type". */
 static const struct table workload_tables[] = {
     [WORKLOAD_FLASH_SALE] = {flash_sale_fields, N_OF(flash_sale_fields), NULL},
     [WORKLOAD_CACHE_REBUILD] = {cache_rebuild_fields, N_OF(cache_rebuild_fields), NULL},
     [WORKLOAD_SCHEDULED_TASKS] = {scheduled_tasks_fields, N_OF(scheduled_tasks_fields), NULL},
+    [WORKLOAD_ORDER_IDS] = {order_ids_fields, N_OF(order_ids_fields), NULL},
 };
 _Static_assert(N_OF(workload_tables) == N_OF(workload_list), "a table for every workload");
 
@@ -395,6 +411,7 @@ void scenario_defaults(struct scenario *s)
         .jitter_ms = 20,
         .hold_min_ms = 0,
     };
+    s->order_ids = (struct order_ids_spec){.sequences = 1, .critical_ms = 1};
     s->redlock = (struct redlock_spec){.nodes = 5, .node_timeout_ms = 50, .quorum = 0};
     s->zookeeper = (struct zookeeper_spec){.ensemble = 1, .session_timeout_ms = 0};
 }

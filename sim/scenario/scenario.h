@@ -23,7 +23,12 @@
 #define SCENARIO_MS_MAX       86400000 /* the longest time a scenario gives: one day */
 #define SCENARIO_SERVER_KINDS 8        /* room in a scenario for the fleet's server kinds */
 
-enum workload_kind { WORKLOAD_FLASH_SALE = 0, WORKLOAD_CACHE_REBUILD, WORKLOAD_SCHEDULED_TASKS };
+enum workload_kind {
+    WORKLOAD_FLASH_SALE = 0,
+    WORKLOAD_CACHE_REBUILD,
+    WORKLOAD_SCHEDULED_TASKS,
+    WORKLOAD_ORDER_IDS
+};
 
 enum skew_kind {
     SKEW_UNIFORM = 0,
@@ -191,6 +196,11 @@ struct scheduled_tasks_spec {
     uint32_t hold_min_ms;
 };
 
+struct order_ids_spec {
+    uint32_t sequences;   /* independent id sequences, one lock key each */
+    uint32_t critical_ms; /* hold between reading the last id and writing the next */
+};
+
 /* Per-algorithm settings, used when that algorithm runs. */
 struct redlock_spec {
     uint32_t nodes;           /* independent Redis masters (default 5) */
@@ -255,6 +265,7 @@ struct scenario {
     struct flash_sale_spec flash_sale;
     struct cache_rebuild_spec cache_rebuild;
     struct scheduled_tasks_spec scheduled_tasks;
+    struct order_ids_spec order_ids;
     bool fencing; /* the resource rejects writes with a token below the highest seen */
 
     struct fault_spec faults[SCENARIO_MAX_FAULTS];

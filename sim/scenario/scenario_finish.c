@@ -141,7 +141,7 @@ static int finish_checks(struct ctx *c, const struct scenario *s)
         scn_push_key(c, "rate");
         return scn_fail_if_file(c, number_json(s->rate),
                                 "scheduled_tasks fires on its own timetable; open loop is for "
-                                "flash_sale and cache_rebuild");
+                                "flash_sale, cache_rebuild and order_ids");
     }
     if (s->rate > 0 && s->rate * (double)s->duration_ms / 1000.0 < 1.0) {
         scn_push_key(c, "rate");

@@ -32,7 +32,7 @@ static time_t started;
 
 static const char *const algorithms[] = {"redis", "redlock", "zookeeper"};
 
-/* Seeds chosen to cover the three workloads with big shapes (200 clients,
+/* Seeds chosen to cover the four workloads with big shapes (200 clients,
  * thousands of keys), short periods and late instances, not only easy
  * ones; `sweep_gen SEED` prints each one's values in its description.
  * Before 5501eec every cache_rebuild seed here failed with redlock or
@@ -54,6 +54,8 @@ static const struct shape shapes[] = {
     {11, "scheduled_tasks_200_instances_96_tasks", NULL},
     {16, "scheduled_tasks_jitter_past_the_period", NULL},
     {24, "scheduled_tasks_200_instances_118_tasks", NULL},
+    {22, "order_ids_115_clients_1_sequence", NULL},
+    {41, "order_ids_200_clients_4_sequences_44ms", NULL},
     /* The shapes the false alarms were reported with, as reported. */
     {0, "cache_rebuild_reported_200_readers_1_key", "reported_cache_rebuild_200_readers.json"},
     {0, "scheduled_tasks_reported_200_instances", "reported_tasks_200_instances.json"},

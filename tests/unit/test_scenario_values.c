@@ -119,6 +119,12 @@ static void test_out_of_range_workload(void **state)
          "t.json:1:50: workload.hot_items: 0 is out of range (1..10)"},
         {"{'workload': {'type': 'flash_sale', 'items': 3, 'hot_items': 4}}",
          "t.json:1:62: workload.hot_items: 4 is out of range (1..3)"},
+        {"{'workload': {'type': 'order_ids', 'sequences': 0}}",
+         "t.json:1:49: workload.sequences: 0 is out of range (1..1000)"},
+        {"{'workload': {'type': 'order_ids', 'sequences': 1001}}",
+         "t.json:1:49: workload.sequences: 1001 is out of range (1..1000)"},
+        {"{'workload': {'type': 'order_ids', 'items': 3}}",
+         "t.json:1:36: workload.items: unknown key (known: type, sequences, critical_ms)"},
     };
     CHECK_LOAD(cases);
 }
@@ -176,6 +182,14 @@ static void test_new_workloads_and_settings(void **state)
     assert_int_equal(s.cache_rebuild.period_ms, 500);
     assert_int_equal(s.cache_rebuild.load_ms, 20);
     assert_int_equal(s.cache_rebuild.read_ms, 0);
+
+    load_ok(state, "{'workload': {'type': 'order_ids', 'sequences': 3, 'critical_ms': 7}}", &s);
+    assert_int_equal(s.workload, WORKLOAD_ORDER_IDS);
+    assert_int_equal(s.order_ids.sequences, 3);
+    assert_int_equal(s.order_ids.critical_ms, 7);
+    load_ok(state, "{'workload': {'type': 'order_ids'}}", &s);
+    assert_int_equal(s.order_ids.sequences, 1);
+    assert_int_equal(s.order_ids.critical_ms, 1);
 
     /* the hold may last the whole period (it counts from the acquisition);
      * 0, the default, stays 0: to the end of the task's period */

@@ -205,7 +205,7 @@ static void test_new_finish_errors(void **state)
         /* open loop paces flash sales and cache rebuilds; tasks keep their timetable */
         {"{'duration_s': 10, 'rate': 50, 'workload': {'type': 'scheduled_tasks'}}",
          "t.json:1:28: rate: scheduled_tasks fires on its own timetable; open loop is for "
-         "flash_sale and cache_rebuild"},
+         "flash_sale, cache_rebuild and order_ids"},
     };
     CHECK_FINISH(cases);
     static const struct bad_case few[] = {
