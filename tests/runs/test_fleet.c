@@ -24,7 +24,7 @@
 #include "tests/lib/harness.h"
 
 static const char *const scenarios[] = {"flash_sale.json", "cache_rebuild.json",
-                                        "scheduled_tasks.json"};
+                                        "scheduled_tasks.json", "order_ids.json"};
 
 static void all_scenarios_safe_with(const char *algorithm)
 {
@@ -68,8 +68,9 @@ static void naive_lock_breaks_the_new_invariants(void **state)
     static const char *const names[][2] = {
         {"cache_rebuild_naive_slow.json", "one_load_per_epoch"},
         {"scheduled_tasks_naive_slow.json", "no_duplicate_runs"},
+        {"order_ids_naive_slow.json", "no_duplicate_id"},
     };
-    for (size_t i = 0; i < 2; i++) {
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         struct outcome o = {0};
         const char *extra[] = {"--duration", "4", "--quiet", NULL};
         json_t *r = run_scenario(&o, names[i][0], 0, extra);
