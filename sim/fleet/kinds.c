@@ -7,9 +7,10 @@
 #include "sim/fleet/server_kind.h"
 
 extern const struct server_kind server_redis, server_zookeeper, server_sentinel;
+extern const struct server_kind server_postgres;
 
 static const struct server_kind *const kinds[] = {&server_redis, &server_zookeeper,
-                                                  &server_sentinel};
+                                                  &server_sentinel, &server_postgres};
 
 #define N_KINDS (sizeof(kinds) / sizeof(kinds[0]))
 
