@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #include "sim/fleet/cluster.h"
+#include "sim/fleet/fleet.h"
+#include "sim/fleet/pgbouncer_server.h"
 #include "sim/fleet/postgres_server.h"
 #include "sim/fleet/server_kind.h"
 #include "sim/fleet/spawn.h"
@@ -134,6 +136,31 @@ static int start(struct cluster *c, size_t count, char *err, size_t errlen)
     return -1;
 }
 
+/* A pooler asked for (lock.postgres.pooler): one PostgreSQL and pgbouncer
+ * in front of it, whose port is the locks' endpoint. 1 when started, 0
+ * when no pooler is asked (then start does), -1 with err set. */
+static int start_topology(struct fleet *f, const struct scenario *s, char *err, size_t errlen)
+{
+    if (s->postgres.pooler == POOLER_NONE)
+        return 0;
+    if (postgres_server_start(&f->cl, 1, err, errlen) < 0)
+        return -1;
+    int upstream = f->cl.srv[f->cl.n - 1].port;
+    /* Transaction pooling: few server connections (2), so that clients
+     * share them as a busy deployment's do, and a session lock meets other
+     * clients' transactions. Session pooling pins one per client for its
+     * whole session: fewer than the clients, and the rest never log in. */
+    bool txn = s->postgres.pooler == POOLER_TRANSACTION;
+    int size = txn ? 2 : (int)s->clients + 2;
+    int port = pgbouncer_server_start(&f->cl, upstream, txn ? "transaction" : "session", size, err,
+                                      errlen);
+    if (port < 0)
+        return -1;
+    struct server_list *l = &f->ep[server_kind_index(server_postgres.name)];
+    l->ep[l->n++] = (struct lock_endpoint){.host = "127.0.0.1", .port = port};
+    return 1;
+}
+
 /* Between two algorithms of a comparison: every other client's session
  * ended, which frees the session-level advisory locks a crashed or paused
  * holder left (pgbouncer's pooled connections included). */
@@ -169,6 +196,7 @@ const struct server_kind server_postgres = {
     .answers = answers,
     .start = start,
     .reset = reset,
+    .start_topology = start_topology,
     .stop_signal = SIGINT, /* fast shutdown: ends the clients' sessions (~15 ms) */
     .cluster_nodes = 1,
     .cluster_counts = 0xf, /* 0..3 */
