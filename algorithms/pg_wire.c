@@ -136,7 +136,11 @@ int pg_ensure(struct lock_client *c, struct pg_wire *w)
 {
     if (w->conn && PQstatus(w->conn) == CONNECTION_OK)
         return 0;
-    return pg_connect(c, w, w->ep);
+    if (pg_connect(c, w, w->ep) == 0)
+        return 0;
+    /* whatever the dial met, the request that needed it never left */
+    c->err = LOCK_ERR_UNSENT;
+    return -1;
 }
 
 enum wait_end { WAIT_READY, WAIT_LOST, WAIT_TIMEOUT, WAIT_CANCELLED };

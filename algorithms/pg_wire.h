@@ -50,7 +50,8 @@ enum pg_outcome {
  * with c->err set; every failure counted in c->connect_failures, a refused
  * one in c->connect_refused too. */
 int pg_connect(struct lock_client *c, struct pg_wire *w, const struct lock_endpoint *ep);
-/* Connected now, or else a fresh connection made (0), or -1 (counted). */
+/* Connected now, or else a fresh connection made (0), or -1 (counted),
+ * c->err LOCK_ERR_UNSENT: the request waiting for it never left. */
 int pg_ensure(struct lock_client *c, struct pg_wire *w);
 /* Close without counting anything (a crash, a disconnect). NULL-safe. */
 void pg_close(struct pg_wire *w);
