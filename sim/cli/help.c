@@ -24,7 +24,7 @@ struct command_help {
     "  -s, --seed N             the seed of every random choice; the same seed repeats a run\n"    \
     "  -r, --redis H:P[,...]    use these Redis servers instead of starting them\n"                \
     "  -z, --zookeeper H:P[,...] use this ZooKeeper ensemble instead of starting it\n"             \
-    "      --postgres H:P       use this PostgreSQL (or a pgbouncer) instead of starting it\n"    \
+    "      --postgres H:P       use this PostgreSQL (or a pgbouncer) instead of starting it\n"     \
     "      --sentinel H:P[,...] the redis lock asks these redis-sentinels for the master\n"        \
     "                           of \"mymaster\" (external; locklab starts no Redis)\n"             \
     "      --proxy              every server through locklab's proxy, not only those a\n"          \
