@@ -29,6 +29,9 @@ static void print_lock(FILE *f, const struct scenario *s)
     if (ops && ops->session_lease)
         fprintf(f, "  zookeeper: ensemble=%" PRIu32 " session_timeout=%" PRIu32 "ms\n",
                 s->zookeeper.ensemble, s->zookeeper.session_timeout_ms);
+    if (s->postgres.pooler != POOLER_NONE)
+        fprintf(f, "  postgres: pooler=pgbouncer, pool_mode=%s\n",
+                s->postgres.pooler == POOLER_TRANSACTION ? "transaction" : "session");
     if (s->redis.replicas || s->redis.sentinels)
         fprintf(f,
                 "  redis: replicas=%" PRIu32 " sentinels=%" PRIu32 " wait_replicas=%" PRIu32
@@ -71,6 +74,11 @@ static json_t *algorithm_json(const struct scenario *s, json_t *lock)
                                       "sentinels", s->redis.sentinels, "wait_replicas",
                                       s->redis.wait_replicas, "wait_timeout_ms",
                                       s->redis.wait_timeout_ms));
+    if (s->postgres.pooler != POOLER_NONE)
+        json_object_set_new(
+            lock, "postgres",
+            json_pack("{s:s}", "pooler",
+                      s->postgres.pooler == POOLER_TRANSACTION ? "transaction" : "session"));
     if (ops && ops->session_lease)
         json_object_set_new(lock, "zookeeper",
                             json_pack("{s:i, s:i}", "ensemble", s->zookeeper.ensemble,

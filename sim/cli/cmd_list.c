@@ -36,9 +36,13 @@ static void list_algorithms(void)
     printf("\n  %-12s %-8s %-9s %s\n", "supports", "fencing", "watchdog", "servers");
     for (size_t i = 0; i < lock_count(); i++) {
         const struct lock_ops *op = lock_at(i);
+        char one[96];
+        /* a PostgreSQL lock may reach its server through pgbouncer */
+        snprintf(one, sizeof(one), "1 %s%s", op->server,
+                 strcmp(op->server, "postgres") == 0 ? " (lock.postgres.pooler)" : "");
         const char *servers = op->independent_nodes ? "N redis masters (lock.redlock.nodes, 5)"
                               : op->session_lease   ? "1 or 3 zookeeper (lock.zookeeper.ensemble)"
-                                                    : "1 redis";
+                                                    : one;
         printf("  %-12s %-8s %-9s %s\n", op->name, op->gives_token ? "yes" : "no",
                op->renew ? "yes" : "no", servers);
     }

@@ -345,7 +345,7 @@ static void keep_logs(const struct cluster *c, const char *logs_dir)
 void cluster_stop(struct cluster *c, const char *logs_dir)
 {
     for (size_t i = 0; i < c->n; i++)
-        spawn_stop(&c->srv[i], SIGTERM);
+        spawn_stop_clean(&c->srv[i]);
     if (logs_dir)
         keep_logs(c, logs_dir);
     if (c->root[0])

@@ -77,7 +77,7 @@ int cluster_stop_one(struct cluster *c, size_t i, char *err, size_t errlen)
     cluster_lock();
     struct managed_server *s = live(c, i, err, errlen);
     if (s) {
-        spawn_stop(s, SIGTERM);
+        spawn_stop_clean(s);
         s->killed = true; /* down on purpose until revived */
         s->paused = false;
     }

@@ -55,6 +55,10 @@ struct server_kind {
     /* Optional: the mode in which it keeps its data through a kill, as
      * reports name it ("AOF fsync always"); NULL: it has none to choose. */
     const char *durable_mode;
+    /* The signal that stops it cleanly and soon; 0: SIGTERM. (SIGTERM
+     * asks PostgreSQL for a smart shutdown, which waits for every client
+     * to leave; SIGINT is its fast one.) */
+    int stop_signal;
     /* Its clock can be moved (it runs under the cluster's clock_preload). */
     bool clock_movable;
     /* Optional: the kind whose servers, when a scenario names them, name

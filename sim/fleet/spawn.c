@@ -10,7 +10,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -54,6 +56,12 @@ struct spawn {
     char extra[4][420];
     char out_path[320];
     pid_t parent;
+    /* run_as: the user the child becomes before it execs (PostgreSQL
+     * refuses root); looked up before the fork, getpwnam not being
+     * async-signal-safe */
+    bool drop;
+    uid_t uid;
+    gid_t gid;
 };
 
 void spawn_arg(struct spawn *sp, const char *fmt, ...)
@@ -73,6 +81,32 @@ const char *spawn_env_or(const char *name, const char *fallback)
 {
     const char *v = getenv(name);
     return v && v[0] ? v : fallback;
+}
+
+int spawn_run_as(struct spawn *sp, const char *user)
+{
+    const struct passwd *pw = getpwnam(user);
+    if (pw == NULL)
+        return -1;
+    sp->drop = true;
+    sp->uid = pw->pw_uid;
+    sp->gid = pw->pw_gid;
+    return 0;
+}
+
+/* In the child, before PR_SET_PDEATHSIG: the kernel clears the death
+ * signal when credentials change, so a server that dropped them after it
+ * would outlive locklab. Groups first: setgroups needs root. */
+static void drop_credentials(const struct spawn *sp)
+{
+    if (!sp->drop)
+        return;
+    if (setgroups(1, &sp->gid) != 0 || setgid(sp->gid) != 0 || setuid(sp->uid) != 0) {
+        static const char msg[] = "locklab: cannot drop to the server's user\n";
+        if (write(2, msg, sizeof(msg) - 1) < 0)
+            _exit(126);
+        _exit(126);
+    }
 }
 
 void spawn_faketime_file(const struct managed_server *s, char *path, size_t len)
@@ -134,6 +168,7 @@ static void child_exec(const struct spawn *sp)
     /* Own process group: a terminal's Ctrl-C reaches locklab, which stops
      * the servers in order, instead of killing them mid-run. */
     setpgid(0, 0);
+    drop_credentials(sp);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != sp->parent)
         _exit(127);
@@ -298,6 +333,11 @@ void spawn_stop(struct managed_server *s, int sig)
     }
 }
 
+void spawn_stop_clean(struct managed_server *s)
+{
+    spawn_stop(s, s->kind->stop_signal ? s->kind->stop_signal : SIGTERM);
+}
+
 int spawn_start(struct managed_server *s, char *err, size_t errlen)
 {
     struct spawn sp;
@@ -334,4 +374,42 @@ void spawn_failed(struct managed_server *s, const struct spawn_wait *w, char *er
                  "on %ld cores)",
                  (double)w->limit_ms / 1000.0, s->kind->ready_sign, w->starting, w->load, w->cores);
     snprintf(err, errlen, "%s on port %d %s: %s", s->kind->name, s->port, how, tail);
+}
+
+int spawn_run(const char *user, const char *const argv[], const char *log, uint32_t timeout_ms)
+{
+    struct spawn sp;
+    memset(&sp, 0, sizeof(sp));
+    if (user && spawn_run_as(&sp, user) < 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        drop_credentials(&sp);
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        int fd = open(log ? log : "/dev/null", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+        }
+        if (null >= 0)
+            dup2(null, 0);
+        execvp(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    uint64_t deadline = clock_mono_ns() + (uint64_t)timeout_ms * 1000000u;
+    int status;
+    pid_t r;
+    while ((r = waitpid(pid, &status, WNOHANG)) == 0 && clock_mono_ns() < deadline)
+        spawn_sleep_ms(5);
+    if (r == pid)
+        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    return -1;
 }

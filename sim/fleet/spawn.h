@@ -17,6 +17,14 @@ void spawn_sleep_ms(long ms);
 struct spawn;
 /* One more argument. */
 void spawn_arg(struct spawn *sp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Run the server as user (its groups: the user's own group alone),
+ * dropped to in the child before anything else it does. 0, or -1 when no
+ * such user exists. Its folder must be the user's. */
+int spawn_run_as(struct spawn *sp, const char *user);
+/* Run a tool to its end (initdb, cp) as user (NULL: as locklab), its
+ * output into log (appended; NULL: /dev/null), killed after timeout_ms.
+ * Its exit status (0 ok), or -1 when it could not run or timed out. */
+int spawn_run(const char *user, const char *const argv[], const char *log, uint32_t timeout_ms);
 /* The environment's value of name, or fallback when unset or empty. */
 const char *spawn_env_or(const char *name, const char *fallback);
 /* Run s under its clock_preload (the faketime shim, then libfaketime),
@@ -53,5 +61,7 @@ void spawn_faketime_file(const struct managed_server *s, char *path, size_t len)
 int spawn_write_clock(const struct managed_server *s, uint64_t ahead_ms);
 /* sig, SIGCONT (a paused one must act on it), then SIGKILL after a while. */
 void spawn_stop(struct managed_server *s, int sig);
+/* spawn_stop with its kind's clean stop signal (server_kind.h). */
+void spawn_stop_clean(struct managed_server *s);
 
 #endif

@@ -113,6 +113,8 @@ static const char *const invariants_list[] = {"hold", "broken"};
 
 static const struct names workload_names = {"workload", workload_list, N_OF(workload_list), 0};
 static const struct names skew_names = {"skew", skew_list, N_OF(skew_list), SKEW_UNIFORM};
+static const char *const pooler_list[] = {"none", "transaction", "session"};
+static const struct names pooler_names = {"pooler", pooler_list, N_OF(pooler_list), POOLER_NONE};
 static const struct names invariants_names = {"value", invariants_list, N_OF(invariants_list),
                                               EXPECT_INV_HOLD};
 
@@ -159,6 +161,12 @@ static const struct field redis_fields[] = {
 };
 static const struct table redis_table = {redis_fields, N_OF(redis_fields), redis_after};
 
+/* pgbouncer in front of the managed PostgreSQL, in its pool_mode */
+static const struct field postgres_fields[] = {
+    {.key = "pooler", .parse = parse_enum, .offset = SC(postgres.pooler), .names = &pooler_names},
+};
+static const struct table postgres_table = {postgres_fields, N_OF(postgres_fields), NULL};
+
 static const struct field lock_fields[] = {
     {.key = "algorithm", .parse = parse_algorithm},
     {.key = "ttl_ms", .parse = parse_u32, .offset = SC(ttl_ms), .min = 1, .max = MS_MAX},
@@ -170,6 +178,7 @@ static const struct field lock_fields[] = {
     {.key = "redlock", .parse = parse_object, .sub = &redlock_table},
     {.key = "zookeeper", .parse = parse_object, .sub = &zookeeper_table},
     {.key = "redis", .parse = parse_object, .sub = &redis_table},
+    {.key = "postgres", .parse = parse_object, .sub = &postgres_table},
 };
 static const struct table lock_table = {lock_fields, N_OF(lock_fields), lock_after};
 
@@ -414,6 +423,7 @@ void scenario_defaults(struct scenario *s)
     s->order_ids = (struct order_ids_spec){.sequences = 1, .critical_ms = 1};
     s->redlock = (struct redlock_spec){.nodes = 5, .node_timeout_ms = 50, .quorum = 0};
     s->zookeeper = (struct zookeeper_spec){.ensemble = 1, .session_timeout_ms = 0};
+    s->postgres = (struct postgres_spec){.pooler = POOLER_NONE};
 }
 
 const char *workload_name(enum workload_kind w)

@@ -217,6 +217,12 @@ struct redis_spec {
     uint32_t wait_timeout_ms; /* WAIT's timeout */
 };
 
+/* lock.postgres: what stands between the PostgreSQL locks and the server */
+enum postgres_pooler { POOLER_NONE = 0, POOLER_TRANSACTION, POOLER_SESSION };
+struct postgres_spec {
+    uint32_t pooler; /* enum postgres_pooler: with one, the fleet starts pgbouncer in front */
+};
+
 struct zookeeper_spec {
     uint32_t ensemble;           /* managed servers: 1 (standalone) or 3 */
     uint32_t session_timeout_ms; /* plays the ttl; 0 in the file = ttl_ms, clamped */
@@ -252,6 +258,7 @@ struct scenario {
     struct redlock_spec redlock;
     struct zookeeper_spec zookeeper;
     struct redis_spec redis;
+    struct postgres_spec postgres;
 
     /* External servers, by their kind's index in the fleet's registry
      * (sim/fleet/kinds.c: "servers" in the file, --redis, ...); empty =

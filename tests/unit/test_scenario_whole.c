@@ -30,7 +30,7 @@ static void test_finish_errors(void **state)
     static const struct bad_case cases[] = {
         {"{'lock': {'algorithm': 'chubby'}, " WL "}",
          "t.json:1:24: lock.algorithm: unknown algorithm \"chubby\" (known: redis, "
-         "redis-naive, redlock, zookeeper)"},
+         "redis-naive, redlock, zookeeper, postgres-advisory, postgres-row)"},
         {"{'lock': {'algorithm': 'redis_naive'}, " WL "}",
          "t.json:1:24: lock.algorithm: unknown algorithm \"redis_naive\" (did you mean "
          "\"redis-naive\"?)"},
@@ -139,7 +139,7 @@ static void test_finish_after_overrides(void **state)
     assert_int_equal(scenario_load_with(path, &ov, &s, err), -1);
     relative(e, err);
     assert_string_equal(err, "t.json: lock.algorithm: unknown algorithm \"etcd\" (known: redis, "
-                             "redis-naive, redlock, zookeeper)");
+                             "redis-naive, redlock, zookeeper, postgres-advisory, postgres-row)");
 
     /* fencing was the file's wish, so it is pointed at */
     ov.algorithm = "redis-naive";
@@ -182,7 +182,7 @@ static void test_finish_after_overrides(void **state)
     ov.algorithm = "nope";
     assert_int_equal(scenario_load_text("", text, strlen(text), &ov, &s, err), -1);
     assert_string_equal(err, "lock.algorithm: unknown algorithm \"nope\" (known: redis, "
-                             "redis-naive, redlock, zookeeper)");
+                             "redis-naive, redlock, zookeeper, postgres-advisory, postgres-row)");
     ov.algorithm = "redis";
     assert_int_equal(scenario_load_text("", text, strlen(text), &ov, &s, err), 0);
 }
@@ -247,7 +247,8 @@ static void test_doc_examples(void **state)
          "tests/fixtures/bad_missing.json:3:17: workload: missing required key \"type\""},
         {"bad_algorithm.json", true,
          "tests/fixtures/bad_algorithm.json:2:27: lock.algorithm: unknown algorithm "
-         "\"chubby\" (known: redis, redis-naive, redlock, zookeeper)"},
+         "\"chubby\" (known: redis, redis-naive, redlock, zookeeper, postgres-advisory, "
+         "postgres-row)"},
         {"bad_fencing.json", true,
          "tests/fixtures/bad_fencing.json:4:16: fencing: algorithm \"redis-naive\" gives no "
          "fencing tokens"},

@@ -1,0 +1,204 @@
+/* postgres_server.c - the server kind "postgres": PostgreSQL 15 from
+ * Debian's packages, on loopback, as SETUP.md measured it. initdb (about
+ * a second) runs once per run folder into a template; each server starts
+ * from a copy of it (0.05 s). Both refuse root, so the server runs as the
+ * postgres user (spawn_run_as), in folders that user owns. Its data
+ * folder stays through every fault: a restart finds its tables (fsync is
+ * off, so a machine crash would lose them; a process kill does not).
+ */
+#include <errno.h>
+#include <libpq-fe.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sim/fleet/cluster.h"
+#include "sim/fleet/fleet.h"
+#include "sim/fleet/pgbouncer_server.h"
+#include "sim/fleet/postgres_server.h"
+#include "sim/fleet/server_kind.h"
+#include "sim/fleet/spawn.h"
+
+extern const struct server_kind server_postgres;
+
+#define INITDB_TIMEOUT_MS 60000 /* measured 0.99 s; room for a loaded box */
+#define COPY_TIMEOUT_MS   30000 /* the 39 MB template: 0.07 s */
+
+static const char *bin_dir(void)
+{
+    return spawn_env_or("LOCKLAB_POSTGRES_BIN", "/usr/lib/postgresql/15/bin");
+}
+
+int postgres_server_own(const struct cluster *c, const char *path, char *err, size_t errlen)
+{
+    const struct passwd *pw = getpwnam(POSTGRES_USER);
+    if (pw == NULL) {
+        snprintf(err, errlen, "no user %s on this machine (is PostgreSQL installed?)",
+                 POSTGRES_USER);
+        return -1;
+    }
+    /* mkdtemp made the run folder 0700: the server must pass through it */
+    if (chmod(c->root, 0711) < 0 || chown(path, pw->pw_uid, pw->pw_gid) < 0) {
+        snprintf(err, errlen, "cannot give %s to %s: %s", path, POSTGRES_USER, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* The run's initdb, made once: <root>/postgres-template/data. */
+static int template_dir(struct cluster *c, char *tmpl, size_t len, char *err, size_t errlen)
+{
+    char dir[300], version[340], initdb[300], log[340];
+    snprintf(dir, sizeof(dir), "%.250s/postgres-template", c->root);
+    snprintf(tmpl, len, "%s/data", dir);
+    snprintf(version, sizeof(version), "%s/PG_VERSION", tmpl);
+    if (access(version, R_OK) == 0)
+        return 0;
+    if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+        snprintf(err, errlen, "mkdir %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    if (postgres_server_own(c, dir, err, errlen) < 0)
+        return -1;
+    snprintf(initdb, sizeof(initdb), "%.280s/initdb", bin_dir());
+    snprintf(log, sizeof(log), "%s/initdb.log", dir);
+    const char *argv[] = {initdb,  "-D", tmpl,   "-U",          POSTGRES_USER, "-A",
+                          "trust", "-E", "UTF8", "--no-locale", "--no-sync",   NULL};
+    int rc = spawn_run(POSTGRES_USER, argv, log, INITDB_TIMEOUT_MS);
+    if (rc != 0) {
+        snprintf(err, errlen, "%s %s (see %s; is PostgreSQL 15 installed?)", initdb,
+                 rc < 0 ? "did not run or took too long" : "failed", log);
+        return -1;
+    }
+    return 0;
+}
+
+static void command(struct spawn *sp, const struct managed_server *s)
+{
+    spawn_run_as(sp, POSTGRES_USER);
+    spawn_arg(sp, "%s/postgres", bin_dir());
+    spawn_arg(sp, "-D");
+    spawn_arg(sp, "%s/data", s->dir);
+    spawn_arg(sp, "-p");
+    spawn_arg(sp, "%d", s->port);
+    spawn_arg(sp, "-k"); /* its socket in its own folder, not /var/run */
+    spawn_arg(sp, "%s", s->dir);
+    /* SETUP.md's settings for a throwaway server: nothing waits for a disk */
+    static const char *const settings[] = {"listen_addresses=127.0.0.1", "fsync=off",
+                                           "synchronous_commit=off", "full_page_writes=off",
+                                           "max_connections=300"};
+    for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]); i++) {
+        spawn_arg(sp, "-c");
+        spawn_arg(sp, "%s", settings[i]);
+    }
+}
+
+static bool answers(int port)
+{
+    char conn[128];
+    snprintf(conn, sizeof(conn),
+             "host=127.0.0.1 port=%d dbname=postgres user=" POSTGRES_USER " connect_timeout=2",
+             port);
+    /* REJECT while it starts up or recovers: it does not serve yet */
+    return PQping(conn) == PQPING_OK;
+}
+
+int postgres_server_start(struct cluster *c, size_t count, char *err, size_t errlen)
+{
+    char tmpl[320], data[320];
+    for (size_t i = 0; i < count; i++) {
+        struct managed_server *s = cluster_add_server(c, &server_postgres, err, errlen);
+        if (s == NULL || template_dir(c, tmpl, sizeof(tmpl), err, errlen) < 0 ||
+            postgres_server_own(c, s->dir, err, errlen) < 0)
+            return -1;
+        snprintf(data, sizeof(data), "%.300s/data", s->dir);
+        /* cp -a keeps the postgres user's ownership and the 0700 mode the
+         * server insists on */
+        const char *argv[] = {"cp", "-a", tmpl, data, NULL};
+        if (spawn_run(NULL, argv, NULL, COPY_TIMEOUT_MS) != 0) {
+            snprintf(err, errlen, "cannot copy %s to %s", tmpl, data);
+            return -1;
+        }
+        if (cluster_start_server(s, err, errlen) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int start(struct cluster *c, size_t count, char *err, size_t errlen)
+{
+    if (postgres_server_start(c, count, err, errlen) == 0)
+        return 0;
+    cluster_stop(c, NULL);
+    return -1;
+}
+
+/* A pooler asked for (lock.postgres.pooler): one PostgreSQL and pgbouncer
+ * in front of it, whose port is the locks' endpoint. 1 when started, 0
+ * when no pooler is asked (then start does), -1 with err set. */
+static int start_topology(struct fleet *f, const struct scenario *s, char *err, size_t errlen)
+{
+    if (s->postgres.pooler == POOLER_NONE)
+        return 0;
+    if (postgres_server_start(&f->cl, 1, err, errlen) < 0)
+        return -1;
+    int upstream = f->cl.srv[f->cl.n - 1].port;
+    /* Transaction pooling: few server connections (2), so that clients
+     * share them as a busy deployment's do, and a session lock meets other
+     * clients' transactions. Session pooling pins one per client for its
+     * whole session: fewer than the clients, and the rest never log in. */
+    bool txn = s->postgres.pooler == POOLER_TRANSACTION;
+    int size = txn ? 2 : (int)s->clients + 2;
+    int port = pgbouncer_server_start(&f->cl, upstream, txn ? "transaction" : "session", size, err,
+                                      errlen);
+    if (port < 0)
+        return -1;
+    struct server_list *l = &f->ep[server_kind_index(server_postgres.name)];
+    l->ep[l->n++] = (struct lock_endpoint){.host = "127.0.0.1", .port = port};
+    return 1;
+}
+
+/* Between two algorithms of a comparison: every other client's session
+ * ended, which frees the session-level advisory locks a crashed or paused
+ * holder left (pgbouncer's pooled connections included). */
+static int reset(const struct managed_server *s, char *err, size_t errlen)
+{
+    char conn[128];
+    snprintf(conn, sizeof(conn),
+             "host=127.0.0.1 port=%d dbname=postgres user=" POSTGRES_USER " connect_timeout=5",
+             s->port);
+    PGconn *pg = PQconnectdb(conn);
+    PGresult *r =
+        PQstatus(pg) == CONNECTION_OK
+            ? PQexec(pg, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                         "WHERE pid <> pg_backend_pid() AND backend_type = 'client backend'")
+            : NULL;
+    int ok = r && PQresultStatus(r) == PGRES_TUPLES_OK;
+    if (!ok)
+        snprintf(err, errlen, "postgres on port %d: cannot end its sessions: %s", s->port,
+                 PQerrorMessage(pg));
+    PQclear(r);
+    PQfinish(pg);
+    return ok ? 0 : -1;
+}
+
+const struct server_kind server_postgres = {
+    .name = "postgres",
+    .node_prefix = "pg",
+    .log = "stdout.log",
+    .ready_base_ms = 10000, /* SETUP.md: 0.05 s from a copy, 0.3 s the first start */
+    .ready_poll_ms = 10,
+    .ready_sign = "PQping to say PQPING_OK",
+    .command = command,
+    .answers = answers,
+    .start = start,
+    .reset = reset,
+    .start_topology = start_topology,
+    .stop_signal = SIGINT, /* fast shutdown: ends the clients' sessions (~15 ms) */
+    .cluster_nodes = 1,
+    .cluster_counts = 0xf, /* 0..3 */
+    .cluster_counts_text = "0..3",
+};

@@ -1,0 +1,20 @@
+/* postgres_server.h - what the PostgreSQL server kind shares with the
+ * servers that stand in front of it (pgbouncer_server.c). */
+#ifndef LOCKLAB_POSTGRES_SERVER_H
+#define LOCKLAB_POSTGRES_SERVER_H
+
+#include <stddef.h>
+
+struct cluster;
+
+/* The user PostgreSQL and pgbouncer run as: both refuse root. */
+#define POSTGRES_USER "postgres"
+
+/* path made the postgres user's, and the run folder above it passable
+ * (not readable) by it. 0, or -1 with err set. */
+int postgres_server_own(const struct cluster *c, const char *path, char *err, size_t errlen);
+/* Start count PostgreSQL servers in c, each from a copy of the run's one
+ * initdb, and wait until they serve. 0, or -1 with err set. */
+int postgres_server_start(struct cluster *c, size_t count, char *err, size_t errlen);
+
+#endif
