@@ -188,6 +188,13 @@ struct lock_ops {
      * and a paused client stops doing so. The algorithm keeps the lease
      * alive itself while it waits inside acquire. */
     bool keeps_lease_alive;
+    /* Not a lock: optimistic concurrency. acquire reads the key's version
+     * (the token) and never waits; release is the write's commit, a
+     * compare-and-set of that version, LOCK_LOST when another commit came
+     * first (a conflict). Sections overlap by design: the engine commits
+     * before the workload writes and writes only what committed, so a
+     * conflict is a refused write, judged as fencing's are. */
+    bool optimistic;
     /* true: every endpoint is an independent node the algorithm votes
      * across (redlock); false: the endpoints are one service (a single
      * Redis uses the first, a ZooKeeper client gets the whole ensemble). */

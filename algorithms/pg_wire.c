@@ -26,6 +26,8 @@
  * it. */
 static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS " PG_LOCK_TABLE " (key text PRIMARY KEY); "
+    "CREATE TABLE IF NOT EXISTS " PG_VERSION_TABLE
+    " (key text PRIMARY KEY, version bigint NOT NULL DEFAULT 1); "
     "CREATE SEQUENCE IF NOT EXISTS " PG_FENCE_SEQ;
 
 static bool schema_race(const char *sqlstate)

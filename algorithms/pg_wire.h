@@ -21,6 +21,8 @@
  * lock's name, and the sequence fencing tokens come from. */
 #define PG_LOCK_TABLE "locklab_locks"
 #define PG_FENCE_SEQ  "locklab_fence"
+/* postgres-optimistic's rows: a version per lock name. */
+#define PG_VERSION_TABLE "locklab_versions"
 
 struct pg_wire {
     PGconn *conn; /* NULL: not connected */

@@ -67,6 +67,9 @@ static int unsupported(const struct scenario *s, const struct lock_ops *ops, cha
     else if (lacks & LACKS_RENEW)
         snprintf(why, len, "the scenario needs a watchdog (lock.watchdog); %s cannot renew a lock",
                  ops->name);
+    else if (lacks & LACKS_EXCLUSION)
+        snprintf(why, len, "%s is optimistic concurrency, no lock, and %s: %s", ops->name,
+                 workload_name(s->workload), workload_needs_exclusion(s->workload));
     else if (scenario_fault_misfit(s, ops, why, len) < 0)
         return 0;
     return -1;

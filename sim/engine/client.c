@@ -360,6 +360,17 @@ bool client_idle_until(struct client *cl, uint64_t t_ns)
     return t_ns < run->deadline_ns && !run_stopping(run);
 }
 
+bool client_retry(struct client *cl, uint64_t since_ns)
+{
+    const struct scenario *s = cl->run->scn;
+    uint64_t now = clock_mono_ns();
+    if (now - since_ns >= (uint64_t)s->wait_ms * NS_PER_MS)
+        return false;
+    uint32_t span = s->retry_max_ms - s->retry_min_ms;
+    uint64_t ms = s->retry_min_ms + client_random(cl, (uint64_t)span + 1);
+    return client_idle_until(cl, now + ms * NS_PER_MS);
+}
+
 /* One watchdog renewal of a lock this client holds on key. */
 static void renew_grant(struct client *cl, uint32_t key, struct lock_grant *g,
                         uint64_t *next_renew_ns)
@@ -478,17 +489,31 @@ bool client_hold(struct client *cl, uint32_t ms)
 }
 
 /* End the section on key (begun at from_ns) and give the lock back. */
-static void release_lock(struct client *cl, uint32_t key, const struct lock_grant *g,
-                         uint64_t from_ns, uint8_t effect)
+/* The effect of an optimistic section is its commit's outcome: written,
+ * refused by a newer commit (a conflict: as a fenced write), or unknown
+ * (no answer: nothing is written, as though it committed nothing). */
+static uint8_t commit_effect(enum lock_result r)
+{
+    return r == LOCK_OK ? EFFECT_APPLIED : r == LOCK_LOST ? EFFECT_FENCED : EFFECT_NONE;
+}
+
+/* The release, or with commit (an optimistic lock's section) the commit
+ * whose outcome is the section's effect: its invoke is logged once that
+ * is known, at the time it began. */
+static enum lock_result release_lock(struct client *cl, uint32_t key, const struct lock_grant *g,
+                                     uint64_t from_ns, uint8_t effect, bool commit)
 {
     struct run_ctx *run = cl->run;
     uint64_t t = clock_mono_ns();
     uint64_t seq = resource_leave(run->wl->res, key);
-    log_key(cl, key, t, HT_INVOKE, HF_RELEASE, effect, 0, seq, 0);
+    if (!commit)
+        log_key(cl, key, t, HT_INVOKE, HF_RELEASE, effect, 0, seq, 0);
     record_us(cl, OP_HOLD, t - from_ns);
     client_log_links(cl); /* before the release: what the holder could have known */
     enum lock_result r = run->ops->release(&cl->lc, g);
     uint64_t done = clock_mono_ns();
+    if (commit)
+        log_key(cl, key, t, HT_INVOKE, HF_RELEASE, commit_effect(r), 0, seq, 0);
     record_us(cl, OP_RELEASE, done - t);
     if (r == LOCK_OK) {
         client_bump(cl, ST_RELEASE_OK);
@@ -501,6 +526,7 @@ static void release_lock(struct client *cl, uint32_t key, const struct lock_gran
         note_error(cl);
         log_error(cl, key, done, HF_RELEASE, ST_RELEASE_UNSENT);
     }
+    return r;
 }
 
 static void drop_claim(struct client *cl)
@@ -514,8 +540,35 @@ static void drop_claim(struct client *cl)
 void client_unlock(struct client *cl, enum section_effect effect)
 {
     drop_claim(cl);
+    if (cl->committed) {
+        cl->committed = false; /* client_commit ended the section */
+        return;
+    }
     cl->holding = false;
-    release_lock(cl, cl->key, &cl->grant, cl->from_ns, (uint8_t)effect);
+    if (cl->run->ops->optimistic && effect != EFFECT_APPLIED) {
+        /* nothing to write, so nothing to commit: only the section ends */
+        uint64_t t = clock_mono_ns();
+        uint64_t seq = resource_leave(cl->run->wl->res, cl->key);
+        log_key(cl, cl->key, t, HT_INVOKE, HF_RELEASE, (uint8_t)effect, 0, seq, 0);
+        record_us(cl, OP_HOLD, t - cl->from_ns);
+        client_bump(cl, ST_RELEASE_OK);
+        log_key(cl, cl->key, t, HT_OK, HF_RELEASE, HE_NONE, 0, 0, 0);
+        return;
+    }
+    release_lock(cl, cl->key, &cl->grant, cl->from_ns, (uint8_t)effect, false);
+}
+
+bool client_commit(struct client *cl)
+{
+    if (!cl->run->ops->optimistic)
+        return true;
+    drop_claim(cl);
+    cl->holding = false;
+    cl->committed = true;
+    enum lock_result r = release_lock(cl, cl->key, &cl->grant, cl->from_ns, EFFECT_APPLIED, true);
+    if (r == LOCK_ERR && cl->lc.err != LOCK_ERR_UNSENT && cl->lc.err != LOCK_ERR_REFUSED)
+        resource_commit_unknown(cl->run->wl->res, cl->key);
+    return r == LOCK_OK;
 }
 
 void client_unlock_at(struct client *cl, enum section_effect effect, uint64_t until_ns)
@@ -561,7 +614,7 @@ void client_service_parked(struct client *cl, bool all)
         if (all || now >= p->until_ns) {
             struct parked_lock done = *p;
             cl->parked[i] = cl->parked[--cl->n_parked];
-            release_lock(cl, done.key, &done.grant, done.from_ns, done.effect);
+            release_lock(cl, done.key, &done.grant, done.from_ns, done.effect, false);
             continue;
         }
         if (watchdog && now >= p->next_renew_ns)

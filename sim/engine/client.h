@@ -50,6 +50,7 @@ struct client {
     uint16_t incarnation; /* bumped when the client restarts after a crash */
     bool connected;
     bool holding;
+    bool committed; /* an optimistic section's commit was made: its unlock is done */
     struct run_ctx *run;
     const struct lock_config *cfg; /* its own, through the proxy; NULL: run->cfg */
     struct lock_client lc;
@@ -110,6 +111,12 @@ void client_log_links(struct client *cl);
  * it is on, and suffering any fault this holder claimed. false when the
  * client crashed: the section is over and the step must end. */
 bool client_hold(struct client *cl, uint32_t ms);
+/* Before the section writes: true when it may. An optimistic lock
+ * (lock_ops.optimistic) commits here, a compare-and-set of the version
+ * the section read, which ends the section: false is a conflict (or no
+ * answer), and the section must not write. Any other lock: true, nothing
+ * done. client_unlock follows either way. */
+bool client_commit(struct client *cl);
 /* Leave the critical section, recording what it did, and release. */
 void client_unlock(struct client *cl, enum section_effect effect);
 /* The work is done, but keep the lock until until_ns (ShedLock's
@@ -129,6 +136,10 @@ uint64_t client_token(const struct client *cl);
  * scheduler's next firing. false, early, when the run ends first. */
 bool client_idle_until(struct client *cl, uint64_t t_ns);
 uint64_t client_random(struct client *cl, uint64_t n);
+/* After a conflict (client_commit false), may the step try again? Within
+ * lock.wait_ms of since_ns, after a back-off of retry_min_ms..retry_max_ms:
+ * true, the back-off slept; false when the wait is spent or the run over. */
+bool client_retry(struct client *cl, uint64_t since_ns);
 
 /* Owner value of a client life: "<run id>:<client>:<incarnation>". */
 void client_owner_name(char *buf, size_t len, const char *run_id, uint32_t client,

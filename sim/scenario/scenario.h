@@ -336,9 +336,14 @@ int scenario_read(const char *path, const struct scenario_overrides *ov, struct 
 /* What s asks of a lock that ops cannot give: LACKS_TOKEN ("fencing":
  * true without fencing tokens), LACKS_RENEW (lock.watchdog without
  * renewals), LACKS_REPLICAS (lock.redis's replicas and sentinels: the
- * redis lock's alone); 0 when it can run s. scenario_load refuses such a pair,
+ * redis lock's alone), LACKS_EXCLUSION (a workload whose section does
+ * more than write a value, run on optimistic concurrency, which can only
+ * refuse a write); 0 when it can run s. scenario_load refuses such a pair,
  * compare lists it as NOT RUN: one list of what a scenario requires. */
-enum { LACKS_TOKEN = 1, LACKS_RENEW = 2, LACKS_REPLICAS = 4 };
+enum { LACKS_TOKEN = 1, LACKS_RENEW = 2, LACKS_REPLICAS = 4, LACKS_EXCLUSION = 8 };
+/* Why a workload needs mutual exclusion, for LACKS_EXCLUSION's message;
+ * NULL when a refused write is all it needs. */
+const char *workload_needs_exclusion(enum workload_kind w);
 unsigned scenario_lacks(const struct scenario *s, const struct lock_ops *ops);
 
 /* The external servers s names for a server kind, by its name (empty for

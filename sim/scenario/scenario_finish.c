@@ -62,11 +62,28 @@ static int finish_tasks(struct ctx *c, const struct scenario *s)
     return 0;
 }
 
+const char *workload_needs_exclusion(enum workload_kind w)
+{
+    switch (w) {
+    case WORKLOAD_CACHE_REBUILD:
+        return "its section is a database load, which a refused write cannot undo: only "
+               "mutual exclusion keeps a second load from running";
+    case WORKLOAD_SCHEDULED_TASKS:
+        return "its section runs a task, which a refused write cannot undo: only mutual "
+               "exclusion keeps a second run from happening";
+    case WORKLOAD_FLASH_SALE:
+    case WORKLOAD_ORDER_IDS:
+        break;
+    }
+    return NULL;
+}
+
 unsigned scenario_lacks(const struct scenario *s, const struct lock_ops *ops)
 {
     bool topology = s->redis.replicas > 0 || s->redis.sentinels > 0 || scenario_names_finders(s);
     return (s->fencing && !ops->gives_token ? LACKS_TOKEN : 0u) |
            (s->watchdog && !ops->renew ? LACKS_RENEW : 0u) |
+           (ops->optimistic && workload_needs_exclusion(s->workload) ? LACKS_EXCLUSION : 0u) |
            (topology && strcmp(ops->name, "redis") != 0 ? LACKS_REPLICAS : 0u);
 }
 
@@ -101,6 +118,13 @@ static int finish_checks(struct ctx *c, const struct scenario *s)
                                 s->ttl_ms);
     }
     scn_pop(c);
+    if (scenario_lacks(s, ops) & LACKS_EXCLUSION) {
+        scn_push_key(c, "workload");
+        scn_push_key(c, "type");
+        return scn_fail_if_file(c, json_string(workload_name(s->workload)),
+                                "%s is optimistic concurrency, no lock: %s", ops->name,
+                                workload_needs_exclusion(s->workload));
+    }
     if (scenario_lacks(s, ops) & LACKS_REPLICAS) {
         scn_push_key(c, "lock");
         scn_push_key(c, "redis");

@@ -66,31 +66,41 @@ static uint32_t pick_item(const struct flash_sale_spec *fs, const struct flash_s
     return fs->hot_items + (uint32_t)client_random(cl, fs->items - fs->hot_items);
 }
 
-static bool flash_step(struct workload *w, struct client *cl)
+/* One purchase attempt. */
+static enum attempt flash_try(struct workload *w, struct client *cl, uint32_t item)
 {
     const struct flash_sale_spec *fs = &w->scn->flash_sale;
     struct flash_state *st = w->state;
-    uint32_t item = pick_item(fs, st, cl);
     if (!client_lock(cl, item))
-        return false;
+        return ATTEMPT_NO_LOCK;
     uint64_t token = client_token(cl);
     int64_t stock;
     if (resource_read(w->res, item, token, &stock) == RES_FENCED) {
         client_unlock(cl, EFFECT_FENCED);
-        return true;
+        return ATTEMPT_REFUSED;
     }
     if (!client_hold(cl, fs->critical_ms))
-        return true; /* crashed inside: the section ended with it */
+        return ATTEMPT_DONE; /* crashed inside: the section ended with it */
     enum section_effect effect = EFFECT_NONE;
     if (stock > 0) {
         effect = EFFECT_FENCED;
+        if (!client_commit(cl)) {
+            client_unlock(cl, effect);
+            return ATTEMPT_REFUSED;
+        }
         if (resource_write(w->res, item, token, stock - 1) == RES_OK) {
             atomic_fetch_add_explicit(&st->orders[item], 1, memory_order_relaxed);
             effect = EFFECT_APPLIED;
         }
     }
     client_unlock(cl, effect);
-    return true;
+    return ATTEMPT_DONE;
+}
+
+static bool flash_step(struct workload *w, struct client *cl)
+{
+    uint32_t item = pick_item(&w->scn->flash_sale, w->state, cl);
+    return workload_attempts(w, cl, item, flash_try);
 }
 
 struct stock_totals {

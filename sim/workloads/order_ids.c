@@ -84,28 +84,37 @@ static void note_issued(struct id_list *l, uint32_t seq, int64_t id)
     l->v[l->n++] = ((uint64_t)seq << SEQ_SHIFT) | ((uint64_t)id & ID_MASK);
 }
 
-static bool order_step(struct workload *w, struct client *cl)
+/* One attempt at the next id of seq. */
+static enum attempt order_try(struct workload *w, struct client *cl, uint32_t seq)
 {
-    const struct order_ids_spec *o = &w->scn->order_ids;
     struct order_state *st = w->state;
-    uint32_t seq = (uint32_t)client_random(cl, o->sequences);
     if (!client_lock(cl, seq))
-        return false;
+        return ATTEMPT_NO_LOCK;
     uint64_t token = client_token(cl);
     int64_t last;
     if (resource_read(w->res, seq, token, &last) == RES_FENCED) {
         client_unlock(cl, EFFECT_FENCED);
-        return true;
+        return ATTEMPT_REFUSED;
     }
-    if (!client_hold(cl, o->critical_ms))
-        return true; /* crashed inside: no id handed out */
+    if (!client_hold(cl, w->scn->order_ids.critical_ms))
+        return ATTEMPT_DONE; /* crashed inside: no id handed out */
     enum section_effect effect = EFFECT_FENCED;
+    if (!client_commit(cl)) {
+        client_unlock(cl, effect);
+        return ATTEMPT_REFUSED;
+    }
     if (resource_write(w->res, seq, token, last + 1) == RES_OK) {
         note_issued(&st->issued[cl->id % st->clients], seq, last + 1);
         effect = EFFECT_APPLIED;
     }
     client_unlock(cl, effect);
-    return true;
+    return ATTEMPT_DONE;
+}
+
+static bool order_step(struct workload *w, struct client *cl)
+{
+    uint32_t seq = (uint32_t)client_random(cl, w->scn->order_ids.sequences);
+    return workload_attempts(w, cl, seq, order_try);
 }
 
 static int cmp_u64(const void *a, const void *b)

@@ -14,13 +14,17 @@ struct slot {
     _Alignas(64) _Atomic uint64_t witness;
     _Atomic int64_t value;
     uint64_t max_token; /* guarded by mu */
-    pthread_mutex_t mu; /* fencing only: check-and-act must be one step, as in a real store */
+    uint64_t version;   /* versioned only, guarded by mu: the committed version; 0 = not yet seen */
+    bool unsure;        /* versioned: a commit's answer never came; the next newer version read
+                           is adopted */
+    pthread_mutex_t mu; /* fencing and versions: check-and-act must be one step, as in a store */
 };
 
 struct resource {
     struct slot *slots;
     size_t n;
     bool fencing;
+    bool versioned;
     _Atomic uint64_t concurrent;
     _Atomic uint64_t rejected; /* accesses fencing refused */
 };
@@ -41,6 +45,8 @@ struct resource *resource_new(size_t n_keys, int64_t initial, bool fencing)
         atomic_init(&r->slots[i].witness, 0);
         atomic_init(&r->slots[i].value, initial);
         r->slots[i].max_token = 0;
+        r->slots[i].version = 0;
+        r->slots[i].unsure = false;
         pthread_mutex_init(&r->slots[i].mu, NULL);
     }
     atomic_init(&r->concurrent, 0);
@@ -90,15 +96,49 @@ static bool fence_admit(struct resource *r, struct slot *s, uint64_t token)
     return true;
 }
 
+void resource_set_versioned(struct resource *r)
+{
+    r->versioned = true;
+}
+
+void resource_commit_unknown(struct resource *r, uint32_t key)
+{
+    struct slot *s = &r->slots[key];
+    pthread_mutex_lock(&s->mu);
+    s->unsure = true;
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* Under the slot's mutex: is the value the one version `token` names? A
+ * write must find exactly that version. A read that finds an older one is
+ * refused while the commit that made the newer one is on its way to write
+ * here (the reader tries again), and adopts it when nothing is on its way:
+ * the first read of a run (the rows' versions began before it), or after a
+ * commit whose answer never came (it may have committed; its section, not
+ * knowing, wrote nothing: as though it committed nothing). */
+static bool version_current(struct resource *r, struct slot *s, uint64_t token, bool read)
+{
+    if (!r->versioned)
+        return true;
+    if (read && token > s->version && (s->version == 0 || s->unsure)) {
+        s->version = token;
+        s->unsure = false;
+    }
+    if (s->version == token)
+        return true;
+    atomic_fetch_add_explicit(&r->rejected, 1, memory_order_relaxed);
+    return false;
+}
+
 enum resource_rc resource_read(struct resource *r, uint32_t key, uint64_t token, int64_t *value)
 {
     struct slot *s = &r->slots[key];
-    if (!r->fencing) {
+    if (!r->fencing && !r->versioned) {
         *value = atomic_load_explicit(&s->value, memory_order_relaxed);
         return RES_OK;
     }
     pthread_mutex_lock(&s->mu);
-    bool ok = fence_admit(r, s, token);
+    bool ok = (!r->fencing || fence_admit(r, s, token)) && version_current(r, s, token, true);
     if (ok)
         *value = atomic_load_explicit(&s->value, memory_order_relaxed);
     pthread_mutex_unlock(&s->mu);
@@ -108,14 +148,17 @@ enum resource_rc resource_read(struct resource *r, uint32_t key, uint64_t token,
 enum resource_rc resource_write(struct resource *r, uint32_t key, uint64_t token, int64_t value)
 {
     struct slot *s = &r->slots[key];
-    if (!r->fencing) {
+    if (!r->fencing && !r->versioned) {
         atomic_store_explicit(&s->value, value, memory_order_relaxed);
         return RES_OK;
     }
     pthread_mutex_lock(&s->mu);
-    bool ok = fence_admit(r, s, token);
-    if (ok)
+    bool ok = (!r->fencing || fence_admit(r, s, token)) && version_current(r, s, token, false);
+    if (ok) {
         atomic_store_explicit(&s->value, value, memory_order_relaxed);
+        if (r->versioned)
+            s->version = token + 1; /* what the commit made it */
+    }
     pthread_mutex_unlock(&s->mu);
     return ok ? RES_OK : RES_FENCED;
 }

@@ -15,6 +15,17 @@
  * per key, on reads as well as writes, and rejects any access with a lower
  * one. Checking a read too is what makes read-modify-write safe: once a
  * newer holder has read, an older holder's write can no longer land.
+ *
+ * Versions (optimistic concurrency, postgres-optimistic): the value is a
+ * row whose version lives in the lock's database. A section's token is
+ * the version it read there; it commits there (version + 1) before it
+ * writes here. The store keeps the version its value is at, so that value
+ * and version move as one, as they do in a real row: a read with a token
+ * older than the value's version is refused (a newer commit has written),
+ * one newer too while that commit has yet to write here (version_current
+ * in resource.c says when it is adopted instead), and a write is applied
+ * only on the version its token names, moving it to token + 1. Commits
+ * and writes of one key are so applied in the database's order.
  */
 #ifndef LOCKLAB_RESOURCE_H
 #define LOCKLAB_RESOURCE_H
@@ -31,6 +42,13 @@ enum resource_rc { RES_OK = 0, RES_FENCED = 1 };
 struct resource *resource_new(size_t n_keys, int64_t initial, bool fencing);
 void resource_free(struct resource *r); /* accepts NULL */
 
+/* Track versions (above); set before any client runs. */
+void resource_set_versioned(struct resource *r);
+
+/* A commit on key got no answer: it may have committed a version whose
+ * write will never come here. */
+void resource_commit_unknown(struct resource *r, uint32_t key);
+
 /* Witness: enter returns how many holders were already inside and sets
  * *seq; leave returns the sequence of the leaving event. */
 uint32_t resource_enter(struct resource *r, uint32_t key, uint64_t *seq);
@@ -39,7 +57,8 @@ uint64_t resource_leave(struct resource *r, uint32_t key);
 uint64_t resource_concurrent_entries(const struct resource *r);
 
 /* Read / write key's value with the holder's fencing token (ignored
- * without fencing). RES_FENCED: rejected, nothing read or changed. */
+ * without fencing or versions). RES_FENCED: rejected, nothing read or
+ * changed. */
 enum resource_rc resource_read(struct resource *r, uint32_t key, uint64_t token, int64_t *value);
 enum resource_rc resource_write(struct resource *r, uint32_t key, uint64_t token, int64_t value);
 

@@ -4,6 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/engine/client.h"
+#include "sim/engine/run_ctx.h"
+#include "sim/record/clock.h"
 #include "sim/workloads/resource.h"
 
 extern const struct workload_ops flash_sale_ops;
@@ -17,6 +20,18 @@ static const struct workload_ops *const workloads[] = {
     [WORKLOAD_SCHEDULED_TASKS] = &scheduled_tasks_ops,
     [WORKLOAD_ORDER_IDS] = &order_ids_ops,
 };
+
+bool workload_attempts(struct workload *w, struct client *cl, uint32_t key,
+                       enum attempt (*try_once)(struct workload *, struct client *, uint32_t))
+{
+    uint64_t since = clock_mono_ns();
+    bool optimistic = cl->run->ops->optimistic;
+    for (;;) {
+        enum attempt a = try_once(w, cl, key);
+        if (a != ATTEMPT_REFUSED || !optimistic || !client_retry(cl, since))
+            return a != ATTEMPT_NO_LOCK;
+    }
+}
 
 int workload_alloc_keys(struct workload *w, size_t n)
 {

@@ -39,6 +39,20 @@ struct workload_ops {
 int workload_alloc_keys(struct workload *w, size_t n);
 int workload_set_key(struct workload *w, size_t i, const char *name);
 
+/* How one attempt at a step's read-modify-write ended. */
+enum attempt {
+    ATTEMPT_NO_LOCK, /* the lock was not had: the step failed */
+    ATTEMPT_DONE,    /* the section ran (wrote, or had nothing to write, or crashed) */
+    ATTEMPT_REFUSED, /* its read or its write was refused: fenced, or an optimistic conflict */
+};
+
+/* A step of attempts on key: one, or with an optimistic lock (where a
+ * refusal is a conflict the caller is meant to retry, as an ORM's user
+ * does on an OptimisticLockException) more, from a fresh read, while
+ * client_retry allows. true when the lock was had. */
+bool workload_attempts(struct workload *w, struct client *cl, uint32_t key,
+                       enum attempt (*try_once)(struct workload *, struct client *, uint32_t));
+
 /* The workload a scenario names, initialised; NULL out of memory. */
 struct workload *workload_new(const struct scenario *s);
 void workload_free(struct workload *w); /* accepts NULL */
