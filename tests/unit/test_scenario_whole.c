@@ -30,7 +30,7 @@ static void test_finish_errors(void **state)
     static const struct bad_case cases[] = {
         {"{'lock': {'algorithm': 'chubby'}, " WL "}",
          "t.json:1:24: lock.algorithm: unknown algorithm \"chubby\" (known: redis, "
-         "redis-naive, redlock, zookeeper, postgres-advisory, postgres-row)"},
+         "redis-naive, redlock, zookeeper, postgres-advisory, postgres-row, postgres-optimistic)"},
         {"{'lock': {'algorithm': 'redis_naive'}, " WL "}",
          "t.json:1:24: lock.algorithm: unknown algorithm \"redis_naive\" (did you mean "
          "\"redis-naive\"?)"},
@@ -138,8 +138,10 @@ static void test_finish_after_overrides(void **state)
     ov.algorithm = "etcd";
     assert_int_equal(scenario_load_with(path, &ov, &s, err), -1);
     relative(e, err);
-    assert_string_equal(err, "t.json: lock.algorithm: unknown algorithm \"etcd\" (known: redis, "
-                             "redis-naive, redlock, zookeeper, postgres-advisory, postgres-row)");
+    assert_string_equal(
+        err,
+        "t.json: lock.algorithm: unknown algorithm \"etcd\" (known: redis, "
+        "redis-naive, redlock, zookeeper, postgres-advisory, postgres-row, postgres-optimistic)");
 
     /* fencing was the file's wish, so it is pointed at */
     ov.algorithm = "redis-naive";
@@ -181,8 +183,10 @@ static void test_finish_after_overrides(void **state)
     scenario_no_overrides(&ov);
     ov.algorithm = "nope";
     assert_int_equal(scenario_load_text("", text, strlen(text), &ov, &s, err), -1);
-    assert_string_equal(err, "lock.algorithm: unknown algorithm \"nope\" (known: redis, "
-                             "redis-naive, redlock, zookeeper, postgres-advisory, postgres-row)");
+    assert_string_equal(
+        err,
+        "lock.algorithm: unknown algorithm \"nope\" (known: redis, "
+        "redis-naive, redlock, zookeeper, postgres-advisory, postgres-row, postgres-optimistic)");
     ov.algorithm = "redis";
     assert_int_equal(scenario_load_text("", text, strlen(text), &ov, &s, err), 0);
 }
@@ -248,7 +252,7 @@ static void test_doc_examples(void **state)
         {"bad_algorithm.json", true,
          "tests/fixtures/bad_algorithm.json:2:27: lock.algorithm: unknown algorithm "
          "\"chubby\" (known: redis, redis-naive, redlock, zookeeper, postgres-advisory, "
-         "postgres-row)"},
+         "postgres-row, postgres-optimistic)"},
         {"bad_fencing.json", true,
          "tests/fixtures/bad_fencing.json:4:16: fencing: algorithm \"redis-naive\" gives no "
          "fencing tokens"},
