@@ -156,21 +156,25 @@ void compare_terminal(FILE *f, const struct comparison *c)
             s->name, workload_name(s->workload), s->clients, s->seed);
     char verdict[COMPARE_MAX][200];
     int width = (int)strlen("verdict");
+    int name_width = 12; /* the widest name, so longer ones keep the columns */
     for (size_t i = 0; i < c->n; i++) {
         int w = (int)strlen(row_verdict(&c->rows[i], verdict[i], sizeof(verdict[i])));
         width = w > width ? w : width;
+        w = (int)strlen(c->rows[i].algorithm);
+        name_width = w > name_width ? w : name_width;
     }
-    fprintf(f, "%-12s %9s %9s %9s %9s %9s %9s %10s  %-*s  %s\n", "algorithm", "qps", "p50 ms",
-            "p99 ms", "p99.9 ms", "max ms", "failed", "violations", width, "verdict", "invariants");
+    fprintf(f, "%-*s %9s %9s %9s %9s %9s %9s %10s  %-*s  %s\n", name_width, "algorithm", "qps",
+            "p50 ms", "p99 ms", "p99.9 ms", "max ms", "failed", "violations", width, "verdict",
+            "invariants");
     for (size_t i = 0; i < c->n; i++) {
         const struct compare_row *row = &c->rows[i];
         struct cells x;
         row_cells(row, &x);
-        fprintf(f, "%-12s %9s %9s %9s %9s %9s %9s %10s  %-*s  %s\n", row->algorithm, x.qps,
-                x.latency[0], x.latency[1], x.latency[2], x.latency[3], x.failed, x.violations,
-                width, verdict[i], row->invariants);
+        fprintf(f, "%-*s %9s %9s %9s %9s %9s %9s %10s  %-*s  %s\n", name_width, row->algorithm,
+                x.qps, x.latency[0], x.latency[1], x.latency[2], x.latency[3], x.failed,
+                x.violations, width, verdict[i], row->invariants);
         if (row->note[0])
-            fprintf(f, "%-12s   %s\n", "", row->note);
+            fprintf(f, "%-*s   %s\n", name_width, "", row->note);
     }
     fprintf(f, "(qps: locks acquired per second; latency: successful acquires; failed: busy + "
                "errors)\n");

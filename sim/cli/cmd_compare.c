@@ -19,7 +19,7 @@
 struct plan {
     const struct lock_ops *ops[COMPARE_MAX];
     struct scenario scn[COMPARE_MAX];
-    char skip[COMPARE_MAX][160]; /* why ops[i] cannot run the scenario; "" = it can */
+    char skip[COMPARE_MAX][256]; /* why ops[i] cannot run the scenario; "" = it can */
     size_t n;
     const struct lock_ops *run[COMPARE_MAX]; /* the ones that can, for the fleet */
     size_t n_run;
@@ -68,8 +68,10 @@ static int unsupported(const struct scenario *s, const struct lock_ops *ops, cha
         snprintf(why, len, "the scenario needs a watchdog (lock.watchdog); %s cannot renew a lock",
                  ops->name);
     else if (lacks & LACKS_EXCLUSION)
-        snprintf(why, len, "%s is optimistic concurrency, no lock, and %s: %s", ops->name,
-                 workload_name(s->workload), workload_needs_exclusion(s->workload));
+        snprintf(why, len,
+                 "%s is not a lock: a refused write cannot undo %s; %s needs mutual "
+                 "exclusion",
+                 ops->name, workload_needs_exclusion(s->workload), workload_name(s->workload));
     else if (scenario_fault_misfit(s, ops, why, len) < 0)
         return 0;
     return -1;

@@ -22,18 +22,30 @@ static const char *const workload_what[] = {
     [WORKLOAD_ORDER_IDS] = "order ids handed out from a last-id counter: none twice, none skipped",
 };
 
+/* The widest algorithm name, at least 12, so the columns stay aligned. */
+static int name_width(void)
+{
+    int width = 12;
+    for (size_t i = 0; i < lock_count(); i++) {
+        int w = (int)strlen(lock_at(i)->name);
+        width = w > width ? w : width;
+    }
+    return width;
+}
+
 static void list_algorithms(void)
 {
+    int width = name_width();
     printf("algorithms:\n");
     for (size_t i = 0; i < lock_count(); i++) {
         const struct lock_ops *op = lock_at(i);
-        printf("  %-12s %s%s%s [%s]\n", op->name, op->summary, op->gives_token ? " [token]" : "",
-               op->renew ? " [watchdog]" : "", op->server);
+        printf("  %-*s %s%s%s [%s]\n", width, op->name, op->summary,
+               op->gives_token ? " [token]" : "", op->renew ? " [watchdog]" : "", op->server);
     }
     printf("  tags: [token] grants carry a fencing token, so it can run \"fencing\": true;\n"
            "        [watchdog] it can renew a held lock, so it can run \"lock.watchdog\": true;\n"
-           "        [redis] / [zookeeper] the servers it needs\n");
-    printf("\n  %-12s %-8s %-9s %s\n", "supports", "fencing", "watchdog", "servers");
+           "        [redis], [postgres], ...: the kind of server it needs\n");
+    printf("\n  %-*s %-8s %-9s %s\n", width, "supports", "fencing", "watchdog", "servers");
     for (size_t i = 0; i < lock_count(); i++) {
         const struct lock_ops *op = lock_at(i);
         char one[96];
@@ -43,7 +55,7 @@ static void list_algorithms(void)
         const char *servers = op->independent_nodes ? "N redis masters (lock.redlock.nodes, 5)"
                               : op->session_lease   ? "1 or 3 zookeeper (lock.zookeeper.ensemble)"
                                                     : one;
-        printf("  %-12s %-8s %-9s %s\n", op->name, op->gives_token ? "yes" : "no",
+        printf("  %-*s %-8s %-9s %s\n", width, op->name, op->gives_token ? "yes" : "no",
                op->renew ? "yes" : "no", servers);
     }
 }

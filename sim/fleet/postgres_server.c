@@ -8,8 +8,10 @@
  */
 #include <errno.h>
 #include <libpq-fe.h>
+#include <limits.h>
 #include <pwd.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -32,6 +34,31 @@ static const char *bin_dir(void)
     return spawn_env_or("LOCKLAB_POSTGRES_BIN", "/usr/lib/postgresql/15/bin");
 }
 
+/* Can pw pass through every folder above path (by its mode bits)? A
+ * private TMPDIR (mode 0700, a user's own) stops it. 0, or -1 with err
+ * naming the folder. */
+static int reachable(const struct passwd *pw, const char *path, char *err, size_t errlen)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof(dir), "%s", path);
+    for (char *slash = strrchr(dir, '/'); slash && slash != dir; slash = strrchr(dir, '/')) {
+        *slash = '\0';
+        struct stat st;
+        if (stat(dir, &st) < 0)
+            continue;
+        bool pass = (st.st_mode & S_IXOTH) || (st.st_uid == pw->pw_uid && (st.st_mode & S_IXUSR)) ||
+                    (st.st_gid == pw->pw_gid && (st.st_mode & S_IXGRP));
+        if (!pass) {
+            snprintf(err, errlen,
+                     "PostgreSQL runs as the %s user, which cannot pass through %s (mode %04o): "
+                     "set TMPDIR (or cluster up --dir) to a folder it can reach, such as /tmp",
+                     POSTGRES_USER, dir, (unsigned)(st.st_mode & 07777));
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int postgres_server_own(const struct cluster *c, const char *path, char *err, size_t errlen)
 {
     const struct passwd *pw = getpwnam(POSTGRES_USER);
@@ -40,6 +67,8 @@ int postgres_server_own(const struct cluster *c, const char *path, char *err, si
                  POSTGRES_USER);
         return -1;
     }
+    if (reachable(pw, c->root, err, errlen) < 0)
+        return -1;
     /* mkdtemp made the run folder 0700: the server must pass through it */
     if (chmod(c->root, 0711) < 0 || chown(path, pw->pw_uid, pw->pw_gid) < 0) {
         snprintf(err, errlen, "cannot give %s to %s: %s", path, POSTGRES_USER, strerror(errno));

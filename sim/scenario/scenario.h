@@ -341,8 +341,9 @@ int scenario_read(const char *path, const struct scenario_overrides *ov, struct 
  * refuse a write); 0 when it can run s. scenario_load refuses such a pair,
  * compare lists it as NOT RUN: one list of what a scenario requires. */
 enum { LACKS_TOKEN = 1, LACKS_RENEW = 2, LACKS_REPLICAS = 4, LACKS_EXCLUSION = 8 };
-/* Why a workload needs mutual exclusion, for LACKS_EXCLUSION's message;
- * NULL when a refused write is all it needs. */
+/* What a workload's section does that a refused write cannot undo ("a
+ * database load"), for LACKS_EXCLUSION's message; NULL when a refused
+ * write is all it needs. */
 const char *workload_needs_exclusion(enum workload_kind w);
 unsigned scenario_lacks(const struct scenario *s, const struct lock_ops *ops);
 

@@ -66,11 +66,9 @@ const char *workload_needs_exclusion(enum workload_kind w)
 {
     switch (w) {
     case WORKLOAD_CACHE_REBUILD:
-        return "its section is a database load, which a refused write cannot undo: only "
-               "mutual exclusion keeps a second load from running";
+        return "a database load";
     case WORKLOAD_SCHEDULED_TASKS:
-        return "its section runs a task, which a refused write cannot undo: only mutual "
-               "exclusion keeps a second run from happening";
+        return "a task's run";
     case WORKLOAD_FLASH_SALE:
     case WORKLOAD_ORDER_IDS:
         break;
@@ -122,8 +120,10 @@ static int finish_checks(struct ctx *c, const struct scenario *s)
         scn_push_key(c, "workload");
         scn_push_key(c, "type");
         return scn_fail_if_file(c, json_string(workload_name(s->workload)),
-                                "%s is optimistic concurrency, no lock: %s", ops->name,
-                                workload_needs_exclusion(s->workload));
+                                "%s is optimistic concurrency, not a lock: a refused write cannot "
+                                "undo %s; %s needs mutual exclusion",
+                                ops->name, workload_needs_exclusion(s->workload),
+                                workload_name(s->workload));
     }
     if (scenario_lacks(s, ops) & LACKS_REPLICAS) {
         scn_push_key(c, "lock");

@@ -225,6 +225,10 @@ int harness_setup(void **state)
              getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (mkdtemp(tmp) == NULL)
         return -1;
+    /* mkdtemp's 0700 would stop the servers that run as their own user
+     * (PostgreSQL, pgbouncer) from reaching their folders under it */
+    if (chmod(tmp, 0711) < 0)
+        return -1;
     snprintf(made, sizeof(made), "%s", tmp);
     return 0;
 }

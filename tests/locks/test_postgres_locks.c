@@ -12,6 +12,12 @@
  * bounds the wait; a plain session's FOR UPDATE on the same row blocks
  * locklab's; the server killed while held makes the COMMIT an error, not
  * OK.
+ * postgres-optimistic (a version column, as an ORM's @Version): reading
+ * takes nothing and never waits, however many read at once; of two
+ * writers that read the same version the first commit wins and the
+ * second is a conflict; the version is a plain column another
+ * application's UPDATE moves too, which makes locklab's commit conflict;
+ * a new name's row starts at version 1.
  *
  * The server is started by locklab's own fleet code (a copy of one initdb,
  * as the postgres user) on a free loopback port and stopped by its PID.
@@ -398,6 +404,55 @@ static int setup(void **state)
     return 0;
 }
 
+/* Two read the same version at once: neither waits; the first commit
+ * wins, the second conflicts; a fresh read sees the next version. */
+static void optimistic_first_commit_wins(void **state)
+{
+    (void)state;
+    struct lock_client a, b;
+    struct lock_grant ga, gb, gc;
+    char key[64];
+    new_key(key, sizeof(key), "optimistic");
+    client_open(&a, "postgres-optimistic", &cfg, "a");
+    client_open(&b, "postgres-optimistic", &cfg, "b");
+    assert_int_equal(take(&a, key, 0, &ga), LOCK_OK);
+    assert_int_equal(take(&b, key, 0, &gb), LOCK_OK); /* no exclusion: both read */
+    assert_int_equal(ga.token, 1);                    /* a new row starts at 1 */
+    assert_int_equal(gb.token, 1);
+    assert_int_equal(a.ops->release(&a, &ga), LOCK_OK);
+    assert_int_equal(b.ops->release(&b, &gb), LOCK_LOST);
+    assert_int_equal(take(&b, key, 0, &gc), LOCK_OK);
+    assert_int_equal(gc.token, 2);
+    assert_int_equal(b.ops->release(&b, &gc), LOCK_OK);
+    a.ops->disconnect(&a);
+    b.ops->disconnect(&b);
+}
+
+/* The version is the application's column: another application's UPDATE
+ * of it (as its ORM would commit) makes locklab's commit a conflict, and
+ * locklab's commits show in the column. */
+static void optimistic_contends_with_a_plain_client(void **state)
+{
+    (void)state;
+    struct lock_client a;
+    struct lock_grant g;
+    char key[64], v[32];
+    new_key(key, sizeof(key), "optimistic");
+    client_open(&a, "postgres-optimistic", &cfg, "a");
+    PGconn *pg = plain(cfg.endpoints[0].port);
+    assert_int_equal(take(&a, key, 0, &g), LOCK_OK);
+    plain_query(pg, "UPDATE locklab_versions SET version = version + 1 WHERE key = $1", key, NULL,
+                0);
+    assert_int_equal(a.ops->release(&a, &g), LOCK_LOST);
+    assert_int_equal(take(&a, key, 0, &g), LOCK_OK);
+    assert_int_equal(g.token, 2);
+    assert_int_equal(a.ops->release(&a, &g), LOCK_OK);
+    plain_query(pg, "SELECT version FROM locklab_versions WHERE key = $1", key, v, sizeof(v));
+    assert_string_equal(v, "3");
+    PQfinish(pg);
+    a.ops->disconnect(&a);
+}
+
 static int teardown(void **state)
 {
     (void)state;
@@ -421,6 +476,8 @@ int main(void)
         cmocka_unit_test(row_tokens_grow),
         cmocka_unit_test(row_contends_with_a_plain_client),
         cmocka_unit_test_teardown(row_server_killed_while_held_is_no_commit, own_stop),
+        cmocka_unit_test(optimistic_first_commit_wins),
+        cmocka_unit_test(optimistic_contends_with_a_plain_client),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -145,6 +145,31 @@ static json_t *load_json(const char *dir, const char *name)
     return j;
 }
 
+/* The PostgreSQL locks side by side on each of the four scenarios: every
+ * one that runs is safe; postgres-optimistic, no lock, is NOT RUN where
+ * the section does more than write a value, with the reason. */
+static void postgres_locks_compare_safe_or_say_why_not(void **state)
+{
+    (void)state;
+    static const char *const four[] = {"flash_sale.json", "order_ids.json", "cache_rebuild.json",
+                                       "scheduled_tasks.json"};
+    for (size_t i = 0; i < 4; i++) {
+        struct outcome o = {0};
+        char path[600];
+        scenario_path(path, sizeof(path), four[i]);
+        const char *extra[] = {"--algorithms", "postgres-advisory,postgres-row,postgres-optimistic",
+                               "--duration", "2", NULL};
+        run(&o, NULL, "compare", path, extra);
+        const char *end = i < 2 ? "\nEnd of compare: PASS; safe (3 runs)\n"
+                                : "\nEnd of compare: PASS, 1 of 3 NOT RUN; safe (2 runs)\n";
+        if (o.status != 0 || strstr(o.out, end) == NULL)
+            fail_msg("compare %s: exit %d\n%s\n%s", four[i], o.status, o.out, o.err);
+        if (i >= 2 && strstr(o.out, "postgres-optimistic is not a lock: a refused write cannot "
+                                    "undo") == NULL)
+            fail_msg("compare %s: no reason for NOT RUN\n%s", four[i], o.out);
+    }
+}
+
 static void compare_writes_one_table_for_all(void **state)
 {
     (void)state;
@@ -522,6 +547,7 @@ int main(void)
         cmocka_unit_test(short_hold_duplicates_are_the_configurations),
         cmocka_unit_test(zookeeper_serves_one_key_in_sequence_order),
         cmocka_unit_test(compare_writes_one_table_for_all),
+        cmocka_unit_test(postgres_locks_compare_safe_or_say_why_not),
         cmocka_unit_test(compare_shows_fenced_pairs_and_rejected_accesses),
         cmocka_unit_test_teardown(cluster_up_serves_runs_until_down, cluster_teardown),
         cmocka_unit_test_teardown(cluster_killed_supervisor_is_reported_gone, cluster_teardown),
