@@ -227,7 +227,7 @@ const struct server_kind server_postgres = {
     .reset = reset,
     .start_topology = start_topology,
     .stop_signal = SIGINT, /* fast shutdown: ends the clients' sessions (~15 ms) */
-    .cluster_nodes = 1,
+    .cluster_nodes = 0, /* opt-in (--postgres-nodes): the default fleet stays Redis and ZooKeeper */
     .cluster_counts = 0xf, /* 0..3 */
     .cluster_counts_text = "0..3",
 };
