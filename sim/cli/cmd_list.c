@@ -37,7 +37,8 @@ static void list_algorithms(void)
         const struct lock_ops *op = lock_at(i);
         const char *servers = op->independent_nodes ? "N redis masters (lock.redlock.nodes, 5)"
                               : op->session_lease   ? "1 or 3 zookeeper (lock.zookeeper.ensemble)"
-                                                    : "1 redis";
+                              : strcmp(op->server, "etcd") == 0 ? "1 or 3 etcd (lock.etcd.nodes)"
+                                                                : "1 redis";
         printf("  %-12s %-8s %-9s %s\n", op->name, op->gives_token ? "yes" : "no",
                op->renew ? "yes" : "no", servers);
     }

@@ -24,6 +24,7 @@ struct command_help {
     "  -s, --seed N             the seed of every random choice; the same seed repeats a run\n"    \
     "  -r, --redis H:P[,...]    use these Redis servers instead of starting them\n"                \
     "  -z, --zookeeper H:P[,...] use this ZooKeeper ensemble instead of starting it\n"             \
+    "      --etcd H:P[,...]     use this etcd cluster (client URLs) instead of starting it\n"      \
     "      --sentinel H:P[,...] the redis lock asks these redis-sentinels for the master\n"        \
     "                           of \"mymaster\" (external; locklab starts no Redis)\n"             \
     "      --proxy              every server through locklab's proxy, not only those a\n"          \
@@ -127,7 +128,8 @@ static const struct command_help commands[] = {
      "example:\n"
      "  locklab check runs/flash_sale_pause-redis-20261123-101500 --expect '>0'\n"},
     {"cluster", "start, show or stop a managed fleet for manual use",
-     "usage: locklab cluster up [--redis-nodes N] [--zookeeper-nodes 0|1|3] [--dir DIR]\n"
+     "usage: locklab cluster up [--redis-nodes N] [--zookeeper-nodes 0|1|3]\n"
+     "                  [--etcd-nodes 0|1|3] [--dir DIR]\n"
      "       locklab cluster status [--dir DIR]\n"
      "       locklab cluster down [--dir DIR]\n"
      "\n"
@@ -138,6 +140,7 @@ static const struct command_help commands[] = {
      "options:\n"
      "      --redis-nodes N      0..8 (default 5)\n"
      "      --zookeeper-nodes N  0, 1 or 3 (default 1)\n"
+     "      --etcd-nodes N       0, 1 or 3 (default 1)\n"
      "      --dir DIR            the cluster's folder (default $TMPDIR/locklab-cluster);\n"
      "                           status and down find the last one started without it\n"
      "\n"

@@ -6,10 +6,10 @@
 #include "sim/fleet/cluster.h"
 #include "sim/fleet/server_kind.h"
 
-extern const struct server_kind server_redis, server_zookeeper, server_sentinel;
+extern const struct server_kind server_redis, server_zookeeper, server_sentinel, server_etcd;
 
 static const struct server_kind *const kinds[] = {&server_redis, &server_zookeeper,
-                                                  &server_sentinel};
+                                                  &server_sentinel, &server_etcd};
 
 #define N_KINDS (sizeof(kinds) / sizeof(kinds[0]))
 
