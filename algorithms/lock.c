@@ -19,13 +19,11 @@ extern const struct lock_ops redis_ops;
 extern const struct lock_ops redis_naive_ops;
 extern const struct lock_ops redlock_ops;
 extern const struct lock_ops zookeeper_ops;
+extern const struct lock_ops etcd_ops;
 
 /* The one place that lists every algorithm; `locklab list` shows this order. */
 static const struct lock_ops *const registry[] = {
-    &redis_ops,
-    &redis_naive_ops,
-    &redlock_ops,
-    &zookeeper_ops,
+    &redis_ops, &redis_naive_ops, &redlock_ops, &zookeeper_ops, &etcd_ops,
 };
 
 #define N_REGISTRY (sizeof(registry) / sizeof(registry[0]))
