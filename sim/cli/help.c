@@ -39,7 +39,7 @@ static const struct command_help commands[] = {
      "and stops every server it started.\n"
      "\n"
      "options:\n"
-     "  -a, --algorithm NAME     redis, redis-naive, redlock or zookeeper (locklab list);\n"
+     "  -a, --algorithm NAME     redis, redis-naive, redlock, zookeeper or etcd (locklab list);\n"
      "                           default: the scenario's lock.algorithm\n" RUN_OPTIONS
      "  -o, --out DIR            the run folder; default runs/<scenario>-<algorithm>-<time>/.\n"
      "                           A folder that holds a run already is refused\n"
