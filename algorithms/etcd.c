@@ -256,7 +256,9 @@ static int wait_delete(struct lock_client *c, json_t *key64, int64_t rev, uint64
 }
 
 /* waitDeletes(prefix, myRev-1): 1 none left before us, 0 the wait ended
- * (deadline or cancel), -1 error. */
+ * (deadline or cancel). A read that fails meanwhile (a member gone, "leader
+ * changed" during an election) is tried again until the deadline, as
+ * clientv3 retries its reads. */
 static int wait_deletes(struct lock_client *c, const char *prefix, size_t plen, int64_t my_rev,
                         uint64_t deadline_ms)
 {
@@ -265,8 +267,10 @@ static int wait_deletes(struct lock_client *c, const char *prefix, size_t plen, 
         if (lock_now_ms() >= deadline_ms || lock_cancelled(c))
             return 0;
         json_t *ans = call(c, "/v3/kv/range", prefix_range(prefix, plen, my_rev - 1), NULL);
-        if (ans == NULL)
-            return -1;
+        if (ans == NULL) {
+            lock_sleep(c, c->cfg->retry_max_ms ? c->cfg->retry_max_ms : ETCD_POLL_MS);
+            continue;
+        }
         const json_t *last = first_kv(ans);
         if (last == NULL) {
             json_decref(ans);
@@ -327,13 +331,9 @@ static enum lock_result etcd_acquire(struct lock_client *c, const char *key, siz
     if (owner < 0)
         return LOCK_ERR;
     if (!owner) {
-        int rc = wait_deletes(c, mine, plen, my_rev, deadline);
-        if (rc <= 0) {
-            /* Mutex.Lock: a failed or ended wait unlocks before it returns */
-            enum lock_result del = delete_key(c, mine, klen);
-            if (rc == 0 && del != LOCK_ERR)
-                return LOCK_BUSY;
-            return LOCK_ERR;
+        if (wait_deletes(c, mine, plen, my_rev, deadline) == 0) {
+            /* Mutex.Lock: an ended wait unlocks before it returns */
+            return delete_key(c, mine, klen) == LOCK_ERR ? LOCK_ERR : LOCK_BUSY;
         }
         if (c->cfg->etcd_recheck) {
             int there = key_exists(c, mine, klen);
