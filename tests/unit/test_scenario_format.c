@@ -290,7 +290,7 @@ static void test_load_text(void **state)
     assert_string_equal(err, "mem.json:1:59: syntax: end of file expected near 'trailing'");
     assert_int_equal(scenario_load_text("", algo, strlen(algo), NULL, &s, err), -1);
     assert_string_equal(err, "lock.algorithm: unknown algorithm \"chubby\" (known: redis, "
-                             "redis-naive, redlock, zookeeper)");
+                             "redis-naive, redlock, zookeeper, etcd)");
 }
 
 static void test_long_message_cut_on_character(void **state)
@@ -502,7 +502,7 @@ static void test_unknown_values(void **state)
         {"{'lock': {'algorithm': 'redis-with-a-name-far-too-long-to-keep-around'}, " WL "}",
          "t.json:1:24: lock.algorithm: unknown algorithm "
          "\"redis-with-a-name-far-too-long-to-keep-a...\" (known: redis, redis-naive, redlock, "
-         "zookeeper)"},
+         "zookeeper, etcd)"},
         {"{'expect': {'violations': 'x'}, " WL "}",
          "t.json:1:27: expect.violations: cannot read \"x\" as a count (write 0, \">0\", \">= "
          "3\", \"<5\")"},
