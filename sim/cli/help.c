@@ -140,7 +140,7 @@ static const struct command_help commands[] = {
      "options:\n"
      "      --redis-nodes N      0..8 (default 5)\n"
      "      --zookeeper-nodes N  0, 1 or 3 (default 1)\n"
-     "      --etcd-nodes N       0, 1 or 3 (default 1)\n"
+     "      --etcd-nodes N       0, 1 or 3 (default 0)\n"
      "      --dir DIR            the cluster's folder (default $TMPDIR/locklab-cluster);\n"
      "                           status and down find the last one started without it\n"
      "\n"

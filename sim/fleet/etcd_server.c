@@ -208,7 +208,8 @@ const struct server_kind server_etcd = {
     .answers = answers,
     .leads = leads,
     .start = start,
-    .cluster_nodes = 1,
+    /* 0: `cluster up` starts the fleet it always did unless --etcd-nodes asks */
+    .cluster_nodes = 0,
     .cluster_counts = 0xb, /* 0, 1, 3 */
     .cluster_counts_text = "0, 1 or 3",
 };
