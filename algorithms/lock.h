@@ -92,6 +92,10 @@ struct lock_config {
      * fails (Redisson's RLock). 0 = do not wait. */
     uint32_t wait_replicas;
     uint32_t wait_timeout_ms;
+    /* etcd's Mutex: after its predecessors are gone, a waiter reads its
+     * own key and fails when its lease took it meanwhile (etcd 3.5's fix
+     * for #11456); false grants as etcd 3.4 does. */
+    bool etcd_recheck;
     /* When set and non-zero, stop waiting for busy locks (the run is being
      * stopped): acquire gives up with LOCK_BUSY. May be NULL. */
     const atomic_int *cancel;

@@ -4,6 +4,7 @@
  * what runs. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "reports/report.h"
 
@@ -29,6 +30,9 @@ static void print_lock(FILE *f, const struct scenario *s)
     if (ops && ops->session_lease)
         fprintf(f, "  zookeeper: ensemble=%" PRIu32 " session_timeout=%" PRIu32 "ms\n",
                 s->zookeeper.ensemble, s->zookeeper.session_timeout_ms);
+    if (ops && strcmp(ops->server, "etcd") == 0)
+        fprintf(f, "  etcd: nodes=%" PRIu32 " recheck=%s lease=%" PRIu32 "ms\n", s->etcd.nodes,
+                s->etcd.recheck ? "on" : "off", s->etcd.lease_ms);
     if (s->postgres.pooler != POOLER_NONE)
         fprintf(f, "  postgres: pooler=pgbouncer, pool_mode=%s\n",
                 s->postgres.pooler == POOLER_TRANSACTION ? "transaction" : "session");

@@ -54,7 +54,8 @@ static void list_algorithms(void)
                  strcmp(op->server, "postgres") == 0 ? " (lock.postgres.pooler)" : "");
         const char *servers = op->independent_nodes ? "N redis masters (lock.redlock.nodes, 5)"
                               : op->session_lease   ? "1 or 3 zookeeper (lock.zookeeper.ensemble)"
-                                                    : one;
+                              : strcmp(op->server, "etcd") == 0 ? "1 or 3 etcd (lock.etcd.nodes)"
+                                                                : one;
         printf("  %-*s %-8s %-9s %s\n", width, op->name, op->gives_token ? "yes" : "no",
                op->renew ? "yes" : "no", servers);
     }

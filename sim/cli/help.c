@@ -24,6 +24,7 @@ struct command_help {
     "  -s, --seed N             the seed of every random choice; the same seed repeats a run\n"    \
     "  -r, --redis H:P[,...]    use these Redis servers instead of starting them\n"                \
     "  -z, --zookeeper H:P[,...] use this ZooKeeper ensemble instead of starting it\n"             \
+    "      --etcd H:P[,...]     use this etcd cluster (client URLs) instead of starting it\n"      \
     "      --postgres H:P       use this PostgreSQL (or a pgbouncer) instead of starting it\n"     \
     "      --sentinel H:P[,...] the redis lock asks these redis-sentinels for the master\n"        \
     "                           of \"mymaster\" (external; locklab starts no Redis)\n"             \
@@ -39,7 +40,7 @@ static const struct command_help commands[] = {
      "and stops every server it started.\n"
      "\n"
      "options:\n"
-     "  -a, --algorithm NAME     redis, redis-naive, redlock or zookeeper (locklab list);\n"
+     "  -a, --algorithm NAME     redis, redis-naive, redlock, zookeeper or etcd (locklab list);\n"
      "                           default: the scenario's lock.algorithm\n" RUN_OPTIONS
      "  -o, --out DIR            the run folder; default runs/<scenario>-<algorithm>-<time>/.\n"
      "                           A folder that holds a run already is refused\n"
@@ -129,7 +130,7 @@ static const struct command_help commands[] = {
      "  locklab check runs/flash_sale_pause-redis-20261123-101500 --expect '>0'\n"},
     {"cluster", "start, show or stop a managed fleet for manual use",
      "usage: locklab cluster up [--redis-nodes N] [--zookeeper-nodes 0|1|3]\n"
-     "                          [--postgres-nodes 0..3] [--dir DIR]\n"
+     "                          [--etcd-nodes 0|1|3] [--postgres-nodes 0..3] [--dir DIR]\n"
      "       locklab cluster status [--dir DIR]\n"
      "       locklab cluster down [--dir DIR]\n"
      "\n"
@@ -140,7 +141,8 @@ static const struct command_help commands[] = {
      "options:\n"
      "      --redis-nodes N      0..8 (default 5)\n"
      "      --zookeeper-nodes N  0, 1 or 3 (default 1)\n"
-     "      --postgres-nodes N   0..3 (default 1), PostgreSQL run as the postgres user\n"
+     "      --etcd-nodes N       0, 1 or 3 (default 0)\n"
+     "      --postgres-nodes N   0..3 (default 0), PostgreSQL run as the postgres user\n"
      "      --dir DIR            the cluster's folder (default $TMPDIR/locklab-cluster);\n"
      "                           status and down find the last one started without it\n"
      "\n"

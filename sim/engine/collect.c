@@ -145,6 +145,8 @@ static void free_table(char **t, size_t n)
 static uint32_t lease_ms(const struct runner *r)
 {
     const struct scenario *s = r->run.scn;
+    if (strcmp(r->run.ops->server, "etcd") == 0)
+        return s->etcd.lease_ms; /* the lease the grants ride on, in whole seconds */
     return r->run.ops->session_lease ? s->zookeeper.session_timeout_ms : s->ttl_ms;
 }
 

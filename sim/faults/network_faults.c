@@ -49,12 +49,14 @@ static uint32_t pick_endpoints(struct nemesis *n, const struct fault_spec *f)
     case PICK_PRIMARIES:
     case PICK_ZK_LEADER:
     case PICK_ZK_FOLLOWER:
+    case PICK_ETCD_LEADER:
+    case PICK_ETCD_FOLLOWER:
         for (size_t e = 0; e < m; e++)
             if (leads(n, e))
                 set |= 1u << e;
         if (f->pick == PICK_PRIMARIES)
             return set;
-        return nemesis_some(n, f->pick == PICK_ZK_LEADER ? set : servers_mask(m) & ~set, 1);
+        return nemesis_some(n, PICK_IS_LEADER(f->pick) ? set : servers_mask(m) & ~set, 1);
     case PICK_ALL:
         return servers_mask(m);
     default:

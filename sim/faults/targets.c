@@ -108,12 +108,12 @@ uint32_t nemesis_pick(struct nemesis *n, size_t i, char *why, size_t len)
             if (!(n->busy & (1u << k)) && leads(n, k))
                 set |= 1u << k;
         want = (size_t)__builtin_popcount(set);
-    } else if (f->pick == PICK_ZK_LEADER || f->pick == PICK_ZK_FOLLOWER) {
+    } else if (PICK_IS_LEADER(f->pick) || PICK_IS_FOLLOWER(f->pick)) {
         uint32_t lead = 0;
         for (size_t k = 0; k < n->nodes.n; k++)
             if (leads(n, k))
                 lead |= 1u << k;
-        uint32_t from = f->pick == PICK_ZK_LEADER ? lead : servers_mask(n->nodes.n) & ~lead;
+        uint32_t from = PICK_IS_LEADER(f->pick) ? lead : servers_mask(n->nodes.n) & ~lead;
         set = nemesis_some(n, from & ~n->busy, 1);
     } else if (f->pick == PICK_HOLDER_MAJORITY) {
         uint32_t votes = holder_votes(n, f->key);

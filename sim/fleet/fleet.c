@@ -166,6 +166,7 @@ void fleet_config(const struct fleet *f, const struct lock_ops *ops, const struc
     cfg->node_timeout_ms = s->redlock.node_timeout_ms;
     cfg->quorum = s->redlock.quorum;
     cfg->session_timeout_ms = s->zookeeper.session_timeout_ms; /* resolved, clamped */
+    cfg->etcd_recheck = s->etcd.recheck;
 }
 
 /* The managed server listening on port, or -1. */

@@ -6,11 +6,12 @@
 #include "sim/fleet/cluster.h"
 #include "sim/fleet/server_kind.h"
 
-extern const struct server_kind server_redis, server_zookeeper, server_sentinel;
+extern const struct server_kind server_redis, server_zookeeper, server_sentinel, server_etcd;
 extern const struct server_kind server_postgres, server_pgbouncer;
 
-static const struct server_kind *const kinds[] = {
-    &server_redis, &server_zookeeper, &server_sentinel, &server_postgres, &server_pgbouncer};
+static const struct server_kind *const kinds[] = {&server_redis,    &server_zookeeper,
+                                                  &server_sentinel, &server_etcd,
+                                                  &server_postgres, &server_pgbouncer};
 
 #define N_KINDS (sizeof(kinds) / sizeof(kinds[0]))
 

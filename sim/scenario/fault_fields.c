@@ -66,8 +66,9 @@ static bool clients_count(const char *t, struct fault_spec *fs)
 }
 
 /* in the order of enum node_pick from PICK_ONE */
-static const char *const pick_list[] = {"one",       "minority",        "majority",  "all",
-                                        "primaries", "holder-majority", "zk-leader", "zk-follower"};
+static const char *const pick_list[] = {
+    "one",       "minority",    "majority",    "all",          "primaries", "holder-majority",
+    "zk-leader", "zk-follower", "etcd-leader", "etcd-follower"};
 
 /* "redis-2", "zk-1": a server by its kind's node prefix and 1-based
  * number; the kinds a lock runs on (those the fleet starts alone). */
@@ -105,7 +106,7 @@ static int server_target(struct ctx *c, const char *t, struct fault_spec *fs)
         c,
         "unknown target %s for a %s (expected a server such as \"redis-2\" or "
         "\"zk-1\", or one of: one, minority, majority, all, primaries, holder-majority, zk-leader, "
-        "zk-follower)",
+        "zk-follower, etcd-leader, etcd-follower)",
         scn_quote(t).s, fault_type_name(fs->kind));
 }
 
@@ -139,7 +140,8 @@ static int network_target(struct ctx *c, const char *t, struct fault_spec *fs)
         return 0;
     return scn_fail(c,
                     "unknown target %s for a %s (expected a server such as \"redis-2\", one of: "
-                    "one, minority, majority, all, primaries, zk-leader, zk-follower; or clients: "
+                    "one, minority, majority, all, primaries, zk-leader, zk-follower, etcd-leader, "
+                    "etcd-follower; or clients: "
                     "\"holder\", "
                     "\"client:K\", \"clients:N\"; or \"replication\")",
                     scn_quote(t).s, fault_type_name(fs->kind));
@@ -381,6 +383,8 @@ size_t fault_node_count(const struct fault_spec *f, size_t n)
     case PICK_ONE:
     case PICK_ZK_LEADER:
     case PICK_ZK_FOLLOWER:
+    case PICK_ETCD_LEADER:
+    case PICK_ETCD_FOLLOWER:
         return 1;
     case PICK_MINORITY:
         return n / 2;

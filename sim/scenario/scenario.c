@@ -149,6 +149,12 @@ static const struct field zookeeper_fields[] = {
 };
 static const struct table zookeeper_table = {zookeeper_fields, N_OF(zookeeper_fields), NULL};
 
+static const struct field etcd_fields[] = {
+    {.key = "nodes", .parse = parse_ensemble, .offset = SC(etcd.nodes), .min = 1, .max = 3},
+    {.key = "recheck", .parse = parse_bool, .offset = SC(etcd.recheck)},
+};
+static const struct table etcd_table = {etcd_fields, N_OF(etcd_fields), NULL};
+
 static const struct field redis_fields[] = {
     {.key = "replicas", .parse = parse_u32, .offset = SC(redis.replicas), .max = 2},
     {.key = "sentinels", .parse = parse_sentinels, .offset = SC(redis.sentinels), .max = 3},
@@ -179,6 +185,7 @@ static const struct field lock_fields[] = {
     {.key = "zookeeper", .parse = parse_object, .sub = &zookeeper_table},
     {.key = "redis", .parse = parse_object, .sub = &redis_table},
     {.key = "postgres", .parse = parse_object, .sub = &postgres_table},
+    {.key = "etcd", .parse = parse_object, .sub = &etcd_table},
 };
 static const struct table lock_table = {lock_fields, N_OF(lock_fields), lock_after};
 
@@ -424,6 +431,7 @@ void scenario_defaults(struct scenario *s)
     s->redlock = (struct redlock_spec){.nodes = 5, .node_timeout_ms = 50, .quorum = 0};
     s->zookeeper = (struct zookeeper_spec){.ensemble = 1, .session_timeout_ms = 0};
     s->postgres = (struct postgres_spec){.pooler = POOLER_NONE};
+    s->etcd = (struct etcd_spec){.nodes = 1, .recheck = true};
 }
 
 const char *workload_name(enum workload_kind w)

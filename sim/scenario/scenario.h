@@ -90,7 +90,13 @@ enum node_pick {
     PICK_HOLDER_MAJORITY, /* Redlock: the nodes holding the votes of key's current holder */
     PICK_ZK_LEADER,       /* ZooKeeper: the leader now (asked with srvr) */
     PICK_ZK_FOLLOWER,     /* ZooKeeper: a follower now, chosen by the seed */
+    PICK_ETCD_LEADER,     /* etcd: the leader now (asked with maintenance/status) */
+    PICK_ETCD_FOLLOWER,   /* etcd: a follower now, chosen by the seed */
 };
+
+/* The leader picks (zk-leader, etcd-leader) and the follower picks. */
+#define PICK_IS_LEADER(p)   ((p) == PICK_ZK_LEADER || (p) == PICK_ETCD_LEADER)
+#define PICK_IS_FOLLOWER(p) ((p) == PICK_ZK_FOLLOWER || (p) == PICK_ETCD_FOLLOWER)
 
 /* How a clock jump is made. */
 enum clock_method {
@@ -228,6 +234,15 @@ struct zookeeper_spec {
     uint32_t session_timeout_ms; /* plays the ttl; 0 in the file = ttl_ms, clamped */
 };
 
+/* etcd's concurrency.Mutex: its cluster, and whether a waiter checks its
+ * own key still exists once its predecessors are gone (etcd 3.5's fix for
+ * #11456; false plays etcd 3.4, which grants on an expired lease). */
+struct etcd_spec {
+    uint32_t nodes;    /* managed members: 1 or 3 */
+    bool recheck;      /* default true */
+    uint32_t lease_ms; /* resolved: ttl_ms rounded up to whole seconds, at least 2 s */
+};
+
 /* Servers the scenario or the command line names instead of managed ones. */
 struct server_list {
     struct lock_endpoint ep[LOCK_ENDPOINT_MAX];
@@ -259,6 +274,7 @@ struct scenario {
     struct zookeeper_spec zookeeper;
     struct redis_spec redis;
     struct postgres_spec postgres;
+    struct etcd_spec etcd;
 
     /* External servers, by their kind's index in the fleet's registry
      * (sim/fleet/kinds.c: "servers" in the file, --redis, ...); empty =

@@ -23,6 +23,8 @@ size_t scenario_servers(const struct scenario *s, const struct lock_ops *ops)
         return s->redlock.nodes;
     if (ops->session_lease)
         return s->zookeeper.ensemble;
+    if (strcmp(ops->server, "etcd") == 0)
+        return s->etcd.nodes;
     return 1 + s->redis.replicas; /* the master, then its replicas */
 }
 
@@ -64,11 +66,17 @@ static int node_misfit(const struct scenario *s, const struct fault_spec *f,
         snprintf(why, len, "%s does not exist: %s uses %zu %s servers (%s-1..%s-%zu)",
                  f->target_text, ops->name, n, kind, node_prefix(ops), node_prefix(ops), n);
     else if ((f->pick == PICK_ZK_LEADER || f->pick == PICK_ZK_FOLLOWER) &&
-             !(kind_of(ops) && kind_of(ops)->leads))
+             strcmp(kind, "zookeeper") != 0)
         snprintf(why, len, "%s names ZooKeeper's servers; %s uses %s servers", f->target_text,
                  ops->name, kind);
+    else if ((f->pick == PICK_ETCD_LEADER || f->pick == PICK_ETCD_FOLLOWER) &&
+             strcmp(kind, "etcd") != 0)
+        snprintf(why, len, "%s names etcd's servers; %s uses %s servers", f->target_text, ops->name,
+                 kind);
     else if (f->pick == PICK_ZK_FOLLOWER && n < 3)
         snprintf(why, len, "a standalone ZooKeeper has no follower (lock.zookeeper.ensemble: 3)");
+    else if (f->pick == PICK_ETCD_FOLLOWER && n < 3)
+        snprintf(why, len, "a single etcd has no follower (lock.etcd.nodes: 3)");
     else if (fault_node_count(f, n) == 0)
         snprintf(why, len, "the %s of %zu server is no server", f->target_text, n);
     else

@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "sim/scenario/scenario.h"
 
@@ -80,6 +81,29 @@ static void resolve_zookeeper(struct scenario *s, const struct lock_ops *ops)
              ms, s->ttl_ms, ZK_SESSION_MIN_MS, ZK_SESSION_MAX_MS);
 }
 
+/* etcd leases are whole seconds, and etcd 3.4 grants none under 2 s
+ * (REFERENCES.md): the lease that runs is the ttl rounded up to them. */
+#define ETCD_LEASE_MIN_S 2
+
+static void resolve_etcd(struct scenario *s, const struct lock_ops *ops)
+{
+    size_t named = scenario_external(s, ops->server)->n;
+    if (named && named != s->etcd.nodes) {
+        s->etcd.nodes = (uint32_t)named;
+        note(s, "lock.etcd.nodes: %zu = the external servers named", named);
+    }
+    uint32_t secs = (uint32_t)(((uint64_t)s->ttl_ms + 999) / 1000);
+    if (secs < ETCD_LEASE_MIN_S)
+        secs = ETCD_LEASE_MIN_S;
+    s->etcd.lease_ms = secs * 1000;
+    if (s->etcd.lease_ms < s->ttl_ms || s->ttl_ms < ETCD_LEASE_MIN_S * 1000)
+        note(s, "etcd lease: %" PRIu32 " s, ttl_ms %" PRIu32 " is less than the %d s etcd grants",
+             secs, s->ttl_ms, ETCD_LEASE_MIN_S);
+    else if (s->etcd.lease_ms != s->ttl_ms)
+        note(s, "etcd lease: %" PRIu32 " s = ttl_ms %" PRIu32 " rounded up to whole seconds", secs,
+             s->ttl_ms);
+}
+
 static void resolve_workload(struct scenario *s)
 {
     const struct scheduled_tasks_spec *t = &s->scheduled_tasks;
@@ -98,6 +122,8 @@ void scenario_resolve(struct scenario *s, const struct lock_ops *ops)
         resolve_redlock(s);
     if (ops->session_lease)
         resolve_zookeeper(s, ops);
+    if (strcmp(ops->server, "etcd") == 0)
+        resolve_etcd(s, ops);
     resolve_workload(s);
 }
 

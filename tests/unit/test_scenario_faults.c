@@ -65,7 +65,7 @@ static void test_process_fault_errors(void **state)
         {"{'faults': [{'at_ms': 0, 'type': 'kill', 'target': 'node-3'}], " WL "}",
          "t.json:1:52: faults[0].target: unknown target \"node-3\" for a kill (expected a server "
          "such as \"redis-2\" or \"zk-1\", or one of: one, minority, majority, all, primaries, "
-         "holder-majority, zk-leader, zk-follower)"},
+         "holder-majority, zk-leader, zk-follower, etcd-leader, etcd-follower)"},
         {"{'faults': [{'at_ms': 0, 'type': 'pause', 'target': 'one'}], " WL "}",
          "t.json:1:13: faults[0]: missing required key \"duration_ms\" (a pause needs one)"},
         {"{'faults': [{'at_ms': 0, 'type': 'kill', 'target': 'one', 'duration_ms': 5}], " WL "}",
@@ -293,7 +293,8 @@ static void test_network_fault_errors(void **state)
         {"{'faults': [{'at_ms': 0, 'type': 'timeout', 'target': 'holder-majority'}], " WL "}",
          "t.json:1:55: faults[0].target: unknown target \"holder-majority\" for a timeout "
          "(expected a server such as \"redis-2\", one of: one, minority, majority, all, primaries, "
-         "zk-leader, zk-follower; or clients: \"holder\", \"client:K\", \"clients:N\"; or "
+         "zk-leader, zk-follower, etcd-leader, etcd-follower; or clients: \"holder\", "
+         "\"client:K\", \"clients:N\"; or "
          "\"replication\")"},
         {"{'faults': [{'at_ms': 0, 'type': 'timeout', 'target': 'all', 'duration_ms': 0}], " WL "}",
          "t.json:1:77: faults[0].duration_ms: 0 is out of range for a timeout (1..86400000; leave "

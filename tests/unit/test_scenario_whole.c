@@ -30,7 +30,8 @@ static void test_finish_errors(void **state)
     static const struct bad_case cases[] = {
         {"{'lock': {'algorithm': 'chubby'}, " WL "}",
          "t.json:1:24: lock.algorithm: unknown algorithm \"chubby\" (known: redis, "
-         "redis-naive, redlock, zookeeper, postgres-advisory, postgres-row, postgres-optimistic)"},
+         "redis-naive, redlock, zookeeper, etcd, postgres-advisory, postgres-row, "
+         "postgres-optimistic)"},
         {"{'lock': {'algorithm': 'redis_naive'}, " WL "}",
          "t.json:1:24: lock.algorithm: unknown algorithm \"redis_naive\" (did you mean "
          "\"redis-naive\"?)"},
@@ -95,6 +96,45 @@ static void test_resolved_defaults(void **state)
     assert_int_equal(s.n_resolved, 0);
 }
 
+/* etcd's lease is whole seconds and at least 2 s: the lease that runs is
+ * resolved and noted when it is not the ttl; lock.etcd as written. */
+static void test_resolved_etcd_lease(void **state)
+{
+    const struct env *e = *state;
+    struct scenario s;
+    char path[1100], err[SCENARIO_ERR_MAX];
+
+    write_json(e, "t.json", "{'lock': {'algorithm': 'etcd', 'ttl_ms': 500}, " WL "}", true, path,
+               sizeof(path));
+    assert_int_equal(scenario_load(path, &s, err), 0);
+    assert_int_equal(s.etcd.lease_ms, 2000);
+    assert_int_equal(s.etcd.nodes, 1);
+    assert_true(s.etcd.recheck);
+    assert_int_equal(s.n_resolved, 1);
+    assert_string_equal(s.resolved[0],
+                        "etcd lease: 2 s, ttl_ms 500 is less than the 2 s etcd grants");
+
+    write_json(e, "t.json",
+               "{'lock': {'algorithm': 'etcd', 'ttl_ms': 2500,"
+               " 'etcd': {'nodes': 3, 'recheck': false}}, " WL "}",
+               true, path, sizeof(path));
+    assert_int_equal(scenario_load(path, &s, err), 0);
+    assert_int_equal(s.etcd.lease_ms, 3000);
+    assert_int_equal(s.etcd.nodes, 3);
+    assert_false(s.etcd.recheck);
+    assert_int_equal(s.n_resolved, 1);
+    assert_string_equal(s.resolved[0], "etcd lease: 3 s = ttl_ms 2500 rounded up to whole seconds");
+
+    write_json(e, "t.json", "{'lock': {'algorithm': 'etcd', 'ttl_ms': 4000}, " WL "}", true, path,
+               sizeof(path));
+    assert_int_equal(scenario_load(path, &s, err), 0);
+    assert_int_equal(s.etcd.lease_ms, 4000);
+    assert_int_equal(s.n_resolved, 0);
+
+    write_json(e, "t.json", "{'lock': {'etcd': {'nodes': 2}}, " WL "}", true, path, sizeof(path));
+    assert_int_equal(scenario_load(path, &s, err), -1);
+}
+
 /* --duration replaced the file's duration_s: the file holds no value to
  * point at, the message says which key without a position; the file's own
  * value is pointed at. */
@@ -135,13 +175,12 @@ static void test_finish_after_overrides(void **state)
     write_json(e, "t.json", "{'lock': {'algorithm': 'redis'}, 'fencing': true, " WL "}", true, path,
                sizeof(path));
     scenario_no_overrides(&ov);
-    ov.algorithm = "etcd";
+    ov.algorithm = "consul";
     assert_int_equal(scenario_load_with(path, &ov, &s, err), -1);
     relative(e, err);
-    assert_string_equal(
-        err,
-        "t.json: lock.algorithm: unknown algorithm \"etcd\" (known: redis, "
-        "redis-naive, redlock, zookeeper, postgres-advisory, postgres-row, postgres-optimistic)");
+    assert_string_equal(err, "t.json: lock.algorithm: unknown algorithm \"consul\" (known: redis, "
+                             "redis-naive, redlock, zookeeper, etcd, postgres-advisory, "
+                             "postgres-row, postgres-optimistic)");
 
     /* fencing was the file's wish, so it is pointed at */
     ov.algorithm = "redis-naive";
@@ -183,10 +222,9 @@ static void test_finish_after_overrides(void **state)
     scenario_no_overrides(&ov);
     ov.algorithm = "nope";
     assert_int_equal(scenario_load_text("", text, strlen(text), &ov, &s, err), -1);
-    assert_string_equal(
-        err,
-        "lock.algorithm: unknown algorithm \"nope\" (known: redis, "
-        "redis-naive, redlock, zookeeper, postgres-advisory, postgres-row, postgres-optimistic)");
+    assert_string_equal(err, "lock.algorithm: unknown algorithm \"nope\" (known: redis, "
+                             "redis-naive, redlock, zookeeper, etcd, postgres-advisory, "
+                             "postgres-row, postgres-optimistic)");
     ov.algorithm = "redis";
     assert_int_equal(scenario_load_text("", text, strlen(text), &ov, &s, err), 0);
 }
@@ -251,7 +289,7 @@ static void test_doc_examples(void **state)
          "tests/fixtures/bad_missing.json:3:17: workload: missing required key \"type\""},
         {"bad_algorithm.json", true,
          "tests/fixtures/bad_algorithm.json:2:27: lock.algorithm: unknown algorithm "
-         "\"chubby\" (known: redis, redis-naive, redlock, zookeeper, postgres-advisory, "
+         "\"chubby\" (known: redis, redis-naive, redlock, zookeeper, etcd, postgres-advisory, "
          "postgres-row, postgres-optimistic)"},
         {"bad_fencing.json", true,
          "tests/fixtures/bad_fencing.json:4:16: fencing: algorithm \"redis-naive\" gives no "
@@ -430,11 +468,11 @@ static void test_json_path_at(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_finish_errors),     cmocka_unit_test(test_resolved_defaults),
-        cmocka_unit_test(test_duration_blame),    cmocka_unit_test(test_finish_after_overrides),
-        cmocka_unit_test(test_new_finish_errors), cmocka_unit_test(test_doc_examples),
-        cmocka_unit_test(test_json_locate),       cmocka_unit_test(test_json_locate_edges),
-        cmocka_unit_test(test_json_path_at),
+        cmocka_unit_test(test_finish_errors),          cmocka_unit_test(test_resolved_defaults),
+        cmocka_unit_test(test_resolved_etcd_lease),    cmocka_unit_test(test_duration_blame),
+        cmocka_unit_test(test_finish_after_overrides), cmocka_unit_test(test_new_finish_errors),
+        cmocka_unit_test(test_doc_examples),           cmocka_unit_test(test_json_locate),
+        cmocka_unit_test(test_json_locate_edges),      cmocka_unit_test(test_json_path_at),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

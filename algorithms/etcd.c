@@ -1,0 +1,406 @@
+/* etcd.c - etcd's concurrency.Mutex (client/v3/concurrency/mutex.go), on
+ * the v3 JSON gateway, so that etcdctl lock and locklab contend on one lock
+ * correctly.
+ *
+ * A session is a lease (TTL = the acquire's ttl_ms rounded up to whole
+ * seconds, at least 2 s: etcd grants none shorter), granted at the first
+ * acquire and again once the old one is gone. Every key this client
+ * creates rides on it.
+ * acquire: the key is <lock key>/<lease id in lowercase hex> (etcdctl lock
+ *   NAME uses the prefix NAME/). One txn: if create_revision(key) == 0 then
+ *   put(key, "", lease) + range(prefix, first by create revision) else
+ *   range(key) + the same range. myRev = the txn's revision, or the key's
+ *   create revision when it was there; the owner is the first-created key
+ *   under the prefix. Otherwise waitDeletes: the newest key created before
+ *   myRev is watched until it is deleted, again until none is left. Then,
+ *   with lock.etcd.recheck (etcd 3.5's fix for #11456), the own key is read
+ *   and the grant refused when the lease took it meanwhile; without, it is
+ *   granted as etcd 3.4 grants it. The token is myRev, the key's create
+ *   revision, which increases with every grant (Mutex.IsOwner's fence).
+ *   While waiting the client keeps its lease alive at TTL/3 itself, as the
+ *   Session's goroutine would; wait_ms or a cancel deletes the own key (as
+ *   Mutex.Lock does when its context ends) and says BUSY.
+ * renew: one lease keepalive; TTL 0 in the answer: expired, LOST.
+ * release: delete the own key; deleted 0: it was gone, LOST.
+ * crash: drop the connections, revoke nothing: the lease runs out.
+ */
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "algorithms/etcd_wire.h"
+#include "algorithms/lock.h"
+
+#define ETCD_KEY_MAX     200
+#define ETCD_LEASE_MIN_S 2   /* etcd 3.4's minimum lease (REFERENCES.md) */
+#define ETCD_POLL_MS     100 /* how often a waiter looks at lock_cancelled */
+
+struct etcd_lock {
+    struct etcd_wire *w;
+    int64_t lease;          /* 0: none yet, or the last one is gone */
+    uint32_t lease_s;       /* its TTL */
+    uint64_t kept_alive_ms; /* lock_now_ms() of its last grant or keepalive */
+};
+
+static struct etcd_lock *me(struct lock_client *c)
+{
+    return c->impl;
+}
+
+static int etcd_connect(struct lock_client *c)
+{
+    struct etcd_lock *l = calloc(1, sizeof(*l));
+    if (l == NULL) {
+        lock_set_error(c, LOCK_ERR_CONFIG, "etcd: no memory");
+        return -1;
+    }
+    c->impl = l;
+    l->w = etcd_wire_new(c);
+    return l->w ? 0 : -1;
+}
+
+static void etcd_disconnect(struct lock_client *c)
+{
+    struct etcd_lock *l = me(c);
+    if (l == NULL)
+        return;
+    etcd_wire_free(l->w);
+    free(l);
+    c->impl = NULL;
+}
+
+/* etcd's error message, for c->errstr. */
+static const char *why(const json_t *ans)
+{
+    const char *m = json_string_value(json_object_get(ans, "message"));
+    return m ? m : json_string_value(json_object_get(ans, "error"));
+}
+
+/* One unary call: its answer (the caller's) on HTTP 200; NULL otherwise
+ * with c->err set (etcd refused: LOCK_ERR_REFUSED, its message; *lease_gone
+ * when the refusal says our lease does not exist). */
+static json_t *call(struct lock_client *c, const char *path, json_t *req, bool *lease_gone)
+{
+    json_t *ans = NULL;
+    int code = req ? etcd_wire_call(me(c)->w, path, req, &ans) : -1;
+    if (req == NULL)
+        lock_set_error(c, LOCK_ERR_UNSENT, "etcd: no memory for a request");
+    json_decref(req);
+    if (code == 200)
+        return ans;
+    if (code > 0) {
+        const char *m = why(ans);
+        if (lease_gone)
+            *lease_gone = m && strstr(m, "lease not found");
+        lock_set_error(c, LOCK_ERR_REFUSED, "etcd %s: HTTP %d: %s", path, code, m ? m : "?");
+    }
+    json_decref(ans);
+    return NULL;
+}
+
+static int grant_lease(struct lock_client *c, uint32_t ttl_ms)
+{
+    struct etcd_lock *l = me(c);
+    uint32_t secs = (uint32_t)(((uint64_t)ttl_ms + 999) / 1000);
+    if (secs < ETCD_LEASE_MIN_S)
+        secs = ETCD_LEASE_MIN_S;
+    json_t *ans = call(c, "/v3/lease/grant", json_pack("{s:I}", "TTL", (json_int_t)secs), NULL);
+    if (ans == NULL)
+        return -1;
+    l->lease = etcd_int(ans, "ID");
+    l->lease_s = (uint32_t)etcd_int(ans, "TTL");
+    json_decref(ans);
+    if (l->lease == 0 || l->lease_s == 0) {
+        lock_set_error(c, LOCK_ERR_PROTOCOL, "etcd: lease/grant answered no lease");
+        l->lease = 0;
+        return -1;
+    }
+    l->kept_alive_ms = lock_now_ms();
+    return 0;
+}
+
+/* One keepalive of the lease: 1 alive, 0 expired (TTL 0), -1 error. */
+static int keep_alive(struct lock_client *c)
+{
+    struct etcd_lock *l = me(c);
+    char id[24];
+    snprintf(id, sizeof(id), "%" PRId64, l->lease);
+    json_t *ans = call(c, "/v3/lease/keepalive", json_pack("{s:s}", "ID", id), NULL);
+    if (ans == NULL)
+        return -1;
+    /* the gateway streams it: {"result": {..., "TTL": "2"}} */
+    json_t *res = json_object_get(ans, "result");
+    int64_t ttl = etcd_int(res ? res : ans, "TTL");
+    json_decref(ans);
+    if (ttl <= 0)
+        return 0;
+    l->kept_alive_ms = lock_now_ms();
+    return 1;
+}
+
+/* The lease kept alive while waiting, once a third of it has passed. A
+ * lease found expired is forgotten: the wait goes on (as a Mutex whose
+ * Session died does), the recheck decides. */
+static void keep_alive_due(struct lock_client *c)
+{
+    struct etcd_lock *l = me(c);
+    if (l->lease == 0 || lock_now_ms() < l->kept_alive_ms + l->lease_s * 1000u / 3)
+        return;
+    if (keep_alive(c) == 0)
+        l->lease = 0;
+}
+
+/* The range of every key under prefix: first created (ASCEND) or, with
+ * max_rev, the last created at or before it. */
+static json_t *prefix_range(const char *prefix, size_t len, int64_t max_rev)
+{
+    json_t *r = json_pack("{s:o, s:o, s:s, s:s, s:s}", "key", etcd_b64(prefix, len), "range_end",
+                          etcd_prefix_end(prefix, len), "sort_target", "CREATE", "sort_order",
+                          max_rev ? "DESCEND" : "ASCEND", "limit", "1");
+    if (r && max_rev) {
+        char rev[24];
+        snprintf(rev, sizeof(rev), "%" PRId64, max_rev);
+        json_object_set_new(r, "max_create_revision", json_string(rev));
+    }
+    return r;
+}
+
+static const json_t *first_kv(const json_t *range)
+{
+    return json_array_get(json_object_get(range, "kvs"), 0);
+}
+
+/* The txn of Mutex.tryAcquire: 1 owner, 0 must wait, -1 error; *my_rev. */
+static int try_acquire(struct lock_client *c, const char *key, size_t klen, const char *prefix,
+                       size_t plen, int64_t *my_rev, bool *lease_gone)
+{
+    char lease[24];
+    snprintf(lease, sizeof(lease), "%" PRId64, me(c)->lease);
+    json_t *req =
+        json_pack("{s:[{s:s, s:o, s:s}], s:[{s:{s:o, s:s, s:s}}, {s:o}], s:[{s:{s:o}}, {s:o}]}",
+                  "compare", "target", "CREATE", "key", etcd_b64(key, klen), "create_revision", "0",
+                  "success", "request_put", "key", etcd_b64(key, klen), "value", "", "lease", lease,
+                  "request_range", prefix_range(prefix, plen, 0), "failure", "request_range", "key",
+                  etcd_b64(key, klen), "request_range", prefix_range(prefix, plen, 0));
+    json_t *ans = call(c, "/v3/kv/txn", req, lease_gone);
+    if (ans == NULL)
+        return -1;
+    json_t *resp = json_object_get(ans, "responses");
+    const json_t *own = first_kv(json_object_get(json_array_get(resp, 0), "response_range"));
+    const json_t *owner = first_kv(json_object_get(json_array_get(resp, 1), "response_range"));
+    /* "succeeded" is omitted when false (SETUP.md) */
+    *my_rev = json_is_true(json_object_get(ans, "succeeded"))
+                  ? etcd_int(json_object_get(ans, "header"), "revision")
+                  : etcd_int(own, "create_revision");
+    int rc = owner == NULL || etcd_int(owner, "create_revision") == *my_rev;
+    json_decref(ans);
+    if (*my_rev == 0) {
+        lock_set_error(c, LOCK_ERR_PROTOCOL, "etcd: the txn answered no revision");
+        return -1;
+    }
+    return rc;
+}
+
+static enum lock_result delete_key(struct lock_client *c, const char *key, size_t klen)
+{
+    json_t *ans =
+        call(c, "/v3/kv/deleterange", json_pack("{s:o}", "key", etcd_b64(key, klen)), NULL);
+    if (ans == NULL)
+        return LOCK_ERR;
+    int64_t deleted = etcd_int(ans, "deleted");
+    json_decref(ans);
+    return deleted > 0 ? LOCK_OK : LOCK_LOST;
+}
+
+/* Watch key (base64) from rev until it is deleted: 1 deleted, 0 the
+ * deadline came, -1 the stream failed (the caller looks again). The lease
+ * is kept alive meanwhile. */
+static int wait_delete(struct lock_client *c, json_t *key64, int64_t rev, uint64_t deadline_ms)
+{
+    struct etcd_lock *l = me(c);
+    char from[24];
+    snprintf(from, sizeof(from), "%" PRId64, rev);
+    json_t *req =
+        json_pack("{s:{s:O, s:s}}", "create_request", "key", key64, "start_revision", from);
+    int rc = req ? etcd_wire_watch_open(l->w, req) : -1;
+    json_decref(req);
+    while (rc == 0) {
+        keep_alive_due(c);
+        uint64_t now = lock_now_ms();
+        if (now >= deadline_ms || lock_cancelled(c))
+            break;
+        uint64_t until = now + ETCD_POLL_MS;
+        if (l->lease)
+            until = until < l->kept_alive_ms + l->lease_s * 1000u / 3
+                        ? until
+                        : l->kept_alive_ms + l->lease_s * 1000u / 3;
+        if (until > deadline_ms)
+            until = deadline_ms;
+        json_t *ev = NULL;
+        int got = etcd_wire_watch_next(l->w, until * 1000000ull, &ev);
+        if (got < 0)
+            rc = -1;
+        json_t *events = json_object_get(json_object_get(ev, "result"), "events");
+        for (size_t i = 0; got > 0 && i < json_array_size(events); i++) {
+            const char *type =
+                json_string_value(json_object_get(json_array_get(events, i), "type"));
+            if (type && strcmp(type, "DELETE") == 0)
+                rc = 1;
+        }
+        json_decref(ev);
+    }
+    etcd_wire_watch_close(l->w);
+    return rc;
+}
+
+/* waitDeletes(prefix, myRev-1): 1 none left before us, 0 the wait ended
+ * (deadline or cancel). A read that fails meanwhile (a member gone, "leader
+ * changed" during an election) is tried again until the deadline, as
+ * clientv3 retries its reads. */
+static int wait_deletes(struct lock_client *c, const char *prefix, size_t plen, int64_t my_rev,
+                        uint64_t deadline_ms)
+{
+    for (;;) {
+        keep_alive_due(c);
+        if (lock_now_ms() >= deadline_ms || lock_cancelled(c))
+            return 0;
+        json_t *ans = call(c, "/v3/kv/range", prefix_range(prefix, plen, my_rev - 1), NULL);
+        if (ans == NULL) {
+            lock_sleep(c, c->cfg->retry_max_ms ? c->cfg->retry_max_ms : ETCD_POLL_MS);
+            continue;
+        }
+        const json_t *last = first_kv(ans);
+        if (last == NULL) {
+            json_decref(ans);
+            return 1;
+        }
+        int64_t rev = etcd_int(json_object_get(ans, "header"), "revision");
+        int rc = wait_delete(c, json_object_get(last, "key"), rev + 1, deadline_ms);
+        json_decref(ans);
+        if (rc < 0) /* a member went away under the watch: look again, not at once */
+            lock_sleep(c, c->cfg->retry_max_ms ? c->cfg->retry_max_ms : ETCD_POLL_MS);
+    }
+}
+
+/* With recheck: is the own key still there? 1 yes, 0 gone, -1 error. */
+static int key_exists(struct lock_client *c, const char *key, size_t klen)
+{
+    json_t *ans = call(c, "/v3/kv/range", json_pack("{s:o}", "key", etcd_b64(key, klen)), NULL);
+    if (ans == NULL)
+        return -1;
+    int rc = first_kv(ans) != NULL;
+    json_decref(ans);
+    return rc;
+}
+
+static size_t own_key(const struct etcd_lock *l, const char *key, size_t key_len, char *out,
+                      size_t *plen)
+{
+    int n = snprintf(out, ETCD_KEY_MAX, "%.*s/", (int)key_len, key);
+    *plen = (size_t)n;
+    n += snprintf(out + n, ETCD_KEY_MAX - (size_t)n, "%" PRIx64, (uint64_t)l->lease);
+    return (size_t)n;
+}
+
+static enum lock_result etcd_acquire(struct lock_client *c, const char *key, size_t key_len,
+                                     uint32_t ttl_ms, uint32_t wait_ms, struct lock_grant *g)
+{
+    struct etcd_lock *l = me(c);
+    char mine[ETCD_KEY_MAX];
+    size_t plen, klen;
+    int64_t my_rev = 0;
+    uint64_t deadline = lock_now_ms() + wait_ms;
+    if (key_len > ETCD_KEY_MAX - 24) {
+        lock_set_error(c, LOCK_ERR_CONFIG, "etcd: a key of %zu bytes", key_len);
+        return LOCK_ERR;
+    }
+    int owner = -1;
+    for (int tries = 0; tries < 2 && owner < 0; tries++) {
+        bool lease_gone = false;
+        if (l->lease == 0 && grant_lease(c, ttl_ms) < 0)
+            return LOCK_ERR;
+        klen = own_key(l, key, key_len, mine, &plen);
+        owner = try_acquire(c, mine, klen, mine, plen, &my_rev, &lease_gone);
+        if (owner < 0 && !lease_gone)
+            return LOCK_ERR;
+        if (lease_gone)
+            l->lease = 0; /* the session is gone: a new one, once */
+    }
+    if (owner < 0)
+        return LOCK_ERR;
+    if (!owner) {
+        if (wait_deletes(c, mine, plen, my_rev, deadline) == 0) {
+            /* Mutex.Lock: an ended wait unlocks before it returns */
+            return delete_key(c, mine, klen) == LOCK_ERR ? LOCK_ERR : LOCK_BUSY;
+        }
+        if (c->cfg->etcd_recheck) {
+            int there = key_exists(c, mine, klen);
+            if (there <= 0) {
+                if (there == 0) {
+                    l->lease = 0; /* ErrSessionExpired: this session is over */
+                    lock_set_error(c, LOCK_ERR_REFUSED,
+                                   "etcd: the lease expired while waiting: %s is gone", mine);
+                }
+                return LOCK_ERR;
+            }
+        }
+    }
+    g->key = key;
+    g->key_len = key_len;
+    g->token = (uint64_t)my_rev;
+    g->ttl_ms = ttl_ms;
+    uint64_t left = l->kept_alive_ms + l->lease_s * 1000ull;
+    uint64_t now = lock_now_ms();
+    g->validity_ms = l->lease && left > now ? (uint32_t)(left - now) : 0;
+    return LOCK_OK;
+}
+
+static enum lock_result etcd_release(struct lock_client *c, const struct lock_grant *g)
+{
+    struct etcd_lock *l = me(c);
+    char mine[ETCD_KEY_MAX];
+    size_t plen;
+    if (l->lease == 0)
+        return LOCK_LOST; /* its lease is known expired: the key went with it */
+    size_t klen = own_key(l, g->key, g->key_len, mine, &plen);
+    return delete_key(c, mine, klen);
+}
+
+static enum lock_result etcd_renew(struct lock_client *c, struct lock_grant *g)
+{
+    struct etcd_lock *l = me(c);
+    if (l->lease == 0)
+        return LOCK_LOST;
+    int rc = keep_alive(c);
+    if (rc < 0)
+        return LOCK_ERR;
+    if (rc == 0) {
+        l->lease = 0;
+        return LOCK_LOST;
+    }
+    g->validity_ms = l->lease_s * 1000u;
+    return LOCK_OK;
+}
+
+static void etcd_crash(struct lock_client *c)
+{
+    etcd_disconnect(c); /* the lease is left to run out */
+}
+
+const struct lock_ops etcd_ops = {
+    .name = "etcd",
+    .summary = "etcd's concurrency.Mutex: key <name>/<lease>, lowest create revision holds, "
+               "waiter watches its predecessor; lease as ttl, create revision as token",
+    .server = "etcd",
+    .gives_token = true,
+    .keeps_lease_alive = true,
+    .independent_nodes = false,
+    .connect = etcd_connect,
+    .disconnect = etcd_disconnect,
+    .acquire = etcd_acquire,
+    .release = etcd_release,
+    .renew = etcd_renew,
+    .crash = etcd_crash,
+};

@@ -1,0 +1,491 @@
+/* test_etcd_lock.c - the etcd lock against a real etcd, read as
+ * concurrency.Mutex describes it: the key is <name>/<lease id in hex> on
+ * the client's lease; the first-created key holds; a second client waits
+ * and is granted when the first releases; tokens are create revisions and
+ * increase; a waiter watches only its predecessor; a wait ends at its
+ * deadline and takes its key back; locklab and etcdctl lock (the same
+ * Mutex in Go) exclude each other on one name, both ways; #11456: a waiter
+ * whose lease expires while it waits is refused with the recheck and
+ * granted on a key that no longer exists without it (a third client is
+ * then granted too: two holders); renew and release of a lost lock say
+ * LOST.
+ *
+ * The group starts its own etcd through locklab's fleet (free loopback
+ * ports), and stops it by PID at the end. The test looks at the server
+ * through the gateway itself (etcd_server_ask) and expires leases from
+ * outside with /v3/lease/revoke.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <inttypes.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "algorithms/etcd_wire.h"
+#include "algorithms/lock.h"
+#include "sim/fleet/cluster.h"
+#include "sim/fleet/etcd_server.h"
+#include "sim/fleet/server_kind.h"
+
+#define LONG_TTL_MS 30000
+#define SETTLE_MS   400 /* long enough for a wrongly woken waiter to have been granted */
+#define WAIT_LONG   20000
+#define POLL_TRIES  500 /* of 20 ms: 10 s */
+
+static struct cluster fleet;
+static struct lock_config cfg, cfg_norecheck;
+static int port;
+static int key_counter;
+
+static int setup(void **state)
+{
+    (void)state;
+    char err[256];
+    if (cluster_start(&fleet, "etcd", 1, err, sizeof(err)) < 0) {
+        fprintf(stderr, "cannot start etcd: %s\n", err);
+        return -1;
+    }
+    port = fleet.srv[0].port;
+    snprintf(cfg.endpoints[0].host, sizeof(cfg.endpoints[0].host), "127.0.0.1");
+    cfg.endpoints[0].port = port;
+    cfg.n_endpoints = 1;
+    cfg.connect_timeout_ms = 2000;
+    cfg.io_timeout_ms = 5000;
+    cfg.retry_min_ms = 1;
+    cfg.retry_max_ms = 50;
+    cfg.want_token = true;
+    cfg.etcd_recheck = true;
+    cfg_norecheck = cfg;
+    cfg_norecheck.etcd_recheck = false;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    cluster_stop(&fleet, NULL);
+    return 0;
+}
+
+static void client_open(struct lock_client *c, const struct lock_config *conf)
+{
+    memset(c, 0, sizeof(*c));
+    c->ops = lock_find("etcd");
+    assert_non_null(c->ops);
+    c->cfg = conf;
+    c->rng = 88172645463325252ULL;
+    assert_int_equal(c->ops->connect(c), 0);
+}
+
+static void new_key(char *key, size_t len)
+{
+    snprintf(key, len, "lock:test:%d", ++key_counter);
+}
+
+static enum lock_result take(struct lock_client *c, const char *key, uint32_t ttl, uint32_t wait,
+                             struct lock_grant *g)
+{
+    return c->ops->acquire(c, key, strlen(key), ttl, wait, g);
+}
+
+/* The gateway's answer to body on path, parsed. */
+static json_t *ask(const char *path, json_t *body)
+{
+    char *text = json_dumps(body, JSON_COMPACT);
+    json_decref(body);
+    static char reply[65536];
+    int n = etcd_server_ask(port, path, text, reply, sizeof(reply));
+    free(text);
+    assert_true(n > 0);
+    json_t *j = json_loads(reply, 0, NULL);
+    assert_non_null(j);
+    return j;
+}
+
+/* The keys under <name>/, first created first: their names into names,
+ * their create revisions and leases. How many. */
+static size_t keys_under(const char *name, char (*names)[128], int64_t *revs, int64_t *leases,
+                         size_t max)
+{
+    char prefix[96];
+    int plen = snprintf(prefix, sizeof(prefix), "%s/", name);
+    json_t *ans =
+        ask("/v3/kv/range", json_pack("{s:o, s:o, s:s, s:s}", "key", etcd_b64(prefix, (size_t)plen),
+                                      "range_end", etcd_prefix_end(prefix, (size_t)plen),
+                                      "sort_target", "CREATE", "sort_order", "ASCEND"));
+    json_t *kvs = json_object_get(ans, "kvs");
+    size_t n = json_array_size(kvs) < max ? json_array_size(kvs) : max;
+    for (size_t i = 0; i < n; i++) {
+        json_t *kv = json_array_get(kvs, i);
+        if (names)
+            assert_true(etcd_unb64(json_object_get(kv, "key"), names[i], 128) > 0);
+        if (revs)
+            revs[i] = etcd_int(kv, "create_revision");
+        if (leases)
+            leases[i] = etcd_int(kv, "lease");
+    }
+    json_decref(ans);
+    return n;
+}
+
+static void wait_for_keys(const char *name, size_t n)
+{
+    for (int i = 0; i < POLL_TRIES; i++) {
+        if (keys_under(name, NULL, NULL, NULL, 16) == n)
+            return;
+        lock_sleep_ms(20);
+    }
+    fail_msg("%s/ never had %zu keys", name, n);
+}
+
+static void revoke_lease(int64_t lease)
+{
+    char id[24];
+    snprintf(id, sizeof(id), "%" PRId64, lease);
+    json_decref(ask("/v3/lease/revoke", json_pack("{s:s}", "ID", id)));
+}
+
+/* A client acquiring on its own thread, and when it was answered. */
+struct waiter {
+    struct lock_client c;
+    const char *key;
+    uint32_t wait;
+    struct lock_grant g;
+    enum lock_result rc;
+    atomic_int done;
+    uint64_t done_ms;
+    pthread_t th;
+};
+
+static void *waiter_main(void *arg)
+{
+    struct waiter *w = arg;
+    w->rc = take(&w->c, w->key, LONG_TTL_MS, w->wait, &w->g);
+    w->done_ms = lock_now_ms();
+    atomic_store(&w->done, 1);
+    return NULL;
+}
+
+static void waiter_start(struct waiter *w, const struct lock_config *conf, const char *key)
+{
+    memset(w, 0, sizeof(*w));
+    client_open(&w->c, conf);
+    w->key = key;
+    w->wait = WAIT_LONG;
+    assert_int_equal(pthread_create(&w->th, NULL, waiter_main, w), 0);
+}
+
+static void waiter_join(struct waiter *w)
+{
+    pthread_join(w->th, NULL);
+}
+
+static void key_is_name_slash_lease_and_first_holds(void **state)
+{
+    (void)state;
+    struct lock_client a, b;
+    client_open(&a, &cfg);
+    client_open(&b, &cfg);
+    char key[64], names[4][128];
+    int64_t revs[4], leases[4];
+    new_key(key, sizeof(key));
+    struct lock_grant ga, gb;
+    assert_int_equal(take(&a, key, LONG_TTL_MS, 0, &ga), LOCK_OK);
+    assert_int_equal(keys_under(key, names, revs, leases, 4), 1);
+    char want[128];
+    snprintf(want, sizeof(want), "%s/%" PRIx64, key, (uint64_t)leases[0]);
+    assert_string_equal(names[0], want); /* <name>/<lease id in lowercase hex> */
+    assert_int_equal(ga.token, (uint64_t)revs[0]);
+    assert_true(ga.validity_ms > 0 && ga.validity_ms <= LONG_TTL_MS);
+
+    /* a wait of 0: the key is put, found second, taken back */
+    assert_int_equal(take(&b, key, LONG_TTL_MS, 0, &gb), LOCK_BUSY);
+    assert_int_equal(keys_under(key, NULL, NULL, NULL, 4), 1);
+
+    assert_int_equal(a.ops->release(&a, &ga), LOCK_OK);
+    assert_int_equal(keys_under(key, NULL, NULL, NULL, 4), 0);
+    assert_int_equal(a.ops->release(&a, &ga), LOCK_LOST); /* deleted 0 */
+    assert_int_equal(take(&b, key, LONG_TTL_MS, 0, &gb), LOCK_OK);
+    assert_true(gb.token > ga.token);
+    assert_int_equal(b.ops->release(&b, &gb), LOCK_OK);
+    a.ops->disconnect(&a);
+    b.ops->disconnect(&b);
+}
+
+static void waiter_granted_on_release_tokens_increase(void **state)
+{
+    (void)state;
+    struct lock_client a;
+    client_open(&a, &cfg);
+    char key[64];
+    new_key(key, sizeof(key));
+    uint64_t last = 0;
+    for (int round = 0; round < 3; round++) {
+        struct lock_grant ga;
+        assert_int_equal(take(&a, key, LONG_TTL_MS, 0, &ga), LOCK_OK);
+        assert_true(ga.token > last);
+        struct waiter w;
+        waiter_start(&w, &cfg, key);
+        wait_for_keys(key, 2);
+        lock_sleep_ms(SETTLE_MS);
+        assert_int_equal(atomic_load(&w.done), 0); /* still waiting */
+        uint64_t released = lock_now_ms();
+        assert_int_equal(a.ops->release(&a, &ga), LOCK_OK);
+        waiter_join(&w);
+        assert_int_equal(w.rc, LOCK_OK);
+        assert_true(w.done_ms >= released);
+        assert_true(w.g.token > ga.token);
+        last = w.g.token;
+        assert_int_equal(w.c.ops->release(&w.c, &w.g), LOCK_OK);
+        w.c.ops->disconnect(&w.c);
+    }
+    a.ops->disconnect(&a);
+}
+
+static void waiter_watches_only_its_predecessor(void **state)
+{
+    (void)state;
+    struct lock_client a;
+    client_open(&a, &cfg);
+    char key[64];
+    new_key(key, sizeof(key));
+    struct lock_grant ga;
+    assert_int_equal(take(&a, key, LONG_TTL_MS, 0, &ga), LOCK_OK);
+    struct waiter b, c;
+    waiter_start(&b, &cfg, key);
+    wait_for_keys(key, 2);
+    waiter_start(&c, &cfg, key);
+    wait_for_keys(key, 3);
+    assert_int_equal(a.ops->release(&a, &ga), LOCK_OK);
+    waiter_join(&b);
+    assert_int_equal(b.rc, LOCK_OK);
+    lock_sleep_ms(SETTLE_MS);
+    assert_int_equal(atomic_load(&c.done), 0); /* a's delete did not wake c: b is before it */
+    uint64_t released = lock_now_ms();
+    assert_int_equal(b.c.ops->release(&b.c, &b.g), LOCK_OK);
+    waiter_join(&c);
+    assert_int_equal(c.rc, LOCK_OK);
+    assert_true(c.done_ms >= released);
+    assert_true(ga.token < b.g.token && b.g.token < c.g.token);
+    assert_int_equal(c.c.ops->release(&c.c, &c.g), LOCK_OK);
+    a.ops->disconnect(&a);
+    b.c.ops->disconnect(&b.c);
+    c.c.ops->disconnect(&c.c);
+}
+
+static void wait_ends_at_deadline_and_takes_its_key_back(void **state)
+{
+    (void)state;
+    struct lock_client a, b;
+    client_open(&a, &cfg);
+    client_open(&b, &cfg);
+    char key[64];
+    new_key(key, sizeof(key));
+    struct lock_grant ga, gb;
+    assert_int_equal(take(&a, key, LONG_TTL_MS, 0, &ga), LOCK_OK);
+    uint64_t t0 = lock_now_ms();
+    assert_int_equal(take(&b, key, LONG_TTL_MS, 600, &gb), LOCK_BUSY);
+    uint64_t took = lock_now_ms() - t0;
+    assert_true(took >= 600 && took < 5000);
+    assert_int_equal(keys_under(key, NULL, NULL, NULL, 4), 1);
+    assert_int_equal(a.ops->release(&a, &ga), LOCK_OK);
+    a.ops->disconnect(&a);
+    b.ops->disconnect(&b);
+}
+
+/* etcdctl lock NAME CMD: holds NAME while CMD runs (its own Mutex). */
+static pid_t etcdctl_lock(const char *name, const char *cmd)
+{
+    char ep[64];
+    snprintf(ep, sizeof(ep), "--endpoints=http://127.0.0.1:%d", port);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        setenv("ETCDCTL_API", "3", 1);
+        execlp("etcdctl", "etcdctl", ep, "lock", name, "--", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* Has pid exited (reaped)? Its status into *status. */
+static bool exited(pid_t pid, int *status)
+{
+    return waitpid(pid, status, WNOHANG) == pid;
+}
+
+static void stop_pid(pid_t pid)
+{
+    int status;
+    if (!exited(pid, &status)) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+    }
+}
+
+static void contends_with_etcdctl(void **state)
+{
+    (void)state;
+    char key[64];
+    new_key(key, sizeof(key));
+    int status = 0;
+    /* etcdctl holds while its command sleeps; locklab waits for it */
+    pid_t ctl = etcdctl_lock(key, "sleep 1.5");
+    wait_for_keys(key, 1);
+    struct lock_client a;
+    client_open(&a, &cfg);
+    struct lock_grant ga;
+    assert_int_equal(take(&a, key, LONG_TTL_MS, WAIT_LONG, &ga), LOCK_OK);
+    /* granted only once etcdctl's command ended and it unlocked */
+    bool gone = false;
+    for (int i = 0; i < POLL_TRIES && !gone; i++)
+        gone = exited(ctl, &status) || (lock_sleep_ms(20), false);
+    assert_true(gone);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_int_equal(keys_under(key, NULL, NULL, NULL, 4), 1);
+
+    /* the reverse: etcdctl waits while locklab holds */
+    ctl = etcdctl_lock(key, "true");
+    wait_for_keys(key, 2);
+    lock_sleep_ms(SETTLE_MS);
+    bool early = exited(ctl, &status);
+    if (early)
+        fail_msg("etcdctl lock returned while locklab held the lock");
+    assert_int_equal(a.ops->release(&a, &ga), LOCK_OK);
+    gone = false;
+    for (int i = 0; i < POLL_TRIES && !gone; i++)
+        gone = exited(ctl, &status) || (lock_sleep_ms(20), false);
+    if (!gone)
+        stop_pid(ctl);
+    assert_true(gone);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    a.ops->disconnect(&a);
+}
+
+/* #11456: b waits behind a; b's lease is revoked (its keepalive would say
+ * TTL 0 from then on: the same as its session expiring); a releases. */
+static void lease_lost_while_waiting(const struct lock_config *conf, bool recheck)
+{
+    struct lock_client a, c;
+    client_open(&a, &cfg);
+    client_open(&c, &cfg);
+    char key[64], names[4][128];
+    int64_t leases[4];
+    new_key(key, sizeof(key));
+    struct lock_grant ga, gc;
+    assert_int_equal(take(&a, key, LONG_TTL_MS, 0, &ga), LOCK_OK);
+    struct waiter b;
+    waiter_start(&b, conf, key);
+    wait_for_keys(key, 2);
+    assert_int_equal(keys_under(key, names, NULL, leases, 4), 2);
+    revoke_lease(leases[1]);
+    assert_int_equal(keys_under(key, NULL, NULL, NULL, 4), 1); /* b's key went with its lease */
+    lock_sleep_ms(SETTLE_MS);
+    assert_int_equal(atomic_load(&b.done), 0); /* b still waits on a's key */
+    assert_int_equal(a.ops->release(&a, &ga), LOCK_OK);
+    waiter_join(&b);
+    if (recheck) {
+        assert_int_equal(b.rc, LOCK_ERR);
+        assert_int_equal(b.c.err, LOCK_ERR_REFUSED);
+    } else {
+        /* granted on a key that no longer exists, and c is granted too */
+        assert_int_equal(b.rc, LOCK_OK);
+        assert_int_equal(keys_under(key, NULL, NULL, NULL, 4), 0);
+        assert_int_equal(take(&c, key, LONG_TTL_MS, 0, &gc), LOCK_OK);
+        assert_int_equal(b.c.ops->renew(&b.c, &b.g), LOCK_LOST);
+        assert_int_equal(b.c.ops->release(&b.c, &b.g), LOCK_LOST);
+        assert_int_equal(c.ops->release(&c, &gc), LOCK_OK);
+    }
+    a.ops->disconnect(&a);
+    c.ops->disconnect(&c);
+    b.c.ops->disconnect(&b.c);
+}
+
+static void lease_lost_while_waiting_recheck_refuses(void **state)
+{
+    (void)state;
+    lease_lost_while_waiting(&cfg, true);
+}
+
+static void lease_lost_while_waiting_no_recheck_grants(void **state)
+{
+    (void)state;
+    lease_lost_while_waiting(&cfg_norecheck, false);
+}
+
+static void renew_and_release_after_expiry_say_lost(void **state)
+{
+    (void)state;
+    struct lock_client a;
+    char key[64];
+    int64_t leases[4];
+    struct lock_grant ga;
+    /* renew first: the keepalive answers TTL 0 */
+    client_open(&a, &cfg);
+    new_key(key, sizeof(key));
+    assert_int_equal(take(&a, key, 2000, 0, &ga), LOCK_OK);
+    assert_int_equal(a.ops->renew(&a, &ga), LOCK_OK);
+    assert_int_equal(keys_under(key, NULL, NULL, leases, 4), 1);
+    revoke_lease(leases[0]);
+    assert_int_equal(a.ops->renew(&a, &ga), LOCK_LOST);
+    assert_int_equal(a.ops->release(&a, &ga), LOCK_LOST);
+    /* a new session (lease) for the next acquire */
+    assert_int_equal(take(&a, key, 2000, 0, &ga), LOCK_OK);
+    a.ops->disconnect(&a);
+
+    /* release first: the delete finds nothing */
+    client_open(&a, &cfg);
+    new_key(key, sizeof(key));
+    assert_int_equal(take(&a, key, 2000, 0, &ga), LOCK_OK);
+    assert_int_equal(keys_under(key, NULL, NULL, leases, 4), 1);
+    revoke_lease(leases[0]);
+    assert_int_equal(a.ops->release(&a, &ga), LOCK_LOST);
+    a.ops->disconnect(&a);
+}
+
+static void crash_leaves_the_key_to_its_lease(void **state)
+{
+    (void)state;
+    struct lock_client a, b;
+    client_open(&a, &cfg);
+    client_open(&b, &cfg);
+    char key[64];
+    new_key(key, sizeof(key));
+    struct lock_grant ga, gb;
+    assert_int_equal(take(&a, key, 2000, 0, &ga), LOCK_OK);
+    a.ops->crash(&a);
+    assert_int_equal(keys_under(key, NULL, NULL, NULL, 4), 1); /* nothing revoked */
+    uint64_t t0 = lock_now_ms();
+    assert_int_equal(take(&b, key, LONG_TTL_MS, 10000, &gb), LOCK_OK);
+    assert_true(lock_now_ms() - t0 >= 1000); /* the 2 s lease ran out first */
+    assert_int_equal(b.ops->release(&b, &gb), LOCK_OK);
+    b.ops->disconnect(&b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(key_is_name_slash_lease_and_first_holds),
+        cmocka_unit_test(waiter_granted_on_release_tokens_increase),
+        cmocka_unit_test(waiter_watches_only_its_predecessor),
+        cmocka_unit_test(wait_ends_at_deadline_and_takes_its_key_back),
+        cmocka_unit_test(contends_with_etcdctl),
+        cmocka_unit_test(lease_lost_while_waiting_recheck_refuses),
+        cmocka_unit_test(lease_lost_while_waiting_no_recheck_grants),
+        cmocka_unit_test(renew_and_release_after_expiry_say_lost),
+        cmocka_unit_test(crash_leaves_the_key_to_its_lease),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
