@@ -198,8 +198,16 @@ static const char *matrix_verdict(const struct matrix *m)
 
 void matrix_terminal(FILE *f, const struct matrix *m)
 {
-    fprintf(f, "\n%-34s %-11s %-10s %-11s %-6s %-20s %-9s %-10s %-9s %s\n", "row", "algorithm",
-            "match", "safety", "seeds", "violations", "failed", "recovery", "stuck", "expected");
+    int name_w = 34, algo_w = 11; /* at least these; wider when a name is longer */
+    for (size_t i = 0; i < m->n; i++) {
+        int w = (int)strlen(m->rows[i].name);
+        name_w = w > name_w ? w : name_w;
+        w = (int)strlen(m->rows[i].algorithm);
+        algo_w = w > algo_w ? w : algo_w;
+    }
+    fprintf(f, "\n%-*s %-*s %-10s %-11s %-6s %-20s %-9s %-10s %-9s %s\n", name_w, "row", algo_w,
+            "algorithm", "match", "safety", "seeds", "violations", "failed", "recovery", "stuck",
+            "expected");
     for (size_t i = 0; i < m->n; i++) {
         const struct matrix_row *row = &m->rows[i];
         struct row_sums s = sums(row);
@@ -207,10 +215,11 @@ void matrix_terminal(FILE *f, const struct matrix *m)
         char seeds[16], viol[64], rec[32], stuck[32], safe[32];
         snprintf(seeds, sizeof(seeds), "%zu/%zu", row->matched, row->n_runs);
         snprintf(stuck, sizeof(stuck), "%.0f ms", s.stuck_ms);
-        fprintf(f, "%-34s %-11s %-10s %-11s %-6s %-20s %-9" PRIu64 " %-10s %-9s %s\n", row->name,
-                row->algorithm, row_state(row), report_safety_sum_word(&safety, safe, sizeof(safe)),
-                seeds, per_seed(row, viol, sizeof(viol)), s.failed,
-                recovery_text(&s, rec, sizeof(rec)), stuck, row->expected);
+        fprintf(f, "%-*s %-*s %-10s %-11s %-6s %-20s %-9" PRIu64 " %-10s %-9s %s\n", name_w,
+                row->name, algo_w, row->algorithm, row_state(row),
+                report_safety_sum_word(&safety, safe, sizeof(safe)), seeds,
+                per_seed(row, viol, sizeof(viol)), s.failed, recovery_text(&s, rec, sizeof(rec)),
+                stuck, row->expected);
         terminal_misses(f, row);
     }
     struct report_safety_sum all = matrix_safety(m);
