@@ -7,7 +7,8 @@
 
 # Shown while the binary cannot list its algorithms (not built yet, or
 # built before `locklab list algorithms` existed).
-_locklab_static_algorithms=(redis redis-naive redlock zookeeper etcd)
+_locklab_static_algorithms=(redis redis-naive redlock zookeeper etcd postgres-advisory postgres-row
+    postgres-optimistic)
 
 # One name per line from `locklab list algorithms`; anything else (an older
 # binary's full listing, an error) means the static list.
@@ -72,8 +73,9 @@ _locklab_option_value()
     -A | --algorithms) _locklab_algorithm_list "$bin" "$cur" ;;
     -o | --out | --dir) _locklab_paths "$cur" ;;
     --zookeeper-nodes | --etcd-nodes) _locklab_words "0 1 3" "$cur" ;;
+    --postgres-nodes) _locklab_words "0 1 2 3" "$cur" ;;
     -c | --clients | -d | --duration | -n | --requests | -s | --seed | --show-violations | \
-        -r | --redis | -z | --zookeeper | --etcd | --sentinel | --expect | --redis-nodes)
+        -r | --redis | -z | --zookeeper | --etcd | --postgres | --sentinel | --expect | --redis-nodes)
         COMPREPLY=() ;;
     *) return 1 ;;
     esac
@@ -90,7 +92,7 @@ _locklab_cluster()
             _locklab_words "up status down" "$cur"
         fi
     elif [[ $action == up ]]; then
-        _locklab_words "--redis-nodes --zookeeper-nodes --etcd-nodes --dir --help" "$cur"
+        _locklab_words "--redis-nodes --zookeeper-nodes --etcd-nodes --postgres-nodes --dir --help" "$cur"
     else
         _locklab_words "--dir --help" "$cur"
     fi
@@ -112,7 +114,7 @@ _locklab()
     local cword=$COMP_CWORD cur=${COMP_WORDS[COMP_CWORD]-} prev=${COMP_WORDS[COMP_CWORD - 1]-}
     local bin=${COMP_WORDS[0]/#\~/$HOME} cmd=${COMP_WORDS[1]-}
     local run_opts="--clients -c --duration -d --requests -n --seed -s --out -o --quiet -q
-        --show-violations --redis -r --zookeeper -z --etcd --sentinel --help"
+        --show-violations --redis -r --zookeeper -z --etcd --postgres --sentinel --help"
     # `--algorithm=re` reaches us as three words, "=" being a word break
     if [[ $cur == = ]]; then
         cur=""
@@ -132,7 +134,7 @@ _locklab()
             run) _locklab_words "--algorithm -a $run_opts" "$cur" ;;
             compare) _locklab_words "--algorithms -A $run_opts" "$cur" ;;
             show) _locklab_words "--algorithm -a --clients -c --duration -d --requests -n
-                --seed -s --redis -r --zookeeper -z --etcd --sentinel --json --help" "$cur" ;;
+                --seed -s --redis -r --zookeeper -z --etcd --postgres --sentinel --json --help" "$cur" ;;
             esac
         else
             _locklab_paths "$cur" "*.json"

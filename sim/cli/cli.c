@@ -160,6 +160,8 @@ static void run_options(struct option *longs, char *shorts, size_t shorts_len)
     used = (size_t)snprintf(shorts, shorts_len, "%s", BASE_SHORTS);
     for (size_t k = 0; k < server_kind_count() && k < SCENARIO_SERVER_KINDS; k++) {
         const struct server_kind *kind = server_kind_at(k);
+        if (kind->internal)
+            continue;
         longs[n++] = (struct option){kind->name, required_argument, 0, OPT_SERVERS + (int)k};
         if (kind_letter(kind) && used + 3 < shorts_len)
             used += (size_t)snprintf(shorts + used, shorts_len - used, "%c:", kind->option_letter);

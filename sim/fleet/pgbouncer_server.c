@@ -88,6 +88,7 @@ const struct server_kind server_pgbouncer = {
     .ready_base_ms = 10000, /* SETUP.md: ~50 ms */
     .ready_poll_ms = 10,
     .ready_sign = "PQping through it to say PQPING_OK",
+    .internal = true, /* lock.postgres.pooler starts it; --postgres names one */
     .command = command,
     .answers = answers,
 };

@@ -33,6 +33,10 @@ struct server_kind {
     /* Its servers are members of one service (an ensemble), which a
      * client reaches through any of them; else each is a server alone. */
     bool one_service;
+    /* Started only as a part of another kind's topology (pgbouncer in
+     * front of PostgreSQL): users name none, so it has no command-line
+     * option and no "servers" key. */
+    bool internal;
     /* The command line (and environment) that starts s, into sp. */
     void (*command)(struct spawn *sp, const struct managed_server *s);
     /* Does the one on a loopback port serve? */

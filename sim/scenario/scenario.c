@@ -309,13 +309,13 @@ static const struct table expect_table = {expect_fields, N_OF(expect_fields), NU
 static int parse_server_lists(struct ctx *c, json_t *v, const struct field *f, void *base)
 {
     struct field fields[SCENARIO_SERVER_KINDS];
-    size_t n = server_kind_count();
+    size_t n = 0;
     (void)f;
-    for (size_t i = 0; i < n && i < SCENARIO_SERVER_KINDS; i++)
-        fields[i] = (struct field){
-            .key = server_kind_at(i)->name, .parse = parse_servers, .offset = SC(servers[i])};
-    const struct table servers_table = {
-        fields, n < SCENARIO_SERVER_KINDS ? n : SCENARIO_SERVER_KINDS, NULL};
+    for (size_t i = 0; i < server_kind_count() && i < SCENARIO_SERVER_KINDS; i++)
+        if (!server_kind_at(i)->internal)
+            fields[n++] = (struct field){
+                .key = server_kind_at(i)->name, .parse = parse_servers, .offset = SC(servers[i])};
+    const struct table servers_table = {fields, n, NULL};
     if (!json_is_object(v))
         return scn_type_error(c, v, "an object");
     return walk_object(c, v, &servers_table, base);

@@ -22,7 +22,7 @@ printf '#!/bin/sh\nprintf "algorithms:\\n  redis        SET NX PX\\n"\n' >"$tmp/
 chmod +x "$tmp/bin/"*
 
 failed=0
-static="redis redis-naive redlock zookeeper etcd"
+static="redis redis-naive redlock zookeeper etcd postgres-advisory postgres-row postgres-optimistic"
 
 # expect WANT WORD...: complete the last WORD; WANT is the whole answer,
 # space-separated, in any order.
@@ -49,14 +49,14 @@ expect "--seeds --only --out -o --quiet -q --help" "$bin" matrix -
 expect "compare check cluster" "$bin" c
 expect "--quiet" "$bin" run --q
 expect "--algorithm -a --clients -c --duration -d --requests -n --seed -s --out -o --quiet -q
-    --show-violations --redis -r --zookeeper -z --etcd --sentinel --help" "$bin" run -
+    --show-violations --redis -r --zookeeper -z --etcd --postgres --sentinel --help" "$bin" run -
 expect "--algorithms -A --clients -c --duration -d --requests -n --seed -s --out -o --quiet -q
-    --show-violations --redis -r --zookeeper -z --etcd --sentinel --help" "$bin" compare -
+    --show-violations --redis -r --zookeeper -z --etcd --postgres --sentinel --help" "$bin" compare -
 expect "--algorithms" "$bin" compare --al
-expect "--algorithm --clients --duration --requests --seed --redis --zookeeper --etcd --sentinel --json \
+expect "--algorithm --clients --duration --requests --seed --redis --zookeeper --etcd --postgres --sentinel --json \
     --help" "$bin" show --
 expect "--algorithm -a --clients -c --duration -d --requests -n --seed -s --redis -r
-    --zookeeper -z --etcd --sentinel --json --help" "$bin" show "$t/a.json" -
+    --zookeeper -z --etcd --postgres --sentinel --json --help" "$bin" show "$t/a.json" -
 expect "--json" "$bin" show "$t/a.json" --j
 expect "$static" "$bin" show -a ""
 expect "" "$bin" show -c ""
@@ -74,7 +74,7 @@ expect "alpha beta" "$tmp/bin/names" run --algorithm ""
 expect "$static" "$tmp/bin/broken" run --algorithm ""
 expect "$static" "$tmp/bin/old" run --algorithm ""
 expect "redis,redis-naive redis,redlock" "$bin" compare --algorithms redis,re
-expect "redis,redlock,redis-naive redis,redlock,zookeeper redis,redlock,etcd" "$bin" compare --algorithms \
+expect "redis,redlock,redis-naive redis,redlock,zookeeper redis,redlock,etcd redis,redlock,postgres-advisory redis,redlock,postgres-row redis,redlock,postgres-optimistic" "$bin" compare --algorithms \
     redis,redlock,
 # -A is compare's short --algorithms: names, never the folder reports/
 expect "redis redis-naive redlock" "$bin" compare "$t/a.json" -A re
@@ -87,13 +87,14 @@ expect "$t/sub" "$bin" run --out "$t/"
 expect "" "$bin" run --clients ""
 expect "up status down" "$bin" cluster ""
 expect "--help" "$bin" cluster -
-expect "--redis-nodes --zookeeper-nodes --etcd-nodes --dir --help" "$bin" cluster up --
+expect "--redis-nodes --zookeeper-nodes --etcd-nodes --postgres-nodes --dir --help" "$bin" cluster up --
 expect "--dir --help" "$bin" cluster down --
 expect "--dir --help" "$bin" cluster status --
 expect "--help" "$bin" cluster up --h
 expect "$t/sub" "$bin" cluster up --dir "$t/"
 expect "0 1 3" "$bin" cluster up --zookeeper-nodes ""
 expect "0 1 3" "$bin" cluster up --etcd-nodes ""
+expect "0 1 2 3" "$bin" cluster up --postgres-nodes ""
 expect "compare check cluster" "$bin" help c
 expect "algorithms scenarios workloads faults" "$bin" list ""
 expect "workloads" "$bin" list w

@@ -234,7 +234,7 @@ static void test_new_keys_errors(void **state)
          "t.json:1:24: servers.redis[0]: \"127.0.0.1:70000\": port must be 1..65535"},
         {"{'servers': {'consul': []}, " WL "}",
          "t.json:1:14: servers.consul: unknown key (known: redis, zookeeper, sentinel, etcd, "
-         "postgres, pgbouncer)"},
+         "postgres)"},
         {"{'servers': {'redis': '127.0.0.1:1'}, " WL "}",
          "t.json:1:23: servers.redis: expected an array of \"host:port\" strings, got string"},
     };
