@@ -12,6 +12,9 @@
  * The watchdog runs on the client's own timeline: it renews while the
  * holder spends its critical section, and a client pause (a stop-the-world
  * GC pause) stops it with everything else, as it stops Redisson's timer.
+ * A lock whose grants ride on a lease it keeps alive (etcd's Session,
+ * lock_ops.keeps_lease_alive) is renewed the same way, watchdog or not:
+ * the Session's keep-alive goroutine stops in a pause just as well.
  */
 #include "sim/engine/client.h"
 
@@ -32,7 +35,7 @@
 #define NS_PER_US 1000ULL
 #define SLICE_NS  (50 * NS_PER_MS) /* long sleeps wake this often to see Ctrl-C */
 
-/* The watchdog's period, as scenario_resolve set it (never 0). */
+/* The renewal period, as scenario_resolve set it (never 0 when renewing). */
 static uint64_t renew_period_ns(const struct scenario *s)
 {
     return (uint64_t)(s->renew_ms ? s->renew_ms : 1) * NS_PER_MS;
@@ -329,10 +332,10 @@ static uint64_t min_u64(uint64_t a, uint64_t b)
 static uint64_t parked_wake(const struct client *cl)
 {
     uint64_t wake = UINT64_MAX;
-    bool watchdog = cl->run->scn->watchdog && cl->run->ops->renew;
+    bool renews = cl->run->renews;
     for (size_t i = 0; i < cl->n_parked; i++) {
         wake = min_u64(wake, cl->parked[i].until_ns);
-        if (watchdog)
+        if (renews)
             wake = min_u64(wake, cl->parked[i].next_renew_ns);
     }
     return wake;
@@ -360,7 +363,8 @@ bool client_idle_until(struct client *cl, uint64_t t_ns)
     return t_ns < run->deadline_ns && !run_stopping(run);
 }
 
-/* One watchdog renewal of a lock this client holds on key. */
+/* One renewal (the watchdog's, or the kept lease's) of a lock this client
+ * holds on key. */
 static void renew_grant(struct client *cl, uint32_t key, struct lock_grant *g,
                         uint64_t *next_renew_ns)
 {
@@ -465,11 +469,11 @@ bool client_hold(struct client *cl, uint32_t ms)
             pause_holder(cl, idx);
     }
     uint64_t end = clock_mono_ns() + (uint64_t)ms * NS_PER_MS;
-    bool watchdog = cl->run->scn->watchdog && cl->run->ops->renew;
+    bool renews = cl->run->renews;
     for (;;) {
-        if (watchdog && clock_mono_ns() >= cl->next_renew_ns)
+        if (renews && clock_mono_ns() >= cl->next_renew_ns)
             renew(cl);
-        uint64_t wake = watchdog && cl->next_renew_ns < end ? cl->next_renew_ns : end;
+        uint64_t wake = renews && cl->next_renew_ns < end ? cl->next_renew_ns : end;
         sleep_until(cl, wake, true);
         if (wake == end || clock_mono_ns() >= end ||
             atomic_load_explicit(&cl->run->interrupted, memory_order_relaxed))
@@ -554,7 +558,7 @@ void client_finish_parked(struct client *cl)
 
 void client_service_parked(struct client *cl, bool all)
 {
-    bool watchdog = cl->run->scn->watchdog && cl->run->ops->renew;
+    bool renews = cl->run->renews;
     for (size_t i = 0; i < cl->n_parked;) {
         struct parked_lock *p = &cl->parked[i];
         uint64_t now = clock_mono_ns();
@@ -564,7 +568,7 @@ void client_service_parked(struct client *cl, bool all)
             release_lock(cl, done.key, &done.grant, done.from_ns, done.effect);
             continue;
         }
-        if (watchdog && now >= p->next_renew_ns)
+        if (renews && now >= p->next_renew_ns)
             renew_grant(cl, p->key, &p->grant, &p->next_renew_ns);
         i++;
     }

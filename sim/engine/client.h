@@ -106,9 +106,9 @@ bool client_lock_wait(struct client *cl, uint32_t key, uint32_t wait_ms);
 /* Put the lock library's link changes (ZooKeeper's connecting, connected,
  * expired) into the history; done before each acquire and release. */
 void client_log_links(struct client *cl);
-/* Spend ms inside the critical section, renewing through the watchdog when
- * it is on, and suffering any fault this holder claimed. false when the
- * client crashed: the section is over and the step must end. */
+/* Spend ms inside the critical section, renewing every renew_ms when the
+ * run renews (a watchdog, or a lease the lock keeps alive), and suffering any fault this holder
+ * claimed. false when the client crashed: the section is over and the step must end. */
 bool client_hold(struct client *cl, uint32_t ms);
 /* Leave the critical section, recording what it did, and release. */
 void client_unlock(struct client *cl, enum section_effect effect);
@@ -118,7 +118,7 @@ void client_unlock(struct client *cl, enum section_effect effect);
  * or when it leaves its loop. Now or earlier: released at once. */
 void client_unlock_at(struct client *cl, enum section_effect effect, uint64_t until_ns);
 /* Release the kept locks whose time has come (all of them when all is
- * true: the client is leaving), renewing the others through the watchdog. */
+ * true: the client is leaving), renewing the others as a held lock is. */
 void client_service_parked(struct client *cl, bool all);
 /* The client has left its loop: keep its kept locks to their time, as a
  * lock store keeps lock_until when an instance shuts down, but no longer

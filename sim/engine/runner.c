@@ -49,6 +49,7 @@ struct runner *runner_new(const struct scenario *s, const struct lock_ops *ops,
     r->run.scn = s;
     r->run.ops = ops;
     r->run.cfg = cfg;
+    r->run.renews = scenario_renews(s, ops);
     atomic_init(&r->run.stop, 0);
     atomic_init(&r->run.interrupted, 0);
     random_run_id(r->run.run_id, s->seed);

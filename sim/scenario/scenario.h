@@ -236,7 +236,7 @@ struct scenario {
     uint32_t ttl_ms;
     uint32_t wait_ms;      /* how long acquire may wait for a busy lock */
     bool watchdog;         /* renew while held */
-    uint32_t renew_ms;     /* watchdog period; 0 in the file = ttl/3 */
+    uint32_t renew_ms;     /* renewal period (watchdog or kept lease); 0 in the file = ttl/3 */
     uint32_t retry_min_ms; /* backoff while waiting */
     uint32_t retry_max_ms;
     struct redlock_spec redlock;
@@ -349,6 +349,11 @@ int scenario_fault_misfit(const struct scenario *s, const struct lock_ops *ops, 
  * s->resolved. scenario_load calls it; the run, the reports and `show`
  * read only the resolved values. */
 void scenario_resolve(struct scenario *s, const struct lock_ops *ops);
+
+/* Does a client renew the grants it holds every renew_ms: a watchdog
+ * asked for (lock.watchdog), or a lease the lock keeps alive all the time
+ * (lock_ops.keeps_lease_alive)? Either way the lock must have a renew. */
+bool scenario_renews(const struct scenario *s, const struct lock_ops *ops);
 
 /* How long a holder means to keep a lock it took, by the workload, at the
  * least (a longer hold leaves a smaller slack, so this errs toward calling
