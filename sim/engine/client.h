@@ -20,6 +20,7 @@
 #include "sim/record/measures.h"
 
 struct run_ctx;
+struct nemesis_waiter;
 struct histogram;
 struct history_buf;
 
@@ -53,6 +54,8 @@ struct client {
     struct run_ctx *run;
     const struct lock_config *cfg; /* its own, through the proxy; NULL: run->cfg */
     struct lock_client lc;
+    struct lock_seam seam;         /* how its lock waits (seam.c) */
+    struct nemesis_waiter *waiter; /* its slot for the pauses of waiters; NULL: none */
     struct lock_grant grant;
     uint32_t key;     /* held key */
     uint64_t from_ns; /* when the current section began */

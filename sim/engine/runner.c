@@ -63,7 +63,8 @@ struct runner *runner_new(const struct scenario *s, const struct lock_ops *ops,
     r->run.nem = nemesis_new(s);
     r->n = s->clients;
     r->clients = calloc(r->n, sizeof(*r->clients));
-    if (r->run.wl == NULL || r->run.nem == NULL || r->clients == NULL)
+    if (r->run.wl == NULL || r->run.nem == NULL || r->clients == NULL ||
+        nemesis_waiters_new(r->run.nem, r->n) < 0)
         goto oom;
     /* Room for the run, plus the longest fault that can stretch its last step. */
     r->tl_len = (size_t)((s->duration_ms + scenario_longest_fault_ms(s) + s->wait_ms) / 1000 + 3);
@@ -71,6 +72,7 @@ struct runner *runner_new(const struct scenario *s, const struct lock_ops *ops,
         if (client_init(&r->clients[i], &r->run, i, r->tl_len) < 0)
             goto oom;
         r->clients[i].steps_left = s->requests ? request_share(s, i) : UINT64_MAX;
+        r->clients[i].waiter = nemesis_waiter_slot(r->run.nem, i);
     }
     return r;
 oom:

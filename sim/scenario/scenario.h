@@ -55,6 +55,7 @@ bool fault_kills_holder(unsigned kind);
 bool fault_holds_connections(unsigned kind);
 
 #define FAULT_TARGET_HOLDER (-1) /* whichever client next holds a lock */
+#define FAULT_TARGET_WAITER (-2) /* the client waiting longest inside acquire (client_pause) */
 
 /* Whose connections a network fault touches. */
 enum net_scope {
@@ -127,7 +128,7 @@ struct fault_spec {
     uint8_t kind;         /* index in the fault registry */
     uint64_t at_ms;       /* from the start of the run */
     uint64_t duration_ms; /* pause length; for client_crash the restart delay */
-    int32_t target;       /* client faults: client number, or FAULT_TARGET_HOLDER */
+    int32_t target;       /* client faults: client number, FAULT_TARGET_HOLDER or _WAITER */
     /* process faults */
     enum node_pick pick;
     uint8_t node_kind;         /* PICK_NODE: the server kind its name says (fleet registry) */
@@ -157,6 +158,9 @@ struct fault_spec {
 /* Faults a lock holder carries out on itself when it has just taken a
  * lock: a client fault, or a network fault aimed at the holder. */
 bool fault_on_holder(const struct fault_spec *f);
+/* A client pause aimed at a client waiting inside acquire: the nemesis's
+ * thread picks the waiter and starts and ends the pause. */
+bool fault_on_waiter(const struct fault_spec *f);
 /* The plan line of f: "kill redis-1, back after 2 s" (`show`, reports). */
 const char *fault_plan(const struct fault_spec *f, char *buf, size_t len);
 /* f's own keys into o, report.json's object of the fault. */
