@@ -25,6 +25,7 @@
 #include "sim/faults/nemesis.h"
 
 #define PAUSE_LOOK_NS (5ULL * 1000000ULL) /* how soon a sleeping client sees its pause */
+#define PAUSE_END_NS  (100ULL * 1000ULL)  /* how soon it sees the nemesis end it, once due */
 
 static uint64_t min_u64(uint64_t a, uint64_t b)
 {
@@ -40,12 +41,14 @@ static uint64_t sit_out(struct client *cl)
         return 0;
     uint64_t len = atomic_load_explicit(&w->pause_ns, memory_order_relaxed), until;
     const atomic_int *stop = &cl->run->interrupted;
+    /* Until the nemesis has ended it, not merely until its time: the end
+     * it logs (and the traffic it lets go) then comes before anything the
+     * client does next. */
     while ((until = atomic_load_explicit(&w->paused_until, memory_order_acquire)) != 0 &&
            !atomic_load_explicit(stop, memory_order_relaxed)) {
         uint64_t now = lock_now_ns();
-        if (now >= until)
-            break; /* over: the nemesis lets its traffic go at the same moment */
-        lock_blocking_seam.sleep(NULL, min_u64(until, now + PAUSE_LOOK_NS), stop);
+        uint64_t look = now >= until ? now + PAUSE_END_NS : min_u64(until, now + PAUSE_LOOK_NS);
+        lock_blocking_seam.sleep(NULL, look, stop);
     }
     return len;
 }

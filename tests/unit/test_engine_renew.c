@@ -10,7 +10,9 @@
  * locks (scheduled_tasks' hold) too; a paused holder renews nothing for
  * the pause, and the renewal after it fails as a watchdog's would. The
  * same lock without the flag is never renewed and lapses: the tests can
- * fail.
+ * fail. And a pause aimed at a waiter stops it inside acquire, at the
+ * seam: this lock has no traffic a proxy could hold, so only the seam
+ * can stop its looks at the lease.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -54,6 +56,8 @@ static struct {
     uint64_t lapsed_takeovers; /* grants over a lease that had expired under its owner */
     struct renew_call renew[MAX_RENEWS];
     size_t n_renew;
+    struct renew_call tries[MAX_RENEWS]; /* every look at a lease by acquire */
+    size_t n_tries;
 } table = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 static void table_reset(void)
@@ -62,6 +66,7 @@ static void table_reset(void)
     table.n = 0;
     table.lapsed_takeovers = 0;
     table.n_renew = 0;
+    table.n_tries = 0;
     pthread_mutex_unlock(&table.mu);
 }
 
@@ -112,6 +117,9 @@ static enum lock_result table_acquire(struct lock_client *c, const char *key, si
         bool got = false;
         pthread_mutex_lock(&table.mu);
         struct lease *l = lease_of(key, key_len);
+        if (table.n_tries < MAX_RENEWS)
+            table.tries[table.n_tries++] =
+                (struct renew_call){.client = client_of(c->owner), .t_ns = now, .r = LOCK_BUSY};
         if (l && l->expires_ns <= now) {
             table.lapsed_takeovers += l->expires_ns != 0;
             snprintf(l->owner, sizeof(l->owner), "%s", c->owner);
@@ -346,6 +354,54 @@ static void kept_locks_are_renewed(void **state)
     result_free(&res);
 }
 
+/* The holder keeps the lock 1 s; the other client waits inside acquire,
+ * looking at the lease every millisecond, and is paused from 300 ms for
+ * 1.5 s: it looks at nothing between the pause's start and its end, and
+ * takes the lock only after the pause, though it was free from about 1 s. */
+static void paused_waiter_stops_inside_acquire(void **state)
+{
+    (void)state;
+    const char *json =
+        "{\"name\": \"t\", \"clients\": 2, \"duration_s\": 2, \"seed\": 1,"
+        " \"lock\": {\"algorithm\": \"redis\", \"ttl_ms\": 5000, \"wait_ms\": 5000},"
+        " \"workload\": {\"type\": \"flash_sale\", \"items\": 1, \"stock\": 1000000,"
+        " \"critical_ms\": 1000},"
+        " \"faults\": [{\"type\": \"client_pause\", \"at_ms\": 300, \"target\": \"waiter\","
+        " \"duration_ms\": 1500}]}";
+    struct scenario s;
+    load(json, &plain_ops, &s);
+    struct run_result res;
+    run(&s, &plain_ops, &res);
+    const struct fault_record *f = &res.faults[0];
+    assert_true(f->fired && f->ended);
+    assert_true(f->end_ns - f->start_ns >= 1500 * NS_PER_MS);
+    size_t before = 0, during = 0, after = 0;
+    for (size_t i = 0; i < table.n_tries; i++) {
+        const struct renew_call *t = &table.tries[i];
+        if (t->client != f->client)
+            continue;
+        before += t->t_ns < f->start_ns;
+        /* a look already under way as the pause began may finish: 1 ms */
+        during += t->t_ns > f->start_ns + NS_PER_MS && t->t_ns < f->end_ns;
+        after += t->t_ns >= f->end_ns;
+    }
+    assert_true(before > 0); /* it was waiting */
+    assert_int_equal(during, 0);
+    assert_true(after > 0);
+    /* its grant came after the pause, the lock free since about 1 s */
+    bool granted_after = false;
+    for (size_t i = 0; i < res.hist.n; i++) {
+        const struct history_event *e = &res.hist.ev[i];
+        if (e->client == f->client && e->f == HF_ACQUIRE && e->type == HT_OK) {
+            assert_true(e->t_ns >= f->end_ns);
+            granted_after = true;
+        }
+    }
+    assert_true(granted_after);
+    assert_int_equal(res.check.concurrent_entries, 0);
+    result_free(&res);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -353,6 +409,7 @@ int main(void)
         cmocka_unit_test(plain_lease_is_not_renewed_and_lapses),
         cmocka_unit_test(paused_holder_stops_renewing),
         cmocka_unit_test(kept_locks_are_renewed),
+        cmocka_unit_test(paused_waiter_stops_inside_acquire),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
