@@ -96,12 +96,15 @@ const char *report_fault_plan(const struct fault_spec *f, char *buf, size_t len)
 const char *report_fault_done(const struct run_result *r, const struct fault_record *x, char *buf,
                               size_t len)
 {
-    bool holder = fault_on_holder(&x->spec);
+    bool holder = fault_on_holder(&x->spec), waiter = fault_on_waiter(&x->spec);
     if (!x->fired)
         snprintf(buf, len, "never fired%s",
-                 holder ? " (no holder after its time)" : " (the run ended first)");
+                 holder   ? " (no holder after its time)"
+                 : waiter ? " (no client waited inside acquire after its time)"
+                          : " (the run ended first)");
     else if (fault_on_client(x->spec.kind))
-        snprintf(buf, len, "client %" PRIu32 " holding %s", x->client,
+        snprintf(buf, len, "client %" PRIu32 " %s %s", x->client,
+                 waiter ? "waiting for" : "holding",
                  x->key < r->hist.n_keys ? r->hist.keys[x->key] : "?");
     else
         snprintf(buf, len, "%s%s%s%s%s", x->detail[0] ? x->detail : "nothing done",

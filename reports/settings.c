@@ -15,15 +15,18 @@ static const struct lock_ops *ops_of(const struct scenario *s)
 
 static void print_lock(FILE *f, const struct scenario *s)
 {
-    char renew[32] = "";
-    if (s->watchdog)
-        snprintf(renew, sizeof(renew), " renew=%" PRIu32 "ms", s->renew_ms);
-    fprintf(f,
-            "  lock: ttl=%" PRIu32 "ms wait=%" PRIu32 "ms watchdog=%s%s fencing=%s retry=%" PRIu32
-            "..%" PRIu32 "ms\n",
-            s->ttl_ms, s->wait_ms, s->watchdog ? "on" : "off", renew, s->fencing ? "on" : "off",
-            s->retry_min_ms, s->retry_max_ms);
     const struct lock_ops *ops = ops_of(s);
+    /* a lease the lock keeps alive is no watchdog the user asked for */
+    char renew[64] = "watchdog=off";
+    if (s->watchdog)
+        snprintf(renew, sizeof(renew), "watchdog=on renew=%" PRIu32 "ms", s->renew_ms);
+    else if (scenario_renews(s, ops))
+        snprintf(renew, sizeof(renew), "lease kept alive renew=%" PRIu32 "ms", s->renew_ms);
+    fprintf(f,
+            "  lock: ttl=%" PRIu32 "ms wait=%" PRIu32 "ms %s fencing=%s retry=%" PRIu32 "..%" PRIu32
+            "ms\n",
+            s->ttl_ms, s->wait_ms, renew, s->fencing ? "on" : "off", s->retry_min_ms,
+            s->retry_max_ms);
     if (ops && ops->independent_nodes)
         fprintf(f, "  redlock: nodes=%" PRIu32 " quorum=%" PRIu32 " node_timeout=%" PRIu32 "ms\n",
                 s->redlock.nodes, s->redlock.quorum, s->redlock.node_timeout_ms);
@@ -93,9 +96,10 @@ static json_t *algorithm_json(const struct scenario *s, json_t *lock)
 static json_t *report_lock_json(const struct scenario *s)
 {
     json_t *lock =
-        json_pack("{s:s, s:i, s:i, s:b, s:i, s:i, s:i}", "algorithm", s->algorithm, "ttl_ms",
-                  s->ttl_ms, "wait_ms", s->wait_ms, "watchdog", s->watchdog, "renew_ms",
-                  s->renew_ms, "retry_min_ms", s->retry_min_ms, "retry_max_ms", s->retry_max_ms);
+        json_pack("{s:s, s:i, s:i, s:b, s:b, s:i, s:i, s:i}", "algorithm", s->algorithm, "ttl_ms",
+                  s->ttl_ms, "wait_ms", s->wait_ms, "watchdog", s->watchdog, "lease_kept_alive",
+                  !s->watchdog && scenario_renews(s, ops_of(s)), "renew_ms", s->renew_ms,
+                  "retry_min_ms", s->retry_min_ms, "retry_max_ms", s->retry_max_ms);
     return lock ? algorithm_json(s, lock) : NULL;
 }
 

@@ -140,8 +140,9 @@ static void judge_carried_out(struct run_result *r)
         else if (!x->fired)
             snprintf(r->incomplete_reason, sizeof(r->incomplete_reason),
                      "faults[%zu] (%s %s) never struck: %s", i, type, x->spec.target_text,
-                     fault_on_holder(&x->spec) ? "no client held a lock after its time"
-                                               : "the run ended first");
+                     fault_on_holder(&x->spec)   ? "no client held a lock after its time"
+                     : fault_on_waiter(&x->spec) ? "no client waited inside acquire after its time"
+                                                 : "the run ended first");
         else
             continue;
         r->complete = false;

@@ -12,6 +12,9 @@
  * The watchdog runs on the client's own timeline: it renews while the
  * holder spends its critical section, and a client pause (a stop-the-world
  * GC pause) stops it with everything else, as it stops Redisson's timer.
+ * A lock whose grants ride on a lease it keeps alive (etcd's Session,
+ * lock_ops.keeps_lease_alive) is renewed the same way, watchdog or not:
+ * the Session's keep-alive goroutine stops in a pause just as well.
  */
 #include "sim/engine/client.h"
 
@@ -21,6 +24,7 @@
 #include <string.h>
 
 #include "sim/engine/run_ctx.h"
+#include "sim/engine/seam.h"
 #include "sim/faults/nemesis.h"
 #include "sim/record/clock.h"
 #include "sim/record/histogram.h"
@@ -32,7 +36,7 @@
 #define NS_PER_US 1000ULL
 #define SLICE_NS  (50 * NS_PER_MS) /* long sleeps wake this often to see Ctrl-C */
 
-/* The watchdog's period, as scenario_resolve set it (never 0). */
+/* The renewal period, as scenario_resolve set it (never 0 when renewing). */
 static uint64_t renew_period_ns(const struct scenario *s)
 {
     return (uint64_t)(s->renew_ms ? s->renew_ms : 1) * NS_PER_MS;
@@ -120,6 +124,7 @@ int client_init(struct client *cl, struct run_ctx *run, uint32_t id, size_t time
     cl->id = id;
     cl->run = run;
     cl->fault = -1;
+    client_seam_init(cl); /* the runner gives it its waiter slot, if any */
     /* splitmix64 of (seed, id): independent, reproducible streams. */
     uint64_t z = run->scn->seed + 0x9e3779b97f4a7c15ULL * (id + 1);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -169,6 +174,10 @@ int client_connect(struct client *cl)
     lc->ops = cl->run->ops;
     lc->cfg = cl->cfg ? cl->cfg : cl->run->cfg;
     lc->rng = rng;
+    /* Only a client that a waiter pause may strike needs the engine's seam:
+     * going through it costs the others 80 instructions a lock cycle
+     * (bench/cycle_instructions.sh) for nothing. */
+    lc->seam = cl->waiter ? &cl->seam : NULL;
     lc->connect_failures = failures; /* a run's count, not a connection's */
     lc->connect_refused = refused;
     client_owner_name(lc->owner, sizeof(lc->owner), cl->run->run_id, cl->id, cl->incarnation);
@@ -283,8 +292,14 @@ bool client_lock_wait(struct client *cl, uint32_t key, uint32_t wait_ms)
     uint64_t due = cl->due_ns, from = due ? due : t_inv;
     cl->due_ns = 0;
     log_full(cl, t_inv, HT_INVOKE, HF_ACQUIRE, HE_NONE, 0, 0, due); /* token holds due_ns */
+    if (cl->waiter) { /* the nemesis may pick it as a waiter meanwhile */
+        atomic_store_explicit(&cl->waiter->key, key, memory_order_relaxed);
+        atomic_store_explicit(&cl->waiter->waiting_since, t_inv, memory_order_release);
+    }
     enum lock_result r = run->ops->acquire(&cl->lc, w->keys[key], w->key_lens[key],
                                            run->scn->ttl_ms, wait_ms, &cl->grant);
+    if (cl->waiter)
+        atomic_store_explicit(&cl->waiter->waiting_since, 0, memory_order_relaxed);
     if (r != LOCK_OK) {
         uint64_t t = clock_mono_ns();
         record_us(cl, OP_ACQUIRE_FAILED, t - from);
@@ -329,10 +344,10 @@ static uint64_t min_u64(uint64_t a, uint64_t b)
 static uint64_t parked_wake(const struct client *cl)
 {
     uint64_t wake = UINT64_MAX;
-    bool watchdog = cl->run->scn->watchdog && cl->run->ops->renew;
+    bool renews = cl->run->renews;
     for (size_t i = 0; i < cl->n_parked; i++) {
         wake = min_u64(wake, cl->parked[i].until_ns);
-        if (watchdog)
+        if (renews)
             wake = min_u64(wake, cl->parked[i].next_renew_ns);
     }
     return wake;
@@ -371,7 +386,8 @@ bool client_retry(struct client *cl, uint64_t since_ns)
     return client_idle_until(cl, now + ms * NS_PER_MS);
 }
 
-/* One watchdog renewal of a lock this client holds on key. */
+/* One renewal (the watchdog's, or the kept lease's) of a lock this client
+ * holds on key. */
 static void renew_grant(struct client *cl, uint32_t key, struct lock_grant *g,
                         uint64_t *next_renew_ns)
 {
@@ -476,11 +492,11 @@ bool client_hold(struct client *cl, uint32_t ms)
             pause_holder(cl, idx);
     }
     uint64_t end = clock_mono_ns() + (uint64_t)ms * NS_PER_MS;
-    bool watchdog = cl->run->scn->watchdog && cl->run->ops->renew;
+    bool renews = cl->run->renews;
     for (;;) {
-        if (watchdog && clock_mono_ns() >= cl->next_renew_ns)
+        if (renews && clock_mono_ns() >= cl->next_renew_ns)
             renew(cl);
-        uint64_t wake = watchdog && cl->next_renew_ns < end ? cl->next_renew_ns : end;
+        uint64_t wake = renews && cl->next_renew_ns < end ? cl->next_renew_ns : end;
         sleep_until(cl, wake, true);
         if (wake == end || clock_mono_ns() >= end ||
             atomic_load_explicit(&cl->run->interrupted, memory_order_relaxed))
@@ -607,7 +623,7 @@ void client_finish_parked(struct client *cl)
 
 void client_service_parked(struct client *cl, bool all)
 {
-    bool watchdog = cl->run->scn->watchdog && cl->run->ops->renew;
+    bool renews = cl->run->renews;
     for (size_t i = 0; i < cl->n_parked;) {
         struct parked_lock *p = &cl->parked[i];
         uint64_t now = clock_mono_ns();
@@ -617,7 +633,7 @@ void client_service_parked(struct client *cl, bool all)
             release_lock(cl, done.key, &done.grant, done.from_ns, done.effect, false);
             continue;
         }
-        if (watchdog && now >= p->next_renew_ns)
+        if (renews && now >= p->next_renew_ns)
             renew_grant(cl, p->key, &p->grant, &p->next_renew_ns);
         i++;
     }

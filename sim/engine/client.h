@@ -20,6 +20,7 @@
 #include "sim/record/measures.h"
 
 struct run_ctx;
+struct nemesis_waiter;
 struct histogram;
 struct history_buf;
 
@@ -54,6 +55,8 @@ struct client {
     struct run_ctx *run;
     const struct lock_config *cfg; /* its own, through the proxy; NULL: run->cfg */
     struct lock_client lc;
+    struct lock_seam seam;         /* how its lock waits (seam.c) */
+    struct nemesis_waiter *waiter; /* its slot for the pauses of waiters; NULL: none */
     struct lock_grant grant;
     uint32_t key;     /* held key */
     uint64_t from_ns; /* when the current section began */
@@ -107,9 +110,9 @@ bool client_lock_wait(struct client *cl, uint32_t key, uint32_t wait_ms);
 /* Put the lock library's link changes (ZooKeeper's connecting, connected,
  * expired) into the history; done before each acquire and release. */
 void client_log_links(struct client *cl);
-/* Spend ms inside the critical section, renewing through the watchdog when
- * it is on, and suffering any fault this holder claimed. false when the
- * client crashed: the section is over and the step must end. */
+/* Spend ms inside the critical section, renewing every renew_ms when the
+ * run renews (a watchdog, or a lease the lock keeps alive), and suffering any fault this holder
+ * claimed. false when the client crashed: the section is over and the step must end. */
 bool client_hold(struct client *cl, uint32_t ms);
 /* Before the section writes: true when it may. An optimistic lock
  * (lock_ops.optimistic) commits here, a compare-and-set of the version
@@ -125,7 +128,7 @@ void client_unlock(struct client *cl, enum section_effect effect);
  * or when it leaves its loop. Now or earlier: released at once. */
 void client_unlock_at(struct client *cl, enum section_effect effect, uint64_t until_ns);
 /* Release the kept locks whose time has come (all of them when all is
- * true: the client is leaving), renewing the others through the watchdog. */
+ * true: the client is leaving), renewing the others as a held lock is. */
 void client_service_parked(struct client *cl, bool all);
 /* The client has left its loop: keep its kept locks to their time, as a
  * lock store keeps lock_until when an instance shuts down, but no longer

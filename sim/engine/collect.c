@@ -152,7 +152,8 @@ static uint32_t lease_ms(const struct runner *r)
 
 /* The longest stall of a holder its lease survives by design: the lease
  * less how long the holder goes without refreshing it. ZooKeeper's client
- * pings every third of the session whatever it holds; a watchdog renews
+ * pings every third of the session whatever it holds; a watchdog (or a
+ * kept lease) renews
  * every renew_ms from the grant, or never when the hold is shorter;
  * otherwise the lease from the grant must cover the whole hold. 0: the
  * lock is not meant to survive its holder's hold (a ttl shorter than it). */
@@ -162,7 +163,7 @@ static uint32_t stall_slack_ms(const struct runner *r)
     uint32_t lease = lease_ms(r), refresh = scenario_hold_ms(s);
     if (r->run.ops->session_lease)
         refresh = lease / 3;
-    else if (s->watchdog && r->run.ops->renew && s->renew_ms < refresh)
+    else if (r->run.renews && s->renew_ms < refresh)
         refresh = s->renew_ms;
     return lease > refresh ? lease - refresh : 0;
 }

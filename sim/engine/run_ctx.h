@@ -5,6 +5,7 @@
 #define LOCKLAB_RUN_CTX_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "algorithms/lock.h"
@@ -19,6 +20,7 @@ struct run_ctx {
     const struct lock_config *cfg;
     struct workload *wl;
     struct nemesis *nem;
+    bool renews; /* holders renew every renew_ms: a watchdog, or a kept lease (scenario_renews) */
     atomic_int stop;         /* set: finish the step at hand, then leave */
     _Atomic int interrupted; /* set: stop cutting sleeps short too (Ctrl-C) */
     uint64_t t0_ns;          /* CLOCK_MONOTONIC at the start line */

@@ -49,6 +49,7 @@ struct runner *runner_new(const struct scenario *s, const struct lock_ops *ops,
     r->run.scn = s;
     r->run.ops = ops;
     r->run.cfg = cfg;
+    r->run.renews = scenario_renews(s, ops);
     atomic_init(&r->run.stop, 0);
     atomic_init(&r->run.interrupted, 0);
     random_run_id(r->run.run_id, s->seed);
@@ -62,7 +63,8 @@ struct runner *runner_new(const struct scenario *s, const struct lock_ops *ops,
     r->run.nem = nemesis_new(s);
     r->n = s->clients;
     r->clients = calloc(r->n, sizeof(*r->clients));
-    if (r->run.wl == NULL || r->run.nem == NULL || r->clients == NULL)
+    if (r->run.wl == NULL || r->run.nem == NULL || r->clients == NULL ||
+        nemesis_waiters_new(r->run.nem, r->n) < 0)
         goto oom;
     if (ops->optimistic)
         resource_set_versioned(r->run.wl->res); /* the value moves with the lock's version */
@@ -72,6 +74,7 @@ struct runner *runner_new(const struct scenario *s, const struct lock_ops *ops,
         if (client_init(&r->clients[i], &r->run, i, r->tl_len) < 0)
             goto oom;
         r->clients[i].steps_left = s->requests ? request_share(s, i) : UINT64_MAX;
+        r->clients[i].waiter = nemesis_waiter_slot(r->run.nem, i);
     }
     return r;
 oom:

@@ -41,6 +41,7 @@ void nemesis_free(struct nemesis *n)
     history_buf_free(n->hist);
     for (size_t i = 0; i < SCENARIO_MAX_FAULTS; i++)
         free(n->net_groups[i]);
+    free(n->waiters);
     free(n);
 }
 
@@ -73,7 +74,8 @@ int nemesis_start(struct nemesis *n, uint64_t t0_ns, uint64_t deadline_ns, const
     atomic_store(&n->pending, clients);
     n->deadline_ns = deadline_ns;
     n->stop = stop;
-    if (!nemesis_has_server_faults(n) && !nemesis_has_network_faults(n))
+    if (!nemesis_has_server_faults(n) && !nemesis_has_network_faults(n) &&
+        !nemesis_has_waiter_faults(n))
         return 0;
     /* "at_ms": 0 means from the start: in place before any client asks */
     nemesis_start_at_zero(n);

@@ -13,7 +13,9 @@
  * holder's own thread carries them out: when a client has just taken a lock
  * it asks whether a fault is due and aimed at it (any holder, or this
  * client), and claims it atomically so it fires exactly once. The hot path
- * costs one relaxed atomic load while no fault is pending.
+ * costs one relaxed atomic load while no fault is pending. A pause aimed at
+ * a waiter is the thread's to play instead (client_faults.c): a client
+ * inside acquire is inside the lock's code, and only stops at its seam.
  */
 #ifndef LOCKLAB_NEMESIS_H
 #define LOCKLAB_NEMESIS_H
@@ -97,6 +99,24 @@ const struct fault_spec *nemesis_spec(const struct nemesis *n, int idx);
 /* Called by the client that claimed idx (and only it). */
 void nemesis_fired(struct nemesis *n, int idx, uint32_t client, uint32_t key, uint64_t start_ns);
 void nemesis_ended(struct nemesis *n, int idx, uint64_t end_ns);
+
+/* A client's part in the pauses of waiters (client_pause, target
+ * "waiter"). The client writes key and waiting_since around each acquire
+ * (0: not inside one); the nemesis's thread picks the longest waiter from
+ * them and sets paused_until (CLOCK_MONOTONIC; 0: not paused) and pause_ns
+ * (the pause's length), which the client's seam obeys. One cache line
+ * each: every client writes its own on every acquire. */
+struct nemesis_waiter {
+    _Atomic uint32_t key;
+    _Atomic uint64_t waiting_since;
+    _Atomic uint64_t paused_until;
+    _Atomic uint64_t pause_ns;
+} __attribute__((aligned(64)));
+/* Slots for clients clients when some fault targets a waiter (none
+ * otherwise); before nemesis_start. -1 out of memory. */
+int nemesis_waiters_new(struct nemesis *n, uint32_t clients);
+/* The client's slot; NULL when no fault targets a waiter. */
+struct nemesis_waiter *nemesis_waiter_slot(struct nemesis *n, uint32_t client);
 
 /* After all clients are joined: what happened to each fault, in order. */
 size_t nemesis_report(const struct nemesis *n, struct fault_record *out, size_t max);

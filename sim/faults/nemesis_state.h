@@ -43,6 +43,10 @@ struct nemesis {
     uint32_t net_clients;
     _Atomic uint64_t net_fired[SCENARIO_MAX_FAULTS]; /* holder faults: when its holder started it */
     uint8_t *net_groups[SCENARIO_MAX_FAULTS];        /* clients:N: the clients it chose */
+
+    /* waiter pauses: one slot per client (NULL: no fault targets a waiter) */
+    struct nemesis_waiter *waiters;
+    uint32_t n_waiters;
 };
 
 /* server_faults.c */
@@ -78,6 +82,12 @@ void nemesis_net_start(struct nemesis *n, size_t i);
 void nemesis_net_end(struct nemesis *n, size_t i, bool healed);
 /* When fault i's holder put it in force (0: not yet); holder faults only. */
 uint64_t nemesis_net_fired(struct nemesis *n, size_t i);
+/* client_faults.c: the pauses of waiters, played by the thread: one
+ * started (or, when nobody waits yet, its due time moved a little on),
+ * one ended (healed: by the end of the run). */
+bool nemesis_has_waiter_faults(const struct nemesis *n);
+void nemesis_waiter_start(struct nemesis *n, size_t i);
+void nemesis_waiter_end(struct nemesis *n, size_t i, bool healed);
 /* targets.c: the next of the nemesis's own seeded choices */
 uint64_t nemesis_random(struct nemesis *n);
 /* count of the servers in the bit set from, in a seeded random order (all

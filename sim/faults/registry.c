@@ -96,7 +96,13 @@ bool fault_holds_connections(unsigned kind)
 
 bool fault_on_holder(const struct fault_spec *f)
 {
-    return fault_on_client(f->kind) || (fault_on_network(f->kind) && f->scope == NET_HOLDER);
+    return (fault_on_client(f->kind) && f->target != FAULT_TARGET_WAITER) ||
+           (fault_on_network(f->kind) && f->scope == NET_HOLDER);
+}
+
+bool fault_on_waiter(const struct fault_spec *f)
+{
+    return fault_on_client(f->kind) && f->target == FAULT_TARGET_WAITER;
 }
 
 const char *fault_plan(const struct fault_spec *f, char *buf, size_t len)

@@ -263,7 +263,7 @@ static bool timed_here(const struct nemesis *n, const struct fault_spec *f)
 {
     if (fault_on_network(f->kind))
         return nemesis_net_proxy(n, f) != NULL && f->scope != NET_HOLDER;
-    return fault_on_servers(f->kind);
+    return fault_on_servers(f->kind) || fault_on_waiter(f);
 }
 
 /* A holder's network fault: started by the holder, ended here. */
@@ -365,8 +365,8 @@ void nemesis_start_at_zero(struct nemesis *n)
 {
     for (size_t i = 0; i < n->n; i++) {
         const struct fault_spec *f = &n->rec[i].spec;
-        if (f->at_ms != 0 || !timed_here(n, f))
-            continue;
+        if (f->at_ms != 0 || !timed_here(n, f) || fault_on_waiter(f))
+            continue; /* nobody waits inside acquire before the clients begin */
         if (fault_on_network(f->kind))
             nemesis_net_start(n, i);
         else if (f->pick != PICK_HOLDER_MAJORITY)
@@ -382,7 +382,12 @@ static void act(struct nemesis *n, size_t i, bool is_end)
     bool network = kind->family == FAULT_FAMILY_NETWORK;
     if (is_end && kind->ready_to_end && !kind->ready_to_end(n, i))
         return; /* not over yet */
-    if (is_end && network)
+    if (fault_on_waiter(&n->rec[i].spec)) {
+        if (is_end)
+            nemesis_waiter_end(n, i, false);
+        else
+            nemesis_waiter_start(n, i);
+    } else if (is_end && network)
         nemesis_net_end(n, i, false);
     else if (is_end)
         end_fault(n, i, false);
@@ -417,10 +422,13 @@ void *nemesis_main(void *arg)
         wait_until(n, n->deadline_ns);
     for (size_t i = 0; i < n->n; i++) {
         struct fault_record *r = &n->rec[i];
-        /* client faults are their clients' own: not even a look here */
-        if (fault_on_client(r->spec.kind) || !begun(n, i) || r->ended)
+        /* a holder's client faults are their clients' own: not even a look here */
+        if ((fault_on_client(r->spec.kind) && !fault_on_waiter(&r->spec)) || !begun(n, i) ||
+            r->ended)
             continue;
-        if (fault_on_network(r->spec.kind))
+        if (fault_on_waiter(&r->spec))
+            nemesis_waiter_end(n, i, true);
+        else if (fault_on_network(r->spec.kind))
             nemesis_net_end(n, i, true);
         else if (fault_on_servers(r->spec.kind))
             end_fault(n, i, true);

@@ -47,11 +47,17 @@ static int client_target(struct ctx *c, const char *t, struct fault_spec *fs)
         fs->target = FAULT_TARGET_HOLDER;
         return 0;
     }
+    if (strcmp(t, "waiter") == 0) {
+        fs->target = FAULT_TARGET_WAITER; /* client_crash refuses it in its check */
+        return 0;
+    }
     if (numbered(t, "client:", '0', INT32_MAX, &k)) {
         fs->target = (int32_t)k;
         return 0;
     }
-    return scn_fail(c, "unknown target %s for a %s (expected \"holder\" or \"client:N\")",
+    return scn_fail(c,
+                    "unknown target %s for a %s (expected \"holder\", \"waiter\" or "
+                    "\"client:N\")",
                     scn_quote(t).s, fault_type_name(fs->kind));
 }
 

@@ -60,6 +60,7 @@ bool fault_kills_holder(unsigned kind);
 bool fault_holds_connections(unsigned kind);
 
 #define FAULT_TARGET_HOLDER (-1) /* whichever client next holds a lock */
+#define FAULT_TARGET_WAITER (-2) /* the client waiting longest inside acquire (client_pause) */
 
 /* Whose connections a network fault touches. */
 enum net_scope {
@@ -138,7 +139,7 @@ struct fault_spec {
     uint8_t kind;         /* index in the fault registry */
     uint64_t at_ms;       /* from the start of the run */
     uint64_t duration_ms; /* pause length; for client_crash the restart delay */
-    int32_t target;       /* client faults: client number, or FAULT_TARGET_HOLDER */
+    int32_t target;       /* client faults: client number, FAULT_TARGET_HOLDER or _WAITER */
     /* process faults */
     enum node_pick pick;
     uint8_t node_kind;         /* PICK_NODE: the server kind its name says (fleet registry) */
@@ -168,6 +169,9 @@ struct fault_spec {
 /* Faults a lock holder carries out on itself when it has just taken a
  * lock: a client fault, or a network fault aimed at the holder. */
 bool fault_on_holder(const struct fault_spec *f);
+/* A client pause aimed at a client waiting inside acquire: the nemesis's
+ * thread picks the waiter and starts and ends the pause. */
+bool fault_on_waiter(const struct fault_spec *f);
 /* The plan line of f: "kill redis-1, back after 2 s" (`show`, reports). */
 const char *fault_plan(const struct fault_spec *f, char *buf, size_t len);
 /* f's own keys into o, report.json's object of the fault. */
@@ -267,7 +271,7 @@ struct scenario {
     uint32_t ttl_ms;
     uint32_t wait_ms;      /* how long acquire may wait for a busy lock */
     bool watchdog;         /* renew while held */
-    uint32_t renew_ms;     /* watchdog period; 0 in the file = ttl/3 */
+    uint32_t renew_ms;     /* renewal period (watchdog or kept lease); 0 in the file = ttl/3 */
     uint32_t retry_min_ms; /* backoff while waiting */
     uint32_t retry_max_ms;
     struct redlock_spec redlock;
@@ -389,6 +393,11 @@ int scenario_fault_misfit(const struct scenario *s, const struct lock_ops *ops, 
  * s->resolved. scenario_load calls it; the run, the reports and `show`
  * read only the resolved values. */
 void scenario_resolve(struct scenario *s, const struct lock_ops *ops);
+
+/* Does a client renew the grants it holds every renew_ms: a watchdog
+ * asked for (lock.watchdog), or a lease the lock keeps alive all the time
+ * (lock_ops.keeps_lease_alive)? Either way the lock must have a renew. */
+bool scenario_renews(const struct scenario *s, const struct lock_ops *ops);
 
 /* How long a holder means to keep a lock it took, by the workload, at the
  * least (a longer hold leaves a smaller slack, so this errs toward calling

@@ -28,20 +28,29 @@ __attribute__((format(printf, 2, 3))) static void note(struct scenario *s, const
     va_end(ap);
 }
 
-static void resolve_watchdog(struct scenario *s)
+bool scenario_renews(const struct scenario *s, const struct lock_ops *ops)
 {
-    if (!s->watchdog) {
+    return ops != NULL && ops->renew != NULL && (s->watchdog || ops->keeps_lease_alive);
+}
+
+/* The renewal period: the watchdog's when the scenario asks for one, or
+ * the lease's keep-alive when the lock keeps its lease alive by itself
+ * (etcd's Session renews at a third of the lease's TTL, as Redisson's
+ * watchdog does at a third of its lease). */
+static void resolve_renew(struct scenario *s, const struct lock_ops *ops)
+{
+    if (!scenario_renews(s, ops)) {
         s->renew_ms = 0; /* nothing renews: the header says watchdog=off */
         return;
     }
     if (s->renew_ms)
         return;
-    /* Redisson renews at a third of the lease; never 0, so a tiny ttl
-     * cannot make the watchdog spin (scenario_finish wants ttl_ms >= 2). */
+    /* never 0, so a tiny ttl cannot make the renewals spin (scenario_finish
+     * wants ttl_ms >= 2 of a watchdog) */
+    const char *why = s->watchdog ? "Redisson's watchdog period" : "the lease's keep-alive period";
     s->renew_ms = s->ttl_ms / 3;
     if (s->renew_ms)
-        note(s, "lock.renew_ms: %" PRIu32 " = ttl_ms / 3 (Redisson's watchdog period)",
-             s->renew_ms);
+        note(s, "lock.renew_ms: %" PRIu32 " = ttl_ms / 3 (%s)", s->renew_ms, why);
     else
         note(s, "lock.renew_ms: 1, as ttl_ms / 3 is under 1 ms"), s->renew_ms = 1;
 }
@@ -117,7 +126,7 @@ static void resolve_workload(struct scenario *s)
 void scenario_resolve(struct scenario *s, const struct lock_ops *ops)
 {
     s->n_resolved = 0;
-    resolve_watchdog(s);
+    resolve_renew(s, ops);
     if (ops->independent_nodes)
         resolve_redlock(s);
     if (ops->session_lease)

@@ -475,10 +475,97 @@ static void host_stall_past_the_slack_is_incomplete_not_a_lock_failure(void **st
     assert_non_null(strstr(c.out, ", all in host stalls) - the host stalled the testbed"));
 }
 
+/* The acquire of client c under way at t_ns (CLOCK_MONOTONIC, as the
+ * history's times): when it was asked and how it ended (its completion's
+ * type and time); -1 times when the history has none. */
+struct acquire_span {
+    double asked_ns, ended_ns;
+    char ended_as[16];
+};
+
+static struct acquire_span acquire_around(const struct outcome *o, json_int_t c, double t_ns)
+{
+    static char line[65536]; /* docs/history.md: a line is under 3 KiB */
+    char path[700];
+    snprintf(path, sizeof(path), "%s/history.jsonl", o->dir);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    struct acquire_span a = {.asked_ns = -1, .ended_ns = -1};
+    bool open = false;
+    while (fgets(line, sizeof(line), f) && a.ended_ns < 0) {
+        json_t *e = json_loads(line, 0, NULL);
+        assert_non_null(e);
+        json_t *p = json_object_get(e, "process"), *fn = json_object_get(e, "f");
+        double t = (double)json_integer_value(json_object_get(e, "time"));
+        const char *type = json_string_value(json_object_get(e, "type"));
+        if (type && json_is_integer(p) && json_integer_value(p) == c && json_is_string(fn) &&
+            strcmp(json_string_value(fn), "acquire") == 0) {
+            if (strcmp(type, "invoke") == 0) {
+                open = t <= t_ns;
+                a.asked_ns = open ? t : a.asked_ns;
+            } else if (open && t > t_ns) {
+                a.ended_ns = t;
+                snprintf(a.ended_as, sizeof(a.ended_as), "%s", type);
+            } else {
+                open = false;
+            }
+        }
+        json_decref(e);
+    }
+    fclose(f);
+    return a;
+}
+
+/* A waiter paused inside acquire: the nemesis picks a client that waits
+ * for the lock (3 s sections, the others in redis's retry back-off), its
+ * traffic is held and its thread stops at its seam for 2 s; its acquire
+ * goes on after the pause and ends after it, with no error of a request
+ * cut off, and the lock stays safe. */
+static void waiter_paused_inside_acquire(void **state)
+{
+    (void)state;
+    struct outcome o = {0};
+    const char *quiet[] = {"--quiet", NULL};
+    json_t *r = run_scenario(&o, "../tests/fixtures/redis_waiter_pause.json", 0, quiet);
+    assert_int_equal(jint(r, "checker", "violations"), 0);
+    json_t *f = report_fault(r, 0);
+    assert_true(json_is_true(json_object_get(f, "fired")));
+    assert_int_equal(json_integer_value(json_object_get(f, "target")), -2);
+    json_int_t who = json_integer_value(json_object_get(f, "client"));
+    /* the fault's events in the history, on that client */
+    static char line[65536];
+    char path[700];
+    snprintf(path, sizeof(path), "%s/history.jsonl", o.dir);
+    FILE *h = fopen(path, "r");
+    assert_non_null(h);
+    double start = -1, end = -1;
+    while (fgets(line, sizeof(line), h)) {
+        json_t *e = json_loads(line, 0, NULL);
+        const char *fn = json_string_value(json_object_get(e, "f"));
+        if (fn && strcmp(fn, "client_pause") == 0) {
+            assert_int_equal(json_integer_value(json_object_get(e, "target")), who);
+            bool is_start = strcmp(json_string_value(json_object_get(e, "value")), "start") == 0;
+            if (is_start) /* the nemesis says whom it paused, and that it waited */
+                assert_non_null(strstr(json_string_value(json_object_get(e, "detail")),
+                                       "waiting inside acquire for"));
+            *(is_start ? &start : &end) = (double)json_integer_value(json_object_get(e, "time"));
+        }
+        json_decref(e);
+    }
+    fclose(h);
+    assert_true(start > 0 && end - start >= 2e9);
+    struct acquire_span a = acquire_around(&o, who, start);
+    assert_true(a.asked_ns > 0 && a.asked_ns < start); /* it was waiting when paused */
+    assert_true(a.ended_ns > end);                     /* and went on waiting after */
+    assert_true(strcmp(a.ended_as, "ok") == 0 || strcmp(a.ended_as, "fail") == 0);
+    json_decref(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(flash_sale_on_redis_is_safe),
+        cmocka_unit_test(waiter_paused_inside_acquire),
         cmocka_unit_test(pause_past_ttl_without_fencing_oversells),
         cmocka_unit_test(pause_past_ttl_with_fencing_is_fenced),
         cmocka_unit_test(open_loop_charges_a_server_pause_to_the_steps_it_held_up),

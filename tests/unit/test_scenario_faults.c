@@ -86,7 +86,15 @@ static void test_process_fault_errors(void **state)
          "kill or a failover waits to restart)"},
         {"{'faults': [{'at_ms': 0, 'type': 'client_crash', 'target': 'one'}], " WL "}",
          "t.json:1:60: faults[0].target: unknown target \"one\" for a client_crash (expected "
-         "\"holder\" or \"client:N\")"},
+         "\"holder\", \"waiter\" or \"client:N\")"},
+        {"{'faults': [{'at_ms': 0, 'type': 'client_crash', 'target': 'waiter'}], " WL "}",
+         "t.json:1:60: faults[0].target: a client_crash strikes a holder (\"holder\", "
+         "\"client:N\"); \"waiter\" is client_pause's"},
+        {"{'faults': [{'at_ms': 0, 'type': 'latency', 'target': 'waiter', 'latency': 5}], " WL "}",
+         "t.json:1:55: faults[0].target: unknown target \"waiter\" for a latency (expected a "
+         "server such as \"redis-2\", one of: one, minority, majority, all, primaries, "
+         "zk-leader, zk-follower; or clients: \"holder\", \"client:K\", \"clients:N\"; or "
+         "\"replication\")"},
     };
     static const struct bad_case finish[] = {
         {"{'lock': {'algorithm': 'redlock'}, 'faults': [{'at_ms': 0, 'type': 'kill', 'target': "
@@ -167,6 +175,27 @@ static void test_fault_expect(void **state)
          "\">= 3\", \"<5\")"},
     };
     CHECK_LOAD(bad);
+}
+
+/* A pause of a waiter: client_pause's third target, the nemesis's to play
+ * (no holder claims it); its plan names whom it picks. */
+static void test_waiter_pause(void **state)
+{
+    struct scenario s;
+    load_ok(state,
+            "{'faults': [{'at_ms': 100, 'type': 'client_pause', 'target': 'waiter', "
+            "'duration_ms': 2000}], " WL "}",
+            &s);
+    assert_int_equal(s.faults[0].target, FAULT_TARGET_WAITER);
+    assert_true(fault_on_waiter(&s.faults[0]));
+    assert_false(fault_on_holder(&s.faults[0]));
+    char plan[160];
+    assert_string_equal(fault_plan(&s.faults[0], plan, sizeof(plan)),
+                        "client_pause the longest waiter inside acquire, for 2 s");
+    load_ok(state, "{'faults': [{'at_ms': 100, 'type': 'client_pause', 'duration_ms': 5}], " WL "}",
+            &s);
+    assert_false(fault_on_waiter(&s.faults[0]));
+    assert_true(fault_on_holder(&s.faults[0]));
 }
 
 /* A clock jump: an instant with a size, Redis only. */
@@ -335,7 +364,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_out_of_range_faults),  cmocka_unit_test(test_process_fault_errors),
         cmocka_unit_test(test_network_fault_errors), cmocka_unit_test(test_fault_expect),
-        cmocka_unit_test(test_clock_jump),           cmocka_unit_test(test_redis_topology),
+        cmocka_unit_test(test_clock_jump),           cmocka_unit_test(test_waiter_pause),
+        cmocka_unit_test(test_redis_topology),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -484,21 +484,21 @@ static void test_unknown_values(void **state)
          "t.json:1:27: expect.invariants: unknown value \"ok\" (known: hold, broken)"},
         {"{'faults': [{'at_ms': 0, 'type': 'client_crash', 'target': 'holdr'}], " WL "}",
          "t.json:1:60: faults[0].target: unknown target \"holdr\" for a client_crash (expected "
-         "\"holder\" or \"client:N\")"},
+         "\"holder\", \"waiter\" or \"client:N\")"},
         {"{'faults': [{'at_ms': 0, 'type': 'client_crash', 'target': 'client:-1'}], " WL "}",
          "t.json:1:60: faults[0].target: unknown target \"client:-1\" for a client_crash (expected "
-         "\"holder\" or \"client:N\")"},
+         "\"holder\", \"waiter\" or \"client:N\")"},
         {"{'faults': [{'at_ms': 0, 'type': 'client_crash', 'target': 'client:'}], " WL "}",
          "t.json:1:60: faults[0].target: unknown target \"client:\" for a client_crash (expected "
-         "\"holder\" or \"client:N\")"},
+         "\"holder\", \"waiter\" or \"client:N\")"},
         {"{'faults': [{'at_ms': 0, 'type': 'client_crash', 'target': 'client:1x'}], " WL "}",
          "t.json:1:60: faults[0].target: unknown target \"client:1x\" for a client_crash (expected "
-         "\"holder\" or \"client:N\")"},
+         "\"holder\", \"waiter\" or \"client:N\")"},
         {"{'faults': [{'at_ms': 0, 'type': 'client_crash', 'target': 'client:2147483648'}], " WL
          "}",
          "t.json:1:60: faults[0].target: unknown target \"client:2147483648\" for a client_crash "
          "(expected "
-         "\"holder\" or \"client:N\")"},
+         "\"holder\", \"waiter\" or \"client:N\")"},
         /* too long to be any algorithm's name: no need to wait for the checks of the whole */
         {"{'lock': {'algorithm': 'redis-with-a-name-far-too-long-to-keep-around'}, " WL "}",
          "t.json:1:24: lock.algorithm: unknown algorithm "
