@@ -48,6 +48,12 @@ static void resolve_renew(struct scenario *s, const struct lock_ops *ops)
     /* never 0, so a tiny ttl cannot make the renewals spin (scenario_finish
      * wants ttl_ms >= 2 of a watchdog) */
     const char *why = s->watchdog ? "Redisson's watchdog period" : "the lease's keep-alive period";
+    if (!s->watchdog && strcmp(ops->server, "etcd") == 0) {
+        /* etcd's lease is whole seconds: its client keeps it alive at a third of that */
+        s->renew_ms = s->etcd.lease_ms / 3;
+        note(s, "lock.renew_ms: %" PRIu32 " = the etcd lease / 3 (%s)", s->renew_ms, why);
+        return;
+    }
     s->renew_ms = s->ttl_ms / 3;
     if (s->renew_ms)
         note(s, "lock.renew_ms: %" PRIu32 " = ttl_ms / 3 (%s)", s->renew_ms, why);
@@ -126,13 +132,13 @@ static void resolve_workload(struct scenario *s)
 void scenario_resolve(struct scenario *s, const struct lock_ops *ops)
 {
     s->n_resolved = 0;
+    if (strcmp(ops->server, "etcd") == 0)
+        resolve_etcd(s, ops); /* first: the lease sets the keep-alive's period */
     resolve_renew(s, ops);
     if (ops->independent_nodes)
         resolve_redlock(s);
     if (ops->session_lease)
         resolve_zookeeper(s, ops);
-    if (strcmp(ops->server, "etcd") == 0)
-        resolve_etcd(s, ops);
     resolve_workload(s);
 }
 

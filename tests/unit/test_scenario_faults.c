@@ -93,8 +93,8 @@ static void test_process_fault_errors(void **state)
         {"{'faults': [{'at_ms': 0, 'type': 'latency', 'target': 'waiter', 'latency': 5}], " WL "}",
          "t.json:1:55: faults[0].target: unknown target \"waiter\" for a latency (expected a "
          "server such as \"redis-2\", one of: one, minority, majority, all, primaries, "
-         "zk-leader, zk-follower; or clients: \"holder\", \"client:K\", \"clients:N\"; or "
-         "\"replication\")"},
+         "zk-leader, zk-follower, etcd-leader, etcd-follower; or clients: \"holder\", "
+         "\"client:K\", \"clients:N\"; or \"replication\")"},
     };
     static const struct bad_case finish[] = {
         {"{'lock': {'algorithm': 'redlock'}, 'faults': [{'at_ms': 0, 'type': 'kill', 'target': "

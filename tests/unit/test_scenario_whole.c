@@ -110,9 +110,13 @@ static void test_resolved_etcd_lease(void **state)
     assert_int_equal(s.etcd.lease_ms, 2000);
     assert_int_equal(s.etcd.nodes, 1);
     assert_true(s.etcd.recheck);
-    assert_int_equal(s.n_resolved, 1);
+    assert_int_equal(s.n_resolved, 2);
     assert_string_equal(s.resolved[0],
                         "etcd lease: 2 s, ttl_ms 500 is less than the 2 s etcd grants");
+    /* kept alive at a third of the lease etcd grants, not of the ttl asked */
+    assert_int_equal(s.renew_ms, 666);
+    assert_string_equal(s.resolved[1],
+                        "lock.renew_ms: 666 = the etcd lease / 3 (the lease's keep-alive period)");
 
     write_json(e, "t.json",
                "{'lock': {'algorithm': 'etcd', 'ttl_ms': 2500,"
@@ -122,14 +126,16 @@ static void test_resolved_etcd_lease(void **state)
     assert_int_equal(s.etcd.lease_ms, 3000);
     assert_int_equal(s.etcd.nodes, 3);
     assert_false(s.etcd.recheck);
-    assert_int_equal(s.n_resolved, 1);
+    assert_int_equal(s.n_resolved, 2);
     assert_string_equal(s.resolved[0], "etcd lease: 3 s = ttl_ms 2500 rounded up to whole seconds");
+    assert_int_equal(s.renew_ms, 1000);
 
     write_json(e, "t.json", "{'lock': {'algorithm': 'etcd', 'ttl_ms': 4000}, " WL "}", true, path,
                sizeof(path));
     assert_int_equal(scenario_load(path, &s, err), 0);
     assert_int_equal(s.etcd.lease_ms, 4000);
-    assert_int_equal(s.n_resolved, 0);
+    assert_int_equal(s.n_resolved, 1); /* the keep-alive's period alone */
+    assert_int_equal(s.renew_ms, 1333);
 
     write_json(e, "t.json", "{'lock': {'etcd': {'nodes': 2}}, " WL "}", true, path, sizeof(path));
     assert_int_equal(scenario_load(path, &s, err), -1);
