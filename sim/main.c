@@ -4,10 +4,12 @@
  * print errors and choose exit codes; the codes are in cli.h. */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sim/cli/cli.h"
 #include "sim/cli/help.h"
 #include "sim/cli/signals.h"
+#include "sim/fleet/janitor.h"
 #include "sim/scenario/scenario.h"
 
 /* `locklab CMD --help` (or -h) anywhere among CMD's arguments. */
@@ -66,6 +68,14 @@ int main(int argc, char **argv)
         return EXIT_USAGE;
     }
     const char *cmd = argv[1];
+    if (strcmp(cmd, "__janitor") == 0) /* started by the fleet, never by a user */
+        return janitor_main(argc, argv);
+    static char exe[4096];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (len > 0) {
+        exe[len] = '\0';
+        janitor_set_exe(exe); /* run folders get a keeper if locklab is killed */
+    }
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0)
         return cmd_help(1, argv); /* the overview */
     if (strcmp(cmd, "help") == 0)

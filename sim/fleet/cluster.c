@@ -1,6 +1,7 @@
 /* cluster.c - the managed servers of a run: their folder, their ports,
  * started together and stopped together (one process's life: spawn.c). */
 #include "sim/fleet/cluster.h"
+#include "sim/fleet/janitor.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -166,13 +167,18 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
     return flag == FTW_DP ? rmdir(path) : unlink(path);
 }
 
+void cluster_remove_tree(const char *dir)
+{
+    nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 /* A run owns its folder by an advisory lock on this file for its whole
  * life. The kernel drops the lock when the owner dies, and every process
  * that sees the file sees the lock, whatever PID namespace it is in: a
  * PID written in a file means nothing to a locklab in a container or an
  * `unshare -p` sharing the temp folder, which would take every live run's
  * folder for an orphan. The PID inside is for people only. */
-#define OWNER_FILE "owner.lock"
+#define OWNER_FILE CLUSTER_OWNER_FILE
 
 /* The kernel's start time of a live pid (clock ticks since boot); 0 when
  * it is gone or a zombie (an orphan waits for init to reap it, and some
@@ -276,6 +282,7 @@ static int make_root(struct cluster *c, char *err, size_t errlen)
         c->root[0] = '\0';
         return -1;
     }
+    c->janitor = janitor_start(c->root);
     return 0;
 }
 
@@ -350,8 +357,11 @@ void cluster_stop(struct cluster *c, const char *logs_dir)
         keep_logs(c, logs_dir);
     if (c->root[0])
         nftw(c->root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-    if (c->root[0])
-        close(c->root_lock); /* after the removal: no sweep takes it half gone */
+    if (c->root[0]) {
+        close(c->root_lock);      /* after the removal: no sweep takes it half gone */
+        janitor_reap(c->janitor); /* it wakes, finds the folder gone, ends */
+        c->janitor = 0;
+    }
     c->root[0] = '\0';
     c->n = 0;
 }

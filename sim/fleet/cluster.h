@@ -14,6 +14,9 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+/* The file in a run's folder its owner keeps locked (cluster.c). */
+#define CLUSTER_OWNER_FILE "owner.lock"
+
 #define CLUSTER_MAX_SERVERS 12 /* 5 Redis masters, 3 ZooKeepers, room for replicas */
 
 struct server_kind;
@@ -39,6 +42,7 @@ struct managed_server {
 struct cluster {
     char root[192]; /* the temporary folder, removed on stop */
     int root_lock;  /* while root[0]: its owner file, locked (cluster.c) */
+    pid_t janitor;  /* its keeper if this process dies (janitor.h); 0: none */
     /* Told, under cluster_lock(), when a fault started a server again: the
      * signal handler kills servers by the pids it was last told. */
     void (*pids_changed)(const struct cluster *c);
@@ -49,6 +53,9 @@ struct cluster {
     struct managed_server srv[CLUSTER_MAX_SERVERS];
     size_t n;
 };
+
+/* Remove dir and everything in it (symbolic links as links). */
+void cluster_remove_tree(const char *dir);
 
 /* The next slot of c, of kind, with its own folder <root>/<kind>-<i>
  * (the run folder made and owned first); NULL with err set. */
