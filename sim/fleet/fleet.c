@@ -178,6 +178,15 @@ static int managed_index(const struct fleet *f, int port)
     return -1;
 }
 
+/* The first managed server of the kind named, or -1. */
+static int first_of_kind(const struct fleet *f, const char *kind)
+{
+    for (size_t j = 0; j < f->cl.n; j++)
+        if (strcmp(f->cl.srv[j].kind->name, kind) == 0)
+            return (int)j;
+    return -1;
+}
+
 void fleet_fault_nodes(struct fleet *f, const struct lock_ops *ops, const struct scenario *s,
                        struct fault_nodes *nodes)
 {
@@ -194,6 +203,8 @@ void fleet_fault_nodes(struct fleet *f, const struct lock_ops *ops, const struct
     nodes->quorum = s->redlock.quorum ? s->redlock.quorum : cfg.n_endpoints / 2 + 1;
     for (size_t i = 0; i < cfg.n_endpoints; i++) {
         int j = managed_index(f, cfg.endpoints[i].port);
+        if (j >= 0 && f->cl.srv[j].kind->internal)
+            j = first_of_kind(f, ops->server); /* a pooler's: faults strike the server behind */
         if (j < 0)
             continue;
         struct fault_node *nd = &nodes->node[nodes->n++];
@@ -214,7 +225,11 @@ void fleet_describe(const struct fleet *f, const struct lock_ops *ops, const str
         const struct lock_endpoint *ep = &cfg.endpoints[i];
         char how[96] = "external";
         int j = f->external[kind_index(ops)] ? -1 : managed_index(f, ep->port);
-        if (j >= 0)
+        int behind = j >= 0 && f->cl.srv[j].kind->internal ? first_of_kind(f, ops->server) : -1;
+        if (behind >= 0)
+            snprintf(how, sizeof(how), "managed %s, pid %d, in front of pid %d",
+                     f->cl.srv[j].kind->name, (int)f->cl.srv[j].pid, (int)f->cl.srv[behind].pid);
+        else if (j >= 0)
             snprintf(how, sizeof(how), "managed, pid %d%s%s%s", (int)f->cl.srv[j].pid,
                      f->cl.srv[j].aof ? ", " : "",
                      f->cl.srv[j].aof ? f->cl.srv[j].kind->durable_mode : "",

@@ -45,10 +45,11 @@ case_run() {
   local out="$tmp/out-$name"
   TMPDIR=$tmp "$bin" run "$scenario" --quiet --out "$out" >"$tmp/$name.log" 2>&1 &
   pid=$!
-  local i stopped=0
+  local i stopped=0 what=""
   for i in $(seq 300); do # up to 30 s for the fault to stop a server
     for p in $(pgrep -f "$tmp/locklab-"); do
-      grep -q '^State:.*T' /proc/"$p"/status 2>/dev/null && stopped=1
+      grep -q '^State:.*T' /proc/"$p"/status 2>/dev/null && stopped=1 &&
+        what=$(tr '\0' ' ' </proc/"$p"/cmdline)
     done
     [ "$stopped" = 1 ] && break
     sleep 0.1
@@ -61,6 +62,9 @@ case_run() {
   [ "$rc" -eq "$want" ] && ok "$name: exit $rc" || fail "$name: exit $rc, wanted $want ($(tail -2 "$tmp/$name.log"))"
   [ "$stopped" = 1 ] && ok "$name: a server was stopped (SIGSTOP) when locklab was" ||
     fail "$name: no server was stopped when locklab was: the fault had not begun"
+  # pg-1 behind pgbouncer is the PostgreSQL server, not the pooler in front
+  case $name in pg-*) [[ $what == */bin/postgres\ -D* ]] && ok "$name: pg-1 is PostgreSQL" ||
+    fail "$name: pg-1 paused \"$what\", not PostgreSQL" ;; esac
   local rest=
   for i in $(seq 100); do # the janitor takes a moment after a SIGKILL
     rest=$(left)
