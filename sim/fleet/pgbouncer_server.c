@@ -6,7 +6,6 @@
  * lock.postgres.pooler): it has no start of its own.
  */
 #include <errno.h>
-#include <libpq-fe.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -46,15 +45,6 @@ static void command(struct spawn *sp, const struct managed_server *s)
     spawn_arg(sp, "%s/pgbouncer.ini", s->dir);
 }
 
-static bool answers(int port)
-{
-    char conn[128];
-    snprintf(conn, sizeof(conn),
-             "host=127.0.0.1 port=%d dbname=postgres user=" POSTGRES_USER " connect_timeout=2",
-             port);
-    return PQping(conn) == PQPING_OK;
-}
-
 int pgbouncer_server_start(struct cluster *c, int upstream_port, const char *pool_mode,
                            int pool_size, char *err, size_t errlen)
 {
@@ -90,5 +80,5 @@ const struct server_kind server_pgbouncer = {
     .ready_sign = "PQping through it to say PQPING_OK",
     .internal = true, /* lock.postgres.pooler starts it; --postgres names one */
     .command = command,
-    .answers = answers,
+    .answers = postgres_server_answers, /* PQping through it */
 };

@@ -125,13 +125,12 @@ static void command(struct spawn *sp, const struct managed_server *s)
     }
 }
 
-static bool answers(int port)
+bool postgres_server_answers(int port)
 {
     char conn[128];
     snprintf(conn, sizeof(conn),
              "host=127.0.0.1 port=%d dbname=postgres user=" POSTGRES_USER " connect_timeout=2",
              port);
-    /* REJECT while it starts up or recovers: it does not serve yet */
     return PQping(conn) == PQPING_OK;
 }
 
@@ -222,7 +221,7 @@ const struct server_kind server_postgres = {
     .ready_poll_ms = 10,
     .ready_sign = "PQping to say PQPING_OK",
     .command = command,
-    .answers = answers,
+    .answers = postgres_server_answers,
     .start = start,
     .reset = reset,
     .start_topology = start_topology,

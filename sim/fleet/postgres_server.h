@@ -3,6 +3,7 @@
 #ifndef LOCKLAB_POSTGRES_SERVER_H
 #define LOCKLAB_POSTGRES_SERVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct cluster;
@@ -13,6 +14,9 @@ struct cluster;
 /* path made the postgres user's, and the run folder above it passable
  * (not readable) by it. 0, or -1 with err set. */
 int postgres_server_own(const struct cluster *c, const char *path, char *err, size_t errlen);
+/* Does the one on a loopback port let a client in (PQping: the server,
+ * or a pgbouncer in front of it)? REJECT while it starts or recovers. */
+bool postgres_server_answers(int port);
 /* Start count PostgreSQL servers in c, each from a copy of the run's one
  * initdb, and wait until they serve. 0, or -1 with err set. */
 int postgres_server_start(struct cluster *c, size_t count, char *err, size_t errlen);
