@@ -33,10 +33,11 @@ struct sweep {
     struct check_result *out;
     struct item *heap;
     size_t hn;
-    size_t list_cap; /* allocated entries of out->list */
-    size_t *pick;    /* listed candidates found at one entry */
-    bool *occupied;  /* entered while another section on its key was inside */
-    bool mixed;      /* count only pairs with a side lacking a sequence */
+    size_t list_cap;  /* allocated entries of out->list */
+    size_t *pick;     /* listed candidates found at one entry */
+    bool *occupied;   /* entered while another section on its key was inside */
+    bool mixed;       /* count only pairs with a side lacking a sequence */
+    bool writes_only; /* optimistic concurrency: only two writes at once are a violation */
 };
 
 static int cmp_u64(uint64_t a, uint64_t b)
@@ -147,6 +148,22 @@ static void attach_faults(const struct sweep *w, struct violation *v)
     }
 }
 
+/* Wrote, or may have: a section that never ended counts as one. */
+static bool wrote(const struct section *s)
+{
+    return s->effect == EFFECT_APPLIED || s->effect == EFFECT_OPEN;
+}
+
+/* Is an overlap of x and y safe? One side fenced: its write was refused.
+ * Under optimistic concurrency (writes_only), which promises no
+ * exclusion, any overlap in which at most one side wrote. */
+static bool pair_safe(const struct sweep *w, const struct section *x, const struct section *y)
+{
+    if (x->effect == EFFECT_FENCED || y->effect == EFFECT_FENCED)
+        return true;
+    return w->writes_only && !(wrote(x) && wrote(y));
+}
+
 static int list_pair(struct sweep *w, size_t a, size_t b)
 {
     struct check_result *r = w->out;
@@ -165,7 +182,7 @@ static int list_pair(struct sweep *w, size_t a, size_t b)
     memset(v, 0, sizeof(*v));
     v->a = a;
     v->b = b;
-    v->fenced = w->s[a].effect == EFFECT_FENCED || w->s[b].effect == EFFECT_FENCED;
+    v->fenced = pair_safe(w, &w->s[a], &w->s[b]);
     attach_faults(w, v);
     return 0;
 }
@@ -185,7 +202,7 @@ static int enter(struct sweep *w, const struct item *x)
         if (sy->owner == sx->owner)
             continue; /* re-entry by the same owner */
         w->out->overlaps++;
-        w->out->fenced_pairs += sx->effect == EFFECT_FENCED || sy->effect == EFFECT_FENCED;
+        w->out->fenced_pairs += pair_safe(w, sx, sy);
         if (w->out->n_list < w->out->cap)
             w->pick[n_pick++] = w->heap[i].idx;
     }
@@ -234,7 +251,7 @@ static int check_key(struct sweep *w, struct section *s, size_t lo, size_t hi, s
 }
 
 int checker_run(struct section *sections, size_t n, const struct fault_span *faults, size_t nf,
-                uint64_t lookback_ns, size_t max_listed, struct check_result *out)
+                uint64_t lookback_ns, size_t max_listed, bool writes_only, struct check_result *out)
 {
     memset(out, 0, sizeof(*out));
     out->sections = n;
@@ -242,8 +259,12 @@ int checker_run(struct section *sections, size_t n, const struct fault_span *fau
     if (n > 1)
         qsort(sections, n, sizeof(*sections), cmp_section);
     size_t one = n ? n : 1;
-    struct sweep w = {
-        .s = sections, .faults = faults, .nf = nf, .lookback_ns = lookback_ns, .out = out};
+    struct sweep w = {.s = sections,
+                      .faults = faults,
+                      .nf = nf,
+                      .lookback_ns = lookback_ns,
+                      .out = out,
+                      .writes_only = writes_only};
     struct item *it = malloc(one * sizeof(*it));
     w.heap = malloc(one * sizeof(*w.heap));
     w.pick = malloc(one * sizeof(*w.pick));

@@ -80,7 +80,8 @@ struct violation {
 struct check_result {
     uint64_t sections;
     uint64_t overlaps;           /* pairs of different owners that overlap */
-    uint64_t fenced_pairs;       /* of those, pairs with a fenced side */
+    uint64_t fenced_pairs;       /* of those, pairs with a fenced side (writes_only: or
+                                    with at most one side that wrote) */
     uint64_t violations;         /* overlaps - fenced_pairs */
     uint64_t concurrent_entries; /* sections entering while any other section on
                                     the key was open: what the online witness counts */
@@ -89,7 +90,10 @@ struct check_result {
     size_t cap;
 };
 
-/* Check n sections and nf fault spans. `sections` is sorted in place by
+/* Check n sections and nf fault spans. With writes_only (optimistic
+ * concurrency, which promises no exclusion: lock_ops.optimistic), an
+ * overlap is a violation only when both sides wrote; the others count
+ * with the fenced pairs, as safe. `sections` is sorted in place by
  * (key, entry). At most max_listed overlaps are kept in out->list (owned by
  * out; free with checker_result_free). A violation names the faults on
  * while the earlier holder held (up to the overlap's end), or ended at
@@ -97,7 +101,8 @@ struct check_result {
  * fault broke lapses that long after). Returns 0, or -1 out
  * of memory. */
 int checker_run(struct section *sections, size_t n, const struct fault_span *faults, size_t nf,
-                uint64_t lookback_ns, size_t max_listed, struct check_result *out);
+                uint64_t lookback_ns, size_t max_listed, bool writes_only,
+                struct check_result *out);
 /* Name, for each listed overlap, the longest of the n host stalls (sorted,
  * not overlapping) that can have let the earlier holder's lease lapse: its
  * part from the earlier holder's entry to the later one's, when it ended

@@ -195,7 +195,7 @@ void result_free(struct run_result *r)
     checker_result_free(&r->check);
 }
 
-int result_check_history(struct run_result *r, uint64_t lookback_ns)
+int result_check_history(struct run_result *r, uint64_t lookback_ns, bool writes_only)
 {
     if (history_sections(&r->hist, &r->sections, &r->n_sections, &r->spans, &r->n_spans) < 0)
         return -1;
@@ -207,7 +207,7 @@ int result_check_history(struct run_result *r, uint64_t lookback_ns)
         return -1;
     if (history_stalls(&r->hist, HICCUP_FLOOR_MS * 1000000ULL, &r->stalls, &r->n_stalls) < 0 ||
         checker_run(r->sections, r->n_sections, r->spans, r->n_spans, lookback_ns, 1000,
-                    &r->check) < 0)
+                    writes_only, &r->check) < 0)
         return -1;
     checker_attach_stalls(&r->check, r->sections, r->stalls, r->n_stalls, lookback_ns);
     return 0;

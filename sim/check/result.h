@@ -118,7 +118,7 @@ static inline double result_qps(const struct run_result *r, uint64_t count)
 /* Sections, fault spans, the checker's verdict and each fault's
  * availability, from r->hist; lookback_ns as in checker_run. 0, or -1 out
  * of memory. */
-int result_check_history(struct run_result *r, uint64_t lookback_ns);
+int result_check_history(struct run_result *r, uint64_t lookback_ns, bool writes_only);
 /* The availability of fault i of the scenario (its span), or NULL. */
 const struct fault_availability *result_fault_availability(const struct run_result *r, size_t i);
 

@@ -214,7 +214,7 @@ out:
 
 static int check_safety(struct runner *r, struct run_result *res)
 {
-    if (result_check_history(res, (uint64_t)lease_ms(r) * 1000000u) < 0)
+    if (result_check_history(res, (uint64_t)lease_ms(r) * 1000000u, r->run.ops->optimistic) < 0)
         return -1;
     struct resource *rs = r->run.wl->res;
     res->witness_concurrent = resource_concurrent_entries(rs);

@@ -19,7 +19,7 @@ static void check_as_cmd_check(struct run_result *res, FILE *out)
 {
     char line[320];
     res->t0_mono_ns = res->hist.start_mono_ns;
-    if (result_check_history(res, (uint64_t)res->hist.ttl_ms * 1000000u) < 0)
+    if (result_check_history(res, (uint64_t)res->hist.ttl_ms * 1000000u, false) < 0)
         return; /* out of memory: check's exit 3 */
     report_violations(out, res, 10);
     report_spans(out, res);

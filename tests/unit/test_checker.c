@@ -42,7 +42,7 @@ static struct check_result check(struct section *s, size_t n, const struct fault
                                  size_t cap)
 {
     struct check_result r;
-    assert_int_equal(checker_run(s, n, f, nf, 0, cap, &r), 0);
+    assert_int_equal(checker_run(s, n, f, nf, 0, cap, false, &r), 0);
     assert_int_equal(r.sections, n);
     assert_int_equal(r.violations, r.overlaps - r.fenced_pairs);
     assert_int_equal(r.cap, cap);
@@ -561,10 +561,39 @@ static void test_host_made_run_is_incomplete_unless_something_else_failed(void *
     assert_non_null(strstr(r.incomplete_reason, "the host stalled the testbed 300 ms"));
 }
 
+/* ---- optimistic concurrency: judged by its writes ------------------------ */
+
+/* Three pairs overlap on three keys: two readers that wrote nothing, a
+ * writer and a reader, two writers. Only the last is a violation under
+ * writes_only; all three are without it. */
+static void test_writes_only_judges_writes(void **state)
+{
+    (void)state;
+    struct section s[] = {
+        timed(1, 1, 10, 20), timed(1, 2, 15, 25), /* none, none */
+        timed(2, 1, 10, 20), timed(2, 2, 15, 25), /* applied, none */
+        timed(3, 1, 10, 20), timed(3, 2, 15, 25), /* applied, applied */
+    };
+    for (size_t i = 0; i < 6; i++)
+        s[i].effect = EFFECT_NONE;
+    s[2].effect = s[4].effect = s[5].effect = EFFECT_APPLIED;
+    struct check_result r;
+    assert_int_equal(checker_run(s, 6, NULL, 0, 0, NO_CAP, true, &r), 0);
+    assert_counts(&r, 3, 2, 3);
+    assert_int_equal(r.n_list, 3);
+    assert_false(r.list[2].fenced); /* key 3: the two writers */
+    assert_int_equal(s[r.list[2].a].key, 3);
+    checker_result_free(&r);
+    assert_int_equal(checker_run(s, 6, NULL, 0, 0, NO_CAP, false, &r), 0);
+    assert_counts(&r, 3, 0, 3);
+    checker_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_empty),
+        cmocka_unit_test(test_writes_only_judges_writes),
         cmocka_unit_test(test_one_section),
         cmocka_unit_test(test_sequential_owners),
         cmocka_unit_test(test_touching_intervals_do_not_overlap),

@@ -80,7 +80,7 @@ static void test_truncated_history_shows_two_holders(void **state)
     assert_int_equal(s[1].from_ns, 150);
     assert_int_equal(s[1].to_ns, 150);
     struct check_result c;
-    assert_int_equal(checker_run(s, ns, f, nf, 0, 10, &c), 0);
+    assert_int_equal(checker_run(s, ns, f, nf, 0, 10, false, &c), 0);
     assert_int_equal(c.overlaps, 1);
     assert_int_equal(c.violations, 1);
     assert_int_equal(c.concurrent_entries, 1);
@@ -129,7 +129,7 @@ static void test_one_process_holds_two_keys(void **state)
     for (size_t i = 0; i < ns; i++)
         assert_section_equal(&s[i], &want[i]);
     struct check_result c;
-    assert_int_equal(checker_run(s, ns, f, nf, 0, 10, &c), 0);
+    assert_int_equal(checker_run(s, ns, f, nf, 0, 10, false, &c), 0);
     assert_int_equal(c.violations, 1);
     assert_int_equal(c.list[0].overlap_ns, 20);
     checker_result_free(&c);
