@@ -21,6 +21,13 @@
  *   a COMMIT whose answer never came is LOCK_ERR (it may have committed).
  * No ttl: a crashed client's transaction ends with its socket; a paused
  *   one's stays open and keeps the row locked while it is paused.
+ * One transaction per lock held, so one connection each: a client that
+ *   holds several at once (scheduled tasks keep a lock while they fire the
+ *   next) must not have one COMMIT release them all, as it would with all
+ *   its locks in one transaction. Connections are made as more locks are
+ *   held at once; IDLE_KEPT of them stay open for the next acquires, the
+ *   others close at their COMMIT, so the server's connections stay about
+ *   one per client plus one per lock held.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -33,13 +40,34 @@
 #define SQLSTATE_LOCK_TIMEOUT "55P03" /* lock_not_available */
 #define SQL_MAKE_ROW          "INSERT INTO " PG_LOCK_TABLE " (key) VALUES ($1) ON CONFLICT DO NOTHING"
 #define ROW_TRIES             3 /* the row made, then locked: twice suffices */
+#define IDLE_KEPT             2 /* connections kept open with no transaction */
 
-struct row_lock {
+/* One connection and the transaction open on it. */
+struct row_txn {
     struct pg_wire w;
-    char name[LOCK_OWNER_MAX + 256];
+    char name[LOCK_OWNER_MAX + 256]; /* the key its transaction locked */
     char sql[2 * (LOCK_OWNER_MAX + 256) + 256];
     bool in_txn; /* a transaction is open (or was, when the connection went) */
 };
+
+/* A client's connections: as many as it ever held locks at once. */
+struct row_lock {
+    struct row_txn **t;
+    size_t n;
+};
+
+static struct row_txn *add_txn(struct lock_client *c, struct row_lock *l)
+{
+    struct row_txn **t = realloc(l->t, (l->n + 1) * sizeof(*t));
+    if (t == NULL)
+        return NULL;
+    l->t = t;
+    t[l->n] = calloc(1, sizeof(**t));
+    if (t[l->n] == NULL)
+        return NULL;
+    t[l->n]->w.ep = &c->cfg->endpoints[0];
+    return t[l->n++];
+}
 
 static int row_connect(struct lock_client *c)
 {
@@ -53,21 +81,43 @@ static int row_connect(struct lock_client *c)
         lock_set_error(c, LOCK_ERR_CONFIG, "no PostgreSQL endpoint");
         return -1;
     }
-    return pg_connect(c, &l->w, &c->cfg->endpoints[0]);
+    struct row_txn *t = add_txn(c, l);
+    if (t == NULL) {
+        lock_set_error(c, LOCK_ERR_CONFIG, "out of memory");
+        return -1;
+    }
+    return pg_connect(c, &t->w, &c->cfg->endpoints[0]);
 }
 
 static void row_disconnect(struct lock_client *c)
 {
     struct row_lock *l = c->impl;
+    for (size_t i = 0; l && i < l->n; i++) {
+        pg_close(&l->t[i]->w);
+        free(l->t[i]);
+    }
     if (l)
-        pg_close(&l->w);
+        free(l->t);
     free(l);
     c->impl = NULL;
 }
 
+/* A connection with no transaction open (an open one first), made when
+ * every one has. */
+static struct row_txn *free_txn(struct lock_client *c, struct row_lock *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (!l->t[i]->in_txn && l->t[i]->w.conn != NULL)
+            return l->t[i];
+    for (size_t i = 0; i < l->n; i++)
+        if (!l->t[i]->in_txn)
+            return l->t[i];
+    return add_txn(c, l);
+}
+
 /* The locking message for the key, as one simple query (several
  * statements cannot take parameters): the key as an escaped literal. */
-static int locking_sql(struct lock_client *c, struct row_lock *l, uint32_t wait_ms)
+static int locking_sql(struct lock_client *c, struct row_txn *l, uint32_t wait_ms)
 {
     char *lit = PQescapeLiteral(l->w.conn, l->name, strlen(l->name));
     if (lit == NULL) {
@@ -91,7 +141,7 @@ static int locking_sql(struct lock_client *c, struct row_lock *l, uint32_t wait_
 }
 
 /* End the open transaction without keeping anything. */
-static void roll_back(struct lock_client *c, struct row_lock *l)
+static void roll_back(struct lock_client *c, struct row_txn *l)
 {
     struct pg_reply r;
     l->in_txn = false;
@@ -103,9 +153,13 @@ static void roll_back(struct lock_client *c, struct row_lock *l)
 static enum lock_result row_acquire(struct lock_client *c, const char *key, size_t key_len,
                                     uint32_t ttl_ms, uint32_t wait_ms, struct lock_grant *g)
 {
-    struct row_lock *l = c->impl;
+    struct row_txn *l = free_txn(c, c->impl);
     struct pg_reply r;
     bool cancelled;
+    if (l == NULL) {
+        lock_set_error(c, LOCK_ERR_CONFIG, "out of memory");
+        return LOCK_ERR;
+    }
     if (key_len >= sizeof(l->name)) {
         lock_set_error(c, LOCK_ERR_CONFIG, "key of %zu bytes is too long", key_len);
         return LOCK_ERR;
@@ -154,13 +208,34 @@ static enum lock_result row_acquire(struct lock_client *c, const char *key, size
     return LOCK_ERR;
 }
 
+/* After a COMMIT on t: close it when IDLE_KEPT others are idle already. */
+static void keep_or_close(struct row_lock *l, struct row_txn *t)
+{
+    size_t idle = 0;
+    for (size_t i = 0; i < l->n; i++)
+        idle += l->t[i] != t && !l->t[i]->in_txn && l->t[i]->w.conn != NULL;
+    if (idle >= IDLE_KEPT)
+        pg_close(&t->w); /* its slot stays, reconnected when needed again */
+}
+
+/* The connection whose open transaction locked g's key; NULL: none. */
+static struct row_txn *holding_txn(struct row_lock *l, const struct lock_grant *g)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        struct row_txn *t = l->t[i];
+        if (t->in_txn && strlen(t->name) == g->key_len && memcmp(t->name, g->key, g->key_len) == 0)
+            return t;
+    }
+    return NULL;
+}
+
 static enum lock_result row_release(struct lock_client *c, const struct lock_grant *g)
 {
-    struct row_lock *l = c->impl;
+    struct row_txn *l = holding_txn(c->impl, g);
     struct pg_reply r;
-    (void)g;
-    if (!l->in_txn || l->w.conn == NULL) {
-        l->in_txn = false;
+    if (l == NULL || l->w.conn == NULL) {
+        if (l)
+            l->in_txn = false;
         lock_set_error(c, LOCK_ERR_IO, "the transaction that held it ended");
         return LOCK_LOST;
     }
@@ -168,8 +243,10 @@ static enum lock_result row_release(struct lock_client *c, const struct lock_gra
     enum pg_outcome o = pg_query(c, &l->w, "COMMIT", 0, NULL, pg_deadline(c, 0), false, NULL, &r);
     if (o == PG_NO_ANSWER)
         return LOCK_ERR; /* it may have committed */
-    if (o == PG_DONE && strcmp(r.tag, "COMMIT") == 0)
+    if (o == PG_DONE && strcmp(r.tag, "COMMIT") == 0) {
+        keep_or_close(c->impl, l);
         return LOCK_OK;
+    }
     /* refused, or answered ROLLBACK (the transaction had failed): the row
      * lock did not last to the end */
     if (o == PG_DONE)

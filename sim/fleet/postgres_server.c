@@ -115,10 +115,12 @@ static void command(struct spawn *sp, const struct managed_server *s)
     spawn_arg(sp, "%d", s->port);
     spawn_arg(sp, "-k"); /* its socket in its own folder, not /var/run */
     spawn_arg(sp, "%s", s->dir);
-    /* SETUP.md's settings for a throwaway server: nothing waits for a disk */
+    /* SETUP.md's settings for a throwaway server: nothing waits for a disk;
+     * connections for a run's clients (up to 4096), each with one more per
+     * row lock it holds at once (postgres_row.c) */
     static const char *const settings[] = {"listen_addresses=127.0.0.1", "fsync=off",
                                            "synchronous_commit=off", "full_page_writes=off",
-                                           "max_connections=300"};
+                                           "max_connections=4500"};
     for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]); i++) {
         spawn_arg(sp, "-c");
         spawn_arg(sp, "%s", settings[i]);
