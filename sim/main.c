@@ -2,6 +2,7 @@
  * (run, compare, matrix, show, check, cluster, list), plus help and
  * --version. The command files (main.c, cmd_*.c) are the only ones that
  * print errors and choose exit codes; the codes are in cli.h. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -71,7 +72,11 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "__janitor") == 0) /* started by the fleet, never by a user */
         return janitor_main(argc, argv);
     static char exe[4096];
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    /* runs get a keeper of their folder should locklab be killed; a cluster
+     * supervisor's folder waits for `cluster down`, which rescues its logs */
+    bool runs =
+        strcmp(cmd, "run") == 0 || strcmp(cmd, "compare") == 0 || strcmp(cmd, "matrix") == 0;
+    ssize_t len = runs ? readlink("/proc/self/exe", exe, sizeof(exe) - 1) : -1;
     if (len > 0) {
         exe[len] = '\0';
         janitor_set_exe(exe); /* run folders get a keeper if locklab is killed */

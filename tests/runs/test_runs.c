@@ -281,7 +281,7 @@ static void bad_input_is_rejected_before_anything_starts(void **state)
     assert_rejected("{\"workload\": {\"type\": \"flash_sale\"}, \"faults\": [{\"at_ms\": -5, "
                     "\"type\": \"client_pause\", \"duration_ms\": 10}]}",
                     none, "faults[0].at_ms");
-    const char *algo[] = {"--algorithm", "etcd", NULL};
+    const char *algo[] = {"--algorithm", "consul", NULL};
     assert_rejected("{\"workload\": {\"type\": \"flash_sale\"}}", algo, "unknown algorithm");
     const char *clients[] = {"--clients", "0", NULL};
     assert_rejected("{\"workload\": {\"type\": \"flash_sale\"}}", clients, "--clients");
