@@ -3,7 +3,8 @@
 # with docker-compose's own parser (`config`; no Docker engine needed) and
 # then for what locklab's instructions rely on: the services, every port on
 # 127.0.0.1 only, five Redis masters on 7001-7005, one ZooKeeper server list,
-# three etcd members on 7379-7381 with one initial cluster.
+# three etcd members on 7379-7381 with one initial cluster, PostgreSQL on
+# 7432.
 #   tests/runs/test_compose.sh SOURCE_DIR
 set -euo pipefail
 cd "${1:-$(dirname "$0")/../..}"
@@ -18,7 +19,7 @@ import sys, yaml
 doc = yaml.safe_load(open(sys.argv[1]))
 svc = doc["services"]
 want = {f"redis-{i}" for i in range(1, 6)} | {"redis-master", "redis-replica", "redis-sentinel"} \
-     | {f"zk-{i}" for i in range(1, 4)} | {f"etcd-{i}" for i in range(1, 4)}
+     | {f"zk-{i}" for i in range(1, 4)} | {f"etcd-{i}" for i in range(1, 4)} | {"postgres"}
 errors = []
 if set(svc) != want:
     errors.append(f"services: got {sorted(svc)}, want {sorted(want)}")
@@ -36,6 +37,8 @@ if [published.get(f"zk-{i}", [None])[0] for i in range(1, 4)] != [7181, 7182, 71
     errors.append("zookeeper nodes must publish 7181..7183")
 if [published.get(f"etcd-{i}", [None])[0] for i in range(1, 4)] != [7379, 7380, 7381]:
     errors.append("etcd members must publish 7379..7381")
+if published.get("postgres", [None])[0] != 7432:
+    errors.append("postgres must publish 7432")
 clusters = {next(a for a in svc[f"etcd-{i}"]["command"] if a.startswith("--initial-cluster="))
             for i in range(1, 4) if f"etcd-{i}" in svc}
 if len(clusters) != 1:
