@@ -22,12 +22,13 @@ static const char *const workload_what[] = {
     [WORKLOAD_ORDER_IDS] = "order ids handed out from a last-id counter: none twice, none skipped",
 };
 
-/* The widest algorithm name, at least 12, so the columns stay aligned. */
+/* The widest algorithm name and a space, at least 12, so the columns stay
+ * aligned and two spaces always end a name (scripts split on them). */
 static int name_width(void)
 {
     int width = 12;
     for (size_t i = 0; i < lock_count(); i++) {
-        int w = (int)strlen(lock_at(i)->name);
+        int w = (int)strlen(lock_at(i)->name) + 1;
         width = w > width ? w : width;
     }
     return width;

@@ -77,7 +77,7 @@ static void list_prints_names_for_scripts(void **state)
     assert_non_null(strstr(all.out, "redis; expects violations 0, invariants hold, "
                                     "rejected_accesses >0"));
     assert_non_null(strstr(all.out, "  client_pause   the target stalls"));
-    assert_non_null(strstr(all.out, "  redlock             no       yes"));
+    assert_non_null(strstr(all.out, "  redlock              no       yes"));
 }
 
 /* argv refused with exit 2 and exactly the line want on stderr, and no

@@ -30,7 +30,7 @@ What is checked, and the conventions a doc follows for it:
      and so does DIR wherever a later line of the doc names it (or a
      path inside it), so `run ... --out /tmp/pause` then
      `check /tmp/pause` work in sequence;
-   - `--redis`/`--zookeeper` (servers this machine does not have, e.g. the
+   - `--redis`/`--zookeeper`/`--etcd`/`--postgres` (servers this machine does not have, e.g. the
      docker-compose fleet) are replaced by closed loopback ports: the line
      must get through usage and validation and stop at connecting, exit 3;
    - `[optional]` parts of a synopsis line are left out, and each option
@@ -181,12 +181,13 @@ class Checker:
         self.env = dict(os.environ, TMPDIR=self.tmpdir)
         # Bound, never listening: a connect is refused at once. Held to the end.
         self.closed = []
-        for _ in range(11):
+        for _ in range(15):
             s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             s.bind(("127.0.0.1", 0))
             self.closed.append(s)
         ports = ["127.0.0.1:%d" % s.getsockname()[1] for s in self.closed]
-        self.closed_redis, self.closed_zk = ports[:8], ports[8:]
+        self.closed_redis, self.closed_zk = ports[:8], ports[8:11]
+        self.closed_etcd, self.closed_pg = ports[11:14], ports[14:]
         self.cluster_dirs = set()
         self.seq = itertools.count(1)  # scratch names; next() is safe across the probe threads
         self.outmap = {}
@@ -377,7 +378,8 @@ class Checker:
                 if d:
                     args += ["--duration", d]
                     notes.append("--duration %s appended" % d)
-            for opt, closed in (("--redis", self.closed_redis), ("--zookeeper", self.closed_zk)):
+            for opt, closed in (("--redis", self.closed_redis), ("--zookeeper", self.closed_zk),
+                                ("--etcd", self.closed_etcd), ("--postgres", self.closed_pg)):
                 if opt in args:
                     i = args.index(opt) + 1
                     if i < len(args):
