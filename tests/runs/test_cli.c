@@ -210,41 +210,86 @@ static void owned_folder(const char *tmpdir, pid_t pid, char *root, size_t len)
     closedir(d);
 }
 
-/* A run SIGKILLed mid-way leaves its servers' folder; its servers die with
- * it, and the next run that starts servers removes the folder. */
-static void a_killed_runs_folder_is_removed_by_the_next(void **state)
+/* A run SIGKILLed mid-way: its servers die with it, and its janitor
+ * removes its folder. */
+static pid_t killed_run(const char *name, char *root, size_t len, long *server, pid_t *janitor)
 {
-    (void)state;
-    char path[600], dir[600], out[700], root[900] = "";
+    char path[600], dir[600], out[700], mark[700], pids[64];
     scenario_path(path, sizeof(path), "flash_sale.json");
-    snprintf(dir, sizeof(dir), "%s/killed", tmp);
+    snprintf(dir, sizeof(dir), "%s/%s", tmp, name);
     snprintf(out, sizeof(out), "%s.out", dir);
+    snprintf(mark, sizeof(mark), "%s/mark-%s", tmp, name);
     char *argv[] = {(char *)bin, "run", path, "--duration", "30", "--quiet", "--out", dir, NULL};
-    char mark[700], pids[64];
-    snprintf(mark, sizeof(mark), "%s/mark-killed", tmp);
     pid_t pid = spawn(argv, out, out, mark);
     /* its folder is the locklab-XXXXXX under TMPDIR whose owner it is */
     const char *tmpdir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    root[0] = '\0';
     for (int i = 0; i < 500 && root[0] == '\0'; i++) {
         sleep_ms(10);
-        owned_folder(tmpdir, pid, root, sizeof(root));
+        owned_folder(tmpdir, pid, root, len);
     }
     assert_true(root[0] != '\0');
     sleep_ms(500);
-    kill(pid, SIGKILL);
-    assert_int_equal(reap(pid, 10), 128 + SIGKILL);
-    struct stat st;
-    assert_int_equal(stat(root, &st), 0); /* SIGKILL cannot clean up */
+    /* its janitor: the process whose command line ends `__janitor ROOT` */
+    char cmd[1200], found[700];
+    snprintf(found, sizeof(found), "%s/janitor-%s", tmp, name);
+    snprintf(cmd, sizeof(cmd), "pgrep -f '__janitor %s$' > %s", root, found);
+    pids[0] = '\0';
+    if (system(cmd) == 0)
+        slurp(found, pids, sizeof(pids));
+    *janitor = (pid_t)atol(pids);
     slurp(mark, pids, sizeof(pids));
-    long server = atol(pids);
-    assert_true(server > 0);
+    *server = atol(pids);
+    assert_true(*server > 0);
+    return pid;
+}
+
+static void server_dies_with(long server)
+{
     for (int i = 0; i < 500 && pid_runs((pid_t)server); i++)
         sleep_ms(10);
     if (pid_runs((pid_t)server))
         fail_msg("redis-server %ld outlived the locklab that started it", server);
+}
+
+static void a_killed_runs_folder_is_removed_by_its_janitor(void **state)
+{
+    (void)state;
+    char root[900];
+    long server;
+    pid_t janitor;
+    pid_t pid = killed_run("killed", root, sizeof(root), &server, &janitor);
+    assert_true(janitor > 0);
+    kill(pid, SIGKILL);
+    assert_int_equal(reap(pid, 10), 128 + SIGKILL);
+    server_dies_with(server);
+    struct stat st;
+    for (int i = 0; i < 500 && stat(root, &st) == 0; i++)
+        sleep_ms(10);
+    if (stat(root, &st) == 0)
+        fail_msg("%s is still there 5 s after its locklab was killed", root);
+}
+
+/* With its janitor killed too, the folder stays until the next run that
+ * starts servers, whose sweep removes it. */
+static void a_killed_runs_folder_is_removed_by_the_next(void **state)
+{
+    (void)state;
+    char root[900], path[600];
+    long server;
+    pid_t janitor;
+    pid_t pid = killed_run("killed2", root, sizeof(root), &server, &janitor);
+    assert_true(janitor > 0);
+    kill(janitor, SIGKILL);
+    kill(pid, SIGKILL);
+    assert_int_equal(reap(pid, 10), 128 + SIGKILL);
+    struct stat st;
+    assert_int_equal(stat(root, &st), 0); /* nobody could clean up */
+    server_dies_with(server);
 
     struct outcome next = {0};
     const char *brief[] = {"--duration", "0.5", "--quiet", NULL};
+    scenario_path(path, sizeof(path), "flash_sale.json");
     run(&next, NULL, "run", path, brief);
     assert_int_equal(next.status, 0);
     if (stat(root, &st) == 0)
@@ -496,6 +541,7 @@ int main(void)
         cmocka_unit_test(compare_out_with_an_old_run_inside_is_refused),
         cmocka_unit_test(a_users_folder_survives_a_failed_start),
         cmocka_unit_test(header_reaches_a_log_before_the_end),
+        cmocka_unit_test(a_killed_runs_folder_is_removed_by_its_janitor),
         cmocka_unit_test(a_killed_runs_folder_is_removed_by_the_next),
         cmocka_unit_test(folders_owned_across_pid_namespaces),
         cmocka_unit_test(a_server_that_cannot_start_says_why),
