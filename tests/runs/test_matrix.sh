@@ -12,6 +12,7 @@ bin=${2:?usage: test_matrix.sh SOURCE_DIR LOCKLAB_BIN}
 py=/usr/bin/python3
 cd "$src" || exit 1
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/locklab-matrix.XXXXXX") || exit 1
+chmod 711 "$tmp" # the postgres user passes through to its servers' folders
 pid=
 cleanup() {
   if [ -n "$pid" ]; then
