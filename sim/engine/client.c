@@ -513,24 +513,30 @@ static uint8_t commit_effect(enum lock_result r)
     return r == LOCK_OK ? EFFECT_APPLIED : r == LOCK_LOST ? EFFECT_FENCED : EFFECT_NONE;
 }
 
-/* The release, or with commit (an optimistic lock's section) the commit
- * whose outcome is the section's effect: its invoke is logged once that
- * is known, at the time it began. */
+/* How a section ends: its lock released; an optimistic lock's write
+ * committed, whose outcome is the section's effect (its invoke logged once
+ * that is known, at the time it began); or an optimistic section that
+ * wrote nothing, with nothing to send. */
+enum section_end { END_RELEASE, END_COMMIT, END_NOTHING };
+
 static enum lock_result release_lock(struct client *cl, uint32_t key, const struct lock_grant *g,
-                                     uint64_t from_ns, uint8_t effect, bool commit)
+                                     uint64_t from_ns, uint8_t effect, enum section_end how)
 {
     struct run_ctx *run = cl->run;
-    uint64_t t = clock_mono_ns();
+    uint64_t t = clock_mono_ns(), done = t;
     uint64_t seq = resource_leave(run->wl->res, key);
-    if (!commit)
+    if (how != END_COMMIT)
         log_key(cl, key, t, HT_INVOKE, HF_RELEASE, effect, 0, seq, 0);
     record_us(cl, OP_HOLD, t - from_ns);
-    client_log_links(cl); /* before the release: what the holder could have known */
-    enum lock_result r = run->ops->release(&cl->lc, g);
-    uint64_t done = clock_mono_ns();
-    if (commit)
+    enum lock_result r = LOCK_OK;
+    if (how != END_NOTHING) {
+        client_log_links(cl); /* before the release: what the holder could have known */
+        r = run->ops->release(&cl->lc, g);
+        done = clock_mono_ns();
+        record_us(cl, OP_RELEASE, done - t);
+    }
+    if (how == END_COMMIT)
         log_key(cl, key, t, HT_INVOKE, HF_RELEASE, commit_effect(r), 0, seq, 0);
-    record_us(cl, OP_RELEASE, done - t);
     if (r == LOCK_OK) {
         client_bump(cl, ST_RELEASE_OK);
         log_key(cl, key, done, HT_OK, HF_RELEASE, HE_NONE, 0, 0, 0);
@@ -561,17 +567,10 @@ void client_unlock(struct client *cl, enum section_effect effect)
         return;
     }
     cl->holding = false;
-    if (cl->run->ops->optimistic && effect != EFFECT_APPLIED) {
-        /* nothing to write, so nothing to commit: only the section ends */
-        uint64_t t = clock_mono_ns();
-        uint64_t seq = resource_leave(cl->run->wl->res, cl->key);
-        log_key(cl, cl->key, t, HT_INVOKE, HF_RELEASE, (uint8_t)effect, 0, seq, 0);
-        record_us(cl, OP_HOLD, t - cl->from_ns);
-        client_bump(cl, ST_RELEASE_OK);
-        log_key(cl, cl->key, t, HT_OK, HF_RELEASE, HE_NONE, 0, 0, 0);
-        return;
-    }
-    release_lock(cl, cl->key, &cl->grant, cl->from_ns, (uint8_t)effect, false);
+    /* an optimistic section that writes nothing has nothing to commit */
+    bool nothing = cl->run->ops->optimistic && effect != EFFECT_APPLIED;
+    release_lock(cl, cl->key, &cl->grant, cl->from_ns, (uint8_t)effect,
+                 nothing ? END_NOTHING : END_RELEASE);
 }
 
 bool client_commit(struct client *cl)
@@ -581,7 +580,8 @@ bool client_commit(struct client *cl)
     drop_claim(cl);
     cl->holding = false;
     cl->committed = true;
-    enum lock_result r = release_lock(cl, cl->key, &cl->grant, cl->from_ns, EFFECT_APPLIED, true);
+    enum lock_result r =
+        release_lock(cl, cl->key, &cl->grant, cl->from_ns, EFFECT_APPLIED, END_COMMIT);
     if (r == LOCK_ERR && cl->lc.err != LOCK_ERR_UNSENT && cl->lc.err != LOCK_ERR_REFUSED)
         resource_commit_unknown(cl->run->wl->res, cl->key);
     return r == LOCK_OK;
@@ -630,7 +630,7 @@ void client_service_parked(struct client *cl, bool all)
         if (all || now >= p->until_ns) {
             struct parked_lock done = *p;
             cl->parked[i] = cl->parked[--cl->n_parked];
-            release_lock(cl, done.key, &done.grant, done.from_ns, done.effect, false);
+            release_lock(cl, done.key, &done.grant, done.from_ns, done.effect, END_RELEASE);
             continue;
         }
         if (renews && now >= p->next_renew_ns)
