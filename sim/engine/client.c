@@ -562,8 +562,12 @@ static void drop_claim(struct client *cl)
 void client_unlock(struct client *cl, enum section_effect effect)
 {
     drop_claim(cl);
-    if (cl->committed) {
-        cl->committed = false; /* client_commit ended the section */
+    if (cl->commit != COMMIT_NONE) {
+        /* client_commit ended the section; a commit that went through
+         * ends now, its write applied or refused */
+        if (cl->commit == COMMIT_MADE)
+            resource_commit_end(cl->run->wl->res, cl->key, false);
+        cl->commit = COMMIT_NONE;
         return;
     }
     cl->holding = false;
@@ -579,16 +583,26 @@ bool client_commit(struct client *cl)
         return true;
     drop_claim(cl);
     cl->holding = false;
-    cl->committed = true;
+    struct resource *res = cl->run->wl->res;
+    resource_commit_begin(res, cl->key); /* no read adopts a version it may make */
     enum lock_result r =
         release_lock(cl, cl->key, &cl->grant, cl->from_ns, EFFECT_APPLIED, END_COMMIT);
-    if (r == LOCK_ERR && cl->lc.err != LOCK_ERR_UNSENT && cl->lc.err != LOCK_ERR_REFUSED)
-        resource_commit_unknown(cl->run->wl->res, cl->key);
-    return r == LOCK_OK;
+    if (r == LOCK_OK) {
+        cl->commit = COMMIT_MADE; /* it ends when the workload has written: client_unlock */
+        return true;
+    }
+    bool unknown = r == LOCK_ERR && cl->lc.err != LOCK_ERR_UNSENT && cl->lc.err != LOCK_ERR_REFUSED;
+    resource_commit_end(res, cl->key, unknown);
+    cl->commit = COMMIT_FAILED;
+    return false;
 }
 
 void client_unlock_at(struct client *cl, enum section_effect effect, uint64_t until_ns)
 {
+    if (cl->commit != COMMIT_NONE) { /* an optimistic section keeps nothing */
+        client_unlock(cl, effect);
+        return;
+    }
     if (until_ns <= clock_mono_ns()) {
         client_unlock(cl, effect);
         return;

@@ -46,12 +46,19 @@ struct step_chunk {
     struct interval_sample s[STEP_CHUNK];
 };
 
+/* Where an optimistic section's commit stands (client_commit). */
+enum client_commit_state {
+    COMMIT_NONE = 0, /* none made: the section ends at client_unlock */
+    COMMIT_MADE,     /* it went through: client_unlock ends it once the write is applied */
+    COMMIT_FAILED,   /* a conflict or no answer: the section is over */
+};
+
 struct client {
     uint32_t id;
     uint16_t incarnation; /* bumped when the client restarts after a crash */
     bool connected;
     bool holding;
-    bool committed; /* an optimistic section's commit was made: its unlock is done */
+    uint8_t commit; /* enum client_commit_state: an optimistic section's commit */
     struct run_ctx *run;
     const struct lock_config *cfg; /* its own, through the proxy; NULL: run->cfg */
     struct lock_client lc;

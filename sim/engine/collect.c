@@ -212,6 +212,21 @@ out:
     return rc;
 }
 
+/* Optimistic concurrency: every write that committed was applied. One the
+ * store refused means two commits went through from one version: the
+ * compare-and-set failed, which the business figures alone cannot show
+ * (the refused write changes nothing). */
+static void add_commit_invariant(const struct runner *r, struct run_result *res)
+{
+    if (!r->run.ops->optimistic || res->n_inv >= WORKLOAD_MAX_INVARIANTS)
+        return;
+    uint64_t lost = resource_lost_commits(r->run.wl->res);
+    struct invariant *inv = &res->inv[res->n_inv++];
+    *inv = (struct invariant){.name = "committed_writes_applied", .holds = lost == 0};
+    snprintf(inv->detail, sizeof(inv->detail),
+             "%" PRIu64 " writes committed but not applied (two commits from one version)", lost);
+}
+
 static int check_safety(struct runner *r, struct run_result *res)
 {
     if (result_check_history(res, (uint64_t)lease_ms(r) * 1000000u, r->run.ops->optimistic) < 0)
@@ -221,6 +236,7 @@ static int check_safety(struct runner *r, struct run_result *res)
     res->witness_agrees = res->witness_concurrent == res->check.concurrent_entries;
     res->rejected_accesses = resource_rejected(rs);
     res->n_inv = r->run.wl->ops->invariants(r->run.wl, res->inv, WORKLOAD_MAX_INVARIANTS);
+    add_commit_invariant(r, res);
     res->invariants_hold = true;
     for (size_t i = 0; i < res->n_inv; i++)
         if (!res->inv[i].advisory)

@@ -160,11 +160,17 @@ FILE *cluster_server_file(const char *dir, const char *name)
     return fopen(path, "w");
 }
 
+/* Never stops the walk: one entry that cannot go (gone already, a folder
+ * a dying server still writes in) must not keep the rest. */
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
     (void)st;
     (void)ftw;
-    return flag == FTW_DP ? rmdir(path) : unlink(path);
+    if (flag == FTW_DP)
+        rmdir(path);
+    else
+        unlink(path);
+    return 0;
 }
 
 void cluster_remove_tree(const char *dir)

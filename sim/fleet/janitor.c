@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,14 +48,20 @@ pid_t janitor_start(const char *root)
     if (pid == 0) {
         /* only async-signal-safe calls until exec: locklab has threads */
         char *argv[] = {(char *)janitor_exe, "__janitor", (char *)root, NULL};
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL); /* locklab blocks them for its sigwait thread */
         dup2(null, 0);
         dup2(null, 1);
         dup2(null, 2);
         /* nothing of locklab's may live on in it: a socket it kept would
          * keep a port bound or a connection open after its owner closed it */
-        close_range(3, ~0U, 0);
+        if (close_range(3, ~0U, 0) < 0)
+            for (int fd = 3; fd < 1024; fd++)
+                close(fd);
         setsid();
-        execv(janitor_exe, argv);
+        /* this very binary, even when the file was rebuilt since it started */
+        execv("/proc/self/exe", argv);
         _exit(127);
     }
     close(null);
@@ -85,13 +92,19 @@ static int names_root(const char *pid, const char *root, size_t root_len)
         if (buf[i] == '\0')
             buf[i] = ' ';
     buf[n] = '\0';
-    for (const char *p = strstr(buf, root); p; p = strstr(p + 1, root))
-        if (p[root_len] == '/' || p[root_len] == ' ' || p[root_len] == '\0')
+    /* an argument that is root or a path in it, or an option's value
+     * (--data-dir=ROOT/...): not a user's command that merely mentions it */
+    for (const char *p = strstr(buf, root); p; p = strstr(p + 1, root)) {
+        bool starts = p == buf || p[-1] == ' ' || p[-1] == '=';
+        if (starts && (p[root_len] == '/' || p[root_len] == ' ' || p[root_len] == '\0'))
             return 1;
+    }
     return 0;
 }
 
-/* SIGKILL every other process naming root; how many were found. */
+/* SIGKILL every other process naming root, and its process group (a
+ * server leads its own: PostgreSQL's backends name no folder); how many
+ * were found. */
 static int kill_named(const char *root)
 {
     DIR *d = opendir("/proc");
@@ -107,6 +120,7 @@ static int kill_named(const char *root)
             continue;
         if (kill((pid_t)pid, SIGKILL) == 0)
             found++;
+        kill(-(pid_t)pid, SIGKILL); /* none when it leads no group */
     }
     closedir(d);
     return found;
@@ -133,6 +147,12 @@ int janitor_main(int argc, char **argv)
         struct timespec ts = {0, 50 * 1000000L};
         nanosleep(&ts, NULL);
     }
-    cluster_remove_tree(root);
+    /* what a dying server writes last may land after a pass: try again */
+    for (int pass = 0; pass < 50 && access(root, F_OK) == 0; pass++) {
+        cluster_remove_tree(root);
+        struct timespec ts = {0, 100 * 1000000L};
+        if (access(root, F_OK) == 0)
+            nanosleep(&ts, NULL);
+    }
     return 0;
 }

@@ -17,6 +17,7 @@ struct slot {
     uint64_t version;   /* versioned only, guarded by mu: the committed version; 0 = not yet seen */
     bool unsure;        /* versioned: a commit's answer never came; the next newer version read
                            is adopted */
+    uint32_t inflight;  /* versioned: commits begun and not yet written or failed */
     pthread_mutex_t mu; /* fencing and versions: check-and-act must be one step, as in a store */
 };
 
@@ -26,7 +27,8 @@ struct resource {
     bool fencing;
     bool versioned;
     _Atomic uint64_t concurrent;
-    _Atomic uint64_t rejected; /* accesses fencing refused */
+    _Atomic uint64_t lost_commits; /* versioned: committed writes the store could not apply */
+    _Atomic uint64_t rejected;     /* accesses fencing refused */
 };
 
 struct resource *resource_new(size_t n_keys, int64_t initial, bool fencing)
@@ -47,10 +49,12 @@ struct resource *resource_new(size_t n_keys, int64_t initial, bool fencing)
         r->slots[i].max_token = 0;
         r->slots[i].version = 0;
         r->slots[i].unsure = false;
+        r->slots[i].inflight = 0;
         pthread_mutex_init(&r->slots[i].mu, NULL);
     }
     atomic_init(&r->concurrent, 0);
     atomic_init(&r->rejected, 0);
+    atomic_init(&r->lost_commits, 0);
     return r;
 }
 
@@ -101,26 +105,41 @@ void resource_set_versioned(struct resource *r)
     r->versioned = true;
 }
 
-void resource_commit_unknown(struct resource *r, uint32_t key)
+void resource_commit_begin(struct resource *r, uint32_t key)
 {
     struct slot *s = &r->slots[key];
     pthread_mutex_lock(&s->mu);
-    s->unsure = true;
+    s->inflight++;
     pthread_mutex_unlock(&s->mu);
+}
+
+void resource_commit_end(struct resource *r, uint32_t key, bool unknown)
+{
+    struct slot *s = &r->slots[key];
+    pthread_mutex_lock(&s->mu);
+    s->inflight--;
+    s->unsure |= unknown;
+    pthread_mutex_unlock(&s->mu);
+}
+
+uint64_t resource_lost_commits(const struct resource *r)
+{
+    return atomic_load(&r->lost_commits);
 }
 
 /* Under the slot's mutex: is the value the one version `token` names? A
  * write must find exactly that version. A read that finds an older one is
- * refused while the commit that made the newer one is on its way to write
- * here (the reader tries again), and adopts it when nothing is on its way:
- * the first read of a run (the rows' versions began before it), or after a
- * commit whose answer never came (it may have committed; its section, not
- * knowing, wrote nothing: as though it committed nothing). */
+ * refused while the commit that made the newer one may be on its way to
+ * write here (the reader tries again), and adopts it only when no commit
+ * is in flight and none may be: the first read of a run (the rows'
+ * versions began before it), or after a commit whose answer never came
+ * (it may have committed; its section, not knowing, wrote nothing: as
+ * though it committed nothing). */
 static bool version_current(struct resource *r, struct slot *s, uint64_t token, bool read)
 {
     if (!r->versioned)
         return true;
-    if (read && token > s->version && (s->version == 0 || s->unsure)) {
+    if (read && token > s->version && s->inflight == 0 && (s->version == 0 || s->unsure)) {
         s->version = token;
         s->unsure = false;
     }
@@ -156,8 +175,14 @@ enum resource_rc resource_write(struct resource *r, uint32_t key, uint64_t token
     bool ok = (!r->fencing || fence_admit(r, s, token)) && version_current(r, s, token, false);
     if (ok) {
         atomic_store_explicit(&s->value, value, memory_order_relaxed);
-        if (r->versioned)
+        if (r->versioned) {
             s->version = token + 1; /* what the commit made it */
+            s->unsure = false;      /* past any unknown commit's version */
+        }
+    } else if (r->versioned) {
+        /* only a committed write comes here: the database let two commits
+         * from one version through, or the store lost step with it */
+        atomic_fetch_add_explicit(&r->lost_commits, 1, memory_order_relaxed);
     }
     pthread_mutex_unlock(&s->mu);
     return ok ? RES_OK : RES_FENCED;

@@ -45,9 +45,15 @@ void resource_free(struct resource *r); /* accepts NULL */
 /* Track versions (above); set before any client runs. */
 void resource_set_versioned(struct resource *r);
 
-/* A commit on key got no answer: it may have committed a version whose
- * write will never come here. */
-void resource_commit_unknown(struct resource *r, uint32_t key);
+/* Versions: a commit on key begins (its compare-and-set is sent), and
+ * ends once its write is applied here or the commit failed; unknown: its
+ * answer never came, so it may have committed a version whose write will
+ * never come here. */
+void resource_commit_begin(struct resource *r, uint32_t key);
+void resource_commit_end(struct resource *r, uint32_t key, bool unknown);
+/* Versions: committed writes the store refused, which a database that
+ * lets one commit through per version never causes. */
+uint64_t resource_lost_commits(const struct resource *r);
 
 /* Witness: enter returns how many holders were already inside and sets
  * *seq; leave returns the sequence of the leaving event. */
