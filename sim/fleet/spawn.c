@@ -163,6 +163,24 @@ static void prepare_spawn(struct spawn *sp, const struct managed_server *s)
     sp->parent = getpid();
 }
 
+/* In a forked child before its exec: every signal unblocked (locklab
+ * blocks them for its sigwait thread), stdin from /dev/null, stdout and
+ * stderr into out, opened with oflag (O_TRUNC or O_APPEND). */
+static void child_stdio(const char *out, int oflag)
+{
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    int fd = open(out, O_WRONLY | O_CREAT | oflag | O_CLOEXEC, 0644);
+    int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        dup2(fd, 1);
+        dup2(fd, 2);
+    }
+    if (null >= 0)
+        dup2(null, 0);
+}
+
 static void child_exec(const struct spawn *sp)
 {
     /* Own process group: a terminal's Ctrl-C reaches locklab, which stops
@@ -172,17 +190,7 @@ static void child_exec(const struct spawn *sp)
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != sp->parent)
         _exit(127);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL); /* locklab blocks signals for its sigwait thread */
-    int fd = open(sp->out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
-        dup2(fd, 1);
-        dup2(fd, 2);
-    }
-    if (null >= 0)
-        dup2(null, 0);
+    child_stdio(sp->out_path, O_TRUNC);
     if (sp->envp)
         execvpe(sp->argv[0], sp->argv, sp->envp);
     else
@@ -388,17 +396,7 @@ int spawn_run(const char *user, const char *const argv[], const char *log, uint3
     if (pid == 0) {
         drop_credentials(&sp);
         prctl(PR_SET_PDEATHSIG, SIGKILL);
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        int fd = open(log ? log : "/dev/null", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-        int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-        if (fd >= 0) {
-            dup2(fd, 1);
-            dup2(fd, 2);
-        }
-        if (null >= 0)
-            dup2(null, 0);
+        child_stdio(log ? log : "/dev/null", O_APPEND);
         execvp(argv[0], (char *const *)argv);
         _exit(127);
     }
