@@ -161,11 +161,13 @@ FILE *cluster_server_file(const char *dir, const char *name)
 }
 
 /* Never stops the walk: one entry that cannot go (gone already, a folder
- * a dying server still writes in) must not keep the rest. */
+ * a dying server still writes in) must not keep the rest. The folder
+ * itself and its owner file are left for last (cluster_remove_tree). */
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
     (void)st;
-    (void)ftw;
+    if (ftw->level == 0 || (ftw->level == 1 && strcmp(path + ftw->base, CLUSTER_OWNER_FILE) == 0))
+        return 0;
     if (flag == FTW_DP)
         rmdir(path);
     else
@@ -175,7 +177,14 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 
 void cluster_remove_tree(const char *dir)
 {
+    /* the owner file goes last: a removal cut short (the remover killed
+     * with the PID namespace it ran in) leaves a folder the next run's
+     * sweep still knows for an orphan, not an empty one nobody owns */
+    char owner[PATH_MAX + 32];
     nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    snprintf(owner, sizeof(owner), "%.4000s/" CLUSTER_OWNER_FILE, dir);
+    unlink(owner);
+    rmdir(dir);
 }
 
 /* A run owns its folder by an advisory lock on this file for its whole
@@ -226,7 +235,7 @@ static void remove_if_orphaned(const char *dir)
     if (fd < 0)
         return;
     if (flock(fd, LOCK_EX | LOCK_NB) == 0)
-        nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+        cluster_remove_tree(dir);
     close(fd);
 }
 
@@ -284,7 +293,7 @@ static int make_root(struct cluster *c, char *err, size_t errlen)
     c->root_lock = own_root(c->root);
     if (c->root_lock < 0) {
         snprintf(err, errlen, "cannot lock %s/" OWNER_FILE ": %s", c->root, strerror(errno));
-        nftw(c->root, remove_entry, 4, FTW_DEPTH | FTW_PHYS);
+        cluster_remove_tree(c->root);
         c->root[0] = '\0';
         return -1;
     }
@@ -362,7 +371,7 @@ void cluster_stop(struct cluster *c, const char *logs_dir)
     if (logs_dir)
         keep_logs(c, logs_dir);
     if (c->root[0])
-        nftw(c->root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+        cluster_remove_tree(c->root);
     if (c->root[0]) {
         close(c->root_lock);      /* after the removal: no sweep takes it half gone */
         janitor_reap(c->janitor); /* it wakes, finds the folder gone, ends */
