@@ -134,6 +134,21 @@ int pg_connect(struct lock_client *c, struct pg_wire *w, const struct lock_endpo
     return -1;
 }
 
+void *pg_client_impl(struct lock_client *c, size_t size)
+{
+    void *impl = calloc(1, size);
+    if (impl == NULL) {
+        lock_set_error(c, LOCK_ERR_CONFIG, "out of memory");
+        return NULL;
+    }
+    c->impl = impl;
+    if (c->cfg->n_endpoints == 0) {
+        lock_set_error(c, LOCK_ERR_CONFIG, "no PostgreSQL endpoint");
+        return NULL;
+    }
+    return impl;
+}
+
 int pg_ensure(struct lock_client *c, struct pg_wire *w)
 {
     if (w->conn && PQstatus(w->conn) == CONNECTION_OK)

@@ -48,6 +48,10 @@ enum pg_outcome {
     PG_UNSENT = -2,    /* never sent (no connection could be had; LOCK_ERR_UNSENT) */
 };
 
+/* A PostgreSQL lock's client state: size bytes zeroed, made c->impl (so
+ * disconnect frees it whatever follows), once the config names a server.
+ * NULL with c->err set. */
+void *pg_client_impl(struct lock_client *c, size_t size);
 /* Connect w to ep (closing what it had), and make the schema. 0, or -1
  * with c->err set; every failure counted in c->connect_failures, a refused
  * one in c->connect_refused too. */

@@ -54,16 +54,9 @@ struct advisory {
 
 static int advisory_connect(struct lock_client *c)
 {
-    struct advisory *a = calloc(1, sizeof(*a));
-    if (a == NULL) {
-        lock_set_error(c, LOCK_ERR_CONFIG, "out of memory");
+    struct advisory *a = pg_client_impl(c, sizeof(*a));
+    if (a == NULL)
         return -1;
-    }
-    c->impl = a;
-    if (c->cfg->n_endpoints == 0) {
-        lock_set_error(c, LOCK_ERR_CONFIG, "no PostgreSQL endpoint");
-        return -1;
-    }
     return pg_connect(c, &a->w, &c->cfg->endpoints[0]);
 }
 

@@ -39,16 +39,9 @@ struct optimistic {
 
 static int optimistic_connect(struct lock_client *c)
 {
-    struct optimistic *o = calloc(1, sizeof(*o));
-    if (o == NULL) {
-        lock_set_error(c, LOCK_ERR_CONFIG, "out of memory");
+    struct optimistic *o = pg_client_impl(c, sizeof(*o));
+    if (o == NULL)
         return -1;
-    }
-    c->impl = o;
-    if (c->cfg->n_endpoints == 0) {
-        lock_set_error(c, LOCK_ERR_CONFIG, "no PostgreSQL endpoint");
-        return -1;
-    }
     return pg_connect(c, &o->w, &c->cfg->endpoints[0]);
 }
 

@@ -71,16 +71,9 @@ static struct row_txn *add_txn(struct lock_client *c, struct row_lock *l)
 
 static int row_connect(struct lock_client *c)
 {
-    struct row_lock *l = calloc(1, sizeof(*l));
-    if (l == NULL) {
-        lock_set_error(c, LOCK_ERR_CONFIG, "out of memory");
+    struct row_lock *l = pg_client_impl(c, sizeof(*l));
+    if (l == NULL)
         return -1;
-    }
-    c->impl = l;
-    if (c->cfg->n_endpoints == 0) {
-        lock_set_error(c, LOCK_ERR_CONFIG, "no PostgreSQL endpoint");
-        return -1;
-    }
     struct row_txn *t = add_txn(c, l);
     if (t == NULL) {
         lock_set_error(c, LOCK_ERR_CONFIG, "out of memory");
