@@ -50,6 +50,12 @@ const struct lock_ops *lock_at(size_t i)
     return i < N_REGISTRY ? registry[i] : NULL;
 }
 
+bool lock_grants_mode(const struct lock_ops *ops, enum lock_mode m)
+{
+    unsigned modes = ops->modes ? ops->modes : LOCK_MODE_BIT(LOCK_MODE_EXCLUSIVE);
+    return m < LOCK_MODE_COUNT && (modes & LOCK_MODE_BIT(m)) != 0;
+}
+
 const char *lock_names(char *buf, size_t len)
 {
     size_t used = 0;

@@ -51,6 +51,16 @@ enum lock_errcode {
                           short of its replicas): surely not in effect */
 };
 
+/* What a holder may share its key with: the mode the engine asks of
+ * acquire (lock_grant.mode) and the history records for each section. */
+enum lock_mode {
+    LOCK_MODE_EXCLUSIVE = 0, /* nobody else: a mutex, a write lock */
+    LOCK_MODE_SHARED,        /* other shared holders, never an exclusive one: a read lock */
+    LOCK_MODE_PERMIT,        /* one of lock_config.permits holders: a semaphore's permit */
+    LOCK_MODE_COUNT
+};
+#define LOCK_MODE_BIT(m) (1u << (m))
+
 #define LOCK_ERRSTR_MAX   128
 #define LOCK_OWNER_MAX    64
 #define LOCK_ENDPOINT_MAX 16
@@ -96,6 +106,9 @@ struct lock_config {
      * own key and fails when its lease took it meanwhile (etcd 3.5's fix
      * for #11456); false grants as etcd 3.4 does. */
     bool etcd_recheck;
+    /* LOCK_MODE_PERMIT: how many holders one key admits at once (a
+     * semaphore's permits). */
+    uint32_t permits;
     /* When set and non-zero, stop waiting for busy locks (the run is being
      * stopped): acquire gives up with LOCK_BUSY. May be NULL. */
     const atomic_int *cancel;
@@ -108,6 +121,8 @@ struct lock_grant {
     uint64_t token;       /* fencing token, 0 when the algorithm gives none */
     uint32_t ttl_ms;      /* what was asked for */
     uint32_t validity_ms; /* how long the holder may assume it still holds it */
+    uint8_t mode;         /* in: the enum lock_mode asked for, set before acquire; only
+                             a mode in the lock's lock_ops.modes is ever asked */
 };
 
 struct lock_ops;
@@ -203,6 +218,13 @@ struct lock_ops {
      * across (redlock); false: the endpoints are one service (a single
      * Redis uses the first, a ZooKeeper client gets the whole ensemble). */
     bool independent_nodes;
+    /* The modes it grants, LOCK_MODE_BIT()s; 0 is exclusive alone. */
+    unsigned modes;
+    /* A holder may take a key it holds again (Redisson's RLock, Java's
+     * ReentrantLock): each acquire is matched by a release, and only the
+     * last release frees the key. A non-reentrant lock would wait for
+     * itself, so the engine never asks it to. */
+    bool reentrant;
 
     /* Open the client's connections. 0 on success, -1 with err/errstr set. */
     int (*connect)(struct lock_client *c);
@@ -232,6 +254,9 @@ size_t lock_count(void);
 const struct lock_ops *lock_at(size_t i);
 /* "redis, redis-naive": for error messages; returns buf. */
 const char *lock_names(char *buf, size_t len);
+
+/* Can ops grant mode m? (modes 0: exclusive alone.) */
+bool lock_grants_mode(const struct lock_ops *ops, enum lock_mode m);
 
 /* The one setter of c->err and c->errstr (truncates safely). */
 void lock_set_error(struct lock_client *c, int err, const char *fmt, ...)
