@@ -196,6 +196,7 @@ const struct lock_ops redis_ops = {
     .summary = "SET NX PX, Lua compare-and-delete release, optional watchdog and fencing token",
     .server = "redis",
     .gives_token = true,
+    .follows_sentinels = true,
     .connect = redis_connect,
     .disconnect = wire_client_close,
     .acquire = redis_acquire,

@@ -193,6 +193,7 @@ void wire_close(struct redis_wire *w)
     if (w->ctx)
         redisFree(w->ctx);
     w->ctx = NULL;
+    w->pending = 0;
 }
 
 void wire_drop(struct lock_client *c, struct redis_wire *w)
@@ -285,7 +286,32 @@ redisReply *wire_call(struct lock_client *c, struct redis_wire *w, int argc, con
     void *reply = NULL;
     if (rc != REDIS_OK || wire_exchange(c, w->ctx, w->io_timeout_ms, now, &reply) != REDIS_OK)
         return io_failed(c, w);
+    for (; w->pending > 0; w->pending--) { /* the first replies are wire_send's */
+        freeReplyObject(reply);
+        reply = NULL;
+        /* Ours may have come in the same read as the one dropped. */
+        if (redisGetReplyFromReader(w->ctx, &reply) != REDIS_OK ||
+            (reply == NULL &&
+             wire_exchange(c, w->ctx, w->io_timeout_ms, lock_now_ns(), &reply) != REDIS_OK))
+            return io_failed(c, w);
+    }
     return reply;
+}
+
+int wire_send(struct lock_client *c, struct redis_wire *w, int argc, const char **argv,
+              const size_t *lens)
+{
+    if (w->ctx == NULL || w->ctx->err)
+        return -1;
+    size_t len = format_resp(w->out, sizeof(w->out), argc, argv, lens);
+    int rc = len ? redisAppendFormattedCommand(w->ctx, w->out, len)
+                 : redisAppendCommandArgv(w->ctx, argc, argv, lens);
+    if (rc != REDIS_OK || wire_flush(c, w->ctx, w->io_timeout_ms) != REDIS_OK) {
+        io_failed(c, w);
+        return -1;
+    }
+    w->pending++;
+    return 0;
 }
 
 static int is_noscript(const redisReply *r)

@@ -16,7 +16,7 @@
 
 #include "algorithms/lock.h"
 
-#define WIRE_MAX_ARGS 8
+#define WIRE_MAX_ARGS 16
 
 struct wire_script {
     const char *body;
@@ -35,6 +35,8 @@ struct redis_wire {
     const struct lock_endpoint *ep;
     wire_locate_fn locate;       /* NULL: ep stays where it was aimed */
     struct lock_endpoint master; /* where wire_locate_master aimed ep */
+    unsigned pending;            /* replies owed to wire_send's requests: the next
+                                    wire_call reads and drops them before its own */
     uint64_t used_ms;            /* lock_now_ms() of the last call on this connection */
     uint32_t io_timeout_ms;      /* cfg's when dialled: the most one wait may take, 0 = none */
     struct wire_script scripts[WIRE_MAX_SCRIPTS]; /* loaded after each connect */
@@ -114,6 +116,13 @@ void wire_drop(struct lock_client *c, struct redis_wire *w);
  * "no". */
 redisReply *wire_call(struct lock_client *c, struct redis_wire *w, int argc, const char **argv,
                       const size_t *lens);
+
+/* Send one command without waiting for its reply (Redisson's
+ * fire-and-forget writes): the next wire_call reads past it. Nothing is
+ * sent when the connection is down. 0 sent, -1 not (the connection is
+ * then dropped). */
+int wire_send(struct lock_client *c, struct redis_wire *w, int argc, const char **argv,
+              const size_t *lens);
 
 /* Run script s with the given keys and args (EVALSHA, then EVAL on NOSCRIPT,
  * e.g. after the server restarted). Same return contract as wire_call. */
