@@ -25,12 +25,14 @@ extern const struct lock_ops postgres_row_ops;
 extern const struct lock_ops postgres_optimistic_ops;
 extern const struct lock_ops redisson_ops;
 extern const struct lock_ops redisson_fenced_ops;
+extern const struct lock_ops redisson_rw_ops;
+extern const struct lock_ops redisson_semaphore_ops;
 
 /* The one place that lists every algorithm; `locklab list` shows this order. */
 static const struct lock_ops *const registry[] = {
     &redis_ops,    &redis_naive_ops,       &redlock_ops,      &zookeeper_ops,
     &etcd_ops,     &postgres_advisory_ops, &postgres_row_ops, &postgres_optimistic_ops,
-    &redisson_ops, &redisson_fenced_ops,
+    &redisson_ops, &redisson_fenced_ops,   &redisson_rw_ops,  &redisson_semaphore_ops,
 };
 
 #define N_REGISTRY (sizeof(registry) / sizeof(registry[0]))
@@ -51,6 +53,12 @@ size_t lock_count(void)
 const struct lock_ops *lock_at(size_t i)
 {
     return i < N_REGISTRY ? registry[i] : NULL;
+}
+
+const char *lock_mode_name(int m)
+{
+    static const char *const names[LOCK_MODE_COUNT] = {"exclusive", "shared", "permit"};
+    return m >= 0 && m < LOCK_MODE_COUNT ? names[m] : "?";
 }
 
 bool lock_grants_mode(const struct lock_ops *ops, enum lock_mode m)

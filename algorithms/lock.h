@@ -267,6 +267,8 @@ const struct lock_ops *lock_at(size_t i);
 /* "redis, redis-naive": for error messages; returns buf. */
 const char *lock_names(char *buf, size_t len);
 
+/* "exclusive", "shared", "permit" ("?" past them). */
+const char *lock_mode_name(int m);
 /* Can ops grant mode m? (modes 0: exclusive alone.) */
 bool lock_grants_mode(const struct lock_ops *ops, enum lock_mode m);
 

@@ -23,7 +23,7 @@ struct wire_script {
     char sha[41]; /* filled by SCRIPT LOAD on every (re)connect */
 };
 
-#define WIRE_MAX_SCRIPTS 4
+#define WIRE_MAX_SCRIPTS 6
 
 struct redis_wire;
 /* Aim w->ep before each dial (a master asked of sentinels). 0, or -1

@@ -186,7 +186,13 @@ static int await_message(struct lock_client *c, struct rsn_client *r, uint64_t u
         }
         if (rc == 0)
             continue;
-        bool msg = is_push(reply, "message", r->channel);
+        /* LockPubSub wakes a waiter on its two messages only; a
+         * semaphore's channel carries counts, and any of them wakes. */
+        const redisReply *m = reply;
+        bool msg = is_push(m, "message", r->channel) &&
+                   m->element[2]->type == REDIS_REPLY_STRING &&
+                   (r->any_message || strcmp(m->element[2]->str, RSN_UNLOCK_MESSAGE) == 0 ||
+                    strcmp(m->element[2]->str, RSN_READ_UNLOCK_MESSAGE) == 0);
         freeReplyObject(reply);
         if (msg)
             return 1;
@@ -328,10 +334,10 @@ int rsn_unlock_eval(struct lock_client *c, struct wire_script *s, int nkeys, con
                     const size_t *key_lens, int nargs, const char **args, const size_t *arg_lens)
 {
     struct rsn_client *r = c->impl;
-    redisReply *rep =
-        wire_eval(c, &r->wire, s, nkeys, keys, key_lens, nargs, (const char **)args, arg_lens);
-    if (rep == NULL && c->err != LOCK_ERR_UNSENT) /* lost: the latch answers a retry */
-        rep = wire_eval(c, &r->wire, s, nkeys, keys, key_lens, nargs, args, arg_lens);
+    /* Not sent again after a lost answer: Redisson's unlock runs "no
+     * retry" (evalWriteSyncedNoRetryAsync); its latch covers the re-run
+     * its synced eval makes when the replicas it counted changed. */
+    redisReply *rep = wire_eval(c, &r->wire, s, nkeys, keys, key_lens, nargs, args, arg_lens);
     if (rep == NULL)
         return -1;
     int res = unlock_answer(c, rep);
@@ -347,11 +353,18 @@ int rsn_unlock_eval(struct lock_client *c, struct wire_script *s, int nkeys, con
 enum lock_result rsn_renew(struct lock_client *c, struct wire_script *s, struct lock_grant *g)
 {
     struct rsn_client *r = c->impl;
+    return rsn_renew_field(c, s, g, r->field, r->field_len);
+}
+
+enum lock_result rsn_renew_field(struct lock_client *c, struct wire_script *s, struct lock_grant *g,
+                                 const char *field, size_t field_len)
+{
+    struct rsn_client *r = c->impl;
     char ttl[21];
     const char *keys[1] = {g->key};
     size_t klens[1] = {g->key_len};
-    const char *args[2] = {ttl, r->field};
-    size_t alens[2] = {wire_u64(ttl, g->ttl_ms), r->field_len};
+    const char *args[2] = {ttl, field};
+    size_t alens[2] = {wire_u64(ttl, g->ttl_ms), field_len};
     uint64_t sent = lock_now_ms();
     redisReply *rep = wire_eval(c, &r->wire, s, 1, keys, klens, 2, args, alens);
     if (rep == NULL)

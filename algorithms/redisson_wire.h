@@ -33,6 +33,8 @@ struct rsn_client {
     struct redis_wire sub;      /* pub/sub, dialled at the first wait and kept */
     char channel[RSN_NAME_MAX]; /* subscribed to on sub; "" none */
     bool unsub_pending;         /* an UNSUBSCRIBE went out unanswered */
+    bool any_message;           /* every message wakes a waiter (a semaphore's counts), not
+                                   only LockPubSub's unlock messages */
     /* Redisson's getLockName(threadId): "<client id>:<thread id>". A
      * locklab client is one thread of one Redisson instance: its owner
      * value (unique per client life) is the instance id, its thread 1. */
@@ -82,8 +84,7 @@ enum lock_result rsn_acquire(struct lock_client *c, rsn_try_fn try_once, rsn_cha
  * the first did instead of unlocking twice. */
 size_t rsn_new_latch(struct lock_client *c, const char *key, size_t key_len);
 /* Run an unlock script (its keys include the latch made just before),
- * once more on a lost answer (the latch makes that safe), then delete the
- * latch. 1 freed, 0 still held (a re-entry left), -2 not ours (nil),
+ * then delete the latch. 1 freed, 0 still held (a re-entry left), -2 not ours (nil),
  * -1 no answer or an error reply (c->err set). */
 int rsn_unlock_eval(struct lock_client *c, struct wire_script *s, int nkeys, const char **keys,
                     const size_t *key_lens, int nargs, const char **args, const size_t *arg_lens);
@@ -96,6 +97,9 @@ void rsn_unlock_args(struct lock_client *c, uint32_t ttl_ms, const char *message
 /* Redisson's renewal (renewal/LockTask): PEXPIRE only while our field
  * exists. LOCK_OK, LOCK_LOST (gone), LOCK_ERR. */
 enum lock_result rsn_renew(struct lock_client *c, struct wire_script *s, struct lock_grant *g);
+/* The same for another field of ours (a write lock's "<field>:write"). */
+enum lock_result rsn_renew_field(struct lock_client *c, struct wire_script *s, struct lock_grant *g,
+                                 const char *field, size_t field_len);
 
 /* The renewal script's body, for a family member's script table. */
 extern const char rsn_renew_script[];

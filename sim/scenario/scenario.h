@@ -367,13 +367,18 @@ enum {
     LACKS_RENEW = 2,
     LACKS_REPLICAS = 4,
     LACKS_EXCLUSION = 8,
-    LACKS_PERMITS = 16
+    LACKS_PERMITS = 16,
+    LACKS_MODE = 32, /* the workload's sections need a mode the lock cannot grant */
 };
 /* What a workload's section does that a refused write cannot undo ("a
  * database load"), for LACKS_EXCLUSION's message; NULL when a refused
  * write is all it needs. */
 const char *workload_needs_exclusion(enum workload_kind w);
 unsigned scenario_lacks(const struct scenario *s, const struct lock_ops *ops);
+/* The mode a workload's sections need (enum lock_mode): exclusive for a
+ * read-modify-write; a semaphore, which grants only permits, cannot run
+ * it (LACKS_MODE). */
+int workload_lock_mode(enum workload_kind w);
 
 /* The external servers s names for a server kind, by its name (empty for
  * a kind the fleet does not know). */

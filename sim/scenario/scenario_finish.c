@@ -76,6 +76,12 @@ const char *workload_needs_exclusion(enum workload_kind w)
     return NULL;
 }
 
+int workload_lock_mode(enum workload_kind w)
+{
+    (void)w; /* every workload's section is a read-modify-write */
+    return LOCK_MODE_EXCLUSIVE;
+}
+
 unsigned scenario_lacks(const struct scenario *s, const struct lock_ops *ops)
 {
     bool topology = s->redis.replicas > 0 || s->redis.sentinels > 0 || scenario_names_finders(s);
@@ -83,7 +89,9 @@ unsigned scenario_lacks(const struct scenario *s, const struct lock_ops *ops)
            (s->watchdog && !ops->renew ? LACKS_RENEW : 0u) |
            (ops->optimistic && workload_needs_exclusion(s->workload) ? LACKS_EXCLUSION : 0u) |
            (topology && !ops->follows_sentinels ? LACKS_REPLICAS : 0u) |
-           (s->permits > 1 && !lock_grants_mode(ops, LOCK_MODE_PERMIT) ? LACKS_PERMITS : 0u);
+           (s->permits > 1 && !lock_grants_mode(ops, LOCK_MODE_PERMIT) ? LACKS_PERMITS : 0u) |
+           (!lock_grants_mode(ops, (enum lock_mode)workload_lock_mode(s->workload)) ? LACKS_MODE
+                                                                                    : 0u);
 }
 
 /* What the file and the command line decide together; each check names the
@@ -124,6 +132,13 @@ static int finish_checks(struct ctx *c, const struct scenario *s)
                                 s->permits, ops->name);
     }
     scn_pop(c);
+    if (scenario_lacks(s, ops) & LACKS_MODE) {
+        scn_push_key(c, "workload");
+        scn_push_key(c, "type");
+        return scn_fail_if_file(c, json_string(workload_name(s->workload)),
+                                "%s needs %s sections; %s grants none", workload_name(s->workload),
+                                lock_mode_name(workload_lock_mode(s->workload)), ops->name);
+    }
     if (scenario_lacks(s, ops) & LACKS_EXCLUSION) {
         scn_push_key(c, "workload");
         scn_push_key(c, "type");

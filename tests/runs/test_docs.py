@@ -591,7 +591,9 @@ class Checker:
                         if not row.startswith("|"):
                             break
                         cells = [c.strip() for c in row.strip("|").split("|")]
-                        table[cells[0].strip("`")] = set(re.findall(r"`([^`]+)`", cells[1]))
+                        # "`*` (...)": refused by these with every scenario of the folder
+                        name = re.match(r"`?([^`]*)`?", cells[0]).group(1)
+                        table.setdefault(name, set()).update(re.findall(r"`([^`]+)`", cells[1]))
         listing = self.run([self.bin, "list"])[1]
         first = listing.split("algorithms:\n", 1)[-1].split("\n\n", 1)[0]
         algos = [a for a in re.findall(r"^  (\S+)  ", first, re.M) if not a.endswith(":")]
@@ -606,9 +608,13 @@ class Checker:
                     refused.setdefault(s, set()).add(a)
                 elif code != 0:
                     odd.append("%s with %s: show exits %d (expected 2 refused or 0)" % (s, a, code))
+        everywhere = set()
         if table is None:
             self.report("FAIL", "docs", "no `| scenario | refuses |` table in the docs")
         else:
+            everywhere = table.pop("*", set())
+            for s in scenarios:
+                table[s] = table.get(s, set()) | everywhere
             wrong = ["%s: table says %s, locklab refuses %s" % (
                 s, sorted(table.get(s, ())) or "none", sorted(refused.get(s, ())) or "none")
                 for s in scenarios if table.get(s, set()) != refused.get(s, set())]
@@ -622,7 +628,9 @@ class Checker:
                 if not m:
                     continue
                 names = set(re.findall(r"`([^`]+)`", text))
-                unnamed = sorted(n for s, a in refused.items() for n in {s} | a if n not in names)
+                # an algorithm refusing every scenario is named, its scenarios need not be
+                unnamed = sorted({n for s, a in refused.items() for n in ({s} if a - everywhere
+                                  else set()) | a if n not in names})
                 self.report("FAIL" if unnamed else "PASS", "%s:%d" % (doc.rel, line),
                             '"%s..." names what locklab refuses' % m.group(0),
                             "locklab refuses: %s; not named there: %s" % ("; ".join(
