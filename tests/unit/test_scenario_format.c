@@ -291,7 +291,7 @@ static void test_load_text(void **state)
     assert_int_equal(scenario_load_text("", algo, strlen(algo), NULL, &s, err), -1);
     assert_string_equal(err, "lock.algorithm: unknown algorithm \"chubby\" (known: redis, "
                              "redis-naive, redlock, zookeeper, etcd, postgres-advisory, "
-                             "postgres-row, postgres-optimistic, redisson, redisson-fenced)");
+                             "postgres-row, postgres-optimistic, redisson, redisson-fenced, redisson-fair)");
 }
 
 static void test_long_message_cut_on_character(void **state)
@@ -421,7 +421,7 @@ static void test_unknown_keys(void **state)
          "t.json:1:11: lock.tll_ms: unknown key (did you mean \"ttl_ms\"?)"},
         {"{'lock': {'ttl': 5}, " WL "}",
          "t.json:1:11: lock.ttl: unknown key (known: algorithm, ttl_ms, wait_ms, watchdog, "
-         "renew_ms, retry_min_ms, retry_max_ms, redlock, zookeeper, redis, postgres, etcd)"},
+         "renew_ms, retry_min_ms, retry_max_ms, redlock, zookeeper, redis, postgres, etcd, redisson)"},
         {"{'workload': {'type': 'flash_sale', 'critcal_ms': 5}}",
          "t.json:1:37: workload.critcal_ms: unknown key (did you mean \"critical_ms\"?)"},
         {"{'faults': [{'at_ms': 0, 'type': 'client_crash', 'durration_ms': 5}], " WL "}",
@@ -503,7 +503,7 @@ static void test_unknown_values(void **state)
         {"{'lock': {'algorithm': 'redis-with-a-name-far-too-long-to-keep-around'}, " WL "}",
          "t.json:1:24: lock.algorithm: unknown algorithm "
          "\"redis-with-a-name-far-too-long-to-keep-a...\" (known: redis, redis-naive, redlock, "
-         "zookeeper, etcd, postgres-advisory, postgres-row, postgres-optimistic, redisson, redisson-fenced)"},
+         "zookeeper, etcd, postgres-advisory, postgres-row, postgres-optimistic, redisson, redisson-fenced, redisson-fair)"},
         {"{'expect': {'violations': 'x'}, " WL "}",
          "t.json:1:27: expect.violations: cannot read \"x\" as a count (write 0, \">0\", \">= "
          "3\", \"<5\")"},
