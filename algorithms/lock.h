@@ -109,6 +109,10 @@ struct lock_config {
     /* LOCK_MODE_PERMIT: how many holders one key admits at once (a
      * semaphore's permits). */
     uint32_t permits;
+    /* Redisson's RFairLock: threadWaitTime (fairLockWaitTimeout), the
+     * place in line of a waiter that asks with a wait of 0; one that
+     * waits longer takes its wait instead, as tryLock(waitTime) does. */
+    uint32_t fair_wait_ms;
     /* When set and non-zero, stop waiting for busy locks (the run is being
      * stopped): acquire gives up with LOCK_BUSY. May be NULL. */
     const atomic_int *cancel;

@@ -39,6 +39,9 @@ static void print_lock(FILE *f, const struct scenario *s)
     if (ops && strcmp(ops->server, "etcd") == 0)
         fprintf(f, "  etcd: nodes=%" PRIu32 " recheck=%s lease=%" PRIu32 "ms\n", s->etcd.nodes,
                 s->etcd.recheck ? "on" : "off", s->etcd.lease_ms);
+    if (ops && strcmp(ops->name, "redisson-fair") == 0)
+        fprintf(f, "  redisson: fair_wait=%" PRIu32 "ms (the place in line of a wait of 0)\n",
+                s->redisson.fair_wait_ms);
     if (s->postgres.pooler != POOLER_NONE)
         fprintf(f, "  postgres: pooler=pgbouncer, pool_mode=%s\n",
                 s->postgres.pooler == POOLER_TRANSACTION ? "transaction" : "session");

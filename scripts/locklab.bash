@@ -8,7 +8,7 @@
 # Shown while the binary cannot list its algorithms (not built yet, or
 # built before `locklab list algorithms` existed).
 _locklab_static_algorithms=(redis redis-naive redlock zookeeper etcd postgres-advisory postgres-row
-    postgres-optimistic redisson redisson-fenced redisson-rw
+    postgres-optimistic redisson redisson-fenced redisson-fair redisson-rw
     redisson-semaphore)
 
 # One name per line from `locklab list algorithms`; anything else (an older

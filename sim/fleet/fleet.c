@@ -168,6 +168,7 @@ void fleet_config(const struct fleet *f, const struct lock_ops *ops, const struc
     cfg->session_timeout_ms = s->zookeeper.session_timeout_ms; /* resolved, clamped */
     cfg->etcd_recheck = s->etcd.recheck;
     cfg->permits = s->permits;
+    cfg->fair_wait_ms = s->redisson.fair_wait_ms;
 }
 
 /* The managed server listening on port, or -1. */

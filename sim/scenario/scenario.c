@@ -155,6 +155,16 @@ static const struct field etcd_fields[] = {
 };
 static const struct table etcd_table = {etcd_fields, N_OF(etcd_fields), NULL};
 
+/* Redisson's fairLockWaitTimeout, up to an hour. */
+static const struct field redisson_fields[] = {
+    {.key = "fair_wait_ms",
+     .parse = parse_u32,
+     .offset = SC(redisson.fair_wait_ms),
+     .min = 1,
+     .max = 3600000},
+};
+static const struct table redisson_table = {redisson_fields, N_OF(redisson_fields), NULL};
+
 static const struct field redis_fields[] = {
     {.key = "replicas", .parse = parse_u32, .offset = SC(redis.replicas), .max = 2},
     {.key = "sentinels", .parse = parse_sentinels, .offset = SC(redis.sentinels), .max = 3},
@@ -191,6 +201,7 @@ static const struct field lock_fields[] = {
     {.key = "redis", .parse = parse_object, .sub = &redis_table},
     {.key = "postgres", .parse = parse_object, .sub = &postgres_table},
     {.key = "etcd", .parse = parse_object, .sub = &etcd_table},
+    {.key = "redisson", .parse = parse_object, .sub = &redisson_table},
 };
 static const struct table lock_table = {lock_fields, N_OF(lock_fields), lock_after};
 
@@ -438,6 +449,7 @@ void scenario_defaults(struct scenario *s)
     s->zookeeper = (struct zookeeper_spec){.ensemble = 1, .session_timeout_ms = 0};
     s->postgres = (struct postgres_spec){.pooler = POOLER_NONE};
     s->etcd = (struct etcd_spec){.nodes = 1, .recheck = true};
+    s->redisson = (struct redisson_spec){.fair_wait_ms = 300000};
 }
 
 const char *workload_name(enum workload_kind w)

@@ -247,6 +247,11 @@ struct etcd_spec {
     uint32_t lease_ms; /* resolved: ttl_ms rounded up to whole seconds, at least 2 s */
 };
 
+/* lock.redisson: the Redisson locks' client settings. */
+struct redisson_spec {
+    uint32_t fair_wait_ms; /* RFairLock's threadWaitTime (default 300000, Redisson's 5 min) */
+};
+
 /* Servers the scenario or the command line names instead of managed ones. */
 struct server_list {
     struct lock_endpoint ep[LOCK_ENDPOINT_MAX];
@@ -280,6 +285,7 @@ struct scenario {
     struct redis_spec redis;
     struct postgres_spec postgres;
     struct etcd_spec etcd;
+    struct redisson_spec redisson;
 
     /* External servers, by their kind's index in the fleet's registry
      * (sim/fleet/kinds.c: "servers" in the file, --redis, ...); empty =

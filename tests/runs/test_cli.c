@@ -67,10 +67,10 @@ static void list_prints_names_for_scripts(void **state)
     struct outcome o = {0}, bad = {0}, all = {0};
     run(&o, NULL, "list", "algorithms", NULL);
     assert_int_equal(o.status, 0);
-    assert_string_equal(
-        o.out, "redis\nredis-naive\nredlock\nzookeeper\netcd\npostgres-"
-               "advisory\npostgres-row\npostgres-optimistic\nredisson\nredisson-fenced\nredisson-"
-               "rw\nredisson-semaphore\n");
+    assert_string_equal(o.out, "redis\nredis-naive\nredlock\nzookeeper\netcd\npostgres-"
+                               "advisory\npostgres-row\npostgres-optimistic\nredisson\nredisson-"
+                               "fenced\nredisson-fair\nredisson-"
+                               "rw\nredisson-semaphore\n");
     run(&bad, NULL, "list", "locks", NULL);
     assert_int_equal(bad.status, 2);
     run(&all, NULL, "list", NULL, NULL);

@@ -290,10 +290,11 @@ static void test_load_text(void **state)
     assert_int_equal(scenario_load_text("mem.json", text, strlen(text), NULL, &s, err), -1);
     assert_string_equal(err, "mem.json:1:59: syntax: end of file expected near 'trailing'");
     assert_int_equal(scenario_load_text("", algo, strlen(algo), NULL, &s, err), -1);
-    assert_string_equal(err, "lock.algorithm: unknown algorithm \"chubby\" (known: redis, "
-                             "redis-naive, redlock, zookeeper, etcd, postgres-advisory, "
-                             "postgres-row, postgres-optimistic, redisson, redisson-fenced, "
-                             "redisson-rw, redisson-semaphore)");
+    assert_string_equal(
+        err, "lock.algorithm: unknown algorithm \"chubby\" (known: redis, "
+             "redis-naive, redlock, zookeeper, etcd, postgres-advisory, "
+             "postgres-row, postgres-optimistic, redisson, redisson-fenced, redisson-fair, "
+             "redisson-rw, redisson-semaphore)");
 }
 
 static void test_long_message_cut_on_character(void **state)
@@ -424,7 +425,7 @@ static void test_unknown_keys(void **state)
         {"{'lock': {'ttl': 5}, " WL "}",
          "t.json:1:11: lock.ttl: unknown key (known: algorithm, ttl_ms, wait_ms, watchdog, "
          "renew_ms, retry_min_ms, retry_max_ms, permits, redlock, zookeeper, redis, postgres, "
-         "etcd)"},
+         "etcd, redisson)"},
         {"{'workload': {'type': 'flash_sale', 'critcal_ms': 5}}",
          "t.json:1:37: workload.critcal_ms: unknown key (did you mean \"critical_ms\"?)"},
         {"{'faults': [{'at_ms': 0, 'type': 'client_crash', 'durration_ms': 5}], " WL "}",
@@ -507,7 +508,7 @@ static void test_unknown_values(void **state)
          "t.json:1:24: lock.algorithm: unknown algorithm "
          "\"redis-with-a-name-far-too-long-to-keep-a...\" (known: redis, redis-naive, redlock, "
          "zookeeper, etcd, postgres-advisory, postgres-row, postgres-optimistic, redisson, "
-         "redisson-fenced, redisson-rw, redisson-semaphore)"},
+         "redisson-fenced, redisson-fair, redisson-rw, redisson-semaphore)"},
         {"{'expect': {'violations': 'x'}, " WL "}",
          "t.json:1:27: expect.violations: cannot read \"x\" as a count (write 0, \">0\", \">= "
          "3\", \"<5\")"},

@@ -247,6 +247,37 @@ static void test_new_keys_errors(void **state)
     CHECK_LOAD(cases);
 }
 
+/* lock.redisson.fair_wait_ms: RFairLock's threadWaitTime, Redisson's
+ * 5 min unless the file says. */
+static void test_redisson_settings(void **state)
+{
+    struct scenario s;
+    load_ok(state, "{'lock': {'algorithm': 'redisson-fair'}, " WL "}", &s);
+    assert_int_equal(s.redisson.fair_wait_ms, 300000);
+    load_ok(state,
+            "{'lock': {'algorithm': 'redisson-fair', 'redisson': {'fair_wait_ms': 1500}}, " WL "}",
+            &s);
+    assert_int_equal(s.redisson.fair_wait_ms, 1500);
+    load_ok(state, "{'lock': {'redisson': {'fair_wait_ms': 3600000}}, " WL "}", &s);
+    assert_int_equal(s.redisson.fair_wait_ms, 3600000);
+
+    static const struct bad_case cases[] = {
+        {"{'lock': {'redisson': {'fair_wait_ms': 0}}, " WL "}",
+         "t.json:1:40: lock.redisson.fair_wait_ms: 0 is out of range (1..3600000)"},
+        {"{'lock': {'redisson': {'fair_wait_ms': 3600001}}, " WL "}",
+         "t.json:1:40: lock.redisson.fair_wait_ms: 3600001 is out of range (1..3600000)"},
+        {"{'lock': {'redisson': {'fair_wait_ms': -5}}, " WL "}",
+         "t.json:1:40: lock.redisson.fair_wait_ms: -5 is out of range (1..3600000)"},
+        {"{'lock': {'redisson': {'fair_wait_ms': '5'}}, " WL "}",
+         "t.json:1:40: lock.redisson.fair_wait_ms: expected an integer, got string"},
+        {"{'lock': {'redisson': {'fair_wait': 5}}, " WL "}",
+         "t.json:1:24: lock.redisson.fair_wait: unknown key (did you mean \"fair_wait_ms\"?)"},
+        {"{'lock': {'redisson': 5}, " WL "}",
+         "t.json:1:23: lock.redisson: expected an object, got integer"},
+    };
+    CHECK_LOAD(cases);
+}
+
 static void test_endpoints_parse(void **state)
 {
     (void)state;
@@ -420,6 +451,7 @@ int main(void)
         cmocka_unit_test(test_missing_required),
         cmocka_unit_test(test_new_workloads_and_settings),
         cmocka_unit_test(test_new_keys_errors),
+        cmocka_unit_test(test_redisson_settings),
         cmocka_unit_test(test_endpoints_parse),
         cmocka_unit_test(test_expect_parse),
         cmocka_unit_test(test_expect_format),

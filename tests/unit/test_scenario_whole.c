@@ -31,7 +31,8 @@ static void test_finish_errors(void **state)
         {"{'lock': {'algorithm': 'chubby'}, " WL "}",
          "t.json:1:24: lock.algorithm: unknown algorithm \"chubby\" (known: redis, "
          "redis-naive, redlock, zookeeper, etcd, postgres-advisory, postgres-row, "
-         "postgres-optimistic, redisson, redisson-fenced, redisson-rw, redisson-semaphore)"},
+         "postgres-optimistic, redisson, redisson-fenced, redisson-fair, redisson-rw, "
+         "redisson-semaphore)"},
         {"{'lock': {'algorithm': 'redis_naive'}, " WL "}",
          "t.json:1:24: lock.algorithm: unknown algorithm \"redis_naive\" (did you mean "
          "\"redis-naive\"?)"},
@@ -187,10 +188,11 @@ static void test_finish_after_overrides(void **state)
     ov.algorithm = "consul";
     assert_int_equal(scenario_load_with(path, &ov, &s, err), -1);
     relative(e, err);
-    assert_string_equal(err, "t.json: lock.algorithm: unknown algorithm \"consul\" (known: redis, "
-                             "redis-naive, redlock, zookeeper, etcd, postgres-advisory, "
-                             "postgres-row, postgres-optimistic, redisson, redisson-fenced, "
-                             "redisson-rw, redisson-semaphore)");
+    assert_string_equal(
+        err, "t.json: lock.algorithm: unknown algorithm \"consul\" (known: redis, "
+             "redis-naive, redlock, zookeeper, etcd, postgres-advisory, "
+             "postgres-row, postgres-optimistic, redisson, redisson-fenced, redisson-fair, "
+             "redisson-rw, redisson-semaphore)");
 
     /* fencing was the file's wish, so it is pointed at */
     ov.algorithm = "redis-naive";
@@ -232,10 +234,11 @@ static void test_finish_after_overrides(void **state)
     scenario_no_overrides(&ov);
     ov.algorithm = "nope";
     assert_int_equal(scenario_load_text("", text, strlen(text), &ov, &s, err), -1);
-    assert_string_equal(err, "lock.algorithm: unknown algorithm \"nope\" (known: redis, "
-                             "redis-naive, redlock, zookeeper, etcd, postgres-advisory, "
-                             "postgres-row, postgres-optimistic, redisson, redisson-fenced, "
-                             "redisson-rw, redisson-semaphore)");
+    assert_string_equal(
+        err, "lock.algorithm: unknown algorithm \"nope\" (known: redis, "
+             "redis-naive, redlock, zookeeper, etcd, postgres-advisory, "
+             "postgres-row, postgres-optimistic, redisson, redisson-fenced, redisson-fair, "
+             "redisson-rw, redisson-semaphore)");
     ov.algorithm = "redis";
     assert_int_equal(scenario_load_text("", text, strlen(text), &ov, &s, err), 0);
 }
@@ -301,7 +304,8 @@ static void test_doc_examples(void **state)
         {"bad_algorithm.json", true,
          "tests/fixtures/bad_algorithm.json:2:27: lock.algorithm: unknown algorithm "
          "\"chubby\" (known: redis, redis-naive, redlock, zookeeper, etcd, postgres-advisory, "
-         "postgres-row, postgres-optimistic, redisson, redisson-fenced, redisson-rw, "
+         "postgres-row, postgres-optimistic, redisson, redisson-fenced, redisson-fair, "
+         "redisson-rw, "
          "redisson-semaphore)"},
         {"bad_fencing.json", true,
          "tests/fixtures/bad_fencing.json:4:16: fencing: algorithm \"redis-naive\" gives no "
