@@ -416,7 +416,7 @@ class Peer:
             return
         try:
             got = self.acquire(name)
-        except (OSError, socket.timeout, ProtocolError):
+        except (OSError, socket.timeout, ProtocolError, Deadline):  # sent, no answer: unknown
             h.op("info", "acquire", name, self.field, error="error")
             self.n["errors"] += 1
             raise
@@ -443,7 +443,7 @@ class Peer:
                 h.op("invoke", "release", name, self.field)
             try:
                 r = self.unlock(name)
-            except (OSError, socket.timeout, ProtocolError):
+            except (OSError, socket.timeout, ProtocolError, Deadline):
                 h.op("info", "release", name, self.field, error="error")
                 self.n["errors"] += 1
                 raise

@@ -211,7 +211,11 @@ fi
 # 2. Peer against peer on one key: the peer's wiring, merged and checked.
 peer_bg pa --lock lock:wire:peers --holds 40 --hold-ms 20 --lease-ms 900 --client 1000 --deadline-s 20
 peer_bg pb --lock lock:wire:peers --holds 40 --hold-ms 20 --lease-ms 900 --client 1001 --deadline-s 20
-if peer_wait pa && peer_wait pb; then
+all=true
+for n in pa pb; do
+  peer_wait $n || all=false
+done
+if [ "$all" = true ]; then
   for n in pa pb; do
     expect $n grants -eq 40
     expect $n releases -eq 40
@@ -230,7 +234,8 @@ if peer_wait pa && peer_wait pb; then
 fi
 
 # 3 and 4 need locklab's redisson lock.
-if ! "$bin" list 2>/dev/null | grep -qE '^  redisson '; then
+algorithms=$("$bin" list 2>&1 || true) # whole, not piped: grep -q would cut list's pipe
+if ! grep -qE '^  redisson ' <<<"$algorithms"; then
   fail "locklab has no redisson lock ('locklab list'): parts 3 and 4 did not run"
   exit 1
 fi
@@ -293,7 +298,11 @@ peer_bg wrong --lock "$keys" --holds 100000 --run-ms 5000 --hold-ms 5 --wait-ms 
 peer_bg rogue --lock "$keys" --holds 100000 --run-ms 5000 --hold-ms 5 --client 1002 \
   --deadline-s 30 --no-lock
 run_wait hold || true
-if peer_wait p3 && peer_wait wrong && peer_wait rogue && [ -f "$tmp/hold/history.jsonl" ]; then
+all=true
+for n in p3 wrong rogue; do
+  peer_wait $n || all=false
+done
+if [ "$all" = true ] && [ -f "$tmp/hold/history.jsonl" ]; then
   same_keys hold lock:stock:0 lock:stock:1
   expect p3 grants -ge 1
   expect p3 waits -ge 1
