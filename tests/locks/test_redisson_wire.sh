@@ -30,6 +30,7 @@ peer=$src/tests/locks/redisson_peer.py
 merge=$src/tests/lib/history_merge.py
 export PYTHONDONTWRITEBYTECODE=1
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/locklab-redisson-wire.XXXXXX")
+declare -A pid_of # a peer's or a run's PID by its name
 pids=() # every process this test started and has not reaped, stopped by PID at the end
 redis_pid=
 # reap PID: wait for it and forget it, so the end never signals a PID
@@ -106,12 +107,12 @@ peer_bg() {
   shift
   "$py" "$peer" --port "$port" --out "$tmp/$name.jsonl" "$@" >"$tmp/$name.sum" 2>"$tmp/$name.err" &
   pids+=($!)
-  eval "pid_$name=$!"
+  pid_of[$name]=$!
 }
 # Wait for a peer; its exit must be 0 and its summary say complete=true.
 peer_wait() {
   local name=$1 pid rc=0
-  pid=$(eval echo "\$pid_$name")
+  pid=${pid_of[$name]}
   reap "$pid" || rc=$?
   if [ "$rc" -ne 0 ] || [ "$(field "$tmp/$name.sum" complete)" != true ]; then
     fail "peer $name exited $rc: $(cat "$tmp/$name.sum" "$tmp/$name.err")"
@@ -261,11 +262,11 @@ run_bg() {
   timeout -s INT -k 20 60 "$bin" run "$tmp/$1.json" --algorithm redisson \
     --redis "127.0.0.1:$port" --out "$tmp/$1" -q >"$tmp/$1.log" 2>&1 &
   pids+=($!)
-  eval "run_$1=$!"
+  pid_of[run_$1]=$!
 }
 run_wait() {
   local rc=0 pid
-  pid=$(eval echo "\$run_$1")
+  pid=${pid_of[run_$1]}
   reap "$pid" || rc=$?
   if [ "$rc" -ne 0 ]; then
     fail "$1: locklab run exited $rc (expected 0, PASS); its output:"
@@ -348,9 +349,10 @@ scen wait 1 1 6
 run_bg wait
 chan="redisson_lock__channel:{lock:stock:0}"
 subs=0
-for _ in $(seq 40); do
+for _ in $(seq 100); do # while the peer holds (3 s), 5 s at most
   subs=$(rcli pubsub numsub "$chan" | sed -n 2p)
   [ "$subs" -ge 1 ] && break
+  kill -0 "${pid_of[p4]}" 2>/dev/null || break
   sleep 0.05
 done
 hash_mid=$(rcli hgetall lock:stock:0)
