@@ -488,7 +488,8 @@ def parse_args(argv):
     p.add_argument("--hold-ms", type=int, default=10, help="time inside each critical section")
     p.add_argument("--wait-ms", type=int, default=5000, help="tryLock's wait time")
     p.add_argument("--lease-ms", type=int, default=30000, help="the watchdog's lease (lockWatchdogTimeout)")
-    p.add_argument("--latch-ms", type=int, default=36000, help="the unlock latch key's life")
+    # Redisson's default: (timeout 3000 + a retry delay of 1000..2000) x 4 attempts
+    p.add_argument("--latch-ms", type=int, default=20000, help="the unlock latch key's life")
     p.add_argument("--io-ms", type=int, default=2000, help="the longest wait for one reply")
     p.add_argument("--reenter", action="store_true", help="take each lock twice, release it twice")
     p.add_argument("--client", type=int, default=1000, help="the process number in the history")
