@@ -496,7 +496,7 @@ def parse_args(argv):
     p.add_argument("--out", help="write the peer's history here")
     p.add_argument("--deadline-s", type=float, default=60.0, help="exit within this long, whatever happens")
     p.add_argument("--channel-prefix", default="redisson_lock__channel",
-                   help="negative control only: subscribe where Redisson does not publish")  # fmt: skip
+                   help="negative control only: subscribe and publish here, where Redisson does not")  # fmt: skip
     p.add_argument("--no-lock", action="store_true",
                    help="negative control: record sections without taking the lock")  # fmt: skip
     a = p.parse_args(argv)

@@ -286,17 +286,19 @@ same_keys() { # same_keys RUN KEY...
   done
 }
 
-keys=lock:stock:0,lock:stock:1
 # 3. locklab holds, the peers wait. Four locklab clients on two keys for
-# 6 s; beside them for 5 s: a Redisson peer, one subscribed on a wrong
-# channel, and one that takes no lock at all (kept out of the first merge).
+# 6 s; beside them for 5 s: a Redisson peer on lock:stock:0, one on
+# lock:stock:1 that subscribes and publishes on a wrong channel, and one
+# that takes no lock at all on both (kept out of the first merge). Only
+# locklab's clients release lock:stock:0 besides the first peer, so every
+# message that wakes it was locklab's.
 scen hold 4 2 6
 run_bg hold
-peer_bg p3 --lock "$keys" --holds 100000 --run-ms 5000 --hold-ms 5 --wait-ms 3000 \
+peer_bg p3 --lock lock:stock:0 --holds 100000 --run-ms 5000 --hold-ms 5 --wait-ms 3000 \
   --lease-ms 3000 --client 1000 --deadline-s 30
-peer_bg wrong --lock "$keys" --holds 100000 --run-ms 5000 --hold-ms 5 --wait-ms 400 \
+peer_bg wrong --lock lock:stock:1 --holds 100000 --run-ms 5000 --hold-ms 5 --wait-ms 400 \
   --lease-ms 3000 --client 1001 --deadline-s 30 --channel-prefix redisson_lock_channel
-peer_bg rogue --lock "$keys" --holds 100000 --run-ms 5000 --hold-ms 5 --client 1002 \
+peer_bg rogue --lock lock:stock:0,lock:stock:1 --holds 100000 --run-ms 5000 --hold-ms 5 --client 1002 \
   --deadline-s 30 --no-lock
 run_wait hold || true
 all=true
