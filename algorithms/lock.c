@@ -23,11 +23,14 @@ extern const struct lock_ops etcd_ops;
 extern const struct lock_ops postgres_advisory_ops;
 extern const struct lock_ops postgres_row_ops;
 extern const struct lock_ops postgres_optimistic_ops;
+extern const struct lock_ops redisson_ops;
+extern const struct lock_ops redisson_fenced_ops;
 
 /* The one place that lists every algorithm; `locklab list` shows this order. */
 static const struct lock_ops *const registry[] = {
-    &redis_ops, &redis_naive_ops,       &redlock_ops,      &zookeeper_ops,
-    &etcd_ops,  &postgres_advisory_ops, &postgres_row_ops, &postgres_optimistic_ops,
+    &redis_ops,    &redis_naive_ops,       &redlock_ops,      &zookeeper_ops,
+    &etcd_ops,     &postgres_advisory_ops, &postgres_row_ops, &postgres_optimistic_ops,
+    &redisson_ops, &redisson_fenced_ops,
 };
 
 #define N_REGISTRY (sizeof(registry) / sizeof(registry[0]))

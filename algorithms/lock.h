@@ -170,6 +170,13 @@ struct lock_client {
      * dropped. A node dropped for answering late is not one. A run with
      * any lost its servers and cannot pass. Same rules as above. */
     uint64_t connect_refused;
+    /* A waiter's wake-ups inside acquire: by the service's notice (an
+     * unlock message, a watch event) or by its own timer (a poll's
+     * back-off, a wait that ran out). Bumped by the algorithm, kept by the
+     * engine across reconnects as the two above; a lock that waits on a
+     * notice shows here that it does not poll. */
+    uint64_t woken_by_notice;
+    uint64_t woken_by_timer;
 };
 
 /* A client's link to its service, as its client library reports it:
@@ -218,6 +225,11 @@ struct lock_ops {
      * across (redlock); false: the endpoints are one service (a single
      * Redis uses the first, a ZooKeeper client gets the whole ensemble). */
     bool independent_nodes;
+    /* A single Redis master that may sit behind sentinels and replicas
+     * (lock_config.sentinels, wait_replicas): it asks the sentinels for the
+     * master and can WAIT for replicas, as Redisson does; lock.redis's
+     * topology is for these alone. */
+    bool follows_sentinels;
     /* The modes it grants, LOCK_MODE_BIT()s; 0 is exclusive alone. */
     unsigned modes;
     /* A holder may take a key it holds again (Redisson's RLock, Java's

@@ -41,63 +41,12 @@ static const char *const script_bodies[N_SCRIPTS] = {
 struct redis_lock {
     struct redis_wire wire; /* first: wire_client_open allocates the whole struct */
     char fence_key[LOCK_OWNER_MAX + 256];
-    struct lock_endpoint master; /* behind sentinels: the one to dial */
 };
-
-/* One sentinel's word on the master: 0 with *named set, or -1. */
-static int ask_sentinel(struct lock_client *c, const struct lock_endpoint *s,
-                        struct lock_endpoint *named)
-{
-    /* The connect timeout bounds each wait of the question too. */
-    uint32_t ms = c->cfg->connect_timeout_ms;
-    redisContext *ctx = wire_dial(c, s->host, s->port, ms);
-    void *reply = NULL;
-    int rc = -1;
-    if (ctx && !ctx->err &&
-        redisAppendCommand(ctx, "SENTINEL get-master-addr-by-name %s", c->cfg->master_name) ==
-            REDIS_OK)
-        wire_exchange(c, ctx, ms, lock_now_ns(), &reply);
-    redisReply *r = reply;
-    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-        r->element[0]->type == REDIS_REPLY_STRING && r->element[1]->type == REDIS_REPLY_STRING) {
-        snprintf(named->host, sizeof(named->host), "%s", r->element[0]->str);
-        named->port = atoi(r->element[1]->str);
-        rc = 0;
-    }
-    if (r)
-        freeReplyObject(r);
-    if (ctx)
-        redisFree(ctx);
-    return rc;
-}
-
-/* A wire_locate_fn: the first sentinel that answers names the master,
- * dialled through its endpoint when the engine gave one (a proxy). */
-static int locate_master(struct lock_client *c, struct redis_wire *w)
-{
-    struct redis_lock *r = (struct redis_lock *)w;
-    const struct lock_config *cfg = c->cfg;
-    struct lock_endpoint named;
-    for (size_t i = 0; i < cfg->n_sentinels; i++) {
-        if (ask_sentinel(c, &cfg->sentinels[i], &named) < 0)
-            continue;
-        r->master = named;
-        for (size_t e = 0; e < cfg->n_endpoints; e++)
-            if (cfg->upstream[e].port == named.port &&
-                strcmp(cfg->upstream[e].host, named.host) == 0)
-                r->master = cfg->endpoints[e];
-        w->ep = &r->master;
-        return 0;
-    }
-    lock_set_error(c, LOCK_ERR_IO, "no sentinel of %zu named the master of %s", cfg->n_sentinels,
-                   cfg->master_name);
-    return -1;
-}
 
 static int redis_connect(struct lock_client *c)
 {
     return wire_client_open(c, sizeof(struct redis_lock), script_bodies, N_SCRIPTS,
-                            c->cfg->n_sentinels ? locate_master : NULL);
+                            c->cfg->n_sentinels ? wire_locate_master : NULL);
 }
 
 /* A replica that used to be the master answers writes with READONLY: the
@@ -247,6 +196,7 @@ const struct lock_ops redis_ops = {
     .summary = "SET NX PX, Lua compare-and-delete release, optional watchdog and fencing token",
     .server = "redis",
     .gives_token = true,
+    .follows_sentinels = true,
     .connect = redis_connect,
     .disconnect = wire_client_close,
     .acquire = redis_acquire,

@@ -193,6 +193,7 @@ void wire_close(struct redis_wire *w)
     if (w->ctx)
         redisFree(w->ctx);
     w->ctx = NULL;
+    w->pending = 0;
 }
 
 void wire_drop(struct lock_client *c, struct redis_wire *w)
@@ -285,7 +286,32 @@ redisReply *wire_call(struct lock_client *c, struct redis_wire *w, int argc, con
     void *reply = NULL;
     if (rc != REDIS_OK || wire_exchange(c, w->ctx, w->io_timeout_ms, now, &reply) != REDIS_OK)
         return io_failed(c, w);
+    for (; w->pending > 0; w->pending--) { /* the first replies are wire_send's */
+        freeReplyObject(reply);
+        reply = NULL;
+        /* Ours may have come in the same read as the one dropped. */
+        if (redisGetReplyFromReader(w->ctx, &reply) != REDIS_OK ||
+            (reply == NULL &&
+             wire_exchange(c, w->ctx, w->io_timeout_ms, lock_now_ns(), &reply) != REDIS_OK))
+            return io_failed(c, w);
+    }
     return reply;
+}
+
+int wire_send(struct lock_client *c, struct redis_wire *w, int argc, const char **argv,
+              const size_t *lens)
+{
+    if (w->ctx == NULL || w->ctx->err)
+        return -1;
+    size_t len = format_resp(w->out, sizeof(w->out), argc, argv, lens);
+    int rc = len ? redisAppendFormattedCommand(w->ctx, w->out, len)
+                 : redisAppendCommandArgv(w->ctx, argc, argv, lens);
+    if (rc != REDIS_OK || wire_flush(c, w->ctx, w->io_timeout_ms) != REDIS_OK) {
+        io_failed(c, w);
+        return -1;
+    }
+    w->pending++;
+    return 0;
 }
 
 static int is_noscript(const redisReply *r)
@@ -373,6 +399,55 @@ void wire_client_close(struct lock_client *c)
     wire_close(w);
     free(w);
     c->impl = NULL;
+}
+
+/* One sentinel's word on the master: 0 with *named set, or -1. */
+static int ask_sentinel(struct lock_client *c, const struct lock_endpoint *s,
+                        struct lock_endpoint *named)
+{
+    /* The connect timeout bounds each wait of the question too. */
+    uint32_t ms = c->cfg->connect_timeout_ms;
+    redisContext *ctx = wire_dial(c, s->host, s->port, ms);
+    void *reply = NULL;
+    int rc = -1;
+    if (ctx && !ctx->err &&
+        redisAppendCommand(ctx, "SENTINEL get-master-addr-by-name %s", c->cfg->master_name) ==
+            REDIS_OK)
+        wire_exchange(c, ctx, ms, lock_now_ns(), &reply);
+    redisReply *r = reply;
+    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+        r->element[0]->type == REDIS_REPLY_STRING && r->element[1]->type == REDIS_REPLY_STRING) {
+        snprintf(named->host, sizeof(named->host), "%s", r->element[0]->str);
+        named->port = atoi(r->element[1]->str);
+        rc = 0;
+    }
+    if (r)
+        freeReplyObject(r);
+    if (ctx)
+        redisFree(ctx);
+    return rc;
+}
+
+/* The first sentinel that answers names the master,
+ * dialled through its endpoint when the engine gave one (a proxy). */
+int wire_locate_master(struct lock_client *c, struct redis_wire *w)
+{
+    const struct lock_config *cfg = c->cfg;
+    struct lock_endpoint named;
+    for (size_t i = 0; i < cfg->n_sentinels; i++) {
+        if (ask_sentinel(c, &cfg->sentinels[i], &named) < 0)
+            continue;
+        w->master = named;
+        for (size_t e = 0; e < cfg->n_endpoints; e++)
+            if (cfg->upstream[e].port == named.port &&
+                strcmp(cfg->upstream[e].host, named.host) == 0)
+                w->master = cfg->endpoints[e];
+        w->ep = &w->master;
+        return 0;
+    }
+    lock_set_error(c, LOCK_ERR_IO, "no sentinel of %zu named the master of %s", cfg->n_sentinels,
+                   cfg->master_name);
+    return -1;
 }
 
 uint32_t wire_validity(uint32_t ttl_ms, uint64_t sent_ms)

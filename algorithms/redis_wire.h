@@ -16,7 +16,7 @@
 
 #include "algorithms/lock.h"
 
-#define WIRE_MAX_ARGS 8
+#define WIRE_MAX_ARGS 16
 
 struct wire_script {
     const char *body;
@@ -33,9 +33,12 @@ typedef int (*wire_locate_fn)(struct lock_client *c, struct redis_wire *w);
 struct redis_wire {
     redisContext *ctx;
     const struct lock_endpoint *ep;
-    wire_locate_fn locate;  /* NULL: ep stays where it was aimed */
-    uint64_t used_ms;       /* lock_now_ms() of the last call on this connection */
-    uint32_t io_timeout_ms; /* cfg's when dialled: the most one wait may take, 0 = none */
+    wire_locate_fn locate;       /* NULL: ep stays where it was aimed */
+    struct lock_endpoint master; /* where wire_locate_master aimed ep */
+    unsigned pending;            /* replies owed to wire_send's requests: the next
+                                    wire_call reads and drops them before its own */
+    uint64_t used_ms;            /* lock_now_ms() of the last call on this connection */
+    uint32_t io_timeout_ms;      /* cfg's when dialled: the most one wait may take, 0 = none */
     struct wire_script scripts[WIRE_MAX_SCRIPTS]; /* loaded after each connect */
     size_t n_scripts;
     char out[1024]; /* the RESP request being built */
@@ -48,6 +51,12 @@ struct redis_wire {
  * (c->impl may then be half-built: wire_client_close frees it). */
 int wire_client_open(struct lock_client *c, size_t size, const char *const *scripts,
                      size_t n_scripts, wire_locate_fn locate);
+/* A wire_locate_fn for a single master behind sentinels
+ * (lock_config.sentinels): the first sentinel that answers names the
+ * master, dialled through its endpoint when the engine gave one (a proxy).
+ * Every lock that follows a failover as Redisson does uses it. */
+int wire_locate_master(struct lock_client *c, struct redis_wire *w);
+
 /* Close the connection and free c->impl; safe on a half-built client. A
  * crash is the same thing seen from the server: the socket just closes. */
 void wire_client_close(struct lock_client *c);
@@ -107,6 +116,13 @@ void wire_drop(struct lock_client *c, struct redis_wire *w);
  * "no". */
 redisReply *wire_call(struct lock_client *c, struct redis_wire *w, int argc, const char **argv,
                       const size_t *lens);
+
+/* Send one command without waiting for its reply (Redisson's
+ * fire-and-forget writes): the next wire_call reads past it. Nothing is
+ * sent when the connection is down. 0 sent, -1 not (the connection is
+ * then dropped). */
+int wire_send(struct lock_client *c, struct redis_wire *w, int argc, const char **argv,
+              const size_t *lens);
 
 /* Run script s with the given keys and args (EVALSHA, then EVAL on NOSCRIPT,
  * e.g. after the server restarted). Same return contract as wire_call. */

@@ -148,10 +148,10 @@ static json_t *results_json(const struct run_result *r)
 static json_t *counters_json(const struct run_result *r)
 {
     static const char *const names[ST_COUNT] = {
-        "steps",          "acquire_ok",     "acquire_busy",   "acquire_errors",
-        "release_ok",     "release_lost",   "release_errors", "renew_ok",
-        "renew_lost",     "renew_errors",   "crashes",        "pauses",
-        "connect_errors", "acquire_unsent", "release_unsent", "renew_unsent"};
+        "steps",        "acquire_ok",      "acquire_busy",   "acquire_errors", "release_ok",
+        "release_lost", "release_errors",  "renew_ok",       "renew_lost",     "renew_errors",
+        "crashes",      "pauses",          "connect_errors", "acquire_unsent", "release_unsent",
+        "renew_unsent", "woken_by_notice", "woken_by_timer"};
     json_t *o = json_object();
     for (int k = 0; k < ST_COUNT; k++)
         json_object_set_new(o, names[k], json_integer((json_int_t)r->stat[k]));

@@ -54,6 +54,11 @@ static void print_ops(FILE *f, const struct run_result *r)
     fprintf(f, "\n%s\n", report_op_counts(r, counts, sizeof(counts)));
     if (r->load.rate > 0)
         fprintf(f, "load: %s\n", report_load(r, counts, sizeof(counts)));
+    if (r->stat[ST_WOKEN_NOTICE] + r->stat[ST_WOKEN_TIMER])
+        fprintf(f,
+                "waits: %" PRIu64 " woken by the service's notice, %" PRIu64
+                " by the waiter's timer\n",
+                r->stat[ST_WOKEN_NOTICE], r->stat[ST_WOKEN_TIMER]);
     if (r->stat[ST_CONNECT_ERR])
         fprintf(f, "connect errors: %" PRIu64 "\n", r->stat[ST_CONNECT_ERR]);
     if (r->sample_error[0])

@@ -8,7 +8,7 @@
 # Shown while the binary cannot list its algorithms (not built yet, or
 # built before `locklab list algorithms` existed).
 _locklab_static_algorithms=(redis redis-naive redlock zookeeper etcd postgres-advisory postgres-row
-    postgres-optimistic)
+    postgres-optimistic redisson redisson-fenced)
 
 # One name per line from `locklab list algorithms`; anything else (an older
 # binary's full listing, an error) means the static list.

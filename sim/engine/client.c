@@ -170,6 +170,7 @@ int client_connect(struct client *cl)
 {
     struct lock_client *lc = &cl->lc;
     uint64_t rng = lc->rng, failures = lc->connect_failures, refused = lc->connect_refused;
+    uint64_t notice = lc->woken_by_notice, timer = lc->woken_by_timer;
     memset(lc, 0, sizeof(*lc));
     lc->ops = cl->run->ops;
     lc->cfg = cl->cfg ? cl->cfg : cl->run->cfg;
@@ -180,6 +181,8 @@ int client_connect(struct client *cl)
     lc->seam = cl->waiter ? &cl->seam : NULL;
     lc->connect_failures = failures; /* a run's count, not a connection's */
     lc->connect_refused = refused;
+    lc->woken_by_notice = notice; /* a run's counts too */
+    lc->woken_by_timer = timer;
     client_owner_name(lc->owner, sizeof(lc->owner), cl->run->run_id, cl->id, cl->incarnation);
     lc->owner_len = strlen(lc->owner);
     if (lc->ops->connect(lc) < 0) {

@@ -97,6 +97,8 @@ static int merge_measurements(struct runner *r, struct run_result *res)
          * a node redialled, a session that dropped. */
         res->stat[ST_CONNECT_ERR] += cl->lc.connect_failures;
         res->connects_refused += cl->lc.connect_refused;
+        res->stat[ST_WOKEN_NOTICE] += cl->lc.woken_by_notice;
+        res->stat[ST_WOKEN_TIMER] += cl->lc.woken_by_timer;
         for (size_t s = 0; s < r->tl_len; s++) {
             res->tl_ok[s] += cl->tl_ok[s];
             res->tl_fail[s] += cl->tl_fail[s];

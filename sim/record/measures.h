@@ -33,6 +33,10 @@ enum stat_kind {
     ST_ACQUIRE_UNSENT,
     ST_RELEASE_UNSENT,
     ST_RENEW_UNSENT,
+    /* a waiter's wake-ups inside acquire (lock_client.woken_by_*): by the
+     * service's notice, by its own timer */
+    ST_WOKEN_NOTICE,
+    ST_WOKEN_TIMER,
     ST_COUNT
 };
 

@@ -82,7 +82,7 @@ unsigned scenario_lacks(const struct scenario *s, const struct lock_ops *ops)
     return (s->fencing && !ops->gives_token ? LACKS_TOKEN : 0u) |
            (s->watchdog && !ops->renew ? LACKS_RENEW : 0u) |
            (ops->optimistic && workload_needs_exclusion(s->workload) ? LACKS_EXCLUSION : 0u) |
-           (topology && strcmp(ops->name, "redis") != 0 ? LACKS_REPLICAS : 0u);
+           (topology && !ops->follows_sentinels ? LACKS_REPLICAS : 0u);
 }
 
 /* What the file and the command line decide together; each check names the
@@ -129,7 +129,8 @@ static int finish_checks(struct ctx *c, const struct scenario *s)
         scn_push_key(c, "lock");
         scn_push_key(c, "redis");
         return scn_fail(c,
-                        "replicas and sentinels are the redis algorithm's topology; %s runs its "
+                        "replicas and sentinels are the topology of a lock on one Redis master "
+                        "(redis, the Redisson locks); %s runs its "
                         "own servers",
                         ops->name);
     }

@@ -67,7 +67,7 @@ static void list_prints_names_for_scripts(void **state)
     run(&o, NULL, "list", "algorithms", NULL);
     assert_int_equal(o.status, 0);
     assert_string_equal(o.out, "redis\nredis-naive\nredlock\nzookeeper\netcd\npostgres-"
-                               "advisory\npostgres-row\npostgres-optimistic\n");
+                               "advisory\npostgres-row\npostgres-optimistic\nredisson\nredisson-fenced\n");
     run(&bad, NULL, "list", "locks", NULL);
     assert_int_equal(bad.status, 2);
     run(&all, NULL, "list", NULL, NULL);

@@ -275,8 +275,8 @@ static void test_redis_topology(void **state)
     CHECK_LOAD(load);
     static const struct bad_case finish[] = {
         {"{'lock': {'algorithm': 'redlock', 'redis': {'sentinels': 1}}, " WL "}",
-         "t.json:1:44: lock.redis: replicas and sentinels are the redis algorithm's topology; "
-         "redlock runs its own servers"},
+         "t.json:1:44: lock.redis: replicas and sentinels are the topology of a lock on one Redis "
+         "master (redis, the Redisson locks); redlock runs its own servers"},
         {"{'faults': [{'at_ms': 0, 'type': 'failover'}], " WL "}",
          "t.json:1:34: faults[0].type: a failover needs sentinels to promote a replica "
          "(lock.redis.sentinels: 1 or 3, the redis algorithm)"},

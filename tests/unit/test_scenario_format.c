@@ -291,7 +291,7 @@ static void test_load_text(void **state)
     assert_int_equal(scenario_load_text("", algo, strlen(algo), NULL, &s, err), -1);
     assert_string_equal(err, "lock.algorithm: unknown algorithm \"chubby\" (known: redis, "
                              "redis-naive, redlock, zookeeper, etcd, postgres-advisory, "
-                             "postgres-row, postgres-optimistic)");
+                             "postgres-row, postgres-optimistic, redisson, redisson-fenced)");
 }
 
 static void test_long_message_cut_on_character(void **state)
@@ -503,7 +503,7 @@ static void test_unknown_values(void **state)
         {"{'lock': {'algorithm': 'redis-with-a-name-far-too-long-to-keep-around'}, " WL "}",
          "t.json:1:24: lock.algorithm: unknown algorithm "
          "\"redis-with-a-name-far-too-long-to-keep-a...\" (known: redis, redis-naive, redlock, "
-         "zookeeper, etcd, postgres-advisory, postgres-row, postgres-optimistic)"},
+         "zookeeper, etcd, postgres-advisory, postgres-row, postgres-optimistic, redisson, redisson-fenced)"},
         {"{'expect': {'violations': 'x'}, " WL "}",
          "t.json:1:27: expect.violations: cannot read \"x\" as a count (write 0, \">0\", \">= "
          "3\", \"<5\")"},

@@ -31,7 +31,7 @@ static void test_finish_errors(void **state)
         {"{'lock': {'algorithm': 'chubby'}, " WL "}",
          "t.json:1:24: lock.algorithm: unknown algorithm \"chubby\" (known: redis, "
          "redis-naive, redlock, zookeeper, etcd, postgres-advisory, postgres-row, "
-         "postgres-optimistic)"},
+         "postgres-optimistic, redisson, redisson-fenced)"},
         {"{'lock': {'algorithm': 'redis_naive'}, " WL "}",
          "t.json:1:24: lock.algorithm: unknown algorithm \"redis_naive\" (did you mean "
          "\"redis-naive\"?)"},
@@ -186,7 +186,7 @@ static void test_finish_after_overrides(void **state)
     relative(e, err);
     assert_string_equal(err, "t.json: lock.algorithm: unknown algorithm \"consul\" (known: redis, "
                              "redis-naive, redlock, zookeeper, etcd, postgres-advisory, "
-                             "postgres-row, postgres-optimistic)");
+                             "postgres-row, postgres-optimistic, redisson, redisson-fenced)");
 
     /* fencing was the file's wish, so it is pointed at */
     ov.algorithm = "redis-naive";
@@ -230,7 +230,7 @@ static void test_finish_after_overrides(void **state)
     assert_int_equal(scenario_load_text("", text, strlen(text), &ov, &s, err), -1);
     assert_string_equal(err, "lock.algorithm: unknown algorithm \"nope\" (known: redis, "
                              "redis-naive, redlock, zookeeper, etcd, postgres-advisory, "
-                             "postgres-row, postgres-optimistic)");
+                             "postgres-row, postgres-optimistic, redisson, redisson-fenced)");
     ov.algorithm = "redis";
     assert_int_equal(scenario_load_text("", text, strlen(text), &ov, &s, err), 0);
 }
@@ -296,7 +296,7 @@ static void test_doc_examples(void **state)
         {"bad_algorithm.json", true,
          "tests/fixtures/bad_algorithm.json:2:27: lock.algorithm: unknown algorithm "
          "\"chubby\" (known: redis, redis-naive, redlock, zookeeper, etcd, postgres-advisory, "
-         "postgres-row, postgres-optimistic)"},
+         "postgres-row, postgres-optimistic, redisson, redisson-fenced)"},
         {"bad_fencing.json", true,
          "tests/fixtures/bad_fencing.json:4:16: fencing: algorithm \"redis-naive\" gives no "
          "fencing tokens"},

@@ -1,0 +1,396 @@
+/* redisson_wire.c - Redisson's names, its pub/sub wait and its latched
+ * unlock, shared by the Redisson family (see redisson_wire.h).
+ *
+ * The pub/sub connection is a second hiredis context in subscriber mode,
+ * read through the seam as the command connection is. A waiter
+ * subscribes, waits, and sends its UNSUBSCRIBE without waiting for the
+ * answer: the next SUBSCRIBE reads past it (and past any message that was
+ * already on its way) to its own confirmation, so a contended acquire
+ * pays one round trip for the subscription, not two.
+ */
+#include "algorithms/redisson_wire.h"
+
+#include <inttypes.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NS_PER_MS 1000000ULL
+/* A waiter looks at the engine's cancel flag this often. */
+#define CANCEL_SLICE_MS 50
+
+const char rsn_renew_script[] =
+    "local result = {} "
+    "for i = 1, #KEYS do "
+    "  if redis.call('hexists', KEYS[i], ARGV[i + 1]) == 1 then "
+    "    redis.call('pexpire', KEYS[i], ARGV[1]); table.insert(result, 1) "
+    "  else table.insert(result, 0) end "
+    "end "
+    "return result";
+
+/* KEYS: name, channel, latch; ARGV: message, lease, field, publish
+ * command, latch lifetime. */
+const char rsn_lock_unlock_script[] =
+    "local done = redis.call('get', KEYS[3]) "
+    "if done ~= false then return tonumber(done) end "
+    "if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then return nil end "
+    "if redis.call('hincrby', KEYS[1], ARGV[3], -1) > 0 then "
+    "  redis.call('pexpire', KEYS[1], ARGV[2]); "
+    "  redis.call('set', KEYS[3], 0, 'px', ARGV[5]); return 0 "
+    "end "
+    "redis.call('del', KEYS[1]); "
+    "redis.call(ARGV[4], KEYS[2], ARGV[1]); "
+    "redis.call('set', KEYS[3], 1, 'px', ARGV[5]); return 1";
+
+int rsn_open(struct lock_client *c, size_t size, const char *const *scripts, size_t n_scripts)
+{
+    int rc = wire_client_open(c, size, scripts, n_scripts,
+                              c->cfg->n_sentinels ? wire_locate_master : NULL);
+    struct rsn_client *r = c->impl;
+    if (r) {
+        int n = snprintf(r->field, sizeof(r->field), "%.*s:1", (int)c->owner_len, c->owner);
+        r->field_len = n > 0 && (size_t)n < sizeof(r->field) ? (size_t)n : 0;
+    }
+    return rc;
+}
+
+void rsn_close(struct lock_client *c)
+{
+    struct rsn_client *r = c->impl;
+    if (r)
+        wire_close(&r->sub);
+    wire_client_close(c);
+}
+
+size_t rsn_prefix_name(char *out, const char *prefix, const char *name, size_t len)
+{
+    bool tagged = memchr(name, '{', len) != NULL;
+    int n = snprintf(out, RSN_NAME_MAX, tagged ? "%s:%.*s" : "%s:{%.*s}", prefix, (int)len, name);
+    return n > 0 && n < RSN_NAME_MAX ? (size_t)n : 0;
+}
+
+/* --- the pub/sub connection -------------------------------------------- */
+
+static int sub_connect(struct lock_client *c, struct rsn_client *r)
+{
+    if (r->sub.ctx && !r->sub.ctx->err)
+        return 0;
+    /* Where the commands go: a master named by the sentinels too. */
+    r->sub.ep = r->wire.ep;
+    r->channel[0] = '\0';
+    r->unsub_pending = false;
+    return wire_connect(c, &r->sub);
+}
+
+static void sub_broken(struct lock_client *c, struct rsn_client *r, const char *what)
+{
+    lock_set_error(c, LOCK_ERR_IO, "%s: %s", what,
+                   r->sub.ctx && r->sub.ctx->errstr[0] ? r->sub.ctx->errstr : "connection lost");
+    wire_drop(c, &r->sub);
+    r->channel[0] = '\0';
+    r->unsub_pending = false;
+}
+
+/* The next push on sub by deadline_ns: 1 with *reply, 0 none by then,
+ * -1 the connection failed (ctx->err set). */
+static int sub_read(struct lock_client *c, redisContext *ctx, uint64_t deadline_ns, void **reply)
+{
+    *reply = NULL;
+    for (;;) {
+        if (redisGetReplyFromReader(ctx, reply) != REDIS_OK)
+            return -1;
+        if (*reply)
+            return 1;
+        struct pollfd p = {.fd = ctx->fd, .events = POLLIN};
+        int rc = lock_wait(c, &p, 1, deadline_ns);
+        if (rc == 0)
+            return 0;
+        if (rc < 0 || redisBufferRead(ctx) != REDIS_OK)
+            return -1;
+    }
+}
+
+/* Is r a pub/sub push of this kind ("message", "subscribe") on channel? */
+static bool is_push(const redisReply *r, const char *kind, const char *channel)
+{
+    return r->type == REDIS_REPLY_ARRAY && r->elements == 3 &&
+           r->element[0]->type == REDIS_REPLY_STRING && strcmp(r->element[0]->str, kind) == 0 &&
+           r->element[1]->type == REDIS_REPLY_STRING && strcmp(r->element[1]->str, channel) == 0;
+}
+
+/* Subscribe sub to channel (leaving the one it was on), and wait for the
+ * confirmation, past older pushes. 0, or -1 with c->err set. */
+static int subscribe(struct lock_client *c, struct rsn_client *r, const char *channel)
+{
+    if (sub_connect(c, r) < 0)
+        return -1;
+    if (strcmp(r->channel, channel) == 0)
+        return 0;
+    redisContext *ctx = r->sub.ctx;
+    if (r->channel[0] && redisAppendCommand(ctx, "UNSUBSCRIBE %s", r->channel) != REDIS_OK)
+        return sub_broken(c, r, "UNSUBSCRIBE"), -1;
+    if (redisAppendCommand(ctx, "SUBSCRIBE %s", channel) != REDIS_OK ||
+        wire_flush(c, ctx, c->cfg->io_timeout_ms) != REDIS_OK)
+        return sub_broken(c, r, "SUBSCRIBE"), -1;
+    uint64_t deadline = c->cfg->io_timeout_ms
+                            ? lock_now_ns() + (uint64_t)c->cfg->io_timeout_ms * NS_PER_MS
+                            : LOCK_FOREVER;
+    for (;;) {
+        void *reply;
+        int rc = sub_read(c, ctx, deadline, &reply);
+        if (rc <= 0) {
+            if (rc == 0)
+                snprintf(ctx->errstr, sizeof(ctx->errstr), "no confirmation in time");
+            return sub_broken(c, r, "SUBSCRIBE"), -1;
+        }
+        bool mine = is_push(reply, "subscribe", channel);
+        freeReplyObject(reply);
+        if (mine)
+            break;
+    }
+    snprintf(r->channel, sizeof(r->channel), "%s", channel);
+    r->unsub_pending = false;
+    return 0;
+}
+
+/* Leave the channel without waiting for the answer (see the top). */
+static void unsubscribe(struct lock_client *c, struct rsn_client *r)
+{
+    if (r->channel[0] == '\0' || r->sub.ctx == NULL || r->sub.ctx->err)
+        return;
+    if (redisAppendCommand(r->sub.ctx, "UNSUBSCRIBE %s", r->channel) != REDIS_OK ||
+        wire_flush(c, r->sub.ctx, c->cfg->io_timeout_ms) != REDIS_OK) {
+        sub_broken(c, r, "UNSUBSCRIBE");
+        return;
+    }
+    r->channel[0] = '\0';
+    r->unsub_pending = true;
+}
+
+/* Wait for a message on the subscribed channel until until_ns, looking
+ * at the cancel flag now and then. 1 a message came, 0 none (the time
+ * ran out or the run is being stopped), -1 the connection broke. */
+static int await_message(struct lock_client *c, struct rsn_client *r, uint64_t until_ns)
+{
+    while (!lock_cancelled(c)) {
+        uint64_t now = lock_now_ns();
+        if (now >= until_ns)
+            return 0;
+        uint64_t slice = now + CANCEL_SLICE_MS * NS_PER_MS;
+        void *reply;
+        int rc = sub_read(c, r->sub.ctx, slice < until_ns ? slice : until_ns, &reply);
+        if (rc < 0) {
+            sub_broken(c, r, "pub/sub");
+            return -1;
+        }
+        if (rc == 0)
+            continue;
+        bool msg = is_push(reply, "message", r->channel);
+        freeReplyObject(reply);
+        if (msg)
+            return 1;
+    }
+    return 0;
+}
+
+/* --- acquire ------------------------------------------------------------ */
+
+/* After a won try: WAIT for cfg->wait_replicas (Redisson's
+ * checkLockSyncedSlaves). 0 kept; -1 short of them and undone, or no
+ * answer (c->err says which). */
+static int synced(struct lock_client *c, struct lock_grant *g)
+{
+    struct rsn_client *r = c->impl;
+    char n[21], ms[21];
+    const char *argv[3] = {"WAIT", n, ms};
+    size_t lens[3] = {4, wire_u64(n, c->cfg->wait_replicas), wire_u64(ms, c->cfg->wait_timeout_ms)};
+    redisReply *rep = wire_call(c, &r->wire, 3, argv, lens);
+    if (rep == NULL)
+        return -1; /* the lock may be ours: c->err says the answer was lost */
+    long long acked = rep->type == REDIS_REPLY_INTEGER ? rep->integer : -1;
+    freeReplyObject(rep);
+    if (acked >= (long long)c->cfg->wait_replicas)
+        return 0;
+    /* Redisson unlocks what it took (handleNoSync) and fails the call. */
+    enum lock_result back = c->ops->release(c, g);
+    if (back != LOCK_ERR)
+        lock_set_error(c, LOCK_ERR_REFUSED,
+                       "WAIT: %lld of %" PRIu32 " replicas had the lock after %" PRIu32
+                       " ms; unlocked again",
+                       acked < 0 ? 0 : acked, c->cfg->wait_replicas, c->cfg->wait_timeout_ms);
+    return -1;
+}
+
+static enum lock_result granted(struct lock_client *c, const char *key, size_t key_len,
+                                uint32_t ttl_ms, uint64_t sent_ms, uint64_t token,
+                                struct lock_grant *g)
+{
+    g->key = key;
+    g->key_len = key_len;
+    g->token = token;
+    g->ttl_ms = ttl_ms;
+    if (c->cfg->wait_replicas > 0 && synced(c, g) < 0)
+        return LOCK_ERR;
+    /* The hash started expiring no earlier than when the try was sent. */
+    g->validity_ms = wire_validity(ttl_ms, sent_ms);
+    return LOCK_OK;
+}
+
+enum lock_result rsn_acquire(struct lock_client *c, rsn_try_fn try_once, rsn_channel_fn channel,
+                             const char *key, size_t key_len, uint32_t ttl_ms, uint32_t wait_ms,
+                             struct lock_grant *g)
+{
+    struct rsn_client *r = c->impl;
+    uint64_t deadline = lock_now_ms() + wait_ms;
+    char ch[RSN_NAME_MAX];
+    for (bool first = true;; first = false) {
+        uint64_t sent = lock_now_ms(), token = 0;
+        int64_t left = -1;
+        int won = try_once(c, key, key_len, ttl_ms, &token, &left);
+        if (won != 0 && !first)
+            unsubscribe(c, r);
+        if (won < 0)
+            return LOCK_ERR;
+        if (won)
+            return granted(c, key, key_len, ttl_ms, sent, token, g);
+        uint64_t now = lock_now_ms();
+        if (now >= deadline || lock_cancelled(c)) {
+            unsubscribe(c, r);
+            return LOCK_BUSY;
+        }
+        if (r->channel[0] == '\0') {
+            /* Subscribed before the next try, so no unlock between the two
+             * goes unheard; a failed subscription fails the acquire, as
+             * Redisson's tryLock does, having taken nothing. */
+            if (channel(c, key, key_len, ch) == 0 || subscribe(c, r, ch) < 0) {
+                c->err = LOCK_ERR_UNSENT;
+                return LOCK_ERR;
+            }
+            continue;
+        }
+        /* A holder that dies publishes nothing: its ttl bounds the wait. */
+        uint64_t until = deadline;
+        if (left >= 0 && now + (uint64_t)left < until)
+            until = now + (uint64_t)left;
+        int m = await_message(c, r, until * NS_PER_MS);
+        if (m > 0)
+            c->woken_by_notice++;
+        else
+            c->woken_by_timer++;
+    }
+}
+
+/* --- unlock and renew --------------------------------------------------- */
+
+size_t rsn_new_latch(struct lock_client *c, const char *key, size_t key_len)
+{
+    struct rsn_client *r = c->impl;
+    char base[RSN_NAME_MAX];
+    size_t n = rsn_prefix_name(base, "redisson_unlock_latch", key, key_len);
+    int len = n ? snprintf(r->latch, sizeof(r->latch), "%s:%016" PRIx64 "%016" PRIx64, base,
+                           lock_random(c, UINT64_MAX), lock_random(c, UINT64_MAX))
+                : -1;
+    if (len <= 0 || (size_t)len >= sizeof(r->latch)) {
+        lock_set_error(c, LOCK_ERR_CONFIG, "lock name too long");
+        return 0;
+    }
+    return (size_t)len;
+}
+
+void rsn_unlock_args(struct lock_client *c, uint32_t ttl_ms, const char *message, const char **args,
+                     size_t *lens, char scratch[2][21])
+{
+    struct rsn_client *r = c->impl;
+    /* The latch outlives every retry of the unlock: Redisson's
+     * (timeout + retry delay) x attempts, here two tries of io_timeout. */
+    uint64_t latch_ms = 2ULL * (c->cfg->io_timeout_ms ? c->cfg->io_timeout_ms : 1000);
+    args[0] = message, lens[0] = strlen(message);
+    args[1] = scratch[0], lens[1] = wire_u64(scratch[0], ttl_ms);
+    args[2] = r->field, lens[2] = r->field_len;
+    args[3] = "publish", lens[3] = 7;
+    args[4] = scratch[1], lens[4] = wire_u64(scratch[1], latch_ms);
+}
+
+/* Answered: 1, 0 or -2 as rsn_unlock_eval's; -1 an error reply. */
+static int unlock_answer(struct lock_client *c, const redisReply *rep)
+{
+    if (rep->type == REDIS_REPLY_NIL)
+        return -2;
+    if (rep->type == REDIS_REPLY_INTEGER && (rep->integer == 0 || rep->integer == 1))
+        return (int)rep->integer;
+    lock_set_error(c, LOCK_ERR_PROTOCOL, "unlock: %s",
+                   rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
+    return -1;
+}
+
+int rsn_unlock_eval(struct lock_client *c, struct wire_script *s, int nkeys, const char **keys,
+                    const size_t *key_lens, int nargs, const char **args, const size_t *arg_lens)
+{
+    struct rsn_client *r = c->impl;
+    redisReply *rep =
+        wire_eval(c, &r->wire, s, nkeys, keys, key_lens, nargs, (const char **)args, arg_lens);
+    if (rep == NULL && c->err != LOCK_ERR_UNSENT) /* lost: the latch answers a retry */
+        rep = wire_eval(c, &r->wire, s, nkeys, keys, key_lens, nargs, args, arg_lens);
+    if (rep == NULL)
+        return -1;
+    int res = unlock_answer(c, rep);
+    freeReplyObject(rep);
+    /* Redisson deletes the latch once it has its answer, not waiting for
+     * this one: nor does the next request wait for its reply alone. */
+    const char *argv[2] = {"DEL", r->latch};
+    size_t lens[2] = {3, strlen(r->latch)};
+    wire_send(c, &r->wire, 2, argv, lens);
+    return res;
+}
+
+enum lock_result rsn_renew(struct lock_client *c, struct wire_script *s, struct lock_grant *g)
+{
+    struct rsn_client *r = c->impl;
+    char ttl[21];
+    const char *keys[1] = {g->key};
+    size_t klens[1] = {g->key_len};
+    const char *args[2] = {ttl, r->field};
+    size_t alens[2] = {wire_u64(ttl, g->ttl_ms), r->field_len};
+    uint64_t sent = lock_now_ms();
+    redisReply *rep = wire_eval(c, &r->wire, s, 1, keys, klens, 2, args, alens);
+    if (rep == NULL)
+        return LOCK_ERR;
+    enum lock_result res = LOCK_ERR;
+    if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 1 &&
+        rep->element[0]->type == REDIS_REPLY_INTEGER)
+        res = rep->element[0]->integer == 1 ? LOCK_OK : LOCK_LOST;
+    else
+        lock_set_error(c, LOCK_ERR_PROTOCOL, "renew: %s",
+                       rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
+    freeReplyObject(rep);
+    if (res == LOCK_OK)
+        g->validity_ms = wire_validity(g->ttl_ms, sent);
+    return res;
+}
+
+size_t rsn_lock_channel(struct lock_client *c, const char *key, size_t key_len, char *out)
+{
+    (void)c;
+    return rsn_prefix_name(out, "redisson_lock__channel", key, key_len);
+}
+
+enum lock_result rsn_lock_release(struct lock_client *c, struct wire_script *s,
+                                  const struct lock_grant *g)
+{
+    struct rsn_client *r = c->impl;
+    char channel[RSN_NAME_MAX], scratch[2][21];
+    size_t ch_len = rsn_lock_channel(c, g->key, g->key_len, channel);
+    size_t latch_len = rsn_new_latch(c, g->key, g->key_len);
+    if (ch_len == 0 || latch_len == 0) {
+        lock_set_error(c, LOCK_ERR_UNSENT, "lock name too long");
+        return LOCK_ERR;
+    }
+    const char *keys[3] = {g->key, channel, r->latch};
+    size_t klens[3] = {g->key_len, ch_len, latch_len};
+    const char *args[5];
+    size_t alens[5];
+    rsn_unlock_args(c, g->ttl_ms, RSN_UNLOCK_MESSAGE, args, alens, scratch);
+    int res = rsn_unlock_eval(c, s, 3, keys, klens, 5, args, alens);
+    return res >= 0 ? LOCK_OK : res == -2 ? LOCK_LOST : LOCK_ERR;
+}
