@@ -486,6 +486,7 @@ def parse_args(argv):
     p.add_argument("--holds", type=int, default=1, help="critical sections to attempt")
     p.add_argument("--run-ms", type=int, default=0, help="start no hold after this long (0: no limit)")
     p.add_argument("--hold-ms", type=int, default=10, help="time inside each critical section")
+    p.add_argument("--gap-ms", type=int, default=0, help="time between one release and the next try")
     p.add_argument("--wait-ms", type=int, default=5000, help="tryLock's wait time")
     p.add_argument("--lease-ms", type=int, default=30000, help="the watchdog's lease (lockWatchdogTimeout)")
     # Redisson's default: (timeout 3000 + a retry delay of 1000..2000) x 4 attempts
@@ -506,7 +507,7 @@ def parse_args(argv):
         (not a.lock, "--lock needs a name"),
         (not 0 <= a.client <= 1048575, "--client must be 0..1048575"),
         (a.lease_ms < 3, "--lease-ms must be >= 3"),
-        (min(a.hold_ms, a.wait_ms, a.run_ms) < 0, "times must be >= 0"),
+        (min(a.hold_ms, a.gap_ms, a.wait_ms, a.run_ms) < 0, "times must be >= 0"),
         (a.latch_ms < 1 or a.io_ms < 1, "--latch-ms and --io-ms must be >= 1"),
         (not 0 < a.deadline_s <= 86400, "--deadline-s must be in (0, 86400]"),
     ]
@@ -540,6 +541,8 @@ def main(argv):
         for i in range(a.holds):
             if a.run_ms and time.monotonic_ns() - t0 >= a.run_ms * 1000000:
                 break
+            if i:
+                peer.sleep(a.gap_ms)
             peer.hold(a.lock[i % len(a.lock)])
             if time.monotonic_ns() >= soft_ns:
                 raise Deadline()

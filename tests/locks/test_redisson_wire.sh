@@ -164,9 +164,9 @@ for _ in $(seq 50); do
 done
 peer_bg alone --lock "$key" --holds 1 --hold-ms 2500 --lease-ms 600 --reenter --deadline-s 15
 hash=
-for _ in $(seq 50); do
+for _ in $(seq 50); do # until the re-entry (the count 2) or 2.5 s
   hash=$(rcli hgetall "$key")
-  [ -n "$hash" ] && break
+  [ "$(sed -n 2p <<<"$hash")" = 2 ] && break
   sleep 0.05
 done
 sleep 1.4 # more than two leases: only the watchdog keeps the lock now
@@ -243,7 +243,7 @@ fi
 
 # A small flash sale on the keys lock:stock:0 and lock:stock:1
 # (sim/workloads/flash_sale.c names them so).
-scen() { # scen NAME CLIENTS ITEMS DURATION_S
+scen() { # scen NAME CLIENTS ITEMS DURATION_S CRITICAL_MS
   cat >"$tmp/$1.json" <<JSON
 {
   "name": "wire_$1",
@@ -252,7 +252,7 @@ scen() { # scen NAME CLIENTS ITEMS DURATION_S
   "duration_s": $4,
   "seed": 1,
   "lock": { "algorithm": "redisson", "ttl_ms": 10000, "wait_ms": 8000 },
-  "workload": { "type": "flash_sale", "items": $3, "stock": 1000000, "critical_ms": 1 },
+  "workload": { "type": "flash_sale", "items": $3, "stock": 1000000, "critical_ms": $5 },
   "expect": { "violations": 0, "invariants": "hold" }
 }
 JSON
@@ -287,16 +287,19 @@ same_keys() { # same_keys RUN KEY...
 }
 
 # 3. locklab holds, the peers wait. Four locklab clients on two keys for
-# 6 s; beside them for 5 s: a Redisson peer on lock:stock:0, one on
+# 6 s, 20 ms in each critical section (the keys are held most of the
+# time, so a peer's try after subscribing finds them held too), and the
+# peers leave 10 ms between their sections (else the one that just let a
+# key go takes it again before a woken waiter can); beside them for 5 s: a Redisson peer on lock:stock:0, one on
 # lock:stock:1 that subscribes and publishes on a wrong channel, and one
 # that takes no lock at all on both (kept out of the first merge). Only
 # locklab's clients release lock:stock:0 besides the first peer, so every
 # message that wakes it was locklab's.
-scen hold 4 2 6
+scen hold 4 2 6 20
 run_bg hold
-peer_bg p3 --lock lock:stock:0 --holds 100000 --run-ms 5000 --hold-ms 5 --wait-ms 3000 \
+peer_bg p3 --lock lock:stock:0 --holds 100000 --run-ms 5000 --hold-ms 5 --gap-ms 10 --wait-ms 3000 \
   --lease-ms 3000 --client 1000 --deadline-s 30
-peer_bg wrong --lock lock:stock:1 --holds 100000 --run-ms 5000 --hold-ms 5 --wait-ms 400 \
+peer_bg wrong --lock lock:stock:1 --holds 100000 --run-ms 5000 --hold-ms 5 --gap-ms 10 --wait-ms 400 \
   --lease-ms 3000 --client 1001 --deadline-s 30 --channel-prefix redisson_lock_channel
 peer_bg rogue --lock lock:stock:0,lock:stock:1 --holds 100000 --run-ms 5000 --hold-ms 5 --client 1002 \
   --deadline-s 30 --no-lock
@@ -342,12 +345,12 @@ latches=$(rcli --scan --pattern 'redisson_unlock_latch*' | head -n 3)
 peer_bg p4 --lock lock:stock:0 --holds 1 --hold-ms 3000 --lease-ms 20000 --reenter \
   --client 1000 --deadline-s 20
 hash=
-for _ in $(seq 50); do
+for _ in $(seq 50); do # until the re-entry (the count 2) or 2.5 s
   hash=$(rcli hgetall lock:stock:0)
-  [ -n "$hash" ] && break
+  [ "$(sed -n 2p <<<"$hash")" = 2 ] && break
   sleep 0.05
 done
-scen wait 1 1 6
+scen wait 1 1 6 1
 run_bg wait
 chan="redisson_lock__channel:{lock:stock:0}"
 subs=0
