@@ -22,11 +22,14 @@ static void print_lock(FILE *f, const struct scenario *s)
         snprintf(renew, sizeof(renew), "watchdog=on renew=%" PRIu32 "ms", s->renew_ms);
     else if (scenario_renews(s, ops))
         snprintf(renew, sizeof(renew), "lease kept alive renew=%" PRIu32 "ms", s->renew_ms);
+    char permits[32] = "";
+    if (s->permits > 1)
+        snprintf(permits, sizeof(permits), " permits=%" PRIu32, s->permits);
     fprintf(f,
             "  lock: ttl=%" PRIu32 "ms wait=%" PRIu32 "ms %s fencing=%s retry=%" PRIu32 "..%" PRIu32
-            "ms\n",
+            "ms%s\n",
             s->ttl_ms, s->wait_ms, renew, s->fencing ? "on" : "off", s->retry_min_ms,
-            s->retry_max_ms);
+            s->retry_max_ms, permits);
     if (ops && ops->independent_nodes)
         fprintf(f, "  redlock: nodes=%" PRIu32 " quorum=%" PRIu32 " node_timeout=%" PRIu32 "ms\n",
                 s->redlock.nodes, s->redlock.quorum, s->redlock.node_timeout_ms);
@@ -100,6 +103,8 @@ static json_t *report_lock_json(const struct scenario *s)
                   s->ttl_ms, "wait_ms", s->wait_ms, "watchdog", s->watchdog, "lease_kept_alive",
                   !s->watchdog && scenario_renews(s, ops_of(s)), "renew_ms", s->renew_ms,
                   "retry_min_ms", s->retry_min_ms, "retry_max_ms", s->retry_max_ms);
+    if (lock && s->permits > 1)
+        json_object_set_new(lock, "permits", json_integer(s->permits));
     return lock ? algorithm_json(s, lock) : NULL;
 }
 

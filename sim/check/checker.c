@@ -1,17 +1,21 @@
 /* checker.c - offline mutual exclusion: overlapping sections of different
- * owners on the same key.
+ * owners in conflicting modes on the same key.
  *
- * A sweep per key: sections in entry order, a min-heap of the ones still
- * inside keyed by their exit. Every section left in the heap when a new
- * one enters overlaps it, so walking the heap costs exactly the pairs
- * found: O(n log n + overlapping pairs). Only the listing is capped; the
- * counts are exact even when an unsafe run has millions of overlaps.
+ * A sweep per key: sections in entry order, and the ones still inside in
+ * two min-heaps keyed by their exit, the exclusive ones and the shared
+ * ones (shared and permits). An entrant is judged only against the heaps
+ * its mode conflicts with, so walking them costs exactly the pairs found,
+ * and a permit's count is a heap's size: O(n log n + conflicting pairs),
+ * however many readers overlap. Only the listing is capped; the counts are
+ * exact even when an unsafe run has millions of overlaps.
  *
  * Order: a key whose sections all carry witness sequence numbers is swept
  * on the sequence. A key where some lack them (a section still open when
  * the history ended, or a foreign file) is swept twice: the pairs whose both
  * sides carry a sequence on the sequence, every other pair on time. One
  * sweep in a mixed order would compare sequence numbers with nanoseconds.
+ * A permit entry is judged by its count once: on the sequence when it and
+ * all it found inside carry one, else on time.
  */
 #include "sim/check/checker.h"
 
@@ -25,19 +29,25 @@ struct item {
     size_t idx;
 };
 
+/* The heaps of sections inside: exclusive ones, and shared ones (shared
+ * and permits, which a permit entrant counts). */
+enum { HEAP_EXCL = 0, HEAP_SHARED, HEAPS };
+
 struct sweep {
     const struct section *s;
     const struct fault_span *faults;
     size_t nf;
     uint64_t lookback_ns;
     struct check_result *out;
-    struct item *heap;
-    size_t hn;
-    size_t list_cap;  /* allocated entries of out->list */
-    size_t *pick;     /* listed candidates found at one entry */
-    bool *occupied;   /* entered while another section on its key was inside */
-    bool mixed;       /* count only pairs with a side lacking a sequence */
-    bool writes_only; /* optimistic concurrency: only two writes at once are a violation */
+    struct item *heap[HEAPS];
+    size_t hn[HEAPS];
+    size_t shared_unseq; /* of HEAP_SHARED, the sections lacking a sequence */
+    size_t list_cap;     /* allocated entries of out->list */
+    size_t *pick;        /* listed candidates found at one entry */
+    bool *occupied;      /* entered while a conflicting set was inside (checker.h) */
+    bool *counted;       /* a permit entry judged by its count on the sequence */
+    bool mixed;          /* count only pairs with a side lacking a sequence */
+    bool writes_only;    /* optimistic concurrency: only two writes at once are a violation */
 };
 
 static int cmp_u64(uint64_t a, uint64_t b)
@@ -85,20 +95,25 @@ static void heap_swap(struct item *h, size_t i, size_t j)
     h[j] = t;
 }
 
-static void heap_push(struct sweep *w, struct item it)
+static void heap_push(struct sweep *w, int k, struct item it)
 {
-    size_t i = w->hn++;
-    w->heap[i] = it;
-    while (i > 0 && w->heap[(i - 1) / 2].exit > w->heap[i].exit) {
-        heap_swap(w->heap, i, (i - 1) / 2);
+    struct item *h = w->heap[k];
+    size_t i = w->hn[k]++;
+    h[i] = it;
+    while (i > 0 && h[(i - 1) / 2].exit > h[i].exit) {
+        heap_swap(h, i, (i - 1) / 2);
         i = (i - 1) / 2;
     }
+    if (k == HEAP_SHARED && !w->s[it.idx].has_seq)
+        w->shared_unseq++;
 }
 
-static void heap_pop(struct sweep *w)
+static void heap_pop(struct sweep *w, int k)
 {
-    struct item *h = w->heap;
-    size_t n = --w->hn, i = 0;
+    struct item *h = w->heap[k];
+    if (k == HEAP_SHARED && !w->s[h[0].idx].has_seq)
+        w->shared_unseq--;
+    size_t n = --w->hn[k], i = 0;
     h[0] = h[n];
     for (;;) {
         size_t l = 2 * i + 1, m = i;
@@ -187,37 +202,83 @@ static int list_pair(struct sweep *w, size_t a, size_t b)
     return 0;
 }
 
-/* Section x enters: count it against everything still inside. */
-static int enter(struct sweep *w, const struct item *x)
+static uint8_t mode_of(const struct section *x)
 {
-    const struct section *s = w->s, *sx = &s[x->idx];
-    size_t n_pick = 0;
-    while (w->hn > 0 && w->heap[0].exit <= x->entry) /* touching is not overlapping */
-        heap_pop(w);
-    for (size_t i = 0; i < w->hn; i++) {
-        const struct section *sy = &s[w->heap[i].idx];
+    return x->mode < LOCK_MODE_COUNT ? x->mode : LOCK_MODE_EXCLUSIVE;
+}
+
+/* One conflicting pair found at an entry: counted, and kept for listing. */
+static void found(struct sweep *w, size_t *n_pick, const struct section *sx, size_t y)
+{
+    w->out->overlaps++;
+    w->out->fenced_pairs += pair_safe(w, sx, &w->s[y]);
+    if (w->out->n_list < w->out->cap)
+        w->pick[(*n_pick)++] = y;
+}
+
+/* Every section of heap k of another owner conflicts with x. */
+static bool walk(struct sweep *w, int k, const struct section *sx, size_t *n_pick)
+{
+    bool any = false;
+    for (size_t i = 0; i < w->hn[k]; i++) {
+        size_t y = w->heap[k][i].idx;
+        const struct section *sy = &w->s[y];
         if (w->mixed && sx->has_seq && sy->has_seq)
-            continue;
-        w->occupied[x->idx] = true;
+            continue; /* judged on the sequence */
         if (sy->owner == sx->owner)
             continue; /* re-entry by the same owner */
-        w->out->overlaps++;
-        w->out->fenced_pairs += pair_safe(w, sx, sy);
-        if (w->out->n_list < w->out->cap)
-            w->pick[n_pick++] = w->heap[i].idx;
+        any = true;
+        found(w, n_pick, sx, y);
     }
-    /* The heap is in no useful order: list the earliest holders first. */
+    return any;
+}
+
+/* A permit entering while N or more shared holds are inside: one pair
+ * with the one that leaves first. In the mixed sweep, only when it was not
+ * judged on the sequence already. */
+static bool over_permits(struct sweep *w, size_t x, size_t *n_pick)
+{
+    const struct section *sx = &w->s[x];
+    uint32_t n = sx->permits ? sx->permits : 1;
+    if (w->hn[HEAP_SHARED] < n)
+        return false;
+    if (w->mixed && sx->has_seq && (w->shared_unseq == 0 || w->counted[x]))
+        return false;
+    if (!w->mixed)
+        w->counted[x] = true;
+    found(w, n_pick, sx, w->heap[HEAP_SHARED][0].idx);
+    return true;
+}
+
+/* Section x enters: judge it against what is still inside that its mode
+ * conflicts with. */
+static int enter(struct sweep *w, const struct item *x)
+{
+    const struct section *sx = &w->s[x->idx];
+    uint8_t mode = mode_of(sx);
+    size_t n_pick = 0;
+    for (int k = 0; k < HEAPS; k++)
+        while (w->hn[k] > 0 && w->heap[k][0].exit <= x->entry) /* touching is not overlapping */
+            heap_pop(w, k);
+    bool any = walk(w, HEAP_EXCL, sx, &n_pick); /* every mode conflicts with a writer */
+    if (mode == LOCK_MODE_EXCLUSIVE)
+        any |= walk(w, HEAP_SHARED, sx, &n_pick);
+    else if (mode == LOCK_MODE_PERMIT)
+        any |= over_permits(w, x->idx, &n_pick);
+    w->occupied[x->idx] |= any;
+    /* The heaps are in no useful order: list the earliest holders first. */
     qsort(w->pick, n_pick, sizeof(*w->pick), cmp_size);
     for (size_t i = 0; i < n_pick; i++)
         if (list_pair(w, w->pick[i], x->idx) < 0)
             return -1;
-    heap_push(w, *x);
+    heap_push(w, mode == LOCK_MODE_EXCLUSIVE ? HEAP_EXCL : HEAP_SHARED, *x);
     return 0;
 }
 
 static int sweep(struct sweep *w, const struct item *it, size_t m, bool mixed)
 {
-    w->hn = 0;
+    w->hn[HEAP_EXCL] = w->hn[HEAP_SHARED] = 0;
+    w->shared_unseq = 0;
     w->mixed = mixed;
     for (size_t i = 0; i < m; i++)
         if (enter(w, &it[i]) < 0)
@@ -266,10 +327,14 @@ int checker_run(struct section *sections, size_t n, const struct fault_span *fau
                       .out = out,
                       .writes_only = writes_only};
     struct item *it = malloc(one * sizeof(*it));
-    w.heap = malloc(one * sizeof(*w.heap));
+    w.heap[HEAP_EXCL] = malloc(one * sizeof(*it));
+    w.heap[HEAP_SHARED] = malloc(one * sizeof(*it));
     w.pick = malloc(one * sizeof(*w.pick));
     w.occupied = calloc(one, sizeof(*w.occupied));
-    int rc = it && w.heap && w.pick && w.occupied ? 0 : -1;
+    w.counted = calloc(one, sizeof(*w.counted));
+    int rc = it && w.heap[HEAP_EXCL] && w.heap[HEAP_SHARED] && w.pick && w.occupied && w.counted
+                 ? 0
+                 : -1;
     for (size_t lo = 0, hi; rc == 0 && lo < n; lo = hi) {
         for (hi = lo + 1; hi < n && sections[hi].key == sections[lo].key; hi++)
             ;
@@ -279,9 +344,11 @@ int checker_run(struct section *sections, size_t n, const struct fault_span *fau
         out->concurrent_entries += w.occupied && w.occupied[i];
     out->violations = out->overlaps - out->fenced_pairs;
     free(it);
-    free(w.heap);
+    free(w.heap[HEAP_EXCL]);
+    free(w.heap[HEAP_SHARED]);
     free(w.pick);
     free(w.occupied);
+    free(w.counted);
     if (rc < 0)
         checker_result_free(out);
     return rc;

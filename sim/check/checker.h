@@ -1,10 +1,22 @@
 /* checker.h - the offline mutual-exclusion checker.
  *
- * Input: every critical section of a run (who held which key, from when
- * to when, and what its write did) and every fault span. Output: each pair
- * of sections of *different owners* on the same key whose intervals
- * overlap, classified as fenced (at least one side's write was rejected by
- * the resource's fencing check: safe) or a violation (neither was fenced).
+ * Input: every critical section of a run (who held which key in which
+ * mode, from when to when, and what its write did) and every fault span.
+ * Output: each pair of sections of *different owners* on the same key
+ * whose intervals overlap and whose modes conflict, classified as fenced
+ * (at least one side's write was rejected by the resource's fencing check:
+ * safe) or a violation (neither was fenced).
+ *
+ * Modes (enum lock_mode): an exclusive section conflicts with every other
+ * owner's section; a shared one with exclusive ones only (readers share,
+ * never with a writer). A permit is a shared hold of which at most N (its
+ * permits) may be inside: one conflicts with an exclusive section as a
+ * shared one does, and it is a violation when it enters while N or more
+ * shared or permit sections of any owner are already inside (a semaphore
+ * counts permits, not owners); that overlap is reported as one pair, the
+ * entrant and, of those inside, the one that leaves first. A key is a read-
+ * write lock or a semaphore, never both; the mixed rule is so any history
+ * has one reading, and it is the one the online witness can count.
  *
  * Ordering: when both sections carry the resource witness's per-key
  * sequence numbers (a run's own history), overlap is decided on that
@@ -19,6 +31,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "algorithms/lock.h"
 
 /* What the critical section did to the resource. */
 enum section_effect {
@@ -39,7 +53,9 @@ struct section {
     uint32_t owner;  /* interned owner id; equal owners never conflict (re-entry) */
     uint32_t client; /* process number, for reports */
     uint8_t effect;  /* enum section_effect */
+    uint8_t mode;    /* enum lock_mode; any other value is judged as exclusive */
     bool has_seq;
+    uint32_t permits;  /* LOCK_MODE_PERMIT: the key's N (0 is taken as 1) */
     uint64_t token;    /* fencing token, 0 = none */
     uint64_t from_ns;  /* acquired-at, CLOCK_MONOTONIC */
     uint64_t to_ns;    /* release-started-at (or crash time); for EFFECT_OPEN the end of
@@ -79,12 +95,15 @@ struct violation {
 
 struct check_result {
     uint64_t sections;
-    uint64_t overlaps;           /* pairs of different owners that overlap */
+    uint64_t overlaps;           /* pairs of different owners that overlap in conflicting
+                                    modes, and permit entries past N (one pair each) */
     uint64_t fenced_pairs;       /* of those, pairs with a fenced side (writes_only: or
                                     with at most one side that wrote) */
     uint64_t violations;         /* overlaps - fenced_pairs */
-    uint64_t concurrent_entries; /* sections entering while any other section on
-                                    the key was open: what the online witness counts */
+    uint64_t concurrent_entries; /* sections entering while a conflicting set was inside
+                                    (an exclusive one: any other owner's; a shared one: an
+                                    exclusive; a permit: an exclusive, or N shared or
+                                    permits): what the online witness counts */
     struct violation *list;      /* the first `cap` overlaps (fenced or not), in entry order */
     size_t n_list;
     size_t cap;

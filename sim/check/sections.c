@@ -2,8 +2,9 @@
  * history's events (a run's own, or one read back from a file).
  *
  * A section runs from a process's acquire ok to its release invoke (or
- * crash) on the same key; a process may hold several keys at once. One
- * nobody released stays open (checker.h). Fault spans pair each start with
+ * crash) on the same key; a process may hold several keys at once, and
+ * re-enter one it holds (each release closes the newest). One nobody
+ * released stays open (checker.h). Fault spans pair each start with
  * the earliest running end of the same (type, target).
  */
 #include <stdbool.h>
@@ -87,15 +88,19 @@ static void close_section(struct sec_state *st, size_t *at, uint64_t t, uint64_t
 
 static void open_section(struct sec_state *st, size_t *head, const struct history_event *e)
 {
-    /* A process takes one key once: acquiring it again means it left the
-     * earlier section on that key, though we never saw how. */
+    /* The same holder taking a key it holds again is re-entry: a section
+     * nested in the first, and each release closes the newest. Another
+     * life of the process (a new owner) must have left the earlier
+     * section, though we never saw how. */
     size_t *at = find_open(st, head, e->key);
-    if (at)
+    if (at && st->s[*at].owner != e->owner)
         close_section(st, at, e->t_ns, HISTORY_NO_SEQ, EFFECT_CRASHED);
     st->s[st->ns] = (struct section){
         .key = e->key,
         .owner = e->owner,
         .client = e->client,
+        .mode = e->mode,
+        .permits = e->permits,
         .token = e->token,
         .from_ns = e->t_ns,
         .seq_from = e->seq,
@@ -151,6 +156,9 @@ static void section_event(struct sec_state *st, const struct history_event *e)
     if (at == NULL)
         return; /* a release of nothing this process holds on that key */
     close_section(st, at, e->t_ns, e->seq, releases ? e->arg : EFFECT_CRASHED);
+    /* A holder that dies leaves every hold it had re-entered, too. */
+    while (!releases && (at = find_open(st, head, e->key)) != NULL)
+        close_section(st, at, e->t_ns, e->seq, EFFECT_CRASHED);
 }
 
 static int sec_alloc(struct sec_state *st)

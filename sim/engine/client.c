@@ -283,8 +283,41 @@ bool client_lock(struct client *cl, uint32_t key)
 
 bool client_lock_wait(struct client *cl, uint32_t key, uint32_t wait_ms)
 {
+    return client_lock_mode(cl, key, LOCK_MODE_EXCLUSIVE, wait_ms);
+}
+
+/* An acquire's invoke or ok, with the mode asked and, for a permit, the
+ * key's permits (the history's "mode" and "permits"). */
+static void log_acquire(struct client *cl, uint64_t t, uint8_t type, uint64_t seq, uint64_t token,
+                        enum lock_mode mode)
+{
+    struct history_event e = {
+        .t_ns = t,
+        .token = token,
+        .seq = seq,
+        .client = cl->id,
+        .key = cl->key,
+        .owner = owner_id(cl),
+        .type = type,
+        .f = HF_ACQUIRE,
+        .mode = (uint8_t)mode,
+        .permits = mode == LOCK_MODE_PERMIT ? cl->lc.cfg->permits : 0,
+    };
+    history_append(cl->hist, &e);
+}
+
+bool client_lock_mode(struct client *cl, uint32_t key, enum lock_mode mode, uint32_t wait_ms)
+{
     struct run_ctx *run = cl->run;
     struct workload *w = run->wl;
+    if (!lock_grants_mode(run->ops, mode)) {
+        /* a workload asking what the lock cannot give: the engine's bug,
+         * refused before anything is sent or recorded */
+        snprintf(cl->last_error, sizeof(cl->last_error), "%s grants no %s mode", run->ops->name,
+                 history_mode_names[mode < LOCK_MODE_COUNT ? mode : LOCK_MODE_EXCLUSIVE]);
+        client_bump(cl, ST_ACQUIRE_ERR);
+        return false;
+    }
     if (cl->n_parked)
         client_service_parked(cl, false);
     client_log_links(cl);
@@ -294,13 +327,15 @@ bool client_lock_wait(struct client *cl, uint32_t key, uint32_t wait_ms)
      * step: its users were waiting since it was due (wrk2's correction). */
     uint64_t due = cl->due_ns, from = due ? due : t_inv;
     cl->due_ns = 0;
-    log_full(cl, t_inv, HT_INVOKE, HF_ACQUIRE, HE_NONE, 0, 0, due); /* token holds due_ns */
+    log_acquire(cl, t_inv, HT_INVOKE, 0, due, mode); /* token holds due_ns */
     if (cl->waiter) { /* the nemesis may pick it as a waiter meanwhile */
         atomic_store_explicit(&cl->waiter->key, key, memory_order_relaxed);
         atomic_store_explicit(&cl->waiter->waiting_since, t_inv, memory_order_release);
     }
+    cl->grant.mode = (uint8_t)mode;
     enum lock_result r = run->ops->acquire(&cl->lc, w->keys[key], w->key_lens[key],
                                            run->scn->ttl_ms, wait_ms, &cl->grant);
+    cl->grant.mode = (uint8_t)mode; /* the engine's: a lock may have rebuilt the grant */
     if (cl->waiter)
         atomic_store_explicit(&cl->waiter->waiting_since, 0, memory_order_relaxed);
     if (r != LOCK_OK) {
@@ -317,12 +352,12 @@ bool client_lock_wait(struct client *cl, uint32_t key, uint32_t wait_ms)
         return false;
     }
     uint64_t seq;
-    resource_enter(w->res, key, &seq);
+    resource_enter(w->res, key, mode, &seq);
     uint64_t t = clock_mono_ns();
     record_us(cl, OP_ACQUIRE, t - from);
     live_record(&cl->live, (t - run->t0_ns) / 1000000000u, (t - from) / NS_PER_US);
     client_bump(cl, ST_ACQUIRE_OK);
-    log_full(cl, t, HT_OK, HF_ACQUIRE, HE_NONE, 0, seq, cl->grant.token);
+    log_acquire(cl, t, HT_OK, seq, cl->grant.token, mode);
     cl->holding = true;
     cl->from_ns = t;
     cl->next_renew_ns = t + renew_period_ns(run->scn);
@@ -454,14 +489,14 @@ static void crash_holder(struct client *cl, int idx)
     nemesis_fired(run->nem, idx, cl->id, cl->key, t);
     log_fault(cl, t, idx, 0);
     client_bump(cl, ST_CRASHES);
-    uint64_t seq = resource_leave(run->wl->res, cl->key);
+    uint64_t seq = resource_leave(run->wl->res, cl->key, cl->grant.mode);
     log_full(cl, t, HT_INFO, HF_CRASH, HE_NONE, 0, seq, 0);
     record_us(cl, OP_HOLD, t - cl->from_ns);
     /* The locks it kept die with it: their sections end here too. */
     for (size_t i = 0; i < cl->n_parked; i++) {
         const struct parked_lock *p = &cl->parked[i];
-        log_key(cl, p->key, t, HT_INFO, HF_CRASH, HE_NONE, 0, resource_leave(run->wl->res, p->key),
-                0);
+        log_key(cl, p->key, t, HT_INFO, HF_CRASH, HE_NONE, 0,
+                resource_leave(run->wl->res, p->key, p->grant.mode), 0);
         record_us(cl, OP_HOLD, t - p->from_ns);
     }
     cl->n_parked = 0;
@@ -527,7 +562,7 @@ static enum lock_result release_lock(struct client *cl, uint32_t key, const stru
 {
     struct run_ctx *run = cl->run;
     uint64_t t = clock_mono_ns(), done = t;
-    uint64_t seq = resource_leave(run->wl->res, key);
+    uint64_t seq = resource_leave(run->wl->res, key, g->mode);
     if (how != END_COMMIT)
         log_key(cl, key, t, HT_INVOKE, HF_RELEASE, effect, 0, seq, 0);
     record_us(cl, OP_HOLD, t - from_ns);

@@ -114,6 +114,12 @@ int client_connect(struct client *cl);
 bool client_lock(struct client *cl, uint32_t key);
 /* The same with the workload's own wait (scheduled tasks try with 0). */
 bool client_lock_wait(struct client *cl, uint32_t key, uint32_t wait_ms);
+/* The same in a mode (client_lock and client_lock_wait ask exclusive): a
+ * read lock, a write lock, a semaphore's permit. The mode goes to the lock
+ * (lock_grant.mode), the witness and the history. A mode the run's lock
+ * cannot grant (lock_grants_mode) is refused: false, an acquire error,
+ * nothing sent. A client holds one key at a time. */
+bool client_lock_mode(struct client *cl, uint32_t key, enum lock_mode mode, uint32_t wait_ms);
 /* Put the lock library's link changes (ZooKeeper's connecting, connected,
  * expired) into the history; done before each acquire and release. */
 void client_log_links(struct client *cl);

@@ -68,6 +68,7 @@ struct runner *runner_new(const struct scenario *s, const struct lock_ops *ops,
         goto oom;
     if (ops->optimistic)
         resource_set_versioned(r->run.wl->res); /* the value moves with the lock's version */
+    resource_set_permits(r->run.wl->res, s->permits);
     /* Room for the run, plus the longest fault that can stretch its last step. */
     r->tl_len = (size_t)((s->duration_ms + scenario_longest_fault_ms(s) + s->wait_ms) / 1000 + 3);
     for (uint32_t i = 0; i < r->n; i++) {

@@ -265,6 +265,7 @@ _Static_assert(HISTORY_LINK_STATES == LOCK_LINK_COUNT, "a word for every link st
 const char *const history_effect_names[EFFECT_COUNT] = {"applied", "none", "fenced", "crashed"};
 const char *const history_error_names[HE_REFUSED + 1] = {"none",  "busy",   "lost",
                                                          "error", "unsent", "refused"};
+const char *const history_mode_names[LOCK_MODE_COUNT] = {"exclusive", "shared", "permit"};
 
 /* Millions of lines: assembled in a buffer on the stack that goes out in
  * one fwrite when full; digits by hand, no format strings, no allocation. */
@@ -401,10 +402,25 @@ static int write_fault(const struct history *h, const struct history_event *e, s
     return 0;
 }
 
+/* An acquire's mode: nothing for exclusive, so such lines read as they
+ * did before modes were recorded, by any tool. */
+static int write_mode(const struct history_event *e, struct line *l)
+{
+    if (e->mode >= LOCK_MODE_COUNT || (e->mode == LOCK_MODE_PERMIT && e->permits == 0))
+        return -1;
+    if (e->mode != LOCK_MODE_EXCLUSIVE)
+        put_field_str(l, ",\"mode\":", history_mode_names[e->mode]);
+    if (e->mode == LOCK_MODE_PERMIT)
+        put_field_u64(l, ",\"permits\":", e->permits);
+    return 0;
+}
+
 /* The fields after "owner" that belong to this kind of event. */
 static int write_extra(const struct history_event *e, struct line *l)
 {
     bool seq = e->seq != HISTORY_NO_SEQ;
+    if (e->f == HF_ACQUIRE && (e->type == HT_INVOKE || e->type == HT_OK) && write_mode(e, l) < 0)
+        return -1;
     if (e->f == HF_ACQUIRE && e->type == HT_INVOKE) {
         if (e->due_ns)
             put_field_u64(l, ",\"due\":", e->due_ns);

@@ -60,18 +60,20 @@ struct history_event {
                             (latency counts from there); 0 = closed loop */
         uint64_t end_ns; /* HF_STALL: when the testbed ran again */
     };
-    uint64_t seq;    /* acquire ok / release invoke / crash: witness sequence;
-                        HF_FAULT: the note saying what it did (or HISTORY_NO_NOTE) */
-    uint32_t client; /* HF_FAULT: the client it struck, or HISTORY_SERVERS */
-    uint32_t key;    /* key id (index into history.keys); HF_FAULT: the fault's index in
-                        the scenario's list (HISTORY_NO_FAULT: not known) */
-    uint32_t owner;  /* owner id (index into history.owners); HF_FAULT: the note naming
-                        the servers it struck (history.notes; HISTORY_NO_NOTE: none) */
-    uint8_t type;    /* enum history_type */
-    uint8_t f;       /* enum history_f */
-    uint8_t arg;     /* release invoke: enum section_effect; fail/info: enum history_error;
-                        HF_FAULT: fault type number (see fault_type_name) */
-    uint8_t arg2;    /* HF_FAULT: 0 = start, 1 = end */
+    uint64_t seq;     /* acquire ok / release invoke / crash: witness sequence;
+                         HF_FAULT: the note saying what it did (or HISTORY_NO_NOTE) */
+    uint32_t client;  /* HF_FAULT: the client it struck, or HISTORY_SERVERS */
+    uint32_t key;     /* key id (index into history.keys); HF_FAULT: the fault's index in
+                         the scenario's list (HISTORY_NO_FAULT: not known) */
+    uint32_t owner;   /* owner id (index into history.owners); HF_FAULT: the note naming
+                         the servers it struck (history.notes; HISTORY_NO_NOTE: none) */
+    uint8_t type;     /* enum history_type */
+    uint8_t f;        /* enum history_f */
+    uint8_t arg;      /* release invoke: enum section_effect; fail/info: enum history_error;
+                         HF_FAULT: fault type number (see fault_type_name) */
+    uint8_t arg2;     /* HF_FAULT: 0 = start, 1 = end */
+    uint8_t mode;     /* acquire: the enum lock_mode asked (invoke) and held (ok) */
+    uint32_t permits; /* acquire in LOCK_MODE_PERMIT: the key's permits, at least 1 */
 };
 
 /* The file's words for f (operations only, not HF_FAULT), a release's
@@ -80,6 +82,9 @@ struct history_event {
 extern const char *const history_f_names[HF_CRASH + 1];
 extern const char *const history_effect_names[EFFECT_COUNT];
 extern const char *const history_error_names[HE_REFUSED + 1];
+/* An acquire's mode, by enum lock_mode: "exclusive" (never written: the
+ * mode of a line without one), "shared", "permit". */
+extern const char *const history_mode_names[LOCK_MODE_COUNT];
 /* A link event's value, by enum lock_link: "connected", "connecting", "expired". */
 #define HISTORY_LINK_STATES 3
 extern const char *const history_link_names[HISTORY_LINK_STATES];
@@ -165,8 +170,9 @@ int history_write_jsonl(const struct history *h, FILE *f);
  * client's restart) at most a day more each; a week holds them all. */
 #define HISTORY_MAX_SPAN_NS (7ULL * 86400 * 1000000000)
 /* A seq counts one key's entries and exits, and dropped counts events:
- * locklab's witness counts in 48 bits, more than a week of entries every
- * 100 ns (2^43) would need. */
+ * 48 bits, more than a week of entries every 100 ns (2^43) would need.
+ * locklab's own witness counts in 38 bits (resource.c), a day of a million
+ * entries a second on one key with room to spare. */
 #define HISTORY_MAX_COUNT ((1ULL << 48) - 1)
 /* The longest lease or slack: the scenario's ttl_ms is at most a day. */
 #define HISTORY_MAX_MS 86400000u
@@ -180,7 +186,9 @@ int history_read_stream(FILE *f, const char *name, struct history *h, char *err,
 
 /* Reconstruct critical sections and fault spans from h's events: a section
  * runs from its acquire ok to the release invoke (or crash) of the same
- * process on the same key; a process may hold several keys at once. One
+ * process on the same key, in the ok's mode; a process may hold several
+ * keys at once, and re-enter a key it holds as the same owner (a nested
+ * section: a release closes the newest, a crash all of them). One
  * still open at the end of the history is EFFECT_OPEN (to_ns =
  * end_mono_ns, for reports; the checker treats it as endless). A fault
  * still active at the end has to_ns = UINT64_MAX. Arrays are malloc'ed and

@@ -1,6 +1,6 @@
 /* history_read.c - read a history.jsonl back (docs/history.md).
  *
- * Strict: an unknown "type", "f", "effect" or "error" value, a missing
+ * Strict: an unknown "type", "f", "effect", "error" or "mode" value, a missing
  * required field or a time going backwards is an error naming the line, so
  * a history from another tool is either understood exactly or refused.
  * Keys the reader does not know are ignored, so the format can grow.
@@ -357,12 +357,31 @@ static int read_due(struct reader *r, json_t *o, struct history_event *e)
     return 0;
 }
 
+/* An acquire's mode: absent, exclusive (as every line before modes were
+ * recorded); a permit's line names its key's permits, at least 1. */
+static int read_mode(struct reader *r, json_t *o, struct history_event *e)
+{
+    int m = get_enum(r, o, "mode", history_mode_names, LOCK_MODE_COUNT, LOCK_MODE_EXCLUSIVE);
+    if (m < 0)
+        return -1;
+    e->mode = (uint8_t)m;
+    if (m != LOCK_MODE_PERMIT)
+        return json_object_get(o, "permits") ? fail(r, "\"permits\" on a line whose mode is "
+                                                       "not \"permit\"")
+                                             : 0;
+    if (get_u32(r, o, "permits", true, UINT32_MAX, &e->permits) < 0)
+        return -1;
+    return e->permits ? 0 : fail(r, "\"permits\" must be at least 1");
+}
+
 /* Fields that belong to this (type, f); absent ones take their defaults. */
 static int read_extra(struct reader *r, json_t *o, struct history_event *e)
 {
     bool acq_ok = e->f == HF_ACQUIRE && e->type == HT_OK;
     bool rel_inv = e->f == HF_RELEASE && e->type == HT_INVOKE;
     if (acq_ok && get_u64(r, o, "token", false, &e->token) < 0)
+        return -1;
+    if (e->f == HF_ACQUIRE && read_mode(r, o, e) < 0)
         return -1;
     if (e->f == HF_ACQUIRE && e->type == HT_INVOKE && read_due(r, o, e) < 0)
         return -1;

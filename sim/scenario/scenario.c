@@ -181,6 +181,11 @@ static const struct field lock_fields[] = {
     {.key = "renew_ms", .parse = parse_u32, .offset = SC(renew_ms), .max = MS_MAX},
     {.key = "retry_min_ms", .parse = parse_u32, .offset = SC(retry_min_ms), .min = 1, .max = 60000},
     {.key = "retry_max_ms", .parse = parse_u32, .offset = SC(retry_max_ms), .min = 1, .max = 60000},
+    {.key = "permits",
+     .parse = parse_u32,
+     .offset = SC(permits),
+     .min = 1,
+     .max = SCENARIO_MAX_CLIENTS},
     {.key = "redlock", .parse = parse_object, .sub = &redlock_table},
     {.key = "zookeeper", .parse = parse_object, .sub = &zookeeper_table},
     {.key = "redis", .parse = parse_object, .sub = &redis_table},
@@ -404,6 +409,7 @@ void scenario_defaults(struct scenario *s)
     s->wait_ms = 5000;
     s->retry_min_ms = 1;
     s->retry_max_ms = 50;
+    s->permits = 1;
     s->redis.wait_timeout_ms = 1000;
     s->workload = WORKLOAD_FLASH_SALE;
     s->flash_sale = (struct flash_sale_spec){

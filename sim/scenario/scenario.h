@@ -274,6 +274,7 @@ struct scenario {
     uint32_t renew_ms;     /* renewal period (watchdog or kept lease); 0 in the file = ttl/3 */
     uint32_t retry_min_ms; /* backoff while waiting */
     uint32_t retry_max_ms;
+    uint32_t permits; /* a semaphore's permits per key (lock_config.permits); 1 by default */
     struct redlock_spec redlock;
     struct zookeeper_spec zookeeper;
     struct redis_spec redis;
@@ -358,9 +359,16 @@ int scenario_read(const char *path, const struct scenario_overrides *ov, struct 
  * renewals), LACKS_REPLICAS (lock.redis's replicas and sentinels: the
  * redis lock's alone), LACKS_EXCLUSION (a workload whose section does
  * more than write a value, run on optimistic concurrency, which can only
- * refuse a write); 0 when it can run s. scenario_load refuses such a pair,
+ * refuse a write), LACKS_PERMITS (lock.permits above 1 for a lock that
+ * grants no permits); 0 when it can run s. scenario_load refuses such a pair,
  * compare lists it as NOT RUN: one list of what a scenario requires. */
-enum { LACKS_TOKEN = 1, LACKS_RENEW = 2, LACKS_REPLICAS = 4, LACKS_EXCLUSION = 8 };
+enum {
+    LACKS_TOKEN = 1,
+    LACKS_RENEW = 2,
+    LACKS_REPLICAS = 4,
+    LACKS_EXCLUSION = 8,
+    LACKS_PERMITS = 16
+};
 /* What a workload's section does that a refused write cannot undo ("a
  * database load"), for LACKS_EXCLUSION's message; NULL when a refused
  * write is all it needs. */

@@ -82,7 +82,8 @@ unsigned scenario_lacks(const struct scenario *s, const struct lock_ops *ops)
     return (s->fencing && !ops->gives_token ? LACKS_TOKEN : 0u) |
            (s->watchdog && !ops->renew ? LACKS_RENEW : 0u) |
            (ops->optimistic && workload_needs_exclusion(s->workload) ? LACKS_EXCLUSION : 0u) |
-           (topology && !ops->follows_sentinels ? LACKS_REPLICAS : 0u);
+           (topology && !ops->follows_sentinels ? LACKS_REPLICAS : 0u) |
+           (s->permits > 1 && !lock_grants_mode(ops, LOCK_MODE_PERMIT) ? LACKS_PERMITS : 0u);
 }
 
 /* What the file and the command line decide together; each check names the
@@ -114,6 +115,13 @@ static int finish_checks(struct ctx *c, const struct scenario *s)
         return scn_fail_if_file(c, json_integer(s->renew_ms),
                                 "%" PRIu32 " must be less than ttl_ms (%" PRIu32 ")", s->renew_ms,
                                 s->ttl_ms);
+    }
+    if (scenario_lacks(s, ops) & LACKS_PERMITS) {
+        scn_push_key(c, "permits");
+        return scn_fail_if_file(c, json_integer(s->permits),
+                                "%" PRIu32 " permits, but algorithm \"%s\" grants no permits (it "
+                                "is no semaphore)",
+                                s->permits, ops->name);
     }
     scn_pop(c);
     if (scenario_lacks(s, ops) & LACKS_EXCLUSION) {

@@ -5,9 +5,20 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
-#define OCC_BITS 16
-#define OCC_MASK ((1ULL << OCC_BITS) - 1)
-#define SEQ_ONE  (1ULL << OCC_BITS)
+#include "sim/scenario/scenario.h"
+
+/* The witness word (resource.h): two holder counts and the sequence. A
+ * count holds every client of a run inside at once, so neither carries
+ * into the next field; 38 bits of sequence are a day of a million entries
+ * and exits a second on one key (1.7e11) with room to spare (2.7e11). */
+#define COUNT_BITS   13
+#define COUNT_MASK   ((1ULL << COUNT_BITS) - 1)
+#define EXCL_ONE     1ULL
+#define SHARED_SHIFT COUNT_BITS
+#define SHARED_ONE   (1ULL << SHARED_SHIFT)
+#define SEQ_SHIFT    (2 * COUNT_BITS)
+#define SEQ_ONE      (1ULL << SEQ_SHIFT)
+_Static_assert(SCENARIO_MAX_CLIENTS <= COUNT_MASK, "a count holds every client");
 
 /* One cache line per key: holders of different keys never share a line. */
 struct slot {
@@ -26,6 +37,7 @@ struct resource {
     size_t n;
     bool fencing;
     bool versioned;
+    uint32_t permits; /* the witness's N for permit holders */
     _Atomic uint64_t concurrent;
     _Atomic uint64_t lost_commits; /* versioned: committed writes the store could not apply */
     _Atomic uint64_t rejected;     /* accesses fencing refused */
@@ -43,6 +55,7 @@ struct resource *resource_new(size_t n_keys, int64_t initial, bool fencing)
     }
     r->n = n_keys;
     r->fencing = fencing;
+    r->permits = 1;
     for (size_t i = 0; i < n_keys; i++) {
         atomic_init(&r->slots[i].witness, 0);
         atomic_init(&r->slots[i].value, initial);
@@ -68,20 +81,34 @@ void resource_free(struct resource *r)
     free(r);
 }
 
-uint32_t resource_enter(struct resource *r, uint32_t key, uint64_t *seq)
+void resource_set_permits(struct resource *r, uint32_t permits)
 {
-    uint64_t old = atomic_fetch_add(&r->slots[key].witness, SEQ_ONE + 1);
-    uint32_t inside = (uint32_t)(old & OCC_MASK);
-    *seq = old >> OCC_BITS;
-    if (inside)
-        atomic_fetch_add_explicit(&r->concurrent, 1, memory_order_relaxed);
-    return inside;
+    r->permits = permits ? permits : 1;
 }
 
-uint64_t resource_leave(struct resource *r, uint32_t key)
+/* What one holder in mode adds to the word's counts. */
+static uint64_t holder_one(enum lock_mode mode)
 {
-    uint64_t old = atomic_fetch_add(&r->slots[key].witness, SEQ_ONE - 1);
-    return old >> OCC_BITS;
+    return mode == LOCK_MODE_EXCLUSIVE ? EXCL_ONE : SHARED_ONE;
+}
+
+bool resource_enter(struct resource *r, uint32_t key, enum lock_mode mode, uint64_t *seq)
+{
+    uint64_t old = atomic_fetch_add(&r->slots[key].witness, SEQ_ONE + holder_one(mode));
+    uint64_t excl = old & COUNT_MASK, shared = (old >> SHARED_SHIFT) & COUNT_MASK;
+    *seq = old >> SEQ_SHIFT;
+    bool conflict = mode == LOCK_MODE_EXCLUSIVE ? excl + shared > 0
+                    : mode == LOCK_MODE_PERMIT  ? excl > 0 || shared >= r->permits
+                                                : excl > 0;
+    if (conflict)
+        atomic_fetch_add_explicit(&r->concurrent, 1, memory_order_relaxed);
+    return conflict;
+}
+
+uint64_t resource_leave(struct resource *r, uint32_t key, enum lock_mode mode)
+{
+    uint64_t old = atomic_fetch_add(&r->slots[key].witness, SEQ_ONE - holder_one(mode));
+    return old >> SEQ_SHIFT;
 }
 
 uint64_t resource_concurrent_entries(const struct resource *r)

@@ -5,11 +5,18 @@
  * so two holders inside at once lose an update exactly as two processes
  * racing on a database row would — visible, and free of C data races.
  *
- * Witness: one 64-bit word per key, occupancy in the low 16 bits and an
- * event sequence in the rest. Entering and leaving are single fetch-adds,
- * so the sequence is the exact order in which holders came and went; the
- * history records it and the offline checker orders sections by it, which
- * is why the two always agree.
+ * Witness: one 64-bit word per key: how many exclusive holders are
+ * inside (bits 0-12), how many shared ones, shared and permits alike
+ * (bits 13-25), and an event sequence (bits 26-63). Entering and leaving
+ * are single fetch-adds on it, so the sequence is the exact order in which
+ * holders came and went, and each entry sees exactly who was inside; the
+ * history records the sequence and the offline checker orders sections by
+ * it, which is why the two always agree. An entry counts as concurrent by
+ * the checker's rule (checker.h): an exclusive one when anyone is inside, a
+ * shared one when an exclusive holder is, a permit when an exclusive
+ * holder is or `permits` shared ones are. The witness does not know
+ * owners: it is entered once per holder of a key, and a holder re-entering
+ * a key it holds is no new holder (the checker does not count it either).
  *
  * Fencing (Kleppmann): the store remembers the highest token it has seen
  * per key, on reads as well as writes, and rejects any access with a lower
@@ -34,6 +41,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "algorithms/lock.h"
+
 struct resource;
 
 enum resource_rc { RES_OK = 0, RES_FENCED = 1 };
@@ -55,11 +64,15 @@ void resource_commit_end(struct resource *r, uint32_t key, bool unknown);
  * lets one commit through per version never causes. */
 uint64_t resource_lost_commits(const struct resource *r);
 
-/* Witness: enter returns how many holders were already inside and sets
- * *seq; leave returns the sequence of the leaving event. */
-uint32_t resource_enter(struct resource *r, uint32_t key, uint64_t *seq);
-uint64_t resource_leave(struct resource *r, uint32_t key);
-/* Entries that found their key occupied, over the whole run. */
+/* Witness: how many permit holders one key admits (lock_config.permits,
+ * at least 1; 1 until set); set before any client runs. */
+void resource_set_permits(struct resource *r, uint32_t permits);
+/* Witness: enter key in mode: true when it entered while a conflicting set
+ * was inside (above), and counted so; sets *seq. leave, in the mode it
+ * entered: the sequence of the leaving event. */
+bool resource_enter(struct resource *r, uint32_t key, enum lock_mode mode, uint64_t *seq);
+uint64_t resource_leave(struct resource *r, uint32_t key, enum lock_mode mode);
+/* Entries that found their key held in a conflicting mode, over the run. */
 uint64_t resource_concurrent_entries(const struct resource *r);
 
 /* Read / write key's value with the holder's fencing token (ignored

@@ -36,6 +36,8 @@ void assert_section_equal(const struct section *a, const struct section *b)
     assert_int_equal(a->owner, b->owner);
     assert_int_equal(a->client, b->client);
     assert_int_equal(a->effect, b->effect);
+    assert_int_equal(a->mode, b->mode);
+    assert_int_equal(a->permits, b->permits);
     assert_int_equal(a->has_seq, b->has_seq);
     assert_int_equal(a->token, b->token);
     assert_int_equal(a->from_ns, b->from_ns);

@@ -1,7 +1,8 @@
 /* test_cli.c - the command line a newcomer meets: help for every command,
  * `list` for scripts, a run folder never overwritten, the start header in a
  * log that is not a terminal, what a SIGKILLed run left behind cleaned
- * by the next one, and `check` refusing a hostile history. Real runs
+ * by the next one, `check` refusing a hostile history and judging one by
+ * its lock modes. Real runs
  * against real redis-servers.
  */
 #include <setjmp.h>
@@ -531,11 +532,82 @@ static void check_refuses_a_hostile_history(void **state)
                                "history line may be\n");
 }
 
+/* `check` judges a history by its lines' modes (docs/history.md, "Modes
+ * and re-entry"): readers overlapping pass, a writer entering on two
+ * readers is two violations, a third holder of two permits one; an
+ * unknown mode is bad input, one line naming the file and the line. */
+static void check_judges_by_mode(void **state)
+{
+    (void)state;
+#define START "{\"type\":\"start\",\"locklab\":1,\"mono_ns\":1000,\"clients\":3}\n"
+#define END   "{\"type\":\"end\",\"mono_ns\":2000,\"complete\":true,\"dropped\":0}\n"
+#define OK(t, p, mode)                                                                             \
+    "{\"time\":" #t ",\"process\":" #p ",\"type\":\"ok\",\"f\":\"acquire\",\"key\":\"k\","         \
+    "\"owner\":\"o" #p "\"" mode "}\n"
+#define REL(t, p)                                                                                  \
+    "{\"time\":" #t ",\"process\":" #p ",\"type\":\"invoke\",\"f\":\"release\",\"key\":\"k\","     \
+    "\"owner\":\"o" #p "\"}\n"
+#define SHARED ",\"mode\":\"shared\""
+#define PERMIT ",\"mode\":\"permit\",\"permits\":2"
+    static const struct {
+        const char *text;
+        int status;
+        const char *said; /* the checker's line, or the error after the path */
+    } files[] = {
+        {START OK(1100, 0, SHARED) OK(1200, 1, SHARED) REL(1300, 0) OK(1350, 2, SHARED) REL(1400, 1)
+             REL(1500, 2) END,
+         0,
+         "checker: 3 sections, 0 overlapping pairs (0 fenced pairs, safe), 0 violations, 0 "
+         "concurrent entries\n"},
+        {START OK(1100, 0, SHARED) OK(1200, 1, SHARED) OK(1250, 2, "") REL(1300, 0) REL(1400, 1)
+             REL(1500, 2) END,
+         1,
+         "checker: 3 sections, 2 overlapping pairs (0 fenced pairs, safe), 2 violations, 1 "
+         "concurrent entries\n"},
+        {START OK(1100, 0, PERMIT) OK(1200, 1, PERMIT) OK(1250, 2, PERMIT) REL(1300, 1) REL(1400, 0)
+             REL(1500, 2) END,
+         1,
+         "checker: 3 sections, 1 overlapping pairs (0 fenced pairs, safe), 1 violations, 1 "
+         "concurrent entries\n"},
+        {START OK(1100, 0, SHARED) OK(1200, 1, ",\"mode\":\"upgrade\"") END, 2,
+         ":3: unknown mode \"upgrade\"\n"},
+        {START OK(1100, 0, ",\"mode\":\"permit\",\"permits\":0") END, 2,
+         ":2: \"permits\" must be at least 1\n"},
+    };
+#undef START
+#undef END
+#undef OK
+#undef REL
+#undef SHARED
+#undef PERMIT
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+        char path[600], want[1024];
+        snprintf(path, sizeof(path), "%s/modes-%zu.jsonl", tmp, i);
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fputs(files[i].text, f);
+        assert_int_equal(fclose(f), 0);
+        struct outcome o = {0};
+        run(&o, NULL, "check", path, NULL);
+        assert_int_equal(o.status, files[i].status);
+        if (files[i].status == 2) {
+            snprintf(want, sizeof(want), "locklab: %s%s", path, files[i].said);
+            assert_string_equal(o.err, want);
+            assert_string_equal(o.out, "");
+            continue;
+        }
+        if (strstr(o.out, files[i].said) == NULL)
+            fail_msg("file %zu: no \"%s\" in:\n%s", i, files[i].said, o.out);
+        assert_non_null(strstr(o.out, i == 0 ? "End of check: PASS (safe)" : "End of check: FAIL"));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_command_answers_help),
         cmocka_unit_test(check_refuses_a_hostile_history),
+        cmocka_unit_test(check_judges_by_mode),
         cmocka_unit_test(list_prints_names_for_scripts),
         cmocka_unit_test(out_onto_a_run_is_refused),
         cmocka_unit_test(compare_out_with_an_old_run_inside_is_refused),

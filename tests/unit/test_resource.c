@@ -2,7 +2,9 @@
  * value moves with the version its row is at; reads of an older version
  * are refused, a newer one is adopted only when no commit can still write
  * it; a committed write the store cannot apply is counted. Exact values,
- * in the order the engine makes the calls (client_commit, client_unlock). */
+ * in the order the engine makes the calls (client_commit, client_unlock).
+ * And the witness: entries counted by mode, the sequence they get, and
+ * the offline checker agreeing with it on the sections it numbered. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "sim/check/checker.h"
 #include "sim/workloads/resource.h"
 
 static struct resource *versioned(int64_t initial)
@@ -95,6 +98,141 @@ static void test_two_commits_from_one_version_are_counted(void **state)
     resource_free(r);
 }
 
+/* ---- the witness -------------------------------------------------------- */
+
+#define X LOCK_MODE_EXCLUSIVE
+#define S LOCK_MODE_SHARED
+#define P LOCK_MODE_PERMIT
+
+static bool enter(struct resource *r, enum lock_mode m, uint64_t want_seq)
+{
+    uint64_t seq = UINT64_MAX;
+    bool c = resource_enter(r, 0, m, &seq);
+    assert_int_equal(seq, want_seq);
+    return c;
+}
+
+static void test_witness_exclusive(void **state)
+{
+    (void)state;
+    struct resource *r = resource_new(1, 0, false);
+    assert_non_null(r);
+    assert_false(enter(r, X, 0));
+    assert_true(enter(r, X, 1)); /* a second holder */
+    assert_int_equal(resource_leave(r, 0, X), 2);
+    assert_int_equal(resource_leave(r, 0, X), 3);
+    assert_false(enter(r, X, 4));
+    assert_int_equal(resource_concurrent_entries(r), 1);
+    resource_free(r);
+}
+
+/* Readers share; a writer among them is concurrent, and so is a reader
+ * entering while it is inside; once it left, readers share again. */
+static void test_witness_readers_and_a_writer(void **state)
+{
+    (void)state;
+    struct resource *r = resource_new(1, 0, false);
+    assert_non_null(r);
+    assert_false(enter(r, S, 0));
+    assert_false(enter(r, S, 1));
+    assert_false(enter(r, S, 2));
+    assert_true(enter(r, X, 3));
+    assert_true(enter(r, S, 4));
+    assert_int_equal(resource_leave(r, 0, X), 5);
+    assert_false(enter(r, S, 6));
+    assert_int_equal(resource_concurrent_entries(r), 2);
+    /* four readers still inside: a writer now is concurrent */
+    assert_true(enter(r, X, 7));
+    assert_int_equal(resource_concurrent_entries(r), 3);
+    resource_free(r);
+}
+
+static void test_witness_permits(void **state)
+{
+    (void)state;
+    struct resource *r = resource_new(1, 0, false);
+    assert_non_null(r);
+    resource_set_permits(r, 2);
+    assert_false(enter(r, P, 0));
+    assert_false(enter(r, P, 1));
+    assert_true(enter(r, P, 2)); /* the third of two */
+    assert_int_equal(resource_leave(r, 0, P), 3);
+    assert_true(enter(r, P, 4)); /* two still inside */
+    assert_int_equal(resource_leave(r, 0, P), 5);
+    assert_int_equal(resource_leave(r, 0, P), 6);
+    assert_false(enter(r, P, 7)); /* one inside */
+    assert_true(enter(r, X, 8));  /* a writer among permits */
+    assert_int_equal(resource_concurrent_entries(r), 3);
+    resource_free(r);
+
+    /* never set: one permit, a mutex */
+    r = resource_new(1, 0, false);
+    assert_non_null(r);
+    assert_false(enter(r, P, 0));
+    assert_true(enter(r, P, 1));
+    resource_free(r);
+}
+
+/* Every client of a run inside at once in one mode leaves the other
+ * count alone: a count never carries into the next field. */
+static void test_witness_counts_do_not_carry(void **state)
+{
+    (void)state;
+    enum { ALL = 4096 };
+    struct resource *r = resource_new(1, 0, false);
+    assert_non_null(r);
+    for (uint64_t i = 0; i < ALL; i++)
+        assert_false(enter(r, S, i));
+    assert_true(enter(r, X, ALL));
+    for (uint64_t i = 0; i < ALL; i++)
+        assert_int_equal(resource_leave(r, 0, S), ALL + 1 + i);
+    assert_true(enter(r, S, 2 * ALL + 1)); /* the writer is still inside */
+    assert_int_equal(resource_leave(r, 0, X), 2 * ALL + 2);
+    assert_int_equal(resource_leave(r, 0, S), 2 * ALL + 3);
+    assert_false(enter(r, X, 2 * ALL + 4)); /* all gone: nothing carried over */
+    assert_int_equal(resource_concurrent_entries(r), 2);
+    resource_free(r);
+}
+
+/* A script of entries and exits in every mode, its sections numbered by
+ * the witness's sequence: the checker counts the concurrent entries the
+ * witness counted, and (sections of different owners) no more. */
+static void test_witness_and_checker_agree(void **state)
+{
+    (void)state;
+    /* >= 0: enter holder h in its mode; < 0: holder -h-1 leaves */
+    static const enum lock_mode mode[] = {S, S, X, S, P, P, P, X, S};
+    static const int script[] = {0, 1, 2, -1, -2, 3, -3, -4, 4, 5, 6, -5, -6, -7, 7, 8, -8, -9};
+    enum { N = sizeof(mode) / sizeof(mode[0]) };
+    struct resource *r = resource_new(1, 0, false);
+    assert_non_null(r);
+    resource_set_permits(r, 2);
+    struct section s[N];
+    for (size_t i = 0; i < sizeof(script) / sizeof(script[0]); i++) {
+        int h = script[i];
+        uint64_t seq;
+        if (h >= 0) {
+            resource_enter(r, 0, mode[h], &seq);
+            s[h] = (struct section){.owner = (uint32_t)h,
+                                    .mode = (uint8_t)mode[h],
+                                    .permits = 2,
+                                    .has_seq = true,
+                                    .seq_from = seq};
+        } else {
+            s[-h - 1].seq_to = resource_leave(r, 0, mode[-h - 1]);
+        }
+    }
+    struct check_result c;
+    assert_int_equal(checker_run(s, N, NULL, 0, 0, 0, false, &c), 0);
+    /* by hand: writer 2 on readers 0 and 1 (two pairs); reader 3 on
+     * writer 2; permit 6 the third of two; reader 8 on writer 7 */
+    assert_int_equal(resource_concurrent_entries(r), 4);
+    assert_int_equal(c.concurrent_entries, 4);
+    assert_int_equal(c.overlaps, 5);
+    checker_result_free(&c);
+    resource_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -102,6 +240,11 @@ int main(void)
         cmocka_unit_test(test_no_adoption_while_a_commit_is_in_flight),
         cmocka_unit_test(test_unknown_commit_is_adopted_when_nothing_is_in_flight),
         cmocka_unit_test(test_two_commits_from_one_version_are_counted),
+        cmocka_unit_test(test_witness_exclusive),
+        cmocka_unit_test(test_witness_readers_and_a_writer),
+        cmocka_unit_test(test_witness_permits),
+        cmocka_unit_test(test_witness_counts_do_not_carry),
+        cmocka_unit_test(test_witness_and_checker_agree),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

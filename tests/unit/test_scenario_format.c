@@ -82,6 +82,7 @@ static void assert_defaults(const struct scenario *s)
     assert_int_equal(s->renew_ms, 0);
     assert_int_equal(s->retry_min_ms, 1);
     assert_int_equal(s->retry_max_ms, 50);
+    assert_int_equal(s->permits, 1); /* one holder a key: a mutex */
     assert_int_equal(s->workload, WORKLOAD_FLASH_SALE);
     assert_int_equal(s->flash_sale.items, 10);
     assert_int_equal(s->flash_sale.stock, 1000);
@@ -421,7 +422,8 @@ static void test_unknown_keys(void **state)
          "t.json:1:11: lock.tll_ms: unknown key (did you mean \"ttl_ms\"?)"},
         {"{'lock': {'ttl': 5}, " WL "}",
          "t.json:1:11: lock.ttl: unknown key (known: algorithm, ttl_ms, wait_ms, watchdog, "
-         "renew_ms, retry_min_ms, retry_max_ms, redlock, zookeeper, redis, postgres, etcd)"},
+         "renew_ms, retry_min_ms, retry_max_ms, permits, redlock, zookeeper, redis, postgres, "
+         "etcd)"},
         {"{'workload': {'type': 'flash_sale', 'critcal_ms': 5}}",
          "t.json:1:37: workload.critcal_ms: unknown key (did you mean \"critical_ms\"?)"},
         {"{'faults': [{'at_ms': 0, 'type': 'client_crash', 'durration_ms': 5}], " WL "}",

@@ -41,6 +41,9 @@ static void test_finish_errors(void **state)
          "t.json:1:51: lock.watchdog: algorithm \"redis-naive\" cannot renew a lock"},
         {"{'lock': {'ttl_ms': 3000, 'renew_ms': 3000}, " WL "}",
          "t.json:1:39: lock.renew_ms: 3000 must be less than ttl_ms (3000)"},
+        {"{'lock': {'algorithm': 'redis', 'permits': 3}, " WL "}",
+         "t.json:1:44: lock.permits: 3 permits, but algorithm \"redis\" grants no permits (it is "
+         "no semaphore)"},
         {"{'duration_s': 2, 'faults': [{'at_ms': 2000, 'type': 'client_crash'}], " WL "}",
          "t.json:1:40: faults[0].at_ms: 2000 is past the end of the run (2000 ms)"},
         {"{'faults': [{'at_ms': 0, 'type': 'client_crash', 'target': 'client:4'}],"
