@@ -30,8 +30,9 @@ locklab's (tests/lib/history_merge.py), and prints one summary line:
   redisson_peer client=1000 owner=... grants=.. reentries=.. waits=..
   woken_message=.. woken_timeout=.. busy=.. errors=.. releases=..
   lost=.. renewals=.. complete=true|false
-A re-entrant hold is one critical section in the history: from the first
-grant to the start of the release that frees the lock.
+A re-entrant hold (--reenter) writes each take and each release, so the
+second take is a section nested in the first (docs/history.md, "modes and
+re-entry"): the key is free only after the second release.
 
 Python 3 standard library only. Every wait has a deadline, and the process
 exits within --deadline-s whatever happens.
@@ -430,8 +431,16 @@ class Peer:
         self.n["grants"] += 1
         takes = 1
         if a.reenter:
-            if self.try_acquire(name) is not None:
+            h.op("invoke", "acquire", name, self.field)
+            try:
+                again = self.try_acquire(name)
+            except (OSError, socket.timeout, ProtocolError, Deadline):
+                h.op("info", "acquire", name, self.field, error="error")
+                self.n["errors"] += 1
+                raise
+            if again is not None:
                 raise ProtocolError("re-entry refused on %s by our own lock" % name)
+            h.op("ok", "acquire", name, self.field)
             self.n["reentries"] += 1
             takes = 2
         self.sleep(a.hold_ms)
@@ -440,7 +449,7 @@ class Peer:
             if last:
                 with self.held_mu:
                     self.held.pop(name, None)
-                h.op("invoke", "release", name, self.field)
+            h.op("invoke", "release", name, self.field)
             try:
                 r = self.unlock(name)
             except (OSError, socket.timeout, ProtocolError, Deadline):
@@ -448,12 +457,18 @@ class Peer:
                 self.n["errors"] += 1
                 raise
             if r is None:
+                # not ours any more: every section still open on it ends here
                 h.op("fail", "release", name, self.field, error="lost")
+                for _ in range(k - 1):
+                    h.op("invoke", "release", name, self.field)
+                    h.op("fail", "release", name, self.field, error="lost")
                 self.n["lost"] += 1
+                with self.held_mu:
+                    self.held.pop(name, None)
                 return
             if last != (r == 1):
                 raise ProtocolError("unlock %d of %d on %s answered %d" % (takes - k + 1, takes, name, r))
-        h.op("ok", "release", name, self.field)
+            h.op("ok", "release", name, self.field)
         self.n["releases"] += 1
 
     def sleep(self, ms):

@@ -6,7 +6,8 @@
 # keep mutual exclusion.
 #   1. the peer alone against Redisson's facts: its hash field and
 #      re-entry count (HGETALL, exact), the watchdog keeping a short lease
-#      alive, the unlock message 0 on redisson_lock__channel:{name};
+#      alive, the unlock message 0 on redisson_lock__channel:{name}; its
+#      history two nested sections of one owner;
 #   2. peer against peer: the merged history checks clean, and both woke
 #      by message (the peer's own wiring, before locklab is involved);
 #   3. locklab holds, the peers wait: a flash sale run with
@@ -18,7 +19,9 @@
 #   4. the peer holds re-entrantly (HGETALL: its field, count 2), locklab
 #      waits subscribed on the lock's channel (PUBSUB NUMSUB) and is
 #      granted only after the peer's outer release, long before the
-#      peer's lease could have lapsed.
+#      peer's lease could have lapsed; the same history with the peer's
+#      outer release moved past locklab's grant must FAIL the check (the
+#      nested section still holds the key).
 # Parts 3 and 4 need locklab's redisson lock: without it the test FAILs
 # (it never skips them silently).
 #   tests/locks/test_redisson_wire.sh SOURCE_DIR LOCKLAB_BIN
@@ -193,6 +196,18 @@ if peer_wait alone; then
   expect alone releases -eq 1
   expect alone lost -eq 0
   expect alone renewals -ge 3
+fi
+# Its history: two takes, two releases, the second take nested in the first.
+n_ok=$(grep -c '"type":"ok","f":"acquire"' "$tmp/alone.jsonl" || true)
+n_rel=$(grep -c '"type":"invoke","f":"release"' "$tmp/alone.jsonl" || true)
+"$bin" check "$tmp/alone.jsonl" >"$tmp/alone.check" 2>&1 || true
+if [ "$n_ok" = 2 ] && [ "$n_rel" = 2 ] &&
+  grep -qxF 'checker: 2 sections, 0 overlapping pairs (0 fenced pairs, safe), 0 violations, 0 concurrent entries' "$tmp/alone.check" &&
+  grep -q '^End of check: PASS' "$tmp/alone.check"; then
+  ok "alone: its history has 2 grants and 2 releases, checked as 2 nested sections of one owner"
+else
+  fail "alone: history with $n_ok grants, $n_rel releases (expected 2 and 2); locklab check:"
+  sed 's/^/         /' "$tmp/alone.check"
 fi
 [ "$(rcli exists "$key")" = 0 ] || fail "alone: $key still exists after the release"
 latches=$(rcli --scan --pattern 'redisson_unlock_latch*')
@@ -379,21 +394,40 @@ fi
 if run_wait wait; then
   same_keys wait lock:stock:0
   check_merged wait 0 "$tmp/wait/history.jsonl" "$tmp/p4.jsonl"
-  "$py" - "$tmp/wait.jsonl" <<'PY' || failed=1
+  "$py" - "$tmp/wait.jsonl" "$tmp/wait-late.jsonl" <<'PY' || failed=1
 import json, sys
-ev = [json.loads(l) for l in open(sys.argv[1])][1:-1]
-rel = [e["time"] for e in ev if e.get("process") == 1000 and e["type"] == "invoke" and e["f"] == "release"]
-got = [e["time"] for e in ev if e.get("process") == 0 and e["type"] == "ok" and e["f"] == "acquire"]
-if len(rel) != 1 or not got:
-    print(f"FAIL   wait: {len(rel)} peer releases, {len(got)} locklab grants in the merged history")
+lines = [json.loads(l) for l in open(sys.argv[1])]
+ev = lines[1:-1]
+rel = [e for e in ev if e.get("process") == 1000 and e["type"] == "invoke" and e["f"] == "release"]
+got = [e for e in ev if e.get("process") == 0 and e["type"] == "ok" and e["f"] == "acquire"]
+if len(rel) != 2 or not got:
+    print(f"FAIL   wait: {len(rel)} peer releases (expected 2: inner, outer), {len(got)} locklab grants")
     sys.exit(1)
-first = got[0]
-gap = (first - rel[0]) / 1e6
+gap = (got[0]["time"] - rel[1]["time"]) / 1e6
 if not 0 <= gap < 5000:
-    print(f"FAIL   wait: locklab's first grant came {gap:.1f} ms after the peer's release, expected within 5 s of it")
+    print(f"FAIL   wait: locklab's first grant came {gap:.1f} ms after the peer's outer release, expected within 5 s")
     sys.exit(1)
 print(f"ok     wait: locklab's first grant {gap:.1f} ms after the peer's outer release (its lease had 17 s left)")
+# The same history with the peer's outer release 1 ms after locklab's
+# first grant: as if the key had been freed by the inner release while
+# the peer still held it once. The check must see the nested section.
+late = got[0]["time"] + 1000000
+for e in ev:
+    if e.get("process") == 1000 and e["f"] == "release" and e["time"] >= rel[1]["time"]:
+        e["time"] = late
+ev.sort(key=lambda e: e["time"])
+with open(sys.argv[2], "w") as f:
+    for o in [lines[0]] + ev + [lines[-1]]:
+        f.write(json.dumps(o, separators=(",", ":")) + "\n")
 PY
+  rc=0
+  "$bin" check "$tmp/wait-late.jsonl" --show-violations 1 >"$tmp/wait-late.check" 2>&1 || rc=$?
+  if [ "$rc" = 1 ] && grep -q '^!!! violation on lock:stock:0: client 1000' "$tmp/wait-late.check"; then
+    ok "wait-late: the peer's outer section still held when locklab entered: $(grep '^checker:' "$tmp/wait-late.check")"
+  else
+    fail "wait-late: locklab check exited $rc (expected 1, a violation of client 1000's nested section):"
+    sed 's/^/         /' "$tmp/wait-late.check"
+  fi
 fi
 
 if [ "$failed" = 0 ]; then
