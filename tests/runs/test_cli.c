@@ -70,7 +70,8 @@ static void list_prints_names_for_scripts(void **state)
     assert_string_equal(o.out, "redis\nredis-naive\nredlock\nzookeeper\netcd\npostgres-"
                                "advisory\npostgres-row\npostgres-optimistic\nredisson\nredisson-"
                                "fenced\nredisson-fair\nredisson-"
-                               "rw\nredisson-semaphore\n");
+                               "rw\nredisson-semaphore\nredisson-rw-naive\nredisson-"
+                               "semaphore-naive\n");
     run(&bad, NULL, "list", "locks", NULL);
     assert_int_equal(bad.status, 2);
     run(&all, NULL, "list", NULL, NULL);
@@ -80,7 +81,7 @@ static void list_prints_names_for_scripts(void **state)
     assert_non_null(strstr(all.out, "redis; expects violations 0, invariants hold, "
                                     "rejected_accesses >0"));
     assert_non_null(strstr(all.out, "  client_pause   the target stalls"));
-    assert_non_null(strstr(all.out, "  redlock              no       yes"));
+    assert_non_null(strstr(all.out, "  redlock                   no       yes"));
 }
 
 /* argv refused with exit 2 and exactly the line want on stderr, and no
