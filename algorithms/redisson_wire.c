@@ -63,11 +63,34 @@ void rsn_close(struct lock_client *c)
     wire_client_close(c);
 }
 
+/* Names are built on every unlock: by hand, not by snprintf, which
+ * cost a quarter of the lock cycle's instructions. */
 size_t rsn_prefix_name(char *out, const char *prefix, const char *name, size_t len)
 {
     bool tagged = memchr(name, '{', len) != NULL;
-    int n = snprintf(out, RSN_NAME_MAX, tagged ? "%s:%.*s" : "%s:{%.*s}", prefix, (int)len, name);
-    return n > 0 && n < RSN_NAME_MAX ? (size_t)n : 0;
+    size_t pl = strlen(prefix), n = pl + 1 + len + (tagged ? 0 : 2);
+    if (n >= RSN_NAME_MAX)
+        return 0;
+    char *at = out;
+    memcpy(at, prefix, pl);
+    at += pl;
+    *at++ = ':';
+    if (!tagged)
+        *at++ = '{';
+    memcpy(at, name, len);
+    at += len;
+    if (!tagged)
+        *at++ = '}';
+    *at = '\0';
+    return n;
+}
+
+/* 16 lower-case hex digits of v at out. */
+static void put_hex64(char *out, uint64_t v)
+{
+    static const char digits[] = "0123456789abcdef";
+    for (int i = 15; i >= 0; i--, v >>= 4)
+        out[i] = digits[v & 15];
 }
 
 /* --- the pub/sub connection -------------------------------------------- */
@@ -189,8 +212,7 @@ static int await_message(struct lock_client *c, struct rsn_client *r, uint64_t u
         /* LockPubSub wakes a waiter on its two messages only; a
          * semaphore's channel carries counts, and any of them wakes. */
         const redisReply *m = reply;
-        bool msg = is_push(m, "message", r->channel) &&
-                   m->element[2]->type == REDIS_REPLY_STRING &&
+        bool msg = is_push(m, "message", r->channel) && m->element[2]->type == REDIS_REPLY_STRING &&
                    (r->any_message || strcmp(m->element[2]->str, RSN_UNLOCK_MESSAGE) == 0 ||
                     strcmp(m->element[2]->str, RSN_READ_UNLOCK_MESSAGE) == 0);
         freeReplyObject(reply);
@@ -292,16 +314,17 @@ enum lock_result rsn_acquire(struct lock_client *c, rsn_try_fn try_once, rsn_cha
 size_t rsn_new_latch(struct lock_client *c, const char *key, size_t key_len)
 {
     struct rsn_client *r = c->impl;
-    char base[RSN_NAME_MAX];
-    size_t n = rsn_prefix_name(base, "redisson_unlock_latch", key, key_len);
-    int len = n ? snprintf(r->latch, sizeof(r->latch), "%s:%016" PRIx64 "%016" PRIx64, base,
-                           lock_random(c, UINT64_MAX), lock_random(c, UINT64_MAX))
-                : -1;
-    if (len <= 0 || (size_t)len >= sizeof(r->latch)) {
+    size_t n = rsn_prefix_name(r->latch, "redisson_unlock_latch", key, key_len);
+    if (n == 0 || n + 1 + 32 >= sizeof(r->latch)) {
         lock_set_error(c, LOCK_ERR_CONFIG, "lock name too long");
         return 0;
     }
-    return (size_t)len;
+    /* the request id: 32 hex digits, as Redisson's generateId */
+    r->latch[n] = ':';
+    put_hex64(r->latch + n + 1, lock_random(c, UINT64_MAX));
+    put_hex64(r->latch + n + 17, lock_random(c, UINT64_MAX));
+    r->latch[n + 33] = '\0';
+    return n + 33;
 }
 
 void rsn_unlock_args(struct lock_client *c, uint32_t ttl_ms, const char *message, const char **args,
