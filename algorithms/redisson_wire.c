@@ -119,9 +119,9 @@ static bool is_push(const redisReply *r, const char *kind, const char *channel)
            r->element[1]->type == REDIS_REPLY_STRING && strcmp(r->element[1]->str, channel) == 0;
 }
 
-/* Subscribe sub to channel (leaving the one it was on), and wait for the
- * confirmation, past older pushes. 0, or -1 with c->err set. */
-static int subscribe(struct lock_client *c, struct rsn_client *r, const char *channel)
+/* One subscription attempt (subscribe's): 0, -1 the connection broke or
+ * could not be had, -2 no confirmation in time; c->err set. */
+static int subscribe_once(struct lock_client *c, struct rsn_client *r, const char *channel)
 {
     if (sub_connect(c, r) < 0)
         return -1;
@@ -142,7 +142,8 @@ static int subscribe(struct lock_client *c, struct rsn_client *r, const char *ch
         if (rc <= 0) {
             if (rc == 0)
                 snprintf(ctx->errstr, sizeof(ctx->errstr), "no confirmation in time");
-            return sub_broken(c, r, "SUBSCRIBE"), -1;
+            sub_broken(c, r, "SUBSCRIBE");
+            return rc == 0 ? -2 : -1;
         }
         bool mine = is_push(reply, "subscribe", channel);
         freeReplyObject(reply);
@@ -152,6 +153,23 @@ static int subscribe(struct lock_client *c, struct rsn_client *r, const char *ch
     snprintf(r->channel, sizeof(r->channel), "%s", channel);
     r->unsub_pending = false;
     return 0;
+}
+
+/* Subscribe sub to channel (leaving the one it was on), and wait for the
+ * confirmation, past older pushes. 0, or -1 with c->err set. */
+static int subscribe(struct lock_client *c, struct rsn_client *r, const char *channel)
+{
+    /* The kept connection sat idle since the last wait: a server that
+     * restarted, or closed it at its idle timeout, meanwhile shows only
+     * now, as the SUBSCRIBE reads end-of-file. Dial once more rather than
+     * fail an acquire that a fresh connection serves (Redisson's pub/sub
+     * reconnects). A confirmation that did not come in time is not tried
+     * again: that would double the wait. */
+    bool kept = r->sub.ctx != NULL && r->sub.ctx->err == 0;
+    int rc = subscribe_once(c, r, channel);
+    if (rc == -1 && kept)
+        rc = subscribe_once(c, r, channel);
+    return rc == 0 ? 0 : -1;
 }
 
 /* Leave the channel without waiting for the answer (see the top). */
@@ -189,8 +207,7 @@ static int await_message(struct lock_client *c, struct rsn_client *r, uint64_t u
         /* LockPubSub wakes a waiter on its two messages only; a
          * semaphore's channel carries counts, and any of them wakes. */
         const redisReply *m = reply;
-        bool msg = is_push(m, "message", r->channel) &&
-                   m->element[2]->type == REDIS_REPLY_STRING &&
+        bool msg = is_push(m, "message", r->channel) && m->element[2]->type == REDIS_REPLY_STRING &&
                    (r->any_message || strcmp(m->element[2]->str, RSN_UNLOCK_MESSAGE) == 0 ||
                     strcmp(m->element[2]->str, RSN_READ_UNLOCK_MESSAGE) == 0);
         freeReplyObject(reply);
