@@ -72,12 +72,22 @@ size_t rsn_prefix_name(char *out, const char *prefix, const char *name, size_t l
 
 /* --- the pub/sub connection -------------------------------------------- */
 
+static bool same_endpoint(const struct lock_endpoint *a, const struct lock_endpoint *b)
+{
+    return a->port == b->port && strcmp(a->host, b->host) == 0;
+}
+
 static int sub_connect(struct lock_client *c, struct rsn_client *r)
 {
-    if (r->sub.ctx && !r->sub.ctx->err)
+    /* Where the commands go: a master named by the sentinels too. The
+     * kept connection follows it after a failover; left on the old
+     * master it would listen where no unlock is published. The sub's own
+     * copy of where it was dialled (its master, unused otherwise), as
+     * wire.ep points into the wire, which a redial moves. */
+    if (r->sub.ctx && !r->sub.ctx->err && same_endpoint(&r->sub.master, r->wire.ep))
         return 0;
-    /* Where the commands go: a master named by the sentinels too. */
-    r->sub.ep = r->wire.ep;
+    r->sub.master = *r->wire.ep;
+    r->sub.ep = &r->sub.master;
     r->channel[0] = '\0';
     r->unsub_pending = false;
     return wire_connect(c, &r->sub);

@@ -1,12 +1,16 @@
 /* test_redisson_review.c - the Redisson family's pub/sub wait against a
  * real redis-server, where a review found it wrong: what a waiter does
  * with the pub/sub connection it keeps between waits once the server has
- * closed it (a restart, the server's idle timeout).
+ * closed it (a restart, the server's idle timeout), and once the
+ * sentinels name another master.
  *
  * The server is started by locklab's own cluster code on a free loopback
  * port and stopped by PID at the end. The test closes the clients'
  * connections from the server's side with CLIENT KILL on a connection of
- * its own, as a restart would close them.
+ * its own, as a restart would close them. Two servers run; a sentinel
+ * started by the failover test names the first as master, then the
+ * second (SENTINEL REMOVE and MONITOR: what a failover tells the clients,
+ * without waiting for one).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,6 +28,7 @@
 
 #include "algorithms/lock.h"
 #include "sim/fleet/cluster.h"
+#include "sim/fleet/sentinel_server.h"
 #include "sim/fleet/server_kind.h"
 
 #define LEASE_MS 30000
@@ -33,12 +38,13 @@ static struct lock_config cfg;
 static int key_counter;
 static redisContext *view; /* the test's own connection */
 
-static void client_open(struct lock_client *c, const char *algo, const char *owner)
+static void client_open(struct lock_client *c, const char *algo, const char *owner,
+                        const struct lock_config *conf)
 {
     memset(c, 0, sizeof(*c));
     c->ops = lock_find(algo);
     assert_non_null(c->ops);
-    c->cfg = &cfg;
+    c->cfg = conf;
     c->rng = 88172645463325252ULL;
     snprintf(c->owner, sizeof(c->owner), "%s", owner);
     c->owner_len = strlen(owner);
@@ -94,8 +100,8 @@ static void sub_connection_closed_while_idle_is_redialled(void **state)
         new_key(key, sizeof(key), "idle-sub");
         struct lock_client holder, waiter;
         struct lock_grant gh = {0}, gw = {0};
-        client_open(&holder, algos[i], "holder");
-        client_open(&waiter, algos[i], "waiter");
+        client_open(&holder, algos[i], "holder", &cfg);
+        client_open(&waiter, algos[i], "waiter", &cfg);
         assert_int_equal(take(&holder, key, 0, &gh), LOCK_OK);
         /* A wait that runs out: the waiter dials its pub/sub connection,
          * subscribes, and leaves the channel at the end. */
@@ -121,11 +127,118 @@ static void sub_connection_closed_while_idle_is_redialled(void **state)
     }
 }
 
+/* Every connection to the server on port whose last command was cmd,
+ * closed from the server. How many. */
+static long long kill_by_last_command(int port, const char *cmd)
+{
+    redisContext *ctx = redisConnect("127.0.0.1", port);
+    assert_true(ctx && !ctx->err);
+    redisReply *list = redisCommand(ctx, "CLIENT LIST");
+    assert_non_null(list);
+    assert_int_equal(list->type, REDIS_REPLY_STRING);
+    char want[64];
+    snprintf(want, sizeof(want), " cmd=%s ", cmd);
+    long long n = 0;
+    for (char *line = list->str; line && *line;) {
+        char *end = strchr(line, '\n');
+        if (end)
+            *end = '\0';
+        if (strstr(line, want) && strncmp(line, "id=", 3) == 0) {
+            redisReply *k = redisCommand(ctx, "CLIENT KILL ID %lld", atoll(line + 3));
+            assert_non_null(k);
+            n += k->type == REDIS_REPLY_INTEGER ? k->integer : 0;
+            freeReplyObject(k);
+        }
+        line = end ? end + 1 : NULL;
+    }
+    freeReplyObject(list);
+    redisFree(ctx);
+    return n;
+}
+
+static void sentinel_names(int sentinel, int master_port)
+{
+    redisContext *ctx = redisConnect("127.0.0.1", sentinel);
+    assert_true(ctx && !ctx->err);
+    redisReply *r = redisCommand(ctx, "SENTINEL REMOVE mymaster");
+    assert_non_null(r);
+    freeReplyObject(r);
+    r = redisCommand(ctx, "SENTINEL MONITOR mymaster 127.0.0.1 %d 1", master_port);
+    assert_non_null(r);
+    assert_int_equal(r->type, REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    redisFree(ctx);
+    assert_int_equal(sentinel_server_master(sentinel), master_port);
+}
+
+/* Behind sentinels, the command connection follows the master they name
+ * after a failover; the pub/sub connection kept from an earlier wait must
+ * follow it too. Left on the old master (alive, or paused), it listens
+ * where no unlock is published: the waiter sleeps to the end of its wait
+ * while the lock stands free. */
+static void sub_connection_follows_the_master(void **state)
+{
+    (void)state;
+    char err[256];
+    size_t at = cluster.n;
+    assert_int_equal(
+        sentinel_server_start(&cluster, 1, cluster.srv[0].port, 0, 10000, err, sizeof(err)), 0);
+    int sentinel = cluster.srv[at].port;
+    struct lock_config scfg = cfg;
+    scfg.n_sentinels = 1;
+    snprintf(scfg.sentinels[0].host, sizeof(scfg.sentinels[0].host), "127.0.0.1");
+    scfg.sentinels[0].port = sentinel;
+    snprintf(scfg.master_name, sizeof(scfg.master_name), "mymaster");
+
+    static const char *const algos[] = {"redisson", "redisson-fair", "redisson-rw"};
+    for (size_t i = 0; i < sizeof(algos) / sizeof(algos[0]); i++) {
+        sentinel_names(sentinel, cluster.srv[0].port);
+        char key[64];
+        new_key(key, sizeof(key), "failover");
+        struct lock_client old_holder, holder, waiter;
+        struct lock_grant go = {0}, gh = {0}, gw = {0};
+        client_open(&old_holder, algos[i], "old-holder", &scfg);
+        client_open(&waiter, algos[i], "waiter", &scfg);
+        /* A wait on the first master: the waiter's pub/sub connection is
+         * dialled there, and kept. */
+        assert_int_equal(take(&old_holder, key, 0, &go), LOCK_OK);
+        assert_int_equal(take(&waiter, key, 100, &gw), LOCK_BUSY);
+
+        /* The failover: the sentinel names the second server, and the
+         * waiter's command connection breaks (its pub/sub one does not). */
+        sentinel_names(sentinel, cluster.srv[1].port);
+        assert_true(kill_by_last_command(cluster.srv[0].port, "evalsha") >= 1);
+        lock_sleep_ms(100);
+
+        client_open(&holder, algos[i], "holder", &scfg);
+        assert_int_equal(take(&holder, key, 0, &gh), LOCK_OK); /* on the new master */
+        struct late_release l = {.c = &holder, .g = &gh, .after_ms = 300};
+        pthread_t t;
+        uint64_t notices = waiter.woken_by_notice;
+        uint64_t t0 = lock_now_ms();
+        assert_int_equal(pthread_create(&t, NULL, release_later, &l), 0);
+        enum lock_result res = take(&waiter, key, 4000, &gw);
+        uint64_t took = lock_now_ms() - t0;
+        assert_int_equal(pthread_join(t, NULL), 0);
+        assert_int_equal(l.res, LOCK_OK);
+        assert_int_equal(res, LOCK_OK);
+        if (waiter.woken_by_notice == notices)
+            fail_msg("%s: the waiter slept %llu ms to the end of its wait; the unlock "
+                     "message on the new master never reached it",
+                     algos[i], (unsigned long long)took);
+        assert_true(took < 3000);
+        assert_int_equal(waiter.ops->release(&waiter, &gw), LOCK_OK);
+        old_holder.ops->disconnect(&old_holder);
+        holder.ops->disconnect(&holder);
+        waiter.ops->disconnect(&waiter);
+    }
+}
+
 static int setup(void **state)
 {
     (void)state;
     char err[256];
-    if (cluster_start(&cluster, "redis", 1, err, sizeof(err)) < 0) {
+    if (cluster_start(&cluster, "redis", 2, err, sizeof(err)) < 0) {
         fprintf(stderr, "cannot start redis-server: %s\n", err);
         return -1;
     }
@@ -159,6 +272,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sub_connection_closed_while_idle_is_redialled),
+        cmocka_unit_test(sub_connection_follows_the_master),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
