@@ -238,7 +238,20 @@ static int synced(struct lock_client *c, struct lock_grant *g)
     char n[21], ms[21];
     const char *argv[3] = {"WAIT", n, ms};
     size_t lens[3] = {4, wire_u64(n, c->cfg->wait_replicas), wire_u64(ms, c->cfg->wait_timeout_ms)};
+    uint64_t drops = c->connect_failures;
     redisReply *rep = wire_call(c, &r->wire, 3, argv, lens);
+    if (c->connect_failures != drops && (rep != NULL || c->err == LOCK_ERR_UNSENT)) {
+        /* The try's connection went before the WAIT was sent (found
+         * closed, or lost): a WAIT on another connection counts none of
+         * its writes, and "unsent" would say nothing happened, yet the
+         * lock is taken. Unknown, as a lost answer is. */
+        char why[LOCK_ERRSTR_MAX];
+        snprintf(why, sizeof(why), "%s", rep ? "sent on a new connection" : c->errstr);
+        if (rep)
+            freeReplyObject(rep);
+        lock_set_error(c, LOCK_ERR_IO, "lock taken, then WAIT: %s", why);
+        return -1;
+    }
     if (rep == NULL)
         return -1; /* the lock may be ours: c->err says the answer was lost */
     long long acked = rep->type == REDIS_REPLY_INTEGER ? rep->integer : -1;

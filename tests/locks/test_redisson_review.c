@@ -2,7 +2,8 @@
  * real redis-server, where a review found it wrong: what a waiter does
  * with the pub/sub connection it keeps between waits once the server has
  * closed it (a restart, the server's idle timeout), and once the
- * sentinels name another master.
+ * sentinels name another master; and what an acquire reports when the
+ * WAIT after its won try cannot be sent.
  *
  * The server is started by locklab's own cluster code on a free loopback
  * port and stopped by PID at the end. The test closes the clients'
@@ -20,6 +21,7 @@
 #include <cmocka.h>
 
 #include <hiredis/hiredis.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -234,6 +236,84 @@ static void sub_connection_follows_the_master(void **state)
     }
 }
 
+/* A seam that, once armed, lets the first reply through and then has the
+ * server close the client's connection and turn new ones away (maxclients
+ * reached), as a server killed right after it answered: the answer is
+ * read, the next request cannot be sent anywhere. */
+struct closing_seam {
+    struct lock_seam seam;
+    int armed;
+};
+
+static void server_cmd(const char *command)
+{
+    redisReply *r = redisCommand(view, command);
+    assert_non_null(r);
+    assert_true(r->type != REDIS_REPLY_ERROR);
+    freeReplyObject(r);
+}
+
+static int closing_wait(void *ctx, struct pollfd *fds, size_t n, uint64_t deadline_ns)
+{
+    struct closing_seam *s = ctx;
+    int rc = lock_blocking_seam.wait(NULL, fds, n, deadline_ns);
+    if (s->armed && n == 1 && fds[0].events == POLLIN && rc == 1) {
+        s->armed = 0;
+        /* The answer came slowly (a latency toxic): the next call looks
+         * at the idle connection before using it. */
+        lock_sleep_ms(60);
+        server_cmd("CONFIG SET maxclients 1"); /* the test's own connection is the one */
+        server_cmd("CLIENT KILL TYPE normal SKIPME yes");
+        lock_sleep_ms(20);
+    }
+    return rc;
+}
+
+static void closing_sleep(void *ctx, uint64_t until_ns, const atomic_int *cancel)
+{
+    (void)ctx;
+    lock_blocking_seam.sleep(NULL, until_ns, cancel);
+}
+
+/* With wait_replicas, the won try is followed by WAIT. When the WAIT
+ * cannot be sent (the connection went, no other could be had), the lock
+ * is already taken on the server: the acquire is an error whose outcome
+ * is unknown, never "unsent" (surely not in effect), which the history
+ * would record as an acquire that did not happen. */
+static void wait_unsent_after_a_won_try_is_unknown(void **state)
+{
+    (void)state;
+    struct lock_config wcfg = cfg;
+    wcfg.wait_replicas = 1;
+    wcfg.wait_timeout_ms = 100;
+    static const char *const algos[] = {"redisson", "redisson-fenced", "redisson-fair"};
+    for (size_t i = 0; i < sizeof(algos) / sizeof(algos[0]); i++) {
+        char key[64];
+        new_key(key, sizeof(key), "wait-unsent");
+        struct closing_seam seam = {.seam = {.wait = closing_wait, .sleep = closing_sleep}};
+        seam.seam.ctx = &seam;
+        struct lock_client a;
+        struct lock_grant g = {0};
+        client_open(&a, algos[i], "taker", &wcfg);
+        a.seam = &seam.seam;
+        seam.armed = 1;
+        enum lock_result res = take(&a, key, 0, &g);
+        server_cmd("CONFIG SET maxclients 10000");
+        assert_int_equal(seam.armed, 0);
+        assert_int_equal(res, LOCK_ERR);
+        redisReply *h = redisCommand(view, "HGET %s taker:1", key);
+        assert_non_null(h);
+        assert_int_equal(h->type, REDIS_REPLY_STRING); /* the lock is ours on the server */
+        assert_string_equal(h->str, "1");
+        freeReplyObject(h);
+        if (a.err == LOCK_ERR_UNSENT || a.err == LOCK_ERR_REFUSED)
+            fail_msg("%s: an acquire whose lock stands on the server reported as surely not "
+                     "in effect (err %d: %s)",
+                     algos[i], a.err, a.errstr);
+        a.ops->disconnect(&a);
+    }
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -273,6 +353,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sub_connection_closed_while_idle_is_redialled),
         cmocka_unit_test(sub_connection_follows_the_master),
+        cmocka_unit_test(wait_unsent_after_a_won_try_is_unknown),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
