@@ -95,12 +95,22 @@ static void put_hex64(char *out, uint64_t v)
 
 /* --- the pub/sub connection -------------------------------------------- */
 
+static bool same_endpoint(const struct lock_endpoint *a, const struct lock_endpoint *b)
+{
+    return a->port == b->port && strcmp(a->host, b->host) == 0;
+}
+
 static int sub_connect(struct lock_client *c, struct rsn_client *r)
 {
-    if (r->sub.ctx && !r->sub.ctx->err)
+    /* Where the commands go: a master named by the sentinels too. The
+     * kept connection follows it after a failover; left on the old
+     * master it would listen where no unlock is published. The sub's own
+     * copy of where it was dialled (its master, unused otherwise), as
+     * wire.ep points into the wire, which a redial moves. */
+    if (r->sub.ctx && !r->sub.ctx->err && same_endpoint(&r->sub.master, r->wire.ep))
         return 0;
-    /* Where the commands go: a master named by the sentinels too. */
-    r->sub.ep = r->wire.ep;
+    r->sub.master = *r->wire.ep;
+    r->sub.ep = &r->sub.master;
     r->channel[0] = '\0';
     r->unsub_pending = false;
     return wire_connect(c, &r->sub);
@@ -142,9 +152,9 @@ static bool is_push(const redisReply *r, const char *kind, const char *channel)
            r->element[1]->type == REDIS_REPLY_STRING && strcmp(r->element[1]->str, channel) == 0;
 }
 
-/* Subscribe sub to channel (leaving the one it was on), and wait for the
- * confirmation, past older pushes. 0, or -1 with c->err set. */
-static int subscribe(struct lock_client *c, struct rsn_client *r, const char *channel)
+/* One subscription attempt (subscribe's): 0, -1 the connection broke or
+ * could not be had, -2 no confirmation in time; c->err set. */
+static int subscribe_once(struct lock_client *c, struct rsn_client *r, const char *channel)
 {
     if (sub_connect(c, r) < 0)
         return -1;
@@ -165,7 +175,8 @@ static int subscribe(struct lock_client *c, struct rsn_client *r, const char *ch
         if (rc <= 0) {
             if (rc == 0)
                 snprintf(ctx->errstr, sizeof(ctx->errstr), "no confirmation in time");
-            return sub_broken(c, r, "SUBSCRIBE"), -1;
+            sub_broken(c, r, "SUBSCRIBE");
+            return rc == 0 ? -2 : -1;
         }
         bool mine = is_push(reply, "subscribe", channel);
         freeReplyObject(reply);
@@ -175,6 +186,23 @@ static int subscribe(struct lock_client *c, struct rsn_client *r, const char *ch
     snprintf(r->channel, sizeof(r->channel), "%s", channel);
     r->unsub_pending = false;
     return 0;
+}
+
+/* Subscribe sub to channel (leaving the one it was on), and wait for the
+ * confirmation, past older pushes. 0, or -1 with c->err set. */
+static int subscribe(struct lock_client *c, struct rsn_client *r, const char *channel)
+{
+    /* The kept connection sat idle since the last wait: a server that
+     * restarted, or closed it at its idle timeout, meanwhile shows only
+     * now, as the SUBSCRIBE reads end-of-file. Dial once more rather than
+     * fail an acquire that a fresh connection serves (Redisson's pub/sub
+     * reconnects). A confirmation that did not come in time is not tried
+     * again: that would double the wait. */
+    bool kept = r->sub.ctx != NULL && r->sub.ctx->err == 0;
+    int rc = subscribe_once(c, r, channel);
+    if (rc == -1 && kept)
+        rc = subscribe_once(c, r, channel);
+    return rc == 0 ? 0 : -1;
 }
 
 /* Leave the channel without waiting for the answer (see the top). */
@@ -233,7 +261,20 @@ static int synced(struct lock_client *c, struct lock_grant *g)
     char n[21], ms[21];
     const char *argv[3] = {"WAIT", n, ms};
     size_t lens[3] = {4, wire_u64(n, c->cfg->wait_replicas), wire_u64(ms, c->cfg->wait_timeout_ms)};
+    uint64_t drops = c->connect_failures;
     redisReply *rep = wire_call(c, &r->wire, 3, argv, lens);
+    if (c->connect_failures != drops && (rep != NULL || c->err == LOCK_ERR_UNSENT)) {
+        /* The try's connection went before the WAIT was sent (found
+         * closed, or lost): a WAIT on another connection counts none of
+         * its writes, and "unsent" would say nothing happened, yet the
+         * lock is taken. Unknown, as a lost answer is. */
+        char why[LOCK_ERRSTR_MAX];
+        snprintf(why, sizeof(why), "%s", rep ? "sent on a new connection" : c->errstr);
+        if (rep)
+            freeReplyObject(rep);
+        lock_set_error(c, LOCK_ERR_IO, "lock taken, then WAIT: %s", why);
+        return -1;
+    }
     if (rep == NULL)
         return -1; /* the lock may be ours: c->err says the answer was lost */
     long long acked = rep->type == REDIS_REPLY_INTEGER ? rep->integer : -1;
