@@ -307,21 +307,32 @@ static void log_acquire(struct client *cl, uint64_t t, uint8_t type, uint64_t se
     history_append(cl->hist, &e);
 }
 
-bool client_lock_mode(struct client *cl, uint32_t key, enum lock_mode mode, uint32_t wait_ms)
+/* Can the client ask for mode on key now? A workload asking what the lock
+ * cannot give (a mode, a re-entry, a nesting too deep) is the engine's
+ * bug: refused before anything is sent or recorded. */
+bool cl_may_ask(struct client *cl, uint32_t key, enum lock_mode mode)
 {
-    struct run_ctx *run = cl->run;
-    struct workload *w = run->wl;
-    if (!lock_grants_mode(run->ops, mode)) {
-        /* a workload asking what the lock cannot give: the engine's bug,
-         * refused before anything is sent or recorded */
-        snprintf(cl->last_error, sizeof(cl->last_error), "%s grants no %s mode", run->ops->name,
-                 history_mode_names[mode < LOCK_MODE_COUNT ? mode : LOCK_MODE_EXCLUSIVE]);
-        client_bump(cl, ST_ACQUIRE_ERR);
-        return false;
-    }
-    if (cl->n_parked)
-        client_service_parked(cl, false);
-    client_log_links(cl);
+    const struct lock_ops *ops = cl->run->ops;
+    const char *why = NULL;
+    if (!lock_grants_mode(ops, mode))
+        why = "grants no such mode";
+    else if (cl->holding && (cl->n_outer == CLIENT_MAX_NESTED || cl->commit != COMMIT_NONE))
+        why = "cannot nest sections that deep";
+    else if (cl->holding && (cl->key == key || cl_holds_key(cl, key)) && !ops->reentrant)
+        why = "is not reentrant";
+    if (why == NULL)
+        return true;
+    snprintf(cl->last_error, sizeof(cl->last_error), "%s %s (%s, key %" PRIu32 ")", ops->name, why,
+             history_mode_names[mode < LOCK_MODE_COUNT ? mode : LOCK_MODE_EXCLUSIVE], key);
+    client_bump(cl, ST_ACQUIRE_ERR);
+    return false;
+}
+
+/* Before an acquire of key: the step's latency counts from when it was
+ * due (open loop) or from now; the invoke is logged, and the waiter slot
+ * says what the client waits for. Returns where the latency counts from. */
+uint64_t cl_acquire_begins(struct client *cl, uint32_t key, enum lock_mode mode)
+{
     cl->key = key;
     uint64_t t_inv = clock_mono_ns();
     /* In open loop the step's first acquire is late by as much as the
@@ -333,6 +344,59 @@ bool client_lock_mode(struct client *cl, uint32_t key, enum lock_mode mode, uint
         atomic_store_explicit(&cl->waiter->key, key, memory_order_relaxed);
         atomic_store_explicit(&cl->waiter->waiting_since, t_inv, memory_order_release);
     }
+    return from;
+}
+
+void cl_acquire_failed(struct client *cl, enum lock_result r, uint64_t from)
+{
+    uint64_t t = clock_mono_ns();
+    cl_record_us(cl, OP_ACQUIRE_FAILED, t - from);
+    bool busy = r == LOCK_BUSY;
+    client_bump(cl, busy ? ST_ACQUIRE_BUSY : ST_ACQUIRE_ERR);
+    if (busy) {
+        cl_log_event(cl, t, HT_FAIL, HF_ACQUIRE, HE_BUSY);
+        return;
+    }
+    cl_note_error(cl);
+    cl_log_error(cl, cl->key, t, HF_ACQUIRE, ST_ACQUIRE_UNSENT);
+}
+
+/* The lock on cl->key is ours: the section begins. A re-entry is the same
+ * holder inside already, so the witness is not entered twice and its
+ * lines carry no sequence. */
+void cl_section_begins(struct client *cl, enum lock_mode mode, bool reentry, uint64_t from)
+{
+    struct run_ctx *run = cl->run;
+    uint64_t seq = HISTORY_NO_SEQ;
+    if (!reentry)
+        resource_enter(run->wl->res, cl->key, mode, &seq);
+    uint64_t t = clock_mono_ns();
+    cl_record_us(cl, OP_ACQUIRE, t - from);
+    live_record(&cl->live, (t - run->t0_ns) / 1000000000u, (t - from) / NS_PER_US);
+    client_bump(cl, ST_ACQUIRE_OK);
+    log_acquire(cl, t, HT_OK, seq, cl->grant.token, mode);
+    cl->holding = true;
+    cl->reentry = reentry;
+    cl->from_ns = t;
+    cl->next_renew_ns = t + cl_renew_period_ns(run->scn);
+    if (cl->fault < 0) /* an outer section's claim stays the client's */
+        cl->fault = nemesis_claim(run->nem, cl->id, t);
+}
+
+bool client_lock_mode(struct client *cl, uint32_t key, enum lock_mode mode, uint32_t wait_ms)
+{
+    struct run_ctx *run = cl->run;
+    struct workload *w = run->wl;
+    if (!cl_may_ask(cl, key, mode))
+        return false;
+    if (cl->n_parked)
+        client_service_parked(cl, false);
+    client_log_links(cl);
+    bool nested = cl->holding;
+    bool reentry = nested && (cl->key == key || cl_holds_key(cl, key));
+    if (nested)
+        cl_push_outer(cl);
+    uint64_t from = cl_acquire_begins(cl, key, mode);
     cl->grant.mode = (uint8_t)mode;
     enum lock_result r = run->ops->acquire(&cl->lc, w->keys[key], w->key_lens[key],
                                            run->scn->ttl_ms, wait_ms, &cl->grant);
@@ -340,29 +404,12 @@ bool client_lock_mode(struct client *cl, uint32_t key, enum lock_mode mode, uint
     if (cl->waiter)
         atomic_store_explicit(&cl->waiter->waiting_since, 0, memory_order_relaxed);
     if (r != LOCK_OK) {
-        uint64_t t = clock_mono_ns();
-        cl_record_us(cl, OP_ACQUIRE_FAILED, t - from);
-        bool busy = r == LOCK_BUSY;
-        client_bump(cl, busy ? ST_ACQUIRE_BUSY : ST_ACQUIRE_ERR);
-        if (busy) {
-            cl_log_event(cl, t, HT_FAIL, HF_ACQUIRE, HE_BUSY);
-            return false;
-        }
-        cl_note_error(cl);
-        cl_log_error(cl, cl->key, t, HF_ACQUIRE, ST_ACQUIRE_UNSENT);
+        cl_acquire_failed(cl, r, from);
+        if (nested)
+            cl_pop_outer(cl);
         return false;
     }
-    uint64_t seq;
-    resource_enter(w->res, key, mode, &seq);
-    uint64_t t = clock_mono_ns();
-    cl_record_us(cl, OP_ACQUIRE, t - from);
-    live_record(&cl->live, (t - run->t0_ns) / 1000000000u, (t - from) / NS_PER_US);
-    client_bump(cl, ST_ACQUIRE_OK);
-    log_acquire(cl, t, HT_OK, seq, cl->grant.token, mode);
-    cl->holding = true;
-    cl->from_ns = t;
-    cl->next_renew_ns = t + cl_renew_period_ns(run->scn);
-    cl->fault = nemesis_claim(run->nem, cl->id, t);
+    cl_section_begins(cl, mode, reentry, from);
     return true;
 }
 
@@ -438,14 +485,18 @@ static uint8_t commit_effect(enum lock_result r)
  * committed, whose outcome is the section's effect (its invoke logged once
  * that is known, at the time it began); or an optimistic section that
  * wrote nothing, with nothing to send. */
-enum section_end { END_RELEASE, END_COMMIT, END_NOTHING };
+enum section_end { END_RELEASE, END_COMMIT, END_NOTHING, END_REENTRY };
 
 static enum lock_result release_lock(struct client *cl, uint32_t key, const struct lock_grant *g,
                                      uint64_t from_ns, uint8_t effect, enum section_end how)
 {
     struct run_ctx *run = cl->run;
     uint64_t t = clock_mono_ns(), done = t;
-    uint64_t seq = resource_leave(run->wl->res, key, g->mode);
+    /* a re-entry's release leaves the witness to the outer section's */
+    bool reentry = how == END_REENTRY;
+    uint64_t seq = reentry ? HISTORY_NO_SEQ : resource_leave(run->wl->res, key, g->mode);
+    if (reentry)
+        how = END_RELEASE;
     if (how != END_COMMIT)
         cl_log_key(cl, key, t, HT_INVOKE, HF_RELEASE, effect, 0, seq, 0);
     cl_record_us(cl, OP_HOLD, t - from_ns);
@@ -495,7 +546,12 @@ void client_unlock(struct client *cl, enum section_effect effect)
     /* an optimistic section that writes nothing has nothing to commit */
     bool nothing = cl->run->ops->optimistic && effect != EFFECT_APPLIED;
     release_lock(cl, cl->key, &cl->grant, cl->from_ns, (uint8_t)effect,
-                 nothing ? END_NOTHING : END_RELEASE);
+                 nothing       ? END_NOTHING
+                 : cl->reentry ? END_REENTRY
+                               : END_RELEASE);
+    cl->reentry = false;
+    if (cl->n_outer) /* the section it was nested in is the current one again */
+        cl_pop_outer(cl);
 }
 
 bool client_commit(struct client *cl)
@@ -524,8 +580,8 @@ void client_unlock_at(struct client *cl, enum section_effect effect, uint64_t un
         client_unlock(cl, effect);
         return;
     }
-    if (until_ns <= clock_mono_ns()) {
-        client_unlock(cl, effect);
+    if (until_ns <= clock_mono_ns() || cl->reentry || cl->n_outer) {
+        client_unlock(cl, effect); /* a nested section is not kept past its outer one */
         return;
     }
     if (cl->n_parked == cl->cap_parked) {

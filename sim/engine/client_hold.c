@@ -80,9 +80,21 @@ static void crash_holder(struct client *cl, int idx)
     nemesis_fired(run->nem, idx, cl->id, cl->key, t);
     cl_log_fault(cl, t, idx, 0);
     client_bump(cl, ST_CRASHES);
-    uint64_t seq = resource_leave(run->wl->res, cl->key, cl->grant.mode);
-    cl_log_full(cl, t, HT_INFO, HF_CRASH, HE_NONE, 0, seq, 0);
+    /* Every section it was inside ends: one crash line a key closes the
+     * re-entries of that key too, and the witness counted the holder once. */
+    if (!cl->reentry)
+        cl_log_full(cl, t, HT_INFO, HF_CRASH, HE_NONE, 0,
+                    resource_leave(run->wl->res, cl->key, cl->grant.mode), 0);
     cl_record_us(cl, OP_HOLD, t - cl->from_ns);
+    for (size_t i = cl->n_outer; i-- > 0;) {
+        const struct outer_hold *o = &cl->outer[i];
+        if (!o->reentry)
+            cl_log_key(cl, o->key, t, HT_INFO, HF_CRASH, HE_NONE, 0,
+                       resource_leave(run->wl->res, o->key, o->grant.mode), 0);
+        cl_record_us(cl, OP_HOLD, t - o->from_ns);
+    }
+    cl->n_outer = 0;
+    cl->reentry = false;
     /* The locks it kept die with it: their sections end here too. */
     for (size_t i = 0; i < cl->n_parked; i++) {
         const struct parked_lock *p = &cl->parked[i];
@@ -105,6 +117,23 @@ static void crash_holder(struct client *cl, int idx)
     nemesis_ended(run->nem, idx, end);
 }
 
+/* Renew every held lock whose time has come, the sections it is nested
+ * in too (their watchdogs run on); the next renewal's time. */
+static uint64_t renew_due(struct client *cl, uint64_t now)
+{
+    if (now >= cl->next_renew_ns)
+        renew(cl);
+    uint64_t next = cl->next_renew_ns;
+    for (size_t i = 0; i < cl->n_outer; i++) {
+        struct outer_hold *o = &cl->outer[i];
+        if (now >= o->next_renew_ns)
+            cl_renew_grant(cl, o->key, &o->grant, &o->next_renew_ns);
+        if (o->next_renew_ns < next)
+            next = o->next_renew_ns;
+    }
+    return next;
+}
+
 bool client_hold(struct client *cl, uint32_t ms)
 {
     int idx = cl->fault;
@@ -123,9 +152,10 @@ bool client_hold(struct client *cl, uint32_t ms)
     uint64_t end = clock_mono_ns() + (uint64_t)ms * NS_PER_MS;
     bool renews = cl->run->renews;
     for (;;) {
-        if (renews && clock_mono_ns() >= cl->next_renew_ns)
-            renew(cl);
-        uint64_t wake = renews && cl->next_renew_ns < end ? cl->next_renew_ns : end;
+        uint64_t next = UINT64_MAX;
+        if (renews)
+            next = renew_due(cl, clock_mono_ns());
+        uint64_t wake = next < end ? next : end;
         cl_sleep_until(cl, wake, true);
         if (wake == end || clock_mono_ns() >= end ||
             atomic_load_explicit(&cl->run->interrupted, memory_order_relaxed))

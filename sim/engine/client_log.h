@@ -37,4 +37,19 @@ void cl_sleep_until(struct client *cl, uint64_t t, bool cut_short);
  * holds on key; sets *next_renew_ns. */
 void cl_renew_grant(struct client *cl, uint32_t key, struct lock_grant *g, uint64_t *next_renew_ns);
 
+/* Nesting (client_nest.c): is the client inside an outer section on key;
+ * the current section becomes an outer one, and back. */
+bool cl_holds_key(const struct client *cl, uint32_t key);
+void cl_push_outer(struct client *cl);
+void cl_pop_outer(struct client *cl);
+/* The steps of an acquire (client.c): may the client ask for mode on key
+ * now (false, counted and said, when the workload asks what the lock
+ * cannot give); before it (the invoke; where its latency counts from);
+ * after a failure; after a grant (the section begins: a re-entry neither
+ * enters the witness nor carries a sequence). */
+bool cl_may_ask(struct client *cl, uint32_t key, enum lock_mode mode);
+uint64_t cl_acquire_begins(struct client *cl, uint32_t key, enum lock_mode mode);
+void cl_acquire_failed(struct client *cl, enum lock_result r, uint64_t from);
+void cl_section_begins(struct client *cl, enum lock_mode mode, bool reentry, uint64_t from);
+
 #endif
