@@ -404,8 +404,9 @@ const char *report_workload(const struct scenario *s, char *buf, size_t len)
             snprintf(hot, sizeof(hot), " hot_fraction=%g hot_items=%" PRIu32, fs->hot_fraction,
                      fs->hot_items);
         snprintf(buf, len,
-                 "%s items=%" PRIu32 " stock=%" PRId64 " critical=%" PRIu32 "ms skew=%s%s", name,
-                 fs->items, fs->stock, fs->critical_ms, report_skew_name(fs->skew), hot);
+                 "%s items=%" PRIu32 " stock=%" PRId64 " critical=%" PRIu32 "ms skew=%s%s%s", name,
+                 fs->items, fs->stock, fs->critical_ms, report_skew_name(fs->skew), hot,
+                 fs->nested ? " nested" : "");
     }
     return buf;
 }

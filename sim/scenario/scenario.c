@@ -220,6 +220,7 @@ static const struct field flash_sale_fields[] = {
      .offset = SC(flash_sale.hot_fraction),
      .max = 1},
     {.key = "hot_items", .parse = parse_hot_items, .offset = SC(flash_sale.hot_items), .min = 1},
+    {.key = "nested", .parse = parse_bool, .offset = SC(flash_sale.nested)},
 };
 
 static const struct field cache_rebuild_fields[] = {

@@ -186,6 +186,7 @@ struct flash_sale_spec {
     enum skew_kind skew;
     double hot_fraction; /* SKEW_HOT: share of buyers that pick a hot item */
     uint32_t hot_items;  /* SKEW_HOT: items 0..hot_items-1 are hot */
+    bool nested;         /* the purchase's payment takes the item's lock again inside: a re-entry */
 };
 
 struct cache_rebuild_spec {
@@ -374,7 +375,8 @@ enum {
     LACKS_REPLICAS = 4,
     LACKS_EXCLUSION = 8,
     LACKS_PERMITS = 16,
-    LACKS_MODE = 32, /* the workload's sections need a mode the lock cannot grant */
+    LACKS_MODE = 32,    /* the workload's sections need a mode the lock cannot grant */
+    LACKS_REENTRY = 64, /* the workload re-enters a lock it holds; the lock is not reentrant */
 };
 /* What a workload's section does that a refused write cannot undo ("a
  * database load"), for LACKS_EXCLUSION's message; NULL when a refused
@@ -385,6 +387,8 @@ unsigned scenario_lacks(const struct scenario *s, const struct lock_ops *ops);
  * read-modify-write; a semaphore, which grants only permits, cannot run
  * it (LACKS_MODE). */
 int workload_lock_mode(enum workload_kind w);
+/* Does s's workload take a lock it holds again (flash_sale's nested)? */
+bool scenario_reenters(const struct scenario *s);
 
 /* The external servers s names for a server kind, by its name (empty for
  * a kind the fleet does not know). */

@@ -45,6 +45,13 @@ static void test_finish_errors(void **state)
         {"{'lock': {'algorithm': 'redis', 'permits': 3}, " WL "}",
          "t.json:1:44: lock.permits: 3 permits, but algorithm \"redis\" grants no permits (it is "
          "no semaphore)"},
+        {"{'lock': {'algorithm': 'zookeeper'}, 'workload': {'type': 'flash_sale', 'nested': "
+         "true}}",
+         "t.json:1:83: workload.nested: the purchase re-enters its lock; algorithm \"zookeeper\" "
+         "is not reentrant (it would wait for itself)"},
+        {"{'lock': {'algorithm': 'redisson-semaphore'}, " WL "}",
+         "t.json:1:68: workload.type: flash_sale needs exclusive sections; redisson-semaphore "
+         "grants none"},
         {"{'duration_s': 2, 'faults': [{'at_ms': 2000, 'type': 'client_crash'}], " WL "}",
          "t.json:1:40: faults[0].at_ms: 2000 is past the end of the run (2000 ms)"},
         {"{'faults': [{'at_ms': 0, 'type': 'client_crash', 'target': 'client:4'}],"
