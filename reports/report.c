@@ -393,6 +393,12 @@ const char *report_workload(const struct scenario *s, char *buf, size_t len)
                  "%s tasks=%" PRIu32 " period=%" PRIu32 "ms run=%" PRIu32 "ms jitter=%" PRIu32
                  "ms hold=%s from acquisition",
                  name, t->tasks, t->period_ms, t->run_ms, t->jitter_ms, hold);
+    } else if (s->workload == WORKLOAD_BANK_TRANSFER) {
+        const struct bank_transfer_spec *b = &s->bank_transfer;
+        snprintf(buf, len,
+                 "%s accounts=%" PRIu32 " balance=%" PRId64 " amount_max=%" PRIu32
+                 " critical=%" PRIu32 "ms",
+                 name, b->accounts, b->balance, b->amount_max, b->critical_ms);
     } else if (s->workload == WORKLOAD_ORDER_IDS) {
         const struct order_ids_spec *o = &s->order_ids;
         snprintf(buf, len, "%s sequences=%" PRIu32 " critical=%" PRIu32 "ms", name, o->sequences,

@@ -126,6 +126,12 @@ static json_t *workload_json(const struct scenario *s)
                          "period_ms", t->period_ms, "run_ms", t->run_ms, "jitter_ms", t->jitter_ms,
                          "hold_min_ms", t->hold_min_ms);
     }
+    if (s->workload == WORKLOAD_BANK_TRANSFER) {
+        const struct bank_transfer_spec *b = &s->bank_transfer;
+        return json_pack("{s:s, s:i, s:I, s:i, s:i}", "type", type, "accounts", b->accounts,
+                         "balance", (json_int_t)b->balance, "amount_max", b->amount_max,
+                         "critical_ms", b->critical_ms);
+    }
     if (s->workload == WORKLOAD_ORDER_IDS) {
         const struct order_ids_spec *o = &s->order_ids;
         return json_pack("{s:s, s:i, s:i}", "type", type, "sequences", o->sequences, "critical_ms",

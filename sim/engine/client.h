@@ -173,6 +173,9 @@ void client_service_parked(struct client *cl, bool all);
  * than the run (or Ctrl-C); then release the rest. */
 void client_finish_parked(struct client *cl);
 uint64_t client_token(const struct client *cl);
+/* The token of the section the client holds on key (the current one or
+ * one it is nested in); 0 when it holds none there. */
+uint64_t client_token_of(const struct client *cl, uint32_t key);
 /* Outside any section, wait until t (CLOCK_MONOTONIC ns): think time, a
  * scheduler's next firing. false, early, when the run ends first. */
 bool client_idle_until(struct client *cl, uint64_t t_ns);

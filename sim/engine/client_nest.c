@@ -109,3 +109,13 @@ bool client_lock_all(struct client *cl, const uint32_t *keys, size_t n, enum loc
     }
     return true;
 }
+
+uint64_t client_token_of(const struct client *cl, uint32_t key)
+{
+    if (cl->holding && cl->key == key)
+        return cl->grant.token;
+    for (size_t i = cl->n_outer; i-- > 0;)
+        if (cl->outer[i].key == key)
+            return cl->outer[i].grant.token;
+    return 0;
+}

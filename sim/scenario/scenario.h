@@ -27,7 +27,8 @@ enum workload_kind {
     WORKLOAD_FLASH_SALE = 0,
     WORKLOAD_CACHE_REBUILD,
     WORKLOAD_SCHEDULED_TASKS,
-    WORKLOAD_ORDER_IDS
+    WORKLOAD_ORDER_IDS,
+    WORKLOAD_BANK_TRANSFER
 };
 
 enum skew_kind {
@@ -212,6 +213,13 @@ struct order_ids_spec {
     uint32_t critical_ms; /* hold between reading the last id and writing the next */
 };
 
+struct bank_transfer_spec {
+    uint32_t accounts;    /* one lock key each; a transfer locks two */
+    int64_t balance;      /* every account's at the start */
+    uint32_t amount_max;  /* a transfer moves 1..amount_max */
+    uint32_t critical_ms; /* hold between reading the balances and writing them */
+};
+
 /* Per-algorithm settings, used when that algorithm runs. */
 struct redlock_spec {
     uint32_t nodes;           /* independent Redis masters (default 5) */
@@ -301,6 +309,7 @@ struct scenario {
     struct cache_rebuild_spec cache_rebuild;
     struct scheduled_tasks_spec scheduled_tasks;
     struct order_ids_spec order_ids;
+    struct bank_transfer_spec bank_transfer;
     bool fencing; /* the resource rejects writes with a token below the highest seen */
 
     struct fault_spec faults[SCENARIO_MAX_FAULTS];

@@ -69,6 +69,8 @@ const char *workload_needs_exclusion(enum workload_kind w)
         return "a database load";
     case WORKLOAD_SCHEDULED_TASKS:
         return "a task's run";
+    case WORKLOAD_BANK_TRANSFER:
+        return "a transfer's debit and credit, written as one";
     case WORKLOAD_FLASH_SALE:
     case WORKLOAD_ORDER_IDS:
         break;
