@@ -300,11 +300,11 @@ static enum lock_result multi_lock(struct lock_client *c, struct lock_grant *gra
             if (member_expire(c, m, &grants[i], ttl_ms) == 0)
                 continue;
             /* Redisson's call would throw with every member held; here
-             * the caller is promised all or none, so all go back. */
-            err = c->err;
-            note(errstr, "expire ", &grants[i], c->errstr, "");
+             * the caller is promised all or none, so all go back, and
+             * once every undo is answered nothing is in effect. */
+            note(errstr, "expire ", &grants[i], c->errstr, "; unlocked again");
             undo(c, m, grants, n, &a);
-            res = failed(c, &a, LOCK_ERR, err == LOCK_ERR_UNSENT ? LOCK_ERR_REFUSED : err, errstr);
+            res = failed(c, &a, LOCK_ERR, LOCK_ERR_REFUSED, errstr);
             break;
         }
         if (res == LOCK_OK)
