@@ -43,15 +43,27 @@ const char rsn_lock_unlock_script[] =
     "redis.call(ARGV[4], KEYS[2], ARGV[1]); "
     "redis.call('set', KEYS[3], 1, 'px', ARGV[5]); return 1";
 
+/* KEYS: name; ARGV: lease, field. */
+const char rsn_lock_acquire_script[] =
+    "if redis.call('exists', KEYS[1]) == 0 or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then "
+    "  redis.call('hincrby', KEYS[1], ARGV[2], 1); "
+    "  redis.call('pexpire', KEYS[1], ARGV[1]); return nil "
+    "end "
+    "return redis.call('pttl', KEYS[1])";
+
+static void set_field(struct lock_client *c, struct rsn_client *r)
+{
+    int n = snprintf(r->field, sizeof(r->field), "%.*s:1", (int)c->owner_len, c->owner);
+    r->field_len = n > 0 && (size_t)n < sizeof(r->field) ? (size_t)n : 0;
+}
+
 int rsn_open(struct lock_client *c, size_t size, const char *const *scripts, size_t n_scripts)
 {
     int rc = wire_client_open(c, size, scripts, n_scripts,
                               c->cfg->n_sentinels ? wire_locate_master : NULL);
     struct rsn_client *r = c->impl;
-    if (r) {
-        int n = snprintf(r->field, sizeof(r->field), "%.*s:1", (int)c->owner_len, c->owner);
-        r->field_len = n > 0 && (size_t)n < sizeof(r->field) ? (size_t)n : 0;
-    }
+    if (r)
+        set_field(c, r);
     return rc;
 }
 
@@ -61,6 +73,29 @@ void rsn_close(struct lock_client *c)
     if (r)
         wire_close(&r->sub);
     wire_client_close(c);
+}
+
+int rsn_attach(struct lock_client *c, struct rsn_client *r, const struct lock_endpoint *ep,
+               const char *const *scripts, size_t n_scripts)
+{
+    if (n_scripts > WIRE_MAX_SCRIPTS) {
+        lock_set_error(c, LOCK_ERR_CONFIG, "at most %d scripts", WIRE_MAX_SCRIPTS);
+        return -1;
+    }
+    r->wire.ep = ep;
+    r->wire.n_scripts = n_scripts;
+    for (size_t i = 0; i < n_scripts; i++)
+        r->wire.scripts[i].body = scripts[i];
+    set_field(c, r);
+    return wire_connect(c, &r->wire);
+}
+
+void rsn_detach(struct rsn_client *r)
+{
+    wire_close(&r->sub);
+    wire_close(&r->wire);
+    r->channel[0] = '\0';
+    r->unsub_pending = false;
 }
 
 /* Names are built on every unlock: by hand, not by snprintf, which
@@ -348,6 +383,36 @@ enum lock_result rsn_acquire(struct lock_client *c, rsn_try_fn try_once, rsn_cha
         else
             c->woken_by_timer++;
     }
+}
+
+int rsn_lock_try(struct lock_client *c, const char *key, size_t key_len, uint32_t ttl_ms,
+                 uint64_t *token, int64_t *left)
+{
+    struct rsn_client *r = c->impl;
+    char ttl[21];
+    const char *keys[1] = {key};
+    size_t klens[1] = {key_len};
+    const char *args[2] = {ttl, r->field};
+    size_t alens[2] = {wire_u64(ttl, ttl_ms), r->field_len};
+    redisReply *rep = wire_eval(c, &r->wire, &r->wire.scripts[0], 1, keys, klens, 2, args, alens);
+    if (rep == NULL)
+        return -1;
+    int won = -1;
+    *token = 0;
+    if (rep->type == REDIS_REPLY_NIL)
+        won = 1;
+    else if (rep->type == REDIS_REPLY_INTEGER)
+        won = 0, *left = rep->integer;
+    else
+        lock_set_error(c,
+                       rep->type == REDIS_REPLY_ERROR && strncmp(rep->str, "READONLY", 8) == 0
+                           ? LOCK_ERR_REFUSED
+                           : LOCK_ERR_PROTOCOL,
+                       "lock: %s", rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
+    if (won < 0 && c->err == LOCK_ERR_REFUSED)
+        wire_drop(c, &r->wire); /* a demoted master: ask the sentinels again */
+    freeReplyObject(rep);
+    return won;
 }
 
 /* --- unlock and renew --------------------------------------------------- */

@@ -294,7 +294,7 @@ static void test_load_text(void **state)
         err, "lock.algorithm: unknown algorithm \"chubby\" (known: redis, "
              "redis-naive, redlock, zookeeper, etcd, postgres-advisory, "
              "postgres-row, postgres-optimistic, redisson, redisson-fenced, redisson-fair, "
-             "redisson-rw, redisson-semaphore)");
+             "redisson-rw, redisson-semaphore, redisson-multi)");
 }
 
 static void test_long_message_cut_on_character(void **state)
@@ -508,7 +508,7 @@ static void test_unknown_values(void **state)
          "t.json:1:24: lock.algorithm: unknown algorithm "
          "\"redis-with-a-name-far-too-long-to-keep-a...\" (known: redis, redis-naive, redlock, "
          "zookeeper, etcd, postgres-advisory, postgres-row, postgres-optimistic, redisson, "
-         "redisson-fenced, redisson-fair, redisson-rw, redisson-semaphore)"},
+         "redisson-fenced, redisson-fair, redisson-rw, redisson-semaphore, redisson-multi)"},
         {"{'expect': {'violations': 'x'}, " WL "}",
          "t.json:1:27: expect.violations: cannot read \"x\" as a count (write 0, \">0\", \">= "
          "3\", \"<5\")"},

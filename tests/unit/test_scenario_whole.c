@@ -32,7 +32,7 @@ static void test_finish_errors(void **state)
          "t.json:1:24: lock.algorithm: unknown algorithm \"chubby\" (known: redis, "
          "redis-naive, redlock, zookeeper, etcd, postgres-advisory, postgres-row, "
          "postgres-optimistic, redisson, redisson-fenced, redisson-fair, redisson-rw, "
-         "redisson-semaphore)"},
+         "redisson-semaphore, redisson-multi)"},
         {"{'lock': {'algorithm': 'redis_naive'}, " WL "}",
          "t.json:1:24: lock.algorithm: unknown algorithm \"redis_naive\" (did you mean "
          "\"redis-naive\"?)"},
@@ -199,7 +199,7 @@ static void test_finish_after_overrides(void **state)
         err, "t.json: lock.algorithm: unknown algorithm \"consul\" (known: redis, "
              "redis-naive, redlock, zookeeper, etcd, postgres-advisory, "
              "postgres-row, postgres-optimistic, redisson, redisson-fenced, redisson-fair, "
-             "redisson-rw, redisson-semaphore)");
+             "redisson-rw, redisson-semaphore, redisson-multi)");
 
     /* fencing was the file's wish, so it is pointed at */
     ov.algorithm = "redis-naive";
@@ -245,7 +245,7 @@ static void test_finish_after_overrides(void **state)
         err, "lock.algorithm: unknown algorithm \"nope\" (known: redis, "
              "redis-naive, redlock, zookeeper, etcd, postgres-advisory, "
              "postgres-row, postgres-optimistic, redisson, redisson-fenced, redisson-fair, "
-             "redisson-rw, redisson-semaphore)");
+             "redisson-rw, redisson-semaphore, redisson-multi)");
     ov.algorithm = "redis";
     assert_int_equal(scenario_load_text("", text, strlen(text), &ov, &s, err), 0);
 }
@@ -313,7 +313,7 @@ static void test_doc_examples(void **state)
          "\"chubby\" (known: redis, redis-naive, redlock, zookeeper, etcd, postgres-advisory, "
          "postgres-row, postgres-optimistic, redisson, redisson-fenced, redisson-fair, "
          "redisson-rw, "
-         "redisson-semaphore)"},
+         "redisson-semaphore, redisson-multi)"},
         {"bad_fencing.json", true,
          "tests/fixtures/bad_fencing.json:4:16: fencing: algorithm \"redis-naive\" gives no "
          "fencing tokens"},
