@@ -28,6 +28,7 @@ extern const struct lock_ops redisson_fenced_ops;
 extern const struct lock_ops redisson_fair_ops;
 extern const struct lock_ops redisson_rw_ops;
 extern const struct lock_ops redisson_semaphore_ops;
+extern const struct lock_ops redisson_multi_ops;
 extern const struct lock_ops redisson_rw_naive_ops;
 extern const struct lock_ops redisson_semaphore_naive_ops;
 
@@ -46,6 +47,7 @@ static const struct lock_ops *const registry[] = {
     &redisson_fair_ops,
     &redisson_rw_ops,
     &redisson_semaphore_ops,
+    &redisson_multi_ops,
     &redisson_rw_naive_ops,
     &redisson_semaphore_naive_ops,
 };

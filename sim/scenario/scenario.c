@@ -107,7 +107,7 @@ static int parse_servers(struct ctx *c, json_t *v, const struct field *f, void *
 /* ---- the format ------------------------------------------------------ */
 
 static const char *const workload_list[] = {"flash_sale", "cache_rebuild", "scheduled_tasks",
-                                            "order_ids"};
+                                            "order_ids", "bank_transfer"};
 static const char *const skew_list[] = {"uniform", "hot", "per_client"};
 static const char *const invariants_list[] = {"hold", "broken"};
 
@@ -220,6 +220,7 @@ static const struct field flash_sale_fields[] = {
      .offset = SC(flash_sale.hot_fraction),
      .max = 1},
     {.key = "hot_items", .parse = parse_hot_items, .offset = SC(flash_sale.hot_items), .min = 1},
+    {.key = "nested", .parse = parse_bool, .offset = SC(flash_sale.nested)},
 };
 
 static const struct field cache_rebuild_fields[] = {
@@ -279,6 +280,32 @@ static const struct field order_ids_fields[] = {
     {.key = "critical_ms", .parse = parse_u32, .offset = SC(order_ids.critical_ms), .max = 600000},
 };
 
+static const struct field bank_transfer_fields[] = {
+    {.key = "type",
+     .parse = parse_enum,
+     .offset = SC(workload),
+     .names = &workload_names,
+     .required = true},
+    {.key = "accounts",
+     .parse = parse_u32,
+     .offset = SC(bank_transfer.accounts),
+     .min = 2,
+     .max = 100000},
+    {.key = "balance",
+     .parse = parse_i64,
+     .offset = SC(bank_transfer.balance),
+     .max = 1000000000000LL},
+    {.key = "amount_max",
+     .parse = parse_u32,
+     .offset = SC(bank_transfer.amount_max),
+     .min = 1,
+     .max = 1000000000},
+    {.key = "critical_ms",
+     .parse = parse_u32,
+     .offset = SC(bank_transfer.critical_ms),
+     .max = 600000},
+};
+
 /* A new workload kind adds its name to workload_list and its table here;
  * every table starts with "type". */
 static const struct table workload_tables[] = {
@@ -286,6 +313,7 @@ static const struct table workload_tables[] = {
     [WORKLOAD_CACHE_REBUILD] = {cache_rebuild_fields, N_OF(cache_rebuild_fields), NULL},
     [WORKLOAD_SCHEDULED_TASKS] = {scheduled_tasks_fields, N_OF(scheduled_tasks_fields), NULL},
     [WORKLOAD_ORDER_IDS] = {order_ids_fields, N_OF(order_ids_fields), NULL},
+    [WORKLOAD_BANK_TRANSFER] = {bank_transfer_fields, N_OF(bank_transfer_fields), NULL},
 };
 _Static_assert(N_OF(workload_tables) == N_OF(workload_list), "a table for every workload");
 
@@ -445,6 +473,8 @@ void scenario_defaults(struct scenario *s)
         .hold_min_ms = 0,
     };
     s->order_ids = (struct order_ids_spec){.sequences = 1, .critical_ms = 1};
+    s->bank_transfer = (struct bank_transfer_spec){
+        .accounts = 10, .balance = 1000, .amount_max = 100, .critical_ms = 1};
     s->redlock = (struct redlock_spec){.nodes = 5, .node_timeout_ms = 50, .quorum = 0};
     s->zookeeper = (struct zookeeper_spec){.ensemble = 1, .session_timeout_ms = 0};
     s->postgres = (struct postgres_spec){.pooler = POOLER_NONE};

@@ -151,6 +151,8 @@ uint32_t scenario_hold_ms(const struct scenario *s)
         return s->cache_rebuild.load_ms;
     case WORKLOAD_ORDER_IDS:
         return s->order_ids.critical_ms;
+    case WORKLOAD_BANK_TRANSFER:
+        return s->bank_transfer.critical_ms;
     case WORKLOAD_SCHEDULED_TASKS: {
         /* the shortest: to the period's end from a firing jitter_ms late */
         const struct scheduled_tasks_spec *t = &s->scheduled_tasks;

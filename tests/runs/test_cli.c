@@ -70,8 +70,8 @@ static void list_prints_names_for_scripts(void **state)
     assert_string_equal(o.out, "redis\nredis-naive\nredlock\nzookeeper\netcd\npostgres-"
                                "advisory\npostgres-row\npostgres-optimistic\nredisson\nredisson-"
                                "fenced\nredisson-fair\nredisson-"
-                               "rw\nredisson-semaphore\nredisson-rw-naive\nredisson-"
-                               "semaphore-naive\n");
+                               "rw\nredisson-semaphore\nredisson-multi\nredisson-rw-"
+                               "naive\nredisson-semaphore-naive\n");
     run(&bad, NULL, "list", "locks", NULL);
     assert_int_equal(bad.status, 2);
     run(&all, NULL, "list", NULL, NULL);
