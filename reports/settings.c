@@ -126,6 +126,14 @@ static json_t *workload_json(const struct scenario *s)
                          "period_ms", t->period_ms, "run_ms", t->run_ms, "jitter_ms", t->jitter_ms,
                          "hold_min_ms", t->hold_min_ms);
     }
+    if (s->workload == WORKLOAD_READ_MOSTLY) {
+        const struct read_mostly_spec *rm = &s->read_mostly;
+        return json_pack("{s:s, s:i, s:i, s:f}", "type", type, "keys", rm->keys, "critical_ms",
+                         rm->critical_ms, "write_fraction", rm->write_fraction);
+    }
+    if (s->workload == WORKLOAD_POOL)
+        return json_pack("{s:s, s:i, s:i}", "type", type, "pools", s->pool.pools, "critical_ms",
+                         s->pool.critical_ms);
     if (s->workload == WORKLOAD_ORDER_IDS) {
         const struct order_ids_spec *o = &s->order_ids;
         return json_pack("{s:s, s:i, s:i}", "type", type, "sequences", o->sequences, "critical_ms",

@@ -20,6 +20,9 @@ static const char *const workload_what[] = {
     [WORKLOAD_CACHE_REBUILD] = "expiring cache keys rebuilt once per expiry: no stampede",
     [WORKLOAD_SCHEDULED_TASKS] = "instances firing tasks each period: each runs exactly once",
     [WORKLOAD_ORDER_IDS] = "order ids handed out from a last-id counter: none twice, none skipped",
+    [WORKLOAD_READ_MOSTLY] =
+        "a cache entry many read and few rewrite: no reader sees a half-written value",
+    [WORKLOAD_POOL] = "a connection pool behind a semaphore: never more in use than it holds",
 };
 
 /* The widest algorithm name and a space, at least 12, so the columns stay
