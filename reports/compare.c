@@ -39,6 +39,7 @@ void compare_row_fill(struct compare_row *row, const struct run_result *r)
     row->has_latency = h && h->total_count > 0;
     for (size_t i = 0; i < REPORT_N_PERCENTILES && row->has_latency; i++)
         row->acquire_ms[i] = (double)histogram_percentile(h, report_percentiles[i]) / 1000.0;
+    free(report_fairness(r, &row->fairness));
     row->violations = r->check.violations;
     row->fenced_pairs = r->check.fenced_pairs;
     row->rejected_accesses = r->rejected_accesses;
@@ -57,7 +58,7 @@ static const size_t shown[] = {0, 2, 3, 4};
  * measured (a row that did not run, latency without an acquire). */
 struct cells {
     char latency[N_SHOWN][16];
-    char qps[24], failed[24], violations[24], fenced_pairs[24], rejected[24];
+    char qps[24], fair[24], failed[24], violations[24], fenced_pairs[24], rejected[24];
 };
 
 static void count(const struct compare_row *row, uint64_t v, char *buf, size_t len)
@@ -80,6 +81,10 @@ static void row_cells(const struct compare_row *row, struct cells *x)
         snprintf(x->qps, sizeof(x->qps), "%.1f", row->qps);
     else
         snprintf(x->qps, sizeof(x->qps), "-");
+    if (row->ran)
+        report_fairness_ratio(&row->fairness, x->fair, sizeof(x->fair));
+    else
+        snprintf(x->fair, sizeof(x->fair), "-");
     count(row, row->busy + row->errors, x->failed, sizeof(x->failed));
     count(row, row->violations, x->violations, sizeof(x->violations));
     count(row, row->fenced_pairs, x->fenced_pairs, sizeof(x->fenced_pairs));
@@ -163,21 +168,22 @@ void compare_terminal(FILE *f, const struct comparison *c)
         w = (int)strlen(c->rows[i].algorithm);
         name_width = w > name_width ? w : name_width;
     }
-    fprintf(f, "%-*s %9s %9s %9s %9s %9s %9s %10s  %-*s  %s\n", name_width, "algorithm", "qps",
-            "p50 ms", "p99 ms", "p99.9 ms", "max ms", "failed", "violations", width, "verdict",
-            "invariants");
+    fprintf(f, "%-*s %9s %9s %9s %9s %9s %8s %9s %10s  %-*s  %s\n", name_width, "algorithm", "qps",
+            "p50 ms", "p99 ms", "p99.9 ms", "max ms", "max/min", "failed", "violations", width,
+            "verdict", "invariants");
     for (size_t i = 0; i < c->n; i++) {
         const struct compare_row *row = &c->rows[i];
         struct cells x;
         row_cells(row, &x);
-        fprintf(f, "%-*s %9s %9s %9s %9s %9s %9s %10s  %-*s  %s\n", name_width, row->algorithm,
-                x.qps, x.latency[0], x.latency[1], x.latency[2], x.latency[3], x.failed,
+        fprintf(f, "%-*s %9s %9s %9s %9s %9s %8s %9s %10s  %-*s  %s\n", name_width, row->algorithm,
+                x.qps, x.latency[0], x.latency[1], x.latency[2], x.latency[3], x.fair, x.failed,
                 x.violations, width, verdict[i], row->invariants);
         if (row->note[0])
             fprintf(f, "%-*s   %s\n", name_width, "", row->note);
     }
-    fprintf(f, "(qps: locks acquired per second; latency: successful acquires; failed: busy + "
-               "errors)\n");
+    fprintf(f, "(qps: locks acquired per second; latency: successful acquires; max/min: the "
+               "most acquisitions of a client over the fewest, inf when one never got the lock; "
+               "failed: busy + errors)\n");
     fprintf(f,
             "reports: %s/compare.html, %s/compare.md, %s/compare.json; per algorithm: "
             "%s/<algorithm>/\n",
@@ -206,10 +212,11 @@ int compare_markdown(const char *path, const struct comparison *c)
      * the accesses the store rejected (two different counts). */
     bool fencing = s->fencing;
     fprintf(f,
-            "| algorithm | QPS | acquire p50 ms | p99 ms | p99.9 ms | max ms | failed "
-            "acquisitions | violations |%s invariants | verdict |\n",
+            "| algorithm | QPS | acquire p50 ms | p99 ms | p99.9 ms | max ms | max/min per client "
+            "| failed acquisitions | violations |%s invariants | verdict |\n",
             fencing ? " fenced pairs | rejected accesses |" : "");
-    fprintf(f, "|---|---:|---:|---:|---:|---:|---:|---:|%s---|---|\n", fencing ? "---:|---:|" : "");
+    fprintf(f, "|---|---:|---:|---:|---:|---:|---:|---:|---:|%s---|---|\n",
+            fencing ? "---:|---:|" : "");
     for (size_t i = 0; i < c->n; i++) {
         const struct compare_row *row = &c->rows[i];
         struct cells x;
@@ -225,12 +232,14 @@ int compare_markdown(const char *path, const struct comparison *c)
         bool calm = strcmp(row->verdict, "PASS") == 0 && (!row->ran || row->safety.safe);
         bool unsafe = row->ran && !row->safety.safe;
         char verdict[200];
-        fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s%s%s |%s %s | %s%s%s |\n", name, x.qps,
-                x.latency[0], x.latency[1], x.latency[2], x.latency[3], x.failed,
+        fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s | %s%s%s |%s %s | %s%s%s |\n", name,
+                x.qps, x.latency[0], x.latency[1], x.latency[2], x.latency[3], x.fair, x.failed,
                 unsafe ? "**" : "", x.violations, unsafe ? "**" : "", fenced, row->invariants,
                 calm ? "" : "**", row_verdict(row, verdict, sizeof(verdict)), calm ? "" : "**");
     }
-    fprintf(f, "\nQPS counts locks acquired per second; latencies are of successful acquires.\n");
+    fprintf(f, "\nQPS counts locks acquired per second; latencies are of successful acquires; "
+               "max/min is the most acquisitions of one client over the fewest (inf: a client "
+               "never got the lock).\n");
     for (size_t i = 0; i < c->n; i++)
         if (c->rows[i].note[0])
             fprintf(f, "- %s: %s\n", c->rows[i].algorithm, c->rows[i].note);
@@ -256,7 +265,7 @@ static json_t *row_json(const struct compare_row *row)
                             row->has_latency ? json_real(row->acquire_ms[i]) : json_null());
     return json_pack(
         "{s:s, s:s, s:s, s:s?, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, "
-        "s:o, s:s, s:o}",
+        "s:o, s:s, s:o, s:o}",
         "algorithm", row->algorithm, "run_dir", row->run_dir, "verdict", row->verdict, "note",
         row->note[0] ? row->note : NULL, "elapsed_s",
         row->ran ? json_real(row->elapsed_s) : json_null(), "steps", num(row, row->steps),
@@ -265,7 +274,11 @@ static json_t *row_json(const struct compare_row *row)
         lat, "violations", num(row, row->violations), "fenced_pairs", num(row, row->fenced_pairs),
         "rejected_accesses", num(row, row->rejected_accesses), "invariants_hold",
         row->ran ? json_boolean(row->invariants_hold) : json_null(), "invariants", row->invariants,
-        "safety", row->ran ? report_safety_json(&row->safety) : json_null());
+        "safety", row->ran ? report_safety_json(&row->safety) : json_null(), "fairness",
+        row->ran && row->fairness.clients
+            ? json_pack("{s:I, s:I}", "max", (json_int_t)row->fairness.max, "min",
+                        (json_int_t)row->fairness.min)
+            : json_null());
 }
 
 int compare_json(const char *path, const struct comparison *c)
@@ -336,7 +349,8 @@ static void compare_table(FILE *f, const struct comparison *c)
     fprintf(
         f, "<table class=\"compare\"><tr><th class=\"l\">algorithm</th><th class=\"l\">verdict</th>"
            "<th>QPS</th><th>acquire p50 ms</th><th>p99 ms</th><th>p99.9 ms</th><th>max ms</th>"
-           "<th>failed</th><th>violations</th><th class=\"l\">invariants</th></tr>\n");
+           "<th>max/min per client</th><th>failed</th><th>violations</th><th "
+           "class=\"l\">invariants</th></tr>\n");
     for (size_t i = 0; i < c->n; i++) {
         const struct compare_row *row = &c->rows[i];
         struct cells x;
@@ -357,8 +371,8 @@ static void compare_table(FILE *f, const struct comparison *c)
         bool unsafe = row->ran && !row->safety.safe;
         fprintf(f,
                 "</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>"
-                "<td%s>%s</td><td class=\"l\">",
-                x.qps, x.latency[0], x.latency[1], x.latency[2], x.latency[3], x.failed,
+                "<td>%s</td><td%s>%s</td><td class=\"l\">",
+                x.qps, x.latency[0], x.latency[1], x.latency[2], x.latency[3], x.fair, x.failed,
                 unsafe ? " class=\"unsafe\"" : "", x.violations);
         svg_text(f, row->invariants);
         if (row->note[0]) {

@@ -25,6 +25,7 @@ struct compare_row {
     double qps;                              /* locks acquired per second */
     bool has_latency;                        /* some acquire succeeded */
     double acquire_ms[REPORT_N_PERCENTILES]; /* report_percentiles */
+    struct report_fairness fairness;         /* acquisitions per client: most, fewest */
     uint64_t violations;
     uint64_t fenced_pairs;      /* overlapping pairs the store's fencing made safe */
     uint64_t rejected_accesses; /* reads and writes the store rejected for a stale token */

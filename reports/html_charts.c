@@ -218,41 +218,15 @@ void html_op_spectrum(FILE *f, const struct run_result *r)
 
 /* --- fairness (locktorture's Max/Min) ---------------------------------- */
 
-static uint64_t *acquisitions_per_client(const struct run_result *r)
-{
-    uint32_t n = r->hist.clients;
-    uint64_t *per = calloc(n ? n : 1, sizeof(*per));
-    if (per == NULL)
-        return NULL;
-    for (size_t k = 0; k < r->hist.n; k++) {
-        const struct history_event *e = &r->hist.ev[k];
-        if (e->f == HF_ACQUIRE && e->type == HT_OK && e->client < n)
-            per[e->client]++;
-    }
-    return per;
-}
-
 void html_fairness(FILE *f, const struct run_result *r)
 {
-    uint32_t n = r->hist.clients;
-    uint64_t *per = acquisitions_per_client(r);
-    if (per == NULL || n == 0) {
-        free(per);
+    struct report_fairness fr;
+    uint64_t *per = report_fairness(r, &fr);
+    uint32_t n = fr.clients;
+    if (per == NULL)
         return;
-    }
-    uint64_t max = 0, min = UINT64_MAX, total = 0;
-    uint32_t at_max = 0, at_min = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        total += per[i];
-        if (per[i] > max) {
-            max = per[i];
-            at_max = i;
-        }
-        if (per[i] < min) {
-            min = per[i];
-            at_min = i;
-        }
-    }
+    uint64_t max = fr.max, min = fr.min, total = fr.total;
+    uint32_t at_max = fr.at_max, at_min = fr.at_min;
     fprintf(f,
             "<p class=\"note\" data-figure=\"fairness\" data-total=\"%" PRIu64
             "\" data-max=\"%" PRIu64 "\" data-min=\"%" PRIu64 "\">Acquisitions: %" PRIu64

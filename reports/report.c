@@ -450,3 +450,38 @@ json_t *report_load_json(const struct run_result *r)
                      (json_int_t)(l->steps_due > l->started ? l->steps_due - l->started : 0),
                      "max_lag_ms", (double)l->lag_max_ns / 1e6, "mean_lag_ms", mean_lag_s(l) * 1e3);
 }
+
+uint64_t *report_fairness(const struct run_result *r, struct report_fairness *out)
+{
+    *out = (struct report_fairness){.clients = r->hist.clients, .min = UINT64_MAX};
+    uint32_t n = r->hist.clients;
+    uint64_t *per = n ? calloc(n, sizeof(*per)) : NULL;
+    if (per == NULL) {
+        *out = (struct report_fairness){0};
+        return NULL;
+    }
+    for (size_t k = 0; k < r->hist.n; k++) {
+        const struct history_event *e = &r->hist.ev[k];
+        if (e->f == HF_ACQUIRE && e->type == HT_OK && e->client < n)
+            per[e->client]++;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        out->total += per[i];
+        if (per[i] > out->max || i == 0)
+            out->max = per[i], out->at_max = i;
+        if (per[i] < out->min)
+            out->min = per[i], out->at_min = i;
+    }
+    return per;
+}
+
+const char *report_fairness_ratio(const struct report_fairness *fr, char *buf, size_t len)
+{
+    if (fr->clients == 0)
+        snprintf(buf, len, "-");
+    else if (fr->min == 0)
+        snprintf(buf, len, "inf");
+    else
+        snprintf(buf, len, "%.2f", (double)fr->max / (double)fr->min);
+    return buf;
+}

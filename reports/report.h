@@ -110,6 +110,21 @@ const char *report_op_counts(const struct run_result *r, char *buf, size_t len);
 /* The run's verdict word: "INCOMPLETE", "PASS" or "FAIL". */
 const char *report_verdict(const struct run_result *r);
 
+/* --- fairness (locktorture's Max/Min) ------------------------------------
+ * How evenly the lock went round: acquisitions per client, the most and
+ * the fewest. A retry-with-backoff lock lets some clients starve; a queue
+ * serves them in turn. */
+struct report_fairness {
+    uint32_t clients;
+    uint64_t total, max, min;
+    uint32_t at_max, at_min; /* the clients with the most and the fewest */
+};
+/* Acquisitions per client into a new array of r's clients (free it), and
+ * the figures into *out; NULL (out zeroed) with no client or no memory. */
+uint64_t *report_fairness(const struct run_result *r, struct report_fairness *out);
+/* "1.23", "inf" when a client never got the lock, "-" with no client. */
+const char *report_fairness_ratio(const struct report_fairness *fr, char *buf, size_t len);
+
 /* --- safety: whether the lock kept mutual exclusion ----------------------
  * A verdict says whether the expectation held; a scenario known to be
  * unsafe PASSes with violations. So every verdict a person reads carries

@@ -993,17 +993,23 @@ def check_compare(cdir):
             n = a["violations"]
             if not check_badges(cells[1], n, name, f"row {al}", a["safety"]["text"]):
                 bad += 1
-            if n > 0 and "unsafe" not in cells[8].classes():
+            if n > 0 and "unsafe" not in cells[9].classes():
                 bad += 1
                 fail(f"{name}: row {al}: the violations cell ({n}) is not coloured unsafe")
         want_v = str(a["violations"]) if ran and a["violations"] is not None else "-"
-        if text[8] != want_v:
+        if text[9] != want_v:
             bad += 1
-            fail(f"{name}: row {al}: violations {text[8]!r}, compare.json {a['violations']!r}")
+            fail(f"{name}: row {al}: violations {text[9]!r}, compare.json {a['violations']!r}")
         want_f = str(a["busy"] + a["errors"]) if ran and a["busy"] is not None else "-"
-        if text[7] != want_f:
+        if text[8] != want_f:
             bad += 1
-            fail(f"{name}: row {al}: failed {text[7]!r}, compare.json busy+errors {want_f!r}")
+            fail(f"{name}: row {al}: failed {text[8]!r}, compare.json busy+errors {want_f!r}")
+        fr = a.get("fairness")
+        want_fair = ("-" if not ran or fr is None else "inf" if fr["min"] == 0
+                     else "%.2f" % (fr["max"] / fr["min"]))
+        if text[7] != want_fair:
+            bad += 1
+            fail(f"{name}: row {al}: max/min {text[7]!r}, compare.json fairness {fr!r}")
         for col, key in ((2, "qps"),):
             if ran and a[key] is not None:
                 try:
