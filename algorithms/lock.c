@@ -28,6 +28,7 @@ extern const struct lock_ops redisson_fenced_ops;
 extern const struct lock_ops redisson_fair_ops;
 extern const struct lock_ops redisson_rw_ops;
 extern const struct lock_ops redisson_semaphore_ops;
+extern const struct lock_ops redisson_multi_ops;
 
 /* The one place that lists every algorithm; `locklab list` shows this order. */
 static const struct lock_ops *const registry[] = {
@@ -44,6 +45,7 @@ static const struct lock_ops *const registry[] = {
     &redisson_fair_ops,
     &redisson_rw_ops,
     &redisson_semaphore_ops,
+    &redisson_multi_ops,
 };
 
 #define N_REGISTRY (sizeof(registry) / sizeof(registry[0]))

@@ -249,6 +249,16 @@ struct lock_ops {
     /* Take `key` for ttl_ms, waiting up to wait_ms while it is busy. */
     enum lock_result (*acquire)(struct lock_client *c, const char *key, size_t key_len,
                                 uint32_t ttl_ms, uint32_t wait_ms, struct lock_grant *g);
+    /* Optional (NULL: the engine takes the keys one by one, in the order
+     * given, and gives back what it took when one fails): take every one
+     * of grants[0..n) or none, within wait_ms (Redisson's MultiLock). The
+     * engine fills each grant's key, key_len and mode; the lock fills the
+     * rest of each. Each grant is released (and renewed) on its own
+     * afterwards, as MultiLock's unlock unlocks each lock. LOCK_BUSY /
+     * LOCK_ERR: none is held (whatever was taken was given back; an undo
+     * whose answer was lost is LOCK_ERR, as an acquire's is). */
+    enum lock_result (*acquire_all)(struct lock_client *c, struct lock_grant *grants, size_t n,
+                                    uint32_t ttl_ms, uint32_t wait_ms);
     /* Give the lock back. LOCK_LOST when it was no longer ours. */
     enum lock_result (*release)(struct lock_client *c, const struct lock_grant *g);
     /* Optional (NULL): extend the lock to a fresh ttl, for a watchdog. */

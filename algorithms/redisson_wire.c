@@ -43,15 +43,27 @@ const char rsn_lock_unlock_script[] =
     "redis.call(ARGV[4], KEYS[2], ARGV[1]); "
     "redis.call('set', KEYS[3], 1, 'px', ARGV[5]); return 1";
 
+/* KEYS: name; ARGV: lease, field. */
+const char rsn_lock_acquire_script[] =
+    "if redis.call('exists', KEYS[1]) == 0 or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then "
+    "  redis.call('hincrby', KEYS[1], ARGV[2], 1); "
+    "  redis.call('pexpire', KEYS[1], ARGV[1]); return nil "
+    "end "
+    "return redis.call('pttl', KEYS[1])";
+
+static void set_field(struct lock_client *c, struct rsn_client *r)
+{
+    int n = snprintf(r->field, sizeof(r->field), "%.*s:1", (int)c->owner_len, c->owner);
+    r->field_len = n > 0 && (size_t)n < sizeof(r->field) ? (size_t)n : 0;
+}
+
 int rsn_open(struct lock_client *c, size_t size, const char *const *scripts, size_t n_scripts)
 {
     int rc = wire_client_open(c, size, scripts, n_scripts,
                               c->cfg->n_sentinels ? wire_locate_master : NULL);
     struct rsn_client *r = c->impl;
-    if (r) {
-        int n = snprintf(r->field, sizeof(r->field), "%.*s:1", (int)c->owner_len, c->owner);
-        r->field_len = n > 0 && (size_t)n < sizeof(r->field) ? (size_t)n : 0;
-    }
+    if (r)
+        set_field(c, r);
     return rc;
 }
 
@@ -63,21 +75,77 @@ void rsn_close(struct lock_client *c)
     wire_client_close(c);
 }
 
+int rsn_attach(struct lock_client *c, struct rsn_client *r, const struct lock_endpoint *ep,
+               const char *const *scripts, size_t n_scripts)
+{
+    if (n_scripts > WIRE_MAX_SCRIPTS) {
+        lock_set_error(c, LOCK_ERR_CONFIG, "at most %d scripts", WIRE_MAX_SCRIPTS);
+        return -1;
+    }
+    r->wire.ep = ep;
+    r->wire.n_scripts = n_scripts;
+    for (size_t i = 0; i < n_scripts; i++)
+        r->wire.scripts[i].body = scripts[i];
+    set_field(c, r);
+    return wire_connect(c, &r->wire);
+}
+
+void rsn_detach(struct rsn_client *r)
+{
+    wire_close(&r->sub);
+    wire_close(&r->wire);
+    r->channel[0] = '\0';
+    r->unsub_pending = false;
+}
+
+/* Names are built on every unlock: by hand, not by snprintf, which
+ * cost a quarter of the lock cycle's instructions. */
 size_t rsn_prefix_name(char *out, const char *prefix, const char *name, size_t len)
 {
     bool tagged = memchr(name, '{', len) != NULL;
-    int n = snprintf(out, RSN_NAME_MAX, tagged ? "%s:%.*s" : "%s:{%.*s}", prefix, (int)len, name);
-    return n > 0 && n < RSN_NAME_MAX ? (size_t)n : 0;
+    size_t pl = strlen(prefix), n = pl + 1 + len + (tagged ? 0 : 2);
+    if (n >= RSN_NAME_MAX)
+        return 0;
+    char *at = out;
+    memcpy(at, prefix, pl);
+    at += pl;
+    *at++ = ':';
+    if (!tagged)
+        *at++ = '{';
+    memcpy(at, name, len);
+    at += len;
+    if (!tagged)
+        *at++ = '}';
+    *at = '\0';
+    return n;
+}
+
+/* 16 lower-case hex digits of v at out. */
+static void put_hex64(char *out, uint64_t v)
+{
+    static const char digits[] = "0123456789abcdef";
+    for (int i = 15; i >= 0; i--, v >>= 4)
+        out[i] = digits[v & 15];
 }
 
 /* --- the pub/sub connection -------------------------------------------- */
 
+static bool same_endpoint(const struct lock_endpoint *a, const struct lock_endpoint *b)
+{
+    return a->port == b->port && strcmp(a->host, b->host) == 0;
+}
+
 static int sub_connect(struct lock_client *c, struct rsn_client *r)
 {
-    if (r->sub.ctx && !r->sub.ctx->err)
+    /* Where the commands go: a master named by the sentinels too. The
+     * kept connection follows it after a failover; left on the old
+     * master it would listen where no unlock is published. The sub's own
+     * copy of where it was dialled (its master, unused otherwise), as
+     * wire.ep points into the wire, which a redial moves. */
+    if (r->sub.ctx && !r->sub.ctx->err && same_endpoint(&r->sub.master, r->wire.ep))
         return 0;
-    /* Where the commands go: a master named by the sentinels too. */
-    r->sub.ep = r->wire.ep;
+    r->sub.master = *r->wire.ep;
+    r->sub.ep = &r->sub.master;
     r->channel[0] = '\0';
     r->unsub_pending = false;
     return wire_connect(c, &r->sub);
@@ -119,9 +187,9 @@ static bool is_push(const redisReply *r, const char *kind, const char *channel)
            r->element[1]->type == REDIS_REPLY_STRING && strcmp(r->element[1]->str, channel) == 0;
 }
 
-/* Subscribe sub to channel (leaving the one it was on), and wait for the
- * confirmation, past older pushes. 0, or -1 with c->err set. */
-static int subscribe(struct lock_client *c, struct rsn_client *r, const char *channel)
+/* One subscription attempt (subscribe's): 0, -1 the connection broke or
+ * could not be had, -2 no confirmation in time; c->err set. */
+static int subscribe_once(struct lock_client *c, struct rsn_client *r, const char *channel)
 {
     if (sub_connect(c, r) < 0)
         return -1;
@@ -142,7 +210,8 @@ static int subscribe(struct lock_client *c, struct rsn_client *r, const char *ch
         if (rc <= 0) {
             if (rc == 0)
                 snprintf(ctx->errstr, sizeof(ctx->errstr), "no confirmation in time");
-            return sub_broken(c, r, "SUBSCRIBE"), -1;
+            sub_broken(c, r, "SUBSCRIBE");
+            return rc == 0 ? -2 : -1;
         }
         bool mine = is_push(reply, "subscribe", channel);
         freeReplyObject(reply);
@@ -152,6 +221,23 @@ static int subscribe(struct lock_client *c, struct rsn_client *r, const char *ch
     snprintf(r->channel, sizeof(r->channel), "%s", channel);
     r->unsub_pending = false;
     return 0;
+}
+
+/* Subscribe sub to channel (leaving the one it was on), and wait for the
+ * confirmation, past older pushes. 0, or -1 with c->err set. */
+static int subscribe(struct lock_client *c, struct rsn_client *r, const char *channel)
+{
+    /* The kept connection sat idle since the last wait: a server that
+     * restarted, or closed it at its idle timeout, meanwhile shows only
+     * now, as the SUBSCRIBE reads end-of-file. Dial once more rather than
+     * fail an acquire that a fresh connection serves (Redisson's pub/sub
+     * reconnects). A confirmation that did not come in time is not tried
+     * again: that would double the wait. */
+    bool kept = r->sub.ctx != NULL && r->sub.ctx->err == 0;
+    int rc = subscribe_once(c, r, channel);
+    if (rc == -1 && kept)
+        rc = subscribe_once(c, r, channel);
+    return rc == 0 ? 0 : -1;
 }
 
 /* Leave the channel without waiting for the answer (see the top). */
@@ -189,8 +275,7 @@ static int await_message(struct lock_client *c, struct rsn_client *r, uint64_t u
         /* LockPubSub wakes a waiter on its two messages only; a
          * semaphore's channel carries counts, and any of them wakes. */
         const redisReply *m = reply;
-        bool msg = is_push(m, "message", r->channel) &&
-                   m->element[2]->type == REDIS_REPLY_STRING &&
+        bool msg = is_push(m, "message", r->channel) && m->element[2]->type == REDIS_REPLY_STRING &&
                    (r->any_message || strcmp(m->element[2]->str, RSN_UNLOCK_MESSAGE) == 0 ||
                     strcmp(m->element[2]->str, RSN_READ_UNLOCK_MESSAGE) == 0);
         freeReplyObject(reply);
@@ -211,7 +296,20 @@ static int synced(struct lock_client *c, struct lock_grant *g)
     char n[21], ms[21];
     const char *argv[3] = {"WAIT", n, ms};
     size_t lens[3] = {4, wire_u64(n, c->cfg->wait_replicas), wire_u64(ms, c->cfg->wait_timeout_ms)};
+    uint64_t drops = c->connect_failures;
     redisReply *rep = wire_call(c, &r->wire, 3, argv, lens);
+    if (c->connect_failures != drops && (rep != NULL || c->err == LOCK_ERR_UNSENT)) {
+        /* The try's connection went before the WAIT was sent (found
+         * closed, or lost): a WAIT on another connection counts none of
+         * its writes, and "unsent" would say nothing happened, yet the
+         * lock is taken. Unknown, as a lost answer is. */
+        char why[LOCK_ERRSTR_MAX];
+        snprintf(why, sizeof(why), "%s", rep ? "sent on a new connection" : c->errstr);
+        if (rep)
+            freeReplyObject(rep);
+        lock_set_error(c, LOCK_ERR_IO, "lock taken, then WAIT: %s", why);
+        return -1;
+    }
     if (rep == NULL)
         return -1; /* the lock may be ours: c->err says the answer was lost */
     long long acked = rep->type == REDIS_REPLY_INTEGER ? rep->integer : -1;
@@ -287,21 +385,52 @@ enum lock_result rsn_acquire(struct lock_client *c, rsn_try_fn try_once, rsn_cha
     }
 }
 
+int rsn_lock_try(struct lock_client *c, const char *key, size_t key_len, uint32_t ttl_ms,
+                 uint64_t *token, int64_t *left)
+{
+    struct rsn_client *r = c->impl;
+    char ttl[21];
+    const char *keys[1] = {key};
+    size_t klens[1] = {key_len};
+    const char *args[2] = {ttl, r->field};
+    size_t alens[2] = {wire_u64(ttl, ttl_ms), r->field_len};
+    redisReply *rep = wire_eval(c, &r->wire, &r->wire.scripts[0], 1, keys, klens, 2, args, alens);
+    if (rep == NULL)
+        return -1;
+    int won = -1;
+    *token = 0;
+    if (rep->type == REDIS_REPLY_NIL)
+        won = 1;
+    else if (rep->type == REDIS_REPLY_INTEGER)
+        won = 0, *left = rep->integer;
+    else
+        lock_set_error(c,
+                       rep->type == REDIS_REPLY_ERROR && strncmp(rep->str, "READONLY", 8) == 0
+                           ? LOCK_ERR_REFUSED
+                           : LOCK_ERR_PROTOCOL,
+                       "lock: %s", rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
+    if (won < 0 && c->err == LOCK_ERR_REFUSED)
+        wire_drop(c, &r->wire); /* a demoted master: ask the sentinels again */
+    freeReplyObject(rep);
+    return won;
+}
+
 /* --- unlock and renew --------------------------------------------------- */
 
 size_t rsn_new_latch(struct lock_client *c, const char *key, size_t key_len)
 {
     struct rsn_client *r = c->impl;
-    char base[RSN_NAME_MAX];
-    size_t n = rsn_prefix_name(base, "redisson_unlock_latch", key, key_len);
-    int len = n ? snprintf(r->latch, sizeof(r->latch), "%s:%016" PRIx64 "%016" PRIx64, base,
-                           lock_random(c, UINT64_MAX), lock_random(c, UINT64_MAX))
-                : -1;
-    if (len <= 0 || (size_t)len >= sizeof(r->latch)) {
+    size_t n = rsn_prefix_name(r->latch, "redisson_unlock_latch", key, key_len);
+    if (n == 0 || n + 1 + 32 >= sizeof(r->latch)) {
         lock_set_error(c, LOCK_ERR_CONFIG, "lock name too long");
         return 0;
     }
-    return (size_t)len;
+    /* the request id: 32 hex digits, as Redisson's generateId */
+    r->latch[n] = ':';
+    put_hex64(r->latch + n + 1, lock_random(c, UINT64_MAX));
+    put_hex64(r->latch + n + 17, lock_random(c, UINT64_MAX));
+    r->latch[n + 33] = '\0';
+    return n + 33;
 }
 
 void rsn_unlock_args(struct lock_client *c, uint32_t ttl_ms, const char *message, const char **args,

@@ -52,6 +52,17 @@ int rsn_open(struct lock_client *c, size_t size, const char *const *scripts, siz
  * just close, nothing is released). */
 void rsn_close(struct lock_client *c);
 
+/* A client of several masters (redisson-multi) keeps one struct
+ * rsn_client per master inside its own state and points c->impl at the
+ * one it is talking to around each call of the functions below (they all
+ * read c->impl). rsn_attach sets up such a zeroed r on ep with its
+ * scripts and field and connects: 0, or -1 with c->err set (r stays
+ * usable: its next call dials again). rsn_detach closes both of r's
+ * connections (nothing is released). */
+int rsn_attach(struct lock_client *c, struct rsn_client *r, const struct lock_endpoint *ep,
+               const char *const *scripts, size_t n_scripts);
+void rsn_detach(struct rsn_client *r);
+
 /* RedissonObject.prefixName: "<prefix>:{<name>}", or "<prefix>:<name>"
  * when the name already holds a hash tag. The length, 0 when it does
  * not fit in RSN_NAME_MAX. */
@@ -103,6 +114,13 @@ enum lock_result rsn_renew_field(struct lock_client *c, struct wire_script *s, s
 
 /* The renewal script's body, for a family member's script table. */
 extern const char rsn_renew_script[];
+
+/* RLock's acquire script (KEYS: name; ARGV: lease, field), and the
+ * rsn_try_fn that runs it, which must be the client's first script
+ * (wire.scripts[0]). */
+extern const char rsn_lock_acquire_script[];
+int rsn_lock_try(struct lock_client *c, const char *key, size_t key_len, uint32_t ttl_ms,
+                 uint64_t *token, int64_t *left);
 
 /* RLock's own unlock, which RFencedLock inherits: its script's body, the
  * channel its waiters listen on ("redisson_lock__channel:{<name>}", an

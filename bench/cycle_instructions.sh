@@ -5,7 +5,11 @@
 # and history appends) against bench/hiredis_cycle, the bare cycle written
 # with redisCommandArgv, measured in the same run against the same server.
 #
-#   bench/cycle_instructions.sh [CYCLES]     (env: LOCKLAB_BIN, BUILD_DIR)
+# ALGORITHM=redisson counts another Redis lock's step the same way (the
+# peer stays the bare SET/EVALSHA cycle: the figure to watch is then
+# locklab's own count, from one change to the next).
+#
+#   bench/cycle_instructions.sh [CYCLES]     (env: LOCKLAB_BIN, BUILD_DIR, ALGORITHM)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD_DIR:-build}
@@ -20,7 +24,7 @@ start_redis
 
 cat > "$work/one.json" <<JSON
 {"name": "one", "clients": 1, "duration_s": 3600, "requests": $cycles,
- "lock": {"algorithm": "redis", "ttl_ms": 10000, "wait_ms": 1000},
+ "lock": {"algorithm": "${ALGORITHM:-redis}", "ttl_ms": 10000, "wait_ms": 1000},
  "workload": {"type": "flash_sale", "items": 1, "stock": 1000000000, "critical_ms": 0}}
 JSON
 

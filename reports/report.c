@@ -393,6 +393,12 @@ const char *report_workload(const struct scenario *s, char *buf, size_t len)
                  "%s tasks=%" PRIu32 " period=%" PRIu32 "ms run=%" PRIu32 "ms jitter=%" PRIu32
                  "ms hold=%s from acquisition",
                  name, t->tasks, t->period_ms, t->run_ms, t->jitter_ms, hold);
+    } else if (s->workload == WORKLOAD_BANK_TRANSFER) {
+        const struct bank_transfer_spec *b = &s->bank_transfer;
+        snprintf(buf, len,
+                 "%s accounts=%" PRIu32 " balance=%" PRId64 " amount_max=%" PRIu32
+                 " critical=%" PRIu32 "ms",
+                 name, b->accounts, b->balance, b->amount_max, b->critical_ms);
     } else if (s->workload == WORKLOAD_ORDER_IDS) {
         const struct order_ids_spec *o = &s->order_ids;
         snprintf(buf, len, "%s sequences=%" PRIu32 " critical=%" PRIu32 "ms", name, o->sequences,
@@ -411,8 +417,9 @@ const char *report_workload(const struct scenario *s, char *buf, size_t len)
             snprintf(hot, sizeof(hot), " hot_fraction=%g hot_items=%" PRIu32, fs->hot_fraction,
                      fs->hot_items);
         snprintf(buf, len,
-                 "%s items=%" PRIu32 " stock=%" PRId64 " critical=%" PRIu32 "ms skew=%s%s", name,
-                 fs->items, fs->stock, fs->critical_ms, report_skew_name(fs->skew), hot);
+                 "%s items=%" PRIu32 " stock=%" PRId64 " critical=%" PRIu32 "ms skew=%s%s%s", name,
+                 fs->items, fs->stock, fs->critical_ms, report_skew_name(fs->skew), hot,
+                 fs->nested ? " nested" : "");
     }
     return buf;
 }

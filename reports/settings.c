@@ -126,6 +126,12 @@ static json_t *workload_json(const struct scenario *s)
                          "period_ms", t->period_ms, "run_ms", t->run_ms, "jitter_ms", t->jitter_ms,
                          "hold_min_ms", t->hold_min_ms);
     }
+    if (s->workload == WORKLOAD_BANK_TRANSFER) {
+        const struct bank_transfer_spec *b = &s->bank_transfer;
+        return json_pack("{s:s, s:i, s:I, s:i, s:i}", "type", type, "accounts", b->accounts,
+                         "balance", (json_int_t)b->balance, "amount_max", b->amount_max,
+                         "critical_ms", b->critical_ms);
+    }
     if (s->workload == WORKLOAD_READ_MOSTLY) {
         const struct read_mostly_spec *rm = &s->read_mostly;
         return json_pack("{s:s, s:i, s:i, s:f}", "type", type, "keys", rm->keys, "critical_ms",
@@ -140,10 +146,10 @@ static json_t *workload_json(const struct scenario *s)
                          o->critical_ms);
     }
     const struct flash_sale_spec *fs = &s->flash_sale;
-    return json_pack("{s:s, s:i, s:I, s:i, s:s, s:f, s:i}", "type", type, "items", fs->items,
+    return json_pack("{s:s, s:i, s:I, s:i, s:s, s:f, s:i, s:b}", "type", type, "items", fs->items,
                      "stock", (json_int_t)fs->stock, "critical_ms", fs->critical_ms, "skew",
                      report_skew_name(fs->skew), "hot_fraction", fs->hot_fraction, "hot_items",
-                     fs->hot_items);
+                     fs->hot_items, "nested", fs->nested);
 }
 
 /* The fault's own expectations, in the short form; NULL when it states none. */

@@ -9,7 +9,7 @@
 # built before `locklab list algorithms` existed).
 _locklab_static_algorithms=(redis redis-naive redlock zookeeper etcd postgres-advisory postgres-row
     postgres-optimistic redisson redisson-fenced redisson-fair redisson-rw
-    redisson-semaphore)
+    redisson-semaphore redisson-multi)
 
 # One name per line from `locklab list algorithms`; anything else (an older
 # binary's full listing, an error) means the static list.

@@ -30,7 +30,7 @@ usage() {
 
 shapes=30 first=1 list="" duration=2 keep=""
 algorithms=redis,redlock,zookeeper,etcd,postgres-advisory,postgres-row,postgres-optimistic
-algorithms+=,redisson,redisson-fenced,redisson-fair,redisson-rw,redisson-semaphore
+algorithms+=,redisson,redisson-fenced,redisson-fair,redisson-rw,redisson-semaphore,redisson-multi
 while [ $# -gt 0 ]; do
   [ $# -ge 2 ] || usage
   case "$1" in

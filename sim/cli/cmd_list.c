@@ -20,6 +20,8 @@ static const char *const workload_what[] = {
     [WORKLOAD_CACHE_REBUILD] = "expiring cache keys rebuilt once per expiry: no stampede",
     [WORKLOAD_SCHEDULED_TASKS] = "instances firing tasks each period: each runs exactly once",
     [WORKLOAD_ORDER_IDS] = "order ids handed out from a last-id counter: none twice, none skipped",
+    [WORKLOAD_BANK_TRANSFER] = "money moved between two accounts under both their locks (all or "
+                               "none): the total never changes",
     [WORKLOAD_READ_MOSTLY] =
         "a cache entry many read and few rewrite: no reader sees a half-written value",
     [WORKLOAD_POOL] = "a connection pool behind a semaphore: never more in use than it holds",
@@ -43,11 +45,17 @@ static void list_algorithms(void)
     printf("algorithms:\n");
     for (size_t i = 0; i < lock_count(); i++) {
         const struct lock_ops *op = lock_at(i);
-        printf("  %-*s %s%s%s [%s]\n", width, op->name, op->summary,
-               op->gives_token ? " [token]" : "", op->renew ? " [watchdog]" : "", op->server);
+        printf("  %-*s %s%s%s%s%s%s [%s]\n", width, op->name, op->summary,
+               op->gives_token ? " [token]" : "", op->renew ? " [watchdog]" : "",
+               op->reentrant ? " [reentrant]" : "",
+               lock_grants_mode(op, LOCK_MODE_SHARED) ? " [shared]" : "",
+               lock_grants_mode(op, LOCK_MODE_PERMIT) ? " [permits]" : "", op->server);
     }
     printf("  tags: [token] grants carry a fencing token, so it can run \"fencing\": true;\n"
            "        [watchdog] it can renew a held lock, so it can run \"lock.watchdog\": true;\n"
+           "        [reentrant] its holder may take it again (\"nested\": true);\n"
+           "        [shared] it grants shared (read) sections besides exclusive ones;\n"
+           "        [permits] a semaphore: lock.permits holders at once, no exclusive section;\n"
            "        [redis], [postgres], ...: the kind of server it needs\n");
     printf("\n  %-*s %-8s %-9s %s\n", width, "supports", "fencing", "watchdog", "servers");
     for (size_t i = 0; i < lock_count(); i++) {

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/engine/client_log.h"
 #include "sim/engine/run_ctx.h"
 #include "sim/engine/seam.h"
 #include "sim/faults/nemesis.h"
@@ -37,25 +38,25 @@
 #define SLICE_NS  (50 * NS_PER_MS) /* long sleeps wake this often to see Ctrl-C */
 
 /* The renewal period, as scenario_resolve set it (never 0 when renewing). */
-static uint64_t renew_period_ns(const struct scenario *s)
+uint64_t cl_renew_period_ns(const struct scenario *s)
 {
     return (uint64_t)(s->renew_ms ? s->renew_ms : 1) * NS_PER_MS;
 }
 
-static void record_us(struct client *cl, enum op_kind op, uint64_t ns)
+void cl_record_us(struct client *cl, enum op_kind op, uint64_t ns)
 {
     histogram_record(cl->h[op], (int64_t)(ns / NS_PER_US));
 }
 
-static uint32_t owner_id(const struct client *cl)
+uint32_t cl_owner_id(const struct client *cl)
 {
     return cl->id + cl->run->scn->clients * (uint32_t)cl->incarnation;
 }
 
 /* One history event of this client's, on the key it is working on. The
  * event is built here so each call site states only what differs. */
-static void log_key(struct client *cl, uint32_t key, uint64_t t, uint8_t type, uint8_t f,
-                    uint8_t arg, uint8_t arg2, uint64_t seq, uint64_t token)
+void cl_log_key(struct client *cl, uint32_t key, uint64_t t, uint8_t type, uint8_t f, uint8_t arg,
+                uint8_t arg2, uint64_t seq, uint64_t token)
 {
     struct history_event e = {
         .t_ns = t,
@@ -63,7 +64,7 @@ static void log_key(struct client *cl, uint32_t key, uint64_t t, uint8_t type, u
         .seq = seq,
         .client = cl->id,
         .key = key,
-        .owner = owner_id(cl),
+        .owner = cl_owner_id(cl),
         .type = type,
         .f = f,
         .arg = arg,
@@ -72,31 +73,31 @@ static void log_key(struct client *cl, uint32_t key, uint64_t t, uint8_t type, u
     history_append(cl->hist, &e);
 }
 
-static void log_full(struct client *cl, uint64_t t, uint8_t type, uint8_t f, uint8_t arg,
-                     uint8_t arg2, uint64_t seq, uint64_t token)
+void cl_log_full(struct client *cl, uint64_t t, uint8_t type, uint8_t f, uint8_t arg, uint8_t arg2,
+                 uint64_t seq, uint64_t token)
 {
-    log_key(cl, cl->key, t, type, f, arg, arg2, seq, token);
+    cl_log_key(cl, cl->key, t, type, f, arg, arg2, seq, token);
 }
 
-static void log_event(struct client *cl, uint64_t t, uint8_t type, uint8_t f, uint8_t arg)
+void cl_log_event(struct client *cl, uint64_t t, uint8_t type, uint8_t f, uint8_t arg)
 {
-    log_full(cl, t, type, f, arg, 0, 0, 0);
+    cl_log_full(cl, t, type, f, arg, 0, 0, 0);
 }
 
 /* An operation that ended in an error: a failure when its request never
  * left (counted in unsent too), else unknown (info), as Jepsen has it. */
-static void log_error(struct client *cl, uint32_t key, uint64_t t, uint8_t f, enum stat_kind unsent)
+void cl_log_error(struct client *cl, uint32_t key, uint64_t t, uint8_t f, enum stat_kind unsent)
 {
     if (cl->lc.err == LOCK_ERR_UNSENT || cl->lc.err == LOCK_ERR_REFUSED) {
         client_bump(cl, unsent); /* surely not in effect, either way */
-        log_key(cl, key, t, HT_FAIL, f, cl->lc.err == LOCK_ERR_UNSENT ? HE_UNSENT : HE_REFUSED, 0,
-                0, 0);
+        cl_log_key(cl, key, t, HT_FAIL, f, cl->lc.err == LOCK_ERR_UNSENT ? HE_UNSENT : HE_REFUSED,
+                   0, 0, 0);
     } else {
-        log_key(cl, key, t, HT_INFO, f, HE_ERROR, 0, 0, 0);
+        cl_log_key(cl, key, t, HT_INFO, f, HE_ERROR, 0, 0, 0);
     }
 }
 
-static void log_fault(struct client *cl, uint64_t t, int idx, int end)
+void cl_log_fault(struct client *cl, uint64_t t, int idx, int end)
 {
     struct history_event e = {
         .t_ns = t,
@@ -237,14 +238,14 @@ uint64_t client_token(const struct client *cl)
     return cl->grant.token;
 }
 
-static void note_error(struct client *cl)
+void cl_note_error(struct client *cl)
 {
     snprintf(cl->last_error, sizeof(cl->last_error), "%s", cl->lc.errstr);
 }
 
 static void log_link(struct client *cl, uint64_t t, uint8_t state)
 {
-    log_key(cl, UINT32_MAX, t, HT_INFO, HF_LINK, state, 0, 0, 0); /* a link event has no key */
+    cl_log_key(cl, UINT32_MAX, t, HT_INFO, HF_LINK, state, 0, 0, 0); /* a link event has no key */
 }
 
 /* The link changes the lock's library reported since the last look, as
@@ -297,7 +298,7 @@ static void log_acquire(struct client *cl, uint64_t t, uint8_t type, uint64_t se
         .seq = seq,
         .client = cl->id,
         .key = cl->key,
-        .owner = owner_id(cl),
+        .owner = cl_owner_id(cl),
         .type = type,
         .f = HF_ACQUIRE,
         .mode = (uint8_t)mode,
@@ -306,21 +307,32 @@ static void log_acquire(struct client *cl, uint64_t t, uint8_t type, uint64_t se
     history_append(cl->hist, &e);
 }
 
-bool client_lock_mode(struct client *cl, uint32_t key, enum lock_mode mode, uint32_t wait_ms)
+/* Can the client ask for mode on key now? A workload asking what the lock
+ * cannot give (a mode, a re-entry, a nesting too deep) is the engine's
+ * bug: refused before anything is sent or recorded. */
+bool cl_may_ask(struct client *cl, uint32_t key, enum lock_mode mode)
 {
-    struct run_ctx *run = cl->run;
-    struct workload *w = run->wl;
-    if (!lock_grants_mode(run->ops, mode)) {
-        /* a workload asking what the lock cannot give: the engine's bug,
-         * refused before anything is sent or recorded */
-        snprintf(cl->last_error, sizeof(cl->last_error), "%s grants no %s mode", run->ops->name,
-                 history_mode_names[mode < LOCK_MODE_COUNT ? mode : LOCK_MODE_EXCLUSIVE]);
-        client_bump(cl, ST_ACQUIRE_ERR);
-        return false;
-    }
-    if (cl->n_parked)
-        client_service_parked(cl, false);
-    client_log_links(cl);
+    const struct lock_ops *ops = cl->run->ops;
+    const char *why = NULL;
+    if (!lock_grants_mode(ops, mode))
+        why = "grants no such mode";
+    else if (cl->holding && (cl->n_outer == CLIENT_MAX_NESTED || cl->commit != COMMIT_NONE))
+        why = "cannot nest sections that deep";
+    else if (cl->holding && (cl->key == key || cl_holds_key(cl, key)) && !ops->reentrant)
+        why = "is not reentrant";
+    if (why == NULL)
+        return true;
+    snprintf(cl->last_error, sizeof(cl->last_error), "%s %s (%s, key %" PRIu32 ")", ops->name, why,
+             history_mode_names[mode < LOCK_MODE_COUNT ? mode : LOCK_MODE_EXCLUSIVE], key);
+    client_bump(cl, ST_ACQUIRE_ERR);
+    return false;
+}
+
+/* Before an acquire of key: the step's latency counts from when it was
+ * due (open loop) or from now; the invoke is logged, and the waiter slot
+ * says what the client waits for. Returns where the latency counts from. */
+uint64_t cl_acquire_begins(struct client *cl, uint32_t key, enum lock_mode mode)
+{
     cl->key = key;
     uint64_t t_inv = clock_mono_ns();
     /* In open loop the step's first acquire is late by as much as the
@@ -332,6 +344,59 @@ bool client_lock_mode(struct client *cl, uint32_t key, enum lock_mode mode, uint
         atomic_store_explicit(&cl->waiter->key, key, memory_order_relaxed);
         atomic_store_explicit(&cl->waiter->waiting_since, t_inv, memory_order_release);
     }
+    return from;
+}
+
+void cl_acquire_failed(struct client *cl, enum lock_result r, uint64_t from)
+{
+    uint64_t t = clock_mono_ns();
+    cl_record_us(cl, OP_ACQUIRE_FAILED, t - from);
+    bool busy = r == LOCK_BUSY;
+    client_bump(cl, busy ? ST_ACQUIRE_BUSY : ST_ACQUIRE_ERR);
+    if (busy) {
+        cl_log_event(cl, t, HT_FAIL, HF_ACQUIRE, HE_BUSY);
+        return;
+    }
+    cl_note_error(cl);
+    cl_log_error(cl, cl->key, t, HF_ACQUIRE, ST_ACQUIRE_UNSENT);
+}
+
+/* The lock on cl->key is ours: the section begins. A re-entry is the same
+ * holder inside already, so the witness is not entered twice and its
+ * lines carry no sequence. */
+void cl_section_begins(struct client *cl, enum lock_mode mode, bool reentry, uint64_t from)
+{
+    struct run_ctx *run = cl->run;
+    uint64_t seq = HISTORY_NO_SEQ;
+    if (!reentry)
+        resource_enter(run->wl->res, cl->key, mode, &seq);
+    uint64_t t = clock_mono_ns();
+    cl_record_us(cl, OP_ACQUIRE, t - from);
+    live_record(&cl->live, (t - run->t0_ns) / 1000000000u, (t - from) / NS_PER_US);
+    client_bump(cl, ST_ACQUIRE_OK);
+    log_acquire(cl, t, HT_OK, seq, cl->grant.token, mode);
+    cl->holding = true;
+    cl->reentry = reentry;
+    cl->from_ns = t;
+    cl->next_renew_ns = t + cl_renew_period_ns(run->scn);
+    if (cl->fault < 0) /* an outer section's claim stays the client's */
+        cl->fault = nemesis_claim(run->nem, cl->id, t);
+}
+
+bool client_lock_mode(struct client *cl, uint32_t key, enum lock_mode mode, uint32_t wait_ms)
+{
+    struct run_ctx *run = cl->run;
+    struct workload *w = run->wl;
+    if (!cl_may_ask(cl, key, mode))
+        return false;
+    if (cl->n_parked)
+        client_service_parked(cl, false);
+    client_log_links(cl);
+    bool nested = cl->holding;
+    bool reentry = nested && (cl->key == key || cl_holds_key(cl, key));
+    if (nested)
+        cl_push_outer(cl);
+    uint64_t from = cl_acquire_begins(cl, key, mode);
     cl->grant.mode = (uint8_t)mode;
     enum lock_result r = run->ops->acquire(&cl->lc, w->keys[key], w->key_lens[key],
                                            run->scn->ttl_ms, wait_ms, &cl->grant);
@@ -339,36 +404,19 @@ bool client_lock_mode(struct client *cl, uint32_t key, enum lock_mode mode, uint
     if (cl->waiter)
         atomic_store_explicit(&cl->waiter->waiting_since, 0, memory_order_relaxed);
     if (r != LOCK_OK) {
-        uint64_t t = clock_mono_ns();
-        record_us(cl, OP_ACQUIRE_FAILED, t - from);
-        bool busy = r == LOCK_BUSY;
-        client_bump(cl, busy ? ST_ACQUIRE_BUSY : ST_ACQUIRE_ERR);
-        if (busy) {
-            log_event(cl, t, HT_FAIL, HF_ACQUIRE, HE_BUSY);
-            return false;
-        }
-        note_error(cl);
-        log_error(cl, cl->key, t, HF_ACQUIRE, ST_ACQUIRE_UNSENT);
+        cl_acquire_failed(cl, r, from);
+        if (nested)
+            cl_pop_outer(cl);
         return false;
     }
-    uint64_t seq;
-    resource_enter(w->res, key, mode, &seq);
-    uint64_t t = clock_mono_ns();
-    record_us(cl, OP_ACQUIRE, t - from);
-    live_record(&cl->live, (t - run->t0_ns) / 1000000000u, (t - from) / NS_PER_US);
-    client_bump(cl, ST_ACQUIRE_OK);
-    log_acquire(cl, t, HT_OK, seq, cl->grant.token, mode);
-    cl->holding = true;
-    cl->from_ns = t;
-    cl->next_renew_ns = t + renew_period_ns(run->scn);
-    cl->fault = nemesis_claim(run->nem, cl->id, t);
+    cl_section_begins(cl, mode, reentry, from);
     return true;
 }
 
 /* Sleep until t (CLOCK_MONOTONIC); wakes early when the run is
  * interrupted and cut_short allows it. The client's time passes through
  * the lock's sleep seam, as its lock's waits do. */
-static void sleep_until(struct client *cl, uint64_t t, bool cut_short)
+void cl_sleep_until(struct client *cl, uint64_t t, bool cut_short)
 {
     lock_sleep_until(&cl->lc, t, cut_short ? &cl->run->interrupted : NULL);
 }
@@ -402,7 +450,7 @@ static void wait_serving_parked(struct client *cl, uint64_t target, bool while_p
             client_service_parked(cl, false);
         if (while_parked && cl->n_parked == 0)
             return;
-        sleep_until(cl, min_u64(min_u64(target, now + SLICE_NS), parked_wake(cl)), true);
+        cl_sleep_until(cl, min_u64(min_u64(target, now + SLICE_NS), parked_wake(cl)), true);
     }
 }
 
@@ -424,124 +472,6 @@ bool client_retry(struct client *cl, uint64_t since_ns)
     return client_idle_until(cl, now + ms * NS_PER_MS);
 }
 
-/* One renewal (the watchdog's, or the kept lease's) of a lock this client
- * holds on key. */
-static void renew_grant(struct client *cl, uint32_t key, struct lock_grant *g,
-                        uint64_t *next_renew_ns)
-{
-    uint64_t t = clock_mono_ns();
-    enum lock_result r = cl->run->ops->renew(&cl->lc, g);
-    uint64_t now = clock_mono_ns();
-    if (r == LOCK_OK) {
-        client_bump(cl, ST_RENEW_OK);
-        log_key(cl, key, now, HT_OK, HF_RENEW, HE_NONE, 0, 0, 0);
-    } else {
-        /* Like Redisson's watchdog, a failed renewal is not the business
-         * code's news: the holder carries on, unaware. */
-        client_bump(cl, r == LOCK_LOST ? ST_RENEW_LOST : ST_RENEW_ERR);
-        if (r == LOCK_LOST) {
-            log_key(cl, key, now, HT_FAIL, HF_RENEW, HE_LOST, 0, 0, 0);
-        } else {
-            note_error(cl);
-            log_error(cl, key, now, HF_RENEW, ST_RENEW_UNSENT);
-        }
-    }
-    *next_renew_ns = t + renew_period_ns(cl->run->scn);
-}
-
-static void renew(struct client *cl)
-{
-    renew_grant(cl, cl->key, &cl->grant, &cl->next_renew_ns);
-}
-
-static void pause_holder(struct client *cl, int idx)
-{
-    const struct fault_spec *f = nemesis_spec(cl->run->nem, idx);
-    uint64_t t = clock_mono_ns();
-    nemesis_fired(cl->run->nem, idx, cl->id, cl->key, t);
-    log_fault(cl, t, idx, 0);
-    client_bump(cl, ST_PAUSES);
-    /* The whole client stops: no renewals, no traffic. Its connections
-     * carry nothing meanwhile (held at the proxy), as a stopped process's
-     * would: a ZooKeeper session can expire under it. */
-    nemesis_hold_client(cl->run->nem, idx, cl->id, true);
-    sleep_until(cl, t + f->duration_ms * NS_PER_MS, true);
-    nemesis_hold_client(cl->run->nem, idx, cl->id, false);
-    uint64_t end = clock_mono_ns();
-    log_fault(cl, end, idx, 1);
-    nemesis_ended(cl->run->nem, idx, end);
-}
-
-/* A network fault aimed at the holder: in force on its connections from
- * now; the nemesis ends it. The holder goes on, unaware. */
-static void strike_holder_traffic(struct client *cl, int idx)
-{
-    struct history_event e;
-    if (nemesis_net_claimed(cl->run->nem, idx, cl->id, cl->key, &e))
-        history_append(cl->hist, &e);
-}
-
-static void crash_holder(struct client *cl, int idx)
-{
-    struct run_ctx *run = cl->run;
-    const struct fault_spec *f = nemesis_spec(run->nem, idx);
-    uint64_t t = clock_mono_ns();
-    nemesis_fired(run->nem, idx, cl->id, cl->key, t);
-    log_fault(cl, t, idx, 0);
-    client_bump(cl, ST_CRASHES);
-    uint64_t seq = resource_leave(run->wl->res, cl->key, cl->grant.mode);
-    log_full(cl, t, HT_INFO, HF_CRASH, HE_NONE, 0, seq, 0);
-    record_us(cl, OP_HOLD, t - cl->from_ns);
-    /* The locks it kept die with it: their sections end here too. */
-    for (size_t i = 0; i < cl->n_parked; i++) {
-        const struct parked_lock *p = &cl->parked[i];
-        log_key(cl, p->key, t, HT_INFO, HF_CRASH, HE_NONE, 0,
-                resource_leave(run->wl->res, p->key, p->grant.mode), 0);
-        record_us(cl, OP_HOLD, t - p->from_ns);
-    }
-    cl->n_parked = 0;
-    client_log_links(cl);
-    run->ops->crash(&cl->lc); /* counts no drop of its own making (lock.h) */
-    cl->connected = false;
-    cl->holding = false;
-    /* A new process takes the dead one's place after the restart delay,
-     * with a new owner value. */
-    sleep_until(cl, t + f->duration_ms * NS_PER_MS, true);
-    cl->incarnation++;
-    client_connect(cl); /* on failure the loop retries before the next step */
-    uint64_t end = clock_mono_ns();
-    log_fault(cl, end, idx, 1);
-    nemesis_ended(run->nem, idx, end);
-}
-
-bool client_hold(struct client *cl, uint32_t ms)
-{
-    int idx = cl->fault;
-    if (idx >= 0) {
-        cl->fault = -1;
-        unsigned kind = nemesis_spec(cl->run->nem, idx)->kind;
-        if (fault_kills_holder(kind)) {
-            crash_holder(cl, idx);
-            return false;
-        }
-        if (fault_on_network(kind))
-            strike_holder_traffic(cl, idx);
-        else
-            pause_holder(cl, idx);
-    }
-    uint64_t end = clock_mono_ns() + (uint64_t)ms * NS_PER_MS;
-    bool renews = cl->run->renews;
-    for (;;) {
-        if (renews && clock_mono_ns() >= cl->next_renew_ns)
-            renew(cl);
-        uint64_t wake = renews && cl->next_renew_ns < end ? cl->next_renew_ns : end;
-        sleep_until(cl, wake, true);
-        if (wake == end || clock_mono_ns() >= end ||
-            atomic_load_explicit(&cl->run->interrupted, memory_order_relaxed))
-            return true;
-    }
-}
-
 /* End the section on key (begun at from_ns) and give the lock back. */
 /* The effect of an optimistic section is its commit's outcome: written,
  * refused by a newer commit (a conflict: as a fenced write), or unknown
@@ -555,36 +485,40 @@ static uint8_t commit_effect(enum lock_result r)
  * committed, whose outcome is the section's effect (its invoke logged once
  * that is known, at the time it began); or an optimistic section that
  * wrote nothing, with nothing to send. */
-enum section_end { END_RELEASE, END_COMMIT, END_NOTHING };
+enum section_end { END_RELEASE, END_COMMIT, END_NOTHING, END_REENTRY };
 
 static enum lock_result release_lock(struct client *cl, uint32_t key, const struct lock_grant *g,
                                      uint64_t from_ns, uint8_t effect, enum section_end how)
 {
     struct run_ctx *run = cl->run;
     uint64_t t = clock_mono_ns(), done = t;
-    uint64_t seq = resource_leave(run->wl->res, key, g->mode);
+    /* a re-entry's release leaves the witness to the outer section's */
+    bool reentry = how == END_REENTRY;
+    uint64_t seq = reentry ? HISTORY_NO_SEQ : resource_leave(run->wl->res, key, g->mode);
+    if (reentry)
+        how = END_RELEASE;
     if (how != END_COMMIT)
-        log_key(cl, key, t, HT_INVOKE, HF_RELEASE, effect, 0, seq, 0);
-    record_us(cl, OP_HOLD, t - from_ns);
+        cl_log_key(cl, key, t, HT_INVOKE, HF_RELEASE, effect, 0, seq, 0);
+    cl_record_us(cl, OP_HOLD, t - from_ns);
     enum lock_result r = LOCK_OK;
     if (how != END_NOTHING) {
         client_log_links(cl); /* before the release: what the holder could have known */
         r = run->ops->release(&cl->lc, g);
         done = clock_mono_ns();
-        record_us(cl, OP_RELEASE, done - t);
+        cl_record_us(cl, OP_RELEASE, done - t);
     }
     if (how == END_COMMIT)
-        log_key(cl, key, t, HT_INVOKE, HF_RELEASE, commit_effect(r), 0, seq, 0);
+        cl_log_key(cl, key, t, HT_INVOKE, HF_RELEASE, commit_effect(r), 0, seq, 0);
     if (r == LOCK_OK) {
         client_bump(cl, ST_RELEASE_OK);
-        log_key(cl, key, done, HT_OK, HF_RELEASE, HE_NONE, 0, 0, 0);
+        cl_log_key(cl, key, done, HT_OK, HF_RELEASE, HE_NONE, 0, 0, 0);
     } else if (r == LOCK_LOST) {
         client_bump(cl, ST_RELEASE_LOST);
-        log_key(cl, key, done, HT_FAIL, HF_RELEASE, HE_LOST, 0, 0, 0);
+        cl_log_key(cl, key, done, HT_FAIL, HF_RELEASE, HE_LOST, 0, 0, 0);
     } else {
         client_bump(cl, ST_RELEASE_ERR);
-        note_error(cl);
-        log_error(cl, key, done, HF_RELEASE, ST_RELEASE_UNSENT);
+        cl_note_error(cl);
+        cl_log_error(cl, key, done, HF_RELEASE, ST_RELEASE_UNSENT);
     }
     return r;
 }
@@ -612,7 +546,12 @@ void client_unlock(struct client *cl, enum section_effect effect)
     /* an optimistic section that writes nothing has nothing to commit */
     bool nothing = cl->run->ops->optimistic && effect != EFFECT_APPLIED;
     release_lock(cl, cl->key, &cl->grant, cl->from_ns, (uint8_t)effect,
-                 nothing ? END_NOTHING : END_RELEASE);
+                 nothing       ? END_NOTHING
+                 : cl->reentry ? END_REENTRY
+                               : END_RELEASE);
+    cl->reentry = false;
+    if (cl->n_outer) /* the section it was nested in is the current one again */
+        cl_pop_outer(cl);
 }
 
 bool client_commit(struct client *cl)
@@ -641,8 +580,8 @@ void client_unlock_at(struct client *cl, enum section_effect effect, uint64_t un
         client_unlock(cl, effect);
         return;
     }
-    if (until_ns <= clock_mono_ns()) {
-        client_unlock(cl, effect);
+    if (until_ns <= clock_mono_ns() || cl->reentry || cl->n_outer) {
+        client_unlock(cl, effect); /* a nested section is not kept past its outer one */
         return;
     }
     if (cl->n_parked == cl->cap_parked) {
@@ -686,7 +625,7 @@ void client_service_parked(struct client *cl, bool all)
             continue;
         }
         if (renews && now >= p->next_renew_ns)
-            renew_grant(cl, p->key, &p->grant, &p->next_renew_ns);
+            cl_renew_grant(cl, p->key, &p->grant, &p->next_renew_ns);
         i++;
     }
 }

@@ -33,6 +33,17 @@ struct parked_lock {
     uint64_t from_ns, until_ns, next_renew_ns;
 };
 
+/* A section a newer one nests in (the client took another lock, or the
+ * same one again, while inside it): kept while the inner one runs, the
+ * current one again once that is released. */
+#define CLIENT_MAX_NESTED 4
+struct outer_hold {
+    uint32_t key;
+    bool reentry; /* it re-entered a key an outer section holds */
+    struct lock_grant grant;
+    uint64_t from_ns, next_renew_ns;
+};
+
 /* Step samples in fixed blocks, never moved nor freed until the run is
  * over: a growing realloc'd array left freed blocks behind in the heap the
  * lock's client library allocates from, and made every hiredis call's
@@ -68,6 +79,10 @@ struct client {
     uint32_t key;     /* held key */
     uint64_t from_ns; /* when the current section began */
     uint64_t next_renew_ns;
+    bool reentry; /* the current section re-enters a key an outer one holds: the witness
+                     counts the holder once, so this one neither enters nor leaves it */
+    struct outer_hold outer[CLIENT_MAX_NESTED]; /* the sections it nests in, innermost last */
+    uint8_t n_outer;
     int fault;           /* index of the fault this holder claimed, or -1 */
     uint64_t steps_left; /* request quota; UINT64_MAX when unlimited */
     uint64_t left_ns;    /* when it left its loop */
@@ -110,7 +125,10 @@ int client_connect(struct client *cl);
 /* --- what a workload's step calls -------------------------------------- */
 
 /* Take the lock on key (the workload's key id). true when held: the
- * critical section has begun. */
+ * critical section has begun. Taken while inside another section, the new
+ * one nests in it (a re-entry when it is the same key: a reentrant lock
+ * only), and client_unlock of the inner one makes the outer current
+ * again. */
 bool client_lock(struct client *cl, uint32_t key);
 /* The same with the workload's own wait (scheduled tasks try with 0). */
 bool client_lock_wait(struct client *cl, uint32_t key, uint32_t wait_ms);
@@ -120,6 +138,13 @@ bool client_lock_wait(struct client *cl, uint32_t key, uint32_t wait_ms);
  * cannot grant (lock_grants_mode) is refused: false, an acquire error,
  * nothing sent. A client holds one key at a time. */
 bool client_lock_mode(struct client *cl, uint32_t key, enum lock_mode mode, uint32_t wait_ms);
+/* Take every one of keys[0..n) in mode, nested in that order (the
+ * workload orders them, as a bank orders accounts, so two clients cannot
+ * wait for each other): all at once through the lock's acquire_all
+ * (Redisson's MultiLock), else one by one, giving back what it took when
+ * one fails. true when all are held; each is then released by its own
+ * client_unlock, the last taken first. */
+bool client_lock_all(struct client *cl, const uint32_t *keys, size_t n, enum lock_mode mode);
 /* Put the lock library's link changes (ZooKeeper's connecting, connected,
  * expired) into the history; done before each acquire and release. */
 void client_log_links(struct client *cl);
@@ -148,6 +173,9 @@ void client_service_parked(struct client *cl, bool all);
  * than the run (or Ctrl-C); then release the rest. */
 void client_finish_parked(struct client *cl);
 uint64_t client_token(const struct client *cl);
+/* The token of the section the client holds on key (the current one or
+ * one it is nested in); 0 when it holds none there. */
+uint64_t client_token_of(const struct client *cl, uint32_t key);
 /* Outside any section, wait until t (CLOCK_MONOTONIC ns): think time, a
  * scheduler's next firing. false, early, when the run ends first. */
 bool client_idle_until(struct client *cl, uint64_t t_ns);

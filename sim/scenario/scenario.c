@@ -107,7 +107,8 @@ static int parse_servers(struct ctx *c, json_t *v, const struct field *f, void *
 /* ---- the format ------------------------------------------------------ */
 
 static const char *const workload_list[] = {"flash_sale", "cache_rebuild", "scheduled_tasks",
-                                            "order_ids",  "read_mostly",   "pool"};
+                                            "order_ids",  "bank_transfer", "read_mostly",
+                                            "pool"};
 static const char *const skew_list[] = {"uniform", "hot", "per_client"};
 static const char *const invariants_list[] = {"hold", "broken"};
 
@@ -220,6 +221,7 @@ static const struct field flash_sale_fields[] = {
      .offset = SC(flash_sale.hot_fraction),
      .max = 1},
     {.key = "hot_items", .parse = parse_hot_items, .offset = SC(flash_sale.hot_items), .min = 1},
+    {.key = "nested", .parse = parse_bool, .offset = SC(flash_sale.nested)},
 };
 
 static const struct field cache_rebuild_fields[] = {
@@ -279,6 +281,32 @@ static const struct field order_ids_fields[] = {
     {.key = "critical_ms", .parse = parse_u32, .offset = SC(order_ids.critical_ms), .max = 600000},
 };
 
+static const struct field bank_transfer_fields[] = {
+    {.key = "type",
+     .parse = parse_enum,
+     .offset = SC(workload),
+     .names = &workload_names,
+     .required = true},
+    {.key = "accounts",
+     .parse = parse_u32,
+     .offset = SC(bank_transfer.accounts),
+     .min = 2,
+     .max = 100000},
+    {.key = "balance",
+     .parse = parse_i64,
+     .offset = SC(bank_transfer.balance),
+     .max = 1000000000000LL},
+    {.key = "amount_max",
+     .parse = parse_u32,
+     .offset = SC(bank_transfer.amount_max),
+     .min = 1,
+     .max = 1000000000},
+    {.key = "critical_ms",
+     .parse = parse_u32,
+     .offset = SC(bank_transfer.critical_ms),
+     .max = 600000},
+};
+
 static const struct field read_mostly_fields[] = {
     {.key = "type",
      .parse = parse_enum,
@@ -313,6 +341,7 @@ static const struct table workload_tables[] = {
     [WORKLOAD_CACHE_REBUILD] = {cache_rebuild_fields, N_OF(cache_rebuild_fields), NULL},
     [WORKLOAD_SCHEDULED_TASKS] = {scheduled_tasks_fields, N_OF(scheduled_tasks_fields), NULL},
     [WORKLOAD_ORDER_IDS] = {order_ids_fields, N_OF(order_ids_fields), NULL},
+    [WORKLOAD_BANK_TRANSFER] = {bank_transfer_fields, N_OF(bank_transfer_fields), NULL},
     [WORKLOAD_READ_MOSTLY] = {read_mostly_fields, N_OF(read_mostly_fields), NULL},
     [WORKLOAD_POOL] = {pool_fields, N_OF(pool_fields), NULL},
 };
@@ -474,6 +503,8 @@ void scenario_defaults(struct scenario *s)
         .hold_min_ms = 0,
     };
     s->order_ids = (struct order_ids_spec){.sequences = 1, .critical_ms = 1};
+    s->bank_transfer = (struct bank_transfer_spec){
+        .accounts = 10, .balance = 1000, .amount_max = 100, .critical_ms = 1};
     s->read_mostly = (struct read_mostly_spec){.keys = 4, .critical_ms = 5, .write_fraction = 0.05};
     s->pool = (struct pool_spec){.pools = 1, .critical_ms = 10};
     s->redlock = (struct redlock_spec){.nodes = 5, .node_timeout_ms = 50, .quorum = 0};

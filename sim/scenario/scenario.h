@@ -28,6 +28,7 @@ enum workload_kind {
     WORKLOAD_CACHE_REBUILD,
     WORKLOAD_SCHEDULED_TASKS,
     WORKLOAD_ORDER_IDS,
+    WORKLOAD_BANK_TRANSFER,
     WORKLOAD_READ_MOSTLY,
     WORKLOAD_POOL
 };
@@ -188,6 +189,7 @@ struct flash_sale_spec {
     enum skew_kind skew;
     double hot_fraction; /* SKEW_HOT: share of buyers that pick a hot item */
     uint32_t hot_items;  /* SKEW_HOT: items 0..hot_items-1 are hot */
+    bool nested;         /* the purchase's payment takes the item's lock again inside: a re-entry */
 };
 
 struct cache_rebuild_spec {
@@ -211,6 +213,13 @@ struct scheduled_tasks_spec {
 struct order_ids_spec {
     uint32_t sequences;   /* independent id sequences, one lock key each */
     uint32_t critical_ms; /* hold between reading the last id and writing the next */
+};
+
+struct bank_transfer_spec {
+    uint32_t accounts;    /* one lock key each; a transfer locks two */
+    int64_t balance;      /* every account's at the start */
+    uint32_t amount_max;  /* a transfer moves 1..amount_max */
+    uint32_t critical_ms; /* hold between reading the balances and writing them */
 };
 
 struct read_mostly_spec {
@@ -313,6 +322,7 @@ struct scenario {
     struct cache_rebuild_spec cache_rebuild;
     struct scheduled_tasks_spec scheduled_tasks;
     struct order_ids_spec order_ids;
+    struct bank_transfer_spec bank_transfer;
     struct read_mostly_spec read_mostly;
     struct pool_spec pool;
     bool fencing; /* the resource rejects writes with a token below the highest seen */
@@ -389,7 +399,8 @@ enum {
     LACKS_REPLICAS = 4,
     LACKS_EXCLUSION = 8,
     LACKS_PERMITS = 16,
-    LACKS_MODE = 32, /* the workload's sections need a mode the lock cannot grant */
+    LACKS_MODE = 32,    /* the workload's sections need a mode the lock cannot grant */
+    LACKS_REENTRY = 64, /* the workload re-enters a lock it holds; the lock is not reentrant */
 };
 /* What a workload's section does that a refused write cannot undo ("a
  * database load"), for LACKS_EXCLUSION's message; NULL when a refused
@@ -400,6 +411,8 @@ unsigned scenario_lacks(const struct scenario *s, const struct lock_ops *ops);
  * read-modify-write; a semaphore, which grants only permits, cannot run
  * it (LACKS_MODE). */
 int workload_lock_mode(enum workload_kind w);
+/* Does s's workload take a lock it holds again (flash_sale's nested)? */
+bool scenario_reenters(const struct scenario *s);
 
 /* The external servers s names for a server kind, by its name (empty for
  * a kind the fleet does not know). */

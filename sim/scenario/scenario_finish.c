@@ -69,6 +69,8 @@ const char *workload_needs_exclusion(enum workload_kind w)
         return "a database load";
     case WORKLOAD_SCHEDULED_TASKS:
         return "a task's run";
+    case WORKLOAD_BANK_TRANSFER:
+        return "a transfer's debit and credit, written as one";
     case WORKLOAD_READ_MOSTLY:
         /* a reader writes nothing a conflict could refuse: its torn read
          * has already happened */
@@ -79,6 +81,11 @@ const char *workload_needs_exclusion(enum workload_kind w)
         break;
     }
     return NULL;
+}
+
+bool scenario_reenters(const struct scenario *s)
+{
+    return s->workload == WORKLOAD_FLASH_SALE && s->flash_sale.nested;
 }
 
 int workload_lock_mode(enum workload_kind w)
@@ -98,7 +105,8 @@ unsigned scenario_lacks(const struct scenario *s, const struct lock_ops *ops)
            (topology && !ops->follows_sentinels ? LACKS_REPLICAS : 0u) |
            (s->permits > 1 && !lock_grants_mode(ops, LOCK_MODE_PERMIT) ? LACKS_PERMITS : 0u) |
            (!lock_grants_mode(ops, (enum lock_mode)workload_lock_mode(s->workload)) ? LACKS_MODE
-                                                                                    : 0u);
+                                                                                    : 0u) |
+           (scenario_reenters(s) && !ops->reentrant ? LACKS_REENTRY : 0u);
 }
 
 /* What the file and the command line decide together; each check names the
@@ -141,6 +149,14 @@ static int finish_checks(struct ctx *c, const struct scenario *s)
                                 s->permits, ops->name);
     }
     scn_pop(c);
+    if (scenario_lacks(s, ops) & LACKS_REENTRY) {
+        scn_push_key(c, "workload");
+        scn_push_key(c, "nested");
+        return scn_fail_if_file(c, json_true(),
+                                "the purchase re-enters its lock; algorithm \"%s\" is not "
+                                "reentrant (it would wait for itself)",
+                                ops->name);
+    }
     if (scenario_lacks(s, ops) & LACKS_MODE) {
         scn_push_key(c, "workload");
         scn_push_key(c, "type");

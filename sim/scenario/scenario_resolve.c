@@ -161,6 +161,8 @@ uint32_t scenario_hold_ms(const struct scenario *s)
         return s->cache_rebuild.load_ms;
     case WORKLOAD_ORDER_IDS:
         return s->order_ids.critical_ms;
+    case WORKLOAD_BANK_TRANSFER:
+        return s->bank_transfer.critical_ms;
     case WORKLOAD_READ_MOSTLY:
         return s->read_mostly.critical_ms;
     case WORKLOAD_POOL:

@@ -6,6 +6,12 @@
  * writes stock-1 and records an order if there was stock. Two holders inside
  * at once both read the same stock and one decrement is lost: an order
  * without stock behind it.
+ *
+ * With nested, the write is a payment step that takes the item's lock
+ * again while the purchase holds it, as code calling a locked method from
+ * a locked method does: a re-entry, which only a reentrant lock grants
+ * (Redisson's RLock counts it); its release must leave the lock held by
+ * the purchase until the purchase's own release.
  */
 #include <inttypes.h>
 #include <stdatomic.h>
@@ -81,6 +87,12 @@ static enum attempt flash_try(struct workload *w, struct client *cl, uint32_t it
     }
     if (!client_hold(cl, fs->critical_ms))
         return ATTEMPT_DONE; /* crashed inside: the section ended with it */
+    if (fs->nested && !client_lock(cl, item)) {
+        /* the payment's re-entry failed: the lock was lost, or its
+         * server did not answer; the purchase is given up */
+        client_unlock(cl, EFFECT_NONE);
+        return ATTEMPT_DONE;
+    }
     enum section_effect effect = EFFECT_NONE;
     if (stock > 0) {
         effect = EFFECT_FENCED;
@@ -93,6 +105,8 @@ static enum attempt flash_try(struct workload *w, struct client *cl, uint32_t it
             effect = EFFECT_APPLIED;
         }
     }
+    if (fs->nested) /* the payment's section ends first; the purchase's wrote nothing */
+        client_unlock(cl, effect), effect = EFFECT_NONE;
     client_unlock(cl, effect);
     return ATTEMPT_DONE;
 }

@@ -13,6 +13,7 @@ extern const struct workload_ops flash_sale_ops;
 extern const struct workload_ops cache_rebuild_ops;
 extern const struct workload_ops scheduled_tasks_ops;
 extern const struct workload_ops order_ids_ops;
+extern const struct workload_ops bank_transfer_ops;
 extern const struct workload_ops read_mostly_ops;
 extern const struct workload_ops pool_ops;
 
@@ -21,6 +22,7 @@ static const struct workload_ops *const workloads[] = {
     [WORKLOAD_CACHE_REBUILD] = &cache_rebuild_ops,
     [WORKLOAD_SCHEDULED_TASKS] = &scheduled_tasks_ops,
     [WORKLOAD_ORDER_IDS] = &order_ids_ops,
+    [WORKLOAD_BANK_TRANSFER] = &bank_transfer_ops,
     [WORKLOAD_READ_MOSTLY] = &read_mostly_ops,
     [WORKLOAD_POOL] = &pool_ops,
 };

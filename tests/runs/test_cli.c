@@ -70,7 +70,7 @@ static void list_prints_names_for_scripts(void **state)
     assert_string_equal(o.out, "redis\nredis-naive\nredlock\nzookeeper\netcd\npostgres-"
                                "advisory\npostgres-row\npostgres-optimistic\nredisson\nredisson-"
                                "fenced\nredisson-fair\nredisson-"
-                               "rw\nredisson-semaphore\n");
+                               "rw\nredisson-semaphore\nredisson-multi\n");
     run(&bad, NULL, "list", "locks", NULL);
     assert_int_equal(bad.status, 2);
     run(&all, NULL, "list", NULL, NULL);

@@ -22,7 +22,7 @@ printf '#!/bin/sh\nprintf "algorithms:\\n  redis        SET NX PX\\n"\n' >"$tmp/
 chmod +x "$tmp/bin/"*
 
 failed=0
-static="redis redis-naive redlock zookeeper etcd postgres-advisory postgres-row postgres-optimistic redisson redisson-fenced redisson-fair redisson-rw redisson-semaphore"
+static="redis redis-naive redlock zookeeper etcd postgres-advisory postgres-row postgres-optimistic redisson redisson-fenced redisson-fair redisson-rw redisson-semaphore redisson-multi"
 
 # expect WANT WORD...: complete the last WORD; WANT is the whole answer,
 # space-separated, in any order.
@@ -68,17 +68,17 @@ expect "--help" "$bin" check "$t/h.jsonl" --h
 expect "--help" "$bin" list -
 expect "--help" "$bin" help --
 expect "$static" "$bin" run --algorithm ""
-expect "redis redis-naive redlock redisson redisson-fenced redisson-fair redisson-rw redisson-semaphore" "$bin" run -a re
-expect "redis redis-naive redlock redisson redisson-fenced redisson-fair redisson-rw redisson-semaphore" "$bin" run --algorithm = re
+expect "redis redis-naive redlock redisson redisson-fenced redisson-fair redisson-rw redisson-semaphore redisson-multi" "$bin" run -a re
+expect "redis redis-naive redlock redisson redisson-fenced redisson-fair redisson-rw redisson-semaphore redisson-multi" "$bin" run --algorithm = re
 expect "alpha beta" "$tmp/bin/names" run --algorithm ""
 expect "$static" "$tmp/bin/broken" run --algorithm ""
 expect "$static" "$tmp/bin/old" run --algorithm ""
-expect "redis,redis-naive redis,redlock redis,redisson redis,redisson-fenced redis,redisson-fair redis,redisson-rw redis,redisson-semaphore" "$bin" compare --algorithms redis,re
-expect "redis,redlock,redis-naive redis,redlock,zookeeper redis,redlock,etcd redis,redlock,postgres-advisory redis,redlock,postgres-row redis,redlock,postgres-optimistic redis,redlock,redisson redis,redlock,redisson-fenced redis,redlock,redisson-fair redis,redlock,redisson-rw redis,redlock,redisson-semaphore" "$bin" compare --algorithms \
+expect "redis,redis-naive redis,redlock redis,redisson redis,redisson-fenced redis,redisson-fair redis,redisson-rw redis,redisson-semaphore redis,redisson-multi" "$bin" compare --algorithms redis,re
+expect "redis,redlock,redis-naive redis,redlock,zookeeper redis,redlock,etcd redis,redlock,postgres-advisory redis,redlock,postgres-row redis,redlock,postgres-optimistic redis,redlock,redisson redis,redlock,redisson-fenced redis,redlock,redisson-fair redis,redlock,redisson-rw redis,redlock,redisson-semaphore redis,redlock,redisson-multi" "$bin" compare --algorithms \
     redis,redlock,
 # -A is compare's short --algorithms: names, never the folder reports/
-expect "redis redis-naive redlock redisson redisson-fenced redisson-fair redisson-rw redisson-semaphore" "$bin" compare "$t/a.json" -A re
-expect "redis,redis-naive redis,redlock redis,redisson redis,redisson-fenced redis,redisson-fair redis,redisson-rw redis,redisson-semaphore" "$bin" compare -A redis,re
+expect "redis redis-naive redlock redisson redisson-fenced redisson-fair redisson-rw redisson-semaphore redisson-multi" "$bin" compare "$t/a.json" -A re
+expect "redis,redis-naive redis,redlock redis,redisson redis,redisson-fenced redis,redisson-fair redis,redisson-rw redis,redisson-semaphore redis,redisson-multi" "$bin" compare -A redis,re
 expect "alpha beta" "$tmp/bin/names" compare -A ""
 expect "$t/a.json $t/b.json $t/sub" "$bin" run "$t/"
 expect "$t/a.json $t/b.json $t/sub" "$bin" compare -q "$t/"

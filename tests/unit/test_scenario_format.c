@@ -294,7 +294,7 @@ static void test_load_text(void **state)
         err, "lock.algorithm: unknown algorithm \"chubby\" (known: redis, "
              "redis-naive, redlock, zookeeper, etcd, postgres-advisory, "
              "postgres-row, postgres-optimistic, redisson, redisson-fenced, redisson-fair, "
-             "redisson-rw, redisson-semaphore)");
+             "redisson-rw, redisson-semaphore, redisson-multi)");
 }
 
 static void test_long_message_cut_on_character(void **state)
@@ -470,7 +470,7 @@ static void test_unknown_values(void **state)
          "\"flash_sale\"?)"},
         {"{'workload': {'type': 'cache_warmup'}}",
          "t.json:1:23: workload.type: unknown workload \"cache_warmup\" (known: flash_sale, "
-         "cache_rebuild, scheduled_tasks, order_ids, read_mostly, pool)"},
+         "cache_rebuild, scheduled_tasks, order_ids, bank_transfer, read_mostly, pool)"},
         {"{'workload': {'type': 'flash_sale', 'skew': 'hott'}}",
          "t.json:1:45: workload.skew: unknown skew \"hott\" (did you mean \"hot\"?)"},
         {"{'workload': {'type': 'flash_sale', 'skew': 'per-client'}}",
@@ -508,7 +508,7 @@ static void test_unknown_values(void **state)
          "t.json:1:24: lock.algorithm: unknown algorithm "
          "\"redis-with-a-name-far-too-long-to-keep-a...\" (known: redis, redis-naive, redlock, "
          "zookeeper, etcd, postgres-advisory, postgres-row, postgres-optimistic, redisson, "
-         "redisson-fenced, redisson-fair, redisson-rw, redisson-semaphore)"},
+         "redisson-fenced, redisson-fair, redisson-rw, redisson-semaphore, redisson-multi)"},
         {"{'expect': {'violations': 'x'}, " WL "}",
          "t.json:1:27: expect.violations: cannot read \"x\" as a count (write 0, \">0\", \">= "
          "3\", \"<5\")"},

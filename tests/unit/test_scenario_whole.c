@@ -32,7 +32,7 @@ static void test_finish_errors(void **state)
          "t.json:1:24: lock.algorithm: unknown algorithm \"chubby\" (known: redis, "
          "redis-naive, redlock, zookeeper, etcd, postgres-advisory, postgres-row, "
          "postgres-optimistic, redisson, redisson-fenced, redisson-fair, redisson-rw, "
-         "redisson-semaphore)"},
+         "redisson-semaphore, redisson-multi)"},
         {"{'lock': {'algorithm': 'redis_naive'}, " WL "}",
          "t.json:1:24: lock.algorithm: unknown algorithm \"redis_naive\" (did you mean "
          "\"redis-naive\"?)"},
@@ -45,6 +45,13 @@ static void test_finish_errors(void **state)
         {"{'lock': {'algorithm': 'redis', 'permits': 3}, " WL "}",
          "t.json:1:44: lock.permits: 3 permits, but algorithm \"redis\" grants no permits (it is "
          "no semaphore)"},
+        {"{'lock': {'algorithm': 'zookeeper'}, 'workload': {'type': 'flash_sale', 'nested': "
+         "true}}",
+         "t.json:1:83: workload.nested: the purchase re-enters its lock; algorithm \"zookeeper\" "
+         "is not reentrant (it would wait for itself)"},
+        {"{'lock': {'algorithm': 'redisson-semaphore'}, " WL "}",
+         "t.json:1:68: workload.type: flash_sale needs exclusive sections; redisson-semaphore "
+         "grants none"},
         {"{'duration_s': 2, 'faults': [{'at_ms': 2000, 'type': 'client_crash'}], " WL "}",
          "t.json:1:40: faults[0].at_ms: 2000 is past the end of the run (2000 ms)"},
         {"{'faults': [{'at_ms': 0, 'type': 'client_crash', 'target': 'client:4'}],"
@@ -208,7 +215,7 @@ static void test_finish_after_overrides(void **state)
         err, "t.json: lock.algorithm: unknown algorithm \"consul\" (known: redis, "
              "redis-naive, redlock, zookeeper, etcd, postgres-advisory, "
              "postgres-row, postgres-optimistic, redisson, redisson-fenced, redisson-fair, "
-             "redisson-rw, redisson-semaphore)");
+             "redisson-rw, redisson-semaphore, redisson-multi)");
 
     /* fencing was the file's wish, so it is pointed at */
     ov.algorithm = "redis-naive";
@@ -254,7 +261,7 @@ static void test_finish_after_overrides(void **state)
         err, "lock.algorithm: unknown algorithm \"nope\" (known: redis, "
              "redis-naive, redlock, zookeeper, etcd, postgres-advisory, "
              "postgres-row, postgres-optimistic, redisson, redisson-fenced, redisson-fair, "
-             "redisson-rw, redisson-semaphore)");
+             "redisson-rw, redisson-semaphore, redisson-multi)");
     ov.algorithm = "redis";
     assert_int_equal(scenario_load_text("", text, strlen(text), &ov, &s, err), 0);
 }
@@ -337,7 +344,7 @@ static void test_doc_examples(void **state)
          "\"chubby\" (known: redis, redis-naive, redlock, zookeeper, etcd, postgres-advisory, "
          "postgres-row, postgres-optimistic, redisson, redisson-fenced, redisson-fair, "
          "redisson-rw, "
-         "redisson-semaphore)"},
+         "redisson-semaphore, redisson-multi)"},
         {"bad_fencing.json", true,
          "tests/fixtures/bad_fencing.json:4:16: fencing: algorithm \"redis-naive\" gives no "
          "fencing tokens"},
