@@ -403,6 +403,13 @@ const char *report_workload(const struct scenario *s, char *buf, size_t len)
         const struct order_ids_spec *o = &s->order_ids;
         snprintf(buf, len, "%s sequences=%" PRIu32 " critical=%" PRIu32 "ms", name, o->sequences,
                  o->critical_ms);
+    } else if (s->workload == WORKLOAD_READ_MOSTLY) {
+        const struct read_mostly_spec *rm = &s->read_mostly;
+        snprintf(buf, len, "%s keys=%" PRIu32 " critical=%" PRIu32 "ms writes=%g", name, rm->keys,
+                 rm->critical_ms, rm->write_fraction);
+    } else if (s->workload == WORKLOAD_POOL) {
+        snprintf(buf, len, "%s pools=%" PRIu32 " connections=%" PRIu32 " critical=%" PRIu32 "ms",
+                 name, s->pool.pools, s->permits, s->pool.critical_ms);
     } else {
         const struct flash_sale_spec *fs = &s->flash_sale;
         char hot[64] = "";

@@ -132,6 +132,14 @@ static json_t *workload_json(const struct scenario *s)
                          "balance", (json_int_t)b->balance, "amount_max", b->amount_max,
                          "critical_ms", b->critical_ms);
     }
+    if (s->workload == WORKLOAD_READ_MOSTLY) {
+        const struct read_mostly_spec *rm = &s->read_mostly;
+        return json_pack("{s:s, s:i, s:i, s:f}", "type", type, "keys", rm->keys, "critical_ms",
+                         rm->critical_ms, "write_fraction", rm->write_fraction);
+    }
+    if (s->workload == WORKLOAD_POOL)
+        return json_pack("{s:s, s:i, s:i}", "type", type, "pools", s->pool.pools, "critical_ms",
+                         s->pool.critical_ms);
     if (s->workload == WORKLOAD_ORDER_IDS) {
         const struct order_ids_spec *o = &s->order_ids;
         return json_pack("{s:s, s:i, s:i}", "type", type, "sequences", o->sequences, "critical_ms",

@@ -67,15 +67,15 @@ static int unsupported(const struct scenario *s, const struct lock_ops *ops, cha
     else if (lacks & LACKS_RENEW)
         snprintf(why, len, "the scenario needs a watchdog (lock.watchdog); %s cannot renew a lock",
                  ops->name);
-    else if (lacks & LACKS_PERMITS)
-        snprintf(why, len, "the scenario asks %u permits a key (lock.permits); %s is no semaphore",
-                 (unsigned)s->permits, ops->name);
     else if (lacks & LACKS_REENTRY)
         snprintf(why, len, "the scenario re-enters its lock (workload.nested); %s is not reentrant",
                  ops->name);
     else if (lacks & LACKS_MODE)
         snprintf(why, len, "%s needs %s sections; %s grants none", workload_name(s->workload),
                  lock_mode_name(workload_lock_mode(s->workload)), ops->name);
+    else if (lacks & LACKS_PERMITS)
+        snprintf(why, len, "the scenario asks %u permits a key (lock.permits); %s is no semaphore",
+                 (unsigned)s->permits, ops->name);
     else if (lacks & LACKS_EXCLUSION)
         snprintf(why, len,
                  "%s is not a lock: a refused write cannot undo %s; %s needs mutual "

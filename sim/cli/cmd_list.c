@@ -22,6 +22,9 @@ static const char *const workload_what[] = {
     [WORKLOAD_ORDER_IDS] = "order ids handed out from a last-id counter: none twice, none skipped",
     [WORKLOAD_BANK_TRANSFER] = "money moved between two accounts under both their locks (all or "
                                "none): the total never changes",
+    [WORKLOAD_READ_MOSTLY] =
+        "a cache entry many read and few rewrite: no reader sees a half-written value",
+    [WORKLOAD_POOL] = "a connection pool behind a semaphore: never more in use than it holds",
 };
 
 /* The widest algorithm name and a space, at least 12, so the columns stay

@@ -107,7 +107,8 @@ static int parse_servers(struct ctx *c, json_t *v, const struct field *f, void *
 /* ---- the format ------------------------------------------------------ */
 
 static const char *const workload_list[] = {"flash_sale", "cache_rebuild", "scheduled_tasks",
-                                            "order_ids", "bank_transfer"};
+                                            "order_ids",  "bank_transfer", "read_mostly",
+                                            "pool"};
 static const char *const skew_list[] = {"uniform", "hot", "per_client"};
 static const char *const invariants_list[] = {"hold", "broken"};
 
@@ -306,6 +307,33 @@ static const struct field bank_transfer_fields[] = {
      .max = 600000},
 };
 
+static const struct field read_mostly_fields[] = {
+    {.key = "type",
+     .parse = parse_enum,
+     .offset = SC(workload),
+     .names = &workload_names,
+     .required = true},
+    {.key = "keys", .parse = parse_u32, .offset = SC(read_mostly.keys), .min = 1, .max = 100000},
+    {.key = "critical_ms",
+     .parse = parse_u32,
+     .offset = SC(read_mostly.critical_ms),
+     .max = 600000},
+    {.key = "write_fraction",
+     .parse = parse_positive,
+     .offset = SC(read_mostly.write_fraction),
+     .max = 1},
+};
+
+static const struct field pool_fields[] = {
+    {.key = "type",
+     .parse = parse_enum,
+     .offset = SC(workload),
+     .names = &workload_names,
+     .required = true},
+    {.key = "pools", .parse = parse_u32, .offset = SC(pool.pools), .min = 1, .max = 1000},
+    {.key = "critical_ms", .parse = parse_u32, .offset = SC(pool.critical_ms), .max = 600000},
+};
+
 /* A new workload kind adds its name to workload_list and its table here;
  * every table starts with "type". */
 static const struct table workload_tables[] = {
@@ -314,6 +342,8 @@ static const struct table workload_tables[] = {
     [WORKLOAD_SCHEDULED_TASKS] = {scheduled_tasks_fields, N_OF(scheduled_tasks_fields), NULL},
     [WORKLOAD_ORDER_IDS] = {order_ids_fields, N_OF(order_ids_fields), NULL},
     [WORKLOAD_BANK_TRANSFER] = {bank_transfer_fields, N_OF(bank_transfer_fields), NULL},
+    [WORKLOAD_READ_MOSTLY] = {read_mostly_fields, N_OF(read_mostly_fields), NULL},
+    [WORKLOAD_POOL] = {pool_fields, N_OF(pool_fields), NULL},
 };
 _Static_assert(N_OF(workload_tables) == N_OF(workload_list), "a table for every workload");
 
@@ -475,6 +505,8 @@ void scenario_defaults(struct scenario *s)
     s->order_ids = (struct order_ids_spec){.sequences = 1, .critical_ms = 1};
     s->bank_transfer = (struct bank_transfer_spec){
         .accounts = 10, .balance = 1000, .amount_max = 100, .critical_ms = 1};
+    s->read_mostly = (struct read_mostly_spec){.keys = 4, .critical_ms = 5, .write_fraction = 0.05};
+    s->pool = (struct pool_spec){.pools = 1, .critical_ms = 10};
     s->redlock = (struct redlock_spec){.nodes = 5, .node_timeout_ms = 50, .quorum = 0};
     s->zookeeper = (struct zookeeper_spec){.ensemble = 1, .session_timeout_ms = 0};
     s->postgres = (struct postgres_spec){.pooler = POOLER_NONE};

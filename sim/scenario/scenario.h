@@ -28,7 +28,9 @@ enum workload_kind {
     WORKLOAD_CACHE_REBUILD,
     WORKLOAD_SCHEDULED_TASKS,
     WORKLOAD_ORDER_IDS,
-    WORKLOAD_BANK_TRANSFER
+    WORKLOAD_BANK_TRANSFER,
+    WORKLOAD_READ_MOSTLY,
+    WORKLOAD_POOL
 };
 
 enum skew_kind {
@@ -220,6 +222,17 @@ struct bank_transfer_spec {
     uint32_t critical_ms; /* hold between reading the balances and writing them */
 };
 
+struct read_mostly_spec {
+    uint32_t keys;         /* cache entries, one lock key each */
+    uint32_t critical_ms;  /* between a reader's two reads; between a writer's two halves */
+    double write_fraction; /* share of steps that refresh the entry (0..1] */
+};
+
+struct pool_spec {
+    uint32_t pools;       /* connection pools of lock.permits connections, one key each */
+    uint32_t critical_ms; /* how long a client uses the connection it took */
+};
+
 /* Per-algorithm settings, used when that algorithm runs. */
 struct redlock_spec {
     uint32_t nodes;           /* independent Redis masters (default 5) */
@@ -310,6 +323,8 @@ struct scenario {
     struct scheduled_tasks_spec scheduled_tasks;
     struct order_ids_spec order_ids;
     struct bank_transfer_spec bank_transfer;
+    struct read_mostly_spec read_mostly;
+    struct pool_spec pool;
     bool fencing; /* the resource rejects writes with a token below the highest seen */
 
     struct fault_spec faults[SCENARIO_MAX_FAULTS];

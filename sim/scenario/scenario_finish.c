@@ -71,8 +71,13 @@ const char *workload_needs_exclusion(enum workload_kind w)
         return "a task's run";
     case WORKLOAD_BANK_TRANSFER:
         return "a transfer's debit and credit, written as one";
+    case WORKLOAD_READ_MOSTLY:
+        /* a reader writes nothing a conflict could refuse: its torn read
+         * has already happened */
+        return "a torn read";
     case WORKLOAD_FLASH_SALE:
     case WORKLOAD_ORDER_IDS:
+    case WORKLOAD_POOL:
         break;
     }
     return NULL;
@@ -85,8 +90,10 @@ bool scenario_reenters(const struct scenario *s)
 
 int workload_lock_mode(enum workload_kind w)
 {
-    (void)w; /* every workload's section is a read-modify-write */
-    return LOCK_MODE_EXCLUSIVE;
+    /* read_mostly's readers ask shared where the lock grants it and
+     * exclusive elsewhere, and its writers always exclusive: what it needs
+     * of every lock is exclusive. A pool is a semaphore's alone. */
+    return w == WORKLOAD_POOL ? LOCK_MODE_PERMIT : LOCK_MODE_EXCLUSIVE;
 }
 
 unsigned scenario_lacks(const struct scenario *s, const struct lock_ops *ops)
@@ -132,7 +139,9 @@ static int finish_checks(struct ctx *c, const struct scenario *s)
                                 "%" PRIu32 " must be less than ttl_ms (%" PRIu32 ")", s->renew_ms,
                                 s->ttl_ms);
     }
-    if (scenario_lacks(s, ops) & LACKS_PERMITS) {
+    /* a pool on a lock that is no semaphore: the workload is the reason
+     * (LACKS_MODE below), not its permits */
+    if ((scenario_lacks(s, ops) & (LACKS_PERMITS | LACKS_MODE)) == LACKS_PERMITS) {
         scn_push_key(c, "permits");
         return scn_fail_if_file(c, json_integer(s->permits),
                                 "%" PRIu32 " permits, but algorithm \"%s\" grants no permits (it "
@@ -205,7 +214,7 @@ static int finish_checks(struct ctx *c, const struct scenario *s)
         scn_push_key(c, "rate");
         return scn_fail_if_file(c, number_json(s->rate),
                                 "scheduled_tasks fires on its own timetable; open loop is for "
-                                "flash_sale, cache_rebuild and order_ids");
+                                "flash_sale, cache_rebuild, order_ids, read_mostly and pool");
     }
     if (s->rate > 0 && s->rate * (double)s->duration_ms / 1000.0 < 1.0) {
         scn_push_key(c, "rate");

@@ -119,9 +119,19 @@ static void resolve_etcd(struct scenario *s, const struct lock_ops *ops)
              s->ttl_ms);
 }
 
-static void resolve_workload(struct scenario *s)
+static void resolve_workload(struct scenario *s, const struct lock_ops *ops)
 {
     const struct scheduled_tasks_spec *t = &s->scheduled_tasks;
+    /* The readers' mode is locklab's choice, made by the lock: a mutex on a
+     * read-mostly load is correct but serial, which is what a comparison
+     * with a read-write lock shows. */
+    if (s->workload == WORKLOAD_READ_MOSTLY && lock_grants_mode(ops, LOCK_MODE_SHARED))
+        note(s, "workload readers: shared (%s's read lock), writers exclusive", ops->name);
+    else if (s->workload == WORKLOAD_READ_MOSTLY)
+        note(s,
+             "workload readers: exclusive, as writers are: %s grants no shared mode (readers "
+             "wait for each other)",
+             ops->name);
     if (s->workload == WORKLOAD_SCHEDULED_TASKS && t->hold_min_ms == 0)
         note(s,
              "workload.hold_min_ms: 0 = the winner keeps the lock to the end of the task's period "
@@ -139,7 +149,7 @@ void scenario_resolve(struct scenario *s, const struct lock_ops *ops)
         resolve_redlock(s);
     if (ops->session_lease)
         resolve_zookeeper(s, ops);
-    resolve_workload(s);
+    resolve_workload(s, ops);
 }
 
 uint32_t scenario_hold_ms(const struct scenario *s)
@@ -153,6 +163,10 @@ uint32_t scenario_hold_ms(const struct scenario *s)
         return s->order_ids.critical_ms;
     case WORKLOAD_BANK_TRANSFER:
         return s->bank_transfer.critical_ms;
+    case WORKLOAD_READ_MOSTLY:
+        return s->read_mostly.critical_ms;
+    case WORKLOAD_POOL:
+        return s->pool.critical_ms;
     case WORKLOAD_SCHEDULED_TASKS: {
         /* the shortest: to the period's end from a firing jitter_ms late */
         const struct scheduled_tasks_spec *t = &s->scheduled_tasks;

@@ -14,6 +14,8 @@ extern const struct workload_ops cache_rebuild_ops;
 extern const struct workload_ops scheduled_tasks_ops;
 extern const struct workload_ops order_ids_ops;
 extern const struct workload_ops bank_transfer_ops;
+extern const struct workload_ops read_mostly_ops;
+extern const struct workload_ops pool_ops;
 
 static const struct workload_ops *const workloads[] = {
     [WORKLOAD_FLASH_SALE] = &flash_sale_ops,
@@ -21,6 +23,8 @@ static const struct workload_ops *const workloads[] = {
     [WORKLOAD_SCHEDULED_TASKS] = &scheduled_tasks_ops,
     [WORKLOAD_ORDER_IDS] = &order_ids_ops,
     [WORKLOAD_BANK_TRANSFER] = &bank_transfer_ops,
+    [WORKLOAD_READ_MOSTLY] = &read_mostly_ops,
+    [WORKLOAD_POOL] = &pool_ops,
 };
 
 bool workload_attempts(struct workload *w, struct client *cl, uint32_t key,

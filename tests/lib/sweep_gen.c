@@ -14,7 +14,10 @@
  *
  * Sizes are drawn log-uniformly (small and large both appear), with the
  * edges (1 client, 200 clients, 0 ms, the period's bound) drawn on purpose.
- * A quarter of the seeds give order_ids (gives_order_ids).
+ * A quarter of the seeds give order_ids (gives_order_ids), and of the
+ * rest an eighth each read_mostly and pool (mode_workload); a pool shape
+ * sets lock.permits, the pool's connections (a lock that is no semaphore
+ * refuses it: the sweep runs it with redisson-semaphore).
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -248,6 +251,48 @@ static void order_ids(void)
     describe("order_ids sequences=%" PRIu64 " critical_ms=%" PRIu64, sequences, critical);
 }
 
+/* Both halves of an entry are written with critical_ms between them, and
+ * a write now and then up to every step. */
+static void read_mostly(void)
+{
+    uint64_t keys = pick_count();
+    uint64_t critical = small_ms();
+    uint64_t permille = chance(15) ? 1000 : log_uniform(1, 1000);
+    member("\"type\": \"read_mostly\", \"keys\": %" PRIu64 ", \"critical_ms\": %" PRIu64
+           ", \"write_fraction\": %" PRIu64 ".%03" PRIu64,
+           keys, critical, permille / 1000, permille % 1000);
+    describe("read_mostly keys=%" PRIu64 " critical_ms=%" PRIu64 " write_fraction=%" PRIu64
+             ".%03" PRIu64,
+             keys, critical, permille / 1000, permille % 1000);
+}
+
+static uint64_t permits; /* lock.permits of a pool shape; 0: left out */
+
+static void pool(void)
+{
+    uint64_t pools = chance(40) ? 1 : log_uniform(1, 1000);
+    uint64_t critical = small_ms();
+    permits = chance(10) ? 1 : log_uniform(1, 64);
+    member("\"type\": \"pool\", \"pools\": %" PRIu64 ", \"critical_ms\": %" PRIu64, pools,
+           critical);
+    describe("pool pools=%" PRIu64 " critical_ms=%" PRIu64 " permits=%" PRIu64, pools, critical,
+             permits);
+}
+
+/* The workloads of lock modes, for an eighth of the seeds each that do not
+ * give order_ids, by a hash of the seed apart from the draws as
+ * gives_order_ids does: 0 none, 1 read_mostly, 2 pool. The salt
+ * ("modes_wl") leaves every seed tests/runs/test_sweep.c pinned before
+ * them with its shape. */
+static int mode_workload(uint64_t seed)
+{
+    uint64_t saved = state;
+    state = seed ^ 0x6d6f6465735f776cULL;
+    uint64_t r = next64() % 8;
+    state = saved;
+    return r == 0 ? 1 : r == 1 ? 2 : 0;
+}
+
 /* A quarter of the seeds give order_ids, chosen by a hash of the seed
  * apart from the draws, so every other seed keeps the shape it gave
  * before order_ids existed. The salt is the first one (counting up from
@@ -303,6 +348,10 @@ int main(int argc, char **argv)
     unsigned kind = (unsigned)uniform(0, 2);
     if (gives_order_ids(seed))
         order_ids();
+    else if (mode_workload(seed) == 1)
+        read_mostly();
+    else if (mode_workload(seed) == 2)
+        pool();
     else if (kind == 0)
         flash_sale();
     else if (kind == 1)
@@ -321,8 +370,13 @@ int main(int argc, char **argv)
     printf("    \"duration_s\": %" PRIu64 ".%03" PRIu64 ",\n", duration_ms / 1000,
            duration_ms % 1000);
     printf("    \"seed\": %" PRIu64 ",\n", seed);
-    if (wait >= 0)
+    if (wait >= 0 && permits)
+        printf("    \"lock\": {\"wait_ms\": %" PRId64 ", \"permits\": %" PRIu64 "},\n", wait,
+               permits);
+    else if (wait >= 0)
         printf("    \"lock\": {\"wait_ms\": %" PRId64 "},\n", wait);
+    else if (permits)
+        printf("    \"lock\": {\"permits\": %" PRIu64 "},\n", permits);
     printf("    \"workload\": {%s}\n", workload);
     printf("}\n");
     return fflush(stdout) == 0 ? 0 : 1;

@@ -84,9 +84,11 @@ What is checked, and the conventions a doc follows for it:
    `| scenario | refuses |` lists the scenarios that locklab refuses with
    some algorithms; every scenarios/*.json with every algorithm of
    `locklab list` must be refused by `locklab show --algorithm` (exit 2)
-   exactly when the table says so. A paragraph saying "every scenario runs
-   with every (or any) algorithm" must name, in `code`, every scenario
-   refused and every algorithm refusing it.
+   exactly when the table says so. A row `*` lists the algorithms that
+   refuse every scenario but the ones its first cell names in `code`. A
+   paragraph saying "every scenario runs with every (or any) algorithm"
+   must name, in `code`, every scenario refused and every algorithm
+   refusing it.
 
 Blocks of any other kind are listed as SKIP with their first line.
 """
@@ -582,7 +584,7 @@ class Checker:
     # ---- 5. which algorithm runs which scenario ----------------------------
 
     def check_refusals(self):
-        table, where = None, None
+        table, where, spared = None, None, set()
         for doc in self.docs:
             for k, line in enumerate(doc.lines):
                 if re.match(r"^\|\s*scenario\s*\|\s*refuses\s*\|", line):
@@ -592,8 +594,11 @@ class Checker:
                             break
                         cells = [c.strip() for c in row.strip("|").split("|")]
                         # "`*` (...)": refused by these with every scenario of the folder
+                        # but the ones its parentheses name in `code` (its exceptions)
                         name = re.match(r"`?([^`]*)`?", cells[0]).group(1)
                         table.setdefault(name, set()).update(re.findall(r"`([^`]+)`", cells[1]))
+                        if name == "*":
+                            spared.update(re.findall(r"`([^`]+)`", cells[0])[1:])
         listing = self.run([self.bin, "list"])[1]
         first = listing.split("algorithms:\n", 1)[-1].split("\n\n", 1)[0]
         algos = [a for a in re.findall(r"^  (\S+)  ", first, re.M) if not a.endswith(":")]
@@ -614,11 +619,12 @@ class Checker:
         else:
             everywhere = table.pop("*", set())
             for s in scenarios:
-                table[s] = table.get(s, set()) | everywhere
+                table[s] = table.get(s, set()) | (everywhere if s not in spared else set())
             wrong = ["%s: table says %s, locklab refuses %s" % (
                 s, sorted(table.get(s, ())) or "none", sorted(refused.get(s, ())) or "none")
                 for s in scenarios if table.get(s, set()) != refused.get(s, set())]
             wrong += ["%s: in the table, not in scenarios/" % s for s in table if s not in scenarios]
+            wrong += ["%s: spared by `*`, not in scenarios/" % s for s in spared if s not in scenarios]
             self.report("FAIL" if wrong or odd else "PASS", where,
                         "refusals of %d scenarios x %d algorithms (%s) match the table" % (
                             len(scenarios), len(algos), ", ".join(algos)), "\n".join(wrong + odd))

@@ -23,8 +23,11 @@
 
 #include "tests/lib/harness.h"
 
+/* read_mostly.json names redisson-rw; with these its readers take the
+ * lock exclusively. */
 static const char *const scenarios[] = {"flash_sale.json", "cache_rebuild.json",
-                                        "scheduled_tasks.json", "order_ids.json"};
+                                        "scheduled_tasks.json", "order_ids.json",
+                                        "read_mostly.json"};
 
 static void all_scenarios_safe_with(const char *algorithm)
 {
@@ -69,6 +72,7 @@ static void naive_lock_breaks_the_new_invariants(void **state)
         {"cache_rebuild_naive_slow.json", "one_load_per_epoch"},
         {"scheduled_tasks_naive_slow.json", "no_duplicate_runs"},
         {"order_ids_naive_slow.json", "no_duplicate_id"},
+        {"read_mostly_naive_slow.json", "no_torn_read"},
     };
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         struct outcome o = {0};
@@ -78,6 +82,55 @@ static void naive_lock_breaks_the_new_invariants(void **state)
         assert_false(invariant_holds(r, names[i][1]));
         json_decref(r);
     }
+}
+
+/* The figure after `what` in an invariant's detail ("... at most 12 at
+ * once": "at most " gives 12); -1 when it is not there. */
+static long long detail_figure(json_t *r, const char *name, const char *what)
+{
+    const char *d = invariant_detail(r, name);
+    const char *at = d ? strstr(d, what) : NULL;
+    return at ? strtoll(at + strlen(what), NULL, 10) : -1;
+}
+
+/* read_mostly: under a read-write lock readers share an entry (more than
+ * one inside at once, no violation); under a mutex they never do. Either
+ * way no reader sees a half-written entry. */
+static void readers_share_under_a_read_write_lock_alone(void **state)
+{
+    (void)state;
+    static const char *const locks[] = {"redisson-rw", "redisson"};
+    for (size_t i = 0; i < 2; i++) {
+        struct outcome o = {0};
+        const char *extra[] = {"--algorithm", locks[i], "--duration", "3", "--quiet", NULL};
+        json_t *r = run_scenario(&o, "read_mostly.json", 0, extra);
+        assert_int_equal(jint(r, "checker", "violations"), 0);
+        assert_true(invariant_holds(r, "no_torn_read"));
+        long long most = detail_figure(r, "no_torn_read", "at most ");
+        if (i == 0 ? most < 2 : most != 1)
+            fail_msg("%s: at most %lld readers at once: %s", locks[i], most,
+                     invariant_detail(r, "no_torn_read"));
+        json_decref(r);
+    }
+}
+
+/* pool_crash.json: one holder crashes with its permit. The semaphore never
+ * gets it back (no owner, no lease): exactly one permit lost, measured by
+ * the advisory invariant, and the run still passes, never over capacity. */
+static void a_crashed_holder_loses_its_permit_for_good(void **state)
+{
+    (void)state;
+    struct outcome o = {0};
+    const char *extra[] = {"--quiet", NULL};
+    json_t *r = run_scenario(&o, "pool_crash.json", 0, extra);
+    assert_int_equal(jint(r, "checker", "violations"), 0);
+    assert_true(invariant_holds(r, "never_over_capacity"));
+    assert_false(invariant_holds(r, "every_permit_returned"));
+    assert_true(jbool(r, NULL, "invariants_hold"));
+    assert_int_equal(detail_figure(r, "every_permit_returned", ""), 1);
+    assert_int_equal(detail_figure(r, "every_permit_returned", "lost availability); "), 1);
+    assert_int_equal(detail_figure(r, "never_over_capacity", "at most "), 4);
+    json_decref(r);
 }
 
 /* A hold shorter than the instances' lateness, on a correct lock: late
@@ -544,6 +597,8 @@ int main(void)
         cmocka_unit_test(redlock_keeps_every_scenario_safe),
         cmocka_unit_test(zookeeper_keeps_every_scenario_safe),
         cmocka_unit_test(naive_lock_breaks_the_new_invariants),
+        cmocka_unit_test(readers_share_under_a_read_write_lock_alone),
+        cmocka_unit_test(a_crashed_holder_loses_its_permit_for_good),
         cmocka_unit_test(short_hold_duplicates_are_the_configurations),
         cmocka_unit_test(zookeeper_serves_one_key_in_sequence_order),
         cmocka_unit_test(compare_writes_one_table_for_all),

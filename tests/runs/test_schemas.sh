@@ -62,12 +62,19 @@ locklab cache run scenarios/cache_rebuild.json --duration 1
 # open loop: report.json's load branches on it
 locklab open run scenarios/cache_rebuild.json --duration 1.5 --rate 40
 locklab tasks run scenarios/scheduled_tasks.json --algorithm zookeeper --duration 2
+locklab ids run scenarios/order_ids_naive_slow.json --duration 1
+# the workloads of lock modes: readers sharing, permits, a permit lost
+locklab reads run scenarios/read_mostly.json --duration 1
+locklab torn run scenarios/read_mostly_naive_slow.json --duration 1
+locklab pool run scenarios/pool_crash.json --duration 2.5
 # network faults: a holder's black hole (client, servers), a one-way fault
 locklab holehold run scenarios/redis_holder_blackhole_fenced.json --duration 3
 locklab oneway run scenarios/redlock_oneway_blackhole.json --duration 3.5
 locklab compare compare scenarios/flash_sale.json --algorithms redis,zookeeper --duration 1
 # redlock gives no fencing tokens: its row is NOT RUN, with the reason.
 locklab cannot compare scenarios/flash_sale_pause_fenced.json --algorithms redis,redlock --duration 2
+# a pool on a lock that is no semaphore: NOT RUN, for its workload
+locklab nopool compare scenarios/pool.json --algorithms redis,redisson-semaphore --duration 1
 
 # Ctrl-C inside the first of two runs: that one INCOMPLETE, the other NOT RUN.
 # The run's folder appears as it starts (after the servers): then 1 s more.

@@ -471,7 +471,7 @@ static void test_unknown_values(void **state)
          "\"flash_sale\"?)"},
         {"{'workload': {'type': 'cache_warmup'}}",
          "t.json:1:23: workload.type: unknown workload \"cache_warmup\" (known: flash_sale, "
-         "cache_rebuild, scheduled_tasks, order_ids, bank_transfer)"},
+         "cache_rebuild, scheduled_tasks, order_ids, bank_transfer, read_mostly, pool)"},
         {"{'workload': {'type': 'flash_sale', 'skew': 'hott'}}",
          "t.json:1:45: workload.skew: unknown skew \"hott\" (did you mean \"hot\"?)"},
         {"{'workload': {'type': 'flash_sale', 'skew': 'per-client'}}",

@@ -131,6 +131,21 @@ static void test_out_of_range_workload(void **state)
          "t.json:1:49: workload.sequences: 1001 is out of range (1..1000)"},
         {"{'workload': {'type': 'order_ids', 'items': 3}}",
          "t.json:1:36: workload.items: unknown key (known: type, sequences, critical_ms)"},
+        {"{'workload': {'type': 'read_mostly', 'write_fraction': 0}}",
+         "t.json:1:56: workload.write_fraction: 0 is out of range (> 0 and <= 1)"},
+        {"{'workload': {'type': 'read_mostly', 'write_fraction': 1.01}}",
+         "t.json:1:56: workload.write_fraction: 1.01 is out of range (> 0 and <= 1)"},
+        {"{'workload': {'type': 'read_mostly', 'keys': 0}}",
+         "t.json:1:46: workload.keys: 0 is out of range (1..100000)"},
+        {"{'workload': {'type': 'read_mostly', 'sequences': 2}}",
+         "t.json:1:38: workload.sequences: unknown key (known: type, keys, critical_ms, "
+         "write_fraction)"},
+        {"{'workload': {'type': 'pool', 'pools': 0}}",
+         "t.json:1:40: workload.pools: 0 is out of range (1..1000)"},
+        {"{'workload': {'type': 'pool', 'pools': 1001}}",
+         "t.json:1:40: workload.pools: 1001 is out of range (1..1000)"},
+        {"{'workload': {'type': 'pool', 'permits': 4}}",
+         "t.json:1:31: workload.permits: unknown key (known: type, pools, critical_ms)"},
     };
     CHECK_LOAD(cases);
 }
@@ -196,6 +211,28 @@ static void test_new_workloads_and_settings(void **state)
     load_ok(state, "{'workload': {'type': 'order_ids'}}", &s);
     assert_int_equal(s.order_ids.sequences, 1);
     assert_int_equal(s.order_ids.critical_ms, 1);
+
+    load_ok(state,
+            "{'workload': {'type': 'read_mostly', 'keys': 6, 'critical_ms': 9,"
+            " 'write_fraction': 0.25}}",
+            &s);
+    assert_int_equal(s.workload, WORKLOAD_READ_MOSTLY);
+    assert_int_equal(s.read_mostly.keys, 6);
+    assert_int_equal(s.read_mostly.critical_ms, 9);
+    assert_true(s.read_mostly.write_fraction == 0.25);
+    load_ok(state, "{'workload': {'type': 'read_mostly'}}", &s);
+    assert_int_equal(s.read_mostly.keys, 4);
+    assert_int_equal(s.read_mostly.critical_ms, 5);
+    assert_true(s.read_mostly.write_fraction == 0.05);
+
+    load_ok(state,
+            "{'lock': {'algorithm': 'redisson-semaphore', 'permits': 3},"
+            " 'workload': {'type': 'pool', 'pools': 2, 'critical_ms': 3}}",
+            &s);
+    assert_int_equal(s.workload, WORKLOAD_POOL);
+    assert_int_equal(s.pool.pools, 2);
+    assert_int_equal(s.pool.critical_ms, 3);
+    assert_int_equal(s.permits, 3);
 
     /* the hold may last the whole period (it counts from the acquisition);
      * 0, the default, stays 0: to the end of the task's period */

@@ -106,6 +106,22 @@ static void test_resolved_defaults(void **state)
     assert_int_equal(s.renew_ms, 7);
     assert_int_equal(s.redlock.quorum, 4);
     assert_int_equal(s.n_resolved, 0);
+
+    /* read_mostly's readers take the mode the lock grants them */
+    write_json(e, "t.json",
+               "{'lock': {'algorithm': 'redisson-rw'}, 'workload': {'type': 'read_mostly'}}", true,
+               path, sizeof(path));
+    assert_int_equal(scenario_load(path, &s, err), 0);
+    assert_int_equal(s.n_resolved, 1);
+    assert_string_equal(s.resolved[0],
+                        "workload readers: shared (redisson-rw's read lock), writers exclusive");
+    write_json(e, "t.json",
+               "{'lock': {'algorithm': 'redisson'}, 'workload': {'type': 'read_mostly'}}", true,
+               path, sizeof(path));
+    assert_int_equal(scenario_load(path, &s, err), 0);
+    assert_int_equal(s.n_resolved, 1);
+    assert_string_equal(s.resolved[0], "workload readers: exclusive, as writers are: redisson "
+                                       "grants no shared mode (readers wait for each other)");
 }
 
 /* etcd's lease is whole seconds and at least 2 s: the lease that runs is
@@ -271,9 +287,24 @@ static void test_new_finish_errors(void **state)
         /* open loop paces flash sales and cache rebuilds; tasks keep their timetable */
         {"{'duration_s': 10, 'rate': 50, 'workload': {'type': 'scheduled_tasks'}}",
          "t.json:1:28: rate: scheduled_tasks fires on its own timetable; open loop is for "
-         "flash_sale, cache_rebuild and order_ids"},
+         "flash_sale, cache_rebuild, order_ids, read_mostly and pool"},
     };
     CHECK_FINISH(cases);
+    /* a workload whose sections a lock cannot grant; the workload is the
+     * reason even where permits are asked too */
+    static const struct bad_case modes[] = {
+        {"{'lock': {'algorithm': 'redis', 'permits': 4}, 'workload': {'type': 'pool'}}",
+         "t.json:1:69: workload.type: pool needs permit sections; redis grants none"},
+        {"{'lock': {'algorithm': 'redisson-rw'}, 'workload': {'type': 'pool'}}",
+         "t.json:1:61: workload.type: pool needs permit sections; redisson-rw grants none"},
+        {"{'lock': {'algorithm': 'redisson-semaphore'}, 'workload': {'type': 'read_mostly'}}",
+         "t.json:1:68: workload.type: read_mostly needs exclusive sections; redisson-semaphore "
+         "grants none"},
+        {"{'lock': {'algorithm': 'postgres-optimistic'}, 'workload': {'type': 'read_mostly'}}",
+         "t.json:1:69: workload.type: postgres-optimistic is optimistic concurrency, not a lock: "
+         "a refused write cannot undo a torn read; read_mostly needs mutual exclusion"},
+    };
+    CHECK_FINISH(modes);
     static const struct bad_case few[] = {
         {"{'duration_s': 10, 'rate': 0.05, " WL "}",
          "t.json:1:28: rate: 0.05 steps/s makes less than one step in the 10 s run"},

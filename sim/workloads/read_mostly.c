@@ -1,0 +1,210 @@
+/* read_mostly.c - a cache entry many read and one now and then refreshes:
+ * no reader ever sees a half-written value.
+ *
+ * Each key is one cache entry (lock:cache:<key>) stored in two halves that
+ * must match. A reader takes the key shared where the lock grants it (a
+ * read-write lock's read side) and exclusive elsewhere, reads both halves,
+ * spends critical_ms, and reads them again. A writer (write_fraction of
+ * the steps) takes the key exclusive and writes a new version into the
+ * first half, spends critical_ms (a half-written value meanwhile), then
+ * writes the second. A reader that finds the halves differ, or the value
+ * changed between its two reads, read while a writer was inside: a torn
+ * read, which only a writer and a reader inside at once can make. Readers
+ * inside together are what a read-write lock is for, and no fault: they
+ * are counted, as how much the lock let readers share.
+ *
+ * The halves are two slots of the resource (key and keys + key), so
+ * fencing guards each write as it guards stock. A writer that crashes
+ * between its halves leaves the entry half-written for good (until the
+ * next write): the readers of that value are counted apart, as the crash's
+ * doing, not the lock's.
+ */
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "sim/engine/client.h"
+#include "sim/engine/run_ctx.h"
+#include "sim/workloads/resource.h"
+#include "sim/workloads/workload.h"
+
+#define WRITE_SCALE (1ULL << 32)
+
+struct cache_entry {
+    _Alignas(64) _Atomic uint32_t readers; /* inside, to count readers that shared */
+    _Atomic int64_t abandoned;             /* the version a crashed writer left half-written */
+};
+
+struct read_state {
+    struct cache_entry *entry; /* per key */
+    uint64_t write_cut;        /* client_random below this makes a step a write */
+    _Atomic int64_t version;   /* the last version handed to a writer: each write's own */
+    _Atomic uint64_t reads, writes, torn, crashed_half, shared_reads, most_readers;
+    _Atomic uint64_t writes_crashed;
+};
+
+static int read_init(struct workload *w)
+{
+    const struct read_mostly_spec *rm = &w->scn->read_mostly;
+    struct read_state *st = calloc(1, sizeof(*st));
+    if (st == NULL)
+        return -1;
+    w->state = st;
+    st->entry = aligned_alloc(64, sizeof(*st->entry) * rm->keys);
+    /* version 0 in both halves: a whole value before any write */
+    w->res = resource_new(2 * (size_t)rm->keys, 0, w->scn->fencing);
+    if (st->entry == NULL || w->res == NULL || workload_alloc_keys(w, rm->keys) < 0)
+        return -1;
+    for (uint32_t i = 0; i < rm->keys; i++) {
+        char name[40];
+        snprintf(name, sizeof(name), "lock:cache:%" PRIu32, i);
+        if (workload_set_key(w, i, name) < 0)
+            return -1;
+        atomic_init(&st->entry[i].readers, 0);
+        atomic_init(&st->entry[i].abandoned, -1);
+    }
+    st->write_cut = (uint64_t)(rm->write_fraction * (double)WRITE_SCALE);
+    return 0;
+}
+
+static void read_free(struct workload *w)
+{
+    struct read_state *st = w->state;
+    if (st)
+        free(st->entry);
+    free(st);
+}
+
+static void count(_Atomic uint64_t *c)
+{
+    atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
+}
+
+/* Both halves of key's entry; false when fencing refused either. */
+static bool read_halves(struct workload *w, uint32_t key, uint64_t token, int64_t half[2])
+{
+    uint32_t keys = w->scn->read_mostly.keys;
+    return resource_read(w->res, key, token, &half[0]) == RES_OK &&
+           resource_read(w->res, keys + key, token, &half[1]) == RES_OK;
+}
+
+/* A read of two halves that differ: torn by a writer inside, or left so
+ * by one that crashed between them. */
+static void judge_halves(struct read_state *st, uint32_t key, const int64_t half[2])
+{
+    if (half[0] == half[1])
+        return;
+    if (half[0] == atomic_load_explicit(&st->entry[key].abandoned, memory_order_relaxed))
+        count(&st->crashed_half);
+    else
+        count(&st->torn);
+}
+
+static void note_readers(struct read_state *st, uint32_t inside)
+{
+    if (inside > 1)
+        count(&st->shared_reads);
+    uint64_t most = atomic_load_explicit(&st->most_readers, memory_order_relaxed);
+    while (inside > most &&
+           !atomic_compare_exchange_weak_explicit(&st->most_readers, &most, inside,
+                                                  memory_order_relaxed, memory_order_relaxed))
+        ;
+}
+
+static bool reader(struct workload *w, struct client *cl, uint32_t key)
+{
+    struct read_state *st = w->state;
+    enum lock_mode mode =
+        lock_grants_mode(cl->run->ops, LOCK_MODE_SHARED) ? LOCK_MODE_SHARED : LOCK_MODE_EXCLUSIVE;
+    if (!client_lock_mode(cl, key, mode, w->scn->wait_ms))
+        return false;
+    struct cache_entry *e = &st->entry[key];
+    note_readers(st, atomic_fetch_add_explicit(&e->readers, 1, memory_order_relaxed) + 1);
+    uint64_t token = client_token(cl);
+    int64_t first[2], second[2];
+    enum section_effect effect = EFFECT_NONE;
+    if (!read_halves(w, key, token, first)) {
+        effect = EFFECT_FENCED;
+    } else if (!client_hold(cl, w->scn->read_mostly.critical_ms)) {
+        atomic_fetch_sub_explicit(&e->readers, 1, memory_order_relaxed);
+        return true; /* crashed inside: what it read went with it */
+    } else if (!read_halves(w, key, token, second)) {
+        effect = EFFECT_FENCED;
+    } else {
+        count(&st->reads);
+        /* one torn read however many ways it tore */
+        if (first[0] != second[0] || first[1] != second[1])
+            count(&st->torn);
+        else
+            judge_halves(st, key, first);
+    }
+    atomic_fetch_sub_explicit(&e->readers, 1, memory_order_relaxed);
+    client_unlock(cl, effect);
+    return true;
+}
+
+static bool writer(struct workload *w, struct client *cl, uint32_t key)
+{
+    struct read_state *st = w->state;
+    uint32_t keys = w->scn->read_mostly.keys;
+    if (!client_lock(cl, key))
+        return false;
+    uint64_t token = client_token(cl);
+    int64_t v = atomic_fetch_add_explicit(&st->version, 1, memory_order_relaxed) + 1;
+    if (resource_write(w->res, key, token, v) != RES_OK) {
+        client_unlock(cl, EFFECT_FENCED);
+        return true;
+    }
+    if (!client_hold(cl, w->scn->read_mostly.critical_ms)) {
+        atomic_store_explicit(&st->entry[key].abandoned, v, memory_order_relaxed);
+        count(&st->writes_crashed);
+        return true;
+    }
+    enum section_effect effect = EFFECT_FENCED;
+    if (resource_write(w->res, keys + key, token, v) == RES_OK) {
+        count(&st->writes);
+        effect = EFFECT_APPLIED;
+    }
+    client_unlock(cl, effect);
+    return true;
+}
+
+static bool read_step(struct workload *w, struct client *cl)
+{
+    struct read_state *st = w->state;
+    uint32_t key = (uint32_t)client_random(cl, w->n_keys);
+    if (client_random(cl, WRITE_SCALE) < st->write_cut)
+        return writer(w, cl, key);
+    return reader(w, cl, key);
+}
+
+static size_t read_invariants(const struct workload *w, struct invariant *out, size_t max)
+{
+    struct read_state *st = w->state;
+    uint32_t keys = w->scn->read_mostly.keys;
+    uint64_t torn = atomic_load(&st->torn), left_torn = 0;
+    for (uint32_t k = 0; k < keys; k++)
+        left_torn += resource_value(w->res, k) != resource_value(w->res, keys + k);
+    if (max < 1)
+        return 0;
+    out[0] = (struct invariant){.name = "no_torn_read", .holds = torn == 0, .by_overlaps = true};
+    snprintf(out[0].detail, sizeof(out[0].detail),
+             "%" PRIu64 " reads, %" PRIu64 " writes; %" PRIu64
+             " torn reads (a value being written); %" PRIu64
+             " reads shared the entry with another reader, at most %" PRIu64 " at once; %" PRIu64
+             " writers crashed between the halves, %" PRIu64 " reads of what they left, %" PRIu64
+             " entries half-written at the end",
+             atomic_load(&st->reads), atomic_load(&st->writes), torn,
+             atomic_load(&st->shared_reads), atomic_load(&st->most_readers),
+             atomic_load(&st->writes_crashed), atomic_load(&st->crashed_half), left_torn);
+    return 1;
+}
+
+const struct workload_ops read_mostly_ops = {
+    .name = "read_mostly",
+    .init = read_init,
+    .free = read_free,
+    .step = read_step,
+    .invariants = read_invariants,
+};
