@@ -20,8 +20,8 @@ static const char *const workload_what[] = {
     [WORKLOAD_CACHE_REBUILD] = "expiring cache keys rebuilt once per expiry: no stampede",
     [WORKLOAD_SCHEDULED_TASKS] = "instances firing tasks each period: each runs exactly once",
     [WORKLOAD_ORDER_IDS] = "order ids handed out from a last-id counter: none twice, none skipped",
-    [WORKLOAD_BANK_TRANSFER] = "money moved between two accounts under both their locks (all or "
-                               "none): the total never changes",
+    [WORKLOAD_BANK_TRANSFER] =
+        "transfers under both accounts' locks, all or none: the total never changes",
     [WORKLOAD_READ_MOSTLY] =
         "a cache entry many read and few rewrite: no reader sees a half-written value",
     [WORKLOAD_POOL] = "a connection pool behind a semaphore: never more in use than it holds",
