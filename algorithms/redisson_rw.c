@@ -38,8 +38,6 @@ enum {
 struct rw_client {
     struct rsn_client base; /* first: rsn_open allocates the whole */
     uint8_t mode;           /* of the acquire under way (rsn_try_fn has no grant) */
-    char write_field[LOCK_OWNER_MAX + 16];
-    size_t write_field_len;
 };
 
 /* KEYS: name, hold-key prefix; ARGV: lease, field, write field. */
@@ -162,19 +160,7 @@ static const char *const script_bodies[N_SCRIPTS] = {
 
 static int rw_connect(struct lock_client *c)
 {
-    int rc = rsn_open(c, sizeof(struct rw_client), script_bodies, N_SCRIPTS);
-    struct rw_client *rw = c->impl;
-    if (rw) {
-        int n = snprintf(rw->write_field, sizeof(rw->write_field), "%s:write", rw->base.field);
-        rw->write_field_len = n > 0 && (size_t)n < sizeof(rw->write_field) ? (size_t)n : 0;
-    }
-    return rc;
-}
-
-static size_t rw_channel(struct lock_client *c, const char *key, size_t key_len, char *out)
-{
-    (void)c;
-    return rsn_prefix_name(out, "redisson_rwlock", key, key_len);
+    return rsn_open(c, sizeof(struct rw_client), script_bodies, N_SCRIPTS);
 }
 
 /* RedissonObject.suffixName's "{<name>}:<field>" (or "<name>:<field>"
@@ -212,11 +198,12 @@ static int try_lock(struct lock_client *c, const char *key, size_t key_len, uint
 {
     struct rw_client *rw = c->impl;
     struct rsn_client *r = &rw->base;
-    char ttl[21], prefix[RSN_NAME_MAX];
+    char ttl[21];
     size_t ttl_len = wire_u64(ttl, ttl_ms);
     redisReply *rep;
     *token = 0;
     if (rw->mode == LOCK_MODE_SHARED) {
+        char prefix[RSN_NAME_MAX];
         size_t pl = hold_name(prefix, key, key_len, r->field, ":rwlock_timeout");
         if (pl == 0) {
             lock_set_error(c, LOCK_ERR_UNSENT, "lock name too long");
@@ -224,14 +211,14 @@ static int try_lock(struct lock_client *c, const char *key, size_t key_len, uint
         }
         const char *keys[2] = {key, prefix};
         size_t klens[2] = {key_len, pl};
-        const char *args[3] = {ttl, r->field, rw->write_field};
-        size_t alens[3] = {ttl_len, r->field_len, rw->write_field_len};
+        const char *args[3] = {ttl, r->field, rw->base.write_field};
+        size_t alens[3] = {ttl_len, r->field_len, rw->base.write_field_len};
         rep = wire_eval(c, &r->wire, &r->wire.scripts[SCRIPT_READ], 2, keys, klens, 3, args, alens);
     } else {
         const char *keys[1] = {key};
         size_t klens[1] = {key_len};
-        const char *args[2] = {ttl, rw->write_field};
-        size_t alens[2] = {ttl_len, rw->write_field_len};
+        const char *args[2] = {ttl, rw->base.write_field};
+        size_t alens[2] = {ttl_len, rw->base.write_field_len};
         rep =
             wire_eval(c, &r->wire, &r->wire.scripts[SCRIPT_WRITE], 1, keys, klens, 2, args, alens);
     }
@@ -248,7 +235,7 @@ static enum lock_result rw_acquire(struct lock_client *c, const char *key, size_
 {
     struct rw_client *rw = c->impl;
     rw->mode = g->mode == LOCK_MODE_SHARED ? LOCK_MODE_SHARED : LOCK_MODE_EXCLUSIVE;
-    return rsn_acquire(c, try_lock, rw_channel, key, key_len, ttl_ms, wait_ms, g);
+    return rsn_acquire(c, try_lock, rsn_rw_channel, key, key_len, ttl_ms, wait_ms, g);
 }
 
 static enum lock_result read_release(struct lock_client *c, const struct lock_grant *g,
@@ -285,7 +272,7 @@ static enum lock_result write_release(struct lock_client *c, const struct lock_g
     const char *args[5];
     size_t alens[5];
     rsn_unlock_args(c, g->ttl_ms, RSN_READ_UNLOCK_MESSAGE, args, alens, scratch);
-    args[2] = rw->write_field, alens[2] = rw->write_field_len;
+    args[2] = rw->base.write_field, alens[2] = rw->base.write_field_len;
     int res =
         rsn_unlock_eval(c, &r->wire.scripts[SCRIPT_WRITE_UNLOCK], 3, keys, klens, 5, args, alens);
     return res >= 0 ? LOCK_OK : res == -2 ? LOCK_LOST : LOCK_ERR;
@@ -294,7 +281,7 @@ static enum lock_result write_release(struct lock_client *c, const struct lock_g
 static enum lock_result rw_release(struct lock_client *c, const struct lock_grant *g)
 {
     char channel[RSN_NAME_MAX];
-    size_t ch_len = rw_channel(c, g->key, g->key_len, channel);
+    size_t ch_len = rsn_rw_channel(c, g->key, g->key_len, channel);
     size_t latch_len = rsn_new_latch(c, g->key, g->key_len);
     if (ch_len == 0 || latch_len == 0) {
         lock_set_error(c, LOCK_ERR_UNSENT, "lock name too long");
@@ -319,21 +306,10 @@ static enum lock_result read_renew(struct lock_client *c, struct lock_grant *g)
     const char *args[3] = {ttl, "1", r->field};
     size_t alens[3] = {wire_u64(ttl, g->ttl_ms), 1, r->field_len};
     uint64_t sent = lock_now_ms();
-    redisReply *rep =
-        wire_eval(c, &r->wire, &r->wire.scripts[SCRIPT_READ_RENEW], 2, keys, klens, 3, args, alens);
-    if (rep == NULL)
-        return LOCK_ERR;
-    enum lock_result res = LOCK_ERR;
-    if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 1 &&
-        rep->element[0]->type == REDIS_REPLY_INTEGER)
-        res = rep->element[0]->integer == 1 ? LOCK_OK : LOCK_LOST;
-    else
-        lock_set_error(c, LOCK_ERR_PROTOCOL, "renew: %s",
-                       rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
-    freeReplyObject(rep);
-    if (res == LOCK_OK)
-        g->validity_ms = wire_validity(g->ttl_ms, sent);
-    return res;
+    return rsn_renew_answer(
+        c,
+        wire_eval(c, &r->wire, &r->wire.scripts[SCRIPT_READ_RENEW], 2, keys, klens, 3, args, alens),
+        g, sent);
 }
 
 static enum lock_result rw_renew(struct lock_client *c, struct lock_grant *g)
@@ -341,8 +317,8 @@ static enum lock_result rw_renew(struct lock_client *c, struct lock_grant *g)
     struct rw_client *rw = c->impl;
     if (g->mode == LOCK_MODE_SHARED)
         return read_renew(c, g);
-    return rsn_renew_field(c, &rw->base.wire.scripts[SCRIPT_WRITE_RENEW], g, rw->write_field,
-                           rw->write_field_len);
+    return rsn_renew_field(c, &rw->base.wire.scripts[SCRIPT_WRITE_RENEW], g, rw->base.write_field,
+                           rw->base.write_field_len);
 }
 
 const struct lock_ops redisson_rw_ops = {

@@ -25,8 +25,6 @@ enum { SCRIPT_READ, SCRIPT_WRITE, SCRIPT_UNLOCK, SCRIPT_RENEW, N_SCRIPTS };
 struct rwn_client {
     struct rsn_client base; /* first: rsn_open allocates the whole */
     uint8_t mode;           /* of the acquire under way (rsn_try_fn has no grant) */
-    char write_field[LOCK_OWNER_MAX + 16];
-    size_t write_field_len;
 };
 
 /* KEYS: name; ARGV: lease, field, write field. A writer's own readers
@@ -78,19 +76,7 @@ static const char *const script_bodies[N_SCRIPTS] = {
 
 static int rwn_connect(struct lock_client *c)
 {
-    int rc = rsn_open(c, sizeof(struct rwn_client), script_bodies, N_SCRIPTS);
-    struct rwn_client *rw = c->impl;
-    if (rw) {
-        int n = snprintf(rw->write_field, sizeof(rw->write_field), "%s:write", rw->base.field);
-        rw->write_field_len = n > 0 && (size_t)n < sizeof(rw->write_field) ? (size_t)n : 0;
-    }
-    return rc;
-}
-
-static size_t rwn_channel(struct lock_client *c, const char *key, size_t key_len, char *out)
-{
-    (void)c;
-    return rsn_prefix_name(out, "redisson_rwlock", key, key_len);
+    return rsn_open(c, sizeof(struct rwn_client), script_bodies, N_SCRIPTS);
 }
 
 /* One try in the mode asked (an rsn_try_fn): nil won, an integer the
@@ -105,8 +91,9 @@ static int rwn_try(struct lock_client *c, const char *key, size_t key_len, uint3
     const char *keys[1] = {key};
     size_t klens[1] = {key_len};
     bool shared = rw->mode == LOCK_MODE_SHARED;
-    const char *args[3] = {ttl, shared ? r->field : rw->write_field, rw->write_field};
-    size_t alens[3] = {ttl_len, shared ? r->field_len : rw->write_field_len, rw->write_field_len};
+    const char *args[3] = {ttl, shared ? r->field : rw->base.write_field, rw->base.write_field};
+    size_t alens[3] = {ttl_len, shared ? r->field_len : rw->base.write_field_len,
+                       rw->base.write_field_len};
     *token = 0;
     redisReply *rep = wire_eval(c, &r->wire, &r->wire.scripts[shared ? SCRIPT_READ : SCRIPT_WRITE],
                                 1, keys, klens, shared ? 3 : 2, args, alens);
@@ -129,7 +116,7 @@ static enum lock_result rwn_acquire(struct lock_client *c, const char *key, size
 {
     struct rwn_client *rw = c->impl;
     rw->mode = g->mode == LOCK_MODE_SHARED ? LOCK_MODE_SHARED : LOCK_MODE_EXCLUSIVE;
-    return rsn_acquire(c, rwn_try, rwn_channel, key, key_len, ttl_ms, wait_ms, g);
+    return rsn_acquire(c, rwn_try, rsn_rw_channel, key, key_len, ttl_ms, wait_ms, g);
 }
 
 static enum lock_result rwn_release(struct lock_client *c, const struct lock_grant *g)
@@ -137,7 +124,7 @@ static enum lock_result rwn_release(struct lock_client *c, const struct lock_gra
     struct rwn_client *rw = c->impl;
     struct rsn_client *r = &rw->base;
     char channel[RSN_NAME_MAX];
-    size_t ch_len = rwn_channel(c, g->key, g->key_len, channel);
+    size_t ch_len = rsn_rw_channel(c, g->key, g->key_len, channel);
     if (ch_len == 0) {
         lock_set_error(c, LOCK_ERR_UNSENT, "lock name too long");
         return LOCK_ERR;
@@ -145,8 +132,8 @@ static enum lock_result rwn_release(struct lock_client *c, const struct lock_gra
     bool shared = g->mode == LOCK_MODE_SHARED;
     const char *keys[2] = {g->key, channel};
     size_t klens[2] = {g->key_len, ch_len};
-    const char *args[2] = {shared ? r->field : rw->write_field, RSN_UNLOCK_MESSAGE};
-    size_t alens[2] = {shared ? r->field_len : rw->write_field_len, 1};
+    const char *args[2] = {shared ? r->field : rw->base.write_field, RSN_UNLOCK_MESSAGE};
+    size_t alens[2] = {shared ? r->field_len : rw->base.write_field_len, 1};
     redisReply *rep =
         wire_eval(c, &r->wire, &r->wire.scripts[SCRIPT_UNLOCK], 2, keys, klens, 2, args, alens);
     if (rep == NULL)
@@ -169,8 +156,8 @@ static enum lock_result rwn_renew(struct lock_client *c, struct lock_grant *g)
     struct rsn_client *r = &rw->base;
     bool shared = g->mode == LOCK_MODE_SHARED;
     return rsn_renew_field(c, &r->wire.scripts[SCRIPT_RENEW], g,
-                           shared ? r->field : rw->write_field,
-                           shared ? r->field_len : rw->write_field_len);
+                           shared ? r->field : rw->base.write_field,
+                           shared ? r->field_len : rw->base.write_field_len);
 }
 
 const struct lock_ops redisson_rw_naive_ops = {

@@ -55,6 +55,8 @@ static void set_field(struct lock_client *c, struct rsn_client *r)
 {
     int n = snprintf(r->field, sizeof(r->field), "%.*s:1", (int)c->owner_len, c->owner);
     r->field_len = n > 0 && (size_t)n < sizeof(r->field) ? (size_t)n : 0;
+    n = snprintf(r->write_field, sizeof(r->write_field), "%s:write", r->field);
+    r->write_field_len = n > 0 && (size_t)n < sizeof(r->write_field) ? (size_t)n : 0;
 }
 
 int rsn_open(struct lock_client *c, size_t size, const char *const *scripts, size_t n_scripts)
@@ -495,7 +497,12 @@ enum lock_result rsn_renew_field(struct lock_client *c, struct wire_script *s, s
     const char *args[2] = {ttl, field};
     size_t alens[2] = {wire_u64(ttl, g->ttl_ms), field_len};
     uint64_t sent = lock_now_ms();
-    redisReply *rep = wire_eval(c, &r->wire, s, 1, keys, klens, 2, args, alens);
+    return rsn_renew_answer(c, wire_eval(c, &r->wire, s, 1, keys, klens, 2, args, alens), g, sent);
+}
+
+enum lock_result rsn_renew_answer(struct lock_client *c, redisReply *rep, struct lock_grant *g,
+                                  uint64_t sent_ms)
+{
     if (rep == NULL)
         return LOCK_ERR;
     enum lock_result res = LOCK_ERR;
@@ -507,8 +514,14 @@ enum lock_result rsn_renew_field(struct lock_client *c, struct wire_script *s, s
                        rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
     freeReplyObject(rep);
     if (res == LOCK_OK)
-        g->validity_ms = wire_validity(g->ttl_ms, sent);
+        g->validity_ms = wire_validity(g->ttl_ms, sent_ms);
     return res;
+}
+
+size_t rsn_rw_channel(struct lock_client *c, const char *key, size_t key_len, char *out)
+{
+    (void)c;
+    return rsn_prefix_name(out, "redisson_rwlock", key, key_len);
 }
 
 size_t rsn_lock_channel(struct lock_client *c, const char *key, size_t key_len, char *out)

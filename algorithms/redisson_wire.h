@@ -40,6 +40,10 @@ struct rsn_client {
      * value (unique per client life) is the instance id, its thread 1. */
     char field[LOCK_OWNER_MAX + 4];
     size_t field_len;
+    /* RedissonWriteLock's getLockName: "<field>:write" (the read-write
+     * locks' writer field). */
+    char write_field[LOCK_OWNER_MAX + 10];
+    size_t write_field_len;
     char latch[RSN_NAME_MAX]; /* the unlock latch being used */
 };
 
@@ -108,6 +112,10 @@ void rsn_unlock_args(struct lock_client *c, uint32_t ttl_ms, const char *message
 /* Redisson's renewal (renewal/LockTask): PEXPIRE only while our field
  * exists. LOCK_OK, LOCK_LOST (gone), LOCK_ERR. */
 enum lock_result rsn_renew(struct lock_client *c, struct wire_script *s, struct lock_grant *g);
+/* A renewal script's answer (freed here; NULL: none came): {1} renewed,
+ * its validity counted from sent_ms; {0} gone (LOST); else LOCK_ERR. */
+enum lock_result rsn_renew_answer(struct lock_client *c, redisReply *rep, struct lock_grant *g,
+                                  uint64_t sent_ms);
 /* The same for another field of ours (a write lock's "<field>:write"). */
 enum lock_result rsn_renew_field(struct lock_client *c, struct wire_script *s, struct lock_grant *g,
                                  const char *field, size_t field_len);
@@ -127,6 +135,9 @@ int rsn_lock_try(struct lock_client *c, const char *key, size_t key_len, uint32_
  * rsn_channel_fn), and the release made of them: LOCK_OK when unlocked
  * or one re-entry fewer, LOCK_LOST when the field was not there. */
 extern const char rsn_lock_unlock_script[];
+/* The read-write locks' channel, "redisson_rwlock:{<name>}" (an
+ * rsn_channel_fn). */
+size_t rsn_rw_channel(struct lock_client *c, const char *key, size_t key_len, char *out);
 size_t rsn_lock_channel(struct lock_client *c, const char *key, size_t key_len, char *out);
 enum lock_result rsn_lock_release(struct lock_client *c, struct wire_script *s,
                                   const struct lock_grant *g);
