@@ -40,6 +40,7 @@
 #include "algorithms/lock.h"
 #include "sim/fleet/cluster.h"
 #include "sim/fleet/server_kind.h"
+#include "tests/lib/lock_config.h"
 
 static struct cluster cluster, own;
 static struct lock_config cfg, cfg_token, own_cfg;
@@ -398,13 +399,7 @@ static int setup(void **state)
         fprintf(stderr, "cannot start PostgreSQL: %s\n", err);
         return -1;
     }
-    snprintf(cfg.endpoints[0].host, sizeof(cfg.endpoints[0].host), "127.0.0.1");
-    cfg.endpoints[0].port = cluster.srv[0].port;
-    cfg.n_endpoints = 1;
-    cfg.connect_timeout_ms = 2000;
-    cfg.io_timeout_ms = 2000;
-    cfg.retry_min_ms = 1;
-    cfg.retry_max_ms = 20;
+    lock_config_one(&cfg, cluster.srv[0].port);
     cfg_token = cfg;
     cfg_token.want_token = true;
     signal(SIGPIPE, SIG_IGN); /* as the engine does */

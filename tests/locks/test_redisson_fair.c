@@ -31,6 +31,7 @@
 #include "algorithms/lock.h"
 #include "sim/fleet/cluster.h"
 #include "sim/fleet/server_kind.h"
+#include "tests/lib/lock_config.h"
 
 #define LEASE_MS    30000
 #define FAIR_WAIT   1500 /* lock.redisson.fair_wait_ms in these tests */
@@ -470,13 +471,7 @@ static int setup(void **state)
         fprintf(stderr, "cannot start redis-server: %s\n", err);
         return -1;
     }
-    snprintf(cfg.endpoints[0].host, sizeof(cfg.endpoints[0].host), "127.0.0.1");
-    cfg.endpoints[0].port = cluster.srv[0].port;
-    cfg.n_endpoints = 1;
-    cfg.connect_timeout_ms = 2000;
-    cfg.io_timeout_ms = 2000;
-    cfg.retry_min_ms = 1;
-    cfg.retry_max_ms = 20;
+    lock_config_one(&cfg, cluster.srv[0].port);
     cfg.fair_wait_ms = FAIR_WAIT;
     signal(SIGPIPE, SIG_IGN);
     return 0;
