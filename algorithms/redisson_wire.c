@@ -97,7 +97,6 @@ void rsn_detach(struct rsn_client *r)
     wire_close(&r->sub);
     wire_close(&r->wire);
     r->channel[0] = '\0';
-    r->unsub_pending = false;
 }
 
 /* Names are built on every unlock: by hand, not by snprintf, which
@@ -149,7 +148,6 @@ static int sub_connect(struct lock_client *c, struct rsn_client *r)
     r->sub.master = *r->wire.ep;
     r->sub.ep = &r->sub.master;
     r->channel[0] = '\0';
-    r->unsub_pending = false;
     return wire_connect(c, &r->sub);
 }
 
@@ -159,7 +157,6 @@ static void sub_broken(struct lock_client *c, struct rsn_client *r, const char *
                    r->sub.ctx && r->sub.ctx->errstr[0] ? r->sub.ctx->errstr : "connection lost");
     wire_drop(c, &r->sub);
     r->channel[0] = '\0';
-    r->unsub_pending = false;
 }
 
 /* The next push on sub by deadline_ns: 1 with *reply, 0 none by then,
@@ -221,7 +218,6 @@ static int subscribe_once(struct lock_client *c, struct rsn_client *r, const cha
             break;
     }
     snprintf(r->channel, sizeof(r->channel), "%s", channel);
-    r->unsub_pending = false;
     return 0;
 }
 
@@ -253,7 +249,6 @@ static void unsubscribe(struct lock_client *c, struct rsn_client *r)
         return;
     }
     r->channel[0] = '\0';
-    r->unsub_pending = true;
 }
 
 /* Wait for a message on the subscribed channel until until_ns, looking

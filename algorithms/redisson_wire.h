@@ -32,7 +32,6 @@ struct rsn_client {
     struct redis_wire wire;     /* commands; first: wire_client_open allocates the whole */
     struct redis_wire sub;      /* pub/sub, dialled at the first wait and kept */
     char channel[RSN_NAME_MAX]; /* subscribed to on sub; "" none */
-    bool unsub_pending;         /* an UNSUBSCRIBE went out unanswered */
     bool any_message;           /* every message wakes a waiter (a semaphore's counts), not
                                    only LockPubSub's unlock messages */
     /* Redisson's getLockName(threadId): "<client id>:<thread id>". A
