@@ -18,9 +18,10 @@
  * uses its library in the non-blocking form (hiredis's buffer read/write,
  * libpq's PQsendQuery/PQconsumeInput, libcurl's multi interface). Those
  * calls go to the engine's struct lock_seam when it gave one, so an engine
- * can run clients as coroutines or on an event loop by changing those two
+ * runs clients as coroutines on an event loop by changing those two
  * functions alone. Exempt: zookeeper.c, whose C library keeps threads of
- * its own; it waits on a condition variable those threads signal.
+ * its own; it waits on a condition variable those threads signal, and says
+ * so (lock_ops.own_threads).
  */
 #ifndef LOCKLAB_LOCK_H
 #define LOCKLAB_LOCK_H
@@ -241,6 +242,11 @@ struct lock_ops {
      * last release frees the key. A non-reentrant lock would wait for
      * itself, so the engine never asks it to. */
     bool reentrant;
+    /* Its client library keeps threads of its own and the lock waits on a
+     * condition variable they signal, not through the seam (ZooKeeper's C
+     * library): the engine runs each of its clients on an OS thread of its
+     * own instead of as a coroutine on a shared one. */
+    bool own_threads;
 
     /* Open the client's connections. 0 on success, -1 with err/errstr set. */
     int (*connect)(struct lock_client *c);

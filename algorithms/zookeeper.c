@@ -606,6 +606,7 @@ const struct lock_ops zookeeper_ops = {
                "session timeout as ttl, sequence as token",
     .server = "zookeeper",
     .session_lease = true,
+    .own_threads = true,
     .independent_nodes = false,
     .gives_token = true,
     .connect = zookeeper_connect,

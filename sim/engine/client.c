@@ -26,6 +26,7 @@
 #include "sim/engine/client_log.h"
 #include "sim/engine/run_ctx.h"
 #include "sim/engine/seam.h"
+#include "sim/engine/tally.h"
 #include "sim/faults/nemesis.h"
 #include "sim/record/clock.h"
 #include "sim/record/histogram.h"
@@ -45,7 +46,7 @@ uint64_t cl_renew_period_ns(const struct scenario *s)
 
 void cl_record_us(struct client *cl, enum op_kind op, uint64_t ns)
 {
-    histogram_record(cl->h[op], (int64_t)(ns / NS_PER_US));
+    histogram_record(cl->tally->h[op], (int64_t)(ns / NS_PER_US));
 }
 
 uint32_t cl_owner_id(const struct client *cl)
@@ -119,29 +120,24 @@ void client_owner_name(char *buf, size_t len, const char *run_id, uint32_t clien
     snprintf(buf, len, "%s:%" PRIu32 ":%u", run_id, client, (unsigned)incarnation);
 }
 
-int client_init(struct client *cl, struct run_ctx *run, uint32_t id, size_t timeline_len)
+int client_init(struct client *cl, struct run_ctx *run, uint32_t id, struct tally *tally,
+                struct worker *worker)
 {
     memset(cl, 0, sizeof(*cl));
     cl->id = id;
     cl->run = run;
     cl->fault = -1;
-    client_seam_init(cl); /* the runner gives it its waiter slot, if any */
+    cl->tally = tally;
+    cl->worker = worker;
     /* splitmix64 of (seed, id): independent, reproducible streams. */
     uint64_t z = run->scn->seed + 0x9e3779b97f4a7c15ULL * (id + 1);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     cl->rng = (z ^ (z >> 31)) | 1;
     cl->lc.rng = cl->rng * 0x2545F4914F6CDD1DULL | 1;
-    for (int i = 0; i < OP_COUNT; i++) {
-        cl->h[i] = histogram_new(HIST_LOWEST_US, HIST_HIGHEST_US, HIST_SIG_DIGITS);
-        if (cl->h[i] == NULL)
-            return -1;
-    }
+    cl->lc.seam = client_seam(cl); /* even before it connects: a coroutine never blocks */
     cl->hist = history_buf_new();
-    cl->tl_len = timeline_len;
-    cl->tl_ok = calloc(timeline_len, sizeof(*cl->tl_ok));
-    cl->tl_fail = calloc(timeline_len, sizeof(*cl->tl_fail));
-    if (cl->hist == NULL || cl->tl_ok == NULL || cl->tl_fail == NULL)
+    if (cl->hist == NULL)
         return -1;
     for (int i = 0; i < ST_COUNT; i++)
         atomic_init(&cl->stat[i], 0);
@@ -153,18 +149,11 @@ void client_destroy(struct client *cl)
     if (cl->connected && cl->run->ops->disconnect)
         cl->run->ops->disconnect(&cl->lc);
     cl->connected = false;
-    for (int i = 0; i < OP_COUNT; i++)
-        histogram_free(cl->h[i]);
     history_buf_free(cl->hist);
     free(cl->parked);
-    client_free_steps(cl);
     cl->parked = NULL;
     cl->n_parked = cl->cap_parked = 0;
-    free(cl->tl_ok);
-    free(cl->tl_fail);
-    memset(cl->h, 0, sizeof(cl->h));
     cl->hist = NULL;
-    cl->tl_ok = cl->tl_fail = NULL;
 }
 
 int client_connect(struct client *cl)
@@ -176,10 +165,7 @@ int client_connect(struct client *cl)
     lc->ops = cl->run->ops;
     lc->cfg = cl->cfg ? cl->cfg : cl->run->cfg;
     lc->rng = rng;
-    /* Only a client that a waiter pause may strike needs the engine's seam:
-     * going through it costs the others 80 instructions a lock cycle
-     * (bench/cycle_instructions.sh) for nothing. */
-    lc->seam = cl->waiter ? &cl->seam : NULL;
+    lc->seam = client_seam(cl);
     lc->connect_failures = failures; /* a run's count, not a connection's */
     lc->connect_refused = refused;
     lc->woken_by_notice = notice; /* a run's counts too */
@@ -195,37 +181,6 @@ int client_connect(struct client *cl)
     }
     cl->connected = true;
     return 0;
-}
-
-void client_note_step(struct client *cl, uint64_t end_ns, uint64_t ns)
-{
-    struct step_chunk *c = cl->steps_tail;
-    if (c == NULL || c->n == STEP_CHUNK) {
-        c = malloc(sizeof(*c));
-        if (c == NULL)
-            return; /* the whole-run histogram still has it; its second's interval will not */
-        c->next = NULL;
-        c->n = 0;
-        if (cl->steps_tail)
-            cl->steps_tail->next = c;
-        else
-            cl->steps = c;
-        cl->steps_tail = c;
-    }
-    c->s[c->n++] = (struct interval_sample){
-        .ns = ns, .second = (uint32_t)((end_ns - cl->run->t0_ns) / 1000000000u)};
-    cl->n_steps++;
-}
-
-void client_free_steps(struct client *cl)
-{
-    while (cl->steps) {
-        struct step_chunk *next = cl->steps->next;
-        free(cl->steps);
-        cl->steps = next;
-    }
-    cl->steps_tail = NULL;
-    cl->n_steps = 0;
 }
 
 uint64_t client_random(struct client *cl, uint64_t n)
@@ -372,7 +327,7 @@ void cl_section_begins(struct client *cl, enum lock_mode mode, bool reentry, uin
         resource_enter(run->wl->res, cl->key, mode, &seq);
     uint64_t t = clock_mono_ns();
     cl_record_us(cl, OP_ACQUIRE, t - from);
-    live_record(&cl->live, (t - run->t0_ns) / 1000000000u, (t - from) / NS_PER_US);
+    live_record(&cl->tally->live, (t - run->t0_ns) / 1000000000u, (t - from) / NS_PER_US);
     client_bump(cl, ST_ACQUIRE_OK);
     log_acquire(cl, t, HT_OK, seq, cl->grant.token, mode);
     cl->holding = true;

@@ -1,9 +1,9 @@
-/* client.h - one virtual client: a thread's lock, its measurements and its
+/* client.h - one virtual client: a coroutine's (or a thread's) lock, its measurements and its
  * share of the history, and the calls a workload's critical section makes.
  *
- * Everything here is written by the client's own thread only. The live
- * progress display reads the counters with relaxed atomic loads; the
- * runner reads the rest after the thread has been joined.
+ * Everything here is written by the client itself only (its coroutine, or
+ * its thread). The live progress display reads the counters with relaxed
+ * atomic loads; the runner reads the rest once the client has ended.
  */
 #ifndef LOCKLAB_CLIENT_H
 #define LOCKLAB_CLIENT_H
@@ -15,13 +15,13 @@
 
 #include "algorithms/lock.h"
 #include "sim/check/checker.h"
-#include "sim/engine/live.h"
-#include "sim/record/intervals.h"
 #include "sim/record/measures.h"
 
 struct run_ctx;
 struct nemesis_waiter;
-struct histogram;
+struct tally;
+struct worker;
+struct task;
 struct history_buf;
 
 /* A lock kept after its work is done, released at until_ns (ShedLock's
@@ -42,19 +42,6 @@ struct outer_hold {
     bool reentry; /* it re-entered a key an outer section holds */
     struct lock_grant grant;
     uint64_t from_ns, next_renew_ns;
-};
-
-/* Step samples in fixed blocks, never moved nor freed until the run is
- * over: a growing realloc'd array left freed blocks behind in the heap the
- * lock's client library allocates from, and made every hiredis call's
- * malloc slower (500 instructions a cycle more, bench/cycle_instructions.sh);
- * blocks only ever added leave it as it was. 8 KiB each: a client costs
- * little until it has run. */
-#define STEP_CHUNK 512
-struct step_chunk {
-    struct step_chunk *next;
-    size_t n;
-    struct interval_sample s[STEP_CHUNK];
 };
 
 /* Where an optimistic section's commit stands (client_commit). */
@@ -94,30 +81,22 @@ struct client {
     uint64_t due_ns;
     uint64_t next_step;
     uint64_t lag_max_ns, lag_sum_ns;
-    struct step_chunk *steps, *steps_tail; /* every step's latency (the other operations'
-                                              are in the history), for the intervals */
-    size_t n_steps;
     struct parked_lock *parked; /* locks kept until a time, while the client moves on */
     size_t n_parked, cap_parked;
-    struct histogram *h[OP_COUNT];
+    struct tally *tally; /* its thread's measurements, shared with the clients beside it */
     struct history_buf *hist;
     _Atomic uint64_t stat[ST_COUNT];
-    struct live_window live; /* the last seconds' acquire latency, for the live line */
-    uint32_t *tl_ok;         /* per-second timeline of steps that got / missed the lock */
-    uint32_t *tl_fail;
-    size_t tl_len;
     char last_error[LOCK_ERRSTR_MAX];
-    pthread_t thread;
+    struct worker *worker; /* the worker it runs on as a coroutine; NULL: a thread of its own */
+    struct task *task;
+    bool started_ok; /* connected by the start line */
 };
 
-/* Set up / tear down a client's measurements (not its connection). */
-int client_init(struct client *cl, struct run_ctx *run, uint32_t id, size_t timeline_len);
+/* Set up / tear down a client (not its connection); it measures into
+ * tally, and runs on worker (NULL: a thread of its own). */
+int client_init(struct client *cl, struct run_ctx *run, uint32_t id, struct tally *tally,
+                struct worker *worker);
 void client_destroy(struct client *cl);
-
-/* Note a whole step's latency (a per-second interval sample): one
- * allocation per STEP_CHUNK steps. */
-void client_note_step(struct client *cl, uint64_t end_ns, uint64_t ns);
-void client_free_steps(struct client *cl);
 
 /* Connect as the current incarnation. 0, or -1 with cl->last_error set. */
 int client_connect(struct client *cl);

@@ -14,6 +14,7 @@
 #include "sim/engine/client.h"
 #include "sim/engine/runner.h"
 #include "sim/engine/runner_state.h"
+#include "sim/engine/tally.h"
 #include "sim/faults/nemesis.h"
 #include "sim/record/hiccup.h"
 #include "sim/record/histogram.h"
@@ -56,18 +57,18 @@ static void merge_load(struct runner *r, struct run_result *res)
 static int merge_steps(struct runner *r, struct run_result *res)
 {
     size_t n = 0;
-    for (uint32_t i = 0; i < r->n; i++)
-        n += r->clients[i].n_steps;
+    for (uint32_t t = 0; t < r->n_threads; t++)
+        n += r->tallies[t].n_steps;
     res->steps = malloc((n ? n : 1) * sizeof(*res->steps));
     if (res->steps == NULL)
         return -1;
-    for (uint32_t i = 0; i < r->n; i++) { /* gathered, and the blocks freed at once */
-        struct client *cl = &r->clients[i];
-        for (const struct step_chunk *c = cl->steps; c; c = c->next) {
+    for (uint32_t t = 0; t < r->n_threads; t++) { /* gathered, and the blocks freed at once */
+        struct tally *ty = &r->tallies[t];
+        for (const struct step_chunk *c = ty->steps; c; c = c->next) {
             memcpy(res->steps + res->n_steps, c->s, c->n * sizeof(*c->s));
             res->n_steps += c->n;
         }
-        client_free_steps(cl);
+        tally_free_steps(ty);
     }
     return 0;
 }
@@ -87,10 +88,17 @@ static int merge_measurements(struct runner *r, struct run_result *res)
     res->tl_fail = calloc(r->tl_len, sizeof(*res->tl_fail));
     if (res->tl_ok == NULL || res->tl_fail == NULL)
         return -1;
+    for (uint32_t t = 0; t < r->n_threads; t++) {
+        const struct tally *ty = &r->tallies[t];
+        for (int k = 0; k < OP_COUNT; k++)
+            histogram_merge(res->ops[k], ty->h[k]);
+        for (size_t s = 0; s < r->tl_len; s++) {
+            res->tl_ok[s] += ty->tl_ok[s];
+            res->tl_fail[s] += ty->tl_fail[s];
+        }
+    }
     for (uint32_t i = 0; i < r->n; i++) {
         const struct client *cl = &r->clients[i];
-        for (int k = 0; k < OP_COUNT; k++)
-            histogram_merge(res->ops[k], cl->h[k]);
         for (int k = 0; k < ST_COUNT; k++)
             res->stat[k] += client_stat(cl, (enum stat_kind)k);
         /* Counted by the algorithm, wherever it (re)connected: inside a call,
@@ -99,10 +107,6 @@ static int merge_measurements(struct runner *r, struct run_result *res)
         res->connects_refused += cl->lc.connect_refused;
         res->stat[ST_WOKEN_NOTICE] += cl->lc.woken_by_notice;
         res->stat[ST_WOKEN_TIMER] += cl->lc.woken_by_timer;
-        for (size_t s = 0; s < r->tl_len; s++) {
-            res->tl_ok[s] += cl->tl_ok[s];
-            res->tl_fail[s] += cl->tl_fail[s];
-        }
         if (cl->last_error[0] && !res->sample_error[0])
             snprintf(res->sample_error, sizeof(res->sample_error), "client %" PRIu32 ": %s", cl->id,
                      cl->last_error);

@@ -1,9 +1,14 @@
-/* runner.c - one thread per virtual client, a closed loop each.
+/* runner.c - the virtual clients of a run, a closed loop each: as
+ * coroutines on one worker per core (worker.h), or, for a lock whose
+ * library keeps threads of its own (ZooKeeper's), one OS thread each.
  *
- * Threads connect first and wait at a start line, so connection set-up is
+ * Clients connect first and wait at a start line, so connection set-up is
  * not part of any figure and a server that refuses clients stops the run
- * before it starts. Each thread owns its histograms, counters and history
- * buffer; they are merged once, after the join (collect.c).
+ * before it starts. A worker connects all its clients at once, each
+ * parking at the line, and then reports for them all: start-up costs one
+ * wake-up per thread, not one per client for every client. Each thread
+ * measures into its own tally (tally.h), each client keeps its counters
+ * and history buffer; they are merged once, after the join (collect.c).
  */
 #include "sim/engine/runner.h"
 
@@ -14,9 +19,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "sim/engine/run_ctx.h"
 #include "sim/engine/runner_state.h"
+#include "sim/engine/seam.h"
+#include "sim/engine/tally.h"
+#include "sim/engine/worker.h"
 #include "sim/faults/nemesis.h"
 #include "sim/fleet/server_kind.h"
 #include "sim/proxy/proxy.h"
@@ -38,6 +47,39 @@ static void random_run_id(char out[17], uint64_t seed)
     x *= 0xff51afd7ed558ccdULL;
     x ^= x >> 33;
     snprintf(out, 17, "%016" PRIx64, x);
+}
+
+/* How many workers: one per core the process may run on, never more than
+ * clients. */
+static uint32_t worker_count(uint32_t clients)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    uint32_t n = cores > 0 ? (uint32_t)cores : 1;
+    return n < clients ? n : clients;
+}
+
+/* The threads' tallies, and the workers unless the lock keeps threads of
+ * its own. */
+static int make_threads(struct runner *r)
+{
+    bool coroutines = !r->run.ops->own_threads;
+    r->n_threads = coroutines ? worker_count(r->n) : r->n;
+    r->tallies = calloc(r->n_threads, sizeof(*r->tallies));
+    r->threads = calloc(r->n_threads, sizeof(*r->threads));
+    if (r->tallies == NULL || r->threads == NULL)
+        return -1;
+    for (uint32_t t = 0; t < r->n_threads; t++)
+        if (tally_init(&r->tallies[t], r->tl_len) < 0)
+            return -1;
+    if (!coroutines)
+        return 0;
+    r->workers = calloc(r->n_threads, sizeof(*r->workers));
+    if (r->workers == NULL)
+        return -1;
+    for (uint32_t t = 0; t < r->n_threads; t++)
+        if ((r->workers[t] = worker_new(r->n / r->n_threads + 1)) == NULL)
+            return -1;
+    return 0;
 }
 
 struct runner *runner_new(const struct scenario *s, const struct lock_ops *ops,
@@ -66,33 +108,27 @@ struct runner *runner_new(const struct scenario *s, const struct lock_ops *ops,
     if (r->run.wl == NULL || r->run.nem == NULL || r->clients == NULL ||
         nemesis_waiters_new(r->run.nem, r->n) < 0)
         goto oom;
+    r->tl_len = (size_t)((s->duration_ms + scenario_longest_fault_ms(s) + s->wait_ms) / 1000 + 3);
+    if (make_threads(r) < 0)
+        goto oom;
     if (ops->optimistic)
         resource_set_versioned(r->run.wl->res); /* the value moves with the lock's version */
     resource_set_permits(r->run.wl->res, s->permits);
-    /* Room for the run, plus the longest fault that can stretch its last step. */
-    r->tl_len = (size_t)((s->duration_ms + scenario_longest_fault_ms(s) + s->wait_ms) / 1000 + 3);
     for (uint32_t i = 0; i < r->n; i++) {
-        if (client_init(&r->clients[i], &r->run, i, r->tl_len) < 0)
+        /* client i on worker i mod workers: neighbours spread over the cores */
+        uint32_t th = r->workers ? i % r->n_threads : i;
+        if (client_init(&r->clients[i], &r->run, i, &r->tallies[th],
+                        r->workers ? r->workers[th] : NULL) < 0)
             goto oom;
         r->clients[i].steps_left = s->requests ? request_share(s, i) : UINT64_MAX;
         r->clients[i].waiter = nemesis_waiter_slot(r->run.nem, i);
+        r->clients[i].lc.seam = client_seam(&r->clients[i]);
     }
     return r;
 oom:
     snprintf(err, errlen, "out of memory setting up %" PRIu32 " clients", s->clients);
     runner_free(r);
     return NULL;
-}
-
-static void tick_timeline(struct client *cl, uint64_t t, bool ok)
-{
-    size_t sec = (size_t)((t - cl->run->t0_ns) / 1000000000ULL);
-    if (sec >= cl->tl_len)
-        sec = cl->tl_len - 1;
-    if (ok)
-        cl->tl_ok[sec]++;
-    else
-        cl->tl_fail[sec]++;
 }
 
 static void pause_after_error(struct client *cl)
@@ -149,9 +185,7 @@ static void client_loop(struct client *cl)
         bool ok = run->wl->ops->step(run->wl, cl);
         cl->due_ns = 0; /* a step that took no lock leaves it */
         uint64_t done = clock_mono_ns();
-        histogram_record(cl->h[OP_STEP], (int64_t)((done - t) / 1000));
-        client_note_step(cl, done, done - t);
-        tick_timeline(cl, done, ok);
+        tally_step(cl->tally, run->t0_ns, done, done - t, ok);
         cl->steps_left--;
         client_bump(cl, ST_STEPS);
         if (client_stat(cl, ST_ACQUIRE_ERR) != errors)
@@ -186,44 +220,115 @@ static int connect_at_start(struct client *cl)
     }
 }
 
-/* Connect, report at the start line, and wait for the gun. */
-static bool wait_for_start(struct client *cl)
+/* Tell the start line how n clients connected (failed of them did not;
+ * first names one that did not), then wait for the gun: true to run. */
+static bool report_and_wait(struct runner *r, uint32_t n, uint32_t failed,
+                            const struct client *first)
 {
-    struct runner *r = runner_of(cl);
-    int rc = connect_at_start(cl);
     pthread_mutex_lock(&r->mu);
-    if (rc < 0) {
-        if (r->failed++ == 0)
-            snprintf(r->first_error, sizeof(r->first_error), "client %" PRIu32 ": %s", cl->id,
-                     cl->last_error);
-    } else {
-        r->ready++;
-    }
+    if (failed && r->failed == 0)
+        snprintf(r->first_error, sizeof(r->first_error), "client %" PRIu32 ": %s", first->id,
+                 first->last_error);
+    r->failed += failed;
+    r->ready += n - failed;
+    r->reported++;
     pthread_cond_broadcast(&r->cv);
     while (r->go == 0)
         pthread_cond_wait(&r->cv, &r->mu);
-    bool go = r->go > 0 && rc == 0;
+    bool go = r->go > 0;
     pthread_mutex_unlock(&r->mu);
     return go;
 }
 
-static void *client_thread(void *arg)
+/* A client's life after the start line: its loop, then its kept locks. */
+static void client_run(struct client *cl)
 {
-    struct client *cl = arg;
     struct runner *r = runner_of(cl);
-    if (wait_for_start(cl)) {
-        client_loop(cl);
-        client_finish_parked(cl); /* kept locks end at their time, or with the run */
-        cl->left_ns = clock_mono_ns();
-        pthread_mutex_lock(&r->mu);
-        if (--r->running == 0)
-            pthread_cond_broadcast(&r->cv);
-        pthread_mutex_unlock(&r->mu);
-    }
+    client_loop(cl);
+    client_finish_parked(cl); /* kept locks end at their time, or with the run */
+    cl->left_ns = clock_mono_ns();
+    pthread_mutex_lock(&r->mu);
+    if (--r->running == 0)
+        pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+}
+
+static void client_leave(struct client *cl)
+{
     client_log_links(cl);
     if (cl->connected)
         cl->run->ops->disconnect(&cl->lc);
     cl->connected = false;
+}
+
+/* A client on its own thread. */
+static void *client_thread(void *arg)
+{
+    struct client *cl = arg;
+    struct runner *r = runner_of(cl);
+    cl->started_ok = connect_at_start(cl) == 0;
+    if (report_and_wait(r, 1, !cl->started_ok, cl) && cl->started_ok)
+        client_run(cl);
+    client_leave(cl);
+    return NULL;
+}
+
+/* A client as a coroutine: connect, park at the line, run when the worker
+ * says so (the runner's go is read once the worker has it). */
+static void client_task(void *arg)
+{
+    struct client *cl = arg;
+    struct runner *r = runner_of(cl);
+    cl->started_ok = connect_at_start(cl) == 0;
+    worker_park(cl->worker);
+    if (r->go > 0 && cl->started_ok)
+        client_run(cl);
+    client_leave(cl);
+}
+
+struct worker_job {
+    struct runner *r;
+    uint32_t index;
+};
+
+/* A worker's thread: its clients connect together, the worker reports for
+ * them all, and once the gun goes they run until each has left. */
+static void *worker_thread(void *arg)
+{
+    struct worker_job *job = arg;
+    struct runner *r = job->r;
+    struct worker *w = r->workers[job->index];
+    uint32_t n = 0, failed = 0;
+    const struct client *first = NULL;
+    bool guard = true;
+    for (uint32_t i = job->index; i < r->n; i += r->n_threads) {
+        struct client *cl = &r->clients[i];
+        if ((cl->task = worker_spawn(w, client_task, cl, guard)) == NULL && guard) {
+            guard = false; /* out of mappings (vm.max_map_count): the rest go without */
+            cl->task = worker_spawn(w, client_task, cl, false);
+        }
+        if (cl->task == NULL) {
+            snprintf(cl->last_error, sizeof(cl->last_error), "no stack for its coroutine: %s",
+                     strerror(errno));
+            failed++;
+            first = first ? first : cl;
+        }
+        n++;
+    }
+    worker_run(w);
+    for (uint32_t i = job->index; i < r->n; i += r->n_threads) {
+        const struct client *cl = &r->clients[i];
+        if (cl->task && !cl->started_ok) {
+            failed++;
+            first = first ? first : cl;
+        }
+    }
+    report_and_wait(r, n, failed, first);
+    for (uint32_t i = job->index; i < r->n; i += r->n_threads)
+        if (r->clients[i].task)
+            worker_unpark(w, r->clients[i].task);
+    worker_run(w);
+    free(job);
     return NULL;
 }
 
@@ -231,7 +336,7 @@ static void release_start_line(struct runner *r, int go)
 {
     pthread_mutex_lock(&r->mu);
     r->go = go;
-    /* Counted here, not by each thread as it wakes: otherwise the watcher
+    /* Counted here, not by each client as it wakes: otherwise the watcher
      * can see nobody running before anybody has started, and stop watching. */
     if (go > 0)
         r->running = r->ready;
@@ -242,20 +347,35 @@ static void release_start_line(struct runner *r, int go)
 void runner_join(struct runner *r)
 {
     for (uint32_t i = 0; i < r->started; i++)
-        pthread_join(r->clients[i].thread, NULL);
+        pthread_join(r->threads[i], NULL);
     r->started = 0;
+}
+
+static int start_thread(struct runner *r, uint32_t t, const pthread_attr_t *attr)
+{
+    if (r->workers == NULL)
+        return pthread_create(&r->threads[t], attr, client_thread, &r->clients[t]);
+    struct worker_job *job = malloc(sizeof(*job));
+    if (job == NULL)
+        return ENOMEM;
+    *job = (struct worker_job){.r = r, .index = t};
+    int rc = pthread_create(&r->threads[t], attr, worker_thread, job);
+    if (rc != 0)
+        free(job);
+    return rc;
 }
 
 int runner_start(struct runner *r, char *err, size_t errlen)
 {
     pthread_attr_t attr;
     pthread_attr_init(&attr);
-    /* Clients keep little on the stack; 256 KiB lets thousands of them fit. */
+    /* A client's thread keeps little on its stack; a worker's clients have
+     * their own stacks. 256 KiB lets thousands of threads fit. */
     pthread_attr_setstacksize(&attr, 256 * 1024);
-    for (uint32_t i = 0; i < r->n; i++) {
-        int rc = pthread_create(&r->clients[i].thread, &attr, client_thread, &r->clients[i]);
+    for (uint32_t t = 0; t < r->n_threads; t++) {
+        int rc = start_thread(r, t, &attr);
         if (rc != 0) {
-            snprintf(err, errlen, "cannot start client thread %" PRIu32 ": %s", i, strerror(rc));
+            snprintf(err, errlen, "cannot start client thread %" PRIu32 ": %s", t, strerror(rc));
             pthread_attr_destroy(&attr);
             release_start_line(r, -1);
             runner_join(r);
@@ -265,7 +385,7 @@ int runner_start(struct runner *r, char *err, size_t errlen)
     }
     pthread_attr_destroy(&attr);
     pthread_mutex_lock(&r->mu);
-    while (r->ready + r->failed < r->n)
+    while (r->reported < r->n_threads)
         pthread_cond_wait(&r->cv, &r->mu);
     uint32_t failed = r->failed;
     pthread_mutex_unlock(&r->mu);
@@ -331,6 +451,10 @@ void runner_stop(struct runner *r, int interrupted)
     if (interrupted)
         atomic_store(&r->run.interrupted, 1);
     atomic_store(&r->run.stop, 1);
+    if (r->workers) /* their sleepers watching a flag look at it now */
+        for (uint32_t t = 0; t < r->n_threads; t++)
+            if (r->workers[t])
+                worker_poke(r->workers[t]);
 }
 
 int runner_wait(struct runner *r, uint32_t timeout_ms)
@@ -366,8 +490,8 @@ void runner_progress(struct runner *r, struct progress *p)
     uint64_t now_s = (clock_mono_ns() - r->run.t0_ns) / 1000000000u;
     if (now_s > 0) {
         uint64_t sum[LIVE_BUCKETS] = {0};
-        for (uint32_t i = 0; i < r->n; i++)
-            live_collect(&r->clients[i].live, now_s - 1, sum);
+        for (uint32_t t = 0; t < r->n_threads; t++)
+            live_collect(&r->tallies[t].live, now_s - 1, sum);
         p->acquire_p99_us = live_percentile(sum, 99.0);
     }
     pthread_mutex_lock(&r->mu);
@@ -388,6 +512,13 @@ void runner_free(struct runner *r)
         for (uint32_t i = 0; i < r->n; i++)
             client_destroy(&r->clients[i]);
     free(r->clients);
+    for (uint32_t t = 0; r->tallies && t < r->n_threads; t++)
+        tally_destroy(&r->tallies[t]);
+    for (uint32_t t = 0; r->workers && t < r->n_threads; t++)
+        worker_free(r->workers[t]);
+    free(r->tallies);
+    free(r->workers);
+    free(r->threads);
     free(r->cfgs);
     hiccup_stop(r->meter);
     history_buf_free(r->stall_log);

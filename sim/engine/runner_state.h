@@ -18,17 +18,27 @@
 
 struct history_buf;
 struct hiccup;
+struct tally;
+struct worker;
 
 struct runner {
     struct run_ctx run;
     struct client *clients;
     uint32_t n;
     size_t tl_len;
+    /* The OS threads: one per worker, each running its clients as
+     * coroutines; or, for a lock whose library keeps threads of its own
+     * (lock_ops.own_threads), one per client. */
+    struct worker **workers; /* n_threads of them; NULL: threads of their own */
+    struct tally *tallies;   /* one per thread */
+    pthread_t *threads;
+    uint32_t n_threads;
     pthread_mutex_t mu;
     pthread_cond_t cv;
     uint32_t ready, failed, running;
-    int go; /* 1 = start, -1 = abandon */
-    uint32_t started;
+    uint32_t reported; /* threads that have said how their clients connected */
+    int go;            /* 1 = start, -1 = abandon */
+    uint32_t started;  /* threads */
     uint64_t t0_wall_ns;
     char first_error[LOCK_ERRSTR_MAX + 32];
     bool nemesis_failed;           /* its thread could not start: the faults were not played */
@@ -56,7 +66,7 @@ static inline uint64_t step_due(const struct client *cl, uint64_t k)
     return cl->run->t0_ns + (uint64_t)(at_s * 1e9);
 }
 
-/* Join every client thread started (runner.c); collect.c calls it first. */
+/* Join every thread started (runner.c); collect.c calls it first. */
 void runner_join(struct runner *r);
 
 #endif

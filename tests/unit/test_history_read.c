@@ -409,7 +409,7 @@ static size_t logged_links(const struct lock_link_event *rep, size_t n, struct h
     scenario_defaults(&scn);
     struct run_ctx run = {.scn = &scn, .ops = &ops, .t0_ns = 1000};
     struct client cl;
-    assert_int_equal(client_init(&cl, &run, 0, 1), 0);
+    assert_int_equal(client_init(&cl, &run, 0, NULL, NULL), 0);
     cl.connected = true;
     fake_links = rep;
     n_fake_links = n;
