@@ -174,6 +174,27 @@ static uint32_t stall_slack_ms(const struct runner *r)
     return lease > refresh ? lease - refresh : 0;
 }
 
+/* The witness's sequence numbers, which wrap (resource.h), made whole
+ * again: each key's events come in time order, which is their order on
+ * the witness to within the nanoseconds between the fetch-add and the
+ * clock reading, far less than half the range. */
+static int unwrap_seqs(struct history *h)
+{
+    uint64_t *last = calloc(h->n_keys ? h->n_keys : 1, sizeof(*last));
+    if (last == NULL)
+        return -1;
+    for (size_t i = 0; i < h->n; i++) {
+        struct history_event *e = &h->ev[i];
+        bool carries = (e->f == HF_ACQUIRE && e->type == HT_OK) ||
+                       (e->f == HF_RELEASE && e->type == HT_INVOKE) || e->f == HF_CRASH;
+        if (!carries || e->seq == HISTORY_NO_SEQ || e->key >= h->n_keys)
+            continue;
+        e->seq = last[e->key] = resource_unwrap_seq(last[e->key], e->seq);
+    }
+    free(last);
+    return 0;
+}
+
 static int collect_history(struct runner *r, struct run_result *res)
 {
     size_t n_owners = 0;
@@ -194,7 +215,7 @@ static int collect_history(struct runner *r, struct run_result *res)
                                   .owners = (const char *const *)owners,
                                   .n_owners = n_owners};
     names.n_notes = nemesis_notes(r->run.nem, &names.notes);
-    if (history_merge(&res->hist, bufs, n_bufs, &names) < 0)
+    if (history_merge(&res->hist, bufs, n_bufs, &names) < 0 || unwrap_seqs(&res->hist) < 0)
         goto out;
     res->hist.start_mono_ns = res->t0_mono_ns;
     res->hist.start_wall_ns = res->t0_wall_ns;

@@ -15,12 +15,15 @@
 #include "sim/record/hiccup.h"
 #include "sim/scenario/scenario.h"
 
+/* A buffer's first chunk is small and each next one twice the last, up to
+ * CHUNK_EVENTS: ten thousand clients cost little before they have run. */
+#define CHUNK_FIRST  32
 #define CHUNK_EVENTS 4096
 
 struct chunk {
     struct chunk *next;
-    size_t n;
-    struct history_event ev[CHUNK_EVENTS];
+    size_t n, cap;
+    struct history_event ev[];
 };
 
 struct history_buf {
@@ -49,14 +52,18 @@ void history_buf_free(struct history_buf *b)
 
 int history_append(struct history_buf *b, const struct history_event *e)
 {
-    if (b->tail == NULL || b->tail->n == CHUNK_EVENTS) {
-        struct chunk *c = malloc(sizeof(*c));
+    if (b->tail == NULL || b->tail->n == b->tail->cap) {
+        size_t cap = b->tail == NULL ? CHUNK_FIRST
+                     : b->tail->cap < CHUNK_EVENTS ? 2 * b->tail->cap
+                                                   : CHUNK_EVENTS;
+        struct chunk *c = malloc(sizeof(*c) + cap * sizeof(c->ev[0]));
         if (c == NULL) {
             b->dropped++;
             return -1;
         }
         c->next = NULL;
         c->n = 0;
+        c->cap = cap;
         if (b->tail)
             b->tail->next = c;
         else

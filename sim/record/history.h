@@ -156,7 +156,7 @@ int history_write_jsonl(const struct history *h, FILE *f);
  * 64 KiB leaves another tool room for longer keys and owners, and is all the
  * reader ever holds of one line, however long the line is. */
 #define HISTORY_LINE_MAX 65536
-/* locklab runs at most 4096 clients (SCENARIO_MAX_CLIENTS); another tool may
+/* locklab runs at most 100,000 clients (SCENARIO_MAX_CLIENTS); another tool may
  * have more. The check keeps a few words per client, so 2^20 stays a few MiB. */
 #define HISTORY_MAX_CLIENTS (1u << 20)
 /* A fault's index in its scenario's list (at most 64 there); another tool
@@ -171,8 +171,7 @@ int history_write_jsonl(const struct history *h, FILE *f);
 #define HISTORY_MAX_SPAN_NS (7ULL * 86400 * 1000000000)
 /* A seq counts one key's entries and exits, and dropped counts events:
  * 48 bits, more than a week of entries every 100 ns (2^43) would need.
- * locklab's own witness counts in 38 bits (resource.c), a day of a million
- * entries a second on one key with room to spare. */
+ * locklab's own witness counts in 30 bits and the run unwraps them (resource.h). */
 #define HISTORY_MAX_COUNT ((1ULL << 48) - 1)
 /* The longest lease or slack: the scenario's ttl_ms is at most a day. */
 #define HISTORY_MAX_MS 86400000u

@@ -16,7 +16,7 @@
 #include "algorithms/lock.h"
 
 #define SCENARIO_MAX_FAULTS   64
-#define SCENARIO_MAX_CLIENTS  4096
+#define SCENARIO_MAX_CLIENTS  100000
 #define SCENARIO_MAX_RATE     1000000 /* business steps per second */
 #define SCENARIO_ERR_MAX      512
 #define SCENARIO_MAX_NOTES    8

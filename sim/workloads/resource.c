@@ -9,9 +9,8 @@
 
 /* The witness word (resource.h): two holder counts and the sequence. A
  * count holds every client of a run inside at once, so neither carries
- * into the next field; 38 bits of sequence are a day of a million entries
- * and exits a second on one key (1.7e11) with room to spare (2.7e11). */
-#define COUNT_BITS   13
+ * into the next field; the 30 bits of sequence left wrap (resource.h). */
+#define COUNT_BITS   17
 #define COUNT_MASK   ((1ULL << COUNT_BITS) - 1)
 #define EXCL_ONE     1ULL
 #define SHARED_SHIFT COUNT_BITS
@@ -19,6 +18,7 @@
 #define SEQ_SHIFT    (2 * COUNT_BITS)
 #define SEQ_ONE      (1ULL << SEQ_SHIFT)
 _Static_assert(SCENARIO_MAX_CLIENTS <= COUNT_MASK, "a count holds every client");
+_Static_assert(64 - SEQ_SHIFT == RESOURCE_SEQ_BITS, "the sequence's width, as resource.h says");
 
 /* One cache line per key: holders of different keys never share a line. */
 struct slot {

@@ -6,8 +6,10 @@
  * racing on a database row would — visible, and free of C data races.
  *
  * Witness: one 64-bit word per key: how many exclusive holders are
- * inside (bits 0-12), how many shared ones, shared and permits alike
- * (bits 13-25), and an event sequence (bits 26-63). Entering and leaving
+ * inside (bits 0-16), how many shared ones, shared and permits alike
+ * (bits 17-33), and an event sequence (bits 34-63, RESOURCE_SEQ_BITS: it
+ * wraps past a billion entries and exits of one key, and the history's
+ * reader unwraps it, resource_unwrap_seq). Entering and leaving
  * are single fetch-adds on it, so the sequence is the exact order in which
  * holders came and went, and each entry sees exactly who was inside; the
  * history records the sequence and the offline checker orders sections by
@@ -70,6 +72,17 @@ void resource_set_permits(struct resource *r, uint32_t permits);
 /* Witness: enter key in mode: true when it entered while a conflicting set
  * was inside (above), and counted so; sets *seq. leave, in the mode it
  * entered: the sequence of the leaving event. */
+/* The witness's sequence is this many bits wide. */
+#define RESOURCE_SEQ_BITS 30
+/* seq as a whole count, given the whole count last seen on its key (any
+ * wrap between the two undone: they are less than half the range apart). */
+static inline uint64_t resource_unwrap_seq(uint64_t last, uint64_t seq)
+{
+    const uint64_t range = 1ULL << RESOURCE_SEQ_BITS;
+    uint64_t d = (seq - last) & (range - 1);
+    return d < range / 2 ? last + d : last - (range - d);
+}
+
 bool resource_enter(struct resource *r, uint32_t key, enum lock_mode mode, uint64_t *seq);
 uint64_t resource_leave(struct resource *r, uint32_t key, enum lock_mode mode);
 /* Entries that found their key held in a conflicting mode, over the run. */

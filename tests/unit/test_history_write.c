@@ -27,7 +27,7 @@
 #include "sim/record/history.h"
 #include "tests/lib/history_make.h"
 
-#define CHUNK 4096 /* history.c's chunk size; the tests cross it */
+#define CHUNK 4096 /* history.c's largest chunk; the tests cross several */
 
 static void assert_event_equal(const struct history_event *a, const struct history_event *b)
 {

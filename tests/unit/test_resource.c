@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "sim/check/checker.h"
+#include "sim/scenario/scenario.h"
 #include "sim/workloads/resource.h"
 
 static struct resource *versioned(int64_t initial)
@@ -178,7 +179,7 @@ static void test_witness_permits(void **state)
 static void test_witness_counts_do_not_carry(void **state)
 {
     (void)state;
-    enum { ALL = 4096 };
+    enum { ALL = SCENARIO_MAX_CLIENTS };
     struct resource *r = resource_new(1, 0, false);
     assert_non_null(r);
     for (uint64_t i = 0; i < ALL; i++)
@@ -192,6 +193,20 @@ static void test_witness_counts_do_not_carry(void **state)
     assert_false(enter(r, X, 2 * ALL + 4)); /* all gone: nothing carried over */
     assert_int_equal(resource_concurrent_entries(r), 2);
     resource_free(r);
+}
+
+/* The sequence wraps at 2^30; unwrapped against the last whole value it
+ * comes out whole, forward and (an event logged a hair late) back. */
+static void test_witness_sequence_unwraps(void **state)
+{
+    (void)state;
+    const uint64_t range = 1ULL << RESOURCE_SEQ_BITS;
+    assert_int_equal(resource_unwrap_seq(0, 0), 0);
+    assert_int_equal(resource_unwrap_seq(0, 5), 5);
+    assert_int_equal(resource_unwrap_seq(range - 2, 1), range + 1);
+    assert_int_equal(resource_unwrap_seq(range + 1, range - 1), range - 1);
+    assert_int_equal(resource_unwrap_seq(5 * range + 7, 3), 5 * range + 3);
+    assert_int_equal(resource_unwrap_seq(5 * range + 7, 9), 5 * range + 9);
 }
 
 /* A script of entries and exits in every mode, its sections numbered by
@@ -245,6 +260,7 @@ int main(void)
         cmocka_unit_test(test_witness_permits),
         cmocka_unit_test(test_witness_counts_do_not_carry),
         cmocka_unit_test(test_witness_and_checker_agree),
+        cmocka_unit_test(test_witness_sequence_unwraps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

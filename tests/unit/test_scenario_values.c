@@ -31,8 +31,8 @@ static void test_out_of_range_top(void **state)
         {"{'name': '1234567890123456789012345678901234567890123456789012345678901234', " WL "}",
          "t.json:1:10: name: \"1234567890123456789012345678901234567890...\" is not a valid name "
          "(1 to 63 of A-Z a-z 0-9 _ . -)"},
-        {"{'clients': 0, " WL "}", "t.json:1:13: clients: 0 is out of range (1..4096)"},
-        {"{'clients': 4097, " WL "}", "t.json:1:13: clients: 4097 is out of range (1..4096)"},
+        {"{'clients': 0, " WL "}", "t.json:1:13: clients: 0 is out of range (1..100000)"},
+        {"{'clients': 100001, " WL "}", "t.json:1:13: clients: 100001 is out of range (1..100000)"},
         {"{'duration_s': 0, " WL "}",
          "t.json:1:16: duration_s: 0 is out of range (> 0 and <= 86400)"},
         {"{'duration_s': -1, " WL "}",
@@ -44,7 +44,7 @@ static void test_out_of_range_top(void **state)
         {"{'seed': -1, " WL "}", "t.json:1:10: seed: expected an integer >= 0"},
         /* the first error in table order, not in file order */
         {"{'workload': {'type': 'flash_sale', 'items': 0}, 'clients': 0}",
-         "t.json:1:61: clients: 0 is out of range (1..4096)"},
+         "t.json:1:61: clients: 0 is out of range (1..100000)"},
     };
     CHECK_LOAD(cases);
 
@@ -89,9 +89,9 @@ static void test_out_of_range_lock(void **state)
         {"{'lock': {'retry_max_ms': 60001}, " WL "}",
          "t.json:1:27: lock.retry_max_ms: 60001 is out of range (1..60000)"},
         {"{'lock': {'permits': 0}, " WL "}",
-         "t.json:1:22: lock.permits: 0 is out of range (1..4096)"},
-        {"{'lock': {'permits': 4097}, " WL "}",
-         "t.json:1:22: lock.permits: 4097 is out of range (1..4096)"},
+         "t.json:1:22: lock.permits: 0 is out of range (1..100000)"},
+        {"{'lock': {'permits': 100001}, " WL "}",
+         "t.json:1:22: lock.permits: 100001 is out of range (1..100000)"},
         {"{'lock': {'permits': 'two'}, " WL "}",
          "t.json:1:22: lock.permits: expected an integer, got string"},
         {"{'lock': {'retry_min_ms': 10, 'retry_max_ms': 5}, " WL "}",
