@@ -2,11 +2,13 @@
 #include "sim/engine/worker.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -231,10 +233,10 @@ static int arm(struct worker *w, struct task *t, struct pollfd *p)
     return -1;
 }
 
+/* A deadline already passed is armed all the same: the loop's next epoll
+ * wait then has a timeout of 0, and only looks, as poll(2) would. */
 int worker_wait(struct worker *w, struct pollfd *fds, size_t n, uint64_t deadline_ns)
 {
-    if (deadline_ns != LOCK_FOREVER && deadline_ns <= lock_now_ns())
-        return lock_blocking_seam.wait(NULL, fds, n, deadline_ns); /* only looks */
     struct task *t = worker_self();
     int ready = 0;
     for (size_t i = 0; i < n; i++) {
@@ -344,9 +346,8 @@ static void cancel_sleepers(struct worker *w)
     }
 }
 
-static void expire(struct worker *w)
+static void expire(struct worker *w, uint64_t now)
 {
-    uint64_t now = lock_now_ns();
     while (w->heap_n > 0 && w->heap[0]->deadline_ns <= now)
         make_runnable(w, w->heap[0]); /* removes it from the heap */
 }
@@ -367,25 +368,51 @@ static void run_queue(struct worker *w)
     }
 }
 
+/* epoll_pwait2 (Linux 5.11) waits to the nanosecond; where it is missing
+ * (an older kernel, valgrind 3.19) epoll_wait's milliseconds, rounded up,
+ * so that a deadline is never met early. */
+static int wait_events(struct worker *w, struct epoll_event *evs, uint64_t left_ns)
+{
+    static atomic_int no_pwait2;
+    if (!atomic_load_explicit(&no_pwait2, memory_order_relaxed)) {
+        struct timespec ts = {.tv_sec = (time_t)(left_ns / 1000000000ULL),
+                              .tv_nsec = (long)(left_ns % 1000000000ULL)};
+        /* the system call itself: glibc's wrapper is a cancellation point,
+         * which costs some 90 instructions a wait, and nothing here is
+         * ever cancelled */
+        long n = syscall(SYS_epoll_pwait2, w->epfd, evs, EVENTS_PER_WAIT,
+                         left_ns == UINT64_MAX ? NULL : &ts, NULL, 0);
+        if (n >= 0 || errno != ENOSYS)
+            return (int)n;
+        atomic_store_explicit(&no_pwait2, 1, memory_order_relaxed);
+    }
+    uint64_t ms = (left_ns + 999999) / 1000000;
+    return (int)syscall(SYS_epoll_wait, w->epfd, evs, EVENTS_PER_WAIT,
+                        left_ns == UINT64_MAX ? -1
+                        : ms > INT_MAX        ? INT_MAX
+                                              : (int)ms);
+}
+
+/* One clock reading a pass: the deadlines due by now wake first, then the
+ * sockets ready are collected, waiting only when nobody is runnable. A
+ * deadline that passes while epoll waits is seen at the next pass, which
+ * comes as soon as the tasks woken now have run. */
 static void poll_events(struct worker *w)
 {
     struct epoll_event evs[EVENTS_PER_WAIT];
-    struct timespec ts, *tsp = NULL;
+    uint64_t left = UINT64_MAX;
     if (w->heap_n > 0) {
         uint64_t now = lock_now_ns(), due = w->heap[0]->deadline_ns;
-        uint64_t left = due > now ? due - now : 0;
-        ts.tv_sec = (time_t)(left / 1000000000ULL);
-        ts.tv_nsec = (long)(left % 1000000000ULL);
-        tsp = &ts;
+        expire(w, now);
+        left = w->run_head ? 0 : due > now ? due - now : 0;
     }
-    int n = epoll_pwait2(w->epfd, evs, EVENTS_PER_WAIT, tsp, NULL);
+    int n = wait_events(w, evs, left);
     for (int i = 0; i < n; i++) {
         if (evs[i].data.u64 == POKE_TAG)
             cancel_sleepers(w);
         else
             deliver(w, evs[i].data.u64, evs[i].events);
     }
-    expire(w);
 }
 
 uint32_t worker_run(struct worker *w)
