@@ -2,7 +2,8 @@
 # free loopback port in a temporary folder, stopped by its PID on exit.
 #
 #   start_redis [PREFIX...]   e.g. start_redis taskset -c 0
-# sets: work (the folder), port, server (the PID).
+# sets: work (the folder), port, server (the PID). redis_args, an array set
+# before, adds to the server's arguments (e.g. --maxclients).
 
 work=$(mktemp -d)
 server=""
@@ -15,8 +16,9 @@ start_redis() {
     port=$((20000 + RANDOM % 40000))
     (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || break
   done
+  # shellcheck disable=SC2154 # redis_args is the caller's, and may be unset
   "$@" redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --daemonize no \
-    --dir "$work" --logfile "$work/redis.log" &
+    --dir "$work" --logfile "$work/redis.log" ${redis_args[@]+"${redis_args[@]}"} &
   server=$!
   for _ in $(seq 200); do redis-cli -p "$port" ping >/dev/null 2>&1 && return 0; sleep 0.05; done
   echo "redis-server did not answer on port $port" >&2

@@ -416,9 +416,12 @@ const char *report_workload(const struct scenario *s, char *buf, size_t len)
         if (fs->skew == SKEW_HOT)
             snprintf(hot, sizeof(hot), " hot_fraction=%g hot_items=%" PRIu32, fs->hot_fraction,
                      fs->hot_items);
+        char seg[32] = ""; /* one segment is the unsegmented sale: said only when split */
+        if (fs->segments > 1)
+            snprintf(seg, sizeof(seg), " segments=%" PRIu32, fs->segments);
         snprintf(buf, len,
-                 "%s items=%" PRIu32 " stock=%" PRId64 " critical=%" PRIu32 "ms skew=%s%s%s", name,
-                 fs->items, fs->stock, fs->critical_ms, report_skew_name(fs->skew), hot,
+                 "%s items=%" PRIu32 "%s stock=%" PRId64 " critical=%" PRIu32 "ms skew=%s%s%s",
+                 name, fs->items, seg, fs->stock, fs->critical_ms, report_skew_name(fs->skew), hot,
                  fs->nested ? " nested" : "");
     }
     return buf;

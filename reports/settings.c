@@ -146,10 +146,10 @@ static json_t *workload_json(const struct scenario *s)
                          o->critical_ms);
     }
     const struct flash_sale_spec *fs = &s->flash_sale;
-    return json_pack("{s:s, s:i, s:I, s:i, s:s, s:f, s:i, s:b}", "type", type, "items", fs->items,
-                     "stock", (json_int_t)fs->stock, "critical_ms", fs->critical_ms, "skew",
-                     report_skew_name(fs->skew), "hot_fraction", fs->hot_fraction, "hot_items",
-                     fs->hot_items, "nested", fs->nested);
+    return json_pack("{s:s, s:i, s:I, s:i, s:s, s:f, s:i, s:b, s:i}", "type", type, "items",
+                     fs->items, "stock", (json_int_t)fs->stock, "critical_ms", fs->critical_ms,
+                     "skew", report_skew_name(fs->skew), "hot_fraction", fs->hot_fraction,
+                     "hot_items", fs->hot_items, "nested", fs->nested, "segments", fs->segments);
 }
 
 /* The fault's own expectations, in the short form; NULL when it states none. */

@@ -60,6 +60,24 @@ static int parse_hot_items(struct ctx *c, json_t *v, const struct field *f, void
     return parse_u32(c, v, &bounded, base);
 }
 
+/* A store of at most a million keys, as items allows: a segment is a key. */
+#define FLASH_MAX_KEYS 1000000u
+
+static int parse_segments(struct ctx *c, json_t *v, const struct field *f, void *base)
+{
+    const struct scenario *s = base;
+
+    if (parse_u32(c, v, f, base) < 0)
+        return -1;
+    /* items is read first (table order), so the product is the file's */
+    uint64_t keys = (uint64_t)s->flash_sale.items * s->flash_sale.segments;
+    if (keys <= FLASH_MAX_KEYS)
+        return 0;
+    return scn_fail(
+        c, "%" PRIu32 " items x %" PRIu32 " segments are %" PRIu64 " lock keys (at most %u)",
+        s->flash_sale.items, s->flash_sale.segments, keys, FLASH_MAX_KEYS);
+}
+
 /* Sentinels vote on a failover: one, or three for a majority of two. */
 static int parse_sentinels(struct ctx *c, json_t *v, const struct field *f, void *base)
 {
@@ -222,6 +240,11 @@ static const struct field flash_sale_fields[] = {
      .max = 1},
     {.key = "hot_items", .parse = parse_hot_items, .offset = SC(flash_sale.hot_items), .min = 1},
     {.key = "nested", .parse = parse_bool, .offset = SC(flash_sale.nested)},
+    {.key = "segments",
+     .parse = parse_segments,
+     .offset = SC(flash_sale.segments),
+     .min = 1,
+     .max = 1024},
 };
 
 static const struct field cache_rebuild_fields[] = {
@@ -488,6 +511,7 @@ void scenario_defaults(struct scenario *s)
         .skew = SKEW_UNIFORM,
         .hot_fraction = 0.9,
         .hot_items = 1,
+        .segments = 1,
     };
     s->cache_rebuild = (struct cache_rebuild_spec){
         .keys = 4,

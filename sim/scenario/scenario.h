@@ -190,6 +190,7 @@ struct flash_sale_spec {
     double hot_fraction; /* SKEW_HOT: share of buyers that pick a hot item */
     uint32_t hot_items;  /* SKEW_HOT: items 0..hot_items-1 are hot */
     bool nested;         /* the purchase's payment takes the item's lock again inside: a re-entry */
+    uint32_t segments;   /* each item's stock split into this many, one lock key each */
 };
 
 struct cache_rebuild_spec {

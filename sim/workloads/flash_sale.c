@@ -12,6 +12,11 @@
  * a locked method does: a re-entry, which only a reentrant lock grants
  * (Redisson's RLock counts it); its release must leave the lock held by
  * the purchase until the purchase's own release.
+ *
+ * With segments (the segment lock of the design notes, for hot items), an
+ * item's stock is split into that many parts, each its own key
+ * lock:stock:<item>:seg<s>, so buyers of one item queue on as many locks.
+ * The invariants are the item's, over the sum of its segments.
  */
 #include <inttypes.h>
 #include <stdatomic.h>
@@ -24,9 +29,23 @@
 #include "sim/workloads/workload.h"
 
 struct flash_state {
-    _Atomic uint64_t *orders; /* per item */
+    _Atomic uint64_t *orders; /* per key: per segment of each item */
     uint64_t hot_cut;         /* client_random below this picks a hot item */
 };
+
+/* Item i's segments are keys i*segments .. i*segments+segments-1, so one
+ * segment is today's one key per item, its id the item's. */
+static uint32_t key_of(const struct flash_sale_spec *fs, uint32_t item, uint32_t seg)
+{
+    return item * fs->segments + seg;
+}
+
+/* An even split, the remainder one unit each to the first segments. */
+static int64_t segment_stock(const struct flash_sale_spec *fs, uint32_t seg)
+{
+    int64_t n = fs->segments;
+    return fs->stock / n + (seg < fs->stock % n ? 1 : 0);
+}
 
 #define HOT_SCALE (1ULL << 32)
 
@@ -37,16 +56,24 @@ static int flash_init(struct workload *w)
     if (st == NULL)
         return -1;
     w->state = st;
-    st->orders = calloc(fs->items, sizeof(*st->orders));
-    w->res = resource_new(fs->items, fs->stock, w->scn->fencing);
-    if (st->orders == NULL || w->res == NULL || workload_alloc_keys(w, fs->items) < 0)
+    size_t n = (size_t)fs->items * fs->segments; /* at most a million: the scenario's bound */
+    st->orders = calloc(n, sizeof(*st->orders));
+    w->res = resource_new(n, fs->stock, w->scn->fencing);
+    if (st->orders == NULL || w->res == NULL || workload_alloc_keys(w, n) < 0)
         return -1;
     for (uint32_t i = 0; i < fs->items; i++) {
-        char name[40];
-        snprintf(name, sizeof(name), "lock:stock:%" PRIu32, i);
-        if (workload_set_key(w, i, name) < 0)
-            return -1;
-        atomic_init(&st->orders[i], 0);
+        for (uint32_t g = 0; g < fs->segments; g++) {
+            char name[48];
+            uint32_t k = key_of(fs, i, g);
+            if (fs->segments == 1)
+                snprintf(name, sizeof(name), "lock:stock:%" PRIu32, i);
+            else
+                snprintf(name, sizeof(name), "lock:stock:%" PRIu32 ":seg%" PRIu32, i, g);
+            if (workload_set_key(w, k, name) < 0)
+                return -1;
+            resource_preset(w->res, k, segment_stock(fs, g));
+            atomic_init(&st->orders[k], 0);
+        }
     }
     st->hot_cut = (uint64_t)(fs->hot_fraction * (double)HOT_SCALE);
     return 0;
@@ -72,22 +99,45 @@ static uint32_t pick_item(const struct flash_sale_spec *fs, const struct flash_s
     return fs->hot_items + (uint32_t)client_random(cl, fs->items - fs->hot_items);
 }
 
+/* The key a buyer of item locks: with segments, one that has stock left,
+ * by a look at the store without the lock (as a shop reads a cached count
+ * to skip sold-out parts): from a random segment, so buyers spread evenly
+ * over an item's locks (what segmenting is for), then the next ones in
+ * turn, so the look costs at most one read per segment and no second draw.
+ * The look is a hint: the segment may sell out before the buyer holds its
+ * lock, which then reads 0 and sells nothing, as when all are sold out
+ * (the random one is then taken). One segment draws nothing, so a run
+ * without segments makes the same draws as before they existed. */
+static uint32_t pick_key(const struct workload *w, struct client *cl, uint32_t item)
+{
+    const struct flash_sale_spec *fs = &w->scn->flash_sale;
+    if (fs->segments == 1)
+        return key_of(fs, item, 0);
+    uint32_t start = (uint32_t)client_random(cl, fs->segments);
+    for (uint32_t i = 0; i < fs->segments; i++) {
+        uint32_t k = key_of(fs, item, (start + i) % fs->segments);
+        if (resource_value(w->res, k) > 0)
+            return k;
+    }
+    return key_of(fs, item, start);
+}
+
 /* One purchase attempt. */
-static enum attempt flash_try(struct workload *w, struct client *cl, uint32_t item)
+static enum attempt flash_try(struct workload *w, struct client *cl, uint32_t key)
 {
     const struct flash_sale_spec *fs = &w->scn->flash_sale;
     struct flash_state *st = w->state;
-    if (!client_lock(cl, item))
+    if (!client_lock(cl, key))
         return ATTEMPT_NO_LOCK;
     uint64_t token = client_token(cl);
     int64_t stock;
-    if (resource_read(w->res, item, token, &stock) == RES_FENCED) {
+    if (resource_read(w->res, key, token, &stock) == RES_FENCED) {
         client_unlock(cl, EFFECT_FENCED);
         return ATTEMPT_REFUSED;
     }
     if (!client_hold(cl, fs->critical_ms))
         return ATTEMPT_DONE; /* crashed inside: the section ended with it */
-    if (fs->nested && !client_lock(cl, item)) {
+    if (fs->nested && !client_lock(cl, key)) {
         /* the payment's re-entry failed: the lock was lost, or its
          * server did not answer; the purchase is given up */
         client_unlock(cl, EFFECT_NONE);
@@ -100,8 +150,8 @@ static enum attempt flash_try(struct workload *w, struct client *cl, uint32_t it
             client_unlock(cl, effect);
             return ATTEMPT_REFUSED;
         }
-        if (resource_write(w->res, item, token, stock - 1) == RES_OK) {
-            atomic_fetch_add_explicit(&st->orders[item], 1, memory_order_relaxed);
+        if (resource_write(w->res, key, token, stock - 1) == RES_OK) {
+            atomic_fetch_add_explicit(&st->orders[key], 1, memory_order_relaxed);
             effect = EFFECT_APPLIED;
         }
     }
@@ -114,7 +164,7 @@ static enum attempt flash_try(struct workload *w, struct client *cl, uint32_t it
 static bool flash_step(struct workload *w, struct client *cl)
 {
     uint32_t item = pick_item(&w->scn->flash_sale, w->state, cl);
-    return workload_attempts(w, cl, item, flash_try);
+    return workload_attempts(w, cl, pick_key(w, cl, item), flash_try);
 }
 
 struct stock_totals {
@@ -123,14 +173,22 @@ struct stock_totals {
     int64_t off_units; /* stock left that orders already took: lost decrements */
 };
 
+/* Per item, over its segments' sum. A lost decrement leaves a segment
+ * with more stock than its orders justify, never less, so two segments'
+ * errors cannot cancel out in the item's sum. */
 static struct stock_totals sum_stock(const struct workload *w)
 {
+    const struct flash_sale_spec *fs = &w->scn->flash_sale;
     const struct flash_state *st = w->state;
-    int64_t initial = w->scn->flash_sale.stock;
+    int64_t initial = fs->stock;
     struct stock_totals t = {0};
-    for (size_t i = 0; i < w->n_keys; i++) {
-        int64_t fin = resource_value(w->res, (uint32_t)i);
-        uint64_t ord = atomic_load(&st->orders[i]);
+    for (uint32_t i = 0; i < fs->items; i++) {
+        int64_t fin = 0;
+        uint64_t ord = 0;
+        for (uint32_t g = 0; g < fs->segments; g++) {
+            fin += resource_value(w->res, key_of(fs, i, g));
+            ord += atomic_load(&st->orders[key_of(fs, i, g)]);
+        }
         t.initial += initial;
         t.final += fin;
         t.orders += ord;

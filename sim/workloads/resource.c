@@ -71,6 +71,11 @@ struct resource *resource_new(size_t n_keys, int64_t initial, bool fencing)
     return r;
 }
 
+void resource_preset(struct resource *r, uint32_t key, int64_t value)
+{
+    atomic_store_explicit(&r->slots[key].value, value, memory_order_relaxed);
+}
+
 void resource_free(struct resource *r)
 {
     if (r == NULL)

@@ -53,6 +53,10 @@ enum resource_rc { RES_OK = 0, RES_FENCED = 1 };
 struct resource *resource_new(size_t n_keys, int64_t initial, bool fencing);
 void resource_free(struct resource *r); /* accepts NULL */
 
+/* key's starting value in place of `initial`, for a store whose keys do
+ * not all start alike; set before any client runs. */
+void resource_preset(struct resource *r, uint32_t key, int64_t value);
+
 /* Track versions (above); set before any client runs. */
 void resource_set_versioned(struct resource *r);
 

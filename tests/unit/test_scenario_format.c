@@ -90,6 +90,7 @@ static void assert_defaults(const struct scenario *s)
     assert_int_equal(s->flash_sale.skew, SKEW_UNIFORM);
     assert_true(s->flash_sale.hot_fraction == 0.9);
     assert_int_equal(s->flash_sale.hot_items, 1);
+    assert_int_equal(s->flash_sale.segments, 1); /* one key an item, as before segments */
     assert_false(s->fencing);
     assert_int_equal(s->n_faults, 0);
     assert_int_equal(s->expect.rejected_accesses.op, EXPECT_UNSET);
@@ -118,6 +119,20 @@ static void test_per_client_skew(void **state)
             &s);
     assert_int_equal(s.flash_sale.skew, SKEW_PER_CLIENT);
     assert_int_equal(s.flash_sale.items, 50);
+}
+
+static void test_segments(void **state)
+{
+    struct scenario s;
+
+    load_ok(state, "{'workload': {'type': 'flash_sale', 'items': 4, 'segments': 16}}", &s);
+    assert_int_equal(s.flash_sale.items, 4);
+    assert_int_equal(s.flash_sale.segments, 16);
+    /* the bounds: 1024 segments, and a million keys in all */
+    load_ok(state, "{'workload': {'type': 'flash_sale', 'items': 976, 'segments': 1024}}", &s);
+    assert_int_equal(s.flash_sale.segments, 1024);
+    load_ok(state, "{'workload': {'type': 'flash_sale', 'items': 1000000, 'segments': 1}}", &s);
+    assert_int_equal(s.flash_sale.segments, 1);
 }
 
 static void test_scenario_defaults(void **state)
@@ -389,6 +404,8 @@ static void test_wrong_types(void **state)
          "t.json:1:53: workload.hot_fraction: expected a number, got string"},
         {"{'workload': {'type': 'flash_sale', 'hot_items': 1.0}}",
          "t.json:1:50: workload.hot_items: expected an integer, got number"},
+        {"{'workload': {'type': 'flash_sale', 'segments': '16'}}",
+         "t.json:1:49: workload.segments: expected an integer, got string"},
         {"{'fencing': 1, " WL "}", "t.json:1:13: fencing: expected a boolean, got integer"},
         {"{'faults': {}, " WL "}", "t.json:1:12: faults: expected an array, got object"},
         {"{'faults': [5], " WL "}", "t.json:1:13: faults[0]: expected an object, got integer"},
@@ -528,6 +545,7 @@ int main(void)
         cmocka_unit_test(test_good_full),
         cmocka_unit_test(test_minimal_defaults),
         cmocka_unit_test(test_per_client_skew),
+        cmocka_unit_test(test_segments),
         cmocka_unit_test(test_scenario_defaults),
         cmocka_unit_test(test_expect_defaults),
         cmocka_unit_test(test_bounds_accepted),

@@ -125,6 +125,13 @@ static void test_out_of_range_workload(void **state)
          "t.json:1:50: workload.hot_items: 0 is out of range (1..10)"},
         {"{'workload': {'type': 'flash_sale', 'items': 3, 'hot_items': 4}}",
          "t.json:1:62: workload.hot_items: 4 is out of range (1..3)"},
+        {"{'workload': {'type': 'flash_sale', 'segments': 0}}",
+         "t.json:1:49: workload.segments: 0 is out of range (1..1024)"},
+        {"{'workload': {'type': 'flash_sale', 'segments': 1025}}",
+         "t.json:1:49: workload.segments: 1025 is out of range (1..1024)"},
+        {"{'workload': {'type': 'flash_sale', 'items': 977, 'segments': 1024}}",
+         "t.json:1:63: workload.segments: 977 items x 1024 segments are 1000448 lock keys (at "
+         "most 1000000)"},
         {"{'workload': {'type': 'order_ids', 'sequences': 0}}",
          "t.json:1:49: workload.sequences: 0 is out of range (1..1000)"},
         {"{'workload': {'type': 'order_ids', 'sequences': 1001}}",
