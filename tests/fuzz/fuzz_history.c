@@ -13,6 +13,7 @@
 #include "reports/report.h"
 #include "sim/check/result.h"
 #include "sim/record/history.h"
+#include "sim/record/history_reader.h"
 
 /* What cmd_check does with a history it has read, into out. */
 static void check_as_cmd_check(struct run_result *res, FILE *out)
