@@ -44,7 +44,7 @@ static int sniff(struct history_reader *r)
     }
     char sig[LLH_MAGIC_LEN];
     size_t got = fread(sig + 1, 1, LLH_MAGIC_LEN - 1, r->f);
-    if (got != LLH_MAGIC_LEN - 1 || memcmp(sig + 1, LLH_MAGIC + 1, LLH_MAGIC_LEN - 1) != 0) {
+    if (got != LLH_MAGIC_LEN - 1 || memcmp(sig + 1, &LLH_MAGIC[1], LLH_MAGIC_LEN - 1) != 0) {
         snprintf(r->err, sizeof(r->err),
                  "%.400s: byte 0: not a history: neither JSON lines nor history.llh's signature",
                  r->name);
