@@ -111,8 +111,9 @@ static void cards(FILE *f, const struct run_result *r)
 static void files(FILE *f)
 {
     fprintf(f, "<p class=\"note\">In this folder: <a href=\"report.json\">report.json</a>, "
-               "<a href=\"report.md\">report.md</a>, <a href=\"history.jsonl\">history.jsonl</a> "
-               "(every operation, for <code>locklab check</code>), and per operation an "
+               "<a href=\"report.md\">report.md</a>, <a href=\"history.llh\">history.llh</a> "
+               "(every operation, for <code>locklab check</code>; <code>locklab show --history"
+               "</code> prints it as JSON lines), and per operation an "
                "HdrHistogram percentile file and interval log:");
     for (int k = 0; k < OP_COUNT; k++)
         fprintf(f, " <a href=\"%s.hgrm\">%s.hgrm</a> <a href=\"%s.hlog\">.hlog</a>%s",

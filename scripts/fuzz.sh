@@ -3,7 +3,8 @@
 #   scripts/fuzz.sh [SECONDS]
 # fuzz_scenario starts from the shipped scenarios (scenarios/**/*.json and
 # tests/fixtures/), fuzz_history from the small real histories in
-# tests/fuzz/history/ (a few runs' history.jsonl, cut short with --rate or
+# tests/fuzz/history/ (a few runs' history.jsonl and a history.llh, which the
+# reader tells apart by their first bytes, cut short with --rate or
 # --requests, and the doc's whole example). What each run finds new is kept
 # in build-fuzz/corpus/TARGET, so later runs start from it. A finding (a
 # crash, a leak, undefined behaviour, a timeout) stops the script with

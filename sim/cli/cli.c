@@ -87,7 +87,7 @@ static int numeric_opt(int c, const char *arg, struct run_opts *o)
 
 /* Values of the options beyond the short letters: one per server kind. */
 #define OPT_SERVERS     1000
-#define RUN_OPTIONS_MAX (12 + SCENARIO_SERVER_KINDS + 1)
+#define RUN_OPTIONS_MAX (13 + SCENARIO_SERVER_KINDS + 1)
 #define BASE_SHORTS     "a:A:c:d:n:s:o:q"
 
 /* An option this command does not take (--algorithm on compare and
@@ -96,7 +96,7 @@ static int numeric_opt(int c, const char *arg, struct run_opts *o)
 static int foreign_opt(int c, enum run_opts_mode mode)
 {
     if (mode == RUN_OPTS_SHOW)
-        return c == 'A' || c == 'o' || c == 'q' || c == 'V' || c == 'P';
+        return c == 'A' || c == 'o' || c == 'q' || c == 'V' || c == 'P' || c == 'H';
     return c == 'J';
 }
 
@@ -116,6 +116,8 @@ static int text_opt(int c, const char *arg, struct run_opts *o)
         o->json = 1;
     else if (c == 'P')
         o->proxy = 1;
+    else if (c == 'H')
+        o->history_jsonl = 1;
     else
         return numeric_opt(c, arg, o);
     return 0;
@@ -154,7 +156,8 @@ static void run_options(struct option *longs, char *shorts, size_t shorts_len)
                                          {"quiet", no_argument, 0, 'q'},
                                          {"show-violations", required_argument, 0, 'V'},
                                          {"json", no_argument, 0, 'J'},
-                                         {"proxy", no_argument, 0, 'P'}};
+                                         {"proxy", no_argument, 0, 'P'},
+                                         {"history-jsonl", no_argument, 0, 'H'}};
     size_t n = sizeof(base) / sizeof(base[0]), used;
     memcpy(longs, base, sizeof(base));
     used = (size_t)snprintf(shorts, shorts_len, "%s", BASE_SHORTS);
@@ -327,8 +330,8 @@ int read_scenario(const struct run_opts *o, struct scenario *s)
  * NULL: --out must never mix two runs' files or replace one silently. */
 static const char *holds_a_run(const char *dir)
 {
-    static const char *const marks[] = {"report.json", "history.jsonl", "compare.json",
-                                        "matrix.json"};
+    static const char *const marks[] = {"report.json", "history.llh", "history.jsonl",
+                                        "compare.json", "matrix.json"};
     for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++) {
         char path[800];
         struct stat st;
@@ -411,4 +414,16 @@ int exit_worse(int a, int b)
         if (a == order[i] || b == order[i])
             return order[i];
     return a;
+}
+
+void history_file_of(const char *path, char *file, size_t len)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        snprintf(file, len, "%s", path);
+        return;
+    }
+    snprintf(file, len, "%s/history.llh", path);
+    if (stat(file, &st) != 0) /* a run of locklab before history.llh */
+        snprintf(file, len, "%s/history.jsonl", path);
 }

@@ -39,7 +39,8 @@ struct run_opts {
     int brief;  /* only the verdict line after a run (compare prints its own table) */
     int silent; /* not even that (matrix --quiet prints its table alone) */
     int max_violations;
-    int proxy; /* --proxy: every endpoint through locklab's proxy, faults or not */
+    int proxy;         /* --proxy: every endpoint through locklab's proxy, faults or not */
+    int history_jsonl; /* --history-jsonl: history.jsonl beside history.llh */
 };
 
 __attribute__((format(printf, 1, 2))) int bad_usage(const char *fmt, ...);
@@ -95,5 +96,9 @@ int cmd_cluster(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_list(int argc, char **argv);
+
+/* The history file a path names: a run folder's history.llh (its
+ * history.jsonl when it has no history.llh), or the path itself. */
+void history_file_of(const char *path, char *file, size_t len);
 
 #endif

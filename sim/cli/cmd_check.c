@@ -12,6 +12,7 @@
 #include "sim/check/checker.h"
 #include "sim/cli/cli.h"
 #include "sim/record/history.h"
+#include "sim/record/history_reader.h"
 #include "sim/scenario/scenario.h"
 
 /* The verdict line of a check, and its exit code. A history that did not
@@ -63,7 +64,7 @@ static int check_file(const char *file, const struct expect_num *want, int show,
                       struct run_result *res)
 {
     char err[512];
-    if (history_read_jsonl(file, &res->hist, err, sizeof(err)) < 0) {
+    if (history_read_file(file, &res->hist, err, sizeof(err)) < 0) {
         fprintf(stderr, "locklab: %s\n", err);
         return EXIT_USAGE;
     }
@@ -112,13 +113,11 @@ int cmd_check(int argc, char **argv)
         }
     }
     if (path == NULL)
-        return bad_usage("%s", "check: which history? give RUN_DIR or RUN_DIR/history.jsonl");
+        return bad_usage(
+            "%s",
+            "check: which history? give RUN_DIR, or a history file (history.llh, history.jsonl)");
     char file[600];
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-        snprintf(file, sizeof(file), "%s/history.jsonl", path);
-    else
-        snprintf(file, sizeof(file), "%s", path);
+    history_file_of(path, file, sizeof(file));
 
     struct run_result *res = calloc(1, sizeof(*res));
     if (res == NULL) {

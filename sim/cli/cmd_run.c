@@ -14,6 +14,7 @@
 #include "sim/cli/signals.h"
 #include "sim/engine/engine.h"
 #include "sim/record/history.h"
+#include "sim/record/history_bin.h"
 
 enum live_mode { LIVE_LINE, LIVE_LOG };
 
@@ -94,19 +95,30 @@ static void face_progress(struct face *fc, const struct run_opts *o, struct run_
         pg->end = face_end_line;
 }
 
+static int write_history(const char *path, const struct history *h,
+                         int (*write)(const struct history *, FILE *))
+{
+    FILE *f = fopen(path, "wb");
+    int rc = f ? write(h, f) : -1;
+    if (f && fclose(f) != 0)
+        rc = -1;
+    return rc;
+}
+
 /* Every file of the run's record; 0, or -1 with why set ("cannot write
- * PATH: REASON"). */
-static int write_reports(struct run_result *res, char *why, size_t len)
+ * PATH: REASON"). The history in its compact form, history.llh, and as
+ * JSON lines only when asked (`locklab history export` gives the same
+ * bytes from history.llh later). */
+static int write_reports(struct run_result *res, bool jsonl, char *why, size_t len)
 {
     char path[700];
     const char *dir = res->run_dir;
     errno = 0; /* jansson does not always set it: never blame a stale error */
+    snprintf(path, sizeof(path), "%s/history.llh", dir);
+    if (write_history(path, &res->hist, history_write_llh) < 0)
+        goto fail;
     snprintf(path, sizeof(path), "%s/history.jsonl", dir);
-    FILE *f = fopen(path, "w");
-    int rc = f ? history_write_jsonl(&res->hist, f) : -1;
-    if (f && fclose(f) != 0)
-        rc = -1;
-    if (rc < 0)
+    if (jsonl && write_history(path, &res->hist, history_write_jsonl) < 0)
         goto fail;
     snprintf(path, sizeof(path), "%s/report.json", dir);
     if (report_json(path, res) < 0)
@@ -172,7 +184,7 @@ int run_and_report(const struct run_request *req, const struct run_opts *o, stru
         return st == ENGINE_STOPPED ? EXIT_INTERRUPTED : EXIT_ENV;
     }
     char why[800];
-    if (write_reports(res, why, sizeof(why)) < 0)
+    if (write_reports(res, o->history_jsonl != 0, why, sizeof(why)) < 0)
         record_lost(res, why);
     if (!o->quiet && !o->brief)
         report_terminal(stdout, res, o->max_violations);

@@ -1,6 +1,7 @@
 /* cmd_show.c - `locklab show`: what `run` would do with the same options,
  * after every default and clamp, without starting anything. It reads the
  * same resolved scenario the run, its header and report.json read. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 
 #include "reports/report.h"
 #include "sim/cli/cli.h"
+#include "sim/record/history_reader.h"
 
 /* A text from the file on one line: control characters escaped as JSON
  * writes them, so a newline or a terminal escape cannot break the output. */
@@ -111,8 +113,47 @@ static int show_planned(const struct run_opts *o, const struct scenario *s,
     return EXIT_PASS;
 }
 
+/* `show --history PATH`: the history as JSON lines on stdout, whatever
+ * its form, event by event: the bytes `run --history-jsonl` writes, in the
+ * memory of the reader's tables, however long the run. */
+static int show_history(int argc, char **argv)
+{
+    if (argc != 3)
+        return bad_usage("%s", "show --history: give one RUN_DIR or history file");
+    char file[600], err[600];
+    history_file_of(argv[2], file, sizeof(file));
+    struct history_reader *r = history_reader_open(file, err, sizeof(err));
+    if (r == NULL) {
+        fprintf(stderr, "locklab: %s\n", err);
+        return EXIT_USAGE;
+    }
+    struct history_event e;
+    const struct history *h = history_reader_header(r);
+    int rc = history_reader_next(r, &e), wrote = 0;
+    if (rc >= 0)
+        wrote = history_jsonl_start(h, stdout);
+    for (; rc == 1 && wrote == 0; rc = history_reader_next(r, &e))
+        wrote = history_jsonl_event(h, &e, stdout);
+    if (rc == 0 && wrote == 0)
+        wrote = history_jsonl_end(h, stdout);
+    int code = EXIT_PASS;
+    if (rc < 0) {
+        fflush(stdout);
+        fprintf(stderr, "locklab: %s\n", history_reader_error(r));
+        code = EXIT_USAGE;
+    } else if (wrote < 0) {
+        fprintf(stderr, "locklab: show --history %s: %s\n", file,
+                errno == EINVAL ? "an event JSON lines cannot express" : strerror(errno));
+        code = EXIT_ENV;
+    }
+    history_reader_close(r);
+    return code;
+}
+
 int cmd_show(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "--history") == 0)
+        return show_history(argc, argv);
     struct run_opts o;
     const struct lock_ops *ops = NULL;
     struct scenario *s = calloc(1, sizeof(*s));

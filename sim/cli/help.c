@@ -46,6 +46,7 @@ static const struct command_help commands[] = {
      "                           A folder that holds a run already is refused\n"
      "  -q, --quiet              print only the verdict line\n"
      "      --show-violations N  list at most N violations (default 10)\n"
+     "      --history-jsonl      history.jsonl beside history.llh (show --history prints it)\n"
      "\n"
      "exit: 0 expectations met, 1 not met, 2 bad usage or scenario (nothing started),\n"
      "      3 environment or INCOMPLETE, 130 interrupted (partial report written)\n"
@@ -98,6 +99,7 @@ static const struct command_help commands[] = {
      "  locklab matrix --seeds 5\n"},
     {"show", "the effective settings of a scenario, without running it",
      "usage: locklab show SCENARIO [options]\n"
+     "       locklab show --history RUN_DIR | HISTORY\n"
      "\n"
      "Prints what `run` would do with the same options: every setting after defaults\n"
      "and clamps (a default: line for each value derived or clamped), the servers\n"
@@ -108,14 +110,19 @@ static const struct command_help commands[] = {
      "  -a, --algorithm NAME     as for run\n" RUN_OPTIONS
      "      --json               print report.json's \"scenario\" object instead\n"
      "\n"
+     "--history prints a run's history (history.llh, or any history file) as the JSON\n"
+     "lines of docs/history.md, byte for byte what run --history-jsonl writes.\n"
+     "\n"
      "exit: 0, or 2 when the scenario or an option is wrong (the same error run gives)\n"
+     "      or the history unreadable\n"
      "\n"
      "example:\n"
      "  locklab show scenarios/flash_sale_watchdog_long.json\n"},
     {"check", "re-check a recorded history offline",
-     "usage: locklab check RUN_DIR | HISTORY.jsonl [options]\n"
+     "usage: locklab check RUN_DIR | HISTORY [options]\n"
      "\n"
-     "Reads RUN_DIR/history.jsonl (or the file named), rebuilds every critical section,\n"
+     "Reads RUN_DIR/history.llh (or the file named: history.llh or JSON lines such as\n"
+     "history.jsonl), rebuilds every critical section,\n"
      "and reports every pair of different owners whose sections on one key overlap.\n"
      "\n"
      "options:\n"

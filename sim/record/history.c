@@ -518,6 +518,16 @@ static int write_event(const struct history *h, const struct history_event *e, s
     return 0;
 }
 
+static int done(FILE *f)
+{
+    if (fflush(f) != 0 || ferror(f)) {
+        if (errno == 0)
+            errno = EIO;
+        return -1;
+    }
+    return 0;
+}
+
 int history_write_jsonl(const struct history *h, FILE *f)
 {
     struct line l = {.f = f};
@@ -530,10 +540,34 @@ int history_write_jsonl(const struct history *h, FILE *f)
     }
     write_end(h, &l);
     flush_line(&l);
-    if (fflush(f) != 0 || ferror(f)) {
-        if (errno == 0)
-            errno = EIO;
+    return done(f);
+}
+
+/* The same lines one at a time, for a history streamed from a reader:
+ * the bytes history_write_jsonl would write, in as many calls. */
+int history_jsonl_start(const struct history *h, FILE *f)
+{
+    struct line l = {.f = f};
+    write_start(h, &l);
+    flush_line(&l);
+    return ferror(f) ? -1 : 0;
+}
+
+int history_jsonl_event(const struct history *h, const struct history_event *e, FILE *f)
+{
+    struct line l = {.f = f};
+    if (write_event(h, e, &l) < 0) {
+        errno = EINVAL;
         return -1;
     }
-    return 0;
+    flush_line(&l);
+    return ferror(f) ? -1 : 0;
+}
+
+int history_jsonl_end(const struct history *h, FILE *f)
+{
+    struct line l = {.f = f};
+    write_end(h, &l);
+    flush_line(&l);
+    return done(f);
 }

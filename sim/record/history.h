@@ -149,6 +149,12 @@ int history_merge(struct history *h, struct history_buf *const *bufs, size_t n,
 /* Write h as JSON lines: a "start" line, the events, an "end" line.
  * Returns 0, or -1 when writing failed (errno set). */
 int history_write_jsonl(const struct history *h, FILE *f);
+/* The same one line at a time (the start line, each event with names from
+ * h's tables, the end line), for a history streamed from a reader; the
+ * end flushes f. Each returns 0, or -1 with errno set. */
+int history_jsonl_start(const struct history *h, FILE *f);
+int history_jsonl_event(const struct history *h, const struct history_event *e, FILE *f);
+int history_jsonl_end(const struct history *h, FILE *f);
 
 /* What the reader takes from a file, which may come from anywhere (docs/history.md,
  * "Bounds"). A line locklab writes is under 3 KiB: its longest is a fault's, with a
@@ -176,12 +182,8 @@ int history_write_jsonl(const struct history *h, FILE *f);
 /* The longest lease or slack: the scenario's ttl_ms is at most a day. */
 #define HISTORY_MAX_MS 86400000u
 
-/* Read a file written by history_write_jsonl (or by another tool using the
- * same vocabulary). On error returns -1 with "path:line: reason" in err,
- * one line whatever the file holds. */
-int history_read_jsonl(const char *path, struct history *h, char *err, size_t errlen);
-/* The same from an open stream, named name in the messages. */
-int history_read_stream(FILE *f, const char *name, struct history *h, char *err, size_t errlen);
+/* Reading a history back, either format: history_reader.h. The binary
+ * form, history.llh: history_bin.h. */
 
 /* Reconstruct critical sections and fault spans from h's events: a section
  * runs from its acquire ok to the release invoke (or crash) of the same

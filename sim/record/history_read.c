@@ -22,39 +22,28 @@
 
 #include <jansson.h>
 
+#include "sim/record/history_decode.h"
+#include "sim/record/history_intern.h"
 #include "sim/record/history_seq.h"
 #include "sim/scenario/scenario.h"
-
-/* String -> dense id. Slots hold id + 1 (0 = empty); capacity is a power
- * of two kept at most half full. */
-struct intern {
-    char **names;
-    size_t n, cap;
-    uint32_t *slot;
-    size_t n_slot;
-};
 
 struct reader {
     const char *path;
     size_t line;
     char *err;
     size_t errlen;
-    struct history *h;
-    size_t cap;
+    struct history *h; /* the header: start, tables, end; never the events */
+    FILE *f;
+    char *buf; /* one line, HISTORY_LINE_MAX + 1 bytes */
     struct intern keys, owners, notes;
     bool started;       /* the end line is h->end_line */
     uint64_t stall_end; /* the previous stall's end: stalls do not overlap */
+    uint64_t last_t;    /* the previous event's time: times never go back */
+    size_t n_events;
+    struct history_event *out; /* where the next event goes */
+    bool have;                 /* read_line put one there */
     struct seq_marks seqs;
 };
-
-/* Text from the file made safe to print: its control bytes (a newline, a
- * terminal's escape sequence) become '?'. */
-static void printable(char *s)
-{
-    for (; *s; s++)
-        if ((unsigned char)*s < 0x20 || *s == 0x7f)
-            *s = '?';
-}
 
 /* The message is one line whatever the file holds: its strings (a key,
  * an unknown value, jansson's quote of a bad token) may carry any byte. */
@@ -66,77 +55,14 @@ __attribute__((format(printf, 2, 3))) static int fail(struct reader *r, const ch
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
     snprintf(r->err, r->errlen, "%s:%zu: %s", r->path, r->line, msg);
-    printable(r->err);
+    history_printable(r->err);
     return -1;
 }
 
-static uint64_t hash_str(const char *s)
+/* A string of the file as an id of t. */
+static int intern_str(struct intern *t, const char *s, uint32_t *id)
 {
-    uint64_t x = 0xcbf29ce484222325ULL; /* FNV-1a */
-    for (; *s; s++)
-        x = (x ^ (unsigned char)*s) * 0x100000001b3ULL;
-    return x;
-}
-
-static int intern_grow(struct intern *t)
-{
-    size_t n_slot = t->n_slot ? 2 * t->n_slot : 64;
-    uint32_t *slot = calloc(n_slot, sizeof(*slot));
-    if (slot == NULL)
-        return -1;
-    for (size_t i = 0; i < t->n; i++) {
-        size_t j = hash_str(t->names[i]) & (n_slot - 1);
-        while (slot[j])
-            j = (j + 1) & (n_slot - 1);
-        slot[j] = (uint32_t)i + 1;
-    }
-    free(t->slot);
-    t->slot = slot;
-    t->n_slot = n_slot;
-    return 0;
-}
-
-static int intern_add(struct intern *t, const char *s, size_t at, uint32_t *id)
-{
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? 2 * t->cap : 64;
-        char **names = realloc(t->names, cap * sizeof(*names));
-        if (names == NULL)
-            return -1;
-        t->names = names;
-        t->cap = cap;
-    }
-    t->names[t->n] = strdup(s);
-    if (t->names[t->n] == NULL)
-        return -1;
-    *id = (uint32_t)t->n;
-    t->slot[at] = (uint32_t)++t->n;
-    return 0;
-}
-
-static int intern_id(struct intern *t, const char *s, uint32_t *id)
-{
-    if ((t->n + 1) * 2 > t->n_slot && intern_grow(t) < 0)
-        return -1;
-    size_t j = hash_str(s) & (t->n_slot - 1);
-    for (; t->slot[j]; j = (j + 1) & (t->n_slot - 1)) {
-        if (strcmp(t->names[t->slot[j] - 1], s) == 0) {
-            *id = t->slot[j] - 1;
-            return 0;
-        }
-    }
-    if (t->n >= UINT32_MAX - 1)
-        return -1;
-    return intern_add(t, s, j, id);
-}
-
-static void intern_free(struct intern *t)
-{
-    for (size_t i = 0; i < t->n; i++)
-        free(t->names[i]);
-    free(t->names);
-    free(t->slot);
-    memset(t, 0, sizeof(*t));
+    return intern_id(t, s, strlen(s), id, NULL);
 }
 
 /* ---- fields ------------------------------------------------------------- */
@@ -303,7 +229,7 @@ static int read_note(struct reader *r, json_t *o, const char *name, uint32_t *id
         return 0;
     if (!json_is_string(v))
         return fail(r, "\"%s\" must be a string", name);
-    return intern_id(&r->notes, json_string_value(v), id) < 0 ? fail(r, "out of memory") : 0;
+    return intern_str(&r->notes, json_string_value(v), id) < 0 ? fail(r, "out of memory") : 0;
 }
 
 /* A client fault's target is the client's number; a server fault's, the
@@ -411,7 +337,7 @@ static int read_link(struct reader *r, json_t *o, struct history_event *e)
     int v = get_enum(r, o, "value", history_link_names, HISTORY_LINK_STATES, -1);
     if (v < 0)
         return -1;
-    if (intern_id(&r->owners, owner, &e->owner) < 0)
+    if (intern_str(&r->owners, owner, &e->owner) < 0)
         return fail(r, "out of memory");
     e->f = HF_LINK;
     e->key = UINT32_MAX; /* no key */
@@ -466,7 +392,7 @@ static int read_op(struct reader *r, json_t *o, json_int_t process, struct histo
     const char *owner = key ? get_str(r, o, "owner", true) : NULL;
     if (owner == NULL)
         return -1;
-    if (intern_id(&r->keys, key, &e->key) < 0 || intern_id(&r->owners, owner, &e->owner) < 0)
+    if (intern_str(&r->keys, key, &e->key) < 0 || intern_str(&r->owners, owner, &e->owner) < 0)
         return fail(r, "out of memory");
     return read_extra(r, o, e);
 }
@@ -483,23 +409,28 @@ static int mark_seq(struct reader *r, const struct history_event *e)
     return seq_marks_add(&r->seqs, &m) < 0 ? fail(r, "out of memory") : 0;
 }
 
+/* The tables as they stand, for a caller reading event by event. */
+static void sync_tables(struct reader *r)
+{
+    r->h->keys = r->keys.names;
+    r->h->n_keys = r->keys.n;
+    r->h->owners = r->owners.names;
+    r->h->n_owners = r->owners.n;
+    r->h->notes = r->notes.names;
+    r->h->n_notes = r->notes.n;
+}
+
 static int push_event(struct reader *r, const struct history_event *e)
 {
-    struct history *h = r->h;
-    if (h->n > 0 && e->t_ns < h->ev[h->n - 1].t_ns)
+    if (r->n_events > 0 && e->t_ns < r->last_t)
         return fail(r, "\"time\" %llu is before the previous event's %llu",
-                    (unsigned long long)e->t_ns, (unsigned long long)h->ev[h->n - 1].t_ns);
+                    (unsigned long long)e->t_ns, (unsigned long long)r->last_t);
     if (mark_seq(r, e) < 0)
         return -1;
-    if (h->n == r->cap) {
-        size_t cap = r->cap ? 2 * r->cap : 1024;
-        struct history_event *ev = realloc(h->ev, cap * sizeof(*ev));
-        if (ev == NULL)
-            return fail(r, "out of memory");
-        h->ev = ev;
-        r->cap = cap;
-    }
-    h->ev[h->n++] = *e;
+    r->last_t = e->t_ns;
+    r->n_events++;
+    *r->out = *e;
+    r->have = true;
     return 0;
 }
 
@@ -579,32 +510,6 @@ static long next_line(FILE *f, char *buf)
     return c == EOF && n == 0 ? -1 : (long)n;
 }
 
-static int read_lines(struct reader *r, FILE *f)
-{
-    char *line = malloc(HISTORY_LINE_MAX + 1);
-    if (line == NULL)
-        return fail(r, "out of memory");
-    int rc = 0;
-    long len;
-    errno = 0;
-    while (rc == 0 && (len = next_line(f, line)) != -1) {
-        r->line++;
-        if (len == -2)
-            rc = fail(r, "a line longer than %d bytes, the most a history line may be",
-                      HISTORY_LINE_MAX);
-        else if (!blank(line, (size_t)len))
-            rc = read_line(r, line, (size_t)len);
-    }
-    if (rc == 0 && ferror(f))
-        rc = fail(r, "read error: %s", strerror(errno));
-    if (rc == 0 && !r->started) {
-        r->line = r->line ? r->line : 1;
-        rc = fail(r, "no start line (empty file)");
-    }
-    free(line);
-    return rc;
-}
-
 /* The witness's promises (history_seq.h), which only the whole file can
  * tell: the line named is where one was first broken. */
 static int check_seqs(struct reader *r)
@@ -626,70 +531,76 @@ static int check_seqs(struct reader *r)
                 (unsigned long long)f.prev_line);
 }
 
-/* Every name the reports print, made printable: `check` writes keys,
- * owners and fault notes to a terminal, and a hostile file's could move
- * its cursor or rewrite what it shows. Events name them by id, given
- * before this, so two that differ only in such bytes stay two. */
-static void names_printable(struct history *h)
-{
-    char **tables[] = {h->keys, h->owners, h->notes};
-    const size_t counts[] = {h->n_keys, h->n_owners, h->n_notes};
-    for (size_t t = 0; t < 3; t++)
-        for (size_t i = 0; i < counts[t]; i++)
-            printable(tables[t][i]);
-    printable(h->scenario);
-    printable(h->algorithm);
-    printable(h->incomplete_reason);
-}
-
 /* Without an end line the run stopped abruptly: it ends at its last event. */
 static void finish(struct reader *r)
 {
     struct history *h = r->h;
-    h->keys = r->keys.names;
-    h->n_keys = r->keys.n;
-    h->owners = r->owners.names;
-    h->n_owners = r->owners.n;
-    h->notes = r->notes.names;
-    h->n_notes = r->notes.n;
-    free(r->keys.slot);
-    free(r->owners.slot);
-    free(r->notes.slot);
-    names_printable(h);
+    sync_tables(r);
     if (!h->end_line) {
         h->complete = false;
-        h->end_mono_ns = h->n ? h->ev[h->n - 1].t_ns : h->start_mono_ns;
+        h->end_mono_ns = r->n_events ? r->last_t : h->start_mono_ns;
     }
 }
 
-int history_read_stream(FILE *f, const char *name, struct history *h, char *err, size_t errlen)
+struct reader *jsonl_dec_new(FILE *f, const char *name, struct history *h, char *err, size_t errlen)
 {
-    struct reader r = {.path = name, .err = err, .errlen = errlen, .h = h};
-    memset(h, 0, sizeof(*h));
-    int rc = read_lines(&r, f);
-    if (rc == 0)
-        rc = check_seqs(&r);
-    seq_marks_free(&r.seqs);
-    if (rc < 0) {
-        intern_free(&r.keys);
-        intern_free(&r.owners);
-        intern_free(&r.notes);
-        history_free(h);
-        return -1;
+    struct reader *r = calloc(1, sizeof(*r));
+    char *buf = malloc(HISTORY_LINE_MAX + 1);
+    if (r == NULL || buf == NULL) {
+        free(r);
+        free(buf);
+        snprintf(err, errlen, "%s: out of memory", name);
+        return NULL;
     }
-    finish(&r);
+    *r = (struct reader){.path = name, .err = err, .errlen = errlen, .h = h, .f = f, .buf = buf};
+    return r;
+}
+
+/* At the end of the file: what only the whole file can tell. */
+static int at_eof(struct reader *r)
+{
+    if (ferror(r->f))
+        return fail(r, "read error: %s", strerror(errno));
+    if (!r->started) {
+        r->line = r->line ? r->line : 1;
+        return fail(r, "no start line (empty file)");
+    }
+    if (check_seqs(r) < 0)
+        return -1;
+    finish(r);
     return 0;
 }
 
-int history_read_jsonl(const char *path, struct history *h, char *err, size_t errlen)
+int jsonl_dec_next(struct reader *r, struct history_event *e)
 {
-    FILE *f = fopen(path, "r");
-    if (f == NULL) {
-        memset(h, 0, sizeof(*h));
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return -1;
+    long len;
+    int rc = 0;
+    r->out = e;
+    r->have = false;
+    errno = 0;
+    while (rc == 0 && !r->have && (len = next_line(r->f, r->buf)) != -1) {
+        r->line++;
+        if (len == -2)
+            rc = fail(r, "a line longer than %d bytes, the most a history line may be",
+                      HISTORY_LINE_MAX);
+        else if (!blank(r->buf, (size_t)len))
+            rc = read_line(r, r->buf, (size_t)len);
     }
-    int rc = history_read_stream(f, path, h, err, errlen);
-    fclose(f);
-    return rc;
+    sync_tables(r); /* the header owns every name, whatever happened */
+    if (rc < 0)
+        return -1;
+    return r->have ? 1 : at_eof(r) < 0 ? -1 : 0;
+}
+
+void jsonl_dec_free(struct reader *r)
+{
+    if (r == NULL)
+        return;
+    seq_marks_free(&r->seqs);
+    /* the names belong to the header (sync_tables) */
+    intern_release(&r->keys);
+    intern_release(&r->owners);
+    intern_release(&r->notes);
+    free(r->buf);
+    free(r);
 }

@@ -1,5 +1,6 @@
 /* fuzz_history.c - libFuzzer target: any bytes as the history file
- * `locklab check` reads, then checked as cmd_check does (sim/cli/cmd_check.c): the
+ * `locklab check` reads (history.jsonl or history.llh, told apart by their
+ * first bytes), then checked as cmd_check does (sim/cli/cmd_check.c): the
  * sections, fault spans, availability, stuck keys, host stalls, the
  * checker and the lines it prints. Whatever the input, the reader must
  * end in a history or in one error line, and nothing after it may crash,
@@ -13,6 +14,7 @@
 #include "reports/report.h"
 #include "sim/check/result.h"
 #include "sim/record/history.h"
+#include "sim/record/history_reader.h"
 
 /* What cmd_check does with a history it has read, into out. */
 static void check_as_cmd_check(struct run_result *res, FILE *out)

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,6 +97,9 @@ void run(struct outcome *o, const char *mark, const char *a1, const char *a2,
     if (strcmp(a1, "run") == 0 || strcmp(a1, "compare") == 0) {
         argv[n++] = "--out";
         argv[n++] = o->dir;
+        /* the tests read the text, and assert_check_agrees holds the
+         * export of history.llh to it */
+        argv[n++] = "--history-jsonl";
     }
     argv[n] = NULL;
     char out[600], err[600];
@@ -164,9 +168,10 @@ const char *invariant_detail(json_t *root, const char *name)
 
 void assert_files(const struct outcome *o)
 {
-    const char *files[] = {"report.json",  "report.md",    "report.html", "history.jsonl",
-                           "acquire.hgrm", "release.hgrm", "hold.hgrm",   "step.hgrm",
-                           "acquire.hlog", "release.hlog", "hold.hlog",   "step.hlog"};
+    const char *files[] = {"report.json",   "report.md",    "report.html",  "history.llh",
+                           "history.jsonl", "acquire.hgrm", "release.hgrm", "hold.hgrm",
+                           "step.hgrm",     "acquire.hlog", "release.hlog", "hold.hlog",
+                           "step.hlog"};
     for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
         char path[700];
         struct stat st;
@@ -176,13 +181,49 @@ void assert_files(const struct outcome *o)
     }
 }
 
+/* True when the two files hold the same bytes. */
+static bool same_bytes(const char *a, const char *b)
+{
+    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+    bool same = fa && fb;
+    int ca = 0, cb = 0;
+    while (same && ca != EOF) {
+        ca = getc(fa);
+        cb = getc(fb);
+        same = ca == cb;
+    }
+    if (fa)
+        fclose(fa);
+    if (fb)
+        fclose(fb);
+    return same;
+}
+
+/* `show --history` of the run's history.llh is its history.jsonl, byte
+ * for byte: the binary form loses nothing the text says. */
+static void assert_export_matches(const struct outcome *o)
+{
+    struct outcome x = {0};
+    char text[600], exported[600];
+    const char *dir[] = {o->dir, NULL};
+    run(&x, NULL, "show", "--history", dir);
+    if (x.status != 0)
+        fail_msg("locklab show --history %s: exit %d: %s", o->dir, x.status, x.err);
+    snprintf(text, sizeof(text), "%s/history.jsonl", o->dir);
+    snprintf(exported, sizeof(exported), "%s.out", x.dir);
+    if (!same_bytes(text, exported))
+        fail_msg("the export of %s/history.llh (%s) differs from its history.jsonl", o->dir,
+                 exported);
+}
+
 /* The offline check of the written history must find what the run found:
  * the same violations and the same fenced pairs. */
 void assert_check_agrees(const struct outcome *o, json_int_t violations, json_int_t fenced_pairs)
 {
     struct outcome c = {0};
     char hist[600], expect[32], figures[96];
-    snprintf(hist, sizeof(hist), "%s/history.jsonl", o->dir);
+    assert_export_matches(o);
+    snprintf(hist, sizeof(hist), "%s/history.llh", o->dir);
     snprintf(expect, sizeof(expect), "%lld", (long long)violations);
     const char *extra[] = {"--expect", expect, NULL};
     run(&c, NULL, "check", hist, extra);

@@ -2,6 +2,8 @@
  * read back, for the history unit tests (history_make.h). */
 #include "tests/lib/history_make.h"
 
+#include "sim/record/history_reader.h"
+
 #include <setjmp.h>
 #include <stdarg.h>
 
@@ -92,7 +94,7 @@ const char *read_text(const char *text, struct history *h, char err[ERR_LEN])
     char path[PATH_LEN];
     err[0] = '\0';
     write_file(path, text);
-    int rc = history_read_jsonl(path, h, err, ERR_LEN);
+    int rc = history_read_file(path, h, err, ERR_LEN);
     unlink(path);
     assert_int_equal(rc, err[0] ? -1 : 0);
     if (rc == 0)

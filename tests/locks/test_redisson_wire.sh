@@ -275,7 +275,7 @@ JSON
 # locklab run in the background: run_bg NAME; run_wait NAME must PASS.
 run_bg() {
   timeout -s INT -k 20 60 "$bin" run "$tmp/$1.json" --algorithm redisson \
-    --redis "127.0.0.1:$port" --out "$tmp/$1" -q >"$tmp/$1.log" 2>&1 &
+    --redis "127.0.0.1:$port" --out "$tmp/$1" --history-jsonl -q >"$tmp/$1.log" 2>&1 &
   pids+=($!)
   pid_of[run_$1]=$!
 }

@@ -594,26 +594,38 @@ def ms_label(ms):
     return "%.3f s" % (ms / 1000) if ms >= 1000 else "%.3f ms" % ms
 
 
+def history_lines(run_dir):
+    """The run's history as JSON lines: its history.jsonl when it wrote one
+    (run --history-jsonl), else the export of its history.llh (locklab
+    show --history, docs/history.md), with the binary in LOCKLAB_BIN."""
+    text = os.path.join(run_dir, "history.jsonl")
+    if os.path.exists(text):
+        with open(text) as f:
+            return f.read().splitlines()
+    out = subprocess.run([os.environ.get("LOCKLAB_BIN", "locklab"), "show", "--history", run_dir],
+                         check=True, capture_output=True, text=True, timeout=60).stdout
+    return out.splitlines()
+
+
 def fault_spans(run_dir, start_mono):
     """The fault spans of history.jsonl as docs/history.md pairs them: a
     start with the next end of the same fault index, type and target."""
     spans, open_ = [], []
-    with open(os.path.join(run_dir, "history.jsonl")) as f:
-        for line in f:
-            e = json.loads(line)
-            if e.get("process") != "nemesis":
-                continue
-            ident = (e.get("fault"), e.get("f"), e.get("target"))
-            if e.get("value") == "start":
-                spans.append({"fault": e.get("fault"), "type": e.get("f"),
-                              "from_s": (e["time"] - start_mono) / 1e9, "to_s": None})
-                open_.append((ident, len(spans) - 1))
-            elif e.get("value") == "end":
-                for k, (i, s) in enumerate(open_):
-                    if i == ident:
-                        spans[s]["to_s"] = (e["time"] - start_mono) / 1e9
-                        del open_[k]
-                        break
+    for line in history_lines(run_dir):
+        e = json.loads(line)
+        if e.get("process") != "nemesis":
+            continue
+        ident = (e.get("fault"), e.get("f"), e.get("target"))
+        if e.get("value") == "start":
+            spans.append({"fault": e.get("fault"), "type": e.get("f"),
+                          "from_s": (e["time"] - start_mono) / 1e9, "to_s": None})
+            open_.append((ident, len(spans) - 1))
+        elif e.get("value") == "end":
+            for k, (i, s) in enumerate(open_):
+                if i == ident:
+                    spans[s]["to_s"] = (e["time"] - start_mono) / 1e9
+                    del open_[k]
+                    break
     return spans
 
 

@@ -18,6 +18,7 @@ if [ ! -x /usr/bin/chromium ]; then
   exit 0
 fi
 py=/usr/bin/python3
+export LOCKLAB_BIN="$bin" # html_check.py exports a run's history.llh with it
 check=$src/tests/pages/html_check.py
 cd "$src"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/locklab-html.XXXXXX")

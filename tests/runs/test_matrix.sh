@@ -93,6 +93,12 @@ if host:
 else:
     print("ok: every row matched; run folders and figures agree with each report.json")
 EOF
+# Matrix runs keep their history as history.llh alone; the checks below read
+# its JSON lines, as `locklab show --history` exports them.
+for row in zookeeper_leader_killed redis_sentinel_cut_failover_wait; do
+  "$bin" show --history "$tmp/all/$row/seed-1" >"$tmp/all/$row/seed-1/history.jsonl" ||
+    fail "locklab show --history of $row's run"
+done
 # The leader kill, read in the history: the kill, then every client's link
 # dropping (Curator's SUSPENDED) and coming back on a new leader.
 "$py" - "$tmp/all/zookeeper_leader_killed/seed-1/history.jsonl" <<'EOF' || fail "links in the leader kill's history"

@@ -415,7 +415,7 @@ static void interrupt_writes_incomplete_report_and_stops_server(void **state)
     assert_true(jbool(r, "safety", "so_far")); /* what ran was safe; the rest is unknown */
     json_decref(r);
     char hist[700], text[1 << 16];
-    snprintf(hist, sizeof(hist), "%s/history.jsonl", dir);
+    snprintf(hist, sizeof(hist), "%s/history.llh", dir);
     slurp(hist, text, sizeof(text));
     assert_true(strlen(text) > 0);
 

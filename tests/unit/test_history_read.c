@@ -23,6 +23,7 @@
 #include "sim/engine/client.h"
 #include "sim/engine/run_ctx.h"
 #include "sim/record/history.h"
+#include "sim/record/history_reader.h"
 #include "sim/scenario/scenario.h"
 #include "tests/lib/history_make.h"
 
@@ -108,7 +109,7 @@ static void test_read_errors_name_the_line(void **state)
              start_line, acq);
     assert_read_error(buf, ":3: a line after the end line");
 
-    assert_int_equal(history_read_jsonl("/nonexistent/h.jsonl", &h, err, ERR_LEN), -1);
+    assert_int_equal(history_read_file("/nonexistent/h.jsonl", &h, err, ERR_LEN), -1);
     assert_string_equal(err, "/nonexistent/h.jsonl: No such file or directory");
 }
 
@@ -366,21 +367,21 @@ static void test_read_refuses_an_endless_line(void **state)
     (void)state;
     struct history h;
     char err[ERR_LEN], path[PATH_LEN];
-    assert_int_equal(history_read_jsonl("/dev/zero", &h, err, ERR_LEN), -1);
+    assert_int_equal(history_read_file("/dev/zero", &h, err, ERR_LEN), -1);
     assert_string_equal(err, "/dev/zero:1: a line longer than 65536 bytes, the most a history "
                              "line may be");
     write_long_line(path, 65537, ' ');
-    assert_int_equal(history_read_jsonl(path, &h, err, ERR_LEN), -1);
+    assert_int_equal(history_read_file(path, &h, err, ERR_LEN), -1);
     unlink(path);
     assert_string_equal(err + strlen(path), ":2: a line longer than 65536 bytes, the most a "
                                             "history line may be");
     write_long_line(path, 65536, ' ');
-    assert_int_equal(history_read_jsonl(path, &h, err, ERR_LEN), 0);
+    assert_int_equal(history_read_file(path, &h, err, ERR_LEN), 0);
     unlink(path);
     assert_int_equal(h.n, 0);
     history_free(&h);
     write_long_line(path, 3, '\0'); /* NUL is no JSON, not the end of the line */
-    assert_int_equal(history_read_jsonl(path, &h, err, ERR_LEN), -1);
+    assert_int_equal(history_read_file(path, &h, err, ERR_LEN), -1);
     unlink(path);
     assert_string_equal(err + strlen(path),
                         ":2: bad JSON at column 1: '[' or '{' expected near end of file");

@@ -25,6 +25,7 @@
 
 #include "algorithms/lock.h"
 #include "sim/record/history.h"
+#include "sim/record/history_reader.h"
 #include "tests/lib/history_make.h"
 
 #define CHUNK 4096 /* history.c's largest chunk; the tests cross several */
@@ -484,7 +485,7 @@ static void test_round_trip(void **state)
 
     struct history r;
     char err[ERR_LEN];
-    assert_int_equal(history_read_jsonl(path, &r, err, sizeof(err)), 0);
+    assert_int_equal(history_read_file(path, &r, err, sizeof(err)), 0);
     unlink(path);
     assert_int_equal(r.n, n);
     for (size_t i = 0; i < n; i++)
@@ -517,7 +518,7 @@ static void test_sections_of_file_match(void **state)
     small_history(&w);
     char path[PATH_LEN], err[ERR_LEN];
     write_file(path, small_jsonl);
-    assert_int_equal(history_read_jsonl(path, &r, err, sizeof(err)), 0);
+    assert_int_equal(history_read_file(path, &r, err, sizeof(err)), 0);
     unlink(path);
     struct section *s1, *s2;
     struct fault_span *f1, *f2;
