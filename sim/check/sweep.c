@@ -496,7 +496,9 @@ void sweep_close(struct sweep *w, uint32_t slot, uint64_t to_ns, bool has_seq, u
     struct section *s = &w->pool[slot].s;
     s->to_ns = to_ns;
     s->has_seq = has_seq;
-    s->seq_to = seq_to;
+    s->seq_to = has_seq ? seq_to : 0;
+    if (!has_seq)
+        s->seq_from = 0; /* history_sections' form of a section without one */
     s->effect = effect;
     w->pool[slot].closed = true;
 }
