@@ -3,9 +3,9 @@
  *
  * The sections are sorted by (key, entry) as callers have always had
  * them (a key whose sections all carry witness sequence numbers, by
- * sequence), each one's index in that array its id; a key's sections are
- * opened in time order and closed, then the key is judged whole and
- * forgotten before the next. So the counts are the stream's, and the
+ * sequence, and swept on it alone), each one's index in that array its
+ * id; a key's sections are opened in that order and closed, then the key
+ * is judged whole and forgotten before the next. So the counts are the stream's, and the
  * listing is the one a stream of that key alone would give.
  */
 #include "sim/check/checker.h"
@@ -48,20 +48,6 @@ static int cmp_section_seq(const void *pa, const void *pb)
     return c ? c : cmp_section(pa, pb);
 }
 
-/* An index into the sorted array with its entry, for the time order of a
- * key sorted by sequence. */
-struct by_time {
-    uint64_t from;
-    size_t idx;
-};
-
-static int cmp_by_time(const void *pa, const void *pb)
-{
-    const struct by_time *a = pa, *b = pb;
-    int c = cmp_u64(a->from, b->from);
-    return c ? c : cmp_u64(a->idx, b->idx);
-}
-
 static int feed(struct sweep *w, const struct section *s, size_t i)
 {
     uint32_t slot;
@@ -71,26 +57,21 @@ static int feed(struct sweep *w, const struct section *s, size_t i)
     return 0;
 }
 
-/* Sections [lo, hi) share a key and are sorted by time: sorted by
- * sequence when all carry one, opened in time order, judged. */
-static int check_key(struct sweep *w, struct section *s, size_t lo, size_t hi,
-                     struct by_time *order)
+/* Sections [lo, hi) share a key and are sorted by time (by sequence
+ * when all carry one: then the key is swept on it alone), opened in that
+ * order, judged. */
+static int check_key(struct sweep *w, struct section *s, size_t lo, size_t hi)
 {
     size_t with_seq = 0;
     for (size_t i = lo; i < hi; i++)
         with_seq += s[i].has_seq;
-    if (with_seq < hi - lo) {
-        for (size_t i = lo; i < hi; i++)
-            if (feed(w, s, i) < 0)
-                return -1;
-        return sweep_flush_key(w, s[lo].key);
+    if (with_seq == hi - lo) {
+        qsort(&s[lo], hi - lo, sizeof(*s), cmp_section_seq);
+        if (sweep_seq_only(w, s[lo].key) < 0)
+            return -1;
     }
-    qsort(&s[lo], hi - lo, sizeof(*s), cmp_section_seq);
     for (size_t i = lo; i < hi; i++)
-        order[i - lo] = (struct by_time){s[i].from_ns, i};
-    qsort(order, hi - lo, sizeof(*order), cmp_by_time);
-    for (size_t i = 0; i < hi - lo; i++)
-        if (feed(w, s, order[i].idx) < 0)
+        if (feed(w, s, i) < 0)
             return -1;
     return sweep_flush_key(w, s[lo].key);
 }
@@ -103,14 +84,12 @@ int checker_run(struct section *sections, size_t n, const struct fault_span *fau
         return -1;
     if (n > 1)
         qsort(sections, n, sizeof(*sections), cmp_section);
-    struct by_time *order = malloc((n ? n : 1) * sizeof(*order));
-    int rc = order ? 0 : -1;
+    int rc = 0;
     for (size_t lo = 0, hi; rc == 0 && lo < n; lo = hi) {
         for (hi = lo + 1; hi < n && sections[hi].key == sections[lo].key; hi++)
             ;
-        rc = check_key(w, sections, lo, hi, order);
+        rc = check_key(w, sections, lo, hi);
     }
-    free(order);
     return sweep_finish(w, faults, nf, lookback_ns, rc);
 }
 

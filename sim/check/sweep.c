@@ -63,7 +63,8 @@ struct key_state {
     uint64_t next_seq; /* every step of the witness below it seen */
     uint64_t *seen;    /* min-heap: steps seen above next_seq */
     size_t seen_n, seen_cap;
-    bool blocked; /* in the list of keys waiting for time */
+    bool blocked;  /* in the list of keys waiting for time */
+    bool seq_only; /* every section has a sequence: no time sweep (sweep_seq_only) */
 };
 
 struct sweep {
@@ -385,6 +386,8 @@ static int judge_on_seq(struct sweep *w, struct key_state *ks, bool final)
         struct item x = {c->s.seq_from, c->s.seq_to, top.slot};
         if (enter(w, &ks->on_seq, x, false) < 0)
             return -1;
+        if (ks->seq_only)
+            w->out->concurrent_entries += w->pool[x.slot].occupied;
     }
     return 0;
 }
@@ -481,7 +484,9 @@ int sweep_open(struct sweep *w, uint64_t id, const struct section *s, bool may_s
         heap_up(ks->sq, ks->sq_n++, true);
         c->refs++;
     }
-    if (tq_push(ks, i) < 0)
+    if (ks->seq_only)
+        c->refs--;
+    else if (tq_push(ks, i) < 0)
         return -1;
     w->out->sections++;
     if (++w->held > w->held_peak)
@@ -571,6 +576,15 @@ int sweep_time(struct sweep *w, uint64_t t)
     for (size_t i = 0; i < n; i++)
         if (judge(w, w->spare[i], false) < 0)
             return -1;
+    return 0;
+}
+
+int sweep_seq_only(struct sweep *w, uint32_t key)
+{
+    struct key_state *ks = key_at(w, key);
+    if (ks == NULL)
+        return -1;
+    ks->seq_only = true;
     return 0;
 }
 

@@ -48,6 +48,10 @@ int sweep_seq(struct sweep *w, uint32_t key, uint64_t seq);
 /* Nothing more will enter before t (at t itself, still may). Judges what
  * waited only for time. 0, or -1 out of memory. */
 int sweep_time(struct sweep *w, uint64_t t);
+/* Every section key will have carries a sequence (a whole history
+ * knows it; a stream cannot): its time sweep, which would find nothing,
+ * is skipped. Before the key's first section. 0, or -1 out of memory. */
+int sweep_seq_only(struct sweep *w, uint32_t key);
 /* Judge what is ready on key. 0, or -1 out of memory. */
 int sweep_poll(struct sweep *w, uint32_t key);
 /* Nothing more comes for key: judge all of it and forget it. Every section
