@@ -82,11 +82,13 @@ struct host_stall {
 #define CHECK_MAX_FAULTS_PER_VIOLATION 4
 
 struct violation {
-    size_t a, b;         /* indices into the sections array; a entered first */
-    uint64_t overlap_ns; /* time both were inside (0 when they only overlap in sequence) */
-    bool fenced;         /* at least one side fenced: counted apart, not a violation */
-    size_t n_faults;     /* fault spans on while the earlier holder held (up to the overlap's
-                            end), or ended within the lookback before the overlap */
+    size_t a, b; /* the sections' ids (checker_run: indices into its sorted array; a stream:
+                    the order the holders entered); a entered first */
+    struct section sa, sb; /* the two, as they were: a stream keeps no array to index */
+    uint64_t overlap_ns;   /* time both were inside (0 when they only overlap in sequence) */
+    bool fenced;           /* at least one side fenced: counted apart, not a violation */
+    size_t n_faults;       /* fault spans on while the earlier holder held (up to the overlap's
+                              end), or ended within the lookback before the overlap */
     size_t faults[CHECK_MAX_FAULTS_PER_VIOLATION]; /* their indices, first ones */
     uint64_t stall_ns;      /* the longest host stall the earlier holder lived before the later
                                one entered, within a lease of it (checker_attach_stalls); 0: none */
@@ -109,7 +111,8 @@ struct check_result {
     size_t cap;
 };
 
-/* Check n sections and nf fault spans. With writes_only (optimistic
+/* Check n sections and nf fault spans: the stream's sweeps (sweep.h) fed
+ * one key at a time, so it lists what the stream would on one key. With writes_only (optimistic
  * concurrency, which promises no exclusion: lock_ops.optimistic), an
  * overlap is a violation only when both sides wrote; the others count
  * with the fenced pairs, as safe. `sections` is sorted in place by
@@ -126,7 +129,8 @@ int checker_run(struct section *sections, size_t n, const struct fault_span *fau
  * not overlapping) that can have let the earlier holder's lease lapse: its
  * part from the earlier holder's entry to the later one's, when it ended
  * at most lease_ns before the later one entered (a lease outlives a stall
- * that ended longer ago). sections as checker_run left them. */
+ * that ended longer ago). sections as checker_run left them, or NULL: the
+ * pairs' own copies (sa, sb). */
 void checker_attach_stalls(struct check_result *r, const struct section *sections,
                            const struct host_stall *stalls, size_t n, uint64_t lease_ns);
 void checker_result_free(struct check_result *r);
