@@ -52,8 +52,10 @@ static void watch_run(struct runner *r, struct fleet *f, struct run_result *res,
         pg->end(pg->ctx);
 }
 
-/* A proxy needs a listener per server and client, and two descriptors per
- * connection: lift the soft limit on open files to the hard one. */
+/* Clients need a descriptor per connection, and a proxy a listener per
+ * server and client and two descriptors per connection: lift the soft
+ * limit on open files to the hard one when fds would not fit. The servers
+ * started after inherit it. */
 static void room_for(size_t fds)
 {
     struct rlimit rl;
@@ -121,6 +123,9 @@ static enum engine_status run_with(const struct run_request *req, struct fleet *
     fleet_describe(f, ops, s, res);
     if (pg->start)
         pg->start(pg->ctx, s, res);
+    /* a connection per endpoint a client, and one more (Redisson's
+     * subscriber): thousands of clients pass the usual soft limit of 1024 */
+    room_for((size_t)s->clients * (cfg->n_endpoints + 1));
     struct runner *r = runner_new(s, ops, cfg, err, errlen);
     if (r == NULL)
         return ENGINE_NO_CLIENTS;
@@ -183,6 +188,9 @@ enum engine_status engine_run(const struct run_request *req, struct run_result *
 struct fleet *engine_fleet_up(const struct scenario *s, const struct lock_ops *const *ops, size_t n,
                               const struct run_progress *progress, char *err, size_t errlen)
 {
+    /* the servers inherit the limit on open files: lifted before they
+     * start, it lets redis-server take every client (its maxclients) */
+    room_for((size_t)s->clients * LOCK_ENDPOINT_MAX);
     const struct run_progress *pg = progress ? progress : &silent;
     struct fleet *f = malloc(sizeof(*f)); /* fleet_up zeroes it */
     if (f == NULL) {

