@@ -90,6 +90,7 @@ struct client {
     struct worker *worker; /* the worker it runs on as a coroutine; NULL: a thread of its own */
     struct task *task;
     bool started_ok; /* connected by the start line */
+    bool solo;       /* the only client of its worker: it may block the thread */
 };
 
 /* Set up / tear down a client (not its connection); it measures into

@@ -120,6 +120,7 @@ struct runner *runner_new(const struct scenario *s, const struct lock_ops *ops,
         if (client_init(&r->clients[i], &r->run, i, &r->tallies[th],
                         r->workers ? r->workers[th] : NULL) < 0)
             goto oom;
+        r->clients[i].solo = r->workers && r->n_threads == r->n;
         r->clients[i].steps_left = s->requests ? request_share(s, i) : UINT64_MAX;
         r->clients[i].waiter = nemesis_waiter_slot(r->run.nem, i);
         r->clients[i].lc.seam = client_seam(&r->clients[i]);

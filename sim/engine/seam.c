@@ -97,23 +97,12 @@ static void pausable_sleep(void *ctx, uint64_t until_ns, const atomic_int *cance
     }
 }
 
-static int worker_seam_wait(void *ctx, struct pollfd *fds, size_t n, uint64_t deadline_ns)
-{
-    return worker_wait(ctx, fds, n, deadline_ns);
-}
-
-static void worker_seam_sleep(void *ctx, uint64_t until_ns, const atomic_int *cancel)
-{
-    worker_sleep(ctx, until_ns, cancel);
-}
-
 const struct lock_seam *client_seam(struct client *cl)
 {
     if (cl->waiter)
         cl->seam = (struct lock_seam){.wait = pausable_wait, .sleep = pausable_sleep, .ctx = cl};
-    else if (cl->worker)
-        cl->seam = (struct lock_seam){
-            .wait = worker_seam_wait, .sleep = worker_seam_sleep, .ctx = cl->worker};
+    else if (cl->worker && !cl->solo) /* alone, blocking its thread is as good */
+        cl->seam = worker_seam(cl->worker);
     else
         return NULL;
     return &cl->seam;

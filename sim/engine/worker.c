@@ -233,10 +233,22 @@ static int arm(struct worker *w, struct task *t, struct pollfd *p)
     return -1;
 }
 
+/* Is the calling task the only one with anything to do? Then nobody else
+ * needs the loop, and it may block the thread itself: a worker of one
+ * client saves the two system calls a wait costs on the loop (its tasks
+ * parked at the start line are woken by this thread alone, later). */
+static bool alone(const struct worker *w)
+{
+    return w->alive - w->parked == 1;
+}
+
 /* A deadline already passed is armed all the same: the loop's next epoll
  * wait then has a timeout of 0, and only looks, as poll(2) would. */
-int worker_wait(struct worker *w, struct pollfd *fds, size_t n, uint64_t deadline_ns)
+static int loop_wait(void *ctx, struct pollfd *fds, size_t n, uint64_t deadline_ns)
 {
+    struct worker *w = ctx;
+    if (alone(w))
+        return lock_blocking_seam.wait(NULL, fds, n, deadline_ns);
     struct task *t = worker_self();
     int ready = 0;
     for (size_t i = 0; i < n; i++) {
@@ -261,8 +273,13 @@ int worker_wait(struct worker *w, struct pollfd *fds, size_t n, uint64_t deadlin
     return t->ready;
 }
 
-void worker_sleep(struct worker *w, uint64_t until_ns, const atomic_int *cancel)
+static void loop_sleep(void *ctx, uint64_t until_ns, const atomic_int *cancel)
 {
+    struct worker *w = ctx;
+    if (alone(w)) {
+        lock_blocking_seam.sleep(NULL, until_ns, cancel);
+        return;
+    }
     struct task *t = worker_self();
     for (;;) {
         if (cancel && atomic_load_explicit(cancel, memory_order_relaxed))
@@ -280,6 +297,21 @@ void worker_sleep(struct worker *w, uint64_t until_ns, const atomic_int *cancel)
         coro_yield(&w->home);
         t->cancel = NULL;
     }
+}
+
+int worker_wait(struct worker *w, struct pollfd *fds, size_t n, uint64_t deadline_ns)
+{
+    return loop_wait(w, fds, n, deadline_ns);
+}
+
+void worker_sleep(struct worker *w, uint64_t until_ns, const atomic_int *cancel)
+{
+    loop_sleep(w, until_ns, cancel);
+}
+
+struct lock_seam worker_seam(struct worker *w)
+{
+    return (struct lock_seam){.wait = loop_wait, .sleep = loop_sleep, .ctx = w};
 }
 
 void worker_park(struct worker *w)

@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "algorithms/lock.h"
 #include "sim/engine/coro.h"
 
 struct pollfd;
@@ -63,6 +64,9 @@ void worker_unpark(struct worker *w, struct task *t);
 /* The seam's calls, from a task (lock.h's struct lock_seam). */
 int worker_wait(struct worker *w, struct pollfd *fds, size_t n, uint64_t deadline_ns);
 void worker_sleep(struct worker *w, uint64_t until_ns, const atomic_int *cancel);
+/* The same as a lock's seam, its ctx the worker: a lock calls them with
+ * no step between. */
+struct lock_seam worker_seam(struct worker *w);
 /* From any thread, also a signal handler: a cancel flag was set; sleepers
  * that watch one look at it. */
 void worker_poke(struct worker *w);
