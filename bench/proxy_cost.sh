@@ -9,7 +9,10 @@
 # microseconds). Beside the rate, the proxy thread's share of a core
 # (utime + stime of the thread named locklab-proxy, read in /proc over the
 # run's middle, from 1 s in to 1 s before its end): what it costs the
-# machine, whoever else competes for it.
+# machine, whoever else competes for it. And the CPU per cycle of locklab
+# and the server together (the same window), direct over proxied: the rate
+# ratio's comparison made on what a cycle costs, which others' load on a
+# shared machine moves far less than the rate.
 #
 #   bench/proxy_cost.sh [ROUNDS]  (env: LOCKLAB_BIN, CLIENTS, SECONDS_PER_RUN)
 set -euo pipefail
@@ -37,39 +40,47 @@ proxy_ticks() {
   echo 0
 }
 
-# rate (acquires/s), acquire p50 (us), proxied, and the proxy thread's share
-# of a core of one run: run NAME CLIENTS [--proxy]
+# utime + stime ticks of locklab process $1 and the server
+all_ticks() { cat "/proc/$1/stat" "/proc/$server/stat" 2>/dev/null | awk '{ s += $14 + $15 } END { print s + 0 }'; }
+
+# rate (acquires/s), acquire p50 (us), proxied, the proxy thread's share of
+# a core, and CPU us per cycle (locklab and the server) of one run:
+# run NAME CLIENTS [--proxy]
 run() {
   local name=$1 n=$2; shift 2
   "$bin" run bench/uncontended.json --redis "127.0.0.1:$port" --clients "$n" --duration "$secs" \
     --quiet --out "$work/$name" "$@" >/dev/null &
-  local pid=$! t0 t1
+  local pid=$! t0 t1 a0 a1
   sleep 1
-  t0=$(proxy_ticks "$pid")
+  t0=$(proxy_ticks "$pid") a0=$(all_ticks "$pid")
   sleep $((secs - 2))
-  t1=$(proxy_ticks "$pid")
+  t1=$(proxy_ticks "$pid") a1=$(all_ticks "$pid")
   wait "$pid"
   python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); a=r["operations"]["acquire"]
-print("%.1f %.1f %s %.2f" % (a["count"] / r["elapsed_s"], a["p50_ms"] * 1000, r["endpoints"][0]["proxied"],
-      int(sys.argv[2]) / int(sys.argv[3]) / int(sys.argv[4])))' \
-    "$work/$name/report.json" $((t1 - t0)) "$hz" $((secs - 2))
+rate = a["count"] / r["elapsed_s"]; hz, s = int(sys.argv[4]), int(sys.argv[5])
+print("%.1f %.1f %s %.2f %.1f" % (rate, a["p50_ms"] * 1000, r["endpoints"][0]["proxied"],
+      int(sys.argv[2]) / hz / s, int(sys.argv[3]) / hz / s * 1e6 / rate))' \
+    "$work/$name/report.json" $((t1 - t0)) $((a1 - a0)) "$hz" $((secs - 2))
 }
 
 echo "redis-server on 127.0.0.1:$port; rate with $clients clients, p50 with 1 client; $secs s per run"
-printf '%-6s %12s %12s %8s %11s %12s %12s %10s\n' round direct_rps proxy_rps ratio proxy_core direct_p50 proxy_p50 added_us
-ratios=() added=() cores=()
+printf '%-6s %12s %12s %8s %11s %10s %9s %10s %12s %12s %10s\n' round direct_rps proxy_rps ratio proxy_core direct_us proxy_us cpu_ratio direct_p50 proxy_p50 added_us
+ratios=() added=() cores=() cpus=()
 for r in $(seq "$rounds"); do
-  read -r d_rps _ d_px _ < <(run "d$r" "$clients")
-  read -r p_rps _ p_px p_core < <(run "p$r" "$clients" --proxy)
-  read -r _ d_p50 _ _ < <(run "d1-$r" 1)
-  read -r _ p_p50 _ _ < <(run "p1-$r" 1 --proxy)
+  read -r d_rps _ d_px _ d_us < <(run "d$r" "$clients")
+  read -r p_rps _ p_px p_core p_us < <(run "p$r" "$clients" --proxy)
+  read -r _ d_p50 _ _ _ < <(run "d1-$r" 1)
+  read -r _ p_p50 _ _ _ < <(run "p1-$r" 1 --proxy)
   [ "$d_px" = False ] && [ "$p_px" = True ] || { echo "proxied flags wrong: $d_px $p_px" >&2; exit 3; }
   ratio=$(awk -v a="$p_rps" -v b="$d_rps" 'BEGIN { printf "%.3f", a / b }')
   add=$(awk -v a="$p_p50" -v b="$d_p50" 'BEGIN { printf "%.1f", a - b }')
-  printf '%-6s %12.1f %12.1f %8s %11s %12.1f %12.1f %10s\n' "$r" "$d_rps" "$p_rps" "$ratio" "$p_core" "$d_p50" "$p_p50" "$add"
-  ratios+=("$ratio") added+=("$add") cores+=("$p_core")
+  cpu=$(awk -v d="$d_us" -v p="$p_us" 'BEGIN { printf "%.3f", d / p }')
+  printf '%-6s %12.1f %12.1f %8s %11s %10s %9s %10s %12.1f %12.1f %10s\n' "$r" "$d_rps" "$p_rps" "$ratio" "$p_core" \
+    "$d_us" "$p_us" "$cpu" "$d_p50" "$p_p50" "$add"
+  ratios+=("$ratio") added+=("$add") cores+=("$p_core") cpus+=("$cpu")
 done
 m_ratio=$(printf '%s\n' "${ratios[@]}" | sort -n | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
 m_added=$(printf '%s\n' "${added[@]}" | sort -n | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
 m_core=$(printf '%s\n' "${cores[@]}" | sort -n | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
-echo "median over $rounds rounds: rate through the proxy / direct $m_ratio (target >= 0.9), the proxy's thread ${m_core} of a core; acquire p50 added ${m_added} us (Toxiproxy claims < 100 us)"
+m_cpu=$(printf '%s\n' "${cpus[@]}" | sort -n | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+echo "median over $rounds rounds: rate through the proxy / direct $m_ratio (target >= 0.9), CPU per cycle direct / proxied $m_cpu, the proxy's thread ${m_core} of a core; acquire p50 added ${m_added} us (Toxiproxy claims < 100 us)"
