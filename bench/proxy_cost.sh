@@ -55,7 +55,8 @@ run() {
   t0=$(proxy_ticks "$pid") a0=$(all_ticks "$pid")
   sleep $((secs - 2))
   t1=$(proxy_ticks "$pid") a1=$(all_ticks "$pid")
-  wait "$pid"
+  # a run that fails would otherwise end the bench silently (its line never read)
+  wait "$pid" || { local rc=$?; echo "bench: locklab run $name exited $rc: $(head -1 "$work/$name"/report.md 2>/dev/null)" >&2; exit 3; }
   python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); a=r["operations"]["acquire"]
 rate = a["count"] / r["elapsed_s"]; hz, s = int(sys.argv[4]), int(sys.argv[5])
 print("%.1f %.1f %s %.2f %.1f" % (rate, a["p50_ms"] * 1000, r["endpoints"][0]["proxied"],

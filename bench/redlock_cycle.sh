@@ -53,7 +53,8 @@ cycle() {
   sleep $((secs - 2))
   # shellcheck disable=SC2086
   t1=$(ticks "$pid" $server_pids)
-  wait "$pid"
+  # a run that fails would otherwise end the bench silently (its line never read)
+  wait "$pid" || { local rc=$?; echo "bench: locklab run $1 exited $rc: $(head -1 "$3"/report.md 2>/dev/null)" >&2; exit 3; }
   rate=$(acquire_rate "$3")
   awk -v r="$rate" -v t=$((t1 - t0)) -v hz="$hz" -v s=$((secs - 2)) 'BEGIN { printf "%s %.1f\n", r, t / hz / s * 1e6 / r }'
 }
