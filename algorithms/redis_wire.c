@@ -237,6 +237,15 @@ static size_t format_resp(char *out, size_t cap, int argc, const char **argv, co
     return at;
 }
 
+int wire_append(struct redis_wire *w, int argc, const char **argv, const size_t *lens)
+{
+    size_t len = format_resp(w->out, sizeof(w->out), argc, argv, lens);
+    /* hiredis's own formatter builds each argument in an sds of its own:
+     * kept for what does not fit w->out */
+    return len ? redisAppendFormattedCommand(w->ctx, w->out, len)
+               : redisAppendCommandArgv(w->ctx, argc, argv, lens);
+}
+
 static redisReply *io_failed(struct lock_client *c, struct redis_wire *w)
 {
     int to = w->ctx->err == REDIS_ERR_IO && strstr(w->ctx->errstr, "temporarily") != NULL;
@@ -280,11 +289,9 @@ redisReply *wire_call(struct lock_client *c, struct redis_wire *w, int argc, con
         }
         now = lock_now_ns(); /* the dial's time is not the request's */
     }
-    size_t len = format_resp(w->out, sizeof(w->out), argc, argv, lens);
-    int rc = len ? redisAppendFormattedCommand(w->ctx, w->out, len)
-                 : redisAppendCommandArgv(w->ctx, argc, argv, lens);
     void *reply = NULL;
-    if (rc != REDIS_OK || wire_exchange(c, w->ctx, w->io_timeout_ms, now, &reply) != REDIS_OK)
+    if (wire_append(w, argc, argv, lens) != REDIS_OK ||
+        wire_exchange(c, w->ctx, w->io_timeout_ms, now, &reply) != REDIS_OK)
         return io_failed(c, w);
     for (; w->pending > 0; w->pending--) { /* the first replies are wire_send's */
         freeReplyObject(reply);
@@ -303,10 +310,8 @@ int wire_send(struct lock_client *c, struct redis_wire *w, int argc, const char 
 {
     if (w->ctx == NULL || w->ctx->err)
         return -1;
-    size_t len = format_resp(w->out, sizeof(w->out), argc, argv, lens);
-    int rc = len ? redisAppendFormattedCommand(w->ctx, w->out, len)
-                 : redisAppendCommandArgv(w->ctx, argc, argv, lens);
-    if (rc != REDIS_OK || wire_flush(c, w->ctx, w->io_timeout_ms) != REDIS_OK) {
+    if (wire_append(w, argc, argv, lens) != REDIS_OK ||
+        wire_flush(c, w->ctx, w->io_timeout_ms) != REDIS_OK) {
         io_failed(c, w);
         return -1;
     }

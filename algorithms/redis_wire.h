@@ -109,6 +109,11 @@ void wire_close(struct redis_wire *w);
  * c->connect_failures; nothing when it is already closed. */
 void wire_drop(struct lock_client *c, struct redis_wire *w);
 
+/* Append one command to w's connected context in RESP written by hand
+ * (no allocation per argument), to be written by wire_flush or
+ * wire_exchange. REDIS_OK, or REDIS_ERR when hiredis could not take it. */
+int wire_append(struct redis_wire *w, int argc, const char **argv, const size_t *lens);
+
 /* Send one command and read its reply (free it with freeReplyObject).
  * Reconnects first if the previous call broke the connection. NULL on I/O or
  * protocol error, with c->err set and the connection dropped (wire_drop):

@@ -135,8 +135,7 @@ static size_t send_all(struct lock_client *c, struct redlock *rl, int argc, cons
     for (size_t i = 0; i < rl->n; i++) {
         struct node *nd = &rl->node[i];
         nd->fault = LOCK_ERR_IO; /* until the request is out */
-        if (!node_ready(c, rl, nd) ||
-            redisAppendCommandArgv(nd->wire.ctx, argc, argv, lens) != REDIS_OK)
+        if (!node_ready(c, rl, nd) || wire_append(&nd->wire, argc, argv, lens) != REDIS_OK)
             continue;
         if (wire_flush(c, nd->wire.ctx, nd->wire.io_timeout_ms) != REDIS_OK) {
             node_failed(c, nd, LOCK_ERR_IO);

@@ -6,7 +6,13 @@
 # has them: the rate of uncontended cycles with many clients (the proxy's
 # thread competes for the CPU like any proxy would), and the acquire p50
 # with one client (one round trip each way through the proxy: the added
-# microseconds).
+# microseconds). Beside the rate, the proxy thread's share of a core
+# (utime + stime of the thread named locklab-proxy, read in /proc over the
+# run's middle, from 1 s in to 1 s before its end): what it costs the
+# machine, whoever else competes for it. And the CPU per cycle of locklab
+# and the server together (the same window), direct over proxied: the rate
+# ratio's comparison made on what a cycle costs, which others' load on a
+# shared machine moves far less than the rate.
 #
 #   bench/proxy_cost.sh [ROUNDS]  (env: LOCKLAB_BIN, CLIENTS, SECONDS_PER_RUN)
 set -euo pipefail
@@ -16,34 +22,66 @@ rounds=${1:-5}
 clients=${CLIENTS:-50}
 secs=${SECONDS_PER_RUN:-5}
 [ -x "$bin" ] || { echo "build first: scripts/build.sh" >&2; exit 2; }
+[ "$secs" -ge 3 ] || { echo "SECONDS_PER_RUN must be 3 or more: the proxy's share is read over all but the first and last second" >&2; exit 2; }
+hz=$(getconf CLK_TCK)
 
 . bench/lib.sh
 start_redis
 
-# rate (acquires/s) and acquire p50 (us) of one run: run NAME CLIENTS [--proxy]
+# The proxy thread's CPU ticks in locklab process $1 (0: no proxy thread).
+proxy_ticks() {
+  local t
+  for t in /proc/"$1"/task/*; do
+    if [ "$(cat "$t/comm" 2>/dev/null)" = locklab-proxy ]; then
+      awk '{ print $14 + $15 }' "$t/stat" 2>/dev/null || echo 0
+      return
+    fi
+  done
+  echo 0
+}
+
+# utime + stime ticks of locklab process $1 and the server
+all_ticks() { cat "/proc/$1/stat" "/proc/$server/stat" 2>/dev/null | awk '{ s += $14 + $15 } END { print s + 0 }'; }
+
+# rate (acquires/s), acquire p50 (us), proxied, the proxy thread's share of
+# a core, and CPU us per cycle (locklab and the server) of one run:
+# run NAME CLIENTS [--proxy]
 run() {
   local name=$1 n=$2; shift 2
   "$bin" run bench/uncontended.json --redis "127.0.0.1:$port" --clients "$n" --duration "$secs" \
-    --quiet --out "$work/$name" "$@" >/dev/null
+    --quiet --out "$work/$name" "$@" >/dev/null &
+  local pid=$! t0 t1 a0 a1
+  sleep 1
+  t0=$(proxy_ticks "$pid") a0=$(all_ticks "$pid")
+  sleep $((secs - 2))
+  t1=$(proxy_ticks "$pid") a1=$(all_ticks "$pid")
+  # a run that fails would otherwise end the bench silently (its line never read)
+  wait "$pid" || { local rc=$?; echo "bench: locklab run $name exited $rc: $(head -1 "$work/$name"/report.md 2>/dev/null)" >&2; exit 3; }
   python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); a=r["operations"]["acquire"]
-print("%.1f %.1f %s" % (a["count"] / r["elapsed_s"], a["p50_ms"] * 1000, r["endpoints"][0]["proxied"]))' \
-    "$work/$name/report.json"
+rate = a["count"] / r["elapsed_s"]; hz, s = int(sys.argv[4]), int(sys.argv[5])
+print("%.1f %.1f %s %.2f %.1f" % (rate, a["p50_ms"] * 1000, r["endpoints"][0]["proxied"],
+      int(sys.argv[2]) / hz / s, int(sys.argv[3]) / hz / s * 1e6 / rate))' \
+    "$work/$name/report.json" $((t1 - t0)) $((a1 - a0)) "$hz" $((secs - 2))
 }
 
 echo "redis-server on 127.0.0.1:$port; rate with $clients clients, p50 with 1 client; $secs s per run"
-printf '%-6s %12s %12s %8s %12s %12s %10s\n' round direct_rps proxy_rps ratio direct_p50 proxy_p50 added_us
-ratios=() added=()
+printf '%-6s %12s %12s %8s %11s %10s %9s %10s %12s %12s %10s\n' round direct_rps proxy_rps ratio proxy_core direct_us proxy_us cpu_ratio direct_p50 proxy_p50 added_us
+ratios=() added=() cores=() cpus=()
 for r in $(seq "$rounds"); do
-  read -r d_rps _ d_px < <(run "d$r" "$clients")
-  read -r p_rps _ p_px < <(run "p$r" "$clients" --proxy)
-  read -r _ d_p50 _ < <(run "d1-$r" 1)
-  read -r _ p_p50 _ < <(run "p1-$r" 1 --proxy)
+  read -r d_rps _ d_px _ d_us < <(run "d$r" "$clients")
+  read -r p_rps _ p_px p_core p_us < <(run "p$r" "$clients" --proxy)
+  read -r _ d_p50 _ _ _ < <(run "d1-$r" 1)
+  read -r _ p_p50 _ _ _ < <(run "p1-$r" 1 --proxy)
   [ "$d_px" = False ] && [ "$p_px" = True ] || { echo "proxied flags wrong: $d_px $p_px" >&2; exit 3; }
   ratio=$(awk -v a="$p_rps" -v b="$d_rps" 'BEGIN { printf "%.3f", a / b }')
   add=$(awk -v a="$p_p50" -v b="$d_p50" 'BEGIN { printf "%.1f", a - b }')
-  printf '%-6s %12.1f %12.1f %8s %12.1f %12.1f %10s\n' "$r" "$d_rps" "$p_rps" "$ratio" "$d_p50" "$p_p50" "$add"
-  ratios+=("$ratio") added+=("$add")
+  cpu=$(awk -v d="$d_us" -v p="$p_us" 'BEGIN { printf "%.3f", d / p }')
+  printf '%-6s %12.1f %12.1f %8s %11s %10s %9s %10s %12.1f %12.1f %10s\n' "$r" "$d_rps" "$p_rps" "$ratio" "$p_core" \
+    "$d_us" "$p_us" "$cpu" "$d_p50" "$p_p50" "$add"
+  ratios+=("$ratio") added+=("$add") cores+=("$p_core") cpus+=("$cpu")
 done
 m_ratio=$(printf '%s\n' "${ratios[@]}" | sort -n | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
 m_added=$(printf '%s\n' "${added[@]}" | sort -n | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
-echo "median over $rounds rounds: rate through the proxy / direct $m_ratio (target >= 0.9); acquire p50 added ${m_added} us (Toxiproxy claims < 100 us)"
+m_core=$(printf '%s\n' "${cores[@]}" | sort -n | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+m_cpu=$(printf '%s\n' "${cpus[@]}" | sort -n | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+echo "median over $rounds rounds: rate through the proxy / direct $m_ratio (target >= 0.9), CPU per cycle direct / proxied $m_cpu, the proxy's thread ${m_core} of a core; acquire p50 added ${m_added} us (Toxiproxy claims < 100 us)"

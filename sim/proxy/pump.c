@@ -8,6 +8,12 @@
  * proxy's own cost is a read and a write per chunk (bench/proxy_cost.sh
  * measures it against direct connections). Only when a toxic is in force
  * does the loop walk the connections to send what has become due.
+ *
+ * That read and write are the floor of a relay in user space: a bare
+ * 60-line epoll relay costs the same per cycle. What they cost is the
+ * kernel's: a loopback TCP transmit and receive per chunk, the reader's
+ * wake-up, and the loop preempted by the thread it woke (some 10,000 times
+ * a second at 50 clients); splice(2) or more threads would not remove any.
  */
 #include <errno.h>
 #include <netinet/in.h>
