@@ -59,10 +59,18 @@ static void watch_run(struct runner *r, struct fleet *f, struct run_result *res,
 static void room_for(size_t fds)
 {
     struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < fds + 256) {
-        rl.rlim_cur = rl.rlim_max;
-        setrlimit(RLIMIT_NOFILE, &rl);
+    rlim_t want = (rlim_t)fds + 256;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= want)
+        return;
+    /* past the hard limit too where that is allowed (root, up to
+     * fs.nr_open), as redis-server does for its maxclients */
+    if (rl.rlim_max < want) {
+        struct rlimit more = {.rlim_cur = want, .rlim_max = want};
+        if (setrlimit(RLIMIT_NOFILE, &more) == 0)
+            return;
     }
+    rl.rlim_cur = rl.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &rl);
 }
 
 /* The proxy, when a fault needs one or the request asks: listening before

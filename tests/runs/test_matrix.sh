@@ -238,7 +238,7 @@ out=$(TMPDIR=$tmp "$bin" matrix "$tmp/bad" --out "$tmp/bad-out" 2>&1)
 rc=$?
 [ $rc -eq 2 ] && [ ! -e "$tmp/bad-out" ] && ok "a bad scenario: exit 2, no folder" ||
   fail "a bad scenario: exit $rc"
-[ "$out" = "locklab: $tmp/bad/b.json:1:13: clients: 0 is out of range (1..4096)" ] &&
+[ "$out" = "locklab: $tmp/bad/b.json:1:13: clients: 0 is out of range (1..100000)" ] &&
   ok "the error names the file, line and column" || fail "the error: $out"
 mkdir -p "$tmp/empty"
 out=$("$bin" matrix "$tmp/empty" 2>&1)
