@@ -292,6 +292,21 @@ static void lost_servers(struct run_result *res)
              res->connects_refused, res->sample_error[0] ? res->sample_error : "no error text");
 }
 
+/* A run in which no acquire ever succeeded, and some ended in an error,
+ * never tested the lock: a server too slow to answer any client (etcd's
+ * gateway at 10,000 lease grants at once) would otherwise leave a clean,
+ * empty history, safe by default. It cannot pass. */
+static void never_granted(struct run_result *res)
+{
+    uint64_t errors = res->stat[ST_ACQUIRE_ERR];
+    if (!res->complete || res->stat[ST_ACQUIRE_OK] > 0 || errors == 0)
+        return;
+    res->complete = false;
+    snprintf(res->incomplete_reason, sizeof(res->incomplete_reason),
+             "no lock was ever granted: %" PRIu64 " acquires ended in errors (%s)", errors,
+             res->sample_error[0] ? res->sample_error : "no error text");
+}
+
 /* The last client to leave its loop ends the run: the watcher's polling
  * must not stretch the elapsed time every rate is divided by. */
 static uint64_t last_exit(const struct runner *r)
@@ -337,6 +352,7 @@ int runner_collect(struct runner *r, struct run_result *res)
     if (merge_measurements(r, res) < 0 || collect_history(r, res) < 0 || check_safety(r, res) < 0)
         return -1;
     lost_servers(res);
+    never_granted(res);
     res->tl_latency = calloc(res->tl_len, sizeof(*res->tl_latency));
     if (res->tl_latency == NULL || latency_timeline(&res->hist, res->tl_latency, res->tl_len) < 0)
         return -1;

@@ -434,6 +434,25 @@ static void interrupt_writes_incomplete_report_and_stops_server(void **state)
  * on. A real violation, but the host made it, past the 200 ms the lease
  * rides out: the run is INCOMPLETE (exit 3) and names the stall, and
  * `locklab check` of its history says the same. */
+/* The server killed for the whole run: every acquire ends in an error,
+ * the history holds no section, and nothing in it is unsafe; but the run
+ * never tested the lock, so it is INCOMPLETE (exit 3), not a PASS. */
+static void a_run_that_never_granted_a_lock_cannot_pass(void **state)
+{
+    (void)state;
+    struct outcome o = {0};
+    const char *quiet[] = {"--quiet", NULL};
+    json_t *r = run_scenario(&o, "../tests/fixtures/server_killed_whole_run.json", 3, quiet);
+    assert_false(jbool(r, NULL, "complete"));
+    assert_int_equal(jint(r, "counters", "acquire_ok"), 0);
+    assert_true(jint(r, "counters", "acquire_errors") > 0);
+    const char *why = json_string_value(json_object_get(r, "incomplete_reason"));
+    assert_non_null(why);
+    assert_non_null(strstr(why, "no lock was ever granted: "));
+    assert_string_equal(json_string_value(json_object_get(r, "verdict")), "INCOMPLETE");
+    json_decref(r);
+}
+
 static void host_stall_past_the_slack_is_incomplete_not_a_lock_failure(void **state)
 {
     (void)state;
@@ -579,6 +598,7 @@ int main(void)
         cmocka_unit_test(interrupt_writes_incomplete_report_and_stops_server),
         cmocka_unit_test(external_server_lost_mid_run_is_incomplete),
         cmocka_unit_test(host_stall_past_the_slack_is_incomplete_not_a_lock_failure),
+        cmocka_unit_test(a_run_that_never_granted_a_lock_cannot_pass),
     };
     /* LOCKLAB_TEST_FILTER=open_loop* runs only the tests it matches */
     if (getenv("LOCKLAB_TEST_FILTER"))
