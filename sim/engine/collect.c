@@ -307,6 +307,23 @@ static void never_granted(struct run_result *res)
              res->sample_error[0] ? res->sample_error : "no error text");
 }
 
+/* More acquires that never left (no connection to send them on) than
+ * granted ones, with no fault of the scenario to explain it: the servers
+ * could not take the clients (etcd's listener at 10,000 connections at
+ * once), and the figures describe that, not the lock. */
+static void servers_overwhelmed(struct run_result *res)
+{
+    uint64_t unsent = res->stat[ST_ACQUIRE_UNSENT], ok = res->stat[ST_ACQUIRE_OK];
+    if (!res->complete || unsent <= ok || scenario_has_server_faults(res->scn) ||
+        scenario_needs_proxy(res->scn))
+        return;
+    res->complete = false;
+    snprintf(res->incomplete_reason, sizeof(res->incomplete_reason),
+             "the servers could not take the clients: %" PRIu64 " acquires never left for %" PRIu64
+             " granted (%s)",
+             unsent, ok, res->sample_error[0] ? res->sample_error : "no error text");
+}
+
 /* The last client to leave its loop ends the run: the watcher's polling
  * must not stretch the elapsed time every rate is divided by. */
 static uint64_t last_exit(const struct runner *r)
@@ -352,6 +369,7 @@ int runner_collect(struct runner *r, struct run_result *res)
     if (merge_measurements(r, res) < 0 || collect_history(r, res) < 0 || check_safety(r, res) < 0)
         return -1;
     lost_servers(res);
+    servers_overwhelmed(res);
     never_granted(res);
     res->tl_latency = calloc(res->tl_len, sizeof(*res->tl_latency));
     if (res->tl_latency == NULL || latency_timeline(&res->hist, res->tl_latency, res->tl_len) < 0)
