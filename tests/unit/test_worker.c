@@ -522,6 +522,51 @@ static void poke_ends_a_cancellable_sleep(void **state)
     assert_true(c.took < 200 * MS); /* the poke, not the look every 250 ms */
 }
 
+/* The runner runs a worker twice (to the start line, then the run), its
+ * clients parked between. Under AddressSanitizer the thread's stack must
+ * still be known after the second run: a longjmp there (ASan then looks at
+ * the stack's bounds) says nothing on stderr. Elsewhere it checks that a
+ * parked task resumes and ends. */
+static struct worker *parked_w;
+static int parked_steps;
+
+static void parking_task(void *arg)
+{
+    (void)arg;
+    parked_steps++;
+    worker_park(parked_w);
+    parked_steps++;
+}
+
+static void stack_known_after_a_second_run(void **state)
+{
+    (void)state;
+    parked_w = worker_new(1);
+    struct task *t = worker_spawn(parked_w, parking_task, NULL, true);
+    assert_non_null(t);
+    assert_int_equal(worker_run(parked_w), 1);
+    assert_int_equal(parked_steps, 1);
+    worker_unpark(parked_w, t);
+    char path[] = "/tmp/test_worker_stderr_XXXXXX";
+    int out = mkstemp(path);
+    assert_true(out >= 0);
+    unlink(path);
+    int saved = dup(2);
+    dup2(out, 2);
+    assert_int_equal(worker_run(parked_w), 0);
+    jmp_buf jb;
+    if (setjmp(jb) == 0)
+        longjmp(jb, 1);
+    dup2(saved, 2);
+    close(saved);
+    char said[512] = {0};
+    assert_true(pread(out, said, sizeof(said) - 1, 0) >= 0);
+    close(out);
+    assert_string_equal(said, "");
+    assert_int_equal(parked_steps, 2);
+    worker_free(parked_w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -537,6 +582,7 @@ int main(void)
         cmocka_unit_test(ready_before_deadline_beats_it_in_a_crowd),
         cmocka_unit_test(deadlines_wake_in_order),
         cmocka_unit_test(poke_ends_a_cancellable_sleep),
+        cmocka_unit_test(stack_known_after_a_second_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
