@@ -126,9 +126,12 @@ static void switch_to(struct coro *from, struct coro *to)
 #endif
 
 /* The switch, told to the sanitizers: from may be left for good (it
- * returned), to be resumed later otherwise. */
+ * returned), to be resumed later otherwise. A coroutine switched back to
+ * learns the stack it came from (back_*): the home's, which worker_run
+ * prepares afresh each time it is called; kept from the first entry only,
+ * ASan took the home's stack for [0, 0) after a second worker_run. */
 static void hand_over(struct coro *from, struct coro *to, const void *to_bottom, size_t to_size,
-                      bool from_done)
+                      bool from_done, const void **back_bottom, size_t *back_size)
 {
 #ifdef CORO_TSAN
     __tsan_switch_to_fiber(to->san, 0);
@@ -142,7 +145,10 @@ static void hand_over(struct coro *from, struct coro *to, const void *to_bottom,
 #endif
     switch_to(from, to);
 #ifdef CORO_ASAN
-    __sanitizer_finish_switch_fiber(from->fake, NULL, NULL);
+    __sanitizer_finish_switch_fiber(from->fake, back_bottom, back_size);
+#else
+    (void)back_bottom;
+    (void)back_size;
 #endif
 }
 
@@ -154,7 +160,7 @@ static void coro_main(struct coro *co)
 #endif
     co->fn(co->arg);
     co->done = true;
-    hand_over(co, &home->self, home->bottom, home->size, true);
+    hand_over(co, &home->self, home->bottom, home->size, true, NULL, NULL);
     abort(); /* a finished coroutine is never resumed */
 }
 
@@ -222,12 +228,12 @@ void coro_resume(struct coro_home *home, struct coro *co)
 {
     co->home = home;
     home->current = co;
-    hand_over(&home->self, co, co->stack, co->size, false);
+    hand_over(&home->self, co, co->stack, co->size, false, NULL, NULL);
     home->current = NULL;
 }
 
 void coro_yield(struct coro_home *home)
 {
     struct coro *co = home->current;
-    hand_over(co, &home->self, home->bottom, home->size, false);
+    hand_over(co, &home->self, home->bottom, home->size, false, &home->bottom, &home->size);
 }

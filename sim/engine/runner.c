@@ -205,19 +205,33 @@ static struct runner *runner_of(struct client *cl)
  * 174 sessions at once on a loaded host gave some of them none within
  * their 2 s session timeout (Curator, too, gives the first connection its
  * own 15 s). A refused connection, or START_CONNECT_NS of trying, fails
- * the run. The tries before the start are not the run's connect errors. */
+ * the run. The tries before the start are not the run's connect errors.
+ * Between tries a pause, doubling to START_RETRY_MAX_NS: a try that fails
+ * at once (no file descriptor left, no port) never waits in the seam, and
+ * without one a coroutine kept its worker for its whole START_CONNECT_NS,
+ * the next client only then beginning its own (100,000 clients past the
+ * limit on open files: days). A Ctrl-C ends the tries and the pause. */
+#define START_RETRY_MAX_NS (1000ULL * 1000000ULL)
+
 static int connect_at_start(struct client *cl)
 {
-    uint64_t until = clock_mono_ns() + START_CONNECT_NS;
+    const atomic_int *stop = &cl->run->interrupted;
+    uint64_t until = clock_mono_ns() + START_CONNECT_NS, pause = ERROR_PAUSE_NS;
     for (;;) {
+        if (atomic_load_explicit(stop, memory_order_relaxed)) {
+            snprintf(cl->last_error, sizeof(cl->last_error), "interrupted before it connected");
+            return -1;
+        }
         uint64_t refused = cl->lc.connect_refused;
         if (client_connect(cl) == 0) {
             cl->lc.connect_failures = cl->lc.connect_refused = 0;
             return 0;
         }
-        if (cl->lc.connect_refused != refused || clock_mono_ns() >= until ||
-            atomic_load_explicit(&cl->run->interrupted, memory_order_relaxed))
+        uint64_t now = clock_mono_ns();
+        if (cl->lc.connect_refused != refused || now >= until)
             return -1;
+        lock_sleep_until(&cl->lc, now + pause < until ? now + pause : until, stop);
+        pause = pause * 2 < START_RETRY_MAX_NS ? pause * 2 : START_RETRY_MAX_NS;
     }
 }
 

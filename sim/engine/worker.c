@@ -218,11 +218,27 @@ static short from_epoll(uint32_t e, short asked)
     return r;
 }
 
-/* Arm fd for one event of t's. -1: it cannot be watched (closed, or not
- * pollable): p->revents says so, as poll(2) would. */
-static int arm(struct worker *w, struct task *t, struct pollfd *p)
+/* The first entry of fds[0..i] on fds[i]'s fd. */
+static size_t first_of(const struct pollfd *fds, size_t i)
 {
-    struct epoll_event ev = {.events = to_epoll(p->events) | EPOLLONESHOT,
+    size_t j = 0;
+    while (fds[j].fd != fds[i].fd)
+        j++;
+    return j;
+}
+
+/* Arm fds[i]'s fd for one event of t's, for what every entry of the array
+ * on that fd asks (one arming per fd: a second epoll_ctl would replace the
+ * first's events). -1: it cannot be watched (closed, or not pollable):
+ * fds[i].revents says so, as poll(2) would. */
+static int arm(struct worker *w, struct task *t, struct pollfd *fds, size_t i, size_t n)
+{
+    struct pollfd *p = &fds[i];
+    uint32_t want = 0;
+    for (size_t j = i; j < n; j++)
+        if (fds[j].fd == p->fd)
+            want |= to_epoll(fds[j].events);
+    struct epoll_event ev = {.events = want | EPOLLONESHOT,
                              .data.u64 = (uint64_t)t->idx << 32 | (uint32_t)p->fd};
     if (epoll_ctl(w->epfd, EPOLL_CTL_MOD, p->fd, &ev) == 0)
         return 0;
@@ -242,8 +258,9 @@ static bool alone(const struct worker *w)
     return w->alive - w->parked == 1;
 }
 
-/* A deadline already passed is armed all the same: the loop's next epoll
- * wait then has a timeout of 0, and only looks, as poll(2) would. */
+/* A deadline already passed is armed all the same: the loop collects every
+ * socket ready before it wakes anyone by deadline, so the wait only looks,
+ * as poll(2) with a timeout of 0 would. */
 static int loop_wait(void *ctx, struct pollfd *fds, size_t n, uint64_t deadline_ns)
 {
     struct worker *w = ctx;
@@ -251,9 +268,22 @@ static int loop_wait(void *ctx, struct pollfd *fds, size_t n, uint64_t deadline_
         return lock_blocking_seam.wait(NULL, fds, n, deadline_ns);
     struct task *t = worker_self();
     int ready = 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++)
         fds[i].revents = 0;
-        if (fds[i].fd >= 0 && arm(w, t, &fds[i]) < 0)
+    for (size_t i = 0; i < n; i++) {
+        if (fds[i].fd < 0)
+            continue;
+        size_t j = first_of(fds, i);
+        if (j < i) { /* armed with the first, or refused with it */
+            if (fds[j].revents) {
+                fds[i].revents = fds[j].revents == POLLNVAL
+                                     ? POLLNVAL
+                                     : (short)(fds[i].events & (POLLIN | POLLOUT));
+                ready++;
+            }
+            continue;
+        }
+        if (arm(w, t, fds, i, n) < 0)
             ready++;
     }
     if (ready)
@@ -261,7 +291,6 @@ static int loop_wait(void *ctx, struct pollfd *fds, size_t n, uint64_t deadline_
     t->fds = fds;
     t->n_fds = n;
     t->ready = 0;
-    t->armed = n > 0;
     t->cancel = NULL;
     t->deadline_ns = deadline_ns;
     t->state = TASK_WAITING;
@@ -340,7 +369,8 @@ void worker_poke(struct worker *w)
 /* --- the loop -------------------------------------------------------------- */
 
 /* An event for task idx's fd: it wakes the task when the task waits on that
- * fd now; an event left from a wait that ended otherwise is dropped. */
+ * fd now, for every entry of its array on the fd that asked for what came;
+ * an event left from a wait that ended otherwise is dropped. */
 static void deliver(struct worker *w, uint64_t tag, uint32_t events)
 {
     uint32_t idx = (uint32_t)(tag >> 32);
@@ -350,19 +380,20 @@ static void deliver(struct worker *w, uint64_t tag, uint32_t events)
     struct task *t = w->tasks[idx];
     if (t->state != TASK_WAITING && t->state != TASK_RUNNABLE)
         return;
+    int got = 0;
     for (size_t i = 0; i < t->n_fds; i++) {
         struct pollfd *p = &t->fds[i];
-        if (p->fd != fd)
+        if (p->fd != fd || p->revents != 0)
             continue;
         short r = from_epoll(events, p->events);
-        if (r == 0 || p->revents != 0)
-            return;
+        if (r == 0)
+            continue;
         p->revents = r;
-        t->ready++;
-        if (t->state == TASK_WAITING)
-            make_runnable(w, t);
-        return;
+        got++;
     }
+    t->ready += got;
+    if (got && t->state == TASK_WAITING)
+        make_runnable(w, t);
 }
 
 static void cancel_sleepers(struct worker *w)
@@ -425,26 +456,37 @@ static int wait_events(struct worker *w, struct epoll_event *evs, uint64_t left_
                                               : (int)ms);
 }
 
-/* One clock reading a pass: the deadlines due by now wake first, then the
- * sockets ready are collected, waiting only when nobody is runnable. A
- * deadline that passes while epoll waits is seen at the next pass, which
- * comes as soon as the tasks woken now have run. */
+/* Every socket ready is collected before anyone is woken by a deadline,
+ * as poll(2) would report a socket that became ready before its deadline
+ * (or a look's): one epoll_wait hands back EVENTS_PER_WAIT at most, and a
+ * task whose event came after those would otherwise wake with nothing.
+ * The epoll wait blocks only when nobody is runnable and no deadline due;
+ * the clock is read again after it only when it may have blocked. */
+#define DRAIN_ROUNDS 4096 /* each round takes sockets that fire once per arming */
+
 static void poll_events(struct worker *w)
 {
     struct epoll_event evs[EVENTS_PER_WAIT];
-    uint64_t left = UINT64_MAX;
+    uint64_t left = UINT64_MAX, now = 0;
     if (w->heap_n > 0) {
-        uint64_t now = lock_now_ns(), due = w->heap[0]->deadline_ns;
-        expire(w, now);
-        left = w->run_head ? 0 : due > now ? due - now : 0;
+        uint64_t due = w->heap[0]->deadline_ns;
+        now = lock_now_ns();
+        left = due > now ? due - now : 0;
     }
     int n = wait_events(w, evs, left);
-    for (int i = 0; i < n; i++) {
-        if (evs[i].data.u64 == POKE_TAG)
-            cancel_sleepers(w);
-        else
-            deliver(w, evs[i].data.u64, evs[i].events);
+    for (int round = 0;; round++) {
+        for (int i = 0; i < n; i++) {
+            if (evs[i].data.u64 == POKE_TAG)
+                cancel_sleepers(w);
+            else
+                deliver(w, evs[i].data.u64, evs[i].events);
+        }
+        if (n < EVENTS_PER_WAIT || round == DRAIN_ROUNDS)
+            break;
+        n = wait_events(w, evs, 0);
     }
+    if (w->heap_n > 0)
+        expire(w, left > 0 ? lock_now_ns() : now);
 }
 
 uint32_t worker_run(struct worker *w)

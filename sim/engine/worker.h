@@ -8,10 +8,12 @@
  * Everything but worker_poke runs on the worker's own thread.
  *
  * Readiness is epoll's, one-shot: each wait arms its sockets again (one
- * epoll_ctl each), and a socket left armed by an earlier wait that ended
- * otherwise is ignored when it fires, so no coroutine is woken for a wait
- * it no longer makes. Deadlines are an indexed heap (one entry per parked
- * coroutine at most) and epoll_pwait2's nanosecond timeout.
+ * epoll_ctl a socket, for all its entries in the array), and a socket left
+ * armed by an earlier wait that ended otherwise is ignored when it fires,
+ * so no coroutine is woken for a wait it no longer makes. Deadlines are an
+ * indexed heap (one entry per parked coroutine at most) and epoll_pwait2's
+ * nanosecond timeout; every socket ready is collected before a deadline
+ * wakes anyone, as poll(2) would.
  */
 #ifndef LOCKLAB_WORKER_H
 #define LOCKLAB_WORKER_H
@@ -33,7 +35,6 @@ struct task {
     struct worker *w;
     uint32_t idx;  /* in the worker's table */
     uint8_t state; /* enum task_state (worker.c) */
-    bool armed;    /* its wait armed sockets: an event for it may still come */
     /* the wait it is parked in */
     struct pollfd *fds;
     size_t n_fds;
