@@ -68,13 +68,24 @@ static void one_wait(void *arg)
     o->took_ns = o->ended_ns - t;
 }
 
-/* o's wait on the worker, and poll(2) on a copy of its array just after:
- * the same count and the same revents (the states here do not change
- * between the two). */
+/* A task that only sleeps a while: beside it a waiter is not alone on
+ * its worker, so it waits on the loop (alone, it would block the thread
+ * in ppoll, the seam's old path). */
+static void companion(void *arg)
+{
+    (void)arg;
+    struct worker *w = worker_self()->w;
+    worker_sleep(w, lock_now_ns() + 200 * MS, NULL);
+}
+
+/* o's wait on the worker's loop, and poll(2) on a copy of its array just
+ * after: the same count and the same revents (the states here do not
+ * change between the two). */
 static void wait_as_poll(struct one *o)
 {
-    struct worker *w = worker_new(1);
+    struct worker *w = worker_new(2);
     assert_non_null(w);
+    assert_non_null(worker_spawn(w, companion, NULL, true));
     assert_non_null(worker_spawn(w, one_wait, o, true));
     run_all(w);
     struct pollfd p[4];
@@ -170,8 +181,13 @@ static void closed_fd_is_pollnval(void **state)
     (void)state;
     int sv[2];
     pair(sv);
+    /* a number far above the worker's own descriptors, which would
+     * otherwise take the one just closed */
+    int gone = fcntl(sv[0], F_DUPFD_CLOEXEC, 900);
+    assert_true(gone >= 900);
+    close(gone);
     close(sv[0]);
-    struct one o = {.fds = {{.fd = sv[0], .events = POLLIN}}, .n = 1};
+    struct one o = {.fds = {{.fd = gone, .events = POLLIN}}, .n = 1};
     o.deadline = lock_now_ns() + LONG_NS;
     wait_as_poll(&o);
     assert_int_equal(o.rc, 1);
