@@ -84,15 +84,17 @@ static int continue_server(void **state)
     return 0;
 }
 
-/* SIGSTOP the group's server for pause_ms. The observer session is closed
- * first and opened again after: the pause is for the lock's sessions. */
-static void pause_server(struct group *G, uint32_t pause_ms)
+/* SIGSTOP the group's server for pause_ms while the n lock clients cs sit
+ * idle (driven, as the engine does). The observer session is closed first
+ * and opened again after: the pause is for the lock's sessions. */
+static void pause_server(struct group *G, uint32_t pause_ms, struct lock_client *const *cs,
+                         size_t n)
 {
     zookeeper_close(G->raw);
     G->raw = NULL;
     pid_t pid = G->cluster.srv[0].pid;
     assert_int_equal(kill(pid, SIGSTOP), 0);
-    lock_sleep_ms(pause_ms);
+    rest(cs, n, pause_ms);
     assert_int_equal(kill(pid, SIGCONT), 0);
     G->raw = raw_open(G->cluster.srv[0].port);
     assert_non_null(G->raw);
@@ -227,7 +229,7 @@ static void zk_expired_session_loses_the_lock(void **state)
 
     atomic_store(&r->cut, 1);
     uint64_t t = lock_now_ms();
-    assert_int_equal(wait_for_kids(G->raw, key, 0), 0);
+    assert_int_equal(wait_for_kids(G->raw, key, 0, &a), 0);
     assert_true(lock_now_ms() - t <= SESSION_MS + 3000);
     atomic_store(&r->cut, 0);
 
@@ -265,7 +267,8 @@ static void zk_connection_loss_while_holding_is_lost(void **state)
     assert_int_equal(take(&a, key, 0, &ga), LOCK_OK);
     int64_t before = zookeeper_session_id(&a);
 
-    pause_server(G, LONG_SESSION_MS * 13 / 16);
+    struct lock_client *both[] = {&a, &b};
+    pause_server(G, LONG_SESSION_MS * 13 / 16, both, 2);
     assert_int_equal(a.ops->release(&a, &ga), LOCK_LOST);
     assert_int_equal(zookeeper_session_id(&a), before); /* not expired */
     assert_int_equal(a.connect_failures, 1);            /* the one drop, counted once */
@@ -289,7 +292,7 @@ static enum lock_result release_while_paused(struct lock_client *a, struct lock_
     paused_pid = G->cluster.srv[0].pid;
     assert_int_equal(kill(paused_pid, SIGSTOP), 0);
     wait_stopped(paused_pid);
-    lock_sleep_ms(before_ms);
+    rest(&a, 1, before_ms);
     uint64_t t = lock_now_ms();
     enum lock_result r = a->ops->release(a, ga);
     uint64_t took = lock_now_ms() - t;
@@ -325,7 +328,7 @@ static void zk_unanswered_release_is_unknown(void **state)
         /* Whether the session lived or expired, after a's next acquire the
          * node is gone and b gets the lock without waiting. */
         assert_int_equal(take(&a, other, 5000, &go), LOCK_OK);
-        /* the drop, seen by the library's thread, is counted by now */
+        /* the drop, seen while a was driven, is counted by now */
         assert_true(a.connect_failures >= 1);
         assert_int_equal(count_kids(G->raw, key), 0);
         /* b comes after the pause: a client that sat through it with a 1 s
