@@ -174,6 +174,13 @@ int zk_session_open(struct lock_client *c, struct zk_session *s)
         lock_set_error(c, LOCK_ERR_CONFIG, "zookeeper_init %s failed", s->hosts);
         return -1;
     }
+    /* By default the library resolves its host list again at every
+     * zookeeper_interest, with AI_ADDRCONFIG, which makes glibc ask the
+     * kernel for every interface address over netlink each time: with the
+     * client driving its own session that is every turn of its loop (10,000
+     * clients spent seconds of system time on it before they connected).
+     * The list is resolved again on a lost connection all the same. */
+    zoo_set_servers_resolution_delay(s->zh, -1);
     if (wait_connected(c, s, limit) < 0) {
         /* Never connected, so the watcher counted nothing: one failed
          * open, counted here once. Not as refused: the library does not
