@@ -4,7 +4,8 @@
  * a new session opened, a holder whose link dropped (server paused) counts
  * its grant as lost, and a release the paused server never answered is
  * unknown (LOCK_ERR), not lost. Dropped connections count in
- * connect_failures.
+ * connect_failures. A holder driven through its lock's idle keeps its
+ * session; one that only sleeps loses it.
  *
  * The group starts its own standalone ZooKeeper through locklab's cluster
  * code (tests/lib/zk_group.h), on free loopback ports, and stops it by PID
@@ -344,12 +345,49 @@ static void zk_unanswered_release_is_unknown(void **state)
     }
 }
 
+/* Nothing pings for a single-threaded client unless it is driven: a holder
+ * whose time passes in its lock's idle keeps its session through three
+ * session timeouts (no link change, the same session, its release OK),
+ * while one that only sleeps as long loses it (the server expires the
+ * session and deletes the node: LOCK_LOST). */
+static void zk_idle_keeps_the_session(void **state)
+{
+    (void)state;
+    struct group *G = &fault_group;
+    struct lock_client a, b;
+    client_open(&a, &G->cfg, "owner-a");
+    client_open(&b, &G->cfg, "owner-b");
+    char ka[64], kb[64];
+    new_key(ka, sizeof(ka));
+    new_key(kb, sizeof(kb));
+    struct lock_grant ga, gb;
+    assert_int_equal(take(&a, ka, 0, &ga), LOCK_OK);
+    struct lock_link_event ev[4];
+    while (a.ops->links(&a, ev, 4) > 0) /* the connect's own CONNECTED */
+        continue;
+    int64_t session = zookeeper_session_id(&a);
+    struct lock_client *idler = &a;
+    rest(&idler, 1, 3 * SESSION_MS);
+    assert_int_equal(a.ops->links(&a, ev, 4), 0);
+    assert_int_equal(zookeeper_session_id(&a), session);
+    assert_int_equal(count_kids(G->raw, ka), 1);
+    assert_int_equal(a.ops->release(&a, &ga), LOCK_OK);
+
+    assert_int_equal(take(&b, kb, 0, &gb), LOCK_OK);
+    lock_sleep_ms(3 * SESSION_MS);
+    assert_int_equal(count_kids(G->raw, kb), 0);
+    assert_int_equal(b.ops->release(&b, &gb), LOCK_LOST);
+    a.ops->disconnect(&a);
+    b.ops->disconnect(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest fault_tests[] = {
         cmocka_unit_test(zk_expired_session_loses_the_lock),
         cmocka_unit_test(zk_connection_loss_while_holding_is_lost),
         cmocka_unit_test_teardown(zk_unanswered_release_is_unknown, continue_server),
+        cmocka_unit_test(zk_idle_keeps_the_session),
     };
     return cmocka_run_group_tests_name("zookeeper-faults", fault_tests, setup_faults,
                                        teardown_faults);
