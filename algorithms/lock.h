@@ -19,9 +19,11 @@
  * libpq's PQsendQuery/PQconsumeInput, libcurl's multi interface). Those
  * calls go to the engine's struct lock_seam when it gave one, so an engine
  * runs clients as coroutines on an event loop by changing those two
- * functions alone. Exempt: zookeeper.c, whose C library keeps threads of
- * its own; it waits on a condition variable those threads signal, and says
- * so (lock_ops.own_threads).
+ * functions alone. A lock whose client library has threads of its own and
+ * cannot wait through the seam says so (lock_ops.own_threads); none does
+ * today. A library its caller must drive to keep a session alive
+ * (ZooKeeper's single-threaded C client) gets the client's idle time
+ * through lock_ops.idle.
  */
 #ifndef LOCKLAB_LOCK_H
 #define LOCKLAB_LOCK_H
@@ -207,10 +209,11 @@ struct lock_ops {
      * of server kinds (sim/fleet/kinds.c): "redis". The engine starts (or
      * is given) servers of that kind and fills lock_config.endpoints. */
     const char *server;
-    /* Its session's timeout plays the ttl: the client library keeps the
-     * session alive by itself (a ping every third of it) and the server
-     * drops a holder's locks when it expires (ZooKeeper's ephemeral
-     * nodes); lock.zookeeper in a scenario configures it. */
+    /* Its session's timeout plays the ttl: the client keeps the session
+     * alive (a ping every third of it, in lock_ops.idle while it holds or
+     * thinks) and the server drops a holder's locks when it expires
+     * (ZooKeeper's ephemeral nodes); lock.zookeeper in a scenario
+     * configures it. */
     bool session_lease;
     /* Its grants live on a lease the client must keep alive all the time
      * it holds them, as etcd's concurrency.Session does from its own
@@ -243,9 +246,10 @@ struct lock_ops {
      * itself, so the engine never asks it to. */
     bool reentrant;
     /* Its client library keeps threads of its own and the lock waits on a
-     * condition variable they signal, not through the seam (ZooKeeper's C
-     * library): the engine runs each of its clients on an OS thread of its
-     * own instead of as a coroutine on a shared one. */
+     * condition variable they signal, not through the seam: the engine
+     * runs each of its clients on an OS thread of its own instead of as a
+     * coroutine on a shared one. No lock of today's sets it (ZooKeeper's
+     * moved to the single-threaded library and lock_ops.idle). */
     bool own_threads;
 
     /* Open the client's connections. 0 on success, -1 with err/errstr set. */
@@ -278,6 +282,15 @@ struct lock_ops {
      * call, oldest first, at most max of them; the count. Called by the
      * client's own thread between operations; cheap when there are none. */
     size_t (*links)(struct lock_client *c, struct lock_link_event *out, size_t max);
+    /* Optional (NULL: the engine sleeps through the seam): a lock whose
+     * library its caller drives. The engine spends a connected client's
+     * idle time here instead of sleeping (holding a lock, thinking,
+     * backing off), until until_ns or, sooner, once *cancel is non-zero
+     * (NULL: never), noticed within 50 ms, as lock_sleep_until. The lock
+     * keeps its session alive meanwhile (ZooKeeper's pings, its watchers'
+     * news of the link), waiting only through the seam. A paused client
+     * does nothing, so the engine sleeps a pause plainly. */
+    void (*idle)(struct lock_client *c, uint64_t until_ns, const atomic_int *cancel);
 };
 
 /* The registry: every algorithm locklab knows, in one static array. */

@@ -19,8 +19,11 @@
  * A client holds any number of locks at once (a growable array of holds).
  *   Every drop of its connection and every failed session open counts in
  *   c->connect_failures; a drop also in c->connect_refused.
- * The session under all this (connect, reconnect, watchers, the wait on a
- * watch, the crash) is zookeeper_session.c's.
+ * The session under all this (connect, reconnect, watchers, the requests
+ * and the wait on a watch, all driven through the seam, the idle time
+ * that keeps it alive, the crash) is zookeeper_session.c's, on the
+ * single-threaded C library: the client drives its own session, and the
+ * engine hands it the client's idle time (lock_ops.idle) to ping in.
  */
 #include <limits.h>
 #include <stdbool.h>
@@ -144,8 +147,6 @@ static int zookeeper_connect(struct lock_client *c)
         return -1;
     }
     c->impl = z;
-    if (zk_session_init(c, &z->s) < 0)
-        return -1;
     make_id(c, z);
     if (zk_session_hosts(c, &z->s) < 0)
         return -1;
@@ -155,7 +156,6 @@ static int zookeeper_connect(struct lock_client *c)
 static void free_impl(struct lock_client *c)
 {
     struct zk_lock *z = c->impl;
-    zk_session_fini(&z->s);
     free(z->holds);
     free(z);
     c->impl = NULL;
@@ -234,13 +234,12 @@ static int join_path(char *out, const char *parent, size_t parent_len, const cha
 /* Curator's creatingParentsIfNeeded: only the first create under a new
  * key meets ZNONODE. The parents stay (persistent, not containers): the
  * parent's counter is the token, and it must never start again. */
-static int make_parents(struct zk_lock *z)
+static int make_parents(struct lock_client *c, struct zk_lock *z)
 {
-    int rc =
-        zoo_create(z->s.zh, locks_root, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT, NULL, 0);
+    int rc = zk_create(c, &z->s, locks_root, NULL, -1, ZOO_PERSISTENT, NULL, 0);
     if (rc != ZOK && rc != ZNODEEXISTS)
         return rc;
-    rc = zoo_create(z->s.zh, z->parent, NULL, -1, &ZOO_OPEN_ACL_UNSAFE, ZOO_PERSISTENT, NULL, 0);
+    rc = zk_create(c, &z->s, z->parent, NULL, -1, ZOO_PERSISTENT, NULL, 0);
     return rc == ZNODEEXISTS ? ZOK : rc;
 }
 
@@ -257,10 +256,11 @@ static bool is_held(const struct zk_lock *z, const char *path)
 
 /* Delete every child of `parent` whose name starts with `name`, but those
  * held: the nodes this client left there. 0, or a ZooKeeper error code. */
-static int delete_mine(struct zk_lock *z, const char *parent, size_t parent_len, const char *name)
+static int delete_mine(struct lock_client *c, struct zk_lock *z, const char *parent,
+                       size_t parent_len, const char *name)
 {
     struct String_vector kids;
-    int rc = zoo_get_children(z->s.zh, parent, 0, &kids);
+    int rc = zk_children(c, &z->s, parent, &kids);
     if (rc != ZOK)
         return rc == ZNONODE ? ZOK : rc;
     size_t n = strlen(name);
@@ -269,7 +269,7 @@ static int delete_mine(struct zk_lock *z, const char *parent, size_t parent_len,
         if (strncmp(kids.data[i], name, n) != 0 ||
             join_path(path, parent, parent_len, kids.data[i]) < 0 || is_held(z, path))
             continue;
-        rc = zoo_delete(z->s.zh, path, -1);
+        rc = zk_delete(c, &z->s, path);
         if (rc == ZNONODE)
             rc = ZOK;
     }
@@ -300,7 +300,7 @@ static int flush_pending(struct lock_client *c, struct zk_lock *z)
     char parent[ZK_PATH_MAX];
     memcpy(parent, z->pending, parent_len);
     parent[parent_len] = '\0';
-    int rc = delete_mine(z, parent, parent_len, slash + 1);
+    int rc = delete_mine(c, z, parent, parent_len, slash + 1);
     if (rc != ZOK && !session_gone(z->s.zh, rc))
         return fail(c, "delete leftover", z->pending, rc);
     z->pending[0] = '\0';
@@ -316,7 +316,7 @@ static int flush_orphans(struct lock_client *c, struct zk_lock *z)
         struct zk_hold *h = &z->holds[i];
         if (h->state != HOLD_ORPHAN)
             continue;
-        int rc = zoo_delete(z->s.zh, h->path, -1);
+        int rc = zk_delete(c, &z->s, h->path);
         if (rc != ZOK && rc != ZNONODE && !session_gone(z->s.zh, rc))
             return fail(c, "delete orphan", h->path, rc);
         h->state = HOLD_FREE;
@@ -329,7 +329,7 @@ static int flush_orphans(struct lock_client *c, struct zk_lock *z)
 static int find_mine(struct lock_client *c, struct zk_lock *z)
 {
     struct String_vector kids;
-    int rc = zoo_get_children(z->s.zh, z->parent, 0, &kids);
+    int rc = zk_children(c, &z->s, z->parent, &kids);
     if (rc == ZNONODE)
         return 0;
     if (rc != ZOK)
@@ -350,9 +350,9 @@ static int create_node(struct lock_client *c, struct zk_lock *z)
 {
     bool reopened = false;
     for (int attempt = 0; attempt < ZK_CREATE_TRIES; attempt++) {
-        int rc = zoo_create(z->s.zh, z->prefix, c->owner, (int)c->owner_len, &ZOO_OPEN_ACL_UNSAFE,
-                            ZOO_EPHEMERAL_SEQUENTIAL, z->node, sizeof(z->node));
-        if (rc == ZNONODE && (rc = make_parents(z)) == ZOK)
+        int rc = zk_create(c, &z->s, z->prefix, c->owner, (int)c->owner_len,
+                           ZOO_EPHEMERAL_SEQUENTIAL, z->node, sizeof(z->node));
+        if (rc == ZNONODE && (rc = make_parents(c, z)) == ZOK)
             continue;
         if (rc == ZOK)
             return 0;
@@ -390,7 +390,7 @@ static int create_node(struct lock_client *c, struct zk_lock *z)
 static int queue_position(struct lock_client *c, struct zk_lock *z)
 {
     struct String_vector kids;
-    int rc = zoo_get_children(z->s.zh, z->parent, 0, &kids);
+    int rc = zk_children(c, &z->s, z->parent, &kids);
     if (rc != ZOK)
         return fail(c, "list", z->parent, rc);
     bool mine = false;
@@ -416,7 +416,7 @@ static int queue_position(struct lock_client *c, struct zk_lock *z)
  * the whole queue. 1 look again, 0 gave up, -1. */
 static int watch_pred(struct lock_client *c, struct zk_lock *z, uint64_t deadline)
 {
-    int rc = zk_session_watch(&z->s, z->pred);
+    int rc = zk_session_watch(c, &z->s, z->pred);
     if (rc == ZNONODE)
         return 1;
     if (rc != ZOK)
@@ -429,9 +429,9 @@ static int watch_pred(struct lock_client *c, struct zk_lock *z, uint64_t deadlin
 
 /* Leave the queue. A delete that does not get through is retried before
  * the next acquire. */
-static void give_up(struct zk_lock *z)
+static void give_up(struct lock_client *c, struct zk_lock *z)
 {
-    int rc = zoo_delete(z->s.zh, z->node, -1);
+    int rc = zk_delete(c, &z->s, z->node);
     if (rc != ZOK && rc != ZNONODE && is_unrecoverable(z->s.zh) == ZOK)
         remember_pending(z, z->prefix, z->prefix_len);
 }
@@ -504,7 +504,7 @@ static enum lock_result acquire_once(struct lock_client *c, struct zk_lock *z, c
     uint64_t deadline = lock_now_ms() + wait_ms;
     for (;;) {
         /* Read before the listing: a drop after it makes the grant suspect. */
-        uint64_t losses = atomic_load(&z->s.losses);
+        uint64_t losses = z->s.losses;
         uint64_t sent = lock_now_ms();
         int pos = queue_position(c, z);
         if (pos == 0) {
@@ -516,7 +516,7 @@ static enum lock_result acquire_once(struct lock_client *c, struct zk_lock *z, c
         }
         int go_on = pos > 0 && wait_ms > 0 ? watch_pred(c, z, deadline) : pos;
         if (go_on <= 0 || wait_ms == 0) {
-            give_up(z);
+            give_up(c, z);
             return go_on < 0 ? LOCK_ERR : LOCK_BUSY;
         }
     }
@@ -553,10 +553,10 @@ static enum lock_result release_once(struct lock_client *c, struct zk_lock *z,
         h->state = HOLD_FREE;
         return LOCK_LOST;
     }
-    bool lost = h->losses != atomic_load(&z->s.losses);
+    bool lost = h->losses != z->s.losses;
     /* Even a lost grant's node is deleted: after a mere reconnect it still
      * heads the queue. */
-    int rc = zoo_delete(z->s.zh, h->path, -1);
+    int rc = zk_delete(c, &z->s, h->path);
     if (rc == ZOK || rc == ZNONODE || session_gone(z->s.zh, rc)) {
         h->state = HOLD_FREE;
         /* Deleted: ours, unless the link dropped since the grant (Curator's
@@ -585,7 +585,7 @@ static enum lock_result zookeeper_release(struct lock_client *c, const struct lo
 uint64_t zookeeper_watch_events(const struct lock_client *c)
 {
     const struct zk_lock *z = c->impl;
-    return z ? atomic_load(&z->s.watch_events) : 0;
+    return z ? z->s.watch_events : 0;
 }
 
 int64_t zookeeper_session_id(const struct lock_client *c)
@@ -600,13 +600,27 @@ static size_t zookeeper_links(struct lock_client *c, struct lock_link_event *out
     return z ? zk_session_links(&z->s, out, max) : 0;
 }
 
+/* The time a connected client spends outside acquire and release (holding,
+ * thinking, backing off): the session is driven meanwhile, so it pings and
+ * stays alive, and its link changes are seen when they happen, as the
+ * multi-threaded library's own thread did. */
+static void zookeeper_idle(struct lock_client *c, uint64_t until_ns, const atomic_int *cancel)
+{
+    struct zk_lock *z = c->impl;
+    if (z == NULL) {
+        lock_sleep_until(c, until_ns, cancel);
+        return;
+    }
+    zk_session_idle(c, &z->s, until_ns, cancel);
+    zk_session_count_drops(c, &z->s);
+}
+
 const struct lock_ops zookeeper_ops = {
     .name = "zookeeper",
     .summary = "ephemeral sequential node, lowest holds, waiter watches its predecessor; "
                "session timeout as ttl, sequence as token",
     .server = "zookeeper",
     .session_lease = true,
-    .own_threads = true,
     .independent_nodes = false,
     .gives_token = true,
     .connect = zookeeper_connect,
@@ -616,4 +630,5 @@ const struct lock_ops zookeeper_ops = {
     .renew = NULL, /* the session's heartbeat is the renewal */
     .crash = zookeeper_crash,
     .links = zookeeper_links,
+    .idle = zookeeper_idle,
 };

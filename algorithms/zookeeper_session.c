@@ -1,12 +1,17 @@
-/* zookeeper_session.c - one client's ZooKeeper session: the watchers the
- * library calls on its completion thread, connect and reconnect, the wait
- * on a watch, the link changes kept for the engine, and the crash that
+/* zookeeper_session.c - one client's ZooKeeper session on the
+ * single-threaded C library: the loop that drives it through the seam, the
+ * watchers the library calls from inside that loop, connect and reconnect,
+ * the recipe's requests, the wait on a watch, the idle time that keeps the
+ * session alive, the link changes kept for the engine, and the crash that
  * leaves the session to expire on the server.
  */
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -16,22 +21,21 @@
 
 #define ZK_DEFAULT_SESSION_MS 10000 /* when the engine gives none */
 #define ZK_POLL_MS            50    /* how often a waiter looks at the cancel flag */
-#define ZK_SEVER_TRIES        8     /* loopback addresses tried for a refusing socket */
+#define NS_PER_MS             1000000ULL
+#define ZK_SEVER_TRIES        8 /* loopback addresses tried for a refusing socket */
 
 static pthread_once_t quiet_once = PTHREAD_ONCE_INIT;
 
-/* The C client logs connection chatter to stderr from its own threads, and
- * the stream is process-wide: aim it at /dev/null once. The FILE stays open
- * because the library may log until exit. */
+/* The C client logs connection chatter to stderr, and the single-threaded
+ * library formats every line into one static buffer that sessions driven
+ * on different threads would share: no logging at all (level 0, as the
+ * library's own tests set it). */
 static void quiet_client_log(void)
 {
-    FILE *devnull = fopen("/dev/null", "w"); // cppcheck-suppress resourceLeak
-    if (devnull)
-        zoo_set_log_stream(devnull);
-    zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR);
+    zoo_set_debug_level((ZooLogLevel)0);
 }
 
-/* Under mu. A flood (the library retrying a dead ensemble every few ms)
+/* A flood (the library retrying a dead ensemble every few ms)
  * keeps the first ones and the last: the newest state is what matters. */
 static void note_link(struct zk_session *s, int state)
 {
@@ -43,15 +47,12 @@ static void note_link(struct zk_session *s, int state)
         return; /* the same state again: no change */
     s->link_known = true;
     s->last_link = link;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
     size_t at = s->n_links < ZK_LINKS_MAX ? s->n_links++ : ZK_LINKS_MAX - 1;
-    s->links[at] = (struct lock_link_event){
-        .t_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec, .state = link};
-    atomic_store(&s->links_pending, true);
+    s->links[at] = (struct lock_link_event){.t_ns = lock_now_ns(), .state = link};
 }
 
-/* Runs on the client library's completion thread. */
+/* Called from inside zookeeper_process (or zookeeper_interest, on a
+ * connection given up), on the client's own thread. */
 static void session_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx)
 {
     (void)zh;
@@ -59,21 +60,18 @@ static void session_watcher(zhandle_t *zh, int type, int state, const char *path
     struct zk_session *s = ctx;
     if (type != ZOO_SESSION_EVENT)
         return;
-    pthread_mutex_lock(&s->mu);
     note_link(s, state);
     bool was = s->connected;
     s->connected = state == ZOO_CONNECTED_STATE;
     if (!s->connected)
-        atomic_fetch_add(&s->losses, 1);
+        s->losses++;
     /* One lost connection, counted once: the library reports CONNECTING
      * only when a live connection drops, and an expiry it learns of later
      * (on reconnecting) is the same outage, already counted. */
     if (was && !s->connected)
-        atomic_fetch_add(&s->drops, 1);
+        s->drops++;
     if (state == ZOO_EXPIRED_SESSION_STATE || state == ZOO_AUTH_FAILED_STATE)
         s->expired = true;
-    pthread_cond_broadcast(&s->cv);
-    pthread_mutex_unlock(&s->mu);
 }
 
 /* The watch on the node a waiter waits for. The library also hands every
@@ -85,84 +83,78 @@ static void node_watcher(zhandle_t *zh, int type, int state, const char *path, v
     struct zk_session *s = ctx;
     if (type == ZOO_SESSION_EVENT || type == ZOO_NOTWATCHING_EVENT)
         return;
-    atomic_fetch_add(&s->watch_events, 1);
-    pthread_mutex_lock(&s->mu);
+    s->watch_events++;
     /* A watch left by an earlier wait that gave up may fire later: only
      * the node being waited on now wakes the waiter. */
     if (path && strcmp(path, s->watching) == 0)
         s->fired = true;
-    pthread_cond_broadcast(&s->cv);
-    pthread_mutex_unlock(&s->mu);
 }
 
-static struct timespec deadline_ts(uint64_t at_ms)
+static uint64_t min_u64(uint64_t a, uint64_t b)
 {
-    struct timespec ts = {.tv_sec = (time_t)(at_ms / 1000),
-                          .tv_nsec = (long)(at_ms % 1000) * 1000000L};
-    return ts;
+    return a < b ? a : b;
 }
 
-/* lock_now_ms and the condition variable share CLOCK_MONOTONIC. */
-static int init_sync(struct zk_session *s)
+/* One turn of the loop the library's I/O thread would run: ask it what it
+ * waits for and how long it may wait (a ping is due, a connection timed
+ * out, a reconnect's back-off), wait for that through the seam but no
+ * later than until_ns, and let it read, write and run the completions and
+ * watchers. -1 when the handle is past use (expired, or none): there is
+ * nothing to drive, and the caller must not wait on it. */
+static int turn(struct lock_client *c, struct zk_session *s, uint64_t until_ns)
 {
-    pthread_condattr_t ca;
-    if (pthread_condattr_init(&ca) != 0)
+    if (s->zh == NULL)
         return -1;
-    int rc = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    if (rc == 0)
-        rc = pthread_cond_init(&s->cv, &ca);
-    pthread_condattr_destroy(&ca);
-    if (rc != 0)
+    int fd = -1, interest = 0;
+    struct timeval tv = {0, 0};
+    if (zookeeper_interest(s->zh, &fd, &interest, &tv) == ZINVALIDSTATE)
         return -1;
-    if (pthread_mutex_init(&s->mu, NULL) != 0) {
-        pthread_cond_destroy(&s->cv);
-        return -1;
+    /* Any other failure (a connect refused, a connection timed out) was
+     * handled inside: the watcher heard of it, and tv says when to try
+     * again. */
+    uint64_t wake =
+        lock_now_ns() + (uint64_t)tv.tv_sec * 1000 * NS_PER_MS + (uint64_t)tv.tv_usec * 1000u;
+    wake = min_u64(wake, until_ns);
+    int events = 0;
+    if (fd >= 0) {
+        struct pollfd p = {.fd = fd,
+                           .events = (short)(((interest & ZOOKEEPER_READ) ? POLLIN : 0) |
+                                             ((interest & ZOOKEEPER_WRITE) ? POLLOUT : 0))};
+        if (lock_wait(c, &p, 1, wake) > 0) {
+            /* As the library's own I/O loop maps them; an error is looked at by
+             * reading, whatever was asked. */
+            if (p.revents & (POLLIN | POLLERR))
+                events |= ZOOKEEPER_READ;
+            if (p.revents & (POLLOUT | POLLHUP | POLLERR))
+                events |= ZOOKEEPER_WRITE;
+        }
+    } else {
+        lock_wait(c, NULL, 0, wake); /* a reconnect's back-off: yields even when due */
     }
-    s->sync_ready = true;
+    zookeeper_process(s->zh, events);
     return 0;
-}
-
-int zk_session_init(struct lock_client *c, struct zk_session *s)
-{
-    if (init_sync(s) < 0) {
-        lock_set_error(c, LOCK_ERR_IO, "cannot initialise a mutex");
-        return -1;
-    }
-    return 0;
-}
-
-void zk_session_fini(struct zk_session *s)
-{
-    if (s->sync_ready) {
-        pthread_cond_destroy(&s->cv);
-        pthread_mutex_destroy(&s->mu);
-    }
 }
 
 /* Move the drops the session watcher saw into c->connect_failures, and
  * into c->connect_refused too: lock.h counts a dropped ZooKeeper connection
- * as a server gone. The watcher runs on the library's thread and never
- * writes the client; this runs on the client's own, at the end of each
- * call. */
+ * as a server gone. The watcher has only the session to hand, not the
+ * client; this runs at the end of each call. */
 void zk_session_count_drops(struct lock_client *c, struct zk_session *s)
 {
-    uint64_t seen = atomic_load(&s->drops);
+    uint64_t seen = s->drops;
     c->connect_failures += seen - s->drops_counted;
     c->connect_refused += seen - s->drops_counted;
     s->drops_counted = seen;
 }
 
 /* 0 connected; -1 the time ran out or the session ended first. */
-static int wait_connected(struct zk_session *s, uint32_t limit_ms)
+static int wait_connected(struct lock_client *c, struct zk_session *s, uint32_t limit_ms)
 {
-    struct timespec until = deadline_ts(lock_now_ms() + limit_ms);
-    int rc = 0;
-    pthread_mutex_lock(&s->mu);
-    while (!s->connected && !s->expired && rc == 0)
-        rc = pthread_cond_timedwait(&s->cv, &s->mu, &until);
-    int ok = s->connected ? 0 : -1;
-    pthread_mutex_unlock(&s->mu);
-    return ok;
+    uint64_t until = lock_now_ns() + limit_ms * NS_PER_MS;
+    while (!s->connected && !s->expired && lock_now_ns() < until)
+        if (turn(c, s, until) < 0)
+            break;
+    return s->connected ? 0 : -1;
 }
 
 static uint32_t session_timeout(const struct lock_client *c)
@@ -175,16 +167,21 @@ int zk_session_open(struct lock_client *c, struct zk_session *s)
     uint32_t session = session_timeout(c);
     uint32_t limit = c->cfg->connect_timeout_ms ? c->cfg->connect_timeout_ms : session;
     pthread_once(&quiet_once, quiet_client_log);
-    pthread_mutex_lock(&s->mu);
     s->connected = s->expired = false;
-    pthread_mutex_unlock(&s->mu);
     s->zh = zookeeper_init(s->hosts, session_watcher, (int)session, NULL, s, 0);
     if (s->zh == NULL) {
         c->connect_failures++;
         lock_set_error(c, LOCK_ERR_CONFIG, "zookeeper_init %s failed", s->hosts);
         return -1;
     }
-    if (wait_connected(s, limit) < 0) {
+    /* By default the library resolves its host list again at every
+     * zookeeper_interest, with AI_ADDRCONFIG, which makes glibc ask the
+     * kernel for every interface address over netlink each time: with the
+     * client driving its own session that is every turn of its loop (10,000
+     * clients spent seconds of system time on it before they connected).
+     * The list is resolved again on a lost connection all the same. */
+    zoo_set_servers_resolution_delay(s->zh, -1);
+    if (wait_connected(c, s, limit) < 0) {
         /* Never connected, so the watcher counted nothing: one failed
          * open, counted here once. Not as refused: the library does not
          * say whether nobody listened or the server was slow. */
@@ -309,54 +306,144 @@ void zk_session_crash(struct lock_client *c, struct zk_session *s)
         sever_and_close(c->cfg, s->zh);
 }
 
-/* Sleep until the watch set by zk_session_watch fires (1), the deadline
- * passes or the engine cancels (0), or the session ends (-1). */
+/* Drive the session until the watch set by zk_session_watch fires (1),
+ * the deadline passes or the engine cancels (0), or the session ends (-1). */
 int zk_session_wait_watch(struct lock_client *c, struct zk_session *s, uint64_t deadline)
 {
-    int res = 1;
-    pthread_mutex_lock(&s->mu);
-    while (!s->fired) {
+    for (;;) {
+        if (s->fired)
+            return 1;
+        if (s->expired)
+            return -1;
         uint64_t now = lock_now_ms();
-        if (s->expired) {
-            res = -1;
-            break;
-        }
-        if (now >= deadline || lock_cancelled(c)) {
-            res = 0;
-            break;
-        }
+        if (now >= deadline || lock_cancelled(c))
+            return 0;
         uint64_t until = deadline - now > ZK_POLL_MS ? now + ZK_POLL_MS : deadline;
-        struct timespec ts = deadline_ts(until);
-        pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+        if (turn(c, s, until * NS_PER_MS) < 0)
+            return -1; /* unrecoverable without the watcher's word: expired all the same */
     }
-    pthread_mutex_unlock(&s->mu);
-    return res;
+}
+
+void zk_session_idle(struct lock_client *c, struct zk_session *s, uint64_t until_ns,
+                     const atomic_int *cancel)
+{
+    for (uint64_t now = lock_now_ns(); now < until_ns; now = lock_now_ns()) {
+        if (cancel && atomic_load_explicit(cancel, memory_order_relaxed))
+            return;
+        uint64_t wake = cancel ? min_u64(until_ns, now + ZK_POLL_MS * NS_PER_MS) : until_ns;
+        if (turn(c, s, wake) < 0) {
+            lock_sleep_until(c, until_ns, cancel); /* nothing left to keep alive */
+            return;
+        }
+    }
+}
+
+/* What one request's completion leaves for the caller, who waits for it
+ * by driving the session. */
+struct zk_call {
+    bool done;
+    int rc;
+    char *out; /* zk_create: the created path */
+    size_t out_len;
+    struct String_vector *kids; /* zk_children: a copy, the library frees its own */
+};
+
+/* Drive the session until the request sent with rc (the code of the
+ * zoo_a* call) has its answer; a request never sent has none to wait for. */
+static int await(struct lock_client *c, struct zk_session *s, struct zk_call *k, int rc)
+{
+    if (rc != ZOK)
+        return rc;
+    /* A handle past use failed every request it had sent as it turned so
+     * (its cleanup runs the completions): none is left to come in later. */
+    while (!k->done)
+        if (turn(c, s, LOCK_FOREVER) < 0)
+            return ZINVALIDSTATE;
+    return k->rc;
+}
+
+static void created(int rc, const char *value, const void *data)
+{
+    struct zk_call *k = (struct zk_call *)data;
+    k->rc = rc;
+    if (rc == ZOK && k->out && k->out_len) {
+        snprintf(k->out, k->out_len, "%s", value ? value : "");
+    }
+    k->done = true;
+}
+
+static void listed(int rc, const struct String_vector *strings, const void *data)
+{
+    struct zk_call *k = (struct zk_call *)data;
+    k->rc = rc;
+    if (rc == ZOK) {
+        int32_t n = strings ? strings->count : 0;
+        if (allocate_String_vector(k->kids, n) != 0)
+            k->rc = ZSYSTEMERROR;
+        for (int32_t i = 0; k->rc == ZOK && i < n; i++)
+            if ((k->kids->data[i] = strdup(strings->data[i])) == NULL)
+                k->rc = ZSYSTEMERROR;
+        if (k->rc != ZOK)
+            deallocate_String_vector(k->kids);
+    }
+    k->done = true;
+}
+
+static void voided(int rc, const void *data)
+{
+    struct zk_call *k = (struct zk_call *)data;
+    k->rc = rc;
+    k->done = true;
+}
+
+static void got_data(int rc, const char *value, int value_len, const struct Stat *stat,
+                     const void *data)
+{
+    (void)value;
+    (void)value_len;
+    (void)stat;
+    voided(rc, data);
+}
+
+int zk_create(struct lock_client *c, struct zk_session *s, const char *path, const char *value,
+              int value_len, int mode, char *out, size_t out_len)
+{
+    struct zk_call k = {.out = out, .out_len = out_len};
+    return await(
+        c, s, &k,
+        zoo_acreate(s->zh, path, value, value_len, &ZOO_OPEN_ACL_UNSAFE, mode, created, &k));
+}
+
+int zk_children(struct lock_client *c, struct zk_session *s, const char *path,
+                struct String_vector *kids)
+{
+    struct zk_call k = {.kids = kids};
+    return await(c, s, &k, zoo_aget_children(s->zh, path, 0, listed, &k));
+}
+
+int zk_delete(struct lock_client *c, struct zk_session *s, const char *path)
+{
+    struct zk_call k = {0};
+    return await(c, s, &k, zoo_adelete(s->zh, path, -1, voided, &k));
 }
 
 /* getData rather than exists, as Curator does: on a node already gone it
  * leaves no watch behind. The ZooKeeper code of the call. */
-int zk_session_watch(struct zk_session *s, const char path[static ZK_PATH_MAX])
+int zk_session_watch(struct lock_client *c, struct zk_session *s,
+                     const char path[static ZK_PATH_MAX])
 {
-    pthread_mutex_lock(&s->mu);
     memcpy(s->watching, path, sizeof(s->watching));
     s->fired = false;
-    pthread_mutex_unlock(&s->mu);
-    char data[LOCK_OWNER_MAX];
-    int len = (int)sizeof(data);
-    return zoo_wget(s->zh, path, node_watcher, s, data, &len, NULL);
+    struct zk_call k = {0};
+    return await(c, s, &k, zoo_awget(s->zh, path, node_watcher, s, got_data, &k));
 }
 
 size_t zk_session_links(struct zk_session *s, struct lock_link_event *out, size_t max)
 {
-    if (!s->sync_ready || !atomic_load(&s->links_pending))
-        return 0;
-    pthread_mutex_lock(&s->mu);
     size_t n = s->n_links < max ? s->n_links : max;
     memcpy(out, s->links, n * sizeof(*out));
     /* what did not fit waits for the next call */
     memmove(s->links, s->links + n, (s->n_links - n) * sizeof(*out));
     s->n_links -= n;
-    atomic_store(&s->links_pending, s->n_links > 0);
-    pthread_mutex_unlock(&s->mu);
     return n;
 }

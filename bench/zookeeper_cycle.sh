@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # locklab's ZooKeeper lock cycle on uncontended keys against the raw rate of
-# the same C client (libzookeeper_mt) on the same server, in the same run.
+# the same C client (libzookeeper_st, as locklab) on the same server, in the same run.
 #
 # Peer: build/bench/zk_raw_cycle, one session per thread, looping
 # create(EPHEMERAL|SEQUENCE) + get_children + delete under its own parent:

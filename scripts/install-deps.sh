@@ -7,7 +7,7 @@ packages=(
   build-essential cmake pkg-config
   clang libclang-rt-dev
   redis-server redis-tools redis-sentinel libhiredis-dev
-  zookeeper zookeeper-bin libzookeeper-mt-dev
+  zookeeper zookeeper-bin libzookeeper-st-dev
   etcd-server etcd-client libcurl4-openssl-dev
   postgresql pgbouncer libpq-dev
   libjansson-dev libcmocka-dev zlib1g-dev

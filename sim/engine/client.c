@@ -370,10 +370,16 @@ bool client_lock_mode(struct client *cl, uint32_t key, enum lock_mode mode, uint
 
 /* Sleep until t (CLOCK_MONOTONIC); wakes early when the run is
  * interrupted and cut_short allows it. The client's time passes through
- * the lock's sleep seam, as its lock's waits do. */
+ * the lock's sleep seam, as its lock's waits do, or, for a connected
+ * client of a lock its caller drives, through the lock's idle, which keeps
+ * its session alive meanwhile. */
 void cl_sleep_until(struct client *cl, uint64_t t, bool cut_short)
 {
-    lock_sleep_until(&cl->lc, t, cut_short ? &cl->run->interrupted : NULL);
+    const atomic_int *cancel = cut_short ? &cl->run->interrupted : NULL;
+    if (cl->connected && cl->run->ops->idle)
+        cl->run->ops->idle(&cl->lc, t, cancel);
+    else
+        lock_sleep_until(&cl->lc, t, cancel);
 }
 
 static uint64_t min_u64(uint64_t a, uint64_t b)

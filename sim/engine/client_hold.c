@@ -56,7 +56,9 @@ static void pause_holder(struct client *cl, int idx)
      * carry nothing meanwhile (held at the proxy), as a stopped process's
      * would: a ZooKeeper session can expire under it. */
     nemesis_hold_client(cl->run->nem, idx, cl->id, true);
-    cl_sleep_until(cl, t + f->duration_ms * NS_PER_MS, true);
+    /* A plain sleep, never the lock's idle: a stopped process drives no
+     * session and sends no ping. */
+    lock_sleep_until(&cl->lc, t + f->duration_ms * NS_PER_MS, &cl->run->interrupted);
     nemesis_hold_client(cl->run->nem, idx, cl->id, false);
     uint64_t end = clock_mono_ns();
     cl_log_fault(cl, end, idx, 1);

@@ -45,7 +45,11 @@ static void command(struct spawn *sp, const struct managed_server *s)
 }
 
 /* zoo.cfg (and myid in an ensemble) for member i of zk[0..n). tickTime 500
- * lets sessions be as short as 1 s: the server clamps them to 2..20 ticks. */
+ * lets sessions be as short as 1 s: the server clamps them to 2..20 ticks.
+ * clientPortListenBacklog: the JVM's default accept queue is 50, and 10,000
+ * clients dialling at the start of a run overflow it; the kernel drops the
+ * SYNs past it, their retries come 1 s and 3 s later, past the engine's
+ * 2 s connect timeout (the kernel caps it at net.core.somaxconn). */
 static int write_zoo_cfg(struct managed_server *const *zk, size_t n, size_t i)
 {
     FILE *f = cluster_server_file(zk[i]->dir, "zoo.cfg");
@@ -54,7 +58,7 @@ static int write_zoo_cfg(struct managed_server *const *zk, size_t n, size_t i)
     fprintf(f,
             "tickTime=500\ninitLimit=20\nsyncLimit=10\ndataDir=%s\nclientPort=%d\n"
             "clientPortAddress=127.0.0.1\n4lw.commands.whitelist=*\nadmin.enableServer=false\n"
-            "maxClientCnxns=0\nforceSync=no\n",
+            "maxClientCnxns=0\nforceSync=no\nclientPortListenBacklog=65535\n",
             zk[i]->dir, zk[i]->port);
     for (size_t j = 0; n > 1 && j < n; j++)
         fprintf(f, "server.%zu=127.0.0.1:%d:%d\n", j + 1, zk[j]->peer_port, zk[j]->election_port);

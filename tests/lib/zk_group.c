@@ -7,23 +7,137 @@
 
 #include <cmocka.h>
 
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sim/fleet/server_kind.h"
 
-#define RAW_SESSION 10000
+#define RAW_SESSION  10000
+#define RAW_LIMIT_MS 30000 /* the longest the observer drives for one answer */
+#define RAW_TRIES    3     /* a read that lost its connection is asked again */
+#define REST_MS      10
 
 static int key_counter;
 
+/* The single-threaded library formats log lines into one static buffer:
+ * none at all, as zookeeper_session.c does. */
 static void raw_quiet(void)
 {
-    static FILE *devnull;
-    if (devnull == NULL)
-        devnull = fopen("/dev/null", "w");
-    if (devnull)
-        zoo_set_log_stream(devnull);
+    zoo_set_debug_level((ZooLogLevel)0);
+}
+
+/* One turn of the observer's session on the test's thread, as the
+ * library's own I/O loop would run it (a wait of 10 ms at most). -1 when
+ * the handle is past use. */
+static int raw_turn(zhandle_t *zh)
+{
+    int fd = -1, interest = 0;
+    struct timeval tv = {0, 0};
+    if (zookeeper_interest(zh, &fd, &interest, &tv) == ZINVALIDSTATE)
+        return -1;
+    long ms = tv.tv_sec * 1000L + tv.tv_usec / 1000L;
+    struct pollfd p = {.fd = fd,
+                       .events = (short)(((interest & ZOOKEEPER_READ) ? POLLIN : 0) |
+                                         ((interest & ZOOKEEPER_WRITE) ? POLLOUT : 0))};
+    int events = 0;
+    if (poll(&p, fd >= 0 ? 1 : 0, (int)(ms < 10 ? ms : 10)) > 0) {
+        events |= (p.revents & (POLLIN | POLLERR)) ? ZOOKEEPER_READ : 0;
+        events |= (p.revents & (POLLOUT | POLLHUP | POLLERR)) ? ZOOKEEPER_WRITE : 0;
+    }
+    zookeeper_process(zh, events);
+    return 0;
+}
+
+/* Drive the observer until *done or RAW_LIMIT_MS. */
+static void raw_drive(zhandle_t *zh, const bool *done)
+{
+    uint64_t until = lock_now_ms() + RAW_LIMIT_MS;
+    while (!*done && lock_now_ms() < until)
+        if (raw_turn(zh) < 0)
+            return;
+}
+
+struct raw_call {
+    bool done;
+    int rc;
+    struct String_vector *kids;
+    char *buf;
+    int *len;
+};
+
+static void raw_listed(int rc, const struct String_vector *strings, const void *data)
+{
+    struct raw_call *k = (struct raw_call *)data;
+    k->rc = rc;
+    if (rc == ZOK) {
+        assert_int_equal(allocate_String_vector(k->kids, strings->count), 0);
+        for (int32_t i = 0; i < strings->count; i++)
+            assert_non_null(k->kids->data[i] = strdup(strings->data[i]));
+    }
+    k->done = true;
+}
+
+static void raw_got(int rc, const char *value, int value_len, const struct Stat *stat,
+                    const void *data)
+{
+    (void)stat;
+    struct raw_call *k = (struct raw_call *)data;
+    k->rc = rc;
+    if (rc == ZOK) {
+        int n = value_len < *k->len ? value_len : *k->len;
+        if (n > 0)
+            memcpy(k->buf, value, (size_t)n);
+        *k->len = value_len < 0 ? -1 : n;
+    }
+    k->done = true;
+}
+
+/* One read, asked again when its connection gave out under it. */
+static int raw_children(zhandle_t *raw, const char *path, struct String_vector *v)
+{
+    int rc = ZCONNECTIONLOSS;
+    for (int t = 0; t < RAW_TRIES && (rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT); t++) {
+        struct raw_call k = {.kids = v, .rc = ZOPERATIONTIMEOUT};
+        rc = zoo_aget_children(raw, path, 0, raw_listed, &k);
+        if (rc == ZOK) {
+            raw_drive(raw, &k.done);
+            assert_true(k.done);
+            rc = k.rc;
+        }
+    }
+    return rc;
+}
+
+int raw_get(zhandle_t *raw, const char *path, char *buf, int *len)
+{
+    int rc = ZCONNECTIONLOSS, size = *len;
+    for (int t = 0; t < RAW_TRIES && (rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT); t++) {
+        *len = size;
+        struct raw_call k = {.buf = buf, .len = len, .rc = ZOPERATIONTIMEOUT};
+        rc = zoo_aget(raw, path, 0, raw_got, &k);
+        if (rc == ZOK) {
+            raw_drive(raw, &k.done);
+            assert_true(k.done);
+            rc = k.rc;
+        }
+    }
+    return rc;
+}
+
+void rest(struct lock_client *const *cs, size_t n, uint32_t ms)
+{
+    uint64_t until = lock_now_ns() + (uint64_t)ms * 1000000u;
+    for (uint64_t now = lock_now_ns(); now < until; now = lock_now_ns()) {
+        uint64_t slice = now + REST_MS * 1000000u < until ? now + REST_MS * 1000000u : until;
+        for (size_t i = 0; i < n; i++)
+            if (cs[i]->impl && cs[i]->ops->idle)
+                cs[i]->ops->idle(cs[i], slice, NULL);
+        uint64_t after = lock_now_ns();
+        if (after < slice) /* no client to drive, or none with a session */
+            lock_sleep_ms((uint32_t)((slice - after + 999999u) / 1000000u));
+    }
 }
 
 zhandle_t *raw_open(int port)
@@ -32,8 +146,10 @@ zhandle_t *raw_open(int port)
     snprintf(host, sizeof(host), "127.0.0.1:%d", port);
     raw_quiet();
     zhandle_t *zh = zookeeper_init(host, NULL, RAW_SESSION, NULL, NULL, 0);
-    for (int i = 0; zh && i < 500 && zoo_state(zh) != ZOO_CONNECTED_STATE; i++)
-        lock_sleep_ms(10);
+    uint64_t until = lock_now_ms() + 5000;
+    while (zh && zoo_state(zh) != ZOO_CONNECTED_STATE && lock_now_ms() < until)
+        if (raw_turn(zh) < 0)
+            break;
     if (zh && zoo_state(zh) != ZOO_CONNECTED_STATE) {
         zookeeper_close(zh);
         return NULL;
@@ -110,7 +226,7 @@ int kids(zhandle_t *raw, const char *key, char (*paths)[PATH_LEN], int max)
     char parent[PATH_LEN / 2];
     snprintf(parent, sizeof(parent), "/locks/%s", key);
     struct String_vector v;
-    int rc = zoo_get_children(raw, parent, 0, &v);
+    int rc = raw_children(raw, parent, &v);
     if (rc == ZNONODE)
         return 0;
     assert_int_equal(rc, ZOK);
@@ -128,12 +244,12 @@ int count_kids(zhandle_t *raw, const char *key)
     return kids(raw, key, paths, MAX_KIDS);
 }
 
-int wait_for_kids(zhandle_t *raw, const char *key, int n)
+int wait_for_kids(zhandle_t *raw, const char *key, int n, struct lock_client *idler)
 {
     for (int i = 0; i < 1000; i++) {
         if (count_kids(raw, key) == n)
             return 0;
-        lock_sleep_ms(10);
+        rest(&idler, idler ? 1 : 0, 10);
     }
     return -1;
 }

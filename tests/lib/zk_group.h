@@ -1,9 +1,11 @@
 /* zk_group.h - what the ZooKeeper lock tests (tests/locks/test_zookeeper_lock_*.c)
  * share: a group of tests with its own standalone ZooKeeper and a plain
  * client that looks at the tree, lock clients opened on it, and the
- * children of a lock's parent node. THREADED: the C client's synchronous
- * calls. Each function asserts (cmocka) rather than returning an error,
- * but for the group's start, which a cmocka group setup returns. */
+ * children of a lock's parent node. The C client is the single-threaded
+ * one: the observer's calls drive its session on the test's thread until
+ * the answer is in, and a lock client the test leaves idle is driven
+ * through its lock_ops.idle (rest), as the engine does. Each function asserts (cmocka) rather than
+ * returning an error, but for the group's start, which a cmocka group setup returns. */
 #ifndef LOCKLAB_TEST_ZK_GROUP_H
 #define LOCKLAB_TEST_ZK_GROUP_H
 
@@ -32,6 +34,14 @@ struct group {
 
 /* A plain client's session on the loopback port, connected, or NULL. */
 zhandle_t *raw_open(int port);
+/* The observer's getData of path into buf (*len in: its size, out: the
+ * data's length): the ZooKeeper code. */
+int raw_get(zhandle_t *raw, const char *path, char *buf, int *len);
+
+/* Let n lock clients sit idle for ms, each driven through its lock's idle
+ * in turn (slices of 10 ms), as the engine spends a client's idle time;
+ * a client with no session only sleeps. */
+void rest(struct lock_client *const *cs, size_t n, uint32_t ms);
 
 /* Start g's ZooKeeper and its observer session; lock clients get
  * session_ms. 0, or -1 with the reason on stderr and nothing left running. */
@@ -53,7 +63,8 @@ int64_t seq_of(const char *name);
  * not exist yet). */
 int kids(zhandle_t *raw, const char *key, char (*paths)[PATH_LEN], int max);
 int count_kids(zhandle_t *raw, const char *key);
-/* 0 once /locks/<key> has n children, -1 after 10 s. */
-int wait_for_kids(zhandle_t *raw, const char *key, int n);
+/* 0 once /locks/<key> has n children, -1 after 10 s; idler (NULL: none)
+ * is driven meanwhile, as rest() does. */
+int wait_for_kids(zhandle_t *raw, const char *key, int n, struct lock_client *idler);
 
 #endif

@@ -4,7 +4,8 @@
  * a new session opened, a holder whose link dropped (server paused) counts
  * its grant as lost, and a release the paused server never answered is
  * unknown (LOCK_ERR), not lost. Dropped connections count in
- * connect_failures.
+ * connect_failures. A holder driven through its lock's idle keeps its
+ * session; one that only sleeps loses it.
  *
  * The group starts its own standalone ZooKeeper through locklab's cluster
  * code (tests/lib/zk_group.h), on free loopback ports, and stops it by PID
@@ -84,15 +85,17 @@ static int continue_server(void **state)
     return 0;
 }
 
-/* SIGSTOP the group's server for pause_ms. The observer session is closed
- * first and opened again after: the pause is for the lock's sessions. */
-static void pause_server(struct group *G, uint32_t pause_ms)
+/* SIGSTOP the group's server for pause_ms while the n lock clients cs sit
+ * idle (driven, as the engine does). The observer session is closed first
+ * and opened again after: the pause is for the lock's sessions. */
+static void pause_server(struct group *G, uint32_t pause_ms, struct lock_client *const *cs,
+                         size_t n)
 {
     zookeeper_close(G->raw);
     G->raw = NULL;
     pid_t pid = G->cluster.srv[0].pid;
     assert_int_equal(kill(pid, SIGSTOP), 0);
-    lock_sleep_ms(pause_ms);
+    rest(cs, n, pause_ms);
     assert_int_equal(kill(pid, SIGCONT), 0);
     G->raw = raw_open(G->cluster.srv[0].port);
     assert_non_null(G->raw);
@@ -227,7 +230,7 @@ static void zk_expired_session_loses_the_lock(void **state)
 
     atomic_store(&r->cut, 1);
     uint64_t t = lock_now_ms();
-    assert_int_equal(wait_for_kids(G->raw, key, 0), 0);
+    assert_int_equal(wait_for_kids(G->raw, key, 0, &a), 0);
     assert_true(lock_now_ms() - t <= SESSION_MS + 3000);
     atomic_store(&r->cut, 0);
 
@@ -265,7 +268,8 @@ static void zk_connection_loss_while_holding_is_lost(void **state)
     assert_int_equal(take(&a, key, 0, &ga), LOCK_OK);
     int64_t before = zookeeper_session_id(&a);
 
-    pause_server(G, LONG_SESSION_MS * 13 / 16);
+    struct lock_client *both[] = {&a, &b};
+    pause_server(G, LONG_SESSION_MS * 13 / 16, both, 2);
     assert_int_equal(a.ops->release(&a, &ga), LOCK_LOST);
     assert_int_equal(zookeeper_session_id(&a), before); /* not expired */
     assert_int_equal(a.connect_failures, 1);            /* the one drop, counted once */
@@ -289,7 +293,7 @@ static enum lock_result release_while_paused(struct lock_client *a, struct lock_
     paused_pid = G->cluster.srv[0].pid;
     assert_int_equal(kill(paused_pid, SIGSTOP), 0);
     wait_stopped(paused_pid);
-    lock_sleep_ms(before_ms);
+    rest(&a, 1, before_ms);
     uint64_t t = lock_now_ms();
     enum lock_result r = a->ops->release(a, ga);
     uint64_t took = lock_now_ms() - t;
@@ -325,7 +329,7 @@ static void zk_unanswered_release_is_unknown(void **state)
         /* Whether the session lived or expired, after a's next acquire the
          * node is gone and b gets the lock without waiting. */
         assert_int_equal(take(&a, other, 5000, &go), LOCK_OK);
-        /* the drop, seen by the library's thread, is counted by now */
+        /* the drop, seen while a was driven, is counted by now */
         assert_true(a.connect_failures >= 1);
         assert_int_equal(count_kids(G->raw, key), 0);
         /* b comes after the pause: a client that sat through it with a 1 s
@@ -341,12 +345,50 @@ static void zk_unanswered_release_is_unknown(void **state)
     }
 }
 
+/* Nothing pings for a single-threaded client unless it is driven: a holder
+ * whose time passes in its lock's idle keeps its session through three
+ * session timeouts (no link change, the same session, its release OK),
+ * while one that only sleeps as long loses it (the server expires the
+ * session and deletes the node: LOCK_LOST). */
+static void zk_idle_keeps_the_session(void **state)
+{
+    (void)state;
+    struct group *G = &fault_group;
+    struct lock_client a, b;
+    client_open(&a, &G->cfg, "owner-a");
+    client_open(&b, &G->cfg, "owner-b");
+    char ka[64], kb[64];
+    new_key(ka, sizeof(ka));
+    new_key(kb, sizeof(kb));
+    struct lock_grant ga, gb;
+    assert_int_equal(take(&a, ka, 0, &ga), LOCK_OK);
+    struct lock_link_event ev[4];
+    size_t first = a.ops->links(&a, ev, 4); /* the connect's own CONNECTED */
+    assert_int_equal(first, 1);
+    assert_int_equal(ev[0].state, LOCK_LINK_CONNECTED);
+    int64_t session = zookeeper_session_id(&a);
+    struct lock_client *idler = &a;
+    rest(&idler, 1, 3 * SESSION_MS);
+    assert_int_equal(a.ops->links(&a, ev, 4), 0);
+    assert_int_equal(zookeeper_session_id(&a), session);
+    assert_int_equal(count_kids(G->raw, ka), 1);
+    assert_int_equal(a.ops->release(&a, &ga), LOCK_OK);
+
+    assert_int_equal(take(&b, kb, 0, &gb), LOCK_OK);
+    lock_sleep_ms(3 * SESSION_MS);
+    assert_int_equal(count_kids(G->raw, kb), 0);
+    assert_int_equal(b.ops->release(&b, &gb), LOCK_LOST);
+    a.ops->disconnect(&a);
+    b.ops->disconnect(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest fault_tests[] = {
         cmocka_unit_test(zk_expired_session_loses_the_lock),
         cmocka_unit_test(zk_connection_loss_while_holding_is_lost),
         cmocka_unit_test_teardown(zk_unanswered_release_is_unknown, continue_server),
+        cmocka_unit_test(zk_idle_keeps_the_session),
     };
     return cmocka_run_group_tests_name("zookeeper-faults", fault_tests, setup_faults,
                                        teardown_faults);

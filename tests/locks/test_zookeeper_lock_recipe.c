@@ -63,7 +63,7 @@ static void assert_node_data(zhandle_t *raw, const char *path, const char *want)
 {
     char buf[128];
     int len = (int)sizeof(buf) - 1;
-    assert_int_equal(zoo_get(raw, path, 0, buf, &len, NULL), ZOK);
+    assert_int_equal(raw_get(raw, path, buf, &len), ZOK);
     buf[len < 0 ? 0 : len] = '\0';
     assert_string_equal(buf, want);
 }
@@ -215,7 +215,8 @@ static void *waiter_run(void *arg)
     if (w->got == LOCK_OK) {
         /* Inside the lock: nobody else counts at the same time. */
         w->order = atomic_fetch_add(&grant_order, 1);
-        lock_sleep_ms(HOLD_MS);
+        struct lock_client *me = &w->c;
+        rest(&me, 1, HOLD_MS);
         w->released = w->c.ops->release(&w->c, &w->g);
     }
     return NULL;
@@ -249,7 +250,7 @@ static int wchc_path_count(const char *reply, const char *path)
 /* Wait until the server reports WAITERS sessions with watches, each on one
  * path, then check those are the nodes the waiters stand behind, each
  * watched once: every node but the last. */
-static void check_server_watches(struct group *G, const char *key)
+static void check_server_watches(struct group *G, const char *key, struct lock_client *idler)
 {
     char paths[MAX_KIDS][PATH_LEN];
     char *reply = malloc(WCHC_MAX);
@@ -260,7 +261,7 @@ static void check_server_watches(struct group *G, const char *key)
         sessions = sessions_watching_one(reply);
         assert_true(sessions >= 0); /* no session ever watches two nodes */
         if (sessions != WAITERS)
-            lock_sleep_ms(10);
+            rest(&idler, 1, 10);
     }
     assert_int_equal(sessions, WAITERS);
     int n = kids(G->raw, key, paths, MAX_KIDS);
@@ -298,9 +299,9 @@ static void zk_fair_queue_without_herd(void **state)
         assert_int_equal(pthread_create(&w[i].thread, NULL, waiter_run, &w[i]), 0);
         /* One at a time: waiter i's node is the (i+2)th, so the queue order
          * is the start order. */
-        assert_int_equal(wait_for_kids(G->raw, key, i + 2), 0);
+        assert_int_equal(wait_for_kids(G->raw, key, i + 2, &h), 0);
     }
-    check_server_watches(G, key);
+    check_server_watches(G, key, &h);
     assert_int_equal(h.ops->release(&h, &gh), LOCK_OK);
     for (int i = 0; i < WAITERS; i++)
         pthread_join(w[i].thread, NULL);
