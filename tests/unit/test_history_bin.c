@@ -138,6 +138,7 @@ static void both_forms_read_the_same(void **state)
     struct history w;
     make_history(&w, e, n, keys, 2, owners, 2);
     const char *notes[] = {"redis-1"};
+    free(w.notes); /* make_history's empty table, replaced */
     w.notes = calloc(1, sizeof(char *));
     w.notes[0] = strdup(notes[0]);
     w.n_notes = 1;
