@@ -14,7 +14,7 @@ struct command_help {
 };
 
 #define RUN_OPTIONS                                                                                \
-    "  -c, --clients N          clients, 1..100000; default: the scenario's\n"             \
+    "  -c, --clients N          clients, 1..100000; default: the scenario's\n"                     \
     "  -d, --duration S         seconds, > 0 and <= 86400, at least 1 ms once rounded to\n"        \
     "                           whole ms; default: the scenario's duration_s\n"                    \
     "  -n, --requests N         stop after N business steps in all (0 = no limit)\n"               \

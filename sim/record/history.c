@@ -53,7 +53,7 @@ void history_buf_free(struct history_buf *b)
 int history_append(struct history_buf *b, const struct history_event *e)
 {
     if (b->tail == NULL || b->tail->n == b->tail->cap) {
-        size_t cap = b->tail == NULL ? CHUNK_FIRST
+        size_t cap = b->tail == NULL               ? CHUNK_FIRST
                      : b->tail->cap < CHUNK_EVENTS ? 2 * b->tail->cap
                                                    : CHUNK_EVENTS;
         struct chunk *c = malloc(sizeof(*c) + cap * sizeof(c->ev[0]));
