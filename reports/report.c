@@ -461,6 +461,21 @@ json_t *report_load_json(const struct run_result *r)
                      "max_lag_ms", (double)l->lag_max_ns / 1e6, "mean_lag_ms", mean_lag_s(l) * 1e3);
 }
 
+/* The grants of each client: the run's counters, or (a result read from
+ * a history) the acquire ok lines. */
+static void count_grants(const struct run_result *r, uint64_t *per, uint32_t n)
+{
+    if (r->grants && r->n_grants == n) {
+        memcpy(per, r->grants, n * sizeof(*per));
+        return;
+    }
+    for (size_t k = 0; k < r->hist.n; k++) {
+        const struct history_event *e = &r->hist.ev[k];
+        if (e->f == HF_ACQUIRE && e->type == HT_OK && e->client < n)
+            per[e->client]++;
+    }
+}
+
 uint64_t *report_fairness(const struct run_result *r, struct report_fairness *out)
 {
     *out = (struct report_fairness){.clients = r->hist.clients, .min = UINT64_MAX};
@@ -470,11 +485,7 @@ uint64_t *report_fairness(const struct run_result *r, struct report_fairness *ou
         *out = (struct report_fairness){0};
         return NULL;
     }
-    for (size_t k = 0; k < r->hist.n; k++) {
-        const struct history_event *e = &r->hist.ev[k];
-        if (e->f == HF_ACQUIRE && e->type == HT_OK && e->client < n)
-            per[e->client]++;
-    }
+    count_grants(r, per, n);
     for (uint32_t i = 0; i < n; i++) {
         out->total += per[i];
         if (per[i] > out->max || i == 0)

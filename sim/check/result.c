@@ -183,6 +183,7 @@ void result_free(struct run_result *r)
     for (int k = 0; k < OP_COUNT; k++)
         histogram_free(r->ops[k]);
     free(r->steps);
+    free(r->grants);
     free(r->tl_ok);
     free(r->tl_fail);
     history_free(&r->hist);

@@ -72,6 +72,11 @@ struct run_result {
     struct load_record load;
     struct interval_sample *steps; /* every step's latency and second, for the intervals */
     size_t n_steps;
+    /* Locks each client was granted (its acquire_ok counter), by client
+     * id, for the fairness figures; NULL when the result was read from a
+     * history (`check`): they are then counted from its events. */
+    uint64_t *grants;
+    uint32_t n_grants;
     uint32_t *tl_ok, *tl_fail;         /* per second */
     struct latency_second *tl_latency; /* per second: successful acquires' latency */
     size_t tl_len;

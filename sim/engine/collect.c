@@ -78,6 +78,12 @@ static int merge_measurements(struct runner *r, struct run_result *res)
     merge_load(r, res);
     if (merge_steps(r, res) < 0)
         return -1;
+    res->grants = calloc(r->n ? r->n : 1, sizeof(*res->grants));
+    if (res->grants == NULL)
+        return -1;
+    res->n_grants = r->n;
+    for (uint32_t i = 0; i < r->n; i++)
+        res->grants[i] = client_stat(&r->clients[i], ST_ACQUIRE_OK);
     for (int k = 0; k < OP_COUNT; k++) {
         res->ops[k] = histogram_new(HIST_LOWEST_US, HIST_HIGHEST_US, HIST_SIG_DIGITS);
         if (res->ops[k] == NULL)
