@@ -298,14 +298,33 @@ static void lost_servers(struct run_result *res)
              res->connects_refused, res->sample_error[0] ? res->sample_error : "no error text");
 }
 
-/* A run in which no acquire ever succeeded, and some ended in an error,
- * never tested the lock: a server too slow to answer any client (etcd's
- * gateway at 10,000 lease grants at once) would otherwise leave a clean,
- * empty history, safe by default. It cannot pass. */
+/* Acquires that never reached a server or got no answer from it: sent
+ * nowhere (no connection) or unknown. Not those a server refused or the
+ * lock undid (WAIT short of its replicas): that is the lock answering. */
+static uint64_t unreached_acquires(const struct history *h)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < h->n; i++) {
+        const struct history_event *e = &h->ev[i];
+        if (e->f == HF_ACQUIRE && ((e->type == HT_FAIL && e->arg == HE_UNSENT) ||
+                                   (e->type == HT_INFO && e->arg == HE_ERROR)))
+            n++;
+    }
+    return n;
+}
+
+/* A run in which no acquire ever succeeded, and every one that failed
+ * never reached a server or got no answer, never tested the lock: a
+ * server killed at the start line, or too slow to answer any client
+ * (etcd's gateway at 10,000 lease grants at once), would otherwise leave a
+ * clean, empty history, safe by default. It cannot pass. A lock that
+ * refused every grant (WAIT short of its replicas, the server saying no)
+ * was tested: it chose not to grant. */
 static void never_granted(struct run_result *res)
 {
     uint64_t errors = res->stat[ST_ACQUIRE_ERR];
-    if (!res->complete || res->stat[ST_ACQUIRE_OK] > 0 || errors == 0)
+    if (!res->complete || res->stat[ST_ACQUIRE_OK] > 0 || errors == 0 ||
+        unreached_acquires(&res->hist) != errors)
         return;
     res->complete = false;
     snprintf(res->incomplete_reason, sizeof(res->incomplete_reason),
@@ -313,20 +332,21 @@ static void never_granted(struct run_result *res)
              res->sample_error[0] ? res->sample_error : "no error text");
 }
 
-/* More acquires that never left (no connection to send them on) than
- * granted ones, with no fault of the scenario to explain it: the servers
- * could not take the clients (etcd's listener at 10,000 connections at
- * once), and the figures describe that, not the lock. */
+/* More acquires that never reached a server (no connection to send them
+ * on) or got no answer than granted ones, with no fault of the scenario to
+ * explain it: the servers could not take the clients (etcd's listener at
+ * 10,000 connections at once), and the figures describe that, not the
+ * lock. */
 static void servers_overwhelmed(struct run_result *res)
 {
-    uint64_t unsent = res->stat[ST_ACQUIRE_UNSENT], ok = res->stat[ST_ACQUIRE_OK];
+    uint64_t unsent = unreached_acquires(&res->hist), ok = res->stat[ST_ACQUIRE_OK];
     if (!res->complete || unsent <= ok || scenario_has_server_faults(res->scn) ||
         scenario_needs_proxy(res->scn))
         return;
     res->complete = false;
     snprintf(res->incomplete_reason, sizeof(res->incomplete_reason),
-             "the servers could not take the clients: %" PRIu64 " acquires never left for %" PRIu64
-             " granted (%s)",
+             "the servers could not take the clients: %" PRIu64
+             " acquires never reached them or got no answer, for %" PRIu64 " granted (%s)",
              unsent, ok, res->sample_error[0] ? res->sample_error : "no error text");
 }
 

@@ -442,7 +442,11 @@ static void a_run_that_never_granted_a_lock_cannot_pass(void **state)
     (void)state;
     struct outcome o = {0};
     const char *quiet[] = {"--quiet", NULL};
-    json_t *r = run_scenario(&o, "../tests/fixtures/server_killed_whole_run.json", 3, quiet);
+    char path[600];
+    scenario_path(path, sizeof(path), "../tests/fixtures/server_killed_whole_run.json");
+    run(&o, NULL, "run", path, quiet);
+    assert_int_equal(o.status, 3);
+    json_t *r = report(&o);
     assert_false(jbool(r, NULL, "complete"));
     assert_int_equal(jint(r, "counters", "acquire_ok"), 0);
     assert_true(jint(r, "counters", "acquire_errors") > 0);
