@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "sim/check/sweep.h"
+#include "sim/record/grow.h"
 
 struct checker {
     struct sweep *w;
@@ -29,21 +30,6 @@ struct checker {
 };
 
 _Static_assert(SWEEP_NO_SEQ == HISTORY_NO_SEQ, "one value says no sequence");
-
-static int grow(void *p, size_t *cap, size_t want, size_t sz)
-{
-    if (want <= *cap)
-        return 0;
-    size_t c = *cap ? *cap : 16;
-    while (c < want)
-        c *= 2;
-    void *q = realloc(*(void **)p, c * sz);
-    if (q == NULL)
-        return -1;
-    *(void **)p = q;
-    *cap = c;
-    return 0;
-}
 
 struct checker *checker_begin(uint64_t lookback_ns, size_t max_listed, bool writes_only,
                               struct check_result *out)
@@ -68,7 +54,7 @@ static uint32_t *proc_head(struct checker *c, uint32_t client)
 {
     if (client >= c->n_procs) {
         size_t cap = c->n_procs;
-        if (grow(&c->open, &cap, (size_t)client + 1, sizeof(*c->open)) < 0)
+        if (array_grow(&c->open, &cap, (size_t)client + 1, sizeof(*c->open)) < 0)
             return NULL;
         for (size_t i = c->n_procs; i < cap; i++)
             c->open[i] = SWEEP_NONE;
@@ -132,8 +118,8 @@ static int fault_event(struct checker *c, const struct history_event *e)
 {
     int32_t client = e->client == HISTORY_SERVERS ? -1 : (int32_t)e->client;
     if (e->arg2 == 0) {
-        if (grow(&c->fs, &c->cap_f, c->nf + 1, sizeof(*c->fs)) < 0 ||
-            grow(&c->open_f, &c->cap_open_f, c->n_open_f + 1, sizeof(*c->open_f)) < 0)
+        if (array_grow(&c->fs, &c->cap_f, c->nf + 1, sizeof(*c->fs)) < 0 ||
+            array_grow(&c->open_f, &c->cap_open_f, c->n_open_f + 1, sizeof(*c->open_f)) < 0)
             return -1;
         c->fs[c->nf] = (struct fault_span){.type = e->arg,
                                            .client = client,

@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/record/grow.h"
+
 struct item {
     uint64_t entry, exit;
     uint32_t slot;
@@ -85,22 +87,6 @@ struct sweep {
     struct check_result *out;
 };
 
-/* Grow *p (of *cap elements of size sz) to hold at least want. */
-static int grow(void *p, size_t *cap, size_t want, size_t sz)
-{
-    if (want <= *cap)
-        return 0;
-    size_t c = *cap ? *cap : 16;
-    while (c < want)
-        c *= 2;
-    void *q = realloc(*(void **)p, c * sz);
-    if (q == NULL)
-        return -1;
-    *(void **)p = q;
-    *cap = c;
-    return 0;
-}
-
 static uint64_t min_u64(uint64_t a, uint64_t b)
 {
     return a < b ? a : b;
@@ -127,7 +113,7 @@ static struct key_state *key_at(struct sweep *w, uint32_t key)
 {
     if (key >= w->n_keys) {
         size_t cap = w->n_keys;
-        if (grow(&w->keys, &cap, (size_t)key + 1, sizeof(*w->keys)) < 0)
+        if (array_grow(&w->keys, &cap, (size_t)key + 1, sizeof(*w->keys)) < 0)
             return NULL;
         memset(&w->keys[w->n_keys], 0, (cap - w->n_keys) * sizeof(*w->keys));
         w->n_keys = cap;
@@ -173,7 +159,7 @@ static void heap_down(struct item *h, size_t n, bool by_entry)
 
 static int inside_push(struct sweep *w, struct inside *in, int k, struct item it)
 {
-    if (grow(&in->h[k], &in->cap[k], in->n[k] + 1, sizeof(struct item)) < 0)
+    if (array_grow(&in->h[k], &in->cap[k], in->n[k] + 1, sizeof(struct item)) < 0)
         return -1;
     in->h[k][in->n[k]] = it;
     heap_up(in->h[k], in->n[k]++, false);
@@ -252,7 +238,7 @@ static int found(struct sweep *w, size_t *n_pick, const struct section *sx, uint
     w->out->fenced_pairs += pair_safe(w, sx, &w->pool[y].s);
     if (w->out->n_list >= w->out->cap)
         return 0;
-    if (grow(&w->pick, &w->cap_pick, *n_pick + 1, sizeof(*w->pick)) < 0)
+    if (array_grow(&w->pick, &w->cap_pick, *n_pick + 1, sizeof(*w->pick)) < 0)
         return -1;
     w->pick[(*n_pick)++] = (struct ranked){.rank = {w->pool[y].id}, .slot = y};
     return 0;
@@ -400,7 +386,8 @@ static int judge_on_time(struct sweep *w, uint32_t key, struct key_state *ks, bo
         uint64_t from = w->pool[tq_at(ks, 0)].s.from_ns;
         if (!final && from >= w->now) {
             if (!ks->blocked) {
-                if (grow(&w->blocked, &w->cap_blocked, w->n_blocked + 1, sizeof(*w->blocked)) < 0)
+                if (array_grow(&w->blocked, &w->cap_blocked, w->n_blocked + 1,
+                               sizeof(*w->blocked)) < 0)
                     return -1;
                 w->blocked[w->n_blocked++] = key;
                 ks->blocked = true;
@@ -415,7 +402,7 @@ static int judge_on_time(struct sweep *w, uint32_t key, struct key_state *ks, bo
             if (!c->closed || !c->seq_done)
                 return 0;
         }
-        if (grow(&w->run, &w->cap_run, m, sizeof(*w->run)) < 0)
+        if (array_grow(&w->run, &w->cap_run, m, sizeof(*w->run)) < 0)
             return -1;
         for (size_t i = 0; i < m; i++)
             w->run[i] = tie_rank(&w->pool[tq_at(ks, i)], tq_at(ks, i));
@@ -464,7 +451,7 @@ int sweep_open(struct sweep *w, uint64_t id, const struct section *s, bool may_s
     uint32_t i = w->free_head;
     if (i == SWEEP_NONE) {
         if (w->n_pool >= SWEEP_NONE ||
-            grow(&w->pool, &w->cap_pool, w->n_pool + 1, sizeof(*w->pool)) < 0)
+            array_grow(&w->pool, &w->cap_pool, w->n_pool + 1, sizeof(*w->pool)) < 0)
             return -1;
         i = (uint32_t)w->n_pool++;
     } else {
@@ -478,7 +465,7 @@ int sweep_open(struct sweep *w, uint64_t id, const struct section *s, bool may_s
     c->refs = 1;
     c->seq_done = !may_seq;
     if (may_seq) {
-        if (grow(&ks->sq, &ks->sq_cap, ks->sq_n + 1, sizeof(*ks->sq)) < 0)
+        if (array_grow(&ks->sq, &ks->sq_cap, ks->sq_n + 1, sizeof(*ks->sq)) < 0)
             return -1;
         ks->sq[ks->sq_n] = (struct item){s->seq_from, id, i};
         heap_up(ks->sq, ks->sq_n++, true);
@@ -526,7 +513,7 @@ int sweep_seq(struct sweep *w, uint32_t key, uint64_t seq)
     if (seq < ks->next_seq)
         return 0; /* a step seen twice: the reader refuses such a file */
     if (seq > ks->next_seq) {
-        if (grow(&ks->seen, &ks->seen_cap, ks->seen_n + 1, sizeof(*ks->seen)) < 0)
+        if (array_grow(&ks->seen, &ks->seen_cap, ks->seen_n + 1, sizeof(*ks->seen)) < 0)
             return -1;
         size_t i = ks->seen_n++;
         ks->seen[i] = seq;
@@ -567,7 +554,7 @@ int sweep_time(struct sweep *w, uint64_t t)
     size_t n = w->n_blocked;
     if (n == 0)
         return 0;
-    if (grow(&w->spare, &w->cap_spare, n, sizeof(*w->spare)) < 0)
+    if (array_grow(&w->spare, &w->cap_spare, n, sizeof(*w->spare)) < 0)
         return -1;
     memcpy(w->spare, w->blocked, n * sizeof(*w->spare));
     w->n_blocked = 0;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/record/grow.h"
 #include "sim/record/hiccup.h"
 #include "sim/scenario/scenario.h"
 
@@ -121,27 +122,13 @@ struct llh_writer *llh_writer_new(FILE *f, const struct history *h)
     return w;
 }
 
-static int grow(void *pp, size_t *cap, size_t need, size_t size)
-{
-    size_t n = *cap ? *cap : 64;
-    while (n <= need)
-        n *= 2;
-    unsigned char *p = realloc(*(void **)pp, n * size);
-    if (p == NULL)
-        return -1;
-    memset(p + *cap * size, 0, (n - *cap) * size);
-    *(void **)pp = p;
-    *cap = n;
-    return 0;
-}
-
 /* The file's id of the caller's id, its table record written first when
  * it is new: the name, or "#id" beyond the table (as the JSON-lines writer
  * names it). */
 static int file_id(struct llh_writer *w, struct idmap *m, unsigned tag, const char *const *table,
                    size_t n_table, uint32_t id, uint32_t *out)
 {
-    if (id >= m->cap && grow(&m->to_file, &m->cap, id, sizeof(*m->to_file)) < 0)
+    if (id >= m->cap && array_grow(&m->to_file, &m->cap, (size_t)id + 1, sizeof(*m->to_file)) < 0)
         return -1;
     if (m->to_file[id] != UNMAPPED) {
         *out = m->to_file[id] - 1;
@@ -157,8 +144,8 @@ static int file_id(struct llh_writer *w, struct idmap *m, unsigned tag, const ch
     m->to_file[id] = ++m->n_file;
     if (tag == LLH_KEY && m->n_file > w->n_last) {
         size_t cap = w->n_last;
-        if (grow(&w->last_seq, &cap, m->n_file, sizeof(uint64_t)) < 0 ||
-            grow(&w->last_token, &w->n_last, m->n_file, sizeof(uint64_t)) < 0)
+        if (array_grow(&w->last_seq, &cap, m->n_file + 1, sizeof(uint64_t)) < 0 ||
+            array_grow(&w->last_token, &w->n_last, m->n_file + 1, sizeof(uint64_t)) < 0)
             return -1;
     }
     return 0;

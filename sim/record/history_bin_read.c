@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/record/grow.h"
 #include "sim/record/history_bin.h"
 #include "sim/record/history_decode.h"
 #include "sim/record/history_intern.h"
@@ -214,20 +215,6 @@ static int read_start(struct llh_dec *d)
     return 0;
 }
 
-static int grow(void *pp, size_t *cap, size_t need, size_t size)
-{
-    size_t n = *cap ? *cap : 64;
-    while (n <= need)
-        n *= 2;
-    unsigned char *p = realloc(*(void **)pp, n * size);
-    if (p == NULL)
-        return -1;
-    memset(p + *cap * size, 0, (n - *cap) * size);
-    *(void **)pp = p;
-    *cap = n;
-    return 0;
-}
-
 static void sync_tables(struct llh_dec *d)
 {
     d->h->keys = d->keys.in.names;
@@ -245,7 +232,7 @@ static int read_entry(struct llh_dec *d, struct table *t, bool key)
     uint32_t id;
     if (get_str(d, &len) < 0)
         return -1;
-    if (t->n == t->cap && grow(&t->map, &t->cap, t->n, sizeof(*t->map)) < 0)
+    if (t->n == t->cap && array_grow(&t->map, &t->cap, t->n + 1, sizeof(*t->map)) < 0)
         return fail(d, "out of memory");
     if (intern_id(&t->in, d->str, len, &id, NULL) < 0)
         return fail(d, "out of memory");
@@ -253,8 +240,8 @@ static int read_entry(struct llh_dec *d, struct table *t, bool key)
     t->map[t->n++] = id;
     if (key && d->keys.n > d->n_last) {
         size_t cap = d->n_last;
-        if (grow(&d->last_seq, &cap, d->keys.n, sizeof(uint64_t)) < 0 ||
-            grow(&d->last_token, &d->n_last, d->keys.n, sizeof(uint64_t)) < 0)
+        if (array_grow(&d->last_seq, &cap, d->keys.n + 1, sizeof(uint64_t)) < 0 ||
+            array_grow(&d->last_token, &d->n_last, d->keys.n + 1, sizeof(uint64_t)) < 0)
             return fail(d, "out of memory");
     }
     return 0;
