@@ -113,3 +113,19 @@ char *written_and_read(const struct history *w, struct history *r)
     assert_string_equal(read_text(text, r, err), "");
     return text;
 }
+
+void assert_event_equal(const struct history_event *a, const struct history_event *b)
+{
+    assert_int_equal(a->t_ns, b->t_ns);
+    assert_int_equal(a->token, b->token);
+    assert_int_equal(a->seq, b->seq);
+    assert_int_equal(a->client, b->client);
+    assert_int_equal(a->key, b->key);
+    assert_int_equal(a->owner, b->owner);
+    assert_int_equal(a->type, b->type);
+    assert_int_equal(a->f, b->f);
+    assert_int_equal(a->arg, b->arg);
+    assert_int_equal(a->arg2, b->arg2);
+    assert_int_equal(a->mode, b->mode);
+    assert_int_equal(a->permits, b->permits);
+}

@@ -22,6 +22,9 @@
 /* The smallest start line the reader takes: mono_ns 1, nothing else. */
 extern const char start_line[];
 
+/* a and b alike in every field (cmocka asserts). */
+void assert_event_equal(const struct history_event *a, const struct history_event *b);
+
 /* An event of client at time t, of type (HT_*) and f (HF_*); the rest 0. */
 struct history_event ev(uint64_t t, uint32_t client, uint8_t type, uint8_t f);
 

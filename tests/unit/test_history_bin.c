@@ -93,22 +93,6 @@ static void a_known_history_has_known_bytes(void **state)
     history_free(&h);
 }
 
-static void assert_event_equal(const struct history_event *a, const struct history_event *b)
-{
-    assert_int_equal(a->t_ns, b->t_ns);
-    assert_int_equal(a->token, b->token);
-    assert_int_equal(a->seq, b->seq);
-    assert_int_equal(a->client, b->client);
-    assert_int_equal(a->key, b->key);
-    assert_int_equal(a->owner, b->owner);
-    assert_int_equal(a->type, b->type);
-    assert_int_equal(a->f, b->f);
-    assert_int_equal(a->arg, b->arg);
-    assert_int_equal(a->arg2, b->arg2);
-    assert_int_equal(a->mode, b->mode);
-    assert_int_equal(a->permits, b->permits);
-}
-
 /* Every kind of event, with ids used out of order and an owner beyond its
  * table: the binary form reads back to what the JSON lines read back to,
  * event for event and name for name, and exports to the same text. */
