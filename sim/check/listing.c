@@ -102,7 +102,7 @@ int listing_finish(struct listing *l, struct check_result *out)
 {
     size_t n = out->n_list;
     int rc = 0;
-    if (n > 1 && n == out->cap) { /* only a full list was made a heap */
+    if (n > 1) { /* a stream offers the keys interleaved, and a full list is a heap */
         struct order *o = malloc(n * sizeof(*o));
         struct violation *v = malloc(n * sizeof(*v));
         if (o == NULL || v == NULL) {
