@@ -14,7 +14,7 @@ struct command_help {
 };
 
 #define RUN_OPTIONS                                                                                \
-    "  -c, --clients N          clients, 1..100000; default: the scenario's\n"             \
+    "  -c, --clients N          clients, 1..100000; default: the scenario's\n"                     \
     "  -d, --duration S         seconds, > 0 and <= 86400, at least 1 ms once rounded to\n"        \
     "                           whole ms; default: the scenario's duration_s\n"                    \
     "  -n, --requests N         stop after N business steps in all (0 = no limit)\n"               \
@@ -129,6 +129,9 @@ static const struct command_help commands[] = {
      "      --expect EXPR        the expected number of violations: 0 (the default),\n"
      "                           \">0\", \">=3\", \"<5\", \"==2\"\n"
      "      --show-violations N  list at most N violations (default 10)\n"
+     "      --in-memory          load the whole history and check it as `run` checks its\n"
+     "                           own (the same output, memory growing with the file);\n"
+     "                           by default one pass, in memory bounded by the keys\n"
      "\n"
      "exit: 0 PASS, 1 FAIL (the expectation is not met), 2 bad usage or unreadable\n"
      "      history, 3 INCOMPLETE (met, but the history was cut short)\n"
