@@ -203,7 +203,8 @@ int availability_compute(const struct history *h, size_t n, struct fault_availab
     if (availability_end(a, h->end_mono_ns, &got, &m) < 0)
         return -1;
     memset(out, 0, n * sizeof(*out));
-    memcpy(out, got, (m < n ? m : n) * sizeof(*out));
+    if (got) /* none when the history has no fault */
+        memcpy(out, got, (m < n ? m : n) * sizeof(*out));
     free(got);
     return 0;
 }
