@@ -248,8 +248,9 @@ static char *slurp_all(const char *path)
     do {
         if (n + 4096 > cap) {
             cap = cap ? 2 * cap : 65536;
-            buf = realloc(buf, cap + 1);
-            assert_non_null(buf);
+            char *more = realloc(buf, cap + 1);
+            assert_non_null(more);
+            buf = more;
         }
         got = fread(buf + n, 1, cap - n, f);
         n += got;
