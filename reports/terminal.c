@@ -141,7 +141,9 @@ void report_violations(FILE *f, const struct run_result *r, int max)
         const struct violation *v = &c->list[i];
         if (v->fenced)
             continue;
-        const struct section *a = &r->sections[v->a], *b = &r->sections[v->b];
+        /* `check` keeps no sections: each pair carries its own */
+        const struct section *a = r->sections ? &r->sections[v->a] : &v->sa;
+        const struct section *b = r->sections ? &r->sections[v->b] : &v->sb;
         char faults[160];
         report_violation_faults(r, v, faults, sizeof(faults));
         char ta[24], tb[24];

@@ -6,6 +6,11 @@
  * acquired; and the recovery time, from the fault's end (its start, for a
  * kill: a lock service should carry on without the server) to the first
  * acquisition after it. Liveness beside the checker's safety.
+ *
+ * As a stream (begin / event / end): the events in the history's order,
+ * in memory bounded by the clients and the fault spans, never by the
+ * run's length; the spans are rebuilt as history_sections pairs them, so
+ * out[i] is the window of its spans[i].
  */
 #ifndef LOCKLAB_AVAILABILITY_H
 #define LOCKLAB_AVAILABILITY_H
@@ -29,8 +34,20 @@ struct fault_availability {
     uint64_t recovery_from_ns;    /* the moment recovery is counted from */
 };
 
-/* out[i] for spans[i], i < n. Events are h's, in time order. */
-void availability_compute(const struct history *h, const struct fault_span *spans, size_t n,
-                          struct fault_availability *out);
+struct availability;
+
+/* NULL: out of memory. */
+struct availability *availability_begin(void);
+/* One event, not earlier than the one before. 0, or -1 out of memory. */
+int availability_event(struct availability *a, const struct history_event *e);
+/* The history ended at end_ns: one fault_availability per fault span, in
+ * the order the spans started, into *out (malloc'ed, the caller frees) and
+ * their number into *n; a frees itself. 0, or -1 out of memory. */
+int availability_end(struct availability *a, uint64_t end_ns, struct fault_availability **out,
+                     size_t *n);
+
+/* The same over h's events: out[i] for the i-th of h's n fault spans
+ * (history_sections'). 0, or -1 out of memory. */
+int availability_compute(const struct history *h, size_t n, struct fault_availability *out);
 
 #endif

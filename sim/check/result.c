@@ -203,8 +203,8 @@ int result_check_history(struct run_result *r, uint64_t lookback_ns, bool writes
     r->avail = calloc(r->n_spans ? r->n_spans : 1, sizeof(*r->avail));
     if (r->avail == NULL)
         return -1;
-    availability_compute(&r->hist, r->spans, r->n_spans, r->avail);
-    if (stuck_compute(&r->hist, r->sections, r->n_sections, &r->stuck, &r->n_stuck) < 0)
+    if (availability_compute(&r->hist, r->n_spans, r->avail) < 0 ||
+        stuck_compute(&r->hist, &r->stuck, &r->n_stuck) < 0)
         return -1;
     if (history_stalls(&r->hist, HICCUP_FLOOR_MS * 1000000ULL, &r->stalls, &r->n_stalls) < 0 ||
         checker_run(r->sections, r->n_sections, r->spans, r->n_spans, lookback_ns, 1000,

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/check/stalls.h"
 #include "sim/record/history.h"
 
 static int cmp_u32(const void *a, const void *b)
@@ -218,46 +219,20 @@ out:
     return rc;
 }
 
-/* The longest stretch of [from, to) with no event of h's other than
- * stalls, starting the scan at *k (events before from are passed over,
- * and *k left there for the next, later stall). */
-static struct host_stall quiet_part(const struct history *h, size_t *k, uint64_t from, uint64_t to)
-{
-    while (*k < h->n && h->ev[*k].t_ns <= from)
-        (*k)++;
-    struct host_stall best = {from, from};
-    uint64_t last = from;
-    for (size_t i = *k; i <= h->n; i++) {
-        bool end = i == h->n || h->ev[i].t_ns >= to;
-        if (!end && h->ev[i].f == HF_STALL)
-            continue;
-        uint64_t t = end ? to : h->ev[i].t_ns;
-        if (t - last > best.to_ns - best.from_ns)
-            best = (struct host_stall){last, t};
-        if (end)
-            break;
-        last = t;
-    }
-    return best;
-}
-
 int history_stalls(const struct history *h, uint64_t min_ns, struct host_stall **stalls, size_t *n)
 {
-    size_t m = 0;
-    for (size_t i = 0; i < h->n; i++)
-        m += h->ev[i].f == HF_STALL;
-    struct host_stall *st = malloc((m ? m : 1) * sizeof(*st));
-    if (st == NULL)
+    *stalls = NULL;
+    *n = 0;
+    struct stalls *s = stalls_begin(min_ns);
+    if (s == NULL)
         return -1;
-    m = 0;
-    for (size_t i = 0, k = 0; i < h->n; i++) {
-        if (h->ev[i].f != HF_STALL)
-            continue;
-        struct host_stall q = quiet_part(h, &k, h->ev[i].t_ns, h->ev[i].end_ns);
-        if (q.to_ns - q.from_ns >= min_ns)
-            st[m++] = q;
-    }
-    *stalls = st;
-    *n = m;
-    return 0;
+    for (size_t i = 0; i < h->n; i++)
+        if (stalls_event(s, &h->ev[i]) < 0) {
+            struct host_stall *none;
+            size_t m;
+            if (stalls_end(s, &none, &m) == 0)
+                free(none);
+            return -1;
+        }
+    return stalls_end(s, stalls, n);
 }

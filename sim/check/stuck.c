@@ -1,71 +1,57 @@
 /* stuck.c - per key, the stretches with waiters and no holder.
  *
  * Every wait (an acquire's invoke to its completion) and every section
- * (grant to release or crash) becomes two steps on its key's count of
- * waiters or holders; sorted by key and time, one sweep finds the
- * stretches. A section still open at the end holds to the end.
+ * (grant to release or crash, as history_sections rebuilds them) is two
+ * steps on its key's count of waiters or holders. The stream keeps per
+ * key the two counts and the stretch under way, per client its wait and
+ * the keys it holds. A section still open at the end, or a wait, lasts to
+ * the end.
+ *
+ * The steps of one instant are taken together, in a fixed order: the
+ * grants, then the waits that end, then those that begin, then the
+ * releases. So a grant and the end of its wait open no stretch between
+ * them, and a key that one waiter leaves as another comes splits its
+ * stretch there, as the whole-history sweep (steps sorted by key, time,
+ * holders first) always did. A wait that begins and ends in one instant
+ * changes nothing.
  */
 #include "sim/check/stuck.h"
+#include "sim/record/grow.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
-struct step {
-    uint32_t key;
-    int8_t waiters, holders; /* +1 / -1 */
-    uint64_t t_ns;
+enum { D_GRANT = 0, D_WAIT_END, D_WAIT_BEGIN, D_RELEASE, D_PHASES };
+
+struct key_state {
+    int64_t waiters, holders;
+    uint64_t from; /* the stretch under way began */
+    bool stuck, touched;
+    uint32_t d[D_PHASES]; /* this instant's steps */
+    struct stuck_key k;
 };
 
-static int by_key_time(const void *a, const void *b)
-{
-    const struct step *x = a, *y = b;
-    if (x->key != y->key)
-        return (x->key > y->key) - (x->key < y->key);
-    if (x->t_ns != y->t_ns)
-        return (x->t_ns > y->t_ns) - (x->t_ns < y->t_ns);
-    /* a grant and its wait's end at one instant: the holder first, so no
-     * stretch of zero length opens between them */
-    return (y->holders > x->holders) - (y->holders < x->holders);
-}
+struct hold {
+    uint32_t key, owner;
+};
 
-/* The waits: each acquire's invoke paired with its process's next
- * completion. Returns the number of steps written, or -1. */
-static long wait_steps(const struct history *h, struct step *st)
-{
-    uint32_t procs = 0;
-    for (size_t k = 0; k < h->n; k++)
-        if (h->ev[k].f == HF_ACQUIRE && h->ev[k].client >= procs)
-            procs = h->ev[k].client + 1;
-    uint64_t *since = calloc(procs ? procs : 1, sizeof(*since));
-    if (since == NULL)
-        return -1;
-    long n = 0;
-    for (size_t k = 0; k < h->n; k++) {
-        const struct history_event *e = &h->ev[k];
-        if (e->f != HF_ACQUIRE)
-            continue;
-        if (e->type == HT_INVOKE) {
-            since[e->client] = e->t_ns + 1; /* 0: none pending */
-            continue;
-        }
-        if (since[e->client] == 0)
-            continue; /* a history cut before its invoke */
-        st[n++] = (struct step){.key = e->key, .waiters = 1, .t_ns = since[e->client] - 1};
-        st[n++] = (struct step){.key = e->key, .waiters = -1, .t_ns = e->t_ns};
-        since[e->client] = 0;
-    }
-    /* a wait still open at the end of the history lasts to its end */
-    for (size_t k = 0; k < h->n; k++) {
-        const struct history_event *e = &h->ev[k];
-        if (e->f == HF_ACQUIRE && e->type == HT_INVOKE && since[e->client] == e->t_ns + 1) {
-            st[n++] = (struct step){.key = e->key, .waiters = 1, .t_ns = e->t_ns};
-            st[n++] = (struct step){.key = e->key, .waiters = -1, .t_ns = h->end_mono_ns};
-            since[e->client] = 0;
-        }
-    }
-    free(since);
-    return n;
-}
+struct proc {
+    uint64_t since; /* its pending acquire's invoke + 1; 0: none */
+    uint32_t wait_key;
+    struct hold *holds; /* newest last */
+    uint32_t n_holds, cap_holds;
+};
+
+struct stuck {
+    struct key_state *keys;
+    size_t n_keys;
+    struct proc *procs;
+    size_t n_procs;
+    uint32_t *touched; /* keys with steps this instant */
+    size_t n_touched, cap_touched;
+    uint64_t now;
+};
 
 static void close_stretch(struct stuck_key *k, uint64_t from, uint64_t to)
 {
@@ -80,6 +66,150 @@ static void close_stretch(struct stuck_key *k, uint64_t from, uint64_t to)
     }
 }
 
+static void eval(struct key_state *ks, uint64_t t)
+{
+    bool is = ks->waiters > 0 && ks->holders == 0;
+    if (is && !ks->stuck)
+        ks->from = t;
+    else if (ks->stuck && !is)
+        close_stretch(&ks->k, ks->from, t);
+    ks->stuck = is;
+}
+
+/* The instant has passed: each key's steps, phase by phase. */
+static void flush(struct stuck *s)
+{
+    for (size_t i = 0; i < s->n_touched; i++) {
+        struct key_state *ks = &s->keys[s->touched[i]];
+        const int64_t sign[D_PHASES] = {1, -1, 1, -1};
+        for (int p = 0; p < D_PHASES; p++) {
+            if (ks->d[p] == 0)
+                continue;
+            int64_t *count = p == D_GRANT || p == D_RELEASE ? &ks->holders : &ks->waiters;
+            *count += sign[p] * (int64_t)ks->d[p];
+            eval(ks, s->now);
+        }
+        memset(ks->d, 0, sizeof(ks->d));
+        ks->touched = false;
+    }
+    s->n_touched = 0;
+}
+
+static int step(struct stuck *s, uint32_t key, int phase)
+{
+    if (key >= s->n_keys) {
+        size_t cap = s->n_keys;
+        if (array_grow(&s->keys, &cap, (size_t)key + 1, sizeof(*s->keys)) < 0)
+            return -1;
+        memset(&s->keys[s->n_keys], 0, (cap - s->n_keys) * sizeof(*s->keys));
+        for (size_t k = s->n_keys; k < cap; k++)
+            s->keys[k].k.key = (uint32_t)k;
+        s->n_keys = cap;
+    }
+    struct key_state *ks = &s->keys[key];
+    if (!ks->touched) {
+        if (array_grow(&s->touched, &s->cap_touched, s->n_touched + 1, sizeof(*s->touched)) < 0)
+            return -1;
+        s->touched[s->n_touched++] = key;
+        ks->touched = true;
+    }
+    ks->d[phase]++;
+    return 0;
+}
+
+/* A wait ends now; one begun this very instant is taken back instead. */
+static int wait_ends(struct stuck *s, struct proc *p)
+{
+    int rc = 0;
+    if (p->since - 1 == s->now)
+        s->keys[p->wait_key].d[D_WAIT_BEGIN]--;
+    else
+        rc = step(s, p->wait_key, D_WAIT_END);
+    p->since = 0;
+    return rc;
+}
+
+/* The newest of p's holds on key, or -1. */
+static long find_hold(const struct proc *p, uint32_t key)
+{
+    for (long i = (long)p->n_holds - 1; i >= 0; i--)
+        if (p->holds[i].key == key)
+            return i;
+    return -1;
+}
+
+static int drop_hold(struct stuck *s, struct proc *p, long i)
+{
+    uint32_t key = p->holds[i].key;
+    memmove(&p->holds[i], &p->holds[i + 1], (p->n_holds - (size_t)i - 1) * sizeof(*p->holds));
+    p->n_holds--;
+    return step(s, key, D_RELEASE);
+}
+
+static int acquire_event(struct stuck *s, struct proc *p, const struct history_event *e)
+{
+    if (e->type == HT_INVOKE) {
+        /* an invoke with one pending: the earlier wait has ended by now */
+        if (p->since && wait_ends(s, p) < 0)
+            return -1;
+        p->since = e->t_ns + 1;
+        p->wait_key = e->key;
+        return step(s, e->key, D_WAIT_BEGIN);
+    }
+    if (p->since && wait_ends(s, p) < 0)
+        return -1;
+    if (e->type != HT_OK)
+        return 0;
+    /* history_sections' rule: another owner's section on the key (a new
+     * life of the process) has ended; the same owner's nests */
+    long i = find_hold(p, e->key);
+    if (i >= 0 && p->holds[i].owner != e->owner && drop_hold(s, p, i) < 0)
+        return -1;
+    size_t cap = p->cap_holds;
+    if (array_grow(&p->holds, &cap, (size_t)p->n_holds + 1, sizeof(*p->holds)) < 0)
+        return -1;
+    p->cap_holds = (uint32_t)cap;
+    p->holds[p->n_holds++] = (struct hold){e->key, e->owner};
+    return step(s, e->key, D_GRANT);
+}
+
+struct stuck *stuck_begin(void)
+{
+    return calloc(1, sizeof(struct stuck));
+}
+
+int stuck_event(struct stuck *s, const struct history_event *e)
+{
+    bool release = e->f == HF_RELEASE && e->type == HT_INVOKE;
+    if (e->f != HF_ACQUIRE && !release && e->f != HF_CRASH)
+        return 0;
+    if (e->t_ns > s->now) {
+        flush(s);
+        s->now = e->t_ns;
+    }
+    if (e->client >= s->n_procs) {
+        size_t cap = s->n_procs;
+        if (e->client >= HISTORY_MAX_CLIENTS ||
+            array_grow(&s->procs, &cap, (size_t)e->client + 1, sizeof(*s->procs)) < 0)
+            return -1;
+        memset(&s->procs[s->n_procs], 0, (cap - s->n_procs) * sizeof(*s->procs));
+        s->n_procs = cap;
+    }
+    struct proc *p = &s->procs[e->client];
+    if (e->f == HF_ACQUIRE)
+        return acquire_event(s, p, e);
+    long i = find_hold(p, e->key);
+    if (i < 0)
+        return 0;
+    if (drop_hold(s, p, i) < 0)
+        return -1;
+    /* a holder that dies leaves every hold it had re-entered, too */
+    while (!release && (i = find_hold(p, e->key)) >= 0)
+        if (drop_hold(s, p, i) < 0)
+            return -1;
+    return 0;
+}
+
 static int by_longest(const void *a, const void *b)
 {
     const struct stuck_key *x = a, *y = b;
@@ -88,60 +218,63 @@ static int by_longest(const void *a, const void *b)
     return (x->key > y->key) - (x->key < y->key);
 }
 
-/* One sweep over the sorted steps; keys with stuck time go to out. */
-static size_t sweep(const struct step *st, size_t n, struct stuck_key *out)
+static void stuck_free(struct stuck *s)
 {
-    size_t n_out = 0;
-    for (size_t i = 0; i < n;) {
-        struct stuck_key k = {.key = st[i].key};
-        long waiters = 0, holders = 0;
-        uint64_t from = 0;
-        for (; i < n && st[i].key == k.key; i++) {
-            bool was = waiters > 0 && holders == 0;
-            waiters += st[i].waiters;
-            holders += st[i].holders;
-            bool is = waiters > 0 && holders == 0;
-            if (is && !was)
-                from = st[i].t_ns;
-            else if (was && !is)
-                close_stretch(&k, from, st[i].t_ns);
-        }
-        if (k.stretches)
-            out[n_out++] = k;
-    }
-    return n_out;
+    for (size_t i = 0; i < s->n_procs; i++)
+        free(s->procs[i].holds);
+    free(s->procs);
+    free(s->keys);
+    free(s->touched);
+    free(s);
 }
 
-int stuck_compute(const struct history *h, const struct section *sections, size_t n_sections,
-                  struct stuck_key **out, size_t *n_out)
+int stuck_end(struct stuck *s, uint64_t end_ns, struct stuck_key **out, size_t *n_out)
 {
     *out = NULL;
     *n_out = 0;
-    size_t cap = 2 * (h->n + n_sections) + 1;
-    struct step *st = malloc(cap * sizeof(*st));
-    if (st == NULL)
-        return -1;
-    long nw = wait_steps(h, st);
-    if (nw < 0) {
-        free(st);
+    int rc = 0;
+    /* what is still awaited or held lasts to the end (to the last event,
+     * should a file's end line come before it) */
+    if (end_ns > s->now) {
+        flush(s);
+        s->now = end_ns;
+    }
+    for (size_t c = 0; rc == 0 && c < s->n_procs; c++) {
+        struct proc *p = &s->procs[c];
+        if (p->since)
+            rc = wait_ends(s, p);
+        for (uint32_t i = 0; rc == 0 && i < p->n_holds; i++)
+            rc = step(s, p->holds[i].key, D_RELEASE);
+    }
+    flush(s);
+    struct stuck_key *keys = malloc((s->n_keys ? s->n_keys : 1) * sizeof(*keys));
+    if (rc < 0 || keys == NULL) {
+        free(keys);
+        stuck_free(s);
         return -1;
     }
-    size_t n = (size_t)nw;
-    for (size_t i = 0; i < n_sections; i++) {
-        const struct section *s = &sections[i];
-        uint64_t to = s->effect == EFFECT_OPEN ? h->end_mono_ns : s->to_ns;
-        st[n++] = (struct step){.key = s->key, .holders = 1, .t_ns = s->from_ns};
-        st[n++] = (struct step){.key = s->key, .holders = -1, .t_ns = to};
-    }
-    qsort(st, n, sizeof(*st), by_key_time);
-    struct stuck_key *keys = malloc((n / 2 + 1) * sizeof(*keys));
-    if (keys == NULL) {
-        free(st);
-        return -1;
-    }
-    *n_out = sweep(st, n, keys);
-    free(st);
-    qsort(keys, *n_out, sizeof(*keys), by_longest);
+    size_t n = 0;
+    for (size_t k = 0; k < s->n_keys; k++)
+        if (s->keys[k].k.stretches)
+            keys[n++] = s->keys[k].k;
+    qsort(keys, n, sizeof(*keys), by_longest);
     *out = keys;
+    *n_out = n;
+    stuck_free(s);
     return 0;
+}
+
+int stuck_compute(const struct history *h, struct stuck_key **out, size_t *n_out)
+{
+    *out = NULL;
+    *n_out = 0;
+    struct stuck *s = stuck_begin();
+    if (s == NULL)
+        return -1;
+    for (size_t k = 0; k < h->n; k++)
+        if (stuck_event(s, &h->ev[k]) < 0) {
+            stuck_free(s);
+            return -1;
+        }
+    return stuck_end(s, h->end_mono_ns, out, n_out);
 }

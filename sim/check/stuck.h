@@ -10,6 +10,9 @@
  * that polls (Redis, Redlock) short stretches at every hand-over, up to
  * its retry backoff; a stretch far longer than those is a stuck lock. Redisson's
  * users report such locks after failovers.
+ *
+ * As a stream (begin / event / end): the events in the history's order,
+ * in memory bounded by the keys, the clients and the sections still open.
  */
 #ifndef LOCKLAB_STUCK_H
 #define LOCKLAB_STUCK_H
@@ -28,10 +31,18 @@ struct stuck_key {
     uint64_t stretches;       /* how many (of non-zero length) */
 };
 
-/* Per key with any stuck time, longest first, into *out (malloc'ed, the
- * caller frees), from h's acquires and the sections rebuilt from it.
- * Returns 0, or -1 out of memory. */
-int stuck_compute(const struct history *h, const struct section *sections, size_t n_sections,
-                  struct stuck_key **out, size_t *n_out);
+struct stuck;
+
+/* NULL: out of memory. */
+struct stuck *stuck_begin(void);
+/* One event, not earlier than the one before. 0, or -1 out of memory. */
+int stuck_event(struct stuck *s, const struct history_event *e);
+/* The history ended at end_ns (what is still held or awaited lasts to
+ * it): per key with any stuck time, longest first, into *out (malloc'ed,
+ * the caller frees); s frees itself. 0, or -1 out of memory. */
+int stuck_end(struct stuck *s, uint64_t end_ns, struct stuck_key **out, size_t *n_out);
+
+/* The same over h's events. 0, or -1 out of memory. */
+int stuck_compute(const struct history *h, struct stuck_key **out, size_t *n_out);
 
 #endif

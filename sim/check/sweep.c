@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/check/listing.h"
 #include "sim/record/grow.h"
 
 struct item {
@@ -82,7 +83,7 @@ struct sweep {
     size_t cap_pick, cap_run;
     uint32_t *spare; /* the blocked list being walked */
     size_t cap_spare;
-    size_t list_cap;
+    struct listing listed;
     bool writes_only;
     struct check_result *out;
 };
@@ -210,33 +211,19 @@ static uint8_t mode_of(const struct section *x)
 
 static int list_pair(struct sweep *w, uint32_t a, uint32_t b)
 {
-    struct check_result *r = w->out;
-    if (r->n_list == r->cap)
-        return 0;
-    if (r->n_list == w->list_cap) {
-        size_t want = w->list_cap ? 2 * w->list_cap : 64;
-        want = want < r->cap ? want : r->cap;
-        struct violation *l = realloc(r->list, want * sizeof(*l));
-        if (l == NULL)
-            return -1;
-        r->list = l;
-        w->list_cap = want;
-    }
-    struct violation *v = &r->list[r->n_list++];
-    memset(v, 0, sizeof(*v));
-    v->a = (size_t)w->pool[a].id;
-    v->b = (size_t)w->pool[b].id;
-    v->sa = w->pool[a].s;
-    v->sb = w->pool[b].s;
-    v->fenced = pair_safe(w, &v->sa, &v->sb);
-    return 0;
+    struct violation v = {.a = (size_t)w->pool[a].id,
+                          .b = (size_t)w->pool[b].id,
+                          .sa = w->pool[a].s,
+                          .sb = w->pool[b].s};
+    v.fenced = pair_safe(w, &v.sa, &v.sb);
+    return listing_offer(&w->listed, w->out, &v);
 }
 
 static int found(struct sweep *w, size_t *n_pick, const struct section *sx, uint32_t y)
 {
     w->out->overlaps++;
     w->out->fenced_pairs += pair_safe(w, sx, &w->pool[y].s);
-    if (w->out->n_list >= w->out->cap)
+    if (!listing_wants(&w->listed, w->out, sx->key))
         return 0;
     if (array_grow(&w->pick, &w->cap_pick, *n_pick + 1, sizeof(*w->pick)) < 0)
         return -1;
@@ -646,6 +633,9 @@ int sweep_finish(struct sweep *w, const struct fault_span *faults, size_t nf, ui
     free(w->pick);
     free(w->run);
     free(w->spare);
+    if (rc == 0)
+        rc = listing_finish(&w->listed, out);
+    listing_free(&w->listed);
     free(w);
     if (rc < 0) {
         checker_result_free(out);

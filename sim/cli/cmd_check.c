@@ -1,6 +1,8 @@
 /* cmd_check.c - `locklab check`: a history written by a run, read back and
  * checked again (sections, fault spans, the checker), its violations
- * listed and one verdict line; needs no server. */
+ * listed and one verdict line; needs no server. The history is read in
+ * one pass, each event handed to the consumers and forgotten, so a run of
+ * any length is checked in the memory of its keys and open sections. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +11,7 @@
 
 #include "algorithms/lock.h"
 #include "reports/report.h"
+#include "sim/check/check_pass.h"
 #include "sim/check/checker.h"
 #include "sim/cli/cli.h"
 #include "sim/record/history.h"
@@ -58,25 +61,74 @@ static int check_verdict(const struct run_result *r, int met, const char *want, 
     return rc;
 }
 
-/* Read file into res, check it, print what was found and the verdict;
- * the exit code. */
-static int check_file(const char *file, const struct expect_num *want, int show,
-                      struct run_result *res)
+/* Check file in one pass over its events (check_pass.h): memory bounded
+ * by its keys, clients and open sections, not its length. Fills res as
+ * result_check_history would, but for the sections. 0, or the exit code. */
+static int check_streamed(const char *file, struct run_result *res)
+{
+    char err[512];
+    struct history_reader *rd = history_reader_open(file, err, sizeof(err));
+    if (rd == NULL) {
+        fprintf(stderr, "locklab: %s\n", err);
+        return EXIT_USAGE;
+    }
+    struct history_event e;
+    int got = history_reader_next(rd, &e); /* reads the start line too */
+    const struct history *start = history_reader_header(rd);
+    /* optimistic concurrency is judged by its writes: known by its name */
+    const struct lock_ops *ops = lock_find(start->algorithm);
+    struct check_pass *p =
+        check_pass_begin((uint64_t)start->ttl_ms * 1000000u, ops && ops->optimistic);
+    int rc = p ? 0 : -1;
+    for (; rc == 0 && got == 1; got = history_reader_next(rd, &e))
+        rc = check_pass_event(p, &e);
+    if (got < 0 || rc == -2) {
+        fprintf(stderr, "locklab: %s\n",
+                got < 0 ? history_reader_error(rd) : "events out of time order");
+        check_pass_free(p);
+        history_reader_close(rd);
+        return EXIT_USAGE;
+    }
+    history_reader_take(rd, &res->hist);
+    history_reader_close(rd);
+    history_names_printable(&res->hist);
+    if (rc < 0 || check_pass_end(p, res->hist.end_mono_ns, res) < 0) {
+        if (rc < 0)
+            check_pass_free(p);
+        fprintf(stderr, "locklab: out of memory checking %s\n", file);
+        return EXIT_ENV;
+    }
+    return 0;
+}
+
+/* The whole history read into res->hist and checked as `run` checks its
+ * own (result_check_history): --in-memory, the stream's cross-check. */
+static int check_whole(const char *file, struct run_result *res)
 {
     char err[512];
     if (history_read_file(file, &res->hist, err, sizeof(err)) < 0) {
         fprintf(stderr, "locklab: %s\n", err);
         return EXIT_USAGE;
     }
-    res->t0_mono_ns = res->hist.start_mono_ns;
-    res->complete = res->hist.complete; /* the safety of a cut-short history is "so far" */
-    /* optimistic concurrency is judged by its writes: known by its name */
     const struct lock_ops *ops = lock_find(res->hist.algorithm);
     if (result_check_history(res, (uint64_t)res->hist.ttl_ms * 1000000u, ops && ops->optimistic) <
         0) {
         fprintf(stderr, "locklab: out of memory checking %s\n", file);
         return EXIT_ENV;
     }
+    return 0;
+}
+
+/* Check file into res, print what was found and the verdict; the exit
+ * code. */
+static int check_file(const char *file, const struct expect_num *want, int show, bool whole,
+                      struct run_result *res)
+{
+    int rc = whole ? check_whole(file, res) : check_streamed(file, res);
+    if (rc != 0)
+        return rc;
+    res->t0_mono_ns = res->hist.start_mono_ns;
+    res->complete = res->hist.complete; /* the safety of a cut-short history is "so far" */
     const struct check_result *c = &res->check;
     printf("%s: scenario %s, algorithm %s, %" PRIu32 " clients%s\n", file, res->hist.scenario,
            res->hist.algorithm, res->hist.clients, res->hist.complete ? "" : " (INCOMPLETE run)");
@@ -97,6 +149,7 @@ int cmd_check(int argc, char **argv)
 {
     struct expect_num want = {.op = EXPECT_EQ, .value = 0};
     long long show = 10;
+    bool whole = false;
     const char *path = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--expect") == 0 && i + 1 < argc) {
@@ -106,6 +159,8 @@ int cmd_check(int argc, char **argv)
             if (parse_long(argv[++i], 0, 100000, &show) < 0)
                 return bad_usage("--show-violations: expected an integer in 0..100000, got \"%s\"",
                                  argv[i]);
+        } else if (strcmp(argv[i], "--in-memory") == 0) {
+            whole = true;
         } else if (argv[i][0] == '-' || path) {
             return bad_usage("check: unexpected argument \"%s\"", argv[i]);
         } else {
@@ -124,7 +179,7 @@ int cmd_check(int argc, char **argv)
         fprintf(stderr, "locklab: out of memory\n");
         return EXIT_ENV;
     }
-    int rc = check_file(file, &want, (int)show, res);
+    int rc = check_file(file, &want, (int)show, whole, res);
     result_free(res);
     free(res);
     return rc;

@@ -142,7 +142,7 @@ void history_reader_close(struct history_reader *r)
  * owners and fault notes to a terminal, and a hostile file's could move
  * its cursor or rewrite what it shows. Events name them by id, given
  * before this, so two that differ only in such bytes stay two. */
-static void names_printable(struct history *h)
+void history_names_printable(struct history *h)
 {
     char **tables[] = {h->keys, h->owners, h->notes};
     const size_t counts[] = {h->n_keys, h->n_owners, h->n_notes};
@@ -185,7 +185,7 @@ static int load(struct history_reader *r, struct history *h, char *err, size_t e
     history_reader_take(r, h);
     h->ev = ev;
     h->n = n;
-    names_printable(h);
+    history_names_printable(h);
     return 0;
 }
 

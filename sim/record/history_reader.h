@@ -52,6 +52,10 @@ void history_reader_take(struct history_reader *r, struct history *h);
 
 void history_reader_close(struct history_reader *r); /* accepts NULL */
 
+/* Make h's names printable (control bytes become '?'), as check prints
+ * them: what history_read_file does to what it took. */
+void history_names_printable(struct history *h);
+
 /* Read a whole file, either format, into h: a loop over next. The names
  * are made printable (control bytes become '?'), as check prints them.
  * On error returns -1 with "path:where: reason" in err. */

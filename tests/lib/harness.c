@@ -234,6 +234,55 @@ void assert_check_agrees(const struct outcome *o, json_int_t violations, json_in
              (long long)fenced_pairs, (long long)violations);
     if (strstr(c.out, figures) == NULL)
         fail_msg("locklab check does not say \"%s\":\n%s", figures, c.out);
+    assert_check_streams_as_whole(o->dir);
+}
+
+/* The whole file, or fail. */
+static char *slurp_all(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        fail_msg("%s: %s", path, strerror(errno));
+    char *buf = NULL;
+    size_t n = 0, cap = 0, got;
+    do {
+        if (n + 4096 > cap) {
+            cap = cap ? 2 * cap : 65536;
+            char *more = realloc(buf, cap + 1);
+            assert_non_null(more);
+            buf = more;
+        }
+        got = fread(buf + n, 1, cap - n, f);
+        n += got;
+    } while (got > 0);
+    fclose(f);
+    buf[n] = '\0';
+    return buf;
+}
+
+void assert_check_streams_as_whole(const char *dir)
+{
+    const char *const files[] = {"history.llh", "history.jsonl"};
+    for (size_t i = 0; i < 2; i++) {
+        char hist[600];
+        snprintf(hist, sizeof(hist), "%s/%s", dir, files[i]);
+        struct outcome s = {0}, w = {0};
+        const char *stream[] = {"--show-violations", "1000", NULL};
+        const char *whole[] = {"--show-violations", "1000", "--in-memory", NULL};
+        run(&s, NULL, "check", hist, stream);
+        run(&w, NULL, "check", hist, whole);
+        char path[600];
+        snprintf(path, sizeof(path), "%s.out", s.dir);
+        char *so = slurp_all(path);
+        snprintf(path, sizeof(path), "%s.out", w.dir);
+        char *wo = slurp_all(path);
+        if (s.status != w.status || strcmp(so, wo) != 0)
+            fail_msg("%s: check (exit %d) and check --in-memory (exit %d) differ:\n%s\n--- "
+                     "in memory:\n%s",
+                     hist, s.status, w.status, s.out, w.out);
+        free(so);
+        free(wo);
+    }
 }
 
 /* A run's verdict: exit status and the safety figures in report.json. */

@@ -41,6 +41,10 @@ void assert_files(const struct outcome *o);
 /* `locklab check` of the written history must find the same violations
  * and fenced pairs. */
 void assert_check_agrees(const struct outcome *o, json_int_t violations, json_int_t fenced_pairs);
+/* `check` of dir's history.llh and history.jsonl, in one pass, prints
+ * byte for byte what `check --in-memory` (the whole history loaded, as
+ * `run` checks it) prints, with the same exit code. */
+void assert_check_streams_as_whole(const char *dir);
 /* `locklab run scenarios/NAME EXTRA...`: the exit code, the files, a
  * complete run, witness == checker == locklab check. */
 json_t *run_scenario(struct outcome *o, const char *name, int want_status,
