@@ -1,6 +1,6 @@
-/* collect.c - runner_collect (runner.h): once the client threads are
- * joined, their histograms, counters, timelines and history buffers merged
- * into one run_result, and the history checked (sections, faults, the
+/* collect.c - runner_collect (runner.h): once the worker threads are
+ * joined, their tallies (histograms, timelines), the clients' counters and
+ * history buffers merged into one run_result, and the history checked (sections, faults, the
  * witness, the workload's invariants). Nothing here runs while a client
  * does, so nothing here needs a mutex.
  */

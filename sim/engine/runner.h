@@ -1,4 +1,4 @@
-/* runner.h - the client threads of one run: start, watch, stop, collect. */
+/* runner.h - the virtual clients of one run: start, watch, stop, collect. */
 #ifndef LOCKLAB_RUNNER_H
 #define LOCKLAB_RUNNER_H
 

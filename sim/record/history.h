@@ -1,6 +1,6 @@
 /* history.h - the run's history: every lock operation and every fault.
  *
- * Each client thread appends fixed-size events to its own buffer (no lock,
+ * Each client appends fixed-size events to its own buffer (no lock,
  * no per-event allocation: buffers grow by chunks). At the end the buffers
  * are merged by time and written as JSON lines with Jepsen's vocabulary
  * (invoke / ok / fail / info), one operation completion per line; the
