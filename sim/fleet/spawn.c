@@ -163,9 +163,24 @@ static void prepare_spawn(struct spawn *sp, const struct managed_server *s)
     sp->parent = getpid();
 }
 
+/* Every descriptor past stderr closed: a server started mid-run (a
+ * restart fault) would otherwise keep copies of the clients' sockets,
+ * which the client libraries open without close-on-exec, so a client's
+ * closed or crashed connection would never end at its server, and of the
+ * workers' epoll and eventfd descriptors. */
+static void close_inherited(void)
+{
+    if (close_range(3, ~0U, 0) == 0)
+        return;
+    long max = sysconf(_SC_OPEN_MAX);
+    for (long fd = 3; fd < (max > 0 ? max : 1024); fd++)
+        close((int)fd);
+}
+
 /* In a forked child before its exec: every signal unblocked (locklab
  * blocks them for its sigwait thread), stdin from /dev/null, stdout and
- * stderr into out, opened with oflag (O_TRUNC or O_APPEND). */
+ * stderr into out, opened with oflag (O_TRUNC or O_APPEND), nothing else
+ * open. */
 static void child_stdio(const char *out, int oflag)
 {
     sigset_t none;
@@ -179,6 +194,7 @@ static void child_stdio(const char *out, int oflag)
     }
     if (null >= 0)
         dup2(null, 0);
+    close_inherited();
 }
 
 static void child_exec(const struct spawn *sp)
