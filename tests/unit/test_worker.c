@@ -531,12 +531,16 @@ static void poke_ends_a_cancellable_sleep(void **state)
     (void)state;
     struct cancel c = {0};
     atomic_init(&c.flag, 0);
-    c.w = worker_new(1);
+    c.w = worker_new(2);
+    /* beside a companion, so the sleep is the loop's and not the lone
+     * task's sliced blocking one */
+    assert_non_null(worker_spawn(c.w, companion, NULL, true));
     assert_non_null(worker_spawn(c.w, cancel_sleeper, &c, true));
     pthread_t t;
     assert_int_equal(pthread_create(&t, NULL, cancel_setter, &c), 0);
-    run_all(c.w);
-    pthread_join(t, NULL);
+    assert_int_equal(worker_run(c.w), 0);
+    pthread_join(t, NULL); /* its poke is over before the worker goes */
+    worker_free(c.w);
     assert_true(c.took >= 30 * MS - 1000);
     assert_true(c.took < 200 * MS); /* the poke, not the look every 250 ms */
 }
