@@ -140,12 +140,18 @@ static int put_header(FILE *f, uint64_t start_wall_ns)
                    LOCKLAB_VERSION, start, when, start);
 }
 
-/* One second's line; the last second may be cut short by the run's end. */
+/* One second's line; the last second may be cut short by the run's end.
+ * Its length is written to the millisecond, never as 0.000: a run that
+ * ends a fraction of a millisecond past a whole second (the coroutine
+ * engine's clients leave that close to the deadline) still has that
+ * second's interval, and a reader takes a zero length for none. */
 static int put_interval(FILE *f, const struct histogram *h, uint32_t second, double elapsed_s)
 {
     double len = elapsed_s - second;
     if (len > 1.0 || len <= 0.0)
         len = 1.0;
+    if (len < 0.001)
+        len = 0.001;
     char *text = hlog_encode(h);
     if (text == NULL) {
         errno = ENOMEM;
