@@ -74,7 +74,7 @@ static json_t *checker_json(const struct run_result *r)
                      "concurrent_entries", (json_int_t)c->concurrent_entries,
                      "witness_concurrent_entries", (json_int_t)r->witness_concurrent,
                      "witness_agrees", r->witness_agrees, "rejected_accesses",
-                     (json_int_t)r->rejected_accesses, "history_events", (json_int_t)r->hist.n,
+                     (json_int_t)r->rejected_accesses, "history_events", (json_int_t)r->history_events,
                      "history_dropped", (json_int_t)r->hist.dropped, "listed", listed);
 }
 

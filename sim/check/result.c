@@ -187,6 +187,7 @@ void result_free(struct run_result *r)
     free(r->tl_ok);
     free(r->tl_fail);
     history_free(&r->hist);
+    journal_free(r->journal);
     free(r->sections);
     free(r->spans);
     free(r->stalls);

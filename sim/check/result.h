@@ -18,6 +18,7 @@
 #include "sim/check/stuck.h"
 #include "sim/record/history.h"
 #include "sim/record/intervals.h"
+#include "sim/record/journal.h"
 #include "sim/record/latency_timeline.h"
 #include "sim/record/measures.h"
 #include "sim/record/proxy_stats.h"
@@ -81,8 +82,13 @@ struct run_result {
     struct latency_second *tl_latency; /* per second: successful acquires' latency */
     size_t tl_len;
 
+    /* The run's names and start and end fields; its events are in the file
+     * (journal), which kept history_events of them: a run holds none. */
     struct history hist;
-    struct section *sections; /* sorted by the checker: (key, entry) */
+    struct journal *journal; /* the run's history file, until the reports finish it */
+    uint64_t history_events;
+    uint64_t unreached_acquires; /* never reached a server, or got no answer from it */
+    struct section *sections;    /* sorted by the checker: (key, entry) */
     size_t n_sections;
     struct fault_span *spans;
     size_t n_spans;

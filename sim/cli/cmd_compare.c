@@ -165,7 +165,7 @@ static int run_into(struct plan *p, size_t i, size_t k, struct fleet *f, const s
     struct run_request req = {.scn = &p->scn[i], .fleet = f, .proxy_all = o->proxy};
     char why[512];
     int rc = run_and_report(&req, o, res, NULL, why, sizeof(why));
-    if (res->hist.n > 0 || res->elapsed_s > 0) {
+    if (res->history_events > 0 || res->elapsed_s > 0) {
         compare_row_fill(&c->rows[c->n++], res);
         add_servers(c, res);
     } else {

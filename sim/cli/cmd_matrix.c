@@ -175,7 +175,7 @@ static int run_seed_into(const struct scenario *s, struct matrix_run *mr, const 
     struct run_request req = {.scn = s}; /* its own fleet, started and stopped by the run */
     enum engine_status st;
     int rc = run_and_report(&req, &ro, res, &st, err, sizeof(err));
-    if (res->hist.n > 0 || res->elapsed_s > 0)
+    if (res->history_events > 0 || res->elapsed_s > 0)
         matrix_run_fill(mr, res);
     else if (st == ENGINE_NO_SERVERS)
         snprintf(mr->failure, sizeof(mr->failure), "%.300s", err);

@@ -15,6 +15,8 @@
 #include "sim/engine/engine.h"
 #include "sim/record/history.h"
 #include "sim/record/history_bin.h"
+#include "sim/record/history_reader.h"
+#include "sim/record/journal.h"
 
 enum live_mode { LIVE_LINE, LIVE_LOG };
 
@@ -95,14 +97,22 @@ static void face_progress(struct face *fc, const struct run_opts *o, struct run_
         pg->end = face_end_line;
 }
 
-static int write_history(const char *path, const struct history *h,
-                         int (*write)(const struct history *, FILE *))
+/* history.jsonl, from the history.llh just finished: the same bytes
+ * `locklab show --history` gives later, in the reader's memory. */
+static int export_jsonl(const char *llh, const char *path)
 {
-    FILE *f = fopen(path, "wb");
-    int rc = f ? write(h, f) : -1;
+    char err[600];
+    struct history_reader *rd = history_reader_open(llh, err, sizeof(err));
+    if (rd == NULL)
+        return -1;
+    FILE *f = fopen(path, "w");
+    int rc = f ? history_reader_to_jsonl(rd, f) : -1;
+    if (rc == -1 && f)
+        errno = EIO; /* its own file, just written: not read back whole */
     if (f && fclose(f) != 0)
         rc = -1;
-    return rc;
+    history_reader_close(rd);
+    return rc < 0 ? -1 : 0;
 }
 
 /* Every file of the run's record; 0, or -1 with why set ("cannot write
@@ -114,11 +124,18 @@ static int write_reports(struct run_result *res, bool jsonl, char *why, size_t l
     char path[700];
     const char *dir = res->run_dir;
     errno = 0; /* jansson does not always set it: never blame a stale error */
-    snprintf(path, sizeof(path), "%s/history.llh", dir);
-    if (write_history(path, &res->hist, history_write_llh) < 0)
+    char llh[700];
+    snprintf(llh, sizeof(llh), "%s/history.llh", dir);
+    snprintf(path, sizeof(path), "%s", llh);
+    struct journal *j = res->journal;
+    res->journal = NULL;
+    if (j == NULL || journal_finish(j, &res->hist) < 0) {
+        journal_free(j);
         goto fail;
+    }
+    journal_free(j);
     snprintf(path, sizeof(path), "%s/history.jsonl", dir);
-    if (jsonl && write_history(path, &res->hist, history_write_jsonl) < 0)
+    if (jsonl && export_jsonl(llh, path) < 0)
         goto fail;
     snprintf(path, sizeof(path), "%s/report.json", dir);
     if (report_json(path, res) < 0)
@@ -210,7 +227,7 @@ static int run_planned(const struct run_opts *o, const struct scenario *s, struc
     rc = run_and_report(&req, o, res, NULL, err, sizeof(err));
     /* nothing ran (the servers or the clients would not start): leave no
      * empty run folder behind */
-    if (rc == EXIT_ENV && res->hist.n == 0 && created)
+    if (rc == EXIT_ENV && res->history_events == 0 && created)
         rmdir(res->run_dir);
     return rc;
 }

@@ -127,21 +127,13 @@ static int show_history(int argc, char **argv)
         fprintf(stderr, "locklab: %s\n", err);
         return EXIT_USAGE;
     }
-    struct history_event e;
-    const struct history *h = history_reader_header(r);
-    int rc = history_reader_next(r, &e), wrote = 0;
-    if (rc >= 0)
-        wrote = history_jsonl_start(h, stdout);
-    for (; rc == 1 && wrote == 0; rc = history_reader_next(r, &e))
-        wrote = history_jsonl_event(h, &e, stdout);
-    if (rc == 0 && wrote == 0)
-        wrote = history_jsonl_end(h, stdout);
+    int rc = history_reader_to_jsonl(r, stdout);
     int code = EXIT_PASS;
-    if (rc < 0) {
+    if (rc == -1) {
         fflush(stdout);
         fprintf(stderr, "locklab: %s\n", history_reader_error(r));
         code = EXIT_USAGE;
-    } else if (wrote < 0) {
+    } else if (rc == -2) {
         fprintf(stderr, "locklab: show --history %s: %s\n", file,
                 errno == EINVAL ? "an event JSON lines cannot express" : strerror(errno));
         code = EXIT_ENV;

@@ -232,6 +232,15 @@ void client_log_links(struct client *cl)
         log_link(cl, t0, (uint8_t)early);
 }
 
+void cl_floor(struct client *cl, uint64_t t)
+{
+    /* a library's reports wait in it while its client is not connected */
+    if (cl->run->ops->links && !cl->connected)
+        return;
+    client_log_links(cl);
+    history_buf_floor(cl->hist, t);
+}
+
 bool client_lock(struct client *cl, uint32_t key)
 {
     return client_lock_wait(cl, key, cl->run->scn->wait_ms);
@@ -375,6 +384,7 @@ bool client_lock_mode(struct client *cl, uint32_t key, enum lock_mode mode, uint
  * its session alive meanwhile. */
 void cl_sleep_until(struct client *cl, uint64_t t, bool cut_short)
 {
+    cl_floor(cl, clock_mono_ns()); /* whatever it logs next comes after the sleep */
     const atomic_int *cancel = cut_short ? &cl->run->interrupted : NULL;
     if (cl->connected && cl->run->ops->idle)
         cl->run->ops->idle(&cl->lc, t, cancel);

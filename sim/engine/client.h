@@ -128,6 +128,11 @@ bool client_lock_all(struct client *cl, const uint32_t *keys, size_t n, enum loc
 /* Put the lock library's link changes (ZooKeeper's connecting, connected,
  * expired) into the history; done before each acquire and release. */
 void client_log_links(struct client *cl);
+/* The client's promise to the history's recorder (history_buf_floor):
+ * nothing it logs from now on is earlier than t, a time it read with
+ * nothing of its own logged at an earlier one still to come. Its library's
+ * link reports go into the history first. */
+void cl_floor(struct client *cl, uint64_t t);
 /* Spend ms inside the critical section, renewing every renew_ms when the
  * run renews (a watchdog, or a lease the lock keeps alive), and suffering any fault this holder
  * claimed. false when the client crashed: the section is over and the step must end. */

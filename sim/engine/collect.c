@@ -4,14 +4,17 @@
  * witness, the workload's invariants). Nothing here runs while a client
  * does, so nothing here needs a mutex.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/check/check_pass.h"
 #include "sim/check/result.h"
 #include "sim/engine/client.h"
+#include "sim/engine/record.h"
 #include "sim/engine/runner.h"
 #include "sim/engine/runner_state.h"
 #include "sim/engine/tally.h"
@@ -152,76 +155,22 @@ static void free_table(char **t, size_t n)
     free(t);
 }
 
-/* How long a lock outlives its holder's last word: the ttl, or for
- * ZooKeeper the session timeout. */
-static uint32_t lease_ms(const struct runner *r)
-{
-    const struct scenario *s = r->run.scn;
-    if (strcmp(r->run.ops->server, "etcd") == 0)
-        return s->etcd.lease_ms; /* the lease the grants ride on, in whole seconds */
-    return r->run.ops->session_lease ? s->zookeeper.session_timeout_ms : s->ttl_ms;
-}
-
-/* The longest stall of a holder its lease survives by design: the lease
- * less how long the holder goes without refreshing it. ZooKeeper's client
- * pings every third of the session whatever it holds; a watchdog (or a
- * kept lease) renews
- * every renew_ms from the grant, or never when the hold is shorter;
- * otherwise the lease from the grant must cover the whole hold. 0: the
- * lock is not meant to survive its holder's hold (a ttl shorter than it). */
-static uint32_t stall_slack_ms(const struct runner *r)
-{
-    const struct scenario *s = r->run.scn;
-    uint32_t lease = lease_ms(r), refresh = scenario_hold_ms(s);
-    if (r->run.ops->session_lease)
-        refresh = lease / 3;
-    else if (r->run.renews && s->renew_ms < refresh)
-        refresh = s->renew_ms;
-    return lease > refresh ? lease - refresh : 0;
-}
-
-/* The witness's sequence numbers, which wrap (resource.h), made whole
- * again: each key's events come in time order, which is their order on
- * the witness to within the nanoseconds between the fetch-add and the
- * clock reading, far less than half the range. */
-static int unwrap_seqs(struct history *h)
-{
-    uint64_t *last = calloc(h->n_keys ? h->n_keys : 1, sizeof(*last));
-    if (last == NULL)
-        return -1;
-    for (size_t i = 0; i < h->n; i++) {
-        struct history_event *e = &h->ev[i];
-        bool carries = (e->f == HF_ACQUIRE && e->type == HT_OK) ||
-                       (e->f == HF_RELEASE && e->type == HT_INVOKE) || e->f == HF_CRASH;
-        if (!carries || e->seq == HISTORY_NO_SEQ || e->key >= h->n_keys)
-            continue;
-        e->seq = last[e->key] = resource_unwrap_seq(last[e->key], e->seq);
-    }
-    free(last);
-    return 0;
-}
-
+/* The result's history: the names its events point into, and its start
+ * and end fields; the events themselves are in the journal (record.h). */
 static int collect_history(struct runner *r, struct run_result *res)
 {
     size_t n_owners = 0;
     char **owners = owner_table(r, &n_owners);
-    struct history_buf **bufs = calloc(r->n + 2, sizeof(*bufs));
     int rc = -1;
-    if (owners == NULL || bufs == NULL)
+    if (owners == NULL)
         goto out;
-    for (uint32_t i = 0; i < r->n; i++)
-        bufs[i] = r->clients[i].hist;
-    bufs[r->n] = nemesis_history(r->run.nem);
-    size_t n_bufs = r->n + 1;
-    if (r->stall_log)
-        bufs[n_bufs++] = r->stall_log;
     struct workload *w = r->run.wl;
     struct history_names names = {.keys = (const char *const *)w->keys,
                                   .n_keys = w->n_keys,
                                   .owners = (const char *const *)owners,
                                   .n_owners = n_owners};
     names.n_notes = nemesis_notes(r->run.nem, &names.notes);
-    if (history_merge(&res->hist, bufs, n_bufs, &names) < 0 || unwrap_seqs(&res->hist) < 0)
+    if (history_merge(&res->hist, NULL, 0, &names) < 0)
         goto out;
     res->hist.start_mono_ns = res->t0_mono_ns;
     res->hist.start_wall_ns = res->t0_wall_ns;
@@ -230,8 +179,8 @@ static int collect_history(struct runner *r, struct run_result *res)
     snprintf(res->hist.algorithm, sizeof(res->hist.algorithm), "%s", r->run.ops->name);
     res->hist.clients = r->n;
     res->hist.seed = r->run.scn->seed;
-    res->hist.ttl_ms = lease_ms(r);
-    res->hist.slack_ms = stall_slack_ms(r);
+    res->hist.ttl_ms = record_lease_ms(r);
+    res->hist.slack_ms = record_slack_ms(r);
     res->hist.metered = r->meter_ran;
     for (uint32_t i = 0; i < r->n; i++)
         res->hist.dropped += history_buf_dropped(r->clients[i].hist);
@@ -240,7 +189,6 @@ static int collect_history(struct runner *r, struct run_result *res)
         res->hist.dropped += history_buf_dropped(r->stall_log);
     rc = 0;
 out:
-    free(bufs);
     free_table(owners, n_owners);
     return rc;
 }
@@ -260,9 +208,38 @@ static void add_commit_invariant(const struct runner *r, struct run_result *res)
              "%" PRIu64 " writes committed but not applied (two commits from one version)", lost);
 }
 
+static int feed_check(void *ctx, const struct history_event *e)
+{
+    return check_pass_event(ctx, e) == 0 ? 0 : -1;
+}
+
+/* The run's verdict comes from its history file, read back as `locklab
+ * check` reads it, in one pass: memory bounded by the keys and the open
+ * sections, whatever the run's length. A file that could not be written
+ * or read back cannot be judged. */
+static int check_journal(struct runner *r, struct run_result *res)
+{
+    char err[512];
+    int werr = res->journal ? journal_error(res->journal) : EIO;
+    struct check_pass *p =
+        werr ? NULL
+             : check_pass_begin((uint64_t)record_lease_ms(r) * 1000000u, r->run.ops->optimistic);
+    if (werr == 0 && p == NULL)
+        return -1;
+    if (werr == 0 && journal_replay(res->journal, feed_check, p, err, sizeof(err)) == 0)
+        return check_pass_end(p, res->end_mono_ns, res);
+    check_pass_free(p);
+    if (werr)
+        snprintf(err, sizeof(err), "%s", strerror(werr));
+    res->complete = false;
+    snprintf(res->incomplete_reason, sizeof(res->incomplete_reason),
+             "the run's history could not be kept: %.560s", err);
+    return 0;
+}
+
 static int check_safety(struct runner *r, struct run_result *res)
 {
-    if (result_check_history(res, (uint64_t)lease_ms(r) * 1000000u, r->run.ops->optimistic) < 0)
+    if (check_journal(r, res) < 0)
         return -1;
     struct resource *rs = r->run.wl->res;
     res->witness_concurrent = resource_concurrent_entries(rs);
@@ -298,21 +275,6 @@ static void lost_servers(struct run_result *res)
              res->connects_refused, res->sample_error[0] ? res->sample_error : "no error text");
 }
 
-/* Acquires that never reached a server or got no answer from it: sent
- * nowhere (no connection) or unknown. Not those a server refused or the
- * lock undid (WAIT short of its replicas): that is the lock answering. */
-static uint64_t unreached_acquires(const struct history *h)
-{
-    uint64_t n = 0;
-    for (size_t i = 0; i < h->n; i++) {
-        const struct history_event *e = &h->ev[i];
-        if (e->f == HF_ACQUIRE && ((e->type == HT_FAIL && e->arg == HE_UNSENT) ||
-                                   (e->type == HT_INFO && e->arg == HE_ERROR)))
-            n++;
-    }
-    return n;
-}
-
 /* A run in which no acquire ever succeeded, and every one that failed
  * never reached a server or got no answer, never tested the lock: a
  * server killed at the start line, or too slow to answer any client
@@ -324,7 +286,7 @@ static void never_granted(struct run_result *res)
 {
     uint64_t errors = res->stat[ST_ACQUIRE_ERR];
     if (!res->complete || res->stat[ST_ACQUIRE_OK] > 0 || errors == 0 ||
-        unreached_acquires(&res->hist) != errors)
+        res->unreached_acquires != errors)
         return;
     res->complete = false;
     snprintf(res->incomplete_reason, sizeof(res->incomplete_reason),
@@ -339,7 +301,7 @@ static void never_granted(struct run_result *res)
  * lock. */
 static void servers_overwhelmed(struct run_result *res)
 {
-    uint64_t unsent = unreached_acquires(&res->hist), ok = res->stat[ST_ACQUIRE_OK];
+    uint64_t unsent = res->unreached_acquires, ok = res->stat[ST_ACQUIRE_OK];
     if (!res->complete || unsent <= ok || scenario_has_server_faults(res->scn) ||
         scenario_needs_proxy(res->scn))
         return;
@@ -375,6 +337,7 @@ int runner_collect(struct runner *r, struct run_result *res)
     hiccup_stop(r->meter);
     r->meter = NULL;
     nemesis_finish(r->run.nem); /* every server back before anything reads the results */
+    history_buf_close(nemesis_history(r->run.nem));
     res->end_mono_ns = last_exit(r);
     res->t0_mono_ns = r->run.t0_ns;
     res->t0_wall_ns = r->t0_wall_ns;
@@ -392,7 +355,15 @@ int runner_collect(struct runner *r, struct run_result *res)
         snprintf(res->incomplete_reason, sizeof(res->incomplete_reason),
                  "the nemesis thread could not start: no fault was played");
     }
-    if (merge_measurements(r, res) < 0 || collect_history(r, res) < 0 || check_safety(r, res) < 0)
+    if (r->record_error[0]) {
+        res->complete = false;
+        snprintf(res->incomplete_reason, sizeof(res->incomplete_reason),
+                 "the history could not be kept: %s", r->record_error);
+    }
+    if (merge_measurements(r, res) < 0 || collect_history(r, res) < 0)
+        return -1;
+    record_stop(r, res);
+    if (check_safety(r, res) < 0)
         return -1;
     lost_servers(res);
     servers_overwhelmed(res);

@@ -13,6 +13,7 @@
 #include "sim/fleet/fleet.h"
 #include "sim/fleet/server_kind.h"
 #include "sim/proxy/proxy.h"
+#include "sim/record/journal.h"
 
 #define WATCH_MS 100 /* how often the watcher looks at the servers */
 
@@ -134,9 +135,15 @@ static enum engine_status run_with(const struct run_request *req, struct fleet *
     /* a connection per endpoint a client, and one more (Redisson's
      * subscriber): thousands of clients pass the usual soft limit of 1024 */
     room_for((size_t)s->clients * (cfg->n_endpoints + 1));
-    struct runner *r = runner_new(s, ops, cfg, err, errlen);
-    if (r == NULL)
+    struct journal *j = journal_open(res->run_dir, err, errlen);
+    if (j == NULL)
         return ENGINE_NO_CLIENTS;
+    struct runner *r = runner_new(s, ops, cfg, err, errlen);
+    if (r == NULL) {
+        journal_free(j);
+        return ENGINE_NO_CLIENTS;
+    }
+    runner_record_to(r, j);
     cfg->cancel = runner_cancel_flag(r); /* before any client reads cfg */
     struct fault_nodes nodes;
     fleet_fault_nodes(f, ops, s, &nodes);
@@ -189,7 +196,7 @@ enum engine_status engine_run(const struct run_request *req, struct run_result *
     enum engine_status st = run_on_fleet(req, f, res, pg, err, errlen);
     char logs[sizeof(res->run_dir) + 16];
     snprintf(logs, sizeof(logs), "%s/servers", res->run_dir);
-    engine_fleet_down(f, res->hist.n ? logs : NULL, pg);
+    engine_fleet_down(f, res->history_events ? logs : NULL, pg);
     return st;
 }
 

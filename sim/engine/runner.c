@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sim/engine/record.h"
 #include "sim/engine/run_ctx.h"
 #include "sim/engine/runner_state.h"
 #include "sim/engine/seam.h"
@@ -182,6 +183,7 @@ static void client_loop(struct client *cl)
         }
         if (open_loop && (t = cl->due_ns = wait_for_turn(cl)) == 0)
             break;
+        cl_floor(cl, t);
         uint64_t errors = client_stat(cl, ST_ACQUIRE_ERR);
         bool ok = run->wl->ops->step(run->wl, cl);
         cl->due_ns = 0; /* a step that took no lock leaves it */
@@ -285,6 +287,7 @@ static void *client_thread(void *arg)
     if (report_and_wait(r, 1, !cl->started_ok, cl) && cl->started_ok)
         client_run(cl);
     client_leave(cl);
+    history_buf_close(cl->hist);
     return NULL;
 }
 
@@ -299,6 +302,7 @@ static void client_task(void *arg)
     if (r->go > 0 && cl->started_ok)
         client_run(cl);
     client_leave(cl);
+    history_buf_close(cl->hist);
 }
 
 struct worker_job {
@@ -423,11 +427,20 @@ void runner_go(struct runner *r)
     r->stall_log = history_buf_new();
     r->meter = r->stall_log ? hiccup_start(r->stall_log) : NULL;
     r->meter_ran = r->meter != NULL;
+    if (r->stall_log && !r->meter)
+        history_buf_close(r->stall_log); /* nothing will come from it */
     if (nemesis_start(r->run.nem, r->run.t0_ns, r->run.deadline_ns, &r->run.stop) < 0) {
         r->nemesis_failed = true;
         runner_stop(r, 1);
     }
+    if (record_start(r, r->record_error, sizeof(r->record_error)) < 0)
+        runner_stop(r, 1); /* a run whose history is not kept cannot be judged */
     release_start_line(r, 1);
+}
+
+void runner_record_to(struct runner *r, struct journal *j)
+{
+    r->journal = j;
 }
 
 void runner_set_fault_nodes(struct runner *r, const struct fault_nodes *nodes)
@@ -523,6 +536,10 @@ void runner_free(struct runner *r)
         release_start_line(r, -1);
         runner_join(r);
     }
+    hiccup_stop(r->meter);
+    r->meter = NULL;
+    nemesis_finish(r->run.nem);
+    record_free(r); /* every appender has stopped */
     if (r->clients)
         for (uint32_t i = 0; i < r->n; i++)
             client_destroy(&r->clients[i]);
@@ -535,7 +552,6 @@ void runner_free(struct runner *r)
     free(r->workers);
     free(r->threads);
     free(r->cfgs);
-    hiccup_stop(r->meter);
     history_buf_free(r->stall_log);
     nemesis_free(r->run.nem);
     workload_free(r->run.wl);

@@ -28,6 +28,11 @@ struct runner *runner_new(const struct scenario *s, const struct lock_ops *ops,
 int runner_start(struct runner *r, char *err, size_t errlen);
 /* Open the start line: the clock starts, the clients begin. */
 void runner_go(struct runner *r);
+/* The file the run's history streams into (journal.h), the runner's from
+ * now on (runner_collect hands it to the result); before runner_go. Without
+ * one the history goes to an unnamed temporary file. */
+struct journal;
+void runner_record_to(struct runner *r, struct journal *j);
 /* The managed servers the scenario's process faults strike; before runner_go. */
 struct fault_nodes;
 void runner_set_fault_nodes(struct runner *r, const struct fault_nodes *nodes);

@@ -18,6 +18,8 @@
 
 struct history_buf;
 struct hiccup;
+struct journal;
+struct run_record;
 struct tally;
 struct worker;
 
@@ -46,6 +48,9 @@ struct runner {
     struct hiccup *meter;          /* NULL: not running */
     bool meter_ran;                /* its thread started */
     struct lock_config *cfgs;      /* per proxy group: the endpoints its listeners give */
+    struct journal *journal;       /* the history's file (record.h); NULL: an unnamed one */
+    struct run_record *rec;        /* the history on its way there; NULL: not started */
+    char record_error[256];        /* why it could not start ("": it did) */
 };
 
 /* Client id's part of the scenario's request quota (requests > 0). */

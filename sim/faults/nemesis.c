@@ -75,8 +75,10 @@ int nemesis_start(struct nemesis *n, uint64_t t0_ns, uint64_t deadline_ns, const
     n->deadline_ns = deadline_ns;
     n->stop = stop;
     if (!nemesis_has_server_faults(n) && !nemesis_has_network_faults(n) &&
-        !nemesis_has_waiter_faults(n))
+        !nemesis_has_waiter_faults(n)) {
+        history_buf_close(n->hist); /* no thread: nothing will come from it */
         return 0;
+    }
     /* "at_ms": 0 means from the start: in place before any client asks */
     nemesis_start_at_zero(n);
     int rc = pthread_create(&n->thread, NULL, nemesis_main, n);

@@ -354,6 +354,7 @@ static bool wait_until(const struct nemesis *n, uint64_t t)
             return false;
         if (now >= t)
             return true;
+        history_buf_floor(n->hist, now); /* what it logs after the sleep is later */
         uint64_t d = t - now < SLICE_NS ? t - now : SLICE_NS;
         struct timespec ts = {.tv_sec = (time_t)(d / 1000000000u),
                               .tv_nsec = (long)(d % 1000000000u)};

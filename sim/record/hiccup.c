@@ -34,7 +34,8 @@ static void *meter(void *arg)
 {
     struct hiccup *h = arg;
     while (!atomic_load_explicit(&h->stop, memory_order_relaxed)) {
-        uint64_t want = clock_mono_ns() + HICCUP_PERIOD_MS * NS_PER_MS;
+        uint64_t now = clock_mono_ns(), want = now + HICCUP_PERIOD_MS * NS_PER_MS;
+        history_buf_floor(h->buf, now); /* a stall it logs begins at want */
         sleep_until_ns(want);
         uint64_t woke = clock_mono_ns();
         if (woke - want < HICCUP_FLOOR_MS * NS_PER_MS)
@@ -71,5 +72,6 @@ void hiccup_stop(struct hiccup *h)
         return;
     atomic_store(&h->stop, true);
     pthread_join(h->thread, NULL);
+    history_buf_close(h->buf);
     free(h);
 }

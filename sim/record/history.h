@@ -92,15 +92,26 @@ extern const char *const history_link_names[HISTORY_LINK_STATES];
 /* seq of an event read from a file that gave none (the witness counts from 0). */
 #define HISTORY_NO_SEQ UINT64_MAX
 
-/* Per-thread append-only buffer. */
+/* Per-thread append-only buffer (history_buf.c). One thread appends; one
+ * other may take its events as they come (the recorder, recorder.h), or
+ * history_merge reads them all once the appending is over. */
 struct history_buf;
 struct history_buf *history_buf_new(void);
 void history_buf_free(struct history_buf *b); /* accepts NULL */
 /* Append a copy of e. Returns 0, or -1 when memory ran out (the event is
  * dropped and counted in history_buf_dropped). */
 int history_append(struct history_buf *b, const struct history_event *e);
-size_t history_buf_len(const struct history_buf *b);
+size_t history_buf_len(const struct history_buf *b); /* every event appended */
 uint64_t history_buf_dropped(const struct history_buf *b);
+/* The appender's promise: no event it appends from now on is earlier than
+ * t_ns (it must know: a time it read and has not logged yet counts). 0
+ * until it says; close: it appends nothing more. */
+void history_buf_floor(struct history_buf *b, uint64_t t_ns);
+void history_buf_close(struct history_buf *b);
+uint64_t history_buf_floor_of(struct history_buf *b);
+/* The consumer's side: up to max of the events appended since its last
+ * take, in the order they were appended, into out; how many. */
+size_t history_buf_take(struct history_buf *b, struct history_event *out, size_t max);
 
 /* A whole history, merged or read back from a file. Owns everything. */
 struct history {
@@ -141,8 +152,8 @@ struct history_names {
     size_t n_notes;
 };
 
-/* Merge n thread buffers into h (events copied; buffers untouched), the
- * tables copied from names. Returns 0, or -1 out of memory. */
+/* Merge n thread buffers into h (events copied; buffers untouched, and
+ * none of them taken from), the tables copied from names. Returns 0, or -1 out of memory. */
 int history_merge(struct history *h, struct history_buf *const *bufs, size_t n,
                   const struct history_names *names);
 

@@ -293,6 +293,16 @@ int llh_write_event(struct llh_writer *w, const struct history_event *e,
     return 0;
 }
 
+int llh_writer_flush(struct llh_writer *w)
+{
+    if (flush_buf(w) < 0 || fflush(w->f) != 0 || ferror(w->f)) {
+        if (errno == 0)
+            errno = EIO;
+        return -1;
+    }
+    return 0;
+}
+
 int llh_write_end(struct llh_writer *w, const struct history *h)
 {
     if (room(w, RECORD_MAX) < 0)

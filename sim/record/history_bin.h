@@ -50,6 +50,9 @@ struct llh_writer *llh_writer_new(FILE *f, const struct history *h);
  * errno set (EINVAL: an event the format cannot express). */
 int llh_write_event(struct llh_writer *w, const struct history_event *e,
                     const struct history_names *names);
+/* Everything written so far on its way to the file, which then reads back
+ * as a history whose writer stopped (no end record). 0, or -1 with errno. */
+int llh_writer_flush(struct llh_writer *w);
 /* The end record from h's end fields, and everything flushed. 0, or -1
  * with errno set. */
 int llh_write_end(struct llh_writer *w, const struct history *h);

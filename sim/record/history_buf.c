@@ -5,13 +5,17 @@
  * already recorded (no realloc-and-copy on a client's hot path), and a
  * chunk is malloc'ed only when the previous one is full.
  */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sim/record/history.h"
 
 /* A buffer's first chunk is small and each next one twice the last, up to
- * CHUNK_EVENTS: ten thousand clients cost little before they have run. */
+ * CHUNK_EVENTS: ten thousand clients cost little before they have run. A
+ * buffer drained while the run goes hands its consumed chunks back (one
+ * spare at a time), so a client that the recorder keeps up with runs on two
+ * chunks whatever the run's length. */
 #define CHUNK_FIRST  32
 #define CHUNK_EVENTS 4096
 
@@ -22,14 +26,30 @@ struct chunk {
 };
 
 struct history_buf {
-    struct chunk *head, *tail;
+    /* the producer's: the thread that appends */
+    struct chunk *tail;
     size_t len;
     uint64_t dropped;
+    /* shared: what the producer has published, the earliest time it may
+     * still append, a consumed chunk handed back */
+    _Atomic size_t published;
+    _Atomic uint64_t floor;
+    _Atomic(struct chunk *) spare;
+    /* the consumer's (history_buf_take), or the merge's once the producer is
+     * done: the first chunk still held and the next event to take in it */
+    struct chunk *head;
+    size_t head_pos, taken;
 };
 
 struct history_buf *history_buf_new(void)
 {
-    return calloc(1, sizeof(struct history_buf));
+    struct history_buf *b = calloc(1, sizeof(*b));
+    if (b) {
+        atomic_init(&b->published, 0);
+        atomic_init(&b->floor, 0);
+        atomic_init(&b->spare, NULL);
+    }
+    return b;
 }
 
 void history_buf_free(struct history_buf *b)
@@ -42,32 +62,96 @@ void history_buf_free(struct history_buf *b)
         free(c);
         c = next;
     }
+    free(atomic_load(&b->spare));
     free(b);
+}
+
+/* The next chunk: the spare the consumer handed back, else a new one twice
+ * the last (the consumer has fallen behind, or there is none). */
+static struct chunk *new_chunk(struct history_buf *b)
+{
+    struct chunk *c = atomic_exchange_explicit(&b->spare, NULL, memory_order_acquire);
+    if (c == NULL) {
+        size_t cap = b->tail == NULL               ? CHUNK_FIRST
+                     : b->tail->cap < CHUNK_EVENTS ? 2 * b->tail->cap
+                                                   : CHUNK_EVENTS;
+        c = malloc(sizeof(*c) + cap * sizeof(c->ev[0]));
+        if (c == NULL)
+            return NULL;
+        c->cap = cap;
+    }
+    c->next = NULL;
+    c->n = 0;
+    return c;
 }
 
 int history_append(struct history_buf *b, const struct history_event *e)
 {
     if (b->tail == NULL || b->tail->n == b->tail->cap) {
-        size_t cap = b->tail == NULL               ? CHUNK_FIRST
-                     : b->tail->cap < CHUNK_EVENTS ? 2 * b->tail->cap
-                                                   : CHUNK_EVENTS;
-        struct chunk *c = malloc(sizeof(*c) + cap * sizeof(c->ev[0]));
+        struct chunk *c = new_chunk(b);
         if (c == NULL) {
             b->dropped++;
             return -1;
         }
-        c->next = NULL;
-        c->n = 0;
-        c->cap = cap;
         if (b->tail)
             b->tail->next = c;
         else
-            b->head = c;
+            b->head = c; /* before the first event is published: the consumer's from then on */
         b->tail = c;
     }
     b->tail->ev[b->tail->n++] = *e;
     b->len++;
+    atomic_store_explicit(&b->published, b->len, memory_order_release);
     return 0;
+}
+
+void history_buf_floor(struct history_buf *b, uint64_t t_ns)
+{
+    atomic_store_explicit(&b->floor, t_ns, memory_order_release);
+}
+
+void history_buf_close(struct history_buf *b)
+{
+    history_buf_floor(b, UINT64_MAX);
+}
+
+uint64_t history_buf_floor_of(struct history_buf *b)
+{
+    return atomic_load_explicit(&b->floor, memory_order_acquire);
+}
+
+/* A chunk the consumer is done with: the producer's next, or freed. */
+static void hand_back(struct history_buf *b, struct chunk *c)
+{
+    struct chunk *none = NULL;
+    if (!atomic_compare_exchange_strong_explicit(&b->spare, &none, c, memory_order_release,
+                                                 memory_order_relaxed))
+        free(c);
+}
+
+size_t history_buf_take(struct history_buf *b, struct history_event *out, size_t max)
+{
+    size_t avail = atomic_load_explicit(&b->published, memory_order_acquire) - b->taken;
+    size_t k = 0;
+    while (k < avail && k < max) {
+        struct chunk *c = b->head;
+        if (b->head_pos == c->cap) { /* an event is waiting: the producer has moved on */
+            b->head = c->next;
+            b->head_pos = 0;
+            hand_back(b, c);
+            continue;
+        }
+        size_t m = c->cap - b->head_pos;
+        if (m > avail - k)
+            m = avail - k;
+        if (m > max - k)
+            m = max - k;
+        memcpy(out + k, c->ev + b->head_pos, m * sizeof(*out));
+        b->head_pos += m;
+        k += m;
+    }
+    b->taken += k;
+    return k;
 }
 
 size_t history_buf_len(const struct history_buf *b)
@@ -242,4 +326,3 @@ fail:
     history_free(h);
     return -1;
 }
-

@@ -210,3 +210,17 @@ int history_read_file(const char *path, struct history *h, char *err, size_t err
     history_reader_close(r);
     return rc;
 }
+
+int history_reader_to_jsonl(struct history_reader *r, FILE *out)
+{
+    struct history_event e;
+    const struct history *h = history_reader_header(r);
+    int rc = history_reader_next(r, &e), wrote = 0;
+    if (rc >= 0)
+        wrote = history_jsonl_start(h, out);
+    for (; rc == 1 && wrote == 0; rc = history_reader_next(r, &e))
+        wrote = history_jsonl_event(h, &e, out);
+    if (rc == 0 && wrote == 0)
+        wrote = history_jsonl_end(h, out);
+    return rc < 0 ? -1 : wrote < 0 ? -2 : 0;
+}

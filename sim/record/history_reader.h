@@ -52,6 +52,11 @@ void history_reader_take(struct history_reader *r, struct history *h);
 
 void history_reader_close(struct history_reader *r); /* accepts NULL */
 
+/* Every event of a reader not yet read from, to out as JSON lines with its
+ * start and end lines: the bytes `run --history-jsonl` writes. 0; -1 the
+ * reader failed (history_reader_error); -2 writing failed (errno set). */
+int history_reader_to_jsonl(struct history_reader *r, FILE *out);
+
 /* Make h's names printable (control bytes become '?'), as check prints
  * them: what history_read_file does to what it took. */
 void history_names_printable(struct history *h);

@@ -29,6 +29,7 @@
 #include "sim/check/result.h"
 #include "sim/engine/runner.h"
 #include "sim/record/history.h"
+#include "sim/record/journal.h"
 #include "sim/scenario/scenario.h"
 
 #define NS_PER_MS  1000000ULL
@@ -241,11 +242,42 @@ static size_t renewals(uint32_t client, enum lock_result want)
     return k;
 }
 
-static size_t history_renewals(const struct run_result *res, uint8_t type)
+/* The run's events, read back from its history file as `check` reads it. */
+struct events {
+    struct history_event *ev;
+    size_t n, cap;
+};
+
+static int keep_event(void *ctx, const struct history_event *e)
 {
+    struct events *x = ctx;
+    if (x->n == x->cap) {
+        x->cap = x->cap ? 2 * x->cap : 1024;
+        x->ev = realloc(x->ev, x->cap * sizeof(*x->ev));
+        assert_non_null(x->ev);
+    }
+    x->ev[x->n++] = *e;
+    return 0;
+}
+
+static struct events run_events(struct run_result *res)
+{
+    struct events x = {0};
+    char err[512];
+    assert_non_null(res->journal);
+    if (journal_replay(res->journal, keep_event, &x, err, sizeof(err)) != 0)
+        fail_msg("history not read back: %s", err);
+    assert_int_equal(x.n, res->history_events);
+    return x;
+}
+
+static size_t history_renewals(struct run_result *res, uint8_t type)
+{
+    struct events x = run_events(res);
     size_t k = 0;
-    for (size_t i = 0; i < res->hist.n; i++)
-        k += res->hist.ev[i].f == HF_RENEW && res->hist.ev[i].type == type;
+    for (size_t i = 0; i < x.n; i++)
+        k += x.ev[i].f == HF_RENEW && x.ev[i].type == type;
+    free(x.ev);
     return k;
 }
 
@@ -390,13 +422,15 @@ static void paused_waiter_stops_inside_acquire(void **state)
     assert_true(after > 0);
     /* its grant came after the pause, the lock free since about 1 s */
     bool granted_after = false;
-    for (size_t i = 0; i < res.hist.n; i++) {
-        const struct history_event *e = &res.hist.ev[i];
+    struct events x = run_events(&res);
+    for (size_t i = 0; i < x.n; i++) {
+        const struct history_event *e = &x.ev[i];
         if (e->client == f->client && e->f == HF_ACQUIRE && e->type == HT_OK) {
             assert_true(e->t_ns >= f->end_ns);
             granted_after = true;
         }
     }
+    free(x.ev);
     assert_true(granted_after);
     assert_int_equal(res.check.concurrent_entries, 0);
     result_free(&res);
