@@ -15,9 +15,12 @@
 #include "reports/html.h"
 #include "reports/html_parts.h"
 #include "reports/report.h"
+#include "sim/check/context.h"
 #include "sim/record/histogram.h"
 
-#define MAX_TIMELINES 10 /* lock timelines drawn, as --show-violations' default */
+/* lock timelines drawn, as --show-violations' default; the context
+ * (sim/check/context.h) rebuilds the sections of that many */
+#define MAX_TIMELINES CONTEXT_WINDOWS
 
 static void card(FILE *f, const char *figure, const char *value, const char *what, bool bad)
 {

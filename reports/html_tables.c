@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "reports/html_parts.h"
+#include "sim/check/context.h"
 #include "sim/record/histogram.h"
 
 #define MAX_VIOL_ROWS 100 /* violations listed in the table */
@@ -83,7 +84,7 @@ void html_violations_table(FILE *f, const struct run_result *r)
         const struct violation *v = &c->list[i];
         if (v->fenced)
             continue;
-        const struct section *a = &r->sections[v->a], *b = &r->sections[v->b];
+        const struct section *a = violation_first(r, v), *b = violation_second(r, v);
         char faults[160], ta[24], tb[24];
         report_violation_faults(r, v, faults, sizeof(faults));
         fprintf(f, "<tr class=\"bad\">");

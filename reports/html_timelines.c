@@ -2,12 +2,19 @@
  * one lane per client that held the key in the window, its critical
  * sections as bars with their tokens, the faults behind them, and the
  * overlap marked across the two holders' lanes.
+ *
+ * The sections come from r->sections, sorted by key then entry: all of
+ * the run's, or those a context rebuilt around the drawn violations
+ * (sim/check/context.h), which draw alike; the window and which sections
+ * it shows are the context's (context_window_of, context_in_window). A
+ * result that kept none draws the pair alone.
  */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "reports/html_parts.h"
+#include "sim/check/context.h"
 
 #define MAX_LANES 8   /* clients drawn around one violation */
 #define MAX_BARS  400 /* critical sections drawn around one violation */
@@ -42,22 +49,24 @@ static void add_lane(struct lanes *l, uint32_t client)
         l->dropped[l->n_dropped++] = client;
 }
 
-static bool in_window(const struct section *s, uint64_t w0, uint64_t w1)
-{
-    return s->from_ns <= w1 && s->to_ns >= w0;
-}
+/* The sections a timeline reads, sorted by key then entry, and the pair's
+ * two among them. */
+struct view {
+    const struct section *s;
+    size_t n, a, b;
+    struct context_window w;
+};
 
-/* The sections of key around index i (sections are sorted by key, then
- * entry), within [w0, w1]: [*lo, *hi). A section may begin up to a minute
- * before the window and still reach into it. */
-static void key_range(const struct run_result *r, size_t i, uint64_t w0, size_t *lo, size_t *hi)
+/* The key's sections around the pair: [*lo, *hi), the whole of its run in
+ * the sorted array (on a key sorted by the witness's sequence, entry
+ * times need not rise, so no time bounds the walk). */
+static void key_range(const struct view *v, size_t *lo, size_t *hi)
 {
-    uint32_t key = r->sections[i].key;
+    size_t i = v->a < v->b ? v->a : v->b;
     size_t a = i, b = i + 1;
-    uint64_t early = w0 > 60000000000ULL ? w0 - 60000000000ULL : 0;
-    while (a > 0 && r->sections[a - 1].key == key && r->sections[a - 1].from_ns >= early)
+    while (a > 0 && v->s[a - 1].key == v->w.key)
         a--;
-    while (b < r->n_sections && r->sections[b].key == key)
+    while (b < v->n && v->s[b].key == v->w.key)
         b++;
     *lo = a;
     *hi = b;
@@ -134,8 +143,7 @@ static int by_dist(const void *a, const void *b)
 /* The sections drawn: those of the lanes' clients in the window; on a hot
  * key at most MAX_BARS, the two of the violation and the ones that began
  * nearest the overlap, so a long run's page stays small. *n of them. */
-static size_t *pick_bars(const struct run_result *r, const struct violation *v,
-                         const struct lanes *l, size_t lo, size_t hi, uint64_t w0, uint64_t w1,
+static size_t *pick_bars(const struct view *v, const struct lanes *l, size_t lo, size_t hi,
                          uint64_t at, size_t *n)
 {
     struct near *c = malloc((hi - lo) * sizeof(*c));
@@ -147,8 +155,8 @@ static size_t *pick_bars(const struct run_result *r, const struct violation *v,
         return NULL;
     }
     for (size_t i = lo; i < hi; i++) {
-        const struct section *s = &r->sections[i];
-        if (lane_of(l, s->client) < 0 || !in_window(s, w0, w1))
+        const struct section *s = &v->s[i];
+        if (lane_of(l, s->client) < 0 || !context_in_window(&v->w, s))
             continue;
         uint64_t d = s->from_ns > at ? s->from_ns - at : at - s->from_ns;
         c[m++] = (struct near){i, i == v->a || i == v->b ? 0 : d + 1};
@@ -161,23 +169,24 @@ static size_t *pick_bars(const struct run_result *r, const struct violation *v,
     return out;
 }
 
-void html_lock_timeline(FILE *f, const struct run_result *r, const struct violation *v, size_t nth)
+void html_lock_timeline(FILE *f, const struct run_result *r, const struct violation *pair,
+                        size_t nth)
 {
-    const struct section *a = &r->sections[v->a], *b = &r->sections[v->b];
-    uint64_t from = a->from_ns < b->from_ns ? a->from_ns : b->from_ns;
-    uint64_t to = a->to_ns > b->to_ns ? a->to_ns : b->to_ns;
-    uint64_t pad = (to - from) / 4 > 50000000ULL ? (to - from) / 4 : 50000000ULL;
-    uint64_t w0 = from > pad ? from - pad : 0, w1 = to + pad;
-    if (w0 < r->t0_mono_ns)
-        w0 = r->t0_mono_ns;
+    struct section own[2] = {pair->sa, pair->sb};
+    struct view v = {.s = r->sections, .n = r->n_sections, .a = pair->a, .b = pair->b};
+    if (r->sections == NULL) /* a one-pass check keeps none: the pair alone */
+        v = (struct view){.s = own, .n = 2, .a = 0, .b = 1};
+    const struct section *a = &v.s[v.a], *b = &v.s[v.b];
+    v.w = context_window_of(a, b, r->t0_mono_ns);
+    uint64_t w0 = v.w.w0_ns, w1 = v.w.w1_ns;
     struct lanes l = {.n = 0};
     add_lane(&l, a->client);
     add_lane(&l, b->client);
     size_t lo, hi;
-    key_range(r, v->a < v->b ? v->a : v->b, w0, &lo, &hi);
+    key_range(&v, &lo, &hi);
     for (size_t i = lo; i < hi; i++)
-        if (in_window(&r->sections[i], w0, w1))
-            add_lane(&l, r->sections[i].client);
+        if (context_in_window(&v.w, &v.s[i]))
+            add_lane(&l, v.s[i].client);
     const double lane_h = 22;
     struct svg_chart c = {.f = f,
                           .width = 1000,
@@ -200,7 +209,7 @@ void html_lock_timeline(FILE *f, const struct run_result *r, const struct violat
     fprintf(f, "<div class=\"lock-timeline\" data-key=\"");
     svg_text(f, key);
     fprintf(f, "\" data-a=\"%" PRIu32 "\" data-b=\"%" PRIu32 "\" data-overlap-ms=\"%.3f\">\n",
-            a->client, b->client, (double)v->overlap_ns / 1e6);
+            a->client, b->client, (double)pair->overlap_ns / 1e6);
     svg_begin(&c, "chart timeline", label);
     fprintf(f, "<rect class=\"frame\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/>\n",
             c.left, c.top, c.width - c.left - c.right, lane_h * (double)l.n);
@@ -215,9 +224,9 @@ void html_lock_timeline(FILE *f, const struct run_result *r, const struct violat
     /* the overlap, across the two holders' lanes */
     uint64_t o0 = a->from_ns > b->from_ns ? a->from_ns : b->from_ns;
     uint64_t o1 = a->to_ns < b->to_ns ? a->to_ns : b->to_ns;
-    size_t n_bars = 0, *bars = pick_bars(r, v, &l, lo, hi, w0, w1, o0, &n_bars);
+    size_t n_bars = 0, *bars = pick_bars(&v, &l, lo, hi, o0, &n_bars);
     for (size_t k = 0; k < n_bars; k++) {
-        const struct section *s = &r->sections[bars[k]];
+        const struct section *s = &v.s[bars[k]];
         section_bar(&c, r, s, c.top + lane_h * lane_of(&l, s->client) + 8, w0, w1);
     }
     free(bars);
@@ -225,7 +234,7 @@ void html_lock_timeline(FILE *f, const struct run_result *r, const struct violat
     fprintf(f,
             "<g class=\"violation\"><title>overlap %.3f ms: clients %" PRIu32 " and %" PRIu32
             " both inside the critical section of ",
-            (double)v->overlap_ns / 1e6, a->client, b->client);
+            (double)pair->overlap_ns / 1e6, a->client, b->client);
     svg_text(f, key);
     fprintf(f,
             "</title><rect class=\"overlap\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/>"

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "reports/report.h"
+#include "sim/check/context.h"
 #include "sim/record/histogram.h"
 
 /* /2: checker.fenced became fenced_pairs, checker.fenced_accesses became
@@ -49,7 +50,7 @@ static json_t *checker_json(const struct run_result *r)
     json_t *listed = json_array();
     for (size_t i = 0; i < c->n_list; i++) {
         const struct violation *v = &c->list[i];
-        const struct section *a = &r->sections[v->a];
+        const struct section *a = violation_first(r, v), *b = violation_second(r, v);
         json_t *faults = json_array();
         for (size_t k = 0; k < v->n_faults && k < CHECK_MAX_FAULTS_PER_VIOLATION; k++) {
             const struct fault_span *f = &r->spans[v->faults[k]];
@@ -61,8 +62,8 @@ static json_t *checker_json(const struct run_result *r)
         }
         json_t *one = json_pack("{s:s, s:b, s:f, s:o, s:o, s:o, s:f}", "key", r->hist.keys[a->key],
                                 "fenced", v->fenced, "overlap_ms", (double)v->overlap_ns / 1e6, "a",
-                                section_json(r, a), "b", section_json(r, &r->sections[v->b]),
-                                "faults", faults, "host_stall_ms", (double)v->stall_ns / 1e6);
+                                section_json(r, a), "b", section_json(r, b), "faults", faults,
+                                "host_stall_ms", (double)v->stall_ns / 1e6);
         if (v->stall_ns)
             json_object_set_new(one, "host_stall_at_s",
                                 json_real(report_rel_s(r, v->stall_from_ns)));

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "reports/report.h"
+#include "sim/check/context.h"
 #include "sim/record/histogram.h"
 
 static void md_ops(FILE *f, const struct run_result *r)
@@ -75,7 +76,7 @@ static void md_violations(FILE *f, const struct run_result *r)
             c->n_list);
     for (size_t i = 0; i < c->n_list && i < 50; i++) {
         const struct violation *v = &c->list[i];
-        const struct section *a = &r->sections[v->a], *b = &r->sections[v->b];
+        const struct section *a = violation_first(r, v), *b = violation_second(r, v);
         char faults[160];
         report_violation_faults(r, v, faults, sizeof(faults));
         fprintf(f,

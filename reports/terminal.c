@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "reports/report.h"
+#include "sim/check/context.h"
 #include "sim/record/histogram.h"
 
 void report_header(FILE *f, const struct scenario *s, const char (*servers)[RESULT_SERVER_LEN],
@@ -141,9 +142,7 @@ void report_violations(FILE *f, const struct run_result *r, int max)
         const struct violation *v = &c->list[i];
         if (v->fenced)
             continue;
-        /* `check` keeps no sections: each pair carries its own */
-        const struct section *a = r->sections ? &r->sections[v->a] : &v->sa;
-        const struct section *b = r->sections ? &r->sections[v->b] : &v->sb;
+        const struct section *a = violation_first(r, v), *b = violation_second(r, v);
         char faults[160];
         report_violation_faults(r, v, faults, sizeof(faults));
         char ta[24], tb[24];

@@ -1,8 +1,9 @@
 /* spans.h - fault spans rebuilt from a history's events as they come, by
- * history_sections' rule (a start paired with the earliest running end of
- * the same fault, type and target), for the streaming consumers that need
- * the windows as they open and close (availability). A scenario has a
- * few faults: the spans are kept whole, as the report keeps them. */
+ * the one rule (a start paired with the earliest running end of the same
+ * fault, type and target) that history_sections, the streaming checker
+ * and the consumers that need the windows as they open and close
+ * (availability) share. A scenario has a few faults: the spans are kept
+ * whole, as the report keeps them. */
 #ifndef LOCKLAB_SPANS_H
 #define LOCKLAB_SPANS_H
 
