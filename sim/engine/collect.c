@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "sim/check/check_pass.h"
+#include "sim/check/context.h"
 #include "sim/check/result.h"
 #include "sim/engine/client.h"
 #include "sim/engine/record.h"
@@ -127,51 +128,11 @@ static int merge_measurements(struct runner *r, struct run_result *res)
     return 0;
 }
 
-static char **owner_table(struct runner *r, size_t *n_out)
+/* The result's history: its start and end fields; its names come with its
+ * events from the journal (check_journal), where they are. */
+static void collect_history(struct runner *r, struct run_result *res)
 {
-    uint16_t max_inc = 0;
-    for (uint32_t i = 0; i < r->n; i++)
-        if (r->clients[i].incarnation > max_inc)
-            max_inc = r->clients[i].incarnation;
-    size_t n = (size_t)r->n * ((size_t)max_inc + 1);
-    char **t = calloc(n, sizeof(*t));
-    if (t == NULL)
-        return NULL;
-    for (size_t id = 0; id < n; id++) {
-        char buf[LOCK_OWNER_MAX];
-        client_owner_name(buf, sizeof(buf), r->run.run_id, (uint32_t)(id % r->n),
-                          (uint16_t)(id / r->n));
-        t[id] = strdup(buf);
-    }
-    *n_out = n;
-    return t;
-}
-
-static void free_table(char **t, size_t n)
-{
-    if (t)
-        for (size_t i = 0; i < n; i++)
-            free(t[i]);
-    free(t);
-}
-
-/* The result's history: the names its events point into, and its start
- * and end fields; the events themselves are in the journal (record.h). */
-static int collect_history(struct runner *r, struct run_result *res)
-{
-    size_t n_owners = 0;
-    char **owners = owner_table(r, &n_owners);
-    int rc = -1;
-    if (owners == NULL)
-        goto out;
-    struct workload *w = r->run.wl;
-    struct history_names names = {.keys = (const char *const *)w->keys,
-                                  .n_keys = w->n_keys,
-                                  .owners = (const char *const *)owners,
-                                  .n_owners = n_owners};
-    names.n_notes = nemesis_notes(r->run.nem, &names.notes);
-    if (history_merge(&res->hist, NULL, 0, &names) < 0)
-        goto out;
+    memset(&res->hist, 0, sizeof(res->hist));
     res->hist.start_mono_ns = res->t0_mono_ns;
     res->hist.start_wall_ns = res->t0_wall_ns;
     res->hist.end_mono_ns = res->end_mono_ns;
@@ -187,10 +148,6 @@ static int collect_history(struct runner *r, struct run_result *res)
     res->hist.dropped += history_buf_dropped(nemesis_history(r->run.nem));
     if (r->stall_log)
         res->hist.dropped += history_buf_dropped(r->stall_log);
-    rc = 0;
-out:
-    free_table(owners, n_owners);
-    return rc;
 }
 
 /* Optimistic concurrency: every write that committed was applied. One the
@@ -213,27 +170,53 @@ static int feed_check(void *ctx, const struct history_event *e)
     return check_pass_event(ctx, e) == 0 ? 0 : -1;
 }
 
+static int feed_context(void *ctx, const struct history_event *e)
+{
+    return context_event(ctx, e) == 0 ? 0 : -1;
+}
+
+/* The sections the reports show around the listed violations: a second
+ * pass, on their keys only (context.h). */
+static int add_context(struct run_result *res, char *err, size_t errlen)
+{
+    if (res->check.n_list == 0)
+        return 0;
+    struct context *x = context_begin(res, CONTEXT_WINDOWS);
+    if (x == NULL)
+        return -1;
+    if (journal_replay(res->journal, feed_context, x, NULL, err, errlen) != 0) {
+        context_free(x);
+        return -1;
+    }
+    return context_end(x, res->end_mono_ns, res);
+}
+
 /* The run's verdict comes from its history file, read back as `locklab
  * check` reads it, in one pass: memory bounded by the keys and the open
- * sections, whatever the run's length. A file that could not be written
- * or read back cannot be judged. */
+ * sections, whatever the run's length; its names are the file's. A file
+ * that could not be written or read back cannot be judged. */
 static int check_journal(struct runner *r, struct run_result *res)
 {
-    char err[512];
+    char err[512] = "";
     int werr = res->journal ? journal_error(res->journal) : EIO;
-    struct check_pass *p =
-        werr ? NULL
-             : check_pass_begin((uint64_t)record_lease_ms(r) * 1000000u, r->run.ops->optimistic);
-    if (werr == 0 && p == NULL)
-        return -1;
-    if (werr == 0 && journal_replay(res->journal, feed_check, p, err, sizeof(err)) == 0)
-        return check_pass_end(p, res->end_mono_ns, res);
-    check_pass_free(p);
+    struct check_pass *p = NULL;
+    if (werr == 0) {
+        p = check_pass_begin((uint64_t)record_lease_ms(r) * 1000000u, r->run.ops->optimistic);
+        if (p == NULL)
+            return -1;
+        if (journal_replay(res->journal, feed_check, p, &res->hist, err, sizeof(err)) == 0) {
+            if (check_pass_end(p, res->end_mono_ns, res) < 0)
+                return -1;
+            return add_context(res, err, sizeof(err)) < 0 ? -1 : 0;
+        }
+        check_pass_free(p);
+    }
     if (werr)
         snprintf(err, sizeof(err), "%s", strerror(werr));
     res->complete = false;
     snprintf(res->incomplete_reason, sizeof(res->incomplete_reason),
-             "the run's history could not be kept: %.560s", err);
+             "the run's history could not be kept: %.560s",
+             err[0] ? err : "its events came out of order");
     return 0;
 }
 
@@ -360,8 +343,9 @@ int runner_collect(struct runner *r, struct run_result *res)
         snprintf(res->incomplete_reason, sizeof(res->incomplete_reason),
                  "the history could not be kept: %s", r->record_error);
     }
-    if (merge_measurements(r, res) < 0 || collect_history(r, res) < 0)
+    if (merge_measurements(r, res) < 0)
         return -1;
+    collect_history(r, res);
     record_stop(r, res);
     if (check_safety(r, res) < 0)
         return -1;

@@ -77,8 +77,28 @@ static FILE *read_back(struct journal *j)
     return fopen(fd_path, "rb");
 }
 
+/* The names the file gave its ids, moved into names (its own freed). */
+static void take_names(struct history_reader *rd, struct history *names)
+{
+    struct history h;
+    history_reader_take(rd, &h);
+    struct history old = *names;
+    old.ev = NULL;
+    old.n = 0;
+    history_free(&old); /* the tables only: the caller's other fields stay */
+    names->keys = h.keys;
+    names->n_keys = h.n_keys;
+    names->owners = h.owners;
+    names->n_owners = h.n_owners;
+    names->notes = h.notes;
+    names->n_notes = h.n_notes;
+    h.keys = h.owners = h.notes = NULL;
+    h.n_keys = h.n_owners = h.n_notes = 0;
+    history_free(&h);
+}
+
 int journal_replay(struct journal *j, int (*fn)(void *ctx, const struct history_event *e),
-                   void *ctx, char *err, size_t errlen)
+                   void *ctx, struct history *names, char *err, size_t errlen)
 {
     if (j->w == NULL || llh_writer_flush(j->w) < 0) {
         snprintf(err, errlen, "%s: %s", j->name, strerror(j->error ? j->error : errno));
@@ -98,6 +118,8 @@ int journal_replay(struct journal *j, int (*fn)(void *ctx, const struct history_
         snprintf(err, errlen, "%s", history_reader_error(rd));
         rc = -1;
     }
+    if (rc == 0 && names)
+        take_names(rd, names);
     history_reader_close(rd);
     fclose(f);
     return rc;

@@ -25,10 +25,12 @@ int journal_write(struct journal *j, const struct history_event *e,
                   const struct history_names *names);
 int journal_error(const struct journal *j);
 /* Every event written so far, read back from the file in order, to fn (its
- * non-zero return stops the reading and is returned). 0; -1 with the
- * reader's complaint in err. */
+ * non-zero return stops the reading and is returned). The events carry the
+ * file's ids (it numbers keys, owners and notes as it first meets them):
+ * with names, the file's tables replace names' own, so they name them.
+ * 0; -1 with the reader's complaint in err. */
 int journal_replay(struct journal *j, int (*fn)(void *ctx, const struct history_event *e),
-                   void *ctx, char *err, size_t errlen);
+                   void *ctx, struct history *names, char *err, size_t errlen);
 /* The end record from end's end fields; the file closed. 0, or -1 with
  * errno set. */
 int journal_finish(struct journal *j, const struct history *end);

@@ -265,7 +265,7 @@ static struct events run_events(struct run_result *res)
     struct events x = {0};
     char err[512];
     assert_non_null(res->journal);
-    if (journal_replay(res->journal, keep_event, &x, err, sizeof(err)) != 0)
+    if (journal_replay(res->journal, keep_event, &x, NULL, err, sizeof(err)) != 0)
         fail_msg("history not read back: %s", err);
     assert_int_equal(x.n, res->history_events);
     return x;
