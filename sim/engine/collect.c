@@ -211,12 +211,17 @@ static int check_journal(struct runner *r, struct run_result *res)
         }
         check_pass_free(p);
     }
-    if (werr)
-        snprintf(err, sizeof(err), "%s", strerror(werr));
     res->complete = false;
-    snprintf(res->incomplete_reason, sizeof(res->incomplete_reason),
-             "the run's history could not be kept: %.560s",
-             err[0] ? err : "its events came out of order");
+    if (werr) /* as cmd_run says it of any file of the record */
+        snprintf(res->incomplete_reason, sizeof(res->incomplete_reason),
+                 "the run's record could not be written (cannot write %.400s: %s)",
+                 res->journal && journal_path(res->journal)[0] ? journal_path(res->journal)
+                                                               : "its history",
+                 strerror(werr));
+    else
+        snprintf(res->incomplete_reason, sizeof(res->incomplete_reason),
+                 "the run's history could not be read back: %.560s",
+                 err[0] ? err : "its events came out of order");
     return 0;
 }
 
