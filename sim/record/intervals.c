@@ -1,122 +1,233 @@
-/* intervals.c - per-second samples of each operation, from the history. */
+/* intervals.c - per-second histograms sealed into a thread's log, and the
+ * logs merged second by second (intervals.h). */
 #include "sim/record/intervals.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/check/result.h"
-#include "sim/engine/client.h"
+#include "sim/record/histogram.h"
 
-#define NS_PER_S 1000000000ULL
+/* Big enough that a busy second's few KiB rarely straddle two; a block is
+ * malloc'd once and kept until the log is freed. */
+#define BLOCK_BYTES 65536
 
-struct collector {
-    const struct history *h;
-    struct interval_sample *s;
-    size_t n, cap;
-    int failed;
+struct interval_block {
+    struct interval_block *next;
+    size_t used;
+    unsigned char b[BLOCK_BYTES];
 };
 
-static void add(struct collector *c, uint64_t end_ns, uint64_t ns)
+/* Sealing runs twice over a second: once counting its bytes, so that every
+ * block it needs is there before a byte is written (a log never holds half
+ * a second), then writing them. */
+struct writer {
+    struct interval_log *log; /* NULL: only count */
+    size_t n;
+};
+
+static void put(struct writer *w, unsigned char c)
 {
-    if (c->failed || end_ns < c->h->start_mono_ns)
+    w->n++;
+    if (w->log == NULL)
         return;
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? 2 * c->cap : 4096;
-        struct interval_sample *p = realloc(c->s, cap * sizeof(*p));
-        if (p == NULL) {
-            c->failed = 1;
-            return;
+    struct interval_block *b = w->log->tail;
+    if (b->used == BLOCK_BYTES)
+        b = w->log->tail = b->next; /* made ready by reserve() */
+    b->b[b->used++] = c;
+}
+
+static void put_varint(struct writer *w, uint64_t v)
+{
+    for (; v >= 0x80; v >>= 7)
+        put(w, (unsigned char)(v | 0x80));
+    put(w, (unsigned char)v);
+}
+
+/* ZigZag, then LEB128 (counts and zero runs stay far below the 2^63 where
+ * the V2 encoding's ninth byte would differ). */
+static void put_zigzag(struct writer *w, int64_t v)
+{
+    put_varint(w, ((uint64_t)v << 1) ^ (v < 0 ? UINT64_MAX : 0));
+}
+
+static void put_second(struct writer *w, uint32_t second, int op, const struct histogram *h)
+{
+    put_varint(w, second);
+    put(w, (unsigned char)op);
+    put_varint(w, (uint64_t)h->min);
+    put_varint(w, (uint64_t)h->max);
+    int32_t hi = histogram_index(h, h->max);
+    for (int32_t i = histogram_index(h, h->min); i <= hi;) {
+        int64_t count = h->counts[i++];
+        int64_t zeros = 0;
+        if (count == 0)
+            for (zeros = 1; i <= hi && h->counts[i] == 0; i++)
+                zeros++;
+        put_zigzag(w, zeros > 1 ? -zeros : count);
+    }
+}
+
+/* Blocks for n more bytes after the tail, linked in only once all are
+ * there. */
+static int reserve(struct interval_log *log, size_t n)
+{
+    size_t room = log->tail ? BLOCK_BYTES - log->tail->used : 0;
+    struct interval_block *first = NULL, **link = &first;
+    for (; room < n; room += BLOCK_BYTES) {
+        struct interval_block *b = malloc(sizeof(*b));
+        if (b == NULL) {
+            while (first) {
+                struct interval_block *next = first->next;
+                free(first);
+                first = next;
+            }
+            return -1;
         }
-        c->s = p;
-        c->cap = cap;
+        b->next = NULL;
+        b->used = 0;
+        *link = b;
+        link = &b->next;
     }
-    c->s[c->n++] = (struct interval_sample){
-        .ns = ns, .second = (uint32_t)((end_ns - c->h->start_mono_ns) / NS_PER_S)};
-}
-
-/* An acquire's latency counts from its invoke, or in open loop from when
- * its step was due (client.c records it so); a release's from its invoke. */
-static void from_history(struct collector *c, int op)
-{
-    const struct history *h = c->h;
-    uint64_t *began = calloc(h->clients ? h->clients : 1, sizeof(*began));
-    if (began == NULL) {
-        c->failed = 1;
-        return;
-    }
-    int f = op == OP_RELEASE ? HF_RELEASE : HF_ACQUIRE;
-    for (size_t k = 0; k < h->n; k++) {
-        const struct history_event *e = &h->ev[k];
-        if (e->f != f || e->client >= h->clients)
-            continue;
-        if (e->type == HT_INVOKE) {
-            bool due = f == HF_ACQUIRE && e->due_ns && e->due_ns <= e->t_ns;
-            began[e->client] = due ? e->due_ns : e->t_ns;
-            continue;
-        }
-        if (began[e->client] == 0 || e->t_ns < began[e->client])
-            continue;
-        bool ok = e->type == HT_OK;
-        if (op == OP_RELEASE || (op == OP_ACQUIRE) == ok)
-            add(c, e->t_ns, e->t_ns - began[e->client]);
-        began[e->client] = 0;
-    }
-    free(began);
-}
-
-/* A hold is a critical section that ended: grant to release (or crash). */
-static void from_sections(struct collector *c, const struct run_result *r)
-{
-    for (size_t i = 0; i < r->n_sections; i++) {
-        const struct section *x = &r->sections[i];
-        if (x->effect != EFFECT_OPEN)
-            add(c, x->to_ns, x->to_ns - x->from_ns);
-    }
-}
-
-static int by_second(const void *a, const void *b)
-{
-    const struct interval_sample *x = a, *y = b;
-    if (x->second != y->second)
-        return x->second < y->second ? -1 : 1;
-    return x->ns < y->ns ? -1 : x->ns > y->ns;
-}
-
-/* Sorted by second, the collector's samples handed over. */
-static int hand_over(struct collector *c, struct interval_sample **out, size_t *n)
-{
-    if (c->failed) {
-        free(c->s);
-        return -1;
-    }
-    if (c->n > 1) /* qsort wants a non-null base even for nothing */
-        qsort(c->s, c->n, sizeof(*c->s), by_second);
-    *out = c->s;
-    *n = c->n;
+    if (first == NULL)
+        return 0;
+    if (log->tail)
+        log->tail->next = first;
+    else
+        log->head = log->tail = first;
     return 0;
 }
 
-int intervals_of_history(const struct history *h, int op, struct interval_sample **out, size_t *n)
+int intervals_seal(struct interval_log *log, uint32_t second, int op, const struct histogram *h)
 {
-    struct collector c = {.h = h};
-    from_history(&c, op);
-    return hand_over(&c, out, n);
+    if (h->total_count == 0)
+        return 0;
+    struct writer count = {.log = NULL};
+    put_second(&count, second, op, h);
+    if (reserve(log, count.n) < 0) {
+        log->lost++;
+        return -1;
+    }
+    struct writer w = {.log = log};
+    put_second(&w, second, op, h);
+    log->bytes += w.n;
+    return 0;
 }
 
-int intervals_collect(const struct run_result *r, int op, struct interval_sample **out, size_t *n)
+void intervals_log_free(struct interval_log *log)
 {
-    struct collector c = {.h = &r->hist};
-    if (op == OP_STEP) {
-        c.s = malloc((r->n_steps ? r->n_steps : 1) * sizeof(*c.s));
-        if (c.s == NULL)
-            return -1;
-        if (r->n_steps)
-            memcpy(c.s, r->steps, r->n_steps * sizeof(*c.s));
-        c.n = r->n_steps;
-    } else if (op == OP_HOLD) {
-        from_sections(&c, r);
-    } else {
-        from_history(&c, op);
+    while (log->head) {
+        struct interval_block *next = log->head->next;
+        free(log->head);
+        log->head = next;
     }
-    return hand_over(&c, out, n);
+    memset(log, 0, sizeof(*log));
+}
+
+/* ---- reading ----------------------------------------------------------- */
+
+struct cursor {
+    const struct interval_block *b;
+    size_t at;
+    bool bad; /* read past the end, or a word too long */
+};
+
+static bool at_end(struct cursor *c)
+{
+    while (c->b && c->at == c->b->used) {
+        c->b = c->b->next;
+        c->at = 0;
+    }
+    return c->b == NULL;
+}
+
+static unsigned char get(struct cursor *c)
+{
+    if (at_end(c)) {
+        c->bad = true;
+        return 0;
+    }
+    return c->b->b[c->at++];
+}
+
+static uint64_t get_varint(struct cursor *c)
+{
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+        unsigned char x = get(c);
+        v |= (uint64_t)(x & 0x7f) << shift;
+        if (!(x & 0x80))
+            return v;
+    }
+    c->bad = true;
+    return 0;
+}
+
+/* The next second's header; the cursor is left before it. */
+static uint32_t peek_second(const struct cursor *c)
+{
+    struct cursor p = *c;
+    return (uint32_t)get_varint(&p);
+}
+
+/* One sealed second: added to h when add, else passed over. */
+static void read_second(struct cursor *c, struct histogram *h, bool add)
+{
+    int64_t min = (int64_t)get_varint(c), max = (int64_t)get_varint(c);
+    int32_t i = histogram_index(h, min), hi = histogram_index(h, max);
+    if (min > max)
+        c->bad = true;
+    while (i <= hi && !c->bad) {
+        uint64_t z = get_varint(c);
+        int64_t v = (int64_t)(z >> 1) ^ -(int64_t)(z & 1);
+        if (v < 0) { /* -v zero counters */
+            i += (int32_t)(-v < hi - i + 1 ? -v : hi - i + 1);
+            continue;
+        }
+        if (add) {
+            h->counts[i] += v;
+            h->total_count += v;
+        }
+        i++;
+    }
+    if (!add || c->bad)
+        return;
+    if (min < h->min)
+        h->min = min;
+    if (max > h->max)
+        h->max = max;
+}
+
+int intervals_each(const struct interval_log *logs, size_t n, int op, uint32_t seconds,
+                   interval_fn fn, void *arg)
+{
+    struct histogram *h = histogram_new(HIST_LOWEST_US, HIST_HIGHEST_US, HIST_SIG_DIGITS);
+    /* Emptied into by every second: histogram_move clears only the counters a
+     * second used, where a reset would clear all 23,552 each second. */
+    struct histogram *spent = histogram_new(HIST_LOWEST_US, HIST_HIGHEST_US, HIST_SIG_DIGITS);
+    struct cursor *cur = calloc(n ? n : 1, sizeof(*cur));
+    int rc = h && spent && cur ? 0 : -1;
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        cur[i].b = logs[i].head;
+    bool more = n > 0;
+    for (uint64_t s = 0; rc == 0 && (s < seconds || more); s++) {
+        more = false;
+        for (size_t i = 0; i < n && rc == 0; i++) {
+            while (!at_end(&cur[i]) && peek_second(&cur[i]) == s) {
+                (void)get_varint(&cur[i]);
+                int which = get(&cur[i]);
+                read_second(&cur[i], h, which == op);
+            }
+            if (cur[i].bad || (!at_end(&cur[i]) && peek_second(&cur[i]) < s))
+                rc = -1; /* sealed out of order, or cut short: not a log this file wrote */
+            more = more || !at_end(&cur[i]);
+        }
+        if (rc == 0)
+            rc = fn(arg, (uint32_t)s, h);
+        histogram_move(spent, h);
+    }
+    free(cur);
+    histogram_free(h);
+    histogram_free(spent);
+    return rc;
 }
