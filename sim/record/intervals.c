@@ -6,7 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <zlib.h>
+
 #include "sim/record/histogram.h"
+
+#define MAX_WORD_BYTES 9  /* a LEB128 word of 64 bits */
+#define HEADER_MAX     48 /* second, op, min, max and two lengths, as varints */
+#define WINDOW_BITS    12 /* raw deflate, 4 KiB back-references */
+#define MIN_DEFLATE    64 /* below it deflate's own header outweighs the gain */
 
 /* Big enough that a busy second's few KiB rarely straddle two; a block is
  * malloc'd once and kept until the log is freed. */
@@ -18,45 +25,42 @@ struct interval_block {
     unsigned char b[BLOCK_BYTES];
 };
 
-/* Sealing runs twice over a second: once counting its bytes, so that every
- * block it needs is there before a byte is written (a log never holds half
- * a second), then writing them. */
-struct writer {
-    struct interval_log *log; /* NULL: only count */
-    size_t n;
+/* The scratch a log seals in, made once on its first busy second and kept
+ * (a thread's heap sees no alloc-free churn): the counters encoded, then
+ * deflated, both as large as a full-range histogram can need. */
+struct interval_scratch {
+    unsigned char *raw, *packed;
+    size_t cap, packed_cap;
+    z_stream z;
 };
 
-static void put(struct writer *w, unsigned char c)
+struct out {
+    unsigned char *p, *end;
+};
+
+static void put(struct out *o, unsigned char c)
 {
-    w->n++;
-    if (w->log == NULL)
-        return;
-    struct interval_block *b = w->log->tail;
-    if (b->used == BLOCK_BYTES)
-        b = w->log->tail = b->next; /* made ready by reserve() */
-    b->b[b->used++] = c;
+    if (o->p < o->end) /* the scratch is sized for the worst case: never false */
+        *o->p++ = c;
 }
 
-static void put_varint(struct writer *w, uint64_t v)
+static void put_varint(struct out *o, uint64_t v)
 {
     for (; v >= 0x80; v >>= 7)
-        put(w, (unsigned char)(v | 0x80));
-    put(w, (unsigned char)v);
+        put(o, (unsigned char)(v | 0x80));
+    put(o, (unsigned char)v);
 }
 
 /* ZigZag, then LEB128 (counts and zero runs stay far below the 2^63 where
  * the V2 encoding's ninth byte would differ). */
-static void put_zigzag(struct writer *w, int64_t v)
+static void put_zigzag(struct out *o, int64_t v)
 {
-    put_varint(w, ((uint64_t)v << 1) ^ (v < 0 ? UINT64_MAX : 0));
+    put_varint(o, ((uint64_t)v << 1) ^ (v < 0 ? UINT64_MAX : 0));
 }
 
-static void put_second(struct writer *w, uint32_t second, int op, const struct histogram *h)
+static size_t put_counts(unsigned char *buf, size_t cap, const struct histogram *h)
 {
-    put_varint(w, second);
-    put(w, (unsigned char)op);
-    put_varint(w, (uint64_t)h->min);
-    put_varint(w, (uint64_t)h->max);
+    struct out o = {buf, buf + cap};
     int32_t hi = histogram_index(h, h->max);
     for (int32_t i = histogram_index(h, h->min); i <= hi;) {
         int64_t count = h->counts[i++];
@@ -64,12 +68,54 @@ static void put_second(struct writer *w, uint32_t second, int op, const struct h
         if (count == 0)
             for (zeros = 1; i <= hi && h->counts[i] == 0; i++)
                 zeros++;
-        put_zigzag(w, zeros > 1 ? -zeros : count);
+        put_zigzag(&o, zeros > 1 ? -zeros : count);
     }
+    return (size_t)(o.p - buf);
+}
+
+static struct interval_scratch *scratch_new(const struct histogram *h)
+{
+    struct interval_scratch *x = calloc(1, sizeof(*x));
+    if (x == NULL)
+        return NULL;
+    x->cap = (size_t)h->counts_len * MAX_WORD_BYTES;
+    /* A small window: a second's counters are a few KiB at most. */
+    if (deflateInit2(&x->z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -WINDOW_BITS, 8,
+                     Z_DEFAULT_STRATEGY) != Z_OK) {
+        free(x);
+        return NULL;
+    }
+    x->packed_cap = deflateBound(&x->z, (uLong)x->cap);
+    x->raw = malloc(x->cap);
+    x->packed = malloc(x->packed_cap);
+    if (x->raw == NULL || x->packed == NULL) {
+        deflateEnd(&x->z);
+        free(x->raw);
+        free(x->packed);
+        free(x);
+        return NULL;
+    }
+    return x;
+}
+
+/* n raw bytes deflated into x->packed: their length, or 0 when that does
+ * not make them shorter (a quiet second's dozen bytes). */
+static size_t deflated(struct interval_scratch *x, size_t n)
+{
+    if (n < MIN_DEFLATE || deflateReset(&x->z) != Z_OK)
+        return 0;
+    x->z.next_in = x->raw;
+    x->z.avail_in = (uInt)n;
+    x->z.next_out = x->packed;
+    x->z.avail_out = (uInt)x->packed_cap;
+    if (deflate(&x->z, Z_FINISH) != Z_STREAM_END)
+        return 0;
+    size_t z = x->packed_cap - x->z.avail_out;
+    return z < n ? z : 0;
 }
 
 /* Blocks for n more bytes after the tail, linked in only once all are
- * there. */
+ * there: a log never holds half a second. */
 static int reserve(struct interval_log *log, size_t n)
 {
     size_t room = log->tail ? BLOCK_BYTES - log->tail->used : 0;
@@ -98,24 +144,53 @@ static int reserve(struct interval_log *log, size_t n)
     return 0;
 }
 
+static void append(struct interval_log *log, const unsigned char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct interval_block *b = log->tail;
+        if (b->used == BLOCK_BYTES)
+            b = log->tail = b->next; /* made ready by reserve() */
+        b->b[b->used++] = p[i];
+    }
+}
+
 int intervals_seal(struct interval_log *log, uint32_t second, int op, const struct histogram *h)
 {
     if (h->total_count == 0)
         return 0;
-    struct writer count = {.log = NULL};
-    put_second(&count, second, op, h);
-    if (reserve(log, count.n) < 0) {
+    if (log->scratch == NULL && (log->scratch = scratch_new(h)) == NULL) {
         log->lost++;
         return -1;
     }
-    struct writer w = {.log = log};
-    put_second(&w, second, op, h);
-    log->bytes += w.n;
+    struct interval_scratch *x = log->scratch;
+    size_t n = put_counts(x->raw, x->cap, h), z = deflated(x, n);
+    unsigned char head[HEADER_MAX];
+    struct out o = {head, head + sizeof(head)};
+    put_varint(&o, second);
+    put(&o, (unsigned char)op);
+    put_varint(&o, (uint64_t)h->min);
+    put_varint(&o, (uint64_t)h->max);
+    put_varint(&o, n);
+    put_varint(&o, z); /* 0: stored as encoded */
+    size_t hn = (size_t)(o.p - head), body = z ? z : n;
+    if (reserve(log, hn + body) < 0) {
+        log->lost++;
+        return -1;
+    }
+    append(log, head, hn);
+    append(log, z ? x->packed : x->raw, body);
+    log->bytes += hn + body;
     return 0;
 }
 
 void intervals_log_free(struct interval_log *log)
 {
+    if (log->scratch) {
+        deflateEnd(&log->scratch->z);
+        free(log->scratch->raw);
+        free(log->scratch->packed);
+        free(log->scratch);
+    }
     while (log->head) {
         struct interval_block *next = log->head->next;
         free(log->head);
@@ -170,32 +245,101 @@ static uint32_t peek_second(const struct cursor *c)
     return (uint32_t)get_varint(&p);
 }
 
-/* One sealed second: added to h when add, else passed over. */
-static void read_second(struct cursor *c, struct histogram *h, bool add)
+/* What reading needs besides the cursors: room for one second's counters,
+ * encoded and deflated, and the inflater. */
+struct reader {
+    unsigned char *raw, *packed;
+    size_t cap;
+    z_stream z;
+    bool z_ready;
+};
+
+struct in {
+    const unsigned char *p, *end;
+    bool bad;
+};
+
+static uint64_t in_varint(struct in *c)
 {
-    int64_t min = (int64_t)get_varint(c), max = (int64_t)get_varint(c);
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64 && c->p < c->end; shift += 7) {
+        unsigned char x = *c->p++;
+        v |= (uint64_t)(x & 0x7f) << shift;
+        if (!(x & 0x80))
+            return v;
+    }
+    c->bad = true;
+    return 0;
+}
+
+/* The n encoded bytes of a second's counters, from min's slot to max's,
+ * added to h. */
+static bool add_counts(struct histogram *h, const unsigned char *p, size_t n, int64_t min,
+                       int64_t max)
+{
+    struct in c = {p, p + n, false};
     int32_t i = histogram_index(h, min), hi = histogram_index(h, max);
-    if (min > max)
-        c->bad = true;
-    while (i <= hi && !c->bad) {
-        uint64_t z = get_varint(c);
+    while (i <= hi && !c.bad) {
+        uint64_t z = in_varint(&c);
         int64_t v = (int64_t)(z >> 1) ^ -(int64_t)(z & 1);
         if (v < 0) { /* -v zero counters */
             i += (int32_t)(-v < hi - i + 1 ? -v : hi - i + 1);
             continue;
         }
-        if (add) {
-            h->counts[i] += v;
-            h->total_count += v;
-        }
-        i++;
+        h->counts[i++] += v;
+        h->total_count += v;
     }
-    if (!add || c->bad)
-        return;
+    if (c.bad || c.p != c.end)
+        return false;
     if (min < h->min)
         h->min = min;
     if (max > h->max)
         h->max = max;
+    return true;
+}
+
+static void get_bytes(struct cursor *c, unsigned char *to, size_t n)
+{
+    for (size_t i = 0; i < n && !c->bad; i++) {
+        unsigned char x = get(c);
+        if (to)
+            to[i] = x;
+    }
+}
+
+static bool inflated(struct reader *r, size_t z, size_t n)
+{
+    if (!r->z_ready) {
+        if (inflateInit2(&r->z, -WINDOW_BITS) != Z_OK)
+            return false;
+        r->z_ready = true;
+    } else if (inflateReset(&r->z) != Z_OK) {
+        return false;
+    }
+    r->z.next_in = r->packed;
+    r->z.avail_in = (uInt)z;
+    r->z.next_out = r->raw;
+    r->z.avail_out = (uInt)n;
+    return inflate(&r->z, Z_FINISH) == Z_STREAM_END && r->z.avail_out == 0;
+}
+
+/* One sealed second after its number and op: added to h when add, else
+ * passed over. */
+static void read_second(struct cursor *c, struct reader *r, struct histogram *h, bool add)
+{
+    int64_t min = (int64_t)get_varint(c), max = (int64_t)get_varint(c);
+    uint64_t n = get_varint(c), z = get_varint(c);
+    if (c->bad || min > max || n > r->cap || z > r->cap) {
+        c->bad = true;
+        return;
+    }
+    if (!add) {
+        get_bytes(c, NULL, z ? z : n);
+        return;
+    }
+    get_bytes(c, z ? r->packed : r->raw, z ? z : n);
+    if (c->bad || (z && !inflated(r, z, n)) || !add_counts(h, r->raw, n, min, max))
+        c->bad = true;
 }
 
 int intervals_each(const struct interval_log *logs, size_t n, int op, uint32_t seconds,
@@ -206,17 +350,20 @@ int intervals_each(const struct interval_log *logs, size_t n, int op, uint32_t s
      * second used, where a reset would clear all 23,552 each second. */
     struct histogram *spent = histogram_new(HIST_LOWEST_US, HIST_HIGHEST_US, HIST_SIG_DIGITS);
     struct cursor *cur = calloc(n ? n : 1, sizeof(*cur));
-    int rc = h && spent && cur ? 0 : -1;
+    struct reader r = {.cap = h ? (size_t)h->counts_len * MAX_WORD_BYTES : 0};
+    r.raw = malloc(r.cap ? r.cap : 1);
+    r.packed = malloc(r.cap ? r.cap : 1);
+    int rc = h && spent && cur && r.raw && r.packed ? 0 : -1;
     for (size_t i = 0; rc == 0 && i < n; i++)
         cur[i].b = logs[i].head;
     bool more = n > 0;
     for (uint64_t s = 0; rc == 0 && (s < seconds || more); s++) {
         more = false;
         for (size_t i = 0; i < n && rc == 0; i++) {
-            while (!at_end(&cur[i]) && peek_second(&cur[i]) == s) {
+            while (!cur[i].bad && !at_end(&cur[i]) && peek_second(&cur[i]) == s) {
                 (void)get_varint(&cur[i]);
                 int which = get(&cur[i]);
-                read_second(&cur[i], h, which == op);
+                read_second(&cur[i], &r, h, which == op);
             }
             if (cur[i].bad || (!at_end(&cur[i]) && peek_second(&cur[i]) < s))
                 rc = -1; /* sealed out of order, or cut short: not a log this file wrote */
@@ -226,6 +373,10 @@ int intervals_each(const struct interval_log *logs, size_t n, int op, uint32_t s
             rc = fn(arg, (uint32_t)s, h);
         histogram_move(spent, h);
     }
+    if (r.z_ready)
+        inflateEnd(&r.z);
+    free(r.raw);
+    free(r.packed);
     free(cur);
     histogram_free(h);
     histogram_free(spent);

@@ -13,9 +13,10 @@
  * A sealed second: its number and the operation, the exact smallest and
  * largest value (microseconds), then the counters from the smallest's slot
  * to the largest's, each a ZigZag LEB128 word, a run of zeros one negative
- * word (HdrHistogram's V2 encoding of counts). A second of 10,000 acquires
- * spread over 1 ms..1 s touches at most a few thousand counters, one or
- * two bytes each; a quiet one costs a dozen bytes, an empty one nothing.
+ * word (HdrHistogram's V2 encoding of counts), deflated when that makes
+ * them shorter (as the .hlog deflates them: about half). A busy second
+ * touches a few thousand counters, a byte or two each before deflating; a
+ * quiet one costs a dozen bytes, an empty one nothing.
  */
 #ifndef LOCKLAB_INTERVALS_H
 #define LOCKLAB_INTERVALS_H
@@ -25,12 +26,14 @@
 
 struct histogram;
 struct interval_block;
+struct interval_scratch;
 
 /* One thread's sealed seconds, seconds ascending. Fixed blocks only ever
  * added during the run (tally.h says why nothing is realloc'd there). */
 struct interval_log {
     struct interval_block *head, *tail;
-    size_t bytes;  /* sealed bytes, the blocks' use */
+    struct interval_scratch *scratch; /* made by the first seal, freed with the log */
+    size_t bytes;                     /* sealed bytes, the blocks' use */
     uint64_t late; /* samples that ended before their thread's open second (tally.c) */
     uint64_t lost; /* seconds not sealed for want of memory: in the .hgrm, not the .hlog */
 };

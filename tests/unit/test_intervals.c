@@ -98,7 +98,9 @@ static int add_up(void *arg, uint32_t second, const struct histogram *h)
 }
 
 /* A second's seal: second 2 (1 byte), op 1 (1), min 100 (1), max 105 (1),
- * then the counters 100..105: 3 (zigzag 6), four zeros (-4: 7), 1 (2). */
+ * the counters' length 3 (1) and their deflated length 0 (1: stored, too
+ * short to gain), then the counters 100..105: 3 (zigzag 6), four zeros
+ * (-4: 7), 1 (2). */
 static void test_seal_bytes(void **state)
 {
     (void)state;
@@ -110,7 +112,7 @@ static void test_seal_bytes(void **state)
     histogram_record_n(h, 100, 3);
     histogram_record(h, 105);
     assert_int_equal(intervals_seal(&log, 2, 1, h), 0);
-    assert_int_equal(log.bytes, 7);
+    assert_int_equal(log.bytes, 9);
     assert_int_equal(h->total_count, 4); /* left as it was */
     assert_int_equal(log.late, 0);
     assert_int_equal(log.lost, 0);
@@ -120,32 +122,45 @@ static void test_seal_bytes(void **state)
     histogram_free(h);
 }
 
-/* Seconds whose seals straddle the 64 KiB blocks read back whole: each
- * holds 1..2000 us once, 2000 one-byte counters and a 5-byte header (6
- * from second 128); 40 of them take 80,200 bytes, two blocks. */
+/* The count of value v in the test below: 1..7 from a linear congruential
+ * sequence, without the repeats deflate would fold away. */
+static int64_t scattered(int64_t v)
+{
+    uint32_t x = 12345;
+    for (int64_t i = 0; i < v; i++)
+        x = x * 1103515245u + 12345u;
+    return 1 + (x >> 16) % 7;
+}
+
+/* Seconds whose seals are deflated and straddle the 64 KiB blocks read
+ * back whole: 1..2000 us each scattered(v) times, 150 seconds. */
 static void test_seal_across_blocks(void **state)
 {
     (void)state;
     struct interval_log log = {0};
     struct histogram *h = hist();
-    for (int64_t v = 1; v <= 2000; v++)
-        histogram_record(h, v);
-    for (uint32_t s = 0; s < 40; s++)
+    int64_t total = 0;
+    for (int64_t v = 1; v <= 2000; v++) {
+        histogram_record_n(h, v, scattered(v));
+        total += scattered(v);
+    }
+    for (uint32_t s = 0; s < 150; s++)
         assert_int_equal(intervals_seal(&log, s, OP_HOLD, h), 0);
-    assert_int_equal(log.bytes, 40 * 2005);
+    /* 2,000 one-byte counters and 8 bytes of header before deflating */
+    assert_true(log.bytes > 65536 && log.bytes < 150 * 2008 * 3 / 4);
     assert_ptr_not_equal(log.head, log.tail);
-    struct sum sum = {.h = hist(), .total_each = 2000};
-    assert_int_equal(intervals_each(&log, 1, OP_HOLD, 40, add_up, &sum), 0);
-    assert_int_equal(sum.calls, 40);
-    assert_int_equal(sum.h->total_count, 80000);
+    struct sum sum = {.h = hist(), .total_each = total};
+    assert_int_equal(intervals_each(&log, 1, OP_HOLD, 150, add_up, &sum), 0);
+    assert_int_equal(sum.calls, 150);
+    assert_int_equal(sum.h->total_count, 150 * total);
     assert_int_equal(sum.h->min, 1);
     assert_int_equal(sum.h->max, 2000);
     for (int64_t v = 1; v <= 2000; v++)
-        assert_int_equal(sum.h->counts[histogram_index(h, v)], 40);
-    sum = (struct sum){.h = sum.h, .total_each = 0}; /* another op: 40 empty seconds */
+        assert_int_equal(sum.h->counts[histogram_index(h, v)], 150 * scattered(v));
+    sum = (struct sum){.h = sum.h, .total_each = 0}; /* another op: 150 empty seconds */
     histogram_reset(sum.h);
-    assert_int_equal(intervals_each(&log, 1, OP_STEP, 40, add_up, &sum), 0);
-    assert_int_equal(sum.calls, 40);
+    assert_int_equal(intervals_each(&log, 1, OP_STEP, 150, add_up, &sum), 0);
+    assert_int_equal(sum.calls, 150);
     histogram_free(sum.h);
     intervals_log_free(&log);
     histogram_free(h);
