@@ -4,7 +4,9 @@
 # its own), on the same file in the same run: sections a second and peak
 # RSS (/usr/bin/time -v) of each, and their outputs compared byte for byte.
 # Two runs of bench/uncontended.json, SECONDS/5 and SECONDS long, show
-# whether the memory grows with the length of the run.
+# whether the memory grows with the length of the run: the last lines give
+# the one pass's peak RSS and sections of the long one over the short one's
+# (a ratio near 1 for RSS against about 5 for the sections: bounded).
 # The issue's target (26): >= 1M sections/s, memory bounded by the keys.
 #
 #   bench/check_file.sh [SECONDS]   (default 60)
@@ -17,6 +19,7 @@ dir=$(scripts/build.sh)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/locklab-check-file.XXXXXX")
 trap 'rm -rf -- "$tmp"' EXIT
 
+declare -A rss_of sections_of
 measure() { # run-folder mode [--in-memory]
   local run=$1 mode=$2
   shift 2
@@ -27,9 +30,11 @@ measure() { # run-folder mode [--in-memory]
   wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {print $2}' "$tmp/$mode.time")
   secs=$(echo "$wall" | awk -F: '{ s = 0; for (i = 1; i <= NF; i++) s = s * 60 + $i; print s }')
   sections=$(sed -n 's/^checker: \([0-9]*\) sections.*/\1/p' "$tmp/$mode.out")
-  printf '  %-10s %10d sections in %6.2f s: %9.0f sections/s, peak RSS %6d MiB\n' "$mode" \
+  printf '  %-10s %10d sections in %6.2f s: %9.0f sections/s, peak RSS %7.1f MiB\n' "$mode" \
     "$sections" "$secs" "$(echo "$sections $secs" | awk '{ print ($2 > 0 ? $1 / $2 : 0) }')" \
-    $((rss / 1024))
+    "$(echo "$rss" | awk '{ print $1 / 1024 }')"
+  rss_of[$run.$mode]=$rss
+  sections_of[$run.$mode]=$sections
 }
 
 for s in "$short" "$seconds"; do
@@ -44,4 +49,10 @@ for s in "$short" "$seconds"; do
     diff "$tmp/stream.out" "$tmp/in-memory.out" | head >&2
     exit 1
   fi
+done
+for mode in stream in-memory; do
+  long=$tmp/run-$seconds.$mode short_run=$tmp/run-$short.$mode
+  awk -v m="$mode" -v rl="${rss_of[$long]}" -v rs="${rss_of[$short_run]}" \
+    -v sl="${sections_of[$long]}" -v ss="${sections_of[$short_run]}" \
+    'BEGIN { printf "  %-10s long/short: peak RSS %.2fx for %.2fx the sections\n", m, rl / rs, sl / ss }'
 done

@@ -10,7 +10,6 @@
 #include <zlib.h>
 
 #include "sim/record/histogram.h"
-#include "sim/record/intervals.h"
 
 #define COOKIE_V2            0x1c849313u /* V2 encoding, 9-byte LEB128 words */
 #define COOKIE_V2_COMPRESSED 0x1c849314u
@@ -121,7 +120,7 @@ char *hlog_encode(const struct histogram *h)
     return text;
 }
 
-static int put_header(FILE *f, uint64_t start_wall_ns)
+int hlog_begin(FILE *f, uint64_t start_wall_ns)
 {
     time_t t = (time_t)(start_wall_ns / 1000000000u);
     struct tm tm;
@@ -129,15 +128,16 @@ static int put_header(FILE *f, uint64_t start_wall_ns)
     gmtime_r(&t, &tm);
     strftime(when, sizeof(when), "%a %b %d %H:%M:%S UTC %Y", &tm);
     double start = (double)start_wall_ns / 1e9;
-    return fprintf(f,
-                   "#[Logged with locklab %s: values in microseconds, Interval_Max in "
-                   "milliseconds]\n"
-                   "#[Histogram log format version 1.3]\n"
-                   "#[StartTime: %.3f (seconds since epoch), %s]\n"
-                   "#[BaseTime: %.3f (seconds since epoch)]\n"
-                   "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\","
-                   "\"Interval_Compressed_Histogram\"\n",
-                   LOCKLAB_VERSION, start, when, start);
+    int rc = fprintf(f,
+                     "#[Logged with locklab %s: values in microseconds, Interval_Max in "
+                     "milliseconds]\n"
+                     "#[Histogram log format version 1.3]\n"
+                     "#[StartTime: %.3f (seconds since epoch), %s]\n"
+                     "#[BaseTime: %.3f (seconds since epoch)]\n"
+                     "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\","
+                     "\"Interval_Compressed_Histogram\"\n",
+                     LOCKLAB_VERSION, start, when, start);
+    return rc < 0 ? -1 : 0;
 }
 
 /* One second's line; the last second may be cut short by the run's end.
@@ -145,7 +145,7 @@ static int put_header(FILE *f, uint64_t start_wall_ns)
  * ends a fraction of a millisecond past a whole second (the coroutine
  * engine's clients leave that close to the deadline) still has that
  * second's interval, and a reader takes a zero length for none. */
-static int put_interval(FILE *f, const struct histogram *h, uint32_t second, double elapsed_s)
+int hlog_interval(FILE *f, const struct histogram *h, uint32_t second, double elapsed_s)
 {
     double len = elapsed_s - second;
     if (len > 1.0 || len <= 0.0)
@@ -160,24 +160,4 @@ static int put_interval(FILE *f, const struct histogram *h, uint32_t second, dou
     int rc = fprintf(f, "%.3f,%.3f,%.3f,%s\n", (double)second, len, (double)h->max / 1000.0, text);
     free(text);
     return rc < 0 ? -1 : 0;
-}
-
-int hlog_write(FILE *f, const struct interval_sample *s, size_t n, uint32_t seconds,
-               uint64_t start_wall_ns, double elapsed_s)
-{
-    struct histogram *h = histogram_new(HIST_LOWEST_US, HIST_HIGHEST_US, HIST_SIG_DIGITS);
-    if (h == NULL) {
-        errno = ENOMEM;
-        return -1;
-    }
-    int rc = put_header(f, start_wall_ns) < 0 ? -1 : 0;
-    size_t k = 0;
-    for (uint32_t sec = 0; rc == 0 && (sec < seconds || k < n); sec++) {
-        histogram_reset(h);
-        for (; k < n && s[k].second == sec; k++)
-            histogram_record(h, (int64_t)(s[k].ns / 1000)); /* as the run recorded it */
-        rc = put_interval(f, h, sec, elapsed_s);
-    }
-    histogram_free(h);
-    return rc;
 }

@@ -15,7 +15,6 @@
 #include <stdio.h>
 
 struct histogram;
-struct interval_sample;
 
 /* h in the V2 encoding, uncompressed: cookie 0x1c849313, payload length,
  * normalizing index offset 0, significant digits, lowest and highest
@@ -27,11 +26,12 @@ long hlog_encode_raw(const struct histogram *h, unsigned char *buf, size_t cap);
  * base64: malloc'd, NUL-terminated; NULL out of memory. */
 char *hlog_encode(const struct histogram *h);
 
-/* The log of one operation: samples sorted by second (intervals.h), one
- * line for each second in [0, seconds); start_wall_ns is the run's start
- * line (the log's StartTime); elapsed_s ends the last interval. Returns 0,
- * or -1 (errno set). */
-int hlog_write(FILE *f, const struct interval_sample *s, size_t n, uint32_t seconds,
-               uint64_t start_wall_ns, double elapsed_s);
+/* The log's header: start_wall_ns is the run's start line (the log's
+ * StartTime and BaseTime). 0, or -1. */
+int hlog_begin(FILE *f, uint64_t start_wall_ns);
+/* One interval: h, the samples of [second, second + 1) from the start
+ * line (intervals.h), the last cut short by the run's end at elapsed_s.
+ * Returns 0, or -1 (errno set). */
+int hlog_interval(FILE *f, const struct histogram *h, uint32_t second, double elapsed_s);
 
 #endif

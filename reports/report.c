@@ -349,21 +349,34 @@ int report_close(FILE *f)
     return 0;
 }
 
+struct hlog_ctx {
+    FILE *f;
+    double elapsed_s;
+};
+
+static int hlog_second(void *arg, uint32_t second, const struct histogram *h)
+{
+    const struct hlog_ctx *c = arg;
+    return hlog_interval(c->f, h, second, c->elapsed_s);
+}
+
 int report_hlog_files(const char *dir, const struct run_result *r)
 {
     for (int k = 0; k < OP_COUNT; k++) {
-        struct interval_sample *s;
-        size_t n;
-        if (intervals_collect(r, k, &s, &n) < 0) {
-            errno = ENOMEM;
-            return -1;
-        }
         char path[640];
         snprintf(path, sizeof(path), "%s/%s.hlog", dir, report_op_name(k));
-        FILE *f = fopen(path, "w");
-        int rc = f ? hlog_write(f, s, n, (uint32_t)r->tl_len, r->t0_wall_ns, r->elapsed_s) : -1;
-        free(s);
-        if (f && report_close(f) < 0)
+        struct hlog_ctx c = {fopen(path, "w"), r->elapsed_s};
+        if (c.f == NULL)
+            return -1;
+        int rc = hlog_begin(c.f, r->t0_wall_ns);
+        errno = 0;
+        if (rc == 0 && intervals_each(r->intervals, r->n_intervals, k, (uint32_t)r->tl_len,
+                                      hlog_second, &c) != 0) {
+            rc = -1;
+            if (errno == 0)
+                errno = ENOMEM;
+        }
+        if (report_close(c.f) < 0)
             rc = -1;
         if (rc < 0)
             return -1;

@@ -182,7 +182,9 @@ void result_free(struct run_result *r)
 {
     for (int k = 0; k < OP_COUNT; k++)
         histogram_free(r->ops[k]);
-    free(r->steps);
+    for (size_t i = 0; i < r->n_intervals; i++)
+        intervals_log_free(&r->intervals[i]);
+    free(r->intervals);
     free(r->grants);
     free(r->tl_ok);
     free(r->tl_fail);

@@ -71,8 +71,10 @@ struct run_result {
     char sample_error[LOCK_ERRSTR_MAX + 32]; /* one client's last error, if any */
     uint64_t connects_refused; /* of stat[ST_CONNECT_ERR], those that say a server is gone */
     struct load_record load;
-    struct interval_sample *steps; /* every step's latency and second, for the intervals */
-    size_t n_steps;
+    /* Each thread's operations by the second (intervals.h): the .hlog
+     * files and tl_latency; NULL when read from a history (`check`). */
+    struct interval_log *intervals;
+    size_t n_intervals;
     /* Locks each client was granted (its acquire_ok counter), by client
      * id, for the fairness figures; NULL when the result was read from a
      * history (`check`): they are then counted from its events. */

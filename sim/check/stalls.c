@@ -1,6 +1,8 @@
 /* stalls.c - host stalls cut to their quiet part as the events come
  * (stalls.h): each stall waits, its best stretch so far beside it, until
- * an event at or past its end says it is over. */
+ * an event at or past its end says it is over; then it is kept only if
+ * that stretch is min_ns long, so the list grows with the stalls the
+ * check reports, not with every stall line of a long run on a busy host. */
 #include "sim/check/stalls.h"
 
 #include <stdbool.h>
@@ -19,7 +21,8 @@ struct stalls {
     uint64_t min_ns;
     struct found *f; /* in the order the stalls began */
     size_t n, cap;
-    size_t first_on; /* f[0 .. first_on) are over */
+    size_t n_kept;   /* f[0 .. n_kept): over, and min_ns long */
+    size_t first_on; /* f[n_kept .. first_on): over, to be dropped; the rest still on */
 };
 
 struct stalls *stalls_begin(uint64_t min_ns)
@@ -30,11 +33,27 @@ struct stalls *stalls_begin(uint64_t min_ns)
     return s;
 }
 
+static bool long_enough(const struct stalls *s, const struct found *f)
+{
+    return f->q.to_ns - f->q.from_ns >= s->min_ns;
+}
+
 static void cut(struct found *f, uint64_t t)
 {
     if (t - f->last > f->q.to_ns - f->q.from_ns)
         f->q = (struct host_stall){f->last, t};
     f->last = t;
+}
+
+/* Close the gap the stalls over and too short left: the kept, then the
+ * stalls still on. */
+static void drop_over(struct stalls *s)
+{
+    if (s->first_on == s->n_kept)
+        return;
+    memmove(&s->f[s->n_kept], &s->f[s->first_on], (s->n - s->first_on) * sizeof(*s->f));
+    s->n -= s->first_on - s->n_kept;
+    s->first_on = s->n_kept;
 }
 
 int stalls_event(struct stalls *s, const struct history_event *e)
@@ -52,10 +71,13 @@ int stalls_event(struct stalls *s, const struct history_event *e)
             cut(f, e->t_ns);
         }
     }
-    while (s->first_on < s->n && s->f[s->first_on].over)
-        s->first_on++;
+    /* stalls never overlap, so they are over in the order they began */
+    for (; s->first_on < s->n && s->f[s->first_on].over; s->first_on++)
+        if (long_enough(s, &s->f[s->first_on]))
+            s->f[s->n_kept++] = s->f[s->first_on];
     if (e->f != HF_STALL)
         return 0;
+    drop_over(s);
     if (s->n == s->cap) {
         size_t cap = s->cap ? 2 * s->cap : 16;
         struct found *p = realloc(s->f, cap * sizeof(*p));
@@ -69,6 +91,11 @@ int stalls_event(struct stalls *s, const struct history_event *e)
     return 0;
 }
 
+size_t stalls_held(const struct stalls *s)
+{
+    return s->n - (s->first_on - s->n_kept);
+}
+
 int stalls_end(struct stalls *s, struct host_stall **out, size_t *n)
 {
     *out = NULL;
@@ -80,11 +107,12 @@ int stalls_end(struct stalls *s, struct host_stall **out, size_t *n)
         return -1;
     }
     size_t m = 0;
+    drop_over(s);
     for (size_t i = 0; i < s->n; i++) {
         struct found *f = &s->f[i];
         if (!f->over)
             cut(f, f->to_ns);
-        if (f->q.to_ns - f->q.from_ns >= s->min_ns)
+        if (long_enough(s, f))
             st[m++] = f->q;
     }
     free(s->f);

@@ -29,7 +29,6 @@
 #include "sim/engine/tally.h"
 #include "sim/faults/nemesis.h"
 #include "sim/record/clock.h"
-#include "sim/record/histogram.h"
 #include "sim/record/history.h"
 #include "sim/workloads/resource.h"
 #include "sim/workloads/workload.h"
@@ -44,9 +43,9 @@ uint64_t cl_renew_period_ns(const struct scenario *s)
     return (uint64_t)(s->renew_ms ? s->renew_ms : 1) * NS_PER_MS;
 }
 
-void cl_record_us(struct client *cl, enum op_kind op, uint64_t ns)
+void cl_record_us(struct client *cl, enum op_kind op, uint64_t end_ns, uint64_t ns)
 {
-    histogram_record(cl->tally->h[op], (int64_t)(ns / NS_PER_US));
+    tally_record(cl->tally, cl->run->t0_ns, op, end_ns, ns);
 }
 
 uint32_t cl_owner_id(const struct client *cl)
@@ -314,7 +313,7 @@ uint64_t cl_acquire_begins(struct client *cl, uint32_t key, enum lock_mode mode)
 void cl_acquire_failed(struct client *cl, enum lock_result r, uint64_t from)
 {
     uint64_t t = clock_mono_ns();
-    cl_record_us(cl, OP_ACQUIRE_FAILED, t - from);
+    cl_record_us(cl, OP_ACQUIRE_FAILED, t, t - from);
     bool busy = r == LOCK_BUSY;
     client_bump(cl, busy ? ST_ACQUIRE_BUSY : ST_ACQUIRE_ERR);
     if (busy) {
@@ -335,7 +334,7 @@ void cl_section_begins(struct client *cl, enum lock_mode mode, bool reentry, uin
     if (!reentry)
         resource_enter(run->wl->res, cl->key, mode, &seq);
     uint64_t t = clock_mono_ns();
-    cl_record_us(cl, OP_ACQUIRE, t - from);
+    cl_record_us(cl, OP_ACQUIRE, t, t - from);
     live_record(&cl->tally->live, (t - run->t0_ns) / 1000000000u, (t - from) / NS_PER_US);
     client_bump(cl, ST_ACQUIRE_OK);
     log_acquire(cl, t, HT_OK, seq, cl->grant.token, mode);
@@ -470,13 +469,13 @@ static enum lock_result release_lock(struct client *cl, uint32_t key, const stru
         how = END_RELEASE;
     if (how != END_COMMIT)
         cl_log_key(cl, key, t, HT_INVOKE, HF_RELEASE, effect, 0, seq, 0);
-    cl_record_us(cl, OP_HOLD, t - from_ns);
+    cl_record_us(cl, OP_HOLD, t, t - from_ns);
     enum lock_result r = LOCK_OK;
     if (how != END_NOTHING) {
         client_log_links(cl); /* before the release: what the holder could have known */
         r = run->ops->release(&cl->lc, g);
         done = clock_mono_ns();
-        cl_record_us(cl, OP_RELEASE, done - t);
+        cl_record_us(cl, OP_RELEASE, done, done - t);
     }
     if (how == END_COMMIT)
         cl_log_key(cl, key, t, HT_INVOKE, HF_RELEASE, commit_effect(r), 0, seq, 0);

@@ -87,13 +87,13 @@ static void crash_holder(struct client *cl, int idx)
     if (!cl->reentry)
         cl_log_full(cl, t, HT_INFO, HF_CRASH, HE_NONE, 0,
                     resource_leave(run->wl->res, cl->key, cl->grant.mode), 0);
-    cl_record_us(cl, OP_HOLD, t - cl->from_ns);
+    cl_record_us(cl, OP_HOLD, t, t - cl->from_ns);
     for (size_t i = cl->n_outer; i-- > 0;) {
         const struct outer_hold *o = &cl->outer[i];
         if (!o->reentry)
             cl_log_key(cl, o->key, t, HT_INFO, HF_CRASH, HE_NONE, 0,
                        resource_leave(run->wl->res, o->key, o->grant.mode), 0);
-        cl_record_us(cl, OP_HOLD, t - o->from_ns);
+        cl_record_us(cl, OP_HOLD, t, t - o->from_ns);
     }
     cl->n_outer = 0;
     cl->reentry = false;
@@ -102,7 +102,7 @@ static void crash_holder(struct client *cl, int idx)
         const struct parked_lock *p = &cl->parked[i];
         cl_log_key(cl, p->key, t, HT_INFO, HF_CRASH, HE_NONE, 0,
                    resource_leave(run->wl->res, p->key, p->grant.mode), 0);
-        cl_record_us(cl, OP_HOLD, t - p->from_ns);
+        cl_record_us(cl, OP_HOLD, t, t - p->from_ns);
     }
     cl->n_parked = 0;
     client_log_links(cl);

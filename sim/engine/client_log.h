@@ -15,7 +15,9 @@ struct scenario;
 
 /* The renewal period, as scenario_resolve set it (never 0 when renewing). */
 uint64_t cl_renew_period_ns(const struct scenario *s);
-void cl_record_us(struct client *cl, enum op_kind op, uint64_t ns);
+/* A sample of op, ns long, that ended at end_ns: the clock reading just
+ * taken, with no yield since (tally.h: a thread's samples in time order). */
+void cl_record_us(struct client *cl, enum op_kind op, uint64_t end_ns, uint64_t ns);
 uint32_t cl_owner_id(const struct client *cl);
 /* One history event of this client's, on key; cl_log_full on the key it
  * is working on (cl->key), cl_log_event without seq or token. */

@@ -58,29 +58,26 @@ static void merge_load(struct runner *r, struct run_result *res)
     }
 }
 
-static int merge_steps(struct runner *r, struct run_result *res)
+/* Each thread's seconds sealed and its interval log handed to the result:
+ * the per-second figures are merged from those when they are written. */
+static int merge_intervals(struct runner *r, struct run_result *res)
 {
-    size_t n = 0;
-    for (uint32_t t = 0; t < r->n_threads; t++)
-        n += r->tallies[t].n_steps;
-    res->steps = malloc((n ? n : 1) * sizeof(*res->steps));
-    if (res->steps == NULL)
+    res->intervals = calloc(r->n_threads ? r->n_threads : 1, sizeof(*res->intervals));
+    if (res->intervals == NULL)
         return -1;
-    for (uint32_t t = 0; t < r->n_threads; t++) { /* gathered, and the blocks freed at once */
-        struct tally *ty = &r->tallies[t];
-        for (const struct step_chunk *c = ty->steps; c; c = c->next) {
-            memcpy(res->steps + res->n_steps, c->s, c->n * sizeof(*c->s));
-            res->n_steps += c->n;
-        }
-        tally_free_steps(ty);
+    for (uint32_t t = 0; t < r->n_threads; t++) {
+        tally_finish(&r->tallies[t]);
+        res->intervals[t] = r->tallies[t].log;
+        memset(&r->tallies[t].log, 0, sizeof(r->tallies[t].log));
     }
+    res->n_intervals = r->n_threads;
     return 0;
 }
 
 static int merge_measurements(struct runner *r, struct run_result *res)
 {
     merge_load(r, res);
-    if (merge_steps(r, res) < 0)
+    if (merge_intervals(r, res) < 0)
         return -1;
     res->grants = calloc(r->n ? r->n : 1, sizeof(*res->grants));
     if (res->grants == NULL)
@@ -358,7 +355,8 @@ int runner_collect(struct runner *r, struct run_result *res)
     servers_overwhelmed(res);
     never_granted(res);
     res->tl_latency = calloc(res->tl_len, sizeof(*res->tl_latency));
-    if (res->tl_latency == NULL || latency_timeline(&res->hist, res->tl_latency, res->tl_len) < 0)
+    if (res->tl_latency == NULL ||
+        latency_timeline(res->intervals, res->n_intervals, res->tl_latency, res->tl_len) < 0)
         return -1;
     return 0;
 }

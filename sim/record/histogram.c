@@ -211,6 +211,30 @@ int histogram_merge(struct histogram *dst, const struct histogram *src)
     return 0;
 }
 
+int histogram_move(struct histogram *dst, struct histogram *src)
+{
+    if (!same_layout(dst, src))
+        return -1;
+    if (src->total_count == 0)
+        return 0;
+    /* Nothing lives outside [min's slot, max's slot]. */
+    for (int32_t i = histogram_index(src, src->min), hi = histogram_index(src, src->max); i <= hi;
+         i++) {
+        dst->counts[i] += src->counts[i];
+        src->counts[i] = 0;
+    }
+    dst->total_count += src->total_count;
+    dst->saturated += src->saturated;
+    dst->sum += src->sum;
+    dst->sum_sq += src->sum_sq;
+    if (src->min < dst->min)
+        dst->min = src->min;
+    if (src->max > dst->max)
+        dst->max = src->max;
+    stats_clear(src);
+    return 0;
+}
+
 /* ceil(p/100 * total), at least 1. Percentiles come in as decimals
  * (99.9) that binary doubles only approximate, a few ulps above or below;
  * the slack keeps an exact rank such as 9990 of 10000 from becoming 9991. */

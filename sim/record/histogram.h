@@ -52,6 +52,11 @@ void histogram_record(struct histogram *h, int64_t value);
 void histogram_record_n(struct histogram *h, int64_t value, int64_t count);
 /* dst += src. Returns 0, or -1 (nothing changed) when the layouts differ. */
 int histogram_merge(struct histogram *dst, const struct histogram *src);
+/* dst += src, and src emptied, touching only src's counters from its min's
+ * to its max's (a second's histogram seldom spans more than a few hundred
+ * of the 23,552): what sealing one second of a run costs. Returns 0, or -1
+ * (nothing changed) when the layouts differ. */
+int histogram_move(struct histogram *dst, struct histogram *src);
 
 /* The value at percentile p (0..100): the highest value equivalent to the
  * recorded value of rank ceil(p/100 * total) (rank 1 for p = 0), as

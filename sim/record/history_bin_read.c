@@ -50,7 +50,7 @@ struct llh_dec {
     uint64_t last_t, stall_end;
     size_t n_events;
     bool started, ended;
-    struct seq_marks seqs;
+    struct seq_check seqs;
     char *str; /* a string being read, LLH_STR_MAX + 1 bytes */
     unsigned char buf[BUF_BYTES];
 };
@@ -436,16 +436,37 @@ static int read_stall(struct llh_dec *d, struct history_event *e)
     return 0;
 }
 
-/* The witness's number of an entry or exit, checked with the others once
- * the file is read (history_seq.h); the record's offset stands for a line. */
+/* The witness's number of an entry or exit, held to its promises as it
+ * comes (history_seq.h); the record's offset stands for a line. */
 static int mark_seq(struct llh_dec *d, const struct history_event *e)
 {
     bool has = (e->f == HF_ACQUIRE && e->type == HT_OK) ||
                (e->f == HF_RELEASE && e->type == HT_INVOKE) || e->f == HF_CRASH;
     if (!has || e->seq == HISTORY_NO_SEQ)
         return 0;
-    struct seq_mark m = {.seq = e->seq, .line = d->rec, .key = e->key, .client = e->client};
-    return seq_marks_add(&d->seqs, &m) < 0 ? fail(d, "out of memory") : 0;
+    struct seq_fault sf;
+    int rc = seq_check_add(&d->seqs, e->key, e->client, e->seq, d->rec, &sf);
+    if (rc == 0)
+        return 0;
+    if (rc < 0)
+        return fail(d, "out of memory");
+    const char *key = d->h->keys[sf.key];
+    if (sf.kind == SEQ_AGAIN)
+        return fail(d,
+                    "seq %llu on key \"%.60s\" again (byte %llu had it): the witness numbers "
+                    "each entry and exit on a key once",
+                    (unsigned long long)sf.seq, key, (unsigned long long)sf.prev_line);
+    if (sf.kind == SEQ_BELOW)
+        return fail(d,
+                    "seq %llu on key \"%.60s\" again (every seq below %llu had come by byte "
+                    "%llu): the witness numbers each entry and exit on a key once",
+                    (unsigned long long)sf.seq, key, (unsigned long long)sf.prev_seq,
+                    (unsigned long long)sf.prev_line);
+    return fail(d,
+                "seq %llu of client %u on key \"%.60s\" is not after its %llu at byte %llu: a "
+                "client's entries and exits on a key come in the order of their seqs",
+                (unsigned long long)sf.seq, (unsigned)sf.client, key,
+                (unsigned long long)sf.prev_seq, (unsigned long long)sf.prev_line);
 }
 
 static int read_event(struct llh_dec *d, unsigned tag, struct history_event *e)
@@ -497,26 +518,6 @@ struct llh_dec *llh_dec_new(FILE *f, const char *name, struct history *h, char *
     return d;
 }
 
-/* The witness's promises (history_seq.h), which only the whole file can tell. */
-static int check_seqs(struct llh_dec *d)
-{
-    struct seq_fault sf;
-    if (!seq_marks_broken(&d->seqs, &sf))
-        return 0;
-    d->rec = sf.line;
-    const char *key = d->h->keys[sf.key];
-    if (sf.again)
-        return fail(d,
-                    "seq %llu on key \"%.60s\" again (byte %llu had it): the witness numbers "
-                    "each entry and exit on a key once",
-                    (unsigned long long)sf.seq, key, (unsigned long long)sf.prev_line);
-    return fail(d,
-                "seq %llu of client %u on key \"%.60s\" is not after its %llu at byte %llu: a "
-                "client's entries and exits on a key come in the order of their seqs",
-                (unsigned long long)sf.seq, (unsigned)sf.client, key,
-                (unsigned long long)sf.prev_seq, (unsigned long long)sf.prev_line);
-}
-
 /* The end of the file; without an end record the run stopped abruptly: it
  * ends at its last event. */
 static int at_eof(struct llh_dec *d)
@@ -524,8 +525,6 @@ static int at_eof(struct llh_dec *d)
     struct history *h = d->h;
     if (!d->started)
         return fail(d, "no start record (the file ends after its signature)");
-    if (check_seqs(d) < 0)
-        return -1;
     if (!h->end_line) {
         h->complete = false;
         h->end_mono_ns = d->n_events ? d->last_t : h->start_mono_ns;
@@ -586,7 +585,7 @@ void llh_dec_free(struct llh_dec *d)
     free(d->notes.map);
     free(d->last_seq);
     free(d->last_token);
-    seq_marks_free(&d->seqs);
+    seq_check_free(&d->seqs);
     free(d->str);
     free(d);
 }

@@ -42,7 +42,7 @@ struct reader {
     size_t n_events;
     struct history_event *out; /* where the next event goes */
     bool have;                 /* read_line put one there */
-    struct seq_marks seqs;
+    struct seq_check seqs;
 };
 
 /* The message is one line whatever the file holds: its strings (a key,
@@ -397,16 +397,37 @@ static int read_op(struct reader *r, json_t *o, json_int_t process, struct histo
     return read_extra(r, o, e);
 }
 
-/* The witness's number of an entry or exit, kept to be checked with the
- * others once the file is read (history_seq.h). */
+/* The witness's number of an entry or exit, held to its promises as it
+ * comes (history_seq.h). */
 static int mark_seq(struct reader *r, const struct history_event *e)
 {
     bool has = (e->f == HF_ACQUIRE && e->type == HT_OK) ||
                (e->f == HF_RELEASE && e->type == HT_INVOKE) || e->f == HF_CRASH;
     if (!has || e->seq == HISTORY_NO_SEQ)
         return 0;
-    struct seq_mark m = {.seq = e->seq, .line = r->line, .key = e->key, .client = e->client};
-    return seq_marks_add(&r->seqs, &m) < 0 ? fail(r, "out of memory") : 0;
+    struct seq_fault f;
+    int rc = seq_check_add(&r->seqs, e->key, e->client, e->seq, r->line, &f);
+    if (rc == 0)
+        return 0;
+    if (rc < 0)
+        return fail(r, "out of memory");
+    const char *key = r->keys.names[f.key];
+    if (f.kind == SEQ_AGAIN)
+        return fail(r,
+                    "\"seq\" %llu on key \"%.60s\" again (line %llu had it): the witness "
+                    "numbers each entry and exit on a key once",
+                    (unsigned long long)f.seq, key, (unsigned long long)f.prev_line);
+    if (f.kind == SEQ_BELOW)
+        return fail(r,
+                    "\"seq\" %llu on key \"%.60s\" again (every seq below %llu had come by "
+                    "line %llu): the witness numbers each entry and exit on a key once",
+                    (unsigned long long)f.seq, key, (unsigned long long)f.prev_seq,
+                    (unsigned long long)f.prev_line);
+    return fail(r,
+                "\"seq\" %llu of client %u on key \"%.60s\" is not after its %llu on line "
+                "%llu: a client's entries and exits on a key come in the order of their seqs",
+                (unsigned long long)f.seq, (unsigned)f.client, key, (unsigned long long)f.prev_seq,
+                (unsigned long long)f.prev_line);
 }
 
 /* The tables as they stand, for a caller reading event by event. */
@@ -510,27 +531,6 @@ static long next_line(FILE *f, char *buf)
     return c == EOF && n == 0 ? -1 : (long)n;
 }
 
-/* The witness's promises (history_seq.h), which only the whole file can
- * tell: the line named is where one was first broken. */
-static int check_seqs(struct reader *r)
-{
-    struct seq_fault f;
-    if (!seq_marks_broken(&r->seqs, &f))
-        return 0;
-    r->line = (size_t)f.line;
-    const char *key = r->keys.names[f.key];
-    if (f.again)
-        return fail(r,
-                    "\"seq\" %llu on key \"%.60s\" again (line %llu had it): the witness "
-                    "numbers each entry and exit on a key once",
-                    (unsigned long long)f.seq, key, (unsigned long long)f.prev_line);
-    return fail(r,
-                "\"seq\" %llu of client %u on key \"%.60s\" is not after its %llu on line "
-                "%llu: a client's entries and exits on a key come in the order of their seqs",
-                (unsigned long long)f.seq, (unsigned)f.client, key, (unsigned long long)f.prev_seq,
-                (unsigned long long)f.prev_line);
-}
-
 /* Without an end line the run stopped abruptly: it ends at its last event. */
 static void finish(struct reader *r)
 {
@@ -565,8 +565,6 @@ static int at_eof(struct reader *r)
         r->line = r->line ? r->line : 1;
         return fail(r, "no start line (empty file)");
     }
-    if (check_seqs(r) < 0)
-        return -1;
     finish(r);
     return 0;
 }
@@ -596,7 +594,7 @@ void jsonl_dec_free(struct reader *r)
 {
     if (r == NULL)
         return;
-    seq_marks_free(&r->seqs);
+    seq_check_free(&r->seqs);
     /* the names belong to the header (sync_tables) */
     intern_release(&r->keys);
     intern_release(&r->owners);

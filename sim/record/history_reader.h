@@ -6,7 +6,7 @@
  * A reader holds the file's start line, its string tables as they grow,
  * and its end line once reached, never its events: a checker can consume
  * a history of any length in the memory of its tables (and of the
- * witness's seq marks, checked at the end: history_seq.h). Every value is
+ * witness's steps still missing per key, history_seq.h). Every value is
  * bounded and checked as history.h's HISTORY_MAX_* say, so a hostile file
  * is refused with one line naming the file and where (its line, or byte
  * offset for the binary form), never a crash.

@@ -1,39 +1,41 @@
-/* latency_timeline.c - per-second acquire latency, exact, from the history. */
+/* latency_timeline.c - per-second acquire latency, from the per-second
+ * histograms (latency_timeline.h). */
 #include "sim/record/latency_timeline.h"
 
-#include <stdlib.h>
 #include <string.h>
 
-#include "sim/engine/client.h"
+#include "sim/record/histogram.h"
 #include "sim/record/intervals.h"
+#include "sim/record/measures.h"
 
-static double ms(uint64_t ns)
+struct timeline {
+    struct latency_second *out;
+    size_t len;
+};
+
+static double ms(int64_t us)
 {
-    return (double)ns / 1e6;
+    return (double)us / 1e3;
 }
 
-int latency_timeline(const struct history *h, struct latency_second *out, size_t len)
+static int one_second(void *arg, uint32_t second, const struct histogram *h)
 {
-    struct interval_sample *s;
-    size_t n;
-    if (intervals_of_history(h, OP_ACQUIRE, &s, &n) < 0)
-        return -1;
-    memset(out, 0, len * sizeof(*out));
-    /* sorted by second, then latency */
-    for (size_t lo = 0, hi; lo < n; lo = hi) {
-        for (hi = lo + 1; hi < n && s[hi].second == s[lo].second; hi++)
-            ;
-        if (s[lo].second >= len)
-            break;
-        size_t c = hi - lo;
-        /* nearest rank: the smallest value with at least p% at or below it */
-        out[s[lo].second] = (struct latency_second){
-            .count = c,
-            .p50_ms = ms(s[lo + (c * 50 + 99) / 100 - 1].ns),
-            .p99_ms = ms(s[lo + (c * 99 + 99) / 100 - 1].ns),
-            .max_ms = ms(s[hi - 1].ns),
-        };
-    }
-    free(s);
+    struct timeline *t = arg;
+    if (second >= t->len || h->total_count == 0)
+        return 0;
+    t->out[second] = (struct latency_second){
+        .count = (uint64_t)h->total_count,
+        .p50_ms = ms(histogram_percentile(h, 50.0)),
+        .p99_ms = ms(histogram_percentile(h, 99.0)),
+        .max_ms = ms(h->max),
+    };
     return 0;
+}
+
+int latency_timeline(const struct interval_log *logs, size_t n, struct latency_second *out,
+                     size_t len)
+{
+    memset(out, 0, len * sizeof(*out));
+    struct timeline t = {out, len};
+    return intervals_each(logs, n, OP_ACQUIRE, (uint32_t)len, one_second, &t) == 0 ? 0 : -1;
 }

@@ -309,11 +309,19 @@ static void test_read_refuses_broken_seqs(void **state)
     (void)state;
     static const char *const cases[][2] = {
         {START2 OK_ACQ(1100, 0, 0) REL(1200, 0, 1) OK_ACQ(1300, 1, 0) REL(1400, 1, 2),
-         ":4: \"seq\" 0 on key \"k\" again (line 2 had it): the witness numbers each entry and "
-         "exit on a key once"},
+         ":4: \"seq\" 0 on key \"k\" again (every seq below 2 had come by line 3): the witness "
+         "numbers each entry and exit on a key once"},
         {START2 OK_ACQ(1100, 0, 0) REL(1200, 0, 1) OK_ACQ(1300, 1, 1) REL(1400, 1, 1),
-         ":4: \"seq\" 1 on key \"k\" again (line 3 had it): the witness numbers each entry and "
+         ":4: \"seq\" 1 on key \"k\" again (every seq below 2 had come by line 3): the witness "
+         "numbers each entry and exit on a key once"},
+        /* above the steps all seen, a seq's line is kept while it waits */
+        {START2 OK_ACQ(1100, 0, 2) OK_ACQ(1200, 1, 0) REL(1300, 1, 2),
+         ":4: \"seq\" 2 on key \"k\" again (line 2 had it): the witness numbers each entry and "
          "exit on a key once"},
+        /* ... and forgotten once the steps below it come */
+        {START2 OK_ACQ(1100, 0, 2) OK_ACQ(1200, 1, 0) REL(1300, 1, 1) REL(1400, 0, 2),
+         ":5: \"seq\" 2 on key \"k\" again (every seq below 3 had come by line 4): the witness "
+         "numbers each entry and exit on a key once"},
         {START2 OK_ACQ(1100, 0, 5) REL(1200, 0, 3),
          ":3: \"seq\" 3 of client 0 on key \"k\" is not after its 5 on line 2: a client's "
          "entries and exits on a key come in the order of their seqs"},
@@ -325,8 +333,8 @@ static void test_read_refuses_broken_seqs(void **state)
              1100, 0,
              0) "{\"time\":1200,\"process\":0,\"type\":\"info\",\"f\":\"crash\",\"key\":\"k\","
                 "\"owner\":\"o0\",\"seq\":0}\n",
-         ":3: \"seq\" 0 on key \"k\" again (line 2 had it): the witness numbers each entry and "
-         "exit on a key once"},
+         ":3: \"seq\" 0 on key \"k\" again (every seq below 1 had come by line 2): the witness "
+         "numbers each entry and exit on a key once"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         assert_read_error(cases[i][0], cases[i][1]);

@@ -1,8 +1,7 @@
 /* test_history_sections.c - what is derived from a history for the
- * checker and the reports: the latency of the grants per second, the
- * critical sections and fault spans (open ones stay open, one process may
- * hold several keys), the stretches a key had no holder, and the grants
- * made inside a fault's window.
+ * checker and the reports: the critical sections and fault spans (open
+ * ones stay open, one process may hold several keys), the stretches a key
+ * had no holder, and the grants made inside a fault's window.
  *
  * The histories made by hand and the files written and read back go
  * through tests/lib/history_make.h.
@@ -20,36 +19,7 @@
 #include "sim/check/availability.h"
 #include "sim/check/stuck.h"
 #include "sim/record/history.h"
-#include "sim/record/latency_timeline.h"
 #include "tests/lib/history_make.h"
-
-/* ---- the latency timeline ---------------------------------------------- */
-
-/* Per second: the latency of the acquires granted in it, from their own
- * invoke; nearest-rank percentiles, exact. */
-static void test_latency_timeline(void **state)
-{
-    (void)state;
-    const uint64_t ms = 1000000, t0 = 5000 * ms;
-    struct history_event e[] = {
-        ev(t0 + 100 * ms, 0, HT_INVOKE, HF_ACQUIRE),  ev(t0 + 200 * ms, 0, HT_OK, HF_ACQUIRE),
-        ev(t0 + 500 * ms, 1, HT_INVOKE, HF_ACQUIRE),  ev(t0 + 1500 * ms, 1, HT_OK, HF_ACQUIRE),
-        ev(t0 + 1600 * ms, 0, HT_INVOKE, HF_ACQUIRE), ev(t0 + 1650 * ms, 0, HT_OK, HF_ACQUIRE),
-        ev(t0 + 1700 * ms, 0, HT_INVOKE, HF_ACQUIRE), ev(t0 + 1800 * ms, 0, HT_FAIL, HF_ACQUIRE),
-    };
-    struct history h;
-    make_history(&h, e, sizeof(e) / sizeof(e[0]), NULL, 0, NULL, 0);
-    h.start_mono_ns = t0;
-    h.clients = 2;
-    struct latency_second l[3];
-    assert_int_equal(latency_timeline(&h, l, 3), 0);
-    assert_int_equal(l[0].count, 1);
-    assert_true(l[0].p50_ms == 100.0 && l[0].p99_ms == 100.0 && l[0].max_ms == 100.0);
-    assert_int_equal(l[1].count, 2); /* 1000 ms granted at 1.5 s, 50 ms at 1.65 s */
-    assert_true(l[1].p50_ms == 50.0 && l[1].p99_ms == 1000.0 && l[1].max_ms == 1000.0);
-    assert_int_equal(l[2].count, 0); /* a failed acquire is no grant */
-    history_free(&h);
-}
 
 /* ---- sections and fault spans --------------------------------------------- */
 
@@ -298,7 +268,6 @@ static void test_sections(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_latency_timeline),
         cmocka_unit_test(test_sections),
         cmocka_unit_test(test_truncated_history_shows_two_holders),
         cmocka_unit_test(test_one_process_holds_two_keys),

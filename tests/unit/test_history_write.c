@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "algorithms/lock.h"
+#include "sim/check/stalls.h"
 #include "sim/record/history.h"
 #include "sim/record/history_reader.h"
 #include "tests/lib/history_make.h"
@@ -400,6 +401,60 @@ static void test_stalls_cut_at_other_threads_events(void **state)
     history_free(&h);
 }
 
+/* A long run on a busy host logs a stall line every few seconds, most of
+ * them cut short by other threads' events: those are dropped as they end,
+ * and the ones kept come out in order, the last one still on at the end
+ * of the history (cut there) or over before it. */
+static void stalls_one_in_three_cut_short(bool last_on)
+{
+    enum { STALLS = 1001 };
+    static struct history_event e[3 * STALLS];
+    size_t n = 0;
+    for (uint64_t i = 0; i < STALLS; i++) {
+        uint64_t t = 1000 * i + 100;
+        e[n] = ev(t, HISTORY_HOST, HT_INFO, HF_STALL);
+        e[n++].end_ns = t + 50;
+        if (i % 3 == 0) /* its quiet part 40 */
+            e[n++] = ev(t + 10, 0, HT_OK, HF_RENEW);
+        else if (i % 3 == 1) /* 48 */
+            e[n++] = ev(t + 2, 0, HT_OK, HF_RENEW);
+        if (i + 1 < STALLS || !last_on)
+            e[n++] = ev(t + 60, 0, HT_OK, HF_RENEW);
+    }
+    /* held: the stalls kept so far, and the one on */
+    struct stalls *s = stalls_begin(45);
+    assert_non_null(s);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(stalls_event(s, &e[i]), 0);
+    assert_int_equal(stalls_held(s), 667);
+    struct host_stall *st;
+    size_t m;
+    assert_int_equal(stalls_end(s, &st, &m), 0);
+    assert_int_equal(m, 667);
+    free(st);
+    struct history h;
+    make_history(&h, e, n, small_keys, 1, small_owners, 2);
+    assert_int_equal(history_stalls(&h, 45, &st, &m), 0);
+    assert_int_equal(m, 667);
+    for (uint64_t i = 0, j = 0; i < STALLS; i++) {
+        uint64_t t = 1000 * i + 100;
+        if (i % 3 == 0)
+            continue;
+        assert_int_equal(st[j].from_ns, i % 3 == 1 ? t + 2 : t);
+        assert_int_equal(st[j].to_ns, t + 50);
+        j++;
+    }
+    free(st);
+    history_free(&h);
+}
+
+static void test_stalls_cut_short_are_dropped_as_they_end(void **state)
+{
+    (void)state;
+    stalls_one_in_three_cut_short(true);
+    stalls_one_in_three_cut_short(false);
+}
+
 static void test_round_trip(void **state)
 {
     (void)state;
@@ -553,6 +608,7 @@ int main(void)
         cmocka_unit_test(test_write_refuses_unknown_values),
         cmocka_unit_test(test_stall_round_trip),
         cmocka_unit_test(test_stalls_cut_at_other_threads_events),
+        cmocka_unit_test(test_stalls_cut_short_are_dropped_as_they_end),
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_server_fault_round_trip),
         cmocka_unit_test(test_sections_of_file_match),
