@@ -383,7 +383,6 @@ bool client_lock_mode(struct client *cl, uint32_t key, enum lock_mode mode, uint
  * its session alive meanwhile. */
 void cl_sleep_until(struct client *cl, uint64_t t, bool cut_short)
 {
-    cl_floor(cl, clock_mono_ns()); /* whatever it logs next comes after the sleep */
     const atomic_int *cancel = cut_short ? &cl->run->interrupted : NULL;
     if (cl->connected && cl->run->ops->idle)
         cl->run->ops->idle(&cl->lc, t, cancel);
@@ -420,6 +419,7 @@ static void wait_serving_parked(struct client *cl, uint64_t target, bool while_p
             client_service_parked(cl, false);
         if (while_parked && cl->n_parked == 0)
             return;
+        cl_floor(cl, now); /* whatever it logs next comes after the sleep */
         cl_sleep_until(cl, min_u64(min_u64(target, now + SLICE_NS), parked_wake(cl)), true);
     }
 }

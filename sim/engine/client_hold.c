@@ -111,6 +111,7 @@ static void crash_holder(struct client *cl, int idx)
     cl->holding = false;
     /* A new process takes the dead one's place after the restart delay,
      * with a new owner value. */
+    cl_floor(cl, t);
     cl_sleep_until(cl, t + f->duration_ms * NS_PER_MS, true);
     cl->incarnation++;
     client_connect(cl); /* on failure the loop retries before the next step */
@@ -151,15 +152,17 @@ bool client_hold(struct client *cl, uint32_t ms)
         else
             pause_holder(cl, idx);
     }
-    uint64_t end = clock_mono_ns() + (uint64_t)ms * NS_PER_MS;
+    uint64_t now = clock_mono_ns(), end = now + (uint64_t)ms * NS_PER_MS;
     bool renews = cl->run->renews;
     for (;;) {
+        cl_floor(cl, now); /* a long hold must not hold the history back */
         uint64_t next = UINT64_MAX;
         if (renews)
-            next = renew_due(cl, clock_mono_ns());
+            next = renew_due(cl, now);
         uint64_t wake = next < end ? next : end;
         cl_sleep_until(cl, wake, true);
-        if (wake == end || clock_mono_ns() >= end ||
+        now = clock_mono_ns();
+        if (wake == end || now >= end ||
             atomic_load_explicit(&cl->run->interrupted, memory_order_relaxed))
             return true;
     }
