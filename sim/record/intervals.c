@@ -10,10 +10,11 @@
 
 #include "sim/record/histogram.h"
 
-#define MAX_WORD_BYTES 9  /* a LEB128 word of 64 bits */
-#define HEADER_MAX     48 /* second, op, min, max and two lengths, as varints */
-#define WINDOW_BITS    12 /* raw deflate, 4 KiB back-references */
-#define MIN_DEFLATE    64 /* below it deflate's own header outweighs the gain */
+#define MAX_WORD_BYTES    9  /* a LEB128 word of 64 bits */
+#define HEADER_MAX        48 /* second, op, min, max and two lengths, as varints */
+#define WINDOW_BITS       12 /* raw deflate, 4 KiB back-references */
+#define DEFLATE_MEM_LEVEL 1
+#define MIN_DEFLATE       64 /* below it deflate's own header outweighs the gain */
 
 /* Big enough that a busy second's few KiB rarely straddle two; a block is
  * malloc'd once and kept until the log is freed. */
@@ -79,8 +80,10 @@ static struct interval_scratch *scratch_new(const struct histogram *h)
     if (x == NULL)
         return NULL;
     x->cap = (size_t)h->counts_len * MAX_WORD_BYTES;
-    /* A small window: a second's counters are a few KiB at most. */
-    if (deflateInit2(&x->z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -WINDOW_BITS, 8,
+    /* A small window: a second's counters are a few KiB at most. A small
+     * hash (memLevel 1: 256 heads): deflateReset clears it every second,
+     * and the default's 64 KiB clearing cost more than the seal itself. */
+    if (deflateInit2(&x->z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -WINDOW_BITS, DEFLATE_MEM_LEVEL,
                      Z_DEFAULT_STRATEGY) != Z_OK) {
         free(x);
         return NULL;
