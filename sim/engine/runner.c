@@ -178,6 +178,7 @@ static void client_loop(struct client *cl)
             break;
         }
         if (!cl->connected && client_connect(cl) < 0) {
+            cl_floor(cl, t); /* a server gone for good must not hold the history back */
             pause_after_error(cl);
             continue;
         }
