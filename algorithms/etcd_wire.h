@@ -27,7 +27,15 @@ struct etcd_wire *etcd_wire_new(struct lock_client *c);
  * the server: what a crash looks like from there too. */
 void etcd_wire_free(struct etcd_wire *w);
 
-/* POST req (not stolen) to path and wait up to cfg->io_timeout_ms for the
+/* Dial as clientv3.New does (grpc.Dial connects at once, in the
+ * background): a connection to the first member that answers is made now
+ * and kept for the calls, by the cheapest request the client port serves
+ * (GET /version: an HTTP/1.1 connection is kept only after a request on
+ * it). 0, or -1 with c->err set; a member that could not be reached is
+ * dialled again after gRPC's back-off, by the next call. */
+int etcd_wire_dial(struct etcd_wire *w);
+
+/* POST req (not stolen; NULL: a GET) to path and wait up to cfg->io_timeout_ms for the
  * whole answer, into *out (the caller's reference). Returns the HTTP status
  * (200; else etcd's error object is in *out), or -1 with c->err set:
  * LOCK_ERR_UNSENT when no member could be reached (the request surely did
