@@ -72,7 +72,8 @@ struct etcd_wire {
     size_t ep; /* the member dialled now */
     struct {
         curl_socket_t fd;
-        int what; /* CURL_POLL_IN, _OUT, _INOUT */
+        int what;             /* CURL_POLL_IN, _OUT, _INOUT */
+        const struct xfer *x; /* whose */
     } socks[MAX_SOCKS];
     size_t n_socks;
     bool timer_set; /* the multi's timer as this wire's own calls left it */
@@ -122,11 +123,11 @@ static void hub_unlock(struct etcd_wire *w)
     pthread_mutex_unlock(&w->hub->mu);
 }
 
-static struct etcd_wire *owner_of(CURL *easy)
+static struct xfer *xfer_of(CURL *easy)
 {
     struct xfer *x = NULL;
     curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&x);
-    return x ? x->w : NULL;
+    return x;
 }
 
 /* A wire's connections are its own, so the socket is its transfer's. */
@@ -134,9 +135,10 @@ static int on_socket(CURL *easy, curl_socket_t fd, int what, void *userp, void *
 {
     (void)userp;
     (void)socketp;
-    struct etcd_wire *w = owner_of(easy);
-    if (w == NULL)
+    const struct xfer *x = xfer_of(easy);
+    if (x == NULL)
         return 0; /* the cache closing an idle connection: watched by nobody */
+    struct etcd_wire *w = x->w;
     size_t i = 0;
     while (i < w->n_socks && w->socks[i].fd != fd)
         i++;
@@ -152,6 +154,7 @@ static int on_socket(CURL *easy, curl_socket_t fd, int what, void *userp, void *
     }
     w->socks[i].fd = fd;
     w->socks[i].what = what;
+    w->socks[i].x = x;
     return 0;
 }
 
@@ -345,7 +348,7 @@ static bool connecting(const struct etcd_wire *w, const struct xfer *x)
     if (!x->active || x->done)
         return false;
     for (size_t i = 0; i < w->n_socks; i++)
-        if (w->socks[i].what & CURL_POLL_IN)
+        if (w->socks[i].x == x && (w->socks[i].what & CURL_POLL_IN))
             return false;
     curl_off_t us = 0;
     curl_easy_getinfo(x->h, CURLINFO_CONNECT_TIME_T, &us);
