@@ -2,8 +2,10 @@
  * (grpc-gateway: POST /v3/kv/txn, /v3/lease/keepalive, /v3/watch, ...),
  * through libcurl's multi interface, every wait through the seam
  * (lock_wait). Unary calls go over one kept-alive connection; a watch is a
- * second one, a chunked stream of one JSON object per line, which keeps
- * filling while unary calls (lease keepalives) go on the first.
+ * second transfer, a chunked stream of one JSON object per line, which
+ * keeps filling while unary calls (lease keepalives) go on; it takes the
+ * idle connection, and a keep-alive meanwhile opens another. A client's
+ * connections are its own (docs/etcd.md: what that costs).
  *
  * Keys and values are base64 on the wire and int64 fields are JSON
  * strings; the helpers below say so once. Client-library code, not an
@@ -21,13 +23,23 @@
 struct etcd_wire;
 
 /* A wire for c over c->cfg->endpoints (a cluster: the next member is
- * dialled after a connection error). NULL with c->err set. */
+ * dialled after a connection error, and a member whose dial failed only
+ * after gRPC's back-off). NULL with c->err set. Free it on any thread, but
+ * use it on the thread that made it: it shares that thread's multi handle. */
 struct etcd_wire *etcd_wire_new(struct lock_client *c);
 /* Close both connections and free w (NULL is fine). Nothing is said to
  * the server: what a crash looks like from there too. */
 void etcd_wire_free(struct etcd_wire *w);
 
-/* POST req (not stolen) to path and wait up to cfg->io_timeout_ms for the
+/* Dial as clientv3.New does (grpc.Dial connects at once, in the
+ * background): a connection to the first member that answers is made now
+ * and kept for the calls, by the cheapest request the client port serves
+ * (GET /version: an HTTP/1.1 connection is kept only after a request on
+ * it). 0, or -1 with c->err set; a member that could not be reached is
+ * dialled again after gRPC's back-off, by the next call. */
+int etcd_wire_dial(struct etcd_wire *w);
+
+/* POST req (not stolen; NULL: a GET) to path and wait up to cfg->io_timeout_ms for the
  * whole answer, into *out (the caller's reference). Returns the HTTP status
  * (200; else etcd's error object is in *out), or -1 with c->err set:
  * LOCK_ERR_UNSENT when no member could be reached (the request surely did

@@ -8,7 +8,8 @@
  * whose lease expires while it waits is refused with the recheck and
  * granted on a key that no longer exists without it (a third client is
  * then granted too: two holders); renew and release of a lost lock say
- * LOST.
+ * LOST; a client costs one connection and no more descriptors; a refused
+ * dial is tried again after gRPC's back-off.
  *
  * The group starts its own etcd through locklab's fleet (free loopback
  * ports), and stops it by PID at the end. The test looks at the server
@@ -474,6 +475,73 @@ static void crash_leaves_the_key_to_its_lease(void **state)
     b.ops->disconnect(&b);
 }
 
+/* Descriptors this process has open now. */
+static int open_fds(void)
+{
+    int n = 0;
+    char path[64];
+    for (int fd = 0; fd < 65536; fd++) {
+        snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+        n += access(path, F_OK) == 0;
+    }
+    return n;
+}
+
+#define MANY 100
+
+/* A client costs its connection and nothing more: the clients of a thread
+ * share one libcurl multi handle (libcurl gives each a socketpair of its
+ * own, two descriptors a client were it one a client), and a client dials
+ * at connect, as clientv3.New does. Its calls ride that connection; a
+ * client gone takes it with it. */
+static void a_client_costs_its_connection_alone(void **state)
+{
+    (void)state;
+    static struct lock_client c[MANY + 1];
+    client_open(&c[MANY], &cfg); /* this thread's multi handle exists from here */
+    int before = open_fds();
+    for (int i = 0; i < MANY; i++)
+        client_open(&c[i], &cfg);
+    assert_int_equal(open_fds() - before, MANY);
+    char key[64];
+    new_key(key, sizeof(key));
+    struct lock_grant g;
+    assert_int_equal(take(&c[7], key, LONG_TTL_MS, 0, &g), LOCK_OK);
+    assert_int_equal(c[7].ops->release(&c[7], &g), LOCK_OK);
+    assert_int_equal(open_fds() - before, MANY); /* on its own connection, again */
+    for (int i = 0; i < MANY; i++)
+        c[i].ops->disconnect(&c[i]);
+    assert_int_equal(open_fds(), before);
+    c[MANY].ops->disconnect(&c[MANY]);
+}
+
+/* A member that refused a dial is dialled again after gRPC's back-off
+ * (1 s, then 1.6 s, +-20 %), not at once: a call meanwhile waits for it,
+ * as a clientv3 call waits for its connection, then fails as never sent. */
+static void a_refused_dial_backs_off(void **state)
+{
+    (void)state;
+    struct lock_config dead = cfg;
+    dead.endpoints[0].port = cluster_free_port(); /* nobody listens there */
+    assert_true(dead.endpoints[0].port > 0);
+    struct lock_client c;
+    client_open(&c, &dead); /* the dial fails; connect does not */
+    assert_int_equal(c.connect_refused, 1);
+    struct lock_grant g;
+    uint64_t t0 = lock_now_ms();
+    assert_int_equal(take(&c, "lock:test:dead", 2000, 0, &g), LOCK_ERR);
+    uint64_t first = lock_now_ms() - t0;
+    assert_int_equal(c.err, LOCK_ERR_UNSENT);
+    assert_int_equal(c.connect_refused, 2);
+    t0 = lock_now_ms();
+    assert_int_equal(take(&c, "lock:test:dead", 2000, 0, &g), LOCK_ERR);
+    uint64_t second = lock_now_ms() - t0;
+    assert_int_equal(c.connect_refused, 3);
+    assert_true(first >= 800);   /* 1 s - 20 % */
+    assert_true(second >= 1280); /* 1.6 s - 20 % */
+    c.ops->disconnect(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -486,6 +554,8 @@ int main(void)
         cmocka_unit_test(lease_lost_while_waiting_no_recheck_grants),
         cmocka_unit_test(renew_and_release_after_expiry_say_lost),
         cmocka_unit_test(crash_leaves_the_key_to_its_lease),
+        cmocka_unit_test(a_client_costs_its_connection_alone),
+        cmocka_unit_test(a_refused_dial_backs_off),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
