@@ -240,7 +240,8 @@ int kids(zhandle_t *raw, const char *key, char (*paths)[PATH_LEN], int max)
     if (rc == ZNONODE)
         return 0;
     assert_int_equal(rc, ZOK);
-    qsort(v.data, (size_t)v.count, sizeof(v.data[0]), by_seq);
+    if (v.count > 0) /* none: the library's data is NULL, which qsort may not take */
+        qsort(v.data, (size_t)v.count, sizeof(v.data[0]), by_seq);
     int n = v.count < max ? v.count : max;
     for (int i = 0; i < n; i++)
         snprintf(paths[i], PATH_LEN, "%s/%.*s", parent, PATH_LEN / 2 - 2, v.data[i]);
