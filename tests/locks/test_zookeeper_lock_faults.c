@@ -346,6 +346,17 @@ static void zk_unanswered_release_is_unknown(void **state)
     }
 }
 
+/* Two lock clients, owner-a and owner-b, connected, and a new key for
+ * each (64 bytes). */
+static void two_clients(struct group *G, struct lock_client *a, struct lock_client *b, char ka[64],
+                        char kb[64])
+{
+    client_open(a, &G->cfg, "owner-a");
+    client_open(b, &G->cfg, "owner-b");
+    new_key(ka, 64);
+    new_key(kb, 64);
+}
+
 /* Nothing pings for a single-threaded client unless it is driven: a holder
  * whose time passes in its lock's idle keeps its session through three
  * session timeouts (no link change, the same session, its release OK),
@@ -356,11 +367,8 @@ static void zk_idle_keeps_the_session(void **state)
     (void)state;
     struct group *G = &fault_group;
     struct lock_client a, b;
-    client_open(&a, &G->cfg, "owner-a");
-    client_open(&b, &G->cfg, "owner-b");
     char ka[64], kb[64];
-    new_key(ka, sizeof(ka));
-    new_key(kb, sizeof(kb));
+    two_clients(G, &a, &b, ka, kb);
     struct lock_grant ga, gb;
     assert_int_equal(take(&a, ka, 0, &ga), LOCK_OK);
     struct lock_link_event ev[4];
@@ -417,11 +425,8 @@ static void zk_close_waits_in_the_seam(void **state)
 {
     struct group *G = &fault_group;
     struct lock_client a, b;
-    client_open(&a, &G->cfg, "owner-a");
-    client_open(&b, &G->cfg, "owner-b");
     char ka[64], kb[64];
-    new_key(ka, sizeof(ka));
-    new_key(kb, sizeof(kb));
+    two_clients(G, &a, &b, ka, kb);
     struct lock_grant ga, gb;
     assert_int_equal(take(&a, ka, 0, &ga), LOCK_OK);
     assert_int_equal(take(&b, kb, 0, &gb), LOCK_OK);
