@@ -19,9 +19,8 @@
  * libpq's PQsendQuery/PQconsumeInput, libcurl's multi interface). Those
  * calls go to the engine's struct lock_seam when it gave one, so an engine
  * runs clients as coroutines on an event loop by changing those two
- * functions alone. A lock whose client library has threads of its own and
- * cannot wait through the seam says so (lock_ops.own_threads); none does
- * today. A library its caller must drive to keep a session alive
+ * functions alone: every lock waits through the seam, so every client is
+ * a coroutine. A library its caller must drive to keep a session alive
  * (ZooKeeper's single-threaded C client) gets the client's idle time
  * through lock_ops.idle.
  */
@@ -245,13 +244,6 @@ struct lock_ops {
      * last release frees the key. A non-reentrant lock would wait for
      * itself, so the engine never asks it to. */
     bool reentrant;
-    /* Its client library keeps threads of its own and the lock waits on a
-     * condition variable they signal, not through the seam: the engine
-     * runs each of its clients on an OS thread of its own instead of as a
-     * coroutine on a shared one. No lock of today's sets it (ZooKeeper's
-     * moved to the single-threaded library and lock_ops.idle). */
-    bool own_threads;
-
     /* Open the client's connections. 0 on success, -1 with err/errstr set. */
     int (*connect)(struct lock_client *c);
     /* Close everything and free impl. Safe on a half-connected client. */

@@ -6,6 +6,7 @@
  * leaves the session to expire on the server.
  */
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -23,6 +24,10 @@
 #define ZK_POLL_MS            50    /* how often a waiter looks at the cancel flag */
 #define NS_PER_MS             1000000ULL
 #define ZK_SEVER_TRIES        8 /* loopback addresses tried for a refusing socket */
+/* The longest the library's close may take (3 s to send closeSession, 1.5 s
+ * for the reply), and a margin for the thread it runs on to get a core. */
+#define ZK_CLOSE_WAIT_MS (3000 + 1500 + 500)
+#define ZK_CLOSER_STACK  (128 * 1024) /* zookeeper_close keeps little on its stack */
 
 static pthread_once_t quiet_once = PTHREAD_ONCE_INIT;
 
@@ -232,11 +237,88 @@ int zk_session_hosts(struct lock_client *c, struct zk_session *s)
     return 0;
 }
 
+/* The session's watcher once its close has begun: what the close may
+ * report (a connection lost while it sends) no longer concerns the
+ * client, and must not reach its zk_session from the closer's thread. */
+static void closing_watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx)
+{
+    (void)zh;
+    (void)type;
+    (void)state;
+    (void)path;
+    (void)ctx;
+}
+
+/* A handle being closed on a thread of its own: zookeeper_close, then the
+ * write end of done closed, which the waiting client reads as its end. */
+struct closer {
+    zhandle_t *zh;
+    int done;
+};
+
+static void *close_on_own_thread(void *arg)
+{
+    struct closer *k = arg;
+    zookeeper_close(k->zh);
+    close(k->done);
+    free(k);
+    return NULL;
+}
+
+/* Start k on a detached thread; 0, or -1 with nothing started. */
+static int start_closer(struct closer *k)
+{
+    pthread_attr_t attr;
+    pthread_t t;
+    if (pthread_attr_init(&attr) != 0)
+        return -1;
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, ZK_CLOSER_STACK);
+    int rc = pthread_create(&t, &attr, close_on_own_thread, k);
+    pthread_attr_destroy(&attr);
+    return rc == 0 ? 0 : -1;
+}
+
+/* zookeeper_close on a connected handle sends closeSession, blocks up to
+ * 3 s for it to leave and then up to 1.5 s for the server's reply (the
+ * library's flush_send_queue and wait_for_session_to_be_closed): on a
+ * worker, every other client on it would stand still meanwhile, and a
+ * worker's clients leaving at the run's end would close one after the
+ * other. So the library's own close runs unchanged on a short-lived thread
+ * of its own, and the client waits for its end through the seam, no longer
+ * than the library's own bounds allow (ZK_CLOSE_WAIT_MS), as the
+ * multi-threaded library's caller waits on its I/O thread. The handle is
+ * the closer's from then on: the client never touches it again, and its
+ * watcher no longer reaches the client's session. Without a thread or a
+ * pipe to be had, the close is the blocking one. */
 void zk_session_close(struct lock_client *c, struct zk_session *s)
 {
     zk_session_count_drops(c, s); /* before the close: closing is no lost connection */
-    if (s->zh != NULL)
-        zookeeper_close(s->zh); /* closeSession: the server drops our nodes at once */
+    if (s->zh == NULL)
+        return;
+    zhandle_t *zh = s->zh;
+    s->zh = NULL;
+    zoo_set_watcher(zh, closing_watcher);
+    int ends[2];
+    struct closer *k = malloc(sizeof(*k));
+    if (k == NULL || pipe2(ends, O_CLOEXEC) != 0) {
+        free(k);
+        zookeeper_close(zh); /* closeSession: the server drops our nodes at once */
+        return;
+    }
+    *k = (struct closer){.zh = zh, .done = ends[1]};
+    if (start_closer(k) < 0) {
+        free(k);
+        close(ends[1]);
+        close(ends[0]);
+        zookeeper_close(zh);
+        return;
+    }
+    struct pollfd p = {.fd = ends[0], .events = POLLIN};
+    uint64_t until = lock_now_ns() + ZK_CLOSE_WAIT_MS * NS_PER_MS;
+    while (lock_wait(c, &p, 1, until) == 0 && lock_now_ns() < until)
+        ; /* a wait may end early (a pause sat out): the deadline decides */
+    close(ends[0]);
 }
 
 /* Does any endpoint resolve to ip? */

@@ -63,7 +63,9 @@ int64_t zk_session_id(const struct zk_session *s);
 void zk_session_count_drops(struct lock_client *c, struct zk_session *s);
 
 /* Close the session (closeSession: the server deletes its ephemeral nodes
- * at once). */
+ * at once): the library's zookeeper_close, on a thread of its own while the
+ * client waits for it through the seam (up to 5 s), so the other clients
+ * of its worker go on meanwhile. s->zh is NULL after. */
 void zk_session_close(struct lock_client *c, struct zk_session *s);
 /* Let go of the handle without closing the session, as a dead process
  * would: the server expires it after its timeout. */

@@ -87,14 +87,14 @@ struct client {
     struct history_buf *hist;
     _Atomic uint64_t stat[ST_COUNT];
     char last_error[LOCK_ERRSTR_MAX];
-    struct worker *worker; /* the worker it runs on as a coroutine; NULL: a thread of its own */
+    struct worker *worker; /* the worker it runs on as a coroutine; NULL: outside a runner */
     struct task *task;
     bool started_ok; /* connected by the start line */
-    bool solo;       /* the only client of its worker: it may block the thread */
 };
 
 /* Set up / tear down a client (not its connection); it measures into
- * tally, and runs on worker (NULL: a thread of its own). */
+ * tally, and runs on worker (NULL: a client set up outside a runner, as a
+ * unit test's, which blocks its thread in a wait). */
 int client_init(struct client *cl, struct run_ctx *run, uint32_t id, struct tally *tally,
                 struct worker *worker);
 void client_destroy(struct client *cl);

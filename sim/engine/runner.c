@@ -1,6 +1,5 @@
-/* runner.c - the virtual clients of a run, a closed loop each: as
- * coroutines on one worker per core (worker.h), or, for a lock whose
- * library keeps threads of its own (ZooKeeper's), one OS thread each.
+/* runner.c - the virtual clients of a run, a closed loop each, as
+ * coroutines on one worker per core (worker.h).
  *
  * Clients connect first and wait at a start line, so connection set-up is
  * not part of any figure and a server that refuses clients stops the run
@@ -59,12 +58,10 @@ static uint32_t worker_count(uint32_t clients)
     return n < clients ? n : clients;
 }
 
-/* The threads' tallies, and the workers unless the lock keeps threads of
- * its own. */
+/* The workers, their threads and their tallies. */
 static int make_threads(struct runner *r)
 {
-    bool coroutines = !r->run.ops->own_threads;
-    r->n_threads = coroutines ? worker_count(r->n) : r->n;
+    r->n_threads = worker_count(r->n);
     r->tallies = calloc(r->n_threads, sizeof(*r->tallies));
     r->threads = calloc(r->n_threads, sizeof(*r->threads));
     if (r->tallies == NULL || r->threads == NULL)
@@ -72,8 +69,6 @@ static int make_threads(struct runner *r)
     for (uint32_t t = 0; t < r->n_threads; t++)
         if (tally_init(&r->tallies[t], r->tl_len) < 0)
             return -1;
-    if (!coroutines)
-        return 0;
     r->workers = calloc(r->n_threads, sizeof(*r->workers));
     if (r->workers == NULL)
         return -1;
@@ -117,11 +112,9 @@ struct runner *runner_new(const struct scenario *s, const struct lock_ops *ops,
     resource_set_permits(r->run.wl->res, s->permits);
     for (uint32_t i = 0; i < r->n; i++) {
         /* client i on worker i mod workers: neighbours spread over the cores */
-        uint32_t th = r->workers ? i % r->n_threads : i;
-        if (client_init(&r->clients[i], &r->run, i, &r->tallies[th],
-                        r->workers ? r->workers[th] : NULL) < 0)
+        uint32_t th = i % r->n_threads;
+        if (client_init(&r->clients[i], &r->run, i, &r->tallies[th], r->workers[th]) < 0)
             goto oom;
-        r->clients[i].solo = r->workers && r->n_threads == r->n;
         r->clients[i].steps_left = s->requests ? request_share(s, i) : UINT64_MAX;
         r->clients[i].waiter = nemesis_waiter_slot(r->run.nem, i);
         r->clients[i].lc.seam = client_seam(&r->clients[i]);
@@ -238,7 +231,7 @@ static int connect_at_start(struct client *cl)
     }
 }
 
-/* Tell the start line how n clients connected (failed of them did not;
+/* A worker tells the start line how its n clients connected (failed of them did not;
  * first names one that did not), then wait for the gun: true to run. */
 static bool report_and_wait(struct runner *r, uint32_t n, uint32_t failed,
                             const struct client *first)
@@ -277,19 +270,6 @@ static void client_leave(struct client *cl)
     if (cl->connected)
         cl->run->ops->disconnect(&cl->lc);
     cl->connected = false;
-}
-
-/* A client on its own thread. */
-static void *client_thread(void *arg)
-{
-    struct client *cl = arg;
-    struct runner *r = runner_of(cl);
-    cl->started_ok = connect_at_start(cl) == 0;
-    if (report_and_wait(r, 1, !cl->started_ok, cl) && cl->started_ok)
-        client_run(cl);
-    client_leave(cl);
-    history_buf_close(cl->hist);
-    return NULL;
 }
 
 /* A client as a coroutine: connect, park at the line, run when the worker
@@ -373,8 +353,6 @@ void runner_join(struct runner *r)
 
 static int start_thread(struct runner *r, uint32_t t, const pthread_attr_t *attr)
 {
-    if (r->workers == NULL)
-        return pthread_create(&r->threads[t], attr, client_thread, &r->clients[t]);
     struct worker_job *job = malloc(sizeof(*job));
     if (job == NULL)
         return ENOMEM;
@@ -389,13 +367,13 @@ int runner_start(struct runner *r, char *err, size_t errlen)
 {
     pthread_attr_t attr;
     pthread_attr_init(&attr);
-    /* A client's thread keeps little on its stack; a worker's clients have
-     * their own stacks. 256 KiB lets thousands of threads fit. */
+    /* A worker's thread keeps little on its own stack: its clients have
+     * theirs. */
     pthread_attr_setstacksize(&attr, 256 * 1024);
     for (uint32_t t = 0; t < r->n_threads; t++) {
         int rc = start_thread(r, t, &attr);
         if (rc != 0) {
-            snprintf(err, errlen, "cannot start client thread %" PRIu32 ": %s", t, strerror(rc));
+            snprintf(err, errlen, "cannot start worker thread %" PRIu32 ": %s", t, strerror(rc));
             pthread_attr_destroy(&attr);
             release_start_line(r, -1);
             runner_join(r);
@@ -480,10 +458,10 @@ void runner_stop(struct runner *r, int interrupted)
     if (interrupted)
         atomic_store(&r->run.interrupted, 1);
     atomic_store(&r->run.stop, 1);
-    if (r->workers) /* their sleepers watching a flag look at it now */
-        for (uint32_t t = 0; t < r->n_threads; t++)
-            if (r->workers[t])
-                worker_poke(r->workers[t]);
+    /* their sleepers watching a flag look at it now */
+    for (uint32_t t = 0; r->workers && t < r->n_threads; t++)
+        if (r->workers[t])
+            worker_poke(r->workers[t]);
 }
 
 int runner_wait(struct runner *r, uint32_t timeout_ms)

@@ -29,9 +29,8 @@ struct runner {
     uint32_t n;
     size_t tl_len;
     /* The OS threads: one per worker, each running its clients as
-     * coroutines; or, for a lock whose library keeps threads of its own
-     * (lock_ops.own_threads), one per client. */
-    struct worker **workers; /* n_threads of them; NULL: threads of their own */
+     * coroutines. */
+    struct worker **workers; /* n_threads of them */
     struct tally *tallies;   /* one per thread */
     pthread_t *threads;
     uint32_t n_threads;

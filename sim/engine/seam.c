@@ -32,7 +32,8 @@ static uint64_t min_u64(uint64_t a, uint64_t b)
     return a < b ? a : b;
 }
 
-/* The client's own wait and sleep: its worker's, or its thread's. */
+/* The client's own wait and sleep: its worker's, or, outside a runner,
+ * its thread's. */
 static int base_wait(struct client *cl, struct pollfd *fds, size_t n, uint64_t deadline_ns)
 {
     if (cl->worker)
@@ -101,7 +102,7 @@ const struct lock_seam *client_seam(struct client *cl)
 {
     if (cl->waiter)
         cl->seam = (struct lock_seam){.wait = pausable_wait, .sleep = pausable_sleep, .ctx = cl};
-    else if (cl->worker && !cl->solo) /* alone, blocking its thread is as good */
+    else if (cl->worker) /* the only task left on it blocks its thread (worker.c alone()) */
         cl->seam = worker_seam(cl->worker);
     else
         return NULL;

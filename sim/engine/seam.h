@@ -2,8 +2,9 @@
  * client's lock waits on its sockets and sleeps.
  *
  * A client on a worker (a coroutine) waits through the worker's loop
- * (worker.h): the others run meanwhile. A client on a thread of its own
- * blocks it in ppoll / clock_nanosleep (lock_blocking_seam). Either way, a
+ * (worker.h): the others run meanwhile. A client set up outside a runner
+ * (no worker) blocks its thread in ppoll / clock_nanosleep
+ * (lock_blocking_seam). Either way, a
  * client a waiter pause holds (client_pause, target "waiter") first stops
  * inside the call until the pause is over, wherever its lock waits: inside
  * acquire, between its keep-alives, in its retry back-off. */

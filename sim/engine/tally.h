@@ -3,9 +3,8 @@
  * run (the .hlog intervals, the latency timeline), the per-second
  * timeline of steps that got or missed their lock, the live window.
  *
- * One per worker (its coroutines write it in turn, never at once), one per
- * client that runs on a thread of its own: a client's share of the
- * figures costs nothing of its own, so 10,000 clients do not carry 10,000
+ * One per worker (its coroutines write it in turn, never at once): a
+ * client's share of the figures costs nothing of its own, so 10,000 clients do not carry 10,000
  * sets of full-range histograms (188 KiB each). Histograms are exact HDR
  * counts, so merging the tallies after the run gives the very figures
  * per-client ones gave. Per-client figures a report needs (fairness) are

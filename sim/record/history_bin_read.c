@@ -22,7 +22,7 @@
 #include "sim/record/history_bin.h"
 #include "sim/record/history_decode.h"
 #include "sim/record/history_intern.h"
-#include "sim/record/history_seq.h"
+#include "sim/record/history_validate.h"
 #include "sim/scenario/scenario.h"
 
 #define BUF_BYTES  65536
@@ -50,7 +50,7 @@ struct llh_dec {
     uint64_t last_t, stall_end;
     size_t n_events;
     bool started, ended;
-    struct seq_check seqs;
+    struct history_validator valid;
     char *str; /* a string being read, LLH_STR_MAX + 1 bytes */
     unsigned char buf[BUF_BYTES];
 };
@@ -211,6 +211,8 @@ static int read_start(struct llh_dec *d)
         return -1;
     snprintf(h->algorithm, sizeof(h->algorithm), "%s", d->str);
     d->last_t = h->start_mono_ns;
+    d->valid.have_last = true; /* no event before the start */
+    d->valid.last_t = h->start_mono_ns;
     d->started = true;
     return 0;
 }
@@ -436,47 +438,14 @@ static int read_stall(struct llh_dec *d, struct history_event *e)
     return 0;
 }
 
-/* The witness's number of an entry or exit, held to its promises as it
- * comes (history_seq.h); the record's offset stands for a line. */
-static int mark_seq(struct llh_dec *d, const struct history_event *e)
-{
-    bool has = (e->f == HF_ACQUIRE && e->type == HT_OK) ||
-               (e->f == HF_RELEASE && e->type == HT_INVOKE) || e->f == HF_CRASH;
-    if (!has || e->seq == HISTORY_NO_SEQ)
-        return 0;
-    struct seq_fault sf;
-    int rc = seq_check_add(&d->seqs, e->key, e->client, e->seq, d->rec, &sf);
-    if (rc == 0)
-        return 0;
-    if (rc < 0)
-        return fail(d, "out of memory");
-    const char *key = d->h->keys[sf.key];
-    if (sf.kind == SEQ_AGAIN)
-        return fail(d,
-                    "seq %llu on key \"%.60s\" again (byte %llu had it): the witness numbers "
-                    "each entry and exit on a key once",
-                    (unsigned long long)sf.seq, key, (unsigned long long)sf.prev_line);
-    if (sf.kind == SEQ_BELOW)
-        return fail(d,
-                    "seq %llu on key \"%.60s\" again (every seq below %llu had come by byte "
-                    "%llu): the witness numbers each entry and exit on a key once",
-                    (unsigned long long)sf.seq, key, (unsigned long long)sf.prev_seq,
-                    (unsigned long long)sf.prev_line);
-    return fail(d,
-                "seq %llu of client %u on key \"%.60s\" is not after its %llu at byte %llu: a "
-                "client's entries and exits on a key come in the order of their seqs",
-                (unsigned long long)sf.seq, (unsigned)sf.client, key,
-                (unsigned long long)sf.prev_seq, (unsigned long long)sf.prev_line);
-}
+static const struct history_words llh_words = {
+    .seq = "seq", .time = "time", .place = "byte", .on = "at"};
 
 static int read_event(struct llh_dec *d, unsigned tag, struct history_event *e)
 {
     *e = (struct history_event){.type = (uint8_t)(tag & 3), .f = (uint8_t)((tag >> 2) & 7)};
     if (get_delta(d, d->last_t, &e->t_ns) < 0 || check_time(d, "time", e->t_ns) < 0)
         return -1;
-    if (e->t_ns < d->last_t)
-        return fail(d, "time %llu is before the previous event's %llu", (unsigned long long)e->t_ns,
-                    (unsigned long long)d->last_t);
     int rc;
     if (e->f == HF_FAULT)
         rc = e->type == HT_INFO ? read_fault(d, e) : fail(d, "a fault is of type info");
@@ -488,8 +457,12 @@ static int read_event(struct llh_dec *d, unsigned tag, struct history_event *e)
         rc = read_op(d, e);
     else
         rc = fail(d, "unknown record 0x%02x", tag);
-    if (rc < 0 || mark_seq(d, e) < 0)
+    if (rc < 0)
         return -1;
+    char msg[256];
+    if (history_validate_event(&d->valid, e, d->rec, (const char *const *)d->h->keys, &llh_words,
+                               msg, sizeof(msg)) < 0)
+        return fail(d, "%s", msg);
     d->last_t = e->t_ns;
     d->n_events++;
     return 0;
@@ -585,7 +558,7 @@ void llh_dec_free(struct llh_dec *d)
     free(d->notes.map);
     free(d->last_seq);
     free(d->last_token);
-    seq_check_free(&d->seqs);
+    history_validator_free(&d->valid);
     free(d->str);
     free(d);
 }

@@ -24,7 +24,7 @@
 
 #include "sim/record/history_decode.h"
 #include "sim/record/history_intern.h"
-#include "sim/record/history_seq.h"
+#include "sim/record/history_validate.h"
 #include "sim/scenario/scenario.h"
 
 struct reader {
@@ -42,7 +42,7 @@ struct reader {
     size_t n_events;
     struct history_event *out; /* where the next event goes */
     bool have;                 /* read_line put one there */
-    struct seq_check seqs;
+    struct history_validator valid;
 };
 
 /* The message is one line whatever the file holds: its strings (a key,
@@ -397,39 +397,6 @@ static int read_op(struct reader *r, json_t *o, json_int_t process, struct histo
     return read_extra(r, o, e);
 }
 
-/* The witness's number of an entry or exit, held to its promises as it
- * comes (history_seq.h). */
-static int mark_seq(struct reader *r, const struct history_event *e)
-{
-    bool has = (e->f == HF_ACQUIRE && e->type == HT_OK) ||
-               (e->f == HF_RELEASE && e->type == HT_INVOKE) || e->f == HF_CRASH;
-    if (!has || e->seq == HISTORY_NO_SEQ)
-        return 0;
-    struct seq_fault f;
-    int rc = seq_check_add(&r->seqs, e->key, e->client, e->seq, r->line, &f);
-    if (rc == 0)
-        return 0;
-    if (rc < 0)
-        return fail(r, "out of memory");
-    const char *key = r->keys.names[f.key];
-    if (f.kind == SEQ_AGAIN)
-        return fail(r,
-                    "\"seq\" %llu on key \"%.60s\" again (line %llu had it): the witness "
-                    "numbers each entry and exit on a key once",
-                    (unsigned long long)f.seq, key, (unsigned long long)f.prev_line);
-    if (f.kind == SEQ_BELOW)
-        return fail(r,
-                    "\"seq\" %llu on key \"%.60s\" again (every seq below %llu had come by "
-                    "line %llu): the witness numbers each entry and exit on a key once",
-                    (unsigned long long)f.seq, key, (unsigned long long)f.prev_seq,
-                    (unsigned long long)f.prev_line);
-    return fail(r,
-                "\"seq\" %llu of client %u on key \"%.60s\" is not after its %llu on line "
-                "%llu: a client's entries and exits on a key come in the order of their seqs",
-                (unsigned long long)f.seq, (unsigned)f.client, key, (unsigned long long)f.prev_seq,
-                (unsigned long long)f.prev_line);
-}
-
 /* The tables as they stand, for a caller reading event by event. */
 static void sync_tables(struct reader *r)
 {
@@ -441,13 +408,15 @@ static void sync_tables(struct reader *r)
     r->h->n_notes = r->notes.n;
 }
 
+static const struct history_words jsonl_words = {
+    .seq = "\"seq\"", .time = "\"time\"", .place = "line", .on = "on"};
+
 static int push_event(struct reader *r, const struct history_event *e)
 {
-    if (r->n_events > 0 && e->t_ns < r->last_t)
-        return fail(r, "\"time\" %llu is before the previous event's %llu",
-                    (unsigned long long)e->t_ns, (unsigned long long)r->last_t);
-    if (mark_seq(r, e) < 0)
-        return -1;
+    char msg[256];
+    if (history_validate_event(&r->valid, e, r->line, (const char *const *)r->keys.names,
+                               &jsonl_words, msg, sizeof(msg)) < 0)
+        return fail(r, "%s", msg);
     r->last_t = e->t_ns;
     r->n_events++;
     *r->out = *e;
@@ -594,7 +563,7 @@ void jsonl_dec_free(struct reader *r)
 {
     if (r == NULL)
         return;
-    seq_check_free(&r->seqs);
+    history_validator_free(&r->valid);
     /* the names belong to the header (sync_tables) */
     intern_release(&r->keys);
     intern_release(&r->owners);

@@ -64,7 +64,7 @@ struct raw_call {
     int rc;
     struct String_vector *kids;
     char *buf;
-    int *len;
+    int *len, size;
 };
 
 static void raw_listed(int rc, const struct String_vector *strings, const void *data)
@@ -94,36 +94,46 @@ static void raw_got(int rc, const char *value, int value_len, const struct Stat 
     k->done = true;
 }
 
-/* One read, asked again when its connection gave out under it. */
-static int raw_children(zhandle_t *raw, const char *path, struct String_vector *v)
+static int send_children(zhandle_t *raw, const char *path, struct raw_call *k)
+{
+    return zoo_aget_children(raw, path, 0, raw_listed, k);
+}
+
+static int send_get(zhandle_t *raw, const char *path, struct raw_call *k)
+{
+    *k->len = k->size;
+    return zoo_aget(raw, path, 0, raw_got, k);
+}
+
+/* One read, sent by send with k as its completion's data and driven to
+ * its answer, asked again when its connection gave out under it. */
+static int raw_ask(zhandle_t *raw, const char *path, struct raw_call *k,
+                   int (*send)(zhandle_t *, const char *, struct raw_call *))
 {
     int rc = ZCONNECTIONLOSS;
     for (int t = 0; t < RAW_TRIES && (rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT); t++) {
-        struct raw_call k = {.kids = v, .rc = ZOPERATIONTIMEOUT};
-        rc = zoo_aget_children(raw, path, 0, raw_listed, &k);
+        k->done = false;
+        k->rc = ZOPERATIONTIMEOUT;
+        rc = send(raw, path, k);
         if (rc == ZOK) {
-            raw_drive(raw, &k.done);
-            assert_true(k.done);
-            rc = k.rc;
+            raw_drive(raw, &k->done);
+            assert_true(k->done);
+            rc = k->rc;
         }
     }
     return rc;
 }
 
+static int raw_children(zhandle_t *raw, const char *path, struct String_vector *v)
+{
+    struct raw_call k = {.kids = v};
+    return raw_ask(raw, path, &k, send_children);
+}
+
 int raw_get(zhandle_t *raw, const char *path, char *buf, int *len)
 {
-    int rc = ZCONNECTIONLOSS, size = *len;
-    for (int t = 0; t < RAW_TRIES && (rc == ZCONNECTIONLOSS || rc == ZOPERATIONTIMEOUT); t++) {
-        *len = size;
-        struct raw_call k = {.buf = buf, .len = len, .rc = ZOPERATIONTIMEOUT};
-        rc = zoo_aget(raw, path, 0, raw_got, &k);
-        if (rc == ZOK) {
-            raw_drive(raw, &k.done);
-            assert_true(k.done);
-            rc = k.rc;
-        }
-    }
-    return rc;
+    struct raw_call k = {.buf = buf, .len = len, .size = *len};
+    return raw_ask(raw, path, &k, send_get);
 }
 
 void rest(struct lock_client *const *cs, size_t n, uint32_t ms)
@@ -230,7 +240,8 @@ int kids(zhandle_t *raw, const char *key, char (*paths)[PATH_LEN], int max)
     if (rc == ZNONODE)
         return 0;
     assert_int_equal(rc, ZOK);
-    qsort(v.data, (size_t)v.count, sizeof(v.data[0]), by_seq);
+    if (v.count > 0) /* none: the library's data is NULL, which qsort may not take */
+        qsort(v.data, (size_t)v.count, sizeof(v.data[0]), by_seq);
     int n = v.count < max ? v.count : max;
     for (int i = 0; i < n; i++)
         snprintf(paths[i], PATH_LEN, "%s/%.*s", parent, PATH_LEN / 2 - 2, v.data[i]);

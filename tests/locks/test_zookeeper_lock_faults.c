@@ -5,7 +5,8 @@
  * its grant as lost, and a release the paused server never answered is
  * unknown (LOCK_ERR), not lost. Dropped connections count in
  * connect_failures. A holder driven through its lock's idle keeps its
- * session; one that only sleeps loses it.
+ * session; one that only sleeps loses it. Its close waits for the
+ * server's reply in the seam.
  *
  * The group starts its own standalone ZooKeeper through locklab's cluster
  * code (tests/lib/zk_group.h), on free loopback ports, and stops it by PID
@@ -345,6 +346,17 @@ static void zk_unanswered_release_is_unknown(void **state)
     }
 }
 
+/* Two lock clients, owner-a and owner-b, connected, and a new key for
+ * each (64 bytes). */
+static void two_clients(struct group *G, struct lock_client *a, struct lock_client *b, char ka[64],
+                        char kb[64])
+{
+    client_open(a, &G->cfg, "owner-a");
+    client_open(b, &G->cfg, "owner-b");
+    new_key(ka, 64);
+    new_key(kb, 64);
+}
+
 /* Nothing pings for a single-threaded client unless it is driven: a holder
  * whose time passes in its lock's idle keeps its session through three
  * session timeouts (no link change, the same session, its release OK),
@@ -355,11 +367,8 @@ static void zk_idle_keeps_the_session(void **state)
     (void)state;
     struct group *G = &fault_group;
     struct lock_client a, b;
-    client_open(&a, &G->cfg, "owner-a");
-    client_open(&b, &G->cfg, "owner-b");
     char ka[64], kb[64];
-    new_key(ka, sizeof(ka));
-    new_key(kb, sizeof(kb));
+    two_clients(G, &a, &b, ka, kb);
     struct lock_grant ga, gb;
     assert_int_equal(take(&a, ka, 0, &ga), LOCK_OK);
     struct lock_link_event ev[4];
@@ -382,6 +391,73 @@ static void zk_idle_keeps_the_session(void **state)
     b.ops->disconnect(&b);
 }
 
+/* A seam that times the waits it passes on to the blocking one. */
+struct timed_seam {
+    uint32_t waits;
+    uint64_t waited_ns;
+};
+
+static int timed_wait(void *ctx, struct pollfd *fds, size_t n, uint64_t deadline_ns)
+{
+    struct timed_seam *t = ctx;
+    uint64_t t0 = lock_now_ns();
+    int rc = lock_blocking_seam.wait(NULL, fds, n, deadline_ns);
+    t->waits++;
+    t->waited_ns += lock_now_ns() - t0;
+    return rc;
+}
+
+static void timed_sleep(void *ctx, uint64_t until_ns, const atomic_int *cancel)
+{
+    (void)ctx;
+    lock_blocking_seam.sleep(NULL, until_ns, cancel);
+}
+
+/* The close is the library's (closeSession, then up to 1.5 s for the
+ * reply) but spent in the seam: a server that answers has deleted the
+ * holder's node by the time disconnect returns; one that is stopped gets
+ * the library's whole wait for its reply, and that wait is the client's
+ * in the seam (where the engine runs the worker's other clients), not a
+ * thread blocked outside it. Its closeSession, sent before the stop took
+ * the reply, is applied once the server goes on: the node goes then, not
+ * at the session's expiry. */
+static void zk_close_waits_in_the_seam(void **state)
+{
+    struct group *G = &fault_group;
+    struct lock_client a, b;
+    char ka[64], kb[64];
+    two_clients(G, &a, &b, ka, kb);
+    struct lock_grant ga, gb;
+    assert_int_equal(take(&a, ka, 0, &ga), LOCK_OK);
+    assert_int_equal(take(&b, kb, 0, &gb), LOCK_OK);
+
+    struct timed_seam ta = {0}, tb = {0};
+    struct lock_seam sa = {.wait = timed_wait, .sleep = timed_sleep, .ctx = &ta};
+    struct lock_seam sb = {.wait = timed_wait, .sleep = timed_sleep, .ctx = &tb};
+    a.seam = &sa;
+    a.ops->disconnect(&a);
+    assert_true(ta.waits >= 1);
+    assert_int_equal(count_kids(G->raw, ka), 0);
+
+    zookeeper_close(G->raw);
+    G->raw = NULL;
+    paused_pid = G->cluster.srv[0].pid;
+    assert_int_equal(kill(paused_pid, SIGSTOP), 0);
+    wait_stopped(paused_pid);
+    b.seam = &sb;
+    uint64_t t0 = lock_now_ns();
+    b.ops->disconnect(&b);
+    uint64_t took = lock_now_ns() - t0;
+    continue_server(state);
+    assert_non_null(G->raw);
+    if (tb.waits < 1 || tb.waited_ns < 1400 * 1000000ULL || took < 1400 * 1000000ULL)
+        fail_msg("disconnect took %llu ms, %u waits in the seam for %llu ms; want the library's "
+                 "1500 ms, in the seam",
+                 (unsigned long long)(took / 1000000), tb.waits,
+                 (unsigned long long)(tb.waited_ns / 1000000));
+    assert_int_equal(wait_for_kids(G->raw, kb, 0, NULL), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest fault_tests[] = {
@@ -389,6 +465,7 @@ int main(void)
         cmocka_unit_test(zk_connection_loss_while_holding_is_lost),
         cmocka_unit_test_teardown(zk_unanswered_release_is_unknown, continue_server),
         cmocka_unit_test(zk_idle_keeps_the_session),
+        cmocka_unit_test_teardown(zk_close_waits_in_the_seam, continue_server),
     };
     return cmocka_run_group_tests_name("zookeeper-faults", fault_tests, setup_faults,
                                        teardown_faults);

@@ -8,21 +8,10 @@
 # running or stopped, and no folder of it in TMPDIR.
 #   tests/runs/test_cleanup.sh SOURCE_DIR LOCKLAB_BIN
 set -uo pipefail
-src=${1:?usage: test_cleanup.sh SOURCE_DIR LOCKLAB_BIN}
-bin=${2:?usage: test_cleanup.sh SOURCE_DIR LOCKLAB_BIN}
-cd "$src" || exit 1
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/locklab-cleanup.XXXXXX") || exit 1
+cleanup_more() { pkill -KILL -f "$tmp" 2>/dev/null; } # a server its locklab left
+# shellcheck source=tests/lib/run_test.sh
+. "$(dirname "$0")/../lib/run_test.sh" cleanup "$@"
 chmod 711 "$tmp" # the postgres user passes through to its folders
-pid=
-failed=0
-fail() { echo "FAIL: $*"; failed=1; }
-ok() { echo "ok: $*"; }
-cleanup() {
-  [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-  pkill -KILL -f "$tmp" 2>/dev/null
-  [ "${LOCKLAB_KEEP_TMP:-0}" = 1 ] || rm -rf "$tmp"
-}
-trap cleanup EXIT
 
 # The run's servers, by the folder their command lines name (pgbouncer's
 # ini, postgres's -D, etcd's --data-dir), and the postmaster's children,

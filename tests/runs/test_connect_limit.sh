@@ -9,19 +9,8 @@
 # 60 s (its tries last 10 s); a Ctrl-C during the tries ends it with 130.
 #   tests/runs/test_connect_limit.sh SOURCE_DIR LOCKLAB_BIN
 set -uo pipefail
-src=${1:?usage: test_connect_limit.sh SOURCE_DIR LOCKLAB_BIN}
-bin=${2:?usage: test_connect_limit.sh SOURCE_DIR LOCKLAB_BIN}
-cd "$src" || exit 1
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/locklab-connect-limit.XXXXXX") || exit 1
-pid=
-failed=0
-fail() { echo "FAIL: $*"; failed=1; }
-ok() { echo "ok: $*"; }
-cleanup() {
-  [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
+# shellcheck source=tests/lib/run_test.sh
+. "$(dirname "$0")/../lib/run_test.sh" connect-limit "$@"
 
 # Starts the run under the limit in the background; its PID in pid.
 start() {

@@ -139,6 +139,18 @@ static void free_both(struct both *r)
     checker_result_free(&r->stream);
 }
 
+/* Exactly one overlap, one entry into an occupied key: client a's section
+ * was inside, b's entered it. The caller looks further, then frees r. */
+static struct both one_overlap(const struct history_event *e, size_t n, uint32_t a, uint32_t b)
+{
+    struct both r = check_both(e, n, 1000);
+    assert_int_equal(r.stream.overlaps, 1);
+    assert_int_equal(r.stream.concurrent_entries, 1);
+    assert_int_equal(r.stream.list[0].sa.client, a);
+    assert_int_equal(r.stream.list[0].sb.client, b);
+    return r;
+}
+
 /* One long holder, known only in time, and 50 short ones of others, each
  * inside it: forgetting the long one before it ended would miss them. */
 static void test_long_section_over_many_short(void **state)
@@ -191,11 +203,7 @@ static void test_permits_two_three_holders(void **state)
         permit(acq(100, 0, 0, 0), 2), permit(acq(150, 1, 0, 1), 2), permit(acq(200, 2, 0, 2), 2),
         permit(rel(300, 2, 0, 3), 2), permit(rel(400, 0, 0, 4), 2), permit(rel(500, 1, 0, 5), 2),
     };
-    struct both r = check_both(e, sizeof(e) / sizeof(e[0]), 1000);
-    assert_int_equal(r.stream.overlaps, 1);
-    assert_int_equal(r.stream.concurrent_entries, 1);
-    assert_int_equal(r.stream.list[0].sa.client, 0);
-    assert_int_equal(r.stream.list[0].sb.client, 2);
+    struct both r = one_overlap(e, sizeof(e) / sizeof(e[0]), 0, 2);
     assert_int_equal(r.stream.list[0].overlap_ns, 100);
     free_both(&r);
 }
@@ -221,11 +229,7 @@ static void test_seq_waits_for_every_lower_step(void **state)
     (void)state;
     struct history_event e[] = {acq(100, 0, 0, 0), rel(200, 0, 0, 3), acq(201, 2, 0, 4),
                                 rel(250, 2, 0, 5), acq(260, 1, 0, 1), rel(270, 1, 0, 2)};
-    struct both r = check_both(e, sizeof(e) / sizeof(e[0]), 1000);
-    assert_int_equal(r.stream.overlaps, 1);
-    assert_int_equal(r.stream.concurrent_entries, 1);
-    assert_int_equal(r.stream.list[0].sa.client, 0);
-    assert_int_equal(r.stream.list[0].sb.client, 1);
+    struct both r = one_overlap(e, sizeof(e) / sizeof(e[0]), 0, 1);
     free_both(&r);
 }
 
@@ -237,11 +241,7 @@ static void test_time_tie(void **state)
     (void)state;
     struct history_event e[] = {acq(100, 1, 0, NO), acq(100, 0, 0, NO), rel(150, 0, 0, NO),
                                 rel(300, 1, 0, NO)};
-    struct both r = check_both(e, sizeof(e) / sizeof(e[0]), 1000);
-    assert_int_equal(r.stream.overlaps, 1);
-    assert_int_equal(r.stream.concurrent_entries, 1);
-    assert_int_equal(r.stream.list[0].sa.client, 0);
-    assert_int_equal(r.stream.list[0].sb.client, 1);
+    struct both r = one_overlap(e, sizeof(e) / sizeof(e[0]), 0, 1);
     free_both(&r);
 }
 

@@ -261,6 +261,69 @@ static void test_hlog_v2_encoding_is_hdrhistogram_s(void **state)
     histogram_free(h);
 }
 
+/* hlog_begin's header and hlog_interval's lines, as text: each line's
+ * start, length and max, then h's encoding. The length is the second's
+ * part of the run: 1 for a whole second (and for a second the run did not
+ * reach into), the run's fraction for the last, and never under 0.001 s,
+ * which is what a run ending 0.4 ms past a whole second would print as
+ * 0.000 (a reader takes a zero length for no interval). */
+static char *hlog_line(const struct histogram *h, uint32_t second, double elapsed_s)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_non_null(f);
+    assert_int_equal(hlog_interval(f, h, second, elapsed_s), 0);
+    assert_int_equal(fclose(f), 0);
+    return text;
+}
+
+static void expect_line(const struct histogram *h, uint32_t second, double elapsed_s,
+                        const char *head)
+{
+    char *b64 = hlog_encode(h), want[4096];
+    assert_non_null(b64);
+    snprintf(want, sizeof(want), "%s%s\n", head, b64);
+    char *line = hlog_line(h, second, elapsed_s);
+    assert_string_equal(line, want);
+    free(line);
+    free(b64);
+}
+
+static void test_hlog_lines(void **state)
+{
+    (void)state;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_non_null(f);
+    assert_int_equal(hlog_begin(f, 1700000000123456789ULL), 0);
+    assert_int_equal(fclose(f), 0);
+    assert_string_equal(text, "#[Logged with locklab " LOCKLAB_VERSION
+                              ": values in microseconds, Interval_Max in milliseconds]\n"
+                              "#[Histogram log format version 1.3]\n"
+                              "#[StartTime: 1700000000.123 (seconds since epoch), "
+                              "Tue Nov 14 22:13:20 UTC 2023]\n"
+                              "#[BaseTime: 1700000000.123 (seconds since epoch)]\n"
+                              "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\","
+                              "\"Interval_Compressed_Histogram\"\n");
+    free(text);
+
+    struct histogram *h = histogram_new(HIST_LOWEST_US, HIST_HIGHEST_US, HIST_SIG_DIGITS);
+    assert_non_null(h);
+    histogram_record(h, 250);
+    histogram_record(h, 1500);
+    expect_line(h, 0, 2.5, "0.000,1.000,1.500,");    /* a whole second */
+    expect_line(h, 2, 2.25, "2.000,0.250,1.500,");   /* the last, cut short */
+    expect_line(h, 7, 7.0004, "7.000,0.001,1.500,"); /* 0.4 ms: at least 0.001 */
+    expect_line(h, 7, 7.0016, "7.000,0.002,1.500,"); /* to the millisecond */
+    expect_line(h, 3, 3.0, "3.000,1.000,1.500,");    /* not reached: a whole second */
+    expect_line(h, 3, 1.5, "3.000,1.000,1.500,");    /* before it: the same */
+    histogram_reset(h);
+    expect_line(h, 4, 9.0, "4.000,1.000,0.000,"); /* empty: max 0 */
+    histogram_free(h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -272,6 +335,7 @@ int main(void)
         cmocka_unit_test(test_full_device_fails),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_hlog_v2_encoding_is_hdrhistogram_s),
+        cmocka_unit_test(test_hlog_lines),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -232,6 +232,13 @@ static void a_damaged_file_is_one_error_naming_the_byte(void **state)
     assert_string_equal(read_bytes(b, sizeof(one_section_bytes), &h, err),
                         ": byte 37: seq 3 on key \"k\" again (byte 28 had it): the witness numbers "
                         "each entry and exit on a key once");
+    /* a client's seq on a key going back: the same words as the JSONL
+     * reader's (history_validate.c), a byte for a line */
+    b[43] = 0x01; /* -1: 2 after 3 */
+    assert_string_equal(
+        read_bytes(b, sizeof(one_section_bytes), &h, err),
+        ": byte 37: seq 2 of client 1 on key \"k\" is not after its 3 at byte 28: a "
+        "client's entries and exits on a key come in the order of their seqs");
 }
 
 int main(void)

@@ -3,13 +3,15 @@
  * scheme (a socket armed by an earlier wait, a number closed and reused,
  * hang-ups and errors, negative and closed fds, the same fd twice in one
  * array), the deadline heap (order, ties, removal from the middle), a
- * passed deadline that only looks, and a cancellable sleep woken by a poke.
+ * passed deadline that only looks, a cancellable sleep woken by a poke,
+ * and the lone task that waits without the loop.
  *
  * Every wait has a deadline of a few seconds at most, so a broken worker
  * fails a test instead of hanging it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,6 +21,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -590,6 +593,84 @@ static void stack_known_after_a_second_run(void **state)
     worker_free(parked_w);
 }
 
+/* --- alone on its worker -------------------------------------------------- */
+
+/* The worker's epoll descriptor: the process's one eventpoll (the test
+ * makes no other), or -1. */
+static int epoll_fd(void)
+{
+    char link[64], to[64];
+    for (int fd = 0; fd < 1024; fd++) {
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+        ssize_t n = readlink(link, to, sizeof(to) - 1);
+        if (n < 0)
+            continue;
+        to[n] = '\0';
+        if (strcmp(to, "anon_inode:[eventpoll]") == 0)
+            return fd;
+    }
+    return -1;
+}
+
+/* Is fd registered with epoll descriptor ep (its fdinfo's "tfd:" lines)? */
+static bool registered(int ep, int fd)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", ep);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    bool found = false;
+    int t;
+    while (!found && fgets(line, sizeof(line), f))
+        found = sscanf(line, "tfd: %d", &t) == 1 && t == fd;
+    fclose(f);
+    return found;
+}
+
+struct lone {
+    int fd;
+    bool armed;
+};
+
+/* Waits 10 ms on fd (nothing comes), then looks whether the wait went
+ * through the loop: the loop's one-shot arming stays registered. */
+static void lone_wait(void *arg)
+{
+    struct lone *l = arg;
+    struct worker *w = worker_self()->w;
+    struct pollfd p = {.fd = l->fd, .events = POLLIN};
+    assert_int_equal(worker_wait(w, &p, 1, lock_now_ns() + 10 * MS), 0);
+    l->armed = registered(epoll_fd(), l->fd);
+}
+
+/* The only task with anything to do blocks its thread in ppoll: nobody
+ * else needs the loop, and the wait saves the loop's two system calls
+ * (the runner's one client of a worker gets this, with no flag of its
+ * own). Beside a companion, the same wait arms the loop. */
+static void lone_task_waits_without_the_loop(void **state)
+{
+    (void)state;
+    int sv[2];
+    pair(sv);
+    struct lone l = {.fd = sv[0]};
+    struct worker *w = worker_new(1);
+    assert_non_null(w);
+    assert_true(epoll_fd() >= 0);
+    assert_non_null(worker_spawn(w, lone_wait, &l, true));
+    run_all(w);
+    assert_false(l.armed);
+
+    l.armed = false;
+    w = worker_new(2);
+    assert_non_null(w);
+    assert_non_null(worker_spawn(w, companion, NULL, true));
+    assert_non_null(worker_spawn(w, lone_wait, &l, true));
+    run_all(w);
+    assert_true(l.armed);
+    close(sv[0]);
+    close(sv[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -606,6 +687,7 @@ int main(void)
         cmocka_unit_test(deadlines_wake_in_order),
         cmocka_unit_test(poke_ends_a_cancellable_sleep),
         cmocka_unit_test(stack_known_after_a_second_run),
+        cmocka_unit_test(lone_task_waits_without_the_loop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
