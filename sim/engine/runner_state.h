@@ -21,6 +21,7 @@ struct hiccup;
 struct journal;
 struct run_record;
 struct tally;
+struct tally_sealer;
 struct worker;
 
 struct runner {
@@ -31,8 +32,9 @@ struct runner {
     /* The OS threads: one per worker, each running its clients as
      * coroutines; or, for a lock whose library keeps threads of its own
      * (lock_ops.own_threads), one per client. */
-    struct worker **workers; /* n_threads of them; NULL: threads of their own */
-    struct tally *tallies;   /* one per thread */
+    struct worker **workers;     /* n_threads of them; NULL: threads of their own */
+    struct tally *tallies;       /* one per thread */
+    struct tally_sealer *sealer; /* seals the workers' seconds off their threads; NULL: none */
     pthread_t *threads;
     uint32_t n_threads;
     pthread_mutex_t mu;
