@@ -50,13 +50,14 @@ static void seal(struct tally *t, uint32_t second, struct histogram **set)
 
 /* The handed set sealed, by the sealer or by the tally's own thread; false
  * when the other one holds it (busy) or there is none. */
-static bool claim_and_seal(struct tally *t)
+static bool claim_and_seal(struct tally *t, bool by_sealer)
 {
     int full = TALLY_SLOT_FULL;
     if (!atomic_compare_exchange_strong_explicit(&t->slot, &full, TALLY_SLOT_BUSY,
                                                  memory_order_acquire, memory_order_relaxed))
         return false;
     seal(t, t->spare_second, t->spare);
+    t->sealed_off += by_sealer; /* before the release: the tally's thread reads it after */
     atomic_store_explicit(&t->slot, TALLY_SLOT_FREE, memory_order_release);
     return true;
 }
@@ -67,7 +68,7 @@ static bool claim_and_seal(struct tally *t)
 static void slot_settle(struct tally *t)
 {
     while (atomic_load_explicit(&t->slot, memory_order_acquire) != TALLY_SLOT_FREE)
-        if (!claim_and_seal(t))
+        if (!claim_and_seal(t, false))
             sched_yield();
 }
 
@@ -160,8 +161,8 @@ static void *sealer_main(void *arg)
         s->pending = false;
         pthread_mutex_unlock(&s->mu);
         for (size_t i = 0; i < s->n; i++)
-            if (s->tallies[i].sealer == s && claim_and_seal(&s->tallies[i]))
-                s->tallies[i].sealed_off++;
+            if (s->tallies[i].sealer == s)
+                (void)claim_and_seal(&s->tallies[i], true);
         pthread_mutex_lock(&s->mu);
     }
     pthread_mutex_unlock(&s->mu);
