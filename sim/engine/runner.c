@@ -75,6 +75,8 @@ static int make_threads(struct runner *r)
     for (uint32_t t = 0; t < r->n_threads; t++)
         if ((r->workers[t] = worker_new(r->n / r->n_threads + 1)) == NULL)
             return -1;
+    /* Without it (no thread) each worker seals on its own. */
+    r->sealer = tally_sealer_start(r->tallies, r->n_threads);
     return 0;
 }
 
@@ -349,6 +351,8 @@ void runner_join(struct runner *r)
     for (uint32_t i = 0; i < r->started; i++)
         pthread_join(r->threads[i], NULL);
     r->started = 0;
+    tally_sealer_stop(r->sealer); /* nothing records any more */
+    r->sealer = NULL;
 }
 
 static int start_thread(struct runner *r, uint32_t t, const pthread_attr_t *attr)
@@ -523,6 +527,8 @@ void runner_free(struct runner *r)
         for (uint32_t i = 0; i < r->n; i++)
             client_destroy(&r->clients[i]);
     free(r->clients);
+    tally_sealer_stop(r->sealer);
+    r->sealer = NULL;
     for (uint32_t t = 0; r->tallies && t < r->n_threads; t++)
         tally_destroy(&r->tallies[t]);
     for (uint32_t t = 0; r->workers && t < r->n_threads; t++)

@@ -21,6 +21,7 @@ struct hiccup;
 struct journal;
 struct run_record;
 struct tally;
+struct tally_sealer;
 struct worker;
 
 struct runner {
@@ -30,8 +31,9 @@ struct runner {
     size_t tl_len;
     /* The OS threads: one per worker, each running its clients as
      * coroutines. */
-    struct worker **workers; /* n_threads of them */
-    struct tally *tallies;   /* one per thread */
+    struct worker **workers;     /* n_threads of them */
+    struct tally *tallies;       /* one per thread */
+    struct tally_sealer *sealer; /* seals the workers' seconds off their threads; NULL: none */
     pthread_t *threads;
     uint32_t n_threads;
     pthread_mutex_t mu;

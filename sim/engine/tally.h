@@ -18,6 +18,19 @@
  * histograms, touching only the counters it used. The hot path pays one
  * comparison more than a plain histogram record.
  *
+ * A worker's tally hands the seal to a sealer thread (tally_sealer_start):
+ * at a turn the worker swaps in a spare zeroed set of histograms and
+ * publishes the full one with its second; the sealer seals it into the
+ * log, moves it into h[] and hands it back zeroed. The seal (encoding,
+ * deflate, moving thousands of counters) then costs the worker's clients
+ * nothing but a swap and a wake-up. Should the sealer not have taken the
+ * last set by the next turn, the worker seals that one itself first, so
+ * the log still gets its seconds in order and every sample stays in its
+ * second. log and h[] belong to whoever holds the slot (busy), or to the
+ * tally's thread once it has finished. The spare set costs a worker
+ * OP_COUNT more full-range histograms (5 x 188 KiB); a thread per client
+ * gets none.
+ *
  * Memory: only the sealed seconds grow, with the run's seconds and the
  * spread of each second's samples, not their number. Measured (a
  * temporary count of interval_log.bytes at the end of the run): 60 s of
@@ -31,6 +44,7 @@
 #ifndef LOCKLAB_TALLY_H
 #define LOCKLAB_TALLY_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -50,7 +64,24 @@ struct tally {
     uint32_t *tl_ok, *tl_fail; /* steps that got / missed the lock, by second */
     size_t tl_len;
     struct live_window live; /* the last seconds' acquire latency, for the live line */
+    /* The handoff to the sealer (NULL: the tally's thread seals). */
+    struct tally_sealer *sealer;
+    struct histogram *spare[OP_COUNT]; /* zeroed while free; the handed set while full */
+    uint32_t spare_second;             /* the handed set's second */
+    atomic_int slot;                   /* TALLY_SLOT_* */
+    uint64_t sealed_off;               /* seconds the sealer sealed (the rest: inline) */
 };
+
+enum { TALLY_SLOT_FREE, TALLY_SLOT_FULL, TALLY_SLOT_BUSY };
+
+/* A thread that seals the seconds of tallies[0..n) off their own threads:
+ * gives each a spare set of histograms (one that cannot get one keeps
+ * sealing on its own thread). NULL when the thread cannot start: every
+ * tally then seals on its own thread, as without one. Started before the
+ * tallies' threads record, stopped (tally_sealer_stop) before
+ * tally_finish or tally_destroy. */
+struct tally_sealer *tally_sealer_start(struct tally *tallies, size_t n);
+void tally_sealer_stop(struct tally_sealer *s); /* joins it; accepts NULL */
 
 /* 0, or -1 out of memory (what was allocated is freed by tally_destroy). */
 int tally_init(struct tally *t, size_t timeline_len);
@@ -72,7 +103,8 @@ static inline void tally_record(struct tally *t, uint64_t t0_ns, enum op_kind op
 /* A step of ns ended at end_ns (t0_ns: the start line). */
 void tally_step(struct tally *t, uint64_t t0_ns, uint64_t end_ns, uint64_t ns, int ok);
 
-/* Once the thread is done: the open second sealed, h[] whole. */
+/* Once the thread is done: the open second sealed (and a set still
+ * handed over), h[] whole. */
 void tally_finish(struct tally *t);
 
 #endif

@@ -1,7 +1,8 @@
 /* test_intervals.c - the per-second histograms: a second sealed into a
  * thread's log byte for byte, the threads' logs merged second by second,
  * the seconds adding up to the whole-run histogram a tally keeps, a late
- * sample, and the latency timeline taken from them. Exact values, worked
+ * sample, seconds sealed off the thread by the sealer the same as on it,
+ * and the latency timeline taken from them. Exact values, worked
  * by hand from HdrHistogram's layout (1 us .. 1 h, 3 digits: values below
  * 2048 us have their own counter; 32768..65535 share counters 32 wide,
  * 65536..131071 64 wide, 524288..1048575 512 wide).
@@ -15,6 +16,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "sim/engine/tally.h"
 #include "sim/record/histogram.h"
@@ -283,6 +285,97 @@ static void test_tally_seconds_add_up(void **state)
     tally_destroy(&t);
 }
 
+/* Each second's histogram of one op, as intervals_each hands them over. */
+#define SEALED_SECONDS 40
+struct per_second {
+    struct histogram *h[SEALED_SECONDS];
+    uint32_t calls;
+};
+
+static int keep(void *arg, uint32_t second, const struct histogram *h)
+{
+    struct per_second *p = arg;
+    assert_true(second < SEALED_SECONDS && second == p->calls);
+    p->h[p->calls] = hist();
+    assert_int_equal(histogram_merge(p->h[p->calls], h), 0);
+    p->calls++;
+    return 0;
+}
+
+/* Until the sealer has handed the set back: it sealed it, as the tally's
+ * thread did nothing meanwhile. Bounded: 2 s. */
+static void wait_free(struct tally *t)
+{
+    for (int i = 0; i < 2000 && atomic_load(&t->slot) != TALLY_SLOT_FREE; i++)
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+    assert_int_equal(atomic_load(&t->slot), TALLY_SLOT_FREE);
+}
+
+/* A tally whose seconds the sealer seals against one that seals its own,
+ * fed the same samples: every second of every op the same, the whole-run
+ * histograms the same and adding up to the seconds. The first 20 seconds
+ * wait for the sealer after each turn, so it sealed exactly those 19; the
+ * rest turn at once, so the tally's thread seals a set the sealer has not
+ * taken yet, and the seconds must still come out in order. */
+static void test_tally_sealer(void **state)
+{
+    (void)state;
+    struct tally t[2];
+    assert_int_equal(tally_init(&t[0], 4), 0);
+    assert_int_equal(tally_init(&t[1], 4), 0);
+    struct tally_sealer *sealer = tally_sealer_start(&t[0], 1);
+    assert_non_null(sealer);
+    assert_ptr_equal(t[0].sealer, sealer);
+    const uint64_t t0 = 1000 * S, us = 1000;
+    for (uint32_t sec = 0; sec < SEALED_SECONDS; sec++) {
+        for (uint32_t k = 0; k < 1 + sec % 7; k++)
+            for (int i = 0; i < 2; i++) {
+                uint64_t end = t0 + sec * S + k * MS;
+                tally_record(&t[i], t0, (enum op_kind)(k % OP_STEP), end,
+                             (100 + sec * 37 + k) * us);
+                tally_step(&t[i], t0, end, (sec * 1000 + k) * us, (int)(k & 1));
+            }
+        if (sec >= 1 && sec <= 19)
+            wait_free(&t[0]); /* the turn into sec handed sec - 1 over */
+    }
+    tally_sealer_stop(sealer);
+    assert_null(t[0].sealer);
+    tally_finish(&t[0]);
+    tally_finish(&t[1]);
+    assert_int_equal(t[0].log.late, 0);
+    assert_int_equal(t[0].log.lost, 0);
+    /* 39 seconds handed over: the 19 waited for by the sealer, the rest by
+     * either */
+    assert_true(t[0].sealed_off >= 19 && t[0].sealed_off <= SEALED_SECONDS - 1);
+    for (int op = 0; op < OP_COUNT; op++) {
+        struct per_second p[2] = {{.calls = 0}, {.calls = 0}};
+        for (int i = 0; i < 2; i++)
+            assert_int_equal(intervals_each(&t[i].log, 1, op, SEALED_SECONDS, keep, &p[i]), 0);
+        assert_int_equal(p[0].calls, SEALED_SECONDS);
+        assert_int_equal(p[1].calls, SEALED_SECONDS);
+        struct histogram *sum = hist();
+        for (uint32_t sec = 0; sec < SEALED_SECONDS; sec++) {
+            assert_int_equal(p[0].h[sec]->total_count, p[1].h[sec]->total_count);
+            assert_memory_equal(p[0].h[sec]->counts, p[1].h[sec]->counts,
+                                (size_t)sum->counts_len * sizeof(*sum->counts));
+            assert_int_equal(histogram_merge(sum, p[0].h[sec]), 0);
+            histogram_free(p[0].h[sec]);
+            histogram_free(p[1].h[sec]);
+        }
+        assert_int_equal(sum->total_count, t[0].h[op]->total_count);
+        assert_memory_equal(sum->counts, t[0].h[op]->counts,
+                            (size_t)sum->counts_len * sizeof(*sum->counts));
+        assert_memory_equal(t[1].h[op]->counts, t[0].h[op]->counts,
+                            (size_t)sum->counts_len * sizeof(*sum->counts));
+        histogram_free(sum);
+    }
+    /* Second s has 1 + s % 7 steps: 5 weeks of 1..7 (28 each) and 1..5. */
+    assert_int_equal(t[0].h[OP_STEP]->total_count, 5 * 28 + 15);
+    assert_int_equal(t[0].log.bytes, t[1].log.bytes);
+    tally_destroy(&t[0]);
+    tally_destroy(&t[1]);
+}
+
 /* Per second: count, nearest-rank p50 and p99 as the highest value of
  * their bucket but never above the max, and the exact max. Second 1:
  * 1,000,000 us and 50,000 us; p50 is rank 1, 50,000's bucket
@@ -321,6 +414,7 @@ int main(void)
         cmocka_unit_test(test_seal_across_blocks),
         cmocka_unit_test(test_merge_threads),
         cmocka_unit_test(test_tally_seconds_add_up),
+        cmocka_unit_test(test_tally_sealer),
         cmocka_unit_test(test_latency_timeline),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
