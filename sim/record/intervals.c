@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <zlib.h>
 
@@ -157,6 +158,31 @@ static void append(struct interval_log *log, const unsigned char *p, size_t n)
     }
 }
 
+/* Every full block but the tail written to the log's file and freed: a
+ * block is filled once and never changed, and the reader takes the file's
+ * bytes before the blocks still held. A failed write keeps the rest in
+ * memory (the file holds whole blocks only). */
+static void spill_full(struct interval_log *log)
+{
+    while (!log->spill_broken && log->head && log->head != log->tail &&
+           log->head->used == BLOCK_BYTES) {
+        if (log->spill == NULL && (log->spill = tmpfile()) == NULL) {
+            log->spill_broken = true;
+            return;
+        }
+        int fd = fileno(log->spill);
+        ssize_t w = pwrite(fd, log->head->b, BLOCK_BYTES, (off_t)log->spilled);
+        if (w != BLOCK_BYTES) {
+            log->spill_broken = true;
+            return;
+        }
+        struct interval_block *next = log->head->next;
+        free(log->head);
+        log->head = next;
+        log->spilled += BLOCK_BYTES;
+    }
+}
+
 int intervals_seal(struct interval_log *log, uint32_t second, int op, const struct histogram *h)
 {
     if (h->total_count == 0)
@@ -183,6 +209,7 @@ int intervals_seal(struct interval_log *log, uint32_t second, int op, const stru
     append(log, head, hn);
     append(log, z ? x->packed : x->raw, body);
     log->bytes += hn + body;
+    spill_full(log);
     return 0;
 }
 
@@ -199,23 +226,77 @@ void intervals_log_free(struct interval_log *log)
         free(log->head);
         log->head = next;
     }
+    if (log->spill)
+        fclose(log->spill);
     memset(log, 0, sizeof(*log));
 }
 
 /* ---- reading ----------------------------------------------------------- */
 
+/* A log read from its start: the file's bytes (through a block of the
+ * cursor's own), then the blocks still held. A second's number is read
+ * ahead once (peek) and taken with take_second. */
 struct cursor {
     const struct interval_block *b;
     size_t at;
-    bool bad; /* read past the end, or a word too long */
+    const struct interval_log *log;
+    struct interval_block *fbuf; /* the file's bytes being read: NULL once past them */
+    uint64_t off;                /* the file's next byte to read into fbuf */
+    bool has_peek;
+    uint32_t peek;
+    bool bad; /* read past the end, a word too long, or the file unreadable */
 };
+
+/* The cursor at the start of log. false: no memory for the file's block. */
+static bool cursor_open(struct cursor *c, const struct interval_log *log)
+{
+    *c = (struct cursor){.b = log->head, .log = log};
+    if (log->spilled == 0)
+        return true;
+    c->fbuf = malloc(sizeof(*c->fbuf));
+    if (c->fbuf == NULL)
+        return false;
+    c->fbuf->next = NULL;
+    c->fbuf->used = 0;
+    c->b = c->fbuf;
+    return true;
+}
+
+static void cursor_close(struct cursor *c)
+{
+    free(c->fbuf);
+    c->fbuf = NULL;
+}
+
+/* The cursor's block is read: the file's next bytes, or the held blocks. */
+static void next_block(struct cursor *c)
+{
+    c->at = 0;
+    if (c->b != c->fbuf || c->fbuf == NULL) {
+        c->b = c->b->next;
+        return;
+    }
+    uint64_t left = c->log->spilled - c->off;
+    if (left == 0) {
+        c->b = c->log->head;
+        return;
+    }
+    size_t n = left < BLOCK_BYTES ? (size_t)left : BLOCK_BYTES;
+    if (pread(fileno(c->log->spill), c->fbuf->b, n, (off_t)c->off) != (ssize_t)n) {
+        c->bad = true;
+        c->b = NULL;
+        return;
+    }
+    c->fbuf->used = n;
+    c->off += n;
+}
 
 static bool at_end(struct cursor *c)
 {
-    while (c->b && c->at == c->b->used) {
-        c->b = c->b->next;
-        c->at = 0;
-    }
+    if (c->has_peek)
+        return false;
+    while (c->b && c->at == c->b->used)
+        next_block(c);
     return c->b == NULL;
 }
 
@@ -241,11 +322,20 @@ static uint64_t get_varint(struct cursor *c)
     return 0;
 }
 
-/* The next second's header; the cursor is left before it. */
-static uint32_t peek_second(const struct cursor *c)
+/* The next second's number, read ahead and kept until taken. */
+static uint32_t peek_second(struct cursor *c)
 {
-    struct cursor p = *c;
-    return (uint32_t)get_varint(&p);
+    if (!c->has_peek) {
+        c->peek = (uint32_t)get_varint(c);
+        c->has_peek = true;
+    }
+    return c->peek;
+}
+
+static void take_second(struct cursor *c)
+{
+    (void)peek_second(c);
+    c->has_peek = false;
 }
 
 /* What reading needs besides the cursors: room for one second's counters,
@@ -358,13 +448,14 @@ int intervals_each(const struct interval_log *logs, size_t n, int op, uint32_t s
     r.packed = malloc(r.cap ? r.cap : 1);
     int rc = h && spent && cur && r.raw && r.packed ? 0 : -1;
     for (size_t i = 0; rc == 0 && i < n; i++)
-        cur[i].b = logs[i].head;
+        if (!cursor_open(&cur[i], &logs[i]))
+            rc = -1;
     bool more = n > 0;
     for (uint64_t s = 0; rc == 0 && (s < seconds || more); s++) {
         more = false;
         for (size_t i = 0; i < n && rc == 0; i++) {
             while (!cur[i].bad && !at_end(&cur[i]) && peek_second(&cur[i]) == s) {
-                (void)get_varint(&cur[i]);
+                take_second(&cur[i]);
                 int which = get(&cur[i]);
                 read_second(&cur[i], &r, h, which == op);
             }
@@ -380,6 +471,8 @@ int intervals_each(const struct interval_log *logs, size_t n, int op, uint32_t s
         inflateEnd(&r.z);
     free(r.raw);
     free(r.packed);
+    for (size_t i = 0; cur && i < n; i++)
+        cursor_close(&cur[i]);
     free(cur);
     histogram_free(h);
     histogram_free(spent);

@@ -21,8 +21,10 @@
 #ifndef LOCKLAB_INTERVALS_H
 #define LOCKLAB_INTERVALS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct histogram;
 struct interval_block;
@@ -32,6 +34,12 @@ struct interval_scratch;
  * added during the run (tally.h says why nothing is realloc'd there). */
 struct interval_log {
     struct interval_block *head, *tail;
+    /* Full blocks past the head go to an unnamed file as they fill, so a
+     * run's memory does not grow with its seconds: spilled bytes of it
+     * come before head. NULL: none yet (or no file could be made). */
+    FILE *spill;
+    uint64_t spilled;
+    bool spill_broken;                /* a write failed: what follows stays in memory */
     struct interval_scratch *scratch; /* made by the first seal, freed with the log */
     size_t bytes;                     /* sealed bytes, the blocks' use */
     uint64_t late; /* samples that ended before their thread's open second (tally.c) */

@@ -134,8 +134,9 @@ static int64_t scattered(int64_t v)
     return 1 + (x >> 16) % 7;
 }
 
-/* Seconds whose seals are deflated and straddle the 64 KiB blocks read
- * back whole: 1..2000 us each scattered(v) times, 150 seconds. */
+/* Seconds whose seals are deflated and straddle the 64 KiB blocks, the
+ * full ones spilled to the log's file, read back whole: 1..2000 us each
+ * scattered(v) times, 150 seconds. */
 static void test_seal_across_blocks(void **state)
 {
     (void)state;
@@ -150,7 +151,11 @@ static void test_seal_across_blocks(void **state)
         assert_int_equal(intervals_seal(&log, s, OP_HOLD, h), 0);
     /* 2,000 one-byte counters and 8 bytes of header before deflating */
     assert_true(log.bytes > 65536 && log.bytes < 150 * 2008 * 3 / 4);
-    assert_ptr_not_equal(log.head, log.tail);
+    /* every full block is on file, only the one being filled is held */
+    assert_ptr_equal(log.head, log.tail);
+    assert_non_null(log.spill);
+    assert_int_equal(log.spilled % 65536, 0);
+    assert_true(log.spilled > 0 && log.spilled <= log.bytes && log.bytes - log.spilled < 65536);
     struct sum sum = {.h = hist(), .total_each = total};
     assert_int_equal(intervals_each(&log, 1, OP_HOLD, 150, add_up, &sum), 0);
     assert_int_equal(sum.calls, 150);
