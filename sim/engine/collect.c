@@ -207,6 +207,7 @@ static int check_journal(struct runner *r, struct run_result *res)
             return add_context(res, err, sizeof(err)) < 0 ? -1 : 0;
         }
         check_pass_free(p);
+        werr = journal_error(res->journal); /* its last bytes, flushed to be read back */
     }
     res->complete = false;
     if (werr) /* as cmd_run says it of any file of the record */

@@ -100,8 +100,11 @@ static void take_names(struct history_reader *rd, struct history *names)
 int journal_replay(struct journal *j, int (*fn)(void *ctx, const struct history_event *e),
                    void *ctx, struct history *names, char *err, size_t errlen)
 {
-    if (j->w == NULL || llh_writer_flush(j->w) < 0) {
-        snprintf(err, errlen, "%s: %s", j->name, strerror(j->error ? j->error : errno));
+    errno = 0;
+    if (j->error == 0 && (j->w == NULL || llh_writer_flush(j->w) < 0))
+        j->error = errno ? errno : EIO; /* what the writer held could not be written */
+    if (j->error) {
+        snprintf(err, errlen, "%s: %s", j->name, strerror(j->error));
         return -1;
     }
     FILE *f = read_back(j);
