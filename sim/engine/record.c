@@ -81,12 +81,6 @@ static int name_owners(struct run_record *rr, uint32_t owner)
     return 0;
 }
 
-static bool carries_seq(const struct history_event *e)
-{
-    return (e->f == HF_ACQUIRE && e->type == HT_OK) ||
-           (e->f == HF_RELEASE && e->type == HT_INVOKE) || e->f == HF_CRASH;
-}
-
 /* The witness's sequence numbers wrap (resource.h): each key's events come
  * in time order, their order on the witness to within the nanoseconds
  * between its fetch-add and the clock reading, far less than half the
@@ -94,7 +88,7 @@ static bool carries_seq(const struct history_event *e)
 static int sink(void *ctx, struct history_event *e)
 {
     struct run_record *rr = ctx;
-    if (carries_seq(e) && e->seq != HISTORY_NO_SEQ && e->key < rr->names.n_keys)
+    if (history_has_seq(e) && e->key < rr->names.n_keys)
         e->seq = rr->last_seq[e->key] = resource_unwrap_seq(rr->last_seq[e->key], e->seq);
     if (e->f == HF_ACQUIRE &&
         ((e->type == HT_FAIL && e->arg == HE_UNSENT) || (e->type == HT_INFO && e->arg == HE_ERROR)))

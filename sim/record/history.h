@@ -92,6 +92,16 @@ extern const char *const history_link_names[HISTORY_LINK_STATES];
 /* seq of an event read from a file that gave none (the witness counts from 0). */
 #define HISTORY_NO_SEQ UINT64_MAX
 
+/* Whether e carries the witness's number of an entry or exit: the acquire
+ * that got in, the release as it begins to leave, a crash that left (a
+ * re-entry's carries HISTORY_NO_SEQ). */
+static inline bool history_has_seq(const struct history_event *e)
+{
+    bool numbered = (e->f == HF_ACQUIRE && e->type == HT_OK) ||
+                    (e->f == HF_RELEASE && e->type == HT_INVOKE) || e->f == HF_CRASH;
+    return numbered && e->seq != HISTORY_NO_SEQ;
+}
+
 /* Per-thread append-only buffer (history_buf.c). One thread appends; one
  * other may take its events as they come (the recorder, recorder.h), or
  * history_merge reads them all once the appending is over. */

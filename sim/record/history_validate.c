@@ -4,19 +4,10 @@
 
 #include <stdio.h>
 
-/* The witness's number of an entry or exit: the acquire that got in, the
- * release as it begins to leave, a crash that left. */
-static bool has_seq(const struct history_event *e)
-{
-    bool numbered = (e->f == HF_ACQUIRE && e->type == HT_OK) ||
-                    (e->f == HF_RELEASE && e->type == HT_INVOKE) || e->f == HF_CRASH;
-    return numbered && e->seq != HISTORY_NO_SEQ;
-}
-
 static int check_seq(struct history_validator *v, const struct history_event *e, uint64_t at,
                      const char *const *keys, const struct history_words *w, char *msg, size_t len)
 {
-    if (!has_seq(e))
+    if (!history_has_seq(e))
         return 0;
     struct seq_fault f;
     int rc = seq_check_add(&v->seqs, e->key, e->client, e->seq, at, &f);
