@@ -194,12 +194,9 @@ static bool same_layout(const struct histogram *a, const struct histogram *b)
     return a->lowest == b->lowest && a->highest == b->highest && a->sig_digits == b->sig_digits;
 }
 
-int histogram_merge(struct histogram *dst, const struct histogram *src)
+/* src's count, sums and extremes added to dst's (its counters apart). */
+static void add_stats(struct histogram *dst, const struct histogram *src)
 {
-    if (!same_layout(dst, src))
-        return -1;
-    for (int32_t i = 0; i < src->counts_len; i++)
-        dst->counts[i] += src->counts[i];
     dst->total_count += src->total_count;
     dst->saturated += src->saturated;
     dst->sum += src->sum;
@@ -208,6 +205,15 @@ int histogram_merge(struct histogram *dst, const struct histogram *src)
         dst->min = src->min;
     if (src->max > dst->max)
         dst->max = src->max;
+}
+
+int histogram_merge(struct histogram *dst, const struct histogram *src)
+{
+    if (!same_layout(dst, src))
+        return -1;
+    for (int32_t i = 0; i < src->counts_len; i++)
+        dst->counts[i] += src->counts[i];
+    add_stats(dst, src);
     return 0;
 }
 
@@ -223,14 +229,7 @@ int histogram_move(struct histogram *dst, struct histogram *src)
         dst->counts[i] += src->counts[i];
         src->counts[i] = 0;
     }
-    dst->total_count += src->total_count;
-    dst->saturated += src->saturated;
-    dst->sum += src->sum;
-    dst->sum_sq += src->sum_sq;
-    if (src->min < dst->min)
-        dst->min = src->min;
-    if (src->max > dst->max)
-        dst->max = src->max;
+    add_stats(dst, src);
     stats_clear(src);
     return 0;
 }
