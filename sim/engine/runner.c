@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,7 +54,12 @@ static void random_run_id(char out[17], uint64_t seed)
  * clients. */
 static uint32_t worker_count(uint32_t clients)
 {
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    /* Under taskset (as the benches pin locklab to one core) the online
+     * count would put two workers on one core, trading epoll batches for
+     * context switches between them. */
+    cpu_set_t set;
+    long cores = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set)
+                                                              : sysconf(_SC_NPROCESSORS_ONLN);
     uint32_t n = cores > 0 ? (uint32_t)cores : 1;
     return n < clients ? n : clients;
 }
