@@ -370,6 +370,8 @@ static int start_thread(struct runner *r, uint32_t t, const pthread_attr_t *attr
     int rc = pthread_create(&r->threads[t], attr, worker_thread, job);
     if (rc != 0)
         free(job);
+    else
+        pthread_setname_np(r->threads[t], "locklab-worker");
     return rc;
 }
 

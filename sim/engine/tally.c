@@ -189,8 +189,10 @@ struct tally_sealer *tally_sealer_start(struct tally *tallies, size_t n)
     }
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
-    if (pthread_create(&s->thread, NULL, sealer_main, s) == 0)
+    if (pthread_create(&s->thread, NULL, sealer_main, s) == 0) {
+        pthread_setname_np(s->thread, "locklab-sealer");
         return s;
+    }
     for (size_t i = 0; i < n; i++)
         tallies[i].sealer = NULL;
     pthread_cond_destroy(&s->cv);

@@ -86,6 +86,7 @@ int nemesis_start(struct nemesis *n, uint64_t t0_ns, uint64_t deadline_ns, const
         errno = rc;
         return -1;
     }
+    pthread_setname_np(n->thread, "locklab-nemesis");
     n->running = true;
     return 0;
 }

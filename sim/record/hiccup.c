@@ -63,6 +63,7 @@ struct hiccup *hiccup_start(struct history_buf *buf)
         free(h);
         return NULL;
     }
+    pthread_setname_np(h->thread, "locklab-stalls");
     return h;
 }
 

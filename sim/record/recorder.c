@@ -228,6 +228,7 @@ struct recorder *recorder_start(struct history_buf *const *bufs, size_t n, recor
         errno = rc;
         return NULL;
     }
+    pthread_setname_np(r->thread, "locklab-record");
     return r;
 }
 
