@@ -194,9 +194,15 @@ static bool same_layout(const struct histogram *a, const struct histogram *b)
     return a->lowest == b->lowest && a->highest == b->highest && a->sig_digits == b->sig_digits;
 }
 
-/* src's count, sums and extremes added to dst's (its counters apart). */
-static void add_stats(struct histogram *dst, const struct histogram *src)
+/* src added to dst (the same layout, src not empty): its counters from
+ * min's slot to max's, as nothing lives outside them, then its count, sums
+ * and extremes. Those slots in *lo..*hi, for a move to empty. */
+static void add_into(struct histogram *dst, const struct histogram *src, int32_t *lo, int32_t *hi)
 {
+    *lo = histogram_index(src, src->min);
+    *hi = histogram_index(src, src->max);
+    for (int32_t i = *lo; i <= *hi; i++)
+        dst->counts[i] += src->counts[i];
     dst->total_count += src->total_count;
     dst->saturated += src->saturated;
     dst->sum += src->sum;
@@ -209,27 +215,25 @@ static void add_stats(struct histogram *dst, const struct histogram *src)
 
 int histogram_merge(struct histogram *dst, const struct histogram *src)
 {
+    int32_t lo, hi;
+
     if (!same_layout(dst, src))
         return -1;
-    for (int32_t i = 0; i < src->counts_len; i++)
-        dst->counts[i] += src->counts[i];
-    add_stats(dst, src);
+    if (src->total_count > 0)
+        add_into(dst, src, &lo, &hi);
     return 0;
 }
 
 int histogram_move(struct histogram *dst, struct histogram *src)
 {
+    int32_t lo, hi;
+
     if (!same_layout(dst, src))
         return -1;
     if (src->total_count == 0)
         return 0;
-    /* Nothing lives outside [min's slot, max's slot]. */
-    for (int32_t i = histogram_index(src, src->min), hi = histogram_index(src, src->max); i <= hi;
-         i++) {
-        dst->counts[i] += src->counts[i];
-        src->counts[i] = 0;
-    }
-    add_stats(dst, src);
+    add_into(dst, src, &lo, &hi);
+    memset(src->counts + lo, 0, (size_t)(hi - lo + 1) * sizeof(*src->counts));
     stats_clear(src);
     return 0;
 }

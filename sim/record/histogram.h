@@ -50,7 +50,8 @@ void histogram_reset(struct histogram *h);
 void histogram_record(struct histogram *h, int64_t value);
 /* Record a value `count` times. */
 void histogram_record_n(struct histogram *h, int64_t value, int64_t count);
-/* dst += src. Returns 0, or -1 (nothing changed) when the layouts differ. */
+/* dst += src, touching only src's counters from its min's to its max's. Returns
+ * 0, or -1 (nothing changed) when the layouts differ. */
 int histogram_merge(struct histogram *dst, const struct histogram *src);
 /* dst += src, and src emptied, touching only src's counters from its min's
  * to its max's (a second's histogram seldom spans more than a few hundred

@@ -1,16 +1,24 @@
 # shellcheck shell=bash disable=SC2034 # src, bin, tmp, pid and failed are the sourcing script's
-# run_test.sh - what a tests/runs/*.sh script shares, sourced first:
+# run_test.sh - what a tests/*/*.sh script shares, sourced first:
 # SOURCE_DIR and LOCKLAB_BIN from its arguments (src, bin; the working
 # folder becomes src), a temporary folder of its own (tmp, named after
-# NAME, removed at exit unless LOCKLAB_KEEP_TMP=1), the locklab it runs in
-# the background (pid: killed by that PID at exit), and its ok/fail lines
-# (failed: 1 once one failed, the script's exit status). A script with
-# more to clean at exit defines cleanup_more before sourcing this.
+# NAME, removed at exit unless LOCKLAB_KEEP_TMP=1, which says where it
+# stays), the locklab it runs in the background (pid: killed by that PID
+# at exit), and its ok/fail lines (failed: 1 once one failed, the script's
+# exit status). A script with more to clean at exit defines cleanup_more
+# before sourcing this; one with more arguments names them in more_args
+# (its usage line shows them, each must be given, and it reads them as $3
+# on once this has checked them: nothing is made before).
 #   . "$(dirname "$0")/../lib/run_test.sh" NAME "$@"
 test_name=$1
 shift
-src=${1:?usage: $(basename "$0") SOURCE_DIR LOCKLAB_BIN}
-bin=${2:?usage: $(basename "$0") SOURCE_DIR LOCKLAB_BIN}
+usage="usage: $(basename "$0") SOURCE_DIR LOCKLAB_BIN${more_args:+ $more_args}"
+read -ra more_names <<<"${more_args:-}"
+for ((arg = 1; arg <= 2 + ${#more_names[@]}; arg++)); do
+  [ -n "${!arg:-}" ] || { echo "$usage" >&2; exit 2; }
+done
+src=$1
+bin=$2
 cd "$src" || exit 1
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/locklab-$test_name.XXXXXX") || exit 1
 pid=
@@ -20,6 +28,10 @@ ok() { echo "ok: $*"; }
 cleanup() {
   [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
   declare -F cleanup_more >/dev/null && cleanup_more
-  [ "${LOCKLAB_KEEP_TMP:-0}" = 1 ] || rm -rf "$tmp"
+  if [ "${LOCKLAB_KEEP_TMP:-0}" = 1 ]; then
+    echo "$(basename "$0"): LOCKLAB_KEEP_TMP=1: kept $tmp"
+  else
+    rm -rf -- "$tmp"
+  fi
 }
 trap cleanup EXIT

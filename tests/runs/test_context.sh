@@ -8,24 +8,12 @@
 # from the JSON-lines form of the same history (which numbers keys and
 # owners its own way). With no windows the context keeps only the pairs,
 # and the drawings must then differ: the comparison can fail.
-#   tests/runs/test_context.sh LOCKLAB_BIN CONTEXT_COMPARE_BIN
+#   tests/runs/test_context.sh SOURCE_DIR LOCKLAB_BIN CONTEXT_COMPARE_BIN
 set -euo pipefail
-bin=${1:?usage: test_context.sh LOCKLAB_BIN CONTEXT_COMPARE_BIN}
-cmp=${2:?usage: test_context.sh LOCKLAB_BIN CONTEXT_COMPARE_BIN}
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/locklab-context.XXXXXX")
-cleanup() {
-  if [ "${LOCKLAB_KEEP_TMP:-}" = 1 ]; then
-    echo "test_context: LOCKLAB_KEEP_TMP=1: kept $tmp"
-  else
-    rm -rf -- "$tmp"
-  fi
-}
-trap cleanup EXIT
-failed=0
-fail() {
-  echo "FAIL   $*"
-  failed=1
-}
+more_args=CONTEXT_COMPARE_BIN
+# shellcheck source=tests/lib/run_test.sh
+. "$(dirname "$0")/../lib/run_test.sh" context "$@"
+cmp=$3
 
 # Plain Redis locks with no fencing, the holder paused past its ttl twice:
 # a few hundred violations among thousands of sections on four hot keys.
@@ -49,7 +37,7 @@ JSON
 rc=0
 timeout -s INT -k 20 60 "$bin" run "$tmp/scen.json" --out "$tmp/run" -q >"$tmp/run.log" 2>&1 || rc=$?
 if [ "$rc" -ne 0 ]; then
-  echo "FAIL   locklab run exited $rc (0: PASS with violations expected); its output:"
+  echo "FAIL: locklab run exited $rc (0: PASS with violations expected); its output:"
   sed 's/^/         /' "$tmp/run.log"
   exit 1
 fi
@@ -64,7 +52,7 @@ compare() {
     head -c 4000 "$tmp/$name.out" | sed 's/^/         /'
     return 1
   fi
-  echo "ok     $name: $(head -1 "$tmp/$name.out")"
+  ok "$name: $(head -1 "$tmp/$name.out")"
 }
 
 compare drawn 0 "$tmp/run/history.llh"

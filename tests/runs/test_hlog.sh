@@ -10,26 +10,12 @@
 # the reader must reject, to show it can fail.
 #   tests/runs/test_hlog.sh SOURCE_DIR LOCKLAB_BIN
 set -euo pipefail
-src=${1:?usage: test_hlog.sh SOURCE_DIR LOCKLAB_BIN}
-bin=${2:?usage: test_hlog.sh SOURCE_DIR LOCKLAB_BIN}
+# shellcheck source=tests/lib/run_test.sh
+. "$(dirname "$0")/../lib/run_test.sh" hlog "$@"
 reader=$src/tests/lib/hlog_reader.py
 jar=/usr/share/java/hdrhistogram.jar
 py=python3
 export PYTHONDONTWRITEBYTECODE=1 # importing hlog_reader must leave no __pycache__ in the source tree
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/locklab-hlog.XXXXXX")
-cleanup() {
-  if [ "${LOCKLAB_KEEP_TMP:-}" = 1 ]; then
-    echo "test_hlog: LOCKLAB_KEEP_TMP=1: kept $tmp"
-  else
-    rm -rf -- "$tmp"
-  fi
-}
-trap cleanup EXIT
-failed=0
-fail() {
-  echo "FAIL   $*"
-  failed=1
-}
 
 cat >"$tmp/scen.json" <<'JSON'
 {
@@ -59,14 +45,14 @@ run() {
     sed 's/^/         /' "$tmp/$name.log"
     return 1
   fi
-  echo "ran    $name (exit $rc): locklab run scen.json $*"
+  echo "ran: $name (exit $rc): locklab run scen.json $*"
 }
 
 # The reader on a run folder must find everything in agreement.
 read_ok() {
   local name=$1 out
   if out=$("$py" "$reader" "$tmp/$name" 2>&1); then
-    echo "ok     $name: hlog_reader: every .hlog agrees with its .hgrm and report.json"
+    ok "$name: hlog_reader: every .hlog agrees with its .hgrm and report.json"
   else
     fail "$name: hlog_reader found disagreements:"
     sed 's/^/         /' <<<"$out"
@@ -92,14 +78,14 @@ for name in names:
     empty = [k for k, n in enumerate(t["acquire_count"]) if n == 0]
     slow = [k for k, m in enumerate(t["acquire_max_ms"]) if m is not None and m >= 1000]
     start = d["faults"][0].get("start_s") if d.get("faults") else None
-    print(f"ok     {name}: {len(t['acquire_count'])} seconds, acquires per second {t['acquire_count']}, "
+    print(f"ok: {name}: {len(t['acquire_count'])} seconds, acquires per second {t['acquire_count']}, "
           f"none in {empty}, max >= 1 s in {slow}, the pause from {start} s")
     empty_any |= bool(empty)
     if name == "open" and not slow:
-        print("FAIL   open: no second with an acquire >= 1 s: the pause did not show")
+        print("FAIL: open: no second with an acquire >= 1 s: the pause did not show")
         ok = False
 if not empty_any:
-    print("note   no run had a second without a grant this time (the pause began late)")
+    print("note: no run had a second without a grant this time (the pause began late)")
 sys.exit(0 if ok else 1)
 PY
     failed=1
@@ -175,11 +161,11 @@ for j, (t, m) in enumerate(zip(theirs, mine)):
         else:
             bad.append(f"line {j + 1}: Percentile {t[1]} from HistogramLogProcessor, {m[1]} in acquire.hgrm")
 for n in notes:
-    print("note   " + n)
+    print("note: " + n)
 for b in bad:
     print("         " + b)
 if not bad:
-    print(f"ok     {name}: HistogramLogProcessor: {len(rows)} intervals, Int_Count = acquire_count, "
+    print(f"ok: {name}: HistogramLogProcessor: {len(rows)} intervals, Int_Count = acquire_count, "
           f"Int_50%/90%/Max = hlog_reader's, {total} in all, its .hgrm = acquire.hgrm ({len(mine)} lines)")
 sys.exit(1 if bad else 0)
 PY
@@ -187,7 +173,7 @@ PY
     fi
   done
 else
-  echo "skip   HistogramLogProcessor: $jar not installed (apt-get install libhdrhistogram-java)"
+  echo "skip: HistogramLogProcessor: $jar not installed (apt-get install libhdrhistogram-java)"
 fi
 
 # The reader must be able to fail: mutated copies of the open run's
@@ -287,14 +273,14 @@ vals = m.group(1).split(",")
 vals[k] = " %s" % (Decimal(vals[k].strip()) + Decimal("0.001"))
 rep = rep[:m.start(1)] + ",".join(vals).lstrip() + rep[m.end(1):]
 open(tmp + "/mut-max/report.json", "w").write(rep)
-print(f"made   mutants of open/acquire.hlog at second {victim.start_text} "
+print(f"made: mutants of open/acquire.hlog at second {victim.start_text} "
       f"({victim.histogram.total_count} acquires): same, count, move, drop, flip; "
       f"of report.json: max (acquire_max_ms[{k}] + 0.001)")
 PY
     fail "could not make the mutated copies"
   else
     if out=$("$py" "$reader" "$tmp/mut-same" 2>&1); then
-      echo "ok     mut-same: every interval re-encoded unchanged: the reader still agrees"
+      ok "mut-same: every interval re-encoded unchanged: the reader still agrees"
     else
       fail "mut-same: a faithful re-encoding was rejected:"
       sed 's/^/         /' <<<"$out"
@@ -303,7 +289,7 @@ PY
       rc=0
       out=$("$py" "$reader" "$tmp/mut-$m" 2>&1) || rc=$?
       if [ "$rc" -eq 1 ] && grep -q '^DISAGREE ' <<<"$out"; then
-        echo "ok     mut-$m: the reader exits 1: $(grep -m1 '^DISAGREE ' <<<"$out" | cut -c10-)"
+        ok "mut-$m: the reader exits 1: $(grep -m1 '^DISAGREE ' <<<"$out" | cut -c10-)"
       else
         fail "mut-$m: the reader exited $rc on a corrupted acquire.hlog; its output:"
         sed 's/^/         /' <<<"$out"

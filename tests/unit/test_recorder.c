@@ -29,6 +29,8 @@ struct seen {
     size_t n;
 };
 
+/* A recorder_sink, which may change the event: e cannot be const. */
+/* cppcheck-suppress constParameter */
 static int keep(void *ctx, struct history_event *e)
 {
     struct seen *s = ctx;
@@ -79,45 +81,76 @@ static void add(struct history_buf *b, uint64_t t, uint32_t client, uint8_t arg)
     assert_int_equal(history_append(b, &e), 0);
 }
 
+/* A recorder over n new buffers (1 or 2) whose sink keeps the events in
+ * s; each buffer first promises floor (0: no promise). */
+struct rig {
+    struct seen s;
+    struct history_buf *b[2];
+    size_t n;
+    struct recorder *r;
+};
+
+static void rig_start(struct rig *g, size_t n, uint64_t floor)
+{
+    g->s.n = 0;
+    pthread_mutex_init(&g->s.mu, NULL);
+    g->n = n;
+    for (size_t i = 0; i < n; i++) {
+        g->b[i] = history_buf_new();
+        if (floor)
+            history_buf_floor(g->b[i], floor);
+    }
+    g->r = recorder_start(g->b, n, keep, &g->s);
+    assert_non_null(g->r);
+}
+
+/* Stops the recorder (its figures in st) and frees the buffers; what the
+ * sink kept stays in g->s. */
+static void rig_stop(struct rig *g, struct recorder_stats *st)
+{
+    recorder_stop(g->r, st);
+    for (size_t i = 0; i < g->n; i++)
+        history_buf_free(g->b[i]);
+    pthread_mutex_destroy(&g->s.mu);
+}
+
+/* The first n events carry the args want, in that order. */
+static void assert_args(const struct history_event *ev, const uint8_t *want, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(ev[i].arg, want[i]);
+}
+
 static void test_order_waits_for_every_floor(void **state)
 {
     (void)state;
-    struct seen s = {.n = 0};
-    pthread_mutex_init(&s.mu, NULL);
-    struct history_buf *b[2] = {history_buf_new(), history_buf_new()};
-    history_buf_floor(b[0], 100);
-    history_buf_floor(b[1], 100);
-    struct recorder *r = recorder_start(b, 2, keep, &s);
-    assert_non_null(r);
+    struct rig g;
+    rig_start(&g, 2, 100);
+    struct history_buf **b = g.b;
     /* appended out of its own order, but never under its floor */
     add(b[0], 150, 0, 1);
     add(b[0], 120, 0, 2);
     add(b[1], 120, 1, 3);
     add(b[1], 110, 1, 4);
     some_rounds();
-    assert_int_equal(seen_n(&s), 0); /* nothing is under both floors (100) */
+    assert_int_equal(seen_n(&g.s), 0); /* nothing is under both floors (100) */
     history_buf_floor(b[0], 130);
     some_rounds();
-    assert_int_equal(seen_n(&s), 0); /* b[1] still promises only 100 */
+    assert_int_equal(seen_n(&g.s), 0); /* b[1] still promises only 100 */
     history_buf_floor(b[1], 125);
-    wait_for(&s, 3); /* under 125: 110, and the two at 120 (client 0 first) */
+    wait_for(&g.s, 3); /* under 125: 110, and the two at 120 (client 0 first) */
     some_rounds();
-    assert_int_equal(seen_n(&s), 3);
+    assert_int_equal(seen_n(&g.s), 3);
     history_buf_close(b[1]);
-    wait_for(&s, 3);
+    wait_for(&g.s, 3);
     history_buf_close(b[0]);
-    wait_for(&s, 4);
+    wait_for(&g.s, 4);
     struct recorder_stats st;
-    recorder_stop(r, &st);
+    rig_stop(&g, &st);
     assert_int_equal(st.events, 4);
     assert_int_equal(st.late, 0);
     assert_int_equal(st.sink_error, 0);
-    const uint8_t want[] = {4, 2, 3, 1};
-    for (size_t i = 0; i < 4; i++)
-        assert_int_equal(s.ev[i].arg, want[i]);
-    history_buf_free(b[0]);
-    history_buf_free(b[1]);
-    pthread_mutex_destroy(&s.mu);
+    assert_args(g.s.ev, (const uint8_t[]){4, 2, 3, 1}, 4);
 }
 
 /* Ties in time go by client, then buffer, then the order appended: what
@@ -125,23 +158,19 @@ static void test_order_waits_for_every_floor(void **state)
 static void test_ties_as_the_merge_orders_them(void **state)
 {
     (void)state;
-    struct seen s = {.n = 0};
-    pthread_mutex_init(&s.mu, NULL);
-    struct history_buf *b[2] = {history_buf_new(), history_buf_new()};
-    struct recorder *r = recorder_start(b, 2, keep, &s);
-    assert_non_null(r);
-    add(b[1], 50, 7, 1); /* the nemesis's buffer, naming client 7 */
-    add(b[0], 50, 7, 2);
-    add(b[0], 50, 7, 3);
-    add(b[1], 50, 3, 4);
-    history_buf_close(b[0]);
-    history_buf_close(b[1]);
-    wait_for(&s, 4);
+    struct rig g;
+    rig_start(&g, 2, 0);
+    add(g.b[1], 50, 7, 1); /* the nemesis's buffer, naming client 7 */
+    add(g.b[0], 50, 7, 2);
+    add(g.b[0], 50, 7, 3);
+    add(g.b[1], 50, 3, 4);
+    history_buf_close(g.b[0]);
+    history_buf_close(g.b[1]);
+    wait_for(&g.s, 4);
     struct recorder_stats st;
-    recorder_stop(r, &st);
+    rig_stop(&g, &st);
     const uint8_t want[] = {4, 2, 3, 1};
-    for (size_t i = 0; i < 4; i++)
-        assert_int_equal(s.ev[i].arg, want[i]);
+    assert_args(g.s.ev, want, 4);
     struct history_buf *m[2] = {history_buf_new(), history_buf_new()};
     add(m[1], 50, 7, 1);
     add(m[0], 50, 7, 2);
@@ -149,14 +178,10 @@ static void test_ties_as_the_merge_orders_them(void **state)
     add(m[1], 50, 3, 4);
     struct history h;
     assert_int_equal(history_merge(&h, m, 2, &(struct history_names){0}), 0);
-    for (size_t i = 0; i < 4; i++)
-        assert_int_equal(h.ev[i].arg, want[i]);
+    assert_args(h.ev, want, 4);
     history_free(&h);
-    for (size_t i = 0; i < 2; i++) {
-        history_buf_free(b[i]);
-        history_buf_free(m[i]);
-    }
-    pthread_mutex_destroy(&s.mu);
+    history_buf_free(m[0]);
+    history_buf_free(m[1]);
 }
 
 /* An appender that breaks its promise: its event is counted, not written
@@ -164,26 +189,20 @@ static void test_ties_as_the_merge_orders_them(void **state)
 static void test_a_late_event_is_counted_not_written(void **state)
 {
     (void)state;
-    struct seen s = {.n = 0};
-    pthread_mutex_init(&s.mu, NULL);
-    struct history_buf *b[1] = {history_buf_new()};
-    struct recorder *r = recorder_start(b, 1, keep, &s);
-    assert_non_null(r);
-    add(b[0], 200, 0, 1);
-    history_buf_floor(b[0], 300);
-    wait_for(&s, 1);
-    add(b[0], 250, 0, 2); /* under the floor it gave */
-    add(b[0], 400, 0, 3);
-    history_buf_close(b[0]);
-    wait_for(&s, 2);
+    struct rig g;
+    rig_start(&g, 1, 0);
+    add(g.b[0], 200, 0, 1);
+    history_buf_floor(g.b[0], 300);
+    wait_for(&g.s, 1);
+    add(g.b[0], 250, 0, 2); /* under the floor it gave */
+    add(g.b[0], 400, 0, 3);
+    history_buf_close(g.b[0]);
+    wait_for(&g.s, 2);
     struct recorder_stats st;
-    recorder_stop(r, &st);
+    rig_stop(&g, &st);
     assert_int_equal(st.events, 2);
     assert_int_equal(st.late, 1);
-    assert_int_equal(s.ev[0].arg, 1);
-    assert_int_equal(s.ev[1].arg, 3);
-    history_buf_free(b[0]);
-    pthread_mutex_destroy(&s.mu);
+    assert_args(g.s.ev, (const uint8_t[]){1, 3}, 2);
 }
 
 /* Thousands of events through a buffer drained while it fills (its chunks
