@@ -11,8 +11,8 @@
 # (scripts/install-deps.sh installs it). LOCKLAB_KEEP_TMP=1 keeps the
 # runs and screenshots.
 set -euo pipefail
-src=${1:?usage: test_html.sh SOURCE_DIR LOCKLAB_BIN}
-bin=${2:?usage: test_html.sh SOURCE_DIR LOCKLAB_BIN}
+# shellcheck source=tests/lib/run_test.sh
+. "$(dirname "$0")/../lib/run_test.sh" html "$@"
 if [ ! -x /usr/bin/chromium ]; then
   echo "test_html: SKIP: /usr/bin/chromium is not installed (scripts/install-deps.sh installs it)"
   exit 0
@@ -20,17 +20,6 @@ fi
 py=/usr/bin/python3
 export LOCKLAB_BIN="$bin" # html_check.py exports a run's history.llh with it
 check=$src/tests/pages/html_check.py
-cd "$src"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/locklab-html.XXXXXX")
-cleanup() {
-  if [ "${LOCKLAB_KEEP_TMP:-}" = 1 ]; then
-    echo "test_html: LOCKLAB_KEEP_TMP=1: kept $tmp"
-  else
-    rm -rf -- "$tmp"
-  fi
-}
-trap cleanup EXIT
-failed=0
 
 # One locklab command (its own servers, started and stopped by it), its
 # output in $tmp/NAME.log. SIGINT after 120 s (locklab stops its servers on
