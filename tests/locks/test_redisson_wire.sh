@@ -26,13 +26,6 @@
 # (it never skips them silently).
 #   tests/locks/test_redisson_wire.sh SOURCE_DIR LOCKLAB_BIN
 set -euo pipefail
-src=${1:?usage: test_redisson_wire.sh SOURCE_DIR LOCKLAB_BIN}
-bin=${2:?usage: test_redisson_wire.sh SOURCE_DIR LOCKLAB_BIN}
-py=/usr/bin/python3
-peer=$src/tests/locks/redisson_peer.py
-merge=$src/tests/lib/history_merge.py
-export PYTHONDONTWRITEBYTECODE=1
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/locklab-redisson-wire.XXXXXX")
 declare -A pid_of # a peer's or a run's PID by its name
 pids=() # every process this test started and has not reaped, stopped by PID at the end
 redis_pid=
@@ -47,8 +40,8 @@ reap() {
   pids=("${keep[@]}")
   return "$rc"
 }
-# shellcheck disable=SC2317 # run by the trap
-cleanup() {
+# shellcheck disable=SC2317 # run by run_test.sh's clean-up
+cleanup_more() {
   local p
   for p in "${pids[@]}" $redis_pid; do
     kill "$p" 2>/dev/null || true
@@ -56,19 +49,13 @@ cleanup() {
   for p in "${pids[@]}" $redis_pid; do
     wait "$p" 2>/dev/null || true
   done
-  if [ "${LOCKLAB_KEEP_TMP:-}" = 1 ]; then
-    echo "test_redisson_wire: LOCKLAB_KEEP_TMP=1: kept $tmp"
-  else
-    rm -rf -- "$tmp"
-  fi
 }
-trap cleanup EXIT
-failed=0
-fail() {
-  echo "FAIL   $*"
-  failed=1
-}
-ok() { echo "ok     $*"; }
+# shellcheck source=tests/lib/run_test.sh
+. "$(dirname "$0")/../lib/run_test.sh" redisson-wire "$@"
+py=/usr/bin/python3
+peer=$src/tests/locks/redisson_peer.py
+merge=$src/tests/lib/history_merge.py
+export PYTHONDONTWRITEBYTECODE=1
 
 # redis-server on a free loopback port: the port is free when asked and
 # taken by the server a moment later; another process may take it in
