@@ -5,7 +5,10 @@
 # the server; through locklab's proxy with no toxic (--proxy); and through
 # bench/relay_floor (a bare epoll relay, its own process) in each of its
 # modes: copy (recv and send, as the proxy does), drain (edge-triggered,
-# recv until EAGAIN) and splice (socket -> pipe -> socket). For each, the
+# recv until EAGAIN), splice (socket -> pipe -> socket) and, where BPF may
+# be loaded (root), sockmap (the kernel forwards, no wake of the relay;
+# its CPU column is n/a: the kernel does that forwarding in its own worker
+# threads, which no process here is charged for). For each, the
 # rate over the direct rate, and the CPU per cycle of everything the cycle
 # runs on (locklab, the server, the relay) direct over that path's, read in
 # /proc from 1 s in to 1 s before the run's end. When the bare relay's
@@ -32,31 +35,34 @@ trap '[ -n "$relay_pid" ] && kill "$relay_pid" 2>/dev/null; cleanup' EXIT
 # utime + stime ticks of the processes named (a gone one counts 0)
 ticks() { for p in "$@"; do cat "/proc/$p/stat" 2>/dev/null || true; done | awk '{ s += $14 + $15 } END { print s + 0 }'; }
 
-# A free loopback port for the relay to listen on.
-free_port() {
-  local p
-  for _ in $(seq 50); do
-    p=$((20000 + RANDOM % 40000))
-    (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
+# Start relay_floor in mode $1 on a port of the kernel's choice; sets
+# relay_pid and relay_port, or says why not (return 1).
+start_relay() {
+  relay_port=""
+  "$relay" "$1" 0 "$port" >"$work/relay.out" 2>"$work/relay.err" &
+  relay_pid=$!
+  for _ in $(seq 100); do
+    relay_port=$(awk '/^listening/ { print $2 }' "$work/relay.out" 2>/dev/null)
+    [ -n "$relay_port" ] && return 0
+    kill -0 "$relay_pid" 2>/dev/null || break
+    sleep 0.05
   done
-  echo "no free port" >&2
-  exit 3
+  kill "$relay_pid" 2>/dev/null || true
+  wait "$relay_pid" 2>/dev/null || true
+  relay_pid=""
+  return 1
 }
 
 # rate (acquires/s) and CPU us per cycle of one run: run NAME PATH, PATH one
 # of direct, proxy, copy, drain, splice
 run() {
-  local name=$1 path=$2 target=$port extra=() rport
+  local name=$1 path=$2 target=$port extra=()
   relay_pid=""
   if [ "$path" = proxy ]; then
     extra=(--proxy)
   elif [ "$path" != direct ]; then
-    rport=$(free_port)
-    "$relay" "$path" "$rport" "$port" >"$work/relay.out" &
-    relay_pid=$!
-    for _ in $(seq 100); do grep -q listening "$work/relay.out" 2>/dev/null && break; sleep 0.05; done
-    grep -q listening "$work/relay.out" || { echo "bench: relay_floor $path did not listen" >&2; exit 3; }
-    target=$rport
+    start_relay "$path" || { echo "bench: relay_floor $path did not listen: $(head -1 "$work/relay.err")" >&2; exit 3; }
+    target=$relay_port
   fi
   "$bin" run bench/uncontended.json --redis "127.0.0.1:$target" --clients "$clients" --duration "$secs" \
     --quiet --out "$work/$name" ${extra[@]+"${extra[@]}"} >/dev/null &
@@ -78,7 +84,16 @@ print("%.1f %.1f" % (rate, int(sys.argv[2]) / hz / s * 1e6 / rate))' \
 }
 
 paths=(proxy copy drain splice)
-median() { sort -n | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# sockmap needs CAP_BPF and CAP_NET_ADMIN: measured where it can load
+if start_relay sockmap; then
+  paths+=(sockmap)
+  kill "$relay_pid"
+  wait "$relay_pid" 2>/dev/null || true
+  relay_pid=""
+else
+  echo "sockmap not measured: $(head -1 "$work/relay.err")"
+fi
+median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 echo "redis-server on 127.0.0.1:$port; $clients clients; $secs s per run; each path: rate / direct (CPU per cycle direct / path)"
 printf '%-6s %11s %9s' round direct_rps direct_us
 for p in "${paths[@]}"; do printf ' %16s' "$p"; done
@@ -90,7 +105,7 @@ for r in $(seq "$rounds"); do
   for p in "${paths[@]}"; do
     read -r rps us < <(run "$p$r" "$p")
     ratio=$(awk -v a="$rps" -v b="$d_rps" 'BEGIN { printf "%.3f", a / b }')
-    cpu=$(awk -v d="$d_us" -v u="$us" 'BEGIN { printf "%.3f", d / u }')
+    cpu=$(awk -v d="$d_us" -v u="$us" -v p="$p" 'BEGIN { if (p == "sockmap" || u <= 0) print "n/a"; else printf "%.3f", d / u }')
     printf ' %16s' "$ratio ($cpu)"
     rates[$p]+="$ratio " cpus[$p]+="$cpu "
   done
@@ -98,5 +113,6 @@ for r in $(seq "$rounds"); do
 done
 for p in "${paths[@]}"; do
   # shellcheck disable=SC2086 # the lists are space-separated numbers
-  echo "median over $rounds rounds, $p: rate / direct $(printf '%s\n' ${rates[$p]} | median), CPU per cycle direct / $p $(printf '%s\n' ${cpus[$p]} | median)"
+  cpu=$(printf '%s\n' ${cpus[$p]} | grep -v n/a | median)
+  echo "median over $rounds rounds, $p: rate / direct $(printf '%s\n' ${rates[$p]} | median), CPU per cycle direct / $p ${cpu:-n/a}"
 done
