@@ -24,6 +24,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +47,7 @@ struct side {
     char *pend;     /* copy, drain: what send did not take */
     size_t pend_len;
     uint32_t watched; /* what epoll watches on fd now */
+    bool added;       /* fd is in the epoll set (watched may be 0) */
 };
 
 static enum mode mode;
@@ -56,11 +58,12 @@ static void watch(struct side *s, uint32_t ev)
 {
     if (mode == DRAIN)
         ev |= EPOLLET;
-    if (s->watched == ev)
-        return;
     struct epoll_event e = {.events = ev, .data.ptr = s};
-    epoll_ctl(ep, s->watched ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, s->fd, &e);
+    if (s->added && s->watched == ev)
+        return;
+    epoll_ctl(ep, s->added ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, s->fd, &e);
     s->watched = ev;
+    s->added = true;
 }
 
 static void close_pair(struct side *s)
