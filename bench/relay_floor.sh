@@ -11,7 +11,9 @@
 # threads, which no process here is charged for). For each, the
 # rate over the direct rate, and the CPU per cycle of everything the cycle
 # runs on (locklab, the server, the relay) direct over that path's, read in
-# /proc from 1 s in to 1 s before the run's end. When the bare relay's
+# /proc from 1 s in to 1 s before the run's end, and the hop's own CPU per
+# cycle (the proxy's thread, or the relay process): what each way of
+# forwarding costs, which others' load moves least. When the bare relay's
 # ratio is as far from 0.9 as the proxy's, the gap is the relay hop's
 # (two loopback TCP crossings a message), not the proxy's code.
 #
@@ -53,8 +55,23 @@ start_relay() {
   return 1
 }
 
-# rate (acquires/s) and CPU us per cycle of one run: run NAME PATH, PATH one
-# of direct, proxy, copy, drain, splice
+# The hop's own CPU ticks: the proxy's thread in locklab process $1, or the
+# relay process $2 (direct: 0).
+hop_ticks() {
+  local t
+  if [ -n "$2" ]; then ticks "$2"; return; fi
+  for t in /proc/"$1"/task/*; do
+    if [ "$(cat "$t/comm" 2>/dev/null)" = locklab-proxy ]; then
+      awk '{ print $14 + $15 }' "$t/stat" 2>/dev/null || echo 0
+      return
+    fi
+  done
+  echo 0
+}
+
+# rate (acquires/s), CPU us per cycle, and the hop's own CPU us per cycle of
+# one run: run NAME PATH, PATH one of direct, proxy, copy, drain, splice,
+# sockmap
 run() {
   local name=$1 path=$2 target=$port extra=()
   relay_pid=""
@@ -66,11 +83,11 @@ run() {
   fi
   "$bin" run bench/uncontended.json --redis "127.0.0.1:$target" --clients "$clients" --duration "$secs" \
     --quiet --out "$work/$name" ${extra[@]+"${extra[@]}"} >/dev/null &
-  local pid=$! a0 a1
+  local pid=$! a0 a1 h0 h1
   sleep 1
-  a0=$(ticks "$pid" "$server" $relay_pid)
+  a0=$(ticks "$pid" "$server" $relay_pid) h0=$(hop_ticks "$pid" "$relay_pid")
   sleep $((secs - 2))
-  a1=$(ticks "$pid" "$server" $relay_pid)
+  a1=$(ticks "$pid" "$server" $relay_pid) h1=$(hop_ticks "$pid" "$relay_pid")
   wait "$pid" || { local rc=$?; echo "bench: locklab run $name exited $rc: $(head -1 "$work/$name"/report.md 2>/dev/null)" >&2; exit 3; }
   if [ -n "$relay_pid" ]; then
     kill "$relay_pid"
@@ -79,8 +96,9 @@ run() {
   fi
   python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); a=r["operations"]["acquire"]
 rate = a["count"] / r["elapsed_s"]; hz, s = int(sys.argv[3]), int(sys.argv[4])
-print("%.1f %.1f" % (rate, int(sys.argv[2]) / hz / s * 1e6 / rate))' \
-    "$work/$name/report.json" $((a1 - a0)) "$hz" $((secs - 2))
+us = lambda ticks: int(ticks) / hz / s * 1e6 / rate
+print("%.1f %.1f %.1f" % (rate, us(sys.argv[2]), us(sys.argv[5])))' \
+    "$work/$name/report.json" $((a1 - a0)) "$hz" $((secs - 2)) $((h1 - h0))
 }
 
 paths=(proxy copy drain splice)
@@ -94,25 +112,27 @@ else
   echo "sockmap not measured: $(head -1 "$work/relay.err")"
 fi
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-echo "redis-server on 127.0.0.1:$port; $clients clients; $secs s per run; each path: rate / direct (CPU per cycle direct / path)"
+echo "redis-server on 127.0.0.1:$port; $clients clients; $secs s per run; each path: rate / direct (CPU per cycle direct / path) the hop's own us per cycle"
 printf '%-6s %11s %9s' round direct_rps direct_us
-for p in "${paths[@]}"; do printf ' %16s' "$p"; done
+for p in "${paths[@]}"; do printf ' %21s' "$p"; done
 echo
-declare -A rates cpus
+declare -A rates cpus hops
 for r in $(seq "$rounds"); do
-  read -r d_rps d_us < <(run "d$r" direct)
+  read -r d_rps d_us _ < <(run "d$r" direct)
   printf '%-6s %11.1f %9.1f' "$r" "$d_rps" "$d_us"
   for p in "${paths[@]}"; do
-    read -r rps us < <(run "$p$r" "$p")
+    read -r rps us hop < <(run "$p$r" "$p")
     ratio=$(awk -v a="$rps" -v b="$d_rps" 'BEGIN { printf "%.3f", a / b }')
     cpu=$(awk -v d="$d_us" -v u="$us" -v p="$p" 'BEGIN { if (p == "sockmap" || u <= 0) print "n/a"; else printf "%.3f", d / u }')
-    printf ' %16s' "$ratio ($cpu)"
-    rates[$p]+="$ratio " cpus[$p]+="$cpu "
+    [ "$p" = sockmap ] && hop=n/a
+    printf ' %21s' "$ratio ($cpu) $hop"
+    rates[$p]+="$ratio " cpus[$p]+="$cpu " hops[$p]+="$hop "
   done
   echo
 done
 for p in "${paths[@]}"; do
   # shellcheck disable=SC2086 # the lists are space-separated numbers
   cpu=$(printf '%s\n' ${cpus[$p]} | grep -v n/a | median)
-  echo "median over $rounds rounds, $p: rate / direct $(printf '%s\n' ${rates[$p]} | median), CPU per cycle direct / $p ${cpu:-n/a}"
+  hop=$(printf '%s\n' ${hops[$p]} | grep -v n/a | median)
+  echo "median over $rounds rounds, $p: rate / direct $(printf '%s\n' ${rates[$p]} | median), CPU per cycle direct / $p ${cpu:-n/a}, the hop's own CPU ${hop:-n/a} us a cycle"
 done
