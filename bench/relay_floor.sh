@@ -41,6 +41,9 @@ ticks() { for p in "$@"; do cat "/proc/$p/stat" 2>/dev/null || true; done | awk 
 # relay_pid and relay_port, or says why not (return 1).
 start_relay() {
   relay_port=""
+  # gone first: the last relay's line would otherwise be read before the
+  # new one's shell empties the file
+  rm -f "$work/relay.out" "$work/relay.err"
   "$relay" "$1" 0 "$port" >"$work/relay.out" 2>"$work/relay.err" &
   relay_pid=$!
   for _ in $(seq 100); do
