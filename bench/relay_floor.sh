@@ -135,7 +135,7 @@ for r in $(seq "$rounds"); do
 done
 for p in "${paths[@]}"; do
   # shellcheck disable=SC2086 # the lists are space-separated numbers
-  cpu=$(printf '%s\n' ${cpus[$p]} | grep -v n/a | median)
-  hop=$(printf '%s\n' ${hops[$p]} | grep -v n/a | median)
+  cpu=$(printf '%s\n' ${cpus[$p]} | { grep -v n/a || true; } | median)
+  hop=$(printf '%s\n' ${hops[$p]} | { grep -v n/a || true; } | median)
   echo "median over $rounds rounds, $p: rate / direct $(printf '%s\n' ${rates[$p]} | median), CPU per cycle direct / $p ${cpu:-n/a}, the hop's own CPU ${hop:-n/a} us a cycle"
 done
