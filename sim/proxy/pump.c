@@ -15,7 +15,7 @@
  * splice(2) (two splices a message where a recv and a send were: the
  * messages are tens of bytes, their copy was never the cost), reads until
  * EAGAIN (one more recv a wake), or the kernel forwarding alone through a
- * sockmap (each message through a kernel worker: slower still). The cost
+ * sockmap (each message then passes through a kernel worker thread). The cost
  * is the kernel's: perf puts some 96 % of this thread's time there, the
  * loopback TCP transmit and receive per chunk, the reader's wake-up and
  * the switches it brings; this file's code and libc are the rest.
