@@ -11,16 +11,31 @@ cleanup() { [ -n "$server" ] && kill "$server" 2>/dev/null && wait "$server" 2>/
 trap cleanup EXIT
 
 start_redis() {
-  # A free loopback port: nothing answers on it.
-  for _ in $(seq 50); do
-    port=$((20000 + RANDOM % 40000))
-    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || break
+  # A port nothing answers on may still be some connection's local end (the
+  # ports drawn here overlap the kernel's ephemeral range): then the server
+  # cannot bind it and exits, and another port is tried.
+  local try
+  for try in $(seq 10); do
+    for _ in $(seq 50); do
+      port=$((20000 + RANDOM % 40000))
+      (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || break
+    done
+    # shellcheck disable=SC2154 # redis_args is the caller's, and may be unset
+    "$@" redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --daemonize no \
+      --dir "$work" --logfile "$work/redis.log" ${redis_args[@]+"${redis_args[@]}"} &
+    server=$!
+    for _ in $(seq 200); do
+      redis-cli -p "$port" ping >/dev/null 2>&1 && return 0
+      kill -0 "$server" 2>/dev/null || break
+      sleep 0.05
+    done
+    if kill -0 "$server" 2>/dev/null; then
+      break # running but not answering: no other port would help
+    fi
+    wait "$server" 2>/dev/null || true
+    server=""
+    grep -q "Address already in use" "$work/redis.log" || break
   done
-  # shellcheck disable=SC2154 # redis_args is the caller's, and may be unset
-  "$@" redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --daemonize no \
-    --dir "$work" --logfile "$work/redis.log" ${redis_args[@]+"${redis_args[@]}"} &
-  server=$!
-  for _ in $(seq 200); do redis-cli -p "$port" ping >/dev/null 2>&1 && return 0; sleep 0.05; done
-  echo "redis-server did not answer on port $port" >&2
+  echo "redis-server did not answer on port $port (attempt $try): $(tail -1 "$work/redis.log" 2>/dev/null)" >&2
   exit 3
 }

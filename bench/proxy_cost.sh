@@ -12,7 +12,8 @@
 # machine, whoever else competes for it. And the CPU per cycle of locklab
 # and the server together (the same window), direct over proxied: the rate
 # ratio's comparison made on what a cycle costs, which others' load on a
-# shared machine moves far less than the rate.
+# shared machine moves far less than the rate. What no relay can beat on
+# the same machine, the proxy's own code aside: bench/relay_floor.sh.
 #
 #   bench/proxy_cost.sh [ROUNDS]  (env: LOCKLAB_BIN, CLIENTS, SECONDS_PER_RUN)
 set -euo pipefail
