@@ -2,10 +2,13 @@
  * the v3 JSON gateway, so that etcdctl lock and locklab contend on one lock
  * correctly.
  *
- * A session is a lease (TTL = the acquire's ttl_ms rounded up to whole
- * seconds, at least 2 s: etcd grants none shorter), granted at the first
- * acquire and again once the old one is gone. Every key this client
- * creates rides on it.
+ * A session is a lease (TTL = ttl_ms rounded up to whole seconds, at
+ * least 2 s: etcd grants none shorter), granted at connect as
+ * concurrency.NewSession grants it (cfg->ttl_ms; a config without one
+ * grants at the first acquire, from its ttl_ms), and again at the next
+ * acquire once the old one is gone (expired, revoked). Every key this
+ * client creates rides on it; a crash leaves it to run out, and the client
+ * that connects again makes a session of its own.
  * acquire: the key is <lock key>/<lease id in lowercase hex> (etcdctl lock
  *   NAME uses the prefix NAME/). One txn: if create_revision(key) == 0 then
  *   put(key, "", lease) + range(prefix, first by create revision) else
@@ -24,7 +27,9 @@
  * release: delete the own key; deleted 0: it was gone, LOST.
  * connect: the wire dials the first member at once, as clientv3.New does
  *   (before the start line, so 10,000 clients are not 10,000 dials at
- *   the gun).
+ *   the gun), then grants the lease as NewSession does: a grant that
+ *   fails fails connect, as NewSession returns its error; the engine tries
+ *   again, as a program whose NewSession failed would (docs/etcd.md).
  * crash: drop the connections, revoke nothing: the lease runs out.
  */
 #include <inttypes.h>
@@ -52,6 +57,8 @@ static struct etcd_lock *me(struct lock_client *c)
     return c->impl;
 }
 
+static int grant_lease(struct lock_client *c, uint32_t ttl_ms);
+
 static int etcd_connect(struct lock_client *c)
 {
     struct etcd_lock *l = calloc(1, sizeof(*l));
@@ -68,7 +75,9 @@ static int etcd_connect(struct lock_client *c)
      * back-off, so a client that could not dial still starts */
     if (etcd_wire_dial(l->w) < 0)
         lock_clear_error(c);
-    return 0;
+    /* NewSession: the lease now, so that its grants are not the first
+     * acquires' (10,000 of them at the start line) */
+    return c->cfg->ttl_ms ? grant_lease(c, c->cfg->ttl_ms) : 0;
 }
 
 static void etcd_disconnect(struct lock_client *c)
@@ -326,6 +335,10 @@ static enum lock_result etcd_acquire(struct lock_client *c, const char *key, siz
         lock_set_error(c, LOCK_ERR_CONFIG, "etcd: a key of %zu bytes", key_len);
         return LOCK_ERR;
     }
+    /* the keep-alive the Session's goroutine would have sent while this
+     * client thought (or waited for the start line): it finds a lease that
+     * ran out meanwhile before a txn on it does */
+    keep_alive_due(c);
     int owner = -1;
     for (int tries = 0; tries < 2 && owner < 0; tries++) {
         bool lease_gone = false;
