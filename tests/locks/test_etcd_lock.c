@@ -12,9 +12,9 @@
  * dial is tried again after gRPC's back-off. Given the ttl at connect, a
  * client makes its session there, as concurrency.NewSession does: the
  * lease is granted by connect, its keys ride on it, a reconnect after a
- * crash makes a new one (the old left to run out), a lost one is replaced
- * at the next acquire, an acquire keeps alive a lease that went a third
- * of its TTL without, and a grant that cannot be sent fails connect.
+ * crash makes a new one (the old left to run out), one revoked or run out
+ * is replaced at the next acquire, and a grant that cannot be sent fails
+ * connect.
  *
  * The group starts its own etcd through locklab's fleet (free loopback
  * ports), and stops it by PID at the end. The test looks at the server
@@ -626,24 +626,33 @@ static void a_session_is_granted_at_connect(void **state)
     a.ops->disconnect(&a);
 }
 
-/* The Session keeps its lease alive at TTL/3 from connect on: a client
- * that went two thirds of a 3 s lease without a call keeps it alive as it
- * acquires, and its key outlives the 3 s from the grant. */
-static void an_acquire_keeps_an_idle_session_alive(void **state)
+/* A session that ran out while its client was idle (the client keeps it
+ * alive while it waits and holds, not between) is replaced at the next
+ * acquire, whose key rides on the new lease. */
+static void a_session_that_ran_out_is_replaced_at_the_next_acquire(void **state)
 {
     (void)state;
+    static int64_t l0[MAX_LEASES], l1[MAX_LEASES];
     struct lock_config sess = cfg;
-    sess.ttl_ms = 3000;
+    sess.ttl_ms = 2000;
+    size_t n0 = leases_now(l0, MAX_LEASES);
     struct lock_client a;
     client_open(&a, &sess);
-    lock_sleep_ms(2200);
+    size_t n1 = leases_now(l1, MAX_LEASES);
+    int64_t first = new_lease(l0, n0, l1, n1);
+    assert_true(first != 0);
+    int tries = 0;
+    for (; tries < POLL_TRIES && has_lease(l1, leases_now(l1, MAX_LEASES), first); tries++)
+        lock_sleep_ms(20);
+    assert_true(tries < POLL_TRIES); /* etcd let the 2 s lease run out */
     char key[64];
     int64_t leases[4];
     new_key(key, sizeof(key));
     struct lock_grant g;
-    assert_int_equal(take(&a, key, 3000, 0, &g), LOCK_OK);
-    lock_sleep_ms(1800); /* 4 s after the grant: without the keep-alive, gone by 3.5 s */
+    assert_int_equal(take(&a, key, 2000, 0, &g), LOCK_OK);
     assert_int_equal(keys_under(key, NULL, NULL, leases, 4), 1);
+    assert_true(leases[0] != first);
+    assert_true(has_lease(l1, leases_now(l1, MAX_LEASES), leases[0]));
     assert_int_equal(a.ops->release(&a, &g), LOCK_OK);
     a.ops->disconnect(&a);
 }
@@ -683,7 +692,7 @@ int main(void)
         cmocka_unit_test(a_client_costs_its_connection_alone),
         cmocka_unit_test(a_refused_dial_backs_off),
         cmocka_unit_test(a_session_is_granted_at_connect),
-        cmocka_unit_test(an_acquire_keeps_an_idle_session_alive),
+        cmocka_unit_test(a_session_that_ran_out_is_replaced_at_the_next_acquire),
         cmocka_unit_test(a_session_that_cannot_be_granted_fails_connect),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
