@@ -151,6 +151,8 @@ static void add_servers(struct comparison *c, const struct run_result *res)
 static void say_settled(const struct settle_report *r, const char *next)
 {
     double s = (double)r->waited_ms / 1000.0;
+    if (r->n_watched == 0)
+        return; /* external servers only: nothing of theirs can be watched */
     if (r->state == SETTLE_BOUND)
         fprintf(stderr,
                 "locklab: before %s: waited %.1f s, the bound, for the servers to settle; still "

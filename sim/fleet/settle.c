@@ -123,6 +123,7 @@ void fleet_settle(const struct cluster *cl, uint64_t max_ms, int (*stop)(void),
         if (cl->srv[j].pid > 0 && !cl->srv[j].paused && !cl->srv[j].killed)
             idx[n++] = j;
     r->state = SETTLE_QUIET;
+    r->n_watched = n;
     if (n == 0)
         return;
     struct settle *s = malloc(sizeof(*s));

@@ -49,6 +49,7 @@ enum settle_state settle_sample(struct settle *s, const uint64_t *cpu_ms, uint64
 /* What a settle came to, for the message compare prints. */
 struct settle_report {
     enum settle_state state;
+    size_t n_watched; /* managed servers running: 0 (all external) waits for none */
     uint64_t waited_ms;
     size_t n_busy;   /* servers that were busy in some window */
     char busy[256];  /* "etcd pid 123, zookeeper pid 456" */
