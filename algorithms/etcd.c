@@ -2,10 +2,13 @@
  * the v3 JSON gateway, so that etcdctl lock and locklab contend on one lock
  * correctly.
  *
- * A session is a lease (TTL = the acquire's ttl_ms rounded up to whole
- * seconds, at least 2 s: etcd grants none shorter), granted at the first
- * acquire and again once the old one is gone. Every key this client
- * creates rides on it.
+ * A session is a lease (TTL = ttl_ms rounded up to whole seconds, at
+ * least 2 s: etcd grants none shorter), granted at connect as
+ * concurrency.NewSession grants it (cfg->ttl_ms; a config without one
+ * grants at the first acquire, from its ttl_ms), and again at the next
+ * acquire once the old one is gone (expired, revoked). Every key this
+ * client creates rides on it; a crash leaves it to run out, and the client
+ * that connects again makes a session of its own.
  * acquire: the key is <lock key>/<lease id in lowercase hex> (etcdctl lock
  *   NAME uses the prefix NAME/). One txn: if create_revision(key) == 0 then
  *   put(key, "", lease) + range(prefix, first by create revision) else
@@ -24,7 +27,10 @@
  * release: delete the own key; deleted 0: it was gone, LOST.
  * connect: the wire dials the first member at once, as clientv3.New does
  *   (before the start line, so 10,000 clients are not 10,000 dials at
- *   the gun).
+ *   the gun), then grants the lease as NewSession does, waiting for its
+ *   answer longer than a call (ETCD_SESSION_WAIT_MS): a grant that fails
+ *   fails connect, as NewSession returns its error; the engine tries
+ *   again, as a program whose NewSession failed would (docs/etcd.md).
  * crash: drop the connections, revoke nothing: the lease runs out.
  */
 #include <inttypes.h>
@@ -39,6 +45,13 @@
 #define ETCD_KEY_MAX     200
 #define ETCD_LEASE_MIN_S 2   /* etcd 3.4's minimum lease (REFERENCES.md) */
 #define ETCD_POLL_MS     100 /* how often a waiter looks at lock_cancelled */
+/* NewSession grants on the client's own context, which has no deadline:
+ * it waits for its one grant however long the server takes, and sends it
+ * once (a grant sent again after a timeout is one more lease for a server
+ * already behind). locklab bounds that wait, so a stop is never held up
+ * longer, by the 10 s the engine gives a client to connect at the start
+ * line (runner.c's START_CONNECT_NS). */
+#define ETCD_SESSION_WAIT_MS 10000
 
 struct etcd_lock {
     struct etcd_wire *w;
@@ -51,6 +64,8 @@ static struct etcd_lock *me(struct lock_client *c)
 {
     return c->impl;
 }
+
+static int grant_lease(struct lock_client *c, uint32_t ttl_ms, uint32_t wait_ms);
 
 static int etcd_connect(struct lock_client *c)
 {
@@ -68,7 +83,9 @@ static int etcd_connect(struct lock_client *c)
      * back-off, so a client that could not dial still starts */
     if (etcd_wire_dial(l->w) < 0)
         lock_clear_error(c);
-    return 0;
+    /* NewSession: the lease now, so that its grants are not the first
+     * acquires' (10,000 of them at the start line) */
+    return c->cfg->ttl_ms ? grant_lease(c, c->cfg->ttl_ms, ETCD_SESSION_WAIT_MS) : 0;
 }
 
 static void etcd_disconnect(struct lock_client *c)
@@ -88,13 +105,15 @@ static const char *why(const json_t *ans)
     return m ? m : json_string_value(json_object_get(ans, "error"));
 }
 
-/* One unary call: its answer (the caller's) on HTTP 200; NULL otherwise
- * with c->err set (etcd refused: LOCK_ERR_REFUSED, its message; *lease_gone
- * when the refusal says our lease does not exist). */
-static json_t *call(struct lock_client *c, const char *path, json_t *req, bool *lease_gone)
+/* One unary call, answered within timeout_ms: its answer (the caller's)
+ * on HTTP 200; NULL otherwise with c->err set (etcd refused:
+ * LOCK_ERR_REFUSED, its message; *lease_gone when the refusal says our
+ * lease does not exist). */
+static json_t *call_within(struct lock_client *c, const char *path, json_t *req, bool *lease_gone,
+                           uint32_t timeout_ms)
 {
     json_t *ans = NULL;
-    int code = req ? etcd_wire_call(me(c)->w, path, req, &ans) : -1;
+    int code = req ? etcd_wire_call_within(me(c)->w, path, req, &ans, timeout_ms) : -1;
     if (req == NULL)
         lock_set_error(c, LOCK_ERR_UNSENT, "etcd: no memory for a request");
     json_decref(req);
@@ -110,13 +129,21 @@ static json_t *call(struct lock_client *c, const char *path, json_t *req, bool *
     return NULL;
 }
 
-static int grant_lease(struct lock_client *c, uint32_t ttl_ms)
+/* The same within the request timeout (cfg->io_timeout_ms). */
+static json_t *call(struct lock_client *c, const char *path, json_t *req, bool *lease_gone)
+{
+    return call_within(c, path, req, lease_gone, c->cfg->io_timeout_ms);
+}
+
+/* A lease of ttl_ms, its answer awaited up to wait_ms. */
+static int grant_lease(struct lock_client *c, uint32_t ttl_ms, uint32_t wait_ms)
 {
     struct etcd_lock *l = me(c);
     uint32_t secs = (uint32_t)(((uint64_t)ttl_ms + 999) / 1000);
     if (secs < ETCD_LEASE_MIN_S)
         secs = ETCD_LEASE_MIN_S;
-    json_t *ans = call(c, "/v3/lease/grant", json_pack("{s:I}", "TTL", (json_int_t)secs), NULL);
+    json_t *ans = call_within(c, "/v3/lease/grant", json_pack("{s:I}", "TTL", (json_int_t)secs),
+                              NULL, wait_ms);
     if (ans == NULL)
         return -1;
     l->lease = etcd_int(ans, "ID");
@@ -329,7 +356,7 @@ static enum lock_result etcd_acquire(struct lock_client *c, const char *key, siz
     int owner = -1;
     for (int tries = 0; tries < 2 && owner < 0; tries++) {
         bool lease_gone = false;
-        if (l->lease == 0 && grant_lease(c, ttl_ms) < 0)
+        if (l->lease == 0 && grant_lease(c, ttl_ms, c->cfg->io_timeout_ms) < 0)
             return LOCK_ERR;
         klen = own_key(l, key, key_len, mine, &plen);
         owner = try_acquire(c, mine, klen, mine, plen, &my_rev, &lease_gone);

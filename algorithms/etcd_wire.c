@@ -471,9 +471,8 @@ static bool lost(struct etcd_wire *w, struct xfer *x)
     return unsent;
 }
 
-static uint64_t io_deadline(const struct etcd_wire *w)
+static uint64_t io_deadline(uint32_t ms)
 {
-    uint32_t ms = w->c->cfg->io_timeout_ms;
     return ms ? lock_now_ns() + (uint64_t)ms * NS_PER_MS : LOCK_FOREVER;
 }
 
@@ -510,11 +509,17 @@ static int ready_member(struct etcd_wire *w, uint64_t deadline_ns)
 
 int etcd_wire_call(struct etcd_wire *w, const char *path, const json_t *req, json_t **out)
 {
+    return etcd_wire_call_within(w, path, req, out, w->c->cfg->io_timeout_ms);
+}
+
+int etcd_wire_call_within(struct etcd_wire *w, const char *path, const json_t *req, json_t **out,
+                          uint32_t timeout_ms)
+{
     struct lock_client *c = w->c;
     struct xfer *x = &w->unary;
     *out = NULL;
     for (size_t tries = 0; tries < c->cfg->n_endpoints; tries++) {
-        uint64_t deadline = io_deadline(w);
+        uint64_t deadline = io_deadline(timeout_ms);
         if (ready_member(w, deadline) < 0)
             return -1;
         const struct lock_endpoint *ep = &c->cfg->endpoints[w->ep];
@@ -530,7 +535,7 @@ int etcd_wire_call(struct etcd_wire *w, const char *path, const json_t *req, jso
             w->c->connect_failures++;
             w->ep = (w->ep + 1) % c->cfg->n_endpoints;
             lock_set_error(c, LOCK_ERR_TIMEOUT, "etcd %s:%d: %s: no answer in %u ms", ep->host,
-                           ep->port, path, c->cfg->io_timeout_ms);
+                           ep->port, path, timeout_ms);
             return -1;
         }
         if (x->rc == CURLE_OK) {
@@ -569,7 +574,7 @@ int etcd_wire_dial(struct etcd_wire *w)
 
 int etcd_wire_watch_open(struct etcd_wire *w, const json_t *req)
 {
-    if (ready_member(w, io_deadline(w)) < 0)
+    if (ready_member(w, io_deadline(w->c->cfg->io_timeout_ms)) < 0)
         return -1;
     return xfer_start(w, &w->watch, "/v3/watch", req);
 }

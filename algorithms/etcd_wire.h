@@ -46,6 +46,9 @@ int etcd_wire_dial(struct etcd_wire *w);
  * not happen), LOCK_ERR_TIMEOUT / LOCK_ERR_IO when the answer did not
  * come. A request that never left is retried on the next member. */
 int etcd_wire_call(struct etcd_wire *w, const char *path, const json_t *req, json_t **out);
+/* The same, waiting up to timeout_ms (0: no limit) for the answer. */
+int etcd_wire_call_within(struct etcd_wire *w, const char *path, const json_t *req, json_t **out,
+                          uint32_t timeout_ms);
 
 /* Open the watch stream with req ({"create_request": ...}); any open one
  * is closed first. 0, or -1 with c->err set. Its answers are read with

@@ -89,6 +89,10 @@ struct lock_config {
     /* Session-based algorithms (zookeeper): the session timeout, which
      * plays the ttl's part. */
     uint32_t session_timeout_ms;
+    /* The scenario's lock.ttl_ms, for a lock that needs it before its
+     * first acquire: etcd's Session grants its lease at connect, as
+     * concurrency.NewSession does. 0: not known at connect. */
+    uint32_t ttl_ms;
     /* A single-instance lock behind sentinels (redis): ask them which
      * server is master_name's master (again after a connection error or a
      * READONLY reply) instead of using endpoints[0]. The sentinels name

@@ -4,7 +4,12 @@
  * Everything is validated before anything starts: each algorithm must be
  * able to run the scenario as written (fencing needs tokens, a watchdog
  * needs renew). Between two algorithms the managed Redis servers are
- * emptied, so what one left behind cannot slow or block the next.
+ * emptied, so what one left behind cannot slow or block the next, and
+ * every managed server is given (at most SETTLE_MAX_MS) to go quiet: one
+ * still working off the last run's backlog takes the cores the next
+ * run's clients and servers need, whether the next uses it or not (a
+ * 10,000-client etcd run left etcd busy, and the ZooKeeper run after it
+ * could get no sessions), so all of them settle, not only the next's.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +20,7 @@
 #include "sim/cli/cli.h"
 #include "sim/cli/signals.h"
 #include "sim/engine/engine.h"
+#include "sim/fleet/settle.h"
 
 struct plan {
     const struct lock_ops *ops[COMPARE_MAX];
@@ -141,6 +147,25 @@ static void add_servers(struct comparison *c, const struct run_result *res)
     }
 }
 
+/* What the wait before algorithm next came to, on stderr. */
+static void say_settled(const struct settle_report *r, const char *next)
+{
+    double s = (double)r->waited_ms / 1000.0;
+    if (r->n_watched == 0)
+        return; /* external servers only: nothing of theirs can be watched */
+    if (r->state == SETTLE_BOUND)
+        fprintf(stderr,
+                "locklab: before %s: waited %.1f s, the bound, for the servers to settle; still "
+                "busy: %s; %s runs anyway\n",
+                next, s, r->still, next);
+    else if (r->state == SETTLE_QUIET && r->n_busy > 0)
+        fprintf(stderr,
+                "locklab: before %s: waited %.1f s for %s to settle (under %d %% of a core)\n",
+                next, s, r->busy, SETTLE_BUSY_PCT);
+    else if (r->state == SETTLE_QUIET)
+        fprintf(stderr, "locklab: before %s: the servers were quiet (%.1f s)\n", next, s);
+}
+
 /* Run algorithm i, the k-th to run (from 1), into OUT/<name>/ and res
  * (zeroed); returns the run's exit code. */
 static int run_into(struct plan *p, size_t i, size_t k, struct fleet *f, const struct run_opts *o,
@@ -153,6 +178,12 @@ static int run_into(struct plan *p, size_t i, size_t k, struct fleet *f, const s
                      &created)) {
         not_run(c, p->ops[i], "its run folder could not be made");
         return EXIT_ENV;
+    }
+    if (k > 1) {
+        struct settle_report settled;
+        fleet_settle(&f->cl, SETTLE_MAX_MS, signals_received, &settled);
+        if (!o->quiet)
+            say_settled(&settled, p->ops[i]->name);
     }
     if (k > 1 && fleet_reset(f, err, sizeof(err)) < 0) {
         fprintf(stderr, "locklab: %s\n", err);

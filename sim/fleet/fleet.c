@@ -167,6 +167,7 @@ void fleet_config(const struct fleet *f, const struct lock_ops *ops, const struc
     cfg->quorum = s->redlock.quorum;
     cfg->session_timeout_ms = s->zookeeper.session_timeout_ms; /* resolved, clamped */
     cfg->etcd_recheck = s->etcd.recheck;
+    cfg->ttl_ms = s->ttl_ms;
     cfg->permits = s->permits;
     cfg->fair_wait_ms = s->redisson.fair_wait_ms;
 }

@@ -9,7 +9,12 @@
  * granted on a key that no longer exists without it (a third client is
  * then granted too: two holders); renew and release of a lost lock say
  * LOST; a client costs one connection and no more descriptors; a refused
- * dial is tried again after gRPC's back-off.
+ * dial is tried again after gRPC's back-off. Given the ttl at connect, a
+ * client makes its session there, as concurrency.NewSession does: the
+ * lease is granted by connect, its keys ride on it, a reconnect after a
+ * crash makes a new one (the old left to run out), one revoked or run out
+ * is replaced at the next acquire, and a grant that cannot be sent fails
+ * connect.
  *
  * The group starts its own etcd through locklab's fleet (free loopback
  * ports), and stops it by PID at the end. The test looks at the server
@@ -156,6 +161,39 @@ static void revoke_lease(int64_t lease)
     char id[24];
     snprintf(id, sizeof(id), "%" PRId64, lease);
     json_decref(ask("/v3/lease/revoke", json_pack("{s:s}", "ID", id)));
+}
+
+/* The leases etcd holds now, their IDs into ids; how many. */
+static size_t leases_now(int64_t *ids, size_t max)
+{
+    json_t *ans = ask("/v3/lease/leases", json_object());
+    json_t *all = json_object_get(ans, "leases");
+    size_t n = json_array_size(all);
+    for (size_t i = 0; i < n && i < max; i++)
+        ids[i] = etcd_int(json_array_get(all, i), "ID");
+    json_decref(ans);
+    return n;
+}
+
+static bool has_lease(const int64_t *ids, size_t n, int64_t id)
+{
+    for (size_t i = 0; i < n; i++)
+        if (ids[i] == id)
+            return true;
+    return false;
+}
+
+/* The one lease in after that is not in before (0: none or several). */
+static int64_t new_lease(const int64_t *before, size_t nb, const int64_t *after, size_t na)
+{
+    int64_t found = 0;
+    for (size_t i = 0; i < na; i++)
+        if (!has_lease(before, nb, after[i])) {
+            if (found)
+                return 0;
+            found = after[i];
+        }
+    return found;
 }
 
 /* A client acquiring on its own thread, and when it was answered. */
@@ -542,6 +580,103 @@ static void a_refused_dial_backs_off(void **state)
     c.ops->disconnect(&c);
 }
 
+#define MAX_LEASES 256
+
+/* NewSession at connect: the lease exists before any acquire, and the
+ * acquire's key rides on it without granting another. */
+static void a_session_is_granted_at_connect(void **state)
+{
+    (void)state;
+    static int64_t l0[MAX_LEASES], l1[MAX_LEASES], l2[MAX_LEASES], l3[MAX_LEASES];
+    struct lock_config sess = cfg;
+    sess.ttl_ms = LONG_TTL_MS;
+    size_t n0 = leases_now(l0, MAX_LEASES);
+    struct lock_client a;
+    client_open(&a, &sess);
+    size_t n1 = leases_now(l1, MAX_LEASES);
+    assert_int_equal(n1, n0 + 1);
+    int64_t first = new_lease(l0, n0, l1, n1);
+    assert_true(first != 0);
+    char key[64];
+    int64_t leases[4];
+    new_key(key, sizeof(key));
+    struct lock_grant g;
+    assert_int_equal(take(&a, key, LONG_TTL_MS, 0, &g), LOCK_OK);
+    assert_int_equal(keys_under(key, NULL, NULL, leases, 4), 1);
+    assert_int_equal(leases[0], first);
+    assert_int_equal(leases_now(l2, MAX_LEASES), n1); /* no second grant */
+    /* a crash revokes nothing; the client that connects again has a lease of its own */
+    a.ops->crash(&a);
+    client_open(&a, &sess);
+    size_t n2 = leases_now(l2, MAX_LEASES);
+    assert_int_equal(n2, n1 + 1);
+    assert_true(has_lease(l2, n2, first));
+    int64_t second = new_lease(l1, n1, l2, n2);
+    assert_true(second != 0 && second != first);
+    /* lost (revoked): the next acquire makes another */
+    revoke_lease(first);
+    revoke_lease(second);
+    new_key(key, sizeof(key));
+    assert_int_equal(take(&a, key, LONG_TTL_MS, 0, &g), LOCK_OK);
+    size_t n3 = leases_now(l3, MAX_LEASES);
+    assert_int_equal(keys_under(key, NULL, NULL, leases, 4), 1);
+    assert_true(has_lease(l3, n3, leases[0]));
+    assert_false(has_lease(l2, n2, leases[0]));
+    assert_int_equal(a.ops->release(&a, &g), LOCK_OK);
+    a.ops->disconnect(&a);
+}
+
+/* A session that ran out while its client was idle (the client keeps it
+ * alive while it waits and holds, not between) is replaced at the next
+ * acquire, whose key rides on the new lease. */
+static void a_session_that_ran_out_is_replaced_at_the_next_acquire(void **state)
+{
+    (void)state;
+    static int64_t l0[MAX_LEASES], l1[MAX_LEASES];
+    struct lock_config sess = cfg;
+    sess.ttl_ms = 2000;
+    size_t n0 = leases_now(l0, MAX_LEASES);
+    struct lock_client a;
+    client_open(&a, &sess);
+    size_t n1 = leases_now(l1, MAX_LEASES);
+    int64_t first = new_lease(l0, n0, l1, n1);
+    assert_true(first != 0);
+    int tries = 0;
+    for (; tries < POLL_TRIES && has_lease(l1, leases_now(l1, MAX_LEASES), first); tries++)
+        lock_sleep_ms(20);
+    assert_true(tries < POLL_TRIES); /* etcd let the 2 s lease run out */
+    char key[64];
+    int64_t leases[4];
+    new_key(key, sizeof(key));
+    struct lock_grant g;
+    assert_int_equal(take(&a, key, 2000, 0, &g), LOCK_OK);
+    assert_int_equal(keys_under(key, NULL, NULL, leases, 4), 1);
+    assert_true(leases[0] != first);
+    assert_true(has_lease(l1, leases_now(l1, MAX_LEASES), leases[0]));
+    assert_int_equal(a.ops->release(&a, &g), LOCK_OK);
+    a.ops->disconnect(&a);
+}
+
+/* NewSession returns the grant's error: a connect whose grant could not
+ * be sent fails, as never sent. */
+static void a_session_that_cannot_be_granted_fails_connect(void **state)
+{
+    (void)state;
+    struct lock_config dead = cfg;
+    dead.ttl_ms = 2000;
+    dead.endpoints[0].port = cluster_free_port(); /* nobody listens there */
+    assert_true(dead.endpoints[0].port > 0);
+    struct lock_client c;
+    memset(&c, 0, sizeof(c));
+    c.ops = lock_find("etcd");
+    c.cfg = &dead;
+    c.rng = 88172645463325252ULL;
+    assert_int_equal(c.ops->connect(&c), -1);
+    assert_int_equal(c.err, LOCK_ERR_UNSENT);
+    assert_int_equal(c.connect_refused, 2); /* the dial, then the grant's try */
+    c.ops->disconnect(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -556,6 +691,9 @@ int main(void)
         cmocka_unit_test(crash_leaves_the_key_to_its_lease),
         cmocka_unit_test(a_client_costs_its_connection_alone),
         cmocka_unit_test(a_refused_dial_backs_off),
+        cmocka_unit_test(a_session_is_granted_at_connect),
+        cmocka_unit_test(a_session_that_ran_out_is_replaced_at_the_next_acquire),
+        cmocka_unit_test(a_session_that_cannot_be_granted_fails_connect),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -234,6 +234,21 @@ static void compare_writes_one_table_for_all(void **state)
     if (o.status != 0)
         fail_msg("compare: exit %d\n%s\n%s", o.status, o.out, o.err);
     assert_non_null(strstr(o.out, "\nEnd of compare: PASS; safe (3 runs)\n"));
+    /* before each algorithm but the first, the wait for the servers to
+     * settle, and what it came to, on stderr */
+    assert_null(strstr(o.err, "locklab: before redis: "));
+    static const char *const next[] = {"locklab: before redlock: ", "locklab: before zookeeper: "};
+    for (size_t i = 0; i < 2; i++) {
+        const char *at = strstr(o.err, next[i]);
+        if (at == NULL)
+            fail_msg("no \"%s\" on stderr:\n%s", next[i], o.err);
+        char line[512];
+        snprintf(line, sizeof(line), "%.*s", (int)strcspn(at, "\n"), at);
+        if (strstr(line, "the servers were quiet (") == NULL &&
+            strstr(line, " to settle (under 5 % of a core)") == NULL &&
+            strstr(line, ", the bound, for the servers to settle; still busy: ") == NULL)
+            fail_msg("what the wait came to is not said: %s", line);
+    }
     json_t *c = load_json(o.dir, "compare.json");
     assert_string_equal(json_string_value(json_object_get(c, "schema")), "locklab.compare/2");
     json_t *rows = json_object_get(c, "algorithms");
