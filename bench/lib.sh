@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # bench/lib.sh - sourced by the benchmarks: one throwaway redis-server on a
 # free loopback port in a temporary folder, stopped by its PID on exit.
 #
@@ -38,4 +39,18 @@ start_redis() {
   done
   echo "redis-server did not answer on port $port (attempt $try): $(tail -1 "$work/redis.log" 2>/dev/null)" >&2
   exit 3
+}
+
+# The CPU ticks (utime + stime) of the thread named $2 in process $1 (each
+# of locklab's threads is named: locklab-proxy, locklab-worker, ...); 0
+# when it has none.
+thread_ticks() {
+  local t
+  for t in /proc/"$1"/task/*; do
+    if [ "$(cat "$t/comm" 2>/dev/null)" = "$2" ]; then
+      awk '{ print $14 + $15 }' "$t/stat" 2>/dev/null || echo 0
+      return
+    fi
+  done
+  echo 0
 }

@@ -29,17 +29,6 @@ hz=$(getconf CLK_TCK)
 . bench/lib.sh
 start_redis
 
-# The proxy thread's CPU ticks in locklab process $1 (0: no proxy thread).
-proxy_ticks() {
-  local t
-  for t in /proc/"$1"/task/*; do
-    if [ "$(cat "$t/comm" 2>/dev/null)" = locklab-proxy ]; then
-      awk '{ print $14 + $15 }' "$t/stat" 2>/dev/null || echo 0
-      return
-    fi
-  done
-  echo 0
-}
 
 # utime + stime ticks of locklab process $1 and the server
 all_ticks() { cat "/proc/$1/stat" "/proc/$server/stat" 2>/dev/null | awk '{ s += $14 + $15 } END { print s + 0 }'; }
@@ -53,9 +42,9 @@ run() {
     --quiet --out "$work/$name" "$@" >/dev/null &
   local pid=$! t0 t1 a0 a1
   sleep 1
-  t0=$(proxy_ticks "$pid") a0=$(all_ticks "$pid")
+  t0=$(thread_ticks "$pid" locklab-proxy) a0=$(all_ticks "$pid")
   sleep $((secs - 2))
-  t1=$(proxy_ticks "$pid") a1=$(all_ticks "$pid")
+  t1=$(thread_ticks "$pid" locklab-proxy) a1=$(all_ticks "$pid")
   # a run that fails would otherwise end the bench silently (its line never read)
   wait "$pid" || { local rc=$?; echo "bench: locklab run $name exited $rc: $(head -1 "$work/$name"/report.md 2>/dev/null)" >&2; exit 3; }
   python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); a=r["operations"]["acquire"]

@@ -61,15 +61,7 @@ start_relay() {
 # The hop's own CPU ticks: the proxy's thread in locklab process $1, or the
 # relay process $2 (direct: 0).
 hop_ticks() {
-  local t
-  if [ -n "$2" ]; then ticks "$2"; return; fi
-  for t in /proc/"$1"/task/*; do
-    if [ "$(cat "$t/comm" 2>/dev/null)" = locklab-proxy ]; then
-      awk '{ print $14 + $15 }' "$t/stat" 2>/dev/null || echo 0
-      return
-    fi
-  done
-  echo 0
+  if [ -n "$2" ]; then ticks "$2"; else thread_ticks "$1" locklab-proxy; fi
 }
 
 # rate (acquires/s), CPU us per cycle, and the hop's own CPU us per cycle of
