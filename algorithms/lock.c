@@ -191,6 +191,46 @@ int lock_wait(struct lock_client *c, struct pollfd *fds, size_t n, uint64_t dead
     return s ? s->wait(s->ctx, fds, n, deadline_ns) : blocking_wait(NULL, fds, n, deadline_ns);
 }
 
+int lock_seam_wait_all(const struct lock_seam *s, struct pollfd *fds, size_t n,
+                       uint64_t deadline_ns)
+{
+    if (s == NULL)
+        s = &lock_blocking_seam;
+    struct pollfd left[LOCK_ENDPOINT_MAX];
+    size_t at[LOCK_ENDPOINT_MAX];
+    int ready = 0;
+    for (size_t i = 0; i < n; i++)
+        fds[i].revents = 0;
+    if (n > LOCK_ENDPOINT_MAX) /* more than any fan-out here: each wakes the caller */
+        return s->wait(s->ctx, fds, n, deadline_ns);
+    for (;;) {
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++)
+            if (fds[i].fd >= 0 && fds[i].revents == 0) {
+                left[m] = fds[i];
+                at[m++] = i;
+            }
+        if (m == 0)
+            return ready;
+        int rc = s->wait(s->ctx, left, m, deadline_ns);
+        if (rc <= 0) /* the deadline, or a failure: what answered stands */
+            return ready > 0 || rc == 0 ? ready : rc;
+        for (size_t k = 0; k < m; k++)
+            if (left[k].revents) {
+                fds[at[k]].revents = left[k].revents;
+                ready++;
+            }
+    }
+}
+
+int lock_wait_all(struct lock_client *c, struct pollfd *fds, size_t n, uint64_t deadline_ns)
+{
+    const struct lock_seam *s = c->seam;
+    if (s && s->wait_all)
+        return s->wait_all(s->ctx, fds, n, deadline_ns);
+    return lock_seam_wait_all(s, fds, n, deadline_ns);
+}
+
 void lock_sleep_until(struct lock_client *c, uint64_t until_ns, const atomic_int *cancel)
 {
     const struct lock_seam *s = c->seam;

@@ -13,12 +13,13 @@
  * exit.
  *
  * The seam: an algorithm must wait for a socket only through lock_wait()
- * and sleep only through lock_sleep() / lock_sleep_until(); it never calls
+ * (or lock_wait_all(), for a fan-out that needs every answer) and sleep
+ * only through lock_sleep() / lock_sleep_until(); it never calls
  * poll, select, nanosleep or a client library's blocking call itself, and
  * uses its library in the non-blocking form (hiredis's buffer read/write,
  * libpq's PQsendQuery/PQconsumeInput, libcurl's multi interface). Those
  * calls go to the engine's struct lock_seam when it gave one, so an engine
- * runs clients as coroutines on an event loop by changing those two
+ * runs clients as coroutines on an event loop by changing those
  * functions alone: every lock waits through the seam, so every client is
  * a coroutine. A library its caller must drive to keep a session alive
  * (ZooKeeper's single-threaded C client) gets the client's idle time
@@ -154,7 +155,14 @@ struct lock_seam {
     /* Sleep until until_ns; return sooner once *cancel is non-zero (NULL:
      * never), noticed within 50 ms (the engine's Ctrl-C). */
     void (*sleep)(void *ctx, uint64_t until_ns, const atomic_int *cancel);
-    void *ctx; /* handed to both */
+    /* Optional (NULL: lock_wait_all waits with wait, on the fds that have
+     * not answered yet, until all have): as wait, but return only once
+     * every fd of fds[0..n) is ready for what it asked (or has an error or
+     * a hang-up), or deadline_ns has passed. A fan-out that needs every
+     * node's answer then wakes once, not once an answer, and arms each
+     * socket once. */
+    int (*wait_all)(void *ctx, struct pollfd *fds, size_t n, uint64_t deadline_ns);
+    void *ctx; /* handed to all three */
 };
 
 /* One virtual client. The engine fills ops, cfg, owner and rng before
@@ -319,6 +327,14 @@ uint64_t lock_random_from(uint64_t *state, uint64_t n);
  * never cut short (an acquire looks at lock_cancelled between attempts).
  * lock_sleep_until: as the seam's sleep. */
 int lock_wait(struct lock_client *c, struct pollfd *fds, size_t n, uint64_t deadline_ns);
+/* As the seam's wait_all: revents as poll(2) fills them, the count of
+ * entries ready (fewer than those with an fd >= 0 when the deadline came
+ * first), -1 with errno when a wait failed before any was ready. */
+int lock_wait_all(struct lock_client *c, struct pollfd *fds, size_t n, uint64_t deadline_ns);
+/* lock_wait_all through s's wait alone (NULL: the blocking seam's): what a
+ * seam without wait_all gets, and what one with it may fall back to. */
+int lock_seam_wait_all(const struct lock_seam *s, struct pollfd *fds, size_t n,
+                       uint64_t deadline_ns);
 void lock_sleep(struct lock_client *c, uint32_t ms);
 void lock_sleep_until(struct lock_client *c, uint64_t until_ns, const atomic_int *cancel);
 /* The fallback: the calling thread blocks in ppoll / clock_nanosleep. An

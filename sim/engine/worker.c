@@ -261,12 +261,10 @@ static bool alone(const struct worker *w)
 /* A deadline already passed is armed all the same: the loop collects every
  * socket ready before it wakes anyone by deadline, so the wait only looks,
  * as poll(2) with a timeout of 0 would. */
-static int loop_wait(void *ctx, struct pollfd *fds, size_t n, uint64_t deadline_ns)
+/* Arm every fd of fds[0..n) for t: how many entries are answered already
+ * (an fd that cannot be watched, or one that shares a refused fd). */
+static int arm_all(struct worker *w, struct task *t, struct pollfd *fds, size_t n)
 {
-    struct worker *w = ctx;
-    if (alone(w))
-        return lock_blocking_seam.wait(NULL, fds, n, deadline_ns);
-    struct task *t = worker_self();
     int ready = 0;
     for (size_t i = 0; i < n; i++)
         fds[i].revents = 0;
@@ -286,11 +284,18 @@ static int loop_wait(void *ctx, struct pollfd *fds, size_t n, uint64_t deadline_
         if (arm(w, t, fds, i, n) < 0)
             ready++;
     }
-    if (ready)
-        return ready;
+    return ready;
+}
+
+/* Park t in its wait until want entries are ready (0: any), or the
+ * deadline; how many are. */
+static int park_wait(struct worker *w, struct task *t, struct pollfd *fds, size_t n,
+                     uint64_t deadline_ns, int ready, int want)
+{
     t->fds = fds;
     t->n_fds = n;
-    t->ready = 0;
+    t->ready = ready;
+    t->want = want;
     t->cancel = NULL;
     t->deadline_ns = deadline_ns;
     t->state = TASK_WAITING;
@@ -299,7 +304,48 @@ static int loop_wait(void *ctx, struct pollfd *fds, size_t n, uint64_t deadline_
     coro_yield(&w->home);
     t->fds = NULL;
     t->n_fds = 0;
+    t->want = 0;
     return t->ready;
+}
+
+/* A deadline already passed is armed all the same: the loop collects every
+ * socket ready before it wakes anyone by deadline, so the wait only looks,
+ * as poll(2) with a timeout of 0 would. */
+static int loop_wait(void *ctx, struct pollfd *fds, size_t n, uint64_t deadline_ns)
+{
+    struct worker *w = ctx;
+    if (alone(w))
+        return lock_blocking_seam.wait(NULL, fds, n, deadline_ns);
+    struct task *t = worker_self();
+    int ready = arm_all(w, t, fds, n);
+    return ready ? ready : park_wait(w, t, fds, n, deadline_ns, 0, 0);
+}
+
+static bool repeats_an_fd(const struct pollfd *fds, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (fds[i].fd >= 0 && first_of(fds, i) < i)
+            return true;
+    return false;
+}
+
+/* Every socket armed once, the task woken once all have answered. An fd
+ * given twice (one arming answers for both entries, and may answer one
+ * only) and the lone task take lock.h's way: wait, again, on what has not
+ * answered. */
+static int loop_wait_all(void *ctx, struct pollfd *fds, size_t n, uint64_t deadline_ns)
+{
+    struct worker *w = ctx;
+    if (alone(w) || repeats_an_fd(fds, n)) {
+        struct lock_seam each = {.wait = loop_wait, .ctx = w};
+        return lock_seam_wait_all(&each, fds, n, deadline_ns);
+    }
+    struct task *t = worker_self();
+    int want = 0;
+    for (size_t i = 0; i < n; i++)
+        want += fds[i].fd >= 0;
+    int ready = arm_all(w, t, fds, n);
+    return ready >= want ? ready : park_wait(w, t, fds, n, deadline_ns, ready, want);
 }
 
 static void loop_sleep(void *ctx, uint64_t until_ns, const atomic_int *cancel)
@@ -333,6 +379,11 @@ int worker_wait(struct worker *w, struct pollfd *fds, size_t n, uint64_t deadlin
     return loop_wait(w, fds, n, deadline_ns);
 }
 
+int worker_wait_all(struct worker *w, struct pollfd *fds, size_t n, uint64_t deadline_ns)
+{
+    return loop_wait_all(w, fds, n, deadline_ns);
+}
+
 void worker_sleep(struct worker *w, uint64_t until_ns, const atomic_int *cancel)
 {
     loop_sleep(w, until_ns, cancel);
@@ -340,7 +391,8 @@ void worker_sleep(struct worker *w, uint64_t until_ns, const atomic_int *cancel)
 
 struct lock_seam worker_seam(struct worker *w)
 {
-    return (struct lock_seam){.wait = loop_wait, .sleep = loop_sleep, .ctx = w};
+    return (struct lock_seam){
+        .wait = loop_wait, .sleep = loop_sleep, .wait_all = loop_wait_all, .ctx = w};
 }
 
 void worker_park(struct worker *w)
@@ -392,7 +444,7 @@ static void deliver(struct worker *w, uint64_t tag, uint32_t events)
         got++;
     }
     t->ready += got;
-    if (got && t->state == TASK_WAITING)
+    if (got && t->state == TASK_WAITING && t->ready >= t->want)
         make_runnable(w, t);
 }
 

@@ -39,6 +39,7 @@ struct task {
     struct pollfd *fds;
     size_t n_fds;
     int ready;
+    int want; /* entries ready before it wakes (wait_all); 0: any one */
     uint64_t deadline_ns;
     size_t heap_at; /* its place in the deadline heap, SIZE_MAX: none */
     const atomic_int *cancel;
@@ -64,6 +65,7 @@ void worker_park(struct worker *w);
 void worker_unpark(struct worker *w, struct task *t);
 /* The seam's calls, from a task (lock.h's struct lock_seam). */
 int worker_wait(struct worker *w, struct pollfd *fds, size_t n, uint64_t deadline_ns);
+int worker_wait_all(struct worker *w, struct pollfd *fds, size_t n, uint64_t deadline_ns);
 void worker_sleep(struct worker *w, uint64_t until_ns, const atomic_int *cancel);
 /* The same as a lock's seam, its ctx the worker: a lock calls them with
  * no step between. */
