@@ -161,7 +161,9 @@ static void take_reply(struct lock_client *c, struct node *nd)
 }
 
 /* Collect the answers until every node has answered or node_timeout_ms
- * from sent_ms has passed; the silent ones are dropped. */
+ * from sent_ms has passed; the silent ones are dropped. Every answer is
+ * needed (the validity counts from the last), so the wait is for all of
+ * them at once: one wake a round where the engine can, not one a node. */
 static void collect(struct lock_client *c, struct redlock *rl, uint64_t sent_ms)
 {
     uint64_t deadline = sent_ms + node_timeout(c);
@@ -176,7 +178,7 @@ static void collect(struct lock_client *c, struct redlock *rl, uint64_t sent_ms)
         uint64_t now = lock_now_ms();
         if (np == 0 || now >= deadline)
             break;
-        if (lock_wait(c, pf, np, deadline * 1000000u) <= 0)
+        if (lock_wait_all(c, pf, np, deadline * 1000000u) <= 0)
             continue; /* none ready, or the wait failed: the deadline decides */
         for (size_t k = 0; k < np; k++) {
             struct node *nd = &rl->node[idx[k]];
