@@ -32,7 +32,7 @@ struct histogram;
 #define RESULT_MAX_EXPECTS (3 + 3 * SCENARIO_MAX_FAULTS)
 
 struct expect_record {
-    char what[32]; /* "violations" */
+    char what[48]; /* "violations", "faults[2].recovery_ms" */
     char want[24]; /* ">0" */
     char got[32];
     bool met;
