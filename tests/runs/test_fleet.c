@@ -191,7 +191,8 @@ static json_t *load_json(const char *dir, const char *name)
 {
     char path[700];
     json_error_t e;
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
+        fail_msg("%s/%s: path too long", dir, name);
     json_t *j = json_load_file(path, 0, &e);
     if (j == NULL)
         fail_msg("%s: %s", path, e.text);

@@ -247,7 +247,10 @@ static void assert_same_in_window(const struct run_result *whole, const struct r
     assert_int_equal(n, expected);
 }
 
-static char *timeline(const struct run_result *r, const struct violation *v)
+/* Not inlined: gcc -O3 then takes the text open_memstream gave for a
+ * pointer into the local that received it (-Wdangling-pointer). */
+__attribute__((noinline)) static char *timeline(const struct run_result *r,
+                                                const struct violation *v)
 {
     char *text = NULL;
     size_t len = 0;
