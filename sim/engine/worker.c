@@ -258,9 +258,6 @@ static bool alone(const struct worker *w)
     return w->alive - w->parked == 1;
 }
 
-/* A deadline already passed is armed all the same: the loop collects every
- * socket ready before it wakes anyone by deadline, so the wait only looks,
- * as poll(2) with a timeout of 0 would. */
 /* Arm every fd of fds[0..n) for t: how many entries are answered already
  * (an fd that cannot be watched, or one that shares a refused fd). */
 static int arm_all(struct worker *w, struct task *t, struct pollfd *fds, size_t n)
