@@ -231,7 +231,6 @@ static int xfer_init(struct etcd_wire *w, struct xfer *x)
     x->h = curl_easy_init();
     if (x->h == NULL)
         return -1;
-    const struct lock_config *cfg = w->c->cfg;
     curl_easy_setopt(x->h, CURLOPT_PRIVATE, (char *)x);
     curl_easy_setopt(x->h, CURLOPT_SHARE, w->own);
     curl_easy_setopt(x->h, CURLOPT_NOSIGNAL, 1L);
@@ -247,7 +246,6 @@ static int xfer_init(struct etcd_wire *w, struct xfer *x)
      * 200 ms timer is pushed past any request's life (an endpoint is one
      * address; a refused one moves on to the next at once anyway). */
     curl_easy_setopt(x->h, CURLOPT_HAPPY_EYEBALLS_TIMEOUT_MS, 3600000L);
-    (void)cfg;
     return 0;
 }
 
@@ -326,10 +324,8 @@ static void hub_run(struct etcd_wire *w)
     CURLMsg *msg;
     int left;
     while ((msg = curl_multi_info_read(h->m, &left)) != NULL) {
-        struct xfer *x = NULL;
-        if (msg->msg != CURLMSG_DONE ||
-            curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&x) != CURLE_OK ||
-            x == NULL)
+        struct xfer *x = msg->msg == CURLMSG_DONE ? xfer_of(msg->easy_handle) : NULL;
+        if (x == NULL)
             continue;
         x->done = true;
         x->rc = msg->data.result;
