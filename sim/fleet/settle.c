@@ -7,10 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "sim/fleet/server_kind.h"
+#include "sim/fleet/spawn.h"
+#include "sim/record/clock.h"
 
 void settle_begin(struct settle *s, size_t n, const uint64_t *cpu_ms, uint64_t now_ms,
                   uint64_t max_ms)
@@ -93,9 +94,7 @@ int64_t settle_cpu_ms(int pid)
 
 static uint64_t now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+    return clock_mono_ns() / 1000000u;
 }
 
 static void sample_all(const struct cluster *cl, const size_t *idx, size_t n, uint64_t *cpu)
@@ -133,9 +132,7 @@ void fleet_settle(const struct cluster *cl, uint64_t max_ms, int (*stop)(void),
     uint64_t t0 = now_ms();
     settle_begin(s, n, cpu, t0, max_ms);
     do {
-        struct timespec pause = {.tv_sec = SETTLE_SAMPLE_MS / 1000,
-                                 .tv_nsec = (SETTLE_SAMPLE_MS % 1000) * 1000000L};
-        nanosleep(&pause, NULL);
+        spawn_sleep_ms(SETTLE_SAMPLE_MS);
         sample_all(cl, idx, n, cpu);
         r->state = settle_sample(s, cpu, now_ms());
     } while (r->state == SETTLE_BUSY && !(stop && stop()));
