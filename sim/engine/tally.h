@@ -28,8 +28,7 @@
  * the log still gets its seconds in order and every sample stays in its
  * second. log and h[] belong to whoever holds the slot (busy), or to the
  * tally's thread once it has finished. The spare set costs a worker
- * OP_COUNT more full-range histograms (5 x 188 KiB); a thread per client
- * gets none.
+ * OP_COUNT more full-range histograms (5 x 188 KiB).
  *
  * Memory: only the sealed seconds grow, with the run's seconds and the
  * spread of each second's samples, not their number. Measured (a
