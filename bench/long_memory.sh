@@ -57,16 +57,12 @@ sections_of() { # the checker's sections, from report.json
 echo "== $scn for $secs s, RSS every $every s"
 run_sampled "$out/long" "$secs" 1
 long_peak=$peak_kb
-warm_t=0 warm_kb=0 last_t=0 last_kb=0
+warm_t=0 warm_kb=0 last_t=0 last_kb=0 quarter_kb=0
 for x in "${samples[@]}"; do
   t=${x%%:*} kb=${x##*:}
   if [ "$warm_kb" = 0 ] && [ "$t" -ge $((secs / 10)) ]; then warm_t=$t warm_kb=$kb; fi
-  last_t=$t last_kb=$kb
-done
-quarter_kb=0
-for x in "${samples[@]}"; do
-  t=${x%%:*} kb=${x##*:}
   if [ "$t" -le $((secs / 4)) ]; then quarter_kb=$kb; fi
+  last_t=$t last_kb=$kb
 done
 short=$(( secs / 4 > every ? secs / 4 : every ))
 echo "== the peer: the same for $short s"
