@@ -29,7 +29,6 @@ hz=$(getconf CLK_TCK)
 . bench/lib.sh
 start_redis
 
-
 # utime + stime ticks of locklab process $1 and the server
 all_ticks() { cat "/proc/$1/stat" "/proc/$server/stat" 2>/dev/null | awk '{ s += $14 + $15 } END { print s + 0 }'; }
 
