@@ -160,12 +160,11 @@ static int summary(const struct outcome *o, char *buf, size_t len)
     json_t *ch = json_object_get(r, "checker");
     const char *verdict = str(json_object_get(r, "verdict"));
     int pass = strcmp(verdict, "PASS") == 0;
-    const char *why = str(json_object_get(r, "incomplete_reason"));
+    json_t *why = json_object_get(r, "incomplete_reason");
+    int incomplete = json_is_string(why);
     size_t n = (size_t)snprintf(
         buf, len, "verdict %s%s%s, failure %s, violations %lld, witness_agrees %s;", verdict,
-        json_is_string(json_object_get(r, "incomplete_reason")) ? ": " : "",
-        json_is_string(json_object_get(r, "incomplete_reason")) ? why : "",
-        str(json_object_get(r, "failure")),
+        incomplete ? ": " : "", incomplete ? str(why) : "", str(json_object_get(r, "failure")),
         (long long)json_integer_value(json_object_get(ch, "violations")),
         json_is_true(json_object_get(ch, "witness_agrees")) ? "yes" : "NO");
     size_t i;
