@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "reports/report.h"
+#include "reports/violation_groups.h"
 #include "sim/check/context.h"
 #include "sim/record/histogram.h"
 
@@ -138,6 +139,8 @@ void report_violations(FILE *f, const struct run_result *r, int max)
 {
     const struct check_result *c = &r->check;
     int shown = 0;
+    /* the causes first: a pause that stranded one holder is one line, not a page of pairs */
+    report_group_lines(f, r, max > 0 ? (size_t)max : 0);
     for (size_t i = 0; i < c->n_list && shown < max; i++) {
         const struct violation *v = &c->list[i];
         if (v->fenced)

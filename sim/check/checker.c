@@ -107,6 +107,26 @@ static size_t first_ending_after(const struct host_stall *st, size_t n, uint64_t
     return lo;
 }
 
+/* The longest stall the earlier holder lived from held to entered that its
+ * lease could not outlast: its length into *ns, its start into *from. */
+static void stall_between(const struct host_stall *stalls, size_t n, uint64_t lease_ns,
+                          uint64_t held, uint64_t entered, uint64_t *ns, uint64_t *at)
+{
+    *ns = 0;
+    *at = 0;
+    for (size_t k = first_ending_after(stalls, n, held); k < n && stalls[k].from_ns < entered;
+         k++) {
+        /* only what the earlier holder lived, and only a stall its
+         * lease could not outlast to the later one's entry */
+        uint64_t from = max_u64(stalls[k].from_ns, held);
+        uint64_t to = min_u64(stalls[k].to_ns, entered);
+        if (stalls[k].to_ns + lease_ns < entered || to - from <= *ns)
+            continue;
+        *ns = to - from;
+        *at = from;
+    }
+}
+
 void checker_attach_stalls(struct check_result *r, const struct section *sections,
                            const struct host_stall *stalls, size_t n, uint64_t lease_ns)
 {
@@ -114,25 +134,20 @@ void checker_attach_stalls(struct check_result *r, const struct section *section
         struct violation *v = &r->list[i];
         const struct section *a = sections ? &sections[v->a] : &v->sa;
         const struct section *b = sections ? &sections[v->b] : &v->sb;
-        uint64_t held = min_u64(a->from_ns, b->from_ns), entered = max_u64(a->from_ns, b->from_ns);
-        v->stall_ns = 0;
-        v->stall_from_ns = 0;
-        for (size_t k = first_ending_after(stalls, n, held); k < n && stalls[k].from_ns < entered;
-             k++) {
-            /* only what the earlier holder lived, and only a stall its
-             * lease could not outlast to the later one's entry */
-            uint64_t from = max_u64(stalls[k].from_ns, held);
-            uint64_t to = min_u64(stalls[k].to_ns, entered);
-            if (stalls[k].to_ns + lease_ns < entered || to - from <= v->stall_ns)
-                continue;
-            v->stall_ns = to - from;
-            v->stall_from_ns = from;
-        }
+        stall_between(stalls, n, lease_ns, min_u64(a->from_ns, b->from_ns),
+                      max_u64(a->from_ns, b->from_ns), &v->stall_ns, &v->stall_from_ns);
+    }
+    /* a group's: what its holder lived before the first other holder entered */
+    for (size_t i = 0; i < r->groups.n_list; i++) {
+        struct violation_group *g = &r->groups.list[i];
+        stall_between(stalls, n, lease_ns, min_u64(g->stale.from_ns, g->first_ns),
+                      max_u64(g->stale.from_ns, g->first_ns), &g->stall_ns, &g->stall_from_ns);
     }
 }
 
 void checker_result_free(struct check_result *r)
 {
     free(r->list);
+    free(r->groups.list);
     memset(r, 0, sizeof(*r));
 }

@@ -95,6 +95,41 @@ struct violation {
     uint64_t stall_from_ns; /* when it began */
 };
 
+/* The violations grouped by cause (groups.h): one group per stale holder,
+ * the section that entered first in each of its pairs and was still
+ * inside as the others entered. Every unfenced pair falls in exactly one
+ * group; groups past CHECK_MAX_GROUPS are counted, not kept. */
+#define CHECK_MAX_GROUPS  100
+#define GROUP_MAX_HOLDERS 16
+
+struct violation_group {
+    struct section stale; /* the holder the others overlapped (a in each pair) */
+    uint64_t pairs;       /* its unfenced pairs, every one of them */
+    uint64_t first_ns;    /* the first other holder entered (the first overlap began) */
+    uint64_t last_ns;     /* the last overlap ended */
+    uint64_t reach_ns;    /* the latest any of them left: the group's extent */
+    uint32_t holders[GROUP_MAX_HOLDERS]; /* the lowest-numbered clients that overlapped it,
+                                            ascending, each once */
+    uint32_t n_holders;
+    bool more_holders; /* more clients than those overlapped it */
+    size_t n_faults;   /* fault spans near it (checker_run's rule for a pair whose later
+                          side runs from first_ns to last_ns) */
+    size_t faults[CHECK_MAX_FAULTS_PER_VIOLATION]; /* their indices, first ones */
+    uint64_t stall_ns; /* the longest host stall it lived before first_ns, within a lease
+                          (checker_attach_stalls); 0: none */
+    uint64_t stall_from_ns;
+};
+
+struct violation_groups {
+    struct violation_group *list; /* kept: the CHECK_MAX_GROUPS with the most pairs, in the
+                                     order their stale holders entered */
+    size_t n_list;
+    uint64_t groups;       /* every group */
+    uint64_t other_groups; /* of them, not kept */
+    uint64_t other_pairs;  /* their pairs */
+    bool writes_only;      /* the rule the pairs were judged by (checker_run's writes_only) */
+};
+
 struct check_result {
     uint64_t sections;
     uint64_t overlaps;           /* pairs of different owners that overlap in conflicting
@@ -109,6 +144,7 @@ struct check_result {
     struct violation *list;      /* the first `cap` overlaps (fenced or not), in entry order */
     size_t n_list;
     size_t cap;
+    struct violation_groups groups; /* the unfenced ones by cause */
 };
 
 /* Check n sections and nf fault spans: the stream's sweeps (sweep.h) fed

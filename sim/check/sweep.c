@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/check/groups.h"
 #include "sim/check/listing.h"
 #include "sim/record/grow.h"
 
@@ -49,8 +50,9 @@ struct inside {
 struct cs {
     struct section s;
     uint64_t id;
-    uint32_t link; /* the caller's, or the free list's */
-    uint8_t refs;  /* the time sweep's, and the sequence sweep's */
+    uint32_t link;  /* the caller's, or the free list's */
+    uint32_t group; /* its violations' group, when it is a stale holder (groups.h) */
+    uint8_t refs;   /* the time sweep's, and the sequence sweep's */
     bool closed;
     bool occupied; /* entered while a conflicting set was inside (checker.h) */
     bool counted;  /* a permit entry judged by its count on the sequence */
@@ -84,6 +86,7 @@ struct sweep {
     uint32_t *spare; /* the blocked list being walked */
     size_t cap_spare;
     struct listing listed;
+    struct group_track groups;
     bool writes_only;
     struct check_result *out;
 };
@@ -105,6 +108,7 @@ static void unref(struct sweep *w, uint32_t slot)
     struct cs *c = &w->pool[slot];
     if (--c->refs > 0)
         return;
+    groups_leave(&w->groups, &c->group); /* no later entrant can pair with it now */
     c->link = w->free_head;
     w->free_head = slot;
     w->held--;
@@ -221,8 +225,11 @@ static int list_pair(struct sweep *w, uint32_t a, uint32_t b)
 
 static int found(struct sweep *w, size_t *n_pick, const struct section *sx, uint32_t y)
 {
+    bool safe = pair_safe(w, sx, &w->pool[y].s);
     w->out->overlaps++;
-    w->out->fenced_pairs += pair_safe(w, sx, &w->pool[y].s);
+    w->out->fenced_pairs += safe;
+    if (!safe && groups_pair(&w->groups, &w->pool[y].group, &w->pool[y].s, sx) < 0)
+        return -1;
     if (!listing_wants(&w->listed, w->out, sx->key))
         return 0;
     if (array_grow(&w->pick, &w->cap_pick, *n_pick + 1, sizeof(*w->pick)) < 0)
@@ -427,6 +434,7 @@ struct sweep *sweep_new(size_t max_listed, bool writes_only, struct check_result
     w->free_head = SWEEP_NONE;
     w->writes_only = writes_only;
     w->out = out;
+    groups_begin(&w->groups, &out->groups, writes_only);
     return w;
 }
 
@@ -449,6 +457,7 @@ int sweep_open(struct sweep *w, uint64_t id, const struct section *s, bool may_s
     c->s = *s;
     c->id = id;
     c->link = SWEEP_NONE;
+    c->group = GROUP_NONE;
     c->refs = 1;
     c->seq_done = !may_seq;
     if (may_seq) {
@@ -595,22 +604,23 @@ size_t sweep_held_peak(const struct sweep *w)
  * overlap (the cause is often a fault that ended just before, such as a
  * server restarted empty); when the two only overlap in sequence (no
  * common nanosecond), the moment the later one entered. */
-static void attach_faults(struct violation *v, const struct fault_span *faults, size_t nf,
-                          uint64_t lookback_ns)
+static size_t faults_near(const struct section *a, const struct section *b,
+                          const struct fault_span *faults, size_t nf, uint64_t lookback_ns,
+                          size_t out[CHECK_MAX_FAULTS_PER_VIOLATION], uint64_t *overlap_ns)
 {
-    const struct section *a = &v->sa, *b = &v->sb;
     const struct section *first = a->from_ns <= b->from_ns ? a : b;
     uint64_t lo = max_u64(a->from_ns, b->from_ns);
     uint64_t hi = max_u64(lo, min_u64(a->to_ns, b->to_ns));
-    v->overlap_ns = hi - lo;
-    v->n_faults = 0;
-    for (size_t i = 0; i < nf && v->n_faults < CHECK_MAX_FAULTS_PER_VIOLATION; i++) {
+    size_t n = 0;
+    *overlap_ns = hi - lo;
+    for (size_t i = 0; i < nf && n < CHECK_MAX_FAULTS_PER_VIOLATION; i++) {
         const struct fault_span *f = &faults[i];
         bool near = f->to_ns >= lo || lo - f->to_ns <= lookback_ns;
         bool on_first = f->from_ns <= first->to_ns && f->to_ns >= first->from_ns;
         if (f->from_ns <= hi && (near || on_first))
-            v->faults[v->n_faults++] = i;
+            out[n++] = i;
     }
+    return n;
 }
 
 int sweep_finish(struct sweep *w, const struct fault_span *faults, size_t nf, uint64_t lookback_ns,
@@ -635,14 +645,27 @@ int sweep_finish(struct sweep *w, const struct fault_span *faults, size_t nf, ui
     free(w->spare);
     if (rc == 0)
         rc = listing_finish(&w->listed, out);
+    if (rc == 0)
+        rc = groups_finish(&w->groups);
     listing_free(&w->listed);
+    groups_free(&w->groups);
     free(w);
     if (rc < 0) {
         checker_result_free(out);
         return -1;
     }
-    for (size_t i = 0; i < out->n_list; i++)
-        attach_faults(&out->list[i], faults, nf, lookback_ns);
+    for (size_t i = 0; i < out->n_list; i++) {
+        struct violation *v = &out->list[i];
+        v->n_faults =
+            faults_near(&v->sa, &v->sb, faults, nf, lookback_ns, v->faults, &v->overlap_ns);
+    }
+    /* a group's faults by the same rule, its later side the span of its overlaps */
+    for (size_t i = 0; i < out->groups.n_list; i++) {
+        struct violation_group *g = &out->groups.list[i];
+        struct section later = groups_later(g);
+        uint64_t span;
+        g->n_faults = faults_near(&g->stale, &later, faults, nf, lookback_ns, g->faults, &span);
+    }
     out->violations = out->overlaps - out->fenced_pairs;
     return 0;
 }
