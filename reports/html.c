@@ -16,9 +16,10 @@
 #include "reports/html_parts.h"
 #include "reports/report.h"
 #include "sim/check/context.h"
+#include "sim/check/groups.h"
 #include "sim/record/histogram.h"
 
-/* lock timelines drawn, as --show-violations' default; the context
+/* lock timelines drawn, one per group of violations; the context
  * (sim/check/context.h) rebuilds the sections of that many */
 #define MAX_TIMELINES CONTEXT_WINDOWS
 
@@ -152,13 +153,17 @@ static void violations(FILE *f, const struct run_result *r)
                    "sections at once.</p>\n");
         return;
     }
-    size_t drawn = 0;
-    for (size_t i = 0; i < c->n_list && drawn < MAX_TIMELINES; i++)
-        if (!c->list[i].fenced)
-            html_lock_timeline(f, r, &c->list[i], drawn++);
-    if (c->violations > drawn)
-        fprintf(f, "<p class=\"note\">The first %zu of %" PRIu64 " violations drawn.</p>\n", drawn,
-                c->violations);
+    /* one timeline per cause, not per pair: a stale holder overlapped by a
+     * hundred others is one story (sim/check/groups.h) */
+    size_t drawn[CHECK_MAX_GROUPS];
+    size_t n = groups_drawn(&c->groups, MAX_TIMELINES, drawn);
+    for (size_t i = 0; i < n; i++)
+        html_group_timeline(f, r, &c->groups.list[drawn[i]], drawn[i]);
+    if (c->groups.groups > n)
+        fprintf(f,
+                "<p class=\"note\">The %zu groups with the most violations drawn, of %" PRIu64
+                ".</p>\n",
+                n, c->groups.groups);
     html_violations_table(f, r);
 }
 

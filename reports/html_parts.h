@@ -31,14 +31,16 @@ void html_op_spectrum(FILE *f, const struct run_result *r);
 void html_fairness(FILE *f, const struct run_result *r);
 
 /* html_timelines.c */
-/* The lock timeline around violation v, the nth drawn (from 0). */
-void html_lock_timeline(FILE *f, const struct run_result *r, const struct violation *v, size_t nth);
+/* The lock timeline of group g of violations, the nth drawn (from 0). */
+void html_group_timeline(FILE *f, const struct run_result *r, const struct violation_group *g,
+                         size_t nth);
 
 /* html_tables.c */
 void html_operations_table(FILE *f, const struct run_result *r);
 /* Or a note when the scenario has no faults. */
 void html_faults_table(FILE *f, const struct run_result *r);
-/* The unfenced violations, the first 100 of them. */
+/* The violations by group, one row each, the listed pairs of each on
+ * demand. */
 void html_violations_table(FILE *f, const struct run_result *r);
 /* With the checker's, the witness's, fencing's, stuck locks' and the
  * host's figures in a note below. */

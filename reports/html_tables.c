@@ -5,10 +5,11 @@
 #include <stdlib.h>
 
 #include "reports/html_parts.h"
+#include "reports/violation_groups.h"
 #include "sim/check/context.h"
 #include "sim/record/histogram.h"
 
-#define MAX_VIOL_ROWS 100 /* violations listed in the table */
+#define MAX_VIOL_ROWS 100 /* pairs listed under a group */
 
 static void cell_text(FILE *f, const char *cls, const char *s)
 {
@@ -73,37 +74,100 @@ void html_faults_table(FILE *f, const struct run_result *r)
     fprintf(f, "</table>\n");
 }
 
-void html_violations_table(FILE *f, const struct run_result *r)
+/* One listed pair, as a row of a group's pairs. */
+static void pair_row(FILE *f, const struct run_result *r, const struct violation *v)
+{
+    const struct section *a = violation_first(r, v), *b = violation_second(r, v);
+    char faults[160], ta[24], tb[24];
+    report_violation_faults(r, v, faults, sizeof(faults));
+    fprintf(f, "<tr class=\"bad pair\" data-a=\"%" PRIu32 "\" data-b=\"%" PRIu32 "\">", a->client,
+            b->client);
+    fprintf(f,
+            "<td>%" PRIu32 "</td><td>%.3f .. %.3f s</td><td>%s</td><td>%" PRIu32
+            "</td><td>%.3f .. %.3f s</td><td>%s</td><td>%.3f</td>",
+            a->client, report_rel_s(r, a->from_ns), report_rel_s(r, a->to_ns),
+            report_token(a->token, ta, sizeof(ta)), b->client, report_rel_s(r, b->from_ns),
+            report_rel_s(r, b->to_ns), report_token(b->token, tb, sizeof(tb)),
+            (double)v->overlap_ns / 1e6);
+    cell_text(f, " class=\"l\"", faults[0] ? faults : "none");
+    fprintf(f, "</tr>\n");
+}
+
+/* The listed pairs of group g, at most MAX_VIOL_ROWS, behind a summary. */
+static void group_pairs(FILE *f, const struct run_result *r, const struct violation_group *g)
 {
     const struct check_result *c = &r->check;
-    fprintf(f, "<table class=\"violations\"><tr><th class=\"l\">key</th><th>client</th>"
-               "<th>held</th><th>token</th><th>client</th><th>held</th><th>token</th>"
-               "<th>overlap ms</th><th class=\"l\">faults on</th></tr>\n");
-    size_t shown = 0;
-    for (size_t i = 0; i < c->n_list && shown < MAX_VIOL_ROWS; i++) {
-        const struct violation *v = &c->list[i];
-        if (v->fenced)
-            continue;
-        const struct section *a = violation_first(r, v), *b = violation_second(r, v);
-        char faults[160], ta[24], tb[24];
-        report_violation_faults(r, v, faults, sizeof(faults));
-        fprintf(f, "<tr class=\"bad\">");
-        cell_text(f, " class=\"l\"", r->hist.keys[a->key]);
-        fprintf(f,
-                "<td>%" PRIu32 "</td><td>%.3f .. %.3f s</td><td>%s</td><td>%" PRIu32
-                "</td><td>%.3f .. %.3f s</td><td>%s</td><td>%.3f</td>",
-                a->client, report_rel_s(r, a->from_ns), report_rel_s(r, a->to_ns),
-                report_token(a->token, ta, sizeof(ta)), b->client, report_rel_s(r, b->from_ns),
-                report_rel_s(r, b->to_ns), report_token(b->token, tb, sizeof(tb)),
-                (double)v->overlap_ns / 1e6);
-        cell_text(f, " class=\"l\"", faults[0] ? faults : "none");
-        fprintf(f, "</tr>\n");
-        shown++;
+    size_t listed = 0, shown = 0;
+    for (size_t i = 0; i < c->n_list; i++)
+        listed += report_pair_in_group(r, &c->list[i], g);
+    fprintf(f,
+            "<tr class=\"pairs\"><td class=\"l\" colspan=\"8\"><details data-listed=\"%zu\">"
+            "<summary>",
+            listed);
+    if (listed == 0) {
+        fprintf(f, "none of its pairs is among the %zu listed</summary></details></td></tr>\n",
+                c->n_list);
+        return;
     }
+    fprintf(f, "its pairs: %s%zu of %" PRIu64 "</summary>\n",
+            listed > MAX_VIOL_ROWS ? "the first " : "",
+            listed > MAX_VIOL_ROWS ? (size_t)MAX_VIOL_ROWS : listed, g->pairs);
+    fprintf(f, "<table class=\"violations\"><tr><th>client</th><th>held</th><th>token</th>"
+               "<th>client</th><th>held</th><th>token</th><th>overlap ms</th>"
+               "<th class=\"l\">faults on</th></tr>\n");
+    for (size_t i = 0; i < c->n_list && shown < MAX_VIOL_ROWS; i++)
+        if (report_pair_in_group(r, &c->list[i], g)) {
+            pair_row(f, r, &c->list[i]);
+            shown++;
+        }
+    fprintf(f, "</table></details></td></tr>\n");
+}
+
+void html_violations_table(FILE *f, const struct run_result *r)
+{
+    const struct violation_groups *gs = &r->check.groups;
+    fprintf(f, "<table class=\"violations groups\"><tr><th>group</th><th class=\"l\">key</th>"
+               "<th>stale holder</th><th>held</th><th>lease ran out</th><th>violations</th>"
+               "<th>from .. to</th><th class=\"l\">overlapped by, and the cause</th></tr>\n");
+    for (size_t i = 0; i < gs->n_list; i++) {
+        const struct violation_group *g = &gs->list[i];
+        char holders[200], cause[600], lease[32] = "not known";
+        uint64_t end = report_group_lease_end_ns(r, g);
+        if (end)
+            snprintf(lease, sizeof(lease), "%.3f s", report_rel_s(r, end));
+        fprintf(f,
+                "<tr class=\"bad group\" data-group=\"%zu\" data-stale=\"%" PRIu32
+                "\" data-pairs=\"%" PRIu64 "\"><td>%zu</td>",
+                i + 1, g->stale.client, g->pairs, i + 1);
+        cell_text(f, " class=\"l\"", r->hist.keys[g->stale.key]);
+        fprintf(f,
+                "<td>client %" PRIu32 "</td><td>%.3f .. %.3f s</td><td>%s</td><td>%" PRIu64
+                "</td><td>%.3f .. %.3f s</td>",
+                g->stale.client, report_rel_s(r, g->stale.from_ns), report_rel_s(r, g->stale.to_ns),
+                lease, g->pairs, report_rel_s(r, g->first_ns), report_rel_s(r, g->last_ns));
+        fprintf(f, "<td class=\"l\">");
+        svg_text(f, report_group_holders(g, holders, sizeof(holders)));
+        fprintf(f, "<br>");
+        svg_text(f, report_group_cause(r, g, cause, sizeof(cause)));
+        fprintf(f, "</td></tr>\n");
+        group_pairs(f, r, g);
+    }
+    if (gs->other_groups)
+        fprintf(f,
+                "<tr class=\"bad other\" data-groups=\"%" PRIu64 "\" data-pairs=\"%" PRIu64
+                "\"><td>other</td><td class=\"l\" colspan=\"4\">%" PRIu64
+                " more stale holders, past the %d with the most violations</td><td>%" PRIu64
+                "</td><td colspan=\"2\"></td></tr>\n",
+                gs->other_groups, gs->other_pairs, gs->other_groups, CHECK_MAX_GROUPS,
+                gs->other_pairs);
     fprintf(f, "</table>\n");
-    if (c->violations > shown)
-        fprintf(f, "<p class=\"note\">%" PRIu64 " violations in all; the first %zu listed.</p>\n",
-                c->violations, shown);
+    fprintf(f,
+            "<p class=\"note\">%" PRIu64 " violation%s in %" PRIu64
+            " group%s, one per stale holder: the section that was still inside when each of "
+            "the others in its group entered. Open a group for its pairs among the %zu the "
+            "checker lists.</p>\n",
+            r->check.violations, r->check.violations == 1 ? "" : "s", gs->groups,
+            gs->groups == 1 ? "" : "s", r->check.n_list);
 }
 
 void html_invariants_table(FILE *f, const struct run_result *r)

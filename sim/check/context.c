@@ -1,5 +1,5 @@
-/* context.c - the sections around the listed violations, rebuilt from a
- * stream of history events (context.h).
+/* context.c - the sections around the drawn groups of violations, rebuilt
+ * from a stream of history events (context.h).
  *
  * Only the windows' keys are followed: pairing is per process and key
  * (pairing.h), so a section on any other key cannot change one on these.
@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/check/groups.h"
 #include "sim/check/pairing.h"
 #include "sim/record/grow.h"
 #include "sim/record/history_reader.h"
@@ -68,6 +69,16 @@ struct context_window context_window_of(const struct section *a, const struct se
     return w;
 }
 
+struct context_window context_window_of_group(const struct violation_group *g, uint64_t t0_ns)
+{
+    struct section to = g->stale;
+    to.from_ns = g->first_ns;
+    to.to_ns = g->reach_ns > g->stale.to_ns ? g->reach_ns : g->stale.to_ns;
+    if (to.to_ns - g->first_ns > CONTEXT_GROUP_SPAN_NS)
+        to.to_ns = g->first_ns + CONTEXT_GROUP_SPAN_NS;
+    return context_window_of(&g->stale, &to, t0_ns);
+}
+
 static int cmp_window(const void *pa, const void *pb)
 {
     const struct context_window *a = pa, *b = pb;
@@ -100,17 +111,18 @@ void context_free(struct context *x)
 struct context *context_begin(const struct run_result *r, size_t windows)
 {
     struct context *x = calloc(1, sizeof(*x));
-    const struct check_result *c = &r->check;
-    if (x == NULL || (c->n_list && (x->win = malloc(c->n_list * sizeof(*x->win))) == NULL) ||
-        (c->n_list && (x->keys = malloc(c->n_list * sizeof(*x->keys))) == NULL)) {
+    const struct violation_groups *gs = &r->check.groups;
+    size_t drawn[CHECK_MAX_GROUPS];
+    size_t n = groups_drawn(gs, windows, drawn);
+    if (x == NULL || (n && (x->win = malloc(n * sizeof(*x->win))) == NULL) ||
+        (n && (x->keys = malloc(n * sizeof(*x->keys))) == NULL)) {
         context_free(x);
         return NULL;
     }
     x->free_head = NONE;
-    /* the ones report.html draws (html.c): the first unfenced of the list */
-    for (size_t i = 0; i < c->n_list && x->n_win < windows; i++)
-        if (!c->list[i].fenced)
-            x->win[x->n_win++] = context_window_of(&c->list[i].sa, &c->list[i].sb, r->t0_mono_ns);
+    /* the ones report.html draws (html.c) */
+    for (size_t i = 0; i < n; i++)
+        x->win[x->n_win++] = context_window_of_group(&gs->list[drawn[i]], r->t0_mono_ns);
     if (x->n_win > 1)
         qsort(x->win, x->n_win, sizeof(*x->win), cmp_window);
     for (size_t i = 0; i < x->n_win; i++) {

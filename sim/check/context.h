@@ -1,14 +1,15 @@
-/* context.h - the sections around each listed violation, rebuilt from a
- * stream of history events, for the reports: report.html draws, for the
- * first violations, a timeline of the key in a window around the pair
- * (reports/html_timelines.c), and every report names each pair's two
- * sections.
+/* context.h - the sections around each drawn group of violations, and
+ * each listed pair's two, rebuilt from a stream of history events, for the
+ * reports: report.html draws, for the groups with the most violations
+ * (groups.h), a timeline of the key in a window around the stale holder
+ * and all that overlapped it (reports/html_timelines.c), and every report
+ * names each pair's two sections.
  *
  * A run that checks its history in one pass (check_pass.h) keeps no
  * sections: each listed pair carries its two (violation.sa, sb) and is
  * named by the order its holders entered. A second pass over the history
  * (a run's own history.llh, after the run) through a context rebuilds only
- * the sections on a drawn violation's key that fall in its window, by the
+ * the sections on a drawn group's key that fall in its window, by the
  * pairing every section builder shares (pairing.h), and fills r->sections
  * with them and every listed pair's two, in the order the whole-history
  * check sorts its sections (checker.h: by key, then entry), each listed
@@ -26,9 +27,13 @@
 #include "sim/check/result.h"
 #include "sim/record/history.h"
 
-/* The violations report.html draws a timeline for: the first this many
- * unfenced ones of the list. */
+/* The groups report.html draws a timeline for: this many with the most
+ * violations (groups_drawn). */
 #define CONTEXT_WINDOWS 10
+/* A group's window ends at most this long after its first overlap, so a
+ * holder stale to the end of a long soak does not keep every section of
+ * its key: the first seconds tell how it went. */
+#define CONTEXT_GROUP_SPAN_NS 10000000000ULL
 
 /* The sections a violation's timeline draws: those of its key that reach
  * into [w0_ns, w1_ns] and entered no earlier than early_ns. */
@@ -42,6 +47,10 @@ struct context_window {
  * entered up to a minute before it and still reach into it. */
 struct context_window context_window_of(const struct section *a, const struct section *b,
                                         uint64_t t0_ns);
+/* The window around group g: its stale holder's entry to the last exit of
+ * it or any that overlapped it (at most CONTEXT_GROUP_SPAN_NS past the
+ * first overlap), padded as a pair's. */
+struct context_window context_window_of_group(const struct violation_group *g, uint64_t t0_ns);
 
 static inline bool context_in_window(const struct context_window *w, const struct section *s)
 {
@@ -66,10 +75,10 @@ static inline const struct section *violation_second(const struct run_result *r,
 
 struct context;
 
-/* A context for r's listed pairs (r->check from a one-pass check: pairs
- * named by entry order, r->sections NULL), windows around the first
- * `windows` unfenced ones (CONTEXT_WINDOWS for report.html), placed by
- * r->t0_mono_ns. NULL: out of memory. */
+/* A context for r's listed pairs and groups (r->check from a one-pass
+ * check: pairs named by entry order, r->sections NULL), windows around the
+ * `windows` groups report.html draws (groups_drawn; CONTEXT_WINDOWS for
+ * report.html), placed by r->t0_mono_ns. NULL: out of memory. */
 struct context *context_begin(const struct run_result *r, size_t windows);
 /* One event of the history r was checked from, in its order. 0; -1 out of
  * memory; -2 out of time order, or from a process numbered past

@@ -44,10 +44,11 @@ import tempfile
 import time
 import zlib
 
+import check_groups  # noqa: E402 (tests/pages/, beside this file)
+
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 TIMEOUT_S = 60
 WINDOW = (1150, 3000)
-MAX_TIMELINES = 10  # lock timelines drawn (reports/html.c)
 MAX_HOVER_COLS = 600  # hover columns per time chart before seconds are grouped
 
 problems = []
@@ -760,56 +761,6 @@ def check_latency(svg, rep, name):
              f"timeline.acquire_* (6 decimals)")
 
 
-def token_text(t):
-    return "-" if not t else str(t)
-
-
-def check_timelines(dom, rep, name):
-    listed = [v for v in rep["checker"]["listed"] if not v["fenced"]]
-    drawn = list(dom.find_all("div", cls="lock-timeline"))
-    want = listed[:MAX_TIMELINES]
-    bad = 0
-    if len(drawn) != len(want):
-        bad += 1
-        fail(f"{name}: {len(drawn)} lock timelines, expected {len(want)} "
-             f"(min({MAX_TIMELINES}, {len(listed)} non-fenced pairs in checker.listed))")
-    if rep["checker"]["violations"] > 0 and not listed:
-        bad += 1
-        fail(f"{name}: report.json: {rep['checker']['violations']} violations, none listed")
-    for i, (d, v) in enumerate(zip(drawn, want)):
-        got = (d.get("data-key"), d.get("data-a"), d.get("data-b"))
-        exp = (v["key"], str(v["a"]["client"]), str(v["b"]["client"]))
-        if got != exp:
-            bad += 1
-            fail(f"{name}: lock timeline {i + 1}: (key, a, b) = {got}, checker.listed gives {exp}")
-        try:
-            ov = float(d.get("data-overlap-ms"))
-        except (TypeError, ValueError):
-            ov = math.nan
-        if not close(ov, v["overlap_ms"], 0.001 + 1e-9):
-            bad += 1
-            fail(f"{name}: lock timeline {i + 1}: overlap {d.get('data-overlap-ms')} ms, "
-                 f"checker.listed gives {v['overlap_ms']}")
-        held = list(d.find_all("g", cls="held"))
-        for side in ("a", "b"):
-            c, tok = str(v[side]["client"]), token_text(v[side]["token"])
-            mine = [h for h in held if h.get("data-client") == c]
-            if not mine:
-                bad += 1
-                fail(f"{name}: lock timeline {i + 1}: no held bar for client {c} ({side})")
-            elif not any(h.get("data-token") == tok for h in mine):
-                bad += 1
-                fail(f"{name}: lock timeline {i + 1}: client {c}'s held bars have tokens "
-                     f"{[h.get('data-token') for h in mine]}, its section's token is {tok}")
-        viol = d.first("g", cls="violation")
-        if viol is None or viol.first("rect", cls="overlap") is None:
-            bad += 1
-            fail(f"{name}: lock timeline {i + 1}: no <g class=\"violation\"> with an overlap rect")
-    if bad == 0:
-        note(f"{name}: {len(drawn)} lock timeline(s), key/clients/overlap as checker.listed, "
-             f"held bars with tokens for both clients")
-
-
 def check_cards(dom, rep, name):
     def card(fig):
         n = dom.first("b", data_figure=fig)
@@ -959,7 +910,7 @@ def check_run(run_dir, load_mode=None):
             fail(f"{name}: spectrum series {series}, operations with samples {want}")
         else:
             note(f"{name}: spectrum: one series per operation with samples ({', '.join(series)})")
-    check_timelines(dom, rep, name)
+    check_groups.check(dom, rep, name, fail, note)
     check_tables(dom, rep, name)
 
 

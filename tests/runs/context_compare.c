@@ -7,14 +7,14 @@
  *
  *   context_compare HISTORY [WINDOWS [DRAWN]]
  *
- * WINDOWS: how many violations the context gives a window (default
- * CONTEXT_WINDOWS, what report.html draws); DRAWN: how many are drawn both
- * ways (default WINDOWS). Fewer windows than drawn must show differences
- * (the check of the check). The two lists
- * order their pairs differently (by key, or as judged), so each is matched
- * to the whole path's by its two sections. Prints one line; exit 0 all the
- * same, 1 one differs (both drawings printed), 2 the file could not be
- * read, 3 nothing to compare (no violation drawn both ways).
+ * WINDOWS: how many groups of violations the context gives a window
+ * (default CONTEXT_WINDOWS, what report.html draws); DRAWN: how many are
+ * drawn both ways (default WINDOWS). Fewer windows than drawn must show
+ * differences (the check of the check). The two paths must group alike
+ * (sim/check/groups.h); each drawn group is matched to the whole path's by
+ * its stale holder. Prints one line; exit 0 all the same, 1 one differs
+ * (both drawings printed), 2 the file could not be read, 3 nothing to
+ * compare (no group drawn both ways, or one not found whole).
  */
 #include <inttypes.h>
 #include <stdint.h>
@@ -26,6 +26,7 @@
 #include "reports/html_parts.h"
 #include "sim/check/check_pass.h"
 #include "sim/check/context.h"
+#include "sim/check/groups.h"
 #include "sim/check/result.h"
 #include "sim/record/history_reader.h"
 
@@ -88,29 +89,39 @@ static bool same_section(const struct section *x, const struct section *y)
            x->from_ns == y->from_ns && x->to_ns == y->to_ns;
 }
 
-/* The whole path's listed pair of the same two sections, or NULL. */
-static const struct violation *match(const struct run_result *w, const struct run_result *s,
-                                     const struct violation *v)
+/* The whole path's group of the same stale holder, or NULL. */
+static const struct violation_group *match(const struct run_result *w,
+                                           const struct violation_group *g)
 {
-    const struct section *a = violation_first(s, v), *b = violation_second(s, v);
-    for (size_t i = 0; i < w->check.n_list; i++) {
-        const struct violation *u = &w->check.list[i];
-        const struct section *x = violation_first(w, u), *y = violation_second(w, u);
-        if (!u->fenced && ((same_section(a, x) && same_section(b, y)) ||
-                           (same_section(a, y) && same_section(b, x))))
-            return u;
-    }
+    for (size_t i = 0; i < w->check.groups.n_list; i++)
+        if (same_section(&w->check.groups.list[i].stale, &g->stale))
+            return &w->check.groups.list[i];
     return NULL;
 }
 
-static char *drawn(const struct run_result *r, const struct violation *v, size_t nth)
+/* The two paths grouped alike: the same groups, each with as many pairs
+ * from the same first to the same last overlap. */
+static bool same_groups(const struct violation_groups *x, const struct violation_groups *y)
+{
+    if (x->groups != y->groups || x->n_list != y->n_list || x->other_pairs != y->other_pairs)
+        return false;
+    for (size_t i = 0; i < x->n_list; i++) {
+        const struct violation_group *a = &x->list[i], *b = &y->list[i];
+        if (!same_section(&a->stale, &b->stale) || a->pairs != b->pairs ||
+            a->first_ns != b->first_ns || a->last_ns != b->last_ns)
+            return false;
+    }
+    return true;
+}
+
+static char *drawn(const struct run_result *r, const struct violation_group *g, size_t nth)
 {
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     if (f == NULL)
         return NULL;
-    html_lock_timeline(f, r, v, nth);
+    html_group_timeline(f, r, g, nth);
     if (fclose(f) != 0) {
         free(text);
         return NULL;
@@ -133,24 +144,28 @@ int main(int argc, char **argv)
         return 2;
     }
     int rc = 0;
-    size_t compared = 0, unmatched = 0, drawn_n = 0;
-    for (size_t i = 0; rc == 0 && i < s.check.n_list && drawn_n < draw; i++) {
-        const struct violation *v = &s.check.list[i];
-        if (v->fenced)
-            continue;
-        const struct violation *u = match(&w, &s, v);
-        drawn_n++;
-        if (u == NULL) { /* past the whole path's 1000 listed */
+    size_t compared = 0, unmatched = 0, idx[CHECK_MAX_GROUPS];
+    if (!same_groups(&w.check.groups, &s.check.groups)) {
+        printf("context_compare: %" PRIu64 " groups whole, %" PRIu64
+               " in one pass, or their pairs differ\n",
+               w.check.groups.groups, s.check.groups.groups);
+        rc = 1;
+    }
+    size_t n = groups_drawn(&s.check.groups, draw, idx);
+    for (size_t k = 0; rc == 0 && k < n; k++) {
+        const struct violation_group *g = &s.check.groups.list[idx[k]];
+        const struct violation_group *u = match(&w, g);
+        if (u == NULL) {
             unmatched++;
             continue;
         }
-        char *x = drawn(&w, u, drawn_n - 1), *y = drawn(&s, v, drawn_n - 1);
+        char *x = drawn(&w, u, idx[k]), *y = drawn(&s, g, idx[k]);
         if (x == NULL || y == NULL)
             rc = 2;
         else if (strcmp(x, y) != 0) {
-            printf("context_compare: violation %zu drawn differently\n--- whole history:\n%s\n--- "
+            printf("context_compare: group %zu drawn differently\n--- whole history:\n%s\n--- "
                    "context:\n%s\n",
-                   drawn_n, x, y);
+                   idx[k] + 1, x, y);
             rc = 1;
         }
         compared += rc == 0;
@@ -163,10 +178,11 @@ int main(int argc, char **argv)
         rc = 1;
     }
     if (rc == 0)
-        printf("context_compare: %zu timelines the same (%zu not listed whole); %zu sections kept "
-               "of %zu; %" PRIu64 " violations\n",
-               compared, unmatched, s.n_sections, w.n_sections, w.check.violations);
-    if (rc == 0 && compared == 0)
+        printf("context_compare: %zu timelines the same, of %" PRIu64
+               " groups (%zu not found whole); %zu sections kept of %zu; %" PRIu64 " violations\n",
+               compared, s.check.groups.groups, unmatched, s.n_sections, w.n_sections,
+               w.check.violations);
+    if (rc == 0 && (compared == 0 || unmatched))
         rc = 3;
     result_free(&w);
     result_free(&s);

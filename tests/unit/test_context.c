@@ -250,15 +250,25 @@ static void assert_same_in_window(const struct run_result *whole, const struct r
 /* Not inlined: gcc -O3 then takes the text open_memstream gave for a
  * pointer into the local that received it (-Wdangling-pointer). */
 __attribute__((noinline)) static char *timeline(const struct run_result *r,
-                                                const struct violation *v)
+                                                const struct violation_group *g)
 {
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     assert_non_null(f);
-    html_lock_timeline(f, r, v, 0);
+    html_group_timeline(f, r, g, 0);
     assert_int_equal(fclose(f), 0);
     return text;
+}
+
+/* The group of r's whose stale holder held key. */
+static const struct violation_group *group_on(const struct run_result *r, uint32_t key)
+{
+    for (size_t i = 0; i < r->check.groups.n_list; i++)
+        if (r->check.groups.list[i].stale.key == key)
+            return &r->check.groups.list[i];
+    fail_msg("no group on key %u", key);
+    return NULL;
 }
 
 static size_t count(const char *text, const char *what)
@@ -276,9 +286,10 @@ static void test_same_as_whole(void **state)
     struct history h;
     whole_result(&whole);
     stream_result(&ctx, &h);
-    /* before the context: each timeline draws its pair alone */
-    char *alone = timeline(&ctx, listed_on(&ctx, 0));
+    /* before the context: each timeline draws its stale holder and its pair alone */
+    char *alone = timeline(&ctx, group_on(&ctx, 0));
     assert_int_equal(count(alone, "class=\"held\""), 2);
+    assert_int_equal(count(alone, "class=\"pair\""), 1);
     free(alone);
     context_of(&ctx, &h, CONTEXT_WINDOWS);
     const size_t in_window[2] = {9, 4};
@@ -286,11 +297,17 @@ static void test_same_as_whole(void **state)
         const struct violation *v = listed_on(&ctx, k), *wv = listed_on(&whole, k);
         assert_section_equal(&whole.sections[wv->a], &ctx.sections[v->a]);
         assert_section_equal(&whole.sections[wv->b], &ctx.sections[v->b]);
+        /* a group of one pair has the pair's window */
         struct context_window w = context_window_of(&v->sa, &v->sb, ctx.t0_mono_ns);
+        struct context_window wg = context_window_of_group(group_on(&ctx, k), ctx.t0_mono_ns);
+        assert_int_equal(wg.w0_ns, w.w0_ns);
+        assert_int_equal(wg.w1_ns, w.w1_ns);
         assert_same_in_window(&whole, &ctx, &w, in_window[k]);
-        char *a = timeline(&whole, wv), *b = timeline(&ctx, v);
+        char *a = timeline(&whole, group_on(&whole, k)), *b = timeline(&ctx, group_on(&ctx, k));
         assert_string_equal(a, b);
         assert_int_equal(count(b, "class=\"held\""), in_window[k]);
+        assert_int_equal(count(b, "class=\"pair\""), 1);
+        assert_int_equal(count(b, "class=\"lease-end\""), 0); /* no ttl in this history */
         free(a);
         free(b);
     }
