@@ -263,10 +263,14 @@ void html_group_timeline(FILE *f, const struct run_result *r, const struct viola
                           .band_labels_above = true};
     const char *key = r->hist.keys[g->stale.key];
     char label[320], cause[600];
-    snprintf(label, sizeof(label),
-             "group %zu: client %" PRIu32 " held %s past its lease: %" PRIu64 " violation%s",
-             nth + 1, g->stale.client, key, g->pairs, g->pairs == 1 ? "" : "s");
     uint64_t end = report_group_lease_end_ns(r, g);
+    snprintf(label, sizeof(label),
+             "group %zu: client %" PRIu32 " held %s %s: %" PRIu64 " violation%s", nth + 1,
+             g->stale.client, key,
+             end == 0             ? "while others entered"
+             : end <= g->first_ns ? "past its lease"
+                                  : "after its grant was lost",
+             g->pairs, g->pairs == 1 ? "" : "s");
     fprintf(f, "<div class=\"lock-timeline\" data-key=\"");
     svg_text(f, key);
     fprintf(f,

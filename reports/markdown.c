@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "reports/report.h"
+#include "reports/violation_groups.h"
 #include "sim/check/context.h"
 #include "sim/record/histogram.h"
 
@@ -61,6 +62,31 @@ static void md_safety(FILE *f, const struct run_result *r)
                 : r->inv[i].advisory ? "no (availability)"
                                      : "**NO**",
                 r->inv[i].detail);
+    fputc('\n', f);
+}
+
+/* One row per stale holder before the pairs, as on the terminal and the page. */
+static void md_groups(FILE *f, const struct run_result *r)
+{
+    const struct violation_groups *gs = &r->check.groups;
+    if (gs->groups == 0)
+        return;
+    fprintf(f,
+            "## Violations by stale holder (%" PRIu64 " group%s)\n\n"
+            "| group | violations | from s | to s | overlapped by | cause |\n"
+            "|---:|---:|---:|---:|---|---|\n",
+            gs->groups, gs->groups == 1 ? "" : "s");
+    for (size_t i = 0; i < gs->n_list; i++) {
+        const struct violation_group *g = &gs->list[i];
+        char holders[200], cause[600];
+        fprintf(f, "| %zu | %" PRIu64 " | %.3f | %.3f | %s | %s |\n", i + 1, g->pairs,
+                report_rel_s(r, g->first_ns), report_rel_s(r, g->last_ns),
+                report_group_holders(g, holders, sizeof(holders)),
+                report_group_cause(r, g, cause, sizeof(cause)));
+    }
+    if (gs->other_groups)
+        fprintf(f, "| other | %" PRIu64 " | | | | %" PRIu64 " more stale holders |\n",
+                gs->other_pairs, gs->other_groups);
     fputc('\n', f);
 }
 
@@ -177,6 +203,7 @@ int report_markdown(const char *path, const struct run_result *r)
     md_faults(f, r);
     md_stuck(f, r);
     md_host(f, r);
+    md_groups(f, r);
     md_violations(f, r);
     fprintf(f, "## Expectations\n\n| what | expected | got | met |\n|---|---|---|---|\n");
     for (size_t i = 0; i < r->n_expects; i++)

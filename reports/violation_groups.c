@@ -31,8 +31,8 @@ const char *report_group_cause(const struct run_result *r, const struct violatio
     const struct section *s = &g->stale;
     size_t used = 0;
     buf[0] = '\0';
-    report_append(buf, len, &used, "client %" PRIu32 " held %s %.3f .. %.3f s%s", s->client,
-                  r->hist.keys[s->key], report_rel_s(r, s->from_ns), report_rel_s(r, s->to_ns),
+    report_append(buf, len, &used, "client %" PRIu32 " held the lock %.3f .. %.3f s%s", s->client,
+                  report_rel_s(r, s->from_ns), report_rel_s(r, s->to_ns),
                   s->effect == EFFECT_OPEN ? " (still at the end)" : "");
     uint64_t end = report_group_lease_end_ns(r, g);
     if (end == 0)
@@ -140,11 +140,16 @@ void report_group_lines(FILE *f, const struct run_result *r, size_t max)
     size_t shown = 0;
     for (size_t i = 0; i < gs->n_list && shown < max; i++, shown++) {
         const struct violation_group *g = &gs->list[i];
-        char cause[600], holders[200];
+        char cause[600], by[48];
+        /* a count, not the names: the line stays one line however many */
+        if (g->n_holders == 1 && !g->more_holders)
+            snprintf(by, sizeof(by), "client %" PRIu32, g->holders[0]);
+        else
+            snprintf(by, sizeof(by), "%s%" PRIu32 " clients", g->more_holders ? "more than " : "",
+                     g->n_holders);
         fprintf(f, "!!! group %zu: %" PRIu64 " violation%s on %s from %.3f to %.3f s by %s: %s\n",
                 i + 1, g->pairs, g->pairs == 1 ? "" : "s", r->hist.keys[g->stale.key],
-                report_rel_s(r, g->first_ns), report_rel_s(r, g->last_ns),
-                report_group_holders(g, holders, sizeof(holders)),
+                report_rel_s(r, g->first_ns), report_rel_s(r, g->last_ns), by,
                 report_group_cause(r, g, cause, sizeof(cause)));
     }
     if (gs->groups > shown)

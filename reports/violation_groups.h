@@ -17,7 +17,7 @@
  * lock's lease (history ttl_ms; a lock that renews held it longer, if its
  * renewals went through). 0: the lease is not known. */
 uint64_t report_group_lease_end_ns(const struct run_result *r, const struct violation_group *g);
-/* The cause in one line: "client 11 held lock:stock:0 1.012 .. 3.027 s;
+/* The cause in one line: "client 11 held the lock 1.012 .. 3.027 s;
  * its lease (ttl 500 ms) ran out at 1.512 s, 2 ms before the next holder
  * entered; during client_pause (client 11)". */
 const char *report_group_cause(const struct run_result *r, const struct violation_group *g,

@@ -174,7 +174,9 @@ def check(dom, rep, name, fail, note):
         bad += _check_timeline(d, vg["list"][k], i, name, fail)
     if rep["checker"]["violations"] > 0:
         bad += _check_table(dom, vg, name, fail)
-    if bad == 0:
+    if bad == 0 and not vg["groups"]:
+        note(f"{name}: no violation, no group, no lock timeline")
+    elif bad == 0:
         marks = sum(len(list(d.find_all("g", cls="pair"))) for d in timelines)
         note(f"{name}: {vg['groups']} violation group(s), pairs summing to "
              f"{rep['checker']['violations']}; {len(timelines)} timeline(s), one per drawn "
