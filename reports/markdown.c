@@ -65,6 +65,8 @@ static void md_safety(FILE *f, const struct run_result *r)
     fputc('\n', f);
 }
 
+#define MD_GROUPS 20 /* groups with a row of their own */
+
 /* One row per stale holder before the pairs, as on the terminal and the page. */
 static void md_groups(FILE *f, const struct run_result *r)
 {
@@ -73,20 +75,26 @@ static void md_groups(FILE *f, const struct run_result *r)
         return;
     fprintf(f,
             "## Violations by stale holder (%" PRIu64 " group%s)\n\n"
-            "| group | violations | from s | to s | overlapped by | cause |\n"
-            "|---:|---:|---:|---:|---|---|\n",
+            "| group | key | violations | from s | to s | overlapped by | cause |\n"
+            "|---:|---|---:|---:|---:|---|---|\n",
             gs->groups, gs->groups == 1 ? "" : "s");
-    for (size_t i = 0; i < gs->n_list; i++) {
+    size_t shown = 0;
+    for (size_t i = 0; i < gs->n_list && i < MD_GROUPS; i++, shown++) {
         const struct violation_group *g = &gs->list[i];
         char holders[200], cause[600];
-        fprintf(f, "| %zu | %" PRIu64 " | %.3f | %.3f | %s | %s |\n", i + 1, g->pairs,
-                report_rel_s(r, g->first_ns), report_rel_s(r, g->last_ns),
-                report_group_holders(g, holders, sizeof(holders)),
+        fprintf(f, "| %zu | %s | %" PRIu64 " | %.3f | %.3f | %s | %s |\n", i + 1,
+                r->hist.keys[g->stale.key], g->pairs, report_rel_s(r, g->first_ns),
+                report_rel_s(r, g->last_ns), report_group_holders(g, holders, sizeof(holders)),
                 report_group_cause(r, g, cause, sizeof(cause)));
     }
-    if (gs->other_groups)
-        fprintf(f, "| other | %" PRIu64 " | | | | %" PRIu64 " more stale holders |\n",
-                gs->other_pairs, gs->other_groups);
+    uint64_t rest = gs->other_pairs;
+    for (size_t i = shown; i < gs->n_list; i++)
+        rest += gs->list[i].pairs;
+    if (gs->groups > shown)
+        fprintf(f,
+                "| other | | %" PRIu64 " | | | | %" PRIu64 " more stale holders (report.json "
+                "keeps 100) |\n",
+                rest, gs->groups - shown);
     fputc('\n', f);
 }
 
