@@ -71,12 +71,14 @@ struct context_window context_window_of(const struct section *a, const struct se
 
 struct context_window context_window_of_group(const struct violation_group *g, uint64_t t0_ns)
 {
-    struct section to = g->stale;
+    struct section stale = g->stale, to = g->stale;
+    uint64_t end = g->reach_ns > g->stale.to_ns ? g->reach_ns : g->stale.to_ns;
+    if (end > g->first_ns && end - g->first_ns > CONTEXT_GROUP_SPAN_NS)
+        end = g->first_ns + CONTEXT_GROUP_SPAN_NS;
+    stale.to_ns = stale.to_ns < end ? stale.to_ns : end;
     to.from_ns = g->first_ns;
-    to.to_ns = g->reach_ns > g->stale.to_ns ? g->reach_ns : g->stale.to_ns;
-    if (to.to_ns - g->first_ns > CONTEXT_GROUP_SPAN_NS)
-        to.to_ns = g->first_ns + CONTEXT_GROUP_SPAN_NS;
-    return context_window_of(&g->stale, &to, t0_ns);
+    to.to_ns = end;
+    return context_window_of(&stale, &to, t0_ns);
 }
 
 static int cmp_window(const void *pa, const void *pb)

@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "sim/check/check_pass.h"
+#include "sim/check/context.h"
 #include "sim/check/groups.h"
 #include "sim/check/result.h"
 #include "tests/lib/history_make.h"
@@ -299,13 +300,36 @@ static void test_groups_holders(void **state)
     free(out.list);
 }
 
+/* A group's window: its holder's entry to the last exit of it or of those
+ * that overlapped it, padded a quarter; one that ran on for minutes is cut
+ * 10 s after its first overlap, so the context keeps a few seconds. */
+static void test_groups_window(void **state)
+{
+    (void)state;
+    const uint64_t S = 1000 * MS;
+    struct violation_group g = {
+        .stale = {.key = 2, .from_ns = 10 * S, .to_ns = 12 * S},
+        .first_ns = 11 * S,
+        .last_ns = 12 * S,
+        .reach_ns = 14 * S,
+    };
+    struct context_window w = context_window_of_group(&g, 1);
+    assert_int_equal(w.key, 2);
+    assert_int_equal(w.w0_ns, 9 * S); /* [10, 14] s padded by 1 s */
+    assert_int_equal(w.w1_ns, 15 * S);
+    g.stale.to_ns = 300 * S; /* a holder stale to the end of a long soak */
+    g.reach_ns = 290 * S;
+    w = context_window_of_group(&g, 1);
+    assert_int_equal(w.w0_ns, 10 * S - 11 * S / 4); /* [10, 21] s padded by 2.75 s */
+    assert_int_equal(w.w1_ns, 21 * S + 11 * S / 4);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_groups_whole),
-        cmocka_unit_test(test_groups_stream),
-        cmocka_unit_test(test_groups_cap),
-        cmocka_unit_test(test_groups_holders),
+        cmocka_unit_test(test_groups_whole),  cmocka_unit_test(test_groups_stream),
+        cmocka_unit_test(test_groups_cap),    cmocka_unit_test(test_groups_holders),
+        cmocka_unit_test(test_groups_window),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
