@@ -74,21 +74,18 @@ void html_faults_table(FILE *f, const struct run_result *r)
     fprintf(f, "</table>\n");
 }
 
-/* One listed pair, as a row of a group's pairs. */
+/* One listed pair under its group: the later holder (the group's row
+ * names the stale one). */
 static void pair_row(FILE *f, const struct run_result *r, const struct violation *v)
 {
     const struct section *a = violation_first(r, v), *b = violation_second(r, v);
-    char faults[160], ta[24], tb[24];
+    char faults[160], tb[24];
     report_violation_faults(r, v, faults, sizeof(faults));
-    fprintf(f, "<tr class=\"bad pair\" data-a=\"%" PRIu32 "\" data-b=\"%" PRIu32 "\">", a->client,
-            b->client);
     fprintf(f,
-            "<td>%" PRIu32 "</td><td>%.3f .. %.3f s</td><td>%s</td><td>%" PRIu32
-            "</td><td>%.3f .. %.3f s</td><td>%s</td><td>%.3f</td>",
-            a->client, report_rel_s(r, a->from_ns), report_rel_s(r, a->to_ns),
-            report_token(a->token, ta, sizeof(ta)), b->client, report_rel_s(r, b->from_ns),
-            report_rel_s(r, b->to_ns), report_token(b->token, tb, sizeof(tb)),
-            (double)v->overlap_ns / 1e6);
+            "<tr class=\"bad pair\" data-a=\"%" PRIu32 "\" data-b=\"%" PRIu32
+            "\"><td>client %" PRIu32 "</td><td>%.3f .. %.3f s</td><td>%s</td><td>%.3f</td>",
+            a->client, b->client, b->client, report_rel_s(r, b->from_ns), report_rel_s(r, b->to_ns),
+            report_token(b->token, tb, sizeof(tb)), (double)v->overlap_ns / 1e6);
     cell_text(f, " class=\"l\"", faults[0] ? faults : "none");
     fprintf(f, "</tr>\n");
 }
@@ -112,9 +109,8 @@ static void group_pairs(FILE *f, const struct run_result *r, const struct violat
     fprintf(f, "its pairs: %s%zu of %" PRIu64 "</summary>\n",
             listed > MAX_VIOL_ROWS ? "the first " : "",
             listed > MAX_VIOL_ROWS ? (size_t)MAX_VIOL_ROWS : listed, g->pairs);
-    fprintf(f, "<table class=\"violations\"><tr><th>client</th><th>held</th><th>token</th>"
-               "<th>client</th><th>held</th><th>token</th><th>overlap ms</th>"
-               "<th class=\"l\">faults on</th></tr>\n");
+    fprintf(f, "<table class=\"violations\"><tr><th>entered while it held</th><th>held</th>"
+               "<th>token</th><th>overlap ms</th><th class=\"l\">faults on</th></tr>\n");
     for (size_t i = 0; i < c->n_list && shown < MAX_VIOL_ROWS; i++)
         if (report_pair_in_group(r, &c->list[i], g)) {
             pair_row(f, r, &c->list[i]);
