@@ -199,7 +199,14 @@ static void lease_end(struct svg_chart *c, const struct run_result *r,
 {
     uint64_t end = report_group_lease_end_ns(r, g);
     double at = report_rel_s(r, end);
-    if (end == 0 || at < c->x.lo || at > c->x.hi)
+    if (end != 0 && at > c->x.hi) { /* a lost grant with a long lease: said at the edge */
+        fprintf(c->f,
+                "<text class=\"lease-beyond\" x=\"%.1f\" y=\"%.1f\" font-size=\"10\" "
+                "fill=\"#b71c1c\" text-anchor=\"end\">its lease ran to %.3f s &#8594;</text>\n",
+                c->width - c->right, c->top - 6, at);
+        return;
+    }
+    if (end == 0 || at < c->x.lo)
         return;
     double x = svg_x(c, at);
     fprintf(c->f,

@@ -178,7 +178,8 @@ def check(dom, rep, name, fail, note):
         note(f"{name}: no violation, no group, no lock timeline")
     elif bad == 0:
         marks = sum(len(list(d.find_all("g", cls="pair"))) for d in timelines)
+        leases = sum(len(list(d.find_all("g", cls="lease-end"))) for d in timelines)
         note(f"{name}: {vg['groups']} violation group(s), pairs summing to "
              f"{rep['checker']['violations']}; {len(timelines)} timeline(s), one per drawn "
-             f"group, with the lease expiry and {marks} pair(s) marked; a table row and "
-             f"<details> of listed pairs per group")
+             f"group, {leases} lease expiry(ies) in their windows and {marks} pair(s) marked; "
+             f"a table row and <details> of listed pairs per group")
