@@ -183,4 +183,16 @@ const char *report_load(const struct run_result *r, char *buf, size_t len);
 /* The same as report.json's "load". */
 json_t *report_load_json(const struct run_result *r);
 
+/* report.json's, compare.json's and matrix.json's "meta" (reports/meta.c):
+ * m's build, command line and host, started_wall_ns as ISO 8601 UTC, the
+ * servers v[0..n) as they answered and, when proxy, locklab's own proxy.
+ * null when m is NULL. */
+json_t *report_meta_json(const struct run_meta *m, uint64_t started_wall_ns,
+                         const struct server_version *v, size_t n, bool proxy);
+/* v[0..n) and, when proxy, the proxy, into out (at most max); how many. */
+size_t report_meta_servers(const struct run_meta *m, const struct server_version *v, size_t n,
+                           bool proxy, struct server_version *out, size_t max);
+/* "2026-11-26T17:58:33.123Z" */
+void report_meta_time(uint64_t wall_ns, char *buf, size_t len);
+
 #endif

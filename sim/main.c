@@ -11,6 +11,7 @@
 #include "sim/cli/help.h"
 #include "sim/cli/signals.h"
 #include "sim/fleet/janitor.h"
+#include "sim/record/run_meta.h"
 #include "sim/scenario/scenario.h"
 
 /* `locklab CMD --help` (or -h) anywhere among CMD's arguments. */
@@ -86,9 +87,12 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "help") == 0)
         return cmd_help(argc, argv);
     if (strcmp(cmd, "--version") == 0) {
-        printf("locklab %s\n", LOCKLAB_VERSION);
+        printf("locklab %s (commit %s)\n", LOCKLAB_VERSION, locklab_commit);
         return EXIT_PASS;
     }
+    static struct run_meta meta; /* what the reports say of this command and host */
+    run_meta_init(&meta, argc, argv);
+    run_meta_set(&meta);
     if (wants_help(argc, argv) && help_command(stdout, cmd) == 0)
         return EXIT_PASS;
     int rc = dispatch(cmd, argc, argv);

@@ -22,6 +22,7 @@
 #include "sim/record/latency_timeline.h"
 #include "sim/record/measures.h"
 #include "sim/record/proxy_stats.h"
+#include "sim/record/run_meta.h"
 #include "sim/scenario/scenario.h"
 
 struct histogram;
@@ -55,6 +56,8 @@ struct run_result {
     char servers[RESULT_MAX_SERVERS]
                 [RESULT_SERVER_LEN]; /* "redis 127.0.0.1:41233 (managed, pid 1234)" */
     size_t n_servers;
+    struct server_version versions[RESULT_MAX_SERVERS]; /* servers[i]'s, as it answered */
+    const struct run_meta *meta; /* the command and host it ran under; NULL: none known */
     /* the proxy: which servers' traffic went through it, and what it did */
     bool proxied[RESULT_MAX_SERVERS];
     size_t proxy_listeners; /* per proxied server: 1, or one per client */

@@ -193,6 +193,7 @@ int run_and_report(const struct run_request *req, const struct run_opts *o, stru
     struct face fc;
     struct run_progress pg;
     face_progress(&fc, o, &pg);
+    res->meta = run_meta_current();
     enum engine_status st = engine_run(req, res, &pg, err, errlen);
     if (status)
         *status = st;
