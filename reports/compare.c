@@ -299,6 +299,9 @@ int compare_json(const char *path, const struct comparison *c)
                   "algorithms", rows, "safety", report_safety_sum_json(&sum));
     if (root == NULL)
         return -1;
+    json_object_set_new(root, "meta",
+                        report_meta_json(c->meta, c->meta ? c->meta->started_wall_ns : 0,
+                                         c->versions, c->n_versions, c->has_proxy));
     int rc = json_dump_file(root, path, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
     json_decref(root);
     return rc;
@@ -444,6 +447,8 @@ int compare_html(const char *path, const struct comparison *c)
     else
         fprintf(f, "; closed loop");
     fprintf(f, "%s.</p>\n", c->complete ? "" : " &mdash; INCOMPLETE");
+    html_meta_line(f, c->meta, c->meta ? c->meta->started_wall_ns : 0, c->versions, c->n_versions,
+                   c->has_proxy);
     compare_table(f, c);
     fprintf(f, "<p class=\"note\">QPS counts locks acquired per second; latencies are of "
                "successful acquires; each algorithm's name links to its run's page.</p>\n");

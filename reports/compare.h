@@ -40,6 +40,12 @@ struct comparison {
     char out_dir[512];
     char servers[RESULT_MAX_SERVERS * 2][RESULT_SERVER_LEN];
     size_t n_servers;
+    /* where and how it ran (NULL: not known), and each server's version
+     * as it answered (reports/meta.c) */
+    const struct run_meta *meta;
+    struct server_version versions[RESULT_MAX_SERVERS * 2];
+    size_t n_versions;
+    bool has_proxy; /* some run went through locklab's proxy */
     struct compare_row rows[COMPARE_MAX];
     size_t n;
     bool complete; /* every algorithm ran to its end */

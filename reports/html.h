@@ -5,10 +5,15 @@
 #ifndef LOCKLAB_HTML_H
 #define LOCKLAB_HTML_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "reports/svg.h"
+
+struct run_meta;
+struct server_version;
 
 struct histogram;
 struct report_safety;
@@ -29,6 +34,12 @@ void html_curve_of(struct html_curve *c, const struct histogram *h);
 void html_begin(FILE *f, const char *title);
 /* The footer, then </body></html>. */
 void html_end(FILE *f);
+/* One line of where and how the page's runs ran (report_meta_json's
+ * figures, as data-* attributes): the host, its cores and kernel,
+ * locklab's version and commit, the start, the servers as they answered,
+ * the command line. Nothing when m is NULL. */
+void html_meta_line(FILE *f, const struct run_meta *m, uint64_t started_wall_ns,
+                    const struct server_version *v, size_t n, bool proxy);
 /* The spectrum chart of n curves. */
 void html_spectrum_chart(FILE *f, const struct html_curve *const *curves, const char *const *names,
                          size_t n, const char *label);

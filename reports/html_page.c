@@ -2,6 +2,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "reports/hgrm.h"
 #include "reports/html.h"
@@ -46,6 +47,7 @@ static const char style[] =
     "svg .bar{fill:#4c78a8}"
     "p.note{color:#555;font-size:13px;max-width:900px}"
     "footer{margin-top:30px;color:#777;font-size:12px}"
+    ".runmeta{font-size:12px}.runmeta code{overflow-wrap:anywhere}"
     "@media print{body{margin:0;max-width:none}.card{break-inside:avoid}"
     "svg .hover:hover{fill:transparent}}";
 
@@ -185,4 +187,75 @@ void html_safety_sum_badge(FILE *f, const struct report_safety_sum *sum)
             sum->runs, sum->unsafe);
     svg_text(f, report_safety_sum_word(sum, word, sizeof(word)));
     fprintf(f, "</span>");
+}
+
+/* A data-* attribute holding s, escaped. */
+static void meta_attr(FILE *f, const char *name, const char *s)
+{
+    fprintf(f, " data-%s=\"", name);
+    svg_text(f, s);
+    fputc('"', f);
+}
+
+void html_meta_line(FILE *f, const struct run_meta *m, uint64_t started_wall_ns,
+                    const struct server_version *v, size_t n, bool proxy)
+{
+    if (m == NULL)
+        return;
+    char when[40];
+    report_meta_time(started_wall_ns, when, sizeof(when));
+    fprintf(f, "<p class=\"meta runmeta\" data-meta=\"run\"");
+    meta_attr(f, "host", m->host);
+    fprintf(f, " data-cores-online=\"%ld\" data-cores-usable=\"%ld\"", m->cores_online,
+            m->cores_usable);
+    meta_attr(f, "kernel", m->kernel);
+    meta_attr(f, "locklab-version", m->version);
+    meta_attr(f, "commit", m->commit);
+    meta_attr(f, "started-at", when);
+    meta_attr(f, "command-line", m->command_line);
+    fprintf(f, ">Ran on <b>");
+    svg_text(f, m->host);
+    fprintf(f, "</b> (%ld cores, %ld usable; ", m->cores_online, m->cores_usable);
+    svg_text(f, m->kernel);
+    fprintf(f, ") &middot; locklab ");
+    svg_text(f, m->version);
+    fprintf(f, " (");
+    svg_text(f, m->commit);
+    fprintf(f, ") &middot; %.10s %.8s UTC &middot; servers:", when, when + 11);
+    struct server_version all[RESULT_MAX_SERVERS * 2 + 1];
+    size_t k = report_meta_servers(m, v, n, proxy, all, sizeof(all) / sizeof(all[0]));
+    /* one per kind and version, with how many and where: five Redis
+     * masters of one version are one "redis 7.0.15 x5" */
+    size_t shown = 0;
+    for (size_t i = 0; i < k; i++) {
+        size_t same = 0, first = i;
+        for (size_t j = 0; j < k; j++)
+            if (strcmp(all[j].kind, all[i].kind) == 0 &&
+                strcmp(all[j].version, all[i].version) == 0 && same++ == 0)
+                first = j;
+        if (first != i)
+            continue;
+        fprintf(f, "%s <span class=\"server\"", shown++ ? "," : "");
+        meta_attr(f, "server-kind", all[i].kind);
+        meta_attr(f, "server-version", all[i].version);
+        fprintf(f, " data-server-count=\"%zu\" data-server-addresses=\"", same);
+        for (size_t j = 0, n_addr = 0; j < k; j++)
+            if (strcmp(all[j].kind, all[i].kind) == 0 &&
+                strcmp(all[j].version, all[i].version) == 0 && all[j].address[0]) {
+                fprintf(f, "%s", n_addr++ ? " " : "");
+                svg_text(f, all[j].address);
+            }
+        fprintf(f, "\" title=\"");
+        svg_text(f, all[i].version[0] ? all[i].answer : all[i].why);
+        fprintf(f, "\">");
+        svg_text(f, all[i].kind);
+        fputc(' ', f);
+        svg_text(f, all[i].version[0] ? all[i].version : "version unknown");
+        if (same > 1)
+            fprintf(f, " &times;%zu", same);
+        fprintf(f, "</span>");
+    }
+    fprintf(f, "%s<br><code data-figure=\"command-line\">", k ? "" : " none");
+    svg_text(f, m->command_line);
+    fprintf(f, "</code></p>\n");
 }

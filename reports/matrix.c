@@ -335,6 +335,9 @@ int matrix_json(const char *path, const struct matrix *m)
         errno = ENOMEM;
         return -1;
     }
+    json_object_set_new(root, "meta",
+                        report_meta_json(m->meta, m->meta ? m->meta->started_wall_ns : 0,
+                                         m->versions, m->n_versions, m->has_proxy));
     int rc = json_dump_file(root, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(root);
     return rc == 0 ? 0 : -1;
@@ -428,7 +431,10 @@ int matrix_html(const char *path, const struct matrix *m)
                           : ", some runs could not be judged (INCOMPLETE): their rows say why",
             report_safety_sum_text(&all, safety, sizeof(safety)));
     svg_text(f, m->dir);
-    fprintf(f, "</code>.</p>\n<p class=\"note\">A row matches when every seed met every "
+    fprintf(f, "</code>.</p>\n");
+    html_meta_line(f, m->meta, m->meta ? m->meta->started_wall_ns : 0, m->versions, m->n_versions,
+                   m->has_proxy);
+    fprintf(f, "<p class=\"note\">A row matches when every seed met every "
                "expectation of its scenario: a correct lock must never show a violation, an unsafe "
                "one must. Each figure under <i>violations per seed</i> links to that run's page; "
                "failed acquisitions are summed over the seeds' fault windows, recovery and stuck "

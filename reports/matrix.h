@@ -53,6 +53,12 @@ struct matrix {
     bool complete;  /* every run of every row ran to its end and could be judged */
     bool cut_short; /* interrupted: some runs are missing */
     double elapsed_s;
+    /* where and how it ran (NULL: not known), and each server's version
+     * as it answered (reports/meta.c) */
+    const struct run_meta *meta;
+    struct server_version versions[RESULT_MAX_SERVERS * 2];
+    size_t n_versions;
+    bool has_proxy; /* some run went through locklab's proxy */
 };
 
 /* Why the matrix is not complete, in a few words ("" when it is). */

@@ -37,6 +37,23 @@ size_t report_meta_servers(const struct run_meta *m, const struct server_version
     return k;
 }
 
+void report_meta_merge(struct server_version *into, size_t *n, size_t max,
+                       const struct server_version *v, size_t nv, bool by_address)
+{
+    for (size_t i = 0; i < nv; i++) {
+        struct server_version one = v[i];
+        if (!by_address)
+            one.address[0] = '\0';
+        bool seen = false;
+        for (size_t j = 0; j < *n && !seen; j++)
+            seen = strcmp(into[j].kind, one.kind) == 0 &&
+                   strcmp(into[j].version, one.version) == 0 &&
+                   strcmp(into[j].address, one.address) == 0 && strcmp(into[j].why, one.why) == 0;
+        if (!seen && *n < max)
+            into[(*n)++] = one;
+    }
+}
+
 json_t *report_meta_json(const struct run_meta *m, uint64_t started_wall_ns,
                          const struct server_version *v, size_t n, bool proxy)
 {
@@ -60,4 +77,21 @@ json_t *report_meta_json(const struct run_meta *m, uint64_t started_wall_ns,
                      "argv", argv, "host", "name", m->host, "cores_online",
                      (json_int_t)m->cores_online, "cores_usable", (json_int_t)m->cores_usable,
                      "kernel", m->kernel, "started_at", when, "servers", servers);
+}
+
+void report_meta_line(FILE *f, const struct run_meta *m, uint64_t started_wall_ns,
+                      const struct server_version *v, size_t n, bool proxy)
+{
+    if (m == NULL)
+        return;
+    char when[40];
+    report_meta_time(started_wall_ns, when, sizeof(when));
+    fprintf(f, "Ran on %s (%ld cores, %ld usable; %s), locklab %s (%s), %s; servers:", m->host,
+            m->cores_online, m->cores_usable, m->kernel, m->version, m->commit, when);
+    struct server_version all[RESULT_MAX_SERVERS * 2 + 1];
+    size_t k = report_meta_servers(m, v, n, proxy, all, sizeof(all) / sizeof(all[0]));
+    for (size_t i = 0; i < k; i++)
+        fprintf(f, "%s %s %s", i ? "," : "", all[i].kind,
+                all[i].version[0] ? all[i].version : "(version unknown)");
+    fprintf(f, "%s; command: `%s`\n", k ? "" : " none", m->command_line);
 }

@@ -192,6 +192,15 @@ json_t *report_meta_json(const struct run_meta *m, uint64_t started_wall_ns,
 /* v[0..n) and, when proxy, the proxy, into out (at most max); how many. */
 size_t report_meta_servers(const struct run_meta *m, const struct server_version *v, size_t n,
                            bool proxy, struct server_version *out, size_t max);
+/* v's servers into[0..*n) (at most max) unless one of the same kind,
+ * version and, when by_address, address is there; without by_address the
+ * address is dropped (a matrix's runs each start their own servers). */
+void report_meta_merge(struct server_version *into, size_t *n, size_t max,
+                       const struct server_version *v, size_t nv, bool by_address);
+/* The same in one line of text, for report.md: "Ran on HOST (...),
+ * locklab V (COMMIT), WHEN; servers: redis 7.0.15, ...; command: `...`". */
+void report_meta_line(FILE *f, const struct run_meta *m, uint64_t started_wall_ns,
+                      const struct server_version *v, size_t n, bool proxy);
 /* "2026-11-26T17:58:33.123Z" */
 void report_meta_time(uint64_t wall_ns, char *buf, size_t len);
 

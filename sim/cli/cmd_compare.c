@@ -145,6 +145,9 @@ static void add_servers(struct comparison *c, const struct run_result *res)
         if (!seen && c->n_servers < sizeof(c->servers) / sizeof(c->servers[0]))
             snprintf(c->servers[c->n_servers++], sizeof(c->servers[0]), "%s", res->servers[i]);
     }
+    report_meta_merge(c->versions, &c->n_versions, sizeof(c->versions) / sizeof(c->versions[0]),
+                      res->versions, res->n_servers, true);
+    c->has_proxy = c->has_proxy || res->has_proxy;
 }
 
 /* What the wait before algorithm next came to, on stderr. */
@@ -317,6 +320,8 @@ int cmd_compare(int argc, char **argv)
         return rc;
     struct plan *p = calloc(1, sizeof(*p));
     struct comparison *c = calloc(1, sizeof(*c));
+    if (c)
+        c->meta = run_meta_current();
     if (p == NULL || c == NULL) {
         fprintf(stderr, "locklab: out of memory\n");
         rc = EXIT_ENV;

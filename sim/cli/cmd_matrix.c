@@ -184,8 +184,9 @@ static int run_seed_into(const struct scenario *s, struct matrix_run *mr, const 
     return rc;
 }
 
+/* One seed of a row into mr; the servers it ran on into m's. */
 static int run_seed(const struct scenario *row_scn, uint64_t seed, struct matrix_run *mr,
-                    const char *out_dir, int quiet)
+                    struct matrix *m, int quiet)
 {
     mr->seed = seed;
     snprintf(mr->verdict, sizeof(mr->verdict), "NOT RUN");
@@ -198,7 +199,10 @@ static int run_seed(const struct scenario *row_scn, uint64_t seed, struct matrix
     } else {
         *s = *row_scn;
         s->seed = seed;
-        rc = run_seed_into(s, mr, out_dir, quiet, res);
+        rc = run_seed_into(s, mr, m->out_dir, quiet, res);
+        report_meta_merge(m->versions, &m->n_versions, sizeof(m->versions) / sizeof(m->versions[0]),
+                          res->versions, res->n_servers, false);
+        m->has_proxy = m->has_proxy || res->has_proxy;
     }
     if (res)
         result_free(res);
@@ -230,7 +234,7 @@ static int run_rows(const struct plan *p, const struct matrix_opts *o, struct ma
                        (unsigned long long)seed);
                 fflush(stdout);
             }
-            int one = run_seed(&p->scn[i], seed, &row->runs[j], m->out_dir, o->quiet);
+            int one = run_seed(&p->scn[i], seed, &row->runs[j], m, o->quiet);
             row->n_runs++;
             row->matched += row->runs[j].matched;
             if (one == EXIT_ENV || one == EXIT_INTERRUPTED)
@@ -293,6 +297,8 @@ int cmd_matrix(int argc, char **argv)
         return rc;
     struct plan *p = calloc(1, sizeof(*p));
     struct matrix *m = calloc(1, sizeof(*m));
+    if (m)
+        m->meta = run_meta_current();
     if (p == NULL || m == NULL) {
         fprintf(stderr, "locklab: out of memory\n");
         rc = EXIT_ENV;
