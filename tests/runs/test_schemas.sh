@@ -183,6 +183,8 @@ def report_facts(d):
                    f"give {broken}")
     if s.get("so_far") and d.get("complete") and not c.get("history_dropped"):
         out.append("safety.so_far in a complete run with every history event")
+    if d.get("meta", {}).get("started_at") != d.get("started_at"):
+        out.append("meta.started_at is not started_at")
     return out
 
 def compare_facts(dirname):
@@ -295,6 +297,8 @@ report_mutants = [
     ("safety.safe flipped against its violations",
      lambda m: put("safety", "safe")(m, not m["safety"]["safe"])),
     ('safety.text "PASS"', lambda m: put("safety", "text")(m, "PASS")),
+    ("no meta (a required key)", drop("meta")),
+    ("a server's version unknown with no why", lambda m: put("meta", "servers", 0, "version")(m, None)),
 ]
 
 def compare_row(m):
