@@ -44,6 +44,8 @@ import tempfile
 import time
 import zlib
 
+from check_meta import check_meta
+
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 TIMEOUT_S = 60
 WINDOW = (1150, 3000)
@@ -961,6 +963,7 @@ def check_run(run_dir, load_mode=None):
             note(f"{name}: spectrum: one series per operation with samples ({', '.join(series)})")
     check_timelines(dom, rep, name)
     check_tables(dom, rep, name)
+    check_meta(dom, rep, name, fail, note, "run", run_dir)
 
 
 # --- compare.html ---------------------------------------------------------
@@ -978,6 +981,7 @@ def check_compare(cdir):
     if dom is None:
         return
     self_contained(dom, name)
+    check_meta(dom, cmp, name, fail, note, "compare", cdir)
     if dom.first("svg", cls="chart spectrum") is None:
         fail(f"{name}: the DOM has no <svg class=\"chart spectrum\">")
     algs = cmp["algorithms"]
@@ -1113,6 +1117,7 @@ def check_matrix(mdir):
     if dom is None:
         return
     self_contained(dom, name)
+    check_meta(dom, mx, name, fail, note, "matrix", mdir)
     rows = list(dom.find_all("tr", attr="data-row"))
     bad = 0
     if [r.get("data-row") for r in rows] != [x["name"] for x in mx["rows"]]:

@@ -76,6 +76,8 @@ page, n = re.subn(r'<span class="verdict UNSAFE" (data-safety="unsafe"[^>]*)>[^<
 assert n == 1, "no UNSAFE badge to hide"
 page, n = re.subn(r'\.UNSAFE\{background:#c62828\}', ".UNSAFE{background:#2a7d2a}", page)
 assert n == 1, "no .UNSAFE colour to change"
+page, n = re.subn(r'data-commit="[^"]*"', 'data-commit="0000000"', page, count=1)
+assert n == 1, "no meta line to change"
 with open(path, "w") as f:
     f.write(page)
 PY
@@ -86,7 +88,7 @@ PY
     ":CONSOLE" "html-check-probe" "a <script> element" \
     "refers to the network" "the page fetched http://127.0.0.1:9/net.png" \
     "card violations shows" "a green PASS badge alone beside" \
-    ".UNSAFE's background is '#2a7d2a'"; do
+    ".UNSAFE's background is '#2a7d2a'" "meta line data-commit='0000000'"; do
     grep -qF -- "$want" "$tmp/broken.out" || missing="$missing [$want]"
   done
   if [ "$rc" -eq 1 ] && [ -z "$missing" ]; then
