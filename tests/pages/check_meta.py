@@ -27,6 +27,18 @@ def redis_server_version():
     return _redis_version
 
 
+def locklab_version():
+    """`$LOCKLAB_BIN --version`'s line, the binary that wrote the pages; "" without it."""
+    exe = os.environ.get("LOCKLAB_BIN")
+    if not exe:
+        return ""
+    try:
+        return subprocess.run([exe, "--version"], capture_output=True, text=True,
+                              timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
 def host_facts():
     u = os.uname()
     return {"name": u.nodename, "cores_online": os.sysconf("SC_NPROCESSORS_ONLN"),
@@ -95,9 +107,11 @@ def check_meta(dom, doc, name, fail, note, kind, folder):
         fail(f"{name}: meta.command_line {meta['command_line']!r} reads back as "
              f"{shlex.split(meta['command_line'])}, not argv {meta['argv']}")
     argv = meta["argv"]
-    if len(argv) < 2 or argv[1] != kind:
+    # a run page of a comparison or a matrix row names the command that made it
+    commands = ("run", "compare", "matrix") if kind == "run" else (kind,)
+    if len(argv) < 2 or argv[1] not in commands:
         bad += 1
-        fail(f"{name}: meta.argv {argv}: not a `{kind}` command")
+        fail(f"{name}: meta.argv {argv}: not a `{'`, `'.join(commands)}` command")
     out = next((argv[i + 1] for i in range(len(argv) - 1) if argv[i] in ("--out", "-o")), None)
     here = os.path.realpath(folder)
     if out is None or not (here + "/").startswith(os.path.realpath(out).rstrip("/") + "/"):
@@ -128,6 +142,11 @@ def check_meta(dom, doc, name, fail, note, kind, folder):
         if s["version"] != meta["locklab"]["version"]:
             bad += 1
             fail(f"{name}: the proxy's version {s['version']!r}, locklab's {meta['locklab']['version']!r}")
+    said = locklab_version()
+    built = f"locklab {meta['locklab']['version']} (commit {meta['locklab']['commit']})"
+    if said and said != built:
+        bad += 1
+        fail(f"{name}: meta.locklab says {built!r}, `locklab --version` {said!r}")
     redis = redis_server_version()
     for s in meta["servers"]:
         if s["kind"] in ("redis", "sentinel") and s["version"] != redis:
