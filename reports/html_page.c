@@ -248,7 +248,8 @@ void html_meta_line(FILE *f, const struct run_meta *m, uint64_t started_wall_ns,
         fprintf(f, "\" title=\"");
         svg_text(f, all[i].version[0] ? all[i].answer : all[i].why);
         fprintf(f, "\">");
-        svg_text(f, all[i].kind);
+        /* the proxy is locklab's own: its version is locklab's */
+        svg_text(f, strcmp(all[i].kind, "proxy") == 0 ? "locklab's proxy" : all[i].kind);
         fputc(' ', f);
         svg_text(f, all[i].version[0] ? all[i].version : "version unknown");
         if (same > 1)
