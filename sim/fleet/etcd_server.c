@@ -192,17 +192,24 @@ static int version(const char *host, int port, struct server_version *v)
     if (fleet_ask(host, port, ask, NULL, reply, sizeof(reply), v->why, sizeof(v->why)) < 0)
         return -1;
     const char *body = strstr(reply, "\r\n\r\n");
-    json_t *j = body ? json_loads(body + 4, 0, NULL) : NULL;
+    if (body == NULL) {
+        snprintf(v->why, sizeof(v->why), "GET /version gave no HTTP answer: %.*s",
+                 (int)strcspn(reply, "\r\n"), reply);
+        return -1;
+    }
+    body += 4;
+    json_t *j = json_loads(body, 0, NULL);
     const char *server = json_string_value(json_object_get(j, "etcdserver"));
-    if (server && server[0]) {
+    bool ok = server && server[0]; /* server is j's: read before j is freed */
+    if (ok) {
         snprintf(v->version, sizeof(v->version), "%s", server);
-        snprintf(v->answer, sizeof(v->answer), "%.*s", (int)strcspn(body + 4, "\r\n"), body + 4);
+        snprintf(v->answer, sizeof(v->answer), "%.*s", (int)strcspn(body, "\r\n"), body);
     } else {
         snprintf(v->why, sizeof(v->why), "GET /version gave no etcdserver: %.*s",
                  (int)strcspn(reply, "\r\n"), reply);
     }
     json_decref(j);
-    return server && server[0] ? 0 : -1;
+    return ok ? 0 : -1;
 }
 
 /* ids are uint64 as JSON strings: compared as strings, never as doubles */
