@@ -413,10 +413,10 @@ void history_table(FILE *f, const struct history_index *idx)
             ms_cell(p50, sizeof(p50), r->p50_ms);
             ms_cell(p99, sizeof(p99), r->p99_ms);
             history_flag_text(r, flag, sizeof(flag));
-            fprintf(f, "%-*.*s  %-*s  %-19s  %-10s  %-7s %11.1f %9s %9s  %s%s\n", sw, sw,
-                    r->scenario, aw, r->algorithm, short_time(r->started_at, when, sizeof(when)),
-                    r->verdict, r->safe ? "safe" : "UNSAFE", r->qps, p50, p99,
-                    r->flags ? "REGRESSION " : "", flag);
+            fprintf(f, "%-*.*s  %-*s  %-19s  %-10s  %-7s %11.1f %9s %9s%s%s\n", sw, sw, r->scenario,
+                    aw, r->algorithm, short_time(r->started_at, when, sizeof(when)), r->verdict,
+                    r->safe ? "safe" : "UNSAFE", r->qps, p50, p99, r->flags ? "  REGRESSION " : "",
+                    flag);
         }
     for (size_t i = 0; i < idx->n_skipped; i++)
         fprintf(f, "skipped %s: %s\n", idx->skipped[i].path, idx->skipped[i].why);
