@@ -21,9 +21,9 @@
 
 #define HISTORY_P99_FACTOR 1.5
 #define HISTORY_QPS_FACTOR (2.0 / 3.0)
-#define HISTORY_MAX_DEPTH  4 /* folders below DIR searched: DIR/compare/algo, DIR/matrix/row/seed  \
-                              */
-#define HISTORY_PATH 1024
+/* Folders searched below DIR: DIR/compare/algorithm is 2, DIR/matrix/row/seed 3. */
+#define HISTORY_MAX_DEPTH 4
+#define HISTORY_PATH      1024
 
 /* What flagged a run, as bits. */
 enum { HISTORY_P99 = 1, HISTORY_QPS = 2, HISTORY_SAFETY = 4 };

@@ -43,7 +43,8 @@ static const struct command_help commands[] = {
      "  -a, --algorithm NAME     redis, redis-naive, redlock, zookeeper or etcd (locklab list);\n"
      "                           default: the scenario's lock.algorithm\n" RUN_OPTIONS
      "  -o, --out DIR            the run folder; default runs/<scenario>-<algorithm>-<time>/.\n"
-     "                           A folder that holds a run already is refused\n"
+     "                           A folder that holds a run already is refused. runs/latest\n"
+     "                           links to the last folder written in runs/ (locklab history)\n"
      "  -q, --quiet              print only the verdict line\n"
      "      --show-violations N  list at most N violations (default 10)\n"
      "      --history-jsonl      history.jsonl beside history.llh (show --history prints it)\n"
