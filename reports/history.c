@@ -368,7 +368,9 @@ const char *history_flag_text(const struct history_run *r, char *buf, size_t len
     size_t used = 0;
     buf[0] = '\0';
     if ((r->flags & HISTORY_P99) && used < len)
-        used += (size_t)snprintf(buf + used, len - used, "p99 %.1fx", r->p99_ms / r->base_p99_ms);
+        /* the histograms count whole microseconds: a median of 0 is under 1 */
+        used += (size_t)snprintf(buf + used, len - used, "p99 %.1fx",
+                                 r->p99_ms / (r->base_p99_ms > 0.001 ? r->base_p99_ms : 0.001));
     if ((r->flags & HISTORY_QPS) && used < len)
         used += (size_t)snprintf(buf + used, len - used, "%sqps %.2fx", used ? ", " : "",
                                  r->base_qps > 0 ? r->qps / r->base_qps : 0.0);
