@@ -390,8 +390,10 @@ int history_html(const char *path, const char *out_dir, const struct history_ind
     fprintf(f, "<p class=\"note\">A complete run is flagged when its acquire p99 is more than "
                "1.5&times; the median p99 of the earlier complete runs of its series, or its QPS "
                "(locks acquired per second) under 2/3 of their median QPS; any run is flagged when "
-               "it is UNSAFE and the run before it in its series was safe. The dashed red line on "
-               "each chart is where a run would be flagged.</p>\n");
+               "it is UNSAFE and the run before it in its series was safe. On the charts each run "
+               "is a mark in its verdict's colour (green PASS, red FAIL, amber INCOMPLETE), a "
+               "flagged one ringed in red; the short dashed red line at each run is where it "
+               "would have been flagged.</p>\n");
     regressions_list(f, out_dir, idx);
     for (size_t s = 0; s < idx->n_series; s++)
         if (idx->series[s].n > 1)
