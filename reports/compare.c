@@ -39,6 +39,10 @@ void compare_row_fill(struct compare_row *row, const struct run_result *r)
     row->has_latency = h && h->total_count > 0;
     for (size_t i = 0; i < REPORT_N_PERCENTILES && row->has_latency; i++)
         row->acquire_ms[i] = (double)histogram_percentile(h, report_percentiles[i]) / 1000.0;
+    const double *pct;
+    size_t n_pct = report_chosen_percentiles(r, &pct);
+    for (size_t i = 0; i < n_pct && row->has_latency; i++)
+        row->acquire_pct_ms[i] = (double)histogram_percentile(h, pct[i]) / 1000.0;
     free(report_fairness(r, &row->fairness));
     row->violations = r->check.violations;
     row->fenced_pairs = r->check.fenced_pairs;
@@ -256,14 +260,14 @@ static json_t *num(const struct compare_row *row, uint64_t v)
     return row->ran ? json_integer((json_int_t)v) : json_null();
 }
 
-static json_t *row_json(const struct compare_row *row)
+static json_t *row_json(const struct comparison *c, const struct compare_row *row)
 {
     json_t *lat = json_object();
     static const char *const names[REPORT_N_PERCENTILES] = {"p50", "p90", "p99", "p99.9", "max"};
     for (size_t i = 0; i < REPORT_N_PERCENTILES; i++)
         json_object_set_new(lat, names[i],
                             row->has_latency ? json_real(row->acquire_ms[i]) : json_null());
-    return json_pack(
+    json_t *o = json_pack(
         "{s:s, s:s, s:s, s:s?, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, "
         "s:o, s:s, s:o, s:o}",
         "algorithm", row->algorithm, "run_dir", row->run_dir, "verdict", row->verdict, "note",
@@ -279,6 +283,10 @@ static json_t *row_json(const struct compare_row *row)
             ? json_pack("{s:I, s:I}", "max", (json_int_t)row->fairness.max, "min",
                         (json_int_t)row->fairness.min)
             : json_null());
+    json_object_set_new(o, "acquire_percentiles",
+                        report_percentiles_json(c->percentiles, c->n_percentiles,
+                                                row->acquire_pct_ms, row->has_latency));
+    return o;
 }
 
 int compare_json(const char *path, const struct comparison *c)
@@ -286,7 +294,7 @@ int compare_json(const char *path, const struct comparison *c)
     const struct scenario *s = c->scn;
     json_t *rows = json_array(), *servers = json_array();
     for (size_t i = 0; i < c->n; i++)
-        json_array_append_new(rows, row_json(&c->rows[i]));
+        json_array_append_new(rows, row_json(c, &c->rows[i]));
     for (size_t i = 0; i < c->n_servers; i++)
         json_array_append_new(servers, json_string(c->servers[i]));
     struct report_safety_sum sum = safety_sum(c);
