@@ -59,10 +59,10 @@ rc=$?
 echo "ran    matrix (exit $rc): locklab matrix ROWS --seeds 2 --csv --percentiles 99.9 (one flash_sale row of 0.5 s)"
 [ "$rc" -eq 0 ] || { fail "matrix: exit $rc, expected 0"; sed 's/^/         /' "$tmp/mx.err"; }
 
-"$py" - "$tmp" "$src/docs/schema/report.schema.json" <<'PY' || failed=1
+"$py" - "$tmp" "$src/docs/schema" <<'PY' || failed=1
 import csv, json, os, sys
 import jsonschema
-tmp, schema_path = sys.argv[1], sys.argv[2]
+tmp, schemas = sys.argv[1], sys.argv[2]
 bad = False
 def fail(m):
     global bad
@@ -109,15 +109,18 @@ else:
 s = rep["summary"]
 if list(s["acquire_ms"]) != ["p50.00", "p99.00", "p99.90", "p99.99"] or s["acquired"] != rep["operations"]["acquire"]["count"]:
     fail(f"csv: report.json's summary {s}")
-schema = json.load(open(schema_path))
-errs = list(jsonschema.Draft202012Validator(schema).iter_errors(rep))
-if errs:
-    fail(f"csv: report.json with --percentiles against the schema: {errs[0].json_path}: {errs[0].message[:200]}")
-else:
-    ok("csv: report.json with --percentiles matches docs/schema/report.schema.json")
+def valid(what, doc, kind):
+    schema = json.load(open(os.path.join(schemas, kind + ".schema.json")))
+    errs = list(jsonschema.Draft202012Validator(schema).iter_errors(doc))
+    if errs:
+        fail(f"{what} with --percentiles against {kind}.schema.json: {errs[0].json_path}: {errs[0].message[:200]}")
+    else:
+        ok(f"{what} with --percentiles matches docs/schema/{kind}.schema.json")
+valid("report.json", rep, "report")
 
 t = rows("cmp.out")
 cmp = json.load(open(os.path.join(tmp, "cmp", "compare.json")))
+valid("compare.json", cmp, "compare")
 if t[0][10:12] != ["p50_ms", "p99_ms"] or [r[0] for r in t[1:]] != ["redis", "redis-naive"]:
     fail(f"compare: header {t[0]}, rows {[r[0] for r in t[1:]]}")
 else:
@@ -135,6 +138,7 @@ else:
 
 t = rows("mx.out")
 mx = json.load(open(os.path.join(tmp, "mx", "matrix.json")))
+valid("matrix.json", mx, "matrix")
 runs = mx["rows"][0]["runs"]
 if t[0][13:14] != ["p99.9_ms"] or [(r[0], r[2]) for r in t[1:]] != [("short", "1"), ("short", "2")]:
     fail(f"matrix: header {t[0]}, rows {[r[:3] for r in t[1:]]}")
