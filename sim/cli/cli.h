@@ -103,6 +103,11 @@ int make_run_dir(const char *out, const char *name, const char *what, char *dir,
 int run_and_report(const struct run_request *req, const struct run_opts *o, struct run_result *res,
                    enum engine_status *status, char *err, size_t errlen);
 
+/* The live line's text (without the terminal's redraw): elapsed time,
+ * the step rate since the last line, the last second's coarse acquire p99
+ * with the two digits it has, the counts so far. */
+const char *face_text(const struct progress *p, double steps_per_s, char *buf, size_t len);
+
 int cmd_run(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_matrix(int argc, char **argv);

@@ -36,20 +36,29 @@ static void face_start(void *ctx, const struct scenario *s, const struct run_res
     fflush(fc->human); /* a log shows what runs while it runs */
 }
 
+const char *face_text(const struct progress *p, double steps_per_s, char *buf, size_t len)
+{
+    char p99[40] = "-";      /* no grant in the last second */
+    if (p->acquire_p99_us) { /* coarse (live.h): shown with the digits it has */
+        char ms[32];
+        snprintf(p99, sizeof(p99), "~%s ms", live_ms_text(p->acquire_p99_us, ms, sizeof(ms)));
+    }
+    snprintf(buf, len,
+             "[%6.1fs] %8.0f steps/s  acquire p99 %s  acquired %-9" PRIu64 " failed %-7" PRIu64
+             " concurrent entries %-5" PRIu64 " clients %-4" PRIu32,
+             p->elapsed_s, steps_per_s, p99, p->acquired, p->failed, p->witness, p->running);
+    return buf;
+}
+
 /* On a terminal one line redrawn each second; in a log (CI, a pipe) a
  * plain line every 10 s, so a long run shows it is alive. */
 static void face_line(struct face *fc, const struct progress *p, enum live_mode live)
 {
     double dt = p->elapsed_s - fc->last_t;
-    char p99[32] = "-";
-    if (p->acquire_p99_us) /* coarse (live.h): shown with the digits it has */
-        live_ms_text(p->acquire_p99_us, p99, sizeof(p99));
-    fprintf(stderr,
-            "%s[%6.1fs] %8.0f steps/s  acquire p99 ~%s ms  acquired %-9" PRIu64 " failed %-7" PRIu64
-            " concurrent entries %-5" PRIu64 " clients %-4" PRIu32 "%s",
-            live == LIVE_LINE ? "\r" : "", p->elapsed_s,
-            dt > 0 ? (double)(p->steps - fc->last_steps) / dt : 0.0, p99, p->acquired, p->failed,
-            p->witness, p->running, live == LIVE_LINE ? "\033[K" : "\n");
+    char line[256];
+    face_text(p, dt > 0 ? (double)(p->steps - fc->last_steps) / dt : 0.0, line, sizeof(line));
+    fprintf(stderr, "%s%s%s", live == LIVE_LINE ? "\r" : "", line,
+            live == LIVE_LINE ? "\033[K" : "\n");
     fc->last_steps = p->steps;
     fc->last_t = p->elapsed_s;
 }

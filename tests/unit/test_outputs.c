@@ -17,6 +17,7 @@
 
 #include "reports/csv.h"
 #include "reports/report.h"
+#include "sim/cli/cli.h"
 #include "sim/engine/live.h"
 #include "sim/record/histogram.h"
 
@@ -175,6 +176,27 @@ static void live_p99_has_two_digits(void **state)
     }
 }
 
+/* The whole live line, as a log shows it every 10 s. */
+static void live_line_says_about(void **state)
+{
+    (void)state;
+    struct progress p = {.elapsed_s = 10.04,
+                         .steps = 21654,
+                         .acquired = 21650,
+                         .failed = 4,
+                         .witness = 0,
+                         .acquire_p99_us = 327679,
+                         .running = 32};
+    char line[256];
+    assert_string_equal(face_text(&p, 2148.4, line, sizeof(line)),
+                        "[  10.0s]     2148 steps/s  acquire p99 ~330 ms  acquired 21650     "
+                        "failed 4       concurrent entries 0     clients 32  ");
+    p.acquire_p99_us = 0; /* no grant in the last second */
+    assert_string_equal(face_text(&p, 0, line, sizeof(line)),
+                        "[  10.0s]        0 steps/s  acquire p99 -  acquired 21650     "
+                        "failed 4       concurrent entries 0     clients 32  ");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -184,6 +206,7 @@ int main(void)
         cmocka_unit_test(run_csv_is_exact),
         cmocka_unit_test(compare_csv_quotes_what_it_must),
         cmocka_unit_test(live_p99_has_two_digits),
+        cmocka_unit_test(live_line_says_about),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
