@@ -158,6 +158,48 @@ static void compare_csv_quotes_what_it_must(void **state)
     free(c);
 }
 
+/* compare's table with --percentiles 50,99.999: those columns, the wide
+ * one as wide as its head; "-" for a row without a grant. */
+static void compare_table_shows_the_chosen_percentiles(void **state)
+{
+    (void)state;
+    struct comparison *c = calloc(1, sizeof(*c));
+    struct scenario *s = calloc(1, sizeof(*s));
+    assert_true(c && s);
+    snprintf(s->name, sizeof(s->name), "flash_sale");
+    c->scn = s;
+    c->complete = true;
+    c->percentiles[0] = 50;
+    c->percentiles[1] = 99.999;
+    c->n_percentiles = 2;
+    struct compare_row *a = &c->rows[c->n++], *b = &c->rows[c->n++];
+    snprintf(a->algorithm, sizeof(a->algorithm), "redis");
+    snprintf(a->verdict, sizeof(a->verdict), "PASS");
+    a->ran = a->has_latency = true;
+    a->safety.safe = true;
+    a->acquire_pct_ms[0] = 0.125;
+    a->acquire_pct_ms[1] = 507.714;
+    snprintf(b->algorithm, sizeof(b->algorithm), "zookeeper");
+    snprintf(b->verdict, sizeof(b->verdict), "PASS");
+    b->ran = true;
+    b->safety.safe = true;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_non_null(f);
+    compare_terminal(f, c);
+    fclose(f);
+    assert_non_null(strstr(text, "\nalgorithm          qps    p50 ms p99.999 ms  max/min    failed "
+                                 "violations  verdict      invariants\n"
+                                 "redis              0.0     0.125    507.714        -         0 "
+                                 "         0  PASS (safe)  \n"
+                                 "zookeeper          0.0         -          -        -         0 "
+                                 "         0  PASS (safe)  \n"));
+    free(text);
+    free(s);
+    free(c);
+}
+
 /* The live p99 is a bucket's upper edge, known to within 25%: two
  * significant digits, never three decimals on 330 ms. */
 static void live_p99_has_two_digits(void **state)
@@ -205,6 +247,7 @@ int main(void)
         cmocka_unit_test(keys_and_labels),
         cmocka_unit_test(run_csv_is_exact),
         cmocka_unit_test(compare_csv_quotes_what_it_must),
+        cmocka_unit_test(compare_table_shows_the_chosen_percentiles),
         cmocka_unit_test(live_p99_has_two_digits),
         cmocka_unit_test(live_line_says_about),
     };
