@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 int bad_usage(const char *fmt, ...)
 {
@@ -45,12 +46,34 @@ int check_stdout_taken(int csv, const char *json_to)
 {
     if (csv && json_to && strcmp(json_to, "-") == 0)
         return bad_usage("%s", "--csv and --json - both write stdout; give --json a FILE");
+    if (json_to == NULL || strcmp(json_to, "-") == 0)
+        return 0;
+    /* known before anything starts: a run is not made to lose its copy */
+    char dir[700];
+    snprintf(dir, sizeof(dir), "%s", json_to);
+    char *slash = strrchr(dir, '/');
+    if (slash == dir)
+        dir[1] = '\0';
+    else if (slash)
+        *slash = '\0';
+    else
+        snprintf(dir, sizeof(dir), ".");
+    struct stat st;
+    if (json_to[0] == '\0' || json_to[strlen(json_to) - 1] == '/' ||
+        (stat(json_to, &st) == 0 && S_ISDIR(st.st_mode)) || stat(dir, &st) != 0 ||
+        !S_ISDIR(st.st_mode) || access(dir, W_OK) != 0)
+        return bad_usage("--json \"%s\": expected a file in a folder that can be written, or -",
+                         json_to);
     return 0;
 }
 
 int copy_json_out(const char *src, const char *dst)
 {
     bool to_stdout = strcmp(dst, "-") == 0;
+    struct stat a, b;
+    if (!to_stdout && stat(src, &a) == 0 && stat(dst, &b) == 0 && a.st_dev == b.st_dev &&
+        a.st_ino == b.st_ino)
+        return 0; /* --json named the report itself: opening it to write would empty it */
     FILE *in = fopen(src, "r");
     FILE *out = in == NULL ? NULL : to_stdout ? stdout : fopen(dst, "w");
     int ok = in && out;

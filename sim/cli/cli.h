@@ -57,7 +57,8 @@ int parse_long(const char *s, long long lo, long long hi, long long *out);
 /* --percentiles' value into p (*n of them); 0, or EXIT_USAGE after the
  * one-line error naming the option and the bad value. */
 int parse_percentiles_opt(const char *arg, double *p, size_t *n);
-/* --csv with --json -: both want stdout; 0, or EXIT_USAGE after saying so. */
+/* --csv with --json -: both want stdout; --json FILE in a folder that is
+ * not there or not writable. 0, or EXIT_USAGE after saying so. */
 int check_stdout_taken(int csv, const char *json_to);
 /* The file src copied to dst ("-": stdout), for --json; 0, or
  * EXIT_ENV after saying why. */

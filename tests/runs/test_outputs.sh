@@ -167,6 +167,17 @@ rc=$?
 [ "$rc" -eq 2 ] && [ "$(cat "$tmp/bad.err")" = "$want" ] && ok "bad --percentiles: exit 2, one line naming the value" ||
   fail "matrix --percentiles 50,100.5: exit $rc, stderr: $(cat "$tmp/bad.err")"
 
+# --json FILE where no file can go, and --csv with --json -: refused the same way.
+for args in "--json $tmp/none/x.json" "--json $tmp" "--csv --json -"; do
+  # shellcheck disable=SC2086 # the words of args, split on purpose
+  "$bin" compare scenarios/flash_sale.json $args --out "$tmp/refused" >"$tmp/bad.out" 2>"$tmp/bad.err"
+  rc=$?
+  if [ "$rc" -ne 2 ] || [ "$(wc -l <"$tmp/bad.err")" -ne 1 ] || [ -s "$tmp/bad.out" ] || [ -e "$tmp/refused" ]; then
+    fail "compare $args: exit $rc, stderr: $(cat "$tmp/bad.err")"
+  fi
+done
+ok "--json FILE with no folder to go in, --csv with --json -: exit 2, one line, nothing started"
+
 if [ "$failed" -ne 0 ]; then
   echo "test_outputs: FAILED"
   exit 1
