@@ -39,6 +39,10 @@ void compare_row_fill(struct compare_row *row, const struct run_result *r)
     row->has_latency = h && h->total_count > 0;
     for (size_t i = 0; i < REPORT_N_PERCENTILES && row->has_latency; i++)
         row->acquire_ms[i] = (double)histogram_percentile(h, report_percentiles[i]) / 1000.0;
+    const double *pct;
+    size_t n_pct = report_chosen_percentiles(r, &pct);
+    for (size_t i = 0; i < n_pct && row->has_latency; i++)
+        row->acquire_pct_ms[i] = (double)histogram_percentile(h, pct[i]) / 1000.0;
     free(report_fairness(r, &row->fairness));
     row->violations = r->check.violations;
     row->fenced_pairs = r->check.fenced_pairs;
@@ -153,6 +157,37 @@ const char *compare_verdict(const struct comparison *c, char *buf, size_t len)
     return buf;
 }
 
+/* The table's latency columns: p50, p99, p99.9, max, or the ones
+ * --percentiles chose (each at least 9 wide, wider for "p99.999 ms"). */
+static size_t latency_columns(const struct comparison *c, int *width, char (*head)[48])
+{
+    static const char *const fixed[N_SHOWN] = {"p50 ms", "p99 ms", "p99.9 ms", "max ms"};
+    size_t n = c->n_percentiles;
+    for (size_t i = 0; i < (n ? n : N_SHOWN); i++) {
+        char label[40];
+        if (n)
+            snprintf(head[i], 48, "%s ms",
+                     report_percentile_label(c->percentiles[i], label, sizeof(label)));
+        else
+            snprintf(head[i], 48, "%s", fixed[i]);
+        width[i] = strlen(head[i]) > 9 ? (int)strlen(head[i]) : 9;
+    }
+    return n ? n : N_SHOWN;
+}
+
+static void latency_cells(FILE *f, const struct comparison *c, const struct compare_row *row,
+                          const struct cells *x, const int *width, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!c->n_percentiles)
+            fprintf(f, " %*s", width[i], x->latency[i]);
+        else if (row->has_latency)
+            fprintf(f, " %*.3f", width[i], row->acquire_pct_ms[i]);
+        else
+            fprintf(f, " %*s", width[i], "-");
+    }
+}
+
 void compare_terminal(FILE *f, const struct comparison *c)
 {
     const struct scenario *s = c->scn;
@@ -168,16 +203,22 @@ void compare_terminal(FILE *f, const struct comparison *c)
         w = (int)strlen(c->rows[i].algorithm);
         name_width = w > name_width ? w : name_width;
     }
-    fprintf(f, "%-*s %9s %9s %9s %9s %9s %8s %9s %10s  %-*s  %s\n", name_width, "algorithm", "qps",
-            "p50 ms", "p99 ms", "p99.9 ms", "max ms", "max/min", "failed", "violations", width,
-            "verdict", "invariants");
+    int lat_width[RESULT_MAX_PERCENTILES];
+    char lat_head[RESULT_MAX_PERCENTILES][48];
+    size_t n_lat = latency_columns(c, lat_width, lat_head);
+    fprintf(f, "%-*s %9s", name_width, "algorithm", "qps");
+    for (size_t i = 0; i < n_lat; i++)
+        fprintf(f, " %*s", lat_width[i], lat_head[i]);
+    fprintf(f, " %8s %9s %10s  %-*s  %s\n", "max/min", "failed", "violations", width, "verdict",
+            "invariants");
     for (size_t i = 0; i < c->n; i++) {
         const struct compare_row *row = &c->rows[i];
         struct cells x;
         row_cells(row, &x);
-        fprintf(f, "%-*s %9s %9s %9s %9s %9s %8s %9s %10s  %-*s  %s\n", name_width, row->algorithm,
-                x.qps, x.latency[0], x.latency[1], x.latency[2], x.latency[3], x.fair, x.failed,
-                x.violations, width, verdict[i], row->invariants);
+        fprintf(f, "%-*s %9s", name_width, row->algorithm, x.qps);
+        latency_cells(f, c, row, &x, lat_width, n_lat);
+        fprintf(f, " %8s %9s %10s  %-*s  %s\n", x.fair, x.failed, x.violations, width, verdict[i],
+                row->invariants);
         if (row->note[0])
             fprintf(f, "%-*s   %s\n", name_width, "", row->note);
     }
@@ -256,14 +297,14 @@ static json_t *num(const struct compare_row *row, uint64_t v)
     return row->ran ? json_integer((json_int_t)v) : json_null();
 }
 
-static json_t *row_json(const struct compare_row *row)
+static json_t *row_json(const struct comparison *c, const struct compare_row *row)
 {
     json_t *lat = json_object();
     static const char *const names[REPORT_N_PERCENTILES] = {"p50", "p90", "p99", "p99.9", "max"};
     for (size_t i = 0; i < REPORT_N_PERCENTILES; i++)
         json_object_set_new(lat, names[i],
                             row->has_latency ? json_real(row->acquire_ms[i]) : json_null());
-    return json_pack(
+    json_t *o = json_pack(
         "{s:s, s:s, s:s, s:s?, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, "
         "s:o, s:s, s:o, s:o}",
         "algorithm", row->algorithm, "run_dir", row->run_dir, "verdict", row->verdict, "note",
@@ -279,6 +320,10 @@ static json_t *row_json(const struct compare_row *row)
             ? json_pack("{s:I, s:I}", "max", (json_int_t)row->fairness.max, "min",
                         (json_int_t)row->fairness.min)
             : json_null());
+    json_object_set_new(o, "acquire_percentiles",
+                        report_percentiles_json(c->percentiles, c->n_percentiles,
+                                                row->acquire_pct_ms, row->has_latency));
+    return o;
 }
 
 int compare_json(const char *path, const struct comparison *c)
@@ -286,7 +331,7 @@ int compare_json(const char *path, const struct comparison *c)
     const struct scenario *s = c->scn;
     json_t *rows = json_array(), *servers = json_array();
     for (size_t i = 0; i < c->n; i++)
-        json_array_append_new(rows, row_json(&c->rows[i]));
+        json_array_append_new(rows, row_json(c, &c->rows[i]));
     for (size_t i = 0; i < c->n_servers; i++)
         json_array_append_new(servers, json_string(c->servers[i]));
     struct report_safety_sum sum = safety_sum(c);

@@ -25,7 +25,10 @@ struct compare_row {
     double qps;                              /* locks acquired per second */
     bool has_latency;                        /* some acquire succeeded */
     double acquire_ms[REPORT_N_PERCENTILES]; /* report_percentiles */
-    struct report_fairness fairness;         /* acquisitions per client: most, fewest */
+    /* at the comparison's percentiles (--percentiles), for the CSV and
+     * compare.json's acquire_percentiles */
+    double acquire_pct_ms[RESULT_MAX_PERCENTILES];
+    struct report_fairness fairness; /* acquisitions per client: most, fewest */
     uint64_t violations;
     uint64_t fenced_pairs;      /* overlapping pairs the store's fencing made safe */
     uint64_t rejected_accesses; /* reads and writes the store rejected for a stale token */
@@ -42,7 +45,9 @@ struct comparison {
     size_t n_servers;
     struct compare_row rows[COMPARE_MAX];
     size_t n;
-    bool complete; /* every algorithm ran to its end */
+    bool complete;                              /* every algorithm ran to its end */
+    double percentiles[RESULT_MAX_PERCENTILES]; /* --percentiles; none: the default set */
+    size_t n_percentiles;
 };
 
 /* A row from a finished run. */

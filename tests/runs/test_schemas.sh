@@ -317,6 +317,11 @@ report_mutants = [
     ("safety.safe flipped against its violations",
      lambda m: put("safety", "safe")(m, not m["safety"]["safe"])),
     ('safety.text "PASS"', lambda m: put("safety", "text")(m, "PASS")),
+    ("no summary (a required key)", drop("summary")),
+    ('a percentile keyed "p99.9", not memtier\'s "p99.90"',
+     lambda m: put("operations", "acquire", "percentiles", "p99.9")(m, 1.0)),
+    ("operations.acquire lacking its percentiles at count > 0",
+     drop("operations", "acquire", "percentiles")),
 ]
 
 def compare_row(m):
@@ -331,7 +336,7 @@ compare_mutants = [
     ("a row that ran with violations null", lambda m: compare_row(m).update(violations=None)),
     ("a NOT RUN row claiming 0 violations", lambda m: compare_row(m).update(
         verdict="NOT RUN", note="x", run_dir="", invariants="", violations=0,
-        acquire_ms={k: None for k in compare_row(m)["acquire_ms"]},
+        acquire_ms={k: None for k in compare_row(m)["acquire_ms"]}, acquire_percentiles=None,
         **{k: None for k in ("elapsed_s", "steps", "acquired", "busy", "errors", "qps",
                              "fenced_pairs", "rejected_accesses", "invariants_hold")})),
     ("not_run a string", lambda m: m.update(not_run="1")),
@@ -340,6 +345,7 @@ compare_mutants = [
     ("a row that ran with safety null", lambda m: compare_row(m).update(safety=None)),
     ("no safety summary", lambda m: m.pop("safety")),
     ('a safety summary reading "all good"', lambda m: m["safety"].update(text="all good")),
+    ('acquire_percentiles keyed "p50"', lambda m: compare_row(m).update(acquire_percentiles={"p50": 1.0})),
 ]
 
 # The report to mutate: a complete redis flash_sale run whose fault fired
