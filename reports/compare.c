@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "reports/compare_parts.h"
 #include "sim/record/histogram.h"
 
 static void fill_invariants(struct compare_row *row, const struct run_result *r)
@@ -47,6 +48,7 @@ void compare_row_fill(struct compare_row *row, const struct run_result *r)
     row->safety = report_safety_of(r);
     fill_invariants(row, r);
     html_curve_of(&row->spectrum, h);
+    compare_row_keep(row, r);
 }
 
 /* The table's latency columns: p50, p99, p99.9, max (p90 stays in the
@@ -263,7 +265,7 @@ static json_t *row_json(const struct compare_row *row)
     for (size_t i = 0; i < REPORT_N_PERCENTILES; i++)
         json_object_set_new(lat, names[i],
                             row->has_latency ? json_real(row->acquire_ms[i]) : json_null());
-    return json_pack(
+    json_t *o = json_pack(
         "{s:s, s:s, s:s, s:s?, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, "
         "s:o, s:s, s:o, s:o}",
         "algorithm", row->algorithm, "run_dir", row->run_dir, "verdict", row->verdict, "note",
@@ -279,6 +281,9 @@ static json_t *row_json(const struct compare_row *row)
             ? json_pack("{s:I, s:I}", "max", (json_int_t)row->fairness.max, "min",
                         (json_int_t)row->fairness.min)
             : json_null());
+    if (o)
+        compare_row_parts_json(o, row);
+    return o;
 }
 
 int compare_json(const char *path, const struct comparison *c)
@@ -299,6 +304,7 @@ int compare_json(const char *path, const struct comparison *c)
                   "algorithms", rows, "safety", report_safety_sum_json(&sum));
     if (root == NULL)
         return -1;
+    json_object_set_new(root, "faults", compare_planned_faults_json(c));
     int rc = json_dump_file(root, path, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
     json_decref(root);
     return rc;
@@ -317,7 +323,7 @@ static void bars(FILE *f, const struct comparison *c, const double *v, const cha
                            .width = 480,
                            .height = 60 + 28.0 * (double)c->n,
                            .left = 100,
-                           .right = 70,
+                           .right = 20,
                            .top = 10,
                            .bottom = 40,
                            .x = {0, top > 0 ? top * 1.05 : 1, false},
@@ -336,10 +342,14 @@ static void bars(FILE *f, const struct comparison *c, const double *v, const cha
         double w = svg_x(&ch, v[i]) - ch.left;
         fprintf(f,
                 "<rect data-algorithm=\"%s\" data-value=\"%.3f\" x=\"%.1f\" y=\"%.1f\" "
-                "width=\"%.1f\" height=\"16\" fill=\"%s\"><title>%s: %.3f %s</title></rect>"
-                "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\">%.1f %s</text>\n",
+                "width=\"%.1f\" height=\"16\" fill=\"%s\"><title>%s: %.3f %s</title></rect>",
                 row->algorithm, v[i], ch.left, y, w > 1 ? w : 1, svg_series_colour(i),
-                row->algorithm, v[i], unit, ch.left + w + 4, y + 12, v[i], unit);
+                row->algorithm, v[i], unit);
+        char label[48];
+        snprintf(label, sizeof(label), "%.1f %s", v[i], unit);
+        compare_bar_label(f, ch.left, ch.left + (w > 1 ? w : 1), ch.width - ch.right, y + 12,
+                          label);
+        fputc('\n', f);
     }
     svg_end(&ch);
 }
@@ -447,7 +457,10 @@ int compare_html(const char *path, const struct comparison *c)
     compare_table(f, c);
     fprintf(f, "<p class=\"note\">QPS counts locks acquired per second; latencies are of "
                "successful acquires; each algorithm's name links to its run's page.</p>\n");
+    compare_time_charts(f, c);
+    compare_cost_table(f, c);
     compare_charts(f, c);
+    compare_settings_block(f, c);
     fprintf(f, "<h2 id=\"servers\">Servers</h2>\n<ul>\n");
     for (size_t i = 0; i < c->n_servers; i++) {
         fprintf(f, "<li>");
