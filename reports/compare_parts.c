@@ -212,7 +212,7 @@ static void fault_bands(struct svg_chart *ch, const struct comparison *c)
             const struct compare_fault *k = &row->faults[i];
             double x0 = svg_x(ch, k->start_s), x1 = svg_x(ch, k->end_s);
             fprintf(ch->f,
-                    "<rect class=\"span-mark\" data-algorithm=\"%s\" data-from-s=\"%.3f\" "
+                    "<rect class=\"span-mark\" data-run=\"%s\" data-from-s=\"%.3f\" "
                     "data-to-s=\"%.3f\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"3\" "
                     "fill=\"%s\"><title>%s: %.3f .. %.3f s</title></rect>",
                     row->algorithm, k->start_s, k->end_s, x0,
@@ -475,7 +475,7 @@ static void recovery_cell(FILE *f, const struct compare_fault *k)
 static void cost_row(FILE *f, const struct compare_row *row, size_t i, size_t j)
 {
     const struct compare_fault *k = &row->faults[i];
-    fprintf(f, "<tr data-algorithm=\"%s\" data-fault=\"%zu\"><td class=\"l\">", row->algorithm, i);
+    fprintf(f, "<tr data-run=\"%s\" data-fault=\"%zu\"><td class=\"l\">", row->algorithm, i);
     svg_text(f, row->algorithm);
     fprintf(f,
             "<span "
