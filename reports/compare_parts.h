@@ -1,7 +1,7 @@
 /* compare_parts.h - the parts of a comparison that tell its story over
  * time (compare_parts.c): what each row keeps of its run beyond the
  * totals, and how compare.html and compare.json show it. Private to
- * compare.c. */
+ * compare.c (and tests/unit/test_compare_parts.c). */
 #ifndef LOCKLAB_COMPARE_PARTS_H
 #define LOCKLAB_COMPARE_PARTS_H
 
