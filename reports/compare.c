@@ -194,6 +194,39 @@ void compare_terminal(FILE *f, const struct comparison *c)
     fprintf(f, "End of compare: %s\n", compare_verdict(c, line, sizeof(line)));
 }
 
+/* What each fault window cost each algorithm, as compare.html's table. */
+static void markdown_costs(FILE *f, const struct comparison *c)
+{
+    if (c->scn->n_faults == 0)
+        return;
+    fprintf(f, "\n## What each fault window cost\n\n| fault | algorithm | window s | granted "
+               "(asked during it) | failed | ambiguous | longest no grant s | recovery s |\n"
+               "|---|---|---|---:|---:|---:|---:|---:|\n");
+    for (size_t i = 0; i < c->scn->n_faults; i++)
+        for (size_t j = 0; j < c->n; j++) {
+            const struct compare_row *row = &c->rows[j];
+            if (!row->ran || i >= row->n_faults)
+                continue;
+            const struct compare_fault *k = &row->faults[i];
+            const struct fault_availability *a = &k->avail;
+            fprintf(f, "| %zu %s | %s | ", i, fault_type_name(k->kind), row->algorithm);
+            if (!k->has_avail) {
+                fprintf(f, "%s | - | - | - | - | - |\n", k->fired ? "no window" : "did not fire");
+                continue;
+            }
+            char rec[24];
+            if (a->recovery_ns == AVAIL_NEVER)
+                snprintf(rec, sizeof(rec), "never");
+            else
+                snprintf(rec, sizeof(rec), "%.3f", (double)a->recovery_ns / 1e9);
+            fprintf(f,
+                    "%.3f .. %.3f | %" PRIu64 " (%" PRIu64 ") | %" PRIu64 " | %" PRIu64
+                    " | %.3f | %s |\n",
+                    k->start_s, k->end_s, a->granted, a->granted_within, a->failed, a->ambiguous,
+                    (double)a->longest_no_grant_ns / 1e9, rec);
+        }
+}
+
 int compare_markdown(const char *path, const struct comparison *c)
 {
     FILE *f = fopen(path, "w");
@@ -245,6 +278,7 @@ int compare_markdown(const char *path, const struct comparison *c)
     for (size_t i = 0; i < c->n; i++)
         if (c->rows[i].note[0])
             fprintf(f, "- %s: %s\n", c->rows[i].algorithm, c->rows[i].note);
+    markdown_costs(f, c);
     fprintf(f, "\nServers:\n\n");
     for (size_t i = 0; i < c->n_servers; i++)
         fprintf(f, "- %s\n", c->servers[i]);

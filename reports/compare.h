@@ -53,6 +53,8 @@ struct compare_row {
     size_t tl_len;
     struct compare_fault faults[SCENARIO_MAX_FAULTS];
     size_t n_faults;
+    double stuck_lock_ms;  /* the run's longest stretch of a key with waiters and no holder */
+    char stuck_lock[200];  /* report_stuck's words; "" when none */
     char *settings;        /* report_settings of the scenario as it ran (malloc'ed) */
     json_t *settings_json; /* its lock, workload and defaults, as report.json has them */
 };

@@ -75,6 +75,9 @@ static void keep_settings(struct compare_row *row, const struct run_result *r)
 
 void compare_row_keep(struct compare_row *row, const struct run_result *r)
 {
+    row->stuck_lock_ms = r->n_stuck ? (double)r->stuck[0].longest_ns / 1e6 : 0;
+    if (!report_stuck(r, row->stuck_lock, sizeof(row->stuck_lock)))
+        row->stuck_lock[0] = '\0';
     keep_series(row, r);
     keep_faults(row, r);
     keep_settings(row, r);
@@ -113,8 +116,10 @@ void compare_row_parts_json(json_t *o, const struct compare_row *row)
     if (!row->ran) {
         json_object_set_new(o, "faults", json_null());
         json_object_set_new(o, "settings", json_null());
+        json_object_set_new(o, "stuck_lock_ms", json_null());
         return;
     }
+    json_object_set_new(o, "stuck_lock_ms", json_real(row->stuck_lock_ms));
     json_t *faults = json_array();
     for (size_t i = 0; i < row->n_faults; i++)
         json_array_append_new(faults, fault_json(&row->faults[i]));
@@ -131,6 +136,8 @@ json_t *compare_planned_faults_json(const struct comparison *c)
 }
 
 /* --- the time charts ------------------------------------------------------- */
+
+static double interval_p99(const struct compare_row *row, size_t g, size_t k);
 
 /* The seconds of one interval of the charts: every row's run grouped alike. */
 static size_t interval_of(const struct comparison *c, double *end_s)
@@ -300,6 +307,37 @@ static size_t row_rates(const struct compare_row *row, size_t g, double *x0, dou
     return n;
 }
 
+/* Invisible columns, one per interval, whose hover text gives every
+ * algorithm's figure in it: locks acquired per second, or the p99. */
+static void hover_columns(struct svg_chart *ch, const struct comparison *c, size_t g, size_t most,
+                          bool latency)
+{
+    for (size_t k = 0; k < most; k++) {
+        char hover[1024];
+        size_t used = 0;
+        double a = (double)(k * g), b = a + (double)g < ch->x.hi ? a + (double)g : ch->x.hi;
+        if (b <= a)
+            break;
+        report_append(hover, sizeof(hover), &used, "%g s .. %g s:", a, a + (double)g);
+        for (size_t i = 0; i < c->n; i++) {
+            const struct compare_row *row = &c->rows[i];
+            double from, len;
+            uint64_t count;
+            if (!row->tl_ok || !interval_at(row, g, k, &from, &len, &count))
+                continue;
+            double p99 = interval_p99(row, g, k);
+            if (!latency)
+                report_append(hover, sizeof(hover), &used, " %s %.1f/s (%" PRIu64 " in %.3f s);",
+                              row->algorithm, (double)count / len, count, len);
+            else if (isnan(p99))
+                report_append(hover, sizeof(hover), &used, " %s no grant;", row->algorithm);
+            else
+                report_append(hover, sizeof(hover), &used, " %s p99 %.3f ms;", row->algorithm, p99);
+        }
+        svg_hover_column(ch, a, b, hover);
+    }
+}
+
 static void series_legend(struct svg_chart *ch, const struct comparison *c)
 {
     const char *names[COMPARE_MAX], *colours[COMPARE_MAX];
@@ -360,6 +398,7 @@ static void throughput_chart(FILE *f, const struct comparison *c, size_t g, doub
         step_path(&ch, x0, len, y, n, partial, svg_series_colour(i));
         fprintf(f, "</g>\n");
     }
+    hover_columns(&ch, c, g, most, false);
     series_legend(&ch, c);
     svg_end(&ch);
 out:
@@ -429,6 +468,7 @@ static void latency_chart(FILE *f, const struct comparison *c, size_t g, double 
         step_path(&ch, x0, len, y, n, false, svg_series_colour(i));
         fprintf(f, "</g>\n");
     }
+    hover_columns(&ch, c, g, most, true);
     series_legend(&ch, c);
     svg_end(&ch);
 out:
@@ -509,13 +549,15 @@ void compare_cost_table(FILE *f, const struct comparison *c)
         fprintf(f, "<p class=\"note\">The scenario has no faults.</p>\n");
         return;
     }
-    fprintf(f, "<p class=\"note\">Per fault and algorithm, in its own run: the locks granted "
-               "while the fault was on (in brackets, those also asked for during it), the "
-               "acquires that failed and those whose outcome is unknown, the longest stretch "
-               "with a client waiting and no grant (stuck), and the time from the fault's end "
-               "(its start, for a kill) to the next grant.</p>\n");
+    fprintf(
+        f,
+        "<p class=\"note\">Per fault and algorithm, in its own run: the locks granted "
+        "while the fault was on (in brackets, those also asked for during it), the "
+        "acquires that failed and those whose outcome is unknown, the longest stretch "
+        "with a client waiting and no grant (the window stuck), and the time from the fault's end "
+        "(its start, for a kill) to the next grant.</p>\n");
     fprintf(f, "<table class=\"cost\"><tr><th class=\"l\">algorithm</th><th>window (as run)</th>"
-               "<th>granted</th><th>failed</th><th>ambiguous</th><th>stuck</th>"
+               "<th>granted</th><th>failed</th><th>ambiguous</th><th>longest no grant</th>"
                "<th>recovery</th></tr>\n");
     for (size_t i = 0; i < c->scn->n_faults; i++) {
         char plan[256];
@@ -527,7 +569,20 @@ void compare_cost_table(FILE *f, const struct comparison *c)
             if (c->rows[j].ran && i < c->rows[j].n_faults)
                 cost_row(f, &c->rows[j], i, j);
     }
-    fprintf(f, "</table>\n");
+    fprintf(f, "</table>\n<p class=\"note\">Stuck locks over each whole run (a key with "
+               "waiters and no holder, matrix.html's stuck):");
+    for (size_t j = 0; j < c->n; j++) {
+        const struct compare_row *row = &c->rows[j];
+        if (!row->ran)
+            continue;
+        fprintf(f, "<br><span data-run=\"%s\" data-stuck-lock-ms=\"%.3f\">", row->algorithm,
+                row->stuck_lock_ms);
+        svg_text(f, row->algorithm);
+        fprintf(f, ": ");
+        svg_text(f, row->stuck_lock[0] ? row->stuck_lock : "none");
+        fprintf(f, "</span>");
+    }
+    fprintf(f, "</p>\n");
 }
 
 /* --- the effective settings ------------------------------------------------ */

@@ -225,9 +225,19 @@ def check_cost(dom, cmp, reps, name, fail, note):
     if len(rows) != n:
         bad += 1
         fail(f"{name}: table.cost has {len(rows)} rows, compare.json {n} (fault, algorithm) pairs")
+    stuck = {x.get("data-run"): x.get("data-stuck-lock-ms")
+             for x in dom.find_all("span", attr="data-stuck-lock-ms")}
+    for a in _ran(cmp) if faults else []:
+        want = (reps[a["algorithm"]]["stuck_locks"].get("longest_ms") or 0
+                if a["algorithm"] in reps else a.get("stuck_lock_ms"))
+        got = stuck.get(a["algorithm"])
+        if got is None or want is None or not _close(float(got), want):
+            bad += 1
+            fail(f"{name}: {a['algorithm']}'s stuck lock {got} ms, its report.json {want}")
     if bad == 0:
         note(f"{name}: fault-window cost: {n} row(s), granted/failed/ambiguous/stuck/recovery "
-             f"equal to compare.json, and compare.json's to each report.json")
+             f"equal to compare.json, and compare.json's to each report.json; each run's stuck "
+             f"lock as its report.json's")
     return bad
 
 

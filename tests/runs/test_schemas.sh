@@ -193,6 +193,9 @@ def cost_facts(r, rep):
     if (r.get("settings") or {}).get("lock") != scn.get("lock") or \
             (r.get("settings") or {}).get("defaults") != scn.get("defaults"):
         out.append(f"{al}: settings.lock/defaults differ from its report.json's scenario")
+    want_stuck = rep.get("stuck_locks", {}).get("longest_ms") or 0
+    if r.get("stuck_lock_ms") is None or abs(r["stuck_lock_ms"] - want_stuck) > 1e-5 * want_stuck + 1e-6:
+        out.append(f"{al}: stuck_lock_ms {r.get('stuck_lock_ms')}, its report.json {want_stuck}")
     faults, want = r.get("faults") or [], rep.get("faults", [])
     if len(faults) != len(want):
         out.append(f"{al}: {len(faults)} faults, its report.json {len(want)}")
@@ -332,7 +335,7 @@ compare_mutants = [
         acquire_ms={k: None for k in compare_row(m)["acquire_ms"]},
         **{k: None for k in ("elapsed_s", "steps", "acquired", "busy", "errors", "qps",
                              "fenced_pairs", "rejected_accesses", "invariants_hold",
-                             "faults", "settings")})),
+                             "faults", "settings", "stuck_lock_ms")})),
     ("not_run a string", lambda m: m.update(not_run="1")),
     ("an unknown key in a row", lambda m: compare_row(m).update(surprise=True)),
     ("complete a string", lambda m: m.update(complete="yes")),
