@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "reports/compare_parts.h"
 #include "sim/record/histogram.h"
 
 static void fill_invariants(struct compare_row *row, const struct run_result *r)
@@ -51,6 +52,7 @@ void compare_row_fill(struct compare_row *row, const struct run_result *r)
     row->safety = report_safety_of(r);
     fill_invariants(row, r);
     html_curve_of(&row->spectrum, h);
+    compare_row_keep(row, r);
 }
 
 /* The table's latency columns: p50, p99, p99.9, max (p90 stays in the
@@ -233,6 +235,39 @@ void compare_terminal(FILE *f, const struct comparison *c)
     fprintf(f, "End of compare: %s\n", compare_verdict(c, line, sizeof(line)));
 }
 
+/* What each fault window cost each algorithm, as compare.html's table. */
+static void markdown_costs(FILE *f, const struct comparison *c)
+{
+    if (c->scn->n_faults == 0)
+        return;
+    fprintf(f, "\n## What each fault window cost\n\n| fault | algorithm | window s | granted "
+               "(asked during it) | failed | ambiguous | longest no grant s | recovery s |\n"
+               "|---|---|---|---:|---:|---:|---:|---:|\n");
+    for (size_t i = 0; i < c->scn->n_faults; i++)
+        for (size_t j = 0; j < c->n; j++) {
+            const struct compare_row *row = &c->rows[j];
+            if (!row->ran || i >= row->n_faults)
+                continue;
+            const struct compare_fault *k = &row->faults[i];
+            const struct fault_availability *a = &k->avail;
+            fprintf(f, "| %zu %s | %s | ", i, fault_type_name(k->kind), row->algorithm);
+            if (!k->has_avail) {
+                fprintf(f, "%s | - | - | - | - | - |\n", k->fired ? "no window" : "did not fire");
+                continue;
+            }
+            char rec[24];
+            if (a->recovery_ns == AVAIL_NEVER)
+                snprintf(rec, sizeof(rec), "never");
+            else
+                snprintf(rec, sizeof(rec), "%.3f", (double)a->recovery_ns / 1e9);
+            fprintf(f,
+                    "%.3f .. %.3f | %" PRIu64 " (%" PRIu64 ") | %" PRIu64 " | %" PRIu64
+                    " | %.3f | %s |\n",
+                    k->start_s, k->end_s, a->granted, a->granted_within, a->failed, a->ambiguous,
+                    (double)a->longest_no_grant_ns / 1e9, rec);
+        }
+}
+
 int compare_markdown(const char *path, const struct comparison *c)
 {
     FILE *f = fopen(path, "w");
@@ -284,6 +319,7 @@ int compare_markdown(const char *path, const struct comparison *c)
     for (size_t i = 0; i < c->n; i++)
         if (c->rows[i].note[0])
             fprintf(f, "- %s: %s\n", c->rows[i].algorithm, c->rows[i].note);
+    markdown_costs(f, c);
     fprintf(f, "\nServers:\n\n");
     for (size_t i = 0; i < c->n_servers; i++)
         fprintf(f, "- %s\n", c->servers[i]);
@@ -323,6 +359,8 @@ static json_t *row_json(const struct comparison *c, const struct compare_row *ro
     json_object_set_new(o, "acquire_percentiles",
                         report_percentiles_json(c->percentiles, c->n_percentiles,
                                                 row->acquire_pct_ms, row->has_latency));
+    if (o)
+        compare_row_parts_json(o, row);
     return o;
 }
 
@@ -344,6 +382,7 @@ int compare_json(const char *path, const struct comparison *c)
                   "algorithms", rows, "safety", report_safety_sum_json(&sum));
     if (root == NULL)
         return -1;
+    json_object_set_new(root, "faults", compare_planned_faults_json(c));
     int rc = json_dump_file(root, path, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
     json_decref(root);
     return rc;
@@ -362,7 +401,7 @@ static void bars(FILE *f, const struct comparison *c, const double *v, const cha
                            .width = 480,
                            .height = 60 + 28.0 * (double)c->n,
                            .left = 100,
-                           .right = 70,
+                           .right = 20,
                            .top = 10,
                            .bottom = 40,
                            .x = {0, top > 0 ? top * 1.05 : 1, false},
@@ -381,10 +420,14 @@ static void bars(FILE *f, const struct comparison *c, const double *v, const cha
         double w = svg_x(&ch, v[i]) - ch.left;
         fprintf(f,
                 "<rect data-algorithm=\"%s\" data-value=\"%.3f\" x=\"%.1f\" y=\"%.1f\" "
-                "width=\"%.1f\" height=\"16\" fill=\"%s\"><title>%s: %.3f %s</title></rect>"
-                "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\">%.1f %s</text>\n",
+                "width=\"%.1f\" height=\"16\" fill=\"%s\"><title>%s: %.3f %s</title></rect>",
                 row->algorithm, v[i], ch.left, y, w > 1 ? w : 1, svg_series_colour(i),
-                row->algorithm, v[i], unit, ch.left + w + 4, y + 12, v[i], unit);
+                row->algorithm, v[i], unit);
+        char label[48];
+        snprintf(label, sizeof(label), "%.1f %s", v[i], unit);
+        compare_bar_label(f, ch.left, ch.left + (w > 1 ? w : 1), ch.width - ch.right, y + 12,
+                          label);
+        fputc('\n', f);
     }
     svg_end(&ch);
 }
@@ -492,7 +535,10 @@ int compare_html(const char *path, const struct comparison *c)
     compare_table(f, c);
     fprintf(f, "<p class=\"note\">QPS counts locks acquired per second; latencies are of "
                "successful acquires; each algorithm's name links to its run's page.</p>\n");
+    compare_time_charts(f, c);
+    compare_cost_table(f, c);
     compare_charts(f, c);
+    compare_settings_block(f, c);
     fprintf(f, "<h2 id=\"servers\">Servers</h2>\n<ul>\n");
     for (size_t i = 0; i < c->n_servers; i++) {
         fprintf(f, "<li>");

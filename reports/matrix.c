@@ -451,6 +451,6 @@ int matrix_html(const char *path, const struct matrix *m)
     for (size_t i = 0; i < m->n; i++)
         html_row(f, m, &m->rows[i]);
     fprintf(f, "</table>\n");
-    html_end(f);
+    html_end_hover(f, "hover a seed's figure for its verdict"); /* the page has no chart */
     return report_close(f);
 }

@@ -340,6 +340,7 @@ int cmd_compare(int argc, char **argv)
         rc = EXIT_ENV;
     } else {
         rc = compare(&o, p, c);
+        compare_free(c); /* the rows' series and settings */
     }
     free(c);
     free(p);
