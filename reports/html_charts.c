@@ -224,30 +224,45 @@ static void violation_spans(struct svg_chart *c, const struct run_result *r)
     free(v);
 }
 
+#define LEASE_LINES 8 /* more stale holders than this: ticks, not lines */
+
+/* Is listed pair i's earlier holder one an earlier unfenced pair named? */
+static bool holder_seen(const struct check_result *k, size_t i)
+{
+    const struct section *a = &k->list[i].sa;
+    for (size_t j = 0; j < i; j++)
+        if (!k->list[j].fenced && k->list[j].sa.client == a->client &&
+            k->list[j].sa.from_ns == a->from_ns)
+            return true;
+    return false;
+}
+
 /* Where the stale holders' leases ran out: each violation's earlier
  * holder, granted at its entry, held the lock for the ttl (or ZooKeeper's
- * session) at most, unless it renewed. One marker per holder, labelled
- * while the labels have room; the others carry their figures on hover. */
+ * session) at most, unless it renewed. One marker per holder: a dashed
+ * line across the plot, labelled while the labels have room, for a few
+ * holders; for more (a lock unsafe all along: 150 of them), a short tick
+ * under the top edge each and one label, so the figures stay readable.
+ * Every marker carries its figures on hover. */
 static void lease_marks(struct svg_chart *c, const struct run_result *r)
 {
     const struct check_result *k = &r->check;
     uint32_t ttl = r->hist.ttl_ms;
-    double last_label = -1e9;
+    size_t holders = 0, drawn = 0;
+    double label_end = -1e9;
     if (ttl == 0)
         return;
+    for (size_t i = 0; i < k->n_list; i++)
+        holders += !k->list[i].fenced && !holder_seen(k, i);
+    bool lines = holders <= LEASE_LINES;
     for (size_t i = 0; i < k->n_list; i++) {
         const struct section *a = &k->list[i].sa;
-        bool seen = k->list[i].fenced;
-        for (size_t j = 0; j < i && !seen; j++) /* one marker per holder */
-            seen = !k->list[j].fenced && k->list[j].sa.client == a->client &&
-                   k->list[j].sa.from_ns == a->from_ns;
-        if (seen)
+        if (k->list[i].fenced || holder_seen(k, i))
             continue;
         double granted = report_rel_s(r, a->from_ns), at = granted + ttl / 1e3;
         if (at > c->x.hi)
             continue;
         double x = svg_x(c, at);
-        bool label = x - last_label > 170;
         fprintf(c->f,
                 "<g class=\"lease\" data-client=\"%" PRIu32
                 "\" data-granted-s=\"%.6f\" data-ttl-ms=\"%" PRIu32
@@ -256,14 +271,21 @@ static void lease_marks(struct svg_chart *c, const struct run_result *r)
                 " ms = %.3f s (unless it renewed)</title>"
                 "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>",
                 a->client, granted, ttl, at, a->client, granted, ttl, at, x, c->top, x,
-                c->height - c->bottom);
-        if (label) {
-            fprintf(c->f,
-                    "<text x=\"%.1f\" y=\"%.1f\">client %" PRIu32 "'s lease ends (%.2f s + %" PRIu32
-                    " ms)</text>",
-                    x + 3, c->height - c->bottom - 22, a->client, granted, ttl);
-            last_label = x;
+                lines ? c->height - c->bottom : c->top + 8);
+        char text[96];
+        if (lines)
+            snprintf(text, sizeof(text),
+                     "client %" PRIu32 "'s lease ends (%.2f s + %" PRIu32 " ms)", a->client,
+                     granted, ttl);
+        else
+            snprintf(text, sizeof(text), "| lease ends of %zu stale holders (ttl %" PRIu32 " ms)",
+                     holders, ttl);
+        if (x > label_end && (lines || drawn == 0)) {
+            fprintf(c->f, "<text x=\"%.1f\" y=\"%.1f\">%s</text>", x + 3,
+                    lines ? c->height - c->bottom - 22 : c->top + 20, text);
+            label_end = x + 10 + 6.2 * (double)strlen(text);
         }
+        drawn++;
         fprintf(c->f, "</g>\n");
     }
 }
@@ -301,7 +323,8 @@ static size_t hover_group(const struct run_result *r)
  * interval at least half a second long is under a twentieth of the
  * largest (it would be under 5 % of the plot, ~10 px: ~30/s under a
  * latency fault beside 3000/s before it). Then log10 from the decade below
- * the smallest non-zero rate; zero sits on the floor. A partial interval
+ * the smallest non-zero rate; an interval with none is a gap in its
+ * series (a floor would read as a rate). A partial interval
  * shorter than that is left out of the choice: few events over a short
  * time make a wild rate. */
 static struct svg_axis rate_axis(const struct intervals *iv, const double *ok, const double *fail)
@@ -334,21 +357,27 @@ void html_throughput_chart(FILE *f, const struct run_result *r)
         fail[s] = r->tl_fail[s] / iv_len(&iv, s);
     }
     c.y = rate_axis(&iv, ok, fail);
+    for (size_t s = 0; s < n && c.y.log; s++) { /* a log axis has no 0: a gap, not a floor */
+        ok[s] = ok[s] > 0 ? ok[s] : NAN;
+        fail[s] = fail[s] > 0 ? fail[s] : NAN;
+    }
     svg_begin(&c, "chart throughput",
               c.y.log ? "business steps per second, ok and failed, on a log axis, with the faults"
                       : "business steps per second, ok and failed, with the faults");
     svg_axes(&c, "seconds since the start",
-             c.y.log ? "steps per second (log scale)" : "steps per second", html_time_tick, NULL);
+             c.y.log ? "steps per second (log scale; 0 left out)" : "steps per second",
+             html_time_tick, NULL);
     time_marks(&c, r);
     if (n > 0) {
         char fig[160], attrs[160];
+        double ro = r->tl_ok[n - 1] / iv.last, rf = r->tl_fail[n - 1] / iv.last;
         snprintf(fig, sizeof(fig),
                  "%" PRIu32 " got the lock, %" PRIu32 " missed: drawn as %.0f and %.0f per second",
-                 r->tl_ok[n - 1], r->tl_fail[n - 1], ok[n - 1], fail[n - 1]);
+                 r->tl_ok[n - 1], r->tl_fail[n - 1], ro, rf);
         snprintf(attrs, sizeof(attrs),
                  " data-ok=\"%" PRIu32 "\" data-failed=\"%" PRIu32
                  "\" data-ok-per-s=\"%.3f\" data-failed-per-s=\"%.3f\"",
-                 r->tl_ok[n - 1], r->tl_fail[n - 1], ok[n - 1], fail[n - 1]);
+                 r->tl_ok[n - 1], r->tl_fail[n - 1], ro, rf);
         partial_mark(&c, &iv, fig, attrs);
     }
     step_series(&c, &iv, ok, svg_series_colour(0), "got the lock (steps per second)", false);

@@ -54,6 +54,8 @@ static const char style[] =
     "svg .vspan text{fill:#b71c1c;font-size:11px;font-weight:600}"
     "svg .lease line{stroke:#b71c1c;stroke-width:1.5;stroke-dasharray:2 2}"
     "svg .lease text{fill:#b71c1c;font-size:11px}"
+    "svg .lease text,svg .vspan text,svg .partial text{paint-order:stroke;stroke:#fff;"
+    "stroke-width:3px;stroke-linejoin:round}"
     "footer{margin-top:30px;color:#777;font-size:12px}"
     "@media print{body{margin:0;max-width:none}.card{break-inside:avoid}"
     "svg .hover:hover{fill:transparent}}";
