@@ -101,7 +101,8 @@ def check_partial(charts, rep, name, fail, note):
         if chart != "throughput":
             continue
         rate = tl["ok"][-1] / max(part, 0.001)
-        if not math.isclose(_num(g.get("data-ok-per-s")) or -1, rate, rel_tol=2e-3, abs_tol=2e-3):
+        drawn = _num(g.get("data-ok-per-s"))
+        if drawn is None or not math.isclose(drawn, rate, rel_tol=2e-3, abs_tol=2e-3):
             bad += 1
             fail(f"{name}: throughput partial interval drawn as {g.get('data-ok-per-s')}/s, "
                  f"report.json gives {tl['ok'][-1]} in {part:.3f} s = {rate:.3f}/s")
