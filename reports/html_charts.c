@@ -99,23 +99,34 @@ static bool iv_partial(const struct intervals *iv)
     return iv->n > 0 && iv->last < 0.999;
 }
 
-/* Intervals [from, to) of v as steps, NaN breaking them. */
+/* Intervals [from, to) of v as steps, NaN breaking them. A run of
+ * intervals at one height is one segment (a flat series of an hour is one
+ * line, not 3600), so a long run's page stays small. */
 static void step_path(struct svg_chart *c, const struct intervals *iv, const double *v, size_t from,
                       size_t to, const char *colour, bool dashed)
 {
     fprintf(c->f, "<path fill=\"none\" stroke=\"%s\"%s d=\"", colour,
             dashed ? " stroke-dasharray=\"4 3\"" : "");
     bool pen = false;
+    double y_at = 0, x_end = 0; /* the open segment's height and where it ends */
     for (size_t s = from; s < to; s++) {
         if (isnan(v[s])) {
+            if (pen)
+                fprintf(c->f, "L%.1f %.1f", x_end, y_at);
             pen = false;
             continue;
         }
-        double y = svg_y(c, v[s]);
-        fprintf(c->f, "%c%.1f %.1fL%.1f %.1f", pen ? 'L' : 'M', svg_x(c, (double)s), y,
-                svg_x(c, (double)s + iv_len(iv, s)), y);
+        double y = svg_y(c, v[s]), x0 = svg_x(c, (double)s);
+        if (!pen)
+            fprintf(c->f, "M%.1f %.1f", x0, y);
+        else if (fabs(y - y_at) >= 0.05)
+            fprintf(c->f, "L%.1f %.1fL%.1f %.1f", x_end, y_at, x0, y);
+        y_at = y;
+        x_end = svg_x(c, (double)s + iv_len(iv, s));
         pen = true;
     }
+    if (pen)
+        fprintf(c->f, "L%.1f %.1f", x_end, y_at);
     fprintf(c->f, "\"/>");
 }
 
