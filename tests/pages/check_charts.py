@@ -207,9 +207,9 @@ def check_violation_spans(charts, rep, name, fail, note):
                      f"granted {granted:.6f} s + ttl {mine[0][3]} ms (the scenario's ttl "
                      f"{ttl} ms)")
     if bad == 0:
+        holders = {(v["a"]["client"], v["a"]["from_s"]) for v in listed}
         note(f"{name}: time charts: {len(listed)} listed violation(s) inside the violation "
-             f"spans, lease ends of their {len({(v['a']['client'], v['a']['from_s']) for v in listed})} "
-             f"stale holder(s) marked")
+             f"spans, lease ends of their {len(holders)} stale holder(s) marked")
 
 
 def check_run(dom, rep, name, fail, note):
