@@ -23,6 +23,7 @@ struct report_safety_sum;
 struct html_curve {
     double x[HTML_SPECTRUM_MAX], y[HTML_SPECTRUM_MAX];
     size_t n;
+    bool dashed; /* drawn dashed, so a curve under it still shows */
 };
 void html_curve_of(struct html_curve *c, const struct histogram *h);
 

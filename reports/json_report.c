@@ -128,6 +128,24 @@ static json_t *faults_json(const struct run_result *r)
     return a;
 }
 
+/* The acquires granted, by the second each began (latency_timeline.h):
+ * what the latency chart draws. */
+static void begun_json(json_t *tl, const struct run_result *r)
+{
+    json_t *cnt = json_array(), *p50 = json_array(), *p99 = json_array(), *max = json_array();
+    for (size_t s = 0; s < r->tl_len; s++) {
+        const struct latency_second *l = &r->tl_begun[s];
+        json_array_append_new(cnt, json_integer((json_int_t)l->count));
+        json_array_append_new(p50, l->count ? json_real(l->p50_ms) : json_null());
+        json_array_append_new(p99, l->count ? json_real(l->p99_ms) : json_null());
+        json_array_append_new(max, l->count ? json_real(l->max_ms) : json_null());
+    }
+    json_object_set_new(tl, "begun_count", cnt);
+    json_object_set_new(tl, "begun_p50_ms", p50);
+    json_object_set_new(tl, "begun_p99_ms", p99);
+    json_object_set_new(tl, "begun_max_ms", max);
+}
+
 static json_t *results_json(const struct run_result *r)
 {
     json_t *inv = json_array(), *exp = json_array(), *ok = json_array(), *fail = json_array();
@@ -150,10 +168,13 @@ static json_t *results_json(const struct run_result *r)
         json_array_append_new(p99, l->count ? json_real(l->p99_ms) : json_null());
         json_array_append_new(max, l->count ? json_real(l->max_ms) : json_null());
     }
-    return json_pack("{s:o, s:b, s:o, s:{s:o, s:o, s:o, s:o, s:o, s:o}}", "invariants", inv,
-                     "invariants_hold", r->invariants_hold, "expect", exp, "timeline", "ok", ok,
-                     "failed", fail, "acquire_count", cnt, "acquire_p50_ms", p50, "acquire_p99_ms",
-                     p99, "acquire_max_ms", max);
+    json_t *o = json_pack("{s:o, s:b, s:o, s:{s:o, s:o, s:o, s:o, s:o, s:o}}", "invariants", inv,
+                          "invariants_hold", r->invariants_hold, "expect", exp, "timeline", "ok",
+                          ok, "failed", fail, "acquire_count", cnt, "acquire_p50_ms", p50,
+                          "acquire_p99_ms", p99, "acquire_max_ms", max);
+    if (o != NULL && r->tl_begun != NULL)
+        begun_json(json_object_get(o, "timeline"), r);
+    return o;
 }
 
 static json_t *counters_json(const struct run_result *r)

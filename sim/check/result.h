@@ -84,6 +84,9 @@ struct run_result {
     uint32_t n_grants;
     uint32_t *tl_ok, *tl_fail;         /* per second */
     struct latency_second *tl_latency; /* per second: successful acquires' latency */
+    /* The same, each in the second it began (latency_timeline.h); NULL
+     * when the history could not be read back, or read from one (`check`) */
+    struct latency_second *tl_begun;
     size_t tl_len;
 
     /* The run's names and start and end fields; its events are in the file
