@@ -46,8 +46,19 @@ static const char style[] =
     "svg .section{stroke:#333;stroke-width:.5}svg .lane{fill:#333;font-size:11px}"
     "svg .bar{fill:#4c78a8}"
     "p.note{color:#555;font-size:13px;max-width:900px}"
+    /* a long description or key wraps inside the page, never off it */
+    "body{overflow-wrap:break-word}td.l,.meta,p.note,code{overflow-wrap:anywhere}"
+    "pre{white-space:pre-wrap;overflow-wrap:anywhere}"
+    "svg .partial rect{fill:#888;fill-opacity:.13;stroke:#888;stroke-dasharray:3 3}"
+    "svg .partial text{fill:#555;font-size:10px}"
+    "svg .vspan .vshade{fill:#d32f2f;fill-opacity:.10}svg .vspan .vbar{fill:#d32f2f}"
+    "svg .vspan text{fill:#b71c1c;font-size:11px;font-weight:600}"
+    "svg .lease line{stroke:#b71c1c;stroke-width:1.5;stroke-dasharray:2 2}"
+    "svg .lease text{fill:#b71c1c;font-size:11px}"
+    "svg .lease text,svg .vspan text,svg .partial text{paint-order:stroke;stroke:#fff;"
+    "stroke-width:3px;stroke-linejoin:round}"
     "footer{margin-top:30px;color:#777;font-size:12px}"
-    ".runmeta{font-size:12px}.runmeta code{overflow-wrap:anywhere}"
+    ".runmeta{font-size:12px}"
     "@media print{body{margin:0;max-width:none}.card{break-inside:avoid}"
     "svg .hover:hover{fill:transparent}}";
 
@@ -91,6 +102,7 @@ void html_curve_of(struct html_curve *c, const struct histogram *h)
 {
     struct curve_fill cf = {c, h};
     c->n = 0;
+    c->dashed = false;
     hgrm_ticks(h, 5, add_tick, &cf);
 }
 
@@ -144,15 +156,24 @@ void html_spectrum_chart(FILE *f, const struct html_curve *const *curves, const 
                           .x = {1, pow(10, HTML_SPECTRUM_NINES), true}};
     c.y.log = true;
     curve_range(curves, n, &c.y.lo, &c.y.hi);
+    /* the axis ends just past the data (a third of a nine), not at
+     * 99.999 % when the highest tick is 99.93 % */
+    double last = 10;
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < curves[i]->n; k++)
+            last = curves[i]->x[k] > last ? curves[i]->x[k] : last;
+    if (last * 2 < c.x.hi)
+        c.x.hi = last * 2;
+    int nines = (int)floor(log10(c.x.hi) + 1e-9);
     svg_begin(&c, "chart spectrum", label);
     svg_axes(&c, "percentile (1/(1-p) scale)", "latency", NULL, html_ms_tick);
-    svg_spectrum_x_axis(&c, HTML_SPECTRUM_NINES);
+    svg_spectrum_x_axis(&c, nines);
     const char *colours[16];
     for (size_t i = 0; i < n && i < 16; i++) {
         colours[i] = svg_series_colour(i);
         char name[96];
         snprintf(name, sizeof(name), "%s: %zu points", names[i], curves[i]->n);
-        svg_line(&c, curves[i]->x, curves[i]->y, curves[i]->n, colours[i], name, false);
+        svg_line(&c, curves[i]->x, curves[i]->y, curves[i]->n, colours[i], name, curves[i]->dashed);
         /* a point per tick, with its figures on hover */
         for (size_t k = 0; k < curves[i]->n; k++) {
             fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.2\" fill=\"%s\"><title>",
@@ -187,6 +208,14 @@ void html_safety_sum_badge(FILE *f, const struct report_safety_sum *sum)
             sum->runs, sum->unsafe);
     svg_text(f, report_safety_sum_word(sum, word, sizeof(word)));
     fprintf(f, "</span>");
+}
+
+void html_end_hover(FILE *f, const char *hover)
+{
+    fprintf(f,
+            "<footer>Written by locklab %s. One self-contained file: no script, nothing "
+            "fetched; %s.</footer>\n</body></html>\n",
+            LOCKLAB_VERSION, hover);
 }
 
 /* A data-* attribute holding s, escaped. */
