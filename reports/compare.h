@@ -52,7 +52,8 @@ struct compare_row {
      * the result is freed before the next algorithm runs); NULL when the
      * row did not run or the copy found no memory. */
     uint32_t *tl_ok;
-    struct latency_second *tl_latency;
+    struct latency_second *tl_latency; /* by begin (latency_by_begin), else by grant */
+    bool latency_by_begin;
     size_t tl_len;
     struct compare_fault faults[SCENARIO_MAX_FAULTS];
     size_t n_faults;

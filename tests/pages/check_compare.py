@@ -56,12 +56,14 @@ def _intervals(rep, g):
 
 def _p99s(rep, g):
     tl = rep["timeline"]
+    # by when each acquire began, as report.html draws it, when the run has it
+    key = "begun" if "begun_count" in tl else "acquire"
     out = []
-    for s in range(0, len(tl["acquire_count"]), g):
+    for s in range(0, len(tl[key + "_count"]), g):
         worst = None
-        for k in range(s, min(s + g, len(tl["acquire_count"]))):
-            v = tl["acquire_p99_ms"][k]
-            if tl["acquire_count"][k] and v is not None and (worst is None or v > worst):
+        for k in range(s, min(s + g, len(tl[key + "_count"]))):
+            v = tl[key + "_p99_ms"][k]
+            if tl[key + "_count"][k] and v is not None and (worst is None or v > worst):
                 worst = v
         out.append("-" if worst is None else "%.3f" % max(worst, 0.001))
     return out
