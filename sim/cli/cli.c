@@ -1,5 +1,6 @@
 /* cli.c - option parsing and scenario loading shared by run and compare. */
 #include "sim/cli/cli.h"
+#include "sim/cli/metrics_http.h"
 #include "sim/fleet/server_kind.h"
 
 #include <errno.h>
@@ -87,7 +88,9 @@ static int numeric_opt(int c, const char *arg, struct run_opts *o)
 
 /* Values of the options beyond the short letters: one per server kind. */
 #define OPT_SERVERS     1000
-#define RUN_OPTIONS_MAX (13 + SCENARIO_SERVER_KINDS + 1)
+#define OPT_METRICS     2000 /* --metrics HOST:PORT */
+#define OPT_LINGER      2001 /* --metrics-linger S */
+#define RUN_OPTIONS_MAX (13 + 2 + SCENARIO_SERVER_KINDS + 1)
 #define BASE_SHORTS     "a:A:c:d:n:s:o:q"
 
 /* An option this command does not take (--algorithm on compare and
@@ -96,12 +99,34 @@ static int numeric_opt(int c, const char *arg, struct run_opts *o)
 static int foreign_opt(int c, enum run_opts_mode mode)
 {
     if (mode == RUN_OPTS_SHOW)
-        return c == 'A' || c == 'o' || c == 'q' || c == 'V' || c == 'P' || c == 'H';
+        return c == 'A' || c == 'o' || c == 'q' || c == 'V' || c == 'P' || c == 'H' ||
+               c == OPT_METRICS || c == OPT_LINGER;
     return c == 'J';
+}
+
+/* --metrics and --metrics-linger: the address checked here, bound by the
+ * command before anything starts. */
+static int metrics_opt(int c, const char *arg, struct run_opts *o)
+{
+    if (c == OPT_METRICS) {
+        char err[300];
+        if (metrics_address_check(arg, err, sizeof(err)) < 0)
+            return bad_usage("--metrics: %s", err);
+        o->metrics = arg;
+        return 0;
+    }
+    char *end;
+    double s = strtod(arg, &end);
+    if (end == arg || *end || arg[strspn(arg, "0123456789.")] != '\0' || !(s >= 0) || s > 3600)
+        return bad_usage("--metrics-linger: expected seconds in 0..3600, got \"%s\"", arg);
+    o->metrics_linger = s;
+    return 0;
 }
 
 static int text_opt(int c, const char *arg, struct run_opts *o)
 {
+    if (c == OPT_METRICS || c == OPT_LINGER)
+        return metrics_opt(c, arg, o);
     if (c == 'a')
         o->algorithm = arg;
     else if (c == 'A')
@@ -157,7 +182,9 @@ static void run_options(struct option *longs, char *shorts, size_t shorts_len)
                                          {"show-violations", required_argument, 0, 'V'},
                                          {"json", no_argument, 0, 'J'},
                                          {"proxy", no_argument, 0, 'P'},
-                                         {"history-jsonl", no_argument, 0, 'H'}};
+                                         {"history-jsonl", no_argument, 0, 'H'},
+                                         {"metrics", required_argument, 0, OPT_METRICS},
+                                         {"metrics-linger", required_argument, 0, OPT_LINGER}};
     size_t n = sizeof(base) / sizeof(base[0]), used;
     memcpy(longs, base, sizeof(base));
     used = (size_t)snprintf(shorts, shorts_len, "%s", BASE_SHORTS);
@@ -185,6 +212,7 @@ void run_opts_init(struct run_opts *o)
 {
     *o = (struct run_opts){
         .clients = -1, .requests = -1, .rate = -1, .seed = -1, .max_violations = 10};
+    o->metrics_linger = -1;
 }
 
 int parse_run_opts(int argc, char **argv, struct run_opts *o, enum run_opts_mode mode)
@@ -215,6 +243,8 @@ int parse_run_opts(int argc, char **argv, struct run_opts *o, enum run_opts_mode
         if (rc)
             return rc;
     }
+    if (o->metrics_linger >= 0 && o->metrics == NULL)
+        return bad_usage("%s: --metrics-linger needs --metrics HOST:PORT", cmd);
     if (optind != argc - 1)
         return bad_usage("%s: %s", cmd,
                          optind >= argc ? "which scenario? give one SCENARIO file"

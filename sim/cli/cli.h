@@ -39,8 +39,11 @@ struct run_opts {
     int brief;  /* only the verdict line after a run (compare prints its own table) */
     int silent; /* not even that (matrix --quiet prints its table alone) */
     int max_violations;
-    int proxy;         /* --proxy: every endpoint through locklab's proxy, faults or not */
-    int history_jsonl; /* --history-jsonl: history.jsonl beside history.llh */
+    int proxy;             /* --proxy: every endpoint through locklab's proxy, faults or not */
+    int history_jsonl;     /* --history-jsonl: history.jsonl beside history.llh */
+    const char *metrics;   /* --metrics HOST:PORT: the live figures served there */
+    double metrics_linger; /* --metrics-linger S, -1 when not given */
+    struct metrics_http *metrics_srv; /* that endpoint once listening; NULL: none */
 };
 
 __attribute__((format(printf, 1, 2))) int bad_usage(const char *fmt, ...);
@@ -85,6 +88,11 @@ int make_run_dir(const char *out, const char *name, const char *what, char *dir,
  * who frees it with result_free. */
 int run_and_report(const struct run_request *req, const struct run_opts *o, struct run_result *res,
                    enum engine_status *status, char *err, size_t errlen);
+
+/* --metrics: its endpoint listening (o->metrics_srv), before anything
+ * starts; 0 (also without --metrics), or EXIT_ENV after saying why. Stop
+ * it with metrics_http_stop once the reports are written. */
+int metrics_listen(struct run_opts *o);
 
 int cmd_run(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
