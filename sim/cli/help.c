@@ -31,6 +31,11 @@ struct command_help {
     "      --proxy              every server through locklab's proxy, not only those a\n"          \
     "                           network fault touches (its cost: bench/proxy_cost.sh)\n"
 
+#define METRICS_OPTIONS                                                                            \
+    "      --metrics H:P        serve the run's figures while it goes at http://H:P/metrics\n"     \
+    "                           (OpenMetrics, for Prometheus; docs/metrics.md)\n"                  \
+    "      --metrics-linger S   and S seconds more once the reports are written\n"
+
 static const struct command_help commands[] = {
     {"run", "run one scenario with one algorithm; reports in a run folder",
      "usage: locklab run SCENARIO [options]\n"
@@ -45,7 +50,7 @@ static const struct command_help commands[] = {
      "  -o, --out DIR            the run folder; default runs/<scenario>-<algorithm>-<time>/.\n"
      "                           A folder that holds a run already is refused\n"
      "  -q, --quiet              print only the verdict line\n"
-     "      --show-violations N  list at most N violations (default 10)\n"
+     "      --show-violations N  list at most N violations (default 10)\n" METRICS_OPTIONS
      "      --history-jsonl      history.jsonl beside history.llh (show --history prints it)\n"
      "\n"
      "exit: 0 expectations met, 1 not met, 2 bad usage or scenario (nothing started),\n"
@@ -68,8 +73,7 @@ static const struct command_help commands[] = {
      "  -o, --out DIR            the comparison folder, one run folder per algorithm inside;\n"
      "                           default runs/<scenario>-compare-<time>/\n"
      "  -q, --quiet              print only the verdict line\n"
-     "      --show-violations N  (accepted, as for run)\n"
-     "\n"
+     "      --show-violations N  (accepted, as for run)\n" METRICS_OPTIONS "\n"
      "exit: the worst of the runs' codes (130, then 3, then 1, then 0); 2 when no named\n"
      "      algorithm can run the scenario, or on bad usage\n"
      "\n"
