@@ -104,11 +104,9 @@ static int foreign_opt(int c, enum run_opts_mode mode)
     return c == 'J';
 }
 
-/* --metrics and --metrics-linger: the address checked here, bound by the
- * command before anything starts. */
-static int metrics_opt(int c, const char *arg, struct run_opts *o)
+int metrics_option(bool linger, const char *arg, struct run_opts *o)
 {
-    if (c == OPT_METRICS) {
+    if (!linger) {
         char err[300];
         if (metrics_address_check(arg, err, sizeof(err)) < 0)
             return bad_usage("--metrics: %s", err);
@@ -126,7 +124,7 @@ static int metrics_opt(int c, const char *arg, struct run_opts *o)
 static int text_opt(int c, const char *arg, struct run_opts *o)
 {
     if (c == OPT_METRICS || c == OPT_LINGER)
-        return metrics_opt(c, arg, o);
+        return metrics_option(c == OPT_LINGER, arg, o);
     if (c == 'a')
         o->algorithm = arg;
     else if (c == 'A')

@@ -89,6 +89,10 @@ int make_run_dir(const char *out, const char *name, const char *what, char *dir,
 int run_and_report(const struct run_request *req, const struct run_opts *o, struct run_result *res,
                    enum engine_status *status, char *err, size_t errlen);
 
+/* --metrics HOST:PORT (linger false: the address checked here, listened on
+ * by the command before anything starts) or --metrics-linger S into o's
+ * fields; 0, or EXIT_USAGE after saying why. */
+int metrics_option(bool linger, const char *arg, struct run_opts *o);
 /* --metrics: its endpoint listening (o->metrics_srv), before anything
  * starts; 0 (also without --metrics), or EXIT_ENV after saying why. Stop
  * it with metrics_http_stop once the reports are written. */

@@ -20,6 +20,7 @@
 
 #include "reports/matrix.h"
 #include "sim/cli/cli.h"
+#include "sim/cli/metrics_http.h"
 #include "sim/cli/signals.h"
 #include "sim/engine/engine.h"
 
@@ -31,7 +32,11 @@ struct matrix_opts {
     const char *only; /* rows whose name contains this */
     long long seeds;
     int quiet;
+    struct run_opts live; /* --metrics, --metrics-linger: each run served in turn */
 };
+
+/* The endpoint every run of the matrix is served on; NULL: none. */
+static struct metrics_http *matrix_metrics;
 
 struct plan {
     struct scenario scn[MATRIX_MAX_ROWS];
@@ -44,8 +49,11 @@ static int parse_opts(int argc, char **argv, struct matrix_opts *o)
                                           {"out", required_argument, 0, 'o'},
                                           {"only", required_argument, 0, 'O'},
                                           {"quiet", no_argument, 0, 'q'},
+                                          {"metrics", required_argument, 0, 'M'},
+                                          {"metrics-linger", required_argument, 0, 'L'},
                                           {0, 0, 0, 0}};
     *o = (struct matrix_opts){.dir = MATRIX_DIR, .seeds = 1};
+    run_opts_init(&o->live);
     int c;
     opterr = 0;
     optind = 1;
@@ -59,9 +67,13 @@ static int parse_opts(int argc, char **argv, struct matrix_opts *o)
             o->only = optarg;
         else if (c == 'q')
             o->quiet = 1;
+        else if ((c == 'M' || c == 'L') && metrics_option(c == 'L', optarg, &o->live))
+            return EXIT_USAGE;
         else if (c == '?' || c == ':')
             return bad_usage("matrix: unknown or incomplete option \"%s\"", argv[optind - 1]);
     }
+    if (o->live.metrics_linger >= 0 && o->live.metrics == NULL)
+        return bad_usage("%s", "matrix: --metrics-linger needs --metrics HOST:PORT");
     if (optind < argc - 1)
         return bad_usage("%s", "matrix: at most one folder of scenarios");
     if (optind == argc - 1)
@@ -172,6 +184,7 @@ static int run_seed_into(const struct scenario *s, struct matrix_run *mr, const 
         return EXIT_ENV;
     }
     struct run_opts ro = {.quiet = 1, .silent = quiet, .max_violations = 10};
+    ro.metrics_srv = matrix_metrics;
     struct run_request req = {.scn = s}; /* its own fleet, started and stopped by the run */
     enum engine_status st;
     int rc = run_and_report(&req, &ro, res, &st, err, sizeof(err));
@@ -270,10 +283,16 @@ static int matrix(const struct matrix_opts *o, struct plan *p, struct matrix *m)
     snprintf(m->dir, sizeof(m->dir), "%s", o->dir);
     m->seeds = (size_t)o->seeds;
     m->complete = true;
+    struct run_opts live = o->live;
+    if ((rc = metrics_listen(&live)) != 0)
+        return rc;
+    matrix_metrics = live.metrics_srv;
     bool created;
     rc = make_run_dir(o->out, "known-results", "matrix", m->out_dir, sizeof(m->out_dir), &created);
-    if (rc)
+    if (rc) {
+        metrics_http_stop(live.metrics_srv, 0);
         return rc;
+    }
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     rc = run_rows(p, o, m);
@@ -282,6 +301,8 @@ static int matrix(const struct matrix_opts *o, struct plan *p, struct matrix *m)
     if (write_matrix(m) < 0)
         rc = exit_worse(rc, EXIT_ENV);
     matrix_terminal(stdout, m);
+    metrics_http_stop(live.metrics_srv, live.metrics_linger); /* the reports are written */
+    matrix_metrics = NULL;
     return rc;
 }
 

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,7 @@ struct metrics_http {
     pthread_mutex_t mu;
     struct runner *r;
     struct metrics m;
+    bool followed; /* a run was: its last figures are worth a linger */
 };
 
 /* text split into its host and port, resolved into *res (freed by the
@@ -302,6 +304,7 @@ void metrics_http_follow(struct metrics_http *h, struct runner *r)
     else if (r && r != h->r)
         memset(&h->m, 0, sizeof(h->m)); /* a new run: its counts start again */
     h->r = r;
+    h->followed |= r != NULL;
     pthread_mutex_unlock(&h->mu);
 }
 
@@ -309,7 +312,11 @@ void metrics_http_stop(struct metrics_http *h, double linger_s)
 {
     if (h == NULL)
         return;
-    uint64_t until = clock_mono_ns() + (linger_s > 0 ? (uint64_t)(linger_s * 1e9) : 0);
+    pthread_mutex_lock(&h->mu);
+    bool ran = h->followed;
+    pthread_mutex_unlock(&h->mu);
+    /* no run's figures (it could not start): nothing to wait for */
+    uint64_t until = clock_mono_ns() + (ran && linger_s > 0 ? (uint64_t)(linger_s * 1e9) : 0);
     while (clock_mono_ns() < until && !signals_received()) {
         struct timespec look = {.tv_sec = 0, .tv_nsec = LOOK_MS * 1000000L};
         nanosleep(&look, NULL);

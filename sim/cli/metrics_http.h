@@ -30,8 +30,9 @@ struct metrics_http *metrics_http_start(const char *text, char *err, size_t errl
  * the run's clients are done and r is about to be freed: its last
  * figures are read and served from then on. */
 void metrics_http_follow(struct metrics_http *h, struct runner *r);
-/* Serve the last figures linger_s seconds more (a signal cuts it short),
- * then end the thread and close the socket; accepts NULL. */
+/* Serve the last figures linger_s seconds more (a signal cuts it short;
+ * none when no run was followed), then end the thread and close the
+ * socket; accepts NULL. */
 void metrics_http_stop(struct metrics_http *h, double linger_s);
 
 #endif
