@@ -100,8 +100,8 @@ static int remaining_ms(uint64_t until)
     return now >= until ? 0 : (int)((until - now) / 1000000u) + 1;
 }
 
-/* The request's head (up to its blank line) into buf; its length, or -1
- * when it is too long, too slow or the peer left. */
+/* The request's head (up to its blank line) into buf; its length, -2
+ * when it is longer than buf, or -1 when it is too slow or the peer left. */
 static ssize_t read_head(int c, char *buf, size_t cap)
 {
     uint64_t until = clock_mono_ns() + (uint64_t)IO_TIMEOUT_MS * 1000000u;
@@ -121,7 +121,7 @@ static ssize_t read_head(int c, char *buf, size_t cap)
         if (strstr(buf, "\r\n\r\n") || strstr(buf, "\n\n"))
             return (ssize_t)used;
     }
-    return -1;
+    return -2;
 }
 
 static void write_all(int c, const char *p, size_t len)
@@ -200,7 +200,10 @@ static char *exposition(struct metrics_http *h, enum metrics_format fmt, size_t 
 static void serve(struct metrics_http *h, int c)
 {
     char req[REQUEST_MAX];
-    if (read_head(c, req, sizeof(req)) < 0)
+    ssize_t n = read_head(c, req, sizeof(req));
+    if (n == -2)
+        plain(c, "431 Request Header Fields Too Large", "a request of at most 8 KiB, please\n");
+    if (n < 0)
         return;
     char method[8], target[256];
     if (sscanf(req, "%7s %255s HTTP/1.", method, target) != 2) {
