@@ -10,7 +10,9 @@
 # steps, releases and the witness's entries; the pause's gauge 1 in every
 # scrape inside its window and 0 in every one outside it. Before that, the
 # option's refusals: a bad HOST:PORT exits 2, a port in use (Prometheus's
-# own) exits 3 with nothing started; and after, the port is free again.
+# own) exits 3 with nothing started; while the run goes, what the endpoint
+# answers curl (the format each Accept header gets, 404, 405); and after,
+# the port is free again.
 #   tests/runs/test_metrics.sh SOURCE_DIR LOCKLAB_BIN
 set -euo pipefail
 prom_pid=
@@ -88,10 +90,37 @@ done
 refused 3 "--metrics: cannot listen on 127.0.0.1:$pport: Address already in use" \
   "--metrics on a port in use (Prometheus's own)" --metrics "127.0.0.1:$pport"
 
-# 3. The run, scraped.
-rc=0
+# 3. The run, scraped; meanwhile what the endpoint answers curl.
 timeout -s INT -k 20 60 "$bin" run "$tmp/scen.json" --out "$tmp/run" -q --metrics "127.0.0.1:$mport" \
-  --metrics-linger 2 >"$tmp/run.log" 2>&1 || rc=$?
+  --metrics-linger 2 >"$tmp/run.log" 2>&1 &
+pid=$!
+url="http://127.0.0.1:$mport"
+# the endpoint listens before the servers start; the run's figures come
+# once its clients are set up
+for _ in $(seq 200); do curl -sf "$url/metrics" 2>/dev/null | grep -q '^locklab_run_info' && break; sleep 0.05; done
+answer() { # URL CURL-ARGS...: "STATUS CONTENT-TYPE LAST-LINE-OF-BODY"
+  local u=$1
+  shift
+  curl -s -o "$tmp/body" -w '%{http_code} %{content_type}' "$@" "$u" || true
+  printf ' %s' "$(tail -n 1 "$tmp/body" 2>/dev/null)"
+}
+om='application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1'
+expect_answer() { # WHAT WANT URL CURL-ARGS...
+  local what=$1 want=$2 got
+  shift 2
+  got=$(answer "$@")
+  # shellcheck disable=SC2053 # want is a pattern
+  if [[ $got == $want ]]; then ok "$what: $got"; else fail "$what: got \"$got\", want \"$want\""; fi
+}
+expect_answer "Prometheus 2.42's Accept gets OpenMetrics, ended by # EOF" \
+  "200 application/openmetrics-text; version=1.0.0; charset=utf-8 # EOF" "$url/metrics" -H "Accept: $om"
+expect_answer "curl's */* gets the 0.0.4 text, no # EOF" \
+  "200 text/plain; version=0.0.4; charset=utf-8 locklab_fault_active{*kind=\"pause\",target=\"one\"} [01]" "$url/metrics"
+expect_answer "another path is not found" "404 text/plain; charset=utf-8 locklab serves /metrics only" "$url/"
+expect_answer "a POST is refused" "405 text/plain; charset=utf-8 GET /metrics only" "$url/metrics" -X POST
+rc=0
+wait "$pid" || rc=$?
+pid=
 if [ $rc -ne 0 ]; then
   fail "locklab run --metrics exited $rc: $(cat "$tmp/run.log")"
   exit 1
