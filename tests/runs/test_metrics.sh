@@ -116,6 +116,15 @@ expect_answer "Prometheus 2.42's Accept gets OpenMetrics, ended by # EOF" \
   "200 application/openmetrics-text; version=1.0.0; charset=utf-8 # EOF" "$url/metrics" -H "Accept: $om"
 expect_answer "curl's */* gets the 0.0.4 text, no # EOF" \
   "200 text/plain; version=0.0.4; charset=utf-8 locklab_fault_active{*kind=\"pause\",target=\"one\"} [01]" "$url/metrics"
+# Prometheus's own linter, on the 0.0.4 text (it reads no OpenMetrics)
+promtool=$(dirname "$prometheus")/promtool
+if [ -x "$promtool" ]; then
+  if lint=$(curl -s "$url/metrics" | "$promtool" check metrics 2>&1) && [ -z "$lint" ]; then
+    ok "promtool check metrics: the 0.0.4 text parses and lints clean"
+  else
+    fail "promtool check metrics: $lint"
+  fi
+fi
 expect_answer "another path is not found" "404 text/plain; charset=utf-8 locklab serves /metrics only" "$url/"
 expect_answer "a POST is refused" "405 text/plain; charset=utf-8 GET /metrics only" "$url/metrics" -X POST
 rc=0
