@@ -1,6 +1,5 @@
 /* cli.c - option parsing and scenario loading shared by run and compare. */
 #include "sim/cli/cli.h"
-#include "sim/cli/metrics_http.h"
 #include "sim/fleet/server_kind.h"
 
 #include <errno.h>
@@ -11,6 +10,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+
+#include "sim/cli/metrics_http.h"
 
 int bad_usage(const char *fmt, ...)
 {
@@ -88,10 +89,11 @@ static int numeric_opt(int c, const char *arg, struct run_opts *o)
 
 /* Values of the options beyond the short letters: one per server kind. */
 #define OPT_SERVERS     1000
-#define OPT_METRICS     2000 /* --metrics HOST:PORT */
-#define OPT_LINGER      2001 /* --metrics-linger S */
 #define RUN_OPTIONS_MAX (13 + 2 + SCENARIO_SERVER_KINDS + 1)
 #define BASE_SHORTS     "a:A:c:d:n:s:o:q"
+
+#define OPT_METRICS 2000 /* --metrics HOST:PORT */
+#define OPT_LINGER  2001 /* --metrics-linger S */
 
 /* An option this command does not take (--algorithm on compare and
  * --algorithms on run get their own message first): what only a run uses
@@ -183,6 +185,9 @@ static void run_options(struct option *longs, char *shorts, size_t shorts_len)
                                          {"history-jsonl", no_argument, 0, 'H'},
                                          {"metrics", required_argument, 0, OPT_METRICS},
                                          {"metrics-linger", required_argument, 0, OPT_LINGER}};
+    /* a merge that adds options must make room for them */
+    _Static_assert(sizeof(base) / sizeof(base[0]) + SCENARIO_SERVER_KINDS + 1 <= RUN_OPTIONS_MAX,
+                   "RUN_OPTIONS_MAX is short of run's options");
     size_t n = sizeof(base) / sizeof(base[0]), used;
     memcpy(longs, base, sizeof(base));
     used = (size_t)snprintf(shorts, shorts_len, "%s", BASE_SHORTS);

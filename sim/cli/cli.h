@@ -26,6 +26,11 @@ struct run_opts {
     const char *algorithm;  /* run: --algorithm */
     const char *algorithms; /* compare: --algorithms a,b,c */
     const char *out;
+    /* --metrics HOST:PORT (the live figures served there), --metrics-linger
+     * S (-1 when not given), and that endpoint once listening (NULL: none) */
+    const char *metrics;
+    double metrics_linger;
+    struct metrics_http *metrics_srv;
     /* --redis, --zookeeper, --sentinel (one option per server kind, by its
      * index in the fleet's registry): HOST:PORT[,...] */
     const char *servers[SCENARIO_SERVER_KINDS];
@@ -39,11 +44,8 @@ struct run_opts {
     int brief;  /* only the verdict line after a run (compare prints its own table) */
     int silent; /* not even that (matrix --quiet prints its table alone) */
     int max_violations;
-    int proxy;             /* --proxy: every endpoint through locklab's proxy, faults or not */
-    int history_jsonl;     /* --history-jsonl: history.jsonl beside history.llh */
-    const char *metrics;   /* --metrics HOST:PORT: the live figures served there */
-    double metrics_linger; /* --metrics-linger S, -1 when not given */
-    struct metrics_http *metrics_srv; /* that endpoint once listening; NULL: none */
+    int proxy;         /* --proxy: every endpoint through locklab's proxy, faults or not */
+    int history_jsonl; /* --history-jsonl: history.jsonl beside history.llh */
 };
 
 __attribute__((format(printf, 1, 2))) int bad_usage(const char *fmt, ...);
@@ -68,6 +70,15 @@ int plan_one_run(int argc, char **argv, enum run_opts_mode mode, struct run_opts
 /* --algorithm names nothing known: say the likeliest meant; exit 2. */
 int unknown_algorithm(const char *option, const char *name);
 
+/* --metrics HOST:PORT (linger false: the address checked here, listened on
+ * by the command before anything starts) or --metrics-linger S into o's
+ * fields; 0, or EXIT_USAGE after saying why. */
+int metrics_option(bool linger, const char *arg, struct run_opts *o);
+/* --metrics: its endpoint listening (o->metrics_srv), before anything
+ * starts; 0 (also without --metrics), or EXIT_ENV after saying why. Stop
+ * it with metrics_http_stop once the reports are written. */
+int metrics_listen(struct run_opts *o);
+
 /* --out (or its subfolder sub, a comparison's per-algorithm folder) can
  * take a run: not empty, not a file, not a folder holding a run already.
  * 0, or EXIT_USAGE after printing why. */
@@ -88,15 +99,6 @@ int make_run_dir(const char *out, const char *name, const char *what, char *dir,
  * who frees it with result_free. */
 int run_and_report(const struct run_request *req, const struct run_opts *o, struct run_result *res,
                    enum engine_status *status, char *err, size_t errlen);
-
-/* --metrics HOST:PORT (linger false: the address checked here, listened on
- * by the command before anything starts) or --metrics-linger S into o's
- * fields; 0, or EXIT_USAGE after saying why. */
-int metrics_option(bool linger, const char *arg, struct run_opts *o);
-/* --metrics: its endpoint listening (o->metrics_srv), before anything
- * starts; 0 (also without --metrics), or EXIT_ENV after saying why. Stop
- * it with metrics_http_stop once the reports are written. */
-int metrics_listen(struct run_opts *o);
 
 int cmd_run(int argc, char **argv);
 int cmd_compare(int argc, char **argv);

@@ -7,6 +7,12 @@
 #include <stdio.h>
 #include <string.h>
 
+/* run, compare and matrix: the live figures (docs/metrics.md) */
+#define METRICS_OPTIONS                                                                            \
+    "      --metrics H:P        serve the run's figures while it goes at http://H:P/metrics\n"     \
+    "                           (OpenMetrics, for Prometheus; docs/metrics.md)\n"                  \
+    "      --metrics-linger S   and S seconds more once the reports are written\n"
+
 struct command_help {
     const char *name;
     const char *summary;
@@ -31,11 +37,6 @@ struct command_help {
     "      --proxy              every server through locklab's proxy, not only those a\n"          \
     "                           network fault touches (its cost: bench/proxy_cost.sh)\n"
 
-#define METRICS_OPTIONS                                                                            \
-    "      --metrics H:P        serve the run's figures while it goes at http://H:P/metrics\n"     \
-    "                           (OpenMetrics, for Prometheus; docs/metrics.md)\n"                  \
-    "      --metrics-linger S   and S seconds more once the reports are written\n"
-
 static const struct command_help commands[] = {
     {"run", "run one scenario with one algorithm; reports in a run folder",
      "usage: locklab run SCENARIO [options]\n"
@@ -47,10 +48,11 @@ static const struct command_help commands[] = {
      "options:\n"
      "  -a, --algorithm NAME     redis, redis-naive, redlock, zookeeper or etcd (locklab list);\n"
      "                           default: the scenario's lock.algorithm\n" RUN_OPTIONS
+         METRICS_OPTIONS
      "  -o, --out DIR            the run folder; default runs/<scenario>-<algorithm>-<time>/.\n"
      "                           A folder that holds a run already is refused\n"
      "  -q, --quiet              print only the verdict line\n"
-     "      --show-violations N  list at most N violations (default 10)\n" METRICS_OPTIONS
+     "      --show-violations N  list at most N violations (default 10)\n"
      "      --history-jsonl      history.jsonl beside history.llh (show --history prints it)\n"
      "\n"
      "exit: 0 expectations met, 1 not met, 2 bad usage or scenario (nothing started),\n"
@@ -69,11 +71,12 @@ static const struct command_help commands[] = {
      "RUN with the reason; the others run.\n"
      "\n"
      "options:\n"
-     "  -A, --algorithms A,B,... default redis,redlock,zookeeper\n" RUN_OPTIONS
+     "  -A, --algorithms A,B,... default redis,redlock,zookeeper\n" RUN_OPTIONS METRICS_OPTIONS
      "  -o, --out DIR            the comparison folder, one run folder per algorithm inside;\n"
      "                           default runs/<scenario>-compare-<time>/\n"
      "  -q, --quiet              print only the verdict line\n"
-     "      --show-violations N  (accepted, as for run)\n" METRICS_OPTIONS "\n"
+     "      --show-violations N  (accepted, as for run)\n"
+     "\n"
      "exit: the worst of the runs' codes (130, then 3, then 1, then 0); 2 when no named\n"
      "      algorithm can run the scenario, or on bad usage\n"
      "\n"
@@ -91,11 +94,12 @@ static const struct command_help commands[] = {
      "\n"
      "options:\n"
      "      --seeds N            runs per row, 1..100 (default 1): the file's seed, then\n"
-     "                           the next ones\n"
+     "                           the next ones\n" METRICS_OPTIONS
      "      --only TEXT          only the rows whose scenario name contains TEXT\n"
      "  -o, --out DIR            the matrix folder, one run folder per row and seed in it;\n"
      "                           default runs/known-results-matrix-<time>/\n"
-     "  -q, --quiet              print only the table\n" METRICS_OPTIONS "\n"
+     "  -q, --quiet              print only the table\n"
+     "\n"
      "exit: 0 every row matched in every seed, 1 some did not, 2 bad usage or scenario\n"
      "      (nothing started), 3 environment (a run INCOMPLETE), 130 interrupted\n"
      "\n"
