@@ -125,7 +125,7 @@ _locklab()
     fi
     COMPREPLY=()
     if ((cword == 1)); then
-        _locklab_words "run compare matrix check cluster list show help --help --version" "$cur"
+        _locklab_words "run compare matrix check cluster list show history help --help --version" "$cur"
         return 0
     fi
     _locklab_option_value "$bin" "$prev" "$cur" && return 0
@@ -153,13 +153,19 @@ _locklab()
         else
             _locklab_paths "$cur" "*.jsonl"
         fi ;;
+    history)
+        if [[ $cur == -* ]]; then
+            _locklab_words "--out -o --help" "$cur"
+        else
+            _locklab_paths "$cur"
+        fi ;;
     cluster) _locklab_cluster "$cword" "$cur" ;;
     list) _locklab_list "$cword" "$cur" ;;
     help)
         if [[ $cur == -* ]]; then
             _locklab_words "--help" "$cur"
         elif ((cword == 2)); then
-            _locklab_words "run compare matrix check cluster list show" "$cur"
+            _locklab_words "run compare matrix check cluster list show history" "$cur"
         fi ;;
     esac
     return 0

@@ -110,6 +110,11 @@ int cmd_cluster(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_list(int argc, char **argv);
+int cmd_history(int argc, char **argv);
+/* runs/latest pointed at run_dir (relative, replaced atomically) when
+ * run_dir is a folder directly in runs/; otherwise nothing. A link that
+ * cannot be made is a warning on stderr, never a failed run. */
+void runs_latest_link(const char *run_dir);
 
 /* The history file a path names: a run folder's history.llh (its
  * history.jsonl when it has no history.llh), or the path itself. */

@@ -306,6 +306,8 @@ static int compare(const struct run_opts *o, struct plan *p, struct comparison *
     engine_fleet_down(f, logs, &servers);
     if (write_comparison(c) < 0)
         rc = exit_worse(rc, EXIT_ENV);
+    else
+        runs_latest_link(c->out_dir);
     if (!o->quiet) {
         compare_terminal(stdout, c);
     } else {

@@ -300,6 +300,8 @@ static int matrix(const struct matrix_opts *o, struct plan *p, struct matrix *m)
     m->elapsed_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     if (write_matrix(m) < 0)
         rc = exit_worse(rc, EXIT_ENV);
+    else
+        runs_latest_link(m->out_dir);
     matrix_terminal(stdout, m);
     metrics_http_stop(live.metrics_srv, live.metrics_linger); /* the reports are written */
     matrix_metrics = NULL;

@@ -232,6 +232,8 @@ static int run_planned(const struct run_opts *o, const struct scenario *s, struc
      * empty run folder behind */
     if (rc == EXIT_ENV && res->history_events == 0 && created)
         rmdir(res->run_dir);
+    else
+        runs_latest_link(res->run_dir);
     return rc;
 }
 

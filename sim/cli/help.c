@@ -50,7 +50,8 @@ static const struct command_help commands[] = {
      "                           default: the scenario's lock.algorithm\n" RUN_OPTIONS
          METRICS_OPTIONS
      "  -o, --out DIR            the run folder; default runs/<scenario>-<algorithm>-<time>/.\n"
-     "                           A folder that holds a run already is refused\n"
+     "                           A folder that holds a run already is refused. runs/latest\n"
+     "                           links to the last folder written in runs/ (locklab history)\n"
      "  -q, --quiet              print only the verdict line\n"
      "      --show-violations N  list at most N violations (default 10)\n"
      "      --history-jsonl      history.jsonl beside history.llh (show --history prints it)\n"
@@ -168,6 +169,33 @@ static const struct command_help commands[] = {
      "\n"
      "example:\n"
      "  locklab cluster up --redis-nodes 1 --zookeeper-nodes 0\n"},
+    {"history", "index the run folders: P99, QPS and verdict per scenario over time",
+     "usage: locklab history [DIR] [options]\n"
+     "\n"
+     "Reads every report.json under DIR (default runs/): run folders, and the runs\n"
+     "inside compare and matrix folders, up to 4 folders down; links (runs/latest) are\n"
+     "not followed. Groups the runs per scenario x algorithm, oldest first, prints one\n"
+     "line per run (QPS, acquire p50/p99, verdict, safety) and writes history.html (a\n"
+     "chart of p99 and QPS over the runs of each series) and history.json\n"
+     "(docs/history-index.md). A report.json that cannot be read is listed as skipped.\n"
+     "\n"
+     "A run is flagged REGRESSION when, complete, its acquire p99 is more than 1.5x the\n"
+     "median p99 of the earlier complete runs of its series, or its QPS under 2/3 of\n"
+     "their median QPS; or when it is UNSAFE and the run before it in its series was\n"
+     "safe.\n"
+     "\n"
+     "run, compare and matrix point runs/latest at the folder they wrote, when that\n"
+     "folder is directly in runs/ (the default; --out elsewhere leaves no link).\n"
+     "\n"
+     "options:\n"
+     "  -o, --out DIR2           write history.html and history.json there (made if\n"
+     "                           missing); default: DIR\n"
+     "\n"
+     "exit: 0 (regressions or not), 2 bad usage or DIR no readable folder, 3 the files\n"
+     "      could not be written\n"
+     "\n"
+     "example:\n"
+     "  locklab history runs --out /tmp/locklab-history\n"},
     {"list", "algorithms, scenarios, workloads and faults, with what each does",
      "usage: locklab list [algorithms|scenarios|workloads|faults]\n"
      "\n"

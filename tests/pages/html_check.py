@@ -5,6 +5,7 @@ browser shows them.
   html_check.py [--load-mode open|closed] run DIR   DIR/report.html against DIR/report.json
   html_check.py compare DIR                         DIR/compare.html against DIR/compare.json
   html_check.py matrix DIR                          DIR/matrix.html against DIR/matrix.json
+  html_check.py history DIR                         DIR/history.html, history.json (check_history.py)
 
 Each page is opened three times in headless Chromium (/usr/bin/chromium,
 or $CHROMIUM), each under `timeout 60`:
@@ -1189,7 +1190,7 @@ def main(argv):
     if len(args) >= 2 and args[0] == "--load-mode" and args[1] in ("open", "closed"):
         load_mode = args[1]
         args = args[2:]
-    if len(args) != 2 or args[0] not in ("run", "compare", "matrix"):
+    if len(args) != 2 or args[0] not in ("run", "compare", "matrix", "history"):
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
     mode, d = args
@@ -1198,6 +1199,9 @@ def main(argv):
         return 2
     if mode == "run":
         check_run(d, load_mode)
+    elif mode == "history":  # history.html, history.json: tests/pages/check_history.py
+        import check_history
+        check_history.check(d, sys.modules[__name__])
     elif mode == "compare":
         check_compare(d)
     else:

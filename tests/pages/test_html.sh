@@ -140,6 +140,34 @@ if locklab compare compare "$src/scenarios/flash_sale_pause.json" --algorithms r
   done
 fi
 
+# (v) every run above indexed by `locklab history` (the matrix row's and the
+# comparison's runs among them), each as its report.json (check_history.py).
+if "$bin" history "$tmp" --out "$tmp/history" >"$tmp/history.log" 2>&1; then
+  "$py" - "$src/tests/pages" "$tmp" <<'PY' || failed=1
+import json, os, sys
+sys.path.insert(0, sys.argv[1])
+import check_history
+tmp = sys.argv[2]
+found = {}
+for root, dirs, files in os.walk(tmp):
+    if "report.json" in files:
+        found[os.path.realpath(os.path.join(root, "report.json"))] = json.load(
+            open(os.path.join(root, "report.json")))
+        dirs[:] = []
+doc = json.load(open(os.path.join(tmp, "history", "history.json")))
+bad = check_history.index_facts(doc, found)
+for b in bad:
+    print("FAIL   history.json: " + b)
+if not bad:
+    print(f"ok     locklab history: {doc['runs']} runs in {len(doc['series'])} series, matrix and "
+          f"compare folders included, each as its report.json")
+sys.exit(1 if bad else 0)
+PY
+else
+  echo "FAIL   locklab history $tmp: $(cat "$tmp/history.log")"
+  failed=1
+fi
+
 if [ "$failed" -ne 0 ]; then
   echo "test_html: FAILED"
   exit 1

@@ -23,7 +23,7 @@
 #include "tests/lib/harness.h"
 
 static const char *const commands[] = {"run",     "compare", "show", "check",
-                                       "cluster", "list",    "help"};
+                                       "cluster", "list",    "help", "history"};
 
 /* `locklab CMD --help`, `locklab CMD -h` and `locklab help CMD` print the
  * same text: its usage line first, an example last; exit 0. */

@@ -44,7 +44,7 @@ expect()
     fi
 }
 
-expect "run compare matrix check cluster list show help --help --version" "$bin" ""
+expect "run compare matrix check cluster list show history help --help --version" "$bin" ""
 expect "--seeds --only --out -o --quiet -q --help" "$bin" matrix -
 expect "compare check cluster" "$bin" c
 expect "--quiet" "$bin" run --q
@@ -96,6 +96,10 @@ expect "0 1 3" "$bin" cluster up --zookeeper-nodes ""
 expect "0 1 3" "$bin" cluster up --etcd-nodes ""
 expect "0 1 2 3" "$bin" cluster up --postgres-nodes ""
 expect "compare check cluster" "$bin" help c
+expect "--out -o --help" "$bin" history -
+expect "$t/sub" "$bin" history "$t/"
+expect "$t/sub" "$bin" history --out "$t/"
+expect "history help" "$bin" h
 expect "algorithms scenarios workloads faults" "$bin" list ""
 expect "workloads" "$bin" list w
 expect "" "$bin" list algorithms ""

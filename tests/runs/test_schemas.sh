@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # report.json and compare.json of real short runs, validated against
-# docs/schema/report.schema.json and docs/schema/compare.schema.json
+# docs/schema/report.schema.json and docs/schema/compare.schema.json, and
+# history.json (locklab history of them all) against history.schema.json
 # (JSON Schema 2020-12) with Debian's python3-jsonschema. The runs give the
 # shapes the schemas branch on that a short run produces reliably: PASS,
 # FAIL, INCOMPLETE, faults fired, fencing, a crash, the watchdog, each
@@ -97,6 +98,17 @@ if [ "$rc" -ne 130 ]; then
   failed=1
 fi
 
+# Every run above indexed (runs, comparisons' runs, the interrupted one):
+# history.json and history.html written into $tmp itself, beside the runs.
+rc=0
+"$bin" history "$tmp" >"$tmp/history.log" 2>&1 || rc=$?
+echo "ran    history (exit $rc): locklab history $tmp"
+if [ "$rc" -ne 0 ]; then
+  echo "FAIL   history: exit status $rc; its output:"
+  sed 's/^/         /' "$tmp/history.log"
+  failed=1
+fi
+
 "$py" - "$src/docs/schema" "$tmp" <<'PY' || failed=1
 import copy, json, os, sys
 import jsonschema
@@ -117,7 +129,7 @@ strict = Draft202012Validator.TYPE_CHECKER.redefine(
 Strict = validators.extend(Draft202012Validator, type_checker=strict)
 
 validator = {}
-for kind in ("report", "compare"):
+for kind in ("report", "compare", "history"):
     path = os.path.join(schema_dir, kind + ".schema.json")
     try:
         with open(path) as f:
@@ -219,7 +231,7 @@ def compare_facts(dirname):
 
 seen = {"verdict": set(), "effect": set(), "workload": set(), "algorithm": set(), "row": set(),
         "fired": set(), "end_s": set()}
-reports, compares = [], []
+reports, compares, by_path = [], [], {}
 for name in sorted(os.listdir(tmp)):
     d = os.path.join(tmp, name)
     if not os.path.isdir(d):
@@ -244,6 +256,7 @@ for name in sorted(os.listdir(tmp)):
             continue
         check("report", rel, doc, report_facts)
         reports.append(doc)
+        by_path[os.path.realpath(os.path.join(tmp, rel))] = doc
         seen["verdict"].add(doc.get("verdict"))
         seen["algorithm"].add(doc.get("algorithm"))
         seen["workload"].add(doc.get("scenario", {}).get("workload", {}).get("type"))
@@ -253,6 +266,15 @@ for name in sorted(os.listdir(tmp)):
             seen["fired"].add(f.get("fired"))
             if f.get("fired"):
                 seen["end_s"].add("null" if f.get("end_s") is None else "number")
+
+# history.json: the schema, and each run as its report.json, every report
+# found above indexed once, the flags as the rule gives them
+# (tests/pages/check_history.py works the rule out again).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(schema_dir)), "tests", "pages"))
+import check_history
+history = load("history.json")
+if history is not None:
+    check("history", "history.json", history, lambda d: check_history.index_facts(d, by_path))
 
 print("seen   " + "; ".join(f"{k}: {', '.join(sorted(map(str, v)))}" for k, v in seen.items()))
 
@@ -328,10 +350,20 @@ def fit_report(d):
             and any(f.get("fired") for f in d.get("faults", [])[:1])
             and d.get("checker", {}).get("listed") and d["operations"]["acquire"]["count"] > 0)
 
+history_mutants = [
+    ("no regressions (a required key)", drop("regressions")),
+    ('a flag "slow"', lambda m: m["series"][0]["runs"][0].update(flags=["slow"])),
+    ("runs written as 3.0", lambda m: m.update(runs=float(m["runs"]))),
+    ("a run lacking its baseline", lambda m: m["series"][0]["runs"][0].pop("baseline")),
+    ("a first run with a baseline median", lambda m: m["series"][0]["runs"][0]["baseline"].update(acquire_p99_ms=1.0)),
+    ("a safe run with violations", lambda m: m["series"][0]["runs"][0].update(safe=True, violations=3)),
+]
+
 bases = (("report", sorted(filter(fit_report, reports), key=lambda d: len(errors("report", d))),
           report_mutants),
          ("compare", sorted((d for d in compares if any(r.get("run_dir") for r in d.get("algorithms", []))),
-                            key=lambda d: len(errors("compare", d))), compare_mutants))
+                            key=lambda d: len(errors("compare", d))), compare_mutants),
+         ("history", [history] if history and history.get("series") else [], history_mutants))
 for kind, docs, mutants in bases:
     if not docs:
         fail(f"self-check: no {kind}.json of the shape the self-check mutates (see above)")
