@@ -186,3 +186,11 @@ void html_safety_sum_badge(FILE *f, const struct report_safety_sum *sum)
     svg_text(f, report_safety_sum_word(sum, word, sizeof(word)));
     fprintf(f, "</span>");
 }
+
+void html_end_hover(FILE *f, const char *hover)
+{
+    fprintf(f,
+            "<footer>Written by locklab %s. One self-contained file: no script, nothing "
+            "fetched; %s.</footer>\n</body></html>\n",
+            LOCKLAB_VERSION, hover);
+}

@@ -33,6 +33,16 @@ static json_t *op_stats(const struct run_result *r, const struct histogram *h)
         json_object_set_new(o, pts[i].name,
                             json_real((double)histogram_percentile(h, pts[i].p) / 1000.0));
     json_object_set_new(o, "max_ms", json_real((double)h->max / 1000.0));
+    /* the chosen ones (--percentiles), keyed as memtier's JSON keys them */
+    const double *pct;
+    size_t n_pct = report_chosen_percentiles(r, &pct);
+    json_t *chosen = json_object();
+    for (size_t i = 0; i < n_pct; i++) {
+        char key[40];
+        json_object_set_new(chosen, report_percentile_key(pct[i], key, sizeof(key)),
+                            json_real((double)histogram_percentile(h, pct[i]) / 1000.0));
+    }
+    json_object_set_new(o, "percentiles", chosen);
     return o;
 }
 
@@ -200,6 +210,24 @@ static json_t *proxy_json(const struct run_result *r)
                      (json_int_t)p->bytes_dropped);
 }
 
+/* The figures a tool reads first (`locklab run --json - | jq .summary`),
+ * each also in its own place below. */
+static json_t *summary_json(const struct run_result *r, const struct report_safety *safety)
+{
+    const struct histogram *h = r->ops[OP_ACQUIRE];
+    uint64_t n = (uint64_t)h->total_count;
+    const double *pct;
+    size_t n_pct = report_chosen_percentiles(r, &pct);
+    double ms[RESULT_MAX_PERCENTILES];
+    for (size_t i = 0; i < n_pct && n; i++)
+        ms[i] = (double)histogram_percentile(h, pct[i]) / 1000.0;
+    return json_pack("{s:s, s:b, s:I, s:f, s:I, s:I, s:f, s:o}", "verdict", report_verdict(r),
+                     "safe", safety->safe, "violations", (json_int_t)r->check.violations,
+                     "elapsed_s", r->elapsed_s, "steps", (json_int_t)r->stat[ST_STEPS], "acquired",
+                     (json_int_t)n, "acquire_per_second", result_qps(r, n), "acquire_ms",
+                     report_percentiles_json(r->percentiles, r->n_percentiles, ms, n > 0));
+}
+
 int report_json(const char *path, const struct run_result *r)
 {
     char when[40], why[256];
@@ -225,6 +253,7 @@ int report_json(const char *path, const struct run_result *r)
         errno = ENOMEM;
         return -1;
     }
+    json_object_set_new(root, "summary", summary_json(r, &safety));
     json_object_set_new(root, "load", report_load_json(r));
     json_object_set_new(root, "endpoints", endpoints_json(r));
     json_object_set_new(root, "proxy", proxy_json(r));

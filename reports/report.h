@@ -44,6 +44,24 @@ int report_hlog_files(const char *dir, const struct run_result *r);
 /* The columns of every latency table: p50, p90, p99, p99.9 and max. */
 #define REPORT_N_PERCENTILES 5
 extern const double report_percentiles[REPORT_N_PERCENTILES];
+/* The percentiles r shows (r->percentiles, or report_percentiles when
+ * none was chosen) into *p; their count. */
+size_t report_chosen_percentiles(const struct run_result *r, const double **p);
+/* The same for a set kept elsewhere (a comparison's, a matrix's). */
+size_t report_percentiles_or_default(const double *set, size_t n, const double **p);
+/* --percentiles' value, memtier's spelling "50,99,99.9,99.99": at most
+ * RESULT_MAX_PERCENTILES numbers, each 0 < p <= 100, none twice, into p
+ * in the order given. Their count, or 0 with the bad value named in why. */
+size_t report_parse_percentiles(const char *s, double *p, char *why, size_t len);
+/* A percentile's key in report.json's "percentiles", as memtier's JSON
+ * spells them: "p50.00", "p99.90", "p99.999", "p100.00": at least two
+ * decimals, more when p has them. */
+const char *report_percentile_key(double p, char *buf, size_t len);
+/* {"p50.00": ms[0], ...} at the percentiles of set (or the default set
+ * when n is 0); null when has is false (no sample). */
+json_t *report_percentiles_json(const double *set, size_t n, const double *ms, bool has);
+/* A percentile's column name: "p50", "p99.9", "max" for 100. */
+const char *report_percentile_label(double p, char *buf, size_t len);
 const char *report_op_name(int op); /* "acquire", "acquire_failed", ... */
 const char *report_effect_name(int effect);
 /* Whole milliseconds as seconds, exactly: "20", "1.235", "86400". */

@@ -13,7 +13,7 @@ packages=(
   libjansson-dev libcmocka-dev zlib1g-dev
   libfaketime
   docker-compose
-  python3-jsonschema bash-completion
+  python3-jsonschema bash-completion jq
   libhdrhistogram-java chromium
   prometheus
 )

@@ -30,6 +30,8 @@ struct histogram;
 #define RESULT_SERVER_LEN  256
 /* the scenario's three, and three per fault window */
 #define RESULT_MAX_EXPECTS (3 + 3 * SCENARIO_MAX_FAULTS)
+/* --percentiles takes at most this many, as memtier's --print-percentiles. */
+#define RESULT_MAX_PERCENTILES 10
 
 struct expect_record {
     char what[48]; /* "violations", "faults[2].recovery_ms" */
@@ -113,6 +115,11 @@ struct run_result {
     struct expect_record expects[RESULT_MAX_EXPECTS];
     size_t n_expects;
     bool passed; /* every expectation met and the witness agrees */
+
+    /* The latency percentiles the terminal, the CSV and report.json show,
+     * as --percentiles gave them; none: report.h's default set. */
+    double percentiles[RESULT_MAX_PERCENTILES];
+    size_t n_percentiles;
 };
 
 /* A stall longer than the lock rides out by design (history.slack_ms): one

@@ -46,10 +46,28 @@ struct run_opts {
     int max_violations;
     int proxy;         /* --proxy: every endpoint through locklab's proxy, faults or not */
     int history_jsonl; /* --history-jsonl: history.jsonl beside history.llh */
+    /* For other tools: --csv on stdout, --json FILE ("-": stdout) a copy
+     * of report.json (compare.json), --percentiles in the tables, the
+     * CSV and report.json. to_stderr: stdout is the tool's, so every line
+     * for a person (header, summary, verdict) goes to stderr. */
+    int csv;
+    const char *json_to;
+    int to_stderr;
+    double percentiles[RESULT_MAX_PERCENTILES];
+    size_t n_percentiles;
 };
 
 __attribute__((format(printf, 1, 2))) int bad_usage(const char *fmt, ...);
 int parse_long(const char *s, long long lo, long long hi, long long *out);
+/* --percentiles' value into p (*n of them); 0, or EXIT_USAGE after the
+ * one-line error naming the option and the bad value. */
+int parse_percentiles_opt(const char *arg, double *p, size_t *n);
+/* --csv with --json -: both want stdout; --json FILE in a folder that is
+ * not there or not writable. 0, or EXIT_USAGE after saying so. */
+int check_stdout_taken(int csv, const char *json_to);
+/* The file src copied to dst ("-": stdout), for --json; 0, or
+ * EXIT_ENV after saying why. */
+int copy_json_out(const char *src, const char *dst);
 
 enum run_opts_mode { RUN_OPTS_RUN, RUN_OPTS_COMPARE, RUN_OPTS_SHOW };
 /* Options of run, compare (--algorithms instead of --algorithm) and show
@@ -99,6 +117,11 @@ int make_run_dir(const char *out, const char *name, const char *what, char *dir,
  * who frees it with result_free. */
 int run_and_report(const struct run_request *req, const struct run_opts *o, struct run_result *res,
                    enum engine_status *status, char *err, size_t errlen);
+
+/* The live line's text (without the terminal's redraw): elapsed time,
+ * the step rate since the last line, the last second's coarse acquire p99
+ * with the two digits it has, the counts so far. */
+const char *face_text(const struct progress *p, double steps_per_s, char *buf, size_t len);
 
 int cmd_run(int argc, char **argv);
 int cmd_compare(int argc, char **argv);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "reports/compare.h"
+#include "reports/csv.h"
 #include "sim/cli/cli.h"
 #include "sim/cli/metrics_http.h"
 #include "sim/cli/signals.h"
@@ -191,9 +192,10 @@ static int run_into(struct plan *p, size_t i, size_t k, struct fleet *f, const s
         not_run(c, p->ops[i], err);
         return EXIT_ENV;
     }
+    FILE *human = o->to_stderr ? stderr : stdout;
     if (!o->quiet)
-        printf("== %s (%zu of %zu)\n", p->ops[i]->name, k, p->n_run);
-    fflush(stdout);
+        fprintf(human, "== %s (%zu of %zu)\n", p->ops[i]->name, k, p->n_run);
+    fflush(human);
     struct run_request req = {.scn = &p->scn[i], .fleet = f, .proxy_all = o->proxy};
     char why[512];
     int rc = run_and_report(&req, o, res, NULL, why, sizeof(why));
@@ -246,6 +248,8 @@ static int run_plan(struct plan *p, struct fleet *f, const struct run_opts *o, s
     int rc = EXIT_PASS;
     struct run_opts each = *o;
     each.brief = 1;
+    each.csv = 0; /* the comparison's, not each run's */
+    each.json_to = NULL;
     size_t k = 0;
     for (size_t i = 0; i < p->n; i++) {
         if (p->skip[i][0]) {
@@ -278,6 +282,8 @@ static int compare(const struct run_opts *o, struct plan *p, struct comparison *
         return rc;
     c->scn = first_runnable(p);
     c->complete = true;
+    memcpy(c->percentiles, o->percentiles, sizeof(c->percentiles));
+    c->n_percentiles = o->n_percentiles;
     for (size_t i = 0; i < p->n_run && o->out && rc == 0; i++)
         rc = check_out_dir(o->out, p->run[i]->name); /* before anything starts */
     struct run_opts with = *o;                       /* with its metrics endpoint, when asked */
@@ -308,13 +314,23 @@ static int compare(const struct run_opts *o, struct plan *p, struct comparison *
         rc = exit_worse(rc, EXIT_ENV);
     else
         runs_latest_link(c->out_dir);
+    FILE *human = o->to_stderr ? stderr : stdout;
     if (!o->quiet) {
-        compare_terminal(stdout, c);
+        compare_terminal(human, c);
     } else {
         char verdict[600];
-        printf("End of compare: %s  %s/\n", compare_verdict(c, verdict, sizeof(verdict)),
-               c->out_dir);
+        fprintf(human, "End of compare: %s  %s/\n", compare_verdict(c, verdict, sizeof(verdict)),
+                c->out_dir);
     }
+    if (o->csv)
+        compare_csv(stdout, c);
+    if (o->json_to) {
+        char path[600];
+        snprintf(path, sizeof(path), "%s/compare.json", c->out_dir);
+        rc = exit_worse(rc, copy_json_out(path, o->json_to));
+    }
+    if (fflush(stdout) != 0)
+        rc = exit_worse(rc, EXIT_ENV);
     metrics_http_stop(with.metrics_srv, with.metrics_linger); /* the reports are written */
     return rc;
 }
@@ -332,6 +348,7 @@ int cmd_compare(int argc, char **argv)
         rc = EXIT_ENV;
     } else {
         rc = compare(&o, p, c);
+        compare_free(c); /* the rows' series and settings */
     }
     free(c);
     free(p);

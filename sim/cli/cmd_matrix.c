@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "reports/csv.h"
 #include "reports/matrix.h"
 #include "sim/cli/cli.h"
 #include "sim/cli/metrics_http.h"
@@ -32,6 +33,11 @@ struct matrix_opts {
     const char *only; /* rows whose name contains this */
     long long seeds;
     int quiet;
+    int csv;             /* --csv: the table as CSV on stdout */
+    const char *json_to; /* --json FILE ("-": stdout): matrix.json's copy */
+    int to_stderr;       /* stdout is the tool's: lines for a person go to stderr */
+    double percentiles[RESULT_MAX_PERCENTILES];
+    size_t n_percentiles;
     struct run_opts live; /* --metrics, --metrics-linger: each run served in turn */
 };
 
@@ -49,6 +55,9 @@ static int parse_opts(int argc, char **argv, struct matrix_opts *o)
                                           {"out", required_argument, 0, 'o'},
                                           {"only", required_argument, 0, 'O'},
                                           {"quiet", no_argument, 0, 'q'},
+                                          {"csv", no_argument, 0, 'C'},
+                                          {"json", required_argument, 0, 'J'},
+                                          {"percentiles", required_argument, 0, 'P'},
                                           {"metrics", required_argument, 0, 'M'},
                                           {"metrics-linger", required_argument, 0, 'L'},
                                           {0, 0, 0, 0}};
@@ -67,6 +76,12 @@ static int parse_opts(int argc, char **argv, struct matrix_opts *o)
             o->only = optarg;
         else if (c == 'q')
             o->quiet = 1;
+        else if (c == 'C')
+            o->csv = 1;
+        else if (c == 'J')
+            o->json_to = optarg;
+        else if (c == 'P' && parse_percentiles_opt(optarg, o->percentiles, &o->n_percentiles))
+            return EXIT_USAGE;
         else if ((c == 'M' || c == 'L') && metrics_option(c == 'L', optarg, &o->live))
             return EXIT_USAGE;
         else if (c == '?' || c == ':')
@@ -78,7 +93,8 @@ static int parse_opts(int argc, char **argv, struct matrix_opts *o)
         return bad_usage("%s", "matrix: at most one folder of scenarios");
     if (optind == argc - 1)
         o->dir = argv[optind];
-    return 0;
+    o->to_stderr = o->csv || (o->json_to && strcmp(o->json_to, "-") == 0);
+    return check_stdout_taken(o->csv, o->json_to);
 }
 
 static int by_name(const void *a, const void *b)
@@ -170,7 +186,7 @@ static int plan_rows(const struct matrix_opts *o, struct plan *p, struct matrix 
 /* One seed of one row, s (its seed set), into res (zeroed): its own
  * servers, its own folder OUT/<row>/seed-<n>. */
 static int run_seed_into(const struct scenario *s, struct matrix_run *mr, const char *out_dir,
-                         int quiet, struct run_result *res)
+                         const struct matrix_opts *o, struct run_result *res)
 {
     char err[512], dir[600];
     snprintf(dir, sizeof(dir), "%.400s/%s", out_dir, s->name);
@@ -183,7 +199,10 @@ static int run_seed_into(const struct scenario *s, struct matrix_run *mr, const 
         fprintf(stderr, "locklab: %s\n", mr->failure);
         return EXIT_ENV;
     }
-    struct run_opts ro = {.quiet = 1, .silent = quiet, .max_violations = 10};
+    struct run_opts ro = {
+        .quiet = 1, .silent = o->quiet, .max_violations = 10, .to_stderr = o->to_stderr};
+    memcpy(ro.percentiles, o->percentiles, sizeof(ro.percentiles));
+    ro.n_percentiles = o->n_percentiles;
     ro.metrics_srv = matrix_metrics;
     struct run_request req = {.scn = s}; /* its own fleet, started and stopped by the run */
     enum engine_status st;
@@ -198,7 +217,7 @@ static int run_seed_into(const struct scenario *s, struct matrix_run *mr, const 
 }
 
 static int run_seed(const struct scenario *row_scn, uint64_t seed, struct matrix_run *mr,
-                    const char *out_dir, int quiet)
+                    const char *out_dir, const struct matrix_opts *o)
 {
     mr->seed = seed;
     snprintf(mr->verdict, sizeof(mr->verdict), "NOT RUN");
@@ -211,7 +230,7 @@ static int run_seed(const struct scenario *row_scn, uint64_t seed, struct matrix
     } else {
         *s = *row_scn;
         s->seed = seed;
-        rc = run_seed_into(s, mr, out_dir, quiet, res);
+        rc = run_seed_into(s, mr, out_dir, o, res);
     }
     if (res)
         result_free(res);
@@ -239,11 +258,12 @@ static int run_rows(const struct plan *p, const struct matrix_opts *o, struct ma
             }
             uint64_t seed = p->scn[i].seed + j;
             if (!o->quiet) {
-                printf("== [%zu/%zu] %s (%s), seed %llu\n", ++k, total, row->name, row->algorithm,
-                       (unsigned long long)seed);
-                fflush(stdout);
+                FILE *human = o->to_stderr ? stderr : stdout;
+                fprintf(human, "== [%zu/%zu] %s (%s), seed %llu\n", ++k, total, row->name,
+                        row->algorithm, (unsigned long long)seed);
+                fflush(human);
             }
-            int one = run_seed(&p->scn[i], seed, &row->runs[j], m->out_dir, o->quiet);
+            int one = run_seed(&p->scn[i], seed, &row->runs[j], m->out_dir, o);
             row->n_runs++;
             row->matched += row->runs[j].matched;
             if (one == EXIT_ENV || one == EXIT_INTERRUPTED)
@@ -282,6 +302,8 @@ static int matrix(const struct matrix_opts *o, struct plan *p, struct matrix *m)
         return rc;
     snprintf(m->dir, sizeof(m->dir), "%s", o->dir);
     m->seeds = (size_t)o->seeds;
+    memcpy(m->percentiles, o->percentiles, sizeof(m->percentiles));
+    m->n_percentiles = o->n_percentiles;
     m->complete = true;
     struct run_opts live = o->live;
     if ((rc = metrics_listen(&live)) != 0)
@@ -302,7 +324,16 @@ static int matrix(const struct matrix_opts *o, struct plan *p, struct matrix *m)
         rc = exit_worse(rc, EXIT_ENV);
     else
         runs_latest_link(m->out_dir);
-    matrix_terminal(stdout, m);
+    matrix_terminal(o->to_stderr ? stderr : stdout, m);
+    if (o->csv)
+        matrix_csv(stdout, m);
+    if (o->json_to) {
+        char path[600];
+        snprintf(path, sizeof(path), "%s/matrix.json", m->out_dir);
+        rc = exit_worse(rc, copy_json_out(path, o->json_to));
+    }
+    if (fflush(stdout) != 0)
+        rc = exit_worse(rc, EXIT_ENV);
     metrics_http_stop(live.metrics_srv, live.metrics_linger); /* the reports are written */
     matrix_metrics = NULL;
     return rc;

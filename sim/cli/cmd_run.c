@@ -9,11 +9,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "reports/csv.h"
 #include "reports/report.h"
 #include "sim/cli/cli.h"
 #include "sim/cli/metrics_http.h"
 #include "sim/cli/signals.h"
 #include "sim/engine/engine.h"
+#include "sim/engine/live.h"
 #include "sim/record/history.h"
 #include "sim/record/history_bin.h"
 #include "sim/record/history_reader.h"
@@ -25,14 +27,29 @@ enum live_mode { LIVE_LINE, LIVE_LOG };
 struct face {
     uint64_t last_steps; /* at the last live line: the rate is over the time since */
     double last_t;
+    FILE *human;                  /* stdout, or stderr when stdout is --csv's or --json -'s */
     struct metrics_http *metrics; /* --metrics: it follows the runner too; NULL: none */
 };
 
 static void face_start(void *ctx, const struct scenario *s, const struct run_result *res)
 {
-    (void)ctx;
-    report_header(stdout, s, res->servers, res->n_servers);
-    fflush(stdout); /* a log shows what runs while it runs */
+    struct face *fc = ctx;
+    report_header(fc->human, s, res->servers, res->n_servers);
+    fflush(fc->human); /* a log shows what runs while it runs */
+}
+
+const char *face_text(const struct progress *p, double steps_per_s, char *buf, size_t len)
+{
+    char p99[40] = "-";      /* no grant in the last second */
+    if (p->acquire_p99_us) { /* coarse (live.h): shown with the digits it has */
+        char ms[32];
+        snprintf(p99, sizeof(p99), "~%s ms", live_ms_text(p->acquire_p99_us, ms, sizeof(ms)));
+    }
+    snprintf(buf, len,
+             "[%6.1fs] %8.0f steps/s  acquire p99 %s  acquired %-9" PRIu64 " failed %-7" PRIu64
+             " concurrent entries %-5" PRIu64 " clients %-4" PRIu32,
+             p->elapsed_s, steps_per_s, p99, p->acquired, p->failed, p->witness, p->running);
+    return buf;
 }
 
 /* On a terminal one line redrawn each second; in a log (CI, a pipe) a
@@ -40,12 +57,9 @@ static void face_start(void *ctx, const struct scenario *s, const struct run_res
 static void face_line(struct face *fc, const struct progress *p, enum live_mode live)
 {
     double dt = p->elapsed_s - fc->last_t;
-    fprintf(stderr,
-            "%s[%6.1fs] %8.0f steps/s  acquire p99 ~%.3f ms  acquired %-9" PRIu64
-            " failed %-7" PRIu64 " concurrent entries %-5" PRIu64 " clients %-4" PRIu32 "%s",
-            live == LIVE_LINE ? "\r" : "", p->elapsed_s,
-            dt > 0 ? (double)(p->steps - fc->last_steps) / dt : 0.0,
-            (double)p->acquire_p99_us / 1000.0, p->acquired, p->failed, p->witness, p->running,
+    char line[256];
+    face_text(p, dt > 0 ? (double)(p->steps - fc->last_steps) / dt : 0.0, line, sizeof(line));
+    fprintf(stderr, "%s%s%s", live == LIVE_LINE ? "\r" : "", line,
             live == LIVE_LINE ? "\033[K" : "\n");
     fc->last_steps = p->steps;
     fc->last_t = p->elapsed_s;
@@ -84,7 +98,7 @@ static int face_interrupted(void *ctx)
  * unless quiet, and the Ctrl-C wiring always. */
 static void face_progress(struct face *fc, const struct run_opts *o, struct run_progress *pg)
 {
-    *fc = (struct face){.metrics = o->metrics_srv};
+    *fc = (struct face){.human = o->to_stderr ? stderr : stdout, .metrics = o->metrics_srv};
     *pg = (struct run_progress){.ctx = fc,
                                 .servers_up = signals_publish_servers,
                                 .servers_down = signals_forget_servers,
@@ -203,14 +217,25 @@ int run_and_report(const struct run_request *req, const struct run_opts *o, stru
         fprintf(stderr, "locklab: %s\n", err);
         return st == ENGINE_STOPPED ? EXIT_INTERRUPTED : EXIT_ENV;
     }
+    memcpy(res->percentiles, o->percentiles, sizeof(res->percentiles));
+    res->n_percentiles = o->n_percentiles;
     char why[800];
     if (write_reports(res, o->history_jsonl != 0, why, sizeof(why)) < 0)
         record_lost(res, why);
+    FILE *human = o->to_stderr ? stderr : stdout;
     if (!o->quiet && !o->brief)
-        report_terminal(stdout, res, o->max_violations);
+        report_terminal(human, res, o->max_violations);
     else if (!o->silent)
-        report_brief(stdout, res);
-    if (fflush(stdout) != 0 && res->complete) /* the verdict itself was lost */
+        report_brief(human, res);
+    int out_rc = 0;
+    if (o->csv)
+        report_csv(stdout, res);
+    if (o->json_to) {
+        char path[700];
+        snprintf(path, sizeof(path), "%s/report.json", res->run_dir);
+        out_rc = copy_json_out(path, o->json_to);
+    }
+    if ((fflush(stdout) != 0 || out_rc) && res->complete) /* the verdict itself was lost */
         return EXIT_ENV;
     if (!res->complete)
         return signals_received() ? EXIT_INTERRUPTED : EXIT_ENV;

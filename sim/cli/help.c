@@ -37,6 +37,34 @@ struct command_help {
     "      --proxy              every server through locklab's proxy, not only those a\n"          \
     "                           network fault touches (its cost: bench/proxy_cost.sh)\n"
 
+/* For other tools: the same three options on run, compare and matrix, each
+ * with its CSV's columns (docs/outputs.md says what each holds). */
+#define OUTPUT_OPTIONS                                                                             \
+    "      --json FILE          a copy of the report's JSON in FILE too; --json - writes it\n"     \
+    "                           to stdout and nothing else there (not with --csv)\n"               \
+    "      --percentiles P,...  the latency percentiles shown, memtier's spelling: up to 10,\n"    \
+    "                           each 0 < P <= 100 (default 50,90,99,99.9,100); report.json\n"      \
+    "                           keys them p50.00, p99.90, ...\n"
+#define CSV_HEAD                                                                                   \
+    "      --csv                CSV on stdout instead of the summary (which goes to\n"             \
+    "                           stderr): a header line, then one line per "
+#define RUN_OUTPUTS                                                                                \
+    CSV_HEAD "operation:\n"                                                                        \
+             "                           operation,count,per_second,mean_ms,p50_ms,...,\n"         \
+             "                           errors,ambiguous (p100_ms is the max)\n" OUTPUT_OPTIONS
+#define COMPARE_OUTPUTS                                                                            \
+    CSV_HEAD                                                                                       \
+    "algorithm:\n"                                                                                 \
+    "                           algorithm,verdict,safe,violations,elapsed_s,steps,\n"              \
+    "                           acquired,busy,errors,per_second,p50_ms,...,\n"                     \
+    "                           fenced_pairs,rejected_accesses,invariants_hold,\n"                 \
+    "                           run_dir,note (the acquires' percentiles)\n" OUTPUT_OPTIONS
+#define MATRIX_OUTPUTS                                                                             \
+    CSV_HEAD "row and seed:\n"                                                                     \
+             "                           row,algorithm,seed,verdict,matched,safe,violations,\n"    \
+             "                           acquired,failed,ambiguous,recovered,recovery_ms,\n"       \
+             "                           stuck_ms,p50_ms,...,run_dir,failure\n" OUTPUT_OPTIONS
+
 static const struct command_help commands[] = {
     {"run", "run one scenario with one algorithm; reports in a run folder",
      "usage: locklab run SCENARIO [options]\n"
@@ -53,7 +81,7 @@ static const struct command_help commands[] = {
      "                           A folder that holds a run already is refused. runs/latest\n"
      "                           links to the last folder written in runs/ (locklab history)\n"
      "  -q, --quiet              print only the verdict line\n"
-     "      --show-violations N  list at most N violations (default 10)\n"
+     "      --show-violations N  list at most N violations (default 10)\n" RUN_OUTPUTS
      "      --history-jsonl      history.jsonl beside history.llh (show --history prints it)\n"
      "\n"
      "exit: 0 expectations met, 1 not met, 2 bad usage or scenario (nothing started),\n"
@@ -76,8 +104,7 @@ static const struct command_help commands[] = {
      "  -o, --out DIR            the comparison folder, one run folder per algorithm inside;\n"
      "                           default runs/<scenario>-compare-<time>/\n"
      "  -q, --quiet              print only the verdict line\n"
-     "      --show-violations N  (accepted, as for run)\n"
-     "\n"
+     "      --show-violations N  (accepted, as for run)\n" COMPARE_OUTPUTS "\n"
      "exit: the worst of the runs' codes (130, then 3, then 1, then 0); 2 when no named\n"
      "      algorithm can run the scenario, or on bad usage\n"
      "\n"
@@ -99,8 +126,7 @@ static const struct command_help commands[] = {
      "      --only TEXT          only the rows whose scenario name contains TEXT\n"
      "  -o, --out DIR            the matrix folder, one run folder per row and seed in it;\n"
      "                           default runs/known-results-matrix-<time>/\n"
-     "  -q, --quiet              print only the table\n"
-     "\n"
+     "  -q, --quiet              print only the table\n" MATRIX_OUTPUTS "\n"
      "exit: 0 every row matched in every seed, 1 some did not, 2 bad usage or scenario\n"
      "      (nothing started), 3 environment (a run INCOMPLETE), 130 interrupted\n"
      "\n"

@@ -3,6 +3,7 @@
 #include "sim/engine/live.h"
 
 #include <math.h>
+#include <stdio.h>
 
 /* Prometheus's default bounds (0.005 s to 10 s) and three below them: a
  * lock on loopback answers in well under a millisecond. */
@@ -88,4 +89,19 @@ uint64_t live_percentile(const uint64_t sum[LIVE_BUCKETS], double p)
             return upper_edge(i);
     }
     return upper_edge(LIVE_BUCKETS - 1);
+}
+
+const char *live_ms_text(uint64_t us, char *buf, size_t len)
+{
+    uint64_t unit = 1; /* the place of the second significant digit, in us */
+    while (us / unit >= 100)
+        unit *= 10;
+    uint64_t r = (us + unit / 2) / unit * unit;
+    if (r / unit >= 100) /* 995 rounds to 1000: one digit more, one place less */
+        unit *= 10;
+    int decimals = 3;
+    for (uint64_t u = unit; u > 1 && decimals > 0; u /= 10)
+        decimals--;
+    snprintf(buf, len, "%.*f", decimals, (double)r / 1000.0);
+    return buf;
 }

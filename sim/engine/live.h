@@ -13,6 +13,7 @@
 #define LOCKLAB_LIVE_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define LIVE_BUCKETS 128 /* 4 per power of two: 1 us to about 2^33 us */
@@ -40,6 +41,10 @@ void live_collect(struct live_window *w, uint64_t second, uint64_t sum[LIVE_BUCK
 /* The upper edge, in microseconds, of the bucket holding percentile p of
  * sum; 0 when sum is empty. */
 uint64_t live_percentile(const uint64_t sum[LIVE_BUCKETS], double p);
+/* us in milliseconds with the two significant digits a bucket's edge
+ * holds (it is known to within 25%): 48 -> "0.048", 1279 -> "1.3",
+ * 9960 -> "10", 327679 -> "330". */
+const char *live_ms_text(uint64_t us, char *buf, size_t len);
 /* Add w's totals so far into le (per bound, not cumulative) and sum_us;
  * from any thread. */
 void live_totals(struct live_window *w, uint64_t le[LIVE_LE_COUNT + 1], uint64_t *sum_us);

@@ -45,6 +45,8 @@ import tempfile
 import time
 import zlib
 
+import check_compare as compare_story  # compare.html's time charts, costs, settings, labels
+
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 TIMEOUT_S = 60
 WINDOW = (1150, 3000)
@@ -1093,6 +1095,7 @@ def check_compare(cdir):
         bad += 1
     if h1 is None or not check_badges(h1, total, name, "the title"):
         bad += 1
+    compare_story.check_compare_story(dom, cmp, cdir, name, fail, note)
     if bad == 0:
         note(f"{name}: {len(rows)} rows as compare.json (verdict and safety badges, violations, "
              f"failed, qps, latencies), each link to an existing run page, bars and spectrum, "
@@ -1172,6 +1175,7 @@ def check_matrix(mdir):
     if v != wv:
         bad += 1
         fail(f"{name}: verdict {v!r}, matrix.json gives {wv!r}")
+    compare_story.check_matrix_hover(dom, name, fail, note)
     total = sum(run["violations"] for x in mx["rows"] for run in x["runs"] if run["ran"])
     h1 = dom.first("h1")
     if not check_danger_colour(dom, name):

@@ -197,6 +197,28 @@ def report_facts(d):
         out.append("safety.so_far in a complete run with every history event")
     return out
 
+def cost_facts(r, rep):
+    """A row's settings and fault-window cost are its report.json's (the
+    row's floats to 6 significant digits)."""
+    out, al = [], r.get("algorithm")
+    scn = rep.get("scenario", {})
+    if (r.get("settings") or {}).get("lock") != scn.get("lock") or \
+            (r.get("settings") or {}).get("defaults") != scn.get("defaults"):
+        out.append(f"{al}: settings.lock/defaults differ from its report.json's scenario")
+    want_stuck = rep.get("stuck_locks", {}).get("longest_ms") or 0
+    if r.get("stuck_lock_ms") is None or abs(r["stuck_lock_ms"] - want_stuck) > 1e-5 * want_stuck + 1e-6:
+        out.append(f"{al}: stuck_lock_ms {r.get('stuck_lock_ms')}, its report.json {want_stuck}")
+    faults, want = r.get("faults") or [], rep.get("faults", [])
+    if len(faults) != len(want):
+        out.append(f"{al}: {len(faults)} faults, its report.json {len(want)}")
+    for i, (x, y) in enumerate(zip(faults, want)):
+        a, b = x.get("availability"), y.get("availability")
+        if (a is None) != (b is None) or (a and any(
+                (a[k] is None) != (b[k] is None) or
+                (a[k] is not None and abs(a[k] - b[k]) > 1e-5 * abs(b[k]) + 1e-6) for k in b)):
+            out.append(f"{al}: faults[{i}].availability {a}, its report.json {b}")
+    return out
+
 def compare_facts(dirname):
     def facts(d):
         out = []
@@ -219,6 +241,7 @@ def compare_facts(dirname):
                 out.append(f"{r.get('algorithm')}: violations differ from its report.json")
             if rep.get("safety") != r.get("safety"):
                 out.append(f"{r.get('algorithm')}: safety differs from its report.json")
+            out += cost_facts(r, rep)
         ran = [r["safety"] for r in rows if r.get("safety")]
         s = d.get("safety", {})
         want = (len(ran), sum(not x["safe"] for x in ran), sum(x["violations"] for x in ran))
@@ -317,6 +340,11 @@ report_mutants = [
     ("safety.safe flipped against its violations",
      lambda m: put("safety", "safe")(m, not m["safety"]["safe"])),
     ('safety.text "PASS"', lambda m: put("safety", "text")(m, "PASS")),
+    ("no summary (a required key)", drop("summary")),
+    ('a percentile keyed "p99.9", not memtier\'s "p99.90"',
+     lambda m: put("operations", "acquire", "percentiles", "p99.9")(m, 1.0)),
+    ("operations.acquire lacking its percentiles at count > 0",
+     drop("operations", "acquire", "percentiles")),
 ]
 
 def compare_row(m):
@@ -331,15 +359,20 @@ compare_mutants = [
     ("a row that ran with violations null", lambda m: compare_row(m).update(violations=None)),
     ("a NOT RUN row claiming 0 violations", lambda m: compare_row(m).update(
         verdict="NOT RUN", note="x", run_dir="", invariants="", violations=0,
-        acquire_ms={k: None for k in compare_row(m)["acquire_ms"]},
+        acquire_ms={k: None for k in compare_row(m)["acquire_ms"]}, acquire_percentiles=None,
         **{k: None for k in ("elapsed_s", "steps", "acquired", "busy", "errors", "qps",
-                             "fenced_pairs", "rejected_accesses", "invariants_hold")})),
+                             "fenced_pairs", "rejected_accesses", "invariants_hold",
+                             "faults", "settings", "stuck_lock_ms")})),
     ("not_run a string", lambda m: m.update(not_run="1")),
     ("an unknown key in a row", lambda m: compare_row(m).update(surprise=True)),
     ("complete a string", lambda m: m.update(complete="yes")),
     ("a row that ran with safety null", lambda m: compare_row(m).update(safety=None)),
     ("no safety summary", lambda m: m.pop("safety")),
     ('a safety summary reading "all good"', lambda m: m["safety"].update(text="all good")),
+    ('acquire_percentiles keyed "p50"', lambda m: compare_row(m).update(acquire_percentiles={"p50": 1.0})),
+    ("a row that ran with settings null", lambda m: compare_row(m).update(settings=None)),
+    ("settings text not as show prints it", lambda m: compare_row(m)["settings"].update(text="ttl=500")),
+    ("no planned faults", lambda m: m.pop("faults")),
 ]
 
 # The report to mutate: a complete redis flash_sale run whose fault fired
