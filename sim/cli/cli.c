@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sim/cli/metrics_http.h"
+
 int bad_usage(const char *fmt, ...)
 {
     va_list ap;
@@ -154,8 +156,11 @@ static int numeric_opt(int c, const char *arg, struct run_opts *o)
 #define OPT_CSV         900
 #define OPT_JSON_TO     901
 #define OPT_PERCENTILES 902
-#define RUN_OPTIONS_MAX (15 + SCENARIO_SERVER_KINDS + 1)
+#define RUN_OPTIONS_MAX (15 + 2 + SCENARIO_SERVER_KINDS + 1)
 #define BASE_SHORTS     "a:A:c:d:n:s:o:q"
+
+#define OPT_METRICS 2000 /* --metrics HOST:PORT */
+#define OPT_LINGER  2001 /* --metrics-linger S */
 
 /* An option this command does not take (--algorithm on compare and
  * --algorithms on run get their own message first): what only a run uses
@@ -164,12 +169,31 @@ static int foreign_opt(int c, enum run_opts_mode mode)
 {
     if (mode == RUN_OPTS_SHOW)
         return c == 'A' || c == 'o' || c == 'q' || c == 'V' || c == 'P' || c == 'H' ||
-               c == OPT_CSV || c == OPT_PERCENTILES;
+               c == OPT_CSV || c == OPT_PERCENTILES || c == OPT_METRICS || c == OPT_LINGER;
     return c == 'J';
+}
+
+int metrics_option(bool linger, const char *arg, struct run_opts *o)
+{
+    if (!linger) {
+        char err[300];
+        if (metrics_address_check(arg, err, sizeof(err)) < 0)
+            return bad_usage("--metrics: %s", err);
+        o->metrics = arg;
+        return 0;
+    }
+    char *end;
+    double s = strtod(arg, &end);
+    if (end == arg || *end || arg[strspn(arg, "0123456789.")] != '\0' || !(s >= 0) || s > 3600)
+        return bad_usage("--metrics-linger: expected seconds in 0..3600, got \"%s\"", arg);
+    o->metrics_linger = s;
+    return 0;
 }
 
 static int text_opt(int c, const char *arg, struct run_opts *o)
 {
+    if (c == OPT_METRICS || c == OPT_LINGER)
+        return metrics_option(c == OPT_LINGER, arg, o);
     if (c == 'a')
         o->algorithm = arg;
     else if (c == 'A')
@@ -234,7 +258,12 @@ static void run_options(struct option *longs, char *shorts, size_t shorts_len,
                                          {"proxy", no_argument, 0, 'P'},
                                          {"history-jsonl", no_argument, 0, 'H'},
                                          {"csv", no_argument, 0, OPT_CSV},
-                                         {"percentiles", required_argument, 0, OPT_PERCENTILES}};
+                                         {"percentiles", required_argument, 0, OPT_PERCENTILES},
+                                         {"metrics", required_argument, 0, OPT_METRICS},
+                                         {"metrics-linger", required_argument, 0, OPT_LINGER}};
+    /* a merge that adds options must make room for them */
+    _Static_assert(sizeof(base) / sizeof(base[0]) + SCENARIO_SERVER_KINDS + 1 <= RUN_OPTIONS_MAX,
+                   "RUN_OPTIONS_MAX is short of run's options");
     size_t n = sizeof(base) / sizeof(base[0]), used;
     memcpy(longs, base, sizeof(base));
     for (size_t i = 0; i < n && mode != RUN_OPTS_SHOW; i++) /* --json FILE: the report's copy */
@@ -265,6 +294,7 @@ void run_opts_init(struct run_opts *o)
 {
     *o = (struct run_opts){
         .clients = -1, .requests = -1, .rate = -1, .seed = -1, .max_violations = 10};
+    o->metrics_linger = -1;
 }
 
 int parse_run_opts(int argc, char **argv, struct run_opts *o, enum run_opts_mode mode)
@@ -295,6 +325,8 @@ int parse_run_opts(int argc, char **argv, struct run_opts *o, enum run_opts_mode
         if (rc)
             return rc;
     }
+    if (o->metrics_linger >= 0 && o->metrics == NULL)
+        return bad_usage("%s: --metrics-linger needs --metrics HOST:PORT", cmd);
     if (optind != argc - 1)
         return bad_usage("%s: %s", cmd,
                          optind >= argc ? "which scenario? give one SCENARIO file"

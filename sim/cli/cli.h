@@ -26,6 +26,11 @@ struct run_opts {
     const char *algorithm;  /* run: --algorithm */
     const char *algorithms; /* compare: --algorithms a,b,c */
     const char *out;
+    /* --metrics HOST:PORT (the live figures served there), --metrics-linger
+     * S (-1 when not given), and that endpoint once listening (NULL: none) */
+    const char *metrics;
+    double metrics_linger;
+    struct metrics_http *metrics_srv;
     /* --redis, --zookeeper, --sentinel (one option per server kind, by its
      * index in the fleet's registry): HOST:PORT[,...] */
     const char *servers[SCENARIO_SERVER_KINDS];
@@ -82,6 +87,15 @@ int plan_one_run(int argc, char **argv, enum run_opts_mode mode, struct run_opts
                  struct scenario *s, const struct lock_ops **ops);
 /* --algorithm names nothing known: say the likeliest meant; exit 2. */
 int unknown_algorithm(const char *option, const char *name);
+
+/* --metrics HOST:PORT (linger false: the address checked here, listened on
+ * by the command before anything starts) or --metrics-linger S into o's
+ * fields; 0, or EXIT_USAGE after saying why. */
+int metrics_option(bool linger, const char *arg, struct run_opts *o);
+/* --metrics: its endpoint listening (o->metrics_srv), before anything
+ * starts; 0 (also without --metrics), or EXIT_ENV after saying why. Stop
+ * it with metrics_http_stop once the reports are written. */
+int metrics_listen(struct run_opts *o);
 
 /* --out (or its subfolder sub, a comparison's per-algorithm folder) can
  * take a run: not empty, not a file, not a folder holding a run already.

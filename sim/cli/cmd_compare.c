@@ -19,6 +19,7 @@
 #include "reports/compare.h"
 #include "reports/csv.h"
 #include "sim/cli/cli.h"
+#include "sim/cli/metrics_http.h"
 #include "sim/cli/signals.h"
 #include "sim/engine/engine.h"
 #include "sim/fleet/settle.h"
@@ -288,21 +289,27 @@ static int compare(const struct run_opts *o, struct plan *p, struct comparison *
     c->n_percentiles = o->n_percentiles;
     for (size_t i = 0; i < p->n_run && o->out && rc == 0; i++)
         rc = check_out_dir(o->out, p->run[i]->name); /* before anything starts */
+    struct run_opts with = *o;                       /* with its metrics endpoint, when asked */
+    if (rc == 0)
+        rc = metrics_listen(&with);
     bool created;
     if (rc == 0)
         rc =
             make_run_dir(o->out, c->scn->name, "compare", c->out_dir, sizeof(c->out_dir), &created);
-    if (rc)
+    if (rc) {
+        metrics_http_stop(with.metrics_srv, 0);
         return rc;
+    }
     /* one fleet for every run; a second Ctrl-C kills its servers */
     const struct run_progress servers = {.servers_up = signals_publish_servers,
                                          .servers_down = signals_forget_servers};
     struct fleet *f = engine_fleet_up(c->scn, p->run, p->n_run, &servers, err, sizeof(err));
     if (f == NULL) {
         fprintf(stderr, "locklab: %s\n", err);
+        metrics_http_stop(with.metrics_srv, 0);
         return EXIT_ENV;
     }
-    rc = run_plan(p, f, o, c);
+    rc = run_plan(p, f, &with, c);
     char logs[600];
     snprintf(logs, sizeof(logs), "%s/servers", c->out_dir);
     engine_fleet_down(f, logs, &servers);
@@ -327,6 +334,7 @@ static int compare(const struct run_opts *o, struct plan *p, struct comparison *
     }
     if (fflush(stdout) != 0)
         rc = exit_worse(rc, EXIT_ENV);
+    metrics_http_stop(with.metrics_srv, with.metrics_linger); /* the reports are written */
     return rc;
 }
 

@@ -21,6 +21,7 @@
 #include "reports/csv.h"
 #include "reports/matrix.h"
 #include "sim/cli/cli.h"
+#include "sim/cli/metrics_http.h"
 #include "sim/cli/signals.h"
 #include "sim/engine/engine.h"
 
@@ -37,7 +38,11 @@ struct matrix_opts {
     int to_stderr;       /* stdout is the tool's: lines for a person go to stderr */
     double percentiles[RESULT_MAX_PERCENTILES];
     size_t n_percentiles;
+    struct run_opts live; /* --metrics, --metrics-linger: each run served in turn */
 };
+
+/* The endpoint every run of the matrix is served on; NULL: none. */
+static struct metrics_http *matrix_metrics;
 
 struct plan {
     struct scenario scn[MATRIX_MAX_ROWS];
@@ -53,8 +58,11 @@ static int parse_opts(int argc, char **argv, struct matrix_opts *o)
                                           {"csv", no_argument, 0, 'C'},
                                           {"json", required_argument, 0, 'J'},
                                           {"percentiles", required_argument, 0, 'P'},
+                                          {"metrics", required_argument, 0, 'M'},
+                                          {"metrics-linger", required_argument, 0, 'L'},
                                           {0, 0, 0, 0}};
     *o = (struct matrix_opts){.dir = MATRIX_DIR, .seeds = 1};
+    run_opts_init(&o->live);
     int c;
     opterr = 0;
     optind = 1;
@@ -74,9 +82,13 @@ static int parse_opts(int argc, char **argv, struct matrix_opts *o)
             o->json_to = optarg;
         else if (c == 'P' && parse_percentiles_opt(optarg, o->percentiles, &o->n_percentiles))
             return EXIT_USAGE;
+        else if ((c == 'M' || c == 'L') && metrics_option(c == 'L', optarg, &o->live))
+            return EXIT_USAGE;
         else if (c == '?' || c == ':')
             return bad_usage("matrix: unknown or incomplete option \"%s\"", argv[optind - 1]);
     }
+    if (o->live.metrics_linger >= 0 && o->live.metrics == NULL)
+        return bad_usage("%s", "matrix: --metrics-linger needs --metrics HOST:PORT");
     if (optind < argc - 1)
         return bad_usage("%s", "matrix: at most one folder of scenarios");
     if (optind == argc - 1)
@@ -191,6 +203,7 @@ static int run_seed_into(const struct scenario *s, struct matrix_run *mr, const 
         .quiet = 1, .silent = o->quiet, .max_violations = 10, .to_stderr = o->to_stderr};
     memcpy(ro.percentiles, o->percentiles, sizeof(ro.percentiles));
     ro.n_percentiles = o->n_percentiles;
+    ro.metrics_srv = matrix_metrics;
     struct run_request req = {.scn = s}; /* its own fleet, started and stopped by the run */
     enum engine_status st;
     int rc = run_and_report(&req, &ro, res, &st, err, sizeof(err));
@@ -296,10 +309,16 @@ static int matrix(const struct matrix_opts *o, struct plan *p, struct matrix *m)
     memcpy(m->percentiles, o->percentiles, sizeof(m->percentiles));
     m->n_percentiles = o->n_percentiles;
     m->complete = true;
+    struct run_opts live = o->live;
+    if ((rc = metrics_listen(&live)) != 0)
+        return rc;
+    matrix_metrics = live.metrics_srv;
     bool created;
     rc = make_run_dir(o->out, "known-results", "matrix", m->out_dir, sizeof(m->out_dir), &created);
-    if (rc)
+    if (rc) {
+        metrics_http_stop(live.metrics_srv, 0);
         return rc;
+    }
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     rc = run_rows(p, o, m);
@@ -319,6 +338,8 @@ static int matrix(const struct matrix_opts *o, struct plan *p, struct matrix *m)
     }
     if (fflush(stdout) != 0)
         rc = exit_worse(rc, EXIT_ENV);
+    metrics_http_stop(live.metrics_srv, live.metrics_linger); /* the reports are written */
+    matrix_metrics = NULL;
     return rc;
 }
 

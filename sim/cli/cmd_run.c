@@ -12,6 +12,7 @@
 #include "reports/csv.h"
 #include "reports/report.h"
 #include "sim/cli/cli.h"
+#include "sim/cli/metrics_http.h"
 #include "sim/cli/signals.h"
 #include "sim/engine/engine.h"
 #include "sim/engine/live.h"
@@ -26,7 +27,8 @@ enum live_mode { LIVE_LINE, LIVE_LOG };
 struct face {
     uint64_t last_steps; /* at the last live line: the rate is over the time since */
     double last_t;
-    FILE *human; /* stdout, or stderr when stdout is --csv's or --json -'s */
+    FILE *human;                  /* stdout, or stderr when stdout is --csv's or --json -'s */
+    struct metrics_http *metrics; /* --metrics: it follows the runner too; NULL: none */
 };
 
 static void face_start(void *ctx, const struct scenario *s, const struct run_result *res)
@@ -81,8 +83,9 @@ static void face_end_line(void *ctx)
 
 static void face_runner(void *ctx, struct runner *r)
 {
-    (void)ctx;
+    struct face *fc = ctx;
     signals_publish_runner(r);
+    metrics_http_follow(fc->metrics, r);
 }
 
 static int face_interrupted(void *ctx)
@@ -95,7 +98,7 @@ static int face_interrupted(void *ctx)
  * unless quiet, and the Ctrl-C wiring always. */
 static void face_progress(struct face *fc, const struct run_opts *o, struct run_progress *pg)
 {
-    *fc = (struct face){.human = o->to_stderr ? stderr : stdout};
+    *fc = (struct face){.human = o->to_stderr ? stderr : stdout, .metrics = o->metrics_srv};
     *pg = (struct run_progress){.ctx = fc,
                                 .servers_up = signals_publish_servers,
                                 .servers_down = signals_forget_servers,
@@ -260,6 +263,20 @@ static int run_planned(const struct run_opts *o, const struct scenario *s, struc
     return rc;
 }
 
+int metrics_listen(struct run_opts *o)
+{
+    char err[400];
+    if (o->metrics == NULL)
+        return 0;
+    if ((o->metrics_srv = metrics_http_start(o->metrics, err, sizeof(err))) == NULL) {
+        fprintf(stderr, "locklab: %s\n", err);
+        return EXIT_ENV;
+    }
+    if (!o->quiet)
+        fprintf(stderr, "locklab: metrics on http://%s/metrics\n", o->metrics);
+    return 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
     struct run_opts o;
@@ -269,8 +286,11 @@ int cmd_run(int argc, char **argv)
     int rc = EXIT_ENV;
     if (s == NULL || res == NULL)
         fprintf(stderr, "locklab: out of memory\n");
-    else if ((rc = plan_one_run(argc, argv, RUN_OPTS_RUN, &o, s, &ops)) == 0)
+    else if ((rc = plan_one_run(argc, argv, RUN_OPTS_RUN, &o, s, &ops)) == 0 &&
+             (rc = metrics_listen(&o)) == 0) {
         rc = run_planned(&o, s, res);
+        metrics_http_stop(o.metrics_srv, o.metrics_linger); /* the reports are written */
+    }
     if (res)
         result_free(res);
     free(res);

@@ -7,6 +7,12 @@
 #include <stdio.h>
 #include <string.h>
 
+/* run, compare and matrix: the live figures (docs/metrics.md) */
+#define METRICS_OPTIONS                                                                            \
+    "      --metrics H:P        serve the run's figures while it goes at http://H:P/metrics\n"     \
+    "                           (OpenMetrics, for Prometheus; docs/metrics.md)\n"                  \
+    "      --metrics-linger S   and S seconds more once the reports are written\n"
+
 struct command_help {
     const char *name;
     const char *summary;
@@ -70,6 +76,7 @@ static const struct command_help commands[] = {
      "options:\n"
      "  -a, --algorithm NAME     redis, redis-naive, redlock, zookeeper or etcd (locklab list);\n"
      "                           default: the scenario's lock.algorithm\n" RUN_OPTIONS
+         METRICS_OPTIONS
      "  -o, --out DIR            the run folder; default runs/<scenario>-<algorithm>-<time>/.\n"
      "                           A folder that holds a run already is refused. runs/latest\n"
      "                           links to the last folder written in runs/ (locklab history)\n"
@@ -93,7 +100,7 @@ static const struct command_help commands[] = {
      "RUN with the reason; the others run.\n"
      "\n"
      "options:\n"
-     "  -A, --algorithms A,B,... default redis,redlock,zookeeper\n" RUN_OPTIONS
+     "  -A, --algorithms A,B,... default redis,redlock,zookeeper\n" RUN_OPTIONS METRICS_OPTIONS
      "  -o, --out DIR            the comparison folder, one run folder per algorithm inside;\n"
      "                           default runs/<scenario>-compare-<time>/\n"
      "  -q, --quiet              print only the verdict line\n"
@@ -115,7 +122,7 @@ static const struct command_help commands[] = {
      "\n"
      "options:\n"
      "      --seeds N            runs per row, 1..100 (default 1): the file's seed, then\n"
-     "                           the next ones\n"
+     "                           the next ones\n" METRICS_OPTIONS
      "      --only TEXT          only the rows whose scenario name contains TEXT\n"
      "  -o, --out DIR            the matrix folder, one run folder per row and seed in it;\n"
      "                           default runs/known-results-matrix-<time>/\n"
