@@ -24,7 +24,14 @@
  *   Session's goroutine would; wait_ms or a cancel deletes the own key (as
  *   Mutex.Lock does when its context ends) and says BUSY.
  * renew: one lease keepalive; TTL 0 in the answer: expired, LOST.
- * release: delete the own key; deleted 0: it was gone, LOST.
+ * release: delete the own key; deleted 0: it was gone, LOST. A delete
+ *   with no answer (a leader killed under it) may have been applied or
+ *   not, and the lease lives on, so the key may head its queue for as long
+ *   as this session does: every other client would wait on it. Unlock's
+ *   error is the caller's to act on, and the caller's act is to unlock
+ *   again; locklab does it before this client's next acquire (as
+ *   zookeeper.c deletes its orphans, Curator's guaranteed delete). The key
+ *   is this lease's alone, so a late delete can free no one else's hold.
  * connect: the wire dials the first member at once, as clientv3.New does
  *   (before the start line, so 10,000 clients are not 10,000 dials at
  *   the gun), then grants the lease as NewSession does, waiting for its
@@ -58,6 +65,10 @@ struct etcd_lock {
     int64_t lease;          /* 0: none yet, or the last one is gone */
     uint32_t lease_s;       /* its TTL */
     uint64_t kept_alive_ms; /* lock_now_ms() of its last grant or keepalive */
+    /* own keys whose delete got no answer, under lease orphan_lease */
+    char (*orphans)[ETCD_KEY_MAX];
+    size_t n_orphans, cap_orphans;
+    int64_t orphan_lease;
 };
 
 static struct etcd_lock *me(struct lock_client *c)
@@ -94,6 +105,7 @@ static void etcd_disconnect(struct lock_client *c)
     if (l == NULL)
         return;
     etcd_wire_free(l->w);
+    free(l->orphans);
     free(l);
     c->impl = NULL;
 }
@@ -251,6 +263,51 @@ static enum lock_result delete_key(struct lock_client *c, const char *key, size_
     return deleted > 0 ? LOCK_OK : LOCK_LOST;
 }
 
+/* Delete the own key; one whose delete failed is kept to be deleted again
+ * before the next acquire (the header's release). */
+static enum lock_result delete_own(struct lock_client *c, const char *key, size_t klen)
+{
+    struct etcd_lock *l = me(c);
+    enum lock_result r = delete_key(c, key, klen);
+    if (r != LOCK_ERR)
+        return r;
+    if (l->n_orphans && l->orphan_lease != l->lease)
+        l->n_orphans = 0; /* the old lease's keys went with it */
+    if (l->n_orphans == l->cap_orphans) {
+        size_t cap = l->cap_orphans ? 2 * l->cap_orphans : 4;
+        char(*more)[ETCD_KEY_MAX] = realloc(l->orphans, cap * sizeof(*more));
+        if (more == NULL)
+            return r; /* the error stands; the key runs out with the lease */
+        l->orphans = more;
+        l->cap_orphans = cap;
+    }
+    memcpy(l->orphans[l->n_orphans], key, klen);
+    l->orphans[l->n_orphans++][klen] = '\0';
+    l->orphan_lease = l->lease;
+    return r;
+}
+
+/* The keys whose delete got no answer, deleted now: 0, or -1 (c->err set,
+ * UNSENT) with the ones not yet deleted kept. Gone already (deleted 0) is done. */
+static int flush_orphans(struct lock_client *c)
+{
+    struct etcd_lock *l = me(c);
+    if (l->n_orphans && l->orphan_lease != l->lease)
+        l->n_orphans = 0;
+    while (l->n_orphans) {
+        const char *key = l->orphans[l->n_orphans - 1];
+        if (delete_key(c, key, strlen(key)) == LOCK_ERR) {
+            /* the acquire itself never left: a failure, not an unknown */
+            char cause[LOCK_ERRSTR_MAX];
+            snprintf(cause, sizeof(cause), "%s", c->errstr);
+            lock_set_error(c, LOCK_ERR_UNSENT, "etcd: the key of an unanswered release: %s", cause);
+            return -1;
+        }
+        l->n_orphans--;
+    }
+    return 0;
+}
+
 /* Watch key (base64) from rev until it is deleted: 1 deleted, 0 the
  * deadline came, -1 the stream failed (the caller looks again). The lease
  * is kept alive meanwhile. */
@@ -353,6 +410,8 @@ static enum lock_result etcd_acquire(struct lock_client *c, const char *key, siz
         lock_set_error(c, LOCK_ERR_CONFIG, "etcd: a key of %zu bytes", key_len);
         return LOCK_ERR;
     }
+    if (flush_orphans(c) < 0)
+        return LOCK_ERR;
     int owner = -1;
     for (int tries = 0; tries < 2 && owner < 0; tries++) {
         bool lease_gone = false;
@@ -370,7 +429,7 @@ static enum lock_result etcd_acquire(struct lock_client *c, const char *key, siz
     if (!owner) {
         if (wait_deletes(c, mine, plen, my_rev, deadline) == 0) {
             /* Mutex.Lock: an ended wait unlocks before it returns */
-            return delete_key(c, mine, klen) == LOCK_ERR ? LOCK_ERR : LOCK_BUSY;
+            return delete_own(c, mine, klen) == LOCK_ERR ? LOCK_ERR : LOCK_BUSY;
         }
         if (c->cfg->etcd_recheck) {
             int there = key_exists(c, mine, klen);
@@ -402,7 +461,7 @@ static enum lock_result etcd_release(struct lock_client *c, const struct lock_gr
     if (l->lease == 0)
         return LOCK_LOST; /* its lease is known expired: the key went with it */
     size_t klen = own_key(l, g->key, g->key_len, mine, &plen);
-    return delete_key(c, mine, klen);
+    return delete_own(c, mine, klen);
 }
 
 static enum lock_result etcd_renew(struct lock_client *c, struct lock_grant *g)

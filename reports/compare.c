@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "reports/compare_parts.h"
 #include "sim/record/histogram.h"
 
 static void fill_invariants(struct compare_row *row, const struct run_result *r)
@@ -39,6 +40,10 @@ void compare_row_fill(struct compare_row *row, const struct run_result *r)
     row->has_latency = h && h->total_count > 0;
     for (size_t i = 0; i < REPORT_N_PERCENTILES && row->has_latency; i++)
         row->acquire_ms[i] = (double)histogram_percentile(h, report_percentiles[i]) / 1000.0;
+    const double *pct;
+    size_t n_pct = report_chosen_percentiles(r, &pct);
+    for (size_t i = 0; i < n_pct && row->has_latency; i++)
+        row->acquire_pct_ms[i] = (double)histogram_percentile(h, pct[i]) / 1000.0;
     free(report_fairness(r, &row->fairness));
     row->violations = r->check.violations;
     row->fenced_pairs = r->check.fenced_pairs;
@@ -47,6 +52,7 @@ void compare_row_fill(struct compare_row *row, const struct run_result *r)
     row->safety = report_safety_of(r);
     fill_invariants(row, r);
     html_curve_of(&row->spectrum, h);
+    compare_row_keep(row, r);
 }
 
 /* The table's latency columns: p50, p99, p99.9, max (p90 stays in the
@@ -153,6 +159,37 @@ const char *compare_verdict(const struct comparison *c, char *buf, size_t len)
     return buf;
 }
 
+/* The table's latency columns: p50, p99, p99.9, max, or the ones
+ * --percentiles chose (each at least 9 wide, wider for "p99.999 ms"). */
+static size_t latency_columns(const struct comparison *c, int *width, char (*head)[48])
+{
+    static const char *const fixed[N_SHOWN] = {"p50 ms", "p99 ms", "p99.9 ms", "max ms"};
+    size_t n = c->n_percentiles;
+    for (size_t i = 0; i < (n ? n : N_SHOWN); i++) {
+        char label[40];
+        if (n)
+            snprintf(head[i], 48, "%s ms",
+                     report_percentile_label(c->percentiles[i], label, sizeof(label)));
+        else
+            snprintf(head[i], 48, "%s", fixed[i]);
+        width[i] = strlen(head[i]) > 9 ? (int)strlen(head[i]) : 9;
+    }
+    return n ? n : N_SHOWN;
+}
+
+static void latency_cells(FILE *f, const struct comparison *c, const struct compare_row *row,
+                          const struct cells *x, const int *width, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!c->n_percentiles)
+            fprintf(f, " %*s", width[i], x->latency[i]);
+        else if (row->has_latency)
+            fprintf(f, " %*.3f", width[i], row->acquire_pct_ms[i]);
+        else
+            fprintf(f, " %*s", width[i], "-");
+    }
+}
+
 void compare_terminal(FILE *f, const struct comparison *c)
 {
     const struct scenario *s = c->scn;
@@ -168,16 +205,22 @@ void compare_terminal(FILE *f, const struct comparison *c)
         w = (int)strlen(c->rows[i].algorithm);
         name_width = w > name_width ? w : name_width;
     }
-    fprintf(f, "%-*s %9s %9s %9s %9s %9s %8s %9s %10s  %-*s  %s\n", name_width, "algorithm", "qps",
-            "p50 ms", "p99 ms", "p99.9 ms", "max ms", "max/min", "failed", "violations", width,
-            "verdict", "invariants");
+    int lat_width[RESULT_MAX_PERCENTILES];
+    char lat_head[RESULT_MAX_PERCENTILES][48];
+    size_t n_lat = latency_columns(c, lat_width, lat_head);
+    fprintf(f, "%-*s %9s", name_width, "algorithm", "qps");
+    for (size_t i = 0; i < n_lat; i++)
+        fprintf(f, " %*s", lat_width[i], lat_head[i]);
+    fprintf(f, " %8s %9s %10s  %-*s  %s\n", "max/min", "failed", "violations", width, "verdict",
+            "invariants");
     for (size_t i = 0; i < c->n; i++) {
         const struct compare_row *row = &c->rows[i];
         struct cells x;
         row_cells(row, &x);
-        fprintf(f, "%-*s %9s %9s %9s %9s %9s %8s %9s %10s  %-*s  %s\n", name_width, row->algorithm,
-                x.qps, x.latency[0], x.latency[1], x.latency[2], x.latency[3], x.fair, x.failed,
-                x.violations, width, verdict[i], row->invariants);
+        fprintf(f, "%-*s %9s", name_width, row->algorithm, x.qps);
+        latency_cells(f, c, row, &x, lat_width, n_lat);
+        fprintf(f, " %8s %9s %10s  %-*s  %s\n", x.fair, x.failed, x.violations, width, verdict[i],
+                row->invariants);
         if (row->note[0])
             fprintf(f, "%-*s   %s\n", name_width, "", row->note);
     }
@@ -190,6 +233,39 @@ void compare_terminal(FILE *f, const struct comparison *c)
             c->out_dir, c->out_dir, c->out_dir, c->out_dir);
     char line[600];
     fprintf(f, "End of compare: %s\n", compare_verdict(c, line, sizeof(line)));
+}
+
+/* What each fault window cost each algorithm, as compare.html's table. */
+static void markdown_costs(FILE *f, const struct comparison *c)
+{
+    if (c->scn->n_faults == 0)
+        return;
+    fprintf(f, "\n## What each fault window cost\n\n| fault | algorithm | window s | granted "
+               "(asked during it) | failed | ambiguous | longest no grant s | recovery s |\n"
+               "|---|---|---|---:|---:|---:|---:|---:|\n");
+    for (size_t i = 0; i < c->scn->n_faults; i++)
+        for (size_t j = 0; j < c->n; j++) {
+            const struct compare_row *row = &c->rows[j];
+            if (!row->ran || i >= row->n_faults)
+                continue;
+            const struct compare_fault *k = &row->faults[i];
+            const struct fault_availability *a = &k->avail;
+            fprintf(f, "| %zu %s | %s | ", i, fault_type_name(k->kind), row->algorithm);
+            if (!k->has_avail) {
+                fprintf(f, "%s | - | - | - | - | - |\n", k->fired ? "no window" : "did not fire");
+                continue;
+            }
+            char rec[24];
+            if (a->recovery_ns == AVAIL_NEVER)
+                snprintf(rec, sizeof(rec), "never");
+            else
+                snprintf(rec, sizeof(rec), "%.3f", (double)a->recovery_ns / 1e9);
+            fprintf(f,
+                    "%.3f .. %.3f | %" PRIu64 " (%" PRIu64 ") | %" PRIu64 " | %" PRIu64
+                    " | %.3f | %s |\n",
+                    k->start_s, k->end_s, a->granted, a->granted_within, a->failed, a->ambiguous,
+                    (double)a->longest_no_grant_ns / 1e9, rec);
+        }
 }
 
 int compare_markdown(const char *path, const struct comparison *c)
@@ -243,6 +319,7 @@ int compare_markdown(const char *path, const struct comparison *c)
     for (size_t i = 0; i < c->n; i++)
         if (c->rows[i].note[0])
             fprintf(f, "- %s: %s\n", c->rows[i].algorithm, c->rows[i].note);
+    markdown_costs(f, c);
     fprintf(f, "\nServers:\n\n");
     for (size_t i = 0; i < c->n_servers; i++)
         fprintf(f, "- %s\n", c->servers[i]);
@@ -256,14 +333,14 @@ static json_t *num(const struct compare_row *row, uint64_t v)
     return row->ran ? json_integer((json_int_t)v) : json_null();
 }
 
-static json_t *row_json(const struct compare_row *row)
+static json_t *row_json(const struct comparison *c, const struct compare_row *row)
 {
     json_t *lat = json_object();
     static const char *const names[REPORT_N_PERCENTILES] = {"p50", "p90", "p99", "p99.9", "max"};
     for (size_t i = 0; i < REPORT_N_PERCENTILES; i++)
         json_object_set_new(lat, names[i],
                             row->has_latency ? json_real(row->acquire_ms[i]) : json_null());
-    return json_pack(
+    json_t *o = json_pack(
         "{s:s, s:s, s:s, s:s?, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, "
         "s:o, s:s, s:o, s:o}",
         "algorithm", row->algorithm, "run_dir", row->run_dir, "verdict", row->verdict, "note",
@@ -279,6 +356,12 @@ static json_t *row_json(const struct compare_row *row)
             ? json_pack("{s:I, s:I}", "max", (json_int_t)row->fairness.max, "min",
                         (json_int_t)row->fairness.min)
             : json_null());
+    json_object_set_new(o, "acquire_percentiles",
+                        report_percentiles_json(c->percentiles, c->n_percentiles,
+                                                row->acquire_pct_ms, row->has_latency));
+    if (o)
+        compare_row_parts_json(o, row);
+    return o;
 }
 
 int compare_json(const char *path, const struct comparison *c)
@@ -286,7 +369,7 @@ int compare_json(const char *path, const struct comparison *c)
     const struct scenario *s = c->scn;
     json_t *rows = json_array(), *servers = json_array();
     for (size_t i = 0; i < c->n; i++)
-        json_array_append_new(rows, row_json(&c->rows[i]));
+        json_array_append_new(rows, row_json(c, &c->rows[i]));
     for (size_t i = 0; i < c->n_servers; i++)
         json_array_append_new(servers, json_string(c->servers[i]));
     struct report_safety_sum sum = safety_sum(c);
@@ -299,6 +382,10 @@ int compare_json(const char *path, const struct comparison *c)
                   "algorithms", rows, "safety", report_safety_sum_json(&sum));
     if (root == NULL)
         return -1;
+    json_object_set_new(root, "faults", compare_planned_faults_json(c));
+    json_object_set_new(root, "meta",
+                        report_meta_json(c->meta, c->meta ? c->meta->started_wall_ns : 0,
+                                         c->versions, c->n_versions, c->has_proxy));
     int rc = json_dump_file(root, path, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
     json_decref(root);
     return rc;
@@ -317,7 +404,7 @@ static void bars(FILE *f, const struct comparison *c, const double *v, const cha
                            .width = 480,
                            .height = 60 + 28.0 * (double)c->n,
                            .left = 100,
-                           .right = 70,
+                           .right = 20,
                            .top = 10,
                            .bottom = 40,
                            .x = {0, top > 0 ? top * 1.05 : 1, false},
@@ -336,10 +423,14 @@ static void bars(FILE *f, const struct comparison *c, const double *v, const cha
         double w = svg_x(&ch, v[i]) - ch.left;
         fprintf(f,
                 "<rect data-algorithm=\"%s\" data-value=\"%.3f\" x=\"%.1f\" y=\"%.1f\" "
-                "width=\"%.1f\" height=\"16\" fill=\"%s\"><title>%s: %.3f %s</title></rect>"
-                "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\">%.1f %s</text>\n",
+                "width=\"%.1f\" height=\"16\" fill=\"%s\"><title>%s: %.3f %s</title></rect>",
                 row->algorithm, v[i], ch.left, y, w > 1 ? w : 1, svg_series_colour(i),
-                row->algorithm, v[i], unit, ch.left + w + 4, y + 12, v[i], unit);
+                row->algorithm, v[i], unit);
+        char label[48];
+        snprintf(label, sizeof(label), "%.1f %s", v[i], unit);
+        compare_bar_label(f, ch.left, ch.left + (w > 1 ? w : 1), ch.width - ch.right, y + 12,
+                          label);
+        fputc('\n', f);
     }
     svg_end(&ch);
 }
@@ -444,10 +535,15 @@ int compare_html(const char *path, const struct comparison *c)
     else
         fprintf(f, "; closed loop");
     fprintf(f, "%s.</p>\n", c->complete ? "" : " &mdash; INCOMPLETE");
+    html_meta_line(f, c->meta, c->meta ? c->meta->started_wall_ns : 0, c->versions, c->n_versions,
+                   c->has_proxy);
     compare_table(f, c);
     fprintf(f, "<p class=\"note\">QPS counts locks acquired per second; latencies are of "
                "successful acquires; each algorithm's name links to its run's page.</p>\n");
+    compare_time_charts(f, c);
+    compare_cost_table(f, c);
     compare_charts(f, c);
+    compare_settings_block(f, c);
     fprintf(f, "<h2 id=\"servers\">Servers</h2>\n<ul>\n");
     for (size_t i = 0; i < c->n_servers; i++) {
         fprintf(f, "<li>");

@@ -14,6 +14,18 @@
 
 #define COMPARE_MAX 16
 
+/* One fault of the scenario as one algorithm's run lived it: each
+ * algorithm runs its own timeline, so the same planned fault starts and
+ * ends a little apart in each, and costs each its own. */
+struct compare_fault {
+    uint8_t kind;
+    uint64_t at_ms; /* as planned */
+    bool fired, ended;
+    double start_s, end_s; /* seconds of the run; end_s is the run's end when it never ended */
+    bool has_avail;
+    struct fault_availability avail;
+};
+
 struct compare_row {
     char algorithm[32];
     char run_dir[512];
@@ -25,7 +37,10 @@ struct compare_row {
     double qps;                              /* locks acquired per second */
     bool has_latency;                        /* some acquire succeeded */
     double acquire_ms[REPORT_N_PERCENTILES]; /* report_percentiles */
-    struct report_fairness fairness;         /* acquisitions per client: most, fewest */
+    /* at the comparison's percentiles (--percentiles), for the CSV and
+     * compare.json's acquire_percentiles */
+    double acquire_pct_ms[RESULT_MAX_PERCENTILES];
+    struct report_fairness fairness; /* acquisitions per client: most, fewest */
     uint64_t violations;
     uint64_t fenced_pairs;      /* overlapping pairs the store's fencing made safe */
     uint64_t rejected_accesses; /* reads and writes the store rejected for a stale token */
@@ -33,6 +48,19 @@ struct compare_row {
     struct report_safety safety; /* whether the lock kept mutual exclusion */
     char invariants[256];        /* "ok no_oversell, ok stock_accounting, ..." */
     struct html_curve spectrum;  /* the acquire latency's, for compare.html */
+    /* The run second by second (its result's tl_ok and tl_latency, copied:
+     * the result is freed before the next algorithm runs); NULL when the
+     * row did not run or the copy found no memory. */
+    uint32_t *tl_ok;
+    struct latency_second *tl_latency; /* by begin (latency_by_begin), else by grant */
+    bool latency_by_begin;
+    size_t tl_len;
+    struct compare_fault faults[SCENARIO_MAX_FAULTS];
+    size_t n_faults;
+    double stuck_lock_ms;  /* the run's longest stretch of a key with waiters and no holder */
+    char stuck_lock[200];  /* report_stuck's words; "" when none */
+    char *settings;        /* report_settings of the scenario as it ran (malloc'ed) */
+    json_t *settings_json; /* its lock, workload and defaults, as report.json has them */
 };
 
 struct comparison {
@@ -40,13 +68,23 @@ struct comparison {
     char out_dir[512];
     char servers[RESULT_MAX_SERVERS * 2][RESULT_SERVER_LEN];
     size_t n_servers;
+    /* where and how it ran (NULL: not known), and each server's version
+     * as it answered (reports/meta.c) */
+    const struct run_meta *meta;
+    struct server_version versions[RESULT_MAX_SERVERS * 2];
+    size_t n_versions;
+    bool has_proxy; /* some run went through locklab's proxy */
     struct compare_row rows[COMPARE_MAX];
     size_t n;
-    bool complete; /* every algorithm ran to its end */
+    bool complete;                              /* every algorithm ran to its end */
+    double percentiles[RESULT_MAX_PERCENTILES]; /* --percentiles; none: the default set */
+    size_t n_percentiles;
 };
 
 /* A row from a finished run. */
 void compare_row_fill(struct compare_row *row, const struct run_result *r);
+/* What the rows allocated (their series and settings). */
+void compare_free(struct comparison *c);
 
 /* The comparison's verdict line: PASS, FAIL (names) or INCOMPLETE
  * (names), ", N of M NOT RUN", then the runs' safety: "; safe (3 runs)"

@@ -77,6 +77,7 @@ static void header(FILE *f, const struct run_result *r)
             r->load.rate > 0 ? "open" : "closed");
     svg_text(f, report_load(r, load, sizeof(load)));
     fprintf(f, ".</p>\n");
+    html_meta_line(f, r->meta, r->t0_wall_ns, r->versions, r->n_servers, r->has_proxy);
 }
 
 static void cards(FILE *f, const struct run_result *r)

@@ -5,10 +5,15 @@
 #ifndef LOCKLAB_HTML_H
 #define LOCKLAB_HTML_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "reports/svg.h"
+
+struct run_meta;
+struct server_version;
 
 struct histogram;
 struct report_safety;
@@ -23,12 +28,19 @@ struct report_safety_sum;
 struct html_curve {
     double x[HTML_SPECTRUM_MAX], y[HTML_SPECTRUM_MAX];
     size_t n;
+    bool dashed; /* drawn dashed, so a curve under it still shows */
 };
 void html_curve_of(struct html_curve *c, const struct histogram *h);
 
 void html_begin(FILE *f, const char *title);
 /* The footer, then </body></html>. */
 void html_end(FILE *f);
+/* One line of where and how the page's runs ran (report_meta_json's
+ * figures, as data-* attributes): the host, its cores and kernel,
+ * locklab's version and commit, the start, the servers as they answered,
+ * the command line. Nothing when m is NULL. */
+void html_meta_line(FILE *f, const struct run_meta *m, uint64_t started_wall_ns,
+                    const struct server_version *v, size_t n, bool proxy);
 /* The spectrum chart of n curves. */
 void html_spectrum_chart(FILE *f, const struct html_curve *const *curves, const char *const *names,
                          size_t n, const char *label);
@@ -41,5 +53,8 @@ void html_safety_sum_badge(FILE *f, const struct report_safety_sum *sum);
 /* Milliseconds for a tick or a cell: "0.1 ms", "250 ms", "2 s". */
 void html_ms_label(char *buf, size_t len, double ms);
 void html_ms_tick(char *buf, size_t len, double ms);
+/* html_end for a page with no chart: the footer names what hover shows
+ * there instead ("hover a seed's figure for its verdict"). */
+void html_end_hover(FILE *f, const char *hover);
 
 #endif

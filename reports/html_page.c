@@ -2,6 +2,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "reports/hgrm.h"
 #include "reports/html.h"
@@ -45,7 +46,19 @@ static const char style[] =
     "svg .section{stroke:#333;stroke-width:.5}svg .lane{fill:#333;font-size:11px}"
     "svg .bar{fill:#4c78a8}"
     "p.note{color:#555;font-size:13px;max-width:900px}"
+    /* a long description or key wraps inside the page, never off it */
+    "body{overflow-wrap:break-word}td.l,.meta,p.note,code{overflow-wrap:anywhere}"
+    "pre{white-space:pre-wrap;overflow-wrap:anywhere}"
+    "svg .partial rect{fill:#888;fill-opacity:.13;stroke:#888;stroke-dasharray:3 3}"
+    "svg .partial text{fill:#555;font-size:10px}"
+    "svg .vspan .vshade{fill:#d32f2f;fill-opacity:.10}svg .vspan .vbar{fill:#d32f2f}"
+    "svg .vspan text{fill:#b71c1c;font-size:11px;font-weight:600}"
+    "svg .lease line{stroke:#b71c1c;stroke-width:1.5;stroke-dasharray:2 2}"
+    "svg .lease text{fill:#b71c1c;font-size:11px}"
+    "svg .lease text,svg .vspan text,svg .partial text{paint-order:stroke;stroke:#fff;"
+    "stroke-width:3px;stroke-linejoin:round}"
     "footer{margin-top:30px;color:#777;font-size:12px}"
+    ".runmeta{font-size:12px}"
     "@media print{body{margin:0;max-width:none}.card{break-inside:avoid}"
     "svg .hover:hover{fill:transparent}}";
 
@@ -89,6 +102,7 @@ void html_curve_of(struct html_curve *c, const struct histogram *h)
 {
     struct curve_fill cf = {c, h};
     c->n = 0;
+    c->dashed = false;
     hgrm_ticks(h, 5, add_tick, &cf);
 }
 
@@ -142,15 +156,24 @@ void html_spectrum_chart(FILE *f, const struct html_curve *const *curves, const 
                           .x = {1, pow(10, HTML_SPECTRUM_NINES), true}};
     c.y.log = true;
     curve_range(curves, n, &c.y.lo, &c.y.hi);
+    /* the axis ends just past the data (a third of a nine), not at
+     * 99.999 % when the highest tick is 99.93 % */
+    double last = 10;
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < curves[i]->n; k++)
+            last = curves[i]->x[k] > last ? curves[i]->x[k] : last;
+    if (last * 2 < c.x.hi)
+        c.x.hi = last * 2;
+    int nines = (int)floor(log10(c.x.hi) + 1e-9);
     svg_begin(&c, "chart spectrum", label);
     svg_axes(&c, "percentile (1/(1-p) scale)", "latency", NULL, html_ms_tick);
-    svg_spectrum_x_axis(&c, HTML_SPECTRUM_NINES);
+    svg_spectrum_x_axis(&c, nines);
     const char *colours[16];
     for (size_t i = 0; i < n && i < 16; i++) {
         colours[i] = svg_series_colour(i);
         char name[96];
         snprintf(name, sizeof(name), "%s: %zu points", names[i], curves[i]->n);
-        svg_line(&c, curves[i]->x, curves[i]->y, curves[i]->n, colours[i], name, false);
+        svg_line(&c, curves[i]->x, curves[i]->y, curves[i]->n, colours[i], name, curves[i]->dashed);
         /* a point per tick, with its figures on hover */
         for (size_t k = 0; k < curves[i]->n; k++) {
             fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.2\" fill=\"%s\"><title>",
@@ -185,4 +208,84 @@ void html_safety_sum_badge(FILE *f, const struct report_safety_sum *sum)
             sum->runs, sum->unsafe);
     svg_text(f, report_safety_sum_word(sum, word, sizeof(word)));
     fprintf(f, "</span>");
+}
+
+void html_end_hover(FILE *f, const char *hover)
+{
+    fprintf(f,
+            "<footer>Written by locklab %s. One self-contained file: no script, nothing "
+            "fetched; %s.</footer>\n</body></html>\n",
+            LOCKLAB_VERSION, hover);
+}
+
+/* A data-* attribute holding s, escaped. */
+static void meta_attr(FILE *f, const char *name, const char *s)
+{
+    fprintf(f, " data-%s=\"", name);
+    svg_text(f, s);
+    fputc('"', f);
+}
+
+void html_meta_line(FILE *f, const struct run_meta *m, uint64_t started_wall_ns,
+                    const struct server_version *v, size_t n, bool proxy)
+{
+    if (m == NULL)
+        return;
+    char when[40];
+    report_meta_time(started_wall_ns, when, sizeof(when));
+    fprintf(f, "<p class=\"meta runmeta\" data-meta=\"run\"");
+    meta_attr(f, "host", m->host);
+    fprintf(f, " data-cores-online=\"%ld\" data-cores-usable=\"%ld\"", m->cores_online,
+            m->cores_usable);
+    meta_attr(f, "kernel", m->kernel);
+    meta_attr(f, "locklab-version", m->version);
+    meta_attr(f, "commit", m->commit);
+    meta_attr(f, "started-at", when);
+    meta_attr(f, "command-line", m->command_line);
+    fprintf(f, ">Ran on <b>");
+    svg_text(f, m->host);
+    fprintf(f, "</b> (%ld cores, %ld usable; ", m->cores_online, m->cores_usable);
+    svg_text(f, m->kernel);
+    fprintf(f, ") &middot; locklab ");
+    svg_text(f, m->version);
+    fprintf(f, " (");
+    svg_text(f, m->commit);
+    fprintf(f, ") &middot; %.10s %.8s UTC &middot; servers:", when, when + 11);
+    struct server_version all[RESULT_MAX_SERVERS * 2 + 1];
+    size_t k = report_meta_servers(m, v, n, proxy, all, sizeof(all) / sizeof(all[0]));
+    /* one per kind and version, with how many and where: five Redis
+     * masters of one version are one "redis 7.0.15 x5" */
+    size_t shown = 0;
+    for (size_t i = 0; i < k; i++) {
+        size_t same = 0, first = i;
+        for (size_t j = 0; j < k; j++)
+            if (strcmp(all[j].kind, all[i].kind) == 0 &&
+                strcmp(all[j].version, all[i].version) == 0 && same++ == 0)
+                first = j;
+        if (first != i)
+            continue;
+        fprintf(f, "%s <span class=\"server\"", shown++ ? "," : "");
+        meta_attr(f, "server-kind", all[i].kind);
+        meta_attr(f, "server-version", all[i].version);
+        fprintf(f, " data-server-count=\"%zu\" data-server-addresses=\"", same);
+        for (size_t j = 0, n_addr = 0; j < k; j++)
+            if (strcmp(all[j].kind, all[i].kind) == 0 &&
+                strcmp(all[j].version, all[i].version) == 0 && all[j].address[0]) {
+                fprintf(f, "%s", n_addr++ ? " " : "");
+                svg_text(f, all[j].address);
+            }
+        fprintf(f, "\" title=\"");
+        svg_text(f, all[i].version[0] ? all[i].answer : all[i].why);
+        fprintf(f, "\">");
+        /* the proxy is locklab's own: its version is locklab's */
+        svg_text(f, strcmp(all[i].kind, "proxy") == 0 ? "locklab's proxy" : all[i].kind);
+        fputc(' ', f);
+        svg_text(f, all[i].version[0] ? all[i].version : "version unknown");
+        if (same > 1)
+            fprintf(f, " &times;%zu", same);
+        fprintf(f, "</span>");
+    }
+    fprintf(f, "%s<br><code data-figure=\"command-line\">", k ? "" : " none");
+    svg_text(f, m->command_line);
+    fprintf(f, "</code></p>\n");
 }

@@ -34,6 +34,16 @@ static json_t *op_stats(const struct run_result *r, const struct histogram *h)
         json_object_set_new(o, pts[i].name,
                             json_real((double)histogram_percentile(h, pts[i].p) / 1000.0));
     json_object_set_new(o, "max_ms", json_real((double)h->max / 1000.0));
+    /* the chosen ones (--percentiles), keyed as memtier's JSON keys them */
+    const double *pct;
+    size_t n_pct = report_chosen_percentiles(r, &pct);
+    json_t *chosen = json_object();
+    for (size_t i = 0; i < n_pct; i++) {
+        char key[40];
+        json_object_set_new(chosen, report_percentile_key(pct[i], key, sizeof(key)),
+                            json_real((double)histogram_percentile(h, pct[i]) / 1000.0));
+    }
+    json_object_set_new(o, "percentiles", chosen);
     return o;
 }
 
@@ -119,6 +129,24 @@ static json_t *faults_json(const struct run_result *r)
     return a;
 }
 
+/* The acquires granted, by the second each began (latency_timeline.h):
+ * what the latency chart draws. */
+static void begun_json(json_t *tl, const struct run_result *r)
+{
+    json_t *cnt = json_array(), *p50 = json_array(), *p99 = json_array(), *max = json_array();
+    for (size_t s = 0; s < r->tl_len; s++) {
+        const struct latency_second *l = &r->tl_begun[s];
+        json_array_append_new(cnt, json_integer((json_int_t)l->count));
+        json_array_append_new(p50, l->count ? json_real(l->p50_ms) : json_null());
+        json_array_append_new(p99, l->count ? json_real(l->p99_ms) : json_null());
+        json_array_append_new(max, l->count ? json_real(l->max_ms) : json_null());
+    }
+    json_object_set_new(tl, "begun_count", cnt);
+    json_object_set_new(tl, "begun_p50_ms", p50);
+    json_object_set_new(tl, "begun_p99_ms", p99);
+    json_object_set_new(tl, "begun_max_ms", max);
+}
+
 static json_t *results_json(const struct run_result *r)
 {
     json_t *inv = json_array(), *exp = json_array(), *ok = json_array(), *fail = json_array();
@@ -141,10 +169,13 @@ static json_t *results_json(const struct run_result *r)
         json_array_append_new(p99, l->count ? json_real(l->p99_ms) : json_null());
         json_array_append_new(max, l->count ? json_real(l->max_ms) : json_null());
     }
-    return json_pack("{s:o, s:b, s:o, s:{s:o, s:o, s:o, s:o, s:o, s:o}}", "invariants", inv,
-                     "invariants_hold", r->invariants_hold, "expect", exp, "timeline", "ok", ok,
-                     "failed", fail, "acquire_count", cnt, "acquire_p50_ms", p50, "acquire_p99_ms",
-                     p99, "acquire_max_ms", max);
+    json_t *o = json_pack("{s:o, s:b, s:o, s:{s:o, s:o, s:o, s:o, s:o, s:o}}", "invariants", inv,
+                          "invariants_hold", r->invariants_hold, "expect", exp, "timeline", "ok",
+                          ok, "failed", fail, "acquire_count", cnt, "acquire_p50_ms", p50,
+                          "acquire_p99_ms", p99, "acquire_max_ms", max);
+    if (o != NULL && r->tl_begun != NULL)
+        begun_json(json_object_get(o, "timeline"), r);
+    return o;
 }
 
 static json_t *counters_json(const struct run_result *r)
@@ -201,6 +232,24 @@ static json_t *proxy_json(const struct run_result *r)
                      (json_int_t)p->bytes_dropped);
 }
 
+/* The figures a tool reads first (`locklab run --json - | jq .summary`),
+ * each also in its own place below. */
+static json_t *summary_json(const struct run_result *r, const struct report_safety *safety)
+{
+    const struct histogram *h = r->ops[OP_ACQUIRE];
+    uint64_t n = (uint64_t)h->total_count;
+    const double *pct;
+    size_t n_pct = report_chosen_percentiles(r, &pct);
+    double ms[RESULT_MAX_PERCENTILES];
+    for (size_t i = 0; i < n_pct && n; i++)
+        ms[i] = (double)histogram_percentile(h, pct[i]) / 1000.0;
+    return json_pack("{s:s, s:b, s:I, s:f, s:I, s:I, s:f, s:o}", "verdict", report_verdict(r),
+                     "safe", safety->safe, "violations", (json_int_t)r->check.violations,
+                     "elapsed_s", r->elapsed_s, "steps", (json_int_t)r->stat[ST_STEPS], "acquired",
+                     (json_int_t)n, "acquire_per_second", result_qps(r, n), "acquire_ms",
+                     report_percentiles_json(r->percentiles, r->n_percentiles, ms, n > 0));
+}
+
 int report_json(const char *path, const struct run_result *r)
 {
     char when[40], why[256];
@@ -226,6 +275,10 @@ int report_json(const char *path, const struct run_result *r)
         errno = ENOMEM;
         return -1;
     }
+    json_object_set_new(root, "summary", summary_json(r, &safety));
+    json_object_set_new(
+        root, "meta",
+        report_meta_json(r->meta, r->t0_wall_ns, r->versions, r->n_servers, r->has_proxy));
     json_object_set_new(root, "load", report_load_json(r));
     json_object_set_new(root, "endpoints", endpoints_json(r));
     json_object_set_new(root, "proxy", proxy_json(r));

@@ -202,6 +202,8 @@ int report_markdown(const char *path, const struct run_result *r)
             " under way when the time was up finished first).\n\n",
             s->description[0] ? s->description : s->path, s->clients, s->seed,
             report_seconds(s->duration_ms, secs, sizeof(secs)), r->elapsed_s);
+    report_meta_line(f, r->meta, r->t0_wall_ns, r->versions, r->n_servers, r->has_proxy);
+    fprintf(f, "%s", r->meta ? "\n" : "");
     /* the same effective settings as the run's header and `show` */
     fprintf(f, "Settings:\n\n```\n");
     report_settings(f, s);

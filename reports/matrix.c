@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "reports/report.h"
+#include "sim/record/histogram.h"
 
 #define SCHEMA "locklab.matrix/1"
 
@@ -72,6 +73,12 @@ void matrix_run_fill(struct matrix_run *m, const struct run_result *r)
             m->recovery_ms = (double)a->recovery_ns / 1e6;
     }
     m->stuck_ms = r->n_stuck ? (double)r->stuck[0].longest_ns / 1e6 : 0;
+    const struct histogram *h = r->ops[OP_ACQUIRE];
+    const double *pct;
+    size_t n_pct = report_chosen_percentiles(r, &pct);
+    m->has_latency = h && h->total_count > 0;
+    for (size_t i = 0; i < n_pct && m->has_latency; i++)
+        m->acquire_pct_ms[i] = (double)histogram_percentile(h, pct[i]) / 1000.0;
 }
 
 size_t matrix_rows_matched(const struct matrix *m)
@@ -295,17 +302,21 @@ int matrix_markdown(const char *path, const struct matrix *m)
     return report_close(f);
 }
 
-static json_t *run_json(const struct matrix_run *r)
+static json_t *run_json(const struct matrix *m, const struct matrix_run *r)
 {
-    return json_pack("{s:I, s:b, s:b, s:s, s:o, s:s, s:I, s:o, s:I, s:I, s:I, s:o, s:f}", "seed",
-                     (json_int_t)r->seed, "ran", r->ran, "matched", r->matched, "verdict",
-                     r->verdict, "failure", r->failure[0] ? json_string(r->failure) : json_null(),
-                     "run_dir", r->run_dir, "violations", (json_int_t)r->violations, "safety",
-                     r->ran ? report_safety_json(&r->safety) : json_null(), "acquired",
-                     (json_int_t)r->acquired, "failed_acquisitions", (json_int_t)r->failed,
-                     "ambiguous_acquisitions", (json_int_t)r->ambiguous, "recovery_ms",
-                     r->fault_runs == 0 || !r->recovered ? json_null() : json_real(r->recovery_ms),
-                     "stuck_ms", r->stuck_ms);
+    json_t *o = json_pack(
+        "{s:I, s:b, s:b, s:s, s:o, s:s, s:I, s:o, s:I, s:I, s:I, s:o, s:f}", "seed",
+        (json_int_t)r->seed, "ran", r->ran, "matched", r->matched, "verdict", r->verdict, "failure",
+        r->failure[0] ? json_string(r->failure) : json_null(), "run_dir", r->run_dir, "violations",
+        (json_int_t)r->violations, "safety", r->ran ? report_safety_json(&r->safety) : json_null(),
+        "acquired", (json_int_t)r->acquired, "failed_acquisitions", (json_int_t)r->failed,
+        "ambiguous_acquisitions", (json_int_t)r->ambiguous, "recovery_ms",
+        r->fault_runs == 0 || !r->recovered ? json_null() : json_real(r->recovery_ms), "stuck_ms",
+        r->stuck_ms);
+    json_object_set_new(o, "acquire_percentiles",
+                        report_percentiles_json(m->percentiles, m->n_percentiles, r->acquire_pct_ms,
+                                                r->ran && r->has_latency));
+    return o;
 }
 
 int matrix_json(const char *path, const struct matrix *m)
@@ -315,7 +326,7 @@ int matrix_json(const char *path, const struct matrix *m)
         const struct matrix_row *row = &m->rows[i];
         json_t *runs = json_array();
         for (size_t k = 0; k < row->n_runs; k++)
-            json_array_append_new(runs, run_json(&row->runs[k]));
+            json_array_append_new(runs, run_json(m, &row->runs[k]));
         json_array_append_new(
             rows, json_pack("{s:s, s:s, s:s, s:s, s:s, s:b, s:s, s:I, s:I, s:o}", "name", row->name,
                             "file", row->file, "algorithm", row->algorithm, "fault", row->fault,
@@ -335,6 +346,9 @@ int matrix_json(const char *path, const struct matrix *m)
         errno = ENOMEM;
         return -1;
     }
+    json_object_set_new(root, "meta",
+                        report_meta_json(m->meta, m->meta ? m->meta->started_wall_ns : 0,
+                                         m->versions, m->n_versions, m->has_proxy));
     int rc = json_dump_file(root, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(root);
     return rc == 0 ? 0 : -1;
@@ -428,7 +442,10 @@ int matrix_html(const char *path, const struct matrix *m)
                           : ", some runs could not be judged (INCOMPLETE): their rows say why",
             report_safety_sum_text(&all, safety, sizeof(safety)));
     svg_text(f, m->dir);
-    fprintf(f, "</code>.</p>\n<p class=\"note\">A row matches when every seed met every "
+    fprintf(f, "</code>.</p>\n");
+    html_meta_line(f, m->meta, m->meta ? m->meta->started_wall_ns : 0, m->versions, m->n_versions,
+                   m->has_proxy);
+    fprintf(f, "<p class=\"note\">A row matches when every seed met every "
                "expectation of its scenario: a correct lock must never show a violation, an unsafe "
                "one must. Each figure under <i>violations per seed</i> links to that run's page; "
                "failed acquisitions are summed over the seeds' fault windows, recovery and stuck "
@@ -440,6 +457,6 @@ int matrix_html(const char *path, const struct matrix *m)
     for (size_t i = 0; i < m->n; i++)
         html_row(f, m, &m->rows[i]);
     fprintf(f, "</table>\n");
-    html_end(f);
+    html_end_hover(f, "hover a seed's figure for its verdict"); /* the page has no chart */
     return report_close(f);
 }

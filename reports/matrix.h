@@ -31,6 +31,9 @@ struct matrix_run {
     double stuck_ms;             /* the longest stretch a key had waiters and no holder */
     uint64_t acquired;           /* grants in the whole run */
     uint64_t fault_runs;         /* fault windows the run had */
+    bool has_latency;            /* some acquire was granted */
+    /* the acquires' latency at the matrix's percentiles (--percentiles) */
+    double acquire_pct_ms[RESULT_MAX_PERCENTILES];
 };
 
 struct matrix_row {
@@ -53,6 +56,14 @@ struct matrix {
     bool complete;  /* every run of every row ran to its end and could be judged */
     bool cut_short; /* interrupted: some runs are missing */
     double elapsed_s;
+    double percentiles[RESULT_MAX_PERCENTILES]; /* --percentiles; none: the default set */
+    size_t n_percentiles;
+    /* where and how it ran (NULL: not known), and each server's version
+     * as it answered (reports/meta.c) */
+    const struct run_meta *meta;
+    struct server_version versions[RESULT_MAX_SERVERS * 2];
+    size_t n_versions;
+    bool has_proxy; /* some run went through locklab's proxy */
 };
 
 /* Why the matrix is not complete, in a few words ("" when it is). */

@@ -44,6 +44,24 @@ int report_hlog_files(const char *dir, const struct run_result *r);
 /* The columns of every latency table: p50, p90, p99, p99.9 and max. */
 #define REPORT_N_PERCENTILES 5
 extern const double report_percentiles[REPORT_N_PERCENTILES];
+/* The percentiles r shows (r->percentiles, or report_percentiles when
+ * none was chosen) into *p; their count. */
+size_t report_chosen_percentiles(const struct run_result *r, const double **p);
+/* The same for a set kept elsewhere (a comparison's, a matrix's). */
+size_t report_percentiles_or_default(const double *set, size_t n, const double **p);
+/* --percentiles' value, memtier's spelling "50,99,99.9,99.99": at most
+ * RESULT_MAX_PERCENTILES numbers, each 0 < p <= 100, none twice, into p
+ * in the order given. Their count, or 0 with the bad value named in why. */
+size_t report_parse_percentiles(const char *s, double *p, char *why, size_t len);
+/* A percentile's key in report.json's "percentiles", as memtier's JSON
+ * spells them: "p50.00", "p99.90", "p99.999", "p100.00": at least two
+ * decimals, more when p has them. */
+const char *report_percentile_key(double p, char *buf, size_t len);
+/* {"p50.00": ms[0], ...} at the percentiles of set (or the default set
+ * when n is 0); null when has is false (no sample). */
+json_t *report_percentiles_json(const double *set, size_t n, const double *ms, bool has);
+/* A percentile's column name: "p50", "p99.9", "max" for 100. */
+const char *report_percentile_label(double p, char *buf, size_t len);
 const char *report_op_name(int op); /* "acquire", "acquire_failed", ... */
 const char *report_effect_name(int effect);
 /* Whole milliseconds as seconds, exactly: "20", "1.235", "86400". */
@@ -182,5 +200,26 @@ json_t *report_safety_sum_json(const struct report_safety_sum *sum);
 const char *report_load(const struct run_result *r, char *buf, size_t len);
 /* The same as report.json's "load". */
 json_t *report_load_json(const struct run_result *r);
+
+/* report.json's, compare.json's and matrix.json's "meta" (reports/meta.c):
+ * m's build, command line and host, started_wall_ns as ISO 8601 UTC, the
+ * servers v[0..n) as they answered and, when proxy, locklab's own proxy.
+ * null when m is NULL. */
+json_t *report_meta_json(const struct run_meta *m, uint64_t started_wall_ns,
+                         const struct server_version *v, size_t n, bool proxy);
+/* v[0..n) and, when proxy, the proxy, into out (at most max); how many. */
+size_t report_meta_servers(const struct run_meta *m, const struct server_version *v, size_t n,
+                           bool proxy, struct server_version *out, size_t max);
+/* v's servers into[0..*n) (at most max) unless one of the same kind,
+ * version and, when by_address, address is there; without by_address the
+ * address is dropped (a matrix's runs each start their own servers). */
+void report_meta_merge(struct server_version *into, size_t *n, size_t max,
+                       const struct server_version *v, size_t nv, bool by_address);
+/* The same in one line of text, for report.md: "Ran on HOST (...),
+ * locklab V (COMMIT), WHEN; servers: redis 7.0.15, ...; command: `...`". */
+void report_meta_line(FILE *f, const struct run_meta *m, uint64_t started_wall_ns,
+                      const struct server_version *v, size_t n, bool proxy);
+/* "2026-11-26T17:58:33.123Z" */
+void report_meta_time(uint64_t wall_ns, char *buf, size_t len);
 
 #endif

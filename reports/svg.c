@@ -95,7 +95,7 @@ static double nice_step(double span)
     return (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10) * mag;
 }
 
-static size_t ticks(const struct svg_axis *a, double *out, size_t cap)
+static size_t ticks(const struct svg_axis *a, bool integer, double *out, size_t cap)
 {
     size_t n = 0;
     if (!(a->hi > a->lo))
@@ -106,6 +106,8 @@ static size_t ticks(const struct svg_axis *a, double *out, size_t cap)
         return n;
     }
     double step = nice_step(a->hi - a->lo);
+    if (integer)
+        step = step < 1 ? 1 : round(step);
     for (double v = ceil(a->lo / step) * step; v <= a->hi + step * 1e-9 && n < cap; v += step)
         out[n++] = fabs(v) < step * 1e-9 ? 0 : v;
     return n;
@@ -160,7 +162,7 @@ void svg_x_axis(struct svg_chart *c, const char *title, svg_label_fn label)
     double t[32];
     char buf[32];
     frame(c, title, NULL);
-    size_t n = ticks(&c->x, t, 32);
+    size_t n = ticks(&c->x, c->x_integer, t, 32);
     for (size_t i = 0; i < n; i++) {
         (label ? label : default_label)(buf, sizeof(buf), t[i]);
         x_tick(c, t[i], buf);
@@ -175,13 +177,13 @@ void svg_axes(struct svg_chart *c, const char *x_title, const char *y_title, svg
     size_t n;
     frame(c, x_title, y_title);
     if (x_label != NULL || !c->x.log) {
-        n = ticks(&c->x, t, 32);
+        n = ticks(&c->x, c->x_integer, t, 32);
         for (size_t i = 0; i < n; i++) {
             (x_label ? x_label : default_label)(buf, sizeof(buf), t[i]);
             x_tick(c, t[i], buf);
         }
     }
-    n = ticks(&c->y, t, 32);
+    n = ticks(&c->y, false, t, 32);
     for (size_t i = 0; i < n; i++) {
         (y_label ? y_label : default_label)(buf, sizeof(buf), t[i]);
         y_tick(c, t[i], buf);

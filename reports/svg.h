@@ -23,6 +23,7 @@ struct svg_chart {
     double left, right, top, bottom; /* margins around the plot area */
     struct svg_axis x, y;
     bool band_labels_above; /* band labels in the top margin (a short chart) */
+    bool x_integer;         /* x ticks at whole numbers only (client numbers) */
 };
 
 /* The colour of series i of a chart, and of client c (never red: red marks

@@ -6,6 +6,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "reports/report.h"
 #include "reports/violation_groups.h"
@@ -38,18 +39,28 @@ static void print_ran(FILE *f, const struct run_result *r)
 
 static void print_ops(FILE *f, const struct run_result *r)
 {
-    fprintf(f, "%-15s %10s %10s %9s %9s %9s %9s %9s\n", "operation", "count", "qps", "p50 ms",
-            "p90 ms", "p99 ms", "p99.9 ms", "max ms");
+    const double *pct;
+    size_t n_pct = report_chosen_percentiles(r, &pct);
+    int width[RESULT_MAX_PERCENTILES]; /* 9, or more for "p99.999 ms" */
+    fprintf(f, "%-15s %10s %10s", "operation", "count", "qps");
+    for (size_t i = 0; i < n_pct; i++) {
+        char label[40], head[48];
+        snprintf(head, sizeof(head), "%s ms",
+                 report_percentile_label(pct[i], label, sizeof(label)));
+        width[i] = strlen(head) > 9 ? (int)strlen(head) : 9;
+        fprintf(f, " %*s", width[i], head);
+    }
+    fputc('\n', f);
     for (int k = 0; k < OP_COUNT; k++) {
         const struct histogram *h = r->ops[k];
         uint64_t n = (uint64_t)h->total_count;
         fprintf(f, "%-15s %10" PRIu64 " %10.1f", report_op_name(k), n, result_qps(r, n));
-        if (n == 0) {
-            fprintf(f, " %9s %9s %9s %9s %9s\n", "-", "-", "-", "-", "-");
-            continue;
+        for (size_t i = 0; i < n_pct; i++) {
+            if (n == 0)
+                fprintf(f, " %*s", width[i], "-");
+            else
+                fprintf(f, " %*.3f", width[i], (double)histogram_percentile(h, pct[i]) / 1000.0);
         }
-        for (size_t i = 0; i < REPORT_N_PERCENTILES; i++)
-            fprintf(f, " %9.3f", (double)histogram_percentile(h, report_percentiles[i]) / 1000.0);
         fputc('\n', f);
     }
     char counts[400];

@@ -13,8 +13,9 @@ packages=(
   libjansson-dev libcmocka-dev zlib1g-dev
   libfaketime
   docker-compose
-  python3-jsonschema bash-completion
+  python3-jsonschema bash-completion jq
   libhdrhistogram-java chromium
+  prometheus
 )
 
 missing=()
@@ -29,7 +30,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo apt-get update -qq
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   # Debian's package starts no daemon without systemd; if one runs on 6379 it
-  # is not ours and locklab never uses that port.
+  # is not ours and locklab never uses that port. The same for prometheus:
+  # tests/runs/test_metrics.sh runs its binary itself, on ports of its own.
 fi
 
 # Tab completion for locklab (also as build/locklab), where bash-completion

@@ -74,6 +74,8 @@ _locklab_option_value()
         _locklab_words "$(_locklab_algorithms "$bin")" "$cur" ;;
     -A | --algorithms) _locklab_algorithm_list "$bin" "$cur" ;;
     -o | --out | --dir) _locklab_paths "$cur" ;;
+    --json) [[ ${COMP_WORDS[1]-} == show ]] && return 1; _locklab_paths "$cur" ;;
+    --percentiles) _locklab_words "50,90,99,99.9,100 50,99,99.9,99.99" "$cur" ;;
     --zookeeper-nodes | --etcd-nodes) _locklab_words "0 1 3" "$cur" ;;
     --postgres-nodes) _locklab_words "0 1 2 3" "$cur" ;;
     -c | --clients | -d | --duration | -n | --requests | -s | --seed | --show-violations | \
@@ -116,7 +118,8 @@ _locklab()
     local cword=$COMP_CWORD cur=${COMP_WORDS[COMP_CWORD]-} prev=${COMP_WORDS[COMP_CWORD - 1]-}
     local bin=${COMP_WORDS[0]/#\~/$HOME} cmd=${COMP_WORDS[1]-}
     local run_opts="--clients -c --duration -d --requests -n --seed -s --out -o --quiet -q
-        --show-violations --redis -r --zookeeper -z --etcd --postgres --sentinel --help"
+        --show-violations --redis -r --zookeeper -z --etcd --postgres --sentinel --csv --json
+        --percentiles --help"
     # `--algorithm=re` reaches us as three words, "=" being a word break
     if [[ $cur == = ]]; then
         cur=""
@@ -125,7 +128,7 @@ _locklab()
     fi
     COMPREPLY=()
     if ((cword == 1)); then
-        _locklab_words "run compare matrix check cluster list show help --help --version" "$cur"
+        _locklab_words "run compare matrix check cluster list show history help --help --version" "$cur"
         return 0
     fi
     _locklab_option_value "$bin" "$prev" "$cur" && return 0
@@ -143,7 +146,7 @@ _locklab()
         fi ;;
     matrix)
         if [[ $cur == -* ]]; then
-            _locklab_words "--seeds --only --out -o --quiet -q --help" "$cur"
+            _locklab_words "--seeds --only --out -o --quiet -q --csv --json --percentiles --help" "$cur"
         else
             _locklab_paths "$cur"
         fi ;;
@@ -153,13 +156,19 @@ _locklab()
         else
             _locklab_paths "$cur" "*.jsonl"
         fi ;;
+    history)
+        if [[ $cur == -* ]]; then
+            _locklab_words "--out -o --help" "$cur"
+        else
+            _locklab_paths "$cur"
+        fi ;;
     cluster) _locklab_cluster "$cword" "$cur" ;;
     list) _locklab_list "$cword" "$cur" ;;
     help)
         if [[ $cur == -* ]]; then
             _locklab_words "--help" "$cur"
         elif ((cword == 2)); then
-            _locklab_words "run compare matrix check cluster list show" "$cur"
+            _locklab_words "run compare matrix check cluster list show history" "$cur"
         fi ;;
     esac
     return 0

@@ -1,5 +1,5 @@
 /* main.c - the command line's dispatch: a command name to its cmd_*.c
- * (run, compare, matrix, show, check, cluster, list), plus help and
+ * (run, compare, matrix, show, check, cluster, list, history), plus help and
  * --version. The command files (main.c, cmd_*.c) are the only ones that
  * print errors and choose exit codes; the codes are in cli.h. */
 #include <stdbool.h>
@@ -11,6 +11,7 @@
 #include "sim/cli/help.h"
 #include "sim/cli/signals.h"
 #include "sim/fleet/janitor.h"
+#include "sim/record/run_meta.h"
 #include "sim/scenario/scenario.h"
 
 /* `locklab CMD --help` (or -h) anywhere among CMD's arguments. */
@@ -59,6 +60,8 @@ static int dispatch(const char *cmd, int argc, char **argv)
     }
     if (strcmp(cmd, "cluster") == 0)
         return cmd_cluster(argc - 1, argv + 1);
+    if (strcmp(cmd, "history") == 0)
+        return cmd_history(argc - 1, argv + 1);
     return -1;
 }
 
@@ -86,9 +89,12 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "help") == 0)
         return cmd_help(argc, argv);
     if (strcmp(cmd, "--version") == 0) {
-        printf("locklab %s\n", LOCKLAB_VERSION);
+        printf("locklab %s (commit %s)\n", LOCKLAB_VERSION, locklab_commit);
         return EXIT_PASS;
     }
+    static struct run_meta meta; /* what the reports say of this command and host */
+    run_meta_init(&meta, argc, argv);
+    run_meta_set(&meta);
     if (wants_help(argc, argv) && help_command(stdout, cmd) == 0)
         return EXIT_PASS;
     int rc = dispatch(cmd, argc, argv);

@@ -194,6 +194,7 @@ void result_free(struct run_result *r)
     free(r->spans);
     free(r->stalls);
     free(r->tl_latency);
+    free(r->tl_begun);
     free(r->avail);
     free(r->stuck);
     checker_result_free(&r->check);

@@ -22,6 +22,7 @@
 #include "sim/record/latency_timeline.h"
 #include "sim/record/measures.h"
 #include "sim/record/proxy_stats.h"
+#include "sim/record/run_meta.h"
 #include "sim/scenario/scenario.h"
 
 struct histogram;
@@ -30,6 +31,8 @@ struct histogram;
 #define RESULT_SERVER_LEN  256
 /* the scenario's three, and three per fault window */
 #define RESULT_MAX_EXPECTS (3 + 3 * SCENARIO_MAX_FAULTS)
+/* --percentiles takes at most this many, as memtier's --print-percentiles. */
+#define RESULT_MAX_PERCENTILES 10
 
 struct expect_record {
     char what[48]; /* "violations", "faults[2].recovery_ms" */
@@ -55,6 +58,8 @@ struct run_result {
     char servers[RESULT_MAX_SERVERS]
                 [RESULT_SERVER_LEN]; /* "redis 127.0.0.1:41233 (managed, pid 1234)" */
     size_t n_servers;
+    struct server_version versions[RESULT_MAX_SERVERS]; /* servers[i]'s, as it answered */
+    const struct run_meta *meta; /* the command and host it ran under; NULL: none known */
     /* the proxy: which servers' traffic went through it, and what it did */
     bool proxied[RESULT_MAX_SERVERS];
     size_t proxy_listeners; /* per proxied server: 1, or one per client */
@@ -82,6 +87,9 @@ struct run_result {
     uint32_t n_grants;
     uint32_t *tl_ok, *tl_fail;         /* per second */
     struct latency_second *tl_latency; /* per second: successful acquires' latency */
+    /* The same, each in the second it began (latency_timeline.h); NULL
+     * when the history could not be read back, or read from one (`check`) */
+    struct latency_second *tl_begun;
     size_t tl_len;
 
     /* The run's names and start and end fields; its events are in the file
@@ -113,6 +121,11 @@ struct run_result {
     struct expect_record expects[RESULT_MAX_EXPECTS];
     size_t n_expects;
     bool passed; /* every expectation met and the witness agrees */
+
+    /* The latency percentiles the terminal, the CSV and report.json show,
+     * as --percentiles gave them; none: report.h's default set. */
+    double percentiles[RESULT_MAX_PERCENTILES];
+    size_t n_percentiles;
 };
 
 /* A stall longer than the lock rides out by design (history.slack_ms): one

@@ -1,5 +1,6 @@
 /* cli.c - option parsing and scenario loading shared by run and compare. */
 #include "sim/cli/cli.h"
+#include "reports/report.h"
 #include "sim/fleet/server_kind.h"
 
 #include <errno.h>
@@ -10,6 +11,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
+
+#include "sim/cli/metrics_http.h"
 
 int bad_usage(const char *fmt, ...)
 {
@@ -31,6 +35,66 @@ int parse_long(const char *s, long long lo, long long hi, long long *out)
         return -1;
     *out = v;
     return 0;
+}
+
+int parse_percentiles_opt(const char *arg, double *p, size_t *n)
+{
+    char why[160];
+    *n = report_parse_percentiles(arg, p, why, sizeof(why));
+    return *n ? 0 : bad_usage("--percentiles: %s", why);
+}
+
+int check_stdout_taken(int csv, const char *json_to)
+{
+    if (csv && json_to && strcmp(json_to, "-") == 0)
+        return bad_usage("%s", "--csv and --json - both write stdout; give --json a FILE");
+    if (json_to == NULL || strcmp(json_to, "-") == 0)
+        return 0;
+    /* known before anything starts: a run is not made to lose its copy */
+    char dir[700];
+    snprintf(dir, sizeof(dir), "%s", json_to);
+    char *slash = strrchr(dir, '/');
+    if (slash == dir)
+        dir[1] = '\0';
+    else if (slash)
+        *slash = '\0';
+    else
+        snprintf(dir, sizeof(dir), ".");
+    struct stat st;
+    if (json_to[0] == '\0' || json_to[strlen(json_to) - 1] == '/' ||
+        (stat(json_to, &st) == 0 && S_ISDIR(st.st_mode)) || stat(dir, &st) != 0 ||
+        !S_ISDIR(st.st_mode) || access(dir, W_OK) != 0)
+        return bad_usage("--json \"%s\": expected a file in a folder that can be written, or -",
+                         json_to);
+    return 0;
+}
+
+int copy_json_out(const char *src, const char *dst)
+{
+    bool to_stdout = strcmp(dst, "-") == 0;
+    struct stat a, b;
+    if (!to_stdout && stat(src, &a) == 0 && stat(dst, &b) == 0 && a.st_dev == b.st_dev &&
+        a.st_ino == b.st_ino)
+        return 0; /* --json named the report itself: opening it to write would empty it */
+    FILE *in = fopen(src, "r");
+    FILE *out = in == NULL ? NULL : to_stdout ? stdout : fopen(dst, "w");
+    int ok = in && out;
+    char buf[8192];
+    for (size_t n; ok && (n = fread(buf, 1, sizeof(buf), in)) > 0;)
+        ok = fwrite(buf, 1, n, out) == n;
+    ok = ok && !ferror(in);
+    int err = errno;
+    if (in)
+        fclose(in);
+    if (out && !to_stdout && fclose(out) != 0)
+        ok = 0;
+    if (out && to_stdout && fflush(stdout) != 0)
+        ok = 0;
+    if (ok)
+        return 0;
+    fprintf(stderr, "locklab: --json %s: cannot copy %s: %s\n", dst, src,
+            strerror(err ? err : EIO));
+    return EXIT_ENV;
 }
 
 static int numeric_opt(int c, const char *arg, struct run_opts *o)
@@ -85,10 +149,18 @@ static int numeric_opt(int c, const char *arg, struct run_opts *o)
     }
 }
 
-/* Values of the options beyond the short letters: one per server kind. */
+/* Values of the options beyond the short letters: one per server kind,
+ * and those for other tools (--json FILE is run's and compare's; show's
+ * --json takes no value). */
 #define OPT_SERVERS     1000
-#define RUN_OPTIONS_MAX (13 + SCENARIO_SERVER_KINDS + 1)
+#define OPT_CSV         900
+#define OPT_JSON_TO     901
+#define OPT_PERCENTILES 902
+#define RUN_OPTIONS_MAX (15 + 2 + SCENARIO_SERVER_KINDS + 1)
 #define BASE_SHORTS     "a:A:c:d:n:s:o:q"
+
+#define OPT_METRICS 2000 /* --metrics HOST:PORT */
+#define OPT_LINGER  2001 /* --metrics-linger S */
 
 /* An option this command does not take (--algorithm on compare and
  * --algorithms on run get their own message first): what only a run uses
@@ -96,12 +168,32 @@ static int numeric_opt(int c, const char *arg, struct run_opts *o)
 static int foreign_opt(int c, enum run_opts_mode mode)
 {
     if (mode == RUN_OPTS_SHOW)
-        return c == 'A' || c == 'o' || c == 'q' || c == 'V' || c == 'P' || c == 'H';
+        return c == 'A' || c == 'o' || c == 'q' || c == 'V' || c == 'P' || c == 'H' ||
+               c == OPT_CSV || c == OPT_PERCENTILES || c == OPT_METRICS || c == OPT_LINGER;
     return c == 'J';
+}
+
+int metrics_option(bool linger, const char *arg, struct run_opts *o)
+{
+    if (!linger) {
+        char err[300];
+        if (metrics_address_check(arg, err, sizeof(err)) < 0)
+            return bad_usage("--metrics: %s", err);
+        o->metrics = arg;
+        return 0;
+    }
+    char *end;
+    double s = strtod(arg, &end);
+    if (end == arg || *end || arg[strspn(arg, "0123456789.")] != '\0' || !(s >= 0) || s > 3600)
+        return bad_usage("--metrics-linger: expected seconds in 0..3600, got \"%s\"", arg);
+    o->metrics_linger = s;
+    return 0;
 }
 
 static int text_opt(int c, const char *arg, struct run_opts *o)
 {
+    if (c == OPT_METRICS || c == OPT_LINGER)
+        return metrics_option(c == OPT_LINGER, arg, o);
     if (c == 'a')
         o->algorithm = arg;
     else if (c == 'A')
@@ -118,6 +210,12 @@ static int text_opt(int c, const char *arg, struct run_opts *o)
         o->proxy = 1;
     else if (c == 'H')
         o->history_jsonl = 1;
+    else if (c == OPT_CSV)
+        o->csv = 1;
+    else if (c == OPT_JSON_TO)
+        o->json_to = arg;
+    else if (c == OPT_PERCENTILES)
+        return parse_percentiles_opt(arg, o->percentiles, &o->n_percentiles);
     else
         return numeric_opt(c, arg, o);
     return 0;
@@ -143,7 +241,8 @@ static char kind_letter(const struct server_kind *kind)
 /* The options of run, compare and show: these, then one per server kind
  * (--redis H:P, with its kind's short letter -r), into longs; the short
  * options' string into shorts. */
-static void run_options(struct option *longs, char *shorts, size_t shorts_len)
+static void run_options(struct option *longs, char *shorts, size_t shorts_len,
+                        enum run_opts_mode mode)
 {
     static const struct option base[] = {{"algorithm", required_argument, 0, 'a'},
                                          {"algorithms", required_argument, 0, 'A'},
@@ -157,9 +256,19 @@ static void run_options(struct option *longs, char *shorts, size_t shorts_len)
                                          {"show-violations", required_argument, 0, 'V'},
                                          {"json", no_argument, 0, 'J'},
                                          {"proxy", no_argument, 0, 'P'},
-                                         {"history-jsonl", no_argument, 0, 'H'}};
+                                         {"history-jsonl", no_argument, 0, 'H'},
+                                         {"csv", no_argument, 0, OPT_CSV},
+                                         {"percentiles", required_argument, 0, OPT_PERCENTILES},
+                                         {"metrics", required_argument, 0, OPT_METRICS},
+                                         {"metrics-linger", required_argument, 0, OPT_LINGER}};
+    /* a merge that adds options must make room for them */
+    _Static_assert(sizeof(base) / sizeof(base[0]) + SCENARIO_SERVER_KINDS + 1 <= RUN_OPTIONS_MAX,
+                   "RUN_OPTIONS_MAX is short of run's options");
     size_t n = sizeof(base) / sizeof(base[0]), used;
     memcpy(longs, base, sizeof(base));
+    for (size_t i = 0; i < n && mode != RUN_OPTS_SHOW; i++) /* --json FILE: the report's copy */
+        if (longs[i].val == 'J')
+            longs[i] = (struct option){"json", required_argument, 0, OPT_JSON_TO};
     used = (size_t)snprintf(shorts, shorts_len, "%s", BASE_SHORTS);
     for (size_t k = 0; k < server_kind_count() && k < SCENARIO_SERVER_KINDS; k++) {
         const struct server_kind *kind = server_kind_at(k);
@@ -185,13 +294,14 @@ void run_opts_init(struct run_opts *o)
 {
     *o = (struct run_opts){
         .clients = -1, .requests = -1, .rate = -1, .seed = -1, .max_violations = 10};
+    o->metrics_linger = -1;
 }
 
 int parse_run_opts(int argc, char **argv, struct run_opts *o, enum run_opts_mode mode)
 {
     struct option longs[RUN_OPTIONS_MAX];
     char shorts[64];
-    run_options(longs, shorts, sizeof(shorts));
+    run_options(longs, shorts, sizeof(shorts), mode);
     static const char *const names[] = {"run", "compare", "show"};
     const char *cmd = names[mode];
     run_opts_init(o);
@@ -215,12 +325,15 @@ int parse_run_opts(int argc, char **argv, struct run_opts *o, enum run_opts_mode
         if (rc)
             return rc;
     }
+    if (o->metrics_linger >= 0 && o->metrics == NULL)
+        return bad_usage("%s: --metrics-linger needs --metrics HOST:PORT", cmd);
     if (optind != argc - 1)
         return bad_usage("%s: %s", cmd,
                          optind >= argc ? "which scenario? give one SCENARIO file"
                                         : "exactly one SCENARIO file, please");
     o->scenario = argv[optind];
-    return 0;
+    o->to_stderr = o->csv || (o->json_to && strcmp(o->json_to, "-") == 0);
+    return check_stdout_taken(o->csv, o->json_to);
 }
 
 int plan_one_run(int argc, char **argv, enum run_opts_mode mode, struct run_opts *o,

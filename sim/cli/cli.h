@@ -26,6 +26,11 @@ struct run_opts {
     const char *algorithm;  /* run: --algorithm */
     const char *algorithms; /* compare: --algorithms a,b,c */
     const char *out;
+    /* --metrics HOST:PORT (the live figures served there), --metrics-linger
+     * S (-1 when not given), and that endpoint once listening (NULL: none) */
+    const char *metrics;
+    double metrics_linger;
+    struct metrics_http *metrics_srv;
     /* --redis, --zookeeper, --sentinel (one option per server kind, by its
      * index in the fleet's registry): HOST:PORT[,...] */
     const char *servers[SCENARIO_SERVER_KINDS];
@@ -41,10 +46,28 @@ struct run_opts {
     int max_violations;
     int proxy;         /* --proxy: every endpoint through locklab's proxy, faults or not */
     int history_jsonl; /* --history-jsonl: history.jsonl beside history.llh */
+    /* For other tools: --csv on stdout, --json FILE ("-": stdout) a copy
+     * of report.json (compare.json), --percentiles in the tables, the
+     * CSV and report.json. to_stderr: stdout is the tool's, so every line
+     * for a person (header, summary, verdict) goes to stderr. */
+    int csv;
+    const char *json_to;
+    int to_stderr;
+    double percentiles[RESULT_MAX_PERCENTILES];
+    size_t n_percentiles;
 };
 
 __attribute__((format(printf, 1, 2))) int bad_usage(const char *fmt, ...);
 int parse_long(const char *s, long long lo, long long hi, long long *out);
+/* --percentiles' value into p (*n of them); 0, or EXIT_USAGE after the
+ * one-line error naming the option and the bad value. */
+int parse_percentiles_opt(const char *arg, double *p, size_t *n);
+/* --csv with --json -: both want stdout; --json FILE in a folder that is
+ * not there or not writable. 0, or EXIT_USAGE after saying so. */
+int check_stdout_taken(int csv, const char *json_to);
+/* The file src copied to dst ("-": stdout), for --json; 0, or
+ * EXIT_ENV after saying why. */
+int copy_json_out(const char *src, const char *dst);
 
 enum run_opts_mode { RUN_OPTS_RUN, RUN_OPTS_COMPARE, RUN_OPTS_SHOW };
 /* Options of run, compare (--algorithms instead of --algorithm) and show
@@ -64,6 +87,15 @@ int plan_one_run(int argc, char **argv, enum run_opts_mode mode, struct run_opts
                  struct scenario *s, const struct lock_ops **ops);
 /* --algorithm names nothing known: say the likeliest meant; exit 2. */
 int unknown_algorithm(const char *option, const char *name);
+
+/* --metrics HOST:PORT (linger false: the address checked here, listened on
+ * by the command before anything starts) or --metrics-linger S into o's
+ * fields; 0, or EXIT_USAGE after saying why. */
+int metrics_option(bool linger, const char *arg, struct run_opts *o);
+/* --metrics: its endpoint listening (o->metrics_srv), before anything
+ * starts; 0 (also without --metrics), or EXIT_ENV after saying why. Stop
+ * it with metrics_http_stop once the reports are written. */
+int metrics_listen(struct run_opts *o);
 
 /* --out (or its subfolder sub, a comparison's per-algorithm folder) can
  * take a run: not empty, not a file, not a folder holding a run already.
@@ -86,6 +118,11 @@ int make_run_dir(const char *out, const char *name, const char *what, char *dir,
 int run_and_report(const struct run_request *req, const struct run_opts *o, struct run_result *res,
                    enum engine_status *status, char *err, size_t errlen);
 
+/* The live line's text (without the terminal's redraw): elapsed time,
+ * the step rate since the last line, the last second's coarse acquire p99
+ * with the two digits it has, the counts so far. */
+const char *face_text(const struct progress *p, double steps_per_s, char *buf, size_t len);
+
 int cmd_run(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_matrix(int argc, char **argv);
@@ -96,6 +133,11 @@ int cmd_cluster(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_list(int argc, char **argv);
+int cmd_history(int argc, char **argv);
+/* runs/latest pointed at run_dir (relative, replaced atomically) when
+ * run_dir is a folder directly in runs/; otherwise nothing. A link that
+ * cannot be made is a warning on stderr, never a failed run. */
+void runs_latest_link(const char *run_dir);
 
 /* The history file a path names: a run folder's history.llh (its
  * history.jsonl when it has no history.llh), or the path itself. */

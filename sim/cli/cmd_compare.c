@@ -17,7 +17,9 @@
 #include <unistd.h>
 
 #include "reports/compare.h"
+#include "reports/csv.h"
 #include "sim/cli/cli.h"
+#include "sim/cli/metrics_http.h"
 #include "sim/cli/signals.h"
 #include "sim/engine/engine.h"
 #include "sim/fleet/settle.h"
@@ -145,6 +147,9 @@ static void add_servers(struct comparison *c, const struct run_result *res)
         if (!seen && c->n_servers < sizeof(c->servers) / sizeof(c->servers[0]))
             snprintf(c->servers[c->n_servers++], sizeof(c->servers[0]), "%s", res->servers[i]);
     }
+    report_meta_merge(c->versions, &c->n_versions, sizeof(c->versions) / sizeof(c->versions[0]),
+                      res->versions, res->n_servers, true);
+    c->has_proxy = c->has_proxy || res->has_proxy;
 }
 
 /* What the wait before algorithm next came to, on stderr. */
@@ -190,9 +195,10 @@ static int run_into(struct plan *p, size_t i, size_t k, struct fleet *f, const s
         not_run(c, p->ops[i], err);
         return EXIT_ENV;
     }
+    FILE *human = o->to_stderr ? stderr : stdout;
     if (!o->quiet)
-        printf("== %s (%zu of %zu)\n", p->ops[i]->name, k, p->n_run);
-    fflush(stdout);
+        fprintf(human, "== %s (%zu of %zu)\n", p->ops[i]->name, k, p->n_run);
+    fflush(human);
     struct run_request req = {.scn = &p->scn[i], .fleet = f, .proxy_all = o->proxy};
     char why[512];
     int rc = run_and_report(&req, o, res, NULL, why, sizeof(why));
@@ -245,6 +251,8 @@ static int run_plan(struct plan *p, struct fleet *f, const struct run_opts *o, s
     int rc = EXIT_PASS;
     struct run_opts each = *o;
     each.brief = 1;
+    each.csv = 0; /* the comparison's, not each run's */
+    each.json_to = NULL;
     size_t k = 0;
     for (size_t i = 0; i < p->n; i++) {
         if (p->skip[i][0]) {
@@ -277,35 +285,56 @@ static int compare(const struct run_opts *o, struct plan *p, struct comparison *
         return rc;
     c->scn = first_runnable(p);
     c->complete = true;
+    memcpy(c->percentiles, o->percentiles, sizeof(c->percentiles));
+    c->n_percentiles = o->n_percentiles;
     for (size_t i = 0; i < p->n_run && o->out && rc == 0; i++)
         rc = check_out_dir(o->out, p->run[i]->name); /* before anything starts */
+    struct run_opts with = *o;                       /* with its metrics endpoint, when asked */
+    if (rc == 0)
+        rc = metrics_listen(&with);
     bool created;
     if (rc == 0)
         rc =
             make_run_dir(o->out, c->scn->name, "compare", c->out_dir, sizeof(c->out_dir), &created);
-    if (rc)
+    if (rc) {
+        metrics_http_stop(with.metrics_srv, 0);
         return rc;
+    }
     /* one fleet for every run; a second Ctrl-C kills its servers */
     const struct run_progress servers = {.servers_up = signals_publish_servers,
                                          .servers_down = signals_forget_servers};
     struct fleet *f = engine_fleet_up(c->scn, p->run, p->n_run, &servers, err, sizeof(err));
     if (f == NULL) {
         fprintf(stderr, "locklab: %s\n", err);
+        metrics_http_stop(with.metrics_srv, 0);
         return EXIT_ENV;
     }
-    rc = run_plan(p, f, o, c);
+    rc = run_plan(p, f, &with, c);
     char logs[600];
     snprintf(logs, sizeof(logs), "%s/servers", c->out_dir);
     engine_fleet_down(f, logs, &servers);
     if (write_comparison(c) < 0)
         rc = exit_worse(rc, EXIT_ENV);
+    else
+        runs_latest_link(c->out_dir);
+    FILE *human = o->to_stderr ? stderr : stdout;
     if (!o->quiet) {
-        compare_terminal(stdout, c);
+        compare_terminal(human, c);
     } else {
         char verdict[600];
-        printf("End of compare: %s  %s/\n", compare_verdict(c, verdict, sizeof(verdict)),
-               c->out_dir);
+        fprintf(human, "End of compare: %s  %s/\n", compare_verdict(c, verdict, sizeof(verdict)),
+                c->out_dir);
     }
+    if (o->csv)
+        compare_csv(stdout, c);
+    if (o->json_to) {
+        char path[600];
+        snprintf(path, sizeof(path), "%s/compare.json", c->out_dir);
+        rc = exit_worse(rc, copy_json_out(path, o->json_to));
+    }
+    if (fflush(stdout) != 0)
+        rc = exit_worse(rc, EXIT_ENV);
+    metrics_http_stop(with.metrics_srv, with.metrics_linger); /* the reports are written */
     return rc;
 }
 
@@ -317,11 +346,14 @@ int cmd_compare(int argc, char **argv)
         return rc;
     struct plan *p = calloc(1, sizeof(*p));
     struct comparison *c = calloc(1, sizeof(*c));
+    if (c)
+        c->meta = run_meta_current();
     if (p == NULL || c == NULL) {
         fprintf(stderr, "locklab: out of memory\n");
         rc = EXIT_ENV;
     } else {
         rc = compare(&o, p, c);
+        compare_free(c); /* the rows' series and settings */
     }
     free(c);
     free(p);

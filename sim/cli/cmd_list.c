@@ -73,12 +73,35 @@ static void list_algorithms(void)
     }
 }
 
-/* The description's first sentence: a line for a listing. */
-static void first_sentence(const char *text, char *buf, size_t len)
+/* A scenario's line: its name in a column this wide, then its text. */
+#define SCENARIO_COLUMN 37
+/* The listing fits a terminal this wide. */
+#define LIST_WIDTH 100
+
+/* The description's first sentence (its first n bytes): printed whole,
+ * wrapped at word boundaries to LIST_WIDTH, each further line under the
+ * first; a word longer than a line goes on one line of its own. */
+static void print_wrapped(const char *text, size_t n)
 {
-    const char *end = strstr(text, ". ");
-    size_t n = end ? (size_t)(end - text) + 1 : strlen(text);
-    snprintf(buf, len, "%.*s", (int)n, text);
+    const size_t room = LIST_WIDTH - SCENARIO_COLUMN;
+    while (n > 0) {
+        size_t take = n;
+        if (take > room) {
+            take = room;
+            while (take > 0 && text[take] != ' ')
+                take--;
+            if (take == 0) /* one long word: up to the next blank */
+                for (take = room; take < n && text[take] != ' ';)
+                    take++;
+        }
+        printf("%.*s\n", (int)take, text);
+        text += take;
+        n -= take;
+        while (n > 0 && *text == ' ')
+            text++, n--;
+        if (n > 0)
+            printf("%*s", SCENARIO_COLUMN, "");
+    }
 }
 
 static int by_name(const struct dirent **a, const struct dirent **b)
@@ -106,14 +129,18 @@ static const char *scenarios_dir(void)
 static void describe_scenario(const char *path, const char *name)
 {
     struct scenario *s = calloc(1, sizeof(*s));
-    char err[SCENARIO_ERR_MAX] = "out of memory", line[200];
+    char err[SCENARIO_ERR_MAX] = "out of memory";
     if (s == NULL || scenario_load(path, s, err) < 0) {
         printf("  %-34s (cannot be read: %s)\n", name, err);
         free(s);
         return;
     }
-    first_sentence(s->description, line, sizeof(line));
-    printf("  %-34s %s\n", name, line);
+    const char *end = strstr(s->description, ". ");
+    printf("  %-34s ", name);
+    print_wrapped(s->description,
+                  end ? (size_t)(end - s->description) + 1 : strlen(s->description));
+    if (s->description[0] == '\0')
+        printf("\n");
     printf("  %-34s   %s; expects ", "", s->algorithm);
     report_expectation(stdout, s);
     printf("\n");

@@ -18,8 +18,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "reports/csv.h"
 #include "reports/matrix.h"
 #include "sim/cli/cli.h"
+#include "sim/cli/metrics_http.h"
 #include "sim/cli/signals.h"
 #include "sim/engine/engine.h"
 
@@ -31,7 +33,16 @@ struct matrix_opts {
     const char *only; /* rows whose name contains this */
     long long seeds;
     int quiet;
+    int csv;             /* --csv: the table as CSV on stdout */
+    const char *json_to; /* --json FILE ("-": stdout): matrix.json's copy */
+    int to_stderr;       /* stdout is the tool's: lines for a person go to stderr */
+    double percentiles[RESULT_MAX_PERCENTILES];
+    size_t n_percentiles;
+    struct run_opts live; /* --metrics, --metrics-linger: each run served in turn */
 };
+
+/* The endpoint every run of the matrix is served on; NULL: none. */
+static struct metrics_http *matrix_metrics;
 
 struct plan {
     struct scenario scn[MATRIX_MAX_ROWS];
@@ -44,8 +55,14 @@ static int parse_opts(int argc, char **argv, struct matrix_opts *o)
                                           {"out", required_argument, 0, 'o'},
                                           {"only", required_argument, 0, 'O'},
                                           {"quiet", no_argument, 0, 'q'},
+                                          {"csv", no_argument, 0, 'C'},
+                                          {"json", required_argument, 0, 'J'},
+                                          {"percentiles", required_argument, 0, 'P'},
+                                          {"metrics", required_argument, 0, 'M'},
+                                          {"metrics-linger", required_argument, 0, 'L'},
                                           {0, 0, 0, 0}};
     *o = (struct matrix_opts){.dir = MATRIX_DIR, .seeds = 1};
+    run_opts_init(&o->live);
     int c;
     opterr = 0;
     optind = 1;
@@ -59,14 +76,25 @@ static int parse_opts(int argc, char **argv, struct matrix_opts *o)
             o->only = optarg;
         else if (c == 'q')
             o->quiet = 1;
+        else if (c == 'C')
+            o->csv = 1;
+        else if (c == 'J')
+            o->json_to = optarg;
+        else if (c == 'P' && parse_percentiles_opt(optarg, o->percentiles, &o->n_percentiles))
+            return EXIT_USAGE;
+        else if ((c == 'M' || c == 'L') && metrics_option(c == 'L', optarg, &o->live))
+            return EXIT_USAGE;
         else if (c == '?' || c == ':')
             return bad_usage("matrix: unknown or incomplete option \"%s\"", argv[optind - 1]);
     }
+    if (o->live.metrics_linger >= 0 && o->live.metrics == NULL)
+        return bad_usage("%s", "matrix: --metrics-linger needs --metrics HOST:PORT");
     if (optind < argc - 1)
         return bad_usage("%s", "matrix: at most one folder of scenarios");
     if (optind == argc - 1)
         o->dir = argv[optind];
-    return 0;
+    o->to_stderr = o->csv || (o->json_to && strcmp(o->json_to, "-") == 0);
+    return check_stdout_taken(o->csv, o->json_to);
 }
 
 static int by_name(const void *a, const void *b)
@@ -158,7 +186,7 @@ static int plan_rows(const struct matrix_opts *o, struct plan *p, struct matrix 
 /* One seed of one row, s (its seed set), into res (zeroed): its own
  * servers, its own folder OUT/<row>/seed-<n>. */
 static int run_seed_into(const struct scenario *s, struct matrix_run *mr, const char *out_dir,
-                         int quiet, struct run_result *res)
+                         const struct matrix_opts *o, struct run_result *res)
 {
     char err[512], dir[600];
     snprintf(dir, sizeof(dir), "%.400s/%s", out_dir, s->name);
@@ -171,7 +199,11 @@ static int run_seed_into(const struct scenario *s, struct matrix_run *mr, const 
         fprintf(stderr, "locklab: %s\n", mr->failure);
         return EXIT_ENV;
     }
-    struct run_opts ro = {.quiet = 1, .silent = quiet, .max_violations = 10};
+    struct run_opts ro = {
+        .quiet = 1, .silent = o->quiet, .max_violations = 10, .to_stderr = o->to_stderr};
+    memcpy(ro.percentiles, o->percentiles, sizeof(ro.percentiles));
+    ro.n_percentiles = o->n_percentiles;
+    ro.metrics_srv = matrix_metrics;
     struct run_request req = {.scn = s}; /* its own fleet, started and stopped by the run */
     enum engine_status st;
     int rc = run_and_report(&req, &ro, res, &st, err, sizeof(err));
@@ -184,8 +216,9 @@ static int run_seed_into(const struct scenario *s, struct matrix_run *mr, const 
     return rc;
 }
 
+/* One seed of a row into mr; the servers it ran on into m's. */
 static int run_seed(const struct scenario *row_scn, uint64_t seed, struct matrix_run *mr,
-                    const char *out_dir, int quiet)
+                    struct matrix *m, const struct matrix_opts *o)
 {
     mr->seed = seed;
     snprintf(mr->verdict, sizeof(mr->verdict), "NOT RUN");
@@ -198,7 +231,10 @@ static int run_seed(const struct scenario *row_scn, uint64_t seed, struct matrix
     } else {
         *s = *row_scn;
         s->seed = seed;
-        rc = run_seed_into(s, mr, out_dir, quiet, res);
+        rc = run_seed_into(s, mr, m->out_dir, o, res);
+        report_meta_merge(m->versions, &m->n_versions, sizeof(m->versions) / sizeof(m->versions[0]),
+                          res->versions, res->n_servers, false);
+        m->has_proxy = m->has_proxy || res->has_proxy;
     }
     if (res)
         result_free(res);
@@ -226,11 +262,12 @@ static int run_rows(const struct plan *p, const struct matrix_opts *o, struct ma
             }
             uint64_t seed = p->scn[i].seed + j;
             if (!o->quiet) {
-                printf("== [%zu/%zu] %s (%s), seed %llu\n", ++k, total, row->name, row->algorithm,
-                       (unsigned long long)seed);
-                fflush(stdout);
+                FILE *human = o->to_stderr ? stderr : stdout;
+                fprintf(human, "== [%zu/%zu] %s (%s), seed %llu\n", ++k, total, row->name,
+                        row->algorithm, (unsigned long long)seed);
+                fflush(human);
             }
-            int one = run_seed(&p->scn[i], seed, &row->runs[j], m->out_dir, o->quiet);
+            int one = run_seed(&p->scn[i], seed, &row->runs[j], m, o);
             row->n_runs++;
             row->matched += row->runs[j].matched;
             if (one == EXIT_ENV || one == EXIT_INTERRUPTED)
@@ -269,11 +306,19 @@ static int matrix(const struct matrix_opts *o, struct plan *p, struct matrix *m)
         return rc;
     snprintf(m->dir, sizeof(m->dir), "%s", o->dir);
     m->seeds = (size_t)o->seeds;
+    memcpy(m->percentiles, o->percentiles, sizeof(m->percentiles));
+    m->n_percentiles = o->n_percentiles;
     m->complete = true;
+    struct run_opts live = o->live;
+    if ((rc = metrics_listen(&live)) != 0)
+        return rc;
+    matrix_metrics = live.metrics_srv;
     bool created;
     rc = make_run_dir(o->out, "known-results", "matrix", m->out_dir, sizeof(m->out_dir), &created);
-    if (rc)
+    if (rc) {
+        metrics_http_stop(live.metrics_srv, 0);
         return rc;
+    }
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     rc = run_rows(p, o, m);
@@ -281,7 +326,20 @@ static int matrix(const struct matrix_opts *o, struct plan *p, struct matrix *m)
     m->elapsed_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     if (write_matrix(m) < 0)
         rc = exit_worse(rc, EXIT_ENV);
-    matrix_terminal(stdout, m);
+    else
+        runs_latest_link(m->out_dir);
+    matrix_terminal(o->to_stderr ? stderr : stdout, m);
+    if (o->csv)
+        matrix_csv(stdout, m);
+    if (o->json_to) {
+        char path[600];
+        snprintf(path, sizeof(path), "%s/matrix.json", m->out_dir);
+        rc = exit_worse(rc, copy_json_out(path, o->json_to));
+    }
+    if (fflush(stdout) != 0)
+        rc = exit_worse(rc, EXIT_ENV);
+    metrics_http_stop(live.metrics_srv, live.metrics_linger); /* the reports are written */
+    matrix_metrics = NULL;
     return rc;
 }
 
@@ -293,6 +351,8 @@ int cmd_matrix(int argc, char **argv)
         return rc;
     struct plan *p = calloc(1, sizeof(*p));
     struct matrix *m = calloc(1, sizeof(*m));
+    if (m)
+        m->meta = run_meta_current();
     if (p == NULL || m == NULL) {
         fprintf(stderr, "locklab: out of memory\n");
         rc = EXIT_ENV;

@@ -9,10 +9,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "reports/csv.h"
 #include "reports/report.h"
 #include "sim/cli/cli.h"
+#include "sim/cli/metrics_http.h"
 #include "sim/cli/signals.h"
 #include "sim/engine/engine.h"
+#include "sim/engine/live.h"
 #include "sim/record/history.h"
 #include "sim/record/history_bin.h"
 #include "sim/record/history_reader.h"
@@ -24,13 +27,29 @@ enum live_mode { LIVE_LINE, LIVE_LOG };
 struct face {
     uint64_t last_steps; /* at the last live line: the rate is over the time since */
     double last_t;
+    FILE *human;                  /* stdout, or stderr when stdout is --csv's or --json -'s */
+    struct metrics_http *metrics; /* --metrics: it follows the runner too; NULL: none */
 };
 
 static void face_start(void *ctx, const struct scenario *s, const struct run_result *res)
 {
-    (void)ctx;
-    report_header(stdout, s, res->servers, res->n_servers);
-    fflush(stdout); /* a log shows what runs while it runs */
+    struct face *fc = ctx;
+    report_header(fc->human, s, res->servers, res->n_servers);
+    fflush(fc->human); /* a log shows what runs while it runs */
+}
+
+const char *face_text(const struct progress *p, double steps_per_s, char *buf, size_t len)
+{
+    char p99[40] = "-";      /* no grant in the last second */
+    if (p->acquire_p99_us) { /* coarse (live.h): shown with the digits it has */
+        char ms[32];
+        snprintf(p99, sizeof(p99), "~%s ms", live_ms_text(p->acquire_p99_us, ms, sizeof(ms)));
+    }
+    snprintf(buf, len,
+             "[%6.1fs] %8.0f steps/s  acquire p99 %s  acquired %-9" PRIu64 " failed %-7" PRIu64
+             " concurrent entries %-5" PRIu64 " clients %-4" PRIu32,
+             p->elapsed_s, steps_per_s, p99, p->acquired, p->failed, p->witness, p->running);
+    return buf;
 }
 
 /* On a terminal one line redrawn each second; in a log (CI, a pipe) a
@@ -38,12 +57,9 @@ static void face_start(void *ctx, const struct scenario *s, const struct run_res
 static void face_line(struct face *fc, const struct progress *p, enum live_mode live)
 {
     double dt = p->elapsed_s - fc->last_t;
-    fprintf(stderr,
-            "%s[%6.1fs] %8.0f steps/s  acquire p99 ~%.3f ms  acquired %-9" PRIu64
-            " failed %-7" PRIu64 " concurrent entries %-5" PRIu64 " clients %-4" PRIu32 "%s",
-            live == LIVE_LINE ? "\r" : "", p->elapsed_s,
-            dt > 0 ? (double)(p->steps - fc->last_steps) / dt : 0.0,
-            (double)p->acquire_p99_us / 1000.0, p->acquired, p->failed, p->witness, p->running,
+    char line[256];
+    face_text(p, dt > 0 ? (double)(p->steps - fc->last_steps) / dt : 0.0, line, sizeof(line));
+    fprintf(stderr, "%s%s%s", live == LIVE_LINE ? "\r" : "", line,
             live == LIVE_LINE ? "\033[K" : "\n");
     fc->last_steps = p->steps;
     fc->last_t = p->elapsed_s;
@@ -67,8 +83,9 @@ static void face_end_line(void *ctx)
 
 static void face_runner(void *ctx, struct runner *r)
 {
-    (void)ctx;
+    struct face *fc = ctx;
     signals_publish_runner(r);
+    metrics_http_follow(fc->metrics, r);
 }
 
 static int face_interrupted(void *ctx)
@@ -81,7 +98,7 @@ static int face_interrupted(void *ctx)
  * unless quiet, and the Ctrl-C wiring always. */
 static void face_progress(struct face *fc, const struct run_opts *o, struct run_progress *pg)
 {
-    *fc = (struct face){0};
+    *fc = (struct face){.human = o->to_stderr ? stderr : stdout, .metrics = o->metrics_srv};
     *pg = (struct run_progress){.ctx = fc,
                                 .servers_up = signals_publish_servers,
                                 .servers_down = signals_forget_servers,
@@ -193,6 +210,7 @@ int run_and_report(const struct run_request *req, const struct run_opts *o, stru
     struct face fc;
     struct run_progress pg;
     face_progress(&fc, o, &pg);
+    res->meta = run_meta_current();
     enum engine_status st = engine_run(req, res, &pg, err, errlen);
     if (status)
         *status = st;
@@ -200,14 +218,25 @@ int run_and_report(const struct run_request *req, const struct run_opts *o, stru
         fprintf(stderr, "locklab: %s\n", err);
         return st == ENGINE_STOPPED ? EXIT_INTERRUPTED : EXIT_ENV;
     }
+    memcpy(res->percentiles, o->percentiles, sizeof(res->percentiles));
+    res->n_percentiles = o->n_percentiles;
     char why[800];
     if (write_reports(res, o->history_jsonl != 0, why, sizeof(why)) < 0)
         record_lost(res, why);
+    FILE *human = o->to_stderr ? stderr : stdout;
     if (!o->quiet && !o->brief)
-        report_terminal(stdout, res, o->max_violations);
+        report_terminal(human, res, o->max_violations);
     else if (!o->silent)
-        report_brief(stdout, res);
-    if (fflush(stdout) != 0 && res->complete) /* the verdict itself was lost */
+        report_brief(human, res);
+    int out_rc = 0;
+    if (o->csv)
+        report_csv(stdout, res);
+    if (o->json_to) {
+        char path[700];
+        snprintf(path, sizeof(path), "%s/report.json", res->run_dir);
+        out_rc = copy_json_out(path, o->json_to);
+    }
+    if ((fflush(stdout) != 0 || out_rc) && res->complete) /* the verdict itself was lost */
         return EXIT_ENV;
     if (!res->complete)
         return signals_received() ? EXIT_INTERRUPTED : EXIT_ENV;
@@ -229,7 +258,23 @@ static int run_planned(const struct run_opts *o, const struct scenario *s, struc
      * empty run folder behind */
     if (rc == EXIT_ENV && res->history_events == 0 && created)
         rmdir(res->run_dir);
+    else
+        runs_latest_link(res->run_dir);
     return rc;
+}
+
+int metrics_listen(struct run_opts *o)
+{
+    char err[400];
+    if (o->metrics == NULL)
+        return 0;
+    if ((o->metrics_srv = metrics_http_start(o->metrics, err, sizeof(err))) == NULL) {
+        fprintf(stderr, "locklab: %s\n", err);
+        return EXIT_ENV;
+    }
+    if (!o->quiet)
+        fprintf(stderr, "locklab: metrics on http://%s/metrics\n", o->metrics);
+    return 0;
 }
 
 int cmd_run(int argc, char **argv)
@@ -241,8 +286,11 @@ int cmd_run(int argc, char **argv)
     int rc = EXIT_ENV;
     if (s == NULL || res == NULL)
         fprintf(stderr, "locklab: out of memory\n");
-    else if ((rc = plan_one_run(argc, argv, RUN_OPTS_RUN, &o, s, &ops)) == 0)
+    else if ((rc = plan_one_run(argc, argv, RUN_OPTS_RUN, &o, s, &ops)) == 0 &&
+             (rc = metrics_listen(&o)) == 0) {
         rc = run_planned(&o, s, res);
+        metrics_http_stop(o.metrics_srv, o.metrics_linger); /* the reports are written */
+    }
     if (res)
         result_free(res);
     free(res);

@@ -7,6 +7,12 @@
 #include <stdio.h>
 #include <string.h>
 
+/* run, compare and matrix: the live figures (docs/metrics.md) */
+#define METRICS_OPTIONS                                                                            \
+    "      --metrics H:P        serve the run's figures while it goes at http://H:P/metrics\n"     \
+    "                           (OpenMetrics, for Prometheus; docs/metrics.md)\n"                  \
+    "      --metrics-linger S   and S seconds more once the reports are written\n"
+
 struct command_help {
     const char *name;
     const char *summary;
@@ -31,6 +37,34 @@ struct command_help {
     "      --proxy              every server through locklab's proxy, not only those a\n"          \
     "                           network fault touches (its cost: bench/proxy_cost.sh)\n"
 
+/* For other tools: the same three options on run, compare and matrix, each
+ * with its CSV's columns (docs/outputs.md says what each holds). */
+#define OUTPUT_OPTIONS                                                                             \
+    "      --json FILE          a copy of the report's JSON in FILE too; --json - writes it\n"     \
+    "                           to stdout and nothing else there (not with --csv)\n"               \
+    "      --percentiles P,...  the latency percentiles shown, memtier's spelling: up to 10,\n"    \
+    "                           each 0 < P <= 100 (default 50,90,99,99.9,100); report.json\n"      \
+    "                           keys them p50.00, p99.90, ...\n"
+#define CSV_HEAD                                                                                   \
+    "      --csv                CSV on stdout instead of the summary (which goes to\n"             \
+    "                           stderr): a header line, then one line per "
+#define RUN_OUTPUTS                                                                                \
+    CSV_HEAD "operation:\n"                                                                        \
+             "                           operation,count,per_second,mean_ms,p50_ms,...,\n"         \
+             "                           errors,ambiguous (p100_ms is the max)\n" OUTPUT_OPTIONS
+#define COMPARE_OUTPUTS                                                                            \
+    CSV_HEAD                                                                                       \
+    "algorithm:\n"                                                                                 \
+    "                           algorithm,verdict,safe,violations,elapsed_s,steps,\n"              \
+    "                           acquired,busy,errors,per_second,p50_ms,...,\n"                     \
+    "                           fenced_pairs,rejected_accesses,invariants_hold,\n"                 \
+    "                           run_dir,note (the acquires' percentiles)\n" OUTPUT_OPTIONS
+#define MATRIX_OUTPUTS                                                                             \
+    CSV_HEAD "row and seed:\n"                                                                     \
+             "                           row,algorithm,seed,verdict,matched,safe,violations,\n"    \
+             "                           acquired,failed,ambiguous,recovered,recovery_ms,\n"       \
+             "                           stuck_ms,p50_ms,...,run_dir,failure\n" OUTPUT_OPTIONS
+
 static const struct command_help commands[] = {
     {"run", "run one scenario with one algorithm; reports in a run folder",
      "usage: locklab run SCENARIO [options]\n"
@@ -42,10 +76,12 @@ static const struct command_help commands[] = {
      "options:\n"
      "  -a, --algorithm NAME     redis, redis-naive, redlock, zookeeper or etcd (locklab list);\n"
      "                           default: the scenario's lock.algorithm\n" RUN_OPTIONS
+         METRICS_OPTIONS
      "  -o, --out DIR            the run folder; default runs/<scenario>-<algorithm>-<time>/.\n"
-     "                           A folder that holds a run already is refused\n"
+     "                           A folder that holds a run already is refused. runs/latest\n"
+     "                           links to the last folder written in runs/ (locklab history)\n"
      "  -q, --quiet              print only the verdict line\n"
-     "      --show-violations N  list at most N violations (default 10)\n"
+     "      --show-violations N  list at most N violations (default 10)\n" RUN_OUTPUTS
      "      --history-jsonl      history.jsonl beside history.llh (show --history prints it)\n"
      "\n"
      "exit: 0 expectations met, 1 not met, 2 bad usage or scenario (nothing started),\n"
@@ -64,12 +100,11 @@ static const struct command_help commands[] = {
      "RUN with the reason; the others run.\n"
      "\n"
      "options:\n"
-     "  -A, --algorithms A,B,... default redis,redlock,zookeeper\n" RUN_OPTIONS
+     "  -A, --algorithms A,B,... default redis,redlock,zookeeper\n" RUN_OPTIONS METRICS_OPTIONS
      "  -o, --out DIR            the comparison folder, one run folder per algorithm inside;\n"
      "                           default runs/<scenario>-compare-<time>/\n"
      "  -q, --quiet              print only the verdict line\n"
-     "      --show-violations N  (accepted, as for run)\n"
-     "\n"
+     "      --show-violations N  (accepted, as for run)\n" COMPARE_OUTPUTS "\n"
      "exit: the worst of the runs' codes (130, then 3, then 1, then 0); 2 when no named\n"
      "      algorithm can run the scenario, or on bad usage\n"
      "\n"
@@ -87,12 +122,11 @@ static const struct command_help commands[] = {
      "\n"
      "options:\n"
      "      --seeds N            runs per row, 1..100 (default 1): the file's seed, then\n"
-     "                           the next ones\n"
+     "                           the next ones\n" METRICS_OPTIONS
      "      --only TEXT          only the rows whose scenario name contains TEXT\n"
      "  -o, --out DIR            the matrix folder, one run folder per row and seed in it;\n"
      "                           default runs/known-results-matrix-<time>/\n"
-     "  -q, --quiet              print only the table\n"
-     "\n"
+     "  -q, --quiet              print only the table\n" MATRIX_OUTPUTS "\n"
      "exit: 0 every row matched in every seed, 1 some did not, 2 bad usage or scenario\n"
      "      (nothing started), 3 environment (a run INCOMPLETE), 130 interrupted\n"
      "\n"
@@ -161,6 +195,33 @@ static const struct command_help commands[] = {
      "\n"
      "example:\n"
      "  locklab cluster up --redis-nodes 1 --zookeeper-nodes 0\n"},
+    {"history", "index the run folders: P99, QPS and verdict per scenario over time",
+     "usage: locklab history [DIR] [options]\n"
+     "\n"
+     "Reads every report.json under DIR (default runs/): run folders, and the runs\n"
+     "inside compare and matrix folders, up to 4 folders down; links (runs/latest) are\n"
+     "not followed. Groups the runs per scenario x algorithm, oldest first, prints one\n"
+     "line per run (QPS, acquire p50/p99, verdict, safety) and writes history.html (a\n"
+     "chart of p99 and QPS over the runs of each series) and history.json\n"
+     "(docs/history-index.md). A report.json that cannot be read is listed as skipped.\n"
+     "\n"
+     "A run is flagged REGRESSION when, complete, its acquire p99 is more than 1.5x the\n"
+     "median p99 of the earlier complete runs of its series, or its QPS under 2/3 of\n"
+     "their median QPS; or when it is UNSAFE and the run before it in its series was\n"
+     "safe.\n"
+     "\n"
+     "run, compare and matrix point runs/latest at the folder they wrote, when that\n"
+     "folder is directly in runs/ (the default; --out elsewhere leaves no link).\n"
+     "\n"
+     "options:\n"
+     "  -o, --out DIR2           write history.html and history.json there (made if\n"
+     "                           missing); default: DIR\n"
+     "\n"
+     "exit: 0 (regressions or not), 2 bad usage or DIR no readable folder, 3 the files\n"
+     "      could not be written\n"
+     "\n"
+     "example:\n"
+     "  locklab history runs --out /tmp/locklab-history\n"},
     {"list", "algorithms, scenarios, workloads and faults, with what each does",
      "usage: locklab list [algorithms|scenarios|workloads|faults]\n"
      "\n"

@@ -314,14 +314,16 @@ void cl_acquire_failed(struct client *cl, enum lock_result r, uint64_t from)
 {
     uint64_t t = clock_mono_ns();
     cl_record_us(cl, OP_ACQUIRE_FAILED, t, t - from);
-    bool busy = r == LOCK_BUSY;
-    client_bump(cl, busy ? ST_ACQUIRE_BUSY : ST_ACQUIRE_ERR);
-    if (busy) {
+    if (r == LOCK_BUSY) {
+        client_bump(cl, ST_ACQUIRE_BUSY);
         cl_log_event(cl, t, HT_FAIL, HF_ACQUIRE, HE_BUSY);
         return;
     }
     cl_note_error(cl);
     cl_log_error(cl, cl->key, t, HF_ACQUIRE, ST_ACQUIRE_UNSENT);
+    /* after its unsent count: the live figures (metrics.c) load the errors
+     * first, and so never take an error for ambiguous that was not */
+    client_bump_release(cl, ST_ACQUIRE_ERR);
 }
 
 /* The lock on cl->key is ours: the section begins. A re-entry is the same
@@ -486,9 +488,9 @@ static enum lock_result release_lock(struct client *cl, uint32_t key, const stru
         client_bump(cl, ST_RELEASE_LOST);
         cl_log_key(cl, key, done, HT_FAIL, HF_RELEASE, HE_LOST, 0, 0, 0);
     } else {
-        client_bump(cl, ST_RELEASE_ERR);
         cl_note_error(cl);
         cl_log_error(cl, key, done, HF_RELEASE, ST_RELEASE_UNSENT);
+        client_bump_release(cl, ST_RELEASE_ERR); /* after its unsent count, as above */
     }
     return r;
 }

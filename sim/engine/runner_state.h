@@ -1,7 +1,8 @@
 /* runner_state.h - the runner's insides, shared by runner.c (the client
- * threads: start line, loop, stop) and collect.c (after the join: the
- * merged measurements, the history, the checker). Nothing else includes
- * it; everyone else holds a struct runner through runner.h. */
+ * threads: start line, loop, stop), collect.c (after the join: the
+ * merged measurements, the history, the checker) and metrics.c (the
+ * counters read while the clients run). Nothing else includes it;
+ * everyone else holds a struct runner through runner.h. */
 #ifndef LOCKLAB_RUNNER_STATE_H
 #define LOCKLAB_RUNNER_STATE_H
 

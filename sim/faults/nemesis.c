@@ -24,6 +24,7 @@ struct nemesis *nemesis_new(const struct scenario *s)
     /* Its own stream of choices, repeatable from the seed alone. */
     n->rng = (s->seed ^ 0x6e656d6573697321ULL) * 0x9e3779b97f4a7c15ULL | 1;
     atomic_init(&n->pending, 0);
+    atomic_init(&n->active, 0);
     atomic_init(&n->quit, 0);
     n->hist = history_buf_new();
     if (n->hist == NULL) {
@@ -151,12 +152,27 @@ void nemesis_fired(struct nemesis *n, int idx, uint32_t client, uint32_t key, ui
     r->client = client;
     r->key = key;
     r->start_ns = start_ns;
+    nemesis_mark(n, (size_t)idx, true);
 }
 
 void nemesis_ended(struct nemesis *n, int idx, uint64_t end_ns)
 {
     n->rec[idx].ended = true;
     n->rec[idx].end_ns = end_ns;
+    nemesis_mark(n, (size_t)idx, false);
+}
+
+void nemesis_mark(struct nemesis *n, size_t i, bool on)
+{
+    if (on)
+        atomic_fetch_or(&n->active, 1ULL << i);
+    else
+        atomic_fetch_and(&n->active, ~(1ULL << i));
+}
+
+uint64_t nemesis_active(const struct nemesis *n)
+{
+    return atomic_load(&n->active);
 }
 
 size_t nemesis_report(const struct nemesis *n, struct fault_record *out, size_t max)

@@ -82,9 +82,13 @@ bool nemesis_net_claimed(struct nemesis *n, int idx, uint32_t client, uint32_t k
  * them go (off); no-op without a proxy. */
 void nemesis_hold_client(struct nemesis *n, int idx, uint32_t client, bool on);
 /* The history event of fault i's start (end 0) or end (end 1), its notes
- * named, for client (HISTORY_SERVERS: none). */
-void nemesis_fault_event(const struct nemesis *n, size_t i, uint64_t t, int end, uint32_t client,
+ * named, for client (HISTORY_SERVERS: none). Made as the fault starts or
+ * ends, so fault i is marked on or off from then (nemesis_active). */
+void nemesis_fault_event(struct nemesis *n, size_t i, uint64_t t, int end, uint32_t client,
                          struct history_event *e);
+/* The faults whose windows are on now, bit i for fault i; read from any
+ * thread while the run goes (the metrics endpoint). */
+uint64_t nemesis_active(const struct nemesis *n);
 
 /* The nemesis's own events and the notes they name (history_names.notes);
  * valid until nemesis_free. */

@@ -20,6 +20,7 @@ struct nemesis {
     uint64_t due_ns[SCENARIO_MAX_FAULTS];
     size_t n;
     _Atomic uint64_t pending; /* bit i: client fault i not yet claimed */
+    _Atomic uint64_t active;  /* bit i: fault i's window is on (nemesis_active) */
 
     /* process faults, played by the thread */
     uint64_t end_due_ns[SCENARIO_MAX_FAULTS]; /* 0: ends with the run or on its own */
@@ -49,6 +50,8 @@ struct nemesis {
     uint32_t n_waiters;
 };
 
+/* Fault i's window is on (or off) from now: nemesis_active's bit. */
+void nemesis_mark(struct nemesis *n, size_t i, bool on);
 /* server_faults.c */
 bool nemesis_has_server_faults(const struct nemesis *n);
 /* For the server fault kinds' strikes and ends: */

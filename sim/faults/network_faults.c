@@ -132,9 +132,10 @@ static void whose(const struct nemesis *n, size_t i, int32_t client, char *out, 
         snprintf(out, len, "client %d's", (int)client);
 }
 
-void nemesis_fault_event(const struct nemesis *n, size_t i, uint64_t t, int end, uint32_t client,
+void nemesis_fault_event(struct nemesis *n, size_t i, uint64_t t, int end, uint32_t client,
                          struct history_event *e)
 {
+    nemesis_mark(n, i, !end);
     *e = (struct history_event){
         .t_ns = t,
         .seq = i * NOTES_PER_FAULT + (end ? NOTE_END : NOTE_START),

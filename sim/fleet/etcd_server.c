@@ -17,6 +17,7 @@
 
 #include "sim/fleet/cluster.h"
 #include "sim/fleet/etcd_server.h"
+#include "sim/fleet/fleet.h"
 #include "sim/fleet/server_kind.h"
 #include "sim/fleet/spawn.h"
 
@@ -182,6 +183,35 @@ static bool answers(int port)
     return ok;
 }
 
+/* GET /version: {"etcdserver":"3.4.23","etcdcluster":"3.4.0"}; the
+ * server's is the version, the whole answer kept (the cluster's too). */
+static int version(const char *host, int port, struct server_version *v)
+{
+    char ask[320], reply[1024];
+    snprintf(ask, sizeof(ask), "GET /version HTTP/1.0\r\nHost: %.200s:%d\r\n\r\n", host, port);
+    if (fleet_ask(host, port, ask, NULL, reply, sizeof(reply), v->why, sizeof(v->why)) < 0)
+        return -1;
+    const char *body = strstr(reply, "\r\n\r\n");
+    if (body == NULL) {
+        snprintf(v->why, sizeof(v->why), "GET /version gave no HTTP answer: %.*s",
+                 (int)strcspn(reply, "\r\n"), reply);
+        return -1;
+    }
+    body += 4;
+    json_t *j = json_loads(body, 0, NULL);
+    const char *server = json_string_value(json_object_get(j, "etcdserver"));
+    bool ok = server && server[0]; /* server is j's: read before j is freed */
+    if (ok) {
+        snprintf(v->version, sizeof(v->version), "%s", server);
+        snprintf(v->answer, sizeof(v->answer), "%.*s", (int)strcspn(body, "\r\n"), body);
+    } else {
+        snprintf(v->why, sizeof(v->why), "GET /version gave no etcdserver: %.*s",
+                 (int)strcspn(reply, "\r\n"), reply);
+    }
+    json_decref(j);
+    return ok ? 0 : -1;
+}
+
 /* ids are uint64 as JSON strings: compared as strings, never as doubles */
 static bool leads(int port)
 {
@@ -206,6 +236,7 @@ const struct server_kind server_etcd = {
     .one_service = true,
     .command = command,
     .answers = answers,
+    .version = version,
     .leads = leads,
     .start = start,
     /* 0: `cluster up` starts the fleet it always did unless --etcd-nodes asks */

@@ -216,7 +216,7 @@ void fleet_fault_nodes(struct fleet *f, const struct lock_ops *ops, const struct
     }
 }
 
-void fleet_describe(const struct fleet *f, const struct lock_ops *ops, const struct scenario *s,
+void fleet_describe(struct fleet *f, const struct lock_ops *ops, const struct scenario *s,
                     struct run_result *res)
 {
     struct lock_config cfg;
@@ -239,6 +239,7 @@ void fleet_describe(const struct fleet *f, const struct lock_ops *ops, const str
                      f->cl.srv[j].replica_of ? ", replica via proxy"
                      : f->repl && i == 0     ? ", master"
                                              : "");
+        fleet_version(f, ops->server, ep->host, ep->port, &res->versions[res->n_servers]);
         snprintf(res->servers[res->n_servers++], sizeof(res->servers[0]), "%s %s:%d (%s)",
                  ops->server, ep->host, ep->port, how);
     }
@@ -247,6 +248,8 @@ void fleet_describe(const struct fleet *f, const struct lock_ops *ops, const str
         char how[64] = "external: the redis lock asks it for the master";
         if (j >= 0)
             snprintf(how, sizeof(how), "managed, pid %d", (int)f->cl.srv[j].pid);
+        fleet_version(f, "sentinel", cfg.sentinels[i].host, cfg.sentinels[i].port,
+                      &res->versions[res->n_servers]);
         snprintf(res->servers[res->n_servers++], sizeof(res->servers[0]), "sentinel %s:%d (%s)",
                  cfg.sentinels[i].host, cfg.sentinels[i].port, how);
     }

@@ -18,7 +18,10 @@
 #include "sim/check/result.h"
 #include "sim/faults/nemesis.h"
 #include "sim/fleet/cluster.h"
+#include "sim/record/run_meta.h"
 #include "sim/scenario/scenario.h"
+
+#define FLEET_KNOWN_VERSIONS 32
 
 struct fleet {
     struct cluster cl; /* the managed servers */
@@ -32,6 +35,9 @@ struct fleet {
      * (NULL: no replicas), and its sentinels */
     struct proxy *repl;
     struct server_list sentinels;
+    /* each endpoint's version, asked once however many runs use it */
+    struct server_version known[FLEET_KNOWN_VERSIONS];
+    size_t n_known;
 };
 
 /* Check that external servers suffice for every algorithm of ops[0..n)
@@ -54,14 +60,32 @@ void fleet_config(const struct fleet *f, const struct lock_ops *ops, const struc
 void fleet_fault_nodes(struct fleet *f, const struct lock_ops *ops, const struct scenario *s,
                        struct fault_nodes *nodes);
 
-/* res->servers: what ops used, managed or external. */
-void fleet_describe(const struct fleet *f, const struct lock_ops *ops, const struct scenario *s,
+/* res->servers: what ops used, managed or external, and res->versions:
+ * each one's version as it answers (asked once per fleet: version.c). */
+void fleet_describe(struct fleet *f, const struct lock_ops *ops, const struct scenario *s,
                     struct run_result *res);
 
 /* Empty the managed Redis servers between two algorithms of a comparison,
  * so keys one left behind (a crashed holder's lock) cannot block the next.
  * External servers are never touched. 0, or -1 with err set. */
 int fleet_reset(struct fleet *f, char *err, size_t errlen);
+
+/* The server of kind at host:port asked its version (its kind's
+ * version), or the answer it gave this fleet before; never fails: an
+ * unknown version says why. */
+void fleet_version(struct fleet *f, const char *kind, const char *host, int port,
+                   struct server_version *v);
+/* One question to host:port over TCP, its answer into reply (cut to len,
+ * '\0'-ended) until the server closes, 2 s pass, or until (when not NULL)
+ * has come with the rest of its line. The bytes read, or -1 with why
+ * (cut to whylen) when it could not connect or send. */
+int fleet_ask(const char *host, int port, const char *question, const char *until, char *reply,
+              size_t len, char *why, size_t whylen);
+/* The value of field in reply (up to any of stop, or the line's end) as
+ * v->version, the field and value as v->answer; 0, or -1 with v->why set
+ * naming what came instead. */
+int fleet_version_field(const char *reply, const char *field, const char *stop,
+                        struct server_version *v);
 
 /* Index of a managed server that died, or -1. */
 int fleet_dead(struct fleet *f);

@@ -136,6 +136,29 @@ bool postgres_server_answers(int port)
     return PQping(conn) == PQPING_OK;
 }
 
+/* SHOW server_version, as the server gives it ("15.5 (Debian 15.5-0+deb12u1)");
+ * through pgbouncer, the server's behind it. */
+static int server_version_of(const char *host, int port, struct server_version *v)
+{
+    char conn[320];
+    snprintf(conn, sizeof(conn),
+             "host=%.200s port=%d dbname=postgres user=" POSTGRES_USER " connect_timeout=2", host,
+             port);
+    PGconn *pg = PQconnectdb(conn);
+    PGresult *r = PQstatus(pg) == CONNECTION_OK ? PQexec(pg, "SHOW server_version") : NULL;
+    bool ok = r && PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1;
+    if (ok) {
+        snprintf(v->version, sizeof(v->version), "%s", PQgetvalue(r, 0, 0));
+        snprintf(v->answer, sizeof(v->answer), "server_version %s", PQgetvalue(r, 0, 0));
+    } else {
+        const char *e = PQerrorMessage(pg);
+        snprintf(v->why, sizeof(v->why), "SHOW server_version: %.*s", (int)strcspn(e, "\n"), e);
+    }
+    PQclear(r);
+    PQfinish(pg);
+    return ok ? 0 : -1;
+}
+
 int postgres_server_start(struct cluster *c, size_t count, char *err, size_t errlen)
 {
     char tmpl[320], data[320];
@@ -224,6 +247,7 @@ const struct server_kind server_postgres = {
     .ready_sign = "PQping to say PQPING_OK",
     .command = command,
     .answers = postgres_server_answers,
+    .version = server_version_of,
     .start = start,
     .reset = reset,
     .start_topology = start_topology,

@@ -59,6 +59,16 @@ int redis_server_command(int port, const char *command, const char *want)
     return strncmp(buf, want, strlen(want)) == 0 ? 0 : -1;
 }
 
+/* Redis and its sentinels alike: INFO server's redis_version. */
+int redis_server_version(const char *host, int port, struct server_version *v)
+{
+    char reply[4096];
+    if (fleet_ask(host, port, "INFO server\r\nQUIT\r\n", "redis_version:", reply, sizeof(reply),
+                  v->why, sizeof(v->why)) < 0)
+        return -1;
+    return fleet_version_field(reply, "redis_version:", NULL, v);
+}
+
 static bool answers(int port)
 {
     return redis_server_command(port, "PING", "+PONG") == 0;
@@ -256,6 +266,7 @@ const struct server_kind server_redis = {
     .ready_sign = "PING to answer PONG",
     .command = command,
     .answers = answers,
+    .version = redis_server_version,
     .start = start,
     .forget_data = forget_data,
     .reset = reset,

@@ -15,6 +15,10 @@ struct cluster;
 int redis_server_reply(int port, const char *command, char *reply, size_t len);
 /* The same: 0 when the reply starts with want ("+PONG"), -1 otherwise. */
 int redis_server_command(int port, const char *command, const char *want);
+struct server_version;
+/* The server at host:port's redis_version, from INFO server (a kind's
+ * version: server_kind.h). 0, or -1 with v->why set. */
+int redis_server_version(const char *host, int port, struct server_version *v);
 /* Poll port with command until its reply holds want (or, want NULL, an
  * array of at least count), for up to REDIS_LINK_WAIT_MS. 0, or -1. */
 int redis_server_wait_reply(int port, const char *command, const char *want, long count);

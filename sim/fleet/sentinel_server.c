@@ -112,4 +112,5 @@ const struct server_kind server_sentinel = {
     .ready_sign = "PING to answer PONG",
     .command = command,
     .answers = answers,
+    .version = redis_server_version, /* a sentinel is a redis-server in its mode */
 };

@@ -22,6 +22,7 @@ struct fleet;
 struct managed_server;
 struct scenario;
 struct spawn;
+struct server_version;
 
 struct server_kind {
     const char *name;        /* "redis": its folders <name>-<i> and logs, what locks name */
@@ -41,6 +42,11 @@ struct server_kind {
     void (*command)(struct spawn *sp, const struct managed_server *s);
     /* Does the one on a loopback port serve? */
     bool (*answers)(int port);
+    /* Optional: the one at host:port asked its version, once it serves
+     * (sim/fleet/version.c asks each endpoint once): the number as it
+     * gives it into v->version, what it said into v->answer; 0, or -1
+     * with v->why set. Never fails a run. NULL: it is not asked. */
+    int (*version)(const char *host, int port, struct server_version *v);
     /* Optional: does the one on port lead now? NULL: each of them does. */
     bool (*leads)(int port);
     /* Optional: start count of them and wait until they serve: what a

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "sim/fleet/cluster.h"
+#include "sim/fleet/fleet.h"
 #include "sim/fleet/server_kind.h"
 #include "sim/fleet/spawn.h"
 #include "sim/fleet/zookeeper_server.h"
@@ -157,6 +158,18 @@ static bool answers(int port)
            strstr(reply, "Mode:") != NULL;
 }
 
+/* srvr's first line: "Zookeeper version: 3.8.0-1, built on ...". A
+ * server that keeps srvr off its 4lw.commands.whitelist says so, and
+ * the why quotes it. */
+static int version(const char *host, int port, struct server_version *v)
+{
+    char reply[1024];
+    if (fleet_ask(host, port, "srvr", "Zookeeper version:", reply, sizeof(reply), v->why,
+                  sizeof(v->why)) < 0)
+        return -1;
+    return fleet_version_field(reply, "Zookeeper version:", ",", v);
+}
+
 static bool leads(int port)
 {
     char reply[512];
@@ -174,6 +187,7 @@ const struct server_kind server_zookeeper = {
     .one_service = true,
     .command = command,
     .answers = answers,
+    .version = version,
     .leads = leads,
     .start = start,
     .option_letter = 'z',

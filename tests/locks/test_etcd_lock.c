@@ -14,7 +14,9 @@
  * lease is granted by connect, its keys ride on it, a reconnect after a
  * crash makes a new one (the old left to run out), one revoked or run out
  * is replaced at the next acquire, and a grant that cannot be sent fails
- * connect.
+ * connect. A release whose answer never came (its request dropped by
+ * locklab's proxy, so the key stays on a lease kept alive) is deleted
+ * again before the client's next acquire, and a waiter on it is granted.
  *
  * The group starts its own etcd through locklab's fleet (free loopback
  * ports), and stops it by PID at the end. The test looks at the server
@@ -44,6 +46,7 @@
 #include "sim/fleet/cluster.h"
 #include "sim/fleet/etcd_server.h"
 #include "sim/fleet/server_kind.h"
+#include "sim/proxy/proxy.h"
 
 #define LONG_TTL_MS 30000
 #define SETTLE_MS   400 /* long enough for a wrongly woken waiter to have been granted */
@@ -513,6 +516,53 @@ static void crash_leaves_the_key_to_its_lease(void **state)
     b.ops->disconnect(&b);
 }
 
+/* A release the server never got: the proxy drops the delete, the call
+ * times out (outcome unknown to the client), and the key stays on a lease
+ * the client keeps. Before its next acquire the client deletes it again,
+ * and a waiter on the old key is granted then, not when the lease (30 s)
+ * would run out. */
+static void an_unanswered_release_is_deleted_before_the_next_acquire(void **state)
+{
+    (void)state;
+    char err[256];
+    struct lock_endpoint up = {.host = "127.0.0.1", .port = port};
+    struct proxy *px = proxy_new(&up, 1, 1, 1, 42, err, sizeof(err));
+    assert_non_null(px);
+    assert_int_equal(proxy_start(px, err, sizeof(err)), 0);
+    struct lock_config via = cfg;
+    via.endpoints[0] = proxy_address(px, 0, 0);
+    via.io_timeout_ms = 1000;
+    struct lock_client a;
+    client_open(&a, &via);
+    char key[64], other[64];
+    new_key(key, sizeof(key));
+    new_key(other, sizeof(other));
+    struct lock_grant ga, go;
+    assert_int_equal(take(&a, key, LONG_TTL_MS, 0, &ga), LOCK_OK);
+    struct toxic drop = {
+        .type = TOXIC_TIMEOUT, .stream = STREAM_UP, .toxicity = 1.0, .endpoints = 1, .group = -1};
+    assert_int_equal(proxy_toxic_add(px, 1, &drop, NULL), 0);
+    assert_int_equal(a.ops->release(&a, &ga), LOCK_ERR);
+    assert_int_not_equal(a.err, LOCK_ERR_UNSENT); /* sent: the outcome is unknown */
+    proxy_toxic_remove(px, 1);
+    assert_int_equal(keys_under(key, NULL, NULL, NULL, 4), 1); /* the delete never arrived */
+    /* b waits on the key a left; a's next acquire, of another lock, frees it */
+    struct waiter w;
+    waiter_start(&w, &cfg, key);
+    wait_for_keys(key, 2);
+    uint64_t t0 = lock_now_ms();
+    assert_int_equal(take(&a, other, LONG_TTL_MS, 0, &go), LOCK_OK);
+    waiter_join(&w);
+    assert_int_equal(w.rc, LOCK_OK);
+    assert_true(w.done_ms - t0 < LONG_TTL_MS / 3);             /* not the lease running out */
+    assert_int_equal(keys_under(key, NULL, NULL, NULL, 4), 1); /* the waiter's alone */
+    assert_int_equal(w.c.ops->release(&w.c, &w.g), LOCK_OK);
+    assert_int_equal(a.ops->release(&a, &go), LOCK_OK);
+    w.c.ops->disconnect(&w.c);
+    a.ops->disconnect(&a);
+    proxy_free(px);
+}
+
 /* Descriptors this process has open now. */
 static int open_fds(void)
 {
@@ -689,6 +739,7 @@ int main(void)
         cmocka_unit_test(lease_lost_while_waiting_no_recheck_grants),
         cmocka_unit_test(renew_and_release_after_expiry_say_lost),
         cmocka_unit_test(crash_leaves_the_key_to_its_lease),
+        cmocka_unit_test(an_unanswered_release_is_deleted_before_the_next_acquire),
         cmocka_unit_test(a_client_costs_its_connection_alone),
         cmocka_unit_test(a_refused_dial_backs_off),
         cmocka_unit_test(a_session_is_granted_at_connect),

@@ -5,6 +5,7 @@ browser shows them.
   html_check.py [--load-mode open|closed] run DIR   DIR/report.html against DIR/report.json
   html_check.py compare DIR                         DIR/compare.html against DIR/compare.json
   html_check.py matrix DIR                          DIR/matrix.html against DIR/matrix.json
+  html_check.py history DIR                         DIR/history.html, history.json (check_history.py)
 
 Each page is opened three times in headless Chromium (/usr/bin/chromium,
 or $CHROMIUM), each under `timeout 60`:
@@ -44,7 +45,10 @@ import tempfile
 import time
 import zlib
 
-import check_groups  # noqa: E402 (tests/pages/, beside this file)
+import check_compare as compare_story  # compare.html's time charts, costs, settings, labels
+import check_charts  # the time charts cannot mislead
+import check_groups  # violations grouped by stale holder
+from check_meta import check_meta
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 TIMEOUT_S = 60
@@ -731,7 +735,9 @@ def check_throughput(svg, rep, name):
 
 
 def check_latency(svg, rep, name):
-    tl = rep["timeline"]
+    tl = dict(rep["timeline"])
+    if "begun_count" in tl:  # the chart draws latency by when each acquire began
+        tl.update({"acquire" + k[5:]: v for k, v in tl.items() if k.startswith("begun")})
     n = len(tl["acquire_count"])
     g, groups, starts, bad = hover_groups(svg, n, "latency", name)
 
@@ -910,8 +916,10 @@ def check_run(run_dir, load_mode=None):
             fail(f"{name}: spectrum series {series}, operations with samples {want}")
         else:
             note(f"{name}: spectrum: one series per operation with samples ({', '.join(series)})")
+    check_charts.check_run(dom, rep, name, fail, note)
     check_groups.check(dom, rep, name, fail, note)
     check_tables(dom, rep, name)
+    check_meta(dom, rep, name, fail, note, "run", run_dir)
 
 
 # --- compare.html ---------------------------------------------------------
@@ -929,6 +937,7 @@ def check_compare(cdir):
     if dom is None:
         return
     self_contained(dom, name)
+    check_meta(dom, cmp, name, fail, note, "compare", cdir)
     if dom.first("svg", cls="chart spectrum") is None:
         fail(f"{name}: the DOM has no <svg class=\"chart spectrum\">")
     algs = cmp["algorithms"]
@@ -1043,6 +1052,7 @@ def check_compare(cdir):
         bad += 1
     if h1 is None or not check_badges(h1, total, name, "the title"):
         bad += 1
+    compare_story.check_compare_story(dom, cmp, cdir, name, fail, note)
     if bad == 0:
         note(f"{name}: {len(rows)} rows as compare.json (verdict and safety badges, violations, "
              f"failed, qps, latencies), each link to an existing run page, bars and spectrum, "
@@ -1064,6 +1074,7 @@ def check_matrix(mdir):
     if dom is None:
         return
     self_contained(dom, name)
+    check_meta(dom, mx, name, fail, note, "matrix", mdir)
     rows = list(dom.find_all("tr", attr="data-row"))
     bad = 0
     if [r.get("data-row") for r in rows] != [x["name"] for x in mx["rows"]]:
@@ -1122,6 +1133,7 @@ def check_matrix(mdir):
     if v != wv:
         bad += 1
         fail(f"{name}: verdict {v!r}, matrix.json gives {wv!r}")
+    compare_story.check_matrix_hover(dom, name, fail, note)
     total = sum(run["violations"] for x in mx["rows"] for run in x["runs"] if run["ran"])
     h1 = dom.first("h1")
     if not check_danger_colour(dom, name):
@@ -1140,7 +1152,7 @@ def main(argv):
     if len(args) >= 2 and args[0] == "--load-mode" and args[1] in ("open", "closed"):
         load_mode = args[1]
         args = args[2:]
-    if len(args) != 2 or args[0] not in ("run", "compare", "matrix"):
+    if len(args) != 2 or args[0] not in ("run", "compare", "matrix", "history"):
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
     mode, d = args
@@ -1149,6 +1161,9 @@ def main(argv):
         return 2
     if mode == "run":
         check_run(d, load_mode)
+    elif mode == "history":  # history.html, history.json: tests/pages/check_history.py
+        import check_history
+        check_history.check(d, sys.modules[__name__])
     elif mode == "compare":
         check_compare(d)
     else:

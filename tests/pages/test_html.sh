@@ -76,6 +76,8 @@ page, n = re.subn(r'<span class="verdict UNSAFE" (data-safety="unsafe"[^>]*)>[^<
 assert n == 1, "no UNSAFE badge to hide"
 page, n = re.subn(r'\.UNSAFE\{background:#c62828\}', ".UNSAFE{background:#2a7d2a}", page)
 assert n == 1, "no .UNSAFE colour to change"
+page, n = re.subn(r'data-commit="[^"]*"', 'data-commit="0000000"', page, count=1)
+assert n == 1, "no meta line to change"
 with open(path, "w") as f:
     f.write(page)
 PY
@@ -86,7 +88,7 @@ PY
     ":CONSOLE" "html-check-probe" "a <script> element" \
     "refers to the network" "the page fetched http://127.0.0.1:9/net.png" \
     "card violations shows" "a green PASS badge alone beside" \
-    ".UNSAFE's background is '#2a7d2a'"; do
+    ".UNSAFE's background is '#2a7d2a'" "meta line data-commit='0000000'"; do
     grep -qF -- "$want" "$tmp/broken.out" || missing="$missing [$want]"
   done
   if [ "$rc" -eq 1 ] && [ -z "$missing" ]; then
@@ -138,6 +140,34 @@ if locklab compare compare "$src/scenarios/flash_sale_pause.json" --algorithms r
   for a in redis zookeeper; do
     html_check run "$tmp/compare/$a"
   done
+fi
+
+# (v) every run above indexed by `locklab history` (the matrix row's and the
+# comparison's runs among them), each as its report.json (check_history.py).
+if "$bin" history "$tmp" --out "$tmp/history" >"$tmp/history.log" 2>&1; then
+  "$py" - "$src/tests/pages" "$tmp" <<'PY' || failed=1
+import json, os, sys
+sys.path.insert(0, sys.argv[1])
+import check_history
+tmp = sys.argv[2]
+found = {}
+for root, dirs, files in os.walk(tmp):
+    if "report.json" in files:
+        found[os.path.realpath(os.path.join(root, "report.json"))] = json.load(
+            open(os.path.join(root, "report.json")))
+        dirs[:] = []
+doc = json.load(open(os.path.join(tmp, "history", "history.json")))
+bad = check_history.index_facts(doc, found)
+for b in bad:
+    print("FAIL   history.json: " + b)
+if not bad:
+    print(f"ok     locklab history: {doc['runs']} runs in {len(doc['series'])} series, matrix and "
+          f"compare folders included, each as its report.json")
+sys.exit(1 if bad else 0)
+PY
+else
+  echo "FAIL   locklab history $tmp: $(cat "$tmp/history.log")"
+  failed=1
 fi
 
 if [ "$failed" -ne 0 ]; then

@@ -23,7 +23,7 @@
 #include "tests/lib/harness.h"
 
 static const char *const commands[] = {"run",     "compare", "show", "check",
-                                       "cluster", "list",    "help"};
+                                       "cluster", "list",    "help", "history"};
 
 /* `locklab CMD --help`, `locklab CMD -h` and `locklab help CMD` print the
  * same text: its usage line first, an example last; exit 0. */
@@ -82,6 +82,26 @@ static void list_prints_names_for_scripts(void **state)
                                     "rejected_accesses >0"));
     assert_non_null(strstr(all.out, "  client_pause   the target stalls"));
     assert_non_null(strstr(all.out, "  redlock                   no       yes"));
+    /* a long description wrapped at word boundaries under its column, whole */
+    assert_non_null(
+        strstr(all.out,
+               "  flash_sale_nested.json             Flash sale on Redisson's RLock whose payment "
+               "step takes the\n"
+               "                                     item's lock again while the purchase holds it "
+               "(a re-entry,\n"
+               "                                     counted in the hash and released before the "
+               "purchase's own\n"
+               "                                     release): 32 buyers, 10 items.\n"
+               "                                       redisson; expects violations 0, invariants "
+               "hold\n"));
+    const char *scenarios = strstr(all.out, "\nscenarios (");
+    assert_non_null(scenarios);
+    for (const char *line = scenarios + 1; *line;) {
+        size_t n = strcspn(line, "\n");
+        if (n > 100 && strstr(line, " expects ") == NULL)
+            fail_msg("a description line of %zu columns: %.*s", n, (int)n, line);
+        line += n + (line[n] == '\n');
+    }
 }
 
 /* argv refused with exit 2 and exactly the line want on stderr, and no

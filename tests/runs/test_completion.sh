@@ -44,20 +44,24 @@ expect()
     fi
 }
 
-expect "run compare matrix check cluster list show help --help --version" "$bin" ""
-expect "--seeds --only --out -o --quiet -q --help" "$bin" matrix -
+expect "run compare matrix check cluster list show history help --help --version" "$bin" ""
+expect "--seeds --only --out -o --quiet -q --csv --json --percentiles --help" "$bin" matrix -
 expect "compare check cluster" "$bin" c
 expect "--quiet" "$bin" run --q
 expect "--algorithm -a --clients -c --duration -d --requests -n --seed -s --out -o --quiet -q
-    --show-violations --redis -r --zookeeper -z --etcd --postgres --sentinel --help" "$bin" run -
+    --show-violations --redis -r --zookeeper -z --etcd --postgres --sentinel --csv --json
+    --percentiles --help" "$bin" run -
 expect "--algorithms -A --clients -c --duration -d --requests -n --seed -s --out -o --quiet -q
-    --show-violations --redis -r --zookeeper -z --etcd --postgres --sentinel --help" "$bin" compare -
+    --show-violations --redis -r --zookeeper -z --etcd --postgres --sentinel --csv --json
+    --percentiles --help" "$bin" compare -
 expect "--algorithms" "$bin" compare --al
 expect "--algorithm --clients --duration --requests --seed --redis --zookeeper --etcd --postgres --sentinel --json \
     --help" "$bin" show --
 expect "--algorithm -a --clients -c --duration -d --requests -n --seed -s --redis -r
     --zookeeper -z --etcd --postgres --sentinel --json --help" "$bin" show "$t/a.json" -
 expect "--json" "$bin" show "$t/a.json" --j
+expect "50,90,99,99.9,100 50,99,99.9,99.99" "$bin" run "$t/a.json" --percentiles ""
+expect "--csv" "$bin" compare "$t/a.json" --cs
 expect "$static" "$bin" show -a ""
 expect "" "$bin" show -c ""
 expect "--expect --show-violations --help" "$bin" check --
@@ -96,6 +100,10 @@ expect "0 1 3" "$bin" cluster up --zookeeper-nodes ""
 expect "0 1 3" "$bin" cluster up --etcd-nodes ""
 expect "0 1 2 3" "$bin" cluster up --postgres-nodes ""
 expect "compare check cluster" "$bin" help c
+expect "--out -o --help" "$bin" history -
+expect "$t/sub" "$bin" history "$t/"
+expect "$t/sub" "$bin" history --out "$t/"
+expect "history help" "$bin" h
 expect "algorithms scenarios workloads faults" "$bin" list ""
 expect "workloads" "$bin" list w
 expect "" "$bin" list algorithms ""

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # report.json and compare.json of real short runs, validated against
-# docs/schema/report.schema.json and docs/schema/compare.schema.json
+# docs/schema/report.schema.json and docs/schema/compare.schema.json, and
+# history.json (locklab history of them all) against history.schema.json
 # (JSON Schema 2020-12) with Debian's python3-jsonschema. The runs give the
 # shapes the schemas branch on that a short run produces reliably: PASS,
 # FAIL, INCOMPLETE, faults fired, fencing, a crash, the watchdog, each
@@ -97,6 +98,17 @@ if [ "$rc" -ne 130 ]; then
   failed=1
 fi
 
+# Every run above indexed (runs, comparisons' runs, the interrupted one):
+# history.json and history.html written into $tmp itself, beside the runs.
+rc=0
+"$bin" history "$tmp" >"$tmp/history.log" 2>&1 || rc=$?
+echo "ran    history (exit $rc): locklab history $tmp"
+if [ "$rc" -ne 0 ]; then
+  echo "FAIL   history: exit status $rc; its output:"
+  sed 's/^/         /' "$tmp/history.log"
+  failed=1
+fi
+
 "$py" - "$src/docs/schema" "$tmp" <<'PY' || failed=1
 import copy, json, os, sys
 import jsonschema
@@ -117,7 +129,7 @@ strict = Draft202012Validator.TYPE_CHECKER.redefine(
 Strict = validators.extend(Draft202012Validator, type_checker=strict)
 
 validator = {}
-for kind in ("report", "compare"):
+for kind in ("report", "compare", "history"):
     path = os.path.join(schema_dir, kind + ".schema.json")
     try:
         with open(path) as f:
@@ -183,6 +195,30 @@ def report_facts(d):
                    f"give {broken}")
     if s.get("so_far") and d.get("complete") and not c.get("history_dropped"):
         out.append("safety.so_far in a complete run with every history event")
+    if d.get("meta", {}).get("started_at") != d.get("started_at"):
+        out.append("meta.started_at is not started_at")
+    return out
+
+def cost_facts(r, rep):
+    """A row's settings and fault-window cost are its report.json's (the
+    row's floats to 6 significant digits)."""
+    out, al = [], r.get("algorithm")
+    scn = rep.get("scenario", {})
+    if (r.get("settings") or {}).get("lock") != scn.get("lock") or \
+            (r.get("settings") or {}).get("defaults") != scn.get("defaults"):
+        out.append(f"{al}: settings.lock/defaults differ from its report.json's scenario")
+    want_stuck = rep.get("stuck_locks", {}).get("longest_ms") or 0
+    if r.get("stuck_lock_ms") is None or abs(r["stuck_lock_ms"] - want_stuck) > 1e-5 * want_stuck + 1e-6:
+        out.append(f"{al}: stuck_lock_ms {r.get('stuck_lock_ms')}, its report.json {want_stuck}")
+    faults, want = r.get("faults") or [], rep.get("faults", [])
+    if len(faults) != len(want):
+        out.append(f"{al}: {len(faults)} faults, its report.json {len(want)}")
+    for i, (x, y) in enumerate(zip(faults, want)):
+        a, b = x.get("availability"), y.get("availability")
+        if (a is None) != (b is None) or (a and any(
+                (a[k] is None) != (b[k] is None) or
+                (a[k] is not None and abs(a[k] - b[k]) > 1e-5 * abs(b[k]) + 1e-6) for k in b)):
+            out.append(f"{al}: faults[{i}].availability {a}, its report.json {b}")
     return out
 
 def compare_facts(dirname):
@@ -207,6 +243,7 @@ def compare_facts(dirname):
                 out.append(f"{r.get('algorithm')}: violations differ from its report.json")
             if rep.get("safety") != r.get("safety"):
                 out.append(f"{r.get('algorithm')}: safety differs from its report.json")
+            out += cost_facts(r, rep)
         ran = [r["safety"] for r in rows if r.get("safety")]
         s = d.get("safety", {})
         want = (len(ran), sum(not x["safe"] for x in ran), sum(x["violations"] for x in ran))
@@ -219,7 +256,7 @@ def compare_facts(dirname):
 
 seen = {"verdict": set(), "effect": set(), "workload": set(), "algorithm": set(), "row": set(),
         "fired": set(), "end_s": set()}
-reports, compares = [], []
+reports, compares, by_path = [], [], {}
 for name in sorted(os.listdir(tmp)):
     d = os.path.join(tmp, name)
     if not os.path.isdir(d):
@@ -244,6 +281,7 @@ for name in sorted(os.listdir(tmp)):
             continue
         check("report", rel, doc, report_facts)
         reports.append(doc)
+        by_path[os.path.realpath(os.path.join(tmp, rel))] = doc
         seen["verdict"].add(doc.get("verdict"))
         seen["algorithm"].add(doc.get("algorithm"))
         seen["workload"].add(doc.get("scenario", {}).get("workload", {}).get("type"))
@@ -253,6 +291,15 @@ for name in sorted(os.listdir(tmp)):
             seen["fired"].add(f.get("fired"))
             if f.get("fired"):
                 seen["end_s"].add("null" if f.get("end_s") is None else "number")
+
+# history.json: the schema, and each run as its report.json, every report
+# found above indexed once, the flags as the rule gives them
+# (tests/pages/check_history.py works the rule out again).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(schema_dir)), "tests", "pages"))
+import check_history
+history = load("history.json")
+if history is not None:
+    check("history", "history.json", history, lambda d: check_history.index_facts(d, by_path))
 
 print("seen   " + "; ".join(f"{k}: {', '.join(sorted(map(str, v)))}" for k, v in seen.items()))
 
@@ -295,6 +342,13 @@ report_mutants = [
     ("safety.safe flipped against its violations",
      lambda m: put("safety", "safe")(m, not m["safety"]["safe"])),
     ('safety.text "PASS"', lambda m: put("safety", "text")(m, "PASS")),
+    ("no summary (a required key)", drop("summary")),
+    ('a percentile keyed "p99.9", not memtier\'s "p99.90"',
+     lambda m: put("operations", "acquire", "percentiles", "p99.9")(m, 1.0)),
+    ("operations.acquire lacking its percentiles at count > 0",
+     drop("operations", "acquire", "percentiles")),
+    ("no meta (a required key)", drop("meta")),
+    ("a server's version unknown with no why", lambda m: put("meta", "servers", 0, "version")(m, None)),
 ]
 
 def compare_row(m):
@@ -309,15 +363,20 @@ compare_mutants = [
     ("a row that ran with violations null", lambda m: compare_row(m).update(violations=None)),
     ("a NOT RUN row claiming 0 violations", lambda m: compare_row(m).update(
         verdict="NOT RUN", note="x", run_dir="", invariants="", violations=0,
-        acquire_ms={k: None for k in compare_row(m)["acquire_ms"]},
+        acquire_ms={k: None for k in compare_row(m)["acquire_ms"]}, acquire_percentiles=None,
         **{k: None for k in ("elapsed_s", "steps", "acquired", "busy", "errors", "qps",
-                             "fenced_pairs", "rejected_accesses", "invariants_hold")})),
+                             "fenced_pairs", "rejected_accesses", "invariants_hold",
+                             "faults", "settings", "stuck_lock_ms")})),
     ("not_run a string", lambda m: m.update(not_run="1")),
     ("an unknown key in a row", lambda m: compare_row(m).update(surprise=True)),
     ("complete a string", lambda m: m.update(complete="yes")),
     ("a row that ran with safety null", lambda m: compare_row(m).update(safety=None)),
     ("no safety summary", lambda m: m.pop("safety")),
     ('a safety summary reading "all good"', lambda m: m["safety"].update(text="all good")),
+    ('acquire_percentiles keyed "p50"', lambda m: compare_row(m).update(acquire_percentiles={"p50": 1.0})),
+    ("a row that ran with settings null", lambda m: compare_row(m).update(settings=None)),
+    ("settings text not as show prints it", lambda m: compare_row(m)["settings"].update(text="ttl=500")),
+    ("no planned faults", lambda m: m.pop("faults")),
 ]
 
 # The report to mutate: a complete redis flash_sale run whose fault fired
@@ -328,10 +387,20 @@ def fit_report(d):
             and any(f.get("fired") for f in d.get("faults", [])[:1])
             and d.get("checker", {}).get("listed") and d["operations"]["acquire"]["count"] > 0)
 
+history_mutants = [
+    ("no regressions (a required key)", drop("regressions")),
+    ('a flag "slow"', lambda m: m["series"][0]["runs"][0].update(flags=["slow"])),
+    ("runs written as 3.0", lambda m: m.update(runs=float(m["runs"]))),
+    ("a run lacking its baseline", lambda m: m["series"][0]["runs"][0].pop("baseline")),
+    ("a first run with a baseline median", lambda m: m["series"][0]["runs"][0]["baseline"].update(acquire_p99_ms=1.0)),
+    ("a safe run with violations", lambda m: m["series"][0]["runs"][0].update(safe=True, violations=3)),
+]
+
 bases = (("report", sorted(filter(fit_report, reports), key=lambda d: len(errors("report", d))),
           report_mutants),
          ("compare", sorted((d for d in compares if any(r.get("run_dir") for r in d.get("algorithms", []))),
-                            key=lambda d: len(errors("compare", d))), compare_mutants))
+                            key=lambda d: len(errors("compare", d))), compare_mutants),
+         ("history", [history] if history and history.get("series") else [], history_mutants))
 for kind, docs, mutants in bases:
     if not docs:
         fail(f"self-check: no {kind}.json of the shape the self-check mutates (see above)")

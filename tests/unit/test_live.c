@@ -1,5 +1,6 @@
 /* test_live.c - the live progress line's coarse latency window, with
- * values worked out by hand from its buckets (powers of two split in four). */
+ * values worked out by hand from its buckets (powers of two split in four),
+ * and the run's latency totals the metrics endpoint serves. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -80,12 +81,40 @@ static void a_window_counts_only_its_own_seconds(void **state)
     assert_int_equal(live_percentile(sum, 99), 3);
 }
 
+/* The run's totals for the metrics endpoint: a value on a bound counts
+ * under it, one a microsecond past counts under the next, one past the
+ * largest in the last count; nothing is forgotten as seconds pass. */
+static void totals_count_by_bound_and_keep_every_second(void **state)
+{
+    (void)state;
+    static struct live_window w;
+    memset(&w, 0, sizeof(w));
+    live_record(&w, 0, 500);
+    live_record(&w, 1, 501);
+    live_record(&w, 2, 1000);
+    live_record(&w, 3, 10000001);
+    live_record(&w, 9, 0);
+    uint64_t le[LIVE_LE_COUNT + 1] = {0}, sum = 0;
+    live_totals(&w, le, &sum);
+    assert_int_equal(le[0], 2); /* 500 and 0 */
+    assert_int_equal(le[1], 2); /* 501 and 1000 */
+    for (unsigned i = 2; i < LIVE_LE_COUNT; i++)
+        assert_int_equal(le[i], 0);
+    assert_int_equal(le[LIVE_LE_COUNT], 1);
+    assert_int_equal(sum, 500 + 501 + 1000 + 10000001);
+    assert_int_equal(live_le_us[LIVE_LE_COUNT - 1], 10000000);
+    live_totals(&w, le, &sum); /* added to what the caller holds */
+    assert_int_equal(le[0], 4);
+    assert_int_equal(sum, 2 * (500 + 501 + 1000 + 10000001));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(buckets_have_the_expected_upper_edges),
         cmocka_unit_test(percentiles_of_one_to_a_hundred),
         cmocka_unit_test(a_window_counts_only_its_own_seconds),
+        cmocka_unit_test(totals_count_by_bound_and_keep_every_second),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,97 @@
+/* meta.c - the "meta" object of report.json, compare.json and
+ * matrix.json: the locklab built, the command line, the host, the start
+ * and each server's version as it answered (docs/report-json.md). */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "reports/report.h"
+
+void report_meta_time(uint64_t wall_ns, char *buf, size_t len)
+{
+    time_t t = (time_t)(wall_ns / 1000000000u);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    size_t n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(buf + n, len - n, ".%03uZ", (unsigned)(wall_ns / 1000000u % 1000u));
+}
+
+static json_t *string_or_null(const char *s)
+{
+    return s && s[0] ? json_string(s) : json_null();
+}
+
+size_t report_meta_servers(const struct run_meta *m, const struct server_version *v, size_t n,
+                           bool proxy, struct server_version *out, size_t max)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n && k < max; i++)
+        out[k++] = v[i];
+    if (proxy && k < max) { /* locklab's own: its version is locklab's */
+        memset(&out[k], 0, sizeof(out[k]));
+        snprintf(out[k].kind, sizeof(out[k].kind), "proxy");
+        snprintf(out[k].version, sizeof(out[k].version), "%s", m ? m->version : LOCKLAB_VERSION);
+        snprintf(out[k].answer, sizeof(out[k].answer), "locklab's own proxy");
+        k++;
+    }
+    return k;
+}
+
+void report_meta_merge(struct server_version *into, size_t *n, size_t max,
+                       const struct server_version *v, size_t nv, bool by_address)
+{
+    for (size_t i = 0; i < nv; i++) {
+        struct server_version one = v[i];
+        if (!by_address)
+            one.address[0] = '\0';
+        bool seen = false;
+        for (size_t j = 0; j < *n && !seen; j++)
+            seen = strcmp(into[j].kind, one.kind) == 0 &&
+                   strcmp(into[j].version, one.version) == 0 &&
+                   strcmp(into[j].address, one.address) == 0 && strcmp(into[j].why, one.why) == 0;
+        if (!seen && *n < max)
+            into[(*n)++] = one;
+    }
+}
+
+json_t *report_meta_json(const struct run_meta *m, uint64_t started_wall_ns,
+                         const struct server_version *v, size_t n, bool proxy)
+{
+    if (m == NULL)
+        return json_null();
+    char when[40];
+    report_meta_time(started_wall_ns, when, sizeof(when));
+    json_t *argv = json_array(), *servers = json_array();
+    for (size_t i = 0; i < m->argc; i++)
+        json_array_append_new(argv, json_string(m->argv[i]));
+    struct server_version all[RESULT_MAX_SERVERS * 2 + 1];
+    size_t k = report_meta_servers(m, v, n, proxy, all, sizeof(all) / sizeof(all[0]));
+    for (size_t i = 0; i < k; i++)
+        json_array_append_new(servers, json_pack("{s:s, s:o, s:o, s:o, s:o}", "kind", all[i].kind,
+                                                 "address", string_or_null(all[i].address),
+                                                 "version", string_or_null(all[i].version),
+                                                 "answer", string_or_null(all[i].answer),
+                                                 "unknown_why", string_or_null(all[i].why)));
+    return json_pack("{s:{s:s, s:s}, s:s, s:o, s:{s:s, s:I, s:I, s:s}, s:s, s:o}", "locklab",
+                     "version", m->version, "commit", m->commit, "command_line", m->command_line,
+                     "argv", argv, "host", "name", m->host, "cores_online",
+                     (json_int_t)m->cores_online, "cores_usable", (json_int_t)m->cores_usable,
+                     "kernel", m->kernel, "started_at", when, "servers", servers);
+}
+
+void report_meta_line(FILE *f, const struct run_meta *m, uint64_t started_wall_ns,
+                      const struct server_version *v, size_t n, bool proxy)
+{
+    if (m == NULL)
+        return;
+    char when[40];
+    report_meta_time(started_wall_ns, when, sizeof(when));
+    fprintf(f, "Ran on %s (%ld cores, %ld usable; %s), locklab %s (%s), %s; servers:", m->host,
+            m->cores_online, m->cores_usable, m->kernel, m->version, m->commit, when);
+    struct server_version all[RESULT_MAX_SERVERS * 2 + 1];
+    size_t k = report_meta_servers(m, v, n, proxy, all, sizeof(all) / sizeof(all[0]));
+    for (size_t i = 0; i < k; i++)
+        fprintf(f, "%s %s %s", i ? "," : "", all[i].kind,
+                all[i].version[0] ? all[i].version : "(version unknown)");
+    fprintf(f, "%s; command: `%s`\n", k ? "" : " none", m->command_line);
+}

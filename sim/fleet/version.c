@@ -1,0 +1,148 @@
+/* version.c - each server asked its version once it serves, as the
+ * reports state it: the fleet's record of the answers (one question per
+ * endpoint, however many runs of a comparison use it), and the plain TCP
+ * question the kinds that speak text share (Redis's INFO, ZooKeeper's
+ * four-letter words, etcd's HTTP). A question that goes unanswered leaves
+ * the version unknown, with why; it never fails a run. */
+#include <errno.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sim/fleet/fleet.h"
+#include "sim/fleet/server_kind.h"
+
+#define ASK_MS 2000 /* a server that serves answers in well under a millisecond */
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A connected socket to host:port, or -1 with why. */
+static int dial(const char *host, int port, char *why, size_t whylen)
+{
+    char service[16];
+    snprintf(service, sizeof(service), "%d", port);
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *ai = NULL;
+    int rc = getaddrinfo(host, service, &hints, &ai);
+    if (rc != 0) {
+        snprintf(why, whylen, "cannot resolve %s: %s", host, gai_strerror(rc));
+        return -1;
+    }
+    int fd = -1;
+    for (const struct addrinfo *a = ai; a && fd < 0; a = a->ai_next) {
+        fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+        /* on Linux the send timeout also bounds connect */
+        struct timeval tv = {.tv_sec = ASK_MS / 1000};
+        if (fd >= 0 && (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) != 0 ||
+                        connect(fd, a->ai_addr, a->ai_addrlen) != 0)) {
+            snprintf(why, whylen, "cannot connect to %s:%d: %s", host, port, strerror(errno));
+            close(fd);
+            fd = -1;
+        }
+    }
+    freeaddrinfo(ai);
+    return fd;
+}
+
+int fleet_ask(const char *host, int port, const char *question, const char *until, char *reply,
+              size_t len, char *why, size_t whylen)
+{
+    if (len == 0)
+        return -1;
+    reply[0] = '\0';
+    int fd = dial(host, port, why, whylen);
+    if (fd < 0)
+        return -1;
+    size_t n = strlen(question), got = 0;
+    if (write(fd, question, n) != (ssize_t)n) {
+        snprintf(why, whylen, "cannot ask %s:%d: %s", host, port, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    int64_t end = now_ms() + ASK_MS;
+    for (int64_t left = ASK_MS; got + 1 < len && left > 0; left = end - now_ms()) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, (int)left) != 1)
+            break;
+        ssize_t r = read(fd, reply + got, len - 1 - got);
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+        reply[got] = '\0';
+        const char *at = until ? strstr(reply, until) : NULL;
+        if (at && strchr(at, '\n'))
+            break;
+    }
+    close(fd);
+    reply[got] = '\0';
+    return (int)got;
+}
+
+/* s cut to its first line and to len, for a message. */
+static void first_line(char *out, size_t len, const char *s)
+{
+    size_t n = strcspn(s, "\r\n");
+    snprintf(out, len, "%.*s", (int)(n < len ? n : len - 1), s);
+}
+
+int fleet_version_field(const char *reply, const char *field, const char *stop,
+                        struct server_version *v)
+{
+    const char *at = strstr(reply, field);
+    if (at == NULL) {
+        char said[100];
+        first_line(said, sizeof(said), reply);
+        snprintf(v->why, sizeof(v->why), "no %s in its answer%s%s", field, said[0] ? ": " : "",
+                 said);
+        return -1;
+    }
+    const char *value = at + strlen(field);
+    while (*value == ' ')
+        value++;
+    size_t n = strcspn(value, stop ? stop : "\r\n");
+    n = n < strcspn(value, "\r\n") ? n : strcspn(value, "\r\n");
+    if (n == 0) {
+        snprintf(v->why, sizeof(v->why), "an empty %s in its answer", field);
+        return -1;
+    }
+    snprintf(v->version, sizeof(v->version), "%.*s", (int)(n < 63 ? n : 63), value);
+    first_line(v->answer, sizeof(v->answer), at);
+    return 0;
+}
+
+void fleet_version(struct fleet *f, const char *kind, const char *host, int port,
+                   struct server_version *v)
+{
+    for (size_t i = 0; i < f->n_known; i++)
+        if (f->known[i].address[0] && strcmp(f->known[i].kind, kind) == 0) {
+            char address[sizeof(v->address)];
+            snprintf(address, sizeof(address), "%s:%d", host, port);
+            if (strcmp(f->known[i].address, address) == 0) {
+                *v = f->known[i];
+                return;
+            }
+        }
+    memset(v, 0, sizeof(*v));
+    snprintf(v->kind, sizeof(v->kind), "%s", kind);
+    snprintf(v->address, sizeof(v->address), "%s:%d", host, port);
+    const struct server_kind *k = server_kind_find(kind);
+    if (k == NULL || k->version == NULL)
+        snprintf(v->why, sizeof(v->why), "locklab does not ask %s servers their version", kind);
+    else if (k->version(host, port, v) < 0) {
+        v->version[0] = '\0';
+        if (v->why[0] == '\0')
+            snprintf(v->why, sizeof(v->why), "no answer");
+    } else
+        v->why[0] = '\0';
+    if (f->n_known < FLEET_KNOWN_VERSIONS)
+        f->known[f->n_known++] = *v;
+}

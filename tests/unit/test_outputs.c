@@ -1,0 +1,255 @@
+/* test_outputs.c - what other tools read (reports/percentiles.c,
+ * reports/csv.c) and the live line's figure (sim/engine/live.c), with the
+ * exact text expected: --percentiles read as memtier spells it and refused
+ * with the bad value named, its keys and column names, the CSV of a run
+ * and of a comparison built by hand (RFC 4180 quoting), and the coarse p99
+ * shown with the two digits it has. Nothing runs. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reports/csv.h"
+#include "reports/report.h"
+#include "sim/cli/cli.h"
+#include "sim/engine/live.h"
+#include "sim/record/histogram.h"
+
+static void percentiles_read_as_memtier_spells_them(void **state)
+{
+    (void)state;
+    double p[RESULT_MAX_PERCENTILES];
+    char why[160];
+    assert_int_equal(report_parse_percentiles("50,99,99.9,99.99", p, why, sizeof(why)), 4);
+    assert_true(p[0] == 50 && p[1] == 99 && p[2] == 99.9 && p[3] == 99.99);
+    assert_int_equal(report_parse_percentiles("100", p, why, sizeof(why)), 1);
+    assert_true(p[0] == 100);
+    assert_int_equal(report_parse_percentiles("0.5,1e2", p, why, sizeof(why)), 2);
+    assert_true(p[0] == 0.5 && p[1] == 100);
+    assert_int_equal(report_parse_percentiles("1,2,3,4,5,6,7,8,9,10", p, why, sizeof(why)), 10);
+}
+
+static void bad_percentiles_name_the_bad_value(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *arg, *why;
+    } cases[] = {
+        {"0", "expected numbers in (0, 100] separated by commas, got \"0\""},
+        {"50,100.5", "expected numbers in (0, 100] separated by commas, got \"100.5\""},
+        {"50,,99", "expected numbers in (0, 100] separated by commas, got \"\""},
+        {"50,", "expected numbers in (0, 100] separated by commas, got \"\""},
+        {"", "expected numbers in (0, 100] separated by commas, got \"\""},
+        {"-1", "expected numbers in (0, 100] separated by commas, got \"-1\""},
+        {"nan", "expected numbers in (0, 100] separated by commas, got \"nan\""},
+        {"0x10", "expected numbers in (0, 100] separated by commas, got \"0x10\""},
+        {"99 ", "expected numbers in (0, 100] separated by commas, got \"99 \""},
+        {"p99", "expected numbers in (0, 100] separated by commas, got \"p99\""},
+        {"99,99.0", "99.0 is named twice"},
+        {"1,2,3,4,5,6,7,8,9,10,11",
+         "at most 10 percentiles, got more in \"1,2,3,4,5,6,7,8,9,10,11\""},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        double p[RESULT_MAX_PERCENTILES];
+        char why[160] = "";
+        assert_int_equal(report_parse_percentiles(cases[i].arg, p, why, sizeof(why)), 0);
+        assert_string_equal(why, cases[i].why);
+    }
+}
+
+static void keys_and_labels(void **state)
+{
+    (void)state;
+    static const struct {
+        double p;
+        const char *key, *label;
+    } cases[] = {{50, "p50.00", "p50"},          {90, "p90.00", "p90"},
+                 {99.9, "p99.90", "p99.9"},      {99.99, "p99.99", "p99.99"},
+                 {99.999, "p99.999", "p99.999"}, {0.5, "p0.50", "p0.5"},
+                 {100, "p100.00", "max"}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char key[40], label[40];
+        assert_string_equal(report_percentile_key(cases[i].p, key, sizeof(key)), cases[i].key);
+        assert_string_equal(report_percentile_label(cases[i].p, label, sizeof(label)),
+                            cases[i].label);
+    }
+}
+
+/* A run of 2 s: 999 acquires of 1..999 us (exact at three digits), none
+ * released, 3 acquire errors of which 1 unsent. */
+static void run_csv_is_exact(void **state)
+{
+    (void)state;
+    struct run_result *r = calloc(1, sizeof(*r));
+    assert_non_null(r);
+    for (int k = 0; k < OP_COUNT; k++)
+        assert_non_null(r->ops[k] = histogram_new(1, 3600000000LL, 3));
+    for (int64_t us = 1; us <= 999; us++)
+        histogram_record(r->ops[OP_ACQUIRE], us);
+    r->elapsed_s = 2.0;
+    r->stat[ST_ACQUIRE_ERR] = 3;
+    r->stat[ST_ACQUIRE_UNSENT] = 1;
+    const double pct[] = {50, 99, 99.9, 100};
+    memcpy(r->percentiles, pct, sizeof(pct));
+    r->n_percentiles = 4;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_non_null(f);
+    report_csv(f, r);
+    fclose(f);
+    assert_string_equal(text, "operation,count,per_second,mean_ms,p50_ms,p99_ms,p99.9_ms,p100_ms,"
+                              "errors,ambiguous\n"
+                              "acquire,999,499.500,0.500,0.500,0.990,0.999,0.999,3,2\n"
+                              "acquire_failed,0,0.000,,,,,,,\n"
+                              "release,0,0.000,,,,,,0,0\n"
+                              "hold,0,0.000,,,,,,,\n"
+                              "step,0,0.000,,,,,,,\n");
+    free(text);
+    for (int k = 0; k < OP_COUNT; k++)
+        histogram_free(r->ops[k]);
+    free(r);
+}
+
+/* A comparison by hand: one row that ran, one NOT RUN whose note needs
+ * quoting; the default percentiles. */
+static void compare_csv_quotes_what_it_must(void **state)
+{
+    (void)state;
+    struct comparison *c = calloc(1, sizeof(*c));
+    assert_non_null(c);
+    struct compare_row *a = &c->rows[c->n++], *b = &c->rows[c->n++];
+    snprintf(a->algorithm, sizeof(a->algorithm), "redis");
+    snprintf(a->verdict, sizeof(a->verdict), "PASS");
+    snprintf(a->run_dir, sizeof(a->run_dir), "runs/x,y/redis");
+    a->ran = a->has_latency = a->invariants_hold = true;
+    a->safety.safe = true;
+    a->elapsed_s = 1.25;
+    a->steps = 10;
+    a->acquired = 9;
+    a->busy = 1;
+    a->qps = 7.2;
+    const double ms[] = {0.125, 0.25, 0.5, 1, 2};
+    memcpy(a->acquire_pct_ms, ms, sizeof(ms));
+    snprintf(b->algorithm, sizeof(b->algorithm), "redlock");
+    snprintf(b->verdict, sizeof(b->verdict), "NOT RUN");
+    snprintf(b->note, sizeof(b->note), "the scenario checks fencing tokens (\"fencing\": true)");
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_non_null(f);
+    compare_csv(f, c);
+    fclose(f);
+    assert_string_equal(
+        text, "algorithm,verdict,safe,violations,elapsed_s,steps,acquired,busy,errors,per_second,"
+              "p50_ms,p90_ms,p99_ms,p99.9_ms,p100_ms,fenced_pairs,rejected_accesses,"
+              "invariants_hold,run_dir,note\n"
+              "redis,PASS,true,0,1.250,10,9,1,0,7.200,0.125,0.250,0.500,1.000,2.000,0,0,true,"
+              "\"runs/x,y/redis\",\n"
+              "redlock,NOT RUN,,,,,,,,,,,,,,,,,,\"the scenario checks fencing tokens "
+              "(\"\"fencing\"\": true)\"\n");
+    free(text);
+    free(c);
+}
+
+/* compare's table with --percentiles 50,99.999: those columns, the wide
+ * one as wide as its head; "-" for a row without a grant. */
+static void compare_table_shows_the_chosen_percentiles(void **state)
+{
+    (void)state;
+    struct comparison *c = calloc(1, sizeof(*c));
+    struct scenario *s = calloc(1, sizeof(*s));
+    assert_true(c && s);
+    snprintf(s->name, sizeof(s->name), "flash_sale");
+    c->scn = s;
+    c->complete = true;
+    c->percentiles[0] = 50;
+    c->percentiles[1] = 99.999;
+    c->n_percentiles = 2;
+    struct compare_row *a = &c->rows[c->n++], *b = &c->rows[c->n++];
+    snprintf(a->algorithm, sizeof(a->algorithm), "redis");
+    snprintf(a->verdict, sizeof(a->verdict), "PASS");
+    a->ran = a->has_latency = true;
+    a->safety.safe = true;
+    a->acquire_pct_ms[0] = 0.125;
+    a->acquire_pct_ms[1] = 507.714;
+    snprintf(b->algorithm, sizeof(b->algorithm), "zookeeper");
+    snprintf(b->verdict, sizeof(b->verdict), "PASS");
+    b->ran = true;
+    b->safety.safe = true;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_non_null(f);
+    compare_terminal(f, c);
+    fclose(f);
+    assert_non_null(strstr(text, "\nalgorithm          qps    p50 ms p99.999 ms  max/min    failed "
+                                 "violations  verdict      invariants\n"
+                                 "redis              0.0     0.125    507.714        -         0 "
+                                 "         0  PASS (safe)  \n"
+                                 "zookeeper          0.0         -          -        -         0 "
+                                 "         0  PASS (safe)  \n"));
+    free(text);
+    free(s);
+    free(c);
+}
+
+/* The live p99 is a bucket's upper edge, known to within 25%: two
+ * significant digits, never three decimals on 330 ms. */
+static void live_p99_has_two_digits(void **state)
+{
+    (void)state;
+    static const struct {
+        uint64_t us;
+        const char *text;
+    } cases[] = {{1, "0.001"},  {5, "0.005"},     {48, "0.048"},   {99, "0.099"},
+                 {100, "0.10"}, {127, "0.13"},    {1000, "1.0"},   {1279, "1.3"},
+                 {9960, "10"},  {10239, "10"},    {327679, "330"}, {2621439, "2600"},
+                 {995, "1.0"},  {999999, "1000"}, {54, "0.054"}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char buf[32];
+        assert_string_equal(live_ms_text(cases[i].us, buf, sizeof(buf)), cases[i].text);
+    }
+}
+
+/* The whole live line, as a log shows it every 10 s. */
+static void live_line_says_about(void **state)
+{
+    (void)state;
+    struct progress p = {.elapsed_s = 10.04,
+                         .steps = 21654,
+                         .acquired = 21650,
+                         .failed = 4,
+                         .witness = 0,
+                         .acquire_p99_us = 327679,
+                         .running = 32};
+    char line[256];
+    assert_string_equal(face_text(&p, 2148.4, line, sizeof(line)),
+                        "[  10.0s]     2148 steps/s  acquire p99 ~330 ms  acquired 21650     "
+                        "failed 4       concurrent entries 0     clients 32  ");
+    p.acquire_p99_us = 0; /* no grant in the last second */
+    assert_string_equal(face_text(&p, 0, line, sizeof(line)),
+                        "[  10.0s]        0 steps/s  acquire p99 -  acquired 21650     "
+                        "failed 4       concurrent entries 0     clients 32  ");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(percentiles_read_as_memtier_spells_them),
+        cmocka_unit_test(bad_percentiles_name_the_bad_value),
+        cmocka_unit_test(keys_and_labels),
+        cmocka_unit_test(run_csv_is_exact),
+        cmocka_unit_test(compare_csv_quotes_what_it_must),
+        cmocka_unit_test(compare_table_shows_the_chosen_percentiles),
+        cmocka_unit_test(live_p99_has_two_digits),
+        cmocka_unit_test(live_line_says_about),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
