@@ -166,11 +166,11 @@ static size_t latency_columns(const struct comparison *c, int *width, char (*hea
     static const char *const fixed[N_SHOWN] = {"p50 ms", "p99 ms", "p99.9 ms", "max ms"};
     size_t n = c->n_percentiles;
     for (size_t i = 0; i < (n ? n : N_SHOWN); i++) {
-        char label[40];
-        if (n)
+        if (n) {
+            char label[40];
             snprintf(head[i], 48, "%s ms",
                      report_percentile_label(c->percentiles[i], label, sizeof(label)));
-        else
+        } else
             snprintf(head[i], 48, "%s", fixed[i]);
         width[i] = strlen(head[i]) > 9 ? (int)strlen(head[i]) : 9;
     }

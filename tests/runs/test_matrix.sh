@@ -60,16 +60,22 @@ if [ $rc -ne 0 ] && [ $rc -ne 3 ]; then
   fail "the shipped matrix exited $rc"
   sed -n '/^row /,$p' "$tmp/all.log"
 fi
-"$py" - "$tmp/all/matrix.json" "$rows" "$rc" <<'EOF' || { fail "matrix.json of the shipped matrix"; sed -n '/^row /,$p' "$tmp/all.log"; }
+"$py" - "$tmp/all/matrix.json" "$rows" "$rc" "$src/docs/schema/report.schema.json" <<'EOF' || { fail "matrix.json of the shipped matrix"; sed -n '/^row /,$p' "$tmp/all.log"; }
 import json, os, sys
+import jsonschema
 m = json.load(open(sys.argv[1]))
 rows, rc = int(sys.argv[2]), int(sys.argv[3])
+# every row's report.json fits its schema: the rows hold the shapes no
+# short run of test_schemas makes (fault expectations, sentinels, etcd)
+report_schema = jsonschema.Draft202012Validator(json.load(open(sys.argv[4])))
 assert len(m["rows"]) == rows, (len(m["rows"]), rows)
 host = []
 for r in m["rows"]:
     run = r["runs"][0]
     assert os.path.isfile(os.path.join(run["run_dir"], "report.json")), run["run_dir"]
     rep = json.load(open(os.path.join(run["run_dir"], "report.json")))
+    bad = ["%s: %s" % (e.json_path, e.message[:160]) for e in report_schema.iter_errors(rep)]
+    assert not bad, (r["name"], bad[:3])
     assert rep["checker"]["violations"] == run["violations"], r["name"]
     assert rep["stuck_locks"]["longest_ms"] == run["stuck_ms"], r["name"]
     assert rep["safety"] == run["safety"], (r["name"], rep["safety"], run["safety"])
