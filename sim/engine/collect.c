@@ -249,6 +249,24 @@ static int check_journal(struct runner *r, struct run_result *res)
     return 0;
 }
 
+/* A client fault names its key by the workload's id; the reports look keys
+ * up in the history read back, whose ids follow first use. The same name,
+ * found there (UINT32_MAX, printed "?", if the history never used it). */
+static void history_keys_of_faults(const struct runner *r, struct run_result *res)
+{
+    const struct workload *wl = r->run.wl;
+    for (size_t i = 0; i < res->n_faults; i++) {
+        struct fault_record *x = &res->faults[i];
+        if (!x->fired || !fault_on_client(x->spec.kind))
+            continue;
+        uint32_t id = UINT32_MAX;
+        for (size_t k = 0; x->key < wl->n_keys && k < res->hist.n_keys && id == UINT32_MAX; k++)
+            if (strcmp(res->hist.keys[k], wl->keys[x->key]) == 0)
+                id = (uint32_t)k;
+        x->key = id;
+    }
+}
+
 static int check_safety(struct runner *r, struct run_result *res)
 {
     if (check_journal(r, res) < 0)
@@ -264,6 +282,7 @@ static int check_safety(struct runner *r, struct run_result *res)
         if (!res->inv[i].advisory)
             res->invariants_hold = res->invariants_hold && res->inv[i].holds;
     res->n_faults = nemesis_report(r->run.nem, res->faults, SCENARIO_MAX_FAULTS);
+    history_keys_of_faults(r, res);
     return 0;
 }
 

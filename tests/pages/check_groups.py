@@ -154,6 +154,22 @@ def _check_table(dom, vg, name, fail):
     return bad
 
 
+def _check_fault_keys(vg, rep, name, fail):
+    """A fault on a holder names the key the group of its stale holder is
+    on: the fault's key is the history's, not the workload's numbering."""
+    bad = 0
+    for f in rep["faults"]:
+        if not f.get("fired") or "key" not in f or "client" not in f:
+            continue
+        for g in vg["list"]:
+            same = [x for x in g["faults"] if x["type"] == f["type"] and x.get("client") == f["client"]]
+            if same and g["stale"]["client"] == f["client"] and g["key"] != f["key"]:
+                bad += 1
+                fail(f"{name}: {f['type']} of client {f['client']} names key {f['key']}, "
+                     f"its stale holder's group is on {g['key']}")
+    return bad
+
+
 def check(dom, rep, name, fail, note):
     vg = rep.get("violation_groups")
     if vg is None:
@@ -174,6 +190,7 @@ def check(dom, rep, name, fail, note):
         bad += _check_timeline(d, vg["list"][k], i, name, fail)
     if rep["checker"]["violations"] > 0:
         bad += _check_table(dom, vg, name, fail)
+    bad += _check_fault_keys(vg, rep, name, fail)
     if bad == 0 and not vg["groups"]:
         note(f"{name}: no violation, no group, no lock timeline")
     elif bad == 0:
