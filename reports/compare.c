@@ -462,7 +462,7 @@ static void compare_table(FILE *f, const struct comparison *c)
         bool unsafe = row->ran && !row->safety.safe;
         fprintf(f,
                 "</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>"
-                "<td>%s</td><td%s>%s</td><td class=\"l\">",
+                "<td>%s</td><td%s>%s</td><td class=\"l words\">",
                 x.qps, x.latency[0], x.latency[1], x.latency[2], x.latency[3], x.fair, x.failed,
                 unsafe ? " class=\"unsafe\"" : "", x.violations);
         svg_text(f, row->invariants);
