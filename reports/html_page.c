@@ -49,7 +49,7 @@ static const char style[] =
     /* a long description or key wraps inside the page, never off it */
     "body{overflow-wrap:break-word}td.l,.meta,p.note,code{overflow-wrap:anywhere}"
     "pre{white-space:pre-wrap;overflow-wrap:anywhere}"
-    /* invariant names are words a reader scans for: wrapped between them */
+    /* names a reader scans for (invariants, matrix rows): wrapped between words */
     "td.l.words{overflow-wrap:normal}"
     "svg .partial rect{fill:#888;fill-opacity:.13;stroke:#888;stroke-dasharray:3 3}"
     "svg .partial text{fill:#555;font-size:10px}"

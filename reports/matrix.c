@@ -392,9 +392,9 @@ static void html_row(FILE *f, const struct matrix *m, const struct matrix_row *r
     struct row_sums s = sums(row);
     char rec[32];
     const char *state = row_state(row);
-    fprintf(f, "<tr%s data-row=\"%s\" data-matched=\"%zu\" data-runs=\"%zu\"><td class=\"l\">",
-            strcmp(state, "yes") == 0 ? "" : " class=\"bad\"", row->name, row->matched,
-            row->n_runs);
+    fprintf(
+        f, "<tr%s data-row=\"%s\" data-matched=\"%zu\" data-runs=\"%zu\"><td class=\"l words\">",
+        strcmp(state, "yes") == 0 ? "" : " class=\"bad\"", row->name, row->matched, row->n_runs);
     svg_text(f, row->name);
     fprintf(f, "</td><td class=\"l\">");
     svg_text(f, row->algorithm);
