@@ -293,19 +293,45 @@ static struct svg_axis rate_axis(double lo, double hi)
     return (struct svg_axis){0, hi * 1.08, false};
 }
 
+/* One series' intervals as both time charts draw them, sized for the
+ * longest row: where each starts, its length, its level, its grants. */
+struct series_buf {
+    double *x0, *len, *y;
+    uint64_t *counts;
+};
+
+static void series_buf_free(struct series_buf *b)
+{
+    free(b->x0);
+    free(b->len);
+    free(b->y);
+    free(b->counts);
+}
+
+static bool series_buf_alloc(struct series_buf *b, size_t most)
+{
+    b->x0 = malloc(most * sizeof(double));
+    b->len = malloc(most * sizeof(double));
+    b->y = malloc(most * sizeof(double));
+    b->counts = malloc(most * sizeof(uint64_t));
+    if (b->x0 && b->len && b->y && b->counts)
+        return true;
+    series_buf_free(b);
+    return false;
+}
+
 /* The levels of one row, into y (rates: acquired per second, scaled to
  * each interval's length), with x0 and len. */
-static size_t row_rates(const struct compare_row *row, size_t g, double *x0, double *len, double *y,
-                        uint64_t *counts)
+static size_t row_rates(const struct compare_row *row, size_t g, struct series_buf *b)
 {
     size_t n = 0;
     double from, l;
     uint64_t count;
     while (interval_at(row, g, n, &from, &l, &count)) {
-        x0[n] = from;
-        len[n] = l;
-        counts[n] = count;
-        y[n] = (double)count / l;
+        b->x0[n] = from;
+        b->len[n] = l;
+        b->counts[n] = count;
+        b->y[n] = (double)count / l;
         n++;
     }
     return n;
@@ -354,21 +380,38 @@ static void series_legend(struct svg_chart *ch, const struct comparison *c)
     svg_legend(ch, names, colours, n);
 }
 
+/* A series' path in its colour, closing the group its data opened. */
+static void series_end(struct svg_chart *ch, const struct series_buf *b, size_t n, bool partial,
+                       size_t i)
+{
+    step_path(ch, b->x0, b->len, b->y, n, partial, svg_series_colour(i));
+    fprintf(ch->f, "</g>\n");
+}
+
+/* What closes both time charts once every series is drawn. */
+static void chart_end(struct svg_chart *ch, const struct comparison *c, size_t g, size_t most,
+                      bool latency, struct series_buf *b)
+{
+    hover_columns(ch, c, g, most, latency);
+    series_legend(ch, c);
+    svg_end(ch);
+    series_buf_free(b);
+}
+
 static void throughput_chart(FILE *f, const struct comparison *c, size_t g, double end_s,
                              size_t most)
 {
-    double *x0 = malloc(most * sizeof(double)), *len = malloc(most * sizeof(double));
-    double *y = malloc(most * sizeof(double)), lo = INFINITY, hi = 0;
-    uint64_t *counts = malloc(most * sizeof(uint64_t));
-    if (!x0 || !len || !y || !counts)
-        goto out;
+    struct series_buf b;
+    double lo = INFINITY, hi = 0;
+    if (!series_buf_alloc(&b, most))
+        return;
     for (size_t i = 0; i < c->n; i++) {
         if (!c->rows[i].tl_ok)
             continue;
-        size_t n = row_rates(&c->rows[i], g, x0, len, y, counts);
+        size_t n = row_rates(&c->rows[i], g, &b);
         for (size_t k = 0; k < n; k++) {
-            hi = y[k] > hi ? y[k] : hi;
-            lo = y[k] > 0 && y[k] < lo ? y[k] : lo;
+            hi = b.y[k] > hi ? b.y[k] : hi;
+            lo = b.y[k] > 0 && b.y[k] < lo ? b.y[k] : lo;
         }
     }
     struct svg_chart ch = time_chart(f, end_s, 280);
@@ -381,35 +424,27 @@ static void throughput_chart(FILE *f, const struct comparison *c, size_t g, doub
         const struct compare_row *row = &c->rows[i];
         if (!row->tl_ok)
             continue;
-        size_t n = row_rates(row, g, x0, len, y, counts);
-        bool partial = n > 0 && len[n - 1] < (double)g - 1e-9;
+        size_t n = row_rates(row, g, &b);
+        bool partial = n > 0 && b.len[n - 1] < (double)g - 1e-9;
         fprintf(f, "<g class=\"series\" data-algorithm=\"%s\" data-interval-s=\"%zu\"",
                 row->algorithm, g);
         fprintf(f, " data-counts=\"");
         for (size_t k = 0; k < n; k++)
-            fprintf(f, "%s%" PRIu64, k ? "," : "", counts[k]);
+            fprintf(f, "%s%" PRIu64, k ? "," : "", b.counts[k]);
         fprintf(f, "\" data-lengths-s=\"");
         for (size_t k = 0; k < n; k++)
-            fprintf(f, "%s%.3f", k ? "," : "", len[k]);
+            fprintf(f, "%s%.3f", k ? "," : "", b.len[k]);
         fprintf(f, "\" data-partial=\"%s\"><title>", partial ? "last" : "none");
         svg_text(f, row->algorithm);
         if (partial)
             fprintf(f,
                     ": locks acquired per second; the last interval is %.3f s long: its %" PRIu64
                     " acquired scaled to %.1f/s (dashed)",
-                    len[n - 1], counts[n - 1], y[n - 1]);
+                    b.len[n - 1], b.counts[n - 1], b.y[n - 1]);
         fprintf(f, "</title>");
-        step_path(&ch, x0, len, y, n, partial, svg_series_colour(i));
-        fprintf(f, "</g>\n");
+        series_end(&ch, &b, n, partial, i);
     }
-    hover_columns(&ch, c, g, most, false);
-    series_legend(&ch, c);
-    svg_end(&ch);
-out:
-    free(x0);
-    free(len);
-    free(y);
-    free(counts);
+    chart_end(&ch, c, g, most, false, &b);
 }
 
 /* The worst p99 of an interval's seconds that had a grant; NaN with none. */
@@ -426,11 +461,10 @@ static double interval_p99(const struct compare_row *row, size_t g, size_t k)
 
 static void latency_chart(FILE *f, const struct comparison *c, size_t g, double end_s, size_t most)
 {
-    double *x0 = malloc(most * sizeof(double)), *len = malloc(most * sizeof(double));
-    double *y = malloc(most * sizeof(double)), lo = INFINITY, hi = 0;
-    uint64_t *counts = malloc(most * sizeof(uint64_t));
-    if (!x0 || !len || !y || !counts)
-        goto out;
+    struct series_buf b;
+    double lo = INFINITY, hi = 0;
+    if (!series_buf_alloc(&b, most))
+        return;
     for (size_t i = 0; i < c->n; i++)
         for (size_t k = 0; c->rows[i].tl_ok && k < intervals_of(&c->rows[i], g); k++) {
             double v = interval_p99(&c->rows[i], g, k);
@@ -455,31 +489,23 @@ static void latency_chart(FILE *f, const struct comparison *c, size_t g, double 
         const struct compare_row *row = &c->rows[i];
         if (!row->tl_ok)
             continue;
-        size_t n = row_rates(row, g, x0, len, y, counts);
+        size_t n = row_rates(row, g, &b);
         fprintf(f,
                 "<g class=\"series\" data-algorithm=\"%s\" data-interval-s=\"%zu\" data-p99-ms=\"",
                 row->algorithm, g);
         for (size_t k = 0; k < n; k++) {
-            y[k] = interval_p99(row, g, k);
-            if (isnan(y[k]))
+            b.y[k] = interval_p99(row, g, k);
+            if (isnan(b.y[k]))
                 fprintf(f, "%s-", k ? "," : "");
             else
-                fprintf(f, "%s%.3f", k ? "," : "", y[k]);
+                fprintf(f, "%s%.3f", k ? "," : "", b.y[k]);
         }
         fprintf(f, "\"><title>");
         svg_text(f, row->algorithm);
         fprintf(f, ": acquire p99 per interval (no line: no grant in it)</title>");
-        step_path(&ch, x0, len, y, n, false, svg_series_colour(i));
-        fprintf(f, "</g>\n");
+        series_end(&ch, &b, n, false, i);
     }
-    hover_columns(&ch, c, g, most, true);
-    series_legend(&ch, c);
-    svg_end(&ch);
-out:
-    free(x0);
-    free(len);
-    free(y);
-    free(counts);
+    chart_end(&ch, c, g, most, true, &b);
 }
 
 void compare_time_charts(FILE *f, const struct comparison *c)
