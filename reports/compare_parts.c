@@ -289,7 +289,7 @@ static struct svg_axis rate_axis(double lo, double hi)
     if (!(hi > 0))
         return (struct svg_axis){0, 1, false};
     if (lo > 0 && hi / lo >= 30)
-        return (struct svg_axis){pow(10, floor(log10(lo))), pow(10, ceil(log10(hi))), true};
+        return svg_log_axis(lo, hi);
     return (struct svg_axis){0, hi * 1.08, false};
 }
 
@@ -474,13 +474,7 @@ static void latency_chart(FILE *f, const struct comparison *c, size_t g, double 
             }
         }
     struct svg_chart ch = time_chart(f, end_s, 280);
-    if (!(hi > 0)) {
-        lo = 0.1;
-        hi = 1;
-    }
-    ch.y = (struct svg_axis){pow(10, floor(log10(lo))), pow(10, ceil(log10(hi))), true};
-    if (ch.y.hi <= ch.y.lo)
-        ch.y.hi = ch.y.lo * 10;
+    ch.y = svg_log_axis(lo, hi);
     svg_begin(&ch, "chart latency",
               "acquire p99 per interval on a log axis, one series per algorithm, with the faults");
     svg_axes(&ch, "seconds since each run's start", "acquire p99", time_tick, html_ms_tick);

@@ -67,6 +67,18 @@ double svg_y(const struct svg_chart *c, double v)
     return c->height - c->bottom - clamp01(axis_pos(&c->y, v)) * (c->height - c->top - c->bottom);
 }
 
+struct svg_axis svg_log_axis(double lo, double hi)
+{
+    if (!(hi > 0)) {
+        lo = 0.1;
+        hi = 1;
+    }
+    struct svg_axis a = {pow(10, floor(log10(lo))), pow(10, ceil(log10(hi))), true};
+    if (a.hi <= a.lo)
+        a.hi = a.lo * 10;
+    return a;
+}
+
 void svg_begin(struct svg_chart *c, const char *cls, const char *label)
 {
     fprintf(c->f,
