@@ -265,23 +265,6 @@ static void step_path(struct svg_chart *ch, const double *x0, const double *len,
     }
 }
 
-static struct svg_chart time_chart(FILE *f, double end_s, double height)
-{
-    return (struct svg_chart){.f = f,
-                              .width = 1000,
-                              .height = height,
-                              .left = 70,
-                              .right = 20,
-                              .top = 24,
-                              .bottom = 40,
-                              .x = {0, end_s, false}};
-}
-
-static void time_tick(char *buf, size_t len, double s)
-{
-    snprintf(buf, len, "%g s", s);
-}
-
 /* A log axis when the levels drawn span 30 times or more (30/s under a
  * latency fault beside 3000/s before it), else linear from 0. */
 static struct svg_axis rate_axis(double lo, double hi)
@@ -414,11 +397,12 @@ static void throughput_chart(FILE *f, const struct comparison *c, size_t g, doub
             lo = b.y[k] > 0 && b.y[k] < lo ? b.y[k] : lo;
         }
     }
-    struct svg_chart ch = time_chart(f, end_s, 280);
+    struct svg_chart ch = svg_time_chart(f, end_s, 280);
     ch.y = rate_axis(lo, hi);
     svg_begin(&ch, "chart throughput",
               "locks acquired per second, per interval, one series per algorithm, with the faults");
-    svg_axes(&ch, "seconds since each run's start", "locks acquired per second", time_tick, NULL);
+    svg_axes(&ch, "seconds since each run's start", "locks acquired per second", html_time_tick,
+             NULL);
     fault_bands(&ch, c);
     for (size_t i = 0; i < c->n; i++) {
         const struct compare_row *row = &c->rows[i];
@@ -473,11 +457,11 @@ static void latency_chart(FILE *f, const struct comparison *c, size_t g, double 
                 hi = v > hi ? v : hi;
             }
         }
-    struct svg_chart ch = time_chart(f, end_s, 280);
+    struct svg_chart ch = svg_time_chart(f, end_s, 280);
     ch.y = svg_log_axis(lo, hi);
     svg_begin(&ch, "chart latency",
               "acquire p99 per interval on a log axis, one series per algorithm, with the faults");
-    svg_axes(&ch, "seconds since each run's start", "acquire p99", time_tick, html_ms_tick);
+    svg_axes(&ch, "seconds since each run's start", "acquire p99", html_time_tick, html_ms_tick);
     fault_bands(&ch, c);
     for (size_t i = 0; i < c->n; i++) {
         const struct compare_row *row = &c->rows[i];

@@ -313,15 +313,7 @@ static void time_marks(struct svg_chart *c, const struct run_result *r)
 
 static struct svg_chart time_chart(FILE *f, const struct intervals *iv, double height)
 {
-    struct svg_chart c = {.f = f,
-                          .width = 1000,
-                          .height = height,
-                          .left = 70,
-                          .right = 20,
-                          .top = 24,
-                          .bottom = 40,
-                          .x = {0, iv->end > 0 ? iv->end : 1, false}};
-    return c;
+    return svg_time_chart(f, iv->end > 0 ? iv->end : 1, height);
 }
 
 /* Seconds grouped so a chart has at most MAX_HOVER_COLS hover columns. */

@@ -79,6 +79,18 @@ struct svg_axis svg_log_axis(double lo, double hi)
     return a;
 }
 
+struct svg_chart svg_time_chart(FILE *f, double end_s, double height)
+{
+    return (struct svg_chart){.f = f,
+                              .width = 1000,
+                              .height = height,
+                              .left = 70,
+                              .right = 20,
+                              .top = 24,
+                              .bottom = 40,
+                              .x = {0, end_s, false}};
+}
+
 void svg_begin(struct svg_chart *c, const char *cls, const char *label)
 {
     fprintf(c->f,
