@@ -371,6 +371,20 @@ static void series_end(struct svg_chart *ch, const struct series_buf *b, size_t 
     fprintf(ch->f, "</g>\n");
 }
 
+/* What opens both time charts: the frame on y, the axes, and the faults'
+ * bands behind the series to come. */
+static struct svg_chart chart_begin(FILE *f, const struct comparison *c, double end_s,
+                                    struct svg_axis y, const char *cls, const char *label,
+                                    const char *y_title, svg_label_fn y_tick)
+{
+    struct svg_chart ch = svg_time_chart(f, end_s, 280);
+    ch.y = y;
+    svg_begin(&ch, cls, label);
+    svg_axes(&ch, "seconds since each run's start", y_title, html_time_tick, y_tick);
+    fault_bands(&ch, c);
+    return ch;
+}
+
 /* What closes both time charts once every series is drawn. */
 static void chart_end(struct svg_chart *ch, const struct comparison *c, size_t g, size_t most,
                       bool latency, struct series_buf *b)
@@ -397,13 +411,10 @@ static void throughput_chart(FILE *f, const struct comparison *c, size_t g, doub
             lo = b.y[k] > 0 && b.y[k] < lo ? b.y[k] : lo;
         }
     }
-    struct svg_chart ch = svg_time_chart(f, end_s, 280);
-    ch.y = rate_axis(lo, hi);
-    svg_begin(&ch, "chart throughput",
-              "locks acquired per second, per interval, one series per algorithm, with the faults");
-    svg_axes(&ch, "seconds since each run's start", "locks acquired per second", html_time_tick,
-             NULL);
-    fault_bands(&ch, c);
+    struct svg_chart ch = chart_begin(
+        f, c, end_s, rate_axis(lo, hi), "chart throughput",
+        "locks acquired per second, per interval, one series per algorithm, with the faults",
+        "locks acquired per second", NULL);
     for (size_t i = 0; i < c->n; i++) {
         const struct compare_row *row = &c->rows[i];
         if (!row->tl_ok)
@@ -457,12 +468,10 @@ static void latency_chart(FILE *f, const struct comparison *c, size_t g, double 
                 hi = v > hi ? v : hi;
             }
         }
-    struct svg_chart ch = svg_time_chart(f, end_s, 280);
-    ch.y = svg_log_axis(lo, hi);
-    svg_begin(&ch, "chart latency",
-              "acquire p99 per interval on a log axis, one series per algorithm, with the faults");
-    svg_axes(&ch, "seconds since each run's start", "acquire p99", html_time_tick, html_ms_tick);
-    fault_bands(&ch, c);
+    struct svg_chart ch = chart_begin(
+        f, c, end_s, svg_log_axis(lo, hi), "chart latency",
+        "acquire p99 per interval on a log axis, one series per algorithm, with the faults",
+        "acquire p99", html_ms_tick);
     for (size_t i = 0; i < c->n; i++) {
         const struct compare_row *row = &c->rows[i];
         if (!row->tl_ok)
