@@ -265,23 +265,6 @@ static void step_path(struct svg_chart *ch, const double *x0, const double *len,
     }
 }
 
-static struct svg_chart time_chart(FILE *f, double end_s, double height)
-{
-    return (struct svg_chart){.f = f,
-                              .width = 1000,
-                              .height = height,
-                              .left = 70,
-                              .right = 20,
-                              .top = 24,
-                              .bottom = 40,
-                              .x = {0, end_s, false}};
-}
-
-static void time_tick(char *buf, size_t len, double s)
-{
-    snprintf(buf, len, "%g s", s);
-}
-
 /* A log axis when the levels drawn span 30 times or more (30/s under a
  * latency fault beside 3000/s before it), else linear from 0. */
 static struct svg_axis rate_axis(double lo, double hi)
@@ -289,23 +272,49 @@ static struct svg_axis rate_axis(double lo, double hi)
     if (!(hi > 0))
         return (struct svg_axis){0, 1, false};
     if (lo > 0 && hi / lo >= 30)
-        return (struct svg_axis){pow(10, floor(log10(lo))), pow(10, ceil(log10(hi))), true};
+        return svg_log_axis(lo, hi);
     return (struct svg_axis){0, hi * 1.08, false};
+}
+
+/* One series' intervals as both time charts draw them, sized for the
+ * longest row: where each starts, its length, its level, its grants. */
+struct series_buf {
+    double *x0, *len, *y;
+    uint64_t *counts;
+};
+
+static void series_buf_free(struct series_buf *b)
+{
+    free(b->x0);
+    free(b->len);
+    free(b->y);
+    free(b->counts);
+}
+
+static bool series_buf_alloc(struct series_buf *b, size_t most)
+{
+    b->x0 = malloc(most * sizeof(double));
+    b->len = malloc(most * sizeof(double));
+    b->y = malloc(most * sizeof(double));
+    b->counts = malloc(most * sizeof(uint64_t));
+    if (b->x0 && b->len && b->y && b->counts)
+        return true;
+    series_buf_free(b);
+    return false;
 }
 
 /* The levels of one row, into y (rates: acquired per second, scaled to
  * each interval's length), with x0 and len. */
-static size_t row_rates(const struct compare_row *row, size_t g, double *x0, double *len, double *y,
-                        uint64_t *counts)
+static size_t row_rates(const struct compare_row *row, size_t g, struct series_buf *b)
 {
     size_t n = 0;
     double from, l;
     uint64_t count;
     while (interval_at(row, g, n, &from, &l, &count)) {
-        x0[n] = from;
-        len[n] = l;
-        counts[n] = count;
-        y[n] = (double)count / l;
+        b->x0[n] = from;
+        b->len[n] = l;
+        b->counts[n] = count;
+        b->y[n] = (double)count / l;
         n++;
     }
     return n;
@@ -354,62 +363,83 @@ static void series_legend(struct svg_chart *ch, const struct comparison *c)
     svg_legend(ch, names, colours, n);
 }
 
+/* A series' path in its colour, closing the group its data opened. */
+static void series_end(struct svg_chart *ch, const struct series_buf *b, size_t n, bool partial,
+                       size_t i)
+{
+    step_path(ch, b->x0, b->len, b->y, n, partial, svg_series_colour(i));
+    fprintf(ch->f, "</g>\n");
+}
+
+/* What opens both time charts: the frame on y, the axes, and the faults'
+ * bands behind the series to come. */
+static struct svg_chart chart_begin(FILE *f, const struct comparison *c, double end_s,
+                                    struct svg_axis y, const char *cls, const char *label,
+                                    const char *y_title, svg_label_fn y_tick)
+{
+    struct svg_chart ch = svg_time_chart(f, end_s, 280);
+    ch.y = y;
+    svg_begin(&ch, cls, label);
+    svg_axes(&ch, "seconds since each run's start", y_title, html_time_tick, y_tick);
+    fault_bands(&ch, c);
+    return ch;
+}
+
+/* What closes both time charts once every series is drawn. */
+static void chart_end(struct svg_chart *ch, const struct comparison *c, size_t g, size_t most,
+                      bool latency, struct series_buf *b)
+{
+    hover_columns(ch, c, g, most, latency);
+    series_legend(ch, c);
+    svg_end(ch);
+    series_buf_free(b);
+}
+
 static void throughput_chart(FILE *f, const struct comparison *c, size_t g, double end_s,
                              size_t most)
 {
-    double *x0 = malloc(most * sizeof(double)), *len = malloc(most * sizeof(double));
-    double *y = malloc(most * sizeof(double)), lo = INFINITY, hi = 0;
-    uint64_t *counts = malloc(most * sizeof(uint64_t));
-    if (!x0 || !len || !y || !counts)
-        goto out;
+    struct series_buf b;
+    double lo = INFINITY, hi = 0;
+    if (!series_buf_alloc(&b, most))
+        return;
     for (size_t i = 0; i < c->n; i++) {
         if (!c->rows[i].tl_ok)
             continue;
-        size_t n = row_rates(&c->rows[i], g, x0, len, y, counts);
+        size_t n = row_rates(&c->rows[i], g, &b);
         for (size_t k = 0; k < n; k++) {
-            hi = y[k] > hi ? y[k] : hi;
-            lo = y[k] > 0 && y[k] < lo ? y[k] : lo;
+            hi = b.y[k] > hi ? b.y[k] : hi;
+            lo = b.y[k] > 0 && b.y[k] < lo ? b.y[k] : lo;
         }
     }
-    struct svg_chart ch = time_chart(f, end_s, 280);
-    ch.y = rate_axis(lo, hi);
-    svg_begin(&ch, "chart throughput",
-              "locks acquired per second, per interval, one series per algorithm, with the faults");
-    svg_axes(&ch, "seconds since each run's start", "locks acquired per second", time_tick, NULL);
-    fault_bands(&ch, c);
+    struct svg_chart ch = chart_begin(
+        f, c, end_s, rate_axis(lo, hi), "chart throughput",
+        "locks acquired per second, per interval, one series per algorithm, with the faults",
+        "locks acquired per second", NULL);
     for (size_t i = 0; i < c->n; i++) {
         const struct compare_row *row = &c->rows[i];
         if (!row->tl_ok)
             continue;
-        size_t n = row_rates(row, g, x0, len, y, counts);
-        bool partial = n > 0 && len[n - 1] < (double)g - 1e-9;
+        size_t n = row_rates(row, g, &b);
+        bool partial = n > 0 && b.len[n - 1] < (double)g - 1e-9;
         fprintf(f, "<g class=\"series\" data-algorithm=\"%s\" data-interval-s=\"%zu\"",
                 row->algorithm, g);
         fprintf(f, " data-counts=\"");
         for (size_t k = 0; k < n; k++)
-            fprintf(f, "%s%" PRIu64, k ? "," : "", counts[k]);
+            fprintf(f, "%s%" PRIu64, k ? "," : "", b.counts[k]);
         fprintf(f, "\" data-lengths-s=\"");
         for (size_t k = 0; k < n; k++)
-            fprintf(f, "%s%.3f", k ? "," : "", len[k]);
+            fprintf(f, "%s%.3f", k ? "," : "", b.len[k]);
         fprintf(f, "\" data-partial=\"%s\"><title>", partial ? "last" : "none");
         svg_text(f, row->algorithm);
         if (partial)
             fprintf(f,
                     ": locks acquired per second; the last interval is %.3f s long: its %" PRIu64
                     " acquired scaled to %.1f/s (dashed)",
-                    len[n - 1], counts[n - 1], y[n - 1]);
+                    b.len[n - 1], b.counts[n - 1], b.y[n - 1]);
         fprintf(f, "</title>");
-        step_path(&ch, x0, len, y, n, partial, svg_series_colour(i));
-        fprintf(f, "</g>\n");
+        series_end(&ch, &b, n, partial, i);
     }
-    hover_columns(&ch, c, g, most, false);
-    series_legend(&ch, c);
-    svg_end(&ch);
-out:
-    free(x0);
-    free(len);
-    free(y);
-    free(counts);
+    chart_end(&ch, c, g, most, false, &b);
 }
 
 /* The worst p99 of an interval's seconds that had a grant; NaN with none. */
@@ -426,11 +456,10 @@ static double interval_p99(const struct compare_row *row, size_t g, size_t k)
 
 static void latency_chart(FILE *f, const struct comparison *c, size_t g, double end_s, size_t most)
 {
-    double *x0 = malloc(most * sizeof(double)), *len = malloc(most * sizeof(double));
-    double *y = malloc(most * sizeof(double)), lo = INFINITY, hi = 0;
-    uint64_t *counts = malloc(most * sizeof(uint64_t));
-    if (!x0 || !len || !y || !counts)
-        goto out;
+    struct series_buf b;
+    double lo = INFINITY, hi = 0;
+    if (!series_buf_alloc(&b, most))
+        return;
     for (size_t i = 0; i < c->n; i++)
         for (size_t k = 0; c->rows[i].tl_ok && k < intervals_of(&c->rows[i], g); k++) {
             double v = interval_p99(&c->rows[i], g, k);
@@ -439,47 +468,31 @@ static void latency_chart(FILE *f, const struct comparison *c, size_t g, double 
                 hi = v > hi ? v : hi;
             }
         }
-    struct svg_chart ch = time_chart(f, end_s, 280);
-    if (!(hi > 0)) {
-        lo = 0.1;
-        hi = 1;
-    }
-    ch.y = (struct svg_axis){pow(10, floor(log10(lo))), pow(10, ceil(log10(hi))), true};
-    if (ch.y.hi <= ch.y.lo)
-        ch.y.hi = ch.y.lo * 10;
-    svg_begin(&ch, "chart latency",
-              "acquire p99 per interval on a log axis, one series per algorithm, with the faults");
-    svg_axes(&ch, "seconds since each run's start", "acquire p99", time_tick, html_ms_tick);
-    fault_bands(&ch, c);
+    struct svg_chart ch = chart_begin(
+        f, c, end_s, svg_log_axis(lo, hi), "chart latency",
+        "acquire p99 per interval on a log axis, one series per algorithm, with the faults",
+        "acquire p99", html_ms_tick);
     for (size_t i = 0; i < c->n; i++) {
         const struct compare_row *row = &c->rows[i];
         if (!row->tl_ok)
             continue;
-        size_t n = row_rates(row, g, x0, len, y, counts);
+        size_t n = row_rates(row, g, &b);
         fprintf(f,
                 "<g class=\"series\" data-algorithm=\"%s\" data-interval-s=\"%zu\" data-p99-ms=\"",
                 row->algorithm, g);
         for (size_t k = 0; k < n; k++) {
-            y[k] = interval_p99(row, g, k);
-            if (isnan(y[k]))
+            b.y[k] = interval_p99(row, g, k);
+            if (isnan(b.y[k]))
                 fprintf(f, "%s-", k ? "," : "");
             else
-                fprintf(f, "%s%.3f", k ? "," : "", y[k]);
+                fprintf(f, "%s%.3f", k ? "," : "", b.y[k]);
         }
         fprintf(f, "\"><title>");
         svg_text(f, row->algorithm);
         fprintf(f, ": acquire p99 per interval (no line: no grant in it)</title>");
-        step_path(&ch, x0, len, y, n, false, svg_series_colour(i));
-        fprintf(f, "</g>\n");
+        series_end(&ch, &b, n, false, i);
     }
-    hover_columns(&ch, c, g, most, true);
-    series_legend(&ch, c);
-    svg_end(&ch);
-out:
-    free(x0);
-    free(len);
-    free(y);
-    free(counts);
+    chart_end(&ch, c, g, most, true, &b);
 }
 
 void compare_time_charts(FILE *f, const struct comparison *c)

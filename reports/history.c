@@ -58,38 +58,45 @@ static json_t *at(json_t *o, const char *path)
     return o;
 }
 
-/* A string at path into buf; -1 with why when it is not one. */
+enum want { WANT_STRING, WANT_NUMBER, WANT_BOOLEAN };
+
+/* The value at path when it is of the type wanted; NULL with why when it
+ * is not. */
+static json_t *want(json_t *root, const char *path, enum want type, char *why, size_t wl)
+{
+    static const char *const name[] = {"a string", "a number", "a boolean"};
+    json_t *v = at(root, path);
+    bool ok = type == WANT_STRING   ? json_is_string(v)
+              : type == WANT_NUMBER ? json_is_number(v)
+                                    : json_is_boolean(v);
+    if (ok)
+        return v;
+    snprintf(why, wl, "%s is %s, not %s", path, v ? "of another type" : "missing", name[type]);
+    return NULL;
+}
+
 static int want_text(json_t *root, const char *path, char *buf, size_t len, char *why, size_t wl)
 {
-    json_t *v = at(root, path);
-    if (!json_is_string(v)) {
-        snprintf(why, wl, "%s is %s, not a string", path, v ? "of another type" : "missing");
-        return -1;
-    }
-    snprintf(buf, len, "%s", json_string_value(v));
-    return 0;
+    json_t *v = want(root, path, WANT_STRING, why, wl);
+    if (v)
+        snprintf(buf, len, "%s", json_string_value(v));
+    return v ? 0 : -1;
 }
 
 static int want_number(json_t *root, const char *path, double *out, char *why, size_t wl)
 {
-    json_t *v = at(root, path);
-    if (!json_is_number(v)) {
-        snprintf(why, wl, "%s is %s, not a number", path, v ? "of another type" : "missing");
-        return -1;
-    }
-    *out = json_number_value(v);
-    return 0;
+    json_t *v = want(root, path, WANT_NUMBER, why, wl);
+    if (v)
+        *out = json_number_value(v);
+    return v ? 0 : -1;
 }
 
 static int want_bool(json_t *root, const char *path, bool *out, char *why, size_t wl)
 {
-    json_t *v = at(root, path);
-    if (!json_is_boolean(v)) {
-        snprintf(why, wl, "%s is %s, not a boolean", path, v ? "of another type" : "missing");
-        return -1;
-    }
-    *out = json_is_true(v);
-    return 0;
+    json_t *v = want(root, path, WANT_BOOLEAN, why, wl);
+    if (v)
+        *out = json_is_true(v);
+    return v ? 0 : -1;
 }
 
 /* A latency that is absent when nothing was acquired: NAN then. */

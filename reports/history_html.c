@@ -105,7 +105,7 @@ static void y_range(struct svg_chart *c, const double *v, size_t n)
         return;
     }
     if (hi / lo > 50) {
-        c->y = (struct svg_axis){pow(10, floor(log10(lo))), pow(10, ceil(log10(hi))), true};
+        c->y = svg_log_axis(lo, hi);
         return;
     }
     c->y = (struct svg_axis){0, hi * 1.15, false};

@@ -53,6 +53,8 @@ void html_safety_sum_badge(FILE *f, const struct report_safety_sum *sum);
 /* Milliseconds for a tick or a cell: "0.1 ms", "250 ms", "2 s". */
 void html_ms_label(char *buf, size_t len, double ms);
 void html_ms_tick(char *buf, size_t len, double ms);
+/* A tick label in seconds: "12 s". */
+void html_time_tick(char *buf, size_t len, double s);
 /* html_end for a page with no chart: the footer names what hover shows
  * there instead ("hover a seed's figure for its verdict"). */
 void html_end_hover(FILE *f, const char *hover);

@@ -313,15 +313,7 @@ static void time_marks(struct svg_chart *c, const struct run_result *r)
 
 static struct svg_chart time_chart(FILE *f, const struct intervals *iv, double height)
 {
-    struct svg_chart c = {.f = f,
-                          .width = 1000,
-                          .height = height,
-                          .left = 70,
-                          .right = 20,
-                          .top = 24,
-                          .bottom = 40,
-                          .x = {0, iv->end > 0 ? iv->end : 1, false}};
-    return c;
+    return svg_time_chart(f, iv->end > 0 ? iv->end : 1, height);
 }
 
 /* Seconds grouped so a chart has at most MAX_HOVER_COLS hover columns. */
@@ -352,7 +344,7 @@ static struct svg_axis rate_axis(const struct intervals *iv, const double *ok, c
     }
     if (!(lo_ok * 20 < top))
         return (struct svg_axis){0, top * 1.08, false};
-    return (struct svg_axis){pow(10, floor(log10(lo_any))), pow(10, ceil(log10(top * 1.08))), true};
+    return svg_log_axis(lo_any, top * 1.08);
 }
 
 void html_throughput_chart(FILE *f, const struct run_result *r)
@@ -450,13 +442,7 @@ void html_latency_chart(FILE *f, const struct run_result *r)
             hi = p[2][s] > hi ? p[2][s] : hi;
         }
     }
-    if (!(hi > 0)) {
-        lo = 0.1;
-        hi = 1;
-    }
-    c.y = (struct svg_axis){pow(10, floor(log10(lo))), pow(10, ceil(log10(hi))), true};
-    if (c.y.hi <= c.y.lo)
-        c.y.hi = c.y.lo * 10;
+    c.y = svg_log_axis(lo, hi);
     svg_begin(&c, "chart latency",
               r->tl_begun ? "acquire latency by the second each acquire began: p50, p99 and max "
                             "on a log axis, with the faults"

@@ -233,8 +233,11 @@ void html_meta_line(FILE *f, const struct run_meta *m, uint64_t started_wall_ns,
 {
     if (m == NULL)
         return;
-    char when[40];
-    report_meta_time(started_wall_ns, when, sizeof(when));
+    struct report_meta_shown sh;
+    report_meta_shown(m, started_wall_ns, v, n, proxy, &sh);
+    const char *when = sh.when;
+    const struct server_version *all = sh.all;
+    size_t k = sh.n;
     fprintf(f, "<p class=\"meta runmeta\" data-meta=\"run\"");
     meta_attr(f, "host", m->host);
     fprintf(f, " data-cores-online=\"%ld\" data-cores-usable=\"%ld\"", m->cores_online,
@@ -253,8 +256,6 @@ void html_meta_line(FILE *f, const struct run_meta *m, uint64_t started_wall_ns,
     fprintf(f, " (");
     svg_text(f, m->commit);
     fprintf(f, ") &middot; %.10s %.8s UTC &middot; servers:", when, when + 11);
-    struct server_version all[RESULT_MAX_SERVERS * 2 + 1];
-    size_t k = report_meta_servers(m, v, n, proxy, all, sizeof(all) / sizeof(all[0]));
     /* one per kind and version, with how many and where: five Redis
      * masters of one version are one "redis 7.0.15 x5" */
     size_t shown = 0;

@@ -19,8 +19,6 @@ double html_span_end_s(const struct run_result *r, const struct fault_span *s);
 /* The host stalls past the lock's slack that reach into [w0, w1] (ns), as
  * bands on c. */
 void html_stall_bands(struct svg_chart *c, const struct run_result *r, uint64_t w0, uint64_t w1);
-/* A tick label in seconds: "12 s". */
-void html_time_tick(char *buf, size_t len, double s);
 /* Steps per second, ok and failed, with the faults. */
 void html_throughput_chart(FILE *f, const struct run_result *r);
 /* Acquire latency per second (p50, p99, max) on a log axis, with the faults. */

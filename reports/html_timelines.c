@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "reports/html.h"
 #include "reports/html_parts.h"
 #include "reports/violation_groups.h"
 #include "sim/check/context.h"

@@ -21,20 +21,23 @@ static json_t *string_or_null(const char *s)
     return s && s[0] ? json_string(s) : json_null();
 }
 
-size_t report_meta_servers(const struct run_meta *m, const struct server_version *v, size_t n,
-                           bool proxy, struct server_version *out, size_t max)
+void report_meta_shown(const struct run_meta *m, uint64_t started_wall_ns,
+                       const struct server_version *v, size_t n, bool proxy,
+                       struct report_meta_shown *out)
 {
+    const size_t max = sizeof(out->all) / sizeof(out->all[0]);
     size_t k = 0;
+    report_meta_time(started_wall_ns, out->when, sizeof(out->when));
     for (size_t i = 0; i < n && k < max; i++)
-        out[k++] = v[i];
+        out->all[k++] = v[i];
     if (proxy && k < max) { /* locklab's own: its version is locklab's */
-        memset(&out[k], 0, sizeof(out[k]));
-        snprintf(out[k].kind, sizeof(out[k].kind), "proxy");
-        snprintf(out[k].version, sizeof(out[k].version), "%s", m ? m->version : LOCKLAB_VERSION);
-        snprintf(out[k].answer, sizeof(out[k].answer), "locklab's own proxy");
-        k++;
+        struct server_version *p = &out->all[k++];
+        memset(p, 0, sizeof(*p));
+        snprintf(p->kind, sizeof(p->kind), "proxy");
+        snprintf(p->version, sizeof(p->version), "%s", m ? m->version : LOCKLAB_VERSION);
+        snprintf(p->answer, sizeof(p->answer), "locklab's own proxy");
     }
-    return k;
+    out->n = k;
 }
 
 void report_meta_merge(struct server_version *into, size_t *n, size_t max,
@@ -59,14 +62,13 @@ json_t *report_meta_json(const struct run_meta *m, uint64_t started_wall_ns,
 {
     if (m == NULL)
         return json_null();
-    char when[40];
-    report_meta_time(started_wall_ns, when, sizeof(when));
+    struct report_meta_shown sh;
+    report_meta_shown(m, started_wall_ns, v, n, proxy, &sh);
+    const struct server_version *all = sh.all;
     json_t *argv = json_array(), *servers = json_array();
     for (size_t i = 0; i < m->argc; i++)
         json_array_append_new(argv, json_string(m->argv[i]));
-    struct server_version all[RESULT_MAX_SERVERS * 2 + 1];
-    size_t k = report_meta_servers(m, v, n, proxy, all, sizeof(all) / sizeof(all[0]));
-    for (size_t i = 0; i < k; i++)
+    for (size_t i = 0; i < sh.n; i++)
         json_array_append_new(servers, json_pack("{s:s, s:o, s:o, s:o, s:o}", "kind", all[i].kind,
                                                  "address", string_or_null(all[i].address),
                                                  "version", string_or_null(all[i].version),
@@ -76,7 +78,7 @@ json_t *report_meta_json(const struct run_meta *m, uint64_t started_wall_ns,
                      "version", m->version, "commit", m->commit, "command_line", m->command_line,
                      "argv", argv, "host", "name", m->host, "cores_online",
                      (json_int_t)m->cores_online, "cores_usable", (json_int_t)m->cores_usable,
-                     "kernel", m->kernel, "started_at", when, "servers", servers);
+                     "kernel", m->kernel, "started_at", sh.when, "servers", servers);
 }
 
 void report_meta_line(FILE *f, const struct run_meta *m, uint64_t started_wall_ns,
@@ -84,14 +86,12 @@ void report_meta_line(FILE *f, const struct run_meta *m, uint64_t started_wall_n
 {
     if (m == NULL)
         return;
-    char when[40];
-    report_meta_time(started_wall_ns, when, sizeof(when));
+    struct report_meta_shown sh;
+    report_meta_shown(m, started_wall_ns, v, n, proxy, &sh);
     fprintf(f, "Ran on %s (%ld cores, %ld usable; %s), locklab %s (%s), %s; servers:", m->host,
-            m->cores_online, m->cores_usable, m->kernel, m->version, m->commit, when);
-    struct server_version all[RESULT_MAX_SERVERS * 2 + 1];
-    size_t k = report_meta_servers(m, v, n, proxy, all, sizeof(all) / sizeof(all[0]));
-    for (size_t i = 0; i < k; i++)
-        fprintf(f, "%s %s %s", i ? "," : "", all[i].kind,
-                all[i].version[0] ? all[i].version : "(version unknown)");
-    fprintf(f, "%s; command: `%s`\n", k ? "" : " none", m->command_line);
+            m->cores_online, m->cores_usable, m->kernel, m->version, m->commit, sh.when);
+    for (size_t i = 0; i < sh.n; i++)
+        fprintf(f, "%s %s %s", i ? "," : "", sh.all[i].kind,
+                sh.all[i].version[0] ? sh.all[i].version : "(version unknown)");
+    fprintf(f, "%s; command: `%s`\n", sh.n ? "" : " none", m->command_line);
 }

@@ -207,9 +207,16 @@ json_t *report_load_json(const struct run_result *r);
  * null when m is NULL. */
 json_t *report_meta_json(const struct run_meta *m, uint64_t started_wall_ns,
                          const struct server_version *v, size_t n, bool proxy);
-/* v[0..n) and, when proxy, the proxy, into out (at most max); how many. */
-size_t report_meta_servers(const struct run_meta *m, const struct server_version *v, size_t n,
-                           bool proxy, struct server_version *out, size_t max);
+/* What every form of the meta shows beyond m: the start as ISO 8601 UTC,
+ * and the servers v[0..n) with, when proxy, the proxy. */
+struct report_meta_shown {
+    char when[40];
+    struct server_version all[RESULT_MAX_SERVERS * 2 + 1];
+    size_t n;
+};
+void report_meta_shown(const struct run_meta *m, uint64_t started_wall_ns,
+                       const struct server_version *v, size_t n, bool proxy,
+                       struct report_meta_shown *out);
 /* v's servers into[0..*n) (at most max) unless one of the same kind,
  * version and, when by_address, address is there; without by_address the
  * address is dropped (a matrix's runs each start their own servers). */

@@ -67,6 +67,30 @@ double svg_y(const struct svg_chart *c, double v)
     return c->height - c->bottom - clamp01(axis_pos(&c->y, v)) * (c->height - c->top - c->bottom);
 }
 
+struct svg_axis svg_log_axis(double lo, double hi)
+{
+    if (!(hi > 0)) {
+        lo = 0.1;
+        hi = 1;
+    }
+    struct svg_axis a = {pow(10, floor(log10(lo))), pow(10, ceil(log10(hi))), true};
+    if (a.hi <= a.lo)
+        a.hi = a.lo * 10;
+    return a;
+}
+
+struct svg_chart svg_time_chart(FILE *f, double end_s, double height)
+{
+    return (struct svg_chart){.f = f,
+                              .width = 1000,
+                              .height = height,
+                              .left = 70,
+                              .right = 20,
+                              .top = 24,
+                              .bottom = 40,
+                              .x = {0, end_s, false}};
+}
+
 void svg_begin(struct svg_chart *c, const char *cls, const char *label)
 {
     fprintf(c->f,

@@ -39,6 +39,12 @@ void svg_begin(struct svg_chart *c, const char *cls, const char *label);
 void svg_end(struct svg_chart *c);
 double svg_x(const struct svg_chart *c, double v);
 double svg_y(const struct svg_chart *c, double v);
+/* A log axis from the decade at or below lo to the one at or above hi, at
+ * least one decade wide; 0.1..1 when hi is not > 0 (nothing to show). */
+struct svg_axis svg_log_axis(double lo, double hi);
+/* The frame of every chart over a run's time, report.html's and
+ * compare.html's alike: x from 0 to end_s seconds, y left to the caller. */
+struct svg_chart svg_time_chart(FILE *f, double end_s, double height);
 
 /* Grid lines and tick labels. Linear axes get 1-2-5 steps; log axes
  * decades. fmt turns a tick's value into its label (NULL: "%g"). */

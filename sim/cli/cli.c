@@ -97,6 +97,18 @@ int copy_json_out(const char *src, const char *dst)
     return EXIT_ENV;
 }
 
+int finish_outputs(int rc, const char *dir, const char *name, const char *json_to)
+{
+    if (json_to) {
+        char path[600];
+        snprintf(path, sizeof(path), "%s/%s", dir, name);
+        rc = exit_worse(rc, copy_json_out(path, json_to));
+    }
+    if (fflush(stdout) != 0)
+        rc = exit_worse(rc, EXIT_ENV);
+    return rc;
+}
+
 static int numeric_opt(int c, const char *arg, struct run_opts *o)
 {
     long long v;

@@ -68,6 +68,10 @@ int check_stdout_taken(int csv, const char *json_to);
 /* The file src copied to dst ("-": stdout), for --json; 0, or
  * EXIT_ENV after saying why. */
 int copy_json_out(const char *src, const char *dst);
+/* How compare and matrix end once their files are written: DIR/NAME
+ * copied where --json said (json_to; NULL: nowhere), stdout flushed; rc
+ * made worse by what failed. */
+int finish_outputs(int rc, const char *dir, const char *name, const char *json_to);
 
 enum run_opts_mode { RUN_OPTS_RUN, RUN_OPTS_COMPARE, RUN_OPTS_SHOW };
 /* Options of run, compare (--algorithms instead of --algorithm) and show

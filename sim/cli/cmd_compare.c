@@ -327,13 +327,7 @@ static int compare(const struct run_opts *o, struct plan *p, struct comparison *
     }
     if (o->csv)
         compare_csv(stdout, c);
-    if (o->json_to) {
-        char path[600];
-        snprintf(path, sizeof(path), "%s/compare.json", c->out_dir);
-        rc = exit_worse(rc, copy_json_out(path, o->json_to));
-    }
-    if (fflush(stdout) != 0)
-        rc = exit_worse(rc, EXIT_ENV);
+    rc = finish_outputs(rc, c->out_dir, "compare.json", o->json_to);
     metrics_http_stop(with.metrics_srv, with.metrics_linger); /* the reports are written */
     return rc;
 }

@@ -331,13 +331,7 @@ static int matrix(const struct matrix_opts *o, struct plan *p, struct matrix *m)
     matrix_terminal(o->to_stderr ? stderr : stdout, m);
     if (o->csv)
         matrix_csv(stdout, m);
-    if (o->json_to) {
-        char path[600];
-        snprintf(path, sizeof(path), "%s/matrix.json", m->out_dir);
-        rc = exit_worse(rc, copy_json_out(path, o->json_to));
-    }
-    if (fflush(stdout) != 0)
-        rc = exit_worse(rc, EXIT_ENV);
+    rc = finish_outputs(rc, m->out_dir, "matrix.json", o->json_to);
     metrics_http_stop(live.metrics_srv, live.metrics_linger); /* the reports are written */
     matrix_metrics = NULL;
     return rc;

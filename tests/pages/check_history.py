@@ -119,6 +119,19 @@ def load_reports(doc):
     return out
 
 
+def load_index(folders):
+    """runs/history.json of the current folder, and the report.json of each
+    of folders (runs/F) by realpath, as history.json names them."""
+    with open("runs/history.json") as f:
+        doc = json.load(f)
+    reports = {}
+    for name in folders:
+        path = f"runs/{name}/report.json"
+        with open(path) as f:
+            reports[os.path.realpath(path)] = json.load(f)
+    return doc, reports
+
+
 def check_page(dom, doc, name, h):
     """history.html's DOM against history.json."""
     before = len(h.problems)

@@ -77,14 +77,12 @@ grep -q "^history_probe .*REGRESSION p99" "$tmp/history.out" || fail "the table 
 # history.json: the three oldest first, each with its report.json's figures,
 # the flags as the rule gives them, and the third (the slowed one) flagged.
 "$py" - "$src/tests/pages" "$work" "${folders[@]}" <<'PY' || failed=1
-import json, os, sys
+import os, sys
 sys.path.insert(0, sys.argv[1])
 import check_history
 work, folders = sys.argv[2], sys.argv[3:]
 os.chdir(work)
-doc = json.load(open("runs/history.json"))
-reports = {os.path.realpath(f"runs/{f}/report.json"): json.load(open(f"runs/{f}/report.json"))
-           for f in folders}
+doc, reports = check_history.load_index(folders)
 bad = check_history.index_facts(doc, reports)
 s = doc["series"]
 if [(x["scenario"], x["algorithm"]) for x in s] != [("history_probe", "redis")]:
@@ -127,15 +125,13 @@ fi
 # runs swapped, a flag dropped, a figure changed, a run left out; the page
 # with the flagged row's flag, or its place, lost.
 "$py" - "$src/tests/pages" "$work" "${folders[@]}" <<'PY' || failed=1
-import copy, json, os, re, sys
+import copy, os, re, sys
 sys.path.insert(0, sys.argv[1])
 import check_history
 import html_check as h
 work, folders = sys.argv[2], sys.argv[3:]
 os.chdir(work)
-doc = json.load(open("runs/history.json"))
-reports = {os.path.realpath(f"runs/{f}/report.json"): json.load(open(f"runs/{f}/report.json"))
-           for f in folders}
+doc, reports = check_history.load_index(folders)
 def runs(m):
     return m["series"][0]["runs"]
 mutants = [

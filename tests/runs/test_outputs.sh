@@ -62,14 +62,10 @@ echo "ran    matrix (exit $rc): locklab matrix ROWS --seeds 2 --csv --percentile
 "$py" - "$tmp" "$src/docs/schema" <<'PY' || failed=1
 import csv, json, os, sys
 import jsonschema
+sys.path.insert(0, "tests/lib")
+import check_lines
+from check_lines import fail, ok
 tmp, schemas = sys.argv[1], sys.argv[2]
-bad = False
-def fail(m):
-    global bad
-    bad = True
-    print("FAIL   " + m)
-def ok(m):
-    print("ok     " + m)
 def rows(name):
     with open(os.path.join(tmp, name), newline="") as f:
         return list(csv.reader(f, strict=True))
@@ -104,7 +100,7 @@ else:
         fail(f"csv: acquire errors, ambiguous {acq[8:10]}; report.json {c['acquire_errors']}, {c['acquire_ambiguous']}")
     if rep["operations"]["acquire"]["count"] < 50:
         fail(f"csv: only {rep['operations']['acquire']['count']} acquires: nothing to hold the figures to")
-    if not bad:
+    if not check_lines.failed:
         ok(f"csv: {len(t) - 1} operations, every figure as report.json's (acquire p99.99 {acq[7]} ms)")
 s = rep["summary"]
 if list(s["acquire_ms"]) != ["p50.00", "p99.00", "p99.90", "p99.99"] or s["acquired"] != rep["operations"]["acquire"]["count"]:
@@ -133,7 +129,7 @@ else:
         if got != want or not (close(r[10], p["p50.00"]) and close(r[11], p["p99.00"])) \
                 or list(row["acquire_percentiles"]) != ["p50.00", "p99.00"]:
             fail(f"compare: {r[0]}: {r} against report.json {want} {p}")
-    if not bad:
+    if not check_lines.failed:
         ok("compare: one row per algorithm, held to each report.json")
 
 t = rows("mx.out")
@@ -147,7 +143,7 @@ elif not all(close(r[13], x["acquire_percentiles"]["p99.90"]) and r[3] == x["ver
     fail(f"matrix: rows {t[1:]} against matrix.json {runs}")
 else:
     ok("matrix: one row per seed, held to matrix.json")
-sys.exit(1 if bad else 0)
+check_lines.done()
 PY
 
 # Bad --percentiles: exit 2, one line naming the option and the value,

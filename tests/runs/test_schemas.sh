@@ -114,13 +114,11 @@ import copy, json, os, sys
 import jsonschema
 from jsonschema import Draft202012Validator, validators
 
-schema_dir, tmp = sys.argv[1], sys.argv[2]
-failed = False
+sys.path.insert(0, "tests/lib")
+import check_lines
+from check_lines import fail
 
-def fail(msg):
-    global failed
-    failed = True
-    print("FAIL   " + msg)
+schema_dir, tmp = sys.argv[1], sys.argv[2]
 
 # JSON has one number type; jansson writes integers without a fraction.
 # Make "integer" mean exactly that, so a count written as 3.0 is drift too.
@@ -420,7 +418,7 @@ for kind, docs, mutants in bases:
         else:
             fail(f"self-check: a {kind} with {what} passes the schema")
 
-sys.exit(1 if failed else 0)
+check_lines.done()
 PY
 
 if [ "$failed" -ne 0 ]; then

@@ -23,22 +23,29 @@
 static void test_buckets(void **state)
 {
     (void)state;
-    assert_int_equal(begun_bucket(0), 0);
-    assert_int_equal(begun_bucket(15), 15);
-    assert_int_equal(begun_bucket(16), 16);
-    assert_int_equal(begun_bucket(17), 16);
-    assert_int_equal(begun_bucket(18), 17);
-    assert_int_equal(begun_bucket(31), 23);
-    assert_int_equal(begun_bucket(32), 24);
-    assert_int_equal(begun_bucket_top(24), 35);
-    assert_int_equal(begun_bucket(1000), 63);
-    assert_int_equal(begun_bucket_top(63), 1023);
-    assert_int_equal(begun_bucket(2000000), 151);
-    assert_int_equal(begun_bucket_top(151), 2097151);
-    /* the last bucket takes anything longer */
-    assert_int_equal(begun_bucket((1ULL << 36) - 1), BEGUN_BUCKETS - 1);
-    assert_int_equal(begun_bucket(1ULL << 50), BEGUN_BUCKETS - 1);
-    assert_int_equal(begun_bucket_top(BEGUN_BUCKETS - 1), (1ULL << 36) - 1);
+    /* the last two: the last bucket takes anything longer */
+    static const struct {
+        uint64_t us;
+        size_t bucket;
+    } in[] = {{0, 0},
+              {15, 15},
+              {16, 16},
+              {17, 16},
+              {18, 17},
+              {31, 23},
+              {32, 24},
+              {1000, 63},
+              {2000000, 151},
+              {(1ULL << 36) - 1, BEGUN_BUCKETS - 1},
+              {1ULL << 50, BEGUN_BUCKETS - 1}};
+    static const struct {
+        size_t bucket;
+        uint64_t top;
+    } tops[] = {{24, 35}, {63, 1023}, {151, 2097151}, {BEGUN_BUCKETS - 1, (1ULL << 36) - 1}};
+    for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++)
+        assert_int_equal(begun_bucket(in[i].us), in[i].bucket);
+    for (size_t i = 0; i < sizeof(tops) / sizeof(tops[0]); i++)
+        assert_int_equal(begun_bucket_top(tops[i].bucket), tops[i].top);
     /* every bucket starts one past the top of the one before */
     for (size_t k = 1; k < BEGUN_BUCKETS; k++)
         assert_int_equal(begun_bucket(begun_bucket_top(k - 1) + 1), k);

@@ -21,6 +21,28 @@
 #include "sim/engine/live.h"
 #include "sim/record/histogram.h"
 
+/* An in-memory FILE for a renderer; its text is read once it is closed. */
+struct capture {
+    char *text;
+    size_t len;
+    FILE *f;
+};
+
+static FILE *capture_open(struct capture *c)
+{
+    c->text = NULL;
+    c->len = 0;
+    c->f = open_memstream(&c->text, &c->len);
+    assert_non_null(c->f);
+    return c->f;
+}
+
+static const char *capture_text(struct capture *c)
+{
+    fclose(c->f);
+    return c->text;
+}
+
 static void percentiles_read_as_memtier_spells_them(void **state)
 {
     (void)state;
@@ -98,12 +120,9 @@ static void run_csv_is_exact(void **state)
     const double pct[] = {50, 99, 99.9, 100};
     memcpy(r->percentiles, pct, sizeof(pct));
     r->n_percentiles = 4;
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    assert_non_null(f);
-    report_csv(f, r);
-    fclose(f);
+    struct capture out;
+    report_csv(capture_open(&out), r);
+    const char *text = capture_text(&out);
     assert_string_equal(text, "operation,count,per_second,mean_ms,p50_ms,p99_ms,p99.9_ms,p100_ms,"
                               "errors,ambiguous\n"
                               "acquire,999,499.500,0.500,0.500,0.990,0.999,0.999,3,2\n"
@@ -111,7 +130,7 @@ static void run_csv_is_exact(void **state)
                               "release,0,0.000,,,,,,0,0\n"
                               "hold,0,0.000,,,,,,,\n"
                               "step,0,0.000,,,,,,,\n");
-    free(text);
+    free(out.text);
     for (int k = 0; k < OP_COUNT; k++)
         histogram_free(r->ops[k]);
     free(r);
@@ -140,12 +159,9 @@ static void compare_csv_quotes_what_it_must(void **state)
     snprintf(b->algorithm, sizeof(b->algorithm), "redlock");
     snprintf(b->verdict, sizeof(b->verdict), "NOT RUN");
     snprintf(b->note, sizeof(b->note), "the scenario checks fencing tokens (\"fencing\": true)");
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    assert_non_null(f);
-    compare_csv(f, c);
-    fclose(f);
+    struct capture out;
+    compare_csv(capture_open(&out), c);
+    const char *text = capture_text(&out);
     assert_string_equal(
         text, "algorithm,verdict,safe,violations,elapsed_s,steps,acquired,busy,errors,per_second,"
               "p50_ms,p90_ms,p99_ms,p99.9_ms,p100_ms,fenced_pairs,rejected_accesses,"
@@ -154,7 +170,7 @@ static void compare_csv_quotes_what_it_must(void **state)
               "\"runs/x,y/redis\",\n"
               "redlock,NOT RUN,,,,,,,,,,,,,,,,,,\"the scenario checks fencing tokens "
               "(\"\"fencing\"\": true)\"\n");
-    free(text);
+    free(out.text);
     free(c);
 }
 
@@ -183,19 +199,16 @@ static void compare_table_shows_the_chosen_percentiles(void **state)
     snprintf(b->verdict, sizeof(b->verdict), "PASS");
     b->ran = true;
     b->safety.safe = true;
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    assert_non_null(f);
-    compare_terminal(f, c);
-    fclose(f);
+    struct capture out;
+    compare_terminal(capture_open(&out), c);
+    const char *text = capture_text(&out);
     assert_non_null(strstr(text, "\nalgorithm          qps    p50 ms p99.999 ms  max/min    failed "
                                  "violations  verdict      invariants\n"
                                  "redis              0.0     0.125    507.714        -         0 "
                                  "         0  PASS (safe)  \n"
                                  "zookeeper          0.0         -          -        -         0 "
                                  "         0  PASS (safe)  \n"));
-    free(text);
+    free(out.text);
     free(s);
     free(c);
 }

@@ -72,31 +72,33 @@ static void init_keeps_argv_and_the_build(void **state)
 static void versions_read_from_answers(void **state)
 {
     (void)state;
-    struct server_version v = {0};
-    assert_int_equal(fleet_version_field("$2000\r\n# Server\r\nredis_version:7.0.15\r\n"
-                                         "redis_git_sha1:00000000\r\n",
-                                         "redis_version:", NULL, &v),
-                     0);
-    assert_string_equal(v.version, "7.0.15");
-    assert_string_equal(v.answer, "redis_version:7.0.15");
-    memset(&v, 0, sizeof(v));
-    assert_int_equal(fleet_version_field("Zookeeper version: 3.8.0-1, built on 2024-12-29 17:54 "
-                                         "UTC\nLatency min/avg/max: 0/0.0/0\n",
-                                         "Zookeeper version:", ",", &v),
-                     0);
-    assert_string_equal(v.version, "3.8.0-1");
-    assert_string_equal(v.answer, "Zookeeper version: 3.8.0-1, built on 2024-12-29 17:54 UTC");
-    memset(&v, 0, sizeof(v));
-    assert_int_equal(fleet_version_field("srvr is not executed because it is not in the "
-                                         "whitelist.\n",
-                                         "Zookeeper version:", ",", &v),
-                     -1);
-    assert_string_equal(v.version, "");
-    assert_string_equal(v.why, "no Zookeeper version: in its answer: srvr is not executed "
-                               "because it is not in the whitelist.");
-    memset(&v, 0, sizeof(v));
-    assert_int_equal(fleet_version_field("redis_version:\r\n", "redis_version:", NULL, &v), -1);
-    assert_string_equal(v.why, "an empty redis_version: in its answer");
+    static const struct {
+        const char *answer, *key, *end;
+        int rc;
+        const char *version, *answer_kept, *why;
+    } cases[] = {
+        {"$2000\r\n# Server\r\nredis_version:7.0.15\r\nredis_git_sha1:00000000\r\n",
+         "redis_version:", NULL, 0, "7.0.15", "redis_version:7.0.15", ""},
+        {"Zookeeper version: 3.8.0-1, built on 2024-12-29 17:54 UTC\nLatency min/avg/max: "
+         "0/0.0/0\n",
+         "Zookeeper version:", ",", 0, "3.8.0-1",
+         "Zookeeper version: 3.8.0-1, built on 2024-12-29 17:54 UTC", ""},
+        {"srvr is not executed because it is not in the whitelist.\n", "Zookeeper version:", ",",
+         -1, "", NULL,
+         "no Zookeeper version: in its answer: srvr is not executed because it is not in the "
+         "whitelist."},
+        {"redis_version:\r\n", "redis_version:", NULL, -1, "", NULL,
+         "an empty redis_version: in its answer"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct server_version v = {0};
+        assert_int_equal(fleet_version_field(cases[i].answer, cases[i].key, cases[i].end, &v),
+                         cases[i].rc);
+        assert_string_equal(v.version, cases[i].version);
+        if (cases[i].answer_kept)
+            assert_string_equal(v.answer, cases[i].answer_kept);
+        assert_string_equal(v.why, cases[i].why);
+    }
 }
 
 int main(void)
