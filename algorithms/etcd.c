@@ -65,10 +65,9 @@ struct etcd_lock {
     int64_t lease;          /* 0: none yet, or the last one is gone */
     uint32_t lease_s;       /* its TTL */
     uint64_t kept_alive_ms; /* lock_now_ms() of its last grant or keepalive */
-    /* own keys whose delete got no answer, under lease orphan_lease */
+    /* own keys whose delete got no answer, all on the lease above */
     char (*orphans)[ETCD_KEY_MAX];
     size_t n_orphans, cap_orphans;
-    int64_t orphan_lease;
 };
 
 static struct etcd_lock *me(struct lock_client *c)
@@ -77,6 +76,14 @@ static struct etcd_lock *me(struct lock_client *c)
 }
 
 static int grant_lease(struct lock_client *c, uint32_t ttl_ms, uint32_t wait_ms);
+
+/* The lease is known gone (expired, revoked): every key on it went with
+ * it, so did the ones whose delete got no answer. */
+static void forget_lease(struct etcd_lock *l)
+{
+    l->lease = 0;
+    l->n_orphans = 0;
+}
 
 static int etcd_connect(struct lock_client *c)
 {
@@ -198,7 +205,7 @@ static void keep_alive_due(struct lock_client *c)
     if (l->lease == 0 || lock_now_ms() < l->kept_alive_ms + l->lease_s * 1000u / 3)
         return;
     if (keep_alive(c) == 0)
-        l->lease = 0;
+        forget_lease(l);
 }
 
 /* The range of every key under prefix: first created (ASCEND) or, with
@@ -271,8 +278,6 @@ static enum lock_result delete_own(struct lock_client *c, const char *key, size_
     enum lock_result r = delete_key(c, key, klen);
     if (r != LOCK_ERR)
         return r;
-    if (l->n_orphans && l->orphan_lease != l->lease)
-        l->n_orphans = 0; /* the old lease's keys went with it */
     if (l->n_orphans == l->cap_orphans) {
         size_t cap = l->cap_orphans ? 2 * l->cap_orphans : 4;
         char(*more)[ETCD_KEY_MAX] = realloc(l->orphans, cap * sizeof(*more));
@@ -283,7 +288,6 @@ static enum lock_result delete_own(struct lock_client *c, const char *key, size_
     }
     memcpy(l->orphans[l->n_orphans], key, klen);
     l->orphans[l->n_orphans++][klen] = '\0';
-    l->orphan_lease = l->lease;
     return r;
 }
 
@@ -292,8 +296,6 @@ static enum lock_result delete_own(struct lock_client *c, const char *key, size_
 static int flush_orphans(struct lock_client *c)
 {
     struct etcd_lock *l = me(c);
-    if (l->n_orphans && l->orphan_lease != l->lease)
-        l->n_orphans = 0;
     while (l->n_orphans) {
         const char *key = l->orphans[l->n_orphans - 1];
         if (delete_key(c, key, strlen(key)) == LOCK_ERR) {
@@ -422,7 +424,7 @@ static enum lock_result etcd_acquire(struct lock_client *c, const char *key, siz
         if (owner < 0 && !lease_gone)
             return LOCK_ERR;
         if (lease_gone)
-            l->lease = 0; /* the session is gone: a new one, once */
+            forget_lease(l); /* the session is gone: a new one, once */
     }
     if (owner < 0)
         return LOCK_ERR;
@@ -435,7 +437,7 @@ static enum lock_result etcd_acquire(struct lock_client *c, const char *key, siz
             int there = key_exists(c, mine, klen);
             if (there <= 0) {
                 if (there == 0) {
-                    l->lease = 0; /* ErrSessionExpired: this session is over */
+                    forget_lease(l); /* ErrSessionExpired: this session is over */
                     lock_set_error(c, LOCK_ERR_REFUSED,
                                    "etcd: the lease expired while waiting: %s is gone", mine);
                 }
@@ -473,7 +475,7 @@ static enum lock_result etcd_renew(struct lock_client *c, struct lock_grant *g)
     if (rc < 0)
         return LOCK_ERR;
     if (rc == 0) {
-        l->lease = 0;
+        forget_lease(l);
         return LOCK_LOST;
     }
     g->validity_ms = l->lease_s * 1000u;
