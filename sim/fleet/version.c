@@ -11,19 +11,17 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "sim/fleet/fleet.h"
 #include "sim/fleet/server_kind.h"
+#include "sim/record/clock.h"
 
 #define ASK_MS 2000 /* a server that serves answers in well under a millisecond */
 
 static int64_t now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return (int64_t)(clock_mono_ns() / 1000000u);
 }
 
 /* A connected socket to host:port, or -1 with why. */
