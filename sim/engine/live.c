@@ -5,6 +5,8 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "sim/record/log_bucket.h"
+
 /* Prometheus's default bounds (0.005 s to 10 s) and three below them: a
  * lock on loopback answers in well under a millisecond. */
 const uint64_t live_le_us[LIVE_LE_COUNT] = {500,     1000,    2500,    5000,    10000,
@@ -18,22 +20,16 @@ static inline void bump(atomic_uint_least64_t *c, uint64_t by)
                           memory_order_relaxed);
 }
 
+/* 4 per power of two (see live.h); a longer wait counts in the last. */
 static unsigned bucket_of(uint64_t us)
 {
-    if (us < 4)
-        return (unsigned)us;
-    unsigned p = 63u - (unsigned)__builtin_clzll(us); /* floor(log2(us)) >= 2 */
-    unsigned idx = 4u * (p - 1u) + (unsigned)((us >> (p - 2u)) & 3u);
-    return idx < LIVE_BUCKETS ? idx : LIVE_BUCKETS - 1;
+    size_t idx = log_bucket(us, 2);
+    return idx < LIVE_BUCKETS ? (unsigned)idx : LIVE_BUCKETS - 1;
 }
 
 static uint64_t upper_edge(unsigned idx)
 {
-    if (idx < 4)
-        return idx;
-    unsigned p = idx / 4u + 1u, sub = idx % 4u;
-    uint64_t lower = (uint64_t)(4u + sub) << (p - 2u);
-    return lower + ((uint64_t)1 << (p - 2u)) - 1u;
+    return log_bucket_top(idx, 2);
 }
 
 void live_record(struct live_window *w, uint64_t second, uint64_t us)

@@ -70,26 +70,39 @@ static int64_t stat_ticks(const char *name, long *ppid)
     return (int64_t)(ut + st);
 }
 
-int64_t settle_cpu_ms(int pid)
+void settle_cpu_ms_each(const int *pids, size_t n, int64_t *ms)
 {
     char name[24];
     long ppid;
-    snprintf(name, sizeof(name), "%d", pid);
-    int64_t ticks = stat_ticks(name, &ppid);
-    if (ticks < 0)
-        return -1;
-    DIR *d = opendir("/proc");
+    size_t live = 0;
+    for (size_t i = 0; i < n; i++) {
+        snprintf(name, sizeof(name), "%d", pids[i]);
+        ms[i] = stat_ticks(name, &ppid);
+        live += ms[i] >= 0;
+    }
+    /* one pass over /proc for their children, whatever the number of pids */
+    DIR *d = live ? opendir("/proc") : NULL;
     for (struct dirent *e = d ? readdir(d) : NULL; e; e = readdir(d)) {
         if (e->d_name[0] < '1' || e->d_name[0] > '9')
             continue;
         int64_t t = stat_ticks(e->d_name, &ppid);
-        if (t > 0 && ppid == pid)
-            ticks += t;
+        for (size_t i = 0; t > 0 && i < n; i++)
+            if (ms[i] >= 0 && ppid == pids[i])
+                ms[i] += t;
     }
     if (d)
         closedir(d);
     long hz = sysconf(_SC_CLK_TCK);
-    return ticks * 1000 / (hz > 0 ? hz : 100);
+    for (size_t i = 0; i < n; i++)
+        if (ms[i] >= 0)
+            ms[i] = ms[i] * 1000 / (hz > 0 ? hz : 100);
+}
+
+int64_t settle_cpu_ms(int pid)
+{
+    int64_t ms;
+    settle_cpu_ms_each(&pid, 1, &ms);
+    return ms;
 }
 
 static uint64_t now_ms(void)
@@ -99,10 +112,13 @@ static uint64_t now_ms(void)
 
 static void sample_all(const struct cluster *cl, const size_t *idx, size_t n, uint64_t *cpu)
 {
-    for (size_t i = 0; i < n; i++) {
-        int64_t ms = settle_cpu_ms((int)cl->srv[idx[i]].pid);
-        cpu[i] = ms > 0 ? (uint64_t)ms : 0; /* gone: it does nothing more */
-    }
+    int pids[CLUSTER_MAX_SERVERS] = {0};
+    int64_t ms[CLUSTER_MAX_SERVERS];
+    for (size_t i = 0; i < n; i++)
+        pids[i] = (int)cl->srv[idx[i]].pid;
+    settle_cpu_ms_each(pids, n, ms);
+    for (size_t i = 0; i < n; i++)
+        cpu[i] = ms[i] > 0 ? (uint64_t)ms[i] : 0; /* gone: it does nothing more */
 }
 
 static void append(char *buf, size_t len, const char *text)

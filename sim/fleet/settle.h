@@ -59,6 +59,8 @@ struct settle_report {
 /* Utime + stime of pid and of its live children, in ms; -1 when pid is
  * gone. */
 int64_t settle_cpu_ms(int pid);
+/* The same for pids[0..n), into ms[0..n), in one pass over /proc. */
+void settle_cpu_ms_each(const int *pids, size_t n, int64_t *ms);
 
 /* Wait until every running managed server of cl is quiet, or max_ms, or
  * stop (NULL: never) says non-zero (a Ctrl-C: SETTLE_BUSY, the wait cut

@@ -11,19 +11,17 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "sim/fleet/fleet.h"
 #include "sim/fleet/server_kind.h"
+#include "sim/record/clock.h"
 
 #define ASK_MS 2000 /* a server that serves answers in well under a millisecond */
 
 static int64_t now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return (int64_t)(clock_mono_ns() / 1000000u);
 }
 
 /* A connected socket to host:port, or -1 with why. */
@@ -122,18 +120,16 @@ int fleet_version_field(const char *reply, const char *field, const char *stop,
 void fleet_version(struct fleet *f, const char *kind, const char *host, int port,
                    struct server_version *v)
 {
+    char address[sizeof(v->address)];
+    snprintf(address, sizeof(address), "%s:%d", host, port);
     for (size_t i = 0; i < f->n_known; i++)
-        if (f->known[i].address[0] && strcmp(f->known[i].kind, kind) == 0) {
-            char address[sizeof(v->address)];
-            snprintf(address, sizeof(address), "%s:%d", host, port);
-            if (strcmp(f->known[i].address, address) == 0) {
-                *v = f->known[i];
-                return;
-            }
+        if (strcmp(f->known[i].kind, kind) == 0 && strcmp(f->known[i].address, address) == 0) {
+            *v = f->known[i];
+            return;
         }
     memset(v, 0, sizeof(*v));
     snprintf(v->kind, sizeof(v->kind), "%s", kind);
-    snprintf(v->address, sizeof(v->address), "%s:%d", host, port);
+    memcpy(v->address, address, sizeof(address));
     const struct server_kind *k = server_kind_find(kind);
     if (k == NULL || k->version == NULL)
         snprintf(v->why, sizeof(v->why), "locklab does not ask %s servers their version", kind);

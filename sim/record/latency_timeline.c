@@ -9,6 +9,7 @@
 #include "sim/record/histogram.h"
 #include "sim/record/history.h"
 #include "sim/record/intervals.h"
+#include "sim/record/log_bucket.h"
 #include "sim/record/measures.h"
 
 struct timeline {
@@ -56,27 +57,14 @@ struct begun_timeline {
     uint64_t *begin_ns; /* per client: when its open acquire began */
 };
 
-static int top_bit(uint64_t v)
-{
-    return 63 - __builtin_clzll(v);
-}
-
 size_t begun_bucket(uint64_t us)
 {
-    if (us < 16)
-        return (size_t)us;
-    if (us > BEGUN_TOP)
-        us = BEGUN_TOP;
-    int e = top_bit(us); /* 4 .. 35 */
-    return 16 + (size_t)(e - 4) * 8 + (size_t)((us >> (e - 3)) - 8);
+    return log_bucket(us < BEGUN_TOP ? us : BEGUN_TOP, 3);
 }
 
 uint64_t begun_bucket_top(size_t bucket)
 {
-    if (bucket < 16)
-        return bucket;
-    size_t e = (bucket - 16) / 8 + 4, sub = (bucket - 16) % 8;
-    return ((uint64_t)(8 + sub + 1) << (e - 3)) - 1;
+    return log_bucket_top(bucket, 3);
 }
 
 struct begun_timeline *begun_new(uint64_t t0_ns, size_t seconds, uint32_t clients)
