@@ -54,3 +54,6 @@ thread_ticks() {
   done
   echo 0
 }
+
+# The median of the numbers on stdin, one a line; nothing for none.
+median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }

@@ -69,8 +69,8 @@ for r in $(seq "$rounds"); do
     "$d_us" "$p_us" "$cpu" "$d_p50" "$p_p50" "$add"
   ratios+=("$ratio") added+=("$add") cores+=("$p_core") cpus+=("$cpu")
 done
-m_ratio=$(printf '%s\n' "${ratios[@]}" | sort -n | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
-m_added=$(printf '%s\n' "${added[@]}" | sort -n | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
-m_core=$(printf '%s\n' "${cores[@]}" | sort -n | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
-m_cpu=$(printf '%s\n' "${cpus[@]}" | sort -n | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+m_ratio=$(printf '%s\n' "${ratios[@]}" | median)
+m_added=$(printf '%s\n' "${added[@]}" | median)
+m_core=$(printf '%s\n' "${cores[@]}" | median)
+m_cpu=$(printf '%s\n' "${cpus[@]}" | median)
 echo "median over $rounds rounds: rate through the proxy / direct $m_ratio (target >= 0.9), CPU per cycle direct / proxied $m_cpu, the proxy's thread ${m_core} of a core; acquire p50 added ${m_added} us (Toxiproxy claims < 100 us)"

@@ -106,7 +106,6 @@ if start_relay sockmap; then
 else
   echo "sockmap not measured: $(head -1 "$work/relay.err")"
 fi
-median() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 echo "redis-server on 127.0.0.1:$port; $clients clients; $secs s per run; each path: rate / direct (CPU per cycle direct / path) the hop's own us per cycle"
 printf '%-6s %11s %9s' round direct_rps direct_us
 for p in "${paths[@]}"; do printf ' %21s' "$p"; done

@@ -148,7 +148,10 @@ if "$bin" history "$tmp" --out "$tmp/history" >"$tmp/history.log" 2>&1; then
   "$py" - "$src/tests/pages" "$tmp" <<'PY' || failed=1
 import json, os, sys
 sys.path.insert(0, sys.argv[1])
+sys.path.insert(0, "tests/lib")
 import check_history
+import check_lines
+from check_lines import fail, ok
 tmp = sys.argv[2]
 found = {}
 for root, dirs, files in os.walk(tmp):
@@ -157,13 +160,12 @@ for root, dirs, files in os.walk(tmp):
             open(os.path.join(root, "report.json")))
         dirs[:] = []
 doc = json.load(open(os.path.join(tmp, "history", "history.json")))
-bad = check_history.index_facts(doc, found)
-for b in bad:
-    print("FAIL   history.json: " + b)
-if not bad:
-    print(f"ok     locklab history: {doc['runs']} runs in {len(doc['series'])} series, matrix and "
-          f"compare folders included, each as its report.json")
-sys.exit(1 if bad else 0)
+for b in check_history.index_facts(doc, found):
+    fail("history.json: " + b)
+if not check_lines.failed:
+    ok(f"locklab history: {doc['runs']} runs in {len(doc['series'])} series, matrix and "
+       f"compare folders included, each as its report.json")
+check_lines.done()
 PY
 else
   echo "FAIL   locklab history $tmp: $(cat "$tmp/history.log")"

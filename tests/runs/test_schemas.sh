@@ -293,7 +293,7 @@ for name in sorted(os.listdir(tmp)):
 # history.json: the schema, and each run as its report.json, every report
 # found above indexed once, the flags as the rule gives them
 # (tests/pages/check_history.py works the rule out again).
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(schema_dir)), "tests", "pages"))
+sys.path.insert(0, "tests/pages")
 import check_history
 history = load("history.json")
 if history is not None:
