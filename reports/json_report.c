@@ -62,15 +62,7 @@ static json_t *checker_json(const struct run_result *r)
     for (size_t i = 0; i < c->n_list; i++) {
         const struct violation *v = &c->list[i];
         const struct section *a = violation_first(r, v), *b = violation_second(r, v);
-        json_t *faults = json_array();
-        for (size_t k = 0; k < v->n_faults && k < CHECK_MAX_FAULTS_PER_VIOLATION; k++) {
-            const struct fault_span *f = &r->spans[v->faults[k]];
-            json_t *one =
-                json_pack("{s:s, s:i}", "type", fault_type_name(f->type), "client", f->client);
-            if (f->servers < r->hist.n_notes)
-                json_object_set_new(one, "servers", json_string(r->hist.notes[f->servers]));
-            json_array_append_new(faults, one);
-        }
+        json_t *faults = report_fault_spans_json(r, v->faults, v->n_faults);
         json_t *one = json_pack("{s:s, s:b, s:f, s:o, s:o, s:o, s:f}", "key", r->hist.keys[a->key],
                                 "fenced", v->fenced, "overlap_ms", (double)v->overlap_ns / 1e6, "a",
                                 section_json(r, a), "b", section_json(r, b), "faults", faults,
