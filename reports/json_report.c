@@ -230,11 +230,8 @@ static json_t *summary_json(const struct run_result *r, const struct report_safe
 {
     const struct histogram *h = r->ops[OP_ACQUIRE];
     uint64_t n = (uint64_t)h->total_count;
-    const double *pct;
-    size_t n_pct = report_chosen_percentiles(r, &pct);
     double ms[RESULT_MAX_PERCENTILES];
-    for (size_t i = 0; i < n_pct && n; i++)
-        ms[i] = (double)histogram_percentile(h, pct[i]) / 1000.0;
+    report_chosen_ms(r, h, ms);
     return json_pack("{s:s, s:b, s:I, s:f, s:I, s:I, s:f, s:o}", "verdict", report_verdict(r),
                      "safe", safety->safe, "violations", (json_int_t)r->check.violations,
                      "elapsed_s", r->elapsed_s, "steps", (json_int_t)r->stat[ST_STEPS], "acquired",
