@@ -37,13 +37,9 @@ void compare_row_fill(struct compare_row *row, const struct run_result *r)
     row->steps = r->stat[ST_STEPS];
     row->qps = result_qps(r, row->acquired);
     const struct histogram *h = r->ops[OP_ACQUIRE];
-    row->has_latency = h && h->total_count > 0;
+    row->has_latency = report_chosen_ms(r, h, row->acquire_pct_ms);
     for (size_t i = 0; i < REPORT_N_PERCENTILES && row->has_latency; i++)
         row->acquire_ms[i] = (double)histogram_percentile(h, report_percentiles[i]) / 1000.0;
-    const double *pct;
-    size_t n_pct = report_chosen_percentiles(r, &pct);
-    for (size_t i = 0; i < n_pct && row->has_latency; i++)
-        row->acquire_pct_ms[i] = (double)histogram_percentile(h, pct[i]) / 1000.0;
     free(report_fairness(r, &row->fairness));
     row->violations = r->check.violations;
     row->fenced_pairs = r->check.fenced_pairs;

@@ -93,10 +93,7 @@ void report_csv(FILE *f, const struct run_result *r)
         const struct histogram *h = r->ops[k];
         uint64_t n = (uint64_t)h->total_count;
         double ms[RESULT_MAX_PERCENTILES];
-        const double *pct;
-        size_t n_pct = report_chosen_percentiles(r, &pct);
-        for (size_t i = 0; i < n_pct && n; i++)
-            ms[i] = (double)histogram_percentile(h, pct[i]) / 1000.0;
+        report_chosen_ms(r, h, ms);
         field(f, true, report_op_name(k));
         field_u64(f, n);
         fprintf(f, ",%.3f", result_qps(r, n));

@@ -62,15 +62,7 @@ static json_t *checker_json(const struct run_result *r)
     for (size_t i = 0; i < c->n_list; i++) {
         const struct violation *v = &c->list[i];
         const struct section *a = violation_first(r, v), *b = violation_second(r, v);
-        json_t *faults = json_array();
-        for (size_t k = 0; k < v->n_faults && k < CHECK_MAX_FAULTS_PER_VIOLATION; k++) {
-            const struct fault_span *f = &r->spans[v->faults[k]];
-            json_t *one =
-                json_pack("{s:s, s:i}", "type", fault_type_name(f->type), "client", f->client);
-            if (f->servers < r->hist.n_notes)
-                json_object_set_new(one, "servers", json_string(r->hist.notes[f->servers]));
-            json_array_append_new(faults, one);
-        }
+        json_t *faults = report_fault_spans_json(r, v->faults, v->n_faults);
         json_t *one = json_pack("{s:s, s:b, s:f, s:o, s:o, s:o, s:f}", "key", r->hist.keys[a->key],
                                 "fenced", v->fenced, "overlap_ms", (double)v->overlap_ns / 1e6, "a",
                                 section_json(r, a), "b", section_json(r, b), "faults", faults,
@@ -238,11 +230,8 @@ static json_t *summary_json(const struct run_result *r, const struct report_safe
 {
     const struct histogram *h = r->ops[OP_ACQUIRE];
     uint64_t n = (uint64_t)h->total_count;
-    const double *pct;
-    size_t n_pct = report_chosen_percentiles(r, &pct);
     double ms[RESULT_MAX_PERCENTILES];
-    for (size_t i = 0; i < n_pct && n; i++)
-        ms[i] = (double)histogram_percentile(h, pct[i]) / 1000.0;
+    report_chosen_ms(r, h, ms);
     return json_pack("{s:s, s:b, s:I, s:f, s:I, s:I, s:f, s:o}", "verdict", report_verdict(r),
                      "safe", safety->safe, "violations", (json_int_t)r->check.violations,
                      "elapsed_s", r->elapsed_s, "steps", (json_int_t)r->stat[ST_STEPS], "acquired",

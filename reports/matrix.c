@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "reports/report.h"
-#include "sim/record/histogram.h"
 
 #define SCHEMA "locklab.matrix/1"
 
@@ -73,12 +72,7 @@ void matrix_run_fill(struct matrix_run *m, const struct run_result *r)
             m->recovery_ms = (double)a->recovery_ns / 1e6;
     }
     m->stuck_ms = r->n_stuck ? (double)r->stuck[0].longest_ns / 1e6 : 0;
-    const struct histogram *h = r->ops[OP_ACQUIRE];
-    const double *pct;
-    size_t n_pct = report_chosen_percentiles(r, &pct);
-    m->has_latency = h && h->total_count > 0;
-    for (size_t i = 0; i < n_pct && m->has_latency; i++)
-        m->acquire_pct_ms[i] = (double)histogram_percentile(h, pct[i]) / 1000.0;
+    m->has_latency = report_chosen_ms(r, r->ops[OP_ACQUIRE], m->acquire_pct_ms);
 }
 
 size_t matrix_rows_matched(const struct matrix *m)

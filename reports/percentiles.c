@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "reports/report.h"
+#include "sim/record/histogram.h"
 
 size_t report_percentiles_or_default(const double *set, size_t n, const double **p)
 {
@@ -20,6 +21,17 @@ size_t report_percentiles_or_default(const double *set, size_t n, const double *
 size_t report_chosen_percentiles(const struct run_result *r, const double **p)
 {
     return report_percentiles_or_default(r->percentiles, r->n_percentiles, p);
+}
+
+bool report_chosen_ms(const struct run_result *r, const struct histogram *h, double *ms)
+{
+    if (h == NULL || h->total_count == 0)
+        return false;
+    const double *pct;
+    size_t n = report_chosen_percentiles(r, &pct);
+    for (size_t i = 0; i < n; i++)
+        ms[i] = (double)histogram_percentile(h, pct[i]) / 1000.0;
+    return true;
 }
 
 /* One number of the list, decimal only (no hex, inf, nan or blanks, which

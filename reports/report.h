@@ -47,6 +47,9 @@ extern const double report_percentiles[REPORT_N_PERCENTILES];
 /* The percentiles r shows (r->percentiles, or report_percentiles when
  * none was chosen) into *p; their count. */
 size_t report_chosen_percentiles(const struct run_result *r, const double **p);
+/* The percentiles r shows of h, in ms, into ms (room for
+ * RESULT_MAX_PERCENTILES) when h counted a sample; whether it did. */
+bool report_chosen_ms(const struct run_result *r, const struct histogram *h, double *ms);
 /* The same for a set kept elsewhere (a comparison's, a matrix's). */
 size_t report_percentiles_or_default(const double *set, size_t n, const double **p);
 /* --percentiles' value, memtier's spelling "50,99,99.9,99.99": at most

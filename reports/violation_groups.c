@@ -83,11 +83,11 @@ static json_t *stale_json(const struct run_result *r, const struct section *s)
                      report_rel_s(r, s->to_ns), "effect", report_effect_name(s->effect));
 }
 
-static json_t *faults_json(const struct run_result *r, const struct violation_group *g)
+json_t *report_fault_spans_json(const struct run_result *r, const size_t *faults, size_t n)
 {
     json_t *a = json_array();
-    for (size_t k = 0; k < g->n_faults && k < CHECK_MAX_FAULTS_PER_VIOLATION; k++) {
-        const struct fault_span *f = &r->spans[g->faults[k]];
+    for (size_t k = 0; k < n && k < CHECK_MAX_FAULTS_PER_VIOLATION; k++) {
+        const struct fault_span *f = &r->spans[faults[k]];
         json_t *one =
             json_pack("{s:s, s:i}", "type", fault_type_name(f->type), "client", f->client);
         if (f->servers < r->hist.n_notes)
@@ -120,9 +120,9 @@ json_t *report_groups_json(const struct run_result *r, size_t drawn_max)
             end ? json_real(report_rel_s(r, end)) : json_null(), "pairs", (json_int_t)g->pairs,
             "first_s", report_rel_s(r, g->first_ns), "last_s", report_rel_s(r, g->last_ns),
             "reach_s", report_rel_s(r, g->reach_ns), "holders", holders, "holders_more",
-            g->more_holders, "faults", faults_json(r, g), "host_stall_ms",
-            (double)g->stall_ns / 1e6, "listed", (json_int_t)listed, "drawn", is_drawn, "cause",
-            report_group_cause(r, g, cause, sizeof(cause)));
+            g->more_holders, "faults", report_fault_spans_json(r, g->faults, g->n_faults),
+            "host_stall_ms", (double)g->stall_ns / 1e6, "listed", (json_int_t)listed, "drawn",
+            is_drawn, "cause", report_group_cause(r, g, cause, sizeof(cause)));
         if (g->stall_ns)
             json_object_set_new(one, "host_stall_at_s",
                                 json_real(report_rel_s(r, g->stall_from_ns)));

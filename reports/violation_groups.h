@@ -27,6 +27,9 @@ const char *report_group_holders(const struct violation_group *g, char *buf, siz
 /* Whether listed pair v is one of g's: its first holder is g's. */
 bool report_pair_in_group(const struct run_result *r, const struct violation *v,
                           const struct violation_group *g);
+/* The fault spans at faults[0..n) (at most CHECK_MAX_FAULTS_PER_VIOLATION)
+ * as report.json gives them: type, client, servers when noted. */
+json_t *report_fault_spans_json(const struct run_result *r, const size_t *faults, size_t n);
 /* "violation_groups" of report.json (docs/report-json.md); drawn_max: how
  * many report.html draws (groups_drawn). */
 json_t *report_groups_json(const struct run_result *r, size_t drawn_max);
