@@ -494,6 +494,8 @@ const struct lock_ops etcd_ops = {
     .server = "etcd",
     .gives_token = true,
     .keeps_lease_alive = true,
+    .defaults = {{"clientv3 3.4 (Debian's), no re-check", "{\"etcd\": {\"recheck\": false}}"},
+                 {"clientv3 3.5, re-check after waiting", "{\"etcd\": {\"recheck\": true}}"}},
     .independent_nodes = false,
     .connect = etcd_connect,
     .disconnect = etcd_disconnect,

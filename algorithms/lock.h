@@ -212,6 +212,17 @@ struct lock_link_event {
     uint8_t state; /* enum lock_link */
 };
 
+/* One way its library is used by default, for a row of the scorecard:
+ * its label and the settings it merges into a scenario's "lock" object
+ * (JSON text). A library whose default changed between releases has
+ * one per release (etcd's clientv3 3.4 and 3.5). */
+struct lock_default {
+    const char *label;    /* "clientv3 3.4 (Debian's), no re-check" */
+    const char *settings; /* "{\"etcd\": {\"recheck\": false}}"; "{}": the scenario's own */
+};
+
+#define LOCK_MAX_DEFAULTS 4
+
 struct lock_ops {
     const char *name;
     const char *summary; /* one line for `locklab list` */
@@ -233,6 +244,15 @@ struct lock_ops {
      * and a paused client stops doing so. The algorithm keeps the lease
      * alive itself while it waits inside acquire. */
     bool keeps_lease_alive;
+    /* Its grants have no lease: a grant lasts until it is released or
+     * its session ends (PostgreSQL's advisory and row locks); the ttl
+     * means nothing to it, and no fault is sized from it. */
+    bool leaseless;
+    /* How its library runs when a program just calls lock() (Redisson's
+     * watchdog on): the scorecard's rows of it, one per entry, the first
+     * the default; none (defaults[0].label NULL): one row, as the
+     * scenario says. */
+    struct lock_default defaults[LOCK_MAX_DEFAULTS];
     /* Not a lock: optimistic concurrency. acquire reads the key's version
      * (the token) and never waits; release is the write's commit, a
      * compare-and-set of that version, LOCK_LOST when another commit came

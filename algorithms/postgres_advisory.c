@@ -151,6 +151,7 @@ const struct lock_ops postgres_advisory_ops = {
     .name = "postgres-advisory",
     .summary = "PostgreSQL session advisory lock (pg_advisory_lock, lock_timeout)",
     .server = "postgres",
+    .leaseless = true,
     .gives_token = true,
     .connect = advisory_connect,
     .disconnect = advisory_disconnect,

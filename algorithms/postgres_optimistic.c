@@ -128,6 +128,7 @@ const struct lock_ops postgres_optimistic_ops = {
     .summary = "PostgreSQL version column: UPDATE ... WHERE version = v; no exclusion, a "
                "conflict refuses the write",
     .server = "postgres",
+    .leaseless = true,
     .gives_token = true,
     .optimistic = true,
     .connect = optimistic_connect,

@@ -258,6 +258,7 @@ const struct lock_ops postgres_row_ops = {
     .name = "postgres-row",
     .summary = "PostgreSQL row lock: SELECT ... FOR UPDATE held by an open transaction",
     .server = "postgres",
+    .leaseless = true,
     .gives_token = true,
     .connect = row_connect,
     .disconnect = row_disconnect,

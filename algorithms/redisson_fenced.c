@@ -111,6 +111,7 @@ const struct lock_ops redisson_fenced_ops = {
     .name = "redisson-fenced",
     .summary = "Redisson's RFencedLock: RLock plus a fencing token from an INCR per grant",
     .server = "redis",
+    .defaults = {{"watchdog on (Redisson's lock() default)", "{\"watchdog\": true}"}},
     .gives_token = true,
     .reentrant = true,
     .follows_sentinels = true,

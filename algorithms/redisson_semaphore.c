@@ -191,6 +191,7 @@ const struct lock_ops redisson_semaphore_ops = {
     .summary = "Redisson's RSemaphore: a counter of lock.permits permits, no owner and no ttl "
                "(a dead holder's permit is lost)",
     .server = "redis",
+    .leaseless = true, /* RSemaphore: no owner, no ttl */
     .follows_sentinels = true,
     .modes = LOCK_MODE_BIT(LOCK_MODE_PERMIT),
     .connect = sem_connect,

@@ -142,6 +142,7 @@ const struct lock_ops redisson_semaphore_naive_ops = {
     .summary = "UNSAFE baseline: a semaphore that reads the count (GET) and takes a permit "
                "(DECRBY) in two round trips, so two clients take the last permit",
     .server = "redis",
+    .leaseless = true, /* RSemaphore: no owner, no ttl */
     .modes = LOCK_MODE_BIT(LOCK_MODE_PERMIT),
     .connect = semn_connect,
     .disconnect = rsn_close,

@@ -447,6 +447,13 @@ void scenario_resolve(struct scenario *s, const struct lock_ops *ops);
  * (lock_ops.keeps_lease_alive)? Either way the lock must have a renew. */
 bool scenario_renews(const struct scenario *s, const struct lock_ops *ops);
 
+/* The lease ops's grants really run on under s (resolved): the ttl, or
+ * what the lock makes of it (etcd's whole-second lease, ZooKeeper's
+ * clamped session timeout); 0 for a lock whose grants have none
+ * (lock_ops.leaseless). The scorecard sizes its faults from it and every
+ * table shows it beside the ttl asked. */
+uint32_t scenario_lease_ms(const struct scenario *s, const struct lock_ops *ops);
+
 /* How long a holder means to keep a lock it took, by the workload, at the
  * least (a longer hold leaves a smaller slack, so this errs toward calling
  * a stall the lock's): the flash sale's critical_ms, the cache's load_ms,

@@ -152,6 +152,17 @@ void scenario_resolve(struct scenario *s, const struct lock_ops *ops)
     resolve_workload(s, ops);
 }
 
+uint32_t scenario_lease_ms(const struct scenario *s, const struct lock_ops *ops)
+{
+    if (ops->leaseless)
+        return 0;
+    if (ops->session_lease)
+        return s->zookeeper.session_timeout_ms;
+    if (s->etcd.lease_ms && strcmp(ops->server, "etcd") == 0)
+        return s->etcd.lease_ms;
+    return s->ttl_ms;
+}
+
 uint32_t scenario_hold_ms(const struct scenario *s)
 {
     switch (s->workload) {

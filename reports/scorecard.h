@@ -1,0 +1,136 @@
+/* scorecard.h - every lock through one fault suite on one business
+ * scenario: rows are locks (a lock in each of its library's default modes,
+ * and fenced where it gives tokens), columns the suite's fault classes,
+ * cells the runs of one class on one lock in N seeds. Filled by
+ * sim/cli/cmd_scorecard.c from finished runs; rendered here as the
+ * terminal grid, scorecard.md, scorecard.json (docs/schema), CSV, JUnit
+ * XML and scorecard.html. Plain data: a renderer sees no engine.
+ *
+ * A cell is judged by what happened in it (violations, broken
+ * invariants), never by an expectation written for another lock. */
+#ifndef LOCKLAB_SCORECARD_H
+#define LOCKLAB_SCORECARD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sim/record/run_meta.h"
+
+#define SCORECARD_MAX_ROWS    40
+#define SCORECARD_MAX_CLASSES 16
+#define SCORECARD_MAX_SEEDS   10
+
+/* One seed of one cell: what its run showed. */
+struct scorecard_run {
+    uint64_t seed;
+    char run_dir[512]; /* its folder: report.html, report.json, scenario.json */
+    bool ran;          /* false: it could not start; why says so */
+    bool complete;     /* false: INCOMPLETE (a server or fault failed, Ctrl-C) */
+    bool safe;         /* no violation and every invariant held */
+    uint64_t violations;
+    uint64_t fenced_pairs; /* overlaps a fence turned away */
+    bool invariants_hold;
+    char broken[160];         /* the invariants that broke, "no_oversell, stock_accounting" */
+    uint64_t acquired;        /* grants in the whole run */
+    uint64_t failed;          /* acquires that failed (busy, error), whole run */
+    uint64_t ambiguous;       /* acquires whose outcome is unknown (info), whole run */
+    uint64_t lost_at_release; /* grants the holder learned at release it had lost */
+    double qps;               /* grants per second */
+    double p50_ms, p99_ms;    /* acquire latency, whole run; -1: no grant */
+    double fairness;          /* most grants of a client over the fewest; -1: inf */
+    /* the fault window (the class's first fault that fired); has_window
+     * false for the no-fault class or a fault that never fired */
+    bool has_window;
+    uint64_t window_granted, window_failed, window_ambiguous;
+    double window_p99_ms;       /* acquires begun in the window; -1: none granted */
+    double longest_no_grant_ms; /* waiters and no holder, inside the window */
+    double recovery_ms;         /* from the fault's end (start, for a kill); -1: never */
+    double stuck_ms;            /* the run's longest stretch of a key with waiters and no holder */
+    char why[320];              /* UNSAFE: the checker's first violation group in one line;
+                                   INCOMPLETE or not ran: why */
+    char fault_truth[200];      /* what the fault really did: "SIGSTOP redis-1 (pid 42) ..." */
+};
+
+enum scorecard_state {
+    CELL_NOT_RUN = 0, /* its row does not run (the lock cannot run the scenario) or Ctrl-C */
+    CELL_NA,          /* the class cannot apply to this lock: na_why says why */
+    CELL_RAN,         /* runs[0..n_runs) hold its seeds */
+};
+
+struct scorecard_cell {
+    enum scorecard_state state;
+    char na_why[240];
+    char layout[96];    /* what it ran on: "1 redis", "3 etcd members" */
+    double lease_ms;    /* the lease its lock really had; 0: none (a lock with no lease) */
+    char scenario[512]; /* the generated scenario, kept in the cell's folder */
+    char command[800];  /* the `locklab run ...` that reproduces seed 1 */
+    struct scorecard_run runs[SCORECARD_MAX_SEEDS];
+    size_t n_runs;          /* seeds that ran (or tried) */
+    size_t n_unsafe;        /* of them, not safe */
+    size_t n_incomplete;    /* of them, not complete or not ran */
+    char known[96];         /* the known-results row (scenarios/matrix) that shows the same */
+    char known_source[160]; /* whose finding it is: "Kleppmann 2016", "etcd #11456" */
+};
+
+/* A fault class, as the suite describes it (docs/scorecard.md). */
+struct scorecard_class {
+    char name[40];    /* "holder_paused_past_lease" */
+    char title[64];   /* "holder paused past its lease" */
+    char short_[16];  /* the terminal's column head: "pause>L" */
+    char strikes[64]; /* the role it strikes: "the holder", "every lock server" */
+    char size[96];    /* its size in leases: "2.5 leases from 1 lease" */
+    char layout[32];  /* "default" or "replicated" */
+};
+
+struct scorecard_row {
+    char label[96];     /* "etcd (clientv3 3.4, no re-check)", "redis + fencing" */
+    char algorithm[32]; /* the lock's registry name */
+    char mode[96];      /* the library mode it runs: "watchdog on"; "" */
+    bool fencing;       /* the resource checks the tokens */
+    char not_run[256];  /* why the whole row does not run; "" when it does */
+    struct scorecard_cell cells[SCORECARD_MAX_CLASSES];
+};
+
+struct scorecard {
+    char suite[64]; /* "quick" */
+    char suite_path[512];
+    char description[256];
+    char scenario[64]; /* the business scenario's name: "flash_sale" */
+    char scenario_path[512];
+    uint32_t ttl_ms; /* the one lease asked of every lock */
+    size_t seeds;    /* each cell in this many seeds */
+    uint64_t first_seed;
+    char out_dir[512];
+    const struct run_meta *meta; /* where and how it ran; NULL: unknown */
+    struct scorecard_class classes[SCORECARD_MAX_CLASSES];
+    size_t n_classes;
+    struct scorecard_row rows[SCORECARD_MAX_ROWS];
+    size_t n_rows;
+    bool complete;  /* every cell ran to its end */
+    bool cut_short; /* Ctrl-C: the grid is partial */
+    double elapsed_s;
+    char require_safe[256]; /* --require-safe's list, "" when none */
+};
+
+/* The cell's verdict word: "safe", "UNSAFE", "UNSAFE 1/3", "INCOMPLETE",
+ * "n/a", "NOT RUN". */
+const char *scorecard_cell_word(const struct scorecard_cell *c, char *buf, size_t len);
+/* The class that no fault strikes ("none"), or -1. */
+int scorecard_baseline(const struct scorecard *sc);
+/* The answer in one line: the locks safe in every class that ran, by
+ * their no-fault P99, each with its cost in its worst class. */
+const char *scorecard_answer(const struct scorecard *sc, char *buf, size_t len);
+/* The rows --require-safe names that were unsafe somewhere ("" none). */
+const char *scorecard_required_unsafe(const struct scorecard *sc, char *buf, size_t len);
+
+void scorecard_terminal(FILE *f, const struct scorecard *sc);
+void scorecard_csv(FILE *f, const struct scorecard *sc);
+/* 0, or -1 with errno set. */
+int scorecard_markdown(const char *path, const struct scorecard *sc);
+int scorecard_json(const char *path, const struct scorecard *sc);
+int scorecard_junit(const char *path, const struct scorecard *sc);
+int scorecard_html(const char *path, const struct scorecard *sc);
+
+#endif
