@@ -217,6 +217,7 @@ struct lock_link_event {
  * (JSON text). A library whose default changed between releases has
  * one per release (etcd's clientv3 3.4 and 3.5). */
 struct lock_default {
+    const char *tag;      /* its short name in a row's name and folder: "3.4" (etcd@3.4) */
     const char *label;    /* "clientv3 3.4 (Debian's), no re-check" */
     const char *settings; /* "{\"etcd\": {\"recheck\": false}}"; "{}": the scenario's own */
 };

@@ -59,7 +59,7 @@ const struct lock_ops redisson_ops = {
     .summary = "Redisson's RLock: reentrant hash, unlock published to waiters, watchdog, "
                "optional WAIT for replicas",
     .server = "redis",
-    .defaults = {{"watchdog on (Redisson's lock() default)", "{\"watchdog\": true}"}},
+    .defaults = {{"watchdog", "watchdog on (Redisson's lock() default)", "{\"watchdog\": true}"}},
     .reentrant = true,
     .follows_sentinels = true,
     .connect = redisson_connect,

@@ -302,7 +302,7 @@ const struct lock_ops redisson_fair_ops = {
     .summary = "Redisson's RFairLock: RLock granted in request order through a queue of "
                "waiters with deadlines, each woken on its own channel",
     .server = "redis",
-    .defaults = {{"watchdog on (Redisson's lock() default)", "{\"watchdog\": true}"}},
+    .defaults = {{"watchdog", "watchdog on (Redisson's lock() default)", "{\"watchdog\": true}"}},
     .reentrant = true,
     .follows_sentinels = true,
     .connect = fair_connect,

@@ -352,7 +352,7 @@ const struct lock_ops redisson_multi_ops = {
     .summary = "Redisson's MultiLock: RLocks on independent masters (a key on master "
                "hash(key) mod N), all or none, unlocked and tried again from the first",
     .server = "redis",
-    .defaults = {{"watchdog on (Redisson's lock() default)", "{\"watchdog\": true}"}},
+    .defaults = {{"watchdog", "watchdog on (Redisson's lock() default)", "{\"watchdog\": true}"}},
     .independent_nodes = true,
     .reentrant = true,
     .connect = multi_connect,

@@ -326,7 +326,7 @@ const struct lock_ops redisson_rw_ops = {
     .summary = "Redisson's RReadWriteLock: readers share (a hold key each), one writer excludes "
                "all; watchdog",
     .server = "redis",
-    .defaults = {{"watchdog on (Redisson's lock() default)", "{\"watchdog\": true}"}},
+    .defaults = {{"watchdog", "watchdog on (Redisson's lock() default)", "{\"watchdog\": true}"}},
     .reentrant = true,
     .follows_sentinels = true,
     .modes = LOCK_MODE_BIT(LOCK_MODE_EXCLUSIVE) | LOCK_MODE_BIT(LOCK_MODE_SHARED),

@@ -165,7 +165,7 @@ const struct lock_ops redisson_rw_naive_ops = {
     .summary = "UNSAFE baseline: a read-write lock whose write script checks only for another "
                "writer, so a writer enters while readers hold",
     .server = "redis",
-    .defaults = {{"watchdog on (Redisson's lock() default)", "{\"watchdog\": true}"}},
+    .defaults = {{"watchdog", "watchdog on (Redisson's lock() default)", "{\"watchdog\": true}"}},
     .modes = LOCK_MODE_BIT(LOCK_MODE_EXCLUSIVE) | LOCK_MODE_BIT(LOCK_MODE_SHARED),
     .connect = rwn_connect,
     .disconnect = rsn_close,

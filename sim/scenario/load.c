@@ -218,3 +218,9 @@ int scenario_read(const char *path, const struct scenario_overrides *ov, struct 
 {
     return load_file(path, ov, false, s, err);
 }
+
+int scenario_read_text(const char *name, const char *text, size_t len, struct scenario *s,
+                       char err[SCENARIO_ERR_MAX])
+{
+    return load(name, text, len, NULL, false, s, err);
+}

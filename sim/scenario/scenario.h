@@ -385,6 +385,10 @@ int scenario_load_text(const char *name, const char *text, size_t len,
  * loads the scenario for those that can run it. */
 int scenario_read(const char *path, const struct scenario_overrides *ov, struct scenario *s,
                   char err[SCENARIO_ERR_MAX]);
+/* The same of text in memory, named name, with no overrides (a
+ * scorecard's cell before its faults are judged against its lock). */
+int scenario_read_text(const char *name, const char *text, size_t len, struct scenario *s,
+                       char err[SCENARIO_ERR_MAX]);
 
 /* What s asks of a lock that ops cannot give: LACKS_TOKEN ("fencing":
  * true without fencing tokens), LACKS_RENEW (lock.watchdog without
