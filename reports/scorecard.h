@@ -114,6 +114,10 @@ struct scorecard {
     char require_safe[256]; /* --require-safe's list, "" when none */
 };
 
+struct run_result;
+/* One seed of a cell from its finished run (reports/scorecard_fill.c). */
+void scorecard_run_fill(struct scorecard_run *out, const struct run_result *r);
+
 /* The cell's verdict word: "safe", "UNSAFE", "UNSAFE 1/3", "INCOMPLETE",
  * "n/a", "NOT RUN". */
 const char *scorecard_cell_word(const struct scorecard_cell *c, char *buf, size_t len);

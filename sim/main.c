@@ -1,5 +1,5 @@
 /* main.c - the command line's dispatch: a command name to its cmd_*.c
- * (run, compare, matrix, show, check, cluster, list, history), plus help and
+ * (run, compare, matrix, scorecard, show, check, cluster, list, history), plus help and
  * --version. The command files (main.c, cmd_*.c) are the only ones that
  * print errors and choose exit codes; the codes are in cli.h. */
 #include <stdbool.h>
@@ -57,6 +57,10 @@ static int dispatch(const char *cmd, int argc, char **argv)
     if (strcmp(cmd, "matrix") == 0) {
         signals_start();
         return cmd_matrix(argc - 1, argv + 1);
+    }
+    if (strcmp(cmd, "scorecard") == 0) {
+        signals_start();
+        return cmd_scorecard(argc - 1, argv + 1);
     }
     if (strcmp(cmd, "cluster") == 0)
         return cmd_cluster(argc - 1, argv + 1);

@@ -130,6 +130,7 @@ const char *face_text(const struct progress *p, double steps_per_s, char *buf, s
 int cmd_run(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_matrix(int argc, char **argv);
+int cmd_scorecard(int argc, char **argv);
 /* The worse of two exit codes: interrupted, then environment, then usage,
  * then a failed expectation. */
 int exit_worse(int a, int b);
