@@ -46,6 +46,7 @@ static int parse_opts(int argc, char **argv, struct sc_opts *o)
                                           {"duration", required_argument, 0, 'd'},
                                           {"require-safe", required_argument, 0, 'R'},
                                           {"no-fenced-rows", no_argument, 0, 'F'},
+                                          {"plan", no_argument, 0, 'P'},
                                           {"out", required_argument, 0, 'o'},
                                           {"quiet", no_argument, 0, 'q'},
                                           {"csv", no_argument, 0, 'C'},
@@ -76,6 +77,8 @@ static int parse_opts(int argc, char **argv, struct sc_opts *o)
             o->require_safe = optarg;
         else if (c == 'F')
             o->no_fenced_rows = true;
+        else if (c == 'P')
+            o->dry_run = true;
         else if (c == 'o')
             o->out = optarg;
         else if (c == 'q')
@@ -300,9 +303,45 @@ static int write_outputs(const struct scorecard *sc, const struct sc_opts *o)
     return rc < 0 ? EXIT_ENV : 0;
 }
 
+/* --plan: each cell as it would run (its lease, layout and faults) or
+ * why it would not; nothing starts. */
+static void print_plan(const struct sc_plan *p, const struct scorecard *sc)
+{
+    printf("scorecard %s: %s, ttl %u ms, %zu seed%s a cell, %zu rows x %zu classes\n", sc->suite,
+           sc->scenario_path, sc->ttl_ms, sc->seeds, sc->seeds == 1 ? "" : "s", sc->n_rows,
+           sc->n_classes);
+    for (size_t r = 0; r < sc->n_rows; r++) {
+        const struct scorecard_row *row = &sc->rows[r];
+        printf("%s%s%s\n", row->label, row->mode[0] ? ": " : "", row->mode);
+        if (row->not_run[0]) {
+            printf("  NOT RUN: %s\n", row->not_run);
+            continue;
+        }
+        for (size_t c = 0; c < sc->n_classes; c++) {
+            const struct scorecard_cell *cell = &row->cells[c];
+            const struct scenario *s = p->scn[r][c];
+            if (cell->state != CELL_RAN) {
+                printf("  %-28s n/a: %s\n", sc->classes[c].name, cell->na_why);
+                continue;
+            }
+            char plan[200], lease[32];
+            snprintf(lease, sizeof(lease), cell->lease_ms ? "%.0f ms" : "none", cell->lease_ms);
+            printf("  %-28s lease %s, %s, %.1f s", sc->classes[c].name, lease, cell->layout,
+                   (double)s->duration_ms / 1000.0);
+            for (size_t i = 0; i < s->n_faults; i++)
+                printf("%s%s", i ? "; " : ": ", fault_plan(&s->faults[i], plan, sizeof(plan)));
+            printf("\n");
+        }
+    }
+}
+
 static int scorecard(const struct sc_opts *o, struct sc_plan *p, struct scorecard *sc)
 {
     int rc = scorecard_plan(o, p, sc);
+    if (rc == 0 && o->dry_run) {
+        print_plan(p, sc);
+        return EXIT_PASS;
+    }
     if (rc == 0)
         rc = check_required(o, sc);
     if (rc == 0 && o->out)

@@ -155,6 +155,8 @@ static const struct command_help commands[] = {
      "      --no-fenced-rows     no automatic +fencing row for a lock that gives tokens\n"
      "      --classes C,...      only these classes (columns) of the suite\n"
      "      --only LOCK/CLASS    one cell alone (redis/holder_crashed), to run it again\n"
+     "      --plan               print what every cell would run (lease, layout, faults)\n"
+     "                           or why it would not, and start nothing\n"
      "      --seeds N            seeds per cell, 1..10 (default: the suite's)\n"
      "  -d, --duration S         every cell's length, instead of the suite's (a cell still\n"
      "                           runs 1.5 leases past its last fault)\n"

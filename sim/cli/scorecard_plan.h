@@ -27,6 +27,7 @@ struct sc_opts {
     long long seeds;      /* 0: the suite's */
     uint64_t duration_ms; /* --duration: every cell's length instead of the suite's */
     bool no_fenced_rows;
+    bool dry_run; /* --plan: print what each cell would run, start nothing */
     int quiet;
     int csv;
     int to_stderr; /* stdout is the tool's (--csv, --json -) */
