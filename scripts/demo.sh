@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # The main job, from nothing: install what is missing, build, and answer
-# "which lock should we use?" for the flash sale: the same scenario with
-# Redis, Redlock (5 masters) and ZooKeeper, one after another on a managed
-# local fleet, then one table side by side; the reports stay in runs/.
-# Extra arguments go to `locklab compare` (e.g. --duration 5 --out /tmp/cmp).
+# "which lock should we use?" for the flash sale: the quick scorecard, one
+# lock of each family (Redis, Redis fenced, Redlock, Redisson, ZooKeeper,
+# etcd as clientv3 3.4 and 3.5, PostgreSQL's advisory lock) through the six
+# most telling fault classes on a managed local fleet, servers started
+# afresh for every cell; then the grid and the answer line. The reports
+# stay in runs/ (scorecard.html links every cell's report).
+# Extra arguments go to `locklab scorecard` (e.g. --seeds 3 --out /tmp/sc).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh >/dev/null
-exec build/locklab compare scenarios/flash_sale.json --algorithms redis,redlock,zookeeper "$@"
+exec build/locklab scorecard --suite quick "$@"

@@ -29,17 +29,35 @@ struct sctx {
     char *err;
 };
 
+static int vfail(struct sctx *c, bool at_key, const char *path, const char *fmt, va_list ap)
+{
+    char msg[SCENARIO_ERR_MAX];
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    struct json_pos pos;
+    bool found = json_locate(c->text, c->len, path, at_key, &pos) == 0;
+    scn_emit(c->err, c->file, found ? &pos : NULL, path, msg);
+    return -1;
+}
+
+/* The value at path is wrong; always -1. */
 __attribute__((format(printf, 3, 4))) static int fail(struct sctx *c, const char *path,
                                                       const char *fmt, ...)
 {
-    char msg[SCENARIO_ERR_MAX];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
+    vfail(c, false, path, fmt, ap);
     va_end(ap);
-    struct json_pos pos;
-    bool found = json_locate(c->text, c->len, path, false, &pos) == 0;
-    scn_emit(c->err, c->file, found ? &pos : NULL, path, msg);
+    return -1;
+}
+
+/* The key at path is wrong (unknown); always -1. */
+__attribute__((format(printf, 3, 4))) static int fail_key(struct sctx *c, const char *path,
+                                                          const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfail(c, true, path, fmt, ap);
+    va_end(ap);
     return -1;
 }
 
@@ -58,8 +76,8 @@ static int only_keys(struct sctx *c, const json_t *obj, const char *path, const 
             char at[160];
             snprintf(at, sizeof(at), "%s%s%s", path, path[0] ? "." : "", key);
             const char *near = suggest_closest(key, known, n);
-            return near ? fail(c, at, "unknown key \"%s\" (did you mean \"%s\"?)", key, near)
-                        : fail(c, at, "unknown key \"%s\"", key);
+            return near ? fail_key(c, at, "unknown key \"%s\" (did you mean \"%s\"?)", key, near)
+                        : fail_key(c, at, "unknown key \"%s\"", key);
         }
     }
     (void)v;
