@@ -73,7 +73,11 @@ _locklab_option_value()
     -a | --algorithm)
         _locklab_words "$(_locklab_algorithms "$bin")" "$cur" ;;
     -A | --algorithms) _locklab_algorithm_list "$bin" "$cur" ;;
-    -o | --out | --dir) _locklab_paths "$cur" ;;
+    -o | --out | --dir | --junit) _locklab_paths "$cur" ;;
+    --suite) _locklab_words "quick standard" "$cur"
+        [[ $cur == */* || $cur == .* ]] && _locklab_paths "$cur" "*.json" ;;
+    --scenario) _locklab_paths "$cur" "*.json" ;;
+    --seeds | --classes | --only | --require-safe) COMPREPLY=() ;;
     --json) [[ ${COMP_WORDS[1]-} == show ]] && return 1; _locklab_paths "$cur" ;;
     --percentiles) _locklab_words "50,90,99,99.9,100 50,99,99.9,99.99" "$cur" ;;
     --zookeeper-nodes | --etcd-nodes) _locklab_words "0 1 3" "$cur" ;;
@@ -128,7 +132,7 @@ _locklab()
     fi
     COMPREPLY=()
     if ((cword == 1)); then
-        _locklab_words "run compare matrix check cluster list show history help --help --version" "$cur"
+        _locklab_words "run compare matrix scorecard check cluster list show history help --help --version" "$cur"
         return 0
     fi
     _locklab_option_value "$bin" "$prev" "$cur" && return 0
@@ -150,6 +154,10 @@ _locklab()
         else
             _locklab_paths "$cur"
         fi ;;
+    scorecard)
+        [[ $cur == -* ]] && _locklab_words "--suite --scenario --algorithms -A --no-fenced-rows
+            --classes --only --plan --seeds --duration -d --require-safe --out -o --quiet -q
+            --csv --json --junit --help" "$cur" ;;
     check)
         if [[ $cur == -* ]]; then
             _locklab_words "--expect --show-violations --help" "$cur"
@@ -168,7 +176,7 @@ _locklab()
         if [[ $cur == -* ]]; then
             _locklab_words "--help" "$cur"
         elif ((cword == 2)); then
-            _locklab_words "run compare matrix check cluster list show history" "$cur"
+            _locklab_words "run compare matrix scorecard check cluster list show history" "$cur"
         fi ;;
     esac
     return 0

@@ -44,9 +44,11 @@ expect()
     fi
 }
 
-expect "run compare matrix check cluster list show history help --help --version" "$bin" ""
+expect "run compare matrix scorecard check cluster list show history help --help --version" "$bin" ""
 expect "--seeds --only --out -o --quiet -q --csv --json --percentiles --help" "$bin" matrix -
 expect "compare check cluster" "$bin" c
+expect "--suite --scenario --seeds" "$bin" scorecard --s
+expect "quick standard" "$bin" scorecard --suite ""
 expect "--quiet" "$bin" run --q
 expect "--algorithm -a --clients -c --duration -d --requests -n --seed -s --out -o --quiet -q
     --show-violations --redis -r --zookeeper -z --etcd --postgres --sentinel --csv --json
