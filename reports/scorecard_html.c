@@ -15,7 +15,11 @@
 
 static const char css[] =
     "body{max-width:1500px}"
-    "table.scorecard{table-layout:fixed;font-size:12px}"
+    /* eleven columns of "no grant 120 ms" need ~1400 px: a narrower
+     * window scrolls the grid, never overlaps its cells */
+    "div.grid{overflow-x:auto}"
+    "table.scorecard{table-layout:fixed;width:100%;min-width:1400px;font-size:12px}"
+    "table.scorecard th.l{width:150px}"
     "table.scorecard th{font-weight:600;vertical-align:bottom;text-align:center}"
     "table.scorecard th small,table.scorecard td.l small{display:block;color:#666;"
     "font-weight:400}"
@@ -23,8 +27,8 @@ static const char css[] =
     "white-space:normal;min-width:84px}"
     "td.cell a,td.cell div{display:block;padding:4px 3px;color:inherit;text-decoration:none}"
     "td.cell a:hover{outline:2px solid #333;outline-offset:-2px}"
-    "td.cell b{display:block;font-size:13px}td.cell span{display:block}"
-    "td.cell span.lost{font-weight:700}"
+    "td.cell b{display:block;font-size:13px}td.cell span{display:block;white-space:nowrap}"
+    "td.cell span.lost{font-weight:700}td.cell span.na{white-space:normal;font-size:10.5px}"
     ".v-safe{background:#dff0d8;color:#1e5e1e}"
     ".v-unsafe{background:#c62828;color:#fff}"
     ".v-mixed{background:repeating-linear-gradient(135deg,#f4b4ae 0 6px,#fde4e1 6px 12px);"
@@ -65,7 +69,7 @@ static void cell_title(FILE *f, const struct scorecard *sc, const struct scoreca
     attr(f, "title", t);
 }
 
-/* "UNSAFE in 1 of 3", "UNSAFE: 41 violations", "safe", "n/a". */
+/* "UNSAFE" over "in 1 of 3 seeds" or "41 violations", "safe", "n/a". */
 static void cell_word(FILE *f, const struct scorecard_cell *c, enum scorecard_verdict v)
 {
     char word[32];
@@ -73,7 +77,9 @@ static void cell_word(FILE *f, const struct scorecard_cell *c, enum scorecard_ve
     for (size_t i = 0; i < c->n_runs; i++)
         n += c->runs[i].violations;
     if (v == SCV_MIXED)
-        fprintf(f, "<b>UNSAFE in %zu of %zu</b>", c->n_unsafe, c->n_runs);
+        fprintf(f, "<b>UNSAFE</b><span>in %zu of %zu seeds</span>", c->n_unsafe, c->n_runs);
+    else if (v == SCV_INCOMPLETE && c->n_incomplete < c->n_runs)
+        fprintf(f, "<b>INCOMPLETE</b><span>in %zu of %zu seeds</span>", c->n_incomplete, c->n_runs);
     else if (v == SCV_UNSAFE && n)
         fprintf(f, "<b>UNSAFE</b><span>%" PRIu64 " violation%s</span>", n, n == 1 ? "" : "s");
     else if (v == SCV_UNSAFE)
@@ -124,12 +130,17 @@ static void grid_cell(FILE *f, const struct scorecard *sc, const struct scorecar
     cell_word(f, c, v);
     if (c->state == CELL_RAN && c->n_runs)
         cell_figures(f, sc, c, k);
+    if (v == SCV_NA) { /* n/a says why, in the cell itself */
+        fprintf(f, "<span class=\"na\">");
+        svg_text(f, c->na_why);
+        fprintf(f, "</span>");
+    }
     fprintf(f, "%s</td>", link ? "</a>" : "</div>");
 }
 
 static void grid(FILE *f, const struct scorecard *sc)
 {
-    fprintf(f, "<table class=\"scorecard\"><tr><th class=\"l\">lock</th>");
+    fprintf(f, "<div class=\"grid\"><table class=\"scorecard\"><tr><th class=\"l\">lock</th>");
     for (size_t k = 0; k < sc->n_classes; k++) {
         const struct scorecard_class *c = &sc->classes[k];
         char t[300];
@@ -161,7 +172,7 @@ static void grid(FILE *f, const struct scorecard *sc)
             grid_cell(f, sc, row, k);
         fprintf(f, "</tr>\n");
     }
-    fprintf(f, "</table>\n");
+    fprintf(f, "</table></div>\n");
 }
 
 static void seed_item(FILE *f, const struct scorecard *sc, const struct scorecard_run *x)

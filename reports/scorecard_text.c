@@ -269,12 +269,13 @@ int scorecard_junit(const char *path, const struct scorecard *sc)
 
 /* --- scorecard.md --------------------------------------------------------- */
 
-/* A Markdown cell: no bar or line break may end the cell early. */
+/* Text in a Markdown cell or list: no bar or line break may end the cell
+ * early, and no <...> may read as a tag or an autolink. */
 static void md_cell(FILE *f, const char *text)
 {
     for (const char *p = text; *p; p++)
-        if (*p == '|')
-            fputs("\\|", f);
+        if (*p == '|' || *p == '<' || *p == '>')
+            fprintf(f, "\\%c", *p);
         else
             fputc(*p == '\n' ? ' ' : *p, f);
 }
@@ -284,13 +285,17 @@ static void md_grid_cell(FILE *f, const struct scorecard *sc, const struct score
 {
     enum scorecard_verdict v = scorecard_cell_verdict(c);
     char fig[32];
-    const char *word = scorecard_grid_word(sc, c, k);
+    /* the terminal's words, with room for the long forms */
+    const char *word = v == SCV_INCOMPLETE ? "INCOMPLETE" : scorecard_grid_word(sc, c, k);
     scorecard_grid_figure(sc, c, k, fig, sizeof(fig));
+    if (strcmp(fig, "never") == 0)
+        snprintf(fig, sizeof(fig), "never recovered");
     bool bad = v == SCV_UNSAFE || v == SCV_MIXED;
+    bool of = strstr(fig, " of ") != NULL; /* "1 of 3": seeds */
     /* bold is Markdown's only alarm: a lock that broke */
     char text[80];
     snprintf(text, sizeof(text), "%s%s%s%s%s%s", bad ? "**" : "", word, bad ? "**" : "",
-             fig[0] ? " " : "", v == SCV_MIXED ? "in " : "", fig);
+             fig[0] ? " " : "", of ? "in " : "", fig);
     if (c->n_runs && c->runs[0].run_dir[0]) {
         fprintf(f, " [%s](", text);
         md_cell(f, scorecard_rel(sc, c->runs[0].run_dir));
@@ -323,17 +328,19 @@ static void md_grid(FILE *f, const struct scorecard *sc)
     }
 }
 
-static void md_seeds(FILE *f, const struct scorecard_cell *c)
+static void md_seeds(FILE *f, const struct scorecard *sc, const struct scorecard_cell *c)
 {
     for (size_t i = 0; i < c->n_runs; i++) {
         const struct scorecard_run *x = &c->runs[i];
-        fprintf(f, "  - seed %" PRIu64 ": %s, %" PRIu64 " violations", x->seed,
-                scorecard_run_word(x), x->violations);
+        fprintf(f, "  - [seed %" PRIu64 "](", x->seed);
+        md_cell(f, scorecard_rel(sc, x->run_dir));
+        fprintf(f, "/report.html): %s, %" PRIu64 " violations", scorecard_run_word(x),
+                x->violations);
         if (x->why[0] && (!x->safe || !x->complete || !x->ran)) {
             fputs(" — ", f);
             md_cell(f, x->why);
         }
-        fprintf(f, " (`%s/`)\n", x->run_dir);
+        fputc('\n', f);
     }
 }
 
@@ -366,9 +373,14 @@ static void md_details(FILE *f, const struct scorecard *sc)
                 md_cell(f, c->na_why);
             }
             fputc('\n', f);
-            if (c->known[0] && (v == SCV_UNSAFE || v == SCV_MIXED))
-                fprintf(f, "  - known result: %s (%s)\n", c->known, c->known_source);
-            md_seeds(f, c);
+            if (c->known[0] && (v == SCV_UNSAFE || v == SCV_MIXED)) {
+                fputs("  - known result: ", f);
+                md_cell(f, c->known);
+                fputs(" (", f);
+                md_cell(f, c->known_source);
+                fputs(")\n", f);
+            }
+            md_seeds(f, sc, c);
             if (c->command[0])
                 fprintf(f, "  - reproduce: `%s`\n", c->command);
         }
@@ -402,7 +414,9 @@ static void md_cells(FILE *f, const struct scorecard *sc)
                 }
             }
             char word[32], a[32], b[32], g[32], s[32], l[32];
-            fprintf(f, "| %s | %s | %s | ", sc->rows[r].label, sc->classes[k].title,
+            fputs("| ", f);
+            md_cell(f, sc->rows[r].label);
+            fprintf(f, " | %s | %s | ", sc->classes[k].title,
                     scorecard_cell_word(c, word, sizeof(word)));
             md_cell(f, c->layout);
             fprintf(f, " | %s | %s | %s | %s | %s | `",
@@ -446,6 +460,6 @@ int scorecard_markdown(const char *path, const struct scorecard *sc)
           f);
     md_details(f, sc);
     md_cells(f, sc);
-    fprintf(f, "\n## Answer\n\n%s\n", scorecard_answer(sc, answer, sizeof(answer)));
+    fprintf(f, "\n**Answer:** %s\n", scorecard_answer(sc, answer, sizeof(answer)));
     return report_close(f);
 }
