@@ -33,6 +33,8 @@ struct html_curve {
 void html_curve_of(struct html_curve *c, const struct histogram *h);
 
 void html_begin(FILE *f, const char *title);
+/* The same with a page's own rules after the shared stylesheet. */
+void html_begin_css(FILE *f, const char *title, const char *css);
 /* The footer, then </body></html>. */
 void html_end(FILE *f);
 /* One line of where and how the page's runs ran (report_meta_json's

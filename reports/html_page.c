@@ -66,10 +66,15 @@ static const char style[] =
 
 void html_begin(FILE *f, const char *title)
 {
+    html_begin_css(f, title, "");
+}
+
+void html_begin_css(FILE *f, const char *title, const char *css)
+{
     fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
                "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>");
     svg_text(f, title);
-    fprintf(f, "</title>\n<style>%s</style>\n</head><body>\n", style);
+    fprintf(f, "</title>\n<style>%s%s</style>\n</head><body>\n", style, css);
 }
 
 void html_end(FILE *f)

@@ -119,15 +119,103 @@ struct run_result;
 void scorecard_run_fill(struct scorecard_run *out, const struct run_result *r);
 
 /* The cell's verdict word: "safe", "UNSAFE", "UNSAFE 1/3", "INCOMPLETE",
- * "n/a", "NOT RUN". */
+ * "n/a", "NOT RUN". UNSAFE wins over INCOMPLETE: a violation seen in a
+ * run cut short still happened. Read from n_runs, n_unsafe and
+ * n_incomplete. */
 const char *scorecard_cell_word(const struct scorecard_cell *c, char *buf, size_t len);
 /* The class that no fault strikes ("none"), or -1. */
 int scorecard_baseline(const struct scorecard *sc);
 /* The answer in one line: the locks safe in every class that ran, by
  * their no-fault P99, each with its cost in its worst class. */
 const char *scorecard_answer(const struct scorecard *sc, char *buf, size_t len);
-/* The rows --require-safe names that were unsafe somewhere ("" none). */
+/* The rows --require-safe names that were unsafe somewhere ("" none):
+ * a name is a row's label, or else every row of that algorithm. */
 const char *scorecard_required_unsafe(const struct scorecard *sc, char *buf, size_t len);
+
+/* --- shared by the renderers (scorecard.c) ------------------------------ */
+
+/* Whether --require-safe names this row and it was unsafe somewhere. */
+bool scorecard_row_required_unsafe(const struct scorecard *sc, const struct scorecard_row *row);
+
+/* What a cell came to, as the colour of its square and the "verdict" of
+ * scorecard.json: MIXED is a cell whose seeds differ (unsafe in some). */
+enum scorecard_verdict {
+    SCV_SAFE,
+    SCV_UNSAFE,
+    SCV_MIXED,
+    SCV_INCOMPLETE,
+    SCV_NA,
+    SCV_NOT_RUN,
+};
+enum scorecard_verdict scorecard_cell_verdict(const struct scorecard_cell *c);
+/* "safe", "unsafe", "mixed", "incomplete", "na", "not_run". */
+const char *scorecard_verdict_name(enum scorecard_verdict v);
+
+/* What a cell cost, from its worst seed. Availability first: a stretch
+ * with waiters and no grant (the window's longest, the recovery, the
+ * run's longest stuck key) longer than the cell's lease (the ttl for a
+ * lock with no lease) is the cost; a window that never recovered is the
+ * worst; else the cost is the P99 (the window's; the whole run's for the
+ * no-fault class or a cell without a window). */
+enum scorecard_cost_kind { COST_P99, COST_STRETCH, COST_NEVER };
+struct scorecard_cost {
+    enum scorecard_cost_kind kind;
+    double ms;     /* the stretch or the P99; -1: no grant to measure */
+    double p99_ms; /* the P99 as above, whatever the kind; -1: none */
+    double gap_ms; /* the longest stretch, whatever the kind */
+};
+struct scorecard_cost scorecard_cell_cost(const struct scorecard *sc,
+                                          const struct scorecard_cell *c, size_t cls);
+/* Whether a cost is worse than another (never > stretch > P99, then ms). */
+bool scorecard_cost_worse(const struct scorecard_cost *a, const struct scorecard_cost *b);
+
+/* The grid's word for a cell: "safe", "stuck" (safe, availability lost
+ * past a lease), "UNSAFE", "INCOMP", "n/a", "NOT RUN"; and its one figure:
+ * "2.1ms" (P99), "1.2s" or "never" (stuck), "41v" (violations, all seeds
+ * unsafe), "1 of 3" (seeds that differ), "" (n/a, NOT RUN). */
+const char *scorecard_grid_word(const struct scorecard *sc, const struct scorecard_cell *c,
+                                size_t cls);
+const char *scorecard_grid_figure(const struct scorecard *sc, const struct scorecard_cell *c,
+                                  size_t cls, char *buf, size_t len);
+/* Milliseconds for a cell: "0.25 ms", "2.1 ms", "340 ms", "1.2 s", "12 s";
+ * compact drops the space ("2.1ms"); "-" for a negative figure. */
+const char *scorecard_ms(double ms, bool compact, char *buf, size_t len);
+/* A run's verdict: "safe", "UNSAFE", "INCOMPLETE", "NOT RUN". */
+const char *scorecard_run_word(const struct scorecard_run *r);
+
+/* A row that stayed safe everywhere: it ran, every cell that ran was safe
+ * in every seed, and none was INCOMPLETE. */
+bool scorecard_row_safe(const struct scorecard_row *row);
+/* One lock of the answer: its row, its no-fault P99 (the worst seed's,
+ * -1 when the no-fault cell did not run), its worst class (-1 when no
+ * fault class ran) and what that cost. */
+struct scorecard_pick {
+    size_t row;
+    double p99_ms;
+    int worst;
+    struct scorecard_cost cost;
+};
+/* The answer's locks in its order into picks[0..max); their count. */
+size_t scorecard_picks(const struct scorecard *sc, struct scorecard_pick *picks, size_t max);
+/* The whole scorecard's verdict, as its exit code: "INCOMPLETE" (some
+ * cell could not be judged, or cut short), "FAIL" (a lock --require-safe
+ * names was unsafe), "PASS". */
+const char *scorecard_verdict(const struct scorecard *sc);
+/* What follows "End of scorecard: ": the verdict and the counts, "PASS -
+ * 2 of 5 locks safe in every class (11 classes, 3 seeds each), 540 s;
+ * UNSAFE in 14 of 52 cells that ran, 3 n/a". */
+const char *scorecard_end_text(const struct scorecard *sc, char *buf, size_t len);
+/* A row's leases (lease) or layouts (!lease) over its cells that ran:
+ * the most common first, then each other with the heads of the classes
+ * that had it: "1 redis; 1 master, 1 replica, 3 sentinels (leader)";
+ * the count of distinct ones. */
+size_t scorecard_row_grouped(const struct scorecard *sc, const struct scorecard_row *row,
+                             bool lease, char *buf, size_t len);
+/* Cells that ran, and of them how many were unsafe in some seed. */
+void scorecard_counts(const struct scorecard *sc, size_t *ran, size_t *unsafe, size_t *na);
+/* path below the scorecard's folder as a link from it ("redis/none/seed-1"),
+ * or path itself when it lies elsewhere. */
+const char *scorecard_rel(const struct scorecard *sc, const char *path);
 
 void scorecard_terminal(FILE *f, const struct scorecard *sc);
 void scorecard_csv(FILE *f, const struct scorecard *sc);
