@@ -182,13 +182,14 @@ static int run_seed(const struct scenario *cell_scn, uint64_t seed, const char *
         s->seed = seed;
         snprintf(res->run_dir, sizeof(res->run_dir), "%.400s/seed-%llu", cell_dir,
                  (unsigned long long)seed);
+        snprintf(out->run_dir, sizeof(out->run_dir), "%s", res->run_dir); /* ran or not */
         if (mkdir(res->run_dir, 0755) < 0) {
             snprintf(out->why, sizeof(out->why), "cannot create %.200s: %s", res->run_dir,
                      strerror(errno));
             fprintf(stderr, "locklab: %s\n", out->why);
         } else {
             struct run_opts ro = {
-                .quiet = 1, .silent = o->quiet, .max_violations = 10, .to_stderr = o->to_stderr};
+                .quiet = 1, .silent = 1, .max_violations = 10, .to_stderr = o->to_stderr};
             struct run_request req = {.scn = s};
             enum engine_status st;
             char err[512];
