@@ -2,11 +2,15 @@
  * the v3 JSON gateway, so that etcdctl lock and locklab contend on one lock
  * correctly.
  *
- * A session is a lease (TTL = ttl_ms rounded up to whole seconds, at
- * least 2 s: etcd grants none shorter), granted at connect as
- * concurrency.NewSession grants it (cfg->ttl_ms; a config without one
- * grants at the first acquire, from its ttl_ms), and again at the next
- * acquire once the old one is gone (expired, revoked). Every key this
+ * A session is a lease (TTL = cfg->ttl_ms, the run's resolved lease,
+ * rounded up to whole seconds; a config without one takes the acquire's
+ * ttl_ms), granted at connect as concurrency.NewSession grants it (a
+ * config without one grants at the first acquire), and again at the next
+ * acquire once the old one is gone (expired, revoked). etcd grants no
+ * lease under its own floor (3/2 of its election timeout) and answers with
+ * the TTL it granted: the client keeps alive the lease it has, and a
+ * lease longer than asked fails the grant, as the run would otherwise
+ * report a lease it does not run on. Every key this
  * client creates rides on it; a crash leaves it to run out, and the client
  * that connects again makes a session of its own.
  * acquire: the key is <lock key>/<lease id in lowercase hex> (etcdctl lock
@@ -49,9 +53,8 @@
 #include "algorithms/etcd_wire.h"
 #include "algorithms/lock.h"
 
-#define ETCD_KEY_MAX     200
-#define ETCD_LEASE_MIN_S 2   /* etcd 3.4's minimum lease (REFERENCES.md) */
-#define ETCD_POLL_MS     100 /* how often a waiter looks at lock_cancelled */
+#define ETCD_KEY_MAX 200
+#define ETCD_POLL_MS 100 /* how often a waiter looks at lock_cancelled */
 /* NewSession grants on the client's own context, which has no deadline:
  * it waits for its one grant however long the server takes, and sends it
  * once (a grant sent again after a timeout is one more lease for a server
@@ -103,7 +106,11 @@ static int etcd_connect(struct lock_client *c)
         lock_clear_error(c);
     /* NewSession: the lease now, so that its grants are not the first
      * acquires' (10,000 of them at the start line) */
-    return c->cfg->ttl_ms ? grant_lease(c, c->cfg->ttl_ms, ETCD_SESSION_WAIT_MS) : 0;
+    if (c->cfg->ttl_ms == 0 || grant_lease(c, c->cfg->ttl_ms, ETCD_SESSION_WAIT_MS) == 0)
+        return 0;
+    if (c->err == LOCK_ERR_CONFIG)
+        c->connect_refused++; /* no second try grants a shorter lease: the run stops now */
+    return -1;
 }
 
 static void etcd_disconnect(struct lock_client *c)
@@ -159,8 +166,8 @@ static int grant_lease(struct lock_client *c, uint32_t ttl_ms, uint32_t wait_ms)
 {
     struct etcd_lock *l = me(c);
     uint32_t secs = (uint32_t)(((uint64_t)ttl_ms + 999) / 1000);
-    if (secs < ETCD_LEASE_MIN_S)
-        secs = ETCD_LEASE_MIN_S;
+    if (secs == 0)
+        secs = 1;
     json_t *ans = call_within(c, "/v3/lease/grant", json_pack("{s:I}", "TTL", (json_int_t)secs),
                               NULL, wait_ms);
     if (ans == NULL)
@@ -170,6 +177,17 @@ static int grant_lease(struct lock_client *c, uint32_t ttl_ms, uint32_t wait_ms)
     json_decref(ans);
     if (l->lease == 0 || l->lease_s == 0) {
         lock_set_error(c, LOCK_ERR_PROTOCOL, "etcd: lease/grant answered no lease");
+        l->lease = 0;
+        return -1;
+    }
+    if (l->lease_s > secs) {
+        /* its election timeout grants none shorter: a setting, not a
+         * passing failure (connect says so at once) */
+        lock_set_error(c, LOCK_ERR_CONFIG,
+                       "etcd: a %" PRIu32 " s lease asked, %" PRIu32
+                       " s granted (3/2 of its --election-timeout): give lock.ttl_ms %" PRIu32
+                       " or more",
+                       secs, l->lease_s, l->lease_s * 1000u);
         l->lease = 0;
         return -1;
     }
@@ -417,7 +435,8 @@ static enum lock_result etcd_acquire(struct lock_client *c, const char *key, siz
     int owner = -1;
     for (int tries = 0; tries < 2 && owner < 0; tries++) {
         bool lease_gone = false;
-        if (l->lease == 0 && grant_lease(c, ttl_ms, c->cfg->io_timeout_ms) < 0)
+        if (l->lease == 0 &&
+            grant_lease(c, c->cfg->ttl_ms ? c->cfg->ttl_ms : ttl_ms, c->cfg->io_timeout_ms) < 0)
             return LOCK_ERR;
         klen = own_key(l, key, key_len, mine, &plen);
         owner = try_acquire(c, mine, klen, mine, plen, &my_rev, &lease_gone);

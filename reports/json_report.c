@@ -72,14 +72,15 @@ static json_t *checker_json(const struct run_result *r)
                                 json_real(report_rel_s(r, v->stall_from_ns)));
         json_array_append_new(listed, one);
     }
-    return json_pack(
-        "{s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:I, s:I, s:I, s:o}", "sections",
-        (json_int_t)c->sections, "overlaps", (json_int_t)c->overlaps, "fenced_pairs",
-        (json_int_t)c->fenced_pairs, "violations", (json_int_t)c->violations, "concurrent_entries",
-        (json_int_t)c->concurrent_entries, "witness_concurrent_entries",
-        (json_int_t)r->witness_concurrent, "witness_agrees", r->witness_agrees, "rejected_accesses",
-        (json_int_t)r->rejected_accesses, "history_events", (json_int_t)r->history_events,
-        "history_dropped", (json_int_t)r->hist.dropped, "listed", listed);
+    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:I, s:I, s:I, s:I, s:o}", "sections",
+                     (json_int_t)c->sections, "overlaps", (json_int_t)c->overlaps, "fenced_pairs",
+                     (json_int_t)c->fenced_pairs, "violations", (json_int_t)c->violations,
+                     "concurrent_entries", (json_int_t)c->concurrent_entries,
+                     "witness_concurrent_entries", (json_int_t)r->witness_concurrent,
+                     "witness_agrees", r->witness_agrees, "rejected_accesses",
+                     (json_int_t)r->rejected_accesses, "history_events",
+                     (json_int_t)r->history_events, "history_dropped", (json_int_t)r->hist.dropped,
+                     "lost_at_release", (json_int_t)r->lost_at_release, "listed", listed);
 }
 
 static json_t *server_fault_json(const struct fault_record *x, json_t *o)

@@ -50,6 +50,11 @@ static void md_safety(FILE *f, const struct run_result *r)
         " | %s |\n\n",
         c->sections, c->overlaps, c->fenced_pairs, c->violations, r->witness_concurrent,
         c->concurrent_entries, r->witness_agrees ? "yes" : "**NO**");
+    if (r->lost_at_release)
+        fprintf(f,
+                "Lost at release: **%" PRIu64 "** grant%s lost while held, the holder told only "
+                "by its release's not-owner answer.\n\n",
+                r->lost_at_release, r->lost_at_release == 1 ? "" : "s");
     if (r->scn->fencing)
         fprintf(f,
                 "Fencing: %" PRIu64 " rejected accesses (reads and writes the store refused for a "

@@ -26,6 +26,9 @@ void report_brief(FILE *f, const struct run_result *r);
 void report_violations(FILE *f, const struct run_result *r, int max);
 /* The history's fault spans with their availability (`locklab check`). */
 void report_spans(FILE *f, const struct run_result *r);
+/* "lost at release: N grants lost while held, ..." when there were any
+ * (run_result.lost_at_release). */
+void report_lost_at_release(FILE *f, const struct run_result *r);
 
 /* Files in the run folder. Each returns 0, or -1 with errno set. */
 int report_json(const char *path, const struct run_result *r);

@@ -88,6 +88,7 @@ static void print_safety(FILE *f, const struct run_result *r)
     fprintf(f, "witness: %" PRIu64 " concurrent entries, checker %" PRIu64 ": %s\n",
             r->witness_concurrent, c->concurrent_entries,
             r->witness_agrees ? "agree" : "!!! DISAGREE");
+    report_lost_at_release(f, r);
     if (r->scn->fencing)
         fprintf(f, "fencing: %" PRIu64 " rejected accesses (reads and writes with a stale token)\n",
                 r->rejected_accesses);
@@ -95,6 +96,15 @@ static void print_safety(FILE *f, const struct run_result *r)
     for (size_t i = 0; i < r->n_inv; i++)
         fprintf(f, "  %-4s %-22s %s\n", report_invariant_mark(&r->inv[i]), r->inv[i].name,
                 r->inv[i].detail);
+}
+
+void report_lost_at_release(FILE *f, const struct run_result *r)
+{
+    if (r->lost_at_release)
+        fprintf(f,
+                "lost at release: %" PRIu64 " grant%s lost while held, the holder told only by its "
+                "release's not-owner answer\n",
+                r->lost_at_release, r->lost_at_release == 1 ? "" : "s");
 }
 
 /* "1.000 s .. 3.000 s", or "(still on at the end)" for to_ns UINT64_MAX. */

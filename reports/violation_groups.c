@@ -9,10 +9,66 @@
 #include "reports/report.h"
 #include "sim/check/context.h"
 #include "sim/check/groups.h"
+#include "sim/check/stale_grants.h"
+
+/* The lease the words speak of: the one the lock's grants really ran on
+ * (scenario_lease_ms; a history read back says it as its ttl_ms), with
+ * what the scenario asked beside it when they differ. */
+struct lease_words {
+    uint32_t lease_ms, ttl_ms; /* ttl_ms 0: not known (a history read back) */
+    bool leaseless, session;
+};
+
+static struct lease_words lease_words_of(const struct run_result *r)
+{
+    const struct lock_ops *ops = lock_find(r->algorithm ? r->algorithm : r->hist.algorithm);
+    struct lease_words w = {.lease_ms = r->hist.ttl_ms};
+    if (ops == NULL)
+        return w;
+    w.leaseless = ops->leaseless;
+    w.session = ops->session_lease;
+    if (r->scn) {
+        w.lease_ms = scenario_lease_ms(r->scn, ops);
+        w.ttl_ms = r->scn->ttl_ms;
+    } else if (!ops->session_lease && !ops->keeps_lease_alive) {
+        w.ttl_ms = w.lease_ms; /* the history's ttl_ms is the ttl itself */
+    }
+    if (w.leaseless)
+        w.lease_ms = 0;
+    return w;
+}
+
+/* "its lease (ttl 500 ms)", "its lease (2000 ms, for a ttl of 1500 ms)",
+ * "its session (timeout 1000 ms)". */
+static const char *lease_phrase(const struct lease_words *w, char *buf, size_t len)
+{
+    if (w->session)
+        snprintf(buf, len, "its session (timeout %" PRIu32 " ms)", w->lease_ms);
+    else if (w->ttl_ms == w->lease_ms)
+        snprintf(buf, len, "its lease (ttl %" PRIu32 " ms)", w->lease_ms);
+    else if (w->ttl_ms)
+        snprintf(buf, len, "its lease (%" PRIu32 " ms, for a ttl of %" PRIu32 " ms)", w->lease_ms,
+                 w->ttl_ms);
+    else
+        snprintf(buf, len, "its lease (%" PRIu32 " ms)", w->lease_ms);
+    return buf;
+}
+
+struct group_blame report_group_blame(const struct run_result *r, const struct violation_group *g)
+{
+    struct lease_words w = lease_words_of(r);
+    struct blame_facts f = {.lease_ns = (uint64_t)w.lease_ms * 1000000u,
+                            .leaseless = w.leaseless,
+                            .late = r->late_grants,
+                            .n_late = r->n_late_grants,
+                            .spans = r->spans,
+                            .n_spans = r->n_spans};
+    return groups_blame(g, &f);
+}
 
 uint64_t report_group_lease_end_ns(const struct run_result *r, const struct violation_group *g)
 {
-    return r->hist.ttl_ms ? g->stale.from_ns + (uint64_t)r->hist.ttl_ms * 1000000u : 0;
+    return report_group_blame(r, g).lease_end_ns;
 }
 
 /* g's faults and host stall as a listed pair's are worded. */
@@ -25,6 +81,90 @@ static void group_faults(const struct run_result *r, const struct violation_grou
     report_violation_faults(r, &v, buf, len);
 }
 
+static const char *const release_words[] = {[LATE_HELD] = "",
+                                            [LATE_RELEASED] = "",
+                                            [LATE_LOST] = "; its release answered not-owner",
+                                            [LATE_UNKNOWN] = "; its release got no answer"};
+
+/* A late grant: how it came to be stale, with its lease (lease_ns). */
+static void late_words(const struct run_result *r, const struct late_grant *l, const char *lease,
+                       uint64_t lease_ns, char *buf, size_t len, size_t *used)
+{
+    uint64_t out = l->stop_from_ns + lease_ns;
+    report_append(buf, len, used,
+                  "it asked at %.3f s and was stopped by %s from %.3f to %.3f s inside "
+                  "acquire: %s, from a grant made before the stop, had run out by %.3f s at the "
+                  "latest, %.1f ms before it entered%s",
+                  report_rel_s(r, l->asked_ns), fault_type_name(l->stop_kind),
+                  report_rel_s(r, l->stop_from_ns), report_rel_s(r, l->stop_to_ns), lease,
+                  report_rel_s(r, out), (double)(l->entered_ns - out) / 1e6,
+                  release_words[l->release < LATE_UNKNOWN ? l->release : LATE_UNKNOWN]);
+}
+
+/* What ended the session of a lock with no lease: a fault of its servers,
+ * or one that cut the holder's own connection. */
+static void session_words(const struct run_result *r, const struct violation_group *g,
+                          const struct fault_span *f, char *buf, size_t len, size_t *used)
+{
+    char name[96];
+    report_span_name(r, f, name, sizeof(name));
+    report_append(buf, len, used,
+                  "; the lock has no lease, it lasts as long as its session: %s at %.3f s %s "
+                  "while it held, %.1f ms before the first other holder entered at %.3f s",
+                  name, report_rel_s(r, f->from_ns),
+                  fault_on_servers(f->type)
+                      ? "ended that session with the server"
+                      : "cut its connection, and the server ended the session",
+                  (double)(g->first_ns - f->from_ns) / 1e6, report_rel_s(r, g->first_ns));
+}
+
+static void blame_words(const struct run_result *r, const struct violation_group *g,
+                        const struct group_blame *b, const struct lease_words *w, char *buf,
+                        size_t len, size_t *used)
+{
+    char lease[80];
+    lease_phrase(w, lease, sizeof(lease));
+    uint64_t lease_ns = (uint64_t)w->lease_ms * 1000000u, end = b->lease_end_ns;
+    switch (b->why) {
+    case BLAME_OUTLIVED:
+        report_append(buf, len, used,
+                      "; %s ran out at %.3f s, %.1f ms before the first other holder entered",
+                      lease, report_rel_s(r, end), (double)(g->first_ns - end) / 1e6);
+        return;
+    case BLAME_LOST: /* nobody should have been granted it yet: the grant was lost, not outlived */
+        report_append(buf, len, used,
+                      "; the first other holder entered at %.3f s, %.1f ms before %s ran out at "
+                      "%.3f s: its grant was lost",
+                      report_rel_s(r, g->first_ns), (double)(end - g->first_ns) / 1e6, lease,
+                      report_rel_s(r, end));
+        return;
+    case BLAME_LATE_HOLDER:
+        report_append(buf, len, used, "; it entered on a stale grant: ");
+        late_words(r, b->late, lease, lease_ns, buf, len, used);
+        report_append(buf, len, used, "; the first other holder entered at %.3f s",
+                      report_rel_s(r, g->first_ns));
+        return;
+    case BLAME_LATE_ENTRANT: /* the holder's own grant was sound: the late one's was not */
+        report_append(buf, len, used,
+                      "; client %" PRIu32 ", the first other holder, entered at %.3f s on a stale "
+                      "grant: ",
+                      b->late->client, report_rel_s(r, g->first_ns));
+        late_words(r, b->late, lease, lease_ns, buf, len, used);
+        return;
+    case BLAME_SESSION_ENDED:
+        session_words(r, g, &r->spans[b->span], buf, len, used);
+        return;
+    case BLAME_SESSION_LOST:
+        report_append(buf, len, used,
+                      "; the lock has no lease, and nothing in the history ended its session, "
+                      "yet the first other holder entered at %.3f s: its grant was lost",
+                      report_rel_s(r, g->first_ns));
+        return;
+    default:
+        report_append(buf, len, used, "; its lease is not known");
+    }
+}
+
 const char *report_group_cause(const struct run_result *r, const struct violation_group *g,
                                char *buf, size_t len)
 {
@@ -34,20 +174,9 @@ const char *report_group_cause(const struct run_result *r, const struct violatio
     report_append(buf, len, &used, "client %" PRIu32 " held the lock %.3f .. %.3f s%s", s->client,
                   report_rel_s(r, s->from_ns), report_rel_s(r, s->to_ns),
                   s->effect == EFFECT_OPEN ? " (still at the end)" : "");
-    uint64_t end = report_group_lease_end_ns(r, g);
-    if (end == 0)
-        report_append(buf, len, &used, "; its lease is not known");
-    else if (end <= g->first_ns)
-        report_append(buf, len, &used,
-                      "; its lease (ttl %" PRIu32 " ms) ran out at %.3f s, %.1f ms before the "
-                      "first other holder entered",
-                      r->hist.ttl_ms, report_rel_s(r, end), (double)(g->first_ns - end) / 1e6);
-    else /* nobody should have been granted it yet: the grant was lost, not outlived */
-        report_append(buf, len, &used,
-                      "; the first other holder entered at %.3f s, %.1f ms before its lease "
-                      "(ttl %" PRIu32 " ms) ran out at %.3f s: its grant was lost",
-                      report_rel_s(r, g->first_ns), (double)(end - g->first_ns) / 1e6,
-                      r->hist.ttl_ms, report_rel_s(r, end));
+    struct lease_words w = lease_words_of(r);
+    struct group_blame b = report_group_blame(r, g);
+    blame_words(r, g, &b, &w, buf, len, &used);
     char faults[200];
     group_faults(r, g, faults, sizeof(faults));
     if (faults[0])
@@ -97,8 +226,28 @@ json_t *report_fault_spans_json(const struct run_result *r, const size_t *faults
     return a;
 }
 
+static const char *const release_names[] = {[LATE_HELD] = "held",
+                                            [LATE_RELEASED] = "released",
+                                            [LATE_LOST] = "not_owner",
+                                            [LATE_UNKNOWN] = "no_answer"};
+
+/* A group's late grant, as report.json gives it (null when none). */
+static json_t *late_json(const struct run_result *r, const struct late_grant *l, uint64_t lease_ns)
+{
+    if (l == NULL)
+        return json_null();
+    return json_pack("{s:i, s:f, s:s, s:f, s:f, s:f, s:f, s:s}", "client", l->client, "asked_s",
+                     report_rel_s(r, l->asked_ns), "stop", fault_type_name(l->stop_kind),
+                     "stop_from_s", report_rel_s(r, l->stop_from_ns), "stop_to_s",
+                     report_rel_s(r, l->stop_to_ns), "lease_out_by_s",
+                     report_rel_s(r, l->stop_from_ns + lease_ns), "entered_s",
+                     report_rel_s(r, l->entered_ns), "release",
+                     release_names[l->release < LATE_UNKNOWN ? l->release : LATE_UNKNOWN]);
+}
+
 json_t *report_groups_json(const struct run_result *r, size_t drawn_max)
 {
+    struct lease_words w = lease_words_of(r);
     const struct violation_groups *gs = &r->check.groups;
     size_t drawn[CHECK_MAX_GROUPS], n_drawn = groups_drawn(gs, drawn_max, drawn), d = 0;
     json_t *list = json_array();
@@ -110,7 +259,8 @@ json_t *report_groups_json(const struct run_result *r, size_t drawn_max)
         size_t listed = 0;
         for (size_t k = 0; k < r->check.n_list; k++)
             listed += report_pair_in_group(r, &r->check.list[k], g);
-        uint64_t end = report_group_lease_end_ns(r, g);
+        struct group_blame b = report_group_blame(r, g);
+        uint64_t end = b.lease_end_ns;
         bool is_drawn = d < n_drawn && drawn[d] == i;
         d += is_drawn;
         char cause[600];
@@ -126,12 +276,14 @@ json_t *report_groups_json(const struct run_result *r, size_t drawn_max)
         if (g->stall_ns)
             json_object_set_new(one, "host_stall_at_s",
                                 json_real(report_rel_s(r, g->stall_from_ns)));
+        json_object_set_new(one, "blame", json_string(group_blame_names[b.why]));
+        json_object_set_new(one, "late", late_json(r, b.late, (uint64_t)w.lease_ms * 1000000u));
         json_array_append_new(list, one);
     }
-    return json_pack("{s:s, s:I, s:I, s:I, s:I, s:o}", "rule", "stale_holder", "lease_ttl_ms",
-                     (json_int_t)r->hist.ttl_ms, "groups", (json_int_t)gs->groups, "other_groups",
-                     (json_int_t)gs->other_groups, "other_pairs", (json_int_t)gs->other_pairs,
-                     "list", list);
+    return json_pack("{s:s, s:I, s:b, s:I, s:I, s:I, s:o}", "rule", "stale_holder", "lease_ttl_ms",
+                     (json_int_t)w.lease_ms, "leaseless", w.leaseless, "groups",
+                     (json_int_t)gs->groups, "other_groups", (json_int_t)gs->other_groups,
+                     "other_pairs", (json_int_t)gs->other_pairs, "list", list);
 }
 
 void report_group_lines(FILE *f, const struct run_result *r, size_t max)

@@ -11,11 +11,17 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "sim/check/groups.h"
 #include "sim/check/result.h"
 
-/* When the stale holder's lease as granted ran out: its entry plus the
- * lock's lease (history ttl_ms; a lock that renews held it longer, if its
- * renewals went through). 0: the lease is not known. */
+/* Whose grant was stale in g (groups_blame), judged on the lease the
+ * lock really ran on (scenario_lease_ms, or the history's ttl_ms), none
+ * for a lock without (lock_ops.leaseless), and r's late grants. */
+struct group_blame report_group_blame(const struct run_result *r, const struct violation_group *g);
+/* When the stale holder's lease as granted ran out at the latest: its
+ * entry plus the lease, or for a late grant the stop it waited out plus
+ * the lease (a lock that renews held it longer, if its renewals went
+ * through). 0: no lease, or none known. */
 uint64_t report_group_lease_end_ns(const struct run_result *r, const struct violation_group *g);
 /* The cause in one line: "client 11 held the lock 1.012 .. 3.027 s;
  * its lease (ttl 500 ms) ran out at 1.512 s, 2 ms before the next holder

@@ -7,6 +7,7 @@
 
 #include "sim/check/availability.h"
 #include "sim/check/check_stream.h"
+#include "sim/check/stale_grants.h"
 #include "sim/check/stalls.h"
 #include "sim/check/stuck.h"
 #include "sim/record/hiccup.h"
@@ -18,6 +19,7 @@ struct check_pass {
     struct availability *avail;
     struct stuck *stuck;
     struct stalls *stalls;
+    struct stale_grants *grants;
 };
 
 void check_pass_free(struct check_pass *p)
@@ -36,6 +38,7 @@ void check_pass_free(struct check_pass *p)
         free(k);
     if (p->stalls && stalls_end(p->stalls, &st, &n) == 0)
         free(st);
+    stale_grants_free(p->grants);
     checker_result_free(&p->check);
     free(p);
 }
@@ -51,7 +54,8 @@ struct check_pass *check_pass_begin(uint64_t lookback_ns, bool writes_only)
     p->avail = availability_begin();
     p->stuck = stuck_begin();
     p->stalls = stalls_begin(HICCUP_FLOOR_MS * 1000000ULL);
-    if (!p->checker || !p->avail || !p->stuck || !p->stalls) {
+    p->grants = stale_grants_begin(writes_only);
+    if (!p->checker || !p->avail || !p->stuck || !p->stalls || !p->grants) {
         check_pass_free(p);
         return NULL;
     }
@@ -64,7 +68,7 @@ int check_pass_event(struct check_pass *p, const struct history_event *e)
     if (rc < 0)
         return rc;
     if (availability_event(p->avail, e) < 0 || stuck_event(p->stuck, e) < 0 ||
-        stalls_event(p->stalls, e) < 0)
+        stalls_event(p->stalls, e) < 0 || stale_grants_event(p->grants, e) < 0)
         return -1;
     return 0;
 }
@@ -84,6 +88,8 @@ int check_pass_end(struct check_pass *p, uint64_t end_ns, struct run_result *r)
     p->avail = NULL;
     p->stuck = NULL;
     p->stalls = NULL;
+    stale_grants_end(p->grants, &r->late_grants, &r->n_late_grants, &r->lost_at_release);
+    p->grants = NULL;
     size_t n_avail = 0;
     int rc = checker_end(c, end_ns, &r->spans, &r->n_spans);
     rc |= availability_end(a, end_ns, &r->avail, &n_avail);

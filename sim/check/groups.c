@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/check/stale_grants.h"
 #include "sim/record/grow.h"
+#include "sim/scenario/scenario.h"
 
 static int cmp_u64(uint64_t a, uint64_t b)
 {
@@ -261,4 +263,71 @@ size_t groups_drawn(const struct violation_groups *gs, size_t max, size_t *idx)
         idx[i] = r[i].at;
     qsort(idx, n, sizeof(*idx), by_at);
     return n;
+}
+
+const char *const group_blame_names[BLAME_KINDS] = {
+    "not_known", "outlived", "lost", "late_holder", "late_entrant", "session_ended", "session_lost",
+};
+
+static bool among_holders(const struct violation_group *g, uint32_t client)
+{
+    for (uint32_t i = 0; i < g->n_holders; i++)
+        if (g->holders[i] == client)
+            return true;
+    return g->more_holders; /* one of those not named, perhaps */
+}
+
+/* The late grant of g's key that entered at entered_ns, its client the
+ * holder's (holder) or one that overlapped it, and lapsed before it. */
+static const struct late_grant *lapsed_at(const struct violation_group *g,
+                                          const struct blame_facts *f, uint64_t entered_ns,
+                                          bool holder)
+{
+    for (size_t i = 0; i < f->n_late; i++) {
+        const struct late_grant *l = &f->late[i];
+        if (l->key != g->stale.key || l->entered_ns != entered_ns ||
+            !late_grant_lapsed(l, f->lease_ns))
+            continue;
+        if (holder ? l->client == g->stale.client
+                   : l->client != g->stale.client && among_holders(g, l->client))
+            return l;
+    }
+    return NULL;
+}
+
+/* A fault that began while g's holder held, before the first other holder
+ * entered, and can end a session: one on the servers, or on the holder's
+ * own connection. SIZE_MAX: none. */
+static size_t session_ender(const struct violation_group *g, const struct blame_facts *f)
+{
+    for (size_t i = 0; i < f->n_spans; i++) {
+        const struct fault_span *s = &f->spans[i];
+        bool mine = fault_on_network(s->type) && s->client == (int32_t)g->stale.client;
+        if (s->from_ns >= g->stale.from_ns && s->from_ns <= g->first_ns &&
+            (fault_on_servers(s->type) || mine))
+            return i;
+    }
+    return SIZE_MAX;
+}
+
+struct group_blame groups_blame(const struct violation_group *g, const struct blame_facts *f)
+{
+    struct group_blame b = {.why = BLAME_NOT_KNOWN, .span = SIZE_MAX};
+    if (f->leaseless) {
+        b.span = session_ender(g, f);
+        b.why = b.span != SIZE_MAX ? BLAME_SESSION_ENDED : BLAME_SESSION_LOST;
+        return b;
+    }
+    if (f->lease_ns == 0)
+        return b;
+    b.lease_end_ns = g->stale.from_ns + f->lease_ns;
+    if ((b.late = lapsed_at(g, f, g->stale.from_ns, true)) != NULL) {
+        b.why = BLAME_LATE_HOLDER;
+        b.lease_end_ns = b.late->stop_from_ns + f->lease_ns;
+    } else if ((b.late = lapsed_at(g, f, g->first_ns, false)) != NULL) {
+        b.why = BLAME_LATE_ENTRANT;
+    } else {
+        b.why = b.lease_end_ns <= g->first_ns ? BLAME_OUTLIVED : BLAME_LOST;
+    }
+    return b;
 }

@@ -73,6 +73,47 @@ struct section groups_later(const struct violation_group *g);
 bool groups_pairs_with(const struct violation_groups *gs, const struct violation_group *g,
                        const struct section *s);
 
+/* Whose grant was stale in a group, as the history shows it; the words
+ * for each are reports/violation_groups.c's. */
+enum group_blame_kind {
+    BLAME_NOT_KNOWN = 0, /* the lock's lease is not known */
+    BLAME_OUTLIVED,      /* the holder's lease ran out before the first other holder entered */
+    BLAME_LOST,          /* the first other holder entered while the holder's lease ran */
+    BLAME_LATE_HOLDER,   /* the holder entered on a late grant (stale_grants.h) that had lapsed */
+    BLAME_LATE_ENTRANT,  /* the first other holder did: the holder's grant was sound */
+    BLAME_SESSION_ENDED, /* no lease: a fault of its servers or its connection, while it held */
+    BLAME_SESSION_LOST,  /* no lease, and nothing in the history ended its session */
+    BLAME_KINDS
+};
+/* report.json's names: "not_known", "outlived", "lost", ... */
+extern const char *const group_blame_names[BLAME_KINDS];
+
+struct late_grant;
+
+/* What the blame is judged from: the lock's lease (0 when not known),
+ * whether it has none at all (lock_ops.leaseless), the late grants and
+ * the fault spans of the run. */
+struct blame_facts {
+    uint64_t lease_ns;
+    bool leaseless;
+    const struct late_grant *late;
+    size_t n_late;
+    const struct fault_span *spans;
+    size_t n_spans;
+};
+
+struct group_blame {
+    enum group_blame_kind why;
+    const struct late_grant *late; /* BLAME_LATE_*: the lapsed grant */
+    size_t span;                   /* BLAME_SESSION_ENDED: the fault span that ended it */
+    uint64_t lease_end_ns;         /* the latest the holder's lease as granted ran to; 0: none */
+};
+
+/* The blame of g, in this order: a lock with no lease (its session);
+ * none known; the holder's own grant late and lapsed; the first other
+ * holder's; the holder's lease run out before that entry; else lost. */
+struct group_blame groups_blame(const struct violation_group *g, const struct blame_facts *f);
+
 /* Which kept groups report.html draws: at most max, those with the most
  * pairs (ties: the earlier), their indices into gs->list in its order.
  * Returns how many, into idx. */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/check/stale_grants.h"
 #include "sim/record/hiccup.h"
 #include "sim/record/histogram.h"
 
@@ -197,7 +198,24 @@ void result_free(struct run_result *r)
     free(r->tl_begun);
     free(r->avail);
     free(r->stuck);
+    free(r->late_grants);
     checker_result_free(&r->check);
+}
+
+/* The late grants and those lost at release, from r->hist's events
+ * (check_pass finds them as its events come). */
+static int result_stale_grants(struct run_result *r, bool writes_only)
+{
+    struct stale_grants *t = stale_grants_begin(writes_only);
+    if (t == NULL)
+        return -1;
+    for (size_t i = 0; i < r->hist.n; i++)
+        if (stale_grants_event(t, &r->hist.ev[i]) < 0) {
+            stale_grants_free(t);
+            return -1;
+        }
+    stale_grants_end(t, &r->late_grants, &r->n_late_grants, &r->lost_at_release);
+    return 0;
 }
 
 int result_check_history(struct run_result *r, uint64_t lookback_ns, bool writes_only)
@@ -215,7 +233,7 @@ int result_check_history(struct run_result *r, uint64_t lookback_ns, bool writes
                     writes_only, &r->check) < 0)
         return -1;
     checker_attach_stalls(&r->check, r->sections, r->stalls, r->n_stalls, lookback_ns);
-    return 0;
+    return result_stale_grants(r, writes_only);
 }
 
 const struct fault_availability *result_fault_availability(const struct run_result *r, size_t i)

@@ -26,6 +26,7 @@
 #include "sim/scenario/scenario.h"
 
 struct histogram;
+struct late_grant;
 
 #define RESULT_MAX_SERVERS 12
 #define RESULT_SERVER_LEN  256
@@ -108,6 +109,12 @@ struct run_result {
     struct stuck_key *stuck; /* keys with waiters and no holder, longest first */
     size_t n_stuck;
     struct check_result check;
+    /* What the pairs cannot tell (sim/check/stale_grants.h): the acquires
+     * whose client was stopped while the grant was on its way, in entry
+     * order, and the releases that answered not-owner. */
+    struct late_grant *late_grants;
+    size_t n_late_grants;
+    uint64_t lost_at_release;    /* grants lost while held, the holder told only at its release */
     uint64_t witness_concurrent; /* the online witness's count */
     bool witness_agrees;         /* == check.concurrent_entries */
     uint64_t rejected_accesses;  /* reads and writes the resource rejected (fencing) */

@@ -135,6 +135,7 @@ static int check_file(const char *file, const struct expect_num *want, int show,
     printf("checker: %" PRIu64 " sections, %" PRIu64 " overlapping pairs (%" PRIu64
            " fenced pairs, safe), %" PRIu64 " violations, %" PRIu64 " concurrent entries\n",
            c->sections, c->overlaps, c->fenced_pairs, c->violations, c->concurrent_entries);
+    report_lost_at_release(stdout, res);
     report_violations(stdout, res, show);
     report_spans(stdout, res);
     char stuck[256];

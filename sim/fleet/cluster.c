@@ -227,7 +227,7 @@ unsigned long long cluster_process_start(pid_t pid)
  * touched: its lock cannot be taken. One without the file is another
  * run's in the instant before its lock file got its name (make_root), or
  * an older locklab's: left alone. */
-static void remove_if_orphaned(const char *dir)
+void cluster_remove_if_orphaned(const char *dir)
 {
     char path[PATH_MAX + 64];
     snprintf(path, sizeof(path), "%s/" OWNER_FILE, dir);
@@ -250,7 +250,7 @@ static void sweep_orphans(const char *tmp)
         if (strncmp(e->d_name, "locklab-", 8) != 0 || strlen(e->d_name) != 14)
             continue; /* only mkdtemp's names: never a user's cluster --dir */
         snprintf(dir, sizeof(dir), "%.*s/%.14s", PATH_MAX - 1, tmp, e->d_name);
-        remove_if_orphaned(dir);
+        cluster_remove_if_orphaned(dir);
     }
     closedir(d);
 }
@@ -301,6 +301,132 @@ static int make_root(struct cluster *c, char *err, size_t errlen)
     return 0;
 }
 
+/* Where the users' shared folders live: /var/tmp, which every user may
+ * pass through whatever TMPDIR says; /tmp where there is none. (/var/tmp
+ * outlives a reboot: what a machine's crash left there has no owner any
+ * more, and the next run's sweep takes it.) */
+static const char *shared_base(void)
+{
+    struct stat st;
+    return stat("/var/tmp", &st) == 0 && S_ISDIR(st.st_mode) ? "/var/tmp" : "/tmp";
+}
+
+#define SHARED_NAME_LEN 16 /* a run's shared folder: 16 hex digits */
+
+/* FNV-1a of the run folder's path: the shared folder's name follows from
+ * the run folder's alone, so the janitor finds it whatever is left. */
+void cluster_shared_path(const char *root, char *buf, size_t len)
+{
+    uint64_t h = 14695981039346656037ull;
+    for (const unsigned char *p = (const unsigned char *)root; *p; p++)
+        h = (h ^ *p) * 1099511628211ull;
+    snprintf(buf, len, "%s/locklab-%u/%016llx", shared_base(), (unsigned)getuid(),
+             (unsigned long long)h);
+}
+
+/* The user's folder of shared folders, 0711: made, or one of the user's
+ * own taken (another user could have made it first in /var/tmp, mode
+ * 1777: never used then). 0, or -1 with err set. */
+static int user_folder(const char *dir, char *err, size_t errlen)
+{
+    struct stat st;
+    if (mkdir(dir, 0711) < 0 && errno != EEXIST) {
+        snprintf(err, errlen, "mkdir %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid()) {
+        snprintf(err, errlen, "%s is not a folder of this user's (uid %u): not used", dir,
+                 (unsigned)getuid());
+        return -1;
+    }
+    if ((st.st_mode & 07777) != 0711 && chmod(dir, 0711) < 0) {
+        snprintf(err, errlen, "chmod 0711 %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* The shared folders of runs whose owner is gone (killed with no janitor,
+ * or abandoned and then the janitor killed too). */
+static void sweep_shared(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    if (d == NULL)
+        return;
+    while ((e = readdir(d)) != NULL) {
+        char path[PATH_MAX];
+        if (strlen(e->d_name) != SHARED_NAME_LEN ||
+            strspn(e->d_name, "0123456789abcdef") != SHARED_NAME_LEN)
+            continue;
+        snprintf(path, sizeof(path), "%.*s/%s", PATH_MAX - 32, dir, e->d_name);
+        cluster_remove_if_orphaned(path);
+    }
+    closedir(d);
+}
+
+int cluster_shared_dir(struct cluster *c, char *dir, size_t len, char *err, size_t errlen)
+{
+    if (c->shared[0]) {
+        snprintf(dir, len, "%s", c->shared);
+        return 0;
+    }
+    if (c->root[0] == '\0' && make_root(c, err, errlen) < 0)
+        return -1;
+    char path[sizeof(c->shared)], user[sizeof(c->shared)];
+    cluster_shared_path(c->root, path, sizeof(path));
+    snprintf(user, sizeof(user), "%.*s", (int)(strrchr(path, '/') - path), path);
+    if (user_folder(user, err, errlen) < 0)
+        return -1;
+    sweep_shared(user);
+    if (mkdir(path, 0711) < 0) {
+        snprintf(err, errlen, "mkdir %s: %s", path, strerror(errno));
+        return -1;
+    }
+    c->shared_lock = own_root(path);
+    if (c->shared_lock < 0 || chmod(path, 0711) < 0) {
+        snprintf(err, errlen, "cannot own %s: %s", path, strerror(errno));
+        if (c->shared_lock >= 0)
+            close(c->shared_lock);
+        cluster_remove_tree(path);
+        return -1;
+    }
+    snprintf(c->shared, sizeof(c->shared), "%s", path);
+    snprintf(dir, len, "%s", path);
+    return 0;
+}
+
+/* The next slot of c, its folder <in>/<kind>-<i>; with a link to it
+ * from <root>/<kind>-<i> when in is not root. */
+static struct managed_server *add_server(struct cluster *c, const struct server_kind *kind,
+                                         const char *in, char *err, size_t errlen)
+{
+    struct managed_server *s = &c->srv[c->n];
+    memset(s, 0, sizeof(*s));
+    s->kind = kind;
+    s->aof = c->keep_data && kind->durable_mode != NULL;
+    if (kind->clock_movable)
+        snprintf(s->preload, sizeof(s->preload), "%s", c->clock_preload);
+    char dir[sizeof(s->dir)];
+    snprintf(dir, sizeof(dir), "%.*s/%s-%zu", (int)(sizeof(dir) - 40), in, kind->name, c->n);
+    memcpy(s->dir, dir, sizeof(dir));
+    if (mkdir(s->dir, 0700) < 0) {
+        snprintf(err, errlen, "mkdir %s: %s", s->dir, strerror(errno));
+        return NULL;
+    }
+    if (in != c->root) {
+        char link[sizeof(c->root) + 64];
+        snprintf(link, sizeof(link), "%s/%s-%zu", c->root, kind->name, c->n);
+        if (symlink(s->dir, link) < 0) {
+            snprintf(err, errlen, "symlink %s: %s", link, strerror(errno));
+            rmdir(s->dir);
+            return NULL;
+        }
+    }
+    c->n++;
+    return s;
+}
+
 struct managed_server *cluster_add_server(struct cluster *c, const struct server_kind *kind,
                                           char *err, size_t errlen)
 {
@@ -310,21 +436,20 @@ struct managed_server *cluster_add_server(struct cluster *c, const struct server
     }
     if (c->root[0] == '\0' && make_root(c, err, errlen) < 0)
         return NULL;
-    struct managed_server *s = &c->srv[c->n];
-    memset(s, 0, sizeof(*s));
-    s->kind = kind;
-    s->aof = c->keep_data && kind->durable_mode != NULL;
-    if (kind->clock_movable)
-        snprintf(s->preload, sizeof(s->preload), "%s", c->clock_preload);
-    char dir[sizeof(s->dir)];
-    snprintf(dir, sizeof(dir), "%.*s/%s-%zu", (int)(sizeof(dir) - 40), c->root, kind->name, c->n);
-    memcpy(s->dir, dir, sizeof(dir));
-    if (mkdir(s->dir, 0700) < 0) {
-        snprintf(err, errlen, "mkdir %s: %s", s->dir, strerror(errno));
+    return add_server(c, kind, c->root, err, errlen);
+}
+
+struct managed_server *cluster_add_shared_server(struct cluster *c, const struct server_kind *kind,
+                                                 char *err, size_t errlen)
+{
+    char shared[sizeof(c->shared)];
+    if (c->n >= CLUSTER_MAX_SERVERS) {
+        snprintf(err, errlen, "at most %d managed servers", CLUSTER_MAX_SERVERS);
         return NULL;
     }
-    c->n++;
-    return s;
+    if (cluster_shared_dir(c, shared, sizeof(shared), err, errlen) < 0)
+        return NULL;
+    return add_server(c, kind, c->shared, err, errlen);
 }
 
 static int copy_file(const char *from, const char *to)
@@ -370,6 +495,13 @@ void cluster_stop(struct cluster *c, const char *logs_dir)
         spawn_stop_clean(&c->srv[i]);
     if (logs_dir)
         keep_logs(c, logs_dir);
+    if (c->shared[0]) {
+        /* first: once the run folder's lock goes, the janitor takes a
+         * shared folder still there for one abandoned */
+        cluster_remove_tree(c->shared);
+        close(c->shared_lock);
+        c->shared[0] = '\0';
+    }
     if (c->root[0])
         cluster_remove_tree(c->root);
     if (c->root[0]) {

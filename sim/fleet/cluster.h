@@ -42,7 +42,11 @@ struct managed_server {
 struct cluster {
     char root[192]; /* the temporary folder, removed on stop */
     int root_lock;  /* while root[0]: its owner file, locked (cluster.c) */
-    pid_t janitor;  /* its keeper if this process dies (janitor.h); 0: none */
+    /* The run's shared folder (cluster_shared_dir), "" until one is
+     * needed; its owner file, locked, while shared[0]. */
+    char shared[96];
+    int shared_lock;
+    pid_t janitor; /* its keeper if this process dies (janitor.h); 0: none */
     /* Told, under cluster_lock(), when a fault started a server again: the
      * signal handler kills servers by the pids it was last told. */
     void (*pids_changed)(const struct cluster *c);
@@ -61,6 +65,25 @@ void cluster_remove_tree(const char *dir);
  * (the run folder made and owned first); NULL with err set. */
 struct managed_server *cluster_add_server(struct cluster *c, const struct server_kind *kind,
                                           char *err, size_t errlen);
+/* cluster_add_server for a kind that runs as another user (PostgreSQL and
+ * pgbouncer run as postgres): its folder <shared>/<kind>-<i> in the run's
+ * shared folder, and <root>/<kind>-<i> a link to it, where its log is
+ * looked for as every server's is. */
+struct managed_server *cluster_add_shared_server(struct cluster *c, const struct server_kind *kind,
+                                                 char *err, size_t errlen);
+/* The run's shared folder, made on the first call: what a server running
+ * as another user must reach, outside the user's TMPDIR (which may be
+ * private, mode 0700, as mktemp -d makes it). One per run,
+ * /var/tmp/locklab-<uid>/<16 hex digits of the run folder's name>, mode
+ * 0711 as the folder of the user's that holds them; removed with the run
+ * folder, by its janitor too, and swept when its owner is gone. Its path
+ * into dir; 0, or -1 with err set. */
+int cluster_shared_dir(struct cluster *c, char *dir, size_t len, char *err, size_t errlen);
+/* The path the shared folder of the run folder root has (made or not). */
+void cluster_shared_path(const char *root, char *buf, size_t len);
+/* Take dir (a run's folder or shared folder) and remove it when no live
+ * run owns it any more (its owner file's lock is free). */
+void cluster_remove_if_orphaned(const char *dir);
 /* A loopback port for a server: free now, below the kernel's ephemeral
  * range, never given before by this process; -1 with errno set. */
 int cluster_free_port(void);

@@ -1,5 +1,6 @@
 /* etcd_server.c - the server kind "etcd": one etcd 3.4 member or a
- * cluster of three, on loopback, as SETUP.md starts them. A member serves
+ * cluster of three, on loopback, as SETUP.md starts them, with a 500 ms
+ * election timeout so that they grant 1 s leases (etcd_server.h). A member serves
  * once GET /health says {"health":"true"} (it has a leader); the one
  * whose maintenance status names itself as leader leads. Its data dir
  * lives in its folder and is kept across every fault: a restart with the
@@ -105,6 +106,9 @@ static void command(struct spawn *sp, const struct managed_server *s)
     spawn_arg(sp, "--log-outputs=%s/%s", s->dir, s->kind->log);
     spawn_arg(sp, "--name=%s", member_name(s));
     spawn_arg(sp, "--data-dir=%s/data", s->dir);
+    /* leases from 1 s (etcd_server.h): the resolved lease rests on them */
+    spawn_arg(sp, "--heartbeat-interval=%d", ETCD_HEARTBEAT_MS);
+    spawn_arg(sp, "--election-timeout=%d", ETCD_ELECTION_TIMEOUT_MS);
     spawn_arg(sp, "--listen-client-urls=http://127.0.0.1:%d", s->port);
     spawn_arg(sp, "--advertise-client-urls=http://127.0.0.1:%d", s->port);
     spawn_arg(sp, "--listen-peer-urls=http://127.0.0.1:%d", s->peer_port);

@@ -167,7 +167,9 @@ void fleet_config(const struct fleet *f, const struct lock_ops *ops, const struc
     cfg->quorum = s->redlock.quorum;
     cfg->session_timeout_ms = s->zookeeper.session_timeout_ms; /* resolved, clamped */
     cfg->etcd_recheck = s->etcd.recheck;
-    cfg->ttl_ms = s->ttl_ms;
+    /* the lease the lock really runs on (etcd's whole seconds), so that
+     * the one its client asks for at connect is the one reported */
+    cfg->ttl_ms = scenario_lease_ms(s, ops);
     cfg->permits = s->permits;
     cfg->fair_wait_ms = s->redisson.fair_wait_ms;
 }

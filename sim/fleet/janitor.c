@@ -8,8 +8,10 @@
  * owner (PR_SET_PDEATHSIG), but one that changed user before that was
  * set, or that is between fork and exec, may not: every process whose
  * command line names ROOT (a server's data or config folder) is killed,
- * stopped ones too, then the folder goes. It runs in a session of its own
- * (a terminal's Ctrl-C is its owner's business) and ignores SIGINT.
+ * stopped ones too, then the folder goes, and the run's shared folder
+ * (cluster_shared_dir: the postgres user's, outside TMPDIR) with it. It
+ * runs in a session of its own (a terminal's Ctrl-C is its owner's
+ * business) and ignores SIGINT.
  */
 #include "sim/fleet/janitor.h"
 
@@ -126,13 +128,34 @@ static int kill_named(const char *root)
     return found;
 }
 
+/* Stop what still runs from root and from its shared folder, then remove
+ * them, the shared one first (the run's own cluster_stop order). */
+static void clean_up(const char *root, const char *shared)
+{
+    for (int waited = 0; kill_named(root) + kill_named(shared) > 0 && waited < KILL_WAIT_MS;
+         waited += 50) {
+        struct timespec ts = {0, 50 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    /* what a dying server writes last may land after a pass: try again */
+    for (int pass = 0; pass < 50 && (access(shared, F_OK) == 0 || access(root, F_OK) == 0);
+         pass++) {
+        cluster_remove_tree(shared);
+        cluster_remove_tree(root);
+        struct timespec ts = {0, 100 * 1000000L};
+        if (access(shared, F_OK) == 0 || access(root, F_OK) == 0)
+            nanosleep(&ts, NULL);
+    }
+}
+
 int janitor_main(int argc, char **argv)
 {
     if (argc != 3)
         return 2;
     const char *root = argv[2];
-    char owner[4096];
+    char owner[4096], shared[4096];
     snprintf(owner, sizeof(owner), "%s/" CLUSTER_OWNER_FILE, root);
+    cluster_shared_path(root, shared, sizeof(shared));
     signal(SIGINT, SIG_IGN);
     int fd = open(owner, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0)
@@ -140,19 +163,19 @@ int janitor_main(int argc, char **argv)
     while (flock(fd, LOCK_EX) < 0)
         if (errno != EINTR)
             return 1;
-    if (access(owner, F_OK) < 0)
-        return 0; /* the owner stopped and removed it: a normal end */
-    /* orphaned: stop what still runs from it, then remove it */
-    for (int waited = 0; kill_named(root) > 0 && waited < KILL_WAIT_MS; waited += 50) {
-        struct timespec ts = {0, 50 * 1000000L};
-        nanosleep(&ts, NULL);
+    if (access(owner, F_OK) < 0) {
+        /* The owner removed its folder. A normal stop removed the shared
+         * one before; one still there was abandoned (a second Ctrl-C
+         * removes the run folder alone): its owner is gone too. */
+        char lock[4200];
+        snprintf(lock, sizeof(lock), "%s/" CLUSTER_OWNER_FILE, shared);
+        int sfd = open(lock, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (sfd >= 0 && flock(sfd, LOCK_EX | LOCK_NB) == 0)
+            clean_up(root, shared); /* root is gone: its share of the passes is nothing */
+        if (sfd >= 0)
+            close(sfd);
+        return 0;
     }
-    /* what a dying server writes last may land after a pass: try again */
-    for (int pass = 0; pass < 50 && access(root, F_OK) == 0; pass++) {
-        cluster_remove_tree(root);
-        struct timespec ts = {0, 100 * 1000000L};
-        if (access(root, F_OK) == 0)
-            nanosleep(&ts, NULL);
-    }
+    clean_up(root, shared); /* orphaned */
     return 0;
 }

@@ -1,7 +1,8 @@
 /* pgbouncer_server.c - the server kind "pgbouncer": pgbouncer 1.18 from
  * Debian's package, in front of a managed PostgreSQL, configured as
  * SETUP.md measured it. It refuses root, so it runs as the postgres user,
- * in a folder that user owns (a log file root made first would stop it).
+ * in a folder that user owns (a log file root made first would stop it),
+ * in the run's shared folder as PostgreSQL's are (cluster_shared_dir).
  * Started only as part of a PostgreSQL lock's topology (the scenario's
  * lock.postgres.pooler): it has no start of its own.
  */
@@ -48,8 +49,8 @@ static void command(struct spawn *sp, const struct managed_server *s)
 int pgbouncer_server_start(struct cluster *c, int upstream_port, const char *pool_mode,
                            int pool_size, char *err, size_t errlen)
 {
-    struct managed_server *s = cluster_add_server(c, &server_pgbouncer, err, errlen);
-    if (s == NULL || postgres_server_own(c, s->dir, err, errlen) < 0)
+    struct managed_server *s = cluster_add_shared_server(c, &server_pgbouncer, err, errlen);
+    if (s == NULL || postgres_server_own(s->dir, err, errlen) < 0)
         return -1;
     /* trust still wants the user listed */
     FILE *users = cluster_server_file(s->dir, "userlist.txt");

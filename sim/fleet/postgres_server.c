@@ -1,8 +1,10 @@
 /* postgres_server.c - the server kind "postgres": PostgreSQL 15 from
  * Debian's packages, on loopback, as SETUP.md measured it. initdb (about
- * a second) runs once per run folder into a template; each server starts
- * from a copy of it (0.05 s). Both refuse root, so the server runs as the
- * postgres user (spawn_run_as), in folders that user owns. Its data
+ * a second) runs once per run into a template; each server starts from a
+ * copy of it (0.05 s). Both refuse root, so the server runs as the
+ * postgres user (spawn_run_as), in folders that user owns, in the run's
+ * shared folder (cluster_shared_dir): whatever the user's TMPDIR, which
+ * the postgres user may not pass through (mktemp -d makes it 0700). Its data
  * folder stays through every fault: a restart finds its tables (fsync is
  * off, so a machine crash would lose them; a process kill does not).
  */
@@ -28,15 +30,16 @@ extern const struct server_kind server_postgres;
 
 #define INITDB_TIMEOUT_MS 60000 /* measured 0.99 s; room for a loaded box */
 #define COPY_TIMEOUT_MS   30000 /* the 39 MB template: 0.07 s */
+#define SOCKET_PATH_MAX   107   /* sizeof(sockaddr_un.sun_path) less its NUL */
 
 static const char *bin_dir(void)
 {
     return spawn_env_or("LOCKLAB_POSTGRES_BIN", "/usr/lib/postgresql/15/bin");
 }
 
-/* Can pw pass through every folder above path (by its mode bits)? A
- * private TMPDIR (mode 0700, a user's own) stops it. 0, or -1 with err
- * naming the folder. */
+/* Can pw pass through every folder above path (by its mode bits)? The
+ * shared folder is made so that it can; a machine whose /var/tmp it
+ * cannot pass is named. 0, or -1 with err naming the folder. */
 static int reachable(const struct passwd *pw, const char *path, char *err, size_t errlen)
 {
     char dir[PATH_MAX];
@@ -50,8 +53,7 @@ static int reachable(const struct passwd *pw, const char *path, char *err, size_
                     (st.st_gid == pw->pw_gid && (st.st_mode & S_IXGRP));
         if (!pass) {
             snprintf(err, errlen,
-                     "PostgreSQL runs as the %s user, which cannot pass through %s (mode %04o): "
-                     "set TMPDIR (or cluster up --dir) to a folder it can reach, such as /tmp",
+                     "PostgreSQL runs as the %s user, which cannot pass through %s (mode %04o)",
                      POSTGRES_USER, dir, (unsigned)(st.st_mode & 07777));
             return -1;
         }
@@ -59,7 +61,7 @@ static int reachable(const struct passwd *pw, const char *path, char *err, size_
     return 0;
 }
 
-int postgres_server_own(const struct cluster *c, const char *path, char *err, size_t errlen)
+int postgres_server_own(const char *path, char *err, size_t errlen)
 {
     const struct passwd *pw = getpwnam(POSTGRES_USER);
     if (pw == NULL) {
@@ -67,10 +69,9 @@ int postgres_server_own(const struct cluster *c, const char *path, char *err, si
                  POSTGRES_USER);
         return -1;
     }
-    if (reachable(pw, c->root, err, errlen) < 0)
+    if (reachable(pw, path, err, errlen) < 0)
         return -1;
-    /* mkdtemp made the run folder 0700: the server must pass through it */
-    if (chmod(c->root, 0711) < 0 || chown(path, pw->pw_uid, pw->pw_gid) < 0) {
+    if (chown(path, pw->pw_uid, pw->pw_gid) < 0) {
         snprintf(err, errlen, "cannot give %s to %s: %s", path, POSTGRES_USER, strerror(errno));
         return -1;
     }
@@ -80,8 +81,10 @@ int postgres_server_own(const struct cluster *c, const char *path, char *err, si
 /* The run's initdb, made once: <root>/postgres-template/data. */
 static int template_dir(struct cluster *c, char *tmpl, size_t len, char *err, size_t errlen)
 {
-    char dir[300], version[340], initdb[300], log[340];
-    snprintf(dir, sizeof(dir), "%.250s/postgres-template", c->root);
+    char shared[sizeof(c->shared)], dir[300], version[340], initdb[300], log[340];
+    if (cluster_shared_dir(c, shared, sizeof(shared), err, errlen) < 0)
+        return -1;
+    snprintf(dir, sizeof(dir), "%s/postgres-template", shared);
     snprintf(tmpl, len, "%s/data", dir);
     snprintf(version, sizeof(version), "%s/PG_VERSION", tmpl);
     if (access(version, R_OK) == 0)
@@ -90,7 +93,7 @@ static int template_dir(struct cluster *c, char *tmpl, size_t len, char *err, si
         snprintf(err, errlen, "mkdir %s: %s", dir, strerror(errno));
         return -1;
     }
-    if (postgres_server_own(c, dir, err, errlen) < 0)
+    if (postgres_server_own(dir, err, errlen) < 0)
         return -1;
     snprintf(initdb, sizeof(initdb), "%.280s/initdb", bin_dir());
     snprintf(log, sizeof(log), "%s/initdb.log", dir);
@@ -159,13 +162,25 @@ static int server_version_of(const char *host, int port, struct server_version *
     return ok ? 0 : -1;
 }
 
+/* Its socket, <dir>/.s.PGSQL.<port>, must fit a sockaddr_un's 108 bytes
+ * with its NUL: the shared folder's short path keeps it well under. */
+static int socket_fits(const struct managed_server *s, char *err, size_t errlen)
+{
+    size_t len = strlen(s->dir) + strlen("/.s.PGSQL.65535");
+    if (len < SOCKET_PATH_MAX)
+        return 0;
+    snprintf(err, errlen, "PostgreSQL's socket in %s would be a path of %zu bytes, over %d", s->dir,
+             len, SOCKET_PATH_MAX - 1);
+    return -1;
+}
+
 int postgres_server_start(struct cluster *c, size_t count, char *err, size_t errlen)
 {
     char tmpl[320], data[320];
     for (size_t i = 0; i < count; i++) {
-        struct managed_server *s = cluster_add_server(c, &server_postgres, err, errlen);
+        struct managed_server *s = cluster_add_shared_server(c, &server_postgres, err, errlen);
         if (s == NULL || template_dir(c, tmpl, sizeof(tmpl), err, errlen) < 0 ||
-            postgres_server_own(c, s->dir, err, errlen) < 0)
+            postgres_server_own(s->dir, err, errlen) < 0 || socket_fits(s, err, errlen) < 0)
             return -1;
         snprintf(data, sizeof(data), "%.300s/data", s->dir);
         /* cp -a keeps the postgres user's ownership and the 0700 mode the

@@ -11,9 +11,10 @@ struct cluster;
 /* The user PostgreSQL and pgbouncer run as: both refuse root. */
 #define POSTGRES_USER "postgres"
 
-/* path made the postgres user's, and the run folder above it passable
- * (not readable) by it. 0, or -1 with err set. */
-int postgres_server_own(const struct cluster *c, const char *path, char *err, size_t errlen);
+/* path (in the run's shared folder, cluster_shared_dir) made the postgres
+ * user's, once every folder above it is found passable by that user. 0,
+ * or -1 with err set. */
+int postgres_server_own(const char *path, char *err, size_t errlen);
 /* Does the one on a loopback port let a client in (PQping: the server,
  * or a pgbouncer in front of it)? REJECT while it starts or recovers. */
 bool postgres_server_answers(int port);

@@ -14,7 +14,10 @@
  * lease is granted by connect, its keys ride on it, a reconnect after a
  * crash makes a new one (the old left to run out), one revoked or run out
  * is replaced at the next acquire, and a grant that cannot be sent fails
- * connect. A release whose answer never came (its request dropped by
+ * connect. A 1 s ttl is a 1 s lease on the managed etcd (its election
+ * timeout of 500 ms grants no shorter), and one the server lengthens (an
+ * etcd at its default timings grants 2 s at least) fails connect, said
+ * why, at once. A release whose answer never came (its request dropped by
  * locklab's proxy, so the key stays on a lease kept alive) is deleted
  * again before the client's next acquire, and a waiter on it is granted.
  *
@@ -38,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -727,6 +731,108 @@ static void a_session_that_cannot_be_granted_fails_connect(void **state)
     c.ops->disconnect(&c);
 }
 
+/* The lease's TTL as etcd granted it (lease/timetolive's grantedTTL). */
+static int64_t granted_ttl(int64_t lease)
+{
+    char id[24];
+    snprintf(id, sizeof(id), "%" PRId64, lease);
+    json_t *ans = ask("/v3/lease/timetolive", json_pack("{s:s}", "ID", id));
+    int64_t ttl = etcd_int(ans, "grantedTTL");
+    json_decref(ans);
+    return ttl;
+}
+
+/* The managed etcd runs with a 500 ms election timeout: a 1 s ttl is a
+ * lease etcd grants as 1 s, whose grant is valid no longer, and which
+ * runs out about a second after its last keep-alive. */
+static void a_one_second_ttl_is_a_one_second_lease(void **state)
+{
+    (void)state;
+    static int64_t l0[MAX_LEASES], l1[MAX_LEASES];
+    struct lock_config sess = cfg;
+    sess.ttl_ms = 1000;
+    size_t n0 = leases_now(l0, MAX_LEASES);
+    struct lock_client a;
+    client_open(&a, &sess);
+    size_t n1 = leases_now(l1, MAX_LEASES);
+    int64_t lease = new_lease(l0, n0, l1, n1);
+    assert_true(lease != 0);
+    assert_int_equal(granted_ttl(lease), 1);
+    char key[64];
+    new_key(key, sizeof(key));
+    struct lock_grant g;
+    assert_int_equal(take(&a, key, 1000, 0, &g), LOCK_OK);
+    assert_true(g.validity_ms > 0 && g.validity_ms <= 1000);
+    uint64_t t0 = lock_now_ms();
+    int tries = 0;
+    for (; tries < POLL_TRIES && has_lease(l1, leases_now(l1, MAX_LEASES), lease); tries++)
+        lock_sleep_ms(20);
+    uint64_t gone = lock_now_ms() - t0;
+    /* etcd looks for expired leases every 500 ms: gone within 1 s of its
+     * TTL, never the 2 s an etcd at its defaults would have granted */
+    assert_true(tries < POLL_TRIES);
+    assert_true(gone < 2000);
+    assert_int_equal(keys_under(key, NULL, NULL, NULL, 4), 0); /* its key went with it */
+    assert_int_equal(a.ops->release(&a, &g), LOCK_LOST);
+    a.ops->disconnect(&a);
+}
+
+/* An etcd of etcd's default timings (--election-timeout 1000), as a user's
+ * own may run: it grants 2 s for the 1 s asked. The client would hold a
+ * lease longer than the run reports, so connect fails, refused (the run
+ * stops at once), saying the ttl that would do. */
+static void a_lease_longer_than_asked_fails_connect(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/locklab-etcd-defaults-XXXXXX", script[128], err[256];
+    assert_non_null(mkdtemp(dir));
+    snprintf(script, sizeof(script), "%s/etcd", dir);
+    FILE *f = fopen(script, "w");
+    assert_non_null(f);
+    /* etcd takes the last of a flag given twice */
+    fprintf(f, "#!/bin/sh\nexec etcd \"$@\" --heartbeat-interval=%d --election-timeout=%d\n",
+            ETCD_DEFAULT_HEARTBEAT_MS, ETCD_DEFAULT_ELECTION_TIMEOUT_MS);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(chmod(script, 0755), 0);
+    struct cluster slow;
+    memset(&slow, 0, sizeof(slow));
+    setenv("LOCKLAB_ETCD", script, 1);
+    int rc = cluster_start(&slow, "etcd", 1, err, sizeof(err));
+    unsetenv("LOCKLAB_ETCD");
+    if (rc < 0)
+        fail_msg("cannot start etcd at its defaults: %s", err);
+    struct lock_config sess = cfg;
+    sess.endpoints[0].port = slow.srv[0].port;
+    sess.ttl_ms = 1000;
+    struct lock_client c;
+    memset(&c, 0, sizeof(c));
+    c.ops = lock_find("etcd");
+    c.cfg = &sess;
+    c.rng = 88172645463325252ULL;
+    int connected = c.ops->connect(&c);
+    int errcode = c.err;
+    uint64_t refused = c.connect_refused;
+    char why[sizeof(c.errstr)];
+    snprintf(why, sizeof(why), "%s", c.errstr);
+    c.ops->disconnect(&c);
+    sess.ttl_ms = 2000; /* what the resolver gives an external etcd: granted as asked */
+    memset(&c, 0, sizeof(c));
+    c.ops = lock_find("etcd");
+    c.cfg = &sess;
+    int connected_2s = c.ops->connect(&c);
+    c.ops->disconnect(&c);
+    cluster_stop(&slow, NULL);
+    unlink(script);
+    rmdir(dir);
+    assert_int_equal(connected, -1);
+    assert_int_equal(errcode, LOCK_ERR_CONFIG);
+    assert_int_equal(refused, 1);
+    assert_string_equal(why,
+                        "etcd: a 1 s lease asked, 2 s granted (3/2 of its --election-timeout): "
+                        "give lock.ttl_ms 2000 or more");
+    assert_int_equal(connected_2s, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -745,6 +851,8 @@ int main(void)
         cmocka_unit_test(a_session_is_granted_at_connect),
         cmocka_unit_test(a_session_that_ran_out_is_replaced_at_the_next_acquire),
         cmocka_unit_test(a_session_that_cannot_be_granted_fails_connect),
+        cmocka_unit_test(a_one_second_ttl_is_a_one_second_lease),
+        cmocka_unit_test(a_lease_longer_than_asked_fails_connect),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

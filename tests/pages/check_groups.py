@@ -56,11 +56,17 @@ def _check_counts(vg, rep, name, fail):
             bad += 1
             fail(f"{name}: group {i + 1}: listed {g['listed']}, checker.listed has {len(mine)} "
                  f"pairs with its stale holder first")
+        # a late holder's lease ran from the stop it waited out, not from its entry
+        late = g["blame"] == "late_holder"
+        since = g["late"]["stop_from_s"] if late else st["from_s"]
         if g["lease_ends_s"] is not None and vg["lease_ttl_ms"] and not _close(
-                g["lease_ends_s"], st["from_s"] + vg["lease_ttl_ms"] / 1000.0, 1e-6):
+                g["lease_ends_s"], since + vg["lease_ttl_ms"] / 1000.0, 1e-6):
             bad += 1
-            fail(f"{name}: group {i + 1}: lease_ends_s {g['lease_ends_s']}, expected its entry "
-                 f"{st['from_s']} + {vg['lease_ttl_ms']} ms")
+            fail(f"{name}: group {i + 1}: lease_ends_s {g['lease_ends_s']}, expected its "
+                 f"{'stop' if late else 'entry'} {since} + {vg['lease_ttl_ms']} ms")
+        if vg["leaseless"] and g["lease_ends_s"] is not None:
+            bad += 1
+            fail(f"{name}: group {i + 1}: lease_ends_s {g['lease_ends_s']} for a lock with no lease")
     return bad
 
 
@@ -84,7 +90,8 @@ def _check_timeline(d, g, i, name, fail):
              f"token {tok}")
     lease = g["lease_ends_s"]
     marks = list(d.find_all("g", cls="lease-end"))
-    if lease is not None and lease <= max(st["to_s"], g["reach_s"]):
+    # a late holder's lease ran out before it entered: outside its window
+    if lease is not None and st["from_s"] <= lease <= max(st["to_s"], g["reach_s"]):
         if len(marks) != 1 or not _close(_num(marks[0].get("data-at-s")), lease):
             bad += 1
             fail(f"{name}: timeline {i + 1}: lease-expiry markers "

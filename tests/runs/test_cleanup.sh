@@ -3,22 +3,30 @@
 # 3-member cluster and the PostgreSQL lock behind pgbouncer, each in the
 # middle of a run and in the middle of a fault (the leader or the server
 # SIGSTOPped), locklab is stopped by Ctrl-C (SIGINT: exit 130) and by
-# SIGKILL (no chance to clean up: its janitor does, sim/fleet/janitor.h).
+# SIGKILL (no chance to clean up: its janitor does, sim/fleet/janitor.h),
+# and PostgreSQL's also by Ctrl-C twice (the run folder removed at once,
+# the shared folder left to the janitor).
 # Then no etcd, postgres or pgbouncer process of the run may be left,
-# running or stopped, and no folder of it in TMPDIR.
+# running or stopped, no folder of it in TMPDIR, and no shared folder of
+# it (PostgreSQL's and pgbouncer's, /var/tmp/locklab-UID/..., which the
+# run folder links to). TMPDIR is mktemp's, 0700: the postgres user needs
+# nothing of it.
 #   tests/runs/test_cleanup.sh SOURCE_DIR LOCKLAB_BIN
 set -uo pipefail
-cleanup_more() { pkill -KILL -f "$tmp" 2>/dev/null; } # a server its locklab left
+cleanup_more() { # a server its locklab left
+  pkill -KILL -f "$tmp" 2>/dev/null
+  [ -n "${shared:-}" ] && pkill -KILL -f "$shared" 2>/dev/null
+}
 # shellcheck source=tests/lib/run_test.sh
 . "$(dirname "$0")/../lib/run_test.sh" cleanup "$@"
-chmod 711 "$tmp" # the postgres user passes through to its folders
+shared=
 
 # The run's servers, by the folder their command lines name (pgbouncer's
 # ini, postgres's -D, etcd's --data-dir), and the postmaster's children,
 # which name none.
 left() {
   local p out=""
-  for p in $(pgrep -f "$tmp/locklab-" 2>/dev/null); do
+  for p in $(pgrep -f "$tmp/locklab-" 2>/dev/null) ${shared:+$(pgrep -f "$shared/" 2>/dev/null)}; do
     out+=" $p:$(tr '\0' ' ' </proc/"$p"/cmdline 2>/dev/null | cut -c1-60)"
   done
   for p in $postmasters; do
@@ -28,27 +36,42 @@ left() {
 }
 
 # case_run NAME SCENARIO SIGNAL WANT_STATUS: start, wait until the fault
-# has stopped a server, stop locklab with SIGNAL, then look.
+# has stopped a server, stop locklab with SIGNAL (INT2: Ctrl-C twice),
+# then look.
 case_run() {
   local name=$1 scenario=$2 sig=$3 want=$4
   local out="$tmp/out-$name"
   TMPDIR=$tmp "$bin" run "$scenario" --quiet --out "$out" >"$tmp/$name.log" 2>&1 &
   pid=$!
-  local i stopped=0 what=""
+  local i stopped=0 what="" l
+  shared=
   for i in $(seq 300); do # up to 30 s for the fault to stop a server
-    for p in $(pgrep -f "$tmp/locklab-"); do
+    for l in "$tmp"/locklab-*/postgres-*; do # a link to the servers' shared folder
+      [ -L "$l" ] && shared=$(dirname "$(readlink "$l")")
+    done
+    for p in $(pgrep -f "$tmp/locklab-") ${shared:+$(pgrep -f "$shared/")}; do
       grep -q '^State:.*T' /proc/"$p"/status 2>/dev/null && stopped=1 &&
         what=$(tr '\0' ' ' </proc/"$p"/cmdline)
     done
     [ "$stopped" = 1 ] && break
     sleep 0.1
   done
-  postmasters=$(pgrep -f "$tmp/locklab-.*/postgres-[0-9]*/data" 2>/dev/null | tr '\n' ' ')
-  kill "-$sig" "$pid"
+  postmasters=$(pgrep -f "${shared:-$tmp/locklab-.*}/postgres-[0-9]*/data" 2>/dev/null | tr '\n' ' ')
+  if [ "$sig" = INT2 ]; then # the second abandons the report: the run folder goes at once
+    kill -INT "$pid"
+    sleep 0.05 # two at once would be one pending signal
+    kill -INT "$pid"
+  else
+    kill "-$sig" "$pid"
+  fi
   wait "$pid"
   local rc=$?
   pid=
   [ "$rc" -eq "$want" ] && ok "$name: exit $rc" || fail "$name: exit $rc, wanted $want ($(tail -2 "$tmp/$name.log"))"
+  if [ "$sig" = INT2 ]; then
+    [ ! -e "$out/report.json" ] && ok "$name: the report abandoned" ||
+      fail "$name: a report was written: the second Ctrl-C came too late to abandon it"
+  fi
   [ "$stopped" = 1 ] && ok "$name: a server was stopped (SIGSTOP) when locklab was" ||
     fail "$name: no server was stopped when locklab was: the fault had not begun"
   # pg-1 behind pgbouncer is the PostgreSQL server, not the pooler in front
@@ -57,12 +80,19 @@ case_run() {
   local rest=
   for i in $(seq 100); do # the janitor takes a moment after a SIGKILL
     rest=$(left)
-    [ -z "$rest" ] && [ -z "$(ls -d "$tmp"/locklab-* 2>/dev/null)" ] && break
+    [ -z "$rest" ] && [ -z "$(ls -d "$tmp"/locklab-* 2>/dev/null)" ] &&
+      { [ -z "$shared" ] || [ ! -e "$shared" ]; } && break
     sleep 0.1
   done
   [ -z "$rest" ] && ok "$name: no server left" || fail "$name: left running:$rest"
   [ -z "$(ls -d "$tmp"/locklab-* 2>/dev/null)" ] && ok "$name: no folder left" ||
     fail "$name: left $(ls -d "$tmp"/locklab-*)"
+  case $name in pg-*)
+    [[ $shared == /*/locklab-"$(id -u)"/[0-9a-f]* ]] && ok "$name: servers in $shared" ||
+      fail "$name: no shared folder seen (\"$shared\")"
+    [ -n "$shared" ] && [ ! -e "$shared" ] && ok "$name: no shared folder left" ||
+      fail "$name: left $shared" ;;
+  esac
 }
 
 cat >"$tmp/etcd.json" <<'JSON'
@@ -83,4 +113,5 @@ case_run etcd-ctrl-c "$tmp/etcd.json" INT 130
 case_run etcd-sigkill "$tmp/etcd.json" KILL 137
 case_run pg-ctrl-c "$tmp/pg.json" INT 130
 case_run pg-sigkill "$tmp/pg.json" KILL 137
+case_run pg-ctrl-c-twice "$tmp/pg.json" INT2 130
 exit $failed

@@ -124,27 +124,40 @@ static void test_resolved_defaults(void **state)
                                        "grants no shared mode (readers wait for each other)");
 }
 
-/* etcd's lease is whole seconds and at least 2 s: the lease that runs is
- * resolved and noted when it is not the ttl; lock.etcd as written. */
+/* etcd's lease is whole seconds, at least the shortest etcd grants: 1 s
+ * on the managed members (--election-timeout 500), 2 s on an external
+ * etcd taken at etcd's defaults. The lease that runs is resolved and
+ * always noted with what it rests on; lock.etcd as written. */
 static void test_resolved_etcd_lease(void **state)
 {
     const struct env *e = *state;
     struct scenario s;
     char path[1100], err[SCENARIO_ERR_MAX];
+    const struct lock_ops *etcd = lock_find("etcd");
 
     write_json(e, "t.json", "{'lock': {'algorithm': 'etcd', 'ttl_ms': 500}, " WL "}", true, path,
                sizeof(path));
     assert_int_equal(scenario_load(path, &s, err), 0);
-    assert_int_equal(s.etcd.lease_ms, 2000);
+    assert_int_equal(s.etcd.lease_ms, 1000);
+    assert_int_equal(scenario_lease_ms(&s, etcd), 1000);
     assert_int_equal(s.etcd.nodes, 1);
     assert_true(s.etcd.recheck);
     assert_int_equal(s.n_resolved, 2);
     assert_string_equal(s.resolved[0],
-                        "etcd lease: 2 s, ttl_ms 500 is less than the 2 s etcd grants");
+                        "etcd lease: 1 s, ttl_ms 500 raised to the shortest granted (the managed "
+                        "etcd, --election-timeout 500: whole seconds from 1 s)");
     /* kept alive at a third of the lease etcd grants, not of the ttl asked */
-    assert_int_equal(s.renew_ms, 666);
+    assert_int_equal(s.renew_ms, 333);
     assert_string_equal(s.resolved[1],
-                        "lock.renew_ms: 666 = the etcd lease / 3 (the lease's keep-alive period)");
+                        "lock.renew_ms: 333 = the etcd lease / 3 (the lease's keep-alive period)");
+
+    /* the scorecard's standard lease: granted as asked */
+    write_json(e, "t.json", "{'lock': {'algorithm': 'etcd', 'ttl_ms': 1000}, " WL "}", true, path,
+               sizeof(path));
+    assert_int_equal(scenario_load(path, &s, err), 0);
+    assert_int_equal(scenario_lease_ms(&s, etcd), 1000);
+    assert_string_equal(s.resolved[0], "etcd lease: 1 s = ttl_ms (the managed etcd, "
+                                       "--election-timeout 500: whole seconds from 1 s)");
 
     write_json(e, "t.json",
                "{'lock': {'algorithm': 'etcd', 'ttl_ms': 2500,"
@@ -155,15 +168,40 @@ static void test_resolved_etcd_lease(void **state)
     assert_int_equal(s.etcd.nodes, 3);
     assert_false(s.etcd.recheck);
     assert_int_equal(s.n_resolved, 2);
-    assert_string_equal(s.resolved[0], "etcd lease: 3 s = ttl_ms 2500 rounded up to whole seconds");
+    assert_string_equal(s.resolved[0],
+                        "etcd lease: 3 s = ttl_ms 2500 rounded up to whole seconds (the managed "
+                        "etcd, --election-timeout 500: whole seconds from 1 s)");
     assert_int_equal(s.renew_ms, 1000);
 
     write_json(e, "t.json", "{'lock': {'algorithm': 'etcd', 'ttl_ms': 4000}, " WL "}", true, path,
                sizeof(path));
     assert_int_equal(scenario_load(path, &s, err), 0);
     assert_int_equal(s.etcd.lease_ms, 4000);
-    assert_int_equal(s.n_resolved, 1); /* the keep-alive's period alone */
+    assert_int_equal(s.n_resolved, 2); /* the lease, and the keep-alive's period */
     assert_int_equal(s.renew_ms, 1333);
+
+    /* an etcd of the user's own: etcd's default election timeout grants 2 s */
+    write_json(e, "t.json",
+               "{'lock': {'algorithm': 'etcd', 'ttl_ms': 1000},"
+               " 'servers': {'etcd': ['127.0.0.1:2379']}, " WL "}",
+               true, path, sizeof(path));
+    assert_int_equal(scenario_load(path, &s, err), 0);
+    assert_int_equal(s.etcd.lease_ms, 2000);
+    assert_int_equal(scenario_lease_ms(&s, etcd), 2000);
+    assert_string_equal(s.resolved[0],
+                        "etcd lease: 2 s, ttl_ms 1000 raised to the shortest granted (an external "
+                        "etcd, taken at etcd's default --election-timeout 1000: whole seconds "
+                        "from 2 s)");
+    /* the longest note fits */
+    write_json(e, "t.json",
+               "{'lock': {'algorithm': 'etcd', 'ttl_ms': 86399001},"
+               " 'servers': {'etcd': ['127.0.0.1:2379']}, " WL "}",
+               true, path, sizeof(path));
+    assert_int_equal(scenario_load(path, &s, err), 0);
+    assert_string_equal(s.resolved[0],
+                        "etcd lease: 86400 s = ttl_ms 86399001 rounded up to whole seconds (an "
+                        "external etcd, taken at etcd's default --election-timeout 1000: whole "
+                        "seconds from 2 s)");
 
     write_json(e, "t.json", "{'lock': {'etcd': {'nodes': 2}}, " WL "}", true, path, sizeof(path));
     assert_int_equal(scenario_load(path, &s, err), -1);
