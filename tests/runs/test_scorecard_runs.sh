@@ -64,7 +64,7 @@ fi
 printf '{"name": "b", "scenario": "../../scenarios/flash_sale.json", "ttl_ms": 1000,\n "classes": [{"name": "p", "title": "t", "short": "s", "strikes": "x",\n   "faults": [{"type": "client_pause", "at_leases": -2}]}]}\n' >"$tmp/bad.json"
 out=$("$bin" scorecard --suite "$tmp/bad.json" --out "$tmp/bad" 2>&1)
 rc=$?
-want="locklab: $tmp/bad.json:3:52: classes[0].faults[0].at_leases: expected a number of leases in 0..1000"
+want="locklab: $tmp/bad.json:3:53: classes[0].faults[0].at_leases: expected a number of leases in 0..1000"
 if [ $rc -ne 2 ] || [ -e "$tmp/bad" ] || [[ $out != "$want"* ]] || [ "$(printf '%s\n' "$out" | wc -l)" -ne 1 ]; then
   fail "a bad suite: exit $rc, \"$out\""
 else
