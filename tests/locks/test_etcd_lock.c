@@ -677,8 +677,9 @@ static void a_session_is_granted_at_connect(void **state)
 }
 
 /* A session that ran out while its client was idle (the client keeps it
- * alive while it waits and holds, not between) is replaced at the next
- * acquire, whose key rides on the new lease. */
+ * alive in its calls and while it holds, not between) is replaced at the
+ * next acquire (its keep-alive answers TTL 0), whose key rides on the new
+ * lease. */
 static void a_session_that_ran_out_is_replaced_at_the_next_acquire(void **state)
 {
     (void)state;
