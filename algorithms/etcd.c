@@ -24,9 +24,12 @@
  *   and the grant refused when the lease took it meanwhile; without, it is
  *   granted as etcd 3.4 grants it. The token is myRev, the key's create
  *   revision, which increases with every grant (Mutex.IsOwner's fence).
- *   While waiting the client keeps its lease alive at TTL/3 itself, as the
- *   Session's goroutine would; wait_ms or a cancel deletes the own key (as
- *   Mutex.Lock does when its context ends) and says BUSY.
+ *   The client keeps its lease alive at TTL/3 itself, as the Session's
+ *   goroutine would, in its calls: before the txn when one is due (a
+ *   client granted at once, again and again, sends none otherwise, and its
+ *   lease ran out under its holds), while waiting, and after a slow txn;
+ *   the engine's renew while holding. wait_ms or a cancel deletes the own
+ *   key (as Mutex.Lock does when its context ends) and says BUSY.
  * renew: one lease keepalive; TTL 0 in the answer: expired, LOST.
  * release: delete the own key; deleted 0: it was gone, LOST. A delete
  *   with no answer (a leader killed under it) may have been applied or
@@ -214,16 +217,38 @@ static int keep_alive(struct lock_client *c)
     return 1;
 }
 
-/* The lease kept alive while waiting, once a third of it has passed. A
- * lease found expired is forgotten: the wait goes on (as a Mutex whose
- * Session died does), the recheck decides. */
-static void keep_alive_due(struct lock_client *c)
+/* The keep-alive the Session's goroutine would have sent by now: once a
+ * third of the lease has passed since the last one. A lease found expired
+ * is forgotten: a wait goes on (as a Mutex whose Session died does), the
+ * recheck decides; an acquire grants a new one. 0, or -1 (c->err set) when
+ * it got no answer. */
+static int keep_alive_due(struct lock_client *c)
 {
     struct etcd_lock *l = me(c);
     if (l->lease == 0 || lock_now_ms() < l->kept_alive_ms + l->lease_s * 1000u / 3)
-        return;
-    if (keep_alive(c) == 0)
+        return 0;
+    int rc = keep_alive(c);
+    if (rc == 0)
         forget_lease(l);
+    return rc < 0 ? -1 : 0;
+}
+
+/* Before the txn: the Session keeps its lease alive every TTL/3 beside
+ * whatever the program does, so clientv3 never locks on a stale lease.
+ * This client is one thread and keeps it alive only in its calls: a
+ * client granted at once, again and again, or back from a call that hung,
+ * would put its key on a lease with little or nothing left, which runs
+ * out under the holder (docs/etcd.md). So an overdue keep-alive goes
+ * first; one with no answer fails the acquire, as never sent: the lease
+ * may be about to run out, and the txn would not tell. */
+static int session_fresh(struct lock_client *c)
+{
+    if (keep_alive_due(c) == 0)
+        return 0;
+    char cause[LOCK_ERRSTR_MAX];
+    snprintf(cause, sizeof(cause), "%s", c->errstr);
+    lock_set_error(c, LOCK_ERR_UNSENT, "etcd: the session's keep-alive: %s", cause);
+    return -1;
 }
 
 /* The range of every key under prefix: first created (ASCEND) or, with
@@ -430,7 +455,7 @@ static enum lock_result etcd_acquire(struct lock_client *c, const char *key, siz
         lock_set_error(c, LOCK_ERR_CONFIG, "etcd: a key of %zu bytes", key_len);
         return LOCK_ERR;
     }
-    if (flush_orphans(c) < 0)
+    if (flush_orphans(c) < 0 || session_fresh(c) < 0)
         return LOCK_ERR;
     int owner = -1;
     for (int tries = 0; tries < 2 && owner < 0; tries++) {
@@ -464,6 +489,8 @@ static enum lock_result etcd_acquire(struct lock_client *c, const char *key, siz
             }
         }
     }
+    /* a txn that took a third of the lease: the keep-alive it held up */
+    (void)keep_alive_due(c);
     g->key = key;
     g->key_len = key_len;
     g->token = (uint64_t)my_rev;

@@ -681,8 +681,9 @@ static void a_session_is_granted_at_connect(void **state)
 }
 
 /* A session that ran out while its client was idle (the client keeps it
- * alive while it waits and holds, not between) is replaced at the next
- * acquire, whose key rides on the new lease. */
+ * alive in its calls and while it holds, not between) is replaced at the
+ * next acquire (its keep-alive answers TTL 0), whose key rides on the new
+ * lease. */
 static void a_session_that_ran_out_is_replaced_at_the_next_acquire(void **state)
 {
     (void)state;
@@ -708,6 +709,46 @@ static void a_session_that_ran_out_is_replaced_at_the_next_acquire(void **state)
     assert_true(leases[0] != first);
     assert_true(has_lease(l1, leases_now(l1, MAX_LEASES), leases[0]));
     assert_int_equal(a.ops->release(&a, &g), LOCK_OK);
+    a.ops->disconnect(&a);
+}
+
+#define HOLD_MS 300 /* the scorecard's critical section: shorter than a renew period */
+
+/* clientv3's Session keeps its lease alive every TTL/3 whatever the
+ * program does, so a client that is granted at once, again and again,
+ * never waiting, keeps its session: each grant rides on the lease it had
+ * at connect with at least two thirds of it left, and no key of it goes
+ * with the lease while held. (A no-fault run found the client keeping its
+ * lease alive only while it waited: a 2 s lease ran out 0.3 s into such a
+ * grant, and the next holder entered.) The test holds each lock 300 ms
+ * and renews nothing, as the engine renews only past a renew period. */
+static void a_session_outlives_grants_that_never_wait(void **state)
+{
+    (void)state;
+    static int64_t l0[MAX_LEASES], l1[MAX_LEASES];
+    struct lock_config sess = cfg;
+    sess.ttl_ms = 2000;
+    size_t n0 = leases_now(l0, MAX_LEASES);
+    struct lock_client a;
+    client_open(&a, &sess);
+    size_t n1 = leases_now(l1, MAX_LEASES);
+    int64_t first = new_lease(l0, n0, l1, n1);
+    assert_true(first != 0);
+    char key[64];
+    int64_t leases[4];
+    struct lock_grant g;
+    int grants = 0;
+    /* 3 s: past the 2 s lease and etcd's half-second look for expired ones */
+    for (uint64_t t0 = lock_now_ms(); lock_now_ms() - t0 < 3000; grants++) {
+        new_key(key, sizeof(key));
+        assert_int_equal(take(&a, key, 2000, 0, &g), LOCK_OK);
+        assert_true(g.validity_ms >= 1000);
+        lock_sleep_ms(HOLD_MS);
+        assert_int_equal(keys_under(key, NULL, NULL, leases, 4), 1); /* still held */
+        assert_int_equal(leases[0], first);                          /* on the session's lease */
+        assert_int_equal(a.ops->release(&a, &g), LOCK_OK);
+    }
+    assert_true(grants >= 3); /* each at once, none waiting */
     a.ops->disconnect(&a);
 }
 
@@ -850,6 +891,7 @@ int main(void)
         cmocka_unit_test(a_refused_dial_backs_off),
         cmocka_unit_test(a_session_is_granted_at_connect),
         cmocka_unit_test(a_session_that_ran_out_is_replaced_at_the_next_acquire),
+        cmocka_unit_test(a_session_outlives_grants_that_never_wait),
         cmocka_unit_test(a_session_that_cannot_be_granted_fails_connect),
         cmocka_unit_test(a_one_second_ttl_is_a_one_second_lease),
         cmocka_unit_test(a_lease_longer_than_asked_fails_connect),
