@@ -420,8 +420,8 @@ static void bars(FILE *f, const struct comparison *c, const double *v, const cha
         fprintf(f,
                 "<rect data-algorithm=\"%s\" data-value=\"%.3f\" x=\"%.1f\" y=\"%.1f\" "
                 "width=\"%.1f\" height=\"16\" fill=\"%s\"><title>%s: %.3f %s</title></rect>",
-                row->algorithm, v[i], ch.left, y, w > 1 ? w : 1, svg_series_colour(i),
-                row->algorithm, v[i], unit);
+                row->algorithm, v[i], ch.left, y, w > 1 ? w : 1,
+                report_algorithm_colour(row->algorithm), row->algorithm, v[i], unit);
         char label[48];
         snprintf(label, sizeof(label), "%.1f %s", v[i], unit);
         compare_bar_label(f, ch.left, ch.left + (w > 1 ? w : 1), ch.width - ch.right, y + 12,
@@ -476,7 +476,7 @@ static void compare_charts(FILE *f, const struct comparison *c)
 {
     double qps[COMPARE_MAX], p99[COMPARE_MAX];
     const struct html_curve *curves[COMPARE_MAX];
-    const char *names[COMPARE_MAX];
+    const char *names[COMPARE_MAX], *colours[COMPARE_MAX];
     size_t n = 0;
     for (size_t i = 0; i < c->n; i++) {
         const struct compare_row *row = &c->rows[i];
@@ -484,6 +484,7 @@ static void compare_charts(FILE *f, const struct comparison *c)
         p99[i] = row->has_latency ? row->acquire_ms[2] : NAN;
         if (row->has_latency) {
             curves[n] = &row->spectrum;
+            colours[n] = report_algorithm_colour(row->algorithm);
             names[n++] = row->algorithm;
         }
     }
@@ -492,7 +493,8 @@ static void compare_charts(FILE *f, const struct comparison *c)
     fprintf(f, "</div><div><h3>Acquire p99</h3>\n");
     bars(f, c, p99, "acquire p99 (ms)", "ms");
     fprintf(f, "</div></div>\n<h2 id=\"spectrum\">Acquire latency spectrum</h2>\n");
-    html_spectrum_chart(f, curves, names, n, "acquire latency percentile spectrum per algorithm");
+    html_spectrum_chart(f, curves, names, colours, n,
+                        "acquire latency percentile spectrum per algorithm");
 }
 
 int compare_html(const char *path, const struct comparison *c)

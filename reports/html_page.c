@@ -146,7 +146,7 @@ static void curve_range(const struct html_curve *const *curves, size_t n, double
 }
 
 void html_spectrum_chart(FILE *f, const struct html_curve *const *curves, const char *const *names,
-                         size_t n, const char *label)
+                         const char *const *given, size_t n, const char *label)
 {
     struct svg_chart c = {.f = f,
                           .width = 1000,
@@ -172,7 +172,7 @@ void html_spectrum_chart(FILE *f, const struct html_curve *const *curves, const 
     svg_spectrum_x_axis(&c, nines);
     const char *colours[16];
     for (size_t i = 0; i < n && i < 16; i++) {
-        colours[i] = svg_series_colour(i);
+        colours[i] = given ? given[i] : svg_series_colour(i);
         char name[96];
         snprintf(name, sizeof(name), "%s: %zu points", names[i], curves[i]->n);
         svg_line(&c, curves[i]->x, curves[i]->y, curves[i]->n, colours[i], name, curves[i]->dashed);
@@ -189,6 +189,16 @@ void html_spectrum_chart(FILE *f, const struct html_curve *const *curves, const 
     }
     svg_legend(&c, names, colours, n < 16 ? n : 16);
     svg_end(&c);
+}
+
+void html_algorithm_name(FILE *f, const char *name)
+{
+    const char *colour = report_algorithm_colour(name);
+    svg_text(f, name);
+    fprintf(f,
+            "<span class=\"swatch\" data-colour=\"%s\" style=\"display:inline-block;width:10px;"
+            "height:10px;margin-left:6px;background:%s\"></span>",
+            colour, colour);
 }
 
 void html_safety_badge(FILE *f, const struct report_safety *s)
