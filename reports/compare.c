@@ -23,13 +23,12 @@ void compare_row_fill(struct compare_row *row, const struct run_result *r)
     snprintf(row->algorithm, sizeof(row->algorithm), "%s", r->algorithm);
     row->ran = true;
     snprintf(row->run_dir, sizeof(row->run_dir), "%s", r->run_dir);
-    snprintf(row->verdict, sizeof(row->verdict), "%s", report_verdict(r));
-    char why[256];
-    const char *fail = report_failure(r, why, sizeof(why)); /* why a FAIL failed */
-    snprintf(row->note, sizeof(row->note), "%s",
-             !r->complete ? r->incomplete_reason
-             : fail       ? fail
-                          : "");
+    const struct lock_ops *ops = lock_find(r->algorithm);
+    row->ttl_ms = r->scn->ttl_ms;
+    row->lease_ms = ops ? scenario_lease_ms(r->scn, ops) : r->scn->ttl_ms;
+    row->n_seeds = 0;
+    compare_seed_add(row, r);
+    compare_row_judge(row); /* again as more seeds come */
     row->elapsed_s = r->elapsed_s;
     row->acquired = r->stat[ST_ACQUIRE_OK];
     row->busy = r->stat[ST_ACQUIRE_BUSY];
@@ -61,6 +60,7 @@ static const size_t shown[] = {0, 2, 3, 4};
 struct cells {
     char latency[N_SHOWN][16];
     char qps[24], fair[24], failed[24], violations[24], fenced_pairs[24], rejected[24];
+    char ttl[16], lease[16], stuck[24];
 };
 
 static void count(const struct compare_row *row, uint64_t v, char *buf, size_t len)
@@ -91,6 +91,12 @@ static void row_cells(const struct compare_row *row, struct cells *x)
     count(row, row->violations, x->violations, sizeof(x->violations));
     count(row, row->fenced_pairs, x->fenced_pairs, sizeof(x->fenced_pairs));
     count(row, row->rejected_accesses, x->rejected, sizeof(x->rejected));
+    count(row, row->ttl_ms, x->ttl, sizeof(x->ttl));
+    compare_lease(row, x->lease, sizeof(x->lease));
+    if (row->ran)
+        snprintf(x->stuck, sizeof(x->stuck), "%.3f", row->stuck_lock_ms / 1000.0);
+    else
+        snprintf(x->stuck, sizeof(x->stuck), "-");
 }
 
 size_t compare_not_run(const struct comparison *c)
@@ -101,58 +107,22 @@ size_t compare_not_run(const struct comparison *c)
     return n;
 }
 
-/* Append the algorithms whose verdict is v, "(a, b)"; how many. */
-static size_t name_rows(const struct comparison *c, const char *v, char *buf, size_t len)
-{
-    size_t n = 0, used = strlen(buf);
-    for (size_t i = 0; i < c->n; i++) {
-        if (strcmp(c->rows[i].verdict, v) != 0)
-            continue;
-        int w = snprintf(buf + used, len - used, "%s%s", n++ ? ", " : " (", c->rows[i].algorithm);
-        if (w > 0 && (size_t)w < len - used)
-            used += (size_t)w;
-    }
-    if (n && used + 1 < len)
-        snprintf(buf + used, len - used, ")");
-    return n;
-}
-
-/* The safety of the rows that ran, the unsafe ones named. */
+/* The safety of every run (each seed of each row), an unsafe row named
+ * once. */
 static struct report_safety_sum safety_sum(const struct comparison *c)
 {
     struct report_safety_sum sum = {0};
-    for (size_t i = 0; i < c->n; i++)
-        if (c->rows[i].ran)
-            report_safety_add(&sum, &c->rows[i].safety, c->rows[i].algorithm);
-    return sum;
-}
-
-/* A row's verdict with its safety: "PASS (expected UNSAFE: 122
- * violations)", or "NOT RUN". */
-static const char *row_verdict(const struct compare_row *row, char *buf, size_t len)
-{
-    if (!row->ran)
-        snprintf(buf, len, "%s", row->verdict);
-    else
-        report_verdict_safety(row->verdict, &row->safety, buf, len);
-    return buf;
-}
-
-const char *compare_verdict(const struct comparison *c, char *buf, size_t len)
-{
-    snprintf(buf, len, "INCOMPLETE");
-    if (!name_rows(c, "INCOMPLETE", buf, len) && c->complete) {
-        snprintf(buf, len, "FAIL");
-        if (!name_rows(c, "FAIL", buf, len))
-            snprintf(buf, len, "PASS");
+    for (size_t i = 0; i < c->n; i++) {
+        const struct compare_row *row = &c->rows[i];
+        bool named = false;
+        for (size_t k = 0; row->ran && k < row->n_seeds; k++) {
+            if (!row->seeds[k].ran)
+                continue;
+            report_safety_add(&sum, &row->seeds[k].safety, named ? NULL : row->algorithm);
+            named = named || !row->seeds[k].safety.safe;
+        }
     }
-    size_t skipped = compare_not_run(c), used = strlen(buf);
-    if (skipped)
-        report_append(buf, len, &used, ", %zu of %zu NOT RUN", skipped, c->n);
-    struct report_safety_sum sum = safety_sum(c);
-    char safety[400];
-    report_append(buf, len, &used, "; %s", report_safety_sum_text(&sum, safety, sizeof(safety)));
-    return buf;
+    return sum;
 }
 
 /* The table's latency columns: p50, p99, p99.9, max, or the ones
@@ -186,17 +156,36 @@ static void latency_cells(FILE *f, const struct comparison *c, const struct comp
     }
 }
 
-void compare_terminal(FILE *f, const struct comparison *c)
+/* Under a row: each seed (with more than one) and the row's note. */
+static void terminal_under(FILE *f, const struct compare_row *row, int indent)
+{
+    char seed[900];
+    for (size_t k = 0; row->n_seeds > 1 && k < row->n_seeds; k++)
+        fprintf(f, "%-*s   %s\n", indent, "",
+                compare_seed_text(&row->seeds[k], seed, sizeof(seed)));
+    if (row->note[0])
+        fprintf(f, "%-*s   %s\n", indent, "", row->note);
+}
+
+static void terminal_banner(FILE *f, const struct comparison *c)
 {
     const struct scenario *s = c->scn;
-    fprintf(f,
-            "\nlocklab compare  scenario=%s  workload=%s  clients=%" PRIu32 "  seed=%" PRIu64 "\n",
+    fprintf(f, "\nlocklab compare  scenario=%s  workload=%s  clients=%" PRIu32 "  seed=%" PRIu64,
             s->name, workload_name(s->workload), s->clients, s->seed);
-    char verdict[COMPARE_MAX][200];
-    int width = (int)strlen("verdict");
+    if (c->seeds > 1)
+        fprintf(f, "  seeds=%zu (figures: seed %" PRIu64 "'s run; safety: every seed's)", c->seeds,
+                s->seed);
+    fputc('\n', f);
+}
+
+void compare_terminal(FILE *f, const struct comparison *c)
+{
+    terminal_banner(f, c);
+    char safety[COMPARE_MAX][200];
+    int width = (int)strlen("safety");
     int name_width = 12; /* the widest name, so longer ones keep the columns */
     for (size_t i = 0; i < c->n; i++) {
-        int w = (int)strlen(row_verdict(&c->rows[i], verdict[i], sizeof(verdict[i])));
+        int w = (int)strlen(compare_row_safety(&c->rows[i], safety[i], sizeof(safety[i])));
         width = w > width ? w : width;
         w = (int)strlen(c->rows[i].algorithm);
         name_width = w > name_width ? w : name_width;
@@ -204,30 +193,33 @@ void compare_terminal(FILE *f, const struct comparison *c)
     int lat_width[RESULT_MAX_PERCENTILES];
     char lat_head[RESULT_MAX_PERCENTILES][48];
     size_t n_lat = latency_columns(c, lat_width, lat_head);
-    fprintf(f, "%-*s %9s", name_width, "algorithm", "qps");
+    fprintf(f, "%-*s %6s %8s %9s", name_width, "algorithm", "ttl ms", "lease ms", "qps");
     for (size_t i = 0; i < n_lat; i++)
         fprintf(f, " %*s", lat_width[i], lat_head[i]);
-    fprintf(f, " %8s %9s %10s  %-*s  %s\n", "max/min", "failed", "violations", width, "verdict",
-            "invariants");
+    fprintf(f, " %8s %9s %8s %10s  %-*s  %s\n", "max/min", "failed", "stuck s", "violations", width,
+            "safety", "invariants");
     for (size_t i = 0; i < c->n; i++) {
         const struct compare_row *row = &c->rows[i];
         struct cells x;
         row_cells(row, &x);
-        fprintf(f, "%-*s %9s", name_width, row->algorithm, x.qps);
+        fprintf(f, "%-*s %6s %8s %9s", name_width, row->algorithm, x.ttl, x.lease, x.qps);
         latency_cells(f, c, row, &x, lat_width, n_lat);
-        fprintf(f, " %8s %9s %10s  %-*s  %s\n", x.fair, x.failed, x.violations, width, verdict[i],
-                row->invariants);
-        if (row->note[0])
-            fprintf(f, "%-*s   %s\n", name_width, "", row->note);
+        fprintf(f, " %8s %9s %8s %10s  %-*s  %s\n", x.fair, x.failed, x.stuck, x.violations, width,
+                safety[i], row->invariants);
+        terminal_under(f, row, name_width);
     }
-    fprintf(f, "(qps: locks acquired per second; latency: successful acquires; max/min: the "
-               "most acquisitions of a client over the fewest, inf when one never got the lock; "
-               "failed: busy + errors)\n");
+    char line[900];
+    fprintf(f, "%s\n", compare_expectation_line(c, line, sizeof(line)));
+    fprintf(f, "(lease: what the lock's grants really ran on, none for a lock without one; qps: "
+               "locks acquired per second; latency: successful acquires; max/min: the most "
+               "acquisitions of a client over the fewest, inf when one never got the lock; "
+               "failed: busy + errors; stuck: the longest stretch of a key with waiters and no "
+               "holder, what a crash costs; safety: violations and broken invariants, whatever "
+               "the scenario expects)\n");
     fprintf(f,
             "reports: %s/compare.html, %s/compare.md, %s/compare.json; per algorithm: "
-            "%s/<algorithm>/\n",
-            c->out_dir, c->out_dir, c->out_dir, c->out_dir);
-    char line[600];
+            "%s/<algorithm>/%s\n",
+            c->out_dir, c->out_dir, c->out_dir, c->out_dir, c->seeds > 1 ? "seed-<N>/" : "");
     fprintf(f, "End of compare: %s\n", compare_verdict(c, line, sizeof(line)));
 }
 
@@ -264,13 +256,58 @@ static void markdown_costs(FILE *f, const struct comparison *c)
         }
 }
 
+/* Where a row's (or seed's) run folder is, from the comparison's folder. */
+static const char *below(const struct comparison *c, const char *run_dir)
+{
+    size_t n = strlen(c->out_dir);
+    if (strncmp(run_dir, c->out_dir, n) == 0 && run_dir[n] == '/')
+        return run_dir + n + 1;
+    return run_dir;
+}
+
+static void markdown_row(FILE *f, const struct comparison *c, const struct compare_row *row)
+{
+    struct cells x;
+    char fenced[64] = "", name[700], safety[200];
+    row_cells(row, &x);
+    if (c->scn->fencing)
+        snprintf(fenced, sizeof(fenced), " %s | %s |", x.fenced_pairs, x.rejected);
+    if (row->ran) /* only a run has a report to link to */
+        snprintf(name, sizeof(name), "[%s](%s/report.md)", row->algorithm, below(c, row->run_dir));
+    else
+        snprintf(name, sizeof(name), "%s", row->algorithm);
+    /* bold is Markdown's only alarm: a lock that broke, a run that did not end */
+    bool calm = strcmp(row->verdict, "safe") == 0 || !row->ran;
+    bool unsafe = row->ran && row->violations > 0;
+    fprintf(f,
+            "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s%s%s |%s %s | %s%s%s |\n",
+            name, x.ttl, x.lease, x.qps, x.latency[0], x.latency[1], x.latency[2], x.latency[3],
+            x.fair, x.failed, x.stuck, unsafe ? "**" : "", x.violations, unsafe ? "**" : "", fenced,
+            row->invariants, calm ? "" : "**", compare_row_safety(row, safety, sizeof(safety)),
+            calm ? "" : "**");
+}
+
+/* Under the table: each seed of a row (with more than one), the notes. */
+static void markdown_under(FILE *f, const struct comparison *c)
+{
+    char seed[900];
+    for (size_t i = 0; i < c->n; i++) {
+        const struct compare_row *row = &c->rows[i];
+        for (size_t k = 0; row->n_seeds > 1 && k < row->n_seeds; k++)
+            fprintf(f, "- %s, %s\n", row->algorithm,
+                    compare_seed_text(&row->seeds[k], seed, sizeof(seed)));
+        if (row->note[0])
+            fprintf(f, "- %s: %s\n", row->algorithm, row->note);
+    }
+}
+
 int compare_markdown(const char *path, const struct comparison *c)
 {
     FILE *f = fopen(path, "w");
     if (f == NULL)
         return -1;
     const struct scenario *s = c->scn;
-    char line[600];
+    char line[900];
     fprintf(f, "# locklab compare: %s\n\n**%s**\n\n", s->name,
             compare_verdict(c, line, sizeof(line)));
     if (s->description[0])
@@ -280,41 +317,31 @@ int compare_markdown(const char *path, const struct comparison *c)
             ", lock ttl %" PRIu32 " ms, wait %" PRIu32 " ms%s.\n\n",
             workload_name(s->workload), s->clients, (double)s->duration_ms / 1000.0, s->seed,
             s->ttl_ms, s->wait_ms, c->complete ? "" : " — **INCOMPLETE**");
+    if (c->seeds > 1)
+        fprintf(f,
+                "Each algorithm ran %zu seeds (%" PRIu64 " .. %" PRIu64 "): the figures are seed "
+                "%" PRIu64 "'s run, the safety every seed's (each listed below the table).\n\n",
+                c->seeds, s->seed, s->seed + c->seeds - 1, s->seed);
+    fprintf(f, "%s\n\n", compare_expectation_line(c, line, sizeof(line)));
     /* With fencing on, what it stopped: overlapping pairs made safe, and
      * the accesses the store rejected (two different counts). */
     bool fencing = s->fencing;
     fprintf(f,
-            "| algorithm | QPS | acquire p50 ms | p99 ms | p99.9 ms | max ms | max/min per client "
-            "| failed acquisitions | violations |%s invariants | verdict |\n",
+            "| algorithm | ttl ms | lease ms | QPS | acquire p50 ms | p99 ms | p99.9 ms | max ms | "
+            "max/min per client | failed acquisitions | stuck s | violations |%s invariants | "
+            "safety |\n",
             fencing ? " fenced pairs | rejected accesses |" : "");
-    fprintf(f, "|---|---:|---:|---:|---:|---:|---:|---:|---:|%s---|---|\n",
+    fprintf(f, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|%s---|---|\n",
             fencing ? "---:|---:|" : "");
-    for (size_t i = 0; i < c->n; i++) {
-        const struct compare_row *row = &c->rows[i];
-        struct cells x;
-        char fenced[64] = "", name[80];
-        row_cells(row, &x);
-        if (fencing)
-            snprintf(fenced, sizeof(fenced), " %s | %s |", x.fenced_pairs, x.rejected);
-        if (row->ran) /* only a run has a report to link to */
-            snprintf(name, sizeof(name), "[%s](%s/report.md)", row->algorithm, row->algorithm);
-        else
-            snprintf(name, sizeof(name), "%s", row->algorithm);
-        /* bold is Markdown's only alarm: a failure, and a lock that broke */
-        bool calm = strcmp(row->verdict, "PASS") == 0 && (!row->ran || row->safety.safe);
-        bool unsafe = row->ran && !row->safety.safe;
-        char verdict[200];
-        fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s | %s%s%s |%s %s | %s%s%s |\n", name,
-                x.qps, x.latency[0], x.latency[1], x.latency[2], x.latency[3], x.fair, x.failed,
-                unsafe ? "**" : "", x.violations, unsafe ? "**" : "", fenced, row->invariants,
-                calm ? "" : "**", row_verdict(row, verdict, sizeof(verdict)), calm ? "" : "**");
-    }
-    fprintf(f, "\nQPS counts locks acquired per second; latencies are of successful acquires; "
-               "max/min is the most acquisitions of one client over the fewest (inf: a client "
-               "never got the lock).\n");
     for (size_t i = 0; i < c->n; i++)
-        if (c->rows[i].note[0])
-            fprintf(f, "- %s: %s\n", c->rows[i].algorithm, c->rows[i].note);
+        markdown_row(f, c, &c->rows[i]);
+    fprintf(f, "\nThe lease is what the lock's grants really ran on (none: a lock without one); "
+               "QPS counts locks acquired per second; latencies are of successful acquires; "
+               "max/min is the most acquisitions of one client over the fewest (inf: a client "
+               "never got the lock); stuck is the longest stretch of a key with waiters and no "
+               "holder (what a crash costs); safety is judged by violations and broken "
+               "invariants, whatever the scenario expects.\n");
+    markdown_under(f, c);
     markdown_costs(f, c);
     fprintf(f, "\nServers:\n\n");
     for (size_t i = 0; i < c->n_servers; i++)
@@ -327,6 +354,36 @@ int compare_markdown(const char *path, const struct comparison *c)
 static json_t *num(const struct compare_row *row, uint64_t v)
 {
     return row->ran ? json_integer((json_int_t)v) : json_null();
+}
+
+static json_t *seed_json(const struct compare_seed *k)
+{
+    json_t *o = json_pack("{s:I, s:s, s:s, s:b}", "seed", (json_int_t)k->seed, "run_dir",
+                          k->run_dir, "verdict", k->verdict, "complete", k->ran && k->complete);
+    json_object_set_new(o, "unsafe", k->ran ? json_boolean(compare_seed_unsafe(k)) : json_null());
+    json_object_set_new(o, "safety", k->ran ? report_safety_json(&k->safety) : json_null());
+    json_object_set_new(o, "broken", json_string(k->broken));
+    json_object_set_new(o, "stuck_lock_ms", k->ran ? json_real(k->stuck_lock_ms) : json_null());
+    json_object_set_new(o, "note", k->note[0] ? json_string(k->note) : json_null());
+    return o;
+}
+
+/* What a row's judgement rests on: its lease, whose expectation it
+ * carries, and its seeds. */
+static void row_judged_json(json_t *o, const struct compare_row *row)
+{
+    char text[200];
+    json_object_set_new(o, "scenario_lock", json_boolean(row->scenario_lock));
+    json_object_set_new(o, "ttl_ms", num(row, row->ttl_ms));
+    json_object_set_new(o, "lease_ms", num(row, row->lease_ms));
+    json_object_set_new(o, "safety_text", json_string(compare_row_safety(row, text, sizeof(text))));
+    json_object_set_new(o, "unsafe_seeds", num(row, compare_unsafe_seeds(row)));
+    json_t *seeds = json_array();
+    for (size_t k = 0; row->ran && k < row->n_seeds; k++)
+        json_array_append_new(seeds, seed_json(&row->seeds[k]));
+    json_object_set_new(o, "seeds", row->ran ? seeds : json_null());
+    if (!row->ran)
+        json_decref(seeds);
 }
 
 static json_t *row_json(const struct comparison *c, const struct compare_row *row)
@@ -357,6 +414,8 @@ static json_t *row_json(const struct comparison *c, const struct compare_row *ro
                                                 row->acquire_pct_ms, row->has_latency));
     if (o)
         compare_row_parts_json(o, row);
+    if (o)
+        row_judged_json(o, row);
     return o;
 }
 
@@ -369,13 +428,17 @@ int compare_json(const char *path, const struct comparison *c)
     for (size_t i = 0; i < c->n_servers; i++)
         json_array_append_new(servers, json_string(c->servers[i]));
     struct report_safety_sum sum = safety_sum(c);
-    json_t *root =
-        json_pack("{s:s, s:s, s:s, s:s, s:I, s:f, s:I, s:b, s:I, s:o, s:o, s:o}", "schema",
-                  "locklab.compare/2", "version", LOCKLAB_VERSION, "scenario", s->name, "workload",
-                  workload_name(s->workload), "clients", (json_int_t)s->clients, "duration_s",
-                  (double)s->duration_ms / 1000.0, "seed", (json_int_t)s->seed, "complete",
-                  c->complete, "not_run", (json_int_t)compare_not_run(c), "servers", servers,
-                  "algorithms", rows, "safety", report_safety_sum_json(&sum));
+    char line[900];
+    compare_verdict(c, line, sizeof(line));
+    line[strcspn(line, " ;")] = '\0'; /* the word */
+    json_t *root = json_pack(
+        "{s:s, s:s, s:s, s:s, s:I, s:f, s:I, s:I, s:b, s:I, s:s, s:o, s:o, s:o, s:o}", "schema",
+        "locklab.compare/3", "version", LOCKLAB_VERSION, "scenario", s->name, "workload",
+        workload_name(s->workload), "clients", (json_int_t)s->clients, "duration_s",
+        (double)s->duration_ms / 1000.0, "seed", (json_int_t)s->seed, "seeds", (json_int_t)c->seeds,
+        "complete", c->complete, "not_run", (json_int_t)compare_not_run(c), "verdict", line,
+        "expectation", compare_expectation_json(c), "servers", servers, "algorithms", rows,
+        "safety", report_safety_sum_json(&sum));
     if (root == NULL)
         return -1;
     json_object_set_new(root, "faults", compare_planned_faults_json(c));
@@ -431,42 +494,98 @@ static void bars(FILE *f, const struct comparison *c, const double *v, const cha
     svg_end(&ch);
 }
 
+/* The row's judgement as one badge: its class by the verdict word
+ * (data-verdict), its text the row's safety in words; for the scenario's
+ * lock, its expectation beside it in a badge of its own. */
+static void verdict_cell(FILE *f, const struct comparison *c, const struct compare_row *row)
+{
+    static const char *const word[][2] = {{"safe", "SAFE"},
+                                          {"UNSAFE", "UNSAFE"},
+                                          {"INCOMPLETE", "INCOMPLETE"},
+                                          {"NOT RUN", "NOTRUN"}};
+    const char *cls = "NOTRUN";
+    for (size_t k = 0; k < 4; k++)
+        if (strcmp(row->verdict, word[k][0]) == 0)
+            cls = word[k][1];
+    char text[200];
+    fprintf(f,
+            "<td class=\"l verdicts\"><span class=\"verdict %s\" data-verdict=\"%s\" "
+            "data-unsafe-seeds=\"%zu\" data-seeds=\"%zu\">",
+            cls, row->verdict, compare_unsafe_seeds(row), row->n_seeds);
+    svg_text(f, compare_row_safety(row, text, sizeof(text)));
+    fprintf(f, "</span>");
+    if (row->scenario_lock && row->ran) {
+        enum compare_expect e = compare_expectation(c);
+        fprintf(f, " <span class=\"verdict %s\" data-expectation=\"%s\">expectation %s</span>",
+                e == EXPECT_MET      ? "PASS"
+                : e == EXPECT_MISSED ? "FAIL"
+                                     : "NOTRUN",
+                e == EXPECT_MET      ? "met"
+                : e == EXPECT_MISSED ? "missed"
+                                     : "not judged",
+                e == EXPECT_MET      ? "met"
+                : e == EXPECT_MISSED ? "missed"
+                                     : "not judged");
+    }
+    fprintf(f, "</td>");
+}
+
+/* Under a row's invariants: each seed (with more than one), with a link
+ * to its page, and the row's note. */
+static void html_under(FILE *f, const struct comparison *c, const struct compare_row *row)
+{
+    char text[900];
+    for (size_t k = 0; row->n_seeds > 1 && k < row->n_seeds; k++) {
+        const struct compare_seed *sd = &row->seeds[k];
+        fprintf(f, "<br><small data-seed=\"%" PRIu64 "\" data-seed-unsafe=\"%d\">", sd->seed,
+                compare_seed_unsafe(sd));
+        if (sd->ran) {
+            fprintf(f, "<a href=\"%s/report.html\">", below(c, sd->run_dir));
+            svg_text(f, compare_seed_text(sd, text, sizeof(text)));
+            fprintf(f, "</a>");
+        } else {
+            svg_text(f, compare_seed_text(sd, text, sizeof(text)));
+        }
+        fprintf(f, "</small>");
+    }
+    if (row->note[0]) {
+        fprintf(f, "<br><small>");
+        svg_text(f, row->note);
+        fprintf(f, "</small>");
+    }
+}
+
 static void compare_table(FILE *f, const struct comparison *c)
 {
-    fprintf(
-        f, "<table class=\"compare\"><tr><th class=\"l\">algorithm</th><th class=\"l\">verdict</th>"
-           "<th>QPS</th><th>acquire p50 ms</th><th>p99 ms</th><th>p99.9 ms</th><th>max ms</th>"
-           "<th>max/min per client</th><th>failed</th><th>violations</th><th "
-           "class=\"l\">invariants</th></tr>\n");
+    fprintf(f,
+            "<table class=\"compare\"><tr><th class=\"l\">algorithm</th><th class=\"l\">safety</th>"
+            "<th>QPS</th><th>acquire p50 ms</th><th>p99 ms</th><th>p99.9 ms</th><th>max ms</th>"
+            "<th>max/min per client</th><th>failed</th><th>violations</th><th>stuck s</th>"
+            "<th>ttl ms</th><th>lease ms</th><th class=\"l\">invariants</th></tr>\n");
     for (size_t i = 0; i < c->n; i++) {
         const struct compare_row *row = &c->rows[i];
         struct cells x;
         row_cells(row, &x);
-        bool pass = strcmp(row->verdict, "PASS") == 0;
-        fprintf(f, "<tr%s data-algorithm=\"%s\"><td class=\"l\">", pass ? "" : " class=\"bad\"",
-                row->algorithm);
+        bool calm = strcmp(row->verdict, "safe") == 0;
+        fprintf(f, "<tr%s data-algorithm=\"%s\"%s><td class=\"l\">", calm ? "" : " class=\"bad\"",
+                row->algorithm, row->scenario_lock ? " data-scenario-lock=\"1\"" : "");
         if (row->ran) /* only a run has a page to link to */
-            fprintf(f, "<a href=\"%s/report.html\">%s</a>", row->algorithm, row->algorithm);
+            fprintf(f, "<a href=\"%s/report.html\">%s</a>", below(c, row->run_dir), row->algorithm);
         else
             svg_text(f, row->algorithm);
+        html_algorithm_swatch(f, row->algorithm);
+        fprintf(f, "</td>");
+        verdict_cell(f, c, row);
+        bool unsafe = row->ran && row->violations > 0;
         fprintf(f,
-                "</td><td class=\"l verdicts\"><span class=\"verdict %s\" "
-                "data-verdict=\"%s\">%s</span>",
-                row->ran ? row->verdict : "NOTRUN", row->verdict, row->verdict);
-        if (row->ran)
-            html_safety_badge(f, &row->safety);
-        bool unsafe = row->ran && !row->safety.safe;
-        fprintf(f,
-                "</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>"
-                "<td>%s</td><td%s>%s</td><td class=\"l words\">",
+                "<td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>"
+                "<td>%s</td><td%s>%s</td><td data-stuck-ms=\"%.3f\">%s</td><td>%s</td>"
+                "<td data-lease-ms=\"%" PRIu32 "\">%s</td><td class=\"l words\">",
                 x.qps, x.latency[0], x.latency[1], x.latency[2], x.latency[3], x.fair, x.failed,
-                unsafe ? " class=\"unsafe\"" : "", x.violations);
+                unsafe ? " class=\"unsafe\"" : "", x.violations, row->stuck_lock_ms, x.stuck, x.ttl,
+                row->lease_ms, x.lease);
         svg_text(f, row->invariants);
-        if (row->note[0]) {
-            fprintf(f, "<br><small>");
-            svg_text(f, row->note);
-            fprintf(f, "</small>");
-        }
+        html_under(f, c, row);
         fprintf(f, "</td></tr>\n");
     }
     fprintf(f, "</table>\n");
@@ -535,9 +654,28 @@ int compare_html(const char *path, const struct comparison *c)
     fprintf(f, "%s.</p>\n", c->complete ? "" : " &mdash; INCOMPLETE");
     html_meta_line(f, c->meta, c->meta ? c->meta->started_wall_ns : 0, c->versions, c->n_versions,
                    c->has_proxy);
+    char line[900];
+    fprintf(f, "<p class=\"expectation\" data-written-for=\"%s\" data-state=\"%s\">",
+            c->written_for,
+            compare_expectation(c) == EXPECT_MET      ? "met"
+            : compare_expectation(c) == EXPECT_MISSED ? "missed"
+                                                      : "not judged");
+    svg_text(f, compare_expectation_line(c, line, sizeof(line)));
+    fprintf(f, " <small>(the scenario's expect is a claim about the lock it names; every row "
+               "is judged by what happened in it: violations and broken invariants)</small></p>\n");
+    if (c->seeds > 1)
+        fprintf(f,
+                "<p class=\"note\" data-seeds=\"%zu\">Each algorithm ran %zu seeds (%" PRIu64
+                " .. %" PRIu64 "): the figures are seed %" PRIu64 "'s run, the safety every "
+                "seed's, each seed listed under its row with a link to its page.</p>\n",
+                c->seeds, c->seeds, s->seed, s->seed + c->seeds - 1, s->seed);
     compare_table(f, c);
-    fprintf(f, "<p class=\"note\">QPS counts locks acquired per second; latencies are of "
-               "successful acquires; each algorithm's name links to its run's page.</p>\n");
+    fprintf(f, "<p class=\"note\">The lease is what the lock's grants really ran on beside the "
+               "ttl asked (none: a lock without one, whose grant lasts until it is released or "
+               "its session ends); stuck is the run's longest stretch of a key with waiters and "
+               "no holder, what a crash costs; QPS counts locks acquired per second; latencies "
+               "are of successful acquires; each algorithm's name links to its run's page and "
+               "keeps its colour on every page.</p>\n");
     compare_time_charts(f, c);
     compare_cost_table(f, c);
     compare_charts(f, c);

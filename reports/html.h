@@ -49,6 +49,8 @@ void html_spectrum_chart(FILE *f, const struct html_curve *const *curves, const 
  * (report_algorithm_colour): the same on every page that names it.
  * data-colour on the swatch for tests. */
 void html_algorithm_name(FILE *f, const char *name);
+/* The swatch alone (after a name drawn otherwise: a link). */
+void html_algorithm_swatch(FILE *f, const char *name);
 /* The safety beside a verdict badge, as a badge of the same size: red
  * "UNSAFE: 110 violations, ..." or green "safe", never a PASS alone beside
  * violations. data-safety ("safe"/"unsafe") and data-violations for tests. */

@@ -191,14 +191,19 @@ void html_spectrum_chart(FILE *f, const struct html_curve *const *curves, const 
     svg_end(&c);
 }
 
-void html_algorithm_name(FILE *f, const char *name)
+void html_algorithm_swatch(FILE *f, const char *name)
 {
     const char *colour = report_algorithm_colour(name);
-    svg_text(f, name);
     fprintf(f,
             "<span class=\"swatch\" data-colour=\"%s\" style=\"display:inline-block;width:10px;"
             "height:10px;margin-left:6px;background:%s\"></span>",
             colour, colour);
+}
+
+void html_algorithm_name(FILE *f, const char *name)
+{
+    svg_text(f, name);
+    html_algorithm_swatch(f, name);
 }
 
 void html_safety_badge(FILE *f, const struct report_safety *s)
