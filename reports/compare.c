@@ -52,16 +52,8 @@ void compare_row_fill(struct compare_row *row, const struct run_result *r)
 
 /* The table's latency columns: p50, p99, p99.9, max (p90 stays in the
  * per-run reports, to keep one line per algorithm readable). */
-static const size_t shown[] = {0, 2, 3, 4};
-#define N_SHOWN (sizeof(shown) / sizeof(shown[0]))
-
-/* A row's figures as the two tables print them; "-" for what was not
- * measured (a row that did not run, latency without an acquire). */
-struct cells {
-    char latency[N_SHOWN][16];
-    char qps[24], fair[24], failed[24], violations[24], fenced_pairs[24], rejected[24];
-    char ttl[16], lease[16], stuck[24];
-};
+static const size_t shown[COMPARE_N_SHOWN] = {0, 2, 3, 4};
+#define N_SHOWN COMPARE_N_SHOWN
 
 static void count(const struct compare_row *row, uint64_t v, char *buf, size_t len)
 {
@@ -71,7 +63,7 @@ static void count(const struct compare_row *row, uint64_t v, char *buf, size_t l
         snprintf(buf, len, "-");
 }
 
-static void row_cells(const struct compare_row *row, struct cells *x)
+void compare_row_cells(const struct compare_row *row, struct compare_cells *x)
 {
     for (size_t i = 0; i < N_SHOWN; i++) {
         if (row->has_latency)
@@ -107,9 +99,7 @@ size_t compare_not_run(const struct comparison *c)
     return n;
 }
 
-/* The safety of every run (each seed of each row), an unsafe row named
- * once. */
-static struct report_safety_sum safety_sum(const struct comparison *c)
+struct report_safety_sum compare_safety_sum(const struct comparison *c)
 {
     struct report_safety_sum sum = {0};
     for (size_t i = 0; i < c->n; i++) {
@@ -144,7 +134,7 @@ static size_t latency_columns(const struct comparison *c, int *width, char (*hea
 }
 
 static void latency_cells(FILE *f, const struct comparison *c, const struct compare_row *row,
-                          const struct cells *x, const int *width, size_t n)
+                          const struct compare_cells *x, const int *width, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         if (!c->n_percentiles)
@@ -162,7 +152,7 @@ static void terminal_under(FILE *f, const struct compare_row *row, int indent)
     char seed[900];
     for (size_t k = 0; row->n_seeds > 1 && k < row->n_seeds; k++)
         fprintf(f, "%-*s   %s\n", indent, "",
-                compare_seed_text(&row->seeds[k], seed, sizeof(seed)));
+                compare_seed_text(&row->seeds[k], true, seed, sizeof(seed)));
     if (row->note[0])
         fprintf(f, "%-*s   %s\n", indent, "", row->note);
 }
@@ -200,8 +190,8 @@ void compare_terminal(FILE *f, const struct comparison *c)
             "safety", "invariants");
     for (size_t i = 0; i < c->n; i++) {
         const struct compare_row *row = &c->rows[i];
-        struct cells x;
-        row_cells(row, &x);
+        struct compare_cells x;
+        compare_row_cells(row, &x);
         fprintf(f, "%-*s %6s %8s %9s", name_width, row->algorithm, x.ttl, x.lease, x.qps);
         latency_cells(f, c, row, &x, lat_width, n_lat);
         fprintf(f, " %8s %9s %8s %10s  %-*s  %s\n", x.fair, x.failed, x.stuck, x.violations, width,
@@ -256,8 +246,7 @@ static void markdown_costs(FILE *f, const struct comparison *c)
         }
 }
 
-/* Where a row's (or seed's) run folder is, from the comparison's folder. */
-static const char *below(const struct comparison *c, const char *run_dir)
+const char *compare_below(const struct comparison *c, const char *run_dir)
 {
     size_t n = strlen(c->out_dir);
     if (strncmp(run_dir, c->out_dir, n) == 0 && run_dir[n] == '/')
@@ -267,13 +256,14 @@ static const char *below(const struct comparison *c, const char *run_dir)
 
 static void markdown_row(FILE *f, const struct comparison *c, const struct compare_row *row)
 {
-    struct cells x;
+    struct compare_cells x;
     char fenced[64] = "", name[700], safety[200];
-    row_cells(row, &x);
+    compare_row_cells(row, &x);
     if (c->scn->fencing)
         snprintf(fenced, sizeof(fenced), " %s | %s |", x.fenced_pairs, x.rejected);
     if (row->ran) /* only a run has a report to link to */
-        snprintf(name, sizeof(name), "[%s](%s/report.md)", row->algorithm, below(c, row->run_dir));
+        snprintf(name, sizeof(name), "[%s](%s/report.md)", row->algorithm,
+                 compare_below(c, row->run_dir));
     else
         snprintf(name, sizeof(name), "%s", row->algorithm);
     /* bold is Markdown's only alarm: a lock that broke, a run that did not end */
@@ -295,7 +285,7 @@ static void markdown_under(FILE *f, const struct comparison *c)
         const struct compare_row *row = &c->rows[i];
         for (size_t k = 0; row->n_seeds > 1 && k < row->n_seeds; k++)
             fprintf(f, "- %s, %s\n", row->algorithm,
-                    compare_seed_text(&row->seeds[k], seed, sizeof(seed)));
+                    compare_seed_text(&row->seeds[k], true, seed, sizeof(seed)));
         if (row->note[0])
             fprintf(f, "- %s: %s\n", row->algorithm, row->note);
     }
@@ -427,7 +417,7 @@ int compare_json(const char *path, const struct comparison *c)
         json_array_append_new(rows, row_json(c, &c->rows[i]));
     for (size_t i = 0; i < c->n_servers; i++)
         json_array_append_new(servers, json_string(c->servers[i]));
-    struct report_safety_sum sum = safety_sum(c);
+    struct report_safety_sum sum = compare_safety_sum(c);
     char line[900];
     compare_verdict(c, line, sizeof(line));
     line[strcspn(line, " ;")] = '\0'; /* the word */
@@ -448,245 +438,4 @@ int compare_json(const char *path, const struct comparison *c)
     int rc = json_dump_file(root, path, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
     json_decref(root);
     return rc;
-}
-
-/* --- compare.html ------------------------------------------------------- */
-
-/* One bar per algorithm that ran: v[i] for row i, its label fmt'd. */
-static void bars(FILE *f, const struct comparison *c, const double *v, const char *what,
-                 const char *unit)
-{
-    double top = 0;
-    for (size_t i = 0; i < c->n; i++)
-        top = v[i] > top ? v[i] : top;
-    struct svg_chart ch = {.f = f,
-                           .width = 480,
-                           .height = 60 + 28.0 * (double)c->n,
-                           .left = 100,
-                           .right = 20,
-                           .top = 10,
-                           .bottom = 40,
-                           .x = {0, top > 0 ? top * 1.05 : 1, false},
-                           .y = {0, (double)c->n, false}};
-    svg_begin(&ch, "chart bars", what);
-    svg_x_axis(&ch, what, NULL);
-    for (size_t i = 0; i < c->n; i++) {
-        const struct compare_row *row = &c->rows[i];
-        double y = ch.top + 28.0 * (double)i + 6;
-        fprintf(f, "<text class=\"lane\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", ch.left - 6,
-                y + 12);
-        svg_text(f, row->algorithm);
-        fprintf(f, "</text>\n");
-        if (!row->ran || isnan(v[i]))
-            continue;
-        double w = svg_x(&ch, v[i]) - ch.left;
-        fprintf(f,
-                "<rect data-algorithm=\"%s\" data-value=\"%.3f\" x=\"%.1f\" y=\"%.1f\" "
-                "width=\"%.1f\" height=\"16\" fill=\"%s\"><title>%s: %.3f %s</title></rect>",
-                row->algorithm, v[i], ch.left, y, w > 1 ? w : 1,
-                report_algorithm_colour(row->algorithm), row->algorithm, v[i], unit);
-        char label[48];
-        snprintf(label, sizeof(label), "%.1f %s", v[i], unit);
-        compare_bar_label(f, ch.left, ch.left + (w > 1 ? w : 1), ch.width - ch.right, y + 12,
-                          label);
-        fputc('\n', f);
-    }
-    svg_end(&ch);
-}
-
-/* The row's judgement as one badge: its class by the verdict word
- * (data-verdict), its text the row's safety in words; for the scenario's
- * lock, its expectation beside it in a badge of its own. */
-static void verdict_cell(FILE *f, const struct comparison *c, const struct compare_row *row)
-{
-    static const char *const word[][2] = {{"safe", "SAFE"},
-                                          {"UNSAFE", "UNSAFE"},
-                                          {"INCOMPLETE", "INCOMPLETE"},
-                                          {"NOT RUN", "NOTRUN"}};
-    const char *cls = "NOTRUN";
-    for (size_t k = 0; k < 4; k++)
-        if (strcmp(row->verdict, word[k][0]) == 0)
-            cls = word[k][1];
-    char text[200];
-    fprintf(f,
-            "<td class=\"l verdicts\"><span class=\"verdict %s\" data-verdict=\"%s\" "
-            "data-unsafe-seeds=\"%zu\" data-seeds=\"%zu\">",
-            cls, row->verdict, compare_unsafe_seeds(row), row->n_seeds);
-    svg_text(f, compare_row_safety(row, text, sizeof(text)));
-    fprintf(f, "</span>");
-    if (row->scenario_lock && row->ran) {
-        enum compare_expect e = compare_expectation(c);
-        fprintf(f, " <span class=\"verdict %s\" data-expectation=\"%s\">expectation %s</span>",
-                e == EXPECT_MET      ? "PASS"
-                : e == EXPECT_MISSED ? "FAIL"
-                                     : "NOTRUN",
-                e == EXPECT_MET      ? "met"
-                : e == EXPECT_MISSED ? "missed"
-                                     : "not judged",
-                e == EXPECT_MET      ? "met"
-                : e == EXPECT_MISSED ? "missed"
-                                     : "not judged");
-    }
-    fprintf(f, "</td>");
-}
-
-/* Under a row's invariants: each seed (with more than one), with a link
- * to its page, and the row's note. */
-static void html_under(FILE *f, const struct comparison *c, const struct compare_row *row)
-{
-    char text[900];
-    for (size_t k = 0; row->n_seeds > 1 && k < row->n_seeds; k++) {
-        const struct compare_seed *sd = &row->seeds[k];
-        fprintf(f, "<br><small data-seed=\"%" PRIu64 "\" data-seed-unsafe=\"%d\">", sd->seed,
-                compare_seed_unsafe(sd));
-        if (sd->ran) {
-            fprintf(f, "<a href=\"%s/report.html\">", below(c, sd->run_dir));
-            svg_text(f, compare_seed_text(sd, text, sizeof(text)));
-            fprintf(f, "</a>");
-        } else {
-            svg_text(f, compare_seed_text(sd, text, sizeof(text)));
-        }
-        fprintf(f, "</small>");
-    }
-    if (row->note[0]) {
-        fprintf(f, "<br><small>");
-        svg_text(f, row->note);
-        fprintf(f, "</small>");
-    }
-}
-
-static void compare_table(FILE *f, const struct comparison *c)
-{
-    fprintf(f,
-            "<table class=\"compare\"><tr><th class=\"l\">algorithm</th><th class=\"l\">safety</th>"
-            "<th>QPS</th><th>acquire p50 ms</th><th>p99 ms</th><th>p99.9 ms</th><th>max ms</th>"
-            "<th>max/min per client</th><th>failed</th><th>violations</th><th>stuck s</th>"
-            "<th>ttl ms</th><th>lease ms</th><th class=\"l\">invariants</th></tr>\n");
-    for (size_t i = 0; i < c->n; i++) {
-        const struct compare_row *row = &c->rows[i];
-        struct cells x;
-        row_cells(row, &x);
-        bool calm = strcmp(row->verdict, "safe") == 0;
-        fprintf(f, "<tr%s data-algorithm=\"%s\"%s><td class=\"l\">", calm ? "" : " class=\"bad\"",
-                row->algorithm, row->scenario_lock ? " data-scenario-lock=\"1\"" : "");
-        if (row->ran) /* only a run has a page to link to */
-            fprintf(f, "<a href=\"%s/report.html\">%s</a>", below(c, row->run_dir), row->algorithm);
-        else
-            svg_text(f, row->algorithm);
-        html_algorithm_swatch(f, row->algorithm);
-        fprintf(f, "</td>");
-        verdict_cell(f, c, row);
-        bool unsafe = row->ran && row->violations > 0;
-        fprintf(f,
-                "<td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>"
-                "<td>%s</td><td%s>%s</td><td data-stuck-ms=\"%.3f\">%s</td><td>%s</td>"
-                "<td data-lease-ms=\"%" PRIu32 "\">%s</td><td class=\"l words\">",
-                x.qps, x.latency[0], x.latency[1], x.latency[2], x.latency[3], x.fair, x.failed,
-                unsafe ? " class=\"unsafe\"" : "", x.violations, row->stuck_lock_ms, x.stuck, x.ttl,
-                row->lease_ms, x.lease);
-        svg_text(f, row->invariants);
-        html_under(f, c, row);
-        fprintf(f, "</td></tr>\n");
-    }
-    fprintf(f, "</table>\n");
-}
-
-static void compare_charts(FILE *f, const struct comparison *c)
-{
-    double qps[COMPARE_MAX], p99[COMPARE_MAX];
-    const struct html_curve *curves[COMPARE_MAX];
-    const char *names[COMPARE_MAX], *colours[COMPARE_MAX];
-    size_t n = 0;
-    for (size_t i = 0; i < c->n; i++) {
-        const struct compare_row *row = &c->rows[i];
-        qps[i] = row->ran ? row->qps : NAN;
-        p99[i] = row->has_latency ? row->acquire_ms[2] : NAN;
-        if (row->has_latency) {
-            curves[n] = &row->spectrum;
-            colours[n] = report_algorithm_colour(row->algorithm);
-            names[n++] = row->algorithm;
-        }
-    }
-    fprintf(f, "<div style=\"display:flex;flex-wrap:wrap;gap:16px\"><div><h3>Throughput</h3>\n");
-    bars(f, c, qps, "locks acquired per second", "/s");
-    fprintf(f, "</div><div><h3>Acquire p99</h3>\n");
-    bars(f, c, p99, "acquire p99 (ms)", "ms");
-    fprintf(f, "</div></div>\n<h2 id=\"spectrum\">Acquire latency spectrum</h2>\n");
-    html_spectrum_chart(f, curves, names, colours, n,
-                        "acquire latency percentile spectrum per algorithm");
-}
-
-int compare_html(const char *path, const struct comparison *c)
-{
-    FILE *f = fopen(path, "w");
-    if (f == NULL)
-        return -1;
-    const struct scenario *s = c->scn;
-    char verdict[600], title[740], wl[256];
-    compare_verdict(c, verdict, sizeof(verdict));
-    snprintf(title, sizeof(title), "locklab compare: %s: %s", s->name, verdict);
-    html_begin(f, title);
-    fprintf(f, "<h1>compare &middot; ");
-    svg_text(f, s->name);
-    /* the verdict word before any list of names */
-    char word[16];
-    snprintf(word, sizeof(word), "%.*s", (int)strcspn(verdict, " ,;"), verdict);
-    fprintf(f, "<span class=\"verdict %s\" data-figure=\"verdict\">%s</span>", word, word);
-    struct report_safety_sum sum = safety_sum(c);
-    html_safety_sum_badge(f, &sum);
-    fprintf(f, "</h1>\n<p class=\"meta\">");
-    svg_text(f, verdict);
-    fprintf(f, "</p>\n");
-    if (s->description[0]) {
-        fprintf(f, "<p class=\"meta\">");
-        svg_text(f, s->description);
-        fprintf(f, "</p>\n");
-    }
-    fprintf(f,
-            "<p class=\"meta\">%" PRIu32 " clients, %.1f s per algorithm, seed %" PRIu64
-            ", lock ttl %" PRIu32 " ms, wait %" PRIu32 " ms; ",
-            s->clients, (double)s->duration_ms / 1000.0, s->seed, s->ttl_ms, s->wait_ms);
-    svg_text(f, report_workload(s, wl, sizeof(wl)));
-    if (s->rate > 0)
-        fprintf(f, "; open loop at %g steps/s, latency from each step's due time", s->rate);
-    else
-        fprintf(f, "; closed loop");
-    fprintf(f, "%s.</p>\n", c->complete ? "" : " &mdash; INCOMPLETE");
-    html_meta_line(f, c->meta, c->meta ? c->meta->started_wall_ns : 0, c->versions, c->n_versions,
-                   c->has_proxy);
-    char line[900];
-    fprintf(f, "<p class=\"expectation\" data-written-for=\"%s\" data-state=\"%s\">",
-            c->written_for,
-            compare_expectation(c) == EXPECT_MET      ? "met"
-            : compare_expectation(c) == EXPECT_MISSED ? "missed"
-                                                      : "not judged");
-    svg_text(f, compare_expectation_line(c, line, sizeof(line)));
-    fprintf(f, " <small>(the scenario's expect is a claim about the lock it names; every row "
-               "is judged by what happened in it: violations and broken invariants)</small></p>\n");
-    if (c->seeds > 1)
-        fprintf(f,
-                "<p class=\"note\" data-seeds=\"%zu\">Each algorithm ran %zu seeds (%" PRIu64
-                " .. %" PRIu64 "): the figures are seed %" PRIu64 "'s run, the safety every "
-                "seed's, each seed listed under its row with a link to its page.</p>\n",
-                c->seeds, c->seeds, s->seed, s->seed + c->seeds - 1, s->seed);
-    compare_table(f, c);
-    fprintf(f, "<p class=\"note\">The lease is what the lock's grants really ran on beside the "
-               "ttl asked (none: a lock without one, whose grant lasts until it is released or "
-               "its session ends); stuck is the run's longest stretch of a key with waiters and "
-               "no holder, what a crash costs; QPS counts locks acquired per second; latencies "
-               "are of successful acquires; each algorithm's name links to its run's page and "
-               "keeps its colour on every page.</p>\n");
-    compare_time_charts(f, c);
-    compare_cost_table(f, c);
-    compare_charts(f, c);
-    compare_settings_block(f, c);
-    fprintf(f, "<h2 id=\"servers\">Servers</h2>\n<ul>\n");
-    for (size_t i = 0; i < c->n_servers; i++) {
-        fprintf(f, "<li>");
-        svg_text(f, c->servers[i]);
-        fprintf(f, "</li>\n");
-    }
-    fprintf(f, "</ul>\n");
-    html_end(f);
-    return report_close(f);
 }

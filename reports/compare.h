@@ -131,8 +131,9 @@ size_t compare_unsafe_seeds(const struct compare_row *row);
 /* The row's safety in words: "safe", "UNSAFE: 122 violations, 2
  * invariants broken", "UNSAFE in 1 of 2 seeds", "INCOMPLETE", "NOT RUN". */
 const char *compare_row_safety(const struct compare_row *row, char *buf, size_t len);
-/* One seed in words, as the table lists it under its row. */
-const char *compare_seed_text(const struct compare_seed *s, char *buf, size_t len);
+/* One seed in words, as the tables list it under its row; with dir, its
+ * run folder at the end (a page links to it instead). */
+const char *compare_seed_text(const struct compare_seed *s, bool dir, char *buf, size_t len);
 /* A lease as the tables show it: "500", "2000", "none". */
 const char *compare_lease(const struct compare_row *row, char *buf, size_t len);
 

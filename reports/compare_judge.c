@@ -166,7 +166,7 @@ const char *compare_row_safety(const struct compare_row *row, char *buf, size_t 
     return buf;
 }
 
-const char *compare_seed_text(const struct compare_seed *s, char *buf, size_t len)
+const char *compare_seed_text(const struct compare_seed *s, bool dir, char *buf, size_t len)
 {
     char safety[200];
     size_t used = 0;
@@ -179,7 +179,9 @@ const char *compare_seed_text(const struct compare_seed *s, char *buf, size_t le
     }
     if (compare_seed_unsafe(s) && s->broken[0])
         report_append(buf, len, &used, " (%s)", s->broken);
-    report_append(buf, len, &used, "; stuck %.3f s; %s/", s->stuck_lock_ms / 1000.0, s->run_dir);
+    report_append(buf, len, &used, "; stuck %.3f s", s->stuck_lock_ms / 1000.0);
+    if (dir)
+        report_append(buf, len, &used, "; %s/", s->run_dir);
     return buf;
 }
 

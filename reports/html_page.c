@@ -22,6 +22,9 @@ static const char style[] =
     ".SAFE{background:#2a7d2a}.UNSAFE{background:#c62828}.CAUTION{background:#b26a00}"
     "td.unsafe{color:#c62828;font-weight:700}"
     "td .verdict{font-size:13px;margin:1px 4px 1px 0}td.verdicts{min-width:210px}"
+    /* compare's 14 columns in the page's width */
+    "table.compare{font-size:13px}table.compare td,table.compare th{padding:3px 5px}"
+    "table.compare td.verdicts{min-width:172px}table.compare .verdict{white-space:nowrap}"
     ".meta{color:#555;margin:2px 0}.why{color:#c62828;font-weight:600}"
     ".cards{display:flex;flex-wrap:wrap;gap:10px;margin:12px 0}"
     ".card{border:1px solid #ddd;border-radius:6px;padding:6px 12px;min-width:120px}"

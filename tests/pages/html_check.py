@@ -1006,7 +1006,9 @@ def check_compare(cdir):
                 fail(f"{name}: row {al}: stuck {text[10]!r}, ttl {text[11]!r}, lease "
                      f"{text[12]!r}; compare.json {a['stuck_lock_ms']} ms, {a['ttl_ms']}, {lease}")
             # each seed under its row (with more than one), linked to its page
-            seeds = [x for x in cells[13].find_all("small", attr="data-seed")]
+            under = [t for t in dom.find_all("tr", attr="data-seeds-of")
+                     if t.get("data-seeds-of") == al]
+            seeds = [x for t in under for x in t.find_all("small", attr="data-seed")]
             want_seeds = [str(x["seed"]) for x in a["seeds"]] if len(a["seeds"]) > 1 else []
             if [x.get("data-seed") for x in seeds] != want_seeds:
                 bad += 1
