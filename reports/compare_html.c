@@ -17,9 +17,9 @@ static void bars(FILE *f, const struct comparison *c, const double *v, const cha
     for (size_t i = 0; i < c->n; i++)
         top = v[i] > top ? v[i] : top;
     struct svg_chart ch = {.f = f,
-                           .width = 480,
+                           .width = 510,
                            .height = 60 + 28.0 * (double)c->n,
-                           .left = 100,
+                           .left = 130,
                            .right = 20,
                            .top = 10,
                            .bottom = 40,

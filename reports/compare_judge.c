@@ -210,10 +210,11 @@ void compare_expect_of(struct comparison *c, const struct scenario *s)
     for (size_t i = 0; i < s->n_faults; i++)
         for (size_t k = 0; k < FAULT_EXPECTS; k++) {
             const struct expect_num *e = fault_expect_at(&s->faults[i].expect, k);
+            if (e->op == EXPECT_UNSET)
+                continue;
             char want[32];
-            if (e->op != EXPECT_UNSET)
-                fprintf(f, ", faults[%zu].%s %s", i, fault_expect_names[k],
-                        expect_format(e, want, sizeof(want)));
+            fprintf(f, ", faults[%zu].%s %s", i, fault_expect_names[k],
+                    expect_format(e, want, sizeof(want)));
         }
     if (fclose(f) == 0)
         snprintf(c->expectation, sizeof(c->expectation), "%s", text);
