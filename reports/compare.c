@@ -23,13 +23,12 @@ void compare_row_fill(struct compare_row *row, const struct run_result *r)
     snprintf(row->algorithm, sizeof(row->algorithm), "%s", r->algorithm);
     row->ran = true;
     snprintf(row->run_dir, sizeof(row->run_dir), "%s", r->run_dir);
-    snprintf(row->verdict, sizeof(row->verdict), "%s", report_verdict(r));
-    char why[256];
-    const char *fail = report_failure(r, why, sizeof(why)); /* why a FAIL failed */
-    snprintf(row->note, sizeof(row->note), "%s",
-             !r->complete ? r->incomplete_reason
-             : fail       ? fail
-                          : "");
+    const struct lock_ops *ops = lock_find(r->algorithm);
+    row->ttl_ms = r->scn->ttl_ms;
+    row->lease_ms = ops ? scenario_lease_ms(r->scn, ops) : r->scn->ttl_ms;
+    row->n_seeds = 0;
+    compare_seed_add(row, r);
+    compare_row_judge(row); /* again as more seeds come */
     row->elapsed_s = r->elapsed_s;
     row->acquired = r->stat[ST_ACQUIRE_OK];
     row->busy = r->stat[ST_ACQUIRE_BUSY];
@@ -53,15 +52,8 @@ void compare_row_fill(struct compare_row *row, const struct run_result *r)
 
 /* The table's latency columns: p50, p99, p99.9, max (p90 stays in the
  * per-run reports, to keep one line per algorithm readable). */
-static const size_t shown[] = {0, 2, 3, 4};
-#define N_SHOWN (sizeof(shown) / sizeof(shown[0]))
-
-/* A row's figures as the two tables print them; "-" for what was not
- * measured (a row that did not run, latency without an acquire). */
-struct cells {
-    char latency[N_SHOWN][16];
-    char qps[24], fair[24], failed[24], violations[24], fenced_pairs[24], rejected[24];
-};
+static const size_t shown[COMPARE_N_SHOWN] = {0, 2, 3, 4};
+#define N_SHOWN COMPARE_N_SHOWN
 
 static void count(const struct compare_row *row, uint64_t v, char *buf, size_t len)
 {
@@ -71,7 +63,7 @@ static void count(const struct compare_row *row, uint64_t v, char *buf, size_t l
         snprintf(buf, len, "-");
 }
 
-static void row_cells(const struct compare_row *row, struct cells *x)
+void compare_row_cells(const struct compare_row *row, struct compare_cells *x)
 {
     for (size_t i = 0; i < N_SHOWN; i++) {
         if (row->has_latency)
@@ -91,6 +83,12 @@ static void row_cells(const struct compare_row *row, struct cells *x)
     count(row, row->violations, x->violations, sizeof(x->violations));
     count(row, row->fenced_pairs, x->fenced_pairs, sizeof(x->fenced_pairs));
     count(row, row->rejected_accesses, x->rejected, sizeof(x->rejected));
+    count(row, row->ttl_ms, x->ttl, sizeof(x->ttl));
+    compare_lease(row, x->lease, sizeof(x->lease));
+    if (row->ran)
+        snprintf(x->stuck, sizeof(x->stuck), "%.3f", row->stuck_lock_ms / 1000.0);
+    else
+        snprintf(x->stuck, sizeof(x->stuck), "-");
 }
 
 size_t compare_not_run(const struct comparison *c)
@@ -101,58 +99,20 @@ size_t compare_not_run(const struct comparison *c)
     return n;
 }
 
-/* Append the algorithms whose verdict is v, "(a, b)"; how many. */
-static size_t name_rows(const struct comparison *c, const char *v, char *buf, size_t len)
-{
-    size_t n = 0, used = strlen(buf);
-    for (size_t i = 0; i < c->n; i++) {
-        if (strcmp(c->rows[i].verdict, v) != 0)
-            continue;
-        int w = snprintf(buf + used, len - used, "%s%s", n++ ? ", " : " (", c->rows[i].algorithm);
-        if (w > 0 && (size_t)w < len - used)
-            used += (size_t)w;
-    }
-    if (n && used + 1 < len)
-        snprintf(buf + used, len - used, ")");
-    return n;
-}
-
-/* The safety of the rows that ran, the unsafe ones named. */
-static struct report_safety_sum safety_sum(const struct comparison *c)
+struct report_safety_sum compare_safety_sum(const struct comparison *c)
 {
     struct report_safety_sum sum = {0};
-    for (size_t i = 0; i < c->n; i++)
-        if (c->rows[i].ran)
-            report_safety_add(&sum, &c->rows[i].safety, c->rows[i].algorithm);
-    return sum;
-}
-
-/* A row's verdict with its safety: "PASS (expected UNSAFE: 122
- * violations)", or "NOT RUN". */
-static const char *row_verdict(const struct compare_row *row, char *buf, size_t len)
-{
-    if (!row->ran)
-        snprintf(buf, len, "%s", row->verdict);
-    else
-        report_verdict_safety(row->verdict, &row->safety, buf, len);
-    return buf;
-}
-
-const char *compare_verdict(const struct comparison *c, char *buf, size_t len)
-{
-    snprintf(buf, len, "INCOMPLETE");
-    if (!name_rows(c, "INCOMPLETE", buf, len) && c->complete) {
-        snprintf(buf, len, "FAIL");
-        if (!name_rows(c, "FAIL", buf, len))
-            snprintf(buf, len, "PASS");
+    for (size_t i = 0; i < c->n; i++) {
+        const struct compare_row *row = &c->rows[i];
+        bool named = false;
+        for (size_t k = 0; row->ran && k < row->n_seeds; k++) {
+            if (!row->seeds[k].ran)
+                continue;
+            report_safety_add(&sum, &row->seeds[k].safety, named ? NULL : row->algorithm);
+            named = named || !row->seeds[k].safety.safe;
+        }
     }
-    size_t skipped = compare_not_run(c), used = strlen(buf);
-    if (skipped)
-        report_append(buf, len, &used, ", %zu of %zu NOT RUN", skipped, c->n);
-    struct report_safety_sum sum = safety_sum(c);
-    char safety[400];
-    report_append(buf, len, &used, "; %s", report_safety_sum_text(&sum, safety, sizeof(safety)));
-    return buf;
+    return sum;
 }
 
 /* The table's latency columns: p50, p99, p99.9, max, or the ones
@@ -174,7 +134,7 @@ static size_t latency_columns(const struct comparison *c, int *width, char (*hea
 }
 
 static void latency_cells(FILE *f, const struct comparison *c, const struct compare_row *row,
-                          const struct cells *x, const int *width, size_t n)
+                          const struct compare_cells *x, const int *width, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         if (!c->n_percentiles)
@@ -186,17 +146,36 @@ static void latency_cells(FILE *f, const struct comparison *c, const struct comp
     }
 }
 
-void compare_terminal(FILE *f, const struct comparison *c)
+/* Under a row: each seed (with more than one) and the row's note. */
+static void terminal_under(FILE *f, const struct compare_row *row, int indent)
+{
+    char seed[900];
+    for (size_t k = 0; row->n_seeds > 1 && k < row->n_seeds; k++)
+        fprintf(f, "%-*s   %s\n", indent, "",
+                compare_seed_text(&row->seeds[k], true, seed, sizeof(seed)));
+    if (row->note[0])
+        fprintf(f, "%-*s   %s\n", indent, "", row->note);
+}
+
+static void terminal_banner(FILE *f, const struct comparison *c)
 {
     const struct scenario *s = c->scn;
-    fprintf(f,
-            "\nlocklab compare  scenario=%s  workload=%s  clients=%" PRIu32 "  seed=%" PRIu64 "\n",
+    fprintf(f, "\nlocklab compare  scenario=%s  workload=%s  clients=%" PRIu32 "  seed=%" PRIu64,
             s->name, workload_name(s->workload), s->clients, s->seed);
-    char verdict[COMPARE_MAX][200];
-    int width = (int)strlen("verdict");
+    if (c->seeds > 1)
+        fprintf(f, "  seeds=%zu (figures: seed %" PRIu64 "'s run; safety: every seed's)", c->seeds,
+                s->seed);
+    fputc('\n', f);
+}
+
+void compare_terminal(FILE *f, const struct comparison *c)
+{
+    terminal_banner(f, c);
+    char safety[COMPARE_MAX][200];
+    int width = (int)strlen("safety");
     int name_width = 12; /* the widest name, so longer ones keep the columns */
     for (size_t i = 0; i < c->n; i++) {
-        int w = (int)strlen(row_verdict(&c->rows[i], verdict[i], sizeof(verdict[i])));
+        int w = (int)strlen(compare_row_safety(&c->rows[i], safety[i], sizeof(safety[i])));
         width = w > width ? w : width;
         w = (int)strlen(c->rows[i].algorithm);
         name_width = w > name_width ? w : name_width;
@@ -204,30 +183,33 @@ void compare_terminal(FILE *f, const struct comparison *c)
     int lat_width[RESULT_MAX_PERCENTILES];
     char lat_head[RESULT_MAX_PERCENTILES][48];
     size_t n_lat = latency_columns(c, lat_width, lat_head);
-    fprintf(f, "%-*s %9s", name_width, "algorithm", "qps");
+    fprintf(f, "%-*s %6s %8s %9s", name_width, "algorithm", "ttl ms", "lease ms", "qps");
     for (size_t i = 0; i < n_lat; i++)
         fprintf(f, " %*s", lat_width[i], lat_head[i]);
-    fprintf(f, " %8s %9s %10s  %-*s  %s\n", "max/min", "failed", "violations", width, "verdict",
-            "invariants");
+    fprintf(f, " %8s %9s %8s %10s  %-*s  %s\n", "max/min", "failed", "stuck s", "violations", width,
+            "safety", "invariants");
     for (size_t i = 0; i < c->n; i++) {
         const struct compare_row *row = &c->rows[i];
-        struct cells x;
-        row_cells(row, &x);
-        fprintf(f, "%-*s %9s", name_width, row->algorithm, x.qps);
+        struct compare_cells x;
+        compare_row_cells(row, &x);
+        fprintf(f, "%-*s %6s %8s %9s", name_width, row->algorithm, x.ttl, x.lease, x.qps);
         latency_cells(f, c, row, &x, lat_width, n_lat);
-        fprintf(f, " %8s %9s %10s  %-*s  %s\n", x.fair, x.failed, x.violations, width, verdict[i],
-                row->invariants);
-        if (row->note[0])
-            fprintf(f, "%-*s   %s\n", name_width, "", row->note);
+        fprintf(f, " %8s %9s %8s %10s  %-*s  %s\n", x.fair, x.failed, x.stuck, x.violations, width,
+                safety[i], row->invariants);
+        terminal_under(f, row, name_width);
     }
-    fprintf(f, "(qps: locks acquired per second; latency: successful acquires; max/min: the "
-               "most acquisitions of a client over the fewest, inf when one never got the lock; "
-               "failed: busy + errors)\n");
+    char line[900];
+    fprintf(f, "%s\n", compare_expectation_line(c, line, sizeof(line)));
+    fprintf(f, "(lease: what the lock's grants really ran on, none for a lock without one; qps: "
+               "locks acquired per second; latency: successful acquires; max/min: the most "
+               "acquisitions of a client over the fewest, inf when one never got the lock; "
+               "failed: busy + errors; stuck: the longest stretch of a key with waiters and no "
+               "holder, what a crash costs; safety: violations and broken invariants, whatever "
+               "the scenario expects)\n");
     fprintf(f,
             "reports: %s/compare.html, %s/compare.md, %s/compare.json; per algorithm: "
-            "%s/<algorithm>/\n",
-            c->out_dir, c->out_dir, c->out_dir, c->out_dir);
-    char line[600];
+            "%s/<algorithm>/%s\n",
+            c->out_dir, c->out_dir, c->out_dir, c->out_dir, c->seeds > 1 ? "seed-<N>/" : "");
     fprintf(f, "End of compare: %s\n", compare_verdict(c, line, sizeof(line)));
 }
 
@@ -264,13 +246,58 @@ static void markdown_costs(FILE *f, const struct comparison *c)
         }
 }
 
+const char *compare_below(const struct comparison *c, const char *run_dir)
+{
+    size_t n = strlen(c->out_dir);
+    if (strncmp(run_dir, c->out_dir, n) == 0 && run_dir[n] == '/')
+        return run_dir + n + 1;
+    return run_dir;
+}
+
+static void markdown_row(FILE *f, const struct comparison *c, const struct compare_row *row)
+{
+    struct compare_cells x;
+    char fenced[64] = "", name[700], safety[200];
+    compare_row_cells(row, &x);
+    if (c->scn->fencing)
+        snprintf(fenced, sizeof(fenced), " %s | %s |", x.fenced_pairs, x.rejected);
+    if (row->ran) /* only a run has a report to link to */
+        snprintf(name, sizeof(name), "[%s](%s/report.md)", row->algorithm,
+                 compare_below(c, row->run_dir));
+    else
+        snprintf(name, sizeof(name), "%s", row->algorithm);
+    /* bold is Markdown's only alarm: a lock that broke, a run that did not end */
+    bool calm = strcmp(row->verdict, "safe") == 0 || !row->ran;
+    bool unsafe = row->ran && row->violations > 0;
+    fprintf(f,
+            "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s%s%s |%s %s | %s%s%s |\n",
+            name, x.ttl, x.lease, x.qps, x.latency[0], x.latency[1], x.latency[2], x.latency[3],
+            x.fair, x.failed, x.stuck, unsafe ? "**" : "", x.violations, unsafe ? "**" : "", fenced,
+            row->invariants, calm ? "" : "**", compare_row_safety(row, safety, sizeof(safety)),
+            calm ? "" : "**");
+}
+
+/* Under the table: each seed of a row (with more than one), the notes. */
+static void markdown_under(FILE *f, const struct comparison *c)
+{
+    char seed[900];
+    for (size_t i = 0; i < c->n; i++) {
+        const struct compare_row *row = &c->rows[i];
+        for (size_t k = 0; row->n_seeds > 1 && k < row->n_seeds; k++)
+            fprintf(f, "- %s, %s\n", row->algorithm,
+                    compare_seed_text(&row->seeds[k], true, seed, sizeof(seed)));
+        if (row->note[0])
+            fprintf(f, "- %s: %s\n", row->algorithm, row->note);
+    }
+}
+
 int compare_markdown(const char *path, const struct comparison *c)
 {
     FILE *f = fopen(path, "w");
     if (f == NULL)
         return -1;
     const struct scenario *s = c->scn;
-    char line[600];
+    char line[900];
     fprintf(f, "# locklab compare: %s\n\n**%s**\n\n", s->name,
             compare_verdict(c, line, sizeof(line)));
     if (s->description[0])
@@ -280,41 +307,31 @@ int compare_markdown(const char *path, const struct comparison *c)
             ", lock ttl %" PRIu32 " ms, wait %" PRIu32 " ms%s.\n\n",
             workload_name(s->workload), s->clients, (double)s->duration_ms / 1000.0, s->seed,
             s->ttl_ms, s->wait_ms, c->complete ? "" : " — **INCOMPLETE**");
+    if (c->seeds > 1)
+        fprintf(f,
+                "Each algorithm ran %zu seeds (%" PRIu64 " .. %" PRIu64 "): the figures are seed "
+                "%" PRIu64 "'s run, the safety every seed's (each listed below the table).\n\n",
+                c->seeds, s->seed, s->seed + c->seeds - 1, s->seed);
+    fprintf(f, "%s\n\n", compare_expectation_line(c, line, sizeof(line)));
     /* With fencing on, what it stopped: overlapping pairs made safe, and
      * the accesses the store rejected (two different counts). */
     bool fencing = s->fencing;
     fprintf(f,
-            "| algorithm | QPS | acquire p50 ms | p99 ms | p99.9 ms | max ms | max/min per client "
-            "| failed acquisitions | violations |%s invariants | verdict |\n",
+            "| algorithm | ttl ms | lease ms | QPS | acquire p50 ms | p99 ms | p99.9 ms | max ms | "
+            "max/min per client | failed acquisitions | stuck s | violations |%s invariants | "
+            "safety |\n",
             fencing ? " fenced pairs | rejected accesses |" : "");
-    fprintf(f, "|---|---:|---:|---:|---:|---:|---:|---:|---:|%s---|---|\n",
+    fprintf(f, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|%s---|---|\n",
             fencing ? "---:|---:|" : "");
-    for (size_t i = 0; i < c->n; i++) {
-        const struct compare_row *row = &c->rows[i];
-        struct cells x;
-        char fenced[64] = "", name[80];
-        row_cells(row, &x);
-        if (fencing)
-            snprintf(fenced, sizeof(fenced), " %s | %s |", x.fenced_pairs, x.rejected);
-        if (row->ran) /* only a run has a report to link to */
-            snprintf(name, sizeof(name), "[%s](%s/report.md)", row->algorithm, row->algorithm);
-        else
-            snprintf(name, sizeof(name), "%s", row->algorithm);
-        /* bold is Markdown's only alarm: a failure, and a lock that broke */
-        bool calm = strcmp(row->verdict, "PASS") == 0 && (!row->ran || row->safety.safe);
-        bool unsafe = row->ran && !row->safety.safe;
-        char verdict[200];
-        fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s | %s%s%s |%s %s | %s%s%s |\n", name,
-                x.qps, x.latency[0], x.latency[1], x.latency[2], x.latency[3], x.fair, x.failed,
-                unsafe ? "**" : "", x.violations, unsafe ? "**" : "", fenced, row->invariants,
-                calm ? "" : "**", row_verdict(row, verdict, sizeof(verdict)), calm ? "" : "**");
-    }
-    fprintf(f, "\nQPS counts locks acquired per second; latencies are of successful acquires; "
-               "max/min is the most acquisitions of one client over the fewest (inf: a client "
-               "never got the lock).\n");
     for (size_t i = 0; i < c->n; i++)
-        if (c->rows[i].note[0])
-            fprintf(f, "- %s: %s\n", c->rows[i].algorithm, c->rows[i].note);
+        markdown_row(f, c, &c->rows[i]);
+    fprintf(f, "\nThe lease is what the lock's grants really ran on (none: a lock without one); "
+               "QPS counts locks acquired per second; latencies are of successful acquires; "
+               "max/min is the most acquisitions of one client over the fewest (inf: a client "
+               "never got the lock); stuck is the longest stretch of a key with waiters and no "
+               "holder (what a crash costs); safety is judged by violations and broken "
+               "invariants, whatever the scenario expects.\n");
+    markdown_under(f, c);
     markdown_costs(f, c);
     fprintf(f, "\nServers:\n\n");
     for (size_t i = 0; i < c->n_servers; i++)
@@ -327,6 +344,36 @@ int compare_markdown(const char *path, const struct comparison *c)
 static json_t *num(const struct compare_row *row, uint64_t v)
 {
     return row->ran ? json_integer((json_int_t)v) : json_null();
+}
+
+static json_t *seed_json(const struct compare_seed *k)
+{
+    json_t *o = json_pack("{s:I, s:s, s:s, s:b}", "seed", (json_int_t)k->seed, "run_dir",
+                          k->run_dir, "verdict", k->verdict, "complete", k->ran && k->complete);
+    json_object_set_new(o, "unsafe", k->ran ? json_boolean(compare_seed_unsafe(k)) : json_null());
+    json_object_set_new(o, "safety", k->ran ? report_safety_json(&k->safety) : json_null());
+    json_object_set_new(o, "broken", json_string(k->broken));
+    json_object_set_new(o, "stuck_lock_ms", k->ran ? json_real(k->stuck_lock_ms) : json_null());
+    json_object_set_new(o, "note", k->note[0] ? json_string(k->note) : json_null());
+    return o;
+}
+
+/* What a row's judgement rests on: its lease, whose expectation it
+ * carries, and its seeds. */
+static void row_judged_json(json_t *o, const struct compare_row *row)
+{
+    char text[200];
+    json_object_set_new(o, "scenario_lock", json_boolean(row->scenario_lock));
+    json_object_set_new(o, "ttl_ms", num(row, row->ttl_ms));
+    json_object_set_new(o, "lease_ms", num(row, row->lease_ms));
+    json_object_set_new(o, "safety_text", json_string(compare_row_safety(row, text, sizeof(text))));
+    json_object_set_new(o, "unsafe_seeds", num(row, compare_unsafe_seeds(row)));
+    json_t *seeds = json_array();
+    for (size_t k = 0; row->ran && k < row->n_seeds; k++)
+        json_array_append_new(seeds, seed_json(&row->seeds[k]));
+    json_object_set_new(o, "seeds", row->ran ? seeds : json_null());
+    if (!row->ran)
+        json_decref(seeds);
 }
 
 static json_t *row_json(const struct comparison *c, const struct compare_row *row)
@@ -357,6 +404,8 @@ static json_t *row_json(const struct comparison *c, const struct compare_row *ro
                                                 row->acquire_pct_ms, row->has_latency));
     if (o)
         compare_row_parts_json(o, row);
+    if (o)
+        row_judged_json(o, row);
     return o;
 }
 
@@ -368,14 +417,18 @@ int compare_json(const char *path, const struct comparison *c)
         json_array_append_new(rows, row_json(c, &c->rows[i]));
     for (size_t i = 0; i < c->n_servers; i++)
         json_array_append_new(servers, json_string(c->servers[i]));
-    struct report_safety_sum sum = safety_sum(c);
-    json_t *root =
-        json_pack("{s:s, s:s, s:s, s:s, s:I, s:f, s:I, s:b, s:I, s:o, s:o, s:o}", "schema",
-                  "locklab.compare/2", "version", LOCKLAB_VERSION, "scenario", s->name, "workload",
-                  workload_name(s->workload), "clients", (json_int_t)s->clients, "duration_s",
-                  (double)s->duration_ms / 1000.0, "seed", (json_int_t)s->seed, "complete",
-                  c->complete, "not_run", (json_int_t)compare_not_run(c), "servers", servers,
-                  "algorithms", rows, "safety", report_safety_sum_json(&sum));
+    struct report_safety_sum sum = compare_safety_sum(c);
+    char line[900];
+    compare_verdict(c, line, sizeof(line));
+    line[strcspn(line, " ;")] = '\0'; /* the word */
+    json_t *root = json_pack(
+        "{s:s, s:s, s:s, s:s, s:I, s:f, s:I, s:I, s:b, s:I, s:s, s:o, s:o, s:o, s:o}", "schema",
+        "locklab.compare/3", "version", LOCKLAB_VERSION, "scenario", s->name, "workload",
+        workload_name(s->workload), "clients", (json_int_t)s->clients, "duration_s",
+        (double)s->duration_ms / 1000.0, "seed", (json_int_t)s->seed, "seeds", (json_int_t)c->seeds,
+        "complete", c->complete, "not_run", (json_int_t)compare_not_run(c), "verdict", line,
+        "expectation", compare_expectation_json(c), "servers", servers, "algorithms", rows,
+        "safety", report_safety_sum_json(&sum));
     if (root == NULL)
         return -1;
     json_object_set_new(root, "faults", compare_planned_faults_json(c));
@@ -385,168 +438,4 @@ int compare_json(const char *path, const struct comparison *c)
     int rc = json_dump_file(root, path, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
     json_decref(root);
     return rc;
-}
-
-/* --- compare.html ------------------------------------------------------- */
-
-/* One bar per algorithm that ran: v[i] for row i, its label fmt'd. */
-static void bars(FILE *f, const struct comparison *c, const double *v, const char *what,
-                 const char *unit)
-{
-    double top = 0;
-    for (size_t i = 0; i < c->n; i++)
-        top = v[i] > top ? v[i] : top;
-    struct svg_chart ch = {.f = f,
-                           .width = 480,
-                           .height = 60 + 28.0 * (double)c->n,
-                           .left = 100,
-                           .right = 20,
-                           .top = 10,
-                           .bottom = 40,
-                           .x = {0, top > 0 ? top * 1.05 : 1, false},
-                           .y = {0, (double)c->n, false}};
-    svg_begin(&ch, "chart bars", what);
-    svg_x_axis(&ch, what, NULL);
-    for (size_t i = 0; i < c->n; i++) {
-        const struct compare_row *row = &c->rows[i];
-        double y = ch.top + 28.0 * (double)i + 6;
-        fprintf(f, "<text class=\"lane\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", ch.left - 6,
-                y + 12);
-        svg_text(f, row->algorithm);
-        fprintf(f, "</text>\n");
-        if (!row->ran || isnan(v[i]))
-            continue;
-        double w = svg_x(&ch, v[i]) - ch.left;
-        fprintf(f,
-                "<rect data-algorithm=\"%s\" data-value=\"%.3f\" x=\"%.1f\" y=\"%.1f\" "
-                "width=\"%.1f\" height=\"16\" fill=\"%s\"><title>%s: %.3f %s</title></rect>",
-                row->algorithm, v[i], ch.left, y, w > 1 ? w : 1, svg_series_colour(i),
-                row->algorithm, v[i], unit);
-        char label[48];
-        snprintf(label, sizeof(label), "%.1f %s", v[i], unit);
-        compare_bar_label(f, ch.left, ch.left + (w > 1 ? w : 1), ch.width - ch.right, y + 12,
-                          label);
-        fputc('\n', f);
-    }
-    svg_end(&ch);
-}
-
-static void compare_table(FILE *f, const struct comparison *c)
-{
-    fprintf(
-        f, "<table class=\"compare\"><tr><th class=\"l\">algorithm</th><th class=\"l\">verdict</th>"
-           "<th>QPS</th><th>acquire p50 ms</th><th>p99 ms</th><th>p99.9 ms</th><th>max ms</th>"
-           "<th>max/min per client</th><th>failed</th><th>violations</th><th "
-           "class=\"l\">invariants</th></tr>\n");
-    for (size_t i = 0; i < c->n; i++) {
-        const struct compare_row *row = &c->rows[i];
-        struct cells x;
-        row_cells(row, &x);
-        bool pass = strcmp(row->verdict, "PASS") == 0;
-        fprintf(f, "<tr%s data-algorithm=\"%s\"><td class=\"l\">", pass ? "" : " class=\"bad\"",
-                row->algorithm);
-        if (row->ran) /* only a run has a page to link to */
-            fprintf(f, "<a href=\"%s/report.html\">%s</a>", row->algorithm, row->algorithm);
-        else
-            svg_text(f, row->algorithm);
-        fprintf(f,
-                "</td><td class=\"l verdicts\"><span class=\"verdict %s\" "
-                "data-verdict=\"%s\">%s</span>",
-                row->ran ? row->verdict : "NOTRUN", row->verdict, row->verdict);
-        if (row->ran)
-            html_safety_badge(f, &row->safety);
-        bool unsafe = row->ran && !row->safety.safe;
-        fprintf(f,
-                "</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>"
-                "<td>%s</td><td%s>%s</td><td class=\"l words\">",
-                x.qps, x.latency[0], x.latency[1], x.latency[2], x.latency[3], x.fair, x.failed,
-                unsafe ? " class=\"unsafe\"" : "", x.violations);
-        svg_text(f, row->invariants);
-        if (row->note[0]) {
-            fprintf(f, "<br><small>");
-            svg_text(f, row->note);
-            fprintf(f, "</small>");
-        }
-        fprintf(f, "</td></tr>\n");
-    }
-    fprintf(f, "</table>\n");
-}
-
-static void compare_charts(FILE *f, const struct comparison *c)
-{
-    double qps[COMPARE_MAX], p99[COMPARE_MAX];
-    const struct html_curve *curves[COMPARE_MAX];
-    const char *names[COMPARE_MAX];
-    size_t n = 0;
-    for (size_t i = 0; i < c->n; i++) {
-        const struct compare_row *row = &c->rows[i];
-        qps[i] = row->ran ? row->qps : NAN;
-        p99[i] = row->has_latency ? row->acquire_ms[2] : NAN;
-        if (row->has_latency) {
-            curves[n] = &row->spectrum;
-            names[n++] = row->algorithm;
-        }
-    }
-    fprintf(f, "<div style=\"display:flex;flex-wrap:wrap;gap:16px\"><div><h3>Throughput</h3>\n");
-    bars(f, c, qps, "locks acquired per second", "/s");
-    fprintf(f, "</div><div><h3>Acquire p99</h3>\n");
-    bars(f, c, p99, "acquire p99 (ms)", "ms");
-    fprintf(f, "</div></div>\n<h2 id=\"spectrum\">Acquire latency spectrum</h2>\n");
-    html_spectrum_chart(f, curves, names, n, "acquire latency percentile spectrum per algorithm");
-}
-
-int compare_html(const char *path, const struct comparison *c)
-{
-    FILE *f = fopen(path, "w");
-    if (f == NULL)
-        return -1;
-    const struct scenario *s = c->scn;
-    char verdict[600], title[740], wl[256];
-    compare_verdict(c, verdict, sizeof(verdict));
-    snprintf(title, sizeof(title), "locklab compare: %s: %s", s->name, verdict);
-    html_begin(f, title);
-    fprintf(f, "<h1>compare &middot; ");
-    svg_text(f, s->name);
-    /* the verdict word before any list of names */
-    char word[16];
-    snprintf(word, sizeof(word), "%.*s", (int)strcspn(verdict, " ,;"), verdict);
-    fprintf(f, "<span class=\"verdict %s\" data-figure=\"verdict\">%s</span>", word, word);
-    struct report_safety_sum sum = safety_sum(c);
-    html_safety_sum_badge(f, &sum);
-    fprintf(f, "</h1>\n<p class=\"meta\">");
-    svg_text(f, verdict);
-    fprintf(f, "</p>\n");
-    if (s->description[0]) {
-        fprintf(f, "<p class=\"meta\">");
-        svg_text(f, s->description);
-        fprintf(f, "</p>\n");
-    }
-    fprintf(f,
-            "<p class=\"meta\">%" PRIu32 " clients, %.1f s per algorithm, seed %" PRIu64
-            ", lock ttl %" PRIu32 " ms, wait %" PRIu32 " ms; ",
-            s->clients, (double)s->duration_ms / 1000.0, s->seed, s->ttl_ms, s->wait_ms);
-    svg_text(f, report_workload(s, wl, sizeof(wl)));
-    if (s->rate > 0)
-        fprintf(f, "; open loop at %g steps/s, latency from each step's due time", s->rate);
-    else
-        fprintf(f, "; closed loop");
-    fprintf(f, "%s.</p>\n", c->complete ? "" : " &mdash; INCOMPLETE");
-    html_meta_line(f, c->meta, c->meta ? c->meta->started_wall_ns : 0, c->versions, c->n_versions,
-                   c->has_proxy);
-    compare_table(f, c);
-    fprintf(f, "<p class=\"note\">QPS counts locks acquired per second; latencies are of "
-               "successful acquires; each algorithm's name links to its run's page.</p>\n");
-    compare_time_charts(f, c);
-    compare_cost_table(f, c);
-    compare_charts(f, c);
-    compare_settings_block(f, c);
-    fprintf(f, "<h2 id=\"servers\">Servers</h2>\n<ul>\n");
-    for (size_t i = 0; i < c->n_servers; i++) {
-        fprintf(f, "<li>");
-        svg_text(f, c->servers[i]);
-        fprintf(f, "</li>\n");
-    }
-    fprintf(f, "</ul>\n");
-    html_end(f);
-    return report_close(f);
 }

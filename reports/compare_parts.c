@@ -185,8 +185,9 @@ static size_t intervals_of(const struct compare_row *row, size_t g)
 }
 
 /* Each fault as the runs lived it: one band from the earliest start to the
- * latest end over the algorithms, and a thin mark per algorithm below it
- * for its own span. */
+ * latest end over the algorithms, and a thin mark per algorithm for its
+ * own span, under the plot area (chart_begin keeps room there): on it,
+ * the marks would hide the series' lowest levels. */
 static void fault_bands(struct svg_chart *ch, const struct comparison *c)
 {
     for (size_t i = 0; i < c->scn->n_faults; i++) {
@@ -227,8 +228,8 @@ static void fault_bands(struct svg_chart *ch, const struct comparison *c)
                     "data-to-s=\"%.3f\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"3\" "
                     "fill=\"%s\"><title>%s: %.3f .. %.3f s</title></rect>",
                     row->algorithm, k->start_s, k->end_s, x0,
-                    ch->height - ch->bottom - 4.0 * (double)(++lane), x1 - x0 > 1 ? x1 - x0 : 1,
-                    svg_series_colour(j), row->algorithm, k->start_s, k->end_s);
+                    ch->height - ch->bottom + 4.0 * (double)(lane++) + 2, x1 - x0 > 1 ? x1 - x0 : 1,
+                    report_algorithm_colour(row->algorithm), row->algorithm, k->start_s, k->end_s);
         }
         fprintf(ch->f, "</g>\n");
     }
@@ -266,7 +267,8 @@ static void step_path(struct svg_chart *ch, const double *x0, const double *len,
 }
 
 /* A log axis when the levels drawn span 30 times or more (30/s under a
- * latency fault beside 3000/s before it), else linear from 0. */
+ * latency fault beside 3000/s before it), with a row for 0 when some
+ * interval had no grant; else linear from 0. */
 static struct svg_axis rate_axis(double lo, double hi)
 {
     if (!(hi > 0))
@@ -358,27 +360,34 @@ static void series_legend(struct svg_chart *ch, const struct comparison *c)
     for (size_t i = 0; i < c->n; i++)
         if (c->rows[i].tl_ok) {
             names[n] = c->rows[i].algorithm;
-            colours[n++] = svg_series_colour(i);
+            colours[n++] = report_algorithm_colour(c->rows[i].algorithm);
         }
     svg_legend(ch, names, colours, n);
 }
 
 /* A series' path in its colour, closing the group its data opened. */
 static void series_end(struct svg_chart *ch, const struct series_buf *b, size_t n, bool partial,
-                       size_t i)
+                       const struct compare_row *row)
 {
-    step_path(ch, b->x0, b->len, b->y, n, partial, svg_series_colour(i));
+    step_path(ch, b->x0, b->len, b->y, n, partial, report_algorithm_colour(row->algorithm));
     fprintf(ch->f, "</g>\n");
 }
 
 /* What opens both time charts: the frame on y, the axes, and the faults'
  * bands behind the series to come. */
 static struct svg_chart chart_begin(FILE *f, const struct comparison *c, double end_s,
-                                    struct svg_axis y, const char *cls, const char *label,
-                                    const char *y_title, svg_label_fn y_tick)
+                                    struct svg_axis y, bool y_zero, const char *cls,
+                                    const char *label, const char *y_title, svg_label_fn y_tick)
 {
     struct svg_chart ch = svg_time_chart(f, end_s, 280);
+    size_t lanes = 0; /* one per run that lived a fault: its span marks */
+    for (size_t i = 0; i < c->n && c->scn->n_faults; i++)
+        lanes += c->rows[i].ran && c->rows[i].n_faults > 0;
+    ch.under = lanes ? 4.0 * (double)lanes + 3 : 0;
+    ch.bottom += ch.under;
+    ch.height += ch.under;
     ch.y = y;
+    ch.y_zero = y_zero;
     svg_begin(&ch, cls, label);
     svg_axes(&ch, "seconds since each run's start", y_title, html_time_tick, y_tick);
     fault_bands(&ch, c);
@@ -400,6 +409,7 @@ static void throughput_chart(FILE *f, const struct comparison *c, size_t g, doub
 {
     struct series_buf b;
     double lo = INFINITY, hi = 0;
+    bool zeros = false;
     if (!series_buf_alloc(&b, most))
         return;
     for (size_t i = 0; i < c->n; i++) {
@@ -409,10 +419,13 @@ static void throughput_chart(FILE *f, const struct comparison *c, size_t g, doub
         for (size_t k = 0; k < n; k++) {
             hi = b.y[k] > hi ? b.y[k] : hi;
             lo = b.y[k] > 0 && b.y[k] < lo ? b.y[k] : lo;
+            zeros = zeros || b.y[k] == 0;
         }
     }
+    struct svg_axis y = rate_axis(lo, hi);
+    /* an interval with no grant (a pause) is 0 on its own row, not lo */
     struct svg_chart ch = chart_begin(
-        f, c, end_s, rate_axis(lo, hi), "chart throughput",
+        f, c, end_s, y, y.log && zeros, "chart throughput",
         "locks acquired per second, per interval, one series per algorithm, with the faults",
         "locks acquired per second", NULL);
     for (size_t i = 0; i < c->n; i++) {
@@ -437,7 +450,7 @@ static void throughput_chart(FILE *f, const struct comparison *c, size_t g, doub
                     " acquired scaled to %.1f/s (dashed)",
                     b.len[n - 1], b.counts[n - 1], b.y[n - 1]);
         fprintf(f, "</title>");
-        series_end(&ch, &b, n, partial, i);
+        series_end(&ch, &b, n, partial, row);
     }
     chart_end(&ch, c, g, most, false, &b);
 }
@@ -469,7 +482,7 @@ static void latency_chart(FILE *f, const struct comparison *c, size_t g, double 
             }
         }
     struct svg_chart ch = chart_begin(
-        f, c, end_s, svg_log_axis(lo, hi), "chart latency",
+        f, c, end_s, svg_log_axis(lo, hi), false, "chart latency",
         "acquire p99 per interval on a log axis, one series per algorithm, with the faults",
         "acquire p99", html_ms_tick);
     for (size_t i = 0; i < c->n; i++) {
@@ -490,7 +503,7 @@ static void latency_chart(FILE *f, const struct comparison *c, size_t g, double 
         fprintf(f, "\"><title>");
         svg_text(f, row->algorithm);
         fprintf(f, ": acquire p99 per interval (no line: no grant in it)</title>");
-        series_end(&ch, &b, n, false, i);
+        series_end(&ch, &b, n, false, row);
     }
     chart_end(&ch, c, g, most, true, &b);
 }
@@ -506,7 +519,10 @@ void compare_time_charts(FILE *f, const struct comparison *c)
                "scenario on its own timeline, one after another; the x axis is seconds since "
                "each run's start. Every fault's band spans it as the runs lived it, from the "
                "earliest start to the latest end over the algorithms (a thin mark per algorithm "
-               "below shows its own span; hover a band for the planned time).");
+               "in its colour, under the plot, shows its own span; hover a band for the planned "
+               "time). Each algorithm has one colour on every page. When the levels span 30 "
+               "times or more the axis is log, and an interval with no lock acquired is drawn "
+               "at 0, on its own row at the foot, past a break in the axis.");
     fprintf(f,
             " One step per %zu s interval; the last one, cut short by the run's end, is scaled "
             "to its length and dashed.</p>\n<h3>Locks acquired per second</h3>\n",
@@ -534,16 +550,12 @@ static void recovery_cell(FILE *f, const struct compare_fault *k)
                 (double)k->avail.recovery_ns / 1e9);
 }
 
-static void cost_row(FILE *f, const struct compare_row *row, size_t i, size_t j)
+static void cost_row(FILE *f, const struct compare_row *row, size_t i)
 {
     const struct compare_fault *k = &row->faults[i];
     fprintf(f, "<tr data-run=\"%s\" data-fault=\"%zu\"><td class=\"l\">", row->algorithm, i);
-    svg_text(f, row->algorithm);
-    fprintf(f,
-            "<span "
-            "style=\"display:inline-block;width:10px;height:10px;margin-left:6px;background:%s\"></"
-            "span></td>",
-            svg_series_colour(j));
+    html_algorithm_name(f, row->algorithm);
+    fprintf(f, "</td>");
     if (!k->fired || !k->has_avail) {
         fprintf(f, "<td>%s</td><td colspan=\"6\">-</td></tr>\n",
                 k->fired ? "no window" : "did not fire");
@@ -589,7 +601,7 @@ void compare_cost_table(FILE *f, const struct comparison *c)
         fprintf(f, "</th></tr>\n");
         for (size_t j = 0; j < c->n; j++)
             if (c->rows[j].ran && i < c->rows[j].n_faults)
-                cost_row(f, &c->rows[j], i, j);
+                cost_row(f, &c->rows[j], i);
     }
     fprintf(f, "</table>\n<p class=\"note\">Stuck locks over each whole run (a key with "
                "waiters and no holder, matrix.html's stuck):");

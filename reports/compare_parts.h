@@ -10,6 +10,23 @@
 
 #include "reports/compare.h"
 
+/* The table's latency columns: p50, p99, p99.9, max (p90 stays in the
+ * per-run reports, to keep one line per algorithm readable). */
+#define COMPARE_N_SHOWN 4
+/* A row's figures as the two tables print them; "-" for what was not
+ * measured (a row that did not run, latency without an acquire). */
+struct compare_cells {
+    char latency[COMPARE_N_SHOWN][16];
+    char qps[24], fair[24], failed[24], violations[24], fenced_pairs[24], rejected[24];
+    char ttl[16], lease[16], stuck[24];
+};
+
+void compare_row_cells(const struct compare_row *row, struct compare_cells *x);
+/* The safety of every run (each seed of each row), an unsafe row named once. */
+struct report_safety_sum compare_safety_sum(const struct comparison *c);
+/* Where a row's (or seed's) run folder is, from the comparison's folder. */
+const char *compare_below(const struct comparison *c, const char *run_dir);
+
 /* The per-second series, the faults as lived and the effective settings
  * of r, into row (the rest of it filled already). */
 void compare_row_keep(struct compare_row *row, const struct run_result *r);

@@ -43,9 +43,16 @@ void html_end(FILE *f);
  * the command line. Nothing when m is NULL. */
 void html_meta_line(FILE *f, const struct run_meta *m, uint64_t started_wall_ns,
                     const struct server_version *v, size_t n, bool proxy);
-/* The spectrum chart of n curves. */
+/* The spectrum chart of n curves, curve i in colours[i] (NULL: the
+ * series colours in order). */
 void html_spectrum_chart(FILE *f, const struct html_curve *const *curves, const char *const *names,
-                         size_t n, const char *label);
+                         const char *const *colours, size_t n, const char *label);
+/* A lock's name and, after it, a swatch of its colour
+ * (report_algorithm_colour): the same on every page that names it.
+ * data-colour on the swatch for tests. */
+void html_algorithm_name(FILE *f, const char *name);
+/* The swatch alone (after a name drawn otherwise: a link). */
+void html_algorithm_swatch(FILE *f, const char *name);
 /* The safety beside a verdict badge, as a badge of the same size: red
  * "UNSAFE: 110 violations, ..." or green "safe", never a PASS alone beside
  * violations. data-safety ("safe"/"unsafe") and data-violations for tests. */

@@ -506,7 +506,7 @@ void html_op_spectrum(FILE *f, const struct run_result *r)
         list[n] = &curves[n];
         names[n++] = report_op_name(k);
     }
-    html_spectrum_chart(f, list, names, n, "latency percentile spectrum per operation");
+    html_spectrum_chart(f, list, names, NULL, n, "latency percentile spectrum per operation");
     free(curves);
 }
 

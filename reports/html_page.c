@@ -22,6 +22,9 @@ static const char style[] =
     ".SAFE{background:#2a7d2a}.UNSAFE{background:#c62828}.CAUTION{background:#b26a00}"
     "td.unsafe{color:#c62828;font-weight:700}"
     "td .verdict{font-size:13px;margin:1px 4px 1px 0}td.verdicts{min-width:210px}"
+    /* compare's 14 columns in the page's width */
+    "table.compare{font-size:13px}table.compare td,table.compare th{padding:3px 5px}"
+    "table.compare td.verdicts{min-width:172px}table.compare .verdict{white-space:nowrap}"
     ".meta{color:#555;margin:2px 0}.why{color:#c62828;font-weight:600}"
     ".cards{display:flex;flex-wrap:wrap;gap:10px;margin:12px 0}"
     ".card{border:1px solid #ddd;border-radius:6px;padding:6px 12px;min-width:120px}"
@@ -151,7 +154,7 @@ static void curve_range(const struct html_curve *const *curves, size_t n, double
 }
 
 void html_spectrum_chart(FILE *f, const struct html_curve *const *curves, const char *const *names,
-                         size_t n, const char *label)
+                         const char *const *given, size_t n, const char *label)
 {
     struct svg_chart c = {.f = f,
                           .width = 1000,
@@ -177,7 +180,7 @@ void html_spectrum_chart(FILE *f, const struct html_curve *const *curves, const 
     svg_spectrum_x_axis(&c, nines);
     const char *colours[16];
     for (size_t i = 0; i < n && i < 16; i++) {
-        colours[i] = svg_series_colour(i);
+        colours[i] = given ? given[i] : svg_series_colour(i);
         char name[96];
         snprintf(name, sizeof(name), "%s: %zu points", names[i], curves[i]->n);
         svg_line(&c, curves[i]->x, curves[i]->y, curves[i]->n, colours[i], name, curves[i]->dashed);
@@ -194,6 +197,21 @@ void html_spectrum_chart(FILE *f, const struct html_curve *const *curves, const 
     }
     svg_legend(&c, names, colours, n < 16 ? n : 16);
     svg_end(&c);
+}
+
+void html_algorithm_swatch(FILE *f, const char *name)
+{
+    const char *colour = report_algorithm_colour(name);
+    fprintf(f,
+            "<span class=\"swatch\" data-colour=\"%s\" style=\"display:inline-block;width:10px;"
+            "height:10px;margin-left:6px;background:%s\"></span>",
+            colour, colour);
+}
+
+void html_algorithm_name(FILE *f, const char *name)
+{
+    svg_text(f, name);
+    html_algorithm_swatch(f, name);
 }
 
 void html_safety_badge(FILE *f, const struct report_safety *s)

@@ -391,7 +391,7 @@ static void html_row(FILE *f, const struct matrix *m, const struct matrix_row *r
         strcmp(state, "yes") == 0 ? "" : " class=\"bad\"", row->name, row->matched, row->n_runs);
     svg_text(f, row->name);
     fprintf(f, "</td><td class=\"l\">");
-    svg_text(f, row->algorithm);
+    html_algorithm_name(f, row->algorithm);
     fprintf(f, "</td><td class=\"l\">");
     svg_text(f, row->fault);
     fprintf(f, "</td><td class=\"l\">");

@@ -44,6 +44,11 @@ int report_close(FILE *f);
 int report_hlog_files(const char *dir, const struct run_result *r);
 
 /* --- shared by the renderers ------------------------------------------- */
+/* The colour of a lock, by its registry name: the same on every page
+ * (compare.html, matrix.html, scorecard.html), whatever else is drawn
+ * beside it; never red (red marks what went wrong). A name the registry
+ * does not know gets a dark grey no lock has. (reports/svg.c) */
+const char *report_algorithm_colour(const char *name);
 /* The columns of every latency table: p50, p90, p99, p99.9 and max. */
 #define REPORT_N_PERCENTILES 5
 extern const double report_percentiles[REPORT_N_PERCENTILES];

@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "algorithms/lock.h"
+#include "reports/report.h"
+
 /* Tableau 10 without its red. */
 static const char *const series[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b",
                                      "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
@@ -18,6 +21,38 @@ const char *svg_series_colour(size_t i)
 const char *svg_client_colour(unsigned client)
 {
     return series[client % N_SERIES];
+}
+
+/* One colour per lock of the registry, by its index there (Tableau 20
+ * without its reds): the locks compared most often come first and get
+ * the strongest colours, a lock's pale twin the pale one of its family
+ * (redis-naive beside redis). */
+static const char *const by_lock[] = {
+    "#1f77b4", /* redis */
+    "#aec7e8", /* redis-naive */
+    "#ff7f0e", /* redlock */
+    "#2ca02c", /* zookeeper */
+    "#9467bd", /* etcd */
+    "#17becf", /* postgres-advisory */
+    "#8c564b", /* postgres-row */
+    "#bcbd22", /* postgres-optimistic */
+    "#e377c2", /* redisson */
+    "#7f7f7f", /* redisson-fenced */
+    "#ffbb78", /* redisson-fair */
+    "#98df8a", /* redisson-rw */
+    "#c5b0d5", /* redisson-semaphore */
+    "#9edae5", /* redisson-multi */
+    "#c49c94", /* redisson-rw-naive */
+    "#dbdb8d", /* redisson-semaphore-naive */
+};
+#define N_BY_LOCK (sizeof(by_lock) / sizeof(by_lock[0]))
+
+const char *report_algorithm_colour(const char *name)
+{
+    for (size_t i = 0; i < lock_count(); i++)
+        if (strcmp(lock_at(i)->name, name) == 0)
+            return by_lock[i % N_BY_LOCK];
+    return "#333333"; /* no lock of the registry: no lock's colour */
 }
 
 void svg_text(FILE *f, const char *s)
@@ -57,14 +92,24 @@ static double clamp01(double v)
     return v < 0 ? 0 : v > 1 ? 1 : v;
 }
 
+/* How far along an axis of span px v lies, from its start. */
+static double along(const struct svg_axis *a, bool zero, double v, double span)
+{
+    if (!a->log || !zero)
+        return clamp01(axis_pos(a, v)) * span;
+    if (!(v > 0))
+        return 0;
+    return SVG_ZERO_ROW + clamp01(axis_pos(a, v)) * (span - SVG_ZERO_ROW);
+}
+
 double svg_x(const struct svg_chart *c, double v)
 {
-    return c->left + clamp01(axis_pos(&c->x, v)) * (c->width - c->left - c->right);
+    return c->left + along(&c->x, false, v, c->width - c->left - c->right);
 }
 
 double svg_y(const struct svg_chart *c, double v)
 {
-    return c->height - c->bottom - clamp01(axis_pos(&c->y, v)) * (c->height - c->top - c->bottom);
+    return c->height - c->bottom - along(&c->y, c->y_zero, v, c->height - c->top - c->bottom);
 }
 
 struct svg_axis svg_log_axis(double lo, double hi)
@@ -143,7 +188,7 @@ static void x_tick(struct svg_chart *c, double v, const char *label)
     fprintf(c->f,
             "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>"
             "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">",
-            x, c->top, x, c->height - c->bottom, x, c->height - c->bottom + 14);
+            x, c->top, x, c->height - c->bottom, x, c->height - c->bottom + c->under + 14);
     svg_text(c->f, label);
     fprintf(c->f, "</text>\n");
 }
@@ -211,6 +256,16 @@ void svg_axes(struct svg_chart *c, const char *x_title, const char *y_title, svg
     for (size_t i = 0; i < n; i++) {
         (y_label ? y_label : default_label)(buf, sizeof(buf), t[i]);
         y_tick(c, t[i], buf);
+    }
+    if (c->y.log && c->y_zero) {
+        (y_label ? y_label : default_label)(buf, sizeof(buf), 0);
+        y_tick(c, 0, buf);
+        /* the break between 0 and the first decade: the axis skips the rest */
+        double y = c->height - c->bottom - SVG_ZERO_ROW / 2;
+        fprintf(c->f,
+                "<path class=\"axis-break\" fill=\"none\" stroke=\"#555\" d=\"M%.1f %.1fl8 -3"
+                "M%.1f %.1fl8 -3\"/>\n",
+                c->left - 4, y + 1.5, c->left - 4, y + 4.5);
     }
 }
 

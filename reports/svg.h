@@ -16,6 +16,7 @@ struct svg_axis {
     double lo, hi;
     bool log; /* log10; lo must be > 0 */
 };
+#define SVG_ZERO_ROW 14.0 /* px: svg_chart's y_zero */
 
 struct svg_chart {
     FILE *f;
@@ -24,6 +25,13 @@ struct svg_chart {
     struct svg_axis x, y;
     bool band_labels_above; /* band labels in the top margin (a short chart) */
     bool x_integer;         /* x ticks at whole numbers only (client numbers) */
+    /* px kept under the plot area, above the x ticks' labels (inside
+     * bottom), for marks that must not cover the data */
+    double under;
+    /* y on a log axis with a row for 0 at its foot, SVG_ZERO_ROW px under
+     * lo's decade (a log axis has no 0: without the row, a 0 would be
+     * drawn as lo), with a tick "0" and a break mark between them */
+    bool y_zero;
 };
 
 /* The colour of series i of a chart, and of client c (never red: red marks

@@ -141,7 +141,7 @@ _locklab()
         if [[ $cur == -* ]]; then
             case $cmd in
             run) _locklab_words "--algorithm -a $run_opts" "$cur" ;;
-            compare) _locklab_words "--algorithms -A $run_opts" "$cur" ;;
+            compare) _locklab_words "--algorithms -A --seeds $run_opts" "$cur" ;;
             show) _locklab_words "--algorithm -a --clients -c --duration -d --requests -n
                 --seed -s --redis -r --zookeeper -z --etcd --postgres --sentinel --json --help" "$cur" ;;
             esac

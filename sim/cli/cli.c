@@ -109,6 +109,20 @@ int finish_outputs(int rc, const char *dir, const char *name, const char *json_t
     return rc;
 }
 
+/* Values of the options beyond the short letters: one per server kind,
+ * and those for other tools (--json FILE is run's and compare's; show's
+ * --json takes no value). */
+#define OPT_SERVERS     1000
+#define OPT_CSV         900
+#define OPT_JSON_TO     901
+#define OPT_PERCENTILES 902
+#define OPT_SEEDS       903 /* compare --seeds N */
+#define RUN_OPTIONS_MAX (15 + 3 + SCENARIO_SERVER_KINDS + 1)
+#define BASE_SHORTS     "a:A:c:d:n:s:o:q"
+
+#define OPT_METRICS 2000 /* --metrics HOST:PORT */
+#define OPT_LINGER  2001 /* --metrics-linger S */
+
 static int numeric_opt(int c, const char *arg, struct run_opts *o)
 {
     long long v;
@@ -152,6 +166,12 @@ static int numeric_opt(int c, const char *arg, struct run_opts *o)
                              (long long)INT64_MAX, arg);
         o->seed = v;
         return 0;
+    case OPT_SEEDS:
+        if (parse_long(arg, 1, RUN_MAX_SEEDS, &v) < 0)
+            return bad_usage("--seeds: expected an integer in 1..%d, got \"%s\"", RUN_MAX_SEEDS,
+                             arg);
+        o->seeds = (size_t)v;
+        return 0;
     default: /* 'V' */
         if (parse_long(arg, 0, 100000, &v) < 0)
             return bad_usage("--show-violations: expected an integer in 0..100000, got \"%s\"",
@@ -161,19 +181,6 @@ static int numeric_opt(int c, const char *arg, struct run_opts *o)
     }
 }
 
-/* Values of the options beyond the short letters: one per server kind,
- * and those for other tools (--json FILE is run's and compare's; show's
- * --json takes no value). */
-#define OPT_SERVERS     1000
-#define OPT_CSV         900
-#define OPT_JSON_TO     901
-#define OPT_PERCENTILES 902
-#define RUN_OPTIONS_MAX (15 + 2 + SCENARIO_SERVER_KINDS + 1)
-#define BASE_SHORTS     "a:A:c:d:n:s:o:q"
-
-#define OPT_METRICS 2000 /* --metrics HOST:PORT */
-#define OPT_LINGER  2001 /* --metrics-linger S */
-
 /* An option this command does not take (--algorithm on compare and
  * --algorithms on run get their own message first): what only a run uses
  * on show, show's --json on the others. */
@@ -181,8 +188,9 @@ static int foreign_opt(int c, enum run_opts_mode mode)
 {
     if (mode == RUN_OPTS_SHOW)
         return c == 'A' || c == 'o' || c == 'q' || c == 'V' || c == 'P' || c == 'H' ||
-               c == OPT_CSV || c == OPT_PERCENTILES || c == OPT_METRICS || c == OPT_LINGER;
-    return c == 'J';
+               c == OPT_CSV || c == OPT_PERCENTILES || c == OPT_METRICS || c == OPT_LINGER ||
+               c == OPT_SEEDS;
+    return c == 'J' || (c == OPT_SEEDS && mode != RUN_OPTS_COMPARE);
 }
 
 int metrics_option(bool linger, const char *arg, struct run_opts *o)
@@ -271,6 +279,7 @@ static void run_options(struct option *longs, char *shorts, size_t shorts_len,
                                          {"history-jsonl", no_argument, 0, 'H'},
                                          {"csv", no_argument, 0, OPT_CSV},
                                          {"percentiles", required_argument, 0, OPT_PERCENTILES},
+                                         {"seeds", required_argument, 0, OPT_SEEDS},
                                          {"metrics", required_argument, 0, OPT_METRICS},
                                          {"metrics-linger", required_argument, 0, OPT_LINGER}};
     /* a merge that adds options must make room for them */
@@ -305,7 +314,7 @@ static int server_letter(int c)
 void run_opts_init(struct run_opts *o)
 {
     *o = (struct run_opts){
-        .clients = -1, .requests = -1, .rate = -1, .seed = -1, .max_violations = 10};
+        .clients = -1, .requests = -1, .rate = -1, .seed = -1, .max_violations = 10, .seeds = 1};
     o->metrics_linger = -1;
 }
 

@@ -19,6 +19,8 @@
 #include "sim/fleet/fleet.h"
 #include "sim/scenario/scenario.h"
 
+#define RUN_MAX_SEEDS 10 /* compare --seeds; COMPARE_MAX_SEEDS */
+
 enum { EXIT_PASS = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_ENV = 3, EXIT_INTERRUPTED = 130 };
 
 struct run_opts {
@@ -39,6 +41,7 @@ struct run_opts {
     long long requests;
     double rate; /* -1 = from the scenario; 0 = closed loop */
     long long seed;
+    size_t seeds; /* compare --seeds: runs per algorithm, on seed, seed+1, ... (1..RUN_MAX_SEEDS) */
     int quiet;
     int json;   /* show: the scenario object as JSON */
     int brief;  /* only the verdict line after a run (compare prints its own table) */

@@ -10,7 +10,14 @@
  * run's clients and servers need, whether the next uses it or not (a
  * 10,000-client etcd run left etcd busy, and the ZooKeeper run after it
  * could get no sessions), so all of them settle, not only the next's.
+ *
+ * The scenario's expect is written for its own lock (lock.algorithm):
+ * only that lock's runs are judged by it, and only its missing it makes
+ * the comparison FAIL (exit 1). Every other lock runs as a scenario that
+ * expects nothing: safety (no violation, every invariant held), which is
+ * what its row and its run folder's verdict then say.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +32,7 @@
 #include "sim/fleet/settle.h"
 
 struct plan {
+    int own; /* the index of the lock the scenario's expect is written for; -1: not compared */
     const struct lock_ops *ops[COMPARE_MAX];
     struct scenario scn[COMPARE_MAX];
     char skip[COMPARE_MAX][256]; /* why ops[i] cannot run the scenario; "" = it can */
@@ -33,12 +41,28 @@ struct plan {
     size_t n_run;
 };
 
+/* The scenario as the comparison shows it: its own lock's, with its
+ * expect, when that one runs; else the first that runs. */
 static const struct scenario *first_runnable(const struct plan *p)
 {
+    if (p->own >= 0 && !p->skip[p->own][0])
+        return &p->scn[p->own];
     for (size_t i = 0; i < p->n; i++)
         if (!p->skip[i][0])
             return &p->scn[i];
     return NULL;
+}
+
+/* What a scenario that states no expect expects (scn_finish's default):
+ * no violation, every invariant held; the faults' own expectations are
+ * about the scenario's lock too, so none. */
+static void judge_by_safety(struct scenario *s)
+{
+    s->expect.violations = (struct expect_num){EXPECT_EQ, 0};
+    s->expect.invariants = EXPECT_INV_HOLD;
+    s->expect.rejected_accesses = (struct expect_num){0};
+    for (size_t i = 0; i < s->n_faults; i++)
+        s->faults[i].expect = (struct fault_expect){0};
 }
 
 static int parse_algorithms(const char *list, struct plan *p)
@@ -96,7 +120,7 @@ static int unsupported(const struct scenario *s, const struct lock_ops *ops, cha
 
 /* The scenario as each algorithm will run it, each validated; the ones
  * that cannot run it are marked, and at least one must be able to. */
-static int plan_scenarios(const struct run_opts *o, struct plan *p)
+static int plan_scenarios(const struct run_opts *o, struct plan *p, struct comparison *c)
 {
     char err[SCENARIO_ERR_MAX];
     struct scenario *raw = calloc(1, sizeof(*raw)); /* as written, before any algorithm's */
@@ -109,12 +133,19 @@ static int plan_scenarios(const struct run_opts *o, struct plan *p)
     }
     struct run_opts one = *o;
     p->n_run = 0;
+    p->own = -1;
+    if (rc == 0)
+        compare_expect_of(c, raw);
     for (size_t i = 0; i < p->n && rc == 0; i++) {
         p->skip[i][0] = '\0';
+        bool own = strcmp(p->ops[i]->name, raw->algorithm) == 0;
+        p->own = own ? (int)i : p->own;
         if (unsupported(raw, p->ops[i], p->skip[i], sizeof(p->skip[i])) < 0)
             continue;
         one.algorithm = p->ops[i]->name;
         rc = load_scenario(&one, &p->scn[i]);
+        if (rc == 0 && !own)
+            judge_by_safety(&p->scn[i]);
         if (rc == 0)
             p->run[p->n_run++] = p->ops[i];
     }
@@ -129,13 +160,14 @@ static int plan_scenarios(const struct run_opts *o, struct plan *p)
     return 0;
 }
 
-static void not_run(struct comparison *c, const struct lock_ops *ops, const char *why)
+static void not_run(struct comparison *c, const struct lock_ops *ops, bool own, const char *why)
 {
     struct compare_row *row = &c->rows[c->n++];
     memset(row, 0, sizeof(*row));
     snprintf(row->algorithm, sizeof(row->algorithm), "%s", ops->name);
     snprintf(row->verdict, sizeof(row->verdict), "NOT RUN");
     snprintf(row->note, sizeof(row->note), "%s", why);
+    row->scenario_lock = own;
 }
 
 static void add_servers(struct comparison *c, const struct run_result *res)
@@ -171,61 +203,123 @@ static void say_settled(const struct settle_report *r, const char *next)
         fprintf(stderr, "locklab: before %s: the servers were quiet (%.1f s)\n", next, s);
 }
 
-/* Run algorithm i, the k-th to run (from 1), into OUT/<name>/ and res
- * (zeroed); returns the run's exit code. */
-static int run_into(struct plan *p, size_t i, size_t k, struct fleet *f, const struct run_opts *o,
-                    struct comparison *c, struct run_result *res)
+/* One run of a comparison: algorithm i of the plan on its seed-th seed
+ * (from 0), the k-th run of all (from 1). */
+struct turn {
+    size_t i, seed, k, total;
+};
+
+static bool is_own(const struct plan *p, size_t i)
 {
-    char err[256], dir[sizeof(res->run_dir)];
+    return p->own == (int)i;
+}
+
+/* The run's folder: OUT/<name>/, or OUT/<name>/seed-<S>/ with seeds. */
+static int turn_dir(const struct plan *p, const struct turn *t, const struct comparison *c,
+                    uint64_t seed, char *dir, size_t len, bool *created)
+{
+    char want[sizeof(((struct run_result *)0)->run_dir)], parent[sizeof(want)];
+    snprintf(parent, sizeof(parent), "%.*s/%s", (int)sizeof(parent) - 60, c->out_dir,
+             p->ops[t->i]->name);
+    if (c->seeds == 1)
+        return make_run_dir(parent, c->scn->name, p->ops[t->i]->name, dir, len, created);
+    bool made;
+    int rc = make_run_dir(parent, c->scn->name, p->ops[t->i]->name, want, sizeof(want), &made);
+    snprintf(want, sizeof(want), "%.*s/seed-%" PRIu64, (int)sizeof(want) - 30, parent, seed);
+    return rc ? rc : make_run_dir(want, c->scn->name, p->ops[t->i]->name, dir, len, created);
+}
+
+/* A turn that did not run: its row NOT RUN (its first seed), or the seed
+ * marked so. */
+static void turn_not_run(const struct plan *p, const struct turn *t, struct comparison *c,
+                         uint64_t seed, const char *why)
+{
+    if (t->seed == 0) {
+        not_run(c, p->ops[t->i], is_own(p, t->i), why);
+        return;
+    }
+    compare_seed_not_run(&c->rows[c->n - 1], seed, why);
+    compare_row_judge(&c->rows[c->n - 1]);
+}
+
+/* What a finished run adds: its row (its first seed), or a seed of it. */
+static void turn_ran(const struct plan *p, const struct turn *t, struct comparison *c,
+                     const struct run_result *res)
+{
+    if (t->seed == 0) {
+        struct compare_row *row = &c->rows[c->n++];
+        row->scenario_lock = is_own(p, t->i);
+        compare_row_fill(row, res);
+    } else {
+        compare_seed_add(&c->rows[c->n - 1], res);
+        compare_row_judge(&c->rows[c->n - 1]);
+    }
+    add_servers(c, res);
+}
+
+/* Run turn t into its folder and res (zeroed); returns the run's exit
+ * code. */
+static int run_into(struct plan *p, const struct turn *t, struct fleet *f, const struct run_opts *o,
+                    struct comparison *c, struct run_result *res, struct scenario *scn)
+{
+    char err[256];
     bool created;
-    snprintf(dir, sizeof(dir), "%.*s/%s", (int)sizeof(dir) - 40, c->out_dir, p->ops[i]->name);
-    if (make_run_dir(dir, c->scn->name, p->ops[i]->name, res->run_dir, sizeof(res->run_dir),
-                     &created)) {
-        not_run(c, p->ops[i], "its run folder could not be made");
+    const char *name = p->ops[t->i]->name;
+    if (turn_dir(p, t, c, scn->seed, res->run_dir, sizeof(res->run_dir), &created)) {
+        turn_not_run(p, t, c, scn->seed, "its run folder could not be made");
         return EXIT_ENV;
     }
-    if (k > 1) {
+    if (t->k > 1) {
         struct settle_report settled;
         fleet_settle(&f->cl, SETTLE_MAX_MS, signals_received, &settled);
         if (!o->quiet)
-            say_settled(&settled, p->ops[i]->name);
+            say_settled(&settled, name);
     }
-    if (k > 1 && fleet_reset(f, err, sizeof(err)) < 0) {
+    if (t->k > 1 && fleet_reset(f, err, sizeof(err)) < 0) {
         fprintf(stderr, "locklab: %s\n", err);
-        not_run(c, p->ops[i], err);
+        turn_not_run(p, t, c, scn->seed, err);
         return EXIT_ENV;
     }
     FILE *human = o->to_stderr ? stderr : stdout;
-    if (!o->quiet)
-        fprintf(human, "== %s (%zu of %zu)\n", p->ops[i]->name, k, p->n_run);
+    if (!o->quiet && c->seeds > 1)
+        fprintf(human, "== %s seed %" PRIu64 " (%zu of %zu)\n", name, scn->seed, t->k, t->total);
+    else if (!o->quiet)
+        fprintf(human, "== %s (%zu of %zu)\n", name, t->k, t->total);
     fflush(human);
-    struct run_request req = {.scn = &p->scn[i], .fleet = f, .proxy_all = o->proxy};
+    struct run_request req = {.scn = scn, .fleet = f, .proxy_all = o->proxy};
     char why[512];
     int rc = run_and_report(&req, o, res, NULL, why, sizeof(why));
     if (res->history_events > 0 || res->elapsed_s > 0) {
-        compare_row_fill(&c->rows[c->n++], res);
-        add_servers(c, res);
+        turn_ran(p, t, c, res);
     } else {
-        not_run(c, p->ops[i], "its clients could not start or connect (the error is on stderr)");
+        turn_not_run(p, t, c, scn->seed,
+                     "its clients could not start or connect (the error is on stderr)");
         if (created)
             rmdir(res->run_dir); /* nothing ran: no empty folder to wonder about */
     }
     return rc;
 }
 
-static int run_one(struct plan *p, size_t i, size_t k, struct fleet *f, const struct run_opts *o,
+static int run_one(struct plan *p, const struct turn *t, struct fleet *f, const struct run_opts *o,
                    struct comparison *c)
 {
     struct run_result *res = calloc(1, sizeof(*res));
-    if (res == NULL) {
+    struct scenario *scn = malloc(sizeof(*scn)); /* this seed's */
+    int rc = EXIT_ENV;
+    if (res == NULL || scn == NULL) {
         fprintf(stderr, "locklab: out of memory\n");
-        not_run(c, p->ops[i], "out of memory");
-        return EXIT_ENV;
+        turn_not_run(p, t, c, p->scn[t->i].seed + t->seed, "out of memory");
+    } else {
+        *scn = p->scn[t->i];
+        scn->seed += t->seed;
+        rc = run_into(p, t, f, o, c, res, scn);
+        result_free(res);
     }
-    int rc = run_into(p, i, k, f, o, c, res);
-    result_free(res);
+    free(scn);
     free(res);
-    return rc;
+    /* another lock's run that was unsafe is its row's news, not a failed
+     * expectation: the comparison's exit says only the scenario's lock's */
+    return rc == EXIT_FAILED && !is_own(p, t->i) ? EXIT_PASS : rc;
 }
 
 static int write_comparison(const struct comparison *c)
@@ -253,22 +347,41 @@ static int run_plan(struct plan *p, struct fleet *f, const struct run_opts *o, s
     each.brief = 1;
     each.csv = 0; /* the comparison's, not each run's */
     each.json_to = NULL;
-    size_t k = 0;
-    for (size_t i = 0; i < p->n; i++) {
-        if (p->skip[i][0]) {
-            not_run(c, p->ops[i], p->skip[i]);
+    struct turn t = {.total = p->n_run * c->seeds};
+    for (t.i = 0; t.i < p->n; t.i++) {
+        if (p->skip[t.i][0]) {
+            not_run(c, p->ops[t.i], is_own(p, t.i), p->skip[t.i]);
             continue;
         }
-        if (signals_received() || fleet_dead(f) >= 0) {
-            not_run(c, p->ops[i], signals_received() ? "interrupted" : "a managed server died");
-            c->complete = false;
-            rc = exit_worse(rc, signals_received() ? EXIT_INTERRUPTED : EXIT_ENV);
-            continue;
+        size_t rows = c->n;
+        for (t.seed = 0; t.seed < c->seeds; t.seed++) {
+            if (t.seed > 0 && (c->n == rows || !c->rows[c->n - 1].ran))
+                break; /* its first seed did not run: its row says why */
+            if (signals_received() || fleet_dead(f) >= 0) {
+                turn_not_run(p, &t, c, p->scn[t.i].seed + t.seed,
+                             signals_received() ? "interrupted" : "a managed server died");
+                c->complete = false;
+                rc = exit_worse(rc, signals_received() ? EXIT_INTERRUPTED : EXIT_ENV);
+                continue;
+            }
+            t.k++;
+            int one = run_one(p, &t, f, &each, c);
+            if (one == EXIT_INTERRUPTED || one == EXIT_ENV)
+                c->complete = false;
+            rc = exit_worse(rc, one);
         }
-        int one = run_one(p, i, ++k, f, &each, c);
-        if (one == EXIT_INTERRUPTED || one == EXIT_ENV)
-            c->complete = false;
-        rc = exit_worse(rc, one);
+    }
+    return rc;
+}
+
+/* Can --out take each of an algorithm's runs? 0, or the usage error. */
+static int check_outs(const char *out, const char *name, const struct comparison *c)
+{
+    int rc = check_out_dir(out, name);
+    for (size_t k = 0; k < c->seeds && c->seeds > 1 && rc == 0; k++) {
+        char sub[80];
+        snprintf(sub, sizeof(sub), "%s/seed-%" PRIu64, name, c->scn->seed + k);
+        rc = check_out_dir(out, sub);
     }
     return rc;
 }
@@ -280,15 +393,16 @@ static int compare(const struct run_opts *o, struct plan *p, struct comparison *
     char err[512];
     int rc = parse_algorithms(o->algorithms ? o->algorithms : "redis,redlock,zookeeper", p);
     if (rc == 0)
-        rc = plan_scenarios(o, p);
+        rc = plan_scenarios(o, p, c);
     if (rc)
         return rc;
     c->scn = first_runnable(p);
+    c->seeds = o->seeds ? o->seeds : 1;
     c->complete = true;
     memcpy(c->percentiles, o->percentiles, sizeof(c->percentiles));
     c->n_percentiles = o->n_percentiles;
     for (size_t i = 0; i < p->n_run && o->out && rc == 0; i++)
-        rc = check_out_dir(o->out, p->run[i]->name); /* before anything starts */
+        rc = check_outs(o->out, p->run[i]->name, c); /* before anything starts */
     struct run_opts with = *o;                       /* with its metrics endpoint, when asked */
     if (rc == 0)
         rc = metrics_listen(&with);

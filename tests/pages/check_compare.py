@@ -8,7 +8,9 @@ with the DOM Chromium built, the page's JSON, and html_check's fail/note.
   interval's length (the last one cut at the run's end, marked partial),
   the worst p99 per interval. The fault bands: one per fault that fired,
   from the earliest start to the latest end over the runs' report.json
-  faults, a mark per algorithm at its own span.
+  faults, a mark per algorithm at its own span, under the plot area (never
+  over the series); each series in its lock's colour (the same on every
+  page).
 - The fault-window cost (table.cost): a row per fault and algorithm, its
   granted, granted_within, failed, ambiguous, stuck and recovery equal to
   compare.json's, and compare.json's to the run's report.json.
@@ -69,7 +71,7 @@ def _p99s(rep, g):
     return out
 
 
-def check_time_charts(dom, cmp, reps, name, fail, note):
+def check_time_charts(dom, cmp, reps, name, fail, note, colours=None):
     bad = 0
     ran = [a["algorithm"] for a in _ran(cmp)]
     for cls in ("throughput", "latency"):
@@ -85,6 +87,11 @@ def check_time_charts(dom, cmp, reps, name, fail, note):
             fail(f"{name}: {cls} chart's series {got}, the algorithms that ran {ran}")
         for g in series:
             al = g.get("data-algorithm")
+            path = g.first("path")
+            if colours and (path is None or path.get("stroke") != colours.get(al, "#333333")):
+                bad += 1
+                fail(f"{name}: {cls} chart, {al}: drawn in {path.get('stroke') if path else None}"
+                     f", its colour on every page {colours.get(al)}")
             if al not in reps:
                 continue
             rep, step = reps[al], int(g.get("data-interval-s", "0") or 0)
@@ -159,6 +166,14 @@ def _check_bands(svg, cls, cmp, reps, name, fail):
             fail(f"{name}: {cls} chart's band of fault {i} does not say which span it draws")
         marks = {m.get("data-run"): (m.get("data-from-s"), m.get("data-to-s"))
                  for m in g.find_all("rect", cls="span-mark")}
+        frame = svg.first("rect", cls="frame")
+        foot = float(frame.get("y")) + float(frame.get("height")) if frame is not None else 0
+        inside = [m.get("data-run") for m in g.find_all("rect", cls="span-mark")
+                  if float(m.get("y")) < foot]
+        if inside:
+            bad += 1
+            fail(f"{name}: {cls} chart's band of fault {i}: the span marks of {inside} lie on "
+                 f"the plot (above y {foot:.1f}), over the series")
         wmarks = {al: ("%.3f" % s, "%.3f" % e) for al, s, e in lived}
         if marks != wmarks:
             bad += 1
@@ -329,7 +344,7 @@ def check_bar_labels(dom, name, fail, note):
     return bad
 
 
-def check_compare_story(dom, cmp, cdir, name, fail, note):
+def check_compare_story(dom, cmp, cdir, name, fail, note, colours=None):
     """Every check above on compare.html; the number of mismatches."""
     reps = {}
     for a in _ran(cmp):
@@ -337,7 +352,7 @@ def check_compare_story(dom, cmp, cdir, name, fail, note):
             reps[a["algorithm"]] = _report(cdir, a)
         except (OSError, ValueError) as e:
             fail(f"{name}: {a['algorithm']}'s report.json: {e}")
-    return (check_time_charts(dom, cmp, reps, name, fail, note)
+    return (check_time_charts(dom, cmp, reps, name, fail, note, colours)
             + check_cost(dom, cmp, reps, name, fail, note)
             + check_settings(dom, cmp, reps, name, fail, note)
             + check_bar_labels(dom, name, fail, note))

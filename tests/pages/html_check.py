@@ -539,6 +539,16 @@ def verdict_of(dom, name):
     return v[0].text().strip()
 
 
+# reports/svg.c's colour of each lock (report_algorithm_colour), by name
+ALGORITHM_COLOURS = {
+    "redis": "#1f77b4", "redis-naive": "#aec7e8", "redlock": "#ff7f0e", "zookeeper": "#2ca02c",
+    "etcd": "#9467bd", "postgres-advisory": "#17becf", "postgres-row": "#8c564b",
+    "postgres-optimistic": "#bcbd22", "redisson": "#e377c2", "redisson-fenced": "#7f7f7f",
+    "redisson-fair": "#ffbb78", "redisson-rw": "#98df8a", "redisson-semaphore": "#c5b0d5",
+    "redisson-multi": "#9edae5", "redisson-rw-naive": "#c49c94",
+    "redisson-semaphore-naive": "#dbdb8d"}
+
+
 # --- the safety beside every verdict ---------------------------------------
 
 DANGER = "#c62828"  # the colour of FAIL; UNSAFE must wear it too
@@ -951,23 +961,72 @@ def check_compare(cdir):
         al = a["algorithm"]
         cells = r.cells()
         text = [c.text().strip() for c in cells]
-        if len(text) < 10:
+        if len(text) < 14:
             bad += 1
             fail(f"{name}: row {al} has {len(text)} cells")
             continue
-        word = cells[1].first("span", attr="data-verdict")
-        word = word.text().strip() if word is not None else None
-        if word != a["verdict"]:
+        # the row's judgement by what happened: its word, its words, its colour
+        badge = cells[1].first("span", attr="data-verdict")
+        word = badge.get("data-verdict") if badge is not None else None
+        words = badge.text().strip() if badge is not None else None
+        if (word, words) != (a["verdict"], a["safety_text"]):
             bad += 1
-            fail(f"{name}: row {al}: verdict {word!r}, compare.json {a['verdict']!r}")
+            fail(f"{name}: row {al}: verdict {word!r} reading {words!r}, compare.json "
+                 f"{a['verdict']!r} and {a['safety_text']!r}")
+        want_cls = {"safe": "SAFE", "UNSAFE": "UNSAFE", "INCOMPLETE": "INCOMPLETE",
+                    "NOT RUN": "NOTRUN"}[a["verdict"]]
+        if badge is not None and want_cls not in badge.classes():
+            bad += 1
+            fail(f"{name}: row {al}: verdict badge {sorted(badge.classes())}, expected {want_cls}")
+        # the expectation beside the scenario's lock alone
+        exp = cells[1].first("span", attr="data-expectation")
+        if (exp is not None) != (a["scenario_lock"] and a["verdict"] != "NOT RUN") or (
+                exp is not None and exp.get("data-expectation") != cmp["expectation"]["state"]):
+            bad += 1
+            fail(f"{name}: row {al}: expectation badge "
+                 f"{exp.get('data-expectation') if exp is not None else None}, compare.json "
+                 f"scenario_lock {a['scenario_lock']}, state {cmp['expectation']['state']}")
         ran = a["verdict"] != "NOT RUN"
         if ran:
             n = a["violations"]
-            if not check_badges(cells[1], n, name, f"row {al}", a["safety"]["text"]):
-                bad += 1
             if n > 0 and "unsafe" not in cells[9].classes():
                 bad += 1
                 fail(f"{name}: row {al}: the violations cell ({n}) is not coloured unsafe")
+            if (n > 0 or a["unsafe_seeds"]) and a["verdict"] != "UNSAFE":
+                bad += 1
+                fail(f"{name}: row {al}: {n} violations, {a['unsafe_seeds']} unsafe seeds, "
+                     f"verdict {a['verdict']}")
+            # the crash's cost and the lease beside the ttl
+            stuck = cells[10].get("data-stuck-ms")
+            lease = "none" if a["lease_ms"] == 0 else str(a["lease_ms"])
+            if stuck is None or not close(float(stuck), a["stuck_lock_ms"], 0.0005 + 1e-5 * a[
+                    "stuck_lock_ms"]) or text[10] != "%.3f" % (a["stuck_lock_ms"] / 1000) or \
+                    text[11] != str(a["ttl_ms"]) or text[12] != lease:
+                bad += 1
+                fail(f"{name}: row {al}: stuck {text[10]!r}, ttl {text[11]!r}, lease "
+                     f"{text[12]!r}; compare.json {a['stuck_lock_ms']} ms, {a['ttl_ms']}, {lease}")
+            # each seed under its row (with more than one), linked to its page
+            under = [t for t in dom.find_all("tr", attr="data-seeds-of")
+                     if t.get("data-seeds-of") == al]
+            seeds = [x for t in under for x in t.find_all("small", attr="data-seed")]
+            want_seeds = [str(x["seed"]) for x in a["seeds"]] if len(a["seeds"]) > 1 else []
+            if [x.get("data-seed") for x in seeds] != want_seeds:
+                bad += 1
+                fail(f"{name}: row {al}: seeds listed {[x.get('data-seed') for x in seeds]}, "
+                     f"compare.json {want_seeds}")
+            for x, js in zip(seeds, a["seeds"]):
+                link = x.first("a", attr="href")
+                if js["run_dir"] and (link is None or os.path.realpath(
+                        os.path.join(cdir, link.get("href"))) != os.path.realpath(
+                        os.path.join(js["run_dir"], "report.html"))):
+                    bad += 1
+                    fail(f"{name}: row {al}: seed {js['seed']} does not link to its report.html")
+        # one colour per lock, the same on every page
+        sw = cells[0].first("span", cls="swatch")
+        if sw is None or sw.get("data-colour") != ALGORITHM_COLOURS.get(al, "#333333"):
+            bad += 1
+            fail(f"{name}: row {al}: swatch {sw.get('data-colour') if sw is not None else None}, "
+                 f"its colour {ALGORITHM_COLOURS.get(al)}")
         want_v = str(a["violations"]) if ran and a["violations"] is not None else "-"
         if text[9] != want_v:
             bad += 1
@@ -1038,21 +1097,25 @@ def check_compare(cdir):
     if n_series != n_lat:
         bad += 1
         fail(f"{name}: spectrum has {n_series} series, {n_lat} algorithms have latencies")
-    # the verdict word, as compare_verdict words it
+    # the verdict word, as compare_verdict words it: only the scenario's lock's
+    # expectation can fail a comparison
     vs = [a["verdict"] for a in algs]
     want = ("INCOMPLETE" if "INCOMPLETE" in vs or not cmp["complete"]
-            else "FAIL" if "FAIL" in vs else "PASS")
+            else "FAIL" if cmp["expectation"]["state"] == "missed" else "PASS")
+    if want != cmp["verdict"]:
+        bad += 1
+        fail(f"{name}: compare.json verdict {cmp['verdict']!r}, its rows give {want!r}")
     v = verdict_of(dom, name)
     if v != want:
         bad += 1
         fail(f"{name}: verdict {v!r}, compare.json's rows give {want!r}")
-    total = sum(a["violations"] or 0 for a in algs)
+    total = cmp["safety"]["violations"]  # every seed's
     h1 = dom.first("h1")
     if not check_danger_colour(dom, name):
         bad += 1
     if h1 is None or not check_badges(h1, total, name, "the title"):
         bad += 1
-    compare_story.check_compare_story(dom, cmp, cdir, name, fail, note)
+    compare_story.check_compare_story(dom, cmp, cdir, name, fail, note, ALGORITHM_COLOURS)
     if bad == 0:
         note(f"{name}: {len(rows)} rows as compare.json (verdict and safety badges, violations, "
              f"failed, qps, latencies), each link to an existing run page, bars and spectrum, "

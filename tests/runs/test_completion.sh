@@ -53,10 +53,11 @@ expect "--quiet" "$bin" run --q
 expect "--algorithm -a --clients -c --duration -d --requests -n --seed -s --out -o --quiet -q
     --show-violations --redis -r --zookeeper -z --etcd --postgres --sentinel --csv --json
     --percentiles --help" "$bin" run -
-expect "--algorithms -A --clients -c --duration -d --requests -n --seed -s --out -o --quiet -q
+expect "--algorithms -A --seeds --clients -c --duration -d --requests -n --seed -s --out -o --quiet -q
     --show-violations --redis -r --zookeeper -z --etcd --postgres --sentinel --csv --json
     --percentiles --help" "$bin" compare -
 expect "--algorithms" "$bin" compare --al
+expect "--seeds --seed" "$bin" compare --see
 expect "--algorithm --clients --duration --requests --seed --redis --zookeeper --etcd --postgres --sentinel --json \
     --help" "$bin" show --
 expect "--algorithm -a --clients -c --duration -d --requests -n --seed -s --redis -r

@@ -214,8 +214,13 @@ static void postgres_locks_compare_safe_or_say_why_not(void **state)
         const char *extra[] = {"--algorithms", "postgres-advisory,postgres-row,postgres-optimistic",
                                "--duration", "2", NULL};
         run(&o, NULL, "compare", path, extra);
-        const char *end = i < 2 ? "\nEnd of compare: PASS; safe (3 runs)\n"
-                                : "\nEnd of compare: PASS, 1 of 3 NOT RUN; safe (2 runs)\n";
+        /* the scenarios are written for redis: no PostgreSQL lock is held to them */
+        const char *end = i < 2 ? "\nEnd of compare: PASS; expectation (written for redis): not "
+                                  "judged; safe: postgres-advisory, postgres-row, "
+                                  "postgres-optimistic\n"
+                                : "\nEnd of compare: PASS; expectation (written for redis): not "
+                                  "judged; safe: postgres-advisory, postgres-row; NOT RUN: "
+                                  "postgres-optimistic\n";
         if (o.status != 0 || strstr(o.out, end) == NULL)
             fail_msg("compare %s: exit %d\n%s\n%s", four[i], o.status, o.out, o.err);
         if (i >= 2 && strstr(o.out, "postgres-optimistic is not a lock: a refused write cannot "
@@ -234,7 +239,10 @@ static void compare_writes_one_table_for_all(void **state)
     run(&o, NULL, "compare", path, extra);
     if (o.status != 0)
         fail_msg("compare: exit %d\n%s\n%s", o.status, o.out, o.err);
-    assert_non_null(strstr(o.out, "\nEnd of compare: PASS; safe (3 runs)\n"));
+    assert_non_null(strstr(o.out, "\nEnd of compare: PASS; expectation (written for redis): met; "
+                                  "safe: redis, redlock, zookeeper\n"));
+    assert_non_null(strstr(o.out, "\nexpectation (written for redis): met - violations 0, "
+                                  "invariants hold\n"));
     /* before each algorithm but the first, the wait for the servers to
      * settle, and what it came to, on stderr */
     assert_null(strstr(o.err, "locklab: before redis: "));
@@ -251,14 +259,25 @@ static void compare_writes_one_table_for_all(void **state)
             fail_msg("what the wait came to is not said: %s", line);
     }
     json_t *c = load_json(o.dir, "compare.json");
-    assert_string_equal(json_string_value(json_object_get(c, "schema")), "locklab.compare/2");
+    assert_string_equal(json_string_value(json_object_get(c, "schema")), "locklab.compare/3");
+    assert_string_equal(json_string_value(json_object_get(c, "verdict")), "PASS");
     json_t *rows = json_object_get(c, "algorithms");
     assert_int_equal(json_array_size(rows), 3);
     static const char *const names[] = {"redis", "redlock", "zookeeper"};
     for (size_t i = 0; i < 3; i++) {
         json_t *row = json_array_get(rows, i);
         assert_string_equal(json_string_value(json_object_get(row, "algorithm")), names[i]);
-        assert_string_equal(json_string_value(json_object_get(row, "verdict")), "PASS");
+        assert_string_equal(json_string_value(json_object_get(row, "verdict")), "safe");
+        assert_int_equal(json_is_true(json_object_get(row, "scenario_lock")), i == 0);
+        /* the lease beside the ttl: ZooKeeper's session, the others the ttl */
+        json_int_t lease = json_integer_value(json_object_get(row, "lease_ms"));
+        assert_int_equal(json_integer_value(json_object_get(row, "ttl_ms")), 10000);
+        const char *text =
+            json_string_value(json_object_get(json_object_get(row, "settings"), "text"));
+        char session[64];
+        snprintf(session, sizeof(session), "session_timeout=%lldms", (long long)lease);
+        if (i == 2 ? strstr(text, session) == NULL : lease != 10000)
+            fail_msg("%s: lease_ms %lld, its settings: %s", names[i], (long long)lease, text);
         assert_true(json_integer_value(json_object_get(row, "acquired")) > 0);
         assert_int_equal(json_integer_value(json_object_get(row, "violations")), 0);
         /* fencing off: nothing fenced, nothing rejected, and no old "fenced" */
@@ -281,6 +300,81 @@ static void compare_writes_one_table_for_all(void **state)
     slurp(md, text, sizeof(text));
     assert_non_null(strstr(text, "| [redlock](redlock/report.md) |"));
     assert_non_null(strstr(text, "| [zookeeper](zookeeper/report.md) |"));
+}
+
+/* A row is judged by what happened in it: under the pause written for
+ * redis ("violations": ">0"), postgres-advisory stays safe and says so,
+ * and the comparison passes (exit 0) because redis met its expectation.
+ * The old rule held every lock to redis's expectation: postgres-advisory
+ * read FAIL for being safe, and compare exited 1. Two seeds: each row
+ * lists each seed with its folder. */
+static void compare_judges_each_lock_by_what_happened(void **state)
+{
+    (void)state;
+    struct outcome o = {0};
+    char path[600];
+    scenario_path(path, sizeof(path), "flash_sale_pause.json");
+    const char *extra[] = {
+        "--algorithms", "redis,postgres-advisory", "--duration", "4", "--seeds", "2", NULL};
+    run(&o, NULL, "compare", path, extra);
+    if (o.status != 0)
+        fail_msg("compare: exit %d, expected 0\n%s\n%s", o.status, o.out, o.err);
+    if (strstr(o.out, "\nEnd of compare: PASS; expectation (written for redis): met; UNSAFE: "
+                      "redis; safe: postgres-advisory\n") == NULL ||
+        strstr(o.out, "\nexpectation (written for redis): met in 2 of 2 seeds - violations >0, "
+                      "invariants broken\n") == NULL)
+        fail_msg("compare's verdict:\n%s", o.out);
+    json_t *c = load_json(o.dir, "compare.json");
+    assert_int_equal(json_integer_value(json_object_get(c, "seeds")), 2);
+    json_t *rows = json_object_get(c, "algorithms");
+    json_t *redis = json_array_get(rows, 0), *pg = json_array_get(rows, 1);
+    assert_string_equal(json_string_value(json_object_get(redis, "verdict")), "UNSAFE");
+    assert_string_equal(json_string_value(json_object_get(pg, "verdict")), "safe");
+    assert_string_equal(json_string_value(json_object_get(pg, "safety_text")),
+                        "safe in 2 of 2 seeds");
+    assert_int_equal(json_integer_value(json_object_get(pg, "lease_ms")), 0); /* none */
+    assert_non_null(strstr(o.out, "\npostgres-advisory    500     none "));
+    for (size_t k = 0; k < 2; k++) {
+        json_t *seed = json_array_get(json_object_get(pg, "seeds"), k);
+        char dir[700], line[800];
+        snprintf(dir, sizeof(dir), "%s/postgres-advisory/seed-%zu", o.dir, k + 1);
+        assert_string_equal(json_string_value(json_object_get(seed, "run_dir")), dir);
+        /* its own run judged by safety, not by redis's ">0" */
+        json_t *r = load_json(dir, "report.json");
+        assert_string_equal(json_string_value(json_object_get(r, "verdict")), "PASS");
+        assert_string_equal(json_string_value(json_object_get(seed, "verdict")), "PASS");
+        json_decref(r);
+        snprintf(line, sizeof(line), "seed %zu: safe; stuck ", k + 1);
+        assert_non_null(strstr(o.out, line));
+        assert_non_null(strstr(o.out, dir));
+    }
+    json_decref(c);
+}
+
+/* The scenario's own lock missing its expectation is what fails a
+ * comparison: exit 1, FAIL, and the row says which expectation. */
+static void compare_fails_when_the_scenarios_lock_misses(void **state)
+{
+    (void)state;
+    struct outcome o = {0};
+    char path[600];
+    scenario_path(path, sizeof(path), "../tests/fixtures/advisory_pause_expects_unsafe.json");
+    const char *extra[] = {"--algorithms", "postgres-advisory,redis", NULL};
+    run(&o, NULL, "compare", path, extra);
+    if (o.status != 1)
+        fail_msg("compare: exit %d, expected 1\n%s\n%s", o.status, o.out, o.err);
+    if (strstr(o.out, "\nEnd of compare: FAIL; expectation (written for postgres-advisory): "
+                      "missed; UNSAFE: redis; safe: postgres-advisory\n") == NULL ||
+        strstr(o.out, "\nexpectation (written for postgres-advisory): missed - violations: "
+                      "expected >0, got 0\n") == NULL ||
+        strstr(o.out, "   expectation missed: violations: expected >0, got 0\n") == NULL)
+        fail_msg("compare's verdict:\n%s", o.out);
+    json_t *c = load_json(o.dir, "compare.json");
+    assert_string_equal(json_string_value(json_object_get(c, "verdict")), "FAIL");
+    json_t *x = json_object_get(c, "expectation");
+    assert_string_equal(json_string_value(json_object_get(x, "state")), "missed");
+    assert_string_equal(json_string_value(json_object_get(x, "written_for")), "postgres-advisory");
+    json_decref(c);
 }
 
 /* With fencing on, the comparison keeps the two counts apart: overlapping
@@ -620,10 +714,15 @@ int main(void)
         cmocka_unit_test(compare_writes_one_table_for_all),
         cmocka_unit_test(postgres_locks_compare_safe_or_say_why_not),
         cmocka_unit_test(compare_shows_fenced_pairs_and_rejected_accesses),
+        cmocka_unit_test(compare_judges_each_lock_by_what_happened),
+        cmocka_unit_test(compare_fails_when_the_scenarios_lock_misses),
         cmocka_unit_test_teardown(cluster_up_serves_runs_until_down, cluster_teardown),
         cmocka_unit_test_teardown(cluster_killed_supervisor_is_reported_gone, cluster_teardown),
         cmocka_unit_test_teardown(cluster_bad_options_start_nothing, cluster_teardown),
         cmocka_unit_test(bad_fleet_options_are_usage_errors),
     };
+    const char *only = getenv("LOCKLAB_TEST_FILTER"); /* some by name: "compare_*" */
+    if (only)
+        cmocka_set_test_filter(only);
     return cmocka_run_group_tests(tests, harness_setup, harness_teardown);
 }

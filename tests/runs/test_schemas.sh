@@ -235,14 +235,25 @@ def compare_facts(dirname):
             rep = load(rel)
             if rep is None:
                 continue
-            if rep.get("verdict") != r.get("verdict"):
-                out.append(f"{r.get('algorithm')}: verdict {r.get('verdict')}, its report.json says {rep.get('verdict')}")
+            # each seed's verdict is its run's; the row's is judged from them
+            for k in r.get("seeds") or []:
+                srep = load(os.path.relpath(os.path.join(k["run_dir"], "report.json"), tmp)) \
+                    if k.get("run_dir") else None
+                if srep is not None and (srep.get("verdict"), srep.get("safety")) != (
+                        k.get("verdict"), k.get("safety")):
+                    out.append(f"{r.get('algorithm')}: seed {k.get('seed')}: verdict, safety "
+                               f"{k.get('verdict')}, {k.get('safety')}; its report.json "
+                               f"{srep.get('verdict')}, {srep.get('safety')}")
+            unsafe = sum(bool(k.get("unsafe")) for k in r.get("seeds") or [])
+            if (r.get("verdict") == "UNSAFE") != (unsafe > 0) or r.get("unsafe_seeds") != unsafe:
+                out.append(f"{r.get('algorithm')}: verdict {r.get('verdict')}, unsafe_seeds "
+                           f"{r.get('unsafe_seeds')}, its seeds {unsafe} unsafe")
             if rep.get("checker", {}).get("violations") != r.get("violations"):
                 out.append(f"{r.get('algorithm')}: violations differ from its report.json")
             if rep.get("safety") != r.get("safety"):
                 out.append(f"{r.get('algorithm')}: safety differs from its report.json")
             out += cost_facts(r, rep)
-        ran = [r["safety"] for r in rows if r.get("safety")]
+        ran = [k["safety"] for r in rows for k in r.get("seeds") or [] if k.get("safety")]
         s = d.get("safety", {})
         want = (len(ran), sum(not x["safe"] for x in ran), sum(x["violations"] for x in ran))
         if (s.get("runs"), s.get("unsafe_runs"), s.get("violations")) != want:
@@ -364,7 +375,8 @@ compare_mutants = [
         acquire_ms={k: None for k in compare_row(m)["acquire_ms"]}, acquire_percentiles=None,
         **{k: None for k in ("elapsed_s", "steps", "acquired", "busy", "errors", "qps",
                              "fenced_pairs", "rejected_accesses", "invariants_hold",
-                             "faults", "settings", "stuck_lock_ms")})),
+                             "faults", "settings", "stuck_lock_ms", "ttl_ms", "lease_ms",
+                             "unsafe_seeds", "seeds")}, safety=None, safety_text="NOT RUN")),
     ("not_run a string", lambda m: m.update(not_run="1")),
     ("an unknown key in a row", lambda m: compare_row(m).update(surprise=True)),
     ("complete a string", lambda m: m.update(complete="yes")),
@@ -375,6 +387,14 @@ compare_mutants = [
     ("a row that ran with settings null", lambda m: compare_row(m).update(settings=None)),
     ("settings text not as show prints it", lambda m: compare_row(m)["settings"].update(text="ttl=500")),
     ("no planned faults", lambda m: m.pop("faults")),
+    # /3: rows judged by what happened, the expectation apart
+    ('a row verdict "PASS" (judged by an expectation)', lambda m: compare_row(m).update(verdict="PASS")),
+    ("a safe row with an unsafe seed", lambda m: compare_row(m).update(verdict="safe", unsafe_seeds=1)),
+    ('expectation state "ok"', lambda m: m["expectation"].update(state="ok")),
+    ("no expectation", lambda m: m.pop("expectation")),
+    ("a seed that ran with stuck_lock_ms null", lambda m: compare_row(m)["seeds"][0].update(stuck_lock_ms=None)),
+    ("a row that ran with lease_ms null", lambda m: compare_row(m).update(lease_ms=None)),
+    ("schema locklab.compare/2", lambda m: m.update(schema="locklab.compare/2")),
 ]
 
 # The report to mutate: a complete redis flash_sale run whose fault fired

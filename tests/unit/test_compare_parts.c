@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "algorithms/lock.h"
 #include "reports/compare_parts.h"
 
 static char *text;
@@ -182,6 +183,74 @@ static void long_run_groups_seconds(void **state)
     fixture_free(x);
 }
 
+/* Each lock of the registry its own colour, never red, the same at every
+ * call: compare.html, matrix.html and scorecard.html draw a lock alike. */
+static void every_lock_its_own_colour(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < lock_count(); i++) {
+        const char *a = report_algorithm_colour(lock_at(i)->name);
+        assert_string_equal(a, report_algorithm_colour(lock_at(i)->name));
+        assert_string_not_equal(a, "#d62728"); /* Tableau's red */
+        assert_string_not_equal(a, "#ff9896");
+        assert_string_not_equal(a, "#c62828"); /* the pages' FAIL and UNSAFE */
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(a, report_algorithm_colour(lock_at(j)->name)) == 0)
+                fail_msg("%s and %s share %s", lock_at(i)->name, lock_at(j)->name, a);
+    }
+    assert_string_equal(report_algorithm_colour("redis"), "#1f77b4");
+    assert_string_equal(report_algorithm_colour("etcd"), "#9467bd");
+    assert_string_equal(report_algorithm_colour("no-such-lock"), "#333333");
+}
+
+/* The per-algorithm span marks lie under the plot area, one lane each,
+ * in the algorithm's colour; the x ticks' labels move down to make room. */
+static void span_marks_under_the_plot(void **state)
+{
+    (void)state;
+    struct fixture *x = fixture(2, 5, 5.0);
+    x->scn.n_faults = 1;
+    x->scn.faults[0].at_ms = 1000;
+    x->scn.faults[0].duration_ms = 2000;
+    for (size_t i = 0; i < 2; i++) {
+        x->c.rows[i].n_faults = 1;
+        x->c.rows[i].faults[0] = (struct compare_fault){
+            .at_ms = 1000, .fired = true, .ended = true, .start_s = 1.0, .end_s = 3.0};
+    }
+    FILE *f = open_text();
+    compare_time_charts(f, &x->c);
+    close_text(f);
+    /* 280 px and 2 lanes of 4 px plus 3: the plot from 24 to 240 as before */
+    has("viewBox=\"0 0 1000 291\"");
+    has("<rect class=\"frame\" x=\"70.0\" y=\"24.0\" width=\"910.0\" height=\"216.0\"/>");
+    has("data-run=\"redis\" data-from-s=\"1.000\" data-to-s=\"3.000\" x=\"252.0\" "
+        "y=\"242.0\" width=\"364.0\" height=\"3\" fill=\"#1f77b4\">");
+    has("data-run=\"zookeeper\" data-from-s=\"1.000\" data-to-s=\"3.000\" x=\"252.0\" "
+        "y=\"246.0\" width=\"364.0\" height=\"3\" fill=\"#2ca02c\">");
+    has("<text class=\"tick\" x=\"70.0\" y=\"265.0\" text-anchor=\"middle\">");
+    fixture_free(x);
+}
+
+/* A second with no grant on a log axis is drawn at 0, on its own row at
+ * the plot's foot with a tick "0", not at the lowest decade. */
+static void zero_on_a_log_axis(void **state)
+{
+    (void)state;
+    struct fixture *x = fixture(1, 4, 4.0);
+    static const uint32_t ok[] = {3000, 0, 30, 3000}; /* 100 times: a log axis */
+    memcpy(x->c.rows[0].tl_ok, ok, sizeof(ok));
+    FILE *f = open_text();
+    compare_time_charts(f, &x->c);
+    close_text(f);
+    has("<text class=\"tick\" x=\"65.0\" y=\"244.0\" text-anchor=\"end\">0</text>");
+    has("class=\"axis-break\"");
+    /* 10 .. 10000 over 216 - 14 px above the row: 3000/s at 240 - 14 - 202 * 2.477 / 3,
+     * 30/s at 240 - 14 - 202 * 0.477 / 3, none at 240 */
+    has("d=\"M70.0 59.2L297.5 59.2L297.5 240.0L525.0 240.0L525.0 193.9L752.5 193.9L752.5 "
+        "59.2L980.0 59.2\"");
+    fixture_free(x);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -191,6 +260,9 @@ int main(void)
         cmocka_unit_test(latency_worst_p99),
         cmocka_unit_test(fault_band_as_lived),
         cmocka_unit_test(long_run_groups_seconds),
+        cmocka_unit_test(every_lock_its_own_colour),
+        cmocka_unit_test(span_marks_under_the_plot),
+        cmocka_unit_test(zero_on_a_log_axis),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     free(text);
