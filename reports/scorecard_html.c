@@ -216,9 +216,9 @@ static void detail_item(FILE *f, const struct scorecard *sc, const struct scorec
     if (c->known[0] && (v == SCV_UNSAFE || v == SCV_MIXED)) {
         fprintf(f, "<li>known result: ");
         svg_text(f, c->known);
-        fprintf(f, " (");
+        fprintf(f, " &mdash; ");
         svg_text(f, c->known_source);
-        fprintf(f, ")</li>");
+        fprintf(f, "</li>");
     }
     for (size_t i = 0; i < c->n_runs; i++)
         seed_item(f, sc, &c->runs[i]);

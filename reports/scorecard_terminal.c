@@ -243,7 +243,7 @@ static void cell_details(FILE *f, const struct scorecard *sc, size_t r, size_t k
     }
     cell_summary(f, c, v);
     if (c->known[0] && (v == SCV_UNSAFE || v == SCV_MIXED))
-        fprintf(f, "    known result: %s (%s)\n", c->known, c->known_source);
+        fprintf(f, "    known result: %s - %s\n", c->known, c->known_source);
     bool differ = false;
     for (size_t i = 1; i < c->n_runs; i++)
         differ = differ || strcmp(scorecard_run_word(&c->runs[i]), scorecard_run_word(&c->runs[0]));

@@ -169,9 +169,9 @@ static void junit_out(FILE *f, const struct scorecard_cell *c)
     if (c->known[0]) {
         fputs("known result: ", f);
         xml_text(f, c->known);
-        fputs(" (", f);
+        fputs(" - ", f);
         xml_text(f, c->known_source);
-        fputs(")\n", f);
+        fputc('\n', f);
     }
     fputs("layout: ", f);
     xml_text(f, c->layout);
@@ -376,9 +376,9 @@ static void md_details(FILE *f, const struct scorecard *sc)
             if (c->known[0] && (v == SCV_UNSAFE || v == SCV_MIXED)) {
                 fputs("  - known result: ", f);
                 md_cell(f, c->known);
-                fputs(" (", f);
+                fputs(" — ", f);
                 md_cell(f, c->known_source);
-                fputs(")\n", f);
+                fputc('\n', f);
             }
             md_seeds(f, sc, c);
             if (c->command[0])

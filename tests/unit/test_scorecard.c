@@ -500,8 +500,8 @@ static void terminal_grid_within_120_columns(void **state)
                         "violations - client 3's lease expired while paused 1.250 s; client 7 got "
                         "the lock & both wrote <stock:4> \"twice\"");
     assert_string_equal(line_of(t, "    known result:", l, sizeof(l)),
-                        "    known result: 06_redis_pause_unfenced (Kleppmann 2016 (published: "
-                        "unsafe))");
+                        "    known result: 06_redis_pause_unfenced - Kleppmann 2016 (published: "
+                        "unsafe)");
     assert_string_equal(line_of(t, "  redis / leader or master lost:", l, sizeof(l)),
                         "  redis / leader or master lost: UNSAFE in 1 of 3 seeds - the replica "
                         "was promoted without the lock key");
