@@ -233,7 +233,7 @@ static void detail_item(FILE *f, const struct scorecard *sc, const struct scorec
 static void details(FILE *f, const struct scorecard *sc)
 {
     size_t n = 0;
-    fprintf(f, "<h2>Cells that were not safe</h2>\n<ul class=\"details\">\n");
+    fprintf(f, "<h2>Cells other than safe, and why</h2>\n<ul class=\"details\">\n");
     for (size_t r = 0; r < sc->n_rows; r++) {
         const struct scorecard_row *row = &sc->rows[r];
         if (row->not_run[0]) {

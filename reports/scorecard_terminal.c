@@ -262,7 +262,7 @@ static void details(FILE *f, const struct scorecard *sc)
     for (size_t r = 0; r < sc->n_rows; r++) {
         const struct scorecard_row *row = &sc->rows[r];
         if (row->not_run[0]) {
-            fprintf(f, "%s  %s: NOT RUN - %s\n", any ? "" : "\nCells that were not safe:\n",
+            fprintf(f, "%s  %s: NOT RUN - %s\n", any ? "" : "\nCells other than safe, and why:\n",
                     row->label, row->not_run);
             any = true;
             continue;
@@ -270,7 +270,7 @@ static void details(FILE *f, const struct scorecard *sc)
         for (size_t k = 0; k < sc->n_classes; k++) {
             enum scorecard_verdict v = scorecard_cell_verdict(&row->cells[k]);
             if (v != SCV_SAFE && !any) {
-                fprintf(f, "\nCells that were not safe:\n");
+                fprintf(f, "\nCells other than safe, and why:\n");
                 any = true;
             }
             cell_details(f, sc, r, k);

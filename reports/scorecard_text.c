@@ -347,7 +347,7 @@ static void md_seeds(FILE *f, const struct scorecard *sc, const struct scorecard
 static void md_details(FILE *f, const struct scorecard *sc)
 {
     size_t n = 0;
-    fputs("\n## Cells that were not safe\n\n", f);
+    fputs("\n## Cells other than safe, and why\n\n", f);
     for (size_t r = 0; r < sc->n_rows; r++) {
         const struct scorecard_row *row = &sc->rows[r];
         if (row->not_run[0]) {
