@@ -61,9 +61,15 @@ static void cell_title(FILE *f, const struct scorecard *sc, const struct scoreca
         char ms[32];
         report_append(t, sizeof(t), &used, "\non %s; lease %s", c->layout,
                       c->lease_ms > 0 ? scorecard_ms(c->lease_ms, false, ms, sizeof(ms)) : "none");
-        for (size_t i = 0; i < c->n_runs; i++)
-            report_append(t, sizeof(t), &used, "\nseed %" PRIu64 ": %s, %" PRIu64 " violations",
-                          c->runs[i].seed, scorecard_run_word(&c->runs[i]), c->runs[i].violations);
+        for (size_t i = 0; i < c->n_runs; i++) {
+            const struct scorecard_run *x = &c->runs[i];
+            report_append(t, sizeof(t), &used,
+                          "\nseed %" PRIu64 ": %s, %" PRIu64 " violations; %" PRIu64
+                          " acquires failed, %" PRIu64 " ambiguous, %" PRIu64
+                          " grants lost at release",
+                          x->seed, scorecard_run_word(x), x->violations, x->failed, x->ambiguous,
+                          x->lost_at_release);
+        }
         report_append(t, sizeof(t), &used, "\n%s", c->command);
     }
     attr(f, "title", t);
