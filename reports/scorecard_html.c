@@ -61,9 +61,15 @@ static void cell_title(FILE *f, const struct scorecard *sc, const struct scoreca
         char ms[32];
         report_append(t, sizeof(t), &used, "\non %s; lease %s", c->layout,
                       c->lease_ms > 0 ? scorecard_ms(c->lease_ms, false, ms, sizeof(ms)) : "none");
-        for (size_t i = 0; i < c->n_runs; i++)
-            report_append(t, sizeof(t), &used, "\nseed %" PRIu64 ": %s, %" PRIu64 " violations",
-                          c->runs[i].seed, scorecard_run_word(&c->runs[i]), c->runs[i].violations);
+        for (size_t i = 0; i < c->n_runs; i++) {
+            const struct scorecard_run *x = &c->runs[i];
+            report_append(t, sizeof(t), &used,
+                          "\nseed %" PRIu64 ": %s, %" PRIu64 " violations; %" PRIu64
+                          " acquires failed, %" PRIu64 " ambiguous, %" PRIu64
+                          " grants lost at release",
+                          x->seed, scorecard_run_word(x), x->violations, x->failed, x->ambiguous,
+                          x->lost_at_release);
+        }
         report_append(t, sizeof(t), &used, "\n%s", c->command);
     }
     attr(f, "title", t);
@@ -216,9 +222,9 @@ static void detail_item(FILE *f, const struct scorecard *sc, const struct scorec
     if (c->known[0] && (v == SCV_UNSAFE || v == SCV_MIXED)) {
         fprintf(f, "<li>known result: ");
         svg_text(f, c->known);
-        fprintf(f, " (");
+        fprintf(f, " &mdash; ");
         svg_text(f, c->known_source);
-        fprintf(f, ")</li>");
+        fprintf(f, "</li>");
     }
     for (size_t i = 0; i < c->n_runs; i++)
         seed_item(f, sc, &c->runs[i]);
@@ -233,7 +239,7 @@ static void detail_item(FILE *f, const struct scorecard *sc, const struct scorec
 static void details(FILE *f, const struct scorecard *sc)
 {
     size_t n = 0;
-    fprintf(f, "<h2>Cells that were not safe</h2>\n<ul class=\"details\">\n");
+    fprintf(f, "<h2>Cells other than safe, and why</h2>\n<ul class=\"details\">\n");
     for (size_t r = 0; r < sc->n_rows; r++) {
         const struct scorecard_row *row = &sc->rows[r];
         if (row->not_run[0]) {

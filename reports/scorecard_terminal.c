@@ -243,7 +243,7 @@ static void cell_details(FILE *f, const struct scorecard *sc, size_t r, size_t k
     }
     cell_summary(f, c, v);
     if (c->known[0] && (v == SCV_UNSAFE || v == SCV_MIXED))
-        fprintf(f, "    known result: %s (%s)\n", c->known, c->known_source);
+        fprintf(f, "    known result: %s - %s\n", c->known, c->known_source);
     bool differ = false;
     for (size_t i = 1; i < c->n_runs; i++)
         differ = differ || strcmp(scorecard_run_word(&c->runs[i]), scorecard_run_word(&c->runs[0]));
@@ -259,23 +259,27 @@ static void cell_details(FILE *f, const struct scorecard *sc, size_t r, size_t k
 static void details(FILE *f, const struct scorecard *sc)
 {
     bool any = false;
+    size_t cut = 0; /* cells a cut-short scorecard never reached: one line for all */
     for (size_t r = 0; r < sc->n_rows; r++) {
         const struct scorecard_row *row = &sc->rows[r];
-        if (row->not_run[0]) {
-            fprintf(f, "%s  %s: NOT RUN - %s\n", any ? "" : "\nCells that were not safe:\n",
-                    row->label, row->not_run);
-            any = true;
-            continue;
-        }
-        for (size_t k = 0; k < sc->n_classes; k++) {
+        for (size_t k = 0; k < sc->n_classes && !row->not_run[0]; k++) {
             enum scorecard_verdict v = scorecard_cell_verdict(&row->cells[k]);
-            if (v != SCV_SAFE && !any) {
-                fprintf(f, "\nCells that were not safe:\n");
-                any = true;
-            }
+            if (v == SCV_SAFE || (v == SCV_NOT_RUN && sc->cut_short && ++cut))
+                continue;
+            fprintf(f, "%s", any ? "" : "\nCells other than safe, and why:\n");
+            any = true;
             cell_details(f, sc, r, k);
         }
+        if (row->not_run[0]) {
+            fprintf(f, "%s  %s: NOT RUN - %s\n", any ? "" : "\nCells other than safe, and why:\n",
+                    row->label, row->not_run);
+            any = true;
+        }
     }
+    if (cut)
+        fprintf(f, "%s  %zu cell%s NOT RUN: the scorecard was cut short before %s\n",
+                any ? "" : "\nCells other than safe, and why:\n", cut, cut == 1 ? "" : "s",
+                cut == 1 ? "it" : "them");
 }
 
 /* Whether some cell of the row that ran had a lease other than the ttl. */

@@ -169,9 +169,9 @@ static void junit_out(FILE *f, const struct scorecard_cell *c)
     if (c->known[0]) {
         fputs("known result: ", f);
         xml_text(f, c->known);
-        fputs(" (", f);
+        fputs(" - ", f);
         xml_text(f, c->known_source);
-        fputs(")\n", f);
+        fputc('\n', f);
     }
     fputs("layout: ", f);
     xml_text(f, c->layout);
@@ -347,7 +347,7 @@ static void md_seeds(FILE *f, const struct scorecard *sc, const struct scorecard
 static void md_details(FILE *f, const struct scorecard *sc)
 {
     size_t n = 0;
-    fputs("\n## Cells that were not safe\n\n", f);
+    fputs("\n## Cells other than safe, and why\n\n", f);
     for (size_t r = 0; r < sc->n_rows; r++) {
         const struct scorecard_row *row = &sc->rows[r];
         if (row->not_run[0]) {
@@ -376,9 +376,9 @@ static void md_details(FILE *f, const struct scorecard *sc)
             if (c->known[0] && (v == SCV_UNSAFE || v == SCV_MIXED)) {
                 fputs("  - known result: ", f);
                 md_cell(f, c->known);
-                fputs(" (", f);
+                fputs(" — ", f);
                 md_cell(f, c->known_source);
-                fputs(")\n", f);
+                fputc('\n', f);
             }
             md_seeds(f, sc, c);
             if (c->command[0])

@@ -2,7 +2,7 @@
 """Hold a scorecard's folder together: scorecard.html against
 scorecard.json (and junit.xml when there), the links against the disk.
 
-  check_scorecard.py [--schema FILE] [--dom] DIR
+  check_scorecard.py [--schema FILE] [--dom] [--junit FILE] DIR
   check_scorecard.py [--schema FILE] --sample TEST_SCORECARD
 
 DIR is a folder `locklab scorecard` wrote. Checked:
@@ -20,7 +20,7 @@ DIR is a folder `locklab scorecard` wrote. Checked:
   and the JSON's answer.text; the JSON's answer names exactly the rows
   whose every cell that ran was safe in every seed (and none INCOMPLETE),
   worked out again from the cells, in the order of their no-fault P99;
-- junit.xml, when DIR has one: a testsuite per row, a testcase per cell,
+- the JUnit file (--junit FILE, or DIR/junit.xml when there): a testsuite per row, a testcase per cell,
   <failure> exactly for unsafe and mixed cells, <error> for incomplete,
   <skipped> for na and not_run.
 
@@ -248,7 +248,7 @@ def check_junit(path, doc, ck):
         ck.ok("junit.xml: a testsuite per row, each cell's outcome as its verdict")
 
 
-def check_dir(d, schema=None, dom=False, quiet=False):
+def check_dir(d, schema=None, dom=False, quiet=False, junit=None):
     ck = Checks(quiet)
     try:
         with open(os.path.join(d, "scorecard.json")) as f:
@@ -266,7 +266,7 @@ def check_dir(d, schema=None, dom=False, quiet=False):
         check_answer(doc, page, ck)
     except (KeyError, TypeError) as e:
         ck.fail(f"scorecard.json lacks what the checks read: {e!r}")
-    junit = os.path.join(d, "junit.xml")
+    junit = junit or os.path.join(d, "junit.xml")
     if os.path.exists(junit):
         check_junit(junit, doc, ck)
     return ck
@@ -356,11 +356,13 @@ def sample(binary, schema):
 
 
 def main(argv):
-    args, schema, dom, binary = [], None, False, None
+    args, schema, dom, binary, junit = [], None, False, None, None
     it = iter(argv)
     for a in it:
         if a == "--schema":
             schema = next(it, None)
+        elif a == "--junit":
+            junit = next(it, None)
         elif a == "--dom":
             dom = True
         elif a == "--sample":
@@ -376,7 +378,7 @@ def main(argv):
     if binary:
         status = sample(binary, schema)
     else:
-        status = 1 if check_dir(args[0], schema, dom).failed else 0
+        status = 1 if check_dir(args[0], schema, dom, junit=junit).failed else 0
     print("check_scorecard: " + ("FAILED" if status else "every check holds"))
     return status
 

@@ -500,8 +500,8 @@ static void terminal_grid_within_120_columns(void **state)
                         "violations - client 3's lease expired while paused 1.250 s; client 7 got "
                         "the lock & both wrote <stock:4> \"twice\"");
     assert_string_equal(line_of(t, "    known result:", l, sizeof(l)),
-                        "    known result: 06_redis_pause_unfenced (Kleppmann 2016 (published: "
-                        "unsafe))");
+                        "    known result: 06_redis_pause_unfenced - Kleppmann 2016 (published: "
+                        "unsafe)");
     assert_string_equal(line_of(t, "  redis / leader or master lost:", l, sizeof(l)),
                         "  redis / leader or master lost: UNSAFE in 1 of 3 seeds - the replica "
                         "was promoted without the lock key");
@@ -590,6 +590,49 @@ static void terminal_one_line_when_it_fits(void **state)
     assert_string_equal(top, "lock   none        pause>L    pause<L\n"
                              "redis  safe 2.0ms  UNSAFE 7v  safe 10ms\n");
     assert_non_null(strstr(t, "\nLeases: 500 ms asked of every lock; every lock had it.\n"));
+    free(t);
+}
+
+/* Ctrl-C after the first cell: the cells never reached are NOT RUN, one
+ * line says why for all, and the scorecard is INCOMPLETE. */
+static void a_scorecard_cut_short(void **state)
+{
+    (void)state;
+    head(&sc, "runs/x");
+    add_classes(&sc, 3);
+    sc.seeds = 1;
+    struct scorecard_row *row = add_row(&sc, "redis", "redis", false);
+    ran_all(&sc, row, 500, "1 redis");
+    add_row(&sc, "zookeeper", "zookeeper", false);
+    for (size_t k = 1; k < 3; k++)
+        row->cells[k].n_runs = 0; /* planned, never reached */
+    for (size_t k = 0; k < 3; k++) {
+        sc.rows[1].cells[k].state = CELL_RAN;
+        sc.rows[1].cells[k].lease_ms = 500;
+    }
+    sc.cut_short = true;
+    sc.complete = false;
+    char w[32], l[600], buf[800];
+    assert_string_equal(scorecard_cell_word(&row->cells[1], w, sizeof(w)), "NOT RUN");
+    assert_string_equal(scorecard_answer(&sc, buf, sizeof(buf)),
+                        "no lock stayed safe in every class; not judged in every class: redis; "
+                        "not run: zookeeper.");
+    struct capture cap;
+    scorecard_terminal(capture_open(&cap), &sc);
+    char *t = capture_text(&cap);
+    assert_string_equal(line_of(t, "  5 cells", l, sizeof(l)),
+                        "  5 cells NOT RUN: the scorecard was cut short before them");
+    assert_null(strstr(t, "redis / holder"));
+    assert_string_equal(line_of(t, "End of", l, sizeof(l)),
+                        "End of scorecard: INCOMPLETE (cut short) - 0 of 2 locks safe in every "
+                        "class (3 classes, 1 seed each), 540 s; UNSAFE in 0 of 1 cells that ran  "
+                        "runs/x/");
+    free(t);
+    scorecard_csv(capture_open(&cap), &sc);
+    t = capture_text(&cap);
+    assert_string_equal(line_of(t, "zookeeper,zookeeper,false,none,", l, sizeof(l)),
+                        "zookeeper,zookeeper,false,none,,NOT RUN,,,,,,,,500.000,,the scorecard "
+                        "was cut short");
     free(t);
 }
 
@@ -766,6 +809,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(terminal_grid_within_120_columns),
         cmocka_unit_test(terminal_long_labels_on_their_own_line),
         cmocka_unit_test(terminal_one_line_when_it_fits),
+        cmocka_unit_test(a_scorecard_cut_short),
         cmocka_unit_test_setup_teardown(files_link_runs_relative_to_the_scorecard, make_root,
                                         remove_root),
     };
