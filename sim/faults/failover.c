@@ -4,6 +4,7 @@
  * it a replica. Redisson's #3636 and Kleppmann's lost-lock-on-failover.
  */
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -64,7 +65,7 @@ static uint32_t pick(struct nemesis *n, size_t i, char *why, size_t len)
 
 static void strike(struct nemesis *n, size_t i, size_t k)
 {
-    nemesis_signal(n, i, k, "SIGKILL", cluster_kill);
+    nemesis_strike(n, i, k, SIGKILL);
 }
 
 static uint64_t end_due(const struct nemesis *n, size_t i)
@@ -145,6 +146,7 @@ const struct fault_kind fault_failover = {
     .misfit = misfit,
     .pick = pick,
     .strike = strike,
+    .silences = true,
     .end_due = end_due,
     .ready_to_end = ready_to_end,
     .end = end,

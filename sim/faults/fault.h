@@ -99,6 +99,10 @@ struct fault_kind {
     bool (*ready_to_end)(struct nemesis *n, size_t i);
     /* Bring its servers back; healed: by the end of the run. */
     void (*end)(struct nemesis *n, size_t i, bool healed);
+    /* Its strike leaves the servers answering nobody (a kill, a pause):
+     * the nemesis asks them, and one that answers is the fault's error
+     * (fault_truth.c). */
+    bool silences;
     /* Its window closes as its end begins (a pause's SIGCONT), not once
      * the servers serve again. */
     bool ends_as_end_begins;

@@ -127,14 +127,38 @@ int fault_check_needs_duration(struct fault_check *fc)
                        fault_type_name(f->kind), SCENARIO_MS_MAX);
 }
 
+/* "redis": the kinds whose servers can lose their data, from the registry. */
+static const char *kinds_losing_data(char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t k = 0; k < server_kind_count() && used < len; k++)
+        if (server_kind_at(k)->forget_data)
+            used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
+                                     server_kind_at(k)->name);
+    return buf;
+}
+
 int fault_misfit_data(const struct scenario *s, const struct fault_spec *f,
                       const struct lock_ops *ops, const char **key, char *why, size_t len)
 {
     (void)s;
     const struct server_kind *kind = server_kind_find(ops->server);
-    if (f->data == DATA_UNSET || (kind && kind->forget_data)) /* it has data to lose */
+    bool on_disk = kind && kind->keeps_data, losable = kind && kind->forget_data;
+    char who[64];
+    if (f->data == DATA_UNSET)
         return 0;
     *key = "data";
-    snprintf(why, len, "applies to Redis; ZooKeeper keeps its data in its transaction log");
+    if (f->pick == PICK_POOLER)
+        snprintf(why, len, "a pooler keeps no data: a %s of it loses none",
+                 fault_type_name(f->kind));
+    else if (f->data == DATA_LOST && on_disk)
+        snprintf(why, len, "%s keeps its data on disk through a %s (\"lost\" applies to %s)",
+                 ops->server, fault_type_name(f->kind), kinds_losing_data(who, sizeof(who)));
+    else if (!on_disk && !losable)
+        snprintf(why, len, "%s servers keep no data (\"data\" applies to %s)", ops->server,
+                 kinds_losing_data(who, sizeof(who)));
+    else
+        return 0; /* lost or kept where it can be chosen; kept where it is on disk */
     return -1;
 }

@@ -3,10 +3,12 @@
 
 #include <errno.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sim/faults/nemesis_state.h"
+#include "sim/fleet/server_kind.h"
 
 struct nemesis *nemesis_new(const struct scenario *s)
 {
@@ -39,6 +41,8 @@ void nemesis_free(struct nemesis *n)
     if (n == NULL)
         return;
     nemesis_finish(n);
+    for (size_t i = 0; i < n->n; i++)
+        nemesis_truth_done(n, i); /* a fault struck at 0 ms by a run whose thread never began */
     history_buf_free(n->hist);
     for (size_t i = 0; i < SCENARIO_MAX_FAULTS; i++)
         free(n->net_groups[i]);
@@ -57,9 +61,48 @@ void nemesis_set_proxy(struct nemesis *n, struct proxy *p, const struct server_k
         n->net_up[n->net_n++] = proxy_upstream(p, e);
 }
 
+/* The pooler in front of the lock's servers (pgbouncer before PostgreSQL:
+ * its kind's pooler), as one more node after them, for the pooler target. */
+static void add_pooler(struct nemesis *n)
+{
+    struct fault_nodes *nd = &n->nodes;
+    if (nd->cl == NULL || nd->n == 0 || nd->n >= LOCK_ENDPOINT_MAX)
+        return;
+    const struct server_kind *kind = nd->cl->srv[nd->node[0].idx].kind;
+    const struct server_kind *pooler = kind->pooler ? server_kind_find(kind->pooler) : NULL;
+    for (size_t j = 0; pooler && j < nd->cl->n; j++)
+        if (nd->cl->srv[j].kind == pooler) {
+            struct fault_node *p = &nd->node[nd->n];
+            snprintf(p->name, sizeof(p->name), "%s-1", pooler->node_prefix);
+            p->idx = j;
+            n->pooler = 1u << nd->n++;
+            return;
+        }
+}
+
+/* What a kill or a restart the file left "data" out of brings back: what
+ * its servers' kind keeps (on disk: kept; Redis without AOF: lost), so
+ * that the record and report.json say it. A pooler keeps none. */
+static void resolve_data(struct nemesis *n)
+{
+    if (n->nodes.cl == NULL || n->lock_nodes == 0)
+        return;
+    const struct server_kind *kind = n->nodes.cl->srv[n->nodes.node[0].idx].kind;
+    for (size_t i = 0; i < n->n; i++) {
+        struct fault_spec *f = &n->rec[i].spec;
+        if (!fault_kind_of(f)->takes_data || f->data != DATA_UNSET || f->pick == PICK_POOLER)
+            continue;
+        f->data = kind->keeps_data ? DATA_KEPT : kind->forget_data ? DATA_LOST : DATA_UNSET;
+    }
+}
+
 void nemesis_set_nodes(struct nemesis *n, const struct fault_nodes *nodes)
 {
     n->nodes = *nodes;
+    n->lock_nodes = nodes->n;
+    n->pooler = 0;
+    add_pooler(n);
+    resolve_data(n);
 }
 
 int nemesis_start(struct nemesis *n, uint64_t t0_ns, uint64_t deadline_ns, const atomic_int *stop)

@@ -15,6 +15,10 @@
  * did, what its end did. */
 enum { NOTE_SERVERS, NOTE_START, NOTE_END, NOTES_PER_FAULT };
 
+/* One struck server asked, from a thread of its own, whether it still
+ * answers (fault_truth.c). */
+struct truth_probe;
+
 struct nemesis {
     struct fault_record rec[SCENARIO_MAX_FAULTS];
     uint64_t due_ns[SCENARIO_MAX_FAULTS];
@@ -26,7 +30,17 @@ struct nemesis {
     uint64_t end_due_ns[SCENARIO_MAX_FAULTS]; /* 0: ends with the run or on its own */
     uint32_t struck[SCENARIO_MAX_FAULTS];     /* bit k: it holds nodes.node[k] */
     uint32_t busy;                            /* bit k: some running fault holds node k */
+    /* the lock's servers, nodes.node[0..lock_nodes), then the pooler in
+     * front of them when there is one (its bit; 0: none) */
     struct fault_nodes nodes;
+    size_t lock_nodes;
+    uint32_t pooler;
+    struct truth_probe *probe[SCENARIO_MAX_FAULTS][LOCK_ENDPOINT_MAX]; /* NULL: none asks */
+    /* the processes of each server a fault is about to strike, read just
+     * before its start (NULL: none read) */
+    struct cluster_proc *tree[LOCK_ENDPOINT_MAX];
+    size_t tree_n[LOCK_ENDPOINT_MAX];
+    uint64_t first_signal_ns; /* of the strike under way: before its first signal (0: none) */
     uint64_t rng;
     struct history_buf *hist;
     const char *notes[SCENARIO_MAX_FAULTS * NOTES_PER_FAULT];
@@ -63,6 +77,19 @@ struct managed_server *nemesis_server(struct nemesis *n, size_t k);
 pid_t nemesis_pid(struct nemesis *n, size_t k);
 /* "WHAT of NODE failed: err" into fault i's error. */
 void nemesis_failed_to(struct nemesis *n, size_t i, const char *what, size_t k, const char *err);
+/* Node k struck by sig (SIGKILL, SIGSTOP) on every process of it
+ * (cluster_strike), recorded as "SIGSTOP pg-1 (postmaster P and 9
+ * children: ...)" or "SIGKILL redis-2 (pid P)", or as its failure: a
+ * process left running is the fault's error. */
+void nemesis_strike(struct nemesis *n, size_t i, size_t k, int sig);
+/* fault_truth.c: after fault i struck its servers (a kill, a pause), ask
+ * each whether it still answers, and wait a little for them; look again
+ * before it ends; let the askers go once it has ended (never waited for:
+ * a question to a port whose listener accepts nobody can hang for
+ * minutes). An answer is the fault's error. */
+void nemesis_truth_ask(struct nemesis *n, size_t i);
+void nemesis_truth_look(struct nemesis *n, size_t i);
+void nemesis_truth_done(struct nemesis *n, size_t i);
 /* Node k struck by act, recorded as "WHAT NODE (pid P)" or as its failure. */
 void nemesis_signal(struct nemesis *n, size_t i, size_t k, const char *what,
                     int (*act)(struct cluster *c, size_t idx, char *err, size_t errlen));
@@ -96,6 +123,14 @@ uint64_t nemesis_random(struct nemesis *n);
 /* count of the servers in the bit set from, in a seeded random order (all
  * of them when count is 0), as a bit set. */
 uint32_t nemesis_some(struct nemesis *n, uint32_t from, size_t count);
+/* targets.c: which of ports[0..m) (servers of kind) lead now, bit e for
+ * ports[e], those in skip left out (a stopped server would keep the
+ * question waiting): the master the sentinels name when the run has
+ * sentinels and kind is theirs to find, else as kind says (no leads: each
+ * one does). */
+struct server_kind;
+uint32_t nemesis_leading(const struct nemesis *n, const struct server_kind *kind, const int *ports,
+                         size_t m, uint32_t skip);
 /* targets.c: the master the first sentinel that answers names, as a bit of
  * nodes.node[] (0: none answered, or it names no node of the run). */
 uint32_t nemesis_master(const struct nemesis *n);

@@ -32,31 +32,25 @@ bool nemesis_has_network_faults(const struct nemesis *n)
     return false;
 }
 
-static bool leads(const struct nemesis *n, size_t e)
-{
-    return n->net_kind->leads == NULL || n->net_kind->leads(n->net_up[e].port); /* NULL: all do */
-}
-
 /* The endpoints fault i touches. Network faults do not take servers away,
  * so they pick among all of them, busy or not. */
 static uint32_t pick_endpoints(struct nemesis *n, const struct fault_spec *f)
 {
     size_t m = n->net_n;
-    uint32_t set = 0;
     switch (f->pick) {
     case PICK_NODE:
         return f->node >= 1 && f->node <= m ? 1u << (f->node - 1) : 0;
     case PICK_PRIMARIES:
-    case PICK_ZK_LEADER:
-    case PICK_ZK_FOLLOWER:
-    case PICK_ETCD_LEADER:
-    case PICK_ETCD_FOLLOWER:
+    case PICK_LEADER:
+    case PICK_FOLLOWER: {
+        int ports[LOCK_ENDPOINT_MAX];
         for (size_t e = 0; e < m; e++)
-            if (leads(n, e))
-                set |= 1u << e;
+            ports[e] = n->net_up[e].port;
+        uint32_t set = nemesis_leading(n, n->net_kind, ports, m, 0);
         if (f->pick == PICK_PRIMARIES)
             return set;
-        return nemesis_some(n, PICK_IS_LEADER(f->pick) ? set : servers_mask(m) & ~set, 1);
+        return nemesis_some(n, f->pick == PICK_LEADER ? set : servers_mask(m) & ~set, 1);
+    }
     case PICK_ALL:
         return servers_mask(m);
     default:

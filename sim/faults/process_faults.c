@@ -1,9 +1,12 @@
 /* process_faults.c - the fault kinds that signal server processes: kill
  * (SIGKILL, back after restart_after_ms), pause (SIGSTOP for duration_ms,
  * then SIGCONT) and restart (SIGTERM, started again at once). Jepsen's
- * kill, pause and restart nemeses on the servers a run uses.
+ * kill, pause and restart nemeses on the servers a run uses. A kill and a
+ * pause strike every process of a server (PostgreSQL's backends with its
+ * postmaster), and are checked to have silenced it (fault_truth.c).
  */
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 
 #include "sim/faults/fault.h"
@@ -43,12 +46,12 @@ static int check_restart(struct fault_check *fc)
 
 static void strike_kill(struct nemesis *n, size_t i, size_t k)
 {
-    nemesis_signal(n, i, k, "SIGKILL", cluster_kill);
+    nemesis_strike(n, i, k, SIGKILL);
 }
 
 static void strike_pause(struct nemesis *n, size_t i, size_t k)
 {
-    nemesis_signal(n, i, k, "SIGSTOP", cluster_pause);
+    nemesis_strike(n, i, k, SIGSTOP);
 }
 
 static void strike_restart(struct nemesis *n, size_t i, size_t k)
@@ -80,7 +83,8 @@ static void resume(struct nemesis *n, size_t i, bool healed)
 
 /* ---- what it says of itself ----------------------------------------- */
 
-/* data says something only of Redis, where the scenario chose it */
+/* what the servers come back with: as the file says, or (a fault's
+ * record, resolved by the nemesis) their kind's own */
 static void data_text(const struct fault_spec *f, char *buf, size_t len)
 {
     buf[0] = '\0';
@@ -114,11 +118,20 @@ static void plan_restart(const struct fault_spec *f, char *buf, size_t len)
     snprintf(buf, len, "restart %s%s", f->target_text, data);
 }
 
+/* "data": as the file gave it, or in a run's record what came back (its
+ * kind's own when the file said nothing); none for a pooler, which keeps
+ * no data */
+static void settings_data(const struct fault_spec *f, json_t *o)
+{
+    if (f->data != DATA_UNSET)
+        json_object_set_new(o, "data", json_string(fault_data_name(f->data)));
+}
+
 static void settings_kill(const struct fault_spec *f, json_t *o)
 {
     json_object_set_new(o, "target", json_string(f->target_text));
     json_object_set_new(o, "restart_after_ms", json_integer((json_int_t)f->restart_after_ms));
-    json_object_set_new(o, "data", json_string(fault_data_name(f->data)));
+    settings_data(f, o);
 }
 
 static void settings_pause(const struct fault_spec *f, json_t *o)
@@ -129,14 +142,15 @@ static void settings_pause(const struct fault_spec *f, json_t *o)
 static void settings_restart(const struct fault_spec *f, json_t *o)
 {
     json_object_set_new(o, "target", json_string(f->target_text));
-    json_object_set_new(o, "data", json_string(fault_data_name(f->data)));
+    settings_data(f, o);
 }
 
 const struct fault_kind fault_kill = {
     .name = "kill",
-    .summary = "SIGKILL the target servers; with restart_after_ms they come back on the "
-               "same port, empty (data: lost) or from an AOF fsynced on every write "
-               "(data: kept)",
+    .summary = "SIGKILL the target servers, every process of each; with restart_after_ms "
+               "they come back on the same port, with their data where it is on disk "
+               "(PostgreSQL, etcd, ZooKeeper), else empty (data: lost) or from an AOF "
+               "fsynced on every write (data: kept)",
     .family = FAULT_FAMILY_SERVERS,
     .window = WINDOW_RESTART,
     .band = "process",
@@ -145,6 +159,7 @@ const struct fault_kind fault_kill = {
     .takes_restart = true,
     .misfit = fault_misfit_data,
     .strike = strike_kill,
+    .silences = true,
     .end_due = kill_end_due,
     .end = bring_back,
     .plan = plan_kill,
@@ -153,13 +168,14 @@ const struct fault_kind fault_kill = {
 
 const struct fault_kind fault_pause = {
     .name = "pause",
-    .summary = "SIGSTOP the target servers for duration_ms, then SIGCONT: they hold every "
-               "connection and answer nobody meanwhile",
+    .summary = "SIGSTOP every process of the target servers for duration_ms, then SIGCONT: "
+               "they hold every connection and answer nobody meanwhile",
     .family = FAULT_FAMILY_SERVERS,
     .window = WINDOW_DURATION,
     .band = "process",
     .check = check_pause,
     .strike = strike_pause,
+    .silences = true,
     .end_due = pause_end_due,
     .end = resume,
     .ends_as_end_begins = true, /* any answer after SIGCONT may be the running server's */
@@ -170,7 +186,7 @@ const struct fault_kind fault_pause = {
 const struct fault_kind fault_restart = {
     .name = "restart",
     .summary = "stop the target servers cleanly (SIGTERM) and start them again at once, "
-               "data lost unless kept",
+               "with their data where it is on disk, else lost unless kept",
     .family = FAULT_FAMILY_SERVERS,
     .window = WINDOW_DURATION,
     .band = "process",

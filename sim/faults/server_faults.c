@@ -7,8 +7,10 @@
  * its window, and a window covers all a fault did to the servers.
  */
 #include <inttypes.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -68,19 +70,94 @@ void nemesis_failed_to(struct nemesis *n, size_t i, const char *what, size_t k, 
                      n->nodes.node[k].name, err);
 }
 
-/* The paused servers of fault i continued. */
+static const char *signal_word(int sig)
+{
+    return sig == SIGKILL ? "SIGKILL" : sig == SIGSTOP ? "SIGSTOP" : "SIGCONT";
+}
+
+/* Append to buf (len, *used of it taken), cut at its end. */
+static void put(char *buf, size_t len, size_t *used, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void put(char *buf, size_t len, size_t *used, const char *fmt, ...)
+{
+    if (*used + 1 >= len)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + *used, len - *used, fmt, ap);
+    va_end(ap);
+    *used = n < 0 ? *used : *used + (size_t)n < len ? *used + (size_t)n : len - 1;
+}
+
+/* "SIGSTOP pg-1 (postmaster 5875 and 9 children: 5876 5877 ...)", or
+ * "SIGKILL redis-2 (pid 4242)" for a server of one process, into buf;
+ * the children's pids only when list. */
+static void struck_text(const struct nemesis *n, size_t k, int sig, const struct cluster_struck *st,
+                        bool list, char *buf, size_t len)
+{
+    const char *own = n->nodes.cl->srv[n->nodes.node[k].idx].kind->main_process;
+    size_t used = 0;
+    buf[0] = '\0';
+    put(buf, len, &used, "%s %s (%s %d", signal_word(sig), n->nodes.node[k].name,
+        own && st->children ? own : "pid", (int)st->pid);
+    if (st->children)
+        put(buf, len, &used, " and %zu child%s%s", st->children, st->children == 1 ? "" : "ren",
+            list ? ":" : "");
+    for (size_t c = 0; list && c < st->children && c < CLUSTER_STRUCK_LISTED; c++)
+        put(buf, len, &used, " %d", (int)st->child[c]);
+    if (list && st->children > CLUSTER_STRUCK_LISTED)
+        put(buf, len, &used, " ...");
+    put(buf, len, &used, ")");
+}
+
+/* A process that did not stop, or outlived its kill: not the fault its
+ * class means. */
+static void note_unmoved(struct nemesis *n, size_t i, size_t k, int sig,
+                         const struct cluster_struck *st)
+{
+    if (st->unmoved == 0)
+        return;
+    nemesis_add_text(n->rec[i].error, sizeof(n->rec[i].error),
+                     "%zu of %zu processes of %s %s %u ms after %s (pid %d)", st->unmoved,
+                     st->children + 1, n->nodes.node[k].name,
+                     sig == SIGKILL ? "still lived" : "still ran", st->waited_ms, signal_word(sig),
+                     (int)st->unmoved_pid);
+}
+
+void nemesis_strike(struct nemesis *n, size_t i, size_t k, int sig)
+{
+    struct fault_record *r = &n->rec[i];
+    struct cluster_struck st;
+    char err[256], text[FAULT_TEXT_MAX];
+    if (cluster_strike(n->nodes.cl, n->nodes.node[k].idx, sig, n->tree[k], n->tree_n[k], &st, err,
+                       sizeof(err)) < 0) {
+        nemesis_failed_to(n, i, signal_word(sig), k, err);
+        return;
+    }
+    if (n->first_signal_ns == 0 || st.first_ns < n->first_signal_ns)
+        n->first_signal_ns = st.first_ns;
+    struck_text(n, k, sig, &st, true, text, sizeof(text));
+    nemesis_add_text(r->detail, sizeof(r->detail), "%s", text);
+    note_unmoved(n, i, k, sig, &st);
+}
+
+/* The paused servers of fault i continued, every process of each. */
 void nemesis_resume_all(struct nemesis *n, size_t i)
 {
     for (size_t k = 0; k < n->nodes.n; k++) {
         if (!(n->struck[i] & (1u << k)))
             continue;
         char err[256];
-        pid_t p = nemesis_pid(n, k);
-        if (cluster_resume(n->nodes.cl, n->nodes.node[k].idx, err, sizeof(err)) == 0)
-            nemesis_add_text(n->rec[i].end_detail, sizeof(n->rec[i].end_detail),
-                             "SIGCONT %s (pid %d)", n->nodes.node[k].name, (int)p);
-        else
+        struct cluster_struck st;
+        if (cluster_strike(n->nodes.cl, n->nodes.node[k].idx, SIGCONT, NULL, 0, &st, err,
+                           sizeof(err)) == 0) {
+            char text[FAULT_TEXT_MAX];
+            /* the children were listed at the start: their count will do */
+            struck_text(n, k, SIGCONT, &st, false, text, sizeof(text));
+            nemesis_add_text(n->rec[i].end_detail, sizeof(n->rec[i].end_detail), "%s", text);
+        } else {
             nemesis_failed_to(n, i, "SIGCONT", k, err);
+        }
     }
 }
 
@@ -90,7 +167,7 @@ void nemesis_resume_all(struct nemesis *n, size_t i)
 void nemesis_restart_all(struct nemesis *n, size_t i)
 {
     struct fault_record *r = &n->rec[i];
-    bool keep = r->spec.data == DATA_KEPT;
+    bool keep = r->spec.data == DATA_KEPT; /* the kind's default when the file left it */
     uint32_t started = 0;
     char err[256];
     for (size_t k = 0; k < n->nodes.n; k++)
@@ -110,7 +187,9 @@ void nemesis_restart_all(struct nemesis *n, size_t i)
             nemesis_failed_to(n, i, "restart", k, err);
             continue;
         }
-        bool data = nemesis_server(n, k)->kind->forget_data != NULL; /* it has data to lose */
+        /* unset: a kind with no data (a pooler), or a fault that takes none */
+        const struct server_kind *kind = nemesis_server(n, k)->kind;
+        bool data = r->spec.data != DATA_UNSET || kind->forget_data;
         nemesis_add_text(r->end_detail, sizeof(r->end_detail), "%s back on port %d as pid %d%s",
                          n->nodes.node[k].name, nemesis_server(n, k)->port, (int)nemesis_pid(n, k),
                          !data  ? ""
@@ -119,28 +198,34 @@ void nemesis_restart_all(struct nemesis *n, size_t i)
     }
 }
 
-/* After a fault on an ensemble that elects a leader (ZooKeeper's): which
- * member leads now (a leader's kill shows the one elected in its place). */
+/* After a fault on an ensemble that elects a leader (ZooKeeper's), or on
+ * servers whose sentinels name the master: which one leads now (a
+ * leader's kill shows the one elected or promoted in its place). */
 static void note_leader(struct nemesis *n, size_t i)
 {
-    if (n->nodes.n < 3)
+    const struct server_kind *kind = n->lock_nodes ? nemesis_server(n, 0)->kind : NULL;
+    bool named = n->nodes.n_sentinels > 0 && kind && kind->found_by;
+    if (!named && (n->lock_nodes < 3 || !kind->one_service || kind->leads == NULL))
         return;
-    const struct server_kind *kind = nemesis_server(n, 0)->kind;
-    if (!kind->one_service || kind->leads == NULL)
-        return;
-    for (size_t k = 0; k < n->nodes.n; k++)
-        if (kind->leads(nemesis_server(n, k)->port))
-            nemesis_add_text(n->rec[i].end_detail, sizeof(n->rec[i].end_detail), "%s leads",
-                             n->nodes.node[k].name);
+    int ports[LOCK_ENDPOINT_MAX];
+    for (size_t k = 0; k < n->lock_nodes; k++)
+        ports[k] = nemesis_server(n, k)->port;
+    uint32_t lead = nemesis_leading(n, kind, ports, n->lock_nodes, 0);
+    for (size_t k = 0; k < n->lock_nodes; k++)
+        if (lead & (1u << k))
+            nemesis_add_text(n->rec[i].end_detail, sizeof(n->rec[i].end_detail), "%s leads%s",
+                             n->nodes.node[k].name, named ? " (as the sentinels name it)" : "");
 }
 
 static void end_fault(struct nemesis *n, size_t i, bool healed)
 {
     struct fault_record *r = &n->rec[i];
     const struct fault_kind *kind = fault_kind_of(&r->spec);
+    nemesis_truth_look(n, i); /* before it lets them answer again */
     uint64_t before = clock_mono_ns();
     if (kind->end)
         kind->end(n, i, healed);
+    nemesis_truth_done(n, i);
     if (!healed)
         note_leader(n, i);
     if (healed)
@@ -219,6 +304,31 @@ static void end_windows_before(struct nemesis *n, size_t i)
     }
 }
 
+/* The processes of the servers fault i strikes, read before its start
+ * (reading /proc takes milliseconds; the strike, then, microseconds: no
+ * client's request begun inside the window finds a server still running),
+ * and let go after it. */
+static void read_trees(struct nemesis *n, size_t i)
+{
+    for (size_t k = 0; k < n->nodes.n; k++) {
+        if (!(n->struck[i] & (1u << k)))
+            continue;
+        n->tree[k] = malloc(CLUSTER_MAX_PROCESSES * sizeof(*n->tree[k]));
+        n->tree_n[k] = n->tree[k] ? cluster_processes(n->nodes.cl, n->nodes.node[k].idx, n->tree[k],
+                                                      CLUSTER_MAX_PROCESSES)
+                                  : 0;
+    }
+}
+
+static void drop_trees(struct nemesis *n)
+{
+    for (size_t k = 0; k < LOCK_ENDPOINT_MAX; k++) {
+        free(n->tree[k]);
+        n->tree[k] = NULL;
+        n->tree_n[k] = 0;
+    }
+}
+
 static void start_fault(struct nemesis *n, size_t i)
 {
     struct fault_record *r = &n->rec[i];
@@ -242,13 +352,22 @@ static void start_fault(struct nemesis *n, size_t i)
     /* "; " joins details; servers read better joined by commas */
     for (char *c = r->servers; (c = strstr(c, "; ")) != NULL;)
         memmove(c + 1, c + 2, strlen(c + 2) + 1), *c = ',';
+    const struct fault_kind *kind = fault_kind_of(&r->spec);
+    if (kind->silences)
+        read_trees(n, i);
     r->fired = true;
     r->start_ns = clock_mono_ns();
-    const struct fault_kind *kind = fault_kind_of(&r->spec);
+    n->first_signal_ns = 0;
     for (size_t k = 0; k < n->nodes.n; k++)
         if (n->struck[i] & (1u << k))
             kind->strike(n, i, k);
+    /* the window opens at the first signal: reading the processes and
+     * taking the cluster's lock did nothing to the servers */
+    if (n->first_signal_ns > r->start_ns)
+        r->start_ns = n->first_signal_ns;
+    drop_trees(n);
     log_fault(n, i, r->start_ns, 0);
+    nemesis_truth_ask(n, i);
     if (kind->end_due == NULL) {
         end_fault(n, i, false); /* over once struck: a clean stop and start, a clock's jump */
         return;

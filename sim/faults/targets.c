@@ -1,9 +1,11 @@
 /* targets.c - which servers a process fault strikes: by name, or chosen
  * from the run's seed among the servers no running fault holds (Jepsen's
  * one, minority, majority, all), or the ones that lead (primaries: every
- * Redis master; ZooKeeper's leader, asked with srvr), or for Redlock the
- * nodes that hold the votes of a key's current holder (holder-majority:
- * the value a quorum of nodes agrees on, read with GET). */
+ * Redis master; ZooKeeper's leader, asked with srvr), or by role (the
+ * leader: the master the sentinels name, else the one its kind says leads;
+ * a follower; the pooler in front), or for Redlock the nodes that hold the
+ * votes of a key's current holder (holder-majority: the value a quorum of
+ * nodes agrees on, read with GET). */
 #include <stdio.h>
 #include <string.h>
 
@@ -23,10 +25,45 @@ uint64_t nemesis_random(struct nemesis *n)
     return n->rng * 0x2545F4914F6CDD1DULL;
 }
 
-static bool leads(const struct nemesis *n, size_t k)
+/* The port of the master the first sentinel that answers names; 0. */
+static int sentinels_master(const struct nemesis *n)
 {
-    const struct managed_server *s = &n->nodes.cl->srv[n->nodes.node[k].idx];
-    return s->kind->leads == NULL || s->kind->leads(s->port); /* NULL: each one leads */
+    for (size_t s = 0; s < n->nodes.n_sentinels; s++) {
+        int port = sentinel_server_master(n->nodes.sentinel_port[s]);
+        if (port > 0)
+            return port;
+    }
+    return 0;
+}
+
+uint32_t nemesis_leading(const struct nemesis *n, const struct server_kind *kind, const int *ports,
+                         size_t m, uint32_t skip)
+{
+    uint32_t set = 0;
+    /* sentinels name the master their clients follow: theirs is the word */
+    int master = n->nodes.n_sentinels > 0 && kind->found_by ? sentinels_master(n) : 0;
+    for (size_t e = 0; e < m; e++) {
+        if (skip & (1u << e))
+            continue;
+        bool lead = n->nodes.n_sentinels > 0 && kind->found_by ? ports[e] == master
+                    : kind->leads                              ? kind->leads(ports[e])
+                                                               : true; /* NULL: each one leads */
+        if (lead)
+            set |= 1u << e;
+    }
+    return set;
+}
+
+/* The lock's servers that lead now, among those no fault holds. */
+static uint32_t leading_nodes(const struct nemesis *n)
+{
+    int ports[LOCK_ENDPOINT_MAX];
+    for (size_t k = 0; k < n->lock_nodes; k++)
+        ports[k] = n->nodes.cl->srv[n->nodes.node[k].idx].port;
+    if (n->lock_nodes == 0)
+        return 0;
+    const struct server_kind *kind = n->nodes.cl->srv[n->nodes.node[0].idx].kind;
+    return nemesis_leading(n, kind, ports, n->lock_nodes, n->busy);
 }
 
 /* The value node k holds under key ("" when none or it does not answer). */
@@ -95,33 +132,30 @@ uint32_t nemesis_master(const struct nemesis *n)
 uint32_t nemesis_pick(struct nemesis *n, size_t i, char *why, size_t len)
 {
     const struct fault_spec *f = &n->rec[i].spec;
-    size_t want = fault_node_count(f, n->nodes.n);
-    uint32_t set = 0;
+    size_t want = fault_node_count(f, n->lock_nodes);
+    uint32_t set = 0, idle = servers_mask(n->lock_nodes) & ~n->busy;
     why[0] = '\0';
     if (fault_kind_of(f)->pick)
         return fault_kind_of(f)->pick(n, i, why, len);
     if (f->pick == PICK_NODE) {
-        if (f->node >= 1 && f->node <= n->nodes.n)
+        if (f->node >= 1 && f->node <= n->lock_nodes)
             set = 1u << (f->node - 1);
     } else if (f->pick == PICK_PRIMARIES) {
-        for (size_t k = 0; k < n->nodes.n; k++)
-            if (!(n->busy & (1u << k)) && leads(n, k))
-                set |= 1u << k;
+        set = leading_nodes(n);
         want = (size_t)__builtin_popcount(set);
-    } else if (PICK_IS_LEADER(f->pick) || PICK_IS_FOLLOWER(f->pick)) {
-        uint32_t lead = 0;
-        for (size_t k = 0; k < n->nodes.n; k++)
-            if (leads(n, k))
-                lead |= 1u << k;
-        uint32_t from = PICK_IS_LEADER(f->pick) ? lead : servers_mask(n->nodes.n) & ~lead;
-        set = nemesis_some(n, from & ~n->busy, 1);
+    } else if (f->pick == PICK_LEADER || f->pick == PICK_FOLLOWER) {
+        uint32_t lead = leading_nodes(n);
+        set = nemesis_some(n, (f->pick == PICK_LEADER ? lead : ~lead) & idle, 1);
+    } else if (f->pick == PICK_POOLER) {
+        set = n->pooler & ~n->busy;
+        want = 1;
     } else if (f->pick == PICK_HOLDER_MAJORITY) {
         uint32_t votes = holder_votes(n, f->key);
         if (votes == 0)
             return 0; /* nobody holds it yet: the caller asks again */
         set = nemesis_some(n, votes & ~n->busy, f->count);
     } else {
-        set = nemesis_some(n, servers_mask(n->nodes.n) & ~n->busy, want);
+        set = nemesis_some(n, idle, want);
     }
     size_t got = (size_t)__builtin_popcount(set);
     if (got < want || got == 0)

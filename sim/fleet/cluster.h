@@ -104,9 +104,46 @@ int cluster_keep_log(const char *root, const struct server_kind *kind, size_t i,
 /* Is server i still alive? (reaps it if not) A server a fault took down
  * counts as alive: it is down on purpose. */
 int cluster_alive(struct cluster *c, size_t i);
+/* One process of a server's tree: its pid and the kernel's start time
+ * of it, which tells it from a later process given the same pid. */
+struct cluster_proc {
+    pid_t pid;
+    unsigned long long start; /* clock ticks since boot (/proc/<pid>/stat) */
+};
+/* Room for a server's every process: PostgreSQL's backend per client
+ * (up to SCENARIO_MAX_CLIENTS) and its auxiliary processes. */
+#define CLUSTER_MAX_PROCESSES 8192
+/* The processes of server i now, its own first (spawn_processes), into
+ * tree (room for max): read before a strike, so that the strike itself is
+ * a few signals in a row. How many; 0 when it is not running. */
+size_t cluster_processes(struct cluster *c, size_t i, struct cluster_proc *tree, size_t max);
+
+/* What a signal to every process of one server reached (cluster_strike). */
+#define CLUSTER_STRUCK_LISTED 24
+struct cluster_struck {
+    pid_t pid;                          /* the server's own process */
+    size_t children;                    /* its descendants, signalled with it */
+    pid_t child[CLUSTER_STRUCK_LISTED]; /* the first of them, for the record */
+    size_t unmoved;                     /* of all, those not stopped (or not gone) in time */
+    pid_t unmoved_pid;                  /* one of those */
+    unsigned waited_ms;                 /* how long they were given */
+    uint64_t first_ns;                  /* CLOCK_MONOTONIC before its first signal */
+};
+/* sig (SIGKILL, SIGSTOP or SIGCONT) to server i and every process under
+ * it (PostgreSQL's postmaster and its backends), under cluster_lock():
+ * those of tree[0..n) first (cluster_processes, read a moment before;
+ * NULL: read now), then, the server stopped so that it forks nothing
+ * more, any child it made since; a kill reaps it. A kill and a pause then
+ * give the processes up to CLUSTER_STRIKE_WAIT_MS to be gone or stopped,
+ * and count those that were not (st->unmoved: the fault did not happen as
+ * its class means). st may be NULL. 0, or -1 with err set. */
+#define CLUSTER_STRIKE_WAIT_MS 200
+int cluster_strike(struct cluster *c, size_t i, int sig, const struct cluster_proc *tree, size_t n,
+                   struct cluster_struck *st, char *err, size_t errlen);
 /* Faults on one managed server (control.c), each under cluster_lock().
  * kill: SIGKILL and reap. pause/resume: SIGSTOP/SIGCONT. stop: SIGTERM
- * (a clean shutdown). Each returns 0, or -1 with err set. */
+ * (a clean shutdown). Each returns 0, or -1 with err set. The first three
+ * are cluster_strike's, on every process of the server. */
 int cluster_kill(struct cluster *c, size_t i, char *err, size_t errlen);
 int cluster_pause(struct cluster *c, size_t i, char *err, size_t errlen);
 int cluster_resume(struct cluster *c, size_t i, char *err, size_t errlen);

@@ -242,6 +242,11 @@ const struct server_kind server_etcd = {
     .answers = answers,
     .version = version,
     .leads = leads,
+    .roles = SERVER_ROLE_BIT(SERVER_ROLE_LEADER) | SERVER_ROLE_BIT(SERVER_ROLE_FOLLOWER),
+    .follower_word = "follower",
+    .lone = "a single etcd",
+    .followers_setting = "lock.etcd.nodes: 3",
+    .keeps_data = true, /* its data dir, the raft log and the keys */
     .start = start,
     /* 0: `cluster up` starts the fleet it always did unless --etcd-nodes asks */
     .cluster_nodes = 0,

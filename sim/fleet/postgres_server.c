@@ -253,6 +253,12 @@ static int reset(const struct managed_server *s, char *err, size_t errlen)
     return ok ? 0 : -1;
 }
 
+/* lock.postgres.pooler: pgbouncer in front of it (start_topology) */
+static bool pooled(const struct scenario *s)
+{
+    return s->postgres.pooler != POOLER_NONE;
+}
+
 const struct server_kind server_postgres = {
     .name = "postgres",
     .node_prefix = "pg",
@@ -263,6 +269,15 @@ const struct server_kind server_postgres = {
     .command = command,
     .answers = postgres_server_answers,
     .version = server_version_of,
+    .roles = SERVER_ROLE_BIT(SERVER_ROLE_LEADER) | SERVER_ROLE_BIT(SERVER_ROLE_POOLER),
+    .follower_word = "replica",
+    .lone = "a single PostgreSQL",
+    .pooler = "pgbouncer",
+    .pooled = pooled,
+    .pooler_setting = "lock.postgres.pooler: \"transaction\" or \"session\"",
+    /* its backends and auxiliary processes, each in a session of its own */
+    .main_process = "postmaster",
+    .keeps_data = true, /* its data folder stays through every fault (fsync is off) */
     .start = start,
     .reset = reset,
     .start_topology = start_topology,

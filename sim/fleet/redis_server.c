@@ -74,6 +74,15 @@ static bool answers(int port)
     return redis_server_command(port, "PING", "+PONG") == 0;
 }
 
+/* A master leads, a replica follows: INFO replication's role (sentinel
+ * names the master of a topology it watches: the faults ask it first). */
+static bool leads(int port)
+{
+    char reply[256];
+    return redis_server_reply(port, "INFO replication", reply, sizeof(reply)) > 0 &&
+           strstr(reply, "role:master") != NULL;
+}
+
 static void command(struct spawn *sp, const struct managed_server *s)
 {
     spawn_arg(sp, "%s", spawn_env_or("LOCKLAB_REDIS_SERVER", "redis-server"));
@@ -267,6 +276,11 @@ const struct server_kind server_redis = {
     .command = command,
     .answers = answers,
     .version = redis_server_version,
+    .leads = leads,
+    .roles = SERVER_ROLE_BIT(SERVER_ROLE_LEADER) | SERVER_ROLE_BIT(SERVER_ROLE_FOLLOWER),
+    .follower_word = "replica",
+    .lone = "a single redis",
+    .followers_setting = "lock.redis.sentinels: 1",
     .start = start,
     .forget_data = forget_data,
     .reset = reset,

@@ -24,6 +24,17 @@ struct scenario;
 struct spawn;
 struct server_version;
 
+/* The roles a run's servers of a kind play, for the fault targets that
+ * name a role rather than a server ("leader", "follower", "pooler"): one
+ * suite of faults then fits every family. */
+enum server_role {
+    SERVER_ROLE_LEADER,   /* the one that leads now; a server alone leads */
+    SERVER_ROLE_FOLLOWER, /* one that follows the leader: a replica, a follower */
+    SERVER_ROLE_POOLER,   /* the connection pooler in front of it */
+    SERVER_ROLES
+};
+#define SERVER_ROLE_BIT(r) (1u << (r))
+
 struct server_kind {
     const char *name;        /* "redis": its folders <name>-<i> and logs, what locks name */
     const char *node_prefix; /* its servers in fault targets and reports: "zk" in "zk-1" */
@@ -49,6 +60,27 @@ struct server_kind {
     int (*version)(const char *host, int port, struct server_version *v);
     /* Optional: does the one on port lead now? NULL: each of them does. */
     bool (*leads)(int port);
+    /* The roles its servers can play (SERVER_ROLE_BIT of each): a kind
+     * without one makes a fault aimed at it a misfit, with the words
+     * below. A leader is the one that leads when there are several, else
+     * the one; followers need more than one server in the lock's layout;
+     * a pooler needs pooled. */
+    unsigned roles;
+    /* What its followers are called ("follower", "replica"), what one of
+     * them alone is called ("a standalone ZooKeeper") and the setting that
+     * gives it followers ("lock.zookeeper.ensemble: 3"; NULL: none does). */
+    const char *follower_word;
+    const char *lone;
+    const char *followers_setting;
+    /* SERVER_ROLE_POOLER: the kind of its pooler ("pgbouncer"), whether a
+     * scenario puts one in front of it and the setting that does. */
+    const char *pooler;
+    bool (*pooled)(const struct scenario *s);
+    const char *pooler_setting;
+    /* What its main process is called when it has children of its own
+     * (PostgreSQL's "postmaster"); NULL: "pid". A pause or a kill strikes
+     * the process and every one of its descendants. */
+    const char *main_process;
     /* Optional: start count of them and wait until they serve: what a
      * lock of this kind runs on. 0, or -1 with err set, none left. */
     int (*start)(struct cluster *c, size_t count, char *err, size_t errlen);
@@ -58,8 +90,12 @@ struct server_kind {
      * does), -1 with err set. */
     int (*start_topology)(struct fleet *f, const struct scenario *s, char *err, size_t errlen);
     /* Optional: its data files removed, as a crash with no disk leaves
-     * them. NULL: its data is a log it keeps whatever happens. */
+     * them (a kill or restart with data lost, the default for it unless
+     * the run keeps its durable_mode). NULL: nothing of it to lose. */
     void (*forget_data)(const struct managed_server *s);
+    /* Its data is on disk and comes back through a kill or a restart
+     * (PostgreSQL, etcd, ZooKeeper): a kill's data defaults to kept. */
+    bool keeps_data;
     /* Optional: emptied between two runs of a comparison on one fleet. */
     int (*reset)(const struct managed_server *s, char *err, size_t errlen);
     /* Optional: the mode in which it keeps its data through a kill, as

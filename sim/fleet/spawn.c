@@ -8,6 +8,7 @@
  */
 #include "sim/fleet/spawn.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -303,6 +304,122 @@ int spawn_reap(struct managed_server *s, int *status)
     return 0;
 }
 
+/* /proc/<pid>/stat's state, parent and start time; false when it is gone.
+ * The command's name comes in parentheses and may hold any of them, so
+ * the fields are read after its last ')'. */
+static bool read_stat(pid_t pid, char *state, pid_t *ppid, unsigned long long *start)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    buf[n > 0 ? n : 0] = '\0';
+    const char *p = strrchr(buf, ')');
+    int parent;
+    /* state, ppid, then 17 fields to starttime (proc(5): fields 3, 4, 22) */
+    if (p == NULL ||
+        sscanf(p + 1,
+               " %c %d %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu",
+               state, &parent, start) != 3)
+        return false;
+    *ppid = (pid_t)parent;
+    return true;
+}
+
+struct proc_row {
+    pid_t pid, ppid;
+    unsigned long long start;
+};
+
+static int by_parent(const void *a, const void *b)
+{
+    const struct proc_row *x = a, *y = b;
+    return (x->ppid > y->ppid) - (x->ppid < y->ppid);
+}
+
+/* Every process of the machine with its parent, sorted by parent; how
+ * many (0 when /proc cannot be read), into *rows (the caller frees). */
+static size_t all_processes(struct proc_row **rows)
+{
+    size_t n = 0, cap = 1024;
+    *rows = malloc(cap * sizeof(**rows));
+    DIR *d = *rows ? opendir("/proc") : NULL;
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        char *end, state;
+        long pid = strtol(e->d_name, &end, 10);
+        struct proc_row r = {.pid = (pid_t)pid};
+        if (*end || pid <= 0 || !read_stat(r.pid, &state, &r.ppid, &r.start))
+            continue;
+        if (n == cap) {
+            struct proc_row *more = realloc(*rows, 2 * cap * sizeof(**rows));
+            if (more == NULL)
+                break;
+            *rows = more, cap *= 2;
+        }
+        (*rows)[n++] = r;
+    }
+    if (d)
+        closedir(d);
+    if (*rows)
+        qsort(*rows, n, sizeof(**rows), by_parent);
+    return n;
+}
+
+size_t spawn_processes(pid_t root, struct cluster_proc *out, size_t max)
+{
+    char state;
+    pid_t ppid;
+    if (max == 0 || root <= 0 || !read_stat(root, &state, &ppid, &out[0].start))
+        return 0;
+    out[0].pid = root;
+    struct proc_row *rows;
+    size_t n = all_processes(&rows), got = 1;
+    /* breadth first: each one's children, found by a binary search on the parent */
+    for (size_t at = 0; at < got && rows; at++) {
+        size_t lo = 0, hi = n;
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (rows[mid].ppid < out[at].pid)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (; lo < n && rows[lo].ppid == out[at].pid && got < max; lo++)
+            out[got++] = (struct cluster_proc){rows[lo].pid, rows[lo].start};
+    }
+    free(rows);
+    return got;
+}
+
+char spawn_process_state(const struct cluster_proc *p)
+{
+    char state;
+    pid_t ppid;
+    unsigned long long start;
+    if (!read_stat(p->pid, &state, &ppid, &start) || start != p->start)
+        return 0;
+    return state;
+}
+
+size_t spawn_signal_all(const struct cluster_proc *p, size_t n, int sig)
+{
+    size_t reached = 0;
+    for (size_t k = 0; k < n; k++)
+        if (spawn_process_state(&p[k]) != 0 && kill(p[k].pid, sig) == 0)
+            reached++;
+    return reached;
+}
+
+void spawn_signal_known(const struct cluster_proc *p, size_t n, int sig)
+{
+    for (size_t k = n; k > 0; k--)
+        kill(p[k - 1].pid, sig);
+}
+
 /* Its base time, times the servers starting at once per core (three JVMs
  * on two cores each get two thirds of one), times the load per core
  * beyond one (up to four): a 3-JVM ensemble on a loaded 2-core machine
@@ -342,8 +459,15 @@ void spawn_stop(struct managed_server *s, int sig)
 {
     if (s->pid <= 0)
         return;
+    /* read before it dies: its children are given to init then. A paused
+     * server's children were paused with it (a PostgreSQL's backends),
+     * and the one that ends them needs them running. */
+    struct cluster_proc *tree = malloc(CLUSTER_MAX_PROCESSES * sizeof(*tree));
+    size_t n = tree ? spawn_processes(s->pid, tree, CLUSTER_MAX_PROCESSES) : 0;
     kill(s->pid, sig);
     kill(s->pid, SIGCONT); /* a paused server acts on SIGTERM only once continued */
+    if (n > 1)
+        spawn_signal_all(tree + 1, n - 1, SIGCONT);
     uint64_t deadline = clock_mono_ns() + (uint64_t)STOP_TIMEOUT_MS * 1000000u;
     int status;
     while (!spawn_reap(s, &status)) {
@@ -351,10 +475,13 @@ void spawn_stop(struct managed_server *s, int sig)
             kill(s->pid, SIGKILL);
             waitpid(s->pid, &status, 0);
             s->pid = 0;
-            return;
+            break;
         }
         spawn_sleep_ms(5);
     }
+    if (n > 1) /* none outlives it: a child left would hold its port or its memory */
+        spawn_signal_all(tree + 1, n - 1, SIGKILL);
+    free(tree);
 }
 
 void spawn_stop_clean(struct managed_server *s)

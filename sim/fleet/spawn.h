@@ -59,7 +59,22 @@ int spawn_reap(struct managed_server *s, int *status);
  * 0, or -1 with errno set. */
 void spawn_faketime_file(const struct managed_server *s, char *path, size_t len);
 int spawn_write_clock(const struct managed_server *s, uint64_t ahead_ms);
-/* sig, SIGCONT (a paused one must act on it), then SIGKILL after a while. */
+/* The processes of the tree under root now, from /proc: root first, then
+ * every descendant, parents before their children (PostgreSQL's backends
+ * each lead a session of their own, so no process group holds them all).
+ * How many were written to out, at most max; 0 when root is gone. */
+size_t spawn_processes(pid_t root, struct cluster_proc *out, size_t max);
+/* p's state letter now ('R', 'S', 'D', 'T', 'Z', ...); 0 when it is gone
+ * or its pid names another process now. */
+char spawn_process_state(const struct cluster_proc *p);
+/* sig to each of p[0..n) that is still the process it was; how many. */
+size_t spawn_signal_all(const struct cluster_proc *p, size_t n, int sig);
+/* sig to each of p[0..n), read a moment ago, the last first (the newest:
+ * the processes of a server's clients), without looking at /proc again:
+ * a strike is then a few microseconds. */
+void spawn_signal_known(const struct cluster_proc *p, size_t n, int sig);
+/* sig, SIGCONT (a paused one must act on it), then SIGKILL after a while;
+ * every process under it is continued with it, and killed with it. */
 void spawn_stop(struct managed_server *s, int sig);
 /* spawn_stop with its kind's clean stop signal (server_kind.h). */
 void spawn_stop_clean(struct managed_server *s);

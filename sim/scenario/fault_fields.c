@@ -71,10 +71,84 @@ static bool clients_count(const char *t, struct fault_spec *fs)
     return true;
 }
 
-/* in the order of enum node_pick from PICK_ONE */
-static const char *const pick_list[] = {
-    "one",       "minority",    "majority",    "all",          "primaries", "holder-majority",
-    "zk-leader", "zk-follower", "etcd-leader", "etcd-follower"};
+/* The targets that pick servers by count or by role, in the order the
+ * messages list them; a network fault takes all but holder-majority
+ * (Redlock's votes) and pooler (the proxy fronts what clients reach). */
+static const struct {
+    const char *name;
+    enum node_pick pick;
+} picks[] = {
+    {"one", PICK_ONE},
+    {"minority", PICK_MINORITY},
+    {"majority", PICK_MAJORITY},
+    {"all", PICK_ALL},
+    {"servers", PICK_ALL},
+    {"primaries", PICK_PRIMARIES},
+    {"holder-majority", PICK_HOLDER_MAJORITY},
+    {"leader", PICK_LEADER},
+    {"master", PICK_LEADER},
+    {"follower", PICK_FOLLOWER},
+    {"replica", PICK_FOLLOWER},
+    {"pooler", PICK_POOLER},
+};
+
+static bool network_takes(enum node_pick p)
+{
+    return p != PICK_HOLDER_MAJORITY && p != PICK_POOLER;
+}
+
+/* The roles an ensemble's members play, spelled with its node prefix:
+ * "zk-leader", "etcd-follower" (each kind of one service that has it). */
+static const char *const own_roles[] = {
+    [SERVER_ROLE_LEADER] = "leader", [SERVER_ROLE_FOLLOWER] = "follower"};
+
+static bool own_role(const char *t, struct fault_spec *fs)
+{
+    for (size_t k = 0; k < server_kind_count(); k++) {
+        const struct server_kind *kind = server_kind_at(k);
+        size_t n = strlen(kind->node_prefix);
+        if (!kind->one_service || strncmp(t, kind->node_prefix, n) != 0 || t[n] != '-')
+            continue;
+        for (size_t r = 0; r < N_OF(own_roles); r++)
+            if ((kind->roles & SERVER_ROLE_BIT(r)) && strcmp(t + n + 1, own_roles[r]) == 0) {
+                fs->pick = r == SERVER_ROLE_LEADER ? PICK_LEADER : PICK_FOLLOWER;
+                fs->node_kind = (uint8_t)k;
+                return true;
+            }
+    }
+    return false;
+}
+
+/* A count or a role by its name; false when t is none. */
+static bool named_pick(const char *t, bool network, struct fault_spec *fs)
+{
+    for (size_t i = 0; i < N_OF(picks); i++)
+        if ((!network || network_takes(picks[i].pick)) && strcmp(t, picks[i].name) == 0) {
+            fs->pick = picks[i].pick;
+            fs->node_kind = FAULT_ANY_KIND;
+            return true;
+        }
+    return own_role(t, fs);
+}
+
+/* "one, minority, ..., zk-leader, zk-follower, ...": what named_pick takes. */
+static const char *pick_names(bool network, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < N_OF(picks) && used < len; i++)
+        if (!network || network_takes(picks[i].pick))
+            used +=
+                (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "", picks[i].name);
+    for (size_t k = 0; k < server_kind_count() && used < len; k++) {
+        const struct server_kind *kind = server_kind_at(k);
+        for (size_t r = 0; r < N_OF(own_roles) && used < len && kind->one_service; r++)
+            if (kind->roles & SERVER_ROLE_BIT(r))
+                used += (size_t)snprintf(buf + used, len - used, ", %s-%s", kind->node_prefix,
+                                         own_roles[r]);
+    }
+    return buf;
+}
 
 /* "redis-2", "zk-1": a server by its kind's node prefix and 1-based
  * number; the kinds a lock runs on (those the fleet starts alone). */
@@ -101,19 +175,14 @@ static bool node_name(const char *t, struct fault_spec *fs)
 
 static int server_target(struct ctx *c, const char *t, struct fault_spec *fs)
 {
-    for (size_t i = 0; i < N_OF(pick_list); i++)
-        if (strcmp(t, pick_list[i]) == 0) {
-            fs->pick = (enum node_pick)(PICK_ONE + (int)i);
-            return 0;
-        }
-    if (node_name(t, fs))
+    char names[400];
+    if (named_pick(t, false, fs) || node_name(t, fs))
         return 0;
-    return scn_fail(
-        c,
-        "unknown target %s for a %s (expected a server such as \"redis-2\" or "
-        "\"zk-1\", or one of: one, minority, majority, all, primaries, holder-majority, zk-leader, "
-        "zk-follower, etcd-leader, etcd-follower)",
-        scn_quote(t).s, fault_type_name(fs->kind));
+    return scn_fail(c,
+                    "unknown target %s for a %s (expected a server such as \"redis-2\" or "
+                    "\"zk-1\", or one of: %s)",
+                    scn_quote(t).s, fault_type_name(fs->kind),
+                    pick_names(false, names, sizeof(names)));
 }
 
 /* A network fault touches some clients' connections, or every client's
@@ -137,20 +206,15 @@ static int network_target(struct ctx *c, const char *t, struct fault_spec *fs)
         fs->pick = PICK_ALL;
         return 0;
     }
-    for (size_t i = 0; i < N_OF(pick_list); i++) /* holder-majority is Redlock's votes */
-        if (PICK_ONE + (int)i != PICK_HOLDER_MAJORITY && strcmp(t, pick_list[i]) == 0) {
-            fs->pick = (enum node_pick)(PICK_ONE + (int)i);
-            return 0;
-        }
-    if (node_name(t, fs))
+    char names[400];
+    if (named_pick(t, true, fs) || node_name(t, fs))
         return 0;
     return scn_fail(c,
                     "unknown target %s for a %s (expected a server such as \"redis-2\", one of: "
-                    "one, minority, majority, all, primaries, zk-leader, zk-follower, etcd-leader, "
-                    "etcd-follower; or clients: "
-                    "\"holder\", "
-                    "\"client:K\", \"clients:N\"; or \"replication\")",
-                    scn_quote(t).s, fault_type_name(fs->kind));
+                    "%s; or clients: \"holder\", \"client:K\", \"clients:N\"; or "
+                    "\"replication\")",
+                    scn_quote(t).s, fault_type_name(fs->kind),
+                    pick_names(true, names, sizeof(names)));
 }
 
 static int parse_target(struct ctx *c, json_t *v, const struct field *f, void *base)
@@ -387,11 +451,11 @@ size_t fault_node_count(const struct fault_spec *f, size_t n)
     switch (f->pick) {
     case PICK_NODE:
     case PICK_ONE:
-    case PICK_ZK_LEADER:
-    case PICK_ZK_FOLLOWER:
-    case PICK_ETCD_LEADER:
-    case PICK_ETCD_FOLLOWER:
+    case PICK_LEADER:
+    case PICK_FOLLOWER:
         return 1;
+    case PICK_POOLER:
+        return 0; /* none of the lock's servers: the one in front of them */
     case PICK_MINORITY:
         return n / 2;
     case PICK_MAJORITY:

@@ -89,18 +89,20 @@ enum node_pick {
     PICK_ONE,             /* one, chosen by the run's seed */
     PICK_MINORITY,        /* a majority less one, chosen by the seed */
     PICK_MAJORITY,        /* n/2 + 1, chosen by the seed */
-    PICK_ALL,             /* every server of the run */
+    PICK_ALL,             /* every server of the lock ("all", "servers") */
     PICK_PRIMARIES,       /* the ones that lead: every Redis master, ZooKeeper's leader */
     PICK_HOLDER_MAJORITY, /* Redlock: the nodes holding the votes of key's current holder */
-    PICK_ZK_LEADER,       /* ZooKeeper: the leader now (asked with srvr) */
-    PICK_ZK_FOLLOWER,     /* ZooKeeper: a follower now, chosen by the seed */
-    PICK_ETCD_LEADER,     /* etcd: the leader now (asked with maintenance/status) */
-    PICK_ETCD_FOLLOWER,   /* etcd: a follower now, chosen by the seed */
+    /* Roles, which the server kind says it has (server_kind.h): */
+    PICK_LEADER,   /* the one that leads now: the master the sentinels name, an
+                      ensemble's leader, a server alone ("leader", "master") */
+    PICK_FOLLOWER, /* one that follows it, chosen by the seed ("follower", "replica") */
+    PICK_POOLER,   /* the pooler in front of the servers (pgbouncer before PostgreSQL) */
 };
 
-/* The leader picks (zk-leader, etcd-leader) and the follower picks. */
-#define PICK_IS_LEADER(p)   ((p) == PICK_ZK_LEADER || (p) == PICK_ETCD_LEADER)
-#define PICK_IS_FOLLOWER(p) ((p) == PICK_ZK_FOLLOWER || (p) == PICK_ETCD_FOLLOWER)
+/* A role target that names no kind ("leader"); "zk-leader" names its
+ * kind in node_kind. */
+#define FAULT_ANY_KIND  0xff
+#define PICK_IS_ROLE(p) ((p) == PICK_LEADER || (p) == PICK_FOLLOWER || (p) == PICK_POOLER)
 
 /* How a clock jump is made. */
 enum clock_method {
@@ -109,9 +111,10 @@ enum clock_method {
     CLOCK_TTL,      /* every key's remaining ttl shortened by the jump (PEXPIRE) */
 };
 
-/* What a killed or restarted Redis finds on its disk. */
+/* What a killed or restarted server finds on its disk. */
 enum fault_data {
-    DATA_UNSET = 0, /* the default: lost */
+    DATA_UNSET = 0, /* the default: its kind's (server_kind.h: kept where it is on disk,
+                       PostgreSQL, etcd, ZooKeeper; lost for Redis without AOF) */
     DATA_LOST,      /* no persistence: it comes back empty (Kleppmann's case) */
     DATA_KEPT,      /* AOF with appendfsync always (antirez's mitigation) */
 };
@@ -145,7 +148,8 @@ struct fault_spec {
     int32_t target;       /* client faults: client number, FAULT_TARGET_HOLDER or _WAITER */
     /* process faults */
     enum node_pick pick;
-    uint8_t node_kind;         /* PICK_NODE: the server kind its name says (fleet registry) */
+    uint8_t node_kind;         /* PICK_NODE, a role: the server kind its name says (fleet registry),
+                                  or FAULT_ANY_KIND for a role that names none */
     uint32_t node;             /* PICK_NODE: 1-based, as in "redis-2" */
     uint64_t restart_after_ms; /* kill: 0 = stays down until the run ends */
     enum fault_data data;
@@ -487,7 +491,8 @@ uint64_t scenario_longest_fault_ms(const struct scenario *s);
  * its duration, a kill at its restart (the run's end without one), a
  * restart and a client fault as they end on their own (at_ms + duration). */
 uint64_t fault_end_ms(const struct fault_spec *f, uint64_t run_ms);
-/* How many servers f strikes among n (PICK_NODE: 1). */
+/* How many servers f strikes among n (PICK_NODE, a leader, a follower:
+ * 1; a pooler: 0, it stands in front of them). */
 size_t fault_node_count(const struct fault_spec *f, size_t n);
 /* Does s hold a fault that acts on servers? */
 bool scenario_has_server_faults(const struct scenario *s);

@@ -49,6 +49,39 @@ static bool no_such_client(const struct scenario *s, int32_t k, char *why, size_
     return true;
 }
 
+/* Why ops's servers, as s lays them out (n of them), play no role as f
+ * names it, in why; 0 when they do. The kind says which roles it has; the
+ * layout whether there are several to lead and follow, or a pooler. */
+static int role_misfit(const struct scenario *s, const struct fault_spec *f,
+                       const struct lock_ops *ops, size_t n, char *why, size_t len)
+{
+    const struct server_kind *k = kind_of(ops);
+    enum server_role role = f->pick == PICK_LEADER     ? SERVER_ROLE_LEADER
+                            : f->pick == PICK_FOLLOWER ? SERVER_ROLE_FOLLOWER
+                                                       : SERVER_ROLE_POOLER;
+    if (f->node_kind != FAULT_ANY_KIND && f->node_kind != server_kind_index(ops->server))
+        snprintf(why, len, "%s names a %s server; %s uses %s servers", f->target_text,
+                 server_kind_at(f->node_kind)->name, ops->name, ops->server);
+    else if (role == SERVER_ROLE_POOLER && (k == NULL || !k->pooled || !k->pooled(s)))
+        snprintf(why, len, "%s has no pooler in front of its %s server%s%s%s%s", ops->name,
+                 ops->server, k && k->pooler_setting ? " (" : "",
+                 k && k->pooler_setting ? k->pooler_setting : "", k && k->pooler_setting ? ")" : "",
+                 k && k->pooler ? "" : " (none is run for it)");
+    else if (role != SERVER_ROLE_POOLER && ops->independent_nodes)
+        snprintf(why, len, "%s's %zu %s nodes are independent: none %s", ops->name, n, ops->server,
+                 role == SERVER_ROLE_LEADER ? "leads" : "follows another");
+    else if (k == NULL || !(k->roles & SERVER_ROLE_BIT(role)) ||
+             (role == SERVER_ROLE_FOLLOWER && n < 2))
+        snprintf(why, len, "%s has no %s (%s)", k && k->lone ? k->lone : ops->server,
+                 role == SERVER_ROLE_LEADER ? "leader"
+                 : k && k->follower_word    ? k->follower_word
+                                            : "follower",
+                 k && k->followers_setting ? k->followers_setting : "locklab runs it alone");
+    else
+        return 0;
+    return -1;
+}
+
 /* Why f's target names no server ops uses, in why (its target's fault, for
  * process and network faults alike); 0 when it names some. */
 static int node_misfit(const struct scenario *s, const struct fault_spec *f,
@@ -56,6 +89,8 @@ static int node_misfit(const struct scenario *s, const struct fault_spec *f,
 {
     size_t n = scenario_servers(s, ops);
     const char *kind = ops->server;
+    if (PICK_IS_ROLE(f->pick))
+        return role_misfit(s, f, ops, n, why, len);
     if (f->pick == PICK_NODE && f->node_kind != server_kind_index(kind))
         snprintf(why, len, "%s names a %s server; %s uses %s servers", f->target_text,
                  server_kind_at(f->node_kind)->name, ops->name, kind);
@@ -65,18 +100,6 @@ static int node_misfit(const struct scenario *s, const struct fault_spec *f,
     else if (f->pick == PICK_NODE && f->node > n)
         snprintf(why, len, "%s does not exist: %s uses %zu %s servers (%s-1..%s-%zu)",
                  f->target_text, ops->name, n, kind, node_prefix(ops), node_prefix(ops), n);
-    else if ((f->pick == PICK_ZK_LEADER || f->pick == PICK_ZK_FOLLOWER) &&
-             strcmp(kind, "zookeeper") != 0)
-        snprintf(why, len, "%s names ZooKeeper's servers; %s uses %s servers", f->target_text,
-                 ops->name, kind);
-    else if ((f->pick == PICK_ETCD_LEADER || f->pick == PICK_ETCD_FOLLOWER) &&
-             strcmp(kind, "etcd") != 0)
-        snprintf(why, len, "%s names etcd's servers; %s uses %s servers", f->target_text, ops->name,
-                 kind);
-    else if (f->pick == PICK_ZK_FOLLOWER && n < 3)
-        snprintf(why, len, "a standalone ZooKeeper has no follower (lock.zookeeper.ensemble: 3)");
-    else if (f->pick == PICK_ETCD_FOLLOWER && n < 3)
-        snprintf(why, len, "a single etcd has no follower (lock.etcd.nodes: 3)");
     else if (fault_node_count(f, n) == 0)
         snprintf(why, len, "the %s of %zu server is no server", f->target_text, n);
     else
@@ -162,7 +185,8 @@ static int contradiction(struct ctx *c, const struct scenario *s, size_t j, size
             (a->at_ms > b->at_ms || (a->at_ms == b->at_ms && i > j)))
             continue;
         busy += fault_node_count(a, n);
-        bool same = a->pick == PICK_NODE && b->pick == PICK_NODE && a->node == b->node;
+        bool same = (a->pick == PICK_NODE && b->pick == PICK_NODE && a->node == b->node) ||
+                    (a->pick == PICK_POOLER && b->pick == PICK_POOLER);
         if (same || busy > n) {
             scn_push_key(c, "target");
             char shown[80];

@@ -211,8 +211,92 @@ static void zookeeper_leader_paused_is_safe(void **state)
     assert_non_null(strstr(text(r, 0, "detail"), "SIGSTOP zk-"));
     assert_non_null(strstr(text(r, 1, "detail"), "SIGTERM zk-"));
     assert_non_null(strstr(text(r, 1, "end_detail"), " back on port "));
-    assert_null(strstr(text(r, 1, "end_detail"), "data")); /* data is a Redis matter */
+    /* on disk: a ZooKeeper's data comes back through a restart */
+    assert_non_null(strstr(text(r, 1, "end_detail"), ", data kept"));
     assert_true(grants_in(&o, 7.0, 0, 0).after > 0);
+    json_decref(r);
+}
+
+static json_t *run_fixture(struct outcome *o, const char *name, int want_status)
+{
+    char rel[128];
+    snprintf(rel, sizeof(rel), "../tests/fixtures/%s", name); /* run_scenario looks in scenarios/ */
+    return run_scenario(o, rel, want_status, NULL);
+}
+
+/* A pause of PostgreSQL stops its postmaster and every backend (each
+ * serves its own client, in a session of its own): no acquire begun in
+ * the window is granted in it (the fault's expect.acquired says so too),
+ * and the record names the processes. A kill kills them all, and the
+ * server comes back with its data, which is on disk. */
+static void postgres_pause_stops_every_backend_and_a_kill_keeps_the_data(void **state)
+{
+    (void)state;
+    struct outcome o;
+    json_t *r = run_fixture(&o, "postgres_servers_paused.json", 0);
+    assert_int_equal(jint(r, "checker", "violations"), 0);
+    assert_non_null(strstr(text(r, 0, "detail"), "SIGSTOP pg-1 (postmaster "));
+    assert_non_null(strstr(text(r, 0, "detail"), " children: "));
+    assert_non_null(strstr(text(r, 0, "end_detail"), "SIGCONT pg-1 (postmaster "));
+    assert_int_equal(avail(r, 0, "granted_within"), 0);
+    assert_true(json_is_null(json_object_get(report_fault(r, 0), "error")));
+    assert_non_null(strstr(text(r, 1, "detail"), "SIGKILL pg-1 (postmaster "));
+    assert_non_null(strstr(text(r, 1, "end_detail"), ", data kept"));
+    assert_string_equal(text(r, 1, "data"), "kept");
+    assert_true(json_is_null(json_object_get(report_fault(r, 1), "error")));
+    assert_true(grants_in(&o, 5.2, 0, 0).after > 0);
+    json_decref(r);
+}
+
+/* Under a sentinel the leader is the master it names: first the one the
+ * run began with, killed (the sentinel promotes the replica, as in a
+ * failover, and the old master comes back empty), then the replica it
+ * promoted, paused. */
+static void the_leader_under_a_sentinel_is_the_master_it_names(void **state)
+{
+    (void)state;
+    struct outcome o;
+    json_t *r = run_fixture(&o, "sentinel_leader_faults.json", 0);
+    assert_int_equal(jint(r, "checker", "violations"), 0);
+    assert_string_equal(text(r, 0, "servers"), "redis-1");
+    assert_non_null(strstr(text(r, 0, "detail"), "SIGKILL redis-1 (pid "));
+    assert_non_null(strstr(text(r, 0, "end_detail"), ", data lost"));
+    assert_non_null(strstr(text(r, 0, "end_detail"), "redis-2 leads (as the sentinels name it)"));
+    assert_string_equal(text(r, 1, "servers"), "redis-2");
+    assert_non_null(strstr(text(r, 1, "detail"), "SIGSTOP redis-2 (pid "));
+    json_decref(r);
+}
+
+/* A pause whose server still answers was not carried out: here the one
+ * that serves runs outside the managed process's tree (it daemonized, as
+ * tests/lib/redis-outside.sh makes it), so stopping that tree stops
+ * nothing that serves. The nemesis asks the server on its port after the
+ * strike: INCOMPLETE (exit 3), never PASS. */
+static void a_pause_whose_server_still_answers_makes_the_run_incomplete(void **state)
+{
+    (void)state;
+    char wrap[600], mark[600], said[300] = "";
+    snprintf(wrap, sizeof(wrap), "%s/tests/lib/redis-outside.sh", src);
+    snprintf(mark, sizeof(mark), "%s/outside.mark", tmp);
+    setenv("LOCKLAB_REDIS_SERVER", wrap, 1);
+    setenv("LOCKLAB_MARK", mark, 1);
+    struct outcome o;
+    char path[600];
+    snprintf(path, sizeof(path), "%s/tests/fixtures/pause_misses_server.json", src);
+    run(&o, NULL, "run", path, NULL);
+    unsetenv("LOCKLAB_REDIS_SERVER");
+    unsetenv("LOCKLAB_MARK");
+    slurp(mark, said, sizeof(said));
+    pid_t outside = (pid_t)atoi(said);
+    if (outside > 0 && pid_runs(outside)) /* the script stops it when stopped: not when killed */
+        kill(outside, SIGKILL);
+    assert_int_equal(o.status, 3);
+    assert_null(strstr(o.out, "End of run: PASS"));
+    assert_non_null(strstr(o.out, "End of run: INCOMPLETE (safe so far) - faults[0] (pause "
+                                  "servers) was not carried out: redis-1 still answered on port "));
+    json_t *r = report(&o);
+    assert_false(jbool(r, NULL, "complete"));
+    assert_non_null(strstr(text(r, 0, "error"), "redis-1 still answered on port "));
     json_decref(r);
 }
 
@@ -437,6 +521,9 @@ int main(void)
         cmocka_unit_test(a_restart_that_cannot_happen_makes_the_run_incomplete),
         cmocka_unit_test(a_clock_jump_that_cannot_be_applied_makes_the_run_incomplete),
         cmocka_unit_test(faults_that_must_be_carried_out),
+        cmocka_unit_test(postgres_pause_stops_every_backend_and_a_kill_keeps_the_data),
+        cmocka_unit_test(the_leader_under_a_sentinel_is_the_master_it_names),
+        cmocka_unit_test(a_pause_whose_server_still_answers_makes_the_run_incomplete),
     };
     return cmocka_run_group_tests(tests, harness_setup, harness_teardown);
 }

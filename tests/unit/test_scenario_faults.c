@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "sim/fleet/server_kind.h"
 #include "tests/lib/scenario_env.h"
 
 #include <string.h>
@@ -64,8 +65,9 @@ static void test_process_fault_errors(void **state)
          "\"redis-2\", \"one\", \"majority\", ...)"},
         {"{'faults': [{'at_ms': 0, 'type': 'kill', 'target': 'node-3'}], " WL "}",
          "t.json:1:52: faults[0].target: unknown target \"node-3\" for a kill (expected a server "
-         "such as \"redis-2\" or \"zk-1\", or one of: one, minority, majority, all, primaries, "
-         "holder-majority, zk-leader, zk-follower, etcd-leader, etcd-follower)"},
+         "such as \"redis-2\" or \"zk-1\", or one of: one, minority, majority, all, servers, "
+         "primaries, holder-majority, leader, master, follower, replica, pooler, zk-leader, "
+         "zk-follower, etcd-leader, etcd-follower)"},
         {"{'faults': [{'at_ms': 0, 'type': 'pause', 'target': 'one'}], " WL "}",
          "t.json:1:13: faults[0]: missing required key \"duration_ms\" (a pause needs one)"},
         {"{'faults': [{'at_ms': 0, 'type': 'kill', 'target': 'one', 'duration_ms': 5}], " WL "}",
@@ -92,9 +94,9 @@ static void test_process_fault_errors(void **state)
          "\"client:N\"); \"waiter\" is client_pause's"},
         {"{'faults': [{'at_ms': 0, 'type': 'latency', 'target': 'waiter', 'latency': 5}], " WL "}",
          "t.json:1:55: faults[0].target: unknown target \"waiter\" for a latency (expected a "
-         "server such as \"redis-2\", one of: one, minority, majority, all, primaries, "
-         "zk-leader, zk-follower, etcd-leader, etcd-follower; or clients: \"holder\", "
-         "\"client:K\", \"clients:N\"; or \"replication\")"},
+         "server such as \"redis-2\", one of: one, minority, majority, all, servers, primaries, "
+         "leader, master, follower, replica, zk-leader, zk-follower, etcd-leader, etcd-follower; "
+         "or clients: \"holder\", \"client:K\", \"clients:N\"; or \"replication\")"},
     };
     static const struct bad_case finish[] = {
         {"{'lock': {'algorithm': 'redlock'}, 'faults': [{'at_ms': 0, 'type': 'kill', 'target': "
@@ -107,9 +109,9 @@ static void test_process_fault_errors(void **state)
          "}",
          "t.json:1:53: faults[0].target: the minority of 1 server is no server"},
         {"{'lock': {'algorithm': 'zookeeper'}, 'faults': [{'at_ms': 0, 'type': 'kill', 'target': "
-         "'one', 'data': 'kept'}], " WL "}",
-         "t.json:1:103: faults[0].data: applies to Redis; ZooKeeper keeps its data in its "
-         "transaction log"},
+         "'one', 'data': 'lost'}], " WL "}",
+         "t.json:1:103: faults[0].data: zookeeper keeps its data on disk through a kill (\"lost\" "
+         "applies to redis)"},
         {"{'duration_s': 2, 'faults': [{'at_ms': 1000, 'type': 'pause', 'target': 'one', "
          "'duration_ms': 1500}], " WL "}",
          "t.json:1:95: faults[0].duration_ms: the pause would end at 2500 ms, past the end of the "
@@ -138,7 +140,7 @@ static void test_process_fault_errors(void **state)
          "t.json:1:76: faults[0].type: a kill needs servers locklab manages; redis's redis servers "
          "are external (--redis or \"servers\")"},
         {"{'faults': [{'at_ms': 0, 'type': 'kill', 'target': 'zk-leader'}], " WL "}",
-         "t.json:1:52: faults[0].target: zk-leader names ZooKeeper's servers; redis uses redis "
+         "t.json:1:52: faults[0].target: zk-leader names a zookeeper server; redis uses redis "
          "servers"},
         {"{'lock': {'algorithm': 'zookeeper'}, 'faults': [{'at_ms': 0, 'type': 'pause', "
          "'target': 'zk-follower', 'duration_ms': 5}], " WL "}",
@@ -321,9 +323,9 @@ static void test_network_fault_errors(void **state)
          "network fault's keys)"},
         {"{'faults': [{'at_ms': 0, 'type': 'timeout', 'target': 'holder-majority'}], " WL "}",
          "t.json:1:55: faults[0].target: unknown target \"holder-majority\" for a timeout "
-         "(expected a server such as \"redis-2\", one of: one, minority, majority, all, primaries, "
-         "zk-leader, zk-follower, etcd-leader, etcd-follower; or clients: \"holder\", "
-         "\"client:K\", \"clients:N\"; or "
+         "(expected a server such as \"redis-2\", one of: one, minority, majority, all, servers, "
+         "primaries, leader, master, follower, replica, zk-leader, zk-follower, etcd-leader, "
+         "etcd-follower; or clients: \"holder\", \"client:K\", \"clients:N\"; or "
          "\"replication\")"},
         {"{'faults': [{'at_ms': 0, 'type': 'timeout', 'target': 'all', 'duration_ms': 0}], " WL "}",
          "t.json:1:77: faults[0].duration_ms: 0 is out of range for a timeout (1..86400000; leave "
@@ -359,13 +361,88 @@ static void test_network_fault_errors(void **state)
     CHECK_FINISH(finish);
 }
 
+/* Targets by role: each kind says which it has, the layout whether there
+ * are several to lead and follow or a pooler in front; a role the layout
+ * lacks is refused with the reason (the scorecard's n/a). */
+static void test_role_targets(void **state)
+{
+    struct scenario s;
+    load_ok(state,
+            "{'lock': {'algorithm': 'zookeeper', 'zookeeper': {'ensemble': 3}}, 'faults': "
+            "[{'at_ms': 0, 'type': 'kill', 'target': 'leader', 'restart_after_ms': 5}, {'at_ms': "
+            "0, 'type': 'pause', 'target': 'follower', 'duration_ms': 5}, {'at_ms': 10, 'type': "
+            "'kill', 'target': 'zk-leader', 'restart_after_ms': 5}, {'at_ms': 20, 'type': "
+            "'pause', 'target': 'servers', 'duration_ms': 5}], " WL "}",
+            &s);
+    assert_int_equal(s.faults[0].pick, PICK_LEADER);
+    assert_int_equal(s.faults[0].node_kind, FAULT_ANY_KIND);
+    assert_int_equal(s.faults[1].pick, PICK_FOLLOWER);
+    assert_int_equal(s.faults[2].pick, PICK_LEADER);
+    assert_int_equal(s.faults[2].node_kind, server_kind_index("zookeeper"));
+    assert_int_equal(s.faults[3].pick, PICK_ALL);
+    assert_string_equal(s.faults[3].target_text, "servers");
+    load_ok(state,
+            "{'lock': {'redis': {'sentinels': 1}}, 'faults': [{'at_ms': 0, 'type': 'kill', "
+            "'target': 'master'}, {'at_ms': 0, 'type': 'pause', 'target': 'replica', "
+            "'duration_ms': 5}], " WL "}",
+            &s);
+    assert_int_equal(s.faults[0].pick, PICK_LEADER);
+    assert_int_equal(s.faults[1].pick, PICK_FOLLOWER);
+    load_ok(state,
+            "{'lock': {'algorithm': 'postgres-advisory', 'postgres': {'pooler': 'transaction'}}, "
+            "'faults': [{'at_ms': 0, 'type': 'pause', 'target': 'pooler', 'duration_ms': 5}, "
+            "{'at_ms': 0, 'type': 'kill', 'target': 'leader', 'data': 'kept'}], " WL "}",
+            &s);
+    assert_int_equal(s.faults[0].pick, PICK_POOLER);
+    assert_int_equal(s.faults[1].pick, PICK_LEADER);
+
+    static const struct bad_case finish[] = {
+        {"{'lock': {'algorithm': 'redlock'}, 'faults': [{'at_ms': 0, 'type': 'kill', 'target': "
+         "'leader'}], " WL "}",
+         "t.json:1:86: faults[0].target: redlock's 5 redis nodes are independent: none leads"},
+        {"{'lock': {'algorithm': 'redlock'}, 'faults': [{'at_ms': 0, 'type': 'pause', 'target': "
+         "'follower', 'duration_ms': 5}], " WL "}",
+         "t.json:1:87: faults[0].target: redlock's 5 redis nodes are independent: none follows "
+         "another"},
+        {"{'faults': [{'at_ms': 0, 'type': 'kill', 'target': 'replica'}], " WL "}",
+         "t.json:1:52: faults[0].target: a single redis has no replica (lock.redis.sentinels: 1)"},
+        {"{'lock': {'algorithm': 'postgres-advisory'}, 'faults': [{'at_ms': 0, 'type': 'kill', "
+         "'target': 'follower'}], " WL "}",
+         "t.json:1:96: faults[0].target: a single PostgreSQL has no replica (locklab runs it "
+         "alone)"},
+        {"{'lock': {'algorithm': 'postgres-advisory'}, 'faults': [{'at_ms': 0, 'type': 'pause', "
+         "'target': 'pooler', 'duration_ms': 5}], " WL "}",
+         "t.json:1:97: faults[0].target: postgres-advisory has no pooler in front of its postgres "
+         "server "
+         "(lock.postgres.pooler: \"transaction\" or \"session\")"},
+        {"{'faults': [{'at_ms': 0, 'type': 'kill', 'target': 'pooler'}], " WL "}",
+         "t.json:1:52: faults[0].target: redis has no pooler in front of its redis server (none is "
+         "run for it)"},
+        {"{'lock': {'algorithm': 'etcd'}, 'faults': [{'at_ms': 0, 'type': 'kill', 'target': "
+         "'etcd-follower'}], " WL "}",
+         "t.json:1:83: faults[0].target: a single etcd has no follower (lock.etcd.nodes: 3)"},
+        {"{'lock': {'algorithm': 'zookeeper'}, 'faults': [{'at_ms': 0, 'type': 'kill', 'target': "
+         "'etcd-leader'}], " WL "}",
+         "t.json:1:88: faults[0].target: etcd-leader names a etcd server; zookeeper uses zookeeper "
+         "servers"},
+        {"{'lock': {'algorithm': 'postgres-row'}, 'faults': [{'at_ms': 0, 'type': 'kill', "
+         "'target': 'leader', 'data': 'lost'}], " WL "}",
+         "t.json:1:109: faults[0].data: postgres keeps its data on disk through a kill (\"lost\" "
+         "applies to redis)"},
+        {"{'lock': {'algorithm': 'postgres-advisory', 'postgres': {'pooler': 'session'}}, "
+         "'faults': [{'at_ms': 0, 'type': 'kill', 'target': 'pooler', 'data': 'kept'}], " WL "}",
+         "t.json:1:149: faults[0].data: a pooler keeps no data: a kill of it loses none"},
+    };
+    CHECK_FINISH(finish);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_out_of_range_faults),  cmocka_unit_test(test_process_fault_errors),
         cmocka_unit_test(test_network_fault_errors), cmocka_unit_test(test_fault_expect),
         cmocka_unit_test(test_clock_jump),           cmocka_unit_test(test_waiter_pause),
-        cmocka_unit_test(test_redis_topology),
+        cmocka_unit_test(test_redis_topology),       cmocka_unit_test(test_role_targets),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
