@@ -71,7 +71,7 @@ struct scorecard_cell {
     size_t n_unsafe;        /* of them, not safe */
     size_t n_incomplete;    /* of them, not complete or not ran */
     char known[96];         /* the known-results row (scenarios/matrix) that shows the same */
-    char known_source[160]; /* whose finding it is: "Kleppmann 2016", "etcd #11456" */
+    char known_source[200]; /* whose finding it is: "Kleppmann 2016", "etcd #11456" */
 };
 
 /* A fault class, as the suite describes it (docs/scorecard.md). */

@@ -359,7 +359,8 @@ static void sweep_shared(const char *dir)
         if (strlen(e->d_name) != SHARED_NAME_LEN ||
             strspn(e->d_name, "0123456789abcdef") != SHARED_NAME_LEN)
             continue;
-        snprintf(path, sizeof(path), "%.*s/%s", PATH_MAX - 32, dir, e->d_name);
+        /* the name is SHARED_NAME_LEN hex digits, checked above */
+        snprintf(path, sizeof(path), "%.*s/%.*s", PATH_MAX - 64, dir, SHARED_NAME_LEN, e->d_name);
         cluster_remove_if_orphaned(path);
     }
     closedir(d);

@@ -29,7 +29,8 @@ struct sctx {
     char *err;
 };
 
-static int vfail(struct sctx *c, bool at_key, const char *path, const char *fmt, va_list ap)
+__attribute__((format(printf, 4, 0))) static int
+vfail(struct sctx *c, bool at_key, const char *path, const char *fmt, va_list ap)
 {
     char msg[SCENARIO_ERR_MAX];
     vsnprintf(msg, sizeof(msg), fmt, ap);
