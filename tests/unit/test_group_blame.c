@@ -282,6 +282,9 @@ static void pg_history(struct history *h, bool killed)
         if (killed || e[i].f != HF_FAULT)
             e[n++] = e[i];
     history_of(h, e, n, "postgres-advisory", 1000);
+    for (size_t i = 0; i < h->n_notes; i++)
+        free(h->notes[i]);
+    free(h->notes); /* the merge's own table, replaced by one naming pg-1 */
     h->notes = calloc(1, sizeof(*h->notes));
     assert_non_null(h->notes);
     h->notes[0] = strdup("pg-1");
