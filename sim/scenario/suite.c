@@ -197,8 +197,9 @@ static int load_class(struct sctx *c, const json_t *o, const char *path, struct 
 {
     static const char *const keys[] = {
         "name",   "title",  "short", "strikes",    "size",
-        "layout", "faults", "known", "duration_s", "hold_renewed_leases"};
-    k->faults = NULL;
+        "layout", "faults", "known", "duration_s", "hold_renewed_leases",
+        "run"};
+    k->faults = k->run = NULL;
     if (!json_is_object(o))
         return fail(c, path, "expected a fault class object");
     if (only_keys(c, o, path, keys, sizeof(keys) / sizeof(keys[0])) ||
@@ -231,6 +232,12 @@ static int load_class(struct sctx *c, const json_t *o, const char *path, struct 
     if (h && (!json_is_number(h) || json_number_value(h) <= 0 || json_number_value(h) > 100))
         return fail(c, at, "expected a number of leases, more than 0 and at most 100");
     k->hold_renewed_leases = h ? json_number_value(h) : 0;
+    json_t *run = json_object_get(o, "run");
+    snprintf(at, sizeof(at), "%s.run", path);
+    if (run && !json_is_object(run))
+        return fail(c, at,
+                    "expected an object merged into the class's cells after the suite's run");
+    k->run = run ? json_incref(run) : NULL;
     const json_t *faults = json_object_get(o, "faults");
     snprintf(at, sizeof(at), "%s.faults", path);
     if (!json_is_array(faults) || json_array_size(faults) > 32)
@@ -402,7 +409,7 @@ int suite_load(const char *name_or_path, struct suite *s, char err[SCENARIO_ERR_
 void suite_free(struct suite *s)
 {
     for (size_t i = 0; i < SUITE_MAX_CLASSES; i++)
-        json_decref(s->classes[i].faults);
+        json_decref(s->classes[i].faults), json_decref(s->classes[i].run);
     json_decref(s->run);
     json_decref(s->layouts);
     char path[512];

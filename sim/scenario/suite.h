@@ -47,7 +47,8 @@ struct suite_class {
      * the scenario's. A lock that does not renew keeps the scenario's: a
      * section longer than its lease would be unsafe by itself. */
     double hold_renewed_leases;
-    json_t *faults;       /* the templates (an array, owned) */
+    json_t *run;    /* merged after the suite's run (the class's shape); NULL: none (owned) */
+    json_t *faults; /* the templates (an array, owned) */
     struct suite_known known[SUITE_MAX_KNOWN];
     size_t n_known;
 };

@@ -173,6 +173,8 @@ json_t *suite_cell(const struct suite *s, const json_t *base, size_t cls,
     json_t *scn = json_deep_copy(base);
     char name[128], slug[64];
     merge(scn, s->run);
+    if (k->run)
+        merge(scn, k->run); /* the class's own shape, after the suite's */
     snprintf(name, sizeof(name), "%s-%s-%s", json_string_value(json_object_get(scn, "name")),
              suite_lock_slug(l, slug, sizeof(slug)), k->name);
     json_object_set_new(scn, "name", json_string(name));
