@@ -65,6 +65,9 @@ int parse_long(const char *s, long long lo, long long hi, long long *out);
 /* --percentiles' value into p (*n of them); 0, or EXIT_USAGE after the
  * one-line error naming the option and the bad value. */
 int parse_percentiles_opt(const char *arg, double *p, size_t *n);
+/* --duration's value (seconds, decimal only) into *ms; 0, or EXIT_USAGE
+ * after the one-line error naming the option and the bad value. */
+int parse_duration_opt(const char *arg, uint64_t *ms);
 /* --csv with --json -: both want stdout; --json FILE in a folder that is
  * not there or not writable. 0, or EXIT_USAGE after saying so. */
 int check_stdout_taken(int csv, const char *json_to);

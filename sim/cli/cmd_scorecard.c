@@ -24,17 +24,6 @@
 #include "sim/cli/signals.h"
 #include "sim/engine/engine.h"
 
-static int parse_duration_opt(const char *arg, uint64_t *ms)
-{
-    char *end, why[96];
-    double secs = strtod(arg, &end); /* decimal only, as --duration of run */
-    if (end == arg || *end || arg[strspn(arg, "0123456789.eE+-")] != '\0')
-        return bad_usage("--duration: expected seconds, got \"%s\"", arg);
-    if (scenario_duration_ms(secs, ms, why, sizeof(why)) < 0)
-        return bad_usage("--duration: %s", why);
-    return 0;
-}
-
 static int parse_opts(int argc, char **argv, struct sc_opts *o)
 {
     static const struct option longs[] = {{"suite", required_argument, 0, 'S'},
