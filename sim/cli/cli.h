@@ -128,6 +128,22 @@ int make_run_dir(const char *out, const char *name, const char *what, char *dir,
 int run_and_report(const struct run_request *req, const struct run_opts *o, struct run_result *res,
                    enum engine_status *status, char *err, size_t errlen);
 
+/* One seed of a matrix row or a scorecard cell, on servers of its own:
+ * the scenario on that seed (res.scn points at it) and what came of it. */
+struct grid_seed {
+    struct scenario scn;
+    struct run_result res;
+    int rc;        /* the run's exit code */
+    bool ran;      /* anything happened (a history, or time elapsed) */
+    char why[320]; /* !ran: the folder, the servers or the clients that failed */
+};
+/* *scn on seed, its reports in run_dir (made here; its parent must
+ * exist), shown as ro asks. NULL when out of memory (said on stderr);
+ * otherwise freed by the caller with grid_seed_free. */
+struct grid_seed *grid_seed_run(const struct scenario *scn, uint64_t seed, const char *run_dir,
+                                const struct run_opts *ro);
+void grid_seed_free(struct grid_seed *g);
+
 /* The live line's text (without the terminal's redraw): elapsed time,
  * the step rate since the last line, the last second's coarse acquire p99
  * with the two digits it has, the counts so far. */
