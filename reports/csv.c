@@ -10,8 +10,7 @@
 #include "reports/report.h"
 #include "sim/record/histogram.h"
 
-/* One field, quoted only when it must be (RFC 4180). */
-static void field(FILE *f, bool first, const char *s)
+void csv_field(FILE *f, bool first, const char *s)
 {
     if (!first)
         fputc(',', f);
@@ -94,7 +93,7 @@ void report_csv(FILE *f, const struct run_result *r)
         uint64_t n = (uint64_t)h->total_count;
         double ms[RESULT_MAX_PERCENTILES];
         report_chosen_ms(r, h, ms);
-        field(f, true, report_op_name(k));
+        csv_field(f, true, report_op_name(k));
         field_u64(f, n);
         fprintf(f, ",%.3f", result_qps(r, n));
         if (n)
@@ -119,8 +118,8 @@ void compare_csv(FILE *f, const struct comparison *c)
     fputs(",fenced_pairs,rejected_accesses,invariants_hold,run_dir,note\n", f);
     for (size_t i = 0; i < c->n; i++) {
         const struct compare_row *row = &c->rows[i];
-        field(f, true, row->algorithm);
-        field(f, false, row->verdict);
+        csv_field(f, true, row->algorithm);
+        csv_field(f, false, row->verdict);
         if (row->ran) {
             field_bool(f, row->safety.safe);
             field_u64(f, row->violations);
@@ -142,8 +141,8 @@ void compare_csv(FILE *f, const struct comparison *c)
         } else {
             fputs(",,,", f);
         }
-        field(f, false, row->run_dir);
-        field(f, false, row->note);
+        csv_field(f, false, row->run_dir);
+        csv_field(f, false, row->note);
         fputc('\n', f);
     }
 }
@@ -151,10 +150,10 @@ void compare_csv(FILE *f, const struct comparison *c)
 static void matrix_run_csv(FILE *f, const struct matrix *m, const struct matrix_row *row,
                            const struct matrix_run *x)
 {
-    field(f, true, row->name);
-    field(f, false, row->algorithm);
+    csv_field(f, true, row->name);
+    csv_field(f, false, row->algorithm);
     field_u64(f, x->seed);
-    field(f, false, x->verdict);
+    csv_field(f, false, x->verdict);
     field_bool(f, x->matched);
     if (x->ran) {
         field_bool(f, x->safety.safe);
@@ -177,8 +176,8 @@ static void matrix_run_csv(FILE *f, const struct matrix *m, const struct matrix_
     }
     percentile_cells(f, m->percentiles, m->n_percentiles, x->acquire_pct_ms,
                      x->ran && x->has_latency);
-    field(f, false, x->run_dir);
-    field(f, false, x->failure);
+    csv_field(f, false, x->run_dir);
+    csv_field(f, false, x->failure);
     fputc('\n', f);
 }
 

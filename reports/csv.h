@@ -7,12 +7,16 @@
 #ifndef LOCKLAB_CSV_H
 #define LOCKLAB_CSV_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "reports/compare.h"
 #include "reports/matrix.h"
 #include "sim/check/result.h"
 
+/* One field, after a comma unless first, quoted only when it must be
+ * (RFC 4180, as above): the scorecard's CSV writes its fields with it. */
+void csv_field(FILE *f, bool first, const char *s);
 /* operation,count,per_second,mean_ms,<p>_ms...,errors,ambiguous */
 void report_csv(FILE *f, const struct run_result *r);
 /* algorithm,verdict,safe,violations,elapsed_s,steps,acquired,busy,errors,

@@ -8,27 +8,10 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "reports/csv.h"
 #include "reports/report.h"
 
 /* --- CSV ------------------------------------------------------------------ */
-
-/* One field, quoted only when it must be (RFC 4180, as reports/csv.c). */
-static void field(FILE *f, bool first, const char *s)
-{
-    if (!first)
-        fputc(',', f);
-    if (s[strcspn(s, ",\"\r\n")] == '\0') {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
 
 /* A figure in ms to the microsecond; empty when it does not apply. */
 static void field_ms(FILE *f, bool has, double ms)
@@ -41,10 +24,10 @@ static void field_ms(FILE *f, bool has, double ms)
 
 static void csv_head(FILE *f, const struct scorecard_row *row, const struct scorecard_class *k)
 {
-    field(f, true, row->label);
-    field(f, false, row->algorithm);
+    csv_field(f, true, row->label);
+    csv_field(f, false, row->algorithm);
     fputs(row->fencing ? ",true" : ",false", f);
-    field(f, false, k->name);
+    csv_field(f, false, k->name);
 }
 
 static void csv_run(FILE *f, const struct scorecard_row *row, const struct scorecard_class *k,
@@ -52,7 +35,7 @@ static void csv_run(FILE *f, const struct scorecard_row *row, const struct score
 {
     csv_head(f, row, k);
     fprintf(f, ",%" PRIu64, x->seed);
-    field(f, false, scorecard_run_word(x));
+    csv_field(f, false, scorecard_run_word(x));
     if (x->ran)
         fprintf(f, ",%" PRIu64, x->violations);
     else
@@ -70,8 +53,8 @@ static void csv_run(FILE *f, const struct scorecard_row *row, const struct score
         field_ms(f, x->ran && x->has_window, x->recovery_ms);
     field_ms(f, x->ran, x->stuck_ms);
     fprintf(f, ",%.3f", c->lease_ms);
-    field(f, false, x->run_dir);
-    field(f, false, x->why);
+    csv_field(f, false, x->run_dir);
+    csv_field(f, false, x->why);
     fputc('\n', f);
 }
 
@@ -92,17 +75,17 @@ void scorecard_csv(FILE *f, const struct scorecard *sc)
             char word[32];
             csv_head(f, row, &sc->classes[k]);
             fputs(",", f);
-            field(f, false, scorecard_cell_word(c, word, sizeof(word)));
+            csv_field(f, false, scorecard_cell_word(c, word, sizeof(word)));
             fputs(",,,,,,,", f); /* violations .. stuck_ms */
             if (c->state == CELL_RAN)
                 fprintf(f, ",%.3f", c->lease_ms);
             else
                 fputc(',', f);
             fputc(',', f);
-            field(f, false,
-                  c->state == CELL_NA ? c->na_why
-                  : row->not_run[0]   ? row->not_run
-                                      : (sc->cut_short ? "the scorecard was cut short" : ""));
+            csv_field(f, false,
+                      c->state == CELL_NA ? c->na_why
+                      : row->not_run[0]   ? row->not_run
+                                          : (sc->cut_short ? "the scorecard was cut short" : ""));
             fputc('\n', f);
         }
 }

@@ -123,6 +123,18 @@ int finish_outputs(int rc, const char *dir, const char *name, const char *json_t
 #define OPT_METRICS 2000 /* --metrics HOST:PORT */
 #define OPT_LINGER  2001 /* --metrics-linger S */
 
+int parse_duration_opt(const char *arg, uint64_t *ms)
+{
+    char *end, why[96];
+    /* decimal only, as JSON writes numbers: no hex, inf or blanks */
+    double secs = strtod(arg, &end);
+    if (end == arg || *end || arg[strspn(arg, "0123456789.eE+-")] != '\0')
+        return bad_usage("--duration: expected seconds, got \"%s\"", arg);
+    if (scenario_duration_ms(secs, ms, why, sizeof(why)) < 0)
+        return bad_usage("--duration: %s", why);
+    return 0;
+}
+
 static int numeric_opt(int c, const char *arg, struct run_opts *o)
 {
     long long v;
@@ -133,16 +145,8 @@ static int numeric_opt(int c, const char *arg, struct run_opts *o)
                              SCENARIO_MAX_CLIENTS, arg);
         o->clients = (long)v;
         return 0;
-    case 'd': {
-        char *end, why[96];
-        /* decimal only, as JSON writes numbers: no hex, inf or blanks */
-        double secs = strtod(arg, &end);
-        if (end == arg || *end || arg[strspn(arg, "0123456789.eE+-")] != '\0')
-            return bad_usage("--duration: expected seconds, got \"%s\"", arg);
-        if (scenario_duration_ms(secs, &o->duration_ms, why, sizeof(why)) < 0)
-            return bad_usage("--duration: %s", why);
-        return 0;
-    }
+    case 'd':
+        return parse_duration_opt(arg, &o->duration_ms);
     case 'n':
         if (parse_long(arg, 0, INT64_MAX, &v) < 0)
             return bad_usage("--requests: expected an integer in 0..%lld, got \"%s\"",

@@ -65,6 +65,9 @@ int parse_long(const char *s, long long lo, long long hi, long long *out);
 /* --percentiles' value into p (*n of them); 0, or EXIT_USAGE after the
  * one-line error naming the option and the bad value. */
 int parse_percentiles_opt(const char *arg, double *p, size_t *n);
+/* --duration's value (seconds, decimal only) into *ms; 0, or EXIT_USAGE
+ * after the one-line error naming the option and the bad value. */
+int parse_duration_opt(const char *arg, uint64_t *ms);
 /* --csv with --json -: both want stdout; --json FILE in a folder that is
  * not there or not writable. 0, or EXIT_USAGE after saying so. */
 int check_stdout_taken(int csv, const char *json_to);
@@ -124,6 +127,22 @@ int make_run_dir(const char *out, const char *name, const char *what, char *dir,
  * who frees it with result_free. */
 int run_and_report(const struct run_request *req, const struct run_opts *o, struct run_result *res,
                    enum engine_status *status, char *err, size_t errlen);
+
+/* One seed of a matrix row or a scorecard cell, on servers of its own:
+ * the scenario on that seed (res.scn points at it) and what came of it. */
+struct grid_seed {
+    struct scenario scn;
+    struct run_result res;
+    int rc;        /* the run's exit code */
+    bool ran;      /* anything happened (a history, or time elapsed) */
+    char why[320]; /* !ran: the folder, the servers or the clients that failed */
+};
+/* *scn on seed, its reports in run_dir (made here; its parent must
+ * exist), shown as ro asks. NULL when out of memory (said on stderr);
+ * otherwise freed by the caller with grid_seed_free. */
+struct grid_seed *grid_seed_run(const struct scenario *scn, uint64_t seed, const char *run_dir,
+                                const struct run_opts *ro);
+void grid_seed_free(struct grid_seed *g);
 
 /* The live line's text (without the terminal's redraw): elapsed time,
  * the step rate since the last line, the last second's coarse acquire p99

@@ -183,63 +183,37 @@ static int plan_rows(const struct matrix_opts *o, struct plan *p, struct matrix 
     return rc;
 }
 
-/* One seed of one row, s (its seed set), into res (zeroed): its own
- * servers, its own folder OUT/<row>/seed-<n>. */
-static int run_seed_into(const struct scenario *s, struct matrix_run *mr, const char *out_dir,
-                         const struct matrix_opts *o, struct run_result *res)
-{
-    char err[512], dir[600];
-    snprintf(dir, sizeof(dir), "%.400s/%s", out_dir, s->name);
-    mkdir(dir, 0755); /* the row's folder: made by its first seed */
-    snprintf(res->run_dir, sizeof(res->run_dir), "%.400s/%s/seed-%llu", out_dir, s->name,
-             (unsigned long long)s->seed);
-    if (mkdir(res->run_dir, 0755) < 0) {
-        snprintf(mr->failure, sizeof(mr->failure), "cannot create %.200s: %s", res->run_dir,
-                 strerror(errno));
-        fprintf(stderr, "locklab: %s\n", mr->failure);
-        return EXIT_ENV;
-    }
-    struct run_opts ro = {
-        .quiet = 1, .silent = o->quiet, .max_violations = 10, .to_stderr = o->to_stderr};
-    memcpy(ro.percentiles, o->percentiles, sizeof(ro.percentiles));
-    ro.n_percentiles = o->n_percentiles;
-    ro.metrics_srv = matrix_metrics;
-    struct run_request req = {.scn = s}; /* its own fleet, started and stopped by the run */
-    enum engine_status st;
-    int rc = run_and_report(&req, &ro, res, &st, err, sizeof(err));
-    if (res->history_events > 0 || res->elapsed_s > 0)
-        matrix_run_fill(mr, res);
-    else if (st == ENGINE_NO_SERVERS)
-        snprintf(mr->failure, sizeof(mr->failure), "%.300s", err);
-    else
-        snprintf(mr->failure, sizeof(mr->failure), "its clients could not start or connect");
-    return rc;
-}
-
-/* One seed of a row into mr; the servers it ran on into m's. */
+/* One seed of a row into mr, in its own folder OUT/<row>/seed-<n>; the
+ * servers it ran on into m's. */
 static int run_seed(const struct scenario *row_scn, uint64_t seed, struct matrix_run *mr,
                     struct matrix *m, const struct matrix_opts *o)
 {
     mr->seed = seed;
     snprintf(mr->verdict, sizeof(mr->verdict), "NOT RUN");
-    struct scenario *s = malloc(sizeof(*s));
-    struct run_result *res = calloc(1, sizeof(*res));
-    int rc = EXIT_ENV;
-    if (s == NULL || res == NULL) {
+    char dir[600];
+    snprintf(dir, sizeof(dir), "%.400s/%s", m->out_dir, row_scn->name);
+    mkdir(dir, 0755); /* the row's folder: made by its first seed */
+    snprintf(dir, sizeof(dir), "%.400s/%s/seed-%llu", m->out_dir, row_scn->name,
+             (unsigned long long)seed);
+    struct run_opts ro = {
+        .quiet = 1, .silent = o->quiet, .max_violations = 10, .to_stderr = o->to_stderr};
+    memcpy(ro.percentiles, o->percentiles, sizeof(ro.percentiles));
+    ro.n_percentiles = o->n_percentiles;
+    ro.metrics_srv = matrix_metrics;
+    struct grid_seed *g = grid_seed_run(row_scn, seed, dir, &ro);
+    if (g == NULL) {
         snprintf(mr->failure, sizeof(mr->failure), "out of memory");
-        fprintf(stderr, "locklab: %s\n", mr->failure);
-    } else {
-        *s = *row_scn;
-        s->seed = seed;
-        rc = run_seed_into(s, mr, m->out_dir, o, res);
-        report_meta_merge(m->versions, &m->n_versions, sizeof(m->versions) / sizeof(m->versions[0]),
-                          res->versions, res->n_servers, false);
-        m->has_proxy = m->has_proxy || res->has_proxy;
+        return EXIT_ENV;
     }
-    if (res)
-        result_free(res);
-    free(res);
-    free(s);
+    if (g->ran)
+        matrix_run_fill(mr, &g->res);
+    else
+        snprintf(mr->failure, sizeof(mr->failure), "%s", g->why);
+    report_meta_merge(m->versions, &m->n_versions, sizeof(m->versions) / sizeof(m->versions[0]),
+                      g->res.versions, g->res.n_servers, false);
+    m->has_proxy = m->has_proxy || g->res.has_proxy;
+    int rc = g->rc;
+    grid_seed_free(g);
     return rc;
 }
 

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "reports/csv.h"
@@ -241,6 +242,42 @@ int run_and_report(const struct run_request *req, const struct run_opts *o, stru
     if (!res->complete)
         return signals_received() ? EXIT_INTERRUPTED : EXIT_ENV;
     return res->passed ? EXIT_PASS : EXIT_FAILED;
+}
+
+struct grid_seed *grid_seed_run(const struct scenario *scn, uint64_t seed, const char *run_dir,
+                                const struct run_opts *ro)
+{
+    struct grid_seed *g = calloc(1, sizeof(*g));
+    if (g == NULL) {
+        fprintf(stderr, "locklab: out of memory\n");
+        return NULL;
+    }
+    g->scn = *scn;
+    g->scn.seed = seed;
+    g->rc = EXIT_ENV;
+    snprintf(g->res.run_dir, sizeof(g->res.run_dir), "%s", run_dir);
+    if (mkdir(g->res.run_dir, 0755) < 0) {
+        snprintf(g->why, sizeof(g->why), "cannot create %.200s: %s", g->res.run_dir,
+                 strerror(errno));
+        fprintf(stderr, "locklab: %s\n", g->why);
+        return g;
+    }
+    struct run_request req = {.scn = &g->scn}; /* its own fleet, started and stopped by the run */
+    enum engine_status st;
+    char err[512];
+    g->rc = run_and_report(&req, ro, &g->res, &st, err, sizeof(err));
+    g->ran = g->res.history_events > 0 || g->res.elapsed_s > 0;
+    if (!g->ran)
+        snprintf(g->why, sizeof(g->why), "%.300s",
+                 st == ENGINE_NO_SERVERS ? err : "its clients could not start or connect");
+    return g;
+}
+
+void grid_seed_free(struct grid_seed *g)
+{
+    if (g)
+        result_free(&g->res);
+    free(g);
 }
 
 /* The run of s as o asks, into res; its exit code. */

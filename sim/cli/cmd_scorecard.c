@@ -24,17 +24,6 @@
 #include "sim/cli/signals.h"
 #include "sim/engine/engine.h"
 
-static int parse_duration_opt(const char *arg, uint64_t *ms)
-{
-    char *end, why[96];
-    double secs = strtod(arg, &end); /* decimal only, as --duration of run */
-    if (end == arg || *end || arg[strspn(arg, "0123456789.eE+-")] != '\0')
-        return bad_usage("--duration: expected seconds, got \"%s\"", arg);
-    if (scenario_duration_ms(secs, ms, why, sizeof(why)) < 0)
-        return bad_usage("--duration: %s", why);
-    return 0;
-}
-
 static int parse_opts(int argc, char **argv, struct sc_opts *o)
 {
     static const struct option longs[] = {{"suite", required_argument, 0, 'S'},
@@ -171,41 +160,22 @@ static void say_seed(const struct sc_opts *o, const struct run_result *res)
 static int run_seed(const struct scenario *cell_scn, uint64_t seed, const char *cell_dir,
                     const struct sc_opts *o, struct scorecard_run *out)
 {
-    struct scenario *s = malloc(sizeof(*s));
-    struct run_result *res = calloc(1, sizeof(*res));
-    int rc = EXIT_ENV;
     out->seed = seed;
-    if (s == NULL || res == NULL) {
+    snprintf(out->run_dir, sizeof(out->run_dir), "%.400s/seed-%llu", cell_dir,
+             (unsigned long long)seed); /* ran or not */
+    struct run_opts ro = {.quiet = 1, .silent = 1, .max_violations = 10, .to_stderr = o->to_stderr};
+    struct grid_seed *g = grid_seed_run(cell_scn, seed, out->run_dir, &ro);
+    if (g == NULL) {
         snprintf(out->why, sizeof(out->why), "out of memory");
-    } else {
-        *s = *cell_scn;
-        s->seed = seed;
-        snprintf(res->run_dir, sizeof(res->run_dir), "%.400s/seed-%llu", cell_dir,
-                 (unsigned long long)seed);
-        snprintf(out->run_dir, sizeof(out->run_dir), "%s", res->run_dir); /* ran or not */
-        if (mkdir(res->run_dir, 0755) < 0) {
-            snprintf(out->why, sizeof(out->why), "cannot create %.200s: %s", res->run_dir,
-                     strerror(errno));
-            fprintf(stderr, "locklab: %s\n", out->why);
-        } else {
-            struct run_opts ro = {
-                .quiet = 1, .silent = 1, .max_violations = 10, .to_stderr = o->to_stderr};
-            struct run_request req = {.scn = s};
-            enum engine_status st;
-            char err[512];
-            rc = run_and_report(&req, &ro, res, &st, err, sizeof(err));
-            if (res->history_events > 0 || res->elapsed_s > 0) {
-                scorecard_run_fill(out, res);
-                say_seed(o, res);
-            } else
-                snprintf(out->why, sizeof(out->why), "%.300s",
-                         st == ENGINE_NO_SERVERS ? err : "its clients could not start or connect");
-        }
+        return EXIT_ENV;
     }
-    if (res)
-        result_free(res);
-    free(res);
-    free(s);
+    if (g->ran) {
+        scorecard_run_fill(out, &g->res);
+        say_seed(o, &g->res);
+    } else
+        snprintf(out->why, sizeof(out->why), "%s", g->why);
+    int rc = g->rc;
+    grid_seed_free(g);
     return rc;
 }
 

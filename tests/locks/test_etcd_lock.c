@@ -636,6 +636,19 @@ static void a_refused_dial_backs_off(void **state)
 
 #define MAX_LEASES 256
 
+/* a opened on sess (the caller's: the client keeps a pointer to it); the
+ * one lease its session was granted at connect. */
+static int64_t session_open(struct lock_client *a, const struct lock_config *sess)
+{
+    static int64_t before[MAX_LEASES], after[MAX_LEASES];
+    size_t n_before = leases_now(before, MAX_LEASES);
+    client_open(a, sess);
+    size_t n_after = leases_now(after, MAX_LEASES);
+    int64_t lease = new_lease(before, n_before, after, n_after);
+    assert_true(lease != 0);
+    return lease;
+}
+
 /* NewSession at connect: the lease exists before any acquire, and the
  * acquire's key rides on it without granting another. */
 static void a_session_is_granted_at_connect(void **state)
@@ -687,15 +700,11 @@ static void a_session_is_granted_at_connect(void **state)
 static void a_session_that_ran_out_is_replaced_at_the_next_acquire(void **state)
 {
     (void)state;
-    static int64_t l0[MAX_LEASES], l1[MAX_LEASES];
+    static int64_t l1[MAX_LEASES];
     struct lock_config sess = cfg;
     sess.ttl_ms = 2000;
-    size_t n0 = leases_now(l0, MAX_LEASES);
     struct lock_client a;
-    client_open(&a, &sess);
-    size_t n1 = leases_now(l1, MAX_LEASES);
-    int64_t first = new_lease(l0, n0, l1, n1);
-    assert_true(first != 0);
+    int64_t first = session_open(&a, &sess);
     int tries = 0;
     for (; tries < POLL_TRIES && has_lease(l1, leases_now(l1, MAX_LEASES), first); tries++)
         lock_sleep_ms(20);
@@ -725,15 +734,10 @@ static void a_session_that_ran_out_is_replaced_at_the_next_acquire(void **state)
 static void a_session_outlives_grants_that_never_wait(void **state)
 {
     (void)state;
-    static int64_t l0[MAX_LEASES], l1[MAX_LEASES];
     struct lock_config sess = cfg;
     sess.ttl_ms = 2000;
-    size_t n0 = leases_now(l0, MAX_LEASES);
     struct lock_client a;
-    client_open(&a, &sess);
-    size_t n1 = leases_now(l1, MAX_LEASES);
-    int64_t first = new_lease(l0, n0, l1, n1);
-    assert_true(first != 0);
+    int64_t first = session_open(&a, &sess);
     char key[64];
     int64_t leases[4];
     struct lock_grant g;
@@ -789,15 +793,11 @@ static int64_t granted_ttl(int64_t lease)
 static void a_one_second_ttl_is_a_one_second_lease(void **state)
 {
     (void)state;
-    static int64_t l0[MAX_LEASES], l1[MAX_LEASES];
+    static int64_t l1[MAX_LEASES];
     struct lock_config sess = cfg;
     sess.ttl_ms = 1000;
-    size_t n0 = leases_now(l0, MAX_LEASES);
     struct lock_client a;
-    client_open(&a, &sess);
-    size_t n1 = leases_now(l1, MAX_LEASES);
-    int64_t lease = new_lease(l0, n0, l1, n1);
-    assert_true(lease != 0);
+    int64_t lease = session_open(&a, &sess);
     assert_int_equal(granted_ttl(lease), 1);
     char key[64];
     new_key(key, sizeof(key));

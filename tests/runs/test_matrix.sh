@@ -7,26 +7,12 @@
 # (exit 130, the table written and marked cut short, no server left).
 #   tests/runs/test_matrix.sh SOURCE_DIR LOCKLAB_BIN
 set -uo pipefail
-src=${1:?usage: test_matrix.sh SOURCE_DIR LOCKLAB_BIN}
-bin=${2:?usage: test_matrix.sh SOURCE_DIR LOCKLAB_BIN}
 py=/usr/bin/python3
-cd "$src" || exit 1
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/locklab-matrix.XXXXXX") || exit 1
+# anything still running from this test's servers (their folders are in $tmp)
+cleanup_more() { pkill -KILL -f "$tmp" 2>/dev/null; }
+# shellcheck source=tests/lib/run_test.sh
+. "$(dirname "$0")/../lib/run_test.sh" matrix "$@"
 chmod 711 "$tmp" # the postgres user passes through to its servers' folders
-pid=
-cleanup() {
-  if [ -n "$pid" ]; then
-    kill -KILL "$pid" 2>/dev/null
-    wait "$pid" 2>/dev/null
-  fi
-  # anything still running from this test's servers (their folders are in $tmp)
-  pkill -KILL -f "$tmp" 2>/dev/null
-  [ "${LOCKLAB_KEEP_TMP:-0}" = 1 ] || rm -rf "$tmp"
-}
-trap cleanup EXIT
-failed=0
-fail() { echo "FAIL: $*"; failed=1; }
-ok() { echo "ok: $*"; }
 # Servers started under TMPDIR=$tmp keep their folders there: a process
 # whose command line names $tmp is one of ours (ZooKeeper's java); Redis
 # and its sentinels retitle themselves, so every pid a report names (its
@@ -260,12 +246,7 @@ left_running && fail "servers left running after bad input"
 TMPDIR=$tmp "$bin" matrix scenarios/matrix --only zookeeper --out "$tmp/int" -q >"$tmp/int.log" 2>&1 &
 pid=$!
 # the first row's folder is made as its servers start; 3 s later it runs
-for _ in $(seq 200); do [ -d "$tmp/int/none_zookeeper" ] && break; sleep 0.1; done
-sleep 3
-kill -INT "$pid"
-wait "$pid"
-rc=$?
-pid=
+interrupt_after "$tmp/int/none_zookeeper" 3 20
 [ $rc -eq 130 ] && ok "Ctrl-C: exit 130" || fail "Ctrl-C: exit $rc"
 "$py" - "$tmp/int/matrix.json" <<'EOF' || fail "matrix.json after Ctrl-C"
 import json, sys

@@ -10,33 +10,14 @@
 # a few facts no schema can state, then mutated copies that must fail.
 #   tests/runs/test_schemas.sh SOURCE_DIR LOCKLAB_BIN
 set -uo pipefail
-src=${1:?usage: test_schemas.sh SOURCE_DIR LOCKLAB_BIN}
-bin=${2:?usage: test_schemas.sh SOURCE_DIR LOCKLAB_BIN}
 py=/usr/bin/python3 # Debian's, with python3-jsonschema; not a pyenv one
 "$py" -c 'import jsonschema' 2>/dev/null ||
   { echo "test_schemas: $py cannot import jsonschema (apt-get install python3-jsonschema)" >&2; exit 1; }
-cd "$src" || exit 1
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/locklab-schemas.XXXXXX") || exit 1
-pid=
-# On the way out, however it goes: the interrupted comparison, if still
-# running, stopped and waited for (it writes into $tmp as it stops), then
-# $tmp removed (rm -rf removes links, never follows them) unless
-# LOCKLAB_KEEP_TMP=1 keeps it for a look.
-cleanup() {
-  if [ -n "$pid" ]; then
-    kill -INT "$pid" 2>/dev/null
-    for _ in $(seq 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$pid" 2>/dev/null
-    wait "$pid" 2>/dev/null
-  fi
-  if [ "${LOCKLAB_KEEP_TMP:-}" = 1 ]; then
-    echo "test_schemas: LOCKLAB_KEEP_TMP=1: kept $tmp"
-  else
-    rm -rf -- "$tmp"
-  fi
-}
-trap cleanup EXIT
-failed=0
+# On the way out, however it goes, the interrupted comparison, if still
+# running, is stopped and waited for: it writes into $tmp as it stops.
+stop_gently=1
+# shellcheck source=tests/lib/run_test.sh
+. "$(dirname "$0")/../lib/run_test.sh" schemas "$@"
 
 # One locklab command into $tmp/NAME; any exit status but the ones that
 # leave a report behind (0 PASS, 1 FAIL, 3 INCOMPLETE) is a failure.
@@ -82,15 +63,7 @@ locklab nopool compare scenarios/pool.json --algorithms redis,redisson-semaphore
 "$bin" compare scenarios/flash_sale.json --algorithms redis,zookeeper --duration 30 \
   --out "$tmp/interrupted" --quiet >"$tmp/interrupted.log" 2>&1 &
 pid=$!
-for _ in $(seq 100); do
-  [ -d "$tmp/interrupted/redis" ] && break
-  sleep 0.1
-done
-sleep 1
-kill -INT "$pid"
-wait "$pid"
-rc=$?
-pid=
+interrupt_after "$tmp/interrupted/redis" 1
 echo "ran    interrupted (exit $rc): locklab compare scenarios/flash_sale.json --algorithms redis,zookeeper --duration 30, SIGINT 1 s into the redis run"
 if [ "$rc" -ne 130 ]; then
   echo "FAIL   interrupted: exit status $rc, expected 130; its output:"

@@ -12,24 +12,11 @@
 # written, no server left).
 #   tests/runs/test_scorecard_runs.sh SOURCE_DIR LOCKLAB_BIN
 set -uo pipefail
-src=${1:?usage: test_scorecard_runs.sh SOURCE_DIR LOCKLAB_BIN}
-bin=${2:?usage: test_scorecard_runs.sh SOURCE_DIR LOCKLAB_BIN}
 py=/usr/bin/python3
-cd "$src" || exit 1
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/locklab-scorecard.XXXXXX") || exit 1 # 0700: no chmod
-pid=
-cleanup() {
-  if [ -n "$pid" ]; then
-    kill -KILL "$pid" 2>/dev/null
-    wait "$pid" 2>/dev/null
-  fi
-  pkill -KILL -f "$tmp" 2>/dev/null
-  [ "${LOCKLAB_KEEP_TMP:-0}" = 1 ] || rm -rf "$tmp"
-}
-trap cleanup EXIT
-failed=0
-fail() { echo "FAIL: $*"; failed=1; }
-ok() { echo "ok: $*"; }
+# anything still running from this test's servers (their folders are in $tmp)
+cleanup_more() { pkill -KILL -f "$tmp" 2>/dev/null; }
+# shellcheck source=tests/lib/run_test.sh
+. "$(dirname "$0")/../lib/run_test.sh" scorecard "$@" # $tmp 0700: no chmod
 export TMPDIR=$tmp
 
 # cell ROW CLASS FIELD: one field of a cell of $tmp/sc/scorecard.json
@@ -123,15 +110,7 @@ rc=$?
 "$bin" scorecard --algorithms redis --no-fenced-rows --classes none,holder_paused_past_lease \
   --out "$tmp/int" >"$tmp/int.log" 2>&1 &
 pid=$!
-for _ in $(seq 1 200); do
-  [ -d "$tmp/int/redis/none/seed-1" ] && break
-  sleep 0.05
-done
-sleep 1
-kill -INT "$pid"
-wait "$pid"
-rc=$?
-pid=
+interrupt_after "$tmp/int/redis/none/seed-1" 1
 complete=$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["complete"])' \
   "$tmp/int/scorecard.json" 2>/dev/null)
 if [ $rc -ne 130 ] || [ "$complete" != False ]; then

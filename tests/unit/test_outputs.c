@@ -20,28 +20,7 @@
 #include "sim/cli/cli.h"
 #include "sim/engine/live.h"
 #include "sim/record/histogram.h"
-
-/* An in-memory FILE for a renderer; its text is read once it is closed. */
-struct capture {
-    char *text;
-    size_t len;
-    FILE *f;
-};
-
-static FILE *capture_open(struct capture *c)
-{
-    c->text = NULL;
-    c->len = 0;
-    c->f = open_memstream(&c->text, &c->len);
-    assert_non_null(c->f);
-    return c->f;
-}
-
-static const char *capture_text(struct capture *c)
-{
-    fclose(c->f);
-    return c->text;
-}
+#include "tests/lib/capture.h"
 
 static void percentiles_read_as_memtier_spells_them(void **state)
 {

@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 
 #include "reports/scorecard.h"
+#include "tests/lib/capture.h"
 #include "tests/lib/scratch.h"
 
 /* --- a scorecard by hand --------------------------------------------------- */
@@ -245,25 +246,19 @@ static void sample(struct scorecard *sc, const char *out)
 
 /* --- capture -------------------------------------------------------------- */
 
-struct capture {
-    char *text;
-    size_t len;
-    FILE *f;
-};
-
-static FILE *capture_open(struct capture *c)
+/* What the terminal and --csv show of s (the caller frees it). */
+static char *terminal_of(const struct scorecard *s)
 {
-    c->text = NULL;
-    c->len = 0;
-    c->f = open_memstream(&c->text, &c->len);
-    assert_non_null(c->f);
-    return c->f;
+    struct capture cap;
+    scorecard_terminal(capture_open(&cap), s);
+    return capture_text(&cap);
 }
 
-static char *capture_text(struct capture *c)
+static char *csv_of(const struct scorecard *s)
 {
-    fclose(c->f);
-    return c->text;
+    struct capture cap;
+    scorecard_csv(capture_open(&cap), s);
+    return capture_text(&cap);
 }
 
 /* The line of text that begins with prefix, copied into out. */
@@ -405,9 +400,7 @@ static void csv_one_line_per_cell_and_seed(void **state)
 {
     (void)state;
     sample(&sc, "/tmp/sc");
-    struct capture cap;
-    scorecard_csv(capture_open(&cap), &sc);
-    char *t = capture_text(&cap), l[1024];
+    char *t = csv_of(&sc), l[1024];
     size_t lines = 0;
     for (const char *p = t; *p; p++)
         lines += *p == '\n';
@@ -467,9 +460,7 @@ static void terminal_grid_within_120_columns(void **state)
     sample(&sc, "/tmp/sc");
     /* a 28-character label: the grid holds it on its row */
     snprintf(sc.rows[3].label, sizeof(sc.rows[3].label), "zookeeper (curator, 28 char)");
-    struct capture cap;
-    scorecard_terminal(capture_open(&cap), &sc);
-    char *t = capture_text(&cap), top[1024], l[2048];
+    char *t = terminal_of(&sc), top[1024], l[2048];
     size_t n, widest;
     grid_lines(t, &n, &widest, top, sizeof(top));
     assert_true(widest <= 120);
@@ -553,17 +544,14 @@ static void terminal_long_labels_on_their_own_line(void **state)
     sample(&sc, "/tmp/sc");
     for (size_t k = 0; k < sc.n_classes; k++)
         snprintf(sc.classes[k].short_, sizeof(sc.classes[k].short_), "class-%zu", k % 10);
-    struct capture cap;
-    scorecard_terminal(capture_open(&cap), &sc);
-    char *t = capture_text(&cap), top[1024];
+    char *t = terminal_of(&sc), top[1024];
     size_t n, widest;
     grid_lines(t, &n, &widest, top, sizeof(top));
     assert_int_equal(widest, 120);
     free(t);
 
     snprintf(sc.rows[2].label, sizeof(sc.rows[2].label), "etcd (clientv3 3.4, no re-check, 40 ch)");
-    scorecard_terminal(capture_open(&cap), &sc);
-    t = capture_text(&cap);
+    t = terminal_of(&sc);
     grid_lines(t, &n, &widest, top, sizeof(top));
     assert_true(widest <= 120);
     assert_int_equal(n, 1 + 5 * 2 + 1 + 1);
@@ -581,9 +569,7 @@ static void terminal_one_line_when_it_fits(void **state)
     struct scorecard_row *row = add_row(&sc, "redis", "redis", false);
     ran_all(&sc, row, 500, "1 redis");
     unsafe_seed(row, K_PAUSE_PAST, 0, 7, "stale");
-    struct capture cap;
-    scorecard_terminal(capture_open(&cap), &sc);
-    char *t = capture_text(&cap), top[512];
+    char *t = terminal_of(&sc), top[512];
     size_t n, widest;
     grid_lines(t, &n, &widest, top, sizeof(top));
     assert_int_equal(n, 2);
@@ -617,9 +603,7 @@ static void a_scorecard_cut_short(void **state)
     assert_string_equal(scorecard_answer(&sc, buf, sizeof(buf)),
                         "no lock stayed safe in every class; not judged in every class: redis; "
                         "not run: zookeeper.");
-    struct capture cap;
-    scorecard_terminal(capture_open(&cap), &sc);
-    char *t = capture_text(&cap);
+    char *t = terminal_of(&sc);
     assert_string_equal(line_of(t, "  5 cells", l, sizeof(l)),
                         "  5 cells NOT RUN: the scorecard was cut short before them");
     assert_null(strstr(t, "redis / holder"));
@@ -628,8 +612,7 @@ static void a_scorecard_cut_short(void **state)
                         "class (3 classes, 1 seed each), 540 s; UNSAFE in 0 of 1 cells that ran  "
                         "runs/x/");
     free(t);
-    scorecard_csv(capture_open(&cap), &sc);
-    t = capture_text(&cap);
+    t = csv_of(&sc);
     assert_string_equal(line_of(t, "zookeeper,zookeeper,false,none,", l, sizeof(l)),
                         "zookeeper,zookeeper,false,none,,NOT RUN,,,,,,,,500.000,,the scorecard "
                         "was cut short");
