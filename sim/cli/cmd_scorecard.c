@@ -332,8 +332,9 @@ static int scorecard(const struct sc_opts *o, struct sc_plan *p, struct scorecar
     sc->elapsed_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     if (sc->cut_short)
         sc->complete = false;
-    rc = exit_worse(rc, write_outputs(sc, o));
-    if (rc != EXIT_ENV)
+    int written = write_outputs(sc, o);
+    rc = exit_worse(rc, written);
+    if (written == 0) /* as matrix and compare: the folder is whole, whatever its cells said */
         runs_latest_link(sc->out_dir);
     scorecard_terminal(o->to_stderr ? stderr : stdout, sc);
     if (o->csv)
