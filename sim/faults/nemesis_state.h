@@ -41,6 +41,7 @@ struct nemesis {
     struct cluster_proc *tree[LOCK_ENDPOINT_MAX];
     size_t tree_n[LOCK_ENDPOINT_MAX];
     uint64_t first_signal_ns; /* of the strike under way: before its first signal (0: none) */
+    uint64_t last_moved_ns;   /* of the strike under way: its last server seen stopped or gone */
     uint64_t rng;
     struct history_buf *hist;
     const char *notes[SCENARIO_MAX_FAULTS * NOTES_PER_FAULT];

@@ -128,6 +128,8 @@ struct cluster_struck {
     pid_t unmoved_pid;                  /* one of those */
     unsigned waited_ms;                 /* how long they were given */
     uint64_t first_ns;                  /* CLOCK_MONOTONIC before its first signal */
+    uint64_t
+        moved_ns; /* once every process was seen stopped or gone, or given up on (0: SIGCONT) */
 };
 /* sig (SIGKILL, SIGSTOP or SIGCONT) to server i and every process under
  * it (PostgreSQL's postmaster and its backends), under cluster_lock():

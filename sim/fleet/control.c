@@ -64,7 +64,8 @@ static void await_moved(const struct cluster_proc *p, size_t n, int sig, struct 
             break;
         spawn_sleep_ms(1);
     }
-    st->waited_ms = (unsigned)((clock_mono_ns() - from) / 1000000u);
+    st->moved_ns = clock_mono_ns();
+    st->waited_ms = (unsigned)((st->moved_ns - from) / 1000000u);
     for (size_t k = done; k < n; k++)
         if (!moved(&p[k], sig)) {
             if (st->unmoved++ == 0)

@@ -112,6 +112,8 @@ def check_partial(charts, rep, name, fail, note):
         pts = _path_points(step.first("path").get("d")) if step is not None else []
         rect = g.first("rect")
         yof, log = _y_axis(svg)
+        if log and tl["ok"][-1] == 0 and not pts:
+            continue  # a log axis has no 0: an interval with no grant is a gap, not a step
         if len(pts) != 2 or rect is None or yof is None:
             bad += 1
             fail(f"{name}: throughput chart: no partial step of the ok series to read "
