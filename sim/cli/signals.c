@@ -56,7 +56,7 @@ static void abandon(void)
     for (size_t i = 0; i < CLUSTER_MAX_SERVERS; i++) {
         pid_t p = atomic_load(&sig.servers[i]);
         if (p > 0)
-            kill(p, SIGKILL);
+            cluster_kill_tree(p); /* a paused PostgreSQL's backends too */
     }
     if (atomic_load(&sig.root_set))
         nftw(sig.root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);

@@ -118,6 +118,13 @@ struct cluster_proc {
  * a few signals in a row. How many; 0 when it is not running. */
 size_t cluster_processes(struct cluster *c, size_t i, struct cluster_proc *tree, size_t max);
 
+/* SIGKILL pid and every process under it, the tree read first: once a
+ * server dies its children are given to init and found no more (a paused
+ * PostgreSQL's backends, each in a session of its own, stay stopped for
+ * good). For the ways out that cannot stop servers cleanly: a second
+ * Ctrl-C, the janitor. How many it reached. */
+size_t cluster_kill_tree(pid_t pid);
+
 /* What a signal to every process of one server reached (cluster_strike). */
 #define CLUSTER_STRUCK_LISTED 24
 struct cluster_struck {
@@ -128,8 +135,7 @@ struct cluster_struck {
     pid_t unmoved_pid;                  /* one of those */
     unsigned waited_ms;                 /* how long they were given */
     uint64_t first_ns;                  /* CLOCK_MONOTONIC before its first signal */
-    uint64_t
-        moved_ns; /* once every process was seen stopped or gone, or given up on (0: SIGCONT) */
+    uint64_t moved_ns; /* every process seen stopped or gone, or given up on; 0: SIGCONT */
 };
 /* sig (SIGKILL, SIGSTOP or SIGCONT) to server i and every process under
  * it (PostgreSQL's postmaster and its backends), under cluster_lock():

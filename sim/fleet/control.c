@@ -73,6 +73,15 @@ static void await_moved(const struct cluster_proc *p, size_t n, int sig, struct 
         }
 }
 
+size_t cluster_kill_tree(pid_t pid)
+{
+    struct cluster_proc *tree = malloc(CLUSTER_MAX_PROCESSES * sizeof(*tree));
+    size_t n = tree ? spawn_processes(pid, tree, CLUSTER_MAX_PROCESSES) : 0;
+    size_t reached = n ? spawn_signal_all(tree, n, SIGKILL) : kill(pid, SIGKILL) == 0;
+    free(tree);
+    return reached;
+}
+
 size_t cluster_processes(struct cluster *c, size_t i, struct cluster_proc *tree, size_t max)
 {
     cluster_lock();

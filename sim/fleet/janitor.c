@@ -104,9 +104,23 @@ static int names_root(const char *pid, const char *root, size_t root_len)
     return 0;
 }
 
-/* SIGKILL every other process naming root, and its process group (a
- * server leads its own: PostgreSQL's backends name no folder); how many
- * were found. */
+/* Does /proc/<pid> stand in root (its working folder there)? A
+ * PostgreSQL's backends name no folder, and once their postmaster died
+ * (with locklab, by PR_SET_PDEATHSIG) they are init's; they stand in its
+ * data folder, and a paused one stays stopped until it is killed. */
+static int stands_in_root(const char *pid, const char *root, size_t root_len)
+{
+    char path[300], cwd[4096];
+    snprintf(path, sizeof(path), "/proc/%s/cwd", pid);
+    ssize_t n = readlink(path, cwd, sizeof(cwd) - 1);
+    if (n <= 0)
+        return 0;
+    cwd[n] = '\0';
+    return strncmp(cwd, root, root_len) == 0 && (cwd[root_len] == '/' || cwd[root_len] == '\0');
+}
+
+/* SIGKILL every other process naming or standing in root, every process
+ * under it and its process group; how many were found. */
 static int kill_named(const char *root)
 {
     DIR *d = opendir("/proc");
@@ -118,9 +132,10 @@ static int kill_named(const char *root)
     while ((e = readdir(d)) != NULL) {
         char *end;
         long pid = strtol(e->d_name, &end, 10);
-        if (*end || pid <= 1 || pid == (long)getpid() || !names_root(e->d_name, root, len))
+        if (*end || pid <= 1 || pid == (long)getpid() ||
+            !(names_root(e->d_name, root, len) || stands_in_root(e->d_name, root, len)))
             continue;
-        if (kill((pid_t)pid, SIGKILL) == 0)
+        if (cluster_kill_tree((pid_t)pid) > 0)
             found++;
         kill(-(pid_t)pid, SIGKILL); /* none when it leads no group */
     }

@@ -32,6 +32,9 @@ left() {
   for p in $postmasters; do
     [ -n "$(pgrep -P "$p" 2>/dev/null)" ] && out+=" children of $p"
   done
+  for p in $children; do # given to init once their postmaster died: found by pid
+    grep -q '^postgres' /proc/"$p"/cmdline 2>/dev/null && out+=" $p:$(tr '\0' ' ' </proc/"$p"/cmdline | cut -c1-60)"
+  done
   echo "$out"
 }
 
@@ -57,6 +60,7 @@ case_run() {
     sleep 0.1
   done
   postmasters=$(pgrep -f "${shared:-$tmp/locklab-.*}/postgres-[0-9]*/data" 2>/dev/null | tr '\n' ' ')
+  children=$(for p in $postmasters; do pgrep -P "$p"; done | tr '\n' ' ')
   if [ "$sig" = INT2 ]; then # the second abandons the report: the run folder goes at once
     kill -INT "$pid"
     sleep 0.05 # two at once would be one pending signal
