@@ -15,13 +15,6 @@
 
 #define SUITE_DIR "scenarios/scorecard"
 
-/* A fault's time keys and their twins in multiples of the lease. */
-static const char *const lease_keys[][2] = {{"at_leases", "at_ms"},
-                                            {"duration_leases", "duration_ms"},
-                                            {"restart_after_leases", "restart_after_ms"},
-                                            {"jump_leases", "jump_ms"}};
-#define N_LEASE_KEYS (sizeof(lease_keys) / sizeof(lease_keys[0]))
-
 struct sctx {
     const char *file;
     const char *text;
@@ -134,14 +127,15 @@ static int check_template(struct sctx *c, const json_t *f, const char *path)
         return fail(c, path, "expected a fault object");
     if (!json_is_string(json_object_get(f, "type")))
         return fail(c, path, "missing required key \"type\" (a fault kind: `locklab list faults`)");
-    for (size_t k = 0; k < N_LEASE_KEYS; k++) {
-        const json_t *v = json_object_get(f, lease_keys[k][0]);
+    for (size_t k = 0; k < SUITE_LEASE_KEYS; k++) {
+        const json_t *v = json_object_get(f, suite_lease_keys[k][0]);
         char at[256];
-        snprintf(at, sizeof(at), "%s.%s", path, lease_keys[k][0]);
+        snprintf(at, sizeof(at), "%s.%s", path, suite_lease_keys[k][0]);
         if (v && (!json_is_number(v) || json_number_value(v) < 0 || json_number_value(v) > 1000))
             return fail(c, at, "expected a number of leases in 0..1000");
-        if (v && json_object_get(f, lease_keys[k][1]))
-            return fail(c, at, "give %s or %s, not both", lease_keys[k][0], lease_keys[k][1]);
+        if (v && json_object_get(f, suite_lease_keys[k][1]))
+            return fail(c, at, "give %s or %s, not both", suite_lease_keys[k][0],
+                        suite_lease_keys[k][1]);
     }
     const json_t *opt = json_object_get(f, "optional");
     if (opt && !json_is_boolean(opt)) {

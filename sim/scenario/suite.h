@@ -68,6 +68,11 @@ struct suite {
     size_t n_classes;
 };
 
+/* A fault template's time keys in leases and the scenario's keys they
+ * become: {"at_leases", "at_ms"}, ... (suite_cell.c). */
+#define SUITE_LEASE_KEYS 4
+extern const char *const suite_lease_keys[SUITE_LEASE_KEYS][2];
+
 /* A suite by name ("quick": scenarios/scorecard/quick.json) or path, into
  * s (zeroed). 0, or -1 with err one located line; nothing kept. */
 int suite_load(const char *name_or_path, struct suite *s, char err[SCENARIO_ERR_MAX]);

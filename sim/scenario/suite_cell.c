@@ -10,11 +10,11 @@
 
 #include "sim/scenario/suite.h"
 
-static const char *const lease_keys[][2] = {{"at_leases", "at_ms"},
-                                            {"duration_leases", "duration_ms"},
-                                            {"restart_after_leases", "restart_after_ms"},
-                                            {"jump_leases", "jump_ms"}};
-#define N_LEASE_KEYS (sizeof(lease_keys) / sizeof(lease_keys[0]))
+const char *const suite_lease_keys[SUITE_LEASE_KEYS][2] = {
+    {"at_leases", "at_ms"},
+    {"duration_leases", "duration_ms"},
+    {"restart_after_leases", "restart_after_ms"},
+    {"jump_leases", "jump_ms"}};
 
 int suite_lock_parse(const char *spec, struct suite_lock *out, char *why, size_t len)
 {
@@ -130,13 +130,13 @@ static json_t *sized(const json_t *f, uint32_t lease_ms)
 {
     json_t *out = json_deep_copy(f);
     json_object_del(out, "optional");
-    for (size_t k = 0; k < N_LEASE_KEYS; k++) {
-        const json_t *v = json_object_get(out, lease_keys[k][0]);
+    for (size_t k = 0; k < SUITE_LEASE_KEYS; k++) {
+        const json_t *v = json_object_get(out, suite_lease_keys[k][0]);
         if (v == NULL)
             continue;
         double ms = json_number_value(v) * (double)lease_ms;
-        json_object_set_new(out, lease_keys[k][1], json_integer((json_int_t)llround(ms)));
-        json_object_del(out, lease_keys[k][0]);
+        json_object_set_new(out, suite_lease_keys[k][1], json_integer((json_int_t)llround(ms)));
+        json_object_del(out, suite_lease_keys[k][0]);
     }
     return out;
 }
