@@ -103,6 +103,12 @@ struct fault_kind {
      * the nemesis asks them, and one that answers is the fault's error
      * (fault_truth.c). */
     bool silences;
+    /* Its window opens once every process it struck is seen stopped (a
+     * pause: until then a backend not yet reached still grants, and a
+     * stopped one shows its clients nothing), not at its first signal (a
+     * kill: a dying process's sockets close at once, and its clients see
+     * it before the nemesis sees it gone). */
+    bool opens_when_stopped;
     /* Its window closes as its end begins (a pause's SIGCONT), not once
      * the servers serve again. */
     bool ends_as_end_begins;

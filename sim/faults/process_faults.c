@@ -176,6 +176,7 @@ const struct fault_kind fault_pause = {
     .check = check_pause,
     .strike = strike_pause,
     .silences = true,
+    .opens_when_stopped = true,
     .end_due = pause_end_due,
     .end = resume,
     .ends_as_end_begins = true, /* any answer after SIGCONT may be the running server's */

@@ -1,8 +1,8 @@
 /* server_faults.c - the nemesis's thread: process faults on the managed
  * servers, at their times, each start and end logged with what was done.
  *
- * Times: a start is logged at the moment before the first signal (a kill's
- * or a pause's once every process it struck was seen gone or stopped); a
+ * Times: a start is logged at the moment before the first signal (a
+ * pause's once every process it struck was seen stopped); a
  * pause's end at the moment before SIGCONT, a kill's or restart's once the
  * servers answer again. So no answer a paused server gave can fall after
  * its window, and a window covers all a fault did to the servers.
@@ -365,13 +365,13 @@ static void start_fault(struct nemesis *n, size_t i)
         if (n->struck[i] & (1u << k))
             kind->strike(n, i, k);
     /* the window opens at the first signal: reading the processes and
-     * taking the cluster's lock did nothing to the servers; a kill or a
-     * pause, once every process of its servers was seen gone or stopped:
-     * a backend not yet reached still served (under load the signals of
-     * fourteen processes took milliseconds, and a grant fell inside) */
+     * taking the cluster's lock did nothing to the servers; a pause, once
+     * every process of its servers was seen stopped: a backend not yet
+     * reached still served (under load the signals of fourteen processes
+     * took milliseconds, and a grant fell inside) */
     if (n->first_signal_ns > r->start_ns)
         r->start_ns = n->first_signal_ns;
-    if (kind->silences && n->last_moved_ns > r->start_ns)
+    if (kind->opens_when_stopped && n->last_moved_ns > r->start_ns)
         r->start_ns = n->last_moved_ns;
     drop_trees(n);
     log_fault(n, i, r->start_ns, 0);
