@@ -24,6 +24,7 @@
 
 #include "sim/check/check_stream.h"
 #include "sim/check/checker.h"
+#include "sim/check/sections.h"
 #include "sim/record/history.h"
 
 #ifdef TODAY_CHECKER

@@ -1,5 +1,6 @@
 /* result.c - the verdict of a run, and freeing what it holds. */
 #include "sim/check/result.h"
+#include "sim/check/sections.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "sim/check/pairing.h"
+#include "sim/check/sections.h"
 #include "sim/check/spans.h"
 #include "sim/check/stalls.h"
 #include "sim/record/history.h"

@@ -21,6 +21,7 @@
 
 #include "sim/check/check_stream.h"
 #include "sim/check/checker.h"
+#include "sim/check/sections.h"
 #include "sim/record/history.h"
 
 #define NO_CAP 100000

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "sim/check/checker.h"
+#include "sim/check/sections.h"
 #include "sim/record/history.h"
 #include "tests/lib/history_make.h"
 

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 
 #include "sim/check/availability.h"
+#include "sim/check/sections.h"
 #include "sim/check/stuck.h"
 #include "sim/record/history.h"
 #include "tests/lib/history_make.h"

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "algorithms/lock.h"
+#include "sim/check/sections.h"
 #include "sim/check/stalls.h"
 #include "sim/record/history.h"
 #include "sim/record/history_reader.h"
