@@ -18,9 +18,9 @@
 
 #include "sim/fleet/cluster.h"
 #include "sim/fleet/etcd_server.h"
-#include "sim/fleet/fleet.h"
 #include "sim/fleet/server_kind.h"
 #include "sim/fleet/spawn.h"
+#include "sim/record/run_meta.h"
 
 extern const struct server_kind server_etcd;
 
@@ -193,7 +193,7 @@ static int version(const char *host, int port, struct server_version *v)
 {
     char ask[320], reply[1024];
     snprintf(ask, sizeof(ask), "GET /version HTTP/1.0\r\nHost: %.200s:%d\r\n\r\n", host, port);
-    if (fleet_ask(host, port, ask, NULL, reply, sizeof(reply), v->why, sizeof(v->why)) < 0)
+    if (server_ask(host, port, ask, NULL, reply, sizeof(reply), v->why, sizeof(v->why)) < 0)
         return -1;
     const char *body = strstr(reply, "\r\n\r\n");
     if (body == NULL) {

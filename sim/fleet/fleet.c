@@ -281,3 +281,29 @@ void fleet_down(struct fleet *f, const char *logs_dir)
     proxy_free(f->repl); /* after the replicas: their link runs through it */
     f->repl = NULL;
 }
+
+void fleet_version(struct fleet *f, const char *kind, const char *host, int port,
+                   struct server_version *v)
+{
+    char address[sizeof(v->address)];
+    snprintf(address, sizeof(address), "%s:%d", host, port);
+    for (size_t i = 0; i < f->n_known; i++)
+        if (strcmp(f->known[i].kind, kind) == 0 && strcmp(f->known[i].address, address) == 0) {
+            *v = f->known[i];
+            return;
+        }
+    memset(v, 0, sizeof(*v));
+    snprintf(v->kind, sizeof(v->kind), "%s", kind);
+    memcpy(v->address, address, sizeof(address));
+    const struct server_kind *k = server_kind_find(kind);
+    if (k == NULL || k->version == NULL)
+        snprintf(v->why, sizeof(v->why), "locklab does not ask %s servers their version", kind);
+    else if (k->version(host, port, v) < 0) {
+        v->version[0] = '\0';
+        if (v->why[0] == '\0')
+            snprintf(v->why, sizeof(v->why), "no answer");
+    } else
+        v->why[0] = '\0';
+    if (f->n_known < FLEET_KNOWN_VERSIONS)
+        f->known[f->n_known++] = *v;
+}

@@ -63,10 +63,10 @@ int redis_server_command(int port, const char *command, const char *want)
 int redis_server_version(const char *host, int port, struct server_version *v)
 {
     char reply[4096];
-    if (fleet_ask(host, port, "INFO server\r\nQUIT\r\n", "redis_version:", reply, sizeof(reply),
-                  v->why, sizeof(v->why)) < 0)
+    if (server_ask(host, port, "INFO server\r\nQUIT\r\n", "redis_version:", reply, sizeof(reply),
+                   v->why, sizeof(v->why)) < 0)
         return -1;
-    return fleet_version_field(reply, "redis_version:", NULL, v);
+    return server_version_field(reply, "redis_version:", NULL, v);
 }
 
 static bool answers(int port)

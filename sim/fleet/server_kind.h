@@ -133,4 +133,17 @@ int server_kind_index(const char *name);
  * 0, or -1 with err set. */
 int cluster_start(struct cluster *c, const char *kind, size_t count, char *err, size_t errlen);
 
+/* For a kind's version: */
+/* One question to host:port over TCP, its answer into reply (cut to len,
+ * '\0'-ended) until the server closes, 2 s pass, or until (when not NULL)
+ * has come with the rest of its line. The bytes read, or -1 with why
+ * (cut to whylen) when it could not connect or send. */
+int server_ask(const char *host, int port, const char *question, const char *until, char *reply,
+               size_t len, char *why, size_t whylen);
+/* The value of field in reply (up to any of stop, or the line's end) as
+ * v->version, the field and value as v->answer; 0, or -1 with v->why set
+ * naming what came instead. */
+int server_version_field(const char *reply, const char *field, const char *stop,
+                         struct server_version *v);
+
 #endif

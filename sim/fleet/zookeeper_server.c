@@ -15,10 +15,10 @@
 #include <unistd.h>
 
 #include "sim/fleet/cluster.h"
-#include "sim/fleet/fleet.h"
 #include "sim/fleet/server_kind.h"
 #include "sim/fleet/spawn.h"
 #include "sim/fleet/zookeeper_server.h"
+#include "sim/record/run_meta.h"
 
 extern const struct server_kind server_zookeeper;
 
@@ -164,10 +164,10 @@ static bool answers(int port)
 static int version(const char *host, int port, struct server_version *v)
 {
     char reply[1024];
-    if (fleet_ask(host, port, "srvr", "Zookeeper version:", reply, sizeof(reply), v->why,
-                  sizeof(v->why)) < 0)
+    if (server_ask(host, port, "srvr", "Zookeeper version:", reply, sizeof(reply), v->why,
+                   sizeof(v->why)) < 0)
         return -1;
-    return fleet_version_field(reply, "Zookeeper version:", ",", v);
+    return server_version_field(reply, "Zookeeper version:", ",", v);
 }
 
 static bool leads(int port)

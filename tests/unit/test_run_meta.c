@@ -2,7 +2,7 @@
  * reads it back into the same words (exact strings), cut to its buffer
  * with the length it needed; what run_meta_init takes of argv and of the
  * build; and the fleet's reading of a server's version out of its answer
- * (fleet_version_field), on answers as Redis, ZooKeeper and a refusal give
+ * (server_version_field), on answers as Redis, ZooKeeper and a refusal give
  * them. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "sim/fleet/fleet.h"
+#include "sim/fleet/server_kind.h"
 #include "sim/record/run_meta.h"
 
 static void quote(const char *const *argv, size_t argc, const char *want)
@@ -92,7 +93,7 @@ static void versions_read_from_answers(void **state)
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct server_version v = {0};
-        assert_int_equal(fleet_version_field(cases[i].answer, cases[i].key, cases[i].end, &v),
+        assert_int_equal(server_version_field(cases[i].answer, cases[i].key, cases[i].end, &v),
                          cases[i].rc);
         assert_string_equal(v.version, cases[i].version);
         if (cases[i].answer_kept)

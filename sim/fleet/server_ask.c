@@ -1,9 +1,7 @@
-/* version.c - each server asked its version once it serves, as the
- * reports state it: the fleet's record of the answers (one question per
- * endpoint, however many runs of a comparison use it), and the plain TCP
- * question the kinds that speak text share (Redis's INFO, ZooKeeper's
- * four-letter words, etcd's HTTP). A question that goes unanswered leaves
- * the version unknown, with why; it never fails a run. */
+/* server_ask.c - the plain TCP question the server kinds that speak text
+ * share to learn a server's version (Redis's INFO, ZooKeeper's four-letter
+ * words, etcd's HTTP), and the reading of its answer. A question that goes
+ * unanswered leaves the version unknown, with why; it never fails a run. */
 #include <errno.h>
 #include <netdb.h>
 #include <poll.h>
@@ -13,9 +11,9 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include "sim/fleet/fleet.h"
 #include "sim/fleet/server_kind.h"
 #include "sim/record/clock.h"
+#include "sim/record/run_meta.h"
 
 #define ASK_MS 2000 /* a server that serves answers in well under a millisecond */
 
@@ -51,8 +49,8 @@ static int dial(const char *host, int port, char *why, size_t whylen)
     return fd;
 }
 
-int fleet_ask(const char *host, int port, const char *question, const char *until, char *reply,
-              size_t len, char *why, size_t whylen)
+int server_ask(const char *host, int port, const char *question, const char *until, char *reply,
+               size_t len, char *why, size_t whylen)
 {
     if (len == 0)
         return -1;
@@ -92,8 +90,8 @@ static void first_line(char *out, size_t len, const char *s)
     snprintf(out, len, "%.*s", (int)(n < len ? n : len - 1), s);
 }
 
-int fleet_version_field(const char *reply, const char *field, const char *stop,
-                        struct server_version *v)
+int server_version_field(const char *reply, const char *field, const char *stop,
+                         struct server_version *v)
 {
     const char *at = strstr(reply, field);
     if (at == NULL) {
@@ -115,30 +113,4 @@ int fleet_version_field(const char *reply, const char *field, const char *stop,
     snprintf(v->version, sizeof(v->version), "%.*s", (int)(n < 63 ? n : 63), value);
     first_line(v->answer, sizeof(v->answer), at);
     return 0;
-}
-
-void fleet_version(struct fleet *f, const char *kind, const char *host, int port,
-                   struct server_version *v)
-{
-    char address[sizeof(v->address)];
-    snprintf(address, sizeof(address), "%s:%d", host, port);
-    for (size_t i = 0; i < f->n_known; i++)
-        if (strcmp(f->known[i].kind, kind) == 0 && strcmp(f->known[i].address, address) == 0) {
-            *v = f->known[i];
-            return;
-        }
-    memset(v, 0, sizeof(*v));
-    snprintf(v->kind, sizeof(v->kind), "%s", kind);
-    memcpy(v->address, address, sizeof(address));
-    const struct server_kind *k = server_kind_find(kind);
-    if (k == NULL || k->version == NULL)
-        snprintf(v->why, sizeof(v->why), "locklab does not ask %s servers their version", kind);
-    else if (k->version(host, port, v) < 0) {
-        v->version[0] = '\0';
-        if (v->why[0] == '\0')
-            snprintf(v->why, sizeof(v->why), "no answer");
-    } else
-        v->why[0] = '\0';
-    if (f->n_known < FLEET_KNOWN_VERSIONS)
-        f->known[f->n_known++] = *v;
 }
