@@ -50,7 +50,7 @@ const char *report_effect_name(int effect)
 
 const char *report_seconds(uint64_t ms, char *buf, size_t len)
 {
-    return scenario_seconds(ms, buf, len);
+    return figure_seconds(ms, buf, len);
 }
 
 const char *report_token(uint64_t token, char *buf, size_t len)

@@ -53,7 +53,7 @@ static void plan_with(const struct fault_spec *f, const char *how, char *buf, si
     else if (f->target != FAULT_TARGET_HOLDER)
         snprintf(who, sizeof(who), "client %d", (int)f->target);
     snprintf(buf, len, "%s %s, %s %s s", fault_type_name(f->kind), who, how,
-             scenario_seconds(f->duration_ms, a, sizeof(a)));
+             figure_seconds(f->duration_ms, a, sizeof(a)));
 }
 
 static void plan_pause(const struct fault_spec *f, char *buf, size_t len)

@@ -84,7 +84,7 @@ static void plan(const struct fault_spec *f, char *buf, size_t len)
 {
     char a[32];
     snprintf(buf, len, "clock_jump %s +%s s%s", f->target_text,
-             scenario_seconds(f->jump_ms, a, sizeof(a)),
+             figure_seconds(f->jump_ms, a, sizeof(a)),
              f->method == CLOCK_TTL ? " (method ttl)" : "");
 }
 

@@ -122,7 +122,7 @@ static void plan(const struct fault_spec *f, char *buf, size_t len)
     if (f->restart_after_ms) {
         char b[32];
         snprintf(buf, len, "failover: kill the master, back after %s s as a replica",
-                 scenario_seconds(f->restart_after_ms, b, sizeof(b)));
+                 figure_seconds(f->restart_after_ms, b, sizeof(b)));
     } else
         snprintf(buf, len, "failover: kill the master, down until the run ends");
 }

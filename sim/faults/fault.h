@@ -14,15 +14,18 @@
 #ifndef LOCKLAB_FAULT_H
 #define LOCKLAB_FAULT_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include <jansson.h>
 
-#include "sim/scenario/scenario.h"
+#include "sim/faults/fault_spec.h"
 
 struct nemesis;
+struct scenario;
+struct lock_ops;
 
 /* Which machinery plays a kind: its family. */
 enum fault_family {
@@ -45,8 +48,14 @@ enum fault_window {
 };
 
 /* The validation of one fault object's keys, handed to a kind's check:
- * the parser's context, the object as written and the spec parsed so far. */
-struct fault_check;
+ * the object as written, the spec parsed so far, and the parser's located
+ * error (on key; NULL: on the object), which the helpers below call. */
+struct fault_check {
+    json_t *obj;
+    struct fault_spec *fs;
+    void *ctx;
+    void (*blame)(void *ctx, const char *key, const char *fmt, va_list ap);
+};
 /* The key is in the object: blame it with "a KIND takes no KEY (why)". */
 int fault_refuse(struct fault_check *fc, const char *key, const char *why);
 /* The key is missing: "missing required key "KEY" (what)". */

@@ -7,8 +7,73 @@
  */
 #include <stdio.h>
 
+#include "algorithms/lock.h"
 #include "sim/faults/fault.h"
 #include "sim/fleet/server_kind.h"
+
+bool fault_has(const struct fault_check *fc, const char *key)
+{
+    return json_object_get(fc->obj, key) != NULL;
+}
+
+struct fault_spec *fault_checked(struct fault_check *fc)
+{
+    return fc->fs;
+}
+
+static int vblame(struct fault_check *fc, const char *key, const char *fmt, va_list ap)
+{
+    fc->blame(fc->ctx, key, fmt, ap);
+    return -1;
+}
+
+__attribute__((format(printf, 3, 4))) static int blame_on(struct fault_check *fc, const char *key,
+                                                          const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vblame(fc, key, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int fault_refuse(struct fault_check *fc, const char *key, const char *why)
+{
+    if (!fault_has(fc, key))
+        return 0;
+    return blame_on(fc, key, "a %s takes no %s (%s)", fault_type_name(fc->fs->kind), key, why);
+}
+
+int fault_require(struct fault_check *fc, const char *key, const char *what)
+{
+    if (fault_has(fc, key))
+        return 0;
+    return blame_on(fc, NULL, "missing required key \"%s\" (%s)", key, what);
+}
+
+int fault_needs(struct fault_check *fc, const char *key, const char *what)
+{
+    return blame_on(fc, NULL, "missing required key \"%s\" (a %s needs one: %s)", key,
+                    fault_type_name(fc->fs->kind), what);
+}
+
+int fault_blame(struct fault_check *fc, const char *key, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vblame(fc, key, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int fault_fail(struct fault_check *fc, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vblame(fc, NULL, fmt, ap);
+    va_end(ap);
+    return -1;
+}
 
 /* Toxiproxy's attributes, in the order they are looked at. */
 static const struct {

@@ -29,9 +29,10 @@
 #include "sim/check/fault_record.h"
 #include "sim/fleet/cluster.h"
 #include "sim/record/history.h"
-#include "sim/scenario/scenario.h"
+#include "sim/faults/fault_spec.h"
 
 struct nemesis;
+struct scenario;
 struct proxy;
 
 /* The servers a run's process faults may strike, in the order they are

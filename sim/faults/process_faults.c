@@ -99,7 +99,7 @@ static void plan_kill(const struct fault_spec *f, char *buf, size_t len)
     if (f->restart_after_ms) {
         char b[32];
         snprintf(buf, len, "kill %s, back after %s s%s", f->target_text,
-                 scenario_seconds(f->restart_after_ms, b, sizeof(b)), data);
+                 figure_seconds(f->restart_after_ms, b, sizeof(b)), data);
     } else
         snprintf(buf, len, "kill %s, down until the run ends%s", f->target_text, data);
 }
@@ -108,7 +108,7 @@ static void plan_pause(const struct fault_spec *f, char *buf, size_t len)
 {
     char a[32];
     snprintf(buf, len, "pause %s for %s s", f->target_text,
-             scenario_seconds(f->duration_ms, a, sizeof(a)));
+             figure_seconds(f->duration_ms, a, sizeof(a)));
 }
 
 static void plan_restart(const struct fault_spec *f, char *buf, size_t len)

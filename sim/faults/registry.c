@@ -125,13 +125,3 @@ uint64_t fault_end_ms(const struct fault_spec *f, uint64_t run_ms)
         return f->restart_after_ms ? f->at_ms + f->restart_after_ms : run_ms;
     return f->at_ms + f->duration_ms;
 }
-
-bool scenario_fakes_time(const struct scenario *s)
-{
-    for (size_t i = 0; i < s->n_faults; i++) {
-        const struct fault_kind *k = fault_kind_of(&s->faults[i]);
-        if (k->fakes_time && k->fakes_time(&s->faults[i]))
-            return true;
-    }
-    return false;
-}

@@ -129,7 +129,7 @@ static void plan(const struct fault_spec *f, char *buf, size_t len)
     char span[48] = "until the run ends";
     if (f->duration_ms) {
         char a[32];
-        snprintf(span, sizeof(span), "for %s s", scenario_seconds(f->duration_ms, a, sizeof(a)));
+        snprintf(span, sizeof(span), "for %s s", figure_seconds(f->duration_ms, a, sizeof(a)));
     }
     const char *way = !fault_kind_of(f)->has_stream   ? ""
                       : f->stream == STREAM_BOTH_WAYS ? " (both ways)"

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/faults/fault_spec.h"
 #include "sim/record/hiccup.h"
-#include "sim/scenario/scenario.h"
 
 void history_free(struct history *h)
 {

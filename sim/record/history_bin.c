@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/faults/fault_spec.h"
 #include "sim/record/grow.h"
 #include "sim/record/hiccup.h"
-#include "sim/scenario/scenario.h"
 
 #define BUF_BYTES 65536
 /* The most one record but a string can take: a tag and eight varints. */

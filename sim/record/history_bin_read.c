@@ -18,12 +18,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/faults/fault_spec.h"
 #include "sim/record/grow.h"
 #include "sim/record/history_bin.h"
 #include "sim/record/history_decode.h"
 #include "sim/record/history_intern.h"
 #include "sim/record/history_validate.h"
-#include "sim/scenario/scenario.h"
 
 #define BUF_BYTES  65536
 #define RECORD_MAX 96 /* every record but a string fits in this */

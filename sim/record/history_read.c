@@ -22,10 +22,10 @@
 
 #include <jansson.h>
 
+#include "sim/faults/fault_spec.h"
 #include "sim/record/history_decode.h"
 #include "sim/record/history_intern.h"
 #include "sim/record/history_validate.h"
-#include "sim/scenario/scenario.h"
 
 struct reader {
     const char *path;

@@ -260,17 +260,13 @@ static int parse_toxicity(struct ctx *c, json_t *v, const struct field *f, void 
     return 0;
 }
 
-static const char *const method_list[] = {"auto", "faketime", "ttl"};
+static const struct names data_names = {"data", fault_data_words, N_OF(fault_data_words),
+                                        DATA_LOST};
 
-static const char *const stream_list[] = {"upstream", "downstream", "both"};
+static const struct names method_names = {"method", clock_method_words, N_OF(clock_method_words),
+                                          CLOCK_AUTO};
 
-static const char *const data_list[] = {"lost", "kept"};
-
-static const struct names data_names = {"data", data_list, N_OF(data_list), DATA_LOST};
-
-static const struct names method_names = {"method", method_list, N_OF(method_list), CLOCK_AUTO};
-
-static const struct names stream_names = {"stream", stream_list, N_OF(stream_list),
+static const struct names stream_names = {"stream", fault_stream_words, N_OF(fault_stream_words),
                                           STREAM_UPSTREAM};
 
 /* The kinds' names, read from the fault registry. */
@@ -361,66 +357,22 @@ int parse_faults(struct ctx *c, json_t *v, const struct field *f, void *base)
     return rc;
 }
 
-struct fault_check {
-    struct ctx *c;
-    json_t *obj;
-    struct fault_spec *fs;
-};
-
-bool fault_has(const struct fault_check *fc, const char *key)
+/* The parser's side of a kind's check: its located error, on key (NULL:
+ * the fault object itself). */
+static void blame(void *ctx, const char *key, const char *fmt, va_list ap)
 {
-    return json_object_get(fc->obj, key) != NULL;
-}
-
-struct fault_spec *fault_checked(struct fault_check *fc)
-{
-    return fc->fs;
-}
-
-int fault_refuse(struct fault_check *fc, const char *key, const char *why)
-{
-    if (!fault_has(fc, key))
-        return 0;
-    return fault_blame(fc, key, "a %s takes no %s (%s)", fault_type_name(fc->fs->kind), key, why);
-}
-
-int fault_require(struct fault_check *fc, const char *key, const char *what)
-{
-    if (fault_has(fc, key))
-        return 0;
-    return scn_fail(fc->c, "missing required key \"%s\" (%s)", key, what);
-}
-
-int fault_needs(struct fault_check *fc, const char *key, const char *what)
-{
-    return scn_fail(fc->c, "missing required key \"%s\" (a %s needs one: %s)", key,
-                    fault_type_name(fc->fs->kind), what);
-}
-
-int fault_blame(struct fault_check *fc, const char *key, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    scn_push_key(fc->c, key);
-    scn_vfail(fc->c, fmt, ap);
-    scn_pop(fc->c);
-    va_end(ap);
-    return -1;
-}
-
-int fault_fail(struct fault_check *fc, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    scn_vfail(fc->c, fmt, ap);
-    va_end(ap);
-    return -1;
+    struct ctx *c = ctx;
+    if (key)
+        scn_push_key(c, key);
+    scn_vfail(c, fmt, ap);
+    if (key)
+        scn_pop(c);
 }
 
 /* What the kind takes and refuses, checked by the kind itself. */
 static int fault_after(struct ctx *c, json_t *obj, void *base)
 {
-    struct fault_check fc = {c, obj, base};
+    struct fault_check fc = {.obj = obj, .fs = base, .ctx = c, .blame = blame};
     return fault_kind_of(fc.fs)->check(&fc);
 }
 
@@ -431,42 +383,6 @@ uint64_t scenario_longest_fault_ms(const struct scenario *s)
         if (s->faults[i].duration_ms > longest)
             longest = s->faults[i].duration_ms;
     return longest;
-}
-
-const char *const fault_expect_names[FAULT_EXPECTS] = {"acquired", "failed", "recovery_ms"};
-
-const struct expect_num *fault_expect_at(const struct fault_expect *x, size_t k)
-{
-    const struct expect_num *all[FAULT_EXPECTS] = {&x->acquired, &x->failed, &x->recovery_ms};
-    return all[k];
-}
-
-const char *clock_method_name(enum clock_method m)
-{
-    return m < N_OF(method_list) ? method_list[m] : "?";
-}
-
-size_t fault_node_count(const struct fault_spec *f, size_t n)
-{
-    switch (f->pick) {
-    case PICK_NODE:
-    case PICK_ONE:
-    case PICK_LEADER:
-    case PICK_FOLLOWER:
-        return 1;
-    case PICK_POOLER:
-        return 0; /* none of the lock's servers: the one in front of them */
-    case PICK_MINORITY:
-        return n / 2;
-    case PICK_MAJORITY:
-        return n / 2 + 1;
-    case PICK_ALL:
-    case PICK_PRIMARIES:
-        return n;
-    case PICK_HOLDER_MAJORITY:
-        return f->count ? f->count : n / 2 + 1;
-    }
-    return n;
 }
 
 bool scenario_keeps_data(const struct scenario *s)
@@ -518,16 +434,4 @@ uint32_t scenario_proxied_endpoints(const struct scenario *s, size_t n)
             set |= 1u << (f->node - 1);
     }
     return set;
-}
-
-const char *fault_stream_name(unsigned stream)
-{
-    return stream == STREAM_UPSTREAM    ? "upstream"
-           : stream == STREAM_BOTH_WAYS ? "both"
-                                        : "downstream";
-}
-
-const char *fault_data_name(enum fault_data d)
-{
-    return d == DATA_KEPT ? "kept" : "lost";
 }

@@ -322,3 +322,13 @@ int scenario_finish_faults(struct ctx *c, const struct scenario *s, const struct
     scn_pop(c);
     return 0;
 }
+
+bool scenario_fakes_time(const struct scenario *s)
+{
+    for (size_t i = 0; i < s->n_faults; i++) {
+        const struct fault_kind *k = fault_kind_of(&s->faults[i]);
+        if (k->fakes_time && k->fakes_time(&s->faults[i]))
+            return true;
+    }
+    return false;
+}
