@@ -106,7 +106,7 @@ struct runner *runner_new(const struct scenario *s, const struct lock_ops *ops,
     pthread_cond_init(&r->cv, &ca);
     pthread_condattr_destroy(&ca);
     r->run.wl = workload_new(s);
-    r->run.nem = nemesis_new(s);
+    r->run.nem = nemesis_new(s->faults, s->n_faults, s->seed);
     r->n = s->clients;
     r->clients = calloc(r->n, sizeof(*r->clients));
     if (r->run.wl == NULL || r->run.nem == NULL || r->clients == NULL ||

@@ -25,10 +25,11 @@ static int check(struct fault_check *fc)
     return fault_check_holder_majority(fc);
 }
 
-static int misfit(const struct scenario *s, const struct fault_spec *f, const struct lock_ops *ops,
-                  const char **key, char *why, size_t len)
+static int misfit(const struct fault_fit *fit, const struct fault_spec *f, const char **key,
+                  char *why, size_t len)
 {
-    (void)s, (void)f;
+    (void)f;
+    const struct lock_ops *ops = fit->ops;
     const struct server_kind *kind = server_kind_find(ops->server);
     if (kind && kind->clock_movable)
         return 0;

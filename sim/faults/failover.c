@@ -38,13 +38,13 @@ static int check(struct fault_check *fc)
     return 0;
 }
 
-static int misfit(const struct scenario *s, const struct fault_spec *f, const struct lock_ops *ops,
-                  const char **key, char *why, size_t len)
+static int misfit(const struct fault_fit *fit, const struct fault_spec *f, const char **key,
+                  char *why, size_t len)
 {
     (void)f;
     /* sentinels promote a replica of a kind they can find the master of */
-    const struct server_kind *kind = server_kind_find(ops->server);
-    if (s->redis.sentinels > 0 && kind && kind->found_by)
+    const struct server_kind *kind = server_kind_find(fit->ops->server);
+    if (fit->promotes && kind && kind->found_by)
         return 0;
     *key = "type";
     snprintf(why, len,

@@ -7,7 +7,7 @@
  * takes and their validation, what it needs of the run's servers, what it
  * does at its start and its end, what it writes into the plan and the
  * report. The parser, `list`, `show`, the nemesis and the reports read the
- * table, through scenario.h's fault_* queries where they must not see the
+ * table, through fault_spec.h's fault_* queries where they must not see the
  * nemesis. Adding a kind is one file and one line in registry.c
  * (docs/architecture.md walks through it).
  */
@@ -24,7 +24,6 @@
 #include "sim/faults/fault_spec.h"
 
 struct nemesis;
-struct scenario;
 struct lock_ops;
 
 /* Which machinery plays a kind: its family. */
@@ -71,6 +70,13 @@ int fault_fail(struct fault_check *fc, const char *fmt, ...) __attribute__((form
 bool fault_has(const struct fault_check *fc, const char *key);
 struct fault_spec *fault_checked(struct fault_check *fc);
 
+/* What a kind may ask of the run it is to strike: the lock, and whether
+ * something of its layout promotes a replica (Redis's sentinels). */
+struct fault_fit {
+    const struct lock_ops *ops;
+    bool promotes;
+};
+
 struct fault_kind {
     const char *name;    /* as scenario files write it */
     const char *summary; /* one line for `locklab list faults` */
@@ -80,10 +86,10 @@ struct fault_kind {
     /* Validate what the object says beyond the common keys (at_ms, type,
      * target, expect) and finish the spec; 0, or -1 with the error set. */
     int (*check)(struct fault_check *fc);
-    /* Optional: why it cannot strike this run's servers (ops's, as s
-     * configures them), with *key the key to blame; 0 when it can. */
-    int (*misfit)(const struct scenario *s, const struct fault_spec *f, const struct lock_ops *ops,
-                  const char **key, char *why, size_t len);
+    /* Optional: why it cannot strike this run's servers (the lock's, laid
+     * out as fit says), with *key the key to blame; 0 when it can. */
+    int (*misfit)(const struct fault_fit *fit, const struct fault_spec *f, const char **key,
+                  char *why, size_t len);
     /* Optional: does it need its servers started under libfaketime? */
     bool (*fakes_time)(const struct fault_spec *f);
     /* Its client's connections are held at the proxy while it lasts. */
@@ -137,7 +143,7 @@ struct fault_kind {
     void (*settings)(const struct fault_spec *f, json_t *o);
 };
 
-/* The registry (its count and the index of a name are scenario.h's:
+/* The registry (its count and the index of a name are fault_spec.h's:
  * fault_kind_count, fault_kind_index). */
 const struct fault_kind *fault_kind_at(size_t i);
 /* f's kind (never NULL for a parsed spec). */
@@ -172,7 +178,7 @@ int fault_check_holder_majority(struct fault_check *fc);
 /* duration_ms given, and not 0. */
 int fault_check_needs_duration(struct fault_check *fc);
 /* A misfit: data (lost, kept) given for a server that is no Redis. */
-int fault_misfit_data(const struct scenario *s, const struct fault_spec *f,
-                      const struct lock_ops *ops, const char **key, char *why, size_t len);
+int fault_misfit_data(const struct fault_fit *fit, const struct fault_spec *f, const char **key,
+                      char *why, size_t len);
 
 #endif

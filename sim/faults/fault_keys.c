@@ -204,10 +204,10 @@ static const char *kinds_losing_data(char *buf, size_t len)
     return buf;
 }
 
-int fault_misfit_data(const struct scenario *s, const struct fault_spec *f,
-                      const struct lock_ops *ops, const char **key, char *why, size_t len)
+int fault_misfit_data(const struct fault_fit *fit, const struct fault_spec *f, const char **key,
+                      char *why, size_t len)
 {
-    (void)s;
+    const struct lock_ops *ops = fit->ops;
     const struct server_kind *kind = server_kind_find(ops->server);
     bool on_disk = kind && kind->keeps_data, losable = kind && kind->forget_data;
     char who[64];

@@ -17,6 +17,8 @@
 
 #include "sim/record/figures.h"
 
+#define SCENARIO_MAX_FAULTS 64 /* a scenario's timeline holds at most these */
+
 struct json_t;
 size_t fault_kind_count(void);
 const char *fault_type_name(unsigned kind); /* "client_pause"; "unknown" past the end */

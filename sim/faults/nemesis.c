@@ -10,21 +10,21 @@
 #include "sim/faults/nemesis_state.h"
 #include "sim/fleet/server_kind.h"
 
-struct nemesis *nemesis_new(const struct scenario *s)
+struct nemesis *nemesis_new(const struct fault_spec *faults, size_t count, uint64_t seed)
 {
     struct nemesis *n = calloc(1, sizeof(*n));
     if (n == NULL)
         return NULL;
-    n->n = s->n_faults;
+    n->n = count;
     for (size_t i = 0; i < n->n; i++) {
         struct fault_record *r = &n->rec[i];
-        r->spec = s->faults[i];
+        r->spec = faults[i];
         n->notes[i * NOTES_PER_FAULT + NOTE_SERVERS] = r->servers;
         n->notes[i * NOTES_PER_FAULT + NOTE_START] = r->detail;
         n->notes[i * NOTES_PER_FAULT + NOTE_END] = r->end_detail;
     }
     /* Its own stream of choices, repeatable from the seed alone. */
-    n->rng = (s->seed ^ 0x6e656d6573697321ULL) * 0x9e3779b97f4a7c15ULL | 1;
+    n->rng = (seed ^ 0x6e656d6573697321ULL) * 0x9e3779b97f4a7c15ULL | 1;
     atomic_init(&n->pending, 0);
     atomic_init(&n->active, 0);
     atomic_init(&n->quit, 0);

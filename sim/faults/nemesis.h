@@ -26,13 +26,12 @@
 
 #include <stdatomic.h>
 
-#include "sim/check/fault_record.h"
+#include "sim/faults/fault_record.h"
+#include "sim/faults/fault_spec.h"
 #include "sim/fleet/cluster.h"
 #include "sim/record/history.h"
-#include "sim/faults/fault_spec.h"
 
 struct nemesis;
-struct scenario;
 struct proxy;
 
 /* The servers a run's process faults may strike, in the order they are
@@ -56,7 +55,7 @@ struct fault_nodes {
     struct proxy *repl;
 };
 
-struct nemesis *nemesis_new(const struct scenario *s);
+struct nemesis *nemesis_new(const struct fault_spec *faults, size_t n, uint64_t seed);
 void nemesis_free(struct nemesis *n); /* accepts NULL; stops the thread first */
 /* The servers process faults strike; before nemesis_start. */
 void nemesis_set_nodes(struct nemesis *n, const struct fault_nodes *nodes);

@@ -34,7 +34,7 @@ const struct fault_kind *fault_kind_of(const struct fault_spec *f)
     return kinds[f->kind < N_KINDS ? f->kind : 0];
 }
 
-/* ---- scenario.h's queries ------------------------------------------- */
+/* ---- fault_spec.h's queries ----------------------------------------- */
 
 size_t fault_kind_count(void)
 {

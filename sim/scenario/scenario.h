@@ -17,12 +17,11 @@
 #include "sim/faults/fault_spec.h"
 #include "sim/record/figures.h"
 
-#define SCENARIO_MAX_FAULTS   64
 #define SCENARIO_MAX_CLIENTS  100000
 #define SCENARIO_MAX_RATE     1000000 /* business steps per second */
 #define SCENARIO_ERR_MAX      512
 #define SCENARIO_MAX_NOTES    8
-#define SCENARIO_SERVER_KINDS 8        /* room in a scenario for the fleet's server kinds */
+#define SCENARIO_SERVER_KINDS 8 /* room in a scenario for the fleet's server kinds */
 
 enum workload_kind {
     WORKLOAD_FLASH_SALE = 0,

@@ -132,7 +132,10 @@ static int misfit(const struct scenario *s, const struct fault_spec *f, const st
                  (unsigned)f->count, n, n / 2 + 1);
     } else {
         const struct fault_kind *k = fault_kind_of(f);
-        return k->misfit ? k->misfit(s, f, ops, key, why, len) : 0;
+        return k->misfit
+                   ? k->misfit(&(struct fault_fit){.ops = ops, .promotes = s->redis.sentinels > 0},
+                               f, key, why, len)
+                   : 0;
     }
     return -1;
 }

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "sim/scenario/scenario.h"
+#include "sim/faults/fault_spec.h"
 
 #define FAULT_TEXT_MAX 384
 
