@@ -18,8 +18,8 @@
 #include <string.h>
 
 #include "sim/check/spans.h"
+#include "sim/faults/fault_spec.h"
 #include "sim/record/grow.h"
-#include "sim/scenario/scenario.h"
 
 struct availability {
     struct span_track spans;

@@ -13,8 +13,8 @@
 #include <string.h>
 
 #include "sim/check/stale_grants.h"
+#include "sim/faults/fault_spec.h"
 #include "sim/record/grow.h"
-#include "sim/scenario/scenario.h"
 
 static int cmp_u64(uint64_t a, uint64_t b)
 {

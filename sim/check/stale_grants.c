@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/faults/fault_spec.h"
 #include "sim/record/grow.h"
-#include "sim/scenario/scenario.h"
 
 #define NO_LATE UINT32_MAX
 
