@@ -8,6 +8,7 @@
 
 #include "reports/compare_parts.h"
 #include "sim/record/histogram.h"
+#include "sim/scenario/scenario.h"
 
 static void fill_invariants(struct compare_row *row, const struct run_result *r)
 {

@@ -8,6 +8,7 @@
 
 #include "reports/compare.h"
 #include "reports/compare_parts.h"
+#include "sim/scenario/scenario.h"
 
 /* One bar per algorithm that ran: v[i] for row i, its label fmt'd. */
 static void bars(FILE *f, const struct comparison *c, const double *v, const char *what,

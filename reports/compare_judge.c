@@ -5,6 +5,7 @@
  * unsafe"): held against a lock that stayed safe, it would call that lock
  * a failure for being safe. */
 #include "reports/compare.h"
+#include "sim/scenario/scenario.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

@@ -3,6 +3,7 @@
  * fault window cost each algorithm, and the settings each really ran with.
  * The rows keep what they need of their runs here, as each run ends. */
 #include "reports/compare_parts.h"
+#include "sim/scenario/scenario.h"
 
 #include <inttypes.h>
 #include <math.h>

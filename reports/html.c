@@ -18,6 +18,7 @@
 #include "sim/check/context.h"
 #include "sim/check/groups.h"
 #include "sim/record/histogram.h"
+#include "sim/scenario/scenario.h"
 
 /* lock timelines drawn, one per group of violations; the context
  * (sim/check/context.h) rebuilds the sections of that many */

@@ -8,6 +8,7 @@
 #include "reports/violation_groups.h"
 #include "sim/check/context.h"
 #include "sim/record/histogram.h"
+#include "sim/scenario/scenario.h"
 
 #define MAX_VIOL_ROWS 100 /* pairs listed under a group */
 

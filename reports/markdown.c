@@ -7,6 +7,7 @@
 #include "reports/violation_groups.h"
 #include "sim/check/context.h"
 #include "sim/record/histogram.h"
+#include "sim/scenario/scenario.h"
 
 static void md_ops(FILE *f, const struct run_result *r)
 {

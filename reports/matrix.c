@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "reports/report.h"
+#include "sim/scenario/scenario.h"
 
 #define SCHEMA "locklab.matrix/1"
 

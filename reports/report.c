@@ -13,6 +13,7 @@
 #include "sim/record/hiccup.h"
 #include "sim/record/histogram.h"
 #include "sim/record/intervals.h"
+#include "sim/scenario/scenario.h"
 
 static const char *const op_names[OP_COUNT] = {
     [OP_ACQUIRE] = "acquire", [OP_ACQUIRE_FAILED] = "acquire_failed",

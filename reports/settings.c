@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "reports/report.h"
+#include "sim/scenario/scenario.h"
 
 static const struct lock_ops *ops_of(const struct scenario *s)
 {

@@ -12,6 +12,7 @@
 #include "reports/violation_groups.h"
 #include "sim/check/context.h"
 #include "sim/record/histogram.h"
+#include "sim/scenario/scenario.h"
 
 void report_header(FILE *f, const struct scenario *s, const char (*servers)[RESULT_SERVER_LEN],
                    size_t n_servers)

@@ -10,6 +10,7 @@
 #include "sim/check/context.h"
 #include "sim/check/groups.h"
 #include "sim/check/stale_grants.h"
+#include "sim/scenario/scenario.h"
 
 /* The lease the words speak of: the one the lock's grants really ran on
  * (scenario_lease_ms; a history read back says it as its ttl_ms), with

@@ -16,6 +16,7 @@
 #include "sim/check/invariant.h"
 #include "sim/check/stuck.h"
 #include "sim/faults/fault_record.h"
+#include "sim/faults/fault_spec.h"
 #include "sim/record/history.h"
 #include "sim/record/intervals.h"
 #include "sim/record/journal.h"
@@ -23,7 +24,6 @@
 #include "sim/record/measures.h"
 #include "sim/record/proxy_stats.h"
 #include "sim/record/run_meta.h"
-#include "sim/scenario/scenario.h"
 
 struct histogram;
 struct late_grant;
@@ -51,6 +51,8 @@ struct load_record {
     uint64_t lag_max_ns; /* the latest a step began after it was due */
     uint64_t lag_sum_ns; /* over the steps begun, for the mean */
 };
+
+struct scenario;
 
 struct run_result {
     const struct scenario *scn;
@@ -155,11 +157,6 @@ int result_check_history(struct run_result *r, uint64_t lookback_ns, bool writes
 /* The availability of fault i of the scenario (its span), or NULL. */
 const struct fault_availability *result_fault_availability(const struct run_result *r, size_t i);
 
-/* Compare the run with the scenario's expectations; sets expects, passed.
- * A run whose every violation a host stall made, longer than the lock's
- * slack (history.slack_ms), and whose other expectations hold, is made
- * INCOMPLETE with the stall in incomplete_reason: it tested the host. */
-void result_judge(struct run_result *r);
 /* True when every violation began in a host stall longer than the lock's
  * slack (history.slack_ms) with no fault of the scenario's near it: a
  * stall of the whole testbed lets any lease lapse, as a GC pause would,

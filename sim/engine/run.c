@@ -9,6 +9,7 @@
 
 #include "sim/engine/engine.h"
 #include "sim/engine/runner.h"
+#include "sim/engine/verdict.h"
 #include "sim/faults/nemesis.h"
 #include "sim/fleet/fleet.h"
 #include "sim/fleet/server_kind.h"

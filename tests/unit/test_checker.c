@@ -17,6 +17,8 @@
 
 #include "sim/check/checker.h"
 #include "sim/check/result.h"
+#include "sim/engine/verdict.h"
+#include "sim/scenario/scenario.h"
 
 #define NO_CAP 1000
 

@@ -17,6 +17,7 @@
 
 #include "algorithms/lock.h"
 #include "reports/compare_parts.h"
+#include "sim/scenario/scenario.h"
 
 static char *text;
 static size_t text_len;

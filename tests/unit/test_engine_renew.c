@@ -28,6 +28,7 @@
 #include "algorithms/lock.h"
 #include "sim/check/result.h"
 #include "sim/engine/runner.h"
+#include "sim/engine/verdict.h"
 #include "sim/record/history.h"
 #include "sim/record/journal.h"
 #include "sim/scenario/scenario.h"

@@ -23,6 +23,7 @@
 #include "sim/check/groups.h"
 #include "sim/check/result.h"
 #include "sim/check/stale_grants.h"
+#include "sim/scenario/scenario.h"
 #include "tests/lib/history_make.h"
 
 #define MS 1000000ULL
