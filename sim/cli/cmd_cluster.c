@@ -390,14 +390,14 @@ static bool supervisor_alive(const struct cluster_state *st)
 
 static void print_usage_hint(const struct cluster_state *st)
 {
-    bool redis = false;
     printf("point locklab at it:\n  locklab run SCENARIO");
     for (size_t k = 0; k < server_kind_count(); k++)
-        if (startable(k) && st->endpoints[k][0]) {
+        if (startable(k) && st->endpoints[k][0])
             printf(" --%s %s", server_kind_at(k)->name, st->endpoints[k]);
-            redis |= strcmp(server_kind_at(k)->name, "redis") == 0;
-        }
-    printf("\n%s", redis ? "  (the single-instance algorithms use the first Redis)\n" : "");
+    printf("\n");
+    for (size_t k = 0; k < server_kind_count(); k++)
+        if (startable(k) && st->endpoints[k][0] && server_kind_at(k)->cluster_note)
+            printf("  (%s)\n", server_kind_at(k)->cluster_note);
 }
 
 /* No live supervisor in o->dir: say which case it is, on one line. */

@@ -289,6 +289,7 @@ const struct server_kind server_redis = {
     .clock_movable = true,
     .found_by = "sentinel",
     .option_letter = 'r',
+    .cluster_note = "the single-instance algorithms use the first Redis",
     .cluster_nodes = 5,
     .cluster_counts = 0x1ff, /* 0..8 */
     .cluster_counts_text = "0..8",

@@ -114,6 +114,9 @@ struct server_kind {
     /* Optional: the short letter of its command-line option (--redis is
      * also -r); 0: the long option alone. */
     char option_letter;
+    /* Optional: a line `locklab cluster up` adds under its hint when the
+     * cluster runs servers of this kind (how the locks share them). */
+    const char *cluster_note;
     /* `locklab cluster up` (kinds with a start): how many it starts
      * unless --<name>-nodes says, the counts that option takes (bit n:
      * n servers) and those counts as its message writes them. */
