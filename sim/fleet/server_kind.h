@@ -54,7 +54,7 @@ struct server_kind {
     /* Does the one on a loopback port serve? */
     bool (*answers)(int port);
     /* Optional: the one at host:port asked its version, once it serves
-     * (sim/fleet/version.c asks each endpoint once): the number as it
+     * (the fleet asks each endpoint once): the number as it
      * gives it into v->version, what it said into v->answer; 0, or -1
      * with v->why set. Never fails a run. NULL: it is not asked. */
     int (*version)(const char *host, int port, struct server_version *v);
