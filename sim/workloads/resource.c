@@ -121,15 +121,13 @@ uint64_t resource_concurrent_entries(const struct resource *r)
     return atomic_load(&r->concurrent);
 }
 
-/* Under the slot's mutex: admit token if it is not older than any seen. */
-static bool fence_admit(struct resource *r, struct slot *s, uint64_t token)
+/* Under the slot's mutex: is token not older than any the slot let in? */
+static bool fence_admits(struct resource *r, const struct slot *s, uint64_t token)
 {
-    if (token < s->max_token) {
-        atomic_fetch_add_explicit(&r->rejected, 1, memory_order_relaxed);
-        return false;
-    }
-    s->max_token = token;
-    return true;
+    if (!r->fencing || token >= s->max_token)
+        return true;
+    atomic_fetch_add_explicit(&r->rejected, 1, memory_order_relaxed);
+    return false;
 }
 
 void resource_set_versioned(struct resource *r)
@@ -181,6 +179,19 @@ static bool version_current(struct resource *r, struct slot *s, uint64_t token, 
     return false;
 }
 
+/* Under the slot's mutex: may an access with token touch the slot, by
+ * its fence and its version? Only one let in raises the fence: a store
+ * remembers the tokens it admitted, not those it refused (a read refused
+ * while a commit is on its way must not fence that commit's write out). */
+static bool admit(struct resource *r, struct slot *s, uint64_t token, bool read)
+{
+    if (!fence_admits(r, s, token) || !version_current(r, s, token, read))
+        return false;
+    if (r->fencing)
+        s->max_token = token;
+    return true;
+}
+
 enum resource_rc resource_read(struct resource *r, uint32_t key, uint64_t token, int64_t *value)
 {
     struct slot *s = &r->slots[key];
@@ -189,7 +200,7 @@ enum resource_rc resource_read(struct resource *r, uint32_t key, uint64_t token,
         return RES_OK;
     }
     pthread_mutex_lock(&s->mu);
-    bool ok = (!r->fencing || fence_admit(r, s, token)) && version_current(r, s, token, true);
+    bool ok = admit(r, s, token, true);
     if (ok)
         *value = atomic_load_explicit(&s->value, memory_order_relaxed);
     pthread_mutex_unlock(&s->mu);
@@ -204,7 +215,7 @@ enum resource_rc resource_write(struct resource *r, uint32_t key, uint64_t token
         return RES_OK;
     }
     pthread_mutex_lock(&s->mu);
-    bool ok = (!r->fencing || fence_admit(r, s, token)) && version_current(r, s, token, false);
+    bool ok = admit(r, s, token, false);
     if (ok) {
         atomic_store_explicit(&s->value, value, memory_order_relaxed);
         if (r->versioned) {

@@ -1,7 +1,8 @@
 /* test_resource.c - the store's versions (optimistic concurrency): a
  * value moves with the version its row is at; reads of an older version
  * are refused, a newer one is adopted only when no commit can still write
- * it; a committed write the store cannot apply is counted. Exact values,
+ * it; a committed write the store cannot apply is counted; with fencing
+ * too, a refused access raises no token. Exact values,
  * in the order the engine makes the calls (client_commit, client_unlock).
  * And the witness: entries counted by mode, the sequence they get, and
  * the offline checker agreeing with it on the sections it numbered. */
@@ -96,6 +97,32 @@ static void test_two_commits_from_one_version_are_counted(void **state)
     assert_int_equal(resource_write(r, 0, 5, 9), RES_FENCED);
     resource_commit_end(r, 0, false);
     assert_int_equal(resource_lost_commits(r), 1);
+    resource_free(r);
+}
+
+/* Fencing on a versioned store: B's commit went through (5 -> 6) and,
+ * before B writes, C reads at 6 and is refused (B's commit is in flight).
+ * The refused read leaves no token behind, so B's write at 5 lands: a
+ * store remembers only the tokens it let in. (Raised by C's read, the
+ * highest token fenced B's committed write out, and a run with no fault
+ * counted a lost commit in some seeds and not others.) */
+static void test_a_refused_read_fences_no_commit_out(void **state)
+{
+    (void)state;
+    struct resource *r = resource_new(1, 10, true);
+    assert_non_null(r);
+    resource_set_versioned(r);
+    int64_t v = 0;
+    assert_int_equal(resource_read(r, 0, 5, &v), RES_OK);     /* B reads 10 at 5 */
+    resource_commit_begin(r, 0);                              /* B's commit went through */
+    assert_int_equal(resource_read(r, 0, 6, &v), RES_FENCED); /* C: B has not written */
+    assert_int_equal(resource_write(r, 0, 5, 9), RES_OK);
+    resource_commit_end(r, 0, false);
+    assert_int_equal(resource_read(r, 0, 6, &v), RES_OK);
+    assert_int_equal(v, 9);
+    assert_int_equal(resource_read(r, 0, 5, &v), RES_FENCED); /* older than 6, now let in */
+    assert_int_equal(resource_rejected(r), 2);
+    assert_int_equal(resource_lost_commits(r), 0);
     resource_free(r);
 }
 
@@ -255,6 +282,7 @@ int main(void)
         cmocka_unit_test(test_no_adoption_while_a_commit_is_in_flight),
         cmocka_unit_test(test_unknown_commit_is_adopted_when_nothing_is_in_flight),
         cmocka_unit_test(test_two_commits_from_one_version_are_counted),
+        cmocka_unit_test(test_a_refused_read_fences_no_commit_out),
         cmocka_unit_test(test_witness_exclusive),
         cmocka_unit_test(test_witness_readers_and_a_writer),
         cmocka_unit_test(test_witness_permits),
