@@ -46,6 +46,32 @@ enum scorecard_verdict scorecard_cell_verdict(const struct scorecard_cell *c)
     return c->n_incomplete ? SCV_INCOMPLETE : SCV_SAFE;
 }
 
+const char *scorecard_known_unmet(const struct scorecard_cell *c, char *buf, size_t len)
+{
+    if (!c->known[0] || !c->known_unsafe || scorecard_cell_verdict(c) != SCV_SAFE)
+        return NULL;
+    snprintf(buf, len,
+             "safe in %s, though known result %s - %s; this class's shape did not reproduce "
+             "it: `locklab matrix --only %s` runs its own scenario",
+             c->n_runs > 1 ? "every seed" : "its seed", c->known, c->known_source, c->known);
+    return buf;
+}
+
+size_t scorecard_each_unmet(const struct scorecard *sc,
+                            void (*fn)(void *arg, size_t r, size_t k, const char *text), void *arg)
+{
+    char text[sizeof(sc->rows[0].cells[0].known_source) + 400];
+    size_t n = 0;
+    for (size_t r = 0; r < sc->n_rows; r++)
+        for (size_t k = 0; k < sc->n_classes; k++)
+            if (scorecard_known_unmet(&sc->rows[r].cells[k], text, sizeof(text))) {
+                if (fn)
+                    fn(arg, r, k, text);
+                n++;
+            }
+    return n;
+}
+
 const char *scorecard_verdict_name(enum scorecard_verdict v)
 {
     static const char *const names[] = {"safe", "unsafe", "mixed", "incomplete", "na", "not_run"};

@@ -72,6 +72,7 @@ struct scorecard_cell {
     size_t n_incomplete;    /* of them, not complete or not ran */
     char known[96];         /* the known-results row (scenarios/matrix) that shows the same */
     char known_source[200]; /* whose finding it is: "Kleppmann 2016", "etcd #11456" */
+    bool known_unsafe;      /* what that finding says: violations */
 };
 
 /* A fault class, as the suite describes it (docs/scorecard.md). */
@@ -148,6 +149,16 @@ enum scorecard_verdict {
     SCV_NOT_RUN,
 };
 enum scorecard_verdict scorecard_cell_verdict(const struct scorecard_cell *c);
+/* A cell safe in every seed though its known result is published unsafe:
+ * the class's shape did not reproduce the finding (its holds ended before
+ * the protection failed, say), which a reader must not take for the lock
+ * being safe there. Its sentence, with the command that runs the known
+ * result's own scenario, into buf; NULL when the cell agrees. */
+const char *scorecard_known_unmet(const struct scorecard_cell *c, char *buf, size_t len);
+/* fn (when not NULL) on each such cell (row r, class k) with its
+ * sentence, in grid order; how many there were. */
+size_t scorecard_each_unmet(const struct scorecard *sc,
+                            void (*fn)(void *arg, size_t r, size_t k, const char *text), void *arg);
 /* "safe", "unsafe", "mixed", "incomplete", "na", "not_run". */
 const char *scorecard_verdict_name(enum scorecard_verdict v);
 

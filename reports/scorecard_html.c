@@ -261,6 +261,34 @@ static void details(FILE *f, const struct scorecard *sc)
 }
 
 /* Per lock: the leases it really had and the layouts it ran on. */
+struct html_out {
+    FILE *f;
+    const struct scorecard *sc;
+};
+
+static void unmet_item(void *arg, size_t r, size_t k, const char *text)
+{
+    const struct html_out *o = arg;
+    fprintf(o->f, "<li data-verdict=\"safe\"><b>");
+    svg_text(o->f, o->sc->rows[r].label);
+    fprintf(o->f, " / ");
+    svg_text(o->f, o->sc->classes[k].title);
+    fprintf(o->f, "</b>: ");
+    svg_text(o->f, text);
+    fprintf(o->f, "</li>\n");
+}
+
+/* The safe cells a published finding calls unsafe (scorecard_known_unmet). */
+static void unmet(FILE *f, const struct scorecard *sc)
+{
+    struct html_out o = {f, sc};
+    if (scorecard_each_unmet(sc, NULL, NULL) == 0)
+        return;
+    fprintf(f, "<h2>Published results this suite did not reproduce</h2>\n<ul class=\"unmet\">\n");
+    scorecard_each_unmet(sc, unmet_item, &o);
+    fprintf(f, "</ul>\n");
+}
+
 static void leases(FILE *f, const struct scorecard *sc)
 {
     char ms[32];
@@ -340,6 +368,7 @@ int scorecard_html(const char *path, const struct scorecard *sc)
                "<span class=\"swatch v-not_run\">NOT RUN</span></p>\n");
     grid(f, sc);
     details(f, sc);
+    unmet(f, sc);
     leases(f, sc);
     fprintf(f, "<p class=\"answer\" data-figure=\"answer\">Answer: ");
     svg_text(f, scorecard_answer(sc, answer, sizeof(answer)));

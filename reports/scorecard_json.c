@@ -86,6 +86,11 @@ static json_t *cell_json(const struct scorecard *sc, const struct scorecard_cell
                      "unsafe_seeds", (json_int_t)c->n_unsafe, "incomplete_seeds",
                      (json_int_t)c->n_incomplete, "report", href ? json_string(link) : json_null(),
                      "runs", runs));
+    char unmet[sizeof(c->known_source) + 400];
+    json_object_set_new(o, "known_unsafe",
+                        c->known[0] ? json_boolean(c->known_unsafe) : json_null());
+    json_object_set_new(o, "known_unmet",
+                        text_or_null(scorecard_known_unmet(c, unmet, sizeof(unmet)) ? unmet : ""));
     struct scorecard_cost cost = scorecard_cell_cost(sc, c, k);
     json_object_set_new(o, "cost",
                         c->state == CELL_RAN && c->n_runs ? cost_json(&cost) : json_null());

@@ -256,6 +256,27 @@ static void cell_details(FILE *f, const struct scorecard *sc, size_t r, size_t k
         fprintf(f, "    reproduce: %s\n", c->command);
 }
 
+/* The safe cells a published finding calls unsafe, each with why. */
+struct unmet_out {
+    FILE *f;
+    const struct scorecard *sc;
+};
+
+static void unmet_line(void *arg, size_t r, size_t k, const char *text)
+{
+    const struct unmet_out *o = arg;
+    fprintf(o->f, "  %s / %s: %s\n", o->sc->rows[r].label, o->sc->classes[k].title, text);
+}
+
+static void unmet_known(FILE *f, const struct scorecard *sc)
+{
+    struct unmet_out o = {f, sc};
+    if (scorecard_each_unmet(sc, NULL, NULL) == 0)
+        return;
+    fputs("\nPublished results this suite did not reproduce:\n", f);
+    scorecard_each_unmet(sc, unmet_line, &o);
+}
+
 static void details(FILE *f, const struct scorecard *sc)
 {
     bool any = false;
@@ -341,6 +362,7 @@ void scorecard_terminal(FILE *f, const struct scorecard *sc)
     fputc('\n', f);
     legend(f, sc);
     details(f, sc);
+    unmet_known(f, sc);
     leases(f, sc);
     layouts(f, sc);
     char answer[4096], end[800];

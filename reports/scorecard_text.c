@@ -372,6 +372,29 @@ static void md_details(FILE *f, const struct scorecard *sc)
         fputs("None: every cell was safe in every seed.\n", f);
 }
 
+struct md_out {
+    FILE *f;
+    const struct scorecard *sc;
+};
+
+static void md_unmet_item(void *arg, size_t r, size_t k, const char *text)
+{
+    const struct md_out *o = arg;
+    fprintf(o->f, "- **%s / %s**: ", o->sc->rows[r].label, o->sc->classes[k].title);
+    md_cell(o->f, text);
+    fputc('\n', o->f);
+}
+
+/* The safe cells a published finding calls unsafe (scorecard_known_unmet). */
+static void md_unmet(FILE *f, const struct scorecard *sc)
+{
+    struct md_out o = {f, sc};
+    if (scorecard_each_unmet(sc, NULL, NULL) == 0)
+        return;
+    fputs("\n## Published results this suite did not reproduce\n\n", f);
+    scorecard_each_unmet(sc, md_unmet_item, &o);
+}
+
 static void md_cells(FILE *f, const struct scorecard *sc)
 {
     fputs("\n## Every cell\n\nFigures are the worst seed's; the window is the class's fault "
@@ -442,6 +465,7 @@ int scorecard_markdown(const char *path, const struct scorecard *sc)
           "report.\n",
           f);
     md_details(f, sc);
+    md_unmet(f, sc);
     md_cells(f, sc);
     fprintf(f, "\n**Answer:** %s\n", scorecard_answer(sc, answer, sizeof(answer)));
     return report_close(f);

@@ -193,6 +193,7 @@ static void attach_known(const struct sc_plan *p, size_t r, size_t c, struct sco
         snprintf(cell->known, sizeof(cell->known), "%s", k->known[i].result);
         snprintf(cell->known_source, sizeof(cell->known_source), "%s (published: %s)",
                  k->known[i].source, k->known[i].unsafe ? "unsafe" : "safe");
+        cell->known_unsafe = k->known[i].unsafe;
         return;
     }
 }

@@ -22,7 +22,9 @@ DIR is a folder `locklab scorecard` wrote. Checked:
   worked out again from the cells, in the order of their no-fault P99;
 - the JUnit file (--junit FILE, or DIR/junit.xml when there): a testsuite per row, a testcase per cell,
   <failure> exactly for unsafe and mixed cells, <error> for incomplete,
-  <skipped> for na and not_run.
+  <skipped> for na and not_run;
+- the safe cells whose known result is published unsafe: known_unmet set on
+  exactly those, each listed on the page (ul.unmet) with the same sentence.
 
 --dom parses the DOM headless Chromium built (/usr/bin/chromium, or
 $CHROMIUM) instead of the file, and fails on any console message.
@@ -32,7 +34,8 @@ a hand-built scorecard with an empty report.html per seed), checks TMP
 (with --dom when Chromium is there), then checks mutated copies, each of
 which must fail: a missing report.html, a cell's verdict changed in the
 JSON, a cell's colour changed in the page, the answer changed, a key the
-schema does not know, a failure dropped from junit.xml. TMP is removed
+schema does not know, a failure dropped from junit.xml, an unreproduced
+finding dropped from the page or from the JSON. TMP is removed
 unless LOCKLAB_KEEP_TMP=1.
 
 Exit 0 when every check holds, 1 otherwise, 2 on bad usage. Python 3
@@ -58,6 +61,8 @@ class Page(html.parser.HTMLParser):
         self.cells = []  # dicts: attrs, href, in document order
         self.links = []
         self.answer = None
+        self.unmet = []  # the text of each item of the list of unreproduced findings
+        self._unmet = None  # inside that list: the item's text so far, or ""
         self._cell = None
         self._answer = None
         self._depth = 0
@@ -73,10 +78,16 @@ class Page(html.parser.HTMLParser):
                 self._cell["href"] = a["href"]
         if tag == "p" and a.get("data-figure") == "answer":
             self._answer = []
+        if tag == "ul" and a.get("class") == "unmet":
+            self._unmet = ""
+        if tag == "li" and self._unmet is not None:
+            self.unmet.append("")
 
     def handle_endtag(self, tag):
         if tag == "td":
             self._cell = None
+        if tag == "ul":
+            self._unmet = None
         if tag == "p" and self._answer is not None:
             self.answer = "".join(self._answer)
             self._answer = None
@@ -84,6 +95,8 @@ class Page(html.parser.HTMLParser):
     def handle_data(self, data):
         if self._answer is not None:
             self._answer.append(data)
+        if self._unmet is not None and self.unmet:
+            self.unmet[-1] += data
 
 
 class Checks:
@@ -218,6 +231,24 @@ def check_answer(doc, page, ck):
         ck.fail(f"no row is safe everywhere, yet the answer reads {text!r}")
 
 
+def check_unmet(doc, page, ck):
+    """A safe cell whose known result is published unsafe says so, on the page too."""
+    want = []
+    for r in doc["rows"]:
+        for c in r["cells"]:
+            unmet = c["verdict"] == "safe" and c["known"] is not None and c["known_unsafe"]
+            if unmet != (c["known_unmet"] is not None):
+                ck.fail(f"{r['label']} / {c['class']}: known_unmet {c['known_unmet']!r}, "
+                        f"the cell is {c['verdict']} and its known result unsafe: {c['known_unsafe']}")
+            if c["known_unmet"] is not None:
+                want.append(c["known_unmet"])
+    got = [(t.split(": ", 1)[1] if ": " in t else t).strip() for t in page.unmet]
+    if got != want:
+        ck.fail(f"the page lists the unreproduced findings {got}, the JSON {want}")
+    else:
+        ck.ok(f"the {len(want)} safe cells a published finding calls unsafe say so, JSON and page")
+
+
 def check_junit(path, doc, ck):
     try:
         root = ET.parse(path).getroot()
@@ -264,6 +295,7 @@ def check_dir(d, schema=None, dom=False, quiet=False, junit=None):
         check_grid(d, doc, page, ck)
         check_links(d, doc, page, ck)
         check_answer(doc, page, ck)
+        check_unmet(doc, page, ck)
     except (KeyError, TypeError) as e:
         ck.fail(f"scorecard.json lacks what the checks read: {e!r}")
     junit = junit or os.path.join(d, "junit.xml")
@@ -314,6 +346,11 @@ def mutants(d):
          lambda: edit_json(js, lambda m: m["answer"]["locks"].pop())),
         ("a key the schema does not know",
          lambda: edit_json(js, lambda m: m.update(surprise=1))),
+        ("an unreproduced finding dropped from the page",
+         lambda: edit_text(page, '<ul class="unmet">', '<ul class="gone">')),
+        ("an unreproduced finding the JSON no longer names",
+         lambda: edit_json(js, lambda m: next(c for r in m["rows"] for c in r["cells"]
+                                              if c["known_unmet"]).update(known_unmet=None))),
         ("an UNSAFE cell's failure dropped from junit.xml",
          lambda: edit_text(junit, '<failure message=', '<system-err message=')),
     ]
