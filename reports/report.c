@@ -125,7 +125,7 @@ const char *report_availability(const struct fault_availability *a, uint32_t typ
                  fault_recovers_from_start(type) ? "start" : "end");
     snprintf(buf, len,
              "%" PRIu64 " granted (%" PRIu64 " begun during it), %" PRIu64 " failed, %" PRIu64
-             " ambiguous; longest wait with no grant %.3f s; %s",
+             " ambiguous; longest no grant %.3f s; %s",
              a->granted, a->granted_within, a->failed, a->ambiguous,
              (double)a->longest_no_grant_ns / 1e9, rec);
     return buf;

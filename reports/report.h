@@ -103,7 +103,7 @@ const char *report_fault_plan(const struct fault_spec *f, char *buf, size_t len)
 const char *report_fault_done(const struct run_result *r, const struct fault_record *x, char *buf,
                               size_t len);
 /* What a fault window cost, in words: "12 granted, 3 failed, 0 ambiguous;
- * longest wait with no grant 0.350 s; recovered 0.045 s after its end". */
+ * longest no grant 0.350 s; recovered 0.045 s after its end". */
 const char *report_availability(const struct fault_availability *a, uint32_t type, char *buf,
                                 size_t len);
 /* The same as report.json writes it (times in ms, recovery null for never). */

@@ -1,7 +1,7 @@
 /* scorecard_fill.c - one seed of a scorecard's cell taken from its
  * finished run, before the result is freed: what happened (safety,
  * invariants), what the class's fault cost (its window's grants, the
- * longest wait with no grant, the recovery) and what the fault really
+ * longest no grant, the recovery) and what the fault really
  * did. The class's fault is its last one: a class that prepares the
  * ground first (the replication link cut before a failover) names the
  * blow last. */
