@@ -132,9 +132,9 @@ const char *report_failure(const struct run_result *r, char *buf, size_t len);
 __attribute__((format(printf, 4, 5))) void report_append(char *buf, size_t len, size_t *used,
                                                          const char *fmt, ...);
 /* Errors of one operation whose outcome is unknown: all errors less the
- * unsent ones. */
-uint64_t report_ambiguous(const struct run_result *r, int errors, int unsent);
-/* "acquire: 9 ok, 1 busy, 0 unsent, 0 ambiguous;  release: ...;  renew: ...", into buf. */
+ * ones surely not in effect. */
+uint64_t report_ambiguous(const struct run_result *r, int errors, int no_effect);
+/* "acquire: 9 ok, 1 busy, 0 no effect, 0 ambiguous;  release: ...;  renew: ...", into buf. */
 const char *report_op_counts(const struct run_result *r, char *buf, size_t len);
 /* The run's verdict word: "INCOMPLETE", "PASS" or "FAIL". */
 const char *report_verdict(const struct run_result *r);

@@ -106,8 +106,8 @@ void scorecard_run_fill(struct scorecard_run *out, const struct run_result *r)
     out->safe = safety.safe && safety.invariants_broken == 0;
     out->acquired = r->stat[ST_ACQUIRE_OK];
     /* an error whose request left and got no answer is ambiguous (info) */
-    out->failed = r->stat[ST_ACQUIRE_BUSY] + r->stat[ST_ACQUIRE_UNSENT];
-    out->ambiguous = r->stat[ST_ACQUIRE_ERR] - r->stat[ST_ACQUIRE_UNSENT];
+    out->failed = r->stat[ST_ACQUIRE_BUSY] + r->stat[ST_ACQUIRE_NO_EFFECT];
+    out->ambiguous = r->stat[ST_ACQUIRE_ERR] - r->stat[ST_ACQUIRE_NO_EFFECT];
     out->lost_at_release = r->stat[ST_RELEASE_LOST];
     out->qps = result_qps(r, out->acquired);
     out->stuck_ms = r->n_stuck ? (double)r->stuck[0].longest_ns / 1e6 : 0;
