@@ -245,6 +245,17 @@ static void assert_server_logs(const struct outcome *o, const char *want)
         fail_msg("%s holds \"%s\", want \"%s\"", path, got, want);
 }
 
+/* `locklab show` of a fixture names its servers as its logs are kept. */
+static void assert_show_names(const char *name, const char *want)
+{
+    char path[600];
+    snprintf(path, sizeof(path), "%s/tests/fixtures/%s", src, name);
+    struct outcome o = {0};
+    run(&o, NULL, "show", path, NULL);
+    if (o.status != 0 || strstr(o.out, want) == NULL)
+        fail_msg("show %s: exit %d, no \"%s\" in:\n%s", name, o.status, want, o.out);
+}
+
 static json_t *run_fixture(struct outcome *o, const char *name, int want_status)
 {
     char rel[128];
@@ -274,6 +285,9 @@ static void postgres_pause_stops_every_backend_and_a_kill_keeps_the_data(void **
     assert_true(json_is_null(json_object_get(report_fault(r, 1), "error")));
     assert_true(grants_in(&o, 5.2, 0, 0).after > 0);
     assert_server_logs(&o, "pg-1.log"); /* not postgres-0.log: its slot */
+    assert_show_names("postgres_servers_paused.json",
+                      "\n  servers: 1 postgres (pg-1), managed: started on free 127.0.0.1 ports, "
+                      "stopped by PID at the end, each log kept as servers/<name>.log\n");
     json_decref(r);
 }
 
@@ -296,6 +310,9 @@ static void the_leader_under_a_sentinel_is_the_master_it_names(void **state)
     /* the logs of the servers the faults struck, by the names they struck;
      * the sentinel the first of its kind, not the third slot */
     assert_server_logs(&o, "redis-1.log redis-2.log sentinel-1.log");
+    assert_show_names("sentinel_leader_faults.json",
+                      "\n  servers: a redis master (redis-1), 1 replica (redis-2) replicating "
+                      "through locklab's proxy, 1 sentinel (sentinel-1), managed: ");
     json_decref(r);
 }
 
