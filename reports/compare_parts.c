@@ -569,7 +569,7 @@ static void cost_row(FILE *f, const struct compare_row *row, size_t i)
             "<td title=\"%s\">%.3f .. %.3f s</td><td data-granted=\"%" PRIu64
             "\" data-granted-within=\"%" PRIu64 "\">%" PRIu64 " (%" PRIu64 ")</td>"
             "<td data-failed=\"%" PRIu64 "\">%" PRIu64 "</td><td data-ambiguous=\"%" PRIu64
-            "\">%" PRIu64 "</td><td data-stuck-ms=\"%.3f\">%.3f s</td>",
+            "\">%" PRIu64 "</td><td data-no-grant-ms=\"%.3f\">%.3f s</td>",
             text, k->start_s, k->end_s, a->granted, a->granted_within, a->granted,
             a->granted_within, a->failed, a->failed, a->ambiguous, a->ambiguous,
             (double)a->longest_no_grant_ns / 1e6, (double)a->longest_no_grant_ns / 1e9);
@@ -584,13 +584,11 @@ void compare_cost_table(FILE *f, const struct comparison *c)
         fprintf(f, "<p class=\"note\">The scenario has no faults.</p>\n");
         return;
     }
-    fprintf(
-        f,
-        "<p class=\"note\">Per fault and algorithm, in its own run: the locks granted "
-        "while the fault was on (in brackets, those also asked for during it), the "
-        "acquires that failed and those whose outcome is unknown, the longest stretch "
-        "with a client waiting and no grant (the window stuck), and the time from the fault's end "
-        "(its start, for a kill) to the next grant.</p>\n");
+    fprintf(f, "<p class=\"note\">Per fault and algorithm, in its own run: the locks granted "
+               "while the fault was on (in brackets, those also asked for during it), the "
+               "acquires that failed and those whose outcome is unknown, the longest stretch "
+               "with a client waiting and no grant on any key (the longest no grant), and the "
+               "time from the fault's end (its start, for a kill) to the next grant.</p>\n");
     fprintf(f, "<table class=\"cost\"><tr><th class=\"l\">algorithm</th><th>window (as run)</th>"
                "<th>granted</th><th>failed</th><th>ambiguous</th><th>longest no grant</th>"
                "<th>recovery</th></tr>\n");

@@ -80,9 +80,9 @@ static void percentile_cells(FILE *f, const double *set, size_t n, const double 
 void report_csv(FILE *f, const struct run_result *r)
 {
     /* errors and ambiguous: for the operations a server answers */
-    static const int errs[OP_COUNT][2] = {[OP_ACQUIRE] = {ST_ACQUIRE_ERR, ST_ACQUIRE_UNSENT},
+    static const int errs[OP_COUNT][2] = {[OP_ACQUIRE] = {ST_ACQUIRE_ERR, ST_ACQUIRE_NO_EFFECT},
                                           [OP_ACQUIRE_FAILED] = {-1, -1},
-                                          [OP_RELEASE] = {ST_RELEASE_ERR, ST_RELEASE_UNSENT},
+                                          [OP_RELEASE] = {ST_RELEASE_ERR, ST_RELEASE_NO_EFFECT},
                                           [OP_HOLD] = {-1, -1},
                                           [OP_STEP] = {-1, -1}};
     fputs("operation,count,per_second,mean_ms", f);

@@ -109,7 +109,7 @@ static void cards(FILE *f, const struct run_result *r)
          !r->invariants_hold);
     if (r->n_stuck) {
         snprintf(v, sizeof(v), "%.3f s", (double)r->stuck[0].longest_ns / 1e9);
-        card(f, "stuck", v, "longest wait on a free lock", false);
+        card(f, "stuck", v, "longest stuck: a key with waiters and no holder", false);
     }
     fprintf(f, "</div>\n");
 }

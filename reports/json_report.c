@@ -13,8 +13,10 @@
 #include "sim/record/histogram.h"
 
 /* /2: checker.fenced became fenced_pairs, checker.fenced_accesses became
- * rejected_accesses, and so did the expectation's name in expect[].what. */
-#define SCHEMA "locklab.report/2"
+ * rejected_accesses, and so did the expectation's name in expect[].what.
+ * /3: counters.*_unsent became *_no_effect (refused ones were sent too),
+ * the old names kept beside them until /4. */
+#define SCHEMA "locklab.report/3"
 
 static json_t *op_stats(const struct run_result *r, const struct histogram *h)
 {
@@ -174,23 +176,30 @@ static json_t *results_json(const struct run_result *r)
 static json_t *counters_json(const struct run_result *r)
 {
     static const char *const names[ST_COUNT] = {
-        "steps",        "acquire_ok",      "acquire_busy",   "acquire_errors", "release_ok",
-        "release_lost", "release_errors",  "renew_ok",       "renew_lost",     "renew_errors",
-        "crashes",      "pauses",          "connect_errors", "acquire_unsent", "release_unsent",
-        "renew_unsent", "woken_by_notice", "woken_by_timer"};
+        "steps",           "acquire_ok",        "acquire_busy",      "acquire_errors",
+        "release_ok",      "release_lost",      "release_errors",    "renew_ok",
+        "renew_lost",      "renew_errors",      "crashes",           "pauses",
+        "connect_errors",  "acquire_no_effect", "release_no_effect", "renew_no_effect",
+        "woken_by_notice", "woken_by_timer"};
     json_t *o = json_object();
     for (int k = 0; k < ST_COUNT; k++)
         json_object_set_new(o, names[k], json_integer((json_int_t)r->stat[k]));
-    /* *_errors = *_unsent (failed for sure) + *_ambiguous (sent, no answer) */
+    /* *_errors = *_no_effect (surely not in effect) + *_ambiguous (sent, no answer) */
     json_object_set_new(
         o, "acquire_ambiguous",
-        json_integer((json_int_t)report_ambiguous(r, ST_ACQUIRE_ERR, ST_ACQUIRE_UNSENT)));
+        json_integer((json_int_t)report_ambiguous(r, ST_ACQUIRE_ERR, ST_ACQUIRE_NO_EFFECT)));
     json_object_set_new(
         o, "release_ambiguous",
-        json_integer((json_int_t)report_ambiguous(r, ST_RELEASE_ERR, ST_RELEASE_UNSENT)));
+        json_integer((json_int_t)report_ambiguous(r, ST_RELEASE_ERR, ST_RELEASE_NO_EFFECT)));
     json_object_set_new(
         o, "renew_ambiguous",
-        json_integer((json_int_t)report_ambiguous(r, ST_RENEW_ERR, ST_RENEW_UNSENT)));
+        json_integer((json_int_t)report_ambiguous(r, ST_RENEW_ERR, ST_RENEW_NO_EFFECT)));
+    /* the /2 names of *_no_effect, kept beside them for one version: gone in /4 */
+    json_object_set_new(o, "acquire_unsent",
+                        json_integer((json_int_t)r->stat[ST_ACQUIRE_NO_EFFECT]));
+    json_object_set_new(o, "release_unsent",
+                        json_integer((json_int_t)r->stat[ST_RELEASE_NO_EFFECT]));
+    json_object_set_new(o, "renew_unsent", json_integer((json_int_t)r->stat[ST_RENEW_NO_EFFECT]));
     return o;
 }
 

@@ -29,8 +29,8 @@ static void md_ops(FILE *f, const struct run_result *r)
     }
     char counts[400];
     fprintf(f,
-            "\nCounts: %s (unsent: the request never left, failed for sure; ambiguous: sent, "
-            "no answer).\n\n",
+            "\nCounts: %s (no effect: an error surely not in effect, the request never left"
+            " or was refused; ambiguous: sent, no answer).\n\n",
             report_op_counts(r, counts, sizeof(counts)));
     fprintf(f, "Load: %s.\n\n", report_load(r, counts, sizeof(counts)));
 }

@@ -254,8 +254,8 @@ int matrix_markdown(const char *path, const struct matrix *m)
     fprintf(f,
             "Scenarios from `%s`, each run with %zu seed%s (the file's seed, then the next ones)."
             " A row matches when every seed met every expectation of its scenario. Failed"
-            " acquisitions are summed over the seeds' fault windows; recovery and stuck time are"
-            " the worst seed's.%s\n\n",
+            " acquisitions are summed over the seeds' fault windows; the recovery and the longest"
+            " stuck are the worst seed's.%s\n\n",
             m->dir, m->seeds, m->seeds == 1 ? "" : "s",
             m->cut_short  ? " **The matrix was cut short: some runs are missing.**"
             : m->complete ? ""
@@ -443,8 +443,8 @@ int matrix_html(const char *path, const struct matrix *m)
     fprintf(f, "<p class=\"note\">A row matches when every seed met every "
                "expectation of its scenario: a correct lock must never show a violation, an unsafe "
                "one must. Each figure under <i>violations per seed</i> links to that run's page; "
-               "failed acquisitions are summed over the seeds' fault windows, recovery and stuck "
-               "time are the worst seed's.</p>\n");
+               "failed acquisitions are summed over the seeds' fault windows, the recovery and the "
+               "longest stuck are the worst seed's.</p>\n");
     fprintf(f, "<table class=\"matrix\"><tr><th class=\"l\">row</th><th class=\"l\">algorithm"
                "</th><th class=\"l\">fault</th><th class=\"l\">expected</th><th>matched</th>"
                "<th>safety</th><th>violations per "

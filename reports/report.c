@@ -68,24 +68,24 @@ double report_rel_s(const struct run_result *r, uint64_t mono_ns)
     return ((double)mono_ns - (double)r->t0_mono_ns) / 1e9;
 }
 
-uint64_t report_ambiguous(const struct run_result *r, int errors, int unsent)
+uint64_t report_ambiguous(const struct run_result *r, int errors, int no_effect)
 {
-    return r->stat[errors] - r->stat[unsent];
+    return r->stat[errors] - r->stat[no_effect];
 }
 
 const char *report_op_counts(const struct run_result *r, char *buf, size_t len)
 {
     snprintf(buf, len,
-             "acquire: %" PRIu64 " ok, %" PRIu64 " busy, %" PRIu64 " unsent, %" PRIu64
-             " ambiguous;  release: %" PRIu64 " ok, %" PRIu64 " lost, %" PRIu64 " unsent, %" PRIu64
-             " ambiguous;  renew: %" PRIu64 " ok, %" PRIu64 " lost, %" PRIu64 " unsent, %" PRIu64
-             " ambiguous",
-             r->stat[ST_ACQUIRE_OK], r->stat[ST_ACQUIRE_BUSY], r->stat[ST_ACQUIRE_UNSENT],
-             report_ambiguous(r, ST_ACQUIRE_ERR, ST_ACQUIRE_UNSENT), r->stat[ST_RELEASE_OK],
-             r->stat[ST_RELEASE_LOST], r->stat[ST_RELEASE_UNSENT],
-             report_ambiguous(r, ST_RELEASE_ERR, ST_RELEASE_UNSENT), r->stat[ST_RENEW_OK],
-             r->stat[ST_RENEW_LOST], r->stat[ST_RENEW_UNSENT],
-             report_ambiguous(r, ST_RENEW_ERR, ST_RENEW_UNSENT));
+             "acquire: %" PRIu64 " ok, %" PRIu64 " busy, %" PRIu64 " no effect, %" PRIu64
+             " ambiguous;  release: %" PRIu64 " ok, %" PRIu64 " lost, %" PRIu64
+             " no effect, %" PRIu64 " ambiguous;  renew: %" PRIu64 " ok, %" PRIu64 " lost, %" PRIu64
+             " no effect, %" PRIu64 " ambiguous",
+             r->stat[ST_ACQUIRE_OK], r->stat[ST_ACQUIRE_BUSY], r->stat[ST_ACQUIRE_NO_EFFECT],
+             report_ambiguous(r, ST_ACQUIRE_ERR, ST_ACQUIRE_NO_EFFECT), r->stat[ST_RELEASE_OK],
+             r->stat[ST_RELEASE_LOST], r->stat[ST_RELEASE_NO_EFFECT],
+             report_ambiguous(r, ST_RELEASE_ERR, ST_RELEASE_NO_EFFECT), r->stat[ST_RENEW_OK],
+             r->stat[ST_RENEW_LOST], r->stat[ST_RENEW_NO_EFFECT],
+             report_ambiguous(r, ST_RENEW_ERR, ST_RENEW_NO_EFFECT));
     return buf;
 }
 
@@ -126,7 +126,7 @@ const char *report_availability(const struct fault_availability *a, uint32_t typ
                  fault_recovers_from_start(type) ? "start" : "end");
     snprintf(buf, len,
              "%" PRIu64 " granted (%" PRIu64 " begun during it), %" PRIu64 " failed, %" PRIu64
-             " ambiguous; longest wait with no grant %.3f s; %s",
+             " ambiguous; longest no grant %.3f s; %s",
              a->granted, a->granted_within, a->failed, a->ambiguous,
              (double)a->longest_no_grant_ns / 1e9, rec);
     return buf;

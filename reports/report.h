@@ -103,7 +103,7 @@ const char *report_fault_plan(const struct fault_spec *f, char *buf, size_t len)
 const char *report_fault_done(const struct run_result *r, const struct fault_record *x, char *buf,
                               size_t len);
 /* What a fault window cost, in words: "12 granted, 3 failed, 0 ambiguous;
- * longest wait with no grant 0.350 s; recovered 0.045 s after its end". */
+ * longest no grant 0.350 s; recovered 0.045 s after its end". */
 const char *report_availability(const struct fault_availability *a, uint32_t type, char *buf,
                                 size_t len);
 /* The same as report.json writes it (times in ms, recovery null for never). */
@@ -132,9 +132,9 @@ const char *report_failure(const struct run_result *r, char *buf, size_t len);
 __attribute__((format(printf, 4, 5))) void report_append(char *buf, size_t len, size_t *used,
                                                          const char *fmt, ...);
 /* Errors of one operation whose outcome is unknown: all errors less the
- * unsent ones. */
-uint64_t report_ambiguous(const struct run_result *r, int errors, int unsent);
-/* "acquire: 9 ok, 1 busy, 0 unsent, 0 ambiguous;  release: ...;  renew: ...", into buf. */
+ * ones surely not in effect. */
+uint64_t report_ambiguous(const struct run_result *r, int errors, int no_effect);
+/* "acquire: 9 ok, 1 busy, 0 no effect, 0 ambiguous;  release: ...;  renew: ...", into buf. */
 const char *report_op_counts(const struct run_result *r, char *buf, size_t len);
 /* The run's verdict word: "INCOMPLETE", "PASS" or "FAIL". */
 const char *report_verdict(const struct run_result *r);

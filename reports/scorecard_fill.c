@@ -1,7 +1,7 @@
 /* scorecard_fill.c - one seed of a scorecard's cell taken from its
  * finished run, before the result is freed: what happened (safety,
  * invariants), what the class's fault cost (its window's grants, the
- * longest wait with no grant, the recovery) and what the fault really
+ * longest no grant, the recovery) and what the fault really
  * did. The class's fault is its last one: a class that prepares the
  * ground first (the replication link cut before a failover) names the
  * blow last. */
@@ -106,8 +106,8 @@ void scorecard_run_fill(struct scorecard_run *out, const struct run_result *r)
     out->safe = safety.safe && safety.invariants_broken == 0;
     out->acquired = r->stat[ST_ACQUIRE_OK];
     /* an error whose request left and got no answer is ambiguous (info) */
-    out->failed = r->stat[ST_ACQUIRE_BUSY] + r->stat[ST_ACQUIRE_UNSENT];
-    out->ambiguous = r->stat[ST_ACQUIRE_ERR] - r->stat[ST_ACQUIRE_UNSENT];
+    out->failed = r->stat[ST_ACQUIRE_BUSY] + r->stat[ST_ACQUIRE_NO_EFFECT];
+    out->ambiguous = r->stat[ST_ACQUIRE_ERR] - r->stat[ST_ACQUIRE_NO_EFFECT];
     out->lost_at_release = r->stat[ST_RELEASE_LOST];
     out->qps = result_qps(r, out->acquired);
     out->stuck_ms = r->n_stuck ? (double)r->stuck[0].longest_ns / 1e6 : 0;

@@ -1,5 +1,5 @@
 /* availability.c - per fault window: failed, ambiguous and granted
- * acquisitions, the longest wait with no grant, the recovery time.
+ * acquisitions, the longest no grant, the recovery time.
  *
  * One pass over the history. A "no grant" stretch starts when a client
  * begins waiting while none is (or at a grant, if others still wait) and

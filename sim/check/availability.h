@@ -27,7 +27,7 @@ struct fault_availability {
     uint64_t granted;             /* acquisitions during the window */
     uint64_t granted_within;      /* of those, the ones also begun inside it: what the
                                      fault let through, not what was decided before it */
-    uint64_t failed;              /* acquires that failed (busy, unsent), tried during it */
+    uint64_t failed;              /* acquires that failed (busy, no effect), tried during it */
     uint64_t ambiguous;           /* acquires tried during it whose outcome is unknown */
     uint64_t longest_no_grant_ns; /* clients waiting, nobody acquiring */
     uint64_t recovery_ns;         /* AVAIL_NEVER, or to the first acquisition after */

@@ -377,6 +377,30 @@ static int read_state(const struct cluster_opts *o, struct cluster_state *st)
     return st->supervisor > 0 ? 0 : -1;
 }
 
+/* The kind of the state's server i, or NULL for one locklab does not know. */
+static const struct server_kind *state_kind(const struct cluster_state *st, size_t i)
+{
+    char kind[16];
+    if (sscanf(st->servers[i], "%15s", kind) != 1)
+        return NULL;
+    return server_kind_find(kind);
+}
+
+/* The state's server i named as its log is (cluster_server_name): the
+ * state lists the servers in the cluster's order. */
+static const char *state_name(const struct cluster_state *st, size_t i, char *buf, size_t len)
+{
+    const struct server_kind *k = state_kind(st, i);
+    size_t nth = 1;
+    for (size_t j = 0; j < i; j++)
+        nth += state_kind(st, j) == k;
+    if (k == NULL)
+        snprintf(buf, len, "?");
+    else
+        cluster_node_name(k, nth, buf, len);
+    return buf;
+}
+
 /* A pid alone could be anyone's after the supervisor died (a reboot with
  * the folder kept): the start time says it is still the same process. */
 static bool supervisor_alive(const struct cluster_state *st)
@@ -427,14 +451,16 @@ static int cluster_status(const struct cluster_opts *o, int hint)
     int down = 0;
     printf("locklab cluster (supervisor pid %d, state %s/state):\n", (int)st.supervisor, o->dir);
     for (size_t i = 0; i < st.n; i++) {
-        char kind[16];
+        char kind[16], name[64];
         int port, pid;
         if (sscanf(st.servers[i], "%15s %d %d", kind, &port, &pid) != 3)
             continue;
         const struct server_kind *k = server_kind_find(kind);
         int ok = k && k->answers(port);
         down += !ok;
-        printf("  %-10s 127.0.0.1:%-6d pid %-7d %s\n", kind, port, pid, ok ? "up" : "DOWN");
+        /* the name its log is kept under at down: DIR/logs/<name>.log */
+        printf("  %-12s %-10s 127.0.0.1:%-6d pid %-7d %s\n", state_name(&st, i, name, sizeof(name)),
+               kind, port, pid, ok ? "up" : "DOWN");
     }
     if (hint)
         print_usage_hint(&st);
@@ -538,13 +564,11 @@ static size_t rescue_logs(const struct cluster_opts *o, const struct cluster_sta
     if (mkdir(logs, 0755) < 0 && errno != EEXIST)
         return 0;
     for (size_t i = 0; i < st->n; i++) {
-        char kind[16];
-        if (sscanf(st->servers[i], "%15s", kind) != 1)
-            continue;
-        const struct server_kind *k = server_kind_find(kind);
+        char name[64];
+        const struct server_kind *k = state_kind(st, i);
         if (k == NULL)
             continue; /* the state file names no path of ours to follow */
-        kept += cluster_keep_log(st->root, k, i, logs) == 0;
+        kept += cluster_keep_log(st->root, k, i, state_name(st, i, name, sizeof(name)), logs) == 0;
     }
     rmdir(logs); /* only when nothing was kept: it is not empty otherwise */
     return kept;

@@ -9,6 +9,7 @@
 
 #include "reports/report.h"
 #include "sim/cli/cli.h"
+#include "sim/fleet/server_kind.h"
 #include "sim/record/history_reader.h"
 
 /* A text from the file on one line: control characters escaped as JSON
@@ -24,6 +25,19 @@ static void print_one_line(const char *text)
     putchar('\n');
 }
 
+/* " (redis-1)", " (zk-1..zk-3)": n managed servers of kind from the first'th,
+ * as faults and their kept logs (servers/<name>.log) name them. */
+static void print_names(const struct server_kind *kind, size_t first, size_t n)
+{
+    if (n == 1)
+        printf(" (%s-%zu)", kind->node_prefix, first);
+    else if (n > 1)
+        printf(" (%s-%zu..%s-%zu)", kind->node_prefix, first, kind->node_prefix, first + n - 1);
+}
+
+static const char managed[] = ", managed: started on free 127.0.0.1 ports, stopped by PID at the "
+                              "end, each log kept as servers/<name>.log\n";
+
 static void print_fleet(const struct scenario *s, const struct lock_ops *ops)
 {
     const struct server_list *ext = scenario_external(s, ops->server);
@@ -38,18 +52,28 @@ static void print_fleet(const struct scenario *s, const struct lock_ops *ops)
         printf("\n");
         return;
     }
+    const struct server_kind *sk = server_kind_find(kind);
     if (ext->n == 0 && s->redis.replicas > 0) {
-        printf("  servers: a redis master (redis-1), %" PRIu32 " replica%s (redis-2..) replicating "
-               "through locklab's proxy, %" PRIu32 " sentinel%s, managed: started on free "
-               "127.0.0.1 ports, stopped by PID at the end\n",
-               s->redis.replicas, s->redis.replicas == 1 ? "" : "s", s->redis.sentinels,
+        printf("  servers: a redis master");
+        print_names(sk, 1, 1);
+        printf(", %" PRIu32 " replica%s", s->redis.replicas, s->redis.replicas == 1 ? "" : "s");
+        print_names(sk, 2, s->redis.replicas);
+        printf(" replicating through locklab's proxy, %" PRIu32 " sentinel%s", s->redis.sentinels,
                s->redis.sentinels == 1 ? "" : "s");
+        print_names(server_kind_find("sentinel"), 1, s->redis.sentinels);
+        fputs(managed, stdout);
         return;
     }
     if (ext->n == 0) {
-        printf("  servers: %zu %s, managed: started on free 127.0.0.1 ports, stopped by PID at the "
-               "end\n",
-               need, kind);
+        printf("  servers: %zu %s", need, kind);
+        print_names(sk, 1, need);
+        const struct server_kind *pooler =
+            sk->pooler && sk->pooled && sk->pooled(s) ? server_kind_find(sk->pooler) : NULL;
+        if (pooler) {
+            printf(" behind a %s", pooler->name);
+            print_names(pooler, 1, 1);
+        }
+        fputs(managed, stdout);
         return;
     }
     printf("  servers: %s, external (--%s or \"servers\"), never started or stopped:", kind, kind);

@@ -128,7 +128,7 @@ static const struct command_help commands[] = {
      "Runs every scenario (*.json) of DIR (default scenarios/matrix), each with its own\n"
      "algorithm and expectations, once per seed, on servers started afresh for each\n"
      "run; then prints one table (expected against observed, with the failed\n"
-     "acquisitions, recovery and stuck time) and writes matrix.html, matrix.md and\n"
+     "acquisitions, recovery and longest stuck) and writes matrix.html, matrix.md and\n"
      "matrix.json.\n"
      "Every scenario is checked before anything starts.\n"
      "\n"

@@ -113,7 +113,7 @@ static void seconds_of_us(uint64_t us, char *buf, size_t len)
 static void outcomes(FILE *f, const struct metrics *m, const char *name, const uint64_t *v,
                      const char *refused)
 {
-    const char *names[MO_COUNT] = {"ok", refused, "failed", "ambiguous"};
+    const char *names[MO_COUNT] = {"ok", refused, "no_effect", "ambiguous"};
     for (int o = 0; o < MO_COUNT; o++) {
         char more[32];
         snprintf(more, sizeof(more), ",outcome=\"%s\"", names[o]);
@@ -182,11 +182,11 @@ int metrics_text(FILE *f, const struct metrics *m, const char *version, enum met
         sample_u(f, m, "locklab_steps_total", "", m->steps);
         family(f, fmt, "locklab_acquires", COUNTER, NULL,
                "Acquires ended, by outcome (report.json counters.acquire_ok, acquire_busy, "
-               "acquire_unsent, acquire_ambiguous).");
+               "acquire_no_effect, acquire_ambiguous).");
         outcomes(f, m, "locklab_acquires_total", m->acquire, "busy");
         family(f, fmt, "locklab_releases", COUNTER, NULL,
                "Releases ended, by outcome (report.json counters.release_ok, release_lost, "
-               "release_unsent, release_ambiguous).");
+               "release_no_effect, release_ambiguous).");
         outcomes(f, m, "locklab_releases_total", m->release, "lost");
         family(f, fmt, "locklab_concurrent_entries", COUNTER, NULL,
                "Entries the online witness saw into a section another owner held (report.json "

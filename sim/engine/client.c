@@ -84,12 +84,13 @@ void cl_log_event(struct client *cl, uint64_t t, uint8_t type, uint8_t f, uint8_
     cl_log_full(cl, t, type, f, arg, 0, 0, 0);
 }
 
-/* An operation that ended in an error: a failure when its request never
- * left (counted in unsent too), else unknown (info), as Jepsen has it. */
-void cl_log_error(struct client *cl, uint32_t key, uint64_t t, uint8_t f, enum stat_kind unsent)
+/* An operation that ended in an error: a failure when it surely took no
+ * effect (its request never left, or was refused: counted in no_effect
+ * too), else unknown (info), as Jepsen has it. */
+void cl_log_error(struct client *cl, uint32_t key, uint64_t t, uint8_t f, enum stat_kind no_effect)
 {
     if (cl->lc.err == LOCK_ERR_UNSENT || cl->lc.err == LOCK_ERR_REFUSED) {
-        client_bump(cl, unsent); /* surely not in effect, either way */
+        client_bump(cl, no_effect); /* surely not in effect, either way */
         cl_log_key(cl, key, t, HT_FAIL, f, cl->lc.err == LOCK_ERR_UNSENT ? HE_UNSENT : HE_REFUSED,
                    0, 0, 0);
     } else {
@@ -320,8 +321,8 @@ void cl_acquire_failed(struct client *cl, enum lock_result r, uint64_t from)
         return;
     }
     cl_note_error(cl);
-    cl_log_error(cl, cl->key, t, HF_ACQUIRE, ST_ACQUIRE_UNSENT);
-    /* after its unsent count: the live figures (metrics.c) load the errors
+    cl_log_error(cl, cl->key, t, HF_ACQUIRE, ST_ACQUIRE_NO_EFFECT);
+    /* after its no-effect count: the live figures (metrics.c) load the errors
      * first, and so never take an error for ambiguous that was not */
     client_bump_release(cl, ST_ACQUIRE_ERR);
 }
@@ -489,8 +490,8 @@ static enum lock_result release_lock(struct client *cl, uint32_t key, const stru
         cl_log_key(cl, key, done, HT_FAIL, HF_RELEASE, HE_LOST, 0, 0, 0);
     } else {
         cl_note_error(cl);
-        cl_log_error(cl, key, done, HF_RELEASE, ST_RELEASE_UNSENT);
-        client_bump_release(cl, ST_RELEASE_ERR); /* after its unsent count, as above */
+        cl_log_error(cl, key, done, HF_RELEASE, ST_RELEASE_NO_EFFECT);
+        client_bump_release(cl, ST_RELEASE_ERR); /* after its no-effect count, as above */
     }
     return r;
 }

@@ -183,7 +183,7 @@ static inline void client_bump(struct client *cl, enum stat_kind k)
 }
 
 /* The same, published after every write the client made before it: a
- * reader that loads k with acquire ordering sees them (an error's unsent
+ * reader that loads k with acquire ordering sees them (an error's no-effect
  * count before the error, for the live figures). A release store costs x86
  * no instruction more. */
 static inline void client_bump_release(struct client *cl, enum stat_kind k)

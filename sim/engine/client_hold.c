@@ -34,7 +34,7 @@ void cl_renew_grant(struct client *cl, uint32_t key, struct lock_grant *g, uint6
             cl_log_key(cl, key, now, HT_FAIL, HF_RENEW, HE_LOST, 0, 0, 0);
         } else {
             cl_note_error(cl);
-            cl_log_error(cl, key, now, HF_RENEW, ST_RENEW_UNSENT);
+            cl_log_error(cl, key, now, HF_RENEW, ST_RENEW_NO_EFFECT);
         }
     }
     *next_renew_ns = t + cl_renew_period_ns(cl->run->scn);

@@ -26,9 +26,10 @@ void cl_log_key(struct client *cl, uint32_t key, uint64_t t, uint8_t type, uint8
 void cl_log_full(struct client *cl, uint64_t t, uint8_t type, uint8_t f, uint8_t arg, uint8_t arg2,
                  uint64_t seq, uint64_t token);
 void cl_log_event(struct client *cl, uint64_t t, uint8_t type, uint8_t f, uint8_t arg);
-/* An operation that ended in an error: a failure when its request never
- * left (counted in unsent too), else unknown (info), as Jepsen has it. */
-void cl_log_error(struct client *cl, uint32_t key, uint64_t t, uint8_t f, enum stat_kind unsent);
+/* An operation that ended in an error: a failure when it surely took no
+ * effect (its request never left, or was refused: counted in no_effect
+ * too), else unknown (info), as Jepsen has it. */
+void cl_log_error(struct client *cl, uint32_t key, uint64_t t, uint8_t f, enum stat_kind no_effect);
 void cl_log_fault(struct client *cl, uint64_t t, int idx, int end);
 /* Keep the lock's error text as the client's last error. */
 void cl_note_error(struct client *cl);

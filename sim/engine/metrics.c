@@ -14,25 +14,25 @@
 #include "sim/workloads/workload.h"
 
 /* One operation's outcomes summed over the clients. The errors are loaded
- * before their unsent part, with acquire ordering: a client counts an
- * error's unsent part first (client_bump_release), so every error loaded
- * has its part in unsent, and errors - unsent is never more than the
- * ambiguous ones (a later unsent may make it less). */
+ * before their no-effect part, with acquire ordering: a client counts an
+ * error's no-effect part first (client_bump_release), so every error
+ * loaded has its part in no_effect, and errors - no_effect is never more
+ * than the ambiguous ones (a later no-effect one may make it less). */
 static void outcomes(const struct runner *r, enum stat_kind ok, enum stat_kind refused,
-                     enum stat_kind errors, enum stat_kind unsent, uint64_t out[MO_COUNT])
+                     enum stat_kind errors, enum stat_kind no_effect, uint64_t out[MO_COUNT])
 {
     uint64_t err = 0, lost = 0, done = 0, sure = 0;
     for (uint32_t i = 0; i < r->n; i++) {
         const struct client *cl = &r->clients[i];
         err += atomic_load_explicit(&cl->stat[errors], memory_order_acquire);
-        sure += client_stat(cl, unsent);
+        sure += client_stat(cl, no_effect);
         done += client_stat(cl, ok);
         lost += client_stat(cl, refused);
     }
     out[MO_OK] = done;
     out[MO_REFUSED] = lost;
-    out[MO_FAILED] = sure;
-    /* a lower bound: kept from going down while an unsent one catches up */
+    out[MO_NO_EFFECT] = sure;
+    /* a lower bound: kept from going down while a no-effect one catches up */
     if (err > sure && err - sure > out[MO_AMBIGUOUS])
         out[MO_AMBIGUOUS] = err - sure;
 }
@@ -78,8 +78,8 @@ void metrics_read(struct runner *r, struct metrics *m)
     snprintf(m->algorithm, sizeof(m->algorithm), "%s", r->run.ops->name);
     m->clients = r->n;
     elapsed(r, m);
-    outcomes(r, ST_ACQUIRE_OK, ST_ACQUIRE_BUSY, ST_ACQUIRE_ERR, ST_ACQUIRE_UNSENT, m->acquire);
-    outcomes(r, ST_RELEASE_OK, ST_RELEASE_LOST, ST_RELEASE_ERR, ST_RELEASE_UNSENT, m->release);
+    outcomes(r, ST_ACQUIRE_OK, ST_ACQUIRE_BUSY, ST_ACQUIRE_ERR, ST_ACQUIRE_NO_EFFECT, m->acquire);
+    outcomes(r, ST_RELEASE_OK, ST_RELEASE_LOST, ST_RELEASE_ERR, ST_RELEASE_NO_EFFECT, m->release);
     m->steps = 0;
     for (uint32_t i = 0; i < r->n; i++)
         m->steps += client_stat(&r->clients[i], ST_STEPS);

@@ -25,7 +25,7 @@ struct runner;
 enum metrics_outcome {
     MO_OK,
     MO_REFUSED,   /* acquire: busy (the wait ran out); release: lost (not the owner) */
-    MO_FAILED,    /* an error, the request never sent: surely not in effect */
+    MO_NO_EFFECT, /* an error surely not in effect: never sent, refused or undone */
     MO_AMBIGUOUS, /* an error after the request went out: its outcome unknown */
     MO_COUNT
 };

@@ -471,12 +471,28 @@ static int copy_file(const char *from, const char *to)
     return ok ? 0 : -1;
 }
 
-int cluster_keep_log(const char *root, const struct server_kind *kind, size_t i,
+const char *cluster_node_name(const struct server_kind *kind, size_t nth, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s-%zu", kind->node_prefix, nth);
+    return buf;
+}
+
+const char *cluster_server_name(const struct cluster *c, size_t i, char *buf, size_t len)
+{
+    size_t nth = 1;
+    for (size_t j = 0; j < i; j++)
+        nth += c->srv[j].kind == c->srv[i].kind;
+    return cluster_node_name(c->srv[i].kind, nth, buf, len);
+}
+
+/* The log keeps the server's name, not its slot: a slot counts every kind
+ * (postgres-7 after seven others), and faults and reports say pg-1. */
+int cluster_keep_log(const char *root, const struct server_kind *kind, size_t i, const char *name,
                      const char *logs_dir)
 {
     char from[400], to[600];
     snprintf(from, sizeof(from), "%s/%s-%zu/%s", root, kind->name, i, kind->log);
-    snprintf(to, sizeof(to), "%s/%s-%zu.log", logs_dir, kind->name, i);
+    snprintf(to, sizeof(to), "%s/%s.log", logs_dir, name);
     return copy_file(from, to);
 }
 
@@ -486,8 +502,11 @@ static void keep_logs(const struct cluster *c, const char *logs_dir)
         return; /* external servers only: no log, no empty folder */
     if (mkdir(logs_dir, 0755) < 0 && errno != EEXIST)
         return;
-    for (size_t i = 0; i < c->n; i++)
-        cluster_keep_log(c->root, c->srv[i].kind, i, logs_dir);
+    for (size_t i = 0; i < c->n; i++) {
+        char name[64];
+        cluster_keep_log(c->root, c->srv[i].kind, i, cluster_server_name(c, i, name, sizeof(name)),
+                         logs_dir);
+    }
 }
 
 void cluster_stop(struct cluster *c, const char *logs_dir)

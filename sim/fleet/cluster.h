@@ -93,13 +93,21 @@ FILE *cluster_server_file(const char *dir, const char *name);
  * one picked was taken meanwhile. 0, or -1 with err set, s stopped. */
 int cluster_start_server(struct managed_server *s, char *err, size_t errlen);
 /* Stop every server (SIGTERM, then SIGKILL), copy their logs into
- * logs_dir when it is not NULL, and remove the temporary folder. */
+ * logs_dir when it is not NULL (each as <its name>.log:
+ * cluster_server_name), and remove the temporary folder. */
 void cluster_stop(struct cluster *c, const char *logs_dir);
-/* Copy the log of server i of kind, in the managed folder root, into
- * logs_dir as <kind>-<i>.log, the name cluster_stop gives it; also for a
- * dead cluster whose folder is left (cluster down after its supervisor
- * was killed). 0, or -1. */
-int cluster_keep_log(const char *root, const struct server_kind *kind, size_t i,
+/* A server's name as faults, reports and its kept log name it: its kind's
+ * node_prefix and its number among the servers of that kind, from 1
+ * ("redis-1", "pg-1", "zk-2", "sentinel-1"), into buf. */
+const char *cluster_node_name(const struct server_kind *kind, size_t nth, char *buf, size_t len);
+/* That name of server i of c. The fleet hands a lock its kind's servers
+ * in c's order, so the redis-2 a fault strikes is this redis-2. */
+const char *cluster_server_name(const struct cluster *c, size_t i, char *buf, size_t len);
+/* Copy the log of server i (its slot) of kind, in the managed folder root,
+ * into logs_dir as <name>.log (name: cluster_node_name's, as cluster_stop
+ * gives it); also for a dead cluster whose folder is left (cluster down
+ * after its supervisor was killed). 0, or -1. */
+int cluster_keep_log(const char *root, const struct server_kind *kind, size_t i, const char *name,
                      const char *logs_dir);
 /* Is server i still alive? (reaps it if not) A server a fault took down
  * counts as alive: it is down on purpose. */

@@ -213,7 +213,7 @@ void fleet_fault_nodes(struct fleet *f, const struct lock_ops *ops, const struct
         if (j < 0)
             continue;
         struct fault_node *nd = &nodes->node[nodes->n++];
-        snprintf(nd->name, sizeof(nd->name), "%s-%zu", f->cl.srv[j].kind->node_prefix, i + 1);
+        cluster_node_name(f->cl.srv[j].kind, i + 1, nd->name, sizeof(nd->name));
         nd->idx = (size_t)j;
     }
 }

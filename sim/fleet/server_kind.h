@@ -36,8 +36,8 @@ enum server_role {
 #define SERVER_ROLE_BIT(r) (1u << (r))
 
 struct server_kind {
-    const char *name;        /* "redis": its folders <name>-<i> and logs, what locks name */
-    const char *node_prefix; /* its servers in fault targets and reports: "zk" in "zk-1" */
+    const char *name;        /* "redis": its folders <name>-<slot>, what locks name */
+    const char *node_prefix; /* its servers in fault targets, reports, kept logs: "zk" in "zk-1" */
     const char *log;         /* the file it logs to, in its folder */
     uint32_t ready_base_ms;  /* how long it may take to serve on an idle machine (SETUP.md) */
     uint32_t ready_poll_ms;  /* how often it is asked meanwhile */

@@ -28,11 +28,12 @@ enum stat_kind {
     ST_CRASHES,
     ST_PAUSES,
     ST_CONNECT_ERR, /* (re)connecting failed */
-    /* of the *_ERR above: the ones whose request never left (LOCK_ERR_UNSENT),
-     * failures for sure; the rest are ambiguous (sent, no answer) */
-    ST_ACQUIRE_UNSENT,
-    ST_RELEASE_UNSENT,
-    ST_RENEW_UNSENT,
+    /* of the *_ERR above: the ones surely not in effect (no effect: the
+     * request never left, LOCK_ERR_UNSENT, or was refused or undone,
+     * LOCK_ERR_REFUSED); the rest are ambiguous (sent, no answer) */
+    ST_ACQUIRE_NO_EFFECT,
+    ST_RELEASE_NO_EFFECT,
+    ST_RENEW_NO_EFFECT,
     /* a waiter's wake-ups inside acquire (lock_client.woken_by_*): by the
      * service's notice, by its own timer */
     ST_WOKEN_NOTICE,

@@ -12,7 +12,7 @@ with the DOM Chromium built, the page's JSON, and html_check's fail/note.
   over the series); each series in its lock's colour (the same on every
   page).
 - The fault-window cost (table.cost): a row per fault and algorithm, its
-  granted, granted_within, failed, ambiguous, stuck and recovery equal to
+  granted, granted_within, failed, ambiguous, longest no grant and recovery equal to
   compare.json's, and compare.json's to the run's report.json.
 - The effective settings (div.settings): per algorithm, the lines of
   compare.json's settings.text, and those `locklab show` prints for the
@@ -225,12 +225,12 @@ def check_cost(dom, cmp, reps, name, fail, note):
                     bad += 1
                     fail(f"{name}: cost of {al}, fault {i}: {k} "
                          f"{cell[k].get(k) if k in cell else None}, compare.json {v}")
-            stuck = cell.get("data-stuck-ms")
-            if stuck is None or not _close(float(stuck.get("data-stuck-ms")),
-                                           av["longest_no_grant_ms"]):
+            gap = cell.get("data-no-grant-ms")
+            if gap is None or not _close(float(gap.get("data-no-grant-ms")),
+                                         av["longest_no_grant_ms"]):
                 bad += 1
-                fail(f"{name}: cost of {al}, fault {i}: stuck "
-                     f"{stuck.get('data-stuck-ms') if stuck else None} ms, compare.json "
+                fail(f"{name}: cost of {al}, fault {i}: longest no grant "
+                     f"{gap.get('data-no-grant-ms') if gap else None} ms, compare.json "
                      f"{av['longest_no_grant_ms']}")
             rec = cell.get("data-recovery-ms")
             got = rec.get("data-recovery-ms") if rec is not None else None
@@ -252,7 +252,7 @@ def check_cost(dom, cmp, reps, name, fail, note):
             bad += 1
             fail(f"{name}: {a['algorithm']}'s stuck lock {got} ms, its report.json {want}")
     if bad == 0:
-        note(f"{name}: fault-window cost: {n} row(s), granted/failed/ambiguous/stuck/recovery "
+        note(f"{name}: fault-window cost: {n} row(s), granted/failed/ambiguous/no grant/recovery "
              f"equal to compare.json, and compare.json's to each report.json; each run's stuck "
              f"lock as its report.json's")
     return bad

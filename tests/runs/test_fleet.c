@@ -508,8 +508,9 @@ static void assert_down_kept_logs(const char *dir, const struct outcome *o, cons
     snprintf(want, sizeof(want), "their logs are in %s/logs\n", dir);
     if (strstr(o->out, want) == NULL)
         fail_msg("cluster down does not say \"%s\":\n%s", want, o->out);
-    for (size_t i = 0; i + 1 < n; i++) {
-        snprintf(path, sizeof(path), "%s/logs/%s-%zu.log", dir, i < 5 ? "redis" : "zookeeper", i);
+    for (size_t i = 0; i + 1 < n; i++) { /* 5 redis, then the ZooKeepers: named per kind */
+        snprintf(path, sizeof(path), "%s/logs/%s-%zu.log", dir, i < 5 ? "redis" : "zk",
+                 i < 5 ? i + 1 : i - 4);
         if (!exists_nonempty(path))
             fail_msg("missing or empty %s after cluster down", path);
     }
@@ -560,6 +561,9 @@ static void cluster_up_serves_runs_until_down(void **state)
     run(&o, NULL, "cluster", "status", at);
     assert_int_equal(o.status, 0);
     assert_null(strstr(o.out, "DOWN"));
+    /* each server by the name its log is kept under */
+    assert_non_null(strstr(o.out, "\n  redis-5      redis      127.0.0.1:"));
+    assert_non_null(strstr(o.out, "\n  zk-3         zookeeper  127.0.0.1:"));
     run(&o, NULL, "cluster", "status", NULL);
     assert_int_equal(o.status, 0);
     assert_non_null(strstr(o.out, dir));
@@ -618,7 +622,7 @@ static void cluster_killed_supervisor_is_reported_gone(void **state)
     snprintf(path, sizeof(path), "its servers' logs are in %s/logs\n", dir);
     if (strstr(o.out, path) == NULL)
         fail_msg("down does not say \"%s\":\n%s", path, o.out);
-    snprintf(path, sizeof(path), "%s/logs/redis-0.log", dir);
+    snprintf(path, sizeof(path), "%s/logs/redis-1.log", dir);
     if (!exists_nonempty(path))
         fail_msg("missing or empty %s after down of a killed cluster", path);
     pointer_path(path, sizeof(path));

@@ -217,6 +217,45 @@ static void zookeeper_leader_paused_is_safe(void **state)
     json_decref(r);
 }
 
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The run folder's servers/ holds exactly the logs want names ("pg-1.log
+ * redis-1.log", sorted): each named as the faults name its server. */
+static void assert_server_logs(const struct outcome *o, const char *want)
+{
+    char path[600], got[512] = "", *names[32];
+    size_t n = 0, used = 0;
+    snprintf(path, sizeof(path), "%s/servers", o->dir);
+    DIR *d = opendir(path);
+    if (d == NULL)
+        fail_msg("no %s", path);
+    for (struct dirent *e; (e = readdir(d)) != NULL && n < 32;)
+        if (e->d_name[0] != '.')
+            names[n++] = strdup(e->d_name);
+    closedir(d);
+    qsort(names, n, sizeof(names[0]), by_name);
+    for (size_t i = 0; i < n; i++) {
+        used += (size_t)snprintf(got + used, sizeof(got) - used, "%s%s", i ? " " : "", names[i]);
+        free(names[i]);
+    }
+    if (strcmp(got, want) != 0)
+        fail_msg("%s holds \"%s\", want \"%s\"", path, got, want);
+}
+
+/* `locklab show` of a fixture names its servers as its logs are kept. */
+static void assert_show_names(const char *name, const char *want)
+{
+    char path[600];
+    snprintf(path, sizeof(path), "%s/tests/fixtures/%s", src, name);
+    struct outcome o = {0};
+    run(&o, NULL, "show", path, NULL);
+    if (o.status != 0 || strstr(o.out, want) == NULL)
+        fail_msg("show %s: exit %d, no \"%s\" in:\n%s", name, o.status, want, o.out);
+}
+
 static json_t *run_fixture(struct outcome *o, const char *name, int want_status)
 {
     char rel[128];
@@ -245,6 +284,10 @@ static void postgres_pause_stops_every_backend_and_a_kill_keeps_the_data(void **
     assert_string_equal(text(r, 1, "data"), "kept");
     assert_true(json_is_null(json_object_get(report_fault(r, 1), "error")));
     assert_true(grants_in(&o, 5.2, 0, 0).after > 0);
+    assert_server_logs(&o, "pg-1.log"); /* not postgres-0.log: its slot */
+    assert_show_names("postgres_servers_paused.json",
+                      "\n  servers: 1 postgres (pg-1), managed: started on free 127.0.0.1 ports, "
+                      "stopped by PID at the end, each log kept as servers/<name>.log\n");
     json_decref(r);
 }
 
@@ -264,6 +307,12 @@ static void the_leader_under_a_sentinel_is_the_master_it_names(void **state)
     assert_non_null(strstr(text(r, 0, "end_detail"), "redis-2 leads (as the sentinels name it)"));
     assert_string_equal(text(r, 1, "servers"), "redis-2");
     assert_non_null(strstr(text(r, 1, "detail"), "SIGSTOP redis-2 (pid "));
+    /* the logs of the servers the faults struck, by the names they struck;
+     * the sentinel the first of its kind, not the third slot */
+    assert_server_logs(&o, "redis-1.log redis-2.log sentinel-1.log");
+    assert_show_names("sentinel_leader_faults.json",
+                      "\n  servers: a redis master (redis-1), 1 replica (redis-2) replicating "
+                      "through locklab's proxy, 1 sentinel (sentinel-1), managed: ");
     json_decref(r);
 }
 

@@ -74,8 +74,8 @@ case_run() {
   [ -z "$left" ] && ok "$name: nothing orphaned in $user_dir" || fail "$name: left in $user_dir:$left"
   [ -z "$(ls -A "$private")" ] && ok "$name: nothing left in TMPDIR" ||
     fail "$name: left in TMPDIR: $(ls -A "$private" | tr '\n' ' ')"
-  [ -s "$out/servers/postgres-0.log" ] && ok "$name: PostgreSQL's log kept" ||
-    fail "$name: no $out/servers/postgres-0.log ($(ls "$out/servers" 2>&1 | tr '\n' ' '))"
+  [ -s "$out/servers/pg-1.log" ] && ok "$name: PostgreSQL's log kept" ||
+    fail "$name: no $out/servers/pg-1.log ($(ls "$out/servers" 2>&1 | tr '\n' ' '))"
   [ "$(stat -c %a "$user_dir")" = 711 ] && ok "$name: $user_dir is 0711" ||
     fail "$name: $user_dir is $(stat -c %a "$user_dir"), not 0711"
 }

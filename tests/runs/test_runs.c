@@ -145,7 +145,7 @@ static void pause_past_ttl_with_fencing_is_fenced(void **state)
     assert_int_equal(jint(r, "checker", "violations"),
                      jint(r, "checker", "overlaps") - jint(r, "checker", "fenced_pairs"));
     /* the old, ambiguous names are gone (schema /2) */
-    assert_string_equal(json_string_value(json_object_get(r, "schema")), "locklab.report/2");
+    assert_string_equal(json_string_value(json_object_get(r, "schema")), "locklab.report/3");
     assert_null(json_object_get(json_object_get(r, "checker"), "fenced"));
     assert_null(json_object_get(json_object_get(r, "checker"), "fenced_accesses"));
     /* the scenario's expectation is reported under its own name */

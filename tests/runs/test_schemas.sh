@@ -168,6 +168,14 @@ def report_facts(d):
         out.append("safety.so_far in a complete run with every history event")
     if d.get("meta", {}).get("started_at") != d.get("started_at"):
         out.append("meta.started_at is not started_at")
+    k = d.get("counters", {})
+    for op in ("acquire", "release", "renew"):
+        # /3 renamed *_unsent: the old key stays beside the new for one version
+        if k.get(f"{op}_unsent") != k.get(f"{op}_no_effect"):
+            out.append(f"counters.{op}_unsent {k.get(op + '_unsent')} is not {op}_no_effect "
+                       f"{k.get(op + '_no_effect')}")
+        if k.get(f"{op}_errors") != k.get(f"{op}_no_effect", 0) + k.get(f"{op}_ambiguous", 0):
+            out.append(f"counters.{op}_errors is not {op}_no_effect + {op}_ambiguous")
     return out
 
 def cost_facts(r, rep):
@@ -321,6 +329,9 @@ report_mutants = [
     ("an unfired fault with a start_s", lambda m: put("faults", 0, "fired")(m, False)),
     ('a listed pair with effect "lost"', lambda m: put("checker", "listed", 0, "a", "effect")(m, "lost")),
     ("no safety (a required key)", drop("safety")),
+    ("counters lacking acquire_no_effect (/3)", drop("counters", "acquire_no_effect")),
+    ("counters lacking acquire_unsent (kept for one version)", drop("counters", "acquire_unsent")),
+    ("schema locklab.report/2", lambda m: put("schema")(m, "locklab.report/2")),
     ("safety.safe flipped against its violations",
      lambda m: put("safety", "safe")(m, not m["safety"]["safe"])),
     ('safety.text "PASS"', lambda m: put("safety", "text")(m, "PASS")),

@@ -80,11 +80,11 @@ static const char samples_head[] = "locklab_run_info{" RUN ",version=\"9.8.7\"} 
 #define H_CLIENTS "Clients still in their loop (of report.json scenario.clients)."
 #define H_STEPS   "Business steps ended (report.json counters.steps)."
 #define H_ACQ                                                                                      \
-    "Acquires ended, by outcome (report.json counters.acquire_ok, acquire_busy, acquire_unsent, "  \
-    "acquire_ambiguous)."
+    "Acquires ended, by outcome (report.json counters.acquire_ok, acquire_busy, "                  \
+    "acquire_no_effect, acquire_ambiguous)."
 #define H_REL                                                                                      \
-    "Releases ended, by outcome (report.json counters.release_ok, release_lost, release_unsent, "  \
-    "release_ambiguous)."
+    "Releases ended, by outcome (report.json counters.release_ok, release_lost, "                  \
+    "release_no_effect, release_ambiguous)."
 #define H_WITNESS                                                                                  \
     "Entries the online witness saw into a section another owner held (report.json "               \
     "checker.witness_concurrent_entries)."
@@ -98,12 +98,12 @@ static const char samples_head[] = "locklab_run_info{" RUN ",version=\"9.8.7\"} 
 #define COUNTS                                                                                     \
     "locklab_acquires_total{" RUN ",outcome=\"ok\"} 5\n"                                           \
     "locklab_acquires_total{" RUN ",outcome=\"busy\"} 1\n"                                         \
-    "locklab_acquires_total{" RUN ",outcome=\"failed\"} 2\n"                                       \
+    "locklab_acquires_total{" RUN ",outcome=\"no_effect\"} 2\n"                                    \
     "locklab_acquires_total{" RUN ",outcome=\"ambiguous\"} 3\n"
 #define RELEASES                                                                                   \
     "locklab_releases_total{" RUN ",outcome=\"ok\"} 4\n"                                           \
     "locklab_releases_total{" RUN ",outcome=\"lost\"} 1\n"                                         \
-    "locklab_releases_total{" RUN ",outcome=\"failed\"} 0\n"                                       \
+    "locklab_releases_total{" RUN ",outcome=\"no_effect\"} 0\n"                                    \
     "locklab_releases_total{" RUN ",outcome=\"ambiguous\"} 6\n"
 #define FAULTS                                                                                     \
     "locklab_fault_active{" RUN ",fault=\"0\",kind=\"pause\",target=\"one\"} 1\n"                  \

@@ -95,7 +95,7 @@ static void run_csv_is_exact(void **state)
         histogram_record(r->ops[OP_ACQUIRE], us);
     r->elapsed_s = 2.0;
     r->stat[ST_ACQUIRE_ERR] = 3;
-    r->stat[ST_ACQUIRE_UNSENT] = 1;
+    r->stat[ST_ACQUIRE_NO_EFFECT] = 1;
     const double pct[] = {50, 99, 99.9, 100};
     memcpy(r->percentiles, pct, sizeof(pct));
     r->n_percentiles = 4;
