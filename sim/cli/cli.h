@@ -166,6 +166,28 @@ int cmd_history(int argc, char **argv);
  * cannot be made is a warning on stderr, never a failed run. */
 void runs_latest_link(const char *run_dir);
 
+/* The kinds `locklab list KIND` names (kinds_text.c), each read from its
+ * registry: its count and its i-th name; NULL for the scenarios, which
+ * are files in their folder. */
+struct cli_kind {
+    const char *name;
+    size_t (*count)(void);
+    const char *(*at)(size_t i);
+};
+/* NULL past the last, or for a name that is none. */
+const struct cli_kind *cli_kind_at(size_t i);
+const struct cli_kind *cli_kind_find(const char *name);
+/* The n names at(0..n) into buf, sep between them and last before the
+ * last ("a, b or c"); buf. */
+const char *cli_join(size_t n, const char *(*at)(size_t), const char *sep, const char *last,
+                     char *buf, size_t len);
+/* The kinds' own names joined so ("algorithms, scenarios, ..."). */
+const char *cli_kinds_joined(const char *sep, const char *last, char *buf, size_t len);
+/* text's n bytes printed from column col, wrapped at its blanks so that no
+ * line passes width, each further line indented to indent; a word longer
+ * than a line has one of its own. Returns the column it ended at. */
+int cli_wrap(FILE *f, const char *text, size_t n, int col, int indent, int width);
+
 /* The history file a path names: a run folder's history.llh (its
  * history.jsonl when it has no history.llh), or the path itself. */
 void history_file_of(const char *path, char *file, size_t len);

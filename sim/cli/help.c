@@ -277,11 +277,12 @@ static const struct command_help commands[] = {
      "\n"
      "example:\n"
      "  locklab history runs --out /tmp/locklab-history\n"},
-    {"list", "algorithms, scenarios, workloads and faults, with what each does",
-     "usage: locklab list [algorithms|scenarios|workloads|faults]\n"
+    {"list", "algorithms, scenarios, workloads, faults and servers, with what each does",
+     "usage: locklab list [algorithms|scenarios|workloads|faults|servers]\n"
      "\n"
-     "Without an argument, everything with a line of explanation; with one, only the\n"
-     "names of that kind, one per line (for scripts and shell completion).\n"
+     "Without an argument, everything with a line of explanation (a server kind with\n"
+     "the roles its servers play and what a kill leaves of their data); with one, only\n"
+     "the names of that kind, one per line (for scripts and shell completion).\n"
      "\n"
      "exit: 0, or 2 for an unknown kind\n"
      "\n"

@@ -55,6 +55,10 @@ bool fault_on_client(unsigned kind);
 /* Is its recovery counted from its start (a kill: the grants that follow
  * it are the ones the survivors make), not from its end? */
 bool fault_recovers_from_start(unsigned kind);
+/* The targets that pick a process fault's servers (network: a network
+ * fault's) by count or by role, as the parser takes them ("one, minority,
+ * ..., zk-leader, ..."), into buf; buf. */
+const char *fault_target_names(bool network, char *buf, size_t len);
 /* The class of its band on the report's charts: "client", "clock", ... */
 const char *fault_band(unsigned kind);
 /* Does a client fault kill its holder (else the holder stalls)? */
@@ -521,5 +525,7 @@ int endpoints_parse(const char *text, struct server_list *out, char *err, size_t
  * max(2, len/3) edits counting a swapped pair as one; NULL if none is. */
 const char *suggest_closest(const char *word, const char *const *known, size_t n);
 const char *workload_name(enum workload_kind w);
+/* The workloads' registry: how many there are (their kinds 0..n). */
+size_t workload_count(void);
 
 #endif
