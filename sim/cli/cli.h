@@ -79,6 +79,16 @@ int copy_json_out(const char *src, const char *dst);
  * made worse by what failed. */
 int finish_outputs(int rc, const char *dir, const char *name, const char *json_to);
 
+/* compare's algorithms when --algorithms names none */
+#define COMPARE_ALGORITHMS "redis,redlock,zookeeper"
+
+/* The server kind k of the fleet's registry when run, compare and show
+ * take an option for it (--redis H:P), else NULL; its short letter (-r),
+ * 0 for none. */
+struct server_kind;
+const struct server_kind *server_option_kind(size_t k);
+char server_option_letter(const struct server_kind *kind);
+
 enum run_opts_mode { RUN_OPTS_RUN, RUN_OPTS_COMPARE, RUN_OPTS_SHOW };
 /* Options of run, compare (--algorithms instead of --algorithm) and show
  * (no --out, --quiet; --json). 0, or an exit code after printing the

@@ -114,6 +114,10 @@ struct server_kind {
     /* Optional: the short letter of its command-line option (--redis is
      * also -r); 0: the long option alone. */
     char option_letter;
+    /* Its option's value and what it does, for the help of run, compare
+     * and show (a kind not internal has both). */
+    const char *option_arg;
+    const char *option_help;
     /* `locklab cluster up` (kinds with a start): how many it starts
      * unless --<name>-nodes says, the counts that option takes (bit n:
      * n servers) and those counts as its message writes them. */
