@@ -193,6 +193,11 @@ const char *cli_join(size_t n, const char *(*at)(size_t), const char *sep, const
                      char *buf, size_t len);
 /* The kinds' own names joined so ("algorithms, scenarios, ..."). */
 const char *cli_kinds_joined(const char *sep, const char *last, char *buf, size_t len);
+/* Each server kind the fleet starts for a lock (one with a start): its
+ * name, or with prefix its node prefix, between before and after, sep
+ * between two ("redis-1.., zk-1.."); buf. */
+const char *cli_started_kinds(bool prefix, const char *before, const char *after, const char *sep,
+                              char *buf, size_t len);
 /* text's n bytes printed from column col, wrapped at its blanks so that no
  * line passes width, each further line indented to indent; a word longer
  * than a line has one of its own. Returns the column it ended at. */

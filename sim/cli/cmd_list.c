@@ -178,25 +178,13 @@ static void print_targets(const char *text, const char *names, const char *more)
     printf("\n");
 }
 
-/* "redis-1.., zk-1..": the kinds whose servers a fault names one by one
- * (those the fleet starts for a lock). */
-static const char *node_names(char *buf, size_t len)
-{
-    size_t used = 0;
-    buf[0] = '\0';
-    for (size_t k = 0; k < server_kind_count() && used < len; k++)
-        if (server_kind_at(k)->start)
-            used += (size_t)snprintf(buf + used, len - used, "%s%s-1..", used ? ", " : "",
-                                     server_kind_at(k)->node_prefix);
-    return buf;
-}
-
 static void list_targets(void)
 {
     char nodes[200], head[300], picks[400], net[400];
     printf("  targets: client faults \"holder\" or \"client:N\" (client_pause also \"waiter\");\n");
-    snprintf(head, sizeof(head),
-             "server faults a server by name (%s), or one of: ", node_names(nodes, sizeof(nodes)));
+    /* a server by name: the kinds the fleet starts for a lock */
+    snprintf(head, sizeof(head), "server faults a server by name (%s), or one of: ",
+             cli_started_kinds(true, "", "-1..", ", ", nodes, sizeof(nodes)));
     print_targets(head, fault_target_names(false, picks, sizeof(picks)),
                   " (picked from the seed among the lock's servers; a role names the one "
                   "that leads now, one that follows it, the pooler in front, and an ensemble's "

@@ -335,12 +335,7 @@ static void kinds_text(char *buf, size_t len)
  * kinds cluster up starts */
 static void cluster_usage_text(char *buf, size_t len)
 {
-    size_t used = 0;
-    buf[0] = '\0';
-    for (size_t k = 0; k < server_kind_count() && used < len; k++)
-        if (server_kind_at(k)->start)
-            used += (size_t)snprintf(buf + used, len - used, "%s[--%s-nodes N]", used ? " " : "",
-                                     server_kind_at(k)->name);
+    cli_started_kinds(false, "[--", "-nodes N]", " ", buf, len);
 }
 
 /* An option's name (up to OPTION_COLUMN) and its text wrapped under it. */

@@ -75,6 +75,20 @@ const char *cli_kinds_joined(const char *sep, const char *last, char *buf, size_
     return cli_join(N_KINDS, kind_name_at, sep, last, buf, len);
 }
 
+const char *cli_started_kinds(bool prefix, const char *before, const char *after, const char *sep,
+                              char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t k = 0; k < server_kind_count() && used < len; k++) {
+        const struct server_kind *kind = server_kind_at(k);
+        if (kind->start)
+            used += (size_t)snprintf(buf + used, len - used, "%s%s%s%s", used ? sep : "", before,
+                                     prefix ? kind->node_prefix : kind->name, after);
+    }
+    return buf;
+}
+
 int cli_wrap(FILE *f, const char *text, size_t n, int col, int indent, int width)
 {
     while (n > 0) {
