@@ -184,8 +184,7 @@ struct cli_kind {
     size_t (*count)(void);
     const char *(*at)(size_t i);
 };
-/* NULL past the last, or for a name that is none. */
-const struct cli_kind *cli_kind_at(size_t i);
+/* NULL for a name that is none. */
 const struct cli_kind *cli_kind_find(const char *name);
 /* The n names at(0..n) into buf, sep between them and last before the
  * last ("a, b or c"); buf. */

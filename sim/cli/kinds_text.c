@@ -38,11 +38,6 @@ static const struct cli_kind kinds[] = {
 
 #define N_KINDS (sizeof(kinds) / sizeof(kinds[0]))
 
-const struct cli_kind *cli_kind_at(size_t i)
-{
-    return i < N_KINDS ? &kinds[i] : NULL;
-}
-
 const struct cli_kind *cli_kind_find(const char *name)
 {
     for (size_t i = 0; i < N_KINDS; i++)
