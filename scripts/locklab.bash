@@ -5,26 +5,15 @@
 #   source scripts/locklab.bash
 # It needs no bash-completion helpers, so a test can source it in a bare bash.
 
-# Shown while the binary cannot list its algorithms (not built yet, or
-# built before `locklab list algorithms` existed).
-_locklab_static_algorithms=(redis redis-naive redlock zookeeper etcd postgres-advisory postgres-row
-    postgres-optimistic redisson redisson-fenced redisson-fair redisson-rw
-    redisson-semaphore redisson-multi redisson-rw-naive
-    redisson-semaphore-naive)
-
-# One name per line from `locklab list algorithms`; anything else (an older
-# binary's full listing, an error) means the static list.
-_locklab_algorithms()
+# The names of a kind, one a line, from `locklab list KIND` now: the
+# binary's registries are the only list (a binary that cannot answer, or
+# answers with anything but names, offers none).
+_locklab_names()
 {
-    local bin=$1 line names=()
+    local bin=$1 kind=$2 line
     while IFS= read -r line; do
-        [[ $line =~ ^[A-Za-z0-9][A-Za-z0-9._-]*$ ]] && names+=("$line")
-    done < <(timeout 2 "$bin" list algorithms 2>/dev/null)
-    if ((${#names[@]})); then
-        printf '%s\n' "${names[@]}"
-    else
-        printf '%s\n' "${_locklab_static_algorithms[@]}"
-    fi
+        [[ $line =~ ^[A-Za-z0-9][A-Za-z0-9._-]*$ ]] && printf '%s\n' "$line"
+    done < <(timeout 2 "$bin" list "$kind" 2>/dev/null)
 }
 
 _locklab_words()
@@ -62,7 +51,7 @@ _locklab_algorithm_list()
     COMPREPLY=()
     while IFS= read -r name; do
         [[ -z ${given[$name]+x} && $name == "${cur##*,}"* ]] && COMPREPLY+=("$head$name")
-    done < <(_locklab_algorithms "$bin")
+    done < <(_locklab_names "$bin" algorithms)
 }
 
 # The value of an option that takes one; returns 1 when prev takes none.
@@ -71,7 +60,7 @@ _locklab_option_value()
     local bin=$1 prev=$2 cur=$3
     case $prev in
     -a | --algorithm)
-        _locklab_words "$(_locklab_algorithms "$bin")" "$cur" ;;
+        _locklab_words "$(_locklab_names "$bin" algorithms)" "$cur" ;;
     -A | --algorithms) _locklab_algorithm_list "$bin" "$cur" ;;
     -o | --out | --dir | --junit) _locklab_paths "$cur" ;;
     --suite) _locklab_words "quick standard" "$cur"
@@ -113,7 +102,7 @@ _locklab_list()
     if [[ $cur == -* ]]; then
         _locklab_words "--help" "$cur"
     elif ((cword == 2)); then
-        _locklab_words "algorithms scenarios workloads faults" "$cur"
+        _locklab_words "algorithms scenarios workloads faults servers" "$cur"
     fi
 }
 

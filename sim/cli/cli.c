@@ -254,12 +254,16 @@ static const char *option_name(const struct option *longs, int c, char *name, si
     return name;
 }
 
-/* A kind's short letter, or 0: never one another option has, which the
- * kind's would take over. */
-static char kind_letter(const struct server_kind *kind)
+char server_option_letter(const struct server_kind *kind)
 {
     char c = kind->option_letter;
-    return c && !strchr(BASE_SHORTS, c) ? c : 0;
+    return c && !strchr(BASE_SHORTS, c) ? c : 0; /* never another option's letter */
+}
+
+const struct server_kind *server_option_kind(size_t k)
+{
+    const struct server_kind *kind = k < SCENARIO_SERVER_KINDS ? server_kind_at(k) : NULL;
+    return kind && !kind->internal ? kind : NULL;
 }
 
 /* The options of run, compare and show: these, then one per server kind
@@ -295,12 +299,12 @@ static void run_options(struct option *longs, char *shorts, size_t shorts_len,
         if (longs[i].val == 'J')
             longs[i] = (struct option){"json", required_argument, 0, OPT_JSON_TO};
     used = (size_t)snprintf(shorts, shorts_len, "%s", BASE_SHORTS);
-    for (size_t k = 0; k < server_kind_count() && k < SCENARIO_SERVER_KINDS; k++) {
-        const struct server_kind *kind = server_kind_at(k);
-        if (kind->internal)
+    for (size_t k = 0; k < server_kind_count(); k++) {
+        const struct server_kind *kind = server_option_kind(k);
+        if (kind == NULL)
             continue;
         longs[n++] = (struct option){kind->name, required_argument, 0, OPT_SERVERS + (int)k};
-        if (kind_letter(kind) && used + 3 < shorts_len)
+        if (server_option_letter(kind) && used + 3 < shorts_len)
             used += (size_t)snprintf(shorts + used, shorts_len - used, "%c:", kind->option_letter);
     }
     longs[n] = (struct option){0, 0, 0, 0};
@@ -310,7 +314,7 @@ static void run_options(struct option *longs, char *shorts, size_t shorts_len,
 static int server_letter(int c)
 {
     for (size_t k = 0; k < server_kind_count() && k < SCENARIO_SERVER_KINDS; k++)
-        if (c != 0 && kind_letter(server_kind_at(k)) == c)
+        if (c != 0 && server_option_letter(server_kind_at(k)) == c)
             return OPT_SERVERS + (int)k;
     return c;
 }

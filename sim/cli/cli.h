@@ -79,6 +79,16 @@ int copy_json_out(const char *src, const char *dst);
  * made worse by what failed. */
 int finish_outputs(int rc, const char *dir, const char *name, const char *json_to);
 
+/* compare's algorithms when --algorithms names none */
+#define COMPARE_ALGORITHMS "redis,redlock,zookeeper"
+
+/* The server kind k of the fleet's registry when run, compare and show
+ * take an option for it (--redis H:P), else NULL; its short letter (-r),
+ * 0 for none. */
+struct server_kind;
+const struct server_kind *server_option_kind(size_t k);
+char server_option_letter(const struct server_kind *kind);
+
 enum run_opts_mode { RUN_OPTS_RUN, RUN_OPTS_COMPARE, RUN_OPTS_SHOW };
 /* Options of run, compare (--algorithms instead of --algorithm) and show
  * (no --out, --quiet; --json). 0, or an exit code after printing the
@@ -165,6 +175,32 @@ int cmd_history(int argc, char **argv);
  * run_dir is a folder directly in runs/; otherwise nothing. A link that
  * cannot be made is a warning on stderr, never a failed run. */
 void runs_latest_link(const char *run_dir);
+
+/* The kinds `locklab list KIND` names (kinds_text.c), each read from its
+ * registry: its count and its i-th name; NULL for the scenarios, which
+ * are files in their folder. */
+struct cli_kind {
+    const char *name;
+    size_t (*count)(void);
+    const char *(*at)(size_t i);
+};
+/* NULL for a name that is none. */
+const struct cli_kind *cli_kind_find(const char *name);
+/* The n names at(0..n) into buf, sep between them and last before the
+ * last ("a, b or c"); buf. */
+const char *cli_join(size_t n, const char *(*at)(size_t), const char *sep, const char *last,
+                     char *buf, size_t len);
+/* The kinds' own names joined so ("algorithms, scenarios, ..."). */
+const char *cli_kinds_joined(const char *sep, const char *last, char *buf, size_t len);
+/* Each server kind the fleet starts for a lock (one with a start): its
+ * name, or with prefix its node prefix, between before and after, sep
+ * between two ("redis-1.., zk-1.."); buf. */
+const char *cli_started_kinds(bool prefix, const char *before, const char *after, const char *sep,
+                              char *buf, size_t len);
+/* text's n bytes printed from column col, wrapped at its blanks so that no
+ * line passes width, each further line indented to indent; a word longer
+ * than a line has one of its own. Returns the column it ended at. */
+int cli_wrap(FILE *f, const char *text, size_t n, int col, int indent, int width);
 
 /* The history file a path names: a run folder's history.llh (its
  * history.jsonl when it has no history.llh), or the path itself. */

@@ -83,7 +83,7 @@ static int parse_algorithms(const char *list, struct plan *p)
         p->ops[p->n++] = ops;
     }
     if (p->n == 0)
-        return bad_usage("--algorithms: expected names like redis,redlock,zookeeper, got \"%s\"",
+        return bad_usage("--algorithms: expected names like %s, got \"%s\"", COMPARE_ALGORITHMS,
                          list);
     return 0;
 }
@@ -391,7 +391,7 @@ static int check_outs(const char *out, const char *name, const struct comparison
 static int compare(const struct run_opts *o, struct plan *p, struct comparison *c)
 {
     char err[512];
-    int rc = parse_algorithms(o->algorithms ? o->algorithms : "redis,redlock,zookeeper", p);
+    int rc = parse_algorithms(o->algorithms ? o->algorithms : COMPARE_ALGORITHMS, p);
     if (rc == 0)
         rc = plan_scenarios(o, p, c);
     if (rc)

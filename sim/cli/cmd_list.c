@@ -10,22 +10,12 @@
 #include "reports/report.h"
 #include "sim/cli/cli.h"
 #include "sim/faults/fault.h"
+#include "sim/fleet/server_kind.h"
+#include "sim/workloads/workload.h"
 
 #ifndef LOCKLAB_SCENARIOS_DIR
 #define LOCKLAB_SCENARIOS_DIR "scenarios"
 #endif
-
-static const char *const workload_what[] = {
-    [WORKLOAD_FLASH_SALE] = "inventory under a flash sale: orders never exceed stock",
-    [WORKLOAD_CACHE_REBUILD] = "expiring cache keys rebuilt once per expiry: no stampede",
-    [WORKLOAD_SCHEDULED_TASKS] = "instances firing tasks each period: each runs exactly once",
-    [WORKLOAD_ORDER_IDS] = "order ids handed out from a last-id counter: none twice, none skipped",
-    [WORKLOAD_BANK_TRANSFER] =
-        "transfers under both accounts' locks, all or none: the total never changes",
-    [WORKLOAD_READ_MOSTLY] =
-        "a cache entry many read and few rewrite: no reader sees a half-written value",
-    [WORKLOAD_POOL] = "a connection pool behind a semaphore: never more in use than it holds",
-};
 
 /* The widest algorithm name and a space, at least 12, so the columns stay
  * aligned and two spaces always end a name (scripts split on them). */
@@ -83,25 +73,8 @@ static void list_algorithms(void)
  * first; a word longer than a line goes on one line of its own. */
 static void print_wrapped(const char *text, size_t n)
 {
-    const size_t room = LIST_WIDTH - SCENARIO_COLUMN;
-    while (n > 0) {
-        size_t take = n;
-        if (take > room) {
-            take = room;
-            while (take > 0 && text[take] != ' ')
-                take--;
-            if (take == 0) /* one long word: up to the next blank */
-                for (take = room; take < n && text[take] != ' ';)
-                    take++;
-        }
-        printf("%.*s\n", (int)take, text);
-        text += take;
-        n -= take;
-        while (n > 0 && *text == ' ')
-            text++, n--;
-        if (n > 0)
-            printf("%*s", SCENARIO_COLUMN, "");
-    }
+    cli_wrap(stdout, text, n, SCENARIO_COLUMN, SCENARIO_COLUMN, LIST_WIDTH);
+    printf("\n");
 }
 
 static int by_name(const struct dirent **a, const struct dirent **b)
@@ -171,47 +144,132 @@ static int list_scenarios(int names_only)
     return EXIT_PASS;
 }
 
-static int list_names(const char *kind)
+static int list_names(const char *name)
 {
-    if (strcmp(kind, "algorithms") == 0)
-        for (size_t i = 0; i < lock_count(); i++)
-            printf("%s\n", lock_at(i)->name);
-    else if (strcmp(kind, "workloads") == 0)
-        for (size_t w = 0; w < sizeof(workload_what) / sizeof(workload_what[0]); w++)
-            printf("%s\n", workload_name((enum workload_kind)w));
-    else if (strcmp(kind, "faults") == 0)
-        for (size_t t = 0; t < fault_kind_count(); t++)
-            printf("%s\n", fault_kind_at(t)->name);
-    else if (strcmp(kind, "scenarios") == 0)
+    const struct cli_kind *kind = cli_kind_find(name);
+    char kinds[160];
+    if (kind == NULL)
+        return bad_usage("list: unknown kind \"%s\" (%s)", name,
+                         cli_kinds_joined(", ", " or ", kinds, sizeof(kinds)));
+    if (kind->count == NULL)
         return list_scenarios(1);
-    else
-        return bad_usage("list: unknown kind \"%s\" (algorithms, scenarios, workloads or faults)",
-                         kind);
+    for (size_t i = 0; i < kind->count(); i++)
+        printf("%s\n", kind->at(i));
     return EXIT_PASS;
+}
+
+static void list_workloads(void)
+{
+    printf("\nworkloads:\n");
+    for (size_t w = 0; w < workload_count(); w++)
+        printf("  %-16s %s\n", workload_name((enum workload_kind)w),
+               workload_summary((enum workload_kind)w));
+}
+
+/* What the targets take, wrapped under TARGETS_COLUMN: text, then the
+ * names the parser takes (from its tables), then more. */
+#define TARGETS_COLUMN 11
+static void print_targets(const char *text, const char *names, const char *more)
+{
+    char line[1024];
+    snprintf(line, sizeof(line), "%s%s%s", text, names, more);
+    printf("%*s", TARGETS_COLUMN, "");
+    cli_wrap(stdout, line, strlen(line), TARGETS_COLUMN, TARGETS_COLUMN, LIST_WIDTH);
+    printf("\n");
+}
+
+static void list_targets(void)
+{
+    char nodes[200], head[300], picks[400], net[400];
+    printf("  targets: client faults \"holder\" or \"client:N\" (client_pause also \"waiter\");\n");
+    /* a server by name: the kinds the fleet starts for a lock */
+    snprintf(head, sizeof(head), "server faults a server by name (%s), or one of: ",
+             cli_started_kinds(true, "", "-1..", ", ", nodes, sizeof(nodes)));
+    print_targets(head, fault_target_names(false, picks, sizeof(picks)),
+                  " (picked from the seed among the lock's servers; a role names the one "
+                  "that leads now, one that follows it, the pooler in front, and an ensemble's "
+                  "own spelling its kind too; holder-majority: Redlock's nodes holding the "
+                  "votes of the current holder of \"key\", \"count\" of them);");
+    print_targets("network faults a server or one of: ", fault_target_names(true, net, sizeof(net)),
+                  " (every client's traffic to it), or \"holder\", \"client:K\", \"clients:N\" "
+                  "(their traffic to every server), or \"replication\" (the replicas' link to "
+                  "the master);");
+    print_targets("\"stream\": upstream, downstream (the default, as in Toxiproxy) or both", "",
+                  "");
+}
+
+/* The roles kind's servers play ("leader, replica"), "-" for none. */
+static const char *roles_of(const struct server_kind *kind, char *buf, size_t len)
+{
+    const char *word[SERVER_ROLES] = {[SERVER_ROLE_LEADER] = "leader",
+                                      [SERVER_ROLE_FOLLOWER] = kind->follower_word,
+                                      [SERVER_ROLE_POOLER] = "pooler"};
+    size_t used = 0;
+    snprintf(buf, len, "-");
+    for (size_t r = 0; r < SERVER_ROLES && used < len; r++)
+        if (kind->roles & SERVER_ROLE_BIT(r))
+            used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "", word[r]);
+    return buf;
+}
+
+/* What a kill leaves of its data: kept (on disk), lost, or none to lose. */
+static const char *data_of(const struct server_kind *kind)
+{
+    return kind->keeps_data ? "kept" : kind->forget_data ? "lost" : "-";
+}
+
+/* What else its table says (the durable mode a run may ask), or another
+ * kind's of it: whose pooler it is, whose master its servers name. */
+static void note_of(const struct server_kind *kind, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    if (kind->durable_mode)
+        snprintf(buf, len, "or kept by %s (data: kept)", kind->durable_mode);
+    for (size_t k = 0; k < server_kind_count(); k++) {
+        const struct server_kind *other = server_kind_at(k);
+        if (other->pooler && strcmp(other->pooler, kind->name) == 0)
+            snprintf(buf, len, "%s's pooler, started with it", other->name);
+        if (other->found_by && strcmp(other->found_by, kind->name) == 0)
+            snprintf(buf, len, "they name %s's master", other->name);
+    }
+}
+
+static void list_servers(void)
+{
+    int width = 10;
+    for (size_t k = 0; k < server_kind_count(); k++) {
+        int w = (int)strlen(server_kind_at(k)->name) + 1;
+        width = w > width ? w : width;
+    }
+    printf("\nservers (a kind, its servers as fault targets, the roles they play, their data "
+           "after a kill):\n");
+    for (size_t k = 0; k < server_kind_count(); k++) {
+        const struct server_kind *kind = server_kind_at(k);
+        char nodes[48] = "-", roles[64], note[96];
+        if (kind->start)
+            snprintf(nodes, sizeof(nodes), "%s-1..", kind->node_prefix);
+        note_of(kind, note, sizeof(note));
+        printf("  %-*s %-12s %-18s %-*s%s%s\n", width, kind->name, nodes,
+               roles_of(kind, roles, sizeof(roles)), note[0] ? 4 : 0, data_of(kind),
+               note[0] ? "  " : "", note);
+    }
 }
 
 int cmd_list(int argc, char **argv)
 {
+    char kinds[160];
     if (argc > 2)
-        return bad_usage("%s", "list: at most one KIND (algorithms, scenarios, workloads, faults)");
+        return bad_usage("list: at most one KIND (%s)",
+                         cli_kinds_joined(", ", ", ", kinds, sizeof(kinds)));
     if (argc == 2)
         return list_names(argv[1]);
     list_algorithms();
-    printf("\nworkloads:\n");
-    for (size_t w = 0; w < sizeof(workload_what) / sizeof(workload_what[0]); w++)
-        printf("  %-16s %s\n", workload_name((enum workload_kind)w), workload_what[w]);
+    list_workloads();
     printf("\nfaults (a scenario's \"faults\", on its timeline):\n");
     for (size_t t = 0; t < fault_kind_count(); t++)
         printf("  %-14s %s\n", fault_kind_at(t)->name, fault_kind_at(t)->summary);
-    printf(
-        "  targets: client faults \"holder\" or \"client:N\"; server faults a server by name\n"
-        "           (redis-1.., zk-1..), or one, minority, majority, all, primaries, picked\n"
-        "           from the seed, or holder-majority (Redlock: the nodes holding the\n"
-        "           votes of the current holder of \"key\"; \"count\" of them), or\n"
-        "           zk-leader, zk-follower (ZooKeeper's leader now, one of its followers);\n"
-        "           network faults a server or a pick (every client's traffic to it),\n"
-        "           or \"holder\", \"client:K\", \"clients:N\" (their traffic to every server);\n"
-        "           \"stream\": upstream, downstream (the default, as in Toxiproxy) or both\n");
+    list_targets();
+    list_servers();
     printf("\n");
     return list_scenarios(0);
 }

@@ -1,11 +1,21 @@
 /* help.c - `locklab help [CMD]` and `locklab CMD --help`: one text per
  * command (usage, options, an example), and the list of commands. The
  * README points here for the options; tests/runs/test_docs.py checks that every
- * option the docs name is in these texts. */
+ * option the docs name is in these texts. A list of kinds is never typed here:
+ * a placeholder ({algorithms}, {server_options}, ...) stands for it, printed
+ * from its registry as the text is. */
 #include "sim/cli/help.h"
 
 #include <stdio.h>
 #include <string.h>
+
+#include "sim/cli/cli.h"
+#include "sim/fleet/server_kind.h"
+
+/* The help fits a terminal this wide. */
+#define HELP_WIDTH 89
+/* Where an option's text starts. */
+#define OPTION_COLUMN 27
 
 /* run, compare and matrix: the live figures (docs/metrics.md) */
 #define METRICS_OPTIONS                                                                            \
@@ -28,12 +38,7 @@ struct command_help {
     "                           on a schedule, latency from each step's due time (0: closed\n"     \
     "                           loop, the default: a step as soon as the last one ended)\n"        \
     "  -s, --seed N             the seed of every random choice; the same seed repeats a run\n"    \
-    "  -r, --redis H:P[,...]    use these Redis servers instead of starting them\n"                \
-    "  -z, --zookeeper H:P[,...] use this ZooKeeper ensemble instead of starting it\n"             \
-    "      --etcd H:P[,...]     use this etcd cluster (client URLs) instead of starting it\n"      \
-    "      --postgres H:P       use this PostgreSQL (or a pgbouncer) instead of starting it\n"     \
-    "      --sentinel H:P[,...] the redis lock asks these redis-sentinels for the master\n"        \
-    "                           of \"mymaster\" (external; locklab starts no Redis)\n"             \
+    "{server_options}\n"                                                                           \
     "      --proxy              every server through locklab's proxy, not only those a\n"          \
     "                           network fault touches (its cost: bench/proxy_cost.sh)\n"
 
@@ -69,12 +74,12 @@ static const struct command_help commands[] = {
     {"run", "run one scenario with one algorithm; reports in a run folder",
      "usage: locklab run SCENARIO [options]\n"
      "\n"
-     "Starts the servers the algorithm needs (unless --redis/--zookeeper name them),\n"
+     "Starts the servers the algorithm needs (unless options below name them),\n"
      "runs the scenario's clients and faults, checks the history, writes the reports\n"
      "and stops every server it started.\n"
      "\n"
      "options:\n"
-     "  -a, --algorithm NAME     redis, redis-naive, redlock, zookeeper or etcd (locklab list);\n"
+     "  -a, --algorithm NAME     {algorithms} (locklab list algorithms);\n"
      "                           default: the scenario's lock.algorithm\n" RUN_OPTIONS
          METRICS_OPTIONS
      "  -o, --out DIR            the run folder; default runs/<scenario>-<algorithm>-<time>/.\n"
@@ -106,7 +111,7 @@ static const struct command_help commands[] = {
      "met\"); every other lock runs expecting safety.\n"
      "\n"
      "options:\n"
-     "  -A, --algorithms A,B,... default redis,redlock,zookeeper\n" RUN_OPTIONS METRICS_OPTIONS
+     "  -A, --algorithms A,B,... default " COMPARE_ALGORITHMS "\n" RUN_OPTIONS METRICS_OPTIONS
      "      --seeds N            runs per algorithm, 1..10 (default 1): the scenario's seed,\n"
      "                           then the next ones, each in <out>/<algorithm>/seed-<S>/; a row\n"
      "                           unsafe in some seeds says \"UNSAFE in 1 of 2 seeds\"; its\n"
@@ -229,20 +234,17 @@ static const struct command_help commands[] = {
      "example:\n"
      "  locklab check runs/flash_sale_pause-redis-20261123-101500 --expect '>0'\n"},
     {"cluster", "start, show or stop a managed fleet for manual use",
-     "usage: locklab cluster up [--redis-nodes N] [--zookeeper-nodes 0|1|3]\n"
-     "                          [--etcd-nodes 0|1|3] [--postgres-nodes 0..3] [--dir DIR]\n"
+     "usage: locklab cluster up {cluster_usage} [--dir DIR]\n"
      "       locklab cluster status [--dir DIR]\n"
      "       locklab cluster down [--dir DIR]\n"
      "\n"
-     "up starts redis-servers and ZooKeeper on free 127.0.0.1 ports under a supervisor\n"
-     "that outlives the command; status lists each server and the --redis/--zookeeper\n"
-     "options to use; down stops them by PID and keeps their logs.\n"
+     "up starts the servers of each kind below on free 127.0.0.1 ports, under a\n"
+     "supervisor that outlives the command (as another user where a server refuses\n"
+     "root: PostgreSQL runs as the postgres user); status lists each server and the\n"
+     "options of run that name them; down stops them by PID and keeps their logs.\n"
      "\n"
      "options:\n"
-     "      --redis-nodes N      0..8 (default 5)\n"
-     "      --zookeeper-nodes N  0, 1 or 3 (default 1)\n"
-     "      --etcd-nodes N       0, 1 or 3 (default 0)\n"
-     "      --postgres-nodes N   0..3 (default 0), PostgreSQL run as the postgres user\n"
+     "{cluster_options}\n"
      "      --dir DIR            the cluster's folder (default $TMPDIR/locklab-cluster);\n"
      "                           status and down find the last one started without it\n"
      "\n"
@@ -277,11 +279,12 @@ static const struct command_help commands[] = {
      "\n"
      "example:\n"
      "  locklab history runs --out /tmp/locklab-history\n"},
-    {"list", "algorithms, scenarios, workloads and faults, with what each does",
-     "usage: locklab list [algorithms|scenarios|workloads|faults]\n"
+    {"list", "what this build can run, kind by kind, with what each does",
+     "usage: locklab list [{kinds}]\n"
      "\n"
-     "Without an argument, everything with a line of explanation; with one, only the\n"
-     "names of that kind, one per line (for scripts and shell completion).\n"
+     "Without an argument, everything with a line of explanation (a server kind with\n"
+     "the roles its servers play and what a kill leaves of their data); with one, only\n"
+     "the names of that kind, one per line (for scripts and shell completion).\n"
      "\n"
      "exit: 0, or 2 for an unknown kind\n"
      "\n"
@@ -309,11 +312,118 @@ void help_overview(FILE *f)
                "      incomplete, 130 interrupted (partial report written, marked incomplete)\n");
 }
 
+/* ---- the lists of kinds, read from the registries as the help prints --- */
+
+static const char *algorithm_name(size_t i)
+{
+    return cli_kind_find("algorithms")->at(i);
+}
+
+/* {algorithms}: "redis, redis-naive, ... or redisson-semaphore-naive" */
+static void algorithms_text(char *buf, size_t len)
+{
+    cli_join(cli_kind_find("algorithms")->count(), algorithm_name, ", ", " or ", buf, len);
+}
+
+/* {kinds}: list's "algorithms|scenarios|..." */
+static void kinds_text(char *buf, size_t len)
+{
+    cli_kinds_joined("|", "|", buf, len);
+}
+
+/* {cluster_usage}: "[--redis-nodes N] [--zookeeper-nodes N] ...", the
+ * kinds cluster up starts */
+static void cluster_usage_text(char *buf, size_t len)
+{
+    cli_started_kinds(false, "[--", "-nodes N]", " ", buf, len);
+}
+
+/* An option's name (up to OPTION_COLUMN) and its text wrapped under it. */
+static void print_option(FILE *f, const char *option, const char *text)
+{
+    int col = fprintf(f, "  %-*s ", OPTION_COLUMN - 3, option);
+    cli_wrap(f, text, strlen(text), col, OPTION_COLUMN, HELP_WIDTH);
+    fputc('\n', f);
+}
+
+/* {server_options}: --redis H:P and the like, one per kind that has one */
+static void print_server_options(FILE *f)
+{
+    for (size_t k = 0; k < server_kind_count(); k++) {
+        const struct server_kind *kind = server_option_kind(k);
+        char option[80], letter = kind ? server_option_letter(kind) : 0;
+        if (kind == NULL)
+            continue;
+        snprintf(option, sizeof(option), "%c%c%s--%s %s", letter ? '-' : ' ', letter ? letter : ' ',
+                 letter ? ", " : "  ", kind->name, kind->option_arg);
+        print_option(f, option, kind->option_help);
+    }
+}
+
+/* {cluster_options}: --redis-nodes N and the like: the counts each takes */
+static void print_cluster_options(FILE *f)
+{
+    for (size_t k = 0; k < server_kind_count(); k++) {
+        const struct server_kind *kind = server_kind_at(k);
+        char option[80], text[96];
+        if (kind->start == NULL)
+            continue;
+        snprintf(option, sizeof(option), "    --%s-nodes N", kind->name);
+        snprintf(text, sizeof(text), "%s (default %u)", kind->cluster_counts_text,
+                 (unsigned)kind->cluster_nodes);
+        print_option(f, option, text);
+    }
+}
+
+/* A placeholder of the texts: words in a line, or lines of their own. */
+static const struct expansion {
+    const char *name;
+    void (*words)(char *buf, size_t len);
+    void (*lines)(FILE *f);
+} expansions[] = {
+    {"{algorithms}", algorithms_text, NULL},
+    {"{kinds}", kinds_text, NULL},
+    {"{cluster_usage}", cluster_usage_text, NULL},
+    {"{server_options}", NULL, print_server_options},
+    {"{cluster_options}", NULL, print_cluster_options},
+};
+
+/* One line of a text (n bytes, without its newline), its placeholder
+ * expanded: words wrapped with the rest of the line from its column on. */
+static void print_line(FILE *f, const char *line, size_t n)
+{
+    const char *at = memchr(line, '{', n);
+    for (size_t e = 0; at && e < sizeof(expansions) / sizeof(expansions[0]); e++) {
+        const struct expansion *x = &expansions[e];
+        size_t len = strlen(x->name);
+        if ((size_t)(line + n - at) < len || memcmp(at, x->name, len) != 0)
+            continue;
+        if (x->lines) {
+            x->lines(f);
+            return;
+        }
+        char words[1024];
+        int col = (int)(at - line);
+        x->words(words, sizeof(words));
+        snprintf(words + strlen(words), sizeof(words) - strlen(words), "%.*s",
+                 (int)(line + n - at - len), at + len);
+        fprintf(f, "%.*s", col, line);
+        cli_wrap(f, words, strlen(words), col, col, HELP_WIDTH);
+        fputc('\n', f);
+        return;
+    }
+    fprintf(f, "%.*s\n", (int)n, line);
+}
+
 int help_command(FILE *f, const char *name)
 {
     for (size_t i = 0; i < N_COMMANDS; i++)
         if (strcmp(commands[i].name, name) == 0) {
-            fputs(commands[i].text, f);
+            for (const char *line = commands[i].text; *line;) {
+                size_t n = strcspn(line, "\n");
+                print_line(f, line, n);
+                line += n + (line[n] == '\n');
+            }
             return 0;
         }
     return -1;

@@ -252,4 +252,6 @@ const struct server_kind server_etcd = {
     .cluster_nodes = 0,
     .cluster_counts = 0xb, /* 0, 1, 3 */
     .cluster_counts_text = "0, 1 or 3",
+    .option_arg = "H:P[,...]",
+    .option_help = "use this etcd cluster (client URLs) instead of starting it",
 };

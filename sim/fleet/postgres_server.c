@@ -285,4 +285,6 @@ const struct server_kind server_postgres = {
     .cluster_nodes = 0, /* opt-in (--postgres-nodes): the default fleet stays Redis and ZooKeeper */
     .cluster_counts = 0xf, /* 0..3 */
     .cluster_counts_text = "0..3",
+    .option_arg = "H:P",
+    .option_help = "use this PostgreSQL (or a pgbouncer) instead of starting it",
 };

@@ -293,4 +293,6 @@ const struct server_kind server_redis = {
     .cluster_nodes = 5,
     .cluster_counts = 0x1ff, /* 0..8 */
     .cluster_counts_text = "0..8",
+    .option_arg = "H:P[,...]",
+    .option_help = "use these Redis servers instead of starting them",
 };

@@ -117,6 +117,10 @@ struct server_kind {
     /* Optional: a line `locklab cluster up` adds under its hint when the
      * cluster runs servers of this kind (how the locks share them). */
     const char *cluster_note;
+    /* Its option's value and what it does, for the help of run, compare
+     * and show (a kind not internal has both). */
+    const char *option_arg;
+    const char *option_help;
     /* `locklab cluster up` (kinds with a start): how many it starts
      * unless --<name>-nodes says, the counts that option takes (bit n:
      * n servers) and those counts as its message writes them. */

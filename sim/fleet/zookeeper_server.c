@@ -199,4 +199,6 @@ const struct server_kind server_zookeeper = {
     .cluster_nodes = 1,
     .cluster_counts = 0xb, /* 0, 1, 3 */
     .cluster_counts_text = "0, 1 or 3",
+    .option_arg = "H:P[,...]",
+    .option_help = "use this ZooKeeper ensemble instead of starting it",
 };

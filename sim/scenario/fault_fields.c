@@ -132,7 +132,7 @@ static bool named_pick(const char *t, bool network, struct fault_spec *fs)
 }
 
 /* "one, minority, ..., zk-leader, zk-follower, ...": what named_pick takes. */
-static const char *pick_names(bool network, char *buf, size_t len)
+const char *fault_target_names(bool network, char *buf, size_t len)
 {
     size_t used = 0;
     buf[0] = '\0';
@@ -182,7 +182,7 @@ static int server_target(struct ctx *c, const char *t, struct fault_spec *fs)
                     "unknown target %s for a %s (expected a server such as \"redis-2\" or "
                     "\"zk-1\", or one of: %s)",
                     scn_quote(t).s, fault_type_name(fs->kind),
-                    pick_names(false, names, sizeof(names)));
+                    fault_target_names(false, names, sizeof(names)));
 }
 
 /* A network fault touches some clients' connections, or every client's
@@ -214,7 +214,7 @@ static int network_target(struct ctx *c, const char *t, struct fault_spec *fs)
                     "%s; or clients: \"holder\", \"client:K\", \"clients:N\"; or "
                     "\"replication\")",
                     scn_quote(t).s, fault_type_name(fs->kind),
-                    pick_names(true, names, sizeof(names)));
+                    fault_target_names(true, names, sizeof(names)));
 }
 
 static int parse_target(struct ctx *c, json_t *v, const struct field *f, void *base)

@@ -542,3 +542,8 @@ const char *workload_name(enum workload_kind w)
 {
     return (unsigned)w < N_OF(workload_list) ? workload_list[w] : "unknown";
 }
+
+size_t workload_count(void)
+{
+    return N_OF(workload_list);
+}

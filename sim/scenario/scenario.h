@@ -357,5 +357,11 @@ int endpoints_parse(const char *text, struct server_list *out, char *err, size_t
  * max(2, len/3) edits counting a swapped pair as one; NULL if none is. */
 const char *suggest_closest(const char *word, const char *const *known, size_t n);
 const char *workload_name(enum workload_kind w);
+/* The workloads' registry: how many there are (their kinds 0..n). */
+size_t workload_count(void);
+/* The targets that pick a process fault's servers (network: a network
+ * fault's) by count or by role, as the parser takes them ("one, minority,
+ * ..., zk-leader, ..."), into buf; buf. */
+const char *fault_target_names(bool network, char *buf, size_t len);
 
 #endif

@@ -123,6 +123,7 @@ static size_t bank_invariants(const struct workload *w, struct invariant *out, s
 
 const struct workload_ops bank_transfer_ops = {
     .name = "bank_transfer",
+    .summary = "transfers under both accounts' locks, all or none: the total never changes",
     .init = bank_init,
     .free = bank_free,
     .step = bank_step,

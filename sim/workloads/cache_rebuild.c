@@ -221,6 +221,7 @@ static size_t cache_invariants(const struct workload *w, struct invariant *out, 
 
 const struct workload_ops cache_rebuild_ops = {
     .name = "cache_rebuild",
+    .summary = "expiring cache keys rebuilt once per expiry: no stampede",
     .init = cache_init,
     .free = cache_free,
     .step = cache_step,

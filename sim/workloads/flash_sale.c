@@ -233,6 +233,7 @@ static size_t flash_invariants(const struct workload *w, struct invariant *out, 
 
 const struct workload_ops flash_sale_ops = {
     .name = "flash_sale",
+    .summary = "inventory under a flash sale: orders never exceed stock",
     .init = flash_init,
     .free = flash_free,
     .step = flash_step,

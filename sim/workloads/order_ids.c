@@ -232,6 +232,7 @@ static size_t order_invariants(const struct workload *w, struct invariant *out, 
 
 const struct workload_ops order_ids_ops = {
     .name = "order_ids",
+    .summary = "order ids handed out from a last-id counter: none twice, none skipped",
     .init = order_init,
     .free = order_free,
     .step = order_step,

@@ -157,6 +157,7 @@ static size_t pool_invariants(const struct workload *w, struct invariant *out, s
 
 const struct workload_ops pool_ops = {
     .name = "pool",
+    .summary = "a connection pool behind a semaphore: never more in use than it holds",
     .init = pool_init,
     .free = pool_free,
     .step = pool_step,

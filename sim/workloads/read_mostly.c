@@ -203,6 +203,7 @@ static size_t read_invariants(const struct workload *w, struct invariant *out, s
 
 const struct workload_ops read_mostly_ops = {
     .name = "read_mostly",
+    .summary = "a cache entry many read and few rewrite: no reader sees a half-written value",
     .init = read_init,
     .free = read_free,
     .step = read_step,

@@ -291,6 +291,7 @@ static size_t tasks_invariants(const struct workload *w, struct invariant *out, 
 
 const struct workload_ops scheduled_tasks_ops = {
     .name = "scheduled_tasks",
+    .summary = "instances firing tasks each period: each runs exactly once",
     .init = tasks_init,
     .free = tasks_free,
     .step = tasks_step,

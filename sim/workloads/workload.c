@@ -27,6 +27,11 @@ static const struct workload_ops *const workloads[] = {
     [WORKLOAD_POOL] = &pool_ops,
 };
 
+const char *workload_summary(enum workload_kind w)
+{
+    return (size_t)w < sizeof(workloads) / sizeof(workloads[0]) ? workloads[w]->summary : NULL;
+}
+
 bool workload_attempts(struct workload *w, struct client *cl, uint32_t key,
                        enum attempt (*try_once)(struct workload *, struct client *, uint32_t))
 {

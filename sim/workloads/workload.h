@@ -25,6 +25,8 @@ struct workload {
 
 struct workload_ops {
     const char *name;
+    /* One line for `locklab list`: the business it plays and its invariant. */
+    const char *summary;
     /* Build keys, resource and state. 0, or -1 out of memory. */
     int (*init)(struct workload *w);
     void (*free)(struct workload *w);
@@ -52,6 +54,9 @@ enum attempt {
  * client_retry allows. true when the lock was had. */
 bool workload_attempts(struct workload *w, struct client *cl, uint32_t key,
                        enum attempt (*try_once)(struct workload *, struct client *, uint32_t));
+
+/* Workload w's summary; NULL past the last. */
+const char *workload_summary(enum workload_kind w);
 
 /* The workload a scenario names, initialised; NULL out of memory. */
 struct workload *workload_new(const struct scenario *s);

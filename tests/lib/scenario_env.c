@@ -13,6 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "algorithms/lock.h"
+#include "sim/fleet/server_kind.h"
 #include "tests/lib/scratch.h"
 
 int group_setup(void **state)
@@ -108,4 +110,47 @@ void fixture_path(void **state, const char *name, char *path, size_t len)
 {
     const struct env *e = *state;
     snprintf(path, len, "%s/tests/fixtures/%s", e->src, name);
+}
+
+/* The i-th name of a kind, NULL past its last (and for a server kind no
+ * scenario names, "" to be left out). */
+static const char *name_of(enum known_kind kind, size_t i)
+{
+    switch (kind) {
+    case KNOWN_ALGORITHMS:
+        return i < lock_count() ? lock_at(i)->name : NULL;
+    case KNOWN_WORKLOADS:
+        return i < workload_count() ? workload_name((enum workload_kind)i) : NULL;
+    case KNOWN_FAULTS:
+        return i < fault_kind_count() ? fault_type_name((unsigned)i) : NULL;
+    case KNOWN_SERVERS:
+        return i >= server_kind_count()      ? NULL
+               : server_kind_at(i)->internal ? ""
+                                             : server_kind_at(i)->name;
+    }
+    return NULL;
+}
+
+const char *known_names(enum known_kind kind)
+{
+    static char lists[KNOWN_SERVERS + 1][1024];
+    char *buf = lists[kind];
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; name_of(kind, i) && used < sizeof(lists[0]); i++)
+        if (*name_of(kind, i))
+            used += (size_t)snprintf(buf + used, sizeof(lists[0]) - used, "%s%s", used ? ", " : "",
+                                     name_of(kind, i));
+    assert_true(used > 0 && used < sizeof(lists[0]));
+    return buf;
+}
+
+const char *message(char *buf, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, len, fmt, ap);
+    va_end(ap);
+    assert_true(n > 0 && (size_t)n < len);
+    return buf;
 }

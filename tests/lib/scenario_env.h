@@ -46,6 +46,17 @@ void check_bad(void **state, const struct bad_case *cases, size_t n, bool finish
 #define CHECK_LOAD(cases)   check_bad(state, cases, sizeof(cases) / sizeof(cases[0]), false)
 #define CHECK_FINISH(cases) check_bad(state, cases, sizeof(cases) / sizeof(cases[0]), true)
 
+/* Every name of a registry as the loader's "(known: ...)" lists them,
+ * "redis, redis-naive, ...", read from the registry itself, so that no
+ * test types a list of kinds: the locks, the workloads, the fault kinds,
+ * the server kinds a scenario's "servers" names (all but the internal). */
+enum known_kind { KNOWN_ALGORITHMS, KNOWN_WORKLOADS, KNOWN_FAULTS, KNOWN_SERVERS };
+const char *known_names(enum known_kind kind);
+/* A message built as printf does, in a buffer of the test's (for a case
+ * whose message holds known_names): buf. */
+__attribute__((format(printf, 3, 4))) const char *message(char *buf, size_t len, const char *fmt,
+                                                          ...);
+
 /* The path of tests/fixtures/name in the source folder. */
 void fixture_path(void **state, const char *name, char *path, size_t len);
 

@@ -539,14 +539,23 @@ def verdict_of(dom, name):
     return v[0].text().strip()
 
 
-# reports/svg.c's colour of each lock (report_algorithm_colour), by name
-ALGORITHM_COLOURS = {
-    "redis": "#1f77b4", "redis-naive": "#aec7e8", "redlock": "#ff7f0e", "zookeeper": "#2ca02c",
-    "etcd": "#9467bd", "postgres-advisory": "#17becf", "postgres-row": "#8c564b",
-    "postgres-optimistic": "#bcbd22", "redisson": "#e377c2", "redisson-fenced": "#7f7f7f",
-    "redisson-fair": "#ffbb78", "redisson-rw": "#98df8a", "redisson-semaphore": "#c5b0d5",
-    "redisson-multi": "#9edae5", "redisson-rw-naive": "#c49c94",
-    "redisson-semaphore-naive": "#dbdb8d"}
+# reports/svg.c's colours (report_algorithm_colour), given to the locks in
+# the registry's order and over again past the last
+LOCK_PALETTE = ("#1f77b4", "#aec7e8", "#ff7f0e", "#2ca02c", "#9467bd", "#17becf", "#8c564b",
+                "#bcbd22", "#e377c2", "#7f7f7f", "#ffbb78", "#98df8a", "#c5b0d5", "#9edae5",
+                "#c49c94", "#dbdb8d")
+_colours = {}
+
+
+def algorithm_colours():
+    """Each lock's colour, by name: the locks as `locklab list algorithms`
+    (the binary in LOCKLAB_BIN) prints them, never a list typed here."""
+    if not _colours:
+        names = subprocess.run([os.environ.get("LOCKLAB_BIN", "locklab"), "list", "algorithms"],
+                               check=True, capture_output=True, text=True, timeout=60).stdout
+        _colours.update((n, LOCK_PALETTE[i % len(LOCK_PALETTE)])
+                        for i, n in enumerate(names.split()))
+    return _colours
 
 
 # --- the safety beside every verdict ---------------------------------------
@@ -1023,10 +1032,10 @@ def check_compare(cdir):
                     fail(f"{name}: row {al}: seed {js['seed']} does not link to its report.html")
         # one colour per lock, the same on every page
         sw = cells[0].first("span", cls="swatch")
-        if sw is None or sw.get("data-colour") != ALGORITHM_COLOURS.get(al, "#333333"):
+        if sw is None or sw.get("data-colour") != algorithm_colours().get(al, "#333333"):
             bad += 1
             fail(f"{name}: row {al}: swatch {sw.get('data-colour') if sw is not None else None}, "
-                 f"its colour {ALGORITHM_COLOURS.get(al)}")
+                 f"its colour {algorithm_colours().get(al)}")
         want_v = str(a["violations"]) if ran and a["violations"] is not None else "-"
         if text[9] != want_v:
             bad += 1
@@ -1115,7 +1124,7 @@ def check_compare(cdir):
         bad += 1
     if h1 is None or not check_badges(h1, total, name, "the title"):
         bad += 1
-    compare_story.check_compare_story(dom, cmp, cdir, name, fail, note, ALGORITHM_COLOURS)
+    compare_story.check_compare_story(dom, cmp, cdir, name, fail, note, algorithm_colours())
     if bad == 0:
         note(f"{name}: {len(rows)} rows as compare.json (verdict and safety badges, violations, "
              f"failed, qps, latencies), each link to an existing run page, bars and spectrum, "

@@ -20,6 +20,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "algorithms/lock.h"
+#include "sim/fleet/server_kind.h"
+#include "sim/scenario/scenario.h"
 #include "tests/lib/harness.h"
 
 static const char *const commands[] = {"run",     "compare", "show", "check",
@@ -61,17 +64,49 @@ static void every_command_answers_help(void **state)
                                   "(see locklab --help)\n");
 }
 
+static const char *lock_name(size_t i)
+{
+    return lock_at(i)->name;
+}
+
+static const char *workload_at(size_t i)
+{
+    return workload_name((enum workload_kind)i);
+}
+
+static const char *fault_at(size_t i)
+{
+    return fault_type_name((unsigned)i);
+}
+
+static const char *server_at(size_t i)
+{
+    return server_kind_at(i)->name;
+}
+
+/* `list KIND` prints the n names of its registry, one a line, in order:
+ * read from the registry, never typed here. */
+static void lists_registry(const char *kind, size_t n, const char *(*at)(size_t))
+{
+    struct outcome o = {0};
+    char want[2048];
+    size_t used = 0;
+    for (size_t i = 0; i < n && used < sizeof(want); i++)
+        used += (size_t)snprintf(want + used, sizeof(want) - used, "%s\n", at(i));
+    assert_true(n > 1 && used < sizeof(want));
+    run(&o, NULL, "list", kind, NULL);
+    assert_int_equal(o.status, 0);
+    assert_string_equal(o.out, want);
+}
+
 static void list_prints_names_for_scripts(void **state)
 {
     (void)state;
-    struct outcome o = {0}, bad = {0}, all = {0};
-    run(&o, NULL, "list", "algorithms", NULL);
-    assert_int_equal(o.status, 0);
-    assert_string_equal(o.out, "redis\nredis-naive\nredlock\nzookeeper\netcd\npostgres-"
-                               "advisory\npostgres-row\npostgres-optimistic\nredisson\nredisson-"
-                               "fenced\nredisson-fair\nredisson-"
-                               "rw\nredisson-semaphore\nredisson-multi\nredisson-rw-"
-                               "naive\nredisson-semaphore-naive\n");
+    struct outcome bad = {0}, all = {0};
+    lists_registry("algorithms", lock_count(), lock_name);
+    lists_registry("workloads", workload_count(), workload_at);
+    lists_registry("faults", fault_kind_count(), fault_at);
+    lists_registry("servers", server_kind_count(), server_at);
     run(&bad, NULL, "list", "locks", NULL);
     assert_int_equal(bad.status, 2);
     run(&all, NULL, "list", NULL, NULL);
@@ -82,6 +117,12 @@ static void list_prints_names_for_scripts(void **state)
                                     "rejected_accesses >0"));
     assert_non_null(strstr(all.out, "  client_pause   the target stalls"));
     assert_non_null(strstr(all.out, "  redlock                   no       yes"));
+    /* every server kind with its roles and what a kill leaves of its data */
+    assert_non_null(strstr(all.out, "\nservers (a kind, its servers as fault targets, the roles "
+                                    "they play, their data after a kill):\n"));
+    assert_non_null(strstr(all.out, "\n  zookeeper  zk-1..       leader, follower   kept\n"));
+    assert_non_null(strstr(all.out, "\n  redis      redis-1..    leader, replica    lost  or kept "
+                                    "by AOF fsync always (data: kept)\n"));
     /* a long description wrapped at word boundaries under its column, whole */
     assert_non_null(
         strstr(all.out,
