@@ -53,7 +53,8 @@ struct fault_check {
     json_t *obj;
     struct fault_spec *fs;
     void *ctx;
-    void (*blame)(void *ctx, const char *key, const char *fmt, va_list ap);
+    void (*blame)(void *ctx, const char *key, const char *fmt, va_list ap)
+        __attribute__((format(printf, 3, 0)));
 };
 /* The key is in the object: blame it with "a KIND takes no KEY (why)". */
 int fault_refuse(struct fault_check *fc, const char *key, const char *why);

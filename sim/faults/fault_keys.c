@@ -21,7 +21,8 @@ struct fault_spec *fault_checked(struct fault_check *fc)
     return fc->fs;
 }
 
-static int vblame(struct fault_check *fc, const char *key, const char *fmt, va_list ap)
+__attribute__((format(printf, 3, 0))) static int vblame(struct fault_check *fc, const char *key,
+                                                        const char *fmt, va_list ap)
 {
     fc->blame(fc->ctx, key, fmt, ap);
     return -1;

@@ -359,7 +359,8 @@ int parse_faults(struct ctx *c, json_t *v, const struct field *f, void *base)
 
 /* The parser's side of a kind's check: its located error, on key (NULL:
  * the fault object itself). */
-static void blame(void *ctx, const char *key, const char *fmt, va_list ap)
+__attribute__((format(printf, 3, 0))) static void blame(void *ctx, const char *key, const char *fmt,
+                                                        va_list ap)
 {
     struct ctx *c = ctx;
     if (key)
