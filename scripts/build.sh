@@ -13,7 +13,7 @@ case "$flavour" in
   asan) dir=build-asan; flags=(-DLOCKLAB_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug) ;;
   tsan) dir=build-tsan; flags=(-DLOCKLAB_TSAN=ON -DCMAKE_BUILD_TYPE=Debug) ;;
   fuzz) dir=build-fuzz; flags=(-DLOCKLAB_FUZZ=ON -DCMAKE_C_COMPILER=clang)
-        targets=(--target fuzz_scenario fuzz_history) ;;
+        targets=(--target fuzz_scenario fuzz_history locklab) ;;
   *) echo "usage: scripts/build.sh [asan|tsan|fuzz]" >&2; exit 2 ;;
 esac
 cmake -S . -B "$dir" "${flags[@]}" >/dev/null

@@ -19,6 +19,19 @@ esac
 dir=$(scripts/build.sh fuzz)
 mkdir -p "$dir/findings"
 
+# NAME KIND...: tests/fuzz/NAME.dict, then every name `locklab list KIND`
+# prints as a JSON string, so a new kind is among the words with no edit.
+dict() {
+  local name=$1 kind
+  shift
+  cp "tests/fuzz/$name.dict" "$dir/$name.dict"
+  for kind in "$@"; do
+    "$dir/locklab" list "$kind" | sed 's/.*/"\\"&\\""/' >>"$dir/$name.dict"
+  done
+}
+dict scenario algorithms workloads faults servers
+dict history faults
+
 # TARGET SEEDS...: fuzz for $seconds; the last lines say what it reached.
 fuzz() {
   local target=$1
@@ -29,7 +42,7 @@ fuzz() {
   # wants 2 GiB is a finding (check /dev/zero once grew to 8.7 GB).
   local rc=0
   "$dir/tests/fuzz/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-    -print_final_stats=1 -dict="tests/fuzz/${target#fuzz_}.dict" \
+    -print_final_stats=1 -dict="$dir/${target#fuzz_}.dict" \
     -artifact_prefix="$dir/findings/$target-" "$dir/corpus/$target" "$@" \
     >"$dir/$target.log" 2>&1 || rc=$?
   if [ "$rc" -ne 0 ]; then

@@ -90,16 +90,11 @@ What is checked, and the conventions a doc follows for it:
    must name, in `code`, every scenario refused and every algorithm
    refusing it.
 
-6. Lists of kinds. A comment `<!-- every KIND -->` (KIND as `locklab list
-   KIND` takes it: algorithms, workloads, faults, servers) marks a list of
-   every name of that kind; `<!-- every KIND but NAME, ... -->` leaves
-   those out (each must be one of the kind). On a line of its own before a
-   table, the list is the table's first column, a `code` name a row;
-   inside a line, it is the `code` spans after the comment (quotes inside
-   them dropped: `"kill"`) up to the end of its table cell or paragraph,
-   or to a `<!-- /every -->` before that. It must name exactly what
-   `locklab list KIND` prints: a name missing or one more fails, saying
-   which. Each KIND must be marked at least once in the docs.
+6. Lists of kinds. A comment `<!-- every KIND -->` marks a list of every
+   name of a kind; tests/lib/kind_lists.py gives the form. It must name
+   exactly what `locklab list KIND` prints (faults in its order): a name
+   missing or one more fails, saying which. Each KIND is marked at least
+   once in the docs.
 
 Blocks of any other kind are listed as SKIP with their first line.
 """
@@ -119,6 +114,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import kind_lists  # noqa: E402  (tests/lib)
+
 TIMEOUT_S = 120
 # The unit tests whose string constants the docs quote: the loader's
 # messages (t.json) and the history writer's whole example.
@@ -129,9 +127,6 @@ MARKER_RE = re.compile(r"^<!--\s*(?P<kind>output of|shape of):\s*(?P<cmd>.*?)\s*
 EXIT_RE = re.compile(r"(?:^exit (\d+)\b|\(exit (\d+)\))")
 NUM_RE = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?![\w])")
 LOCKLAB_NAMES = ("locklab", "build/locklab", "./build/locklab")
-KIND_LISTS = ("algorithms", "workloads", "faults", "servers")
-EVERY_RE = re.compile(r"<!--\s*every\s+(\w+)(?:\s+but\s+(.*?))?\s*-->")
-EVERY_END = "<!-- /every -->"
 SCENARIO_KEYS = {"name", "description", "clients", "duration_s", "requests", "seed", "lock",
                  "workload", "fencing", "faults", "expect", "servers"}
 
@@ -660,55 +655,16 @@ class Checker:
 
     # ---- 6. lists of kinds ----------------------------------------------------
 
-    def kind_list_names(self, doc, k, m):
-        """The names the list marked by m on line k of doc gives."""
-        line = doc.lines[k]
-        if line.strip() == m.group(0):  # a table follows: its first column
-            rows = itertools.dropwhile(lambda l: not l.strip(), doc.lines[k + 1:])
-            rows = list(itertools.takewhile(lambda l: l.startswith("|"), rows))[2:]
-            return [(re.findall(r"`([^`]+)`", r.split("|")[1]) or [""])[0] for r in rows]
-        rest = line[m.end():]
-        if line.startswith("|"):  # to the end of its cell, a | outside `code`
-            rest = re.match(r"(?:`[^`]*`|[^|`])*", rest).group(0)
-        else:  # to the end of its paragraph
-            more = itertools.takewhile(lambda l: l.strip(), doc.lines[k + 1:])
-            rest = "\n".join([rest] + list(more))
-        rest = rest.split(EVERY_END, 1)[0]
-        return [n.strip('"') for n in re.findall(r"`([^`]+)`", rest)]
-
     def check_kind_lists(self):
-        listed, marked = {}, set()
-        for doc in self.docs:
-            fenced = False
-            for k, line in enumerate(doc.lines):
-                fenced ^= line.startswith("```")
-                # a marker quoted in `code` (as architecture.md names it) marks nothing
-                bare = re.sub(r"`[^`]*`", lambda q: " " * len(q.group(0)), line)
-                for m in [] if fenced else EVERY_RE.finditer(bare):
-                    where, kind = "%s:%d" % (doc.rel, k + 1), m.group(1)
-                    if kind not in KIND_LISTS:
-                        self.report("FAIL", where, m.group(0), "KIND is one of " +
-                                    ", ".join(KIND_LISTS))
-                        continue
-                    if kind not in listed:
-                        listed[kind] = self.run([self.bin, "list", kind])[1].split()
-                    marked.add(kind)
-                    but = [b.strip() for b in (m.group(2) or "").split(",") if b.strip()]
-                    want = [n for n in listed[kind] if n not in but]
-                    got = self.kind_list_names(doc, k, m)
-                    wrong = ["%s: not a name `locklab list %s` prints" % (n, kind)
-                             for n in but if n not in listed[kind]]
-                    wrong += ["missing: %s (`locklab list %s` prints it)" % (n, kind)
-                              for n in want if n not in got]
-                    wrong += ["one more: %s (`locklab list %s` does not print it%s)" % (
-                        n, kind, ", or it is left out by `but`" if n in but else "")
-                        for n in got if n not in want]
-                    self.report("FAIL" if wrong else "PASS", where, "every %s: %d named%s" % (
-                        kind, len(got), " (but %s)" % ", ".join(but) if but else ""),
-                        "\n".join(wrong))
-        for kind in KIND_LISTS:
-            if kind not in marked:
-                self.report("FAIL", "docs", "no `<!-- every %s -->` list in the docs" % kind)
+        listed = {}
+
+        def listed_of(kind):
+            if kind not in listed:
+                listed[kind] = self.run([self.bin, "list", kind])[1].split()
+            return listed[kind]
+
+        for where, title, wrong in kind_lists.check(self.src, listed_of):
+            self.report("FAIL" if wrong else "PASS", where, title, "\n".join(wrong))
 
     # ---- the whole -----------------------------------------------------------
 

@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
 """Every kind, held to its registries.
 
-tests/structure/kinds.txt lists every kind of the build (lines `KIND NAME`,
-in the registry's order); `locklab list KIND` prints what the registries
-hold. The two must name the same, in the same order: a name missing from
-either side fails, saying which, so a kind cannot disappear unseen. Then
-what other tools read must name every kind that list prints, and no
-other: the report schema's enums (report.schema.json's fault_type and
-workload type, compare.schema.json's workload), the fuzz dictionaries
-(tests/fuzz/*.dict: every name among their words), and `locklab help run`,
-whose --algorithm must list every algorithm.
+The docs' lists of kinds (each marked `<!-- every KIND -->`, the form in
+tests/lib/kind_lists.py: docs/algorithms.md's table of algorithms,
+docs/scenario.md's workloads, faults and servers, docs/history.md's
+faults) are the checked-in lists of every kind of the build; `locklab list
+KIND` prints what the registries hold. Each list must name what that
+prints (faults in its order, their numbers in history files): a name
+missing from either side fails, saying which, so a kind cannot disappear
+unseen. Then what other tools read must name every kind that list prints,
+and no other: the report schema's enums (report.schema.json's fault_type
+and workload type, compare.schema.json's workload), and `locklab help
+run`, whose --algorithm must list every algorithm. (The fuzz dictionaries
+take the names from `locklab list` when scripts/fuzz.sh runs.)
 
 usage: check_kinds.py SOURCE_DIR LOCKLAB_BIN
 """
@@ -19,40 +22,20 @@ import re
 import subprocess
 import sys
 
-KINDS_FILE = "tests/structure/kinds.txt"
-KINDS = ("algorithms", "workloads", "faults", "servers")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import kind_lists  # noqa: E402  (tests/lib)
+
+KINDS = kind_lists.KINDS
 # (schema, the JSON pointer of an enum, the kind it must list exactly)
 SCHEMA_ENUMS = (
     ("docs/schema/report.schema.json", "/$defs/fault_type/enum", "faults"),
     ("docs/schema/report.schema.json", "/$defs/workload/properties/type/enum", "workloads"),
     ("docs/schema/compare.schema.json", "/properties/workload/enum", "workloads"),
 )
-# (dictionary, the kinds whose every name must be one of its words)
-DICTS = (
-    ("tests/fuzz/scenario.dict", KINDS),
-    ("tests/fuzz/history.dict", ("faults",)),
-)
-
 
 def listed(binary, kind):
     out = subprocess.run([binary, "list", kind], stdout=subprocess.PIPE, text=True, check=True)
     return out.stdout.split()
-
-
-def read_kinds(root):
-    """kinds.txt as {KIND: [NAME, ...]}, and its lines that are not KIND NAME."""
-    table, bad = {k: [] for k in KINDS}, []
-    with open(os.path.join(root, KINDS_FILE), encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip() or line.startswith("#"):
-                continue
-            words = line.split()
-            if len(words) != 2 or words[0] not in table:
-                bad.append("%s:%d: not KIND NAME with KIND one of %s: %r"
-                           % (KINDS_FILE, n, ", ".join(KINDS), line.rstrip()))
-            else:
-                table[words[0]].append(words[1])
-    return table, bad
 
 
 def differ(kind, want, got, where, exact_order):
@@ -87,27 +70,22 @@ def main():
         return 2
     root, binary = sys.argv[1], sys.argv[2]
     names = {k: listed(binary, k) for k in KINDS}
-    table, problems = read_kinds(root)
-    for kind in KINDS:
-        problems += differ(kind, names[kind], table[kind], KINDS_FILE, True)
+    problems, lists = [], 0
+    for where, title, wrong in kind_lists.check(root, names.get):
+        problems += ["%s: %s: %s" % (where, title, w) for w in wrong]
+        lists += 1
     for rel, path, kind in SCHEMA_ENUMS:
         with open(os.path.join(root, rel), encoding="utf-8") as f:
             enum = pointer(json.load(f), path)
         problems += differ(kind, names[kind], enum, "%s %s" % (rel, path), False)
-    for rel, kinds in DICTS:
-        with open(os.path.join(root, rel), encoding="utf-8") as f:
-            words = set(re.findall(r'^"\\"(.*)\\""\s*$', f.read(), re.M))
-        for kind in kinds:
-            problems += ["%s: `locklab list %s` prints %s, which it does not hold (as \"\\\"%s\\\"\")"
-                         % (rel, kind, n, n) for n in names[kind] if n not in words]
     problems += differ("algorithms", names["algorithms"], help_algorithms(binary),
                        "`locklab help run` --algorithm", True)
     for p in problems:
         print("FAIL: " + p)
     if problems:
         return 1
-    print("ok: %s, %d schema enums, %d dictionaries and `help run` name every kind "
-          "`locklab list` prints (%s)" % (KINDS_FILE, len(SCHEMA_ENUMS), len(DICTS), ", ".join(
+    print("ok: the docs' %d lists of kinds, %d schema enums and `help run` name every kind "
+          "`locklab list` prints (%s)" % (lists, len(SCHEMA_ENUMS), ", ".join(
               "%d %s" % (len(names[k]), k) for k in KINDS)))
     return 0
 
