@@ -60,7 +60,8 @@ static void print_fleet(const struct scenario *s, const struct lock_ops *ops)
         print_names(sk, 2, s->redis.replicas);
         printf(" replicating through locklab's proxy, %" PRIu32 " sentinel%s", s->redis.sentinels,
                s->redis.sentinels == 1 ? "" : "s");
-        print_names(server_kind_find("sentinel"), 1, s->redis.sentinels);
+        if (sk->found_by) /* the kind that names its master: Redis's sentinels */
+            print_names(server_kind_find(sk->found_by), 1, s->redis.sentinels);
         fputs(managed, stdout);
         return;
     }

@@ -245,14 +245,17 @@ void fleet_describe(struct fleet *f, const struct lock_ops *ops, const struct sc
         snprintf(res->servers[res->n_servers++], sizeof(res->servers[0]), "%s %s:%d (%s)",
                  ops->server, ep->host, ep->port, how);
     }
-    for (size_t i = 0; i < cfg.n_sentinels && res->n_servers < RESULT_MAX_SERVERS; i++) {
+    /* the sentinels are the kind that names the lock's master to it */
+    const char *finder =
+        server_kind_find(ops->server) ? server_kind_find(ops->server)->found_by : NULL;
+    for (size_t i = 0; finder && i < cfg.n_sentinels && res->n_servers < RESULT_MAX_SERVERS; i++) {
         int j = theirs ? -1 : managed_index(f, cfg.sentinels[i].port);
         char how[64] = "external: the redis lock asks it for the master";
         if (j >= 0)
             snprintf(how, sizeof(how), "managed, pid %d", (int)f->cl.srv[j].pid);
-        fleet_version(f, "sentinel", cfg.sentinels[i].host, cfg.sentinels[i].port,
+        fleet_version(f, finder, cfg.sentinels[i].host, cfg.sentinels[i].port,
                       &res->versions[res->n_servers]);
-        snprintf(res->servers[res->n_servers++], sizeof(res->servers[0]), "sentinel %s:%d (%s)",
+        snprintf(res->servers[res->n_servers++], sizeof(res->servers[0]), "%s %s:%d (%s)", finder,
                  cfg.sentinels[i].host, cfg.sentinels[i].port, how);
     }
 }

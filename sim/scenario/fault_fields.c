@@ -119,11 +119,31 @@ static bool own_role(const char *t, struct fault_spec *fs)
     return false;
 }
 
+/* A role is a target only while some kind offers it: the kinds, not this
+ * table, say which roles there are. */
+static bool offered(enum node_pick p)
+{
+    if (!PICK_IS_ROLE(p))
+        return true;
+    enum server_role r = p == PICK_LEADER     ? SERVER_ROLE_LEADER
+                         : p == PICK_FOLLOWER ? SERVER_ROLE_FOLLOWER
+                                              : SERVER_ROLE_POOLER;
+    for (size_t k = 0; k < server_kind_count(); k++)
+        if (server_kind_at(k)->roles & SERVER_ROLE_BIT(r))
+            return true;
+    return false;
+}
+
+static bool takes(enum node_pick p, bool network)
+{
+    return offered(p) && (!network || network_takes(p));
+}
+
 /* A count or a role by its name; false when t is none. */
 static bool named_pick(const char *t, bool network, struct fault_spec *fs)
 {
     for (size_t i = 0; i < N_OF(picks); i++)
-        if ((!network || network_takes(picks[i].pick)) && strcmp(t, picks[i].name) == 0) {
+        if (takes(picks[i].pick, network) && strcmp(t, picks[i].name) == 0) {
             fs->pick = picks[i].pick;
             fs->node_kind = FAULT_ANY_KIND;
             return true;
@@ -137,7 +157,7 @@ const char *fault_target_names(bool network, char *buf, size_t len)
     size_t used = 0;
     buf[0] = '\0';
     for (size_t i = 0; i < N_OF(picks) && used < len; i++)
-        if (!network || network_takes(picks[i].pick))
+        if (takes(picks[i].pick, network))
             used +=
                 (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "", picks[i].name);
     for (size_t k = 0; k < server_kind_count() && used < len; k++) {
