@@ -24,13 +24,13 @@
 #include <string.h>
 
 #include "sim/engine/client_log.h"
+#include "sim/engine/resource.h"
 #include "sim/engine/run_ctx.h"
 #include "sim/engine/seam.h"
 #include "sim/engine/tally.h"
 #include "sim/faults/nemesis.h"
 #include "sim/record/clock.h"
 #include "sim/record/history.h"
-#include "sim/workloads/resource.h"
 #include "sim/workloads/workload.h"
 
 #define NS_PER_MS 1000000ULL

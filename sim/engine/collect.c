@@ -16,6 +16,7 @@
 #include "sim/check/result.h"
 #include "sim/engine/client.h"
 #include "sim/engine/record.h"
+#include "sim/engine/resource.h"
 #include "sim/engine/runner.h"
 #include "sim/engine/runner_state.h"
 #include "sim/engine/tally.h"
@@ -24,7 +25,6 @@
 #include "sim/record/histogram.h"
 #include "sim/record/history.h"
 #include "sim/record/latency_timeline.h"
-#include "sim/workloads/resource.h"
 #include "sim/workloads/workload.h"
 
 /* Open loop: how many steps client cl's schedule had before the end (and

@@ -6,11 +6,11 @@
 #include <stdio.h>
 
 #include "sim/engine/client.h"
+#include "sim/engine/resource.h"
 #include "sim/engine/runner_state.h"
 #include "sim/engine/tally.h"
 #include "sim/faults/nemesis.h"
 #include "sim/record/clock.h"
-#include "sim/workloads/resource.h"
 #include "sim/workloads/workload.h"
 
 /* One operation's outcomes summed over the clients. The errors are loaded

@@ -10,11 +10,11 @@
 
 #include "sim/check/result.h"
 #include "sim/engine/client.h"
+#include "sim/engine/resource.h"
 #include "sim/engine/runner_state.h"
 #include "sim/faults/nemesis.h"
 #include "sim/record/journal.h"
 #include "sim/record/recorder.h"
-#include "sim/workloads/resource.h"
 #include "sim/workloads/workload.h"
 
 /* An owner id is incarnation * clients + client (client.h); incarnations

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "sim/engine/record.h"
+#include "sim/engine/resource.h"
 #include "sim/engine/run_ctx.h"
 #include "sim/engine/runner_state.h"
 #include "sim/engine/seam.h"
@@ -34,7 +35,6 @@
 #include "sim/record/hiccup.h"
 #include "sim/record/histogram.h"
 #include "sim/record/history.h"
-#include "sim/workloads/resource.h"
 #include "sim/workloads/workload.h"
 
 #define ERROR_PAUSE_NS   (20ULL * 1000000ULL)    /* after a failed call, before the next step */

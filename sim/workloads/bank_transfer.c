@@ -17,7 +17,7 @@
 #include <stdlib.h>
 
 #include "sim/engine/client.h"
-#include "sim/workloads/resource.h"
+#include "sim/engine/resource.h"
 #include "sim/workloads/workload.h"
 
 static int bank_init(struct workload *w)

@@ -21,9 +21,9 @@
 #include <string.h>
 
 #include "sim/engine/client.h"
+#include "sim/engine/resource.h"
 #include "sim/engine/run_ctx.h"
 #include "sim/record/clock.h"
-#include "sim/workloads/resource.h"
 #include "sim/workloads/workload.h"
 
 #define NS_PER_MS 1000000ULL

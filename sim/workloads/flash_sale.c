@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "sim/engine/client.h"
-#include "sim/workloads/resource.h"
+#include "sim/engine/resource.h"
 #include "sim/workloads/workload.h"
 
 struct flash_state {

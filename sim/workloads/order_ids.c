@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "sim/engine/client.h"
-#include "sim/workloads/resource.h"
+#include "sim/engine/resource.h"
 #include "sim/workloads/workload.h"
 
 /* An issued id with its sequence in the top bits: sequences are at most

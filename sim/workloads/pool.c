@@ -22,7 +22,7 @@
 #include <stdlib.h>
 
 #include "sim/engine/client.h"
-#include "sim/workloads/resource.h"
+#include "sim/engine/resource.h"
 #include "sim/workloads/workload.h"
 
 struct pool_entry {

@@ -25,8 +25,8 @@
 #include <stdlib.h>
 
 #include "sim/engine/client.h"
+#include "sim/engine/resource.h"
 #include "sim/engine/run_ctx.h"
-#include "sim/workloads/resource.h"
 #include "sim/workloads/workload.h"
 
 #define WRITE_SCALE (1ULL << 32)

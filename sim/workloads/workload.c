@@ -5,9 +5,9 @@
 #include <string.h>
 
 #include "sim/engine/client.h"
+#include "sim/engine/resource.h"
 #include "sim/engine/run_ctx.h"
 #include "sim/record/clock.h"
-#include "sim/workloads/resource.h"
 
 extern const struct workload_ops flash_sale_ops;
 extern const struct workload_ops cache_rebuild_ops;

@@ -14,8 +14,8 @@
 #include <cmocka.h>
 
 #include "sim/check/checker.h"
+#include "sim/engine/resource.h"
 #include "sim/scenario/scenario.h"
-#include "sim/workloads/resource.h"
 
 static struct resource *versioned(int64_t initial)
 {

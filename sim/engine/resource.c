@@ -1,5 +1,5 @@
 /* resource.c - the in-process store, its witness and its fencing check. */
-#include "sim/workloads/resource.h"
+#include "sim/engine/resource.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
