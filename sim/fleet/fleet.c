@@ -246,8 +246,8 @@ void fleet_describe(struct fleet *f, const struct lock_ops *ops, const struct sc
                  ops->server, ep->host, ep->port, how);
     }
     /* the sentinels are the kind that names the lock's master to it */
-    const char *finder =
-        server_kind_find(ops->server) ? server_kind_find(ops->server)->found_by : NULL;
+    const struct server_kind *kind = server_kind_find(ops->server);
+    const char *finder = kind ? kind->found_by : NULL;
     for (size_t i = 0; finder && i < cfg.n_sentinels && res->n_servers < RESULT_MAX_SERVERS; i++) {
         int j = theirs ? -1 : managed_index(f, cfg.sentinels[i].port);
         char how[64] = "external: the redis lock asks it for the master";

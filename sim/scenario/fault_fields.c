@@ -119,17 +119,21 @@ static bool own_role(const char *t, struct fault_spec *fs)
     return false;
 }
 
+enum server_role scn_pick_role(enum node_pick p)
+{
+    return p == PICK_LEADER     ? SERVER_ROLE_LEADER
+           : p == PICK_FOLLOWER ? SERVER_ROLE_FOLLOWER
+                                : SERVER_ROLE_POOLER;
+}
+
 /* A role is a target only while some kind offers it: the kinds, not this
  * table, say which roles there are. */
 static bool offered(enum node_pick p)
 {
     if (!PICK_IS_ROLE(p))
         return true;
-    enum server_role r = p == PICK_LEADER     ? SERVER_ROLE_LEADER
-                         : p == PICK_FOLLOWER ? SERVER_ROLE_FOLLOWER
-                                              : SERVER_ROLE_POOLER;
     for (size_t k = 0; k < server_kind_count(); k++)
-        if (server_kind_at(k)->roles & SERVER_ROLE_BIT(r))
+        if (server_kind_at(k)->roles & SERVER_ROLE_BIT(scn_pick_role(p)))
             return true;
     return false;
 }

@@ -56,9 +56,7 @@ static int role_misfit(const struct scenario *s, const struct fault_spec *f,
                        const struct lock_ops *ops, size_t n, char *why, size_t len)
 {
     const struct server_kind *k = kind_of(ops);
-    enum server_role role = f->pick == PICK_LEADER     ? SERVER_ROLE_LEADER
-                            : f->pick == PICK_FOLLOWER ? SERVER_ROLE_FOLLOWER
-                                                       : SERVER_ROLE_POOLER;
+    enum server_role role = scn_pick_role(f->pick);
     if (f->node_kind != FAULT_ANY_KIND && f->node_kind != server_kind_index(ops->server))
         snprintf(why, len, "%s names a %s server; %s uses %s servers", f->target_text,
                  server_kind_at(f->node_kind)->name, ops->name, ops->server);

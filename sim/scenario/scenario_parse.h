@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "sim/fleet/server_kind.h"
 #include "sim/scenario/json_locate.h"
 #include "sim/scenario/scenario.h"
 
@@ -125,6 +126,8 @@ int scn_walk_top(struct ctx *c, json_t *root, struct scenario *s);
 
 /* fault_fields.c: the "faults" array. */
 int parse_faults(struct ctx *c, json_t *v, const struct field *f, void *base);
+/* The role a role target (PICK_IS_ROLE) names. */
+enum server_role scn_pick_role(enum node_pick p);
 
 /* What only the whole can tell, once every value is in place, then the
  * defaults resolved (scenario_finish.c). 0, or -1 with c->err set. */

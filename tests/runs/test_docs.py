@@ -206,6 +206,7 @@ class Checker:
             Doc(self.src, os.path.join("docs", n))
             for n in sorted(os.listdir(os.path.join(self.src, "docs"))) if n.endswith(".md")]
         self.helps = {}
+        self.kinds_listed = {}
         self.c_strings = {}
 
     # ---- output and running ------------------------------------------------
@@ -471,9 +472,7 @@ class Checker:
         if not msg.endswith(tail) or not line.startswith(msg[:-len("...)")]):
             return line
         names = line[len(msg) - len("...)"):].rstrip(")").split(", ")
-        kinds = [k for k in kind_lists.KINDS
-                 if names == self.run([self.bin, "list", k])[1].split()]
-        return msg if kinds else line
+        return msg if any(names == self.listed(k) for k in kind_lists.KINDS) else line
 
     # ---- 3. output examples ------------------------------------------------
 
@@ -668,15 +667,14 @@ class Checker:
 
     # ---- 6. lists of kinds ----------------------------------------------------
 
+    def listed(self, kind):
+        """`locklab list KIND`'s names, asked once a run."""
+        if kind not in self.kinds_listed:
+            self.kinds_listed[kind] = self.run([self.bin, "list", kind])[1].split()
+        return self.kinds_listed[kind]
+
     def check_kind_lists(self):
-        listed = {}
-
-        def listed_of(kind):
-            if kind not in listed:
-                listed[kind] = self.run([self.bin, "list", kind])[1].split()
-            return listed[kind]
-
-        for where, title, wrong in kind_lists.check(self.src, listed_of):
+        for where, title, wrong in kind_lists.check(self.src, self.listed):
             self.report("FAIL" if wrong else "PASS", where, title, "\n".join(wrong))
 
     # ---- the whole -----------------------------------------------------------
