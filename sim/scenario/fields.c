@@ -226,3 +226,76 @@ int parse_expect(struct ctx *c, json_t *v, const struct field *f, void *base)
                         scn_quote(json_string_value(v)).s);
     return 0;
 }
+
+/* ---- a plug-in's keys (algorithms/settings.h) -------------------------- */
+
+static int parse_choice(struct ctx *c, json_t *v, const struct field *f, void *base)
+{
+    const struct setting_key *k = f->setting;
+    const struct names nm = {k->noun, k->names, k->n_names, 0};
+    const struct field named = {.offset = f->offset, .names = &nm};
+    return parse_enum(c, v, &named, base);
+}
+
+static const parse_fn setting_parsers[] = {
+    [SETTING_U32] = parse_u32,   [SETTING_U64] = parse_u64,       [SETTING_I64] = parse_i64,
+    [SETTING_BOOL] = parse_bool, [SETTING_CHOICE] = parse_choice, [SETTING_NUMBER] = parse_positive,
+};
+
+/* One key: its type's parser, then the plug-in's own check at its value. */
+static int parse_setting(struct ctx *c, json_t *v, const struct field *f, void *base)
+{
+    char why[SETTING_WHY_MAX];
+
+    if (setting_parsers[f->setting->type](c, v, f, base) < 0)
+        return -1;
+    if (!f->setting->check || f->setting->check(base, why, sizeof(why)) == 0)
+        return 0;
+    return scn_fail(c, "%s", why);
+}
+
+static int settings_after(struct ctx *c, json_t *obj, const struct setting_table *t, void *settings)
+{
+    bool given[SETTING_KEYS_MAX];
+    const char *blame = NULL;
+    char why[SETTING_WHY_MAX];
+
+    for (size_t i = 0; i < t->n; i++)
+        given[i] = json_object_get(obj, t->keys[i].key) != NULL;
+    if (!t->after || t->after(settings, given, &blame, why, sizeof(why)) == 0)
+        return 0;
+    if (blame)
+        scn_push_key(c, blame);
+    int rc = scn_fail(c, "%s", why);
+    if (blame)
+        scn_pop(c);
+    return rc;
+}
+
+int walk_settings(struct ctx *c, json_t *obj, const struct setting_table *t, void *settings)
+{
+    struct field fields[SETTING_KEYS_MAX];
+    size_t n = t->n < SETTING_KEYS_MAX ? t->n : SETTING_KEYS_MAX;
+
+    for (size_t i = 0; i < n; i++) {
+        const struct setting_key *k = &t->keys[i];
+        fields[i] = (struct field){.key = k->key,
+                                   .parse = parse_setting,
+                                   .offset = k->offset,
+                                   .min = k->min,
+                                   .max = k->max,
+                                   .required = k->required,
+                                   .setting = k};
+    }
+    const struct table table = {fields, n, NULL};
+    if (walk_object(c, obj, &table, settings) < 0)
+        return -1;
+    return settings_after(c, obj, t, settings);
+}
+
+int parse_settings(struct ctx *c, json_t *v, const struct field *f, void *base)
+{
+    if (!json_is_object(v))
+        return scn_type_error(c, v, "an object");
+    return walk_settings(c, v, f->settings, field_at(base, f));
+}

@@ -79,13 +79,12 @@ static int parse_segments(struct ctx *c, json_t *v, const struct field *f, void 
 }
 
 /* Sentinels vote on a failover: one, or three for a majority of two. */
-static int parse_sentinels(struct ctx *c, json_t *v, const struct field *f, void *base)
+static int check_sentinels(const void *settings, char *why, size_t len)
 {
-    if (parse_u32(c, v, f, base) < 0)
-        return -1;
-    if (*(uint32_t *)field_at(base, f) != 2)
+    if (((const struct redis_spec *)settings)->sentinels != 2)
         return 0;
-    return scn_fail(c, "2 sentinels cannot outvote one that is wrong: 0, 1 or 3");
+    snprintf(why, len, "2 sentinels cannot outvote one that is wrong: 0, 1 or 3");
+    return -1;
 }
 
 static int parse_ensemble(struct ctx *c, json_t *v, const struct field *f, void *base)
@@ -140,7 +139,8 @@ static const struct names invariants_names = {"value", invariants_list, N_OF(inv
 #define SC(m) offsetof(struct scenario, m)
 
 static int lock_after(struct ctx *c, json_t *obj, void *base);
-static int redis_after(struct ctx *c, json_t *obj, void *base);
+static int redis_after(void *settings, const bool *given, const char **blame, char *why,
+                       size_t len);
 
 static const struct field redlock_fields[] = {
     {.key = "nodes", .parse = parse_u32, .offset = SC(redlock.nodes), .min = 1, .max = 8},
@@ -184,17 +184,22 @@ static const struct field redisson_fields[] = {
 };
 static const struct table redisson_table = {redisson_fields, N_OF(redisson_fields), NULL};
 
-static const struct field redis_fields[] = {
-    {.key = "replicas", .parse = parse_u32, .offset = SC(redis.replicas), .max = 2},
-    {.key = "sentinels", .parse = parse_sentinels, .offset = SC(redis.sentinels), .max = 3},
-    {.key = "wait_replicas", .parse = parse_u32, .offset = SC(redis.wait_replicas), .max = 2},
+#define RS(m) offsetof(struct redis_spec, m)
+static const struct setting_key redis_keys[] = {
+    {.key = "replicas", .type = SETTING_U32, .offset = RS(replicas), .max = 2},
+    {.key = "sentinels",
+     .type = SETTING_U32,
+     .offset = RS(sentinels),
+     .max = 3,
+     .check = check_sentinels},
+    {.key = "wait_replicas", .type = SETTING_U32, .offset = RS(wait_replicas), .max = 2},
     {.key = "wait_timeout_ms",
-     .parse = parse_u32,
-     .offset = SC(redis.wait_timeout_ms),
+     .type = SETTING_U32,
+     .offset = RS(wait_timeout_ms),
      .min = 1,
      .max = 60000},
 };
-static const struct table redis_table = {redis_fields, N_OF(redis_fields), redis_after};
+static const struct setting_table redis_table = {redis_keys, N_OF(redis_keys), redis_after};
 
 /* pgbouncer in front of the managed PostgreSQL, in its pool_mode */
 static const struct field postgres_fields[] = {
@@ -217,7 +222,7 @@ static const struct field lock_fields[] = {
      .max = SCENARIO_MAX_CLIENTS},
     {.key = "redlock", .parse = parse_object, .sub = &redlock_table},
     {.key = "zookeeper", .parse = parse_object, .sub = &zookeeper_table},
-    {.key = "redis", .parse = parse_object, .sub = &redis_table},
+    {.key = "redis", .parse = parse_settings, .offset = SC(redis), .settings = &redis_table},
     {.key = "postgres", .parse = parse_object, .sub = &postgres_table},
     {.key = "etcd", .parse = parse_object, .sub = &etcd_table},
     {.key = "redisson", .parse = parse_object, .sub = &redisson_table},
@@ -445,21 +450,21 @@ int scn_walk_top(struct ctx *c, json_t *root, struct scenario *s)
 }
 
 /* Replicas are what a failover promotes and WAIT counts. */
-static int redis_after(struct ctx *c, json_t *obj, void *base)
+static int redis_after(void *settings, const bool *given, const char **blame, char *why, size_t len)
 {
-    struct scenario *s = base;
-    bool given = json_object_get(obj, "replicas") != NULL;
-    if (s->redis.sentinels > 0 && !given)
-        s->redis.replicas = 1;
-    if (s->redis.sentinels > 0 && s->redis.replicas == 0) {
-        scn_push_key(c, "replicas");
-        return scn_fail(c, "0 leaves the sentinels nobody to promote (1 or 2)");
+    struct redis_spec *r = settings;
+    if (r->sentinels > 0 && !given[0]) /* replicas */
+        r->replicas = 1;
+    if (r->sentinels > 0 && r->replicas == 0) {
+        *blame = "replicas";
+        snprintf(why, len, "0 leaves the sentinels nobody to promote (1 or 2)");
+        return -1;
     }
-    if (s->redis.wait_replicas > s->redis.replicas) {
-        scn_push_key(c, "wait_replicas");
-        return scn_fail(c, "%" PRIu32 " is more than the %" PRIu32 " replica%s",
-                        s->redis.wait_replicas, s->redis.replicas,
-                        s->redis.replicas == 1 ? "" : "s");
+    if (r->wait_replicas > r->replicas) {
+        *blame = "wait_replicas";
+        snprintf(why, len, "%" PRIu32 " is more than the %" PRIu32 " replica%s", r->wait_replicas,
+                 r->replicas, r->replicas == 1 ? "" : "s");
+        return -1;
     }
     return 0;
 }

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "algorithms/settings.h"
 #include "sim/fleet/server_kind.h"
 #include "sim/scenario/json_locate.h"
 #include "sim/scenario/scenario.h"
@@ -63,6 +64,8 @@ struct field {
     const struct table *sub; /* an object's own table */
     const struct names *names;
     bool required;
+    const struct setting_key *setting;    /* parse_setting: the plug-in's key */
+    const struct setting_table *settings; /* parse_settings: a plug-in's object */
 };
 
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
@@ -118,6 +121,11 @@ int parse_positive(struct ctx *c, json_t *v, const struct field *f, void *base);
 int parse_object(struct ctx *c, json_t *v, const struct field *f, void *base);
 int walk_object(struct ctx *c, json_t *obj, const struct table *t, void *base);
 int parse_expect(struct ctx *c, json_t *v, const struct field *f, void *base);
+/* A plug-in's object (f->settings) into its struct at f->offset: its keys
+ * walked like a table's, then its checks (algorithms/settings.h). */
+int parse_settings(struct ctx *c, json_t *v, const struct field *f, void *base);
+/* The same of an object already known to be one, into settings. */
+int walk_settings(struct ctx *c, json_t *obj, const struct setting_table *t, void *settings);
 /* The characters of a scenario's name. */
 extern const char name_chars[];
 
