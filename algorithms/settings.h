@@ -17,8 +17,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define SETTING_KEYS_MAX 16 /* keys of one table */
-#define SETTING_WHY_MAX  160
+#define SETTING_KEYS_MAX   16 /* keys of one table */
+#define SETTING_WHY_MAX    160
+#define SETTINGS_BYTES_MAX 128 /* the largest plug-in struct a scenario keeps */
 
 enum setting_type {
     SETTING_U32 = 0, /* uint32_t in [min, max] */
@@ -52,6 +53,13 @@ struct setting_table {
      * *blame set to the key it is said at. May set a default that depends
      * on the keys given. NULL: none. */
     int (*after)(void *settings, const bool *given, const char **blame, char *why, size_t len);
+};
+
+/* Room for one plug-in's struct, which the scenario keeps without knowing
+ * its type: the plug-in casts settings_store.bytes to its own struct
+ * (a _Static_assert in its file holds it to SETTINGS_BYTES_MAX). */
+struct settings_store {
+    _Alignas(max_align_t) unsigned char bytes[SETTINGS_BYTES_MAX];
 };
 
 #endif
