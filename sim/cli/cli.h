@@ -14,6 +14,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+struct dirent;
+
 #include "sim/check/result.h"
 #include "sim/engine/engine.h"
 #include "sim/fleet/fleet.h"
@@ -183,7 +185,16 @@ struct cli_kind {
     const char *name;
     size_t (*count)(void);
     const char *(*at)(size_t i);
+    /* A kind with no registry: the .json files of this folder, named by
+     * their paths (scenarios) or, bare, by their names (suites). */
+    const char *(*folder)(void);
+    bool bare;
 };
+/* A folder kind's files, sorted, into *ent (free each and the array);
+ * their count, or -1 when the folder cannot be read. */
+int cli_folder_files(const struct cli_kind *kind, struct dirent ***ent);
+/* A folder kind's names as list prints them ("quick", "scenarios/x.json"). */
+void cli_folder_name(const struct cli_kind *kind, const char *file, char *buf, size_t len);
 /* NULL for a name that is none. */
 const struct cli_kind *cli_kind_find(const char *name);
 /* The n names at(0..n) into buf, sep between them and last before the

@@ -13,10 +13,6 @@
 #include "sim/fleet/server_kind.h"
 #include "sim/workloads/workload.h"
 
-#ifndef LOCKLAB_SCENARIOS_DIR
-#define LOCKLAB_SCENARIOS_DIR "scenarios"
-#endif
-
 /* The widest algorithm name and a space, at least 12, so the columns stay
  * aligned and two spaces always end a name (scripts split on them). */
 static int name_width(void)
@@ -77,28 +73,6 @@ static void print_wrapped(const char *text, size_t n)
     printf("\n");
 }
 
-static int by_name(const struct dirent **a, const struct dirent **b)
-{
-    return strcmp((*a)->d_name, (*b)->d_name);
-}
-
-static int is_json(const struct dirent *d)
-{
-    size_t n = strlen(d->d_name);
-    return n > 5 && strcmp(d->d_name + n - 5, ".json") == 0;
-}
-
-/* Where the shipped scenarios are, as a user would type it: "scenarios"
- * from the source tree, else the absolute path this build knows. */
-static const char *scenarios_dir(void)
-{
-    char here[PATH_MAX], built[PATH_MAX];
-    if (realpath("scenarios", here) && realpath(LOCKLAB_SCENARIOS_DIR, built) &&
-        strcmp(here, built) == 0)
-        return "scenarios";
-    return LOCKLAB_SCENARIOS_DIR;
-}
-
 static void describe_scenario(const char *path, const char *name)
 {
     struct scenario *s = calloc(1, sizeof(*s));
@@ -120,24 +94,24 @@ static void describe_scenario(const char *path, const char *name)
     free(s);
 }
 
-static int list_scenarios(int names_only)
+/* A folder kind's files: their names, or (scenarios) each described. */
+static int list_folder(const struct cli_kind *kind, int names_only)
 {
     struct dirent **ent;
-    const char *dir = scenarios_dir();
-    int n = scandir(dir, &ent, is_json, by_name);
+    int n = cli_folder_files(kind, &ent);
     if (n < 0) {
-        fprintf(stderr, "locklab: cannot read the shipped scenarios in %s\n", dir);
+        fprintf(stderr, "locklab: cannot read the shipped %s in %s\n", kind->name, kind->folder());
         return EXIT_ENV;
     }
     if (!names_only)
-        printf("scenarios (%s/):\n", dir);
+        printf("%s (%s/):\n", kind->name, kind->folder());
     for (int i = 0; i < n; i++) {
-        char path[PATH_MAX + 300];
-        snprintf(path, sizeof(path), "%s/%s", dir, ent[i]->d_name);
+        char name[PATH_MAX + 300];
+        cli_folder_name(kind, ent[i]->d_name, name, sizeof(name));
         if (names_only)
-            printf("%s\n", path);
+            printf("%s\n", name);
         else
-            describe_scenario(path, ent[i]->d_name);
+            describe_scenario(name, ent[i]->d_name);
         free(ent[i]);
     }
     free(ent);
@@ -151,8 +125,8 @@ static int list_names(const char *name)
     if (kind == NULL)
         return bad_usage("list: unknown kind \"%s\" (%s)", name,
                          cli_kinds_joined(", ", " or ", kinds, sizeof(kinds)));
-    if (kind->count == NULL)
-        return list_scenarios(1);
+    if (kind->folder)
+        return list_folder(kind, 1);
     for (size_t i = 0; i < kind->count(); i++)
         printf("%s\n", kind->at(i));
     return EXIT_PASS;
@@ -271,5 +245,5 @@ int cmd_list(int argc, char **argv)
     list_targets();
     list_servers();
     printf("\n");
-    return list_scenarios(0);
+    return list_folder(cli_kind_find("scenarios"), 0);
 }

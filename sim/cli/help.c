@@ -6,11 +6,14 @@
  * from its registry as the text is. */
 #include "sim/cli/help.h"
 
+#include <dirent.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sim/cli/cli.h"
 #include "sim/fleet/server_kind.h"
+#include "sim/scenario/suite.h"
 
 /* The help fits a terminal this wide. */
 #define HELP_WIDTH 89
@@ -164,7 +167,7 @@ static const struct command_help commands[] = {
      "Every cell is planned and checked before anything starts.\n"
      "\n"
      "options:\n"
-     "      --suite NAME|FILE    quick (default), standard, or a suite file of your own\n"
+     "      --suite NAME|FILE    {suites}\n"
      "      --scenario FILE      the business scenario instead of the suite's\n"
      "  -A, --algorithms A,...   rows: lock names; NAME@MODE one library mode (etcd@3.4),\n"
      "                           NAME+fencing the fenced row alone; default: the suite's rows,\n"
@@ -325,6 +328,32 @@ static void algorithms_text(char *buf, size_t len)
     cli_join(cli_kind_find("algorithms")->count(), algorithm_name, ", ", " or ", buf, len);
 }
 
+/* {suites}: "quick or standard (...; default: quick), or a suite file" */
+static void suites_text(char *buf, size_t len)
+{
+    const struct cli_kind *kind = cli_kind_find("suites");
+    struct dirent **ent;
+    int n = cli_folder_files(kind, &ent);
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n; i++) {
+        char name[256];
+        cli_folder_name(kind, ent[i]->d_name, name, sizeof(name));
+        if (used < len)
+            used += (size_t)snprintf(buf + used, len - used, "%s%s",
+                                     i == 0       ? ""
+                                     : i + 1 == n ? " or "
+                                                  : ", ",
+                                     name);
+        free(ent[i]);
+    }
+    if (n > 0)
+        free(ent);
+    if (used < len)
+        snprintf(buf + used, len - used, "%s(locklab list suites; default: %s), or a suite file",
+                 used ? " " : "", SUITE_DEFAULT);
+}
+
 /* {kinds}: list's "algorithms|scenarios|..." */
 static void kinds_text(char *buf, size_t len)
 {
@@ -383,6 +412,7 @@ static const struct expansion {
 } expansions[] = {
     {"{algorithms}", algorithms_text, NULL},
     {"{kinds}", kinds_text, NULL},
+    {"{suites}", suites_text, NULL},
     {"{cluster_usage}", cluster_usage_text, NULL},
     {"{server_options}", NULL, print_server_options},
     {"{cluster_options}", NULL, print_cluster_options},

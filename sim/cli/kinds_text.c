@@ -1,13 +1,21 @@
 /* kinds_text.c - the kinds `locklab list` names, each read from its
  * registry, their names joined as the help and the listing print them,
  * and text wrapped to a width: so no help or listing types a kind's name. */
+#include <dirent.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "algorithms/lock.h"
 #include "sim/cli/cli.h"
 #include "sim/faults/fault.h"
 #include "sim/fleet/server_kind.h"
+#include "sim/scenario/suite.h"
+
+#ifndef LOCKLAB_SCENARIOS_DIR
+#define LOCKLAB_SCENARIOS_DIR "scenarios"
+#endif
 
 static const char *algorithm_at(size_t i)
 {
@@ -29,12 +37,50 @@ static const char *server_at(size_t i)
     return server_kind_at(i)->name;
 }
 
-/* scenarios: the shipped files, read from their folder (no registry) */
+/* Where the shipped scenarios are, as a user would type it: "scenarios"
+ * from the source tree, else the absolute path this build knows. */
+static const char *scenarios_dir(void)
+{
+    char here[PATH_MAX], built[PATH_MAX];
+    if (realpath("scenarios", here) && realpath(LOCKLAB_SCENARIOS_DIR, built) &&
+        strcmp(here, built) == 0)
+        return "scenarios";
+    return LOCKLAB_SCENARIOS_DIR;
+}
+
+/* scenarios and suites: the shipped files, read from their folders */
 static const struct cli_kind kinds[] = {
-    {"algorithms", lock_count, algorithm_at},   {"scenarios", NULL, NULL},
-    {"workloads", workload_count, workload_at}, {"faults", fault_kind_count, fault_at},
-    {"servers", server_kind_count, server_at},
+    {"algorithms", lock_count, algorithm_at, NULL, false},
+    {"scenarios", NULL, NULL, scenarios_dir, false},
+    {"workloads", workload_count, workload_at, NULL, false},
+    {"faults", fault_kind_count, fault_at, NULL, false},
+    {"servers", server_kind_count, server_at, NULL, false},
+    {"suites", NULL, NULL, suite_folder, true},
 };
+
+static int by_name(const struct dirent **a, const struct dirent **b)
+{
+    return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+static int is_json(const struct dirent *d)
+{
+    size_t n = strlen(d->d_name);
+    return n > 5 && strcmp(d->d_name + n - 5, ".json") == 0;
+}
+
+int cli_folder_files(const struct cli_kind *kind, struct dirent ***ent)
+{
+    return scandir(kind->folder(), ent, is_json, by_name);
+}
+
+void cli_folder_name(const struct cli_kind *kind, const char *file, char *buf, size_t len)
+{
+    if (kind->bare)
+        snprintf(buf, len, "%.*s", (int)(strlen(file) - strlen(".json")), file);
+    else
+        snprintf(buf, len, "%s/%s", kind->folder(), file);
+}
 
 #define N_KINDS (sizeof(kinds) / sizeof(kinds[0]))
 

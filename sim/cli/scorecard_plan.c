@@ -334,7 +334,7 @@ static int load_base(const struct sc_opts *o, struct sc_plan *p, struct scorecar
 static int plan_suite(const struct sc_opts *o, struct sc_plan *p, struct scorecard *sc)
 {
     char err[SCENARIO_ERR_MAX], cls[64];
-    if (suite_load(o->suite ? o->suite : "quick", &p->suite, err) < 0)
+    if (suite_load(o->suite ? o->suite : SUITE_DEFAULT, &p->suite, err) < 0)
         return bad_usage("%s", err);
     int rc = load_base(o, p, sc);
     if (rc == 0)

@@ -357,17 +357,23 @@ static void resolve_scenario(struct suite *s)
 
 /* A bare name is a shipped suite: scenarios/scorecard/ here, else the
  * one of the source tree locklab was built from, wherever it is run. */
+const char *suite_folder(void)
+{
+#ifdef LOCKLAB_SCENARIOS_DIR
+    struct stat st;
+    if (stat(SUITE_DIR, &st) < 0 || !S_ISDIR(st.st_mode))
+        return LOCKLAB_SCENARIOS_DIR "/scorecard";
+#endif
+    return SUITE_DIR;
+}
+
 static void suite_path(const char *name_or_path, char *out, size_t len)
 {
-    struct stat st;
     bool bare = strchr(name_or_path, '/') == NULL && strstr(name_or_path, ".json") == NULL;
-    snprintf(out, len, bare ? SUITE_DIR "/%s.json" : "%s", name_or_path);
-#ifdef LOCKLAB_SCENARIOS_DIR
-    if (bare && stat(out, &st) < 0)
-        snprintf(out, len, LOCKLAB_SCENARIOS_DIR "/scorecard/%s.json", name_or_path);
-#else
-    (void)st;
-#endif
+    if (bare)
+        snprintf(out, len, "%s/%s.json", suite_folder(), name_or_path);
+    else
+        snprintf(out, len, "%s", name_or_path);
 }
 
 int suite_load(const char *name_or_path, struct suite *s, char err[SCENARIO_ERR_MAX])

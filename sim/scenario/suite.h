@@ -73,6 +73,10 @@ struct suite {
 #define SUITE_LEASE_KEYS 4
 extern const char *const suite_lease_keys[SUITE_LEASE_KEYS][2];
 
+/* The folder a suite's bare name is looked up in: scenarios/scorecard
+ * from the source tree, else the one this build ships. */
+const char *suite_folder(void);
+#define SUITE_DEFAULT "quick" /* scorecard's suite when none is named */
 /* A suite by name ("quick": scenarios/scorecard/quick.json) or path, into
  * s (zeroed). 0, or -1 with err one located line; nothing kept. */
 int suite_load(const char *name_or_path, struct suite *s, char err[SCENARIO_ERR_MAX]);

@@ -21,7 +21,7 @@ import itertools
 import os
 import re
 
-KINDS = ("algorithms", "workloads", "faults", "servers")
+KINDS = ("algorithms", "workloads", "faults", "servers", "suites")
 ORDERED = ("faults",)
 EVERY_RE = re.compile(r"<!--\s*every\s+(\w+)(?:\s+but\s+(.*?))?\s*-->")
 EVERY_END = "<!-- /every -->"
