@@ -38,6 +38,27 @@ names()
     done | paste -sd' '
 }
 algorithms=$(names algorithms)
+# options CMD: every option `locklab help CMD` names (its usage, its option
+# lines) and --help, read here by grep, not by the completion's parser.
+options()
+{
+    {
+        "$bin" help "$1" | sed -n '1,/^$/p' | grep -oE -- '--[a-z][a-z0-9-]*'
+        "$bin" help "$1" | grep -oE -- '^  (-[A-Za-z], |    )--[a-z0-9-]+' | grep -oE -- '-[A-Za-z]$|-[A-Za-z],|--[a-z0-9-]+' | tr -d ,
+        echo --help
+    } | sort -u | paste -sd' '
+}
+# with PREFIX: those that start with it
+options_like()
+{
+    options "$1" | tr ' ' '\n' | grep -E -- "^$2" | paste -sd' '
+}
+for cmd in run compare show matrix scorecard check history; do
+    if (($(wc -w <<<"$(options $cmd)") < 3)); then
+        echo "FAIL: locklab help $cmd names no options: \"$(options $cmd)\""
+        exit 1
+    fi
+done
 if (($(wc -w <<<"$algorithms") < 2)); then
     echo "FAIL: $bin list algorithms printed \"$algorithms\": no names to complete"
     exit 1
@@ -64,32 +85,25 @@ expect()
 }
 
 expect "run compare matrix scorecard check cluster list show history help --help --version" "$bin" ""
-expect "--seeds --only --out -o --quiet -q --csv --json --percentiles --help" "$bin" matrix -
+expect "$(options matrix)" "$bin" matrix -
 expect "compare check cluster" "$bin" c
 expect "--suite --scenario --seeds" "$bin" scorecard --s
-expect "quick standard" "$bin" scorecard --suite ""
 expect "--quiet" "$bin" run --q
-expect "--algorithm -a --clients -c --duration -d --requests -n --seed -s --out -o --quiet -q
-    --show-violations --redis -r --zookeeper -z --etcd --postgres --sentinel --csv --json
-    --percentiles --help" "$bin" run -
-expect "--algorithms -A --seeds --clients -c --duration -d --requests -n --seed -s --out -o --quiet -q
-    --show-violations --redis -r --zookeeper -z --etcd --postgres --sentinel --csv --json
-    --percentiles --help" "$bin" compare -
+expect "$(options run)" "$bin" run -
+expect "$(options compare)" "$bin" compare -
 expect "--algorithms" "$bin" compare --al
 expect "--seeds --seed" "$bin" compare --see
-expect "--algorithm --clients --duration --requests --seed --redis --zookeeper --etcd --postgres --sentinel --json \
-    --help" "$bin" show --
-expect "--algorithm -a --clients -c --duration -d --requests -n --seed -s --redis -r
-    --zookeeper -z --etcd --postgres --sentinel --json --help" "$bin" show "$t/a.json" -
+expect "$(options_like show --)" "$bin" show --
+expect "$(options show)" "$bin" show "$t/a.json" -
 expect "--json" "$bin" show "$t/a.json" --j
 expect "50,90,99,99.9,100 50,99,99.9,99.99" "$bin" run "$t/a.json" --percentiles ""
 expect "--csv" "$bin" compare "$t/a.json" --cs
 expect "$algorithms" "$bin" show -a ""
 expect "" "$bin" show -c ""
-expect "--expect --show-violations --help" "$bin" check --
-expect "--help" "$bin" run --h
+expect "$(options check)" "$bin" check --
+expect "--help --history-jsonl" "$bin" run --h
 expect "--help" "$bin" compare -q --he
-expect "--help" "$bin" show --h
+expect "--help --history" "$bin" show --h
 expect "--help" "$bin" check "$t/h.jsonl" --h
 expect "--help" "$bin" list -
 expect "--help" "$bin" help --
@@ -112,7 +126,8 @@ expect "$t/sub" "$bin" run --out "$t/"
 expect "" "$bin" run --clients ""
 expect "up status down" "$bin" cluster ""
 expect "--help" "$bin" cluster -
-expect "--redis-nodes --zookeeper-nodes --etcd-nodes --postgres-nodes --dir --help" "$bin" cluster up --
+expect "$("$bin" help cluster | grep -oE -- '--[a-z]+-nodes' | sort -u | paste -sd' ') --dir --help" \
+    "$bin" cluster up --
 expect "--dir --help" "$bin" cluster down --
 expect "--dir --help" "$bin" cluster status --
 expect "--help" "$bin" cluster up --h
@@ -120,12 +135,14 @@ expect "$t/sub" "$bin" cluster up --dir "$t/"
 expect "0 1 3" "$bin" cluster up --zookeeper-nodes ""
 expect "0 1 3" "$bin" cluster up --etcd-nodes ""
 expect "0 1 2 3" "$bin" cluster up --postgres-nodes ""
+expect "0 1 2 3 4 5 6 7 8" "$bin" cluster up --redis-nodes ""
+expect "$(names suites)" "$bin" scorecard --suite ""
 expect "compare check cluster" "$bin" help c
-expect "--out -o --help" "$bin" history -
+expect "$(options history)" "$bin" history -
 expect "$t/sub" "$bin" history "$t/"
 expect "$t/sub" "$bin" history --out "$t/"
 expect "history help" "$bin" h
-expect "algorithms scenarios workloads faults servers" "$bin" list ""
+expect "algorithms scenarios workloads faults servers suites" "$bin" list ""
 expect "workloads" "$bin" list w
 expect "" "$bin" list algorithms ""
 
