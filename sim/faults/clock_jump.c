@@ -10,7 +10,6 @@
 #include "sim/faults/fault.h"
 #include "sim/faults/nemesis_state.h"
 #include "sim/fleet/cluster.h"
-#include "sim/fleet/redis_server.h"
 #include "sim/fleet/server_kind.h"
 
 /* A jump is an instant: it takes jump_ms and method, and no length. */
@@ -66,7 +65,7 @@ static void strike(struct nemesis *n, size_t i, size_t k)
             nemesis_failed_to(n, i, "clock jump", k, err);
         return;
     }
-    long keys = redis_server_shorten_ttls(s->port, ms);
+    long keys = s->kind->shorten_ttls ? s->kind->shorten_ttls(s->port, ms) : -1;
     if (keys < 0) {
         char why[96];
         snprintf(why, sizeof(why), "the keys' ttl could not be shortened (no answer on port %d)",

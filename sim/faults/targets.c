@@ -12,8 +12,6 @@
 #include "algorithms/lock.h"
 #include "sim/faults/nemesis_state.h"
 #include "sim/fleet/cluster.h"
-#include "sim/fleet/redis_server.h"
-#include "sim/fleet/sentinel_server.h"
 #include "sim/fleet/server_kind.h"
 
 uint64_t nemesis_random(struct nemesis *n)
@@ -25,15 +23,28 @@ uint64_t nemesis_random(struct nemesis *n)
     return n->rng * 0x2545F4914F6CDD1DULL;
 }
 
-/* The port of the master the first sentinel that answers names; 0. */
-static int sentinels_master(const struct nemesis *n)
+/* The kind of the lock's servers (none without servers). */
+static const struct server_kind *lock_kind(const struct nemesis *n)
 {
-    for (size_t s = 0; s < n->nodes.n_sentinels; s++) {
-        int port = sentinel_server_master(n->nodes.sentinel_port[s]);
-        if (port > 0)
-            return port;
-    }
-    return 0;
+    return n->nodes.n ? n->nodes.cl->srv[n->nodes.node[0].idx].kind : NULL;
+}
+
+/* The port of the master finder s of kind names (the redis lock's
+ * sentinels); 0 when it names none. */
+static int named_master(const struct nemesis *n, const struct server_kind *kind, size_t s)
+{
+    const struct server_kind *finder = kind ? server_kind_find(kind->found_by) : NULL;
+    int port = finder && finder->names_master ? finder->names_master(n->nodes.sentinel_port[s]) : 0;
+    return port > 0 ? port : 0;
+}
+
+/* The port of the master the first of kind's finders that answers names; 0. */
+static int finders_master(const struct nemesis *n, const struct server_kind *kind)
+{
+    int port = 0;
+    for (size_t s = 0; s < n->nodes.n_sentinels && port == 0; s++)
+        port = named_master(n, kind, s);
+    return port;
 }
 
 uint32_t nemesis_leading(const struct nemesis *n, const struct server_kind *kind, const int *ports,
@@ -41,7 +52,7 @@ uint32_t nemesis_leading(const struct nemesis *n, const struct server_kind *kind
 {
     uint32_t set = 0;
     /* sentinels name the master their clients follow: theirs is the word */
-    int master = n->nodes.n_sentinels > 0 && kind->found_by ? sentinels_master(n) : 0;
+    int master = n->nodes.n_sentinels > 0 && kind->found_by ? finders_master(n, kind) : 0;
     for (size_t e = 0; e < m; e++) {
         if (skip & (1u << e))
             continue;
@@ -69,17 +80,10 @@ static uint32_t leading_nodes(const struct nemesis *n)
 /* The value node k holds under key ("" when none or it does not answer). */
 static void value_on(const struct nemesis *n, size_t k, const char *key, char *out, size_t len)
 {
-    char cmd[96], reply[160];
     const struct managed_server *s = &n->nodes.cl->srv[n->nodes.node[k].idx];
     out[0] = '\0';
-    snprintf(cmd, sizeof(cmd), "GET %s", key);
-    /* "$12\r\nowner-value\r\n"; "$-1" when the key is not there */
-    if (redis_server_reply(s->port, cmd, reply, sizeof(reply)) < 0 || reply[0] != '$' ||
-        reply[1] == '-')
-        return;
-    const char *v = strstr(reply, "\r\n");
-    if (v)
-        snprintf(out, len, "%.*s", (int)strcspn(v + 2, "\r"), v + 2);
+    if (s->kind->read_key)
+        s->kind->read_key(s->port, key, out, len);
 }
 
 /* The nodes holding the value a quorum of nodes agrees on: the current
@@ -121,7 +125,7 @@ uint32_t nemesis_some(struct nemesis *n, uint32_t from, size_t count)
 uint32_t nemesis_master(const struct nemesis *n)
 {
     for (size_t s = 0; s < n->nodes.n_sentinels; s++) {
-        int port = sentinel_server_master(n->nodes.sentinel_port[s]);
+        int port = named_master(n, lock_kind(n), s);
         for (size_t k = 0; port > 0 && k < n->nodes.n; k++)
             if (n->nodes.cl->srv[n->nodes.node[k].idx].port == port)
                 return 1u << k;

@@ -51,6 +51,20 @@ int redis_server_reply(int port, const char *command, char *reply, size_t len)
     return got > 0 ? (int)got : -1;
 }
 
+/* GET key: "$12\r\nowner-value\r\n", "$-1" when the key is not there. */
+static int read_key(int port, const char *key, char *out, size_t len)
+{
+    char cmd[96], reply[160];
+    out[0] = '\0';
+    snprintf(cmd, sizeof(cmd), "GET %s", key);
+    if (redis_server_reply(port, cmd, reply, sizeof(reply)) < 0 || reply[0] != '$')
+        return -1;
+    const char *v = strstr(reply, "\r\n");
+    if (reply[1] != '-' && v)
+        snprintf(out, len, "%.*s", (int)strcspn(v + 2, "\r"), v + 2);
+    return 0;
+}
+
 int redis_server_command(int port, const char *command, const char *want)
 {
     char buf[64];
@@ -288,6 +302,8 @@ const struct server_kind server_redis = {
     .durable_mode = "AOF fsync always",
     .clock_movable = true,
     .found_by = "sentinel",
+    .read_key = read_key,
+    .shorten_ttls = redis_server_shorten_ttls,
     .option_letter = 'r',
     .cluster_note = "the single-instance algorithms use the first Redis",
     .cluster_nodes = 5,

@@ -113,6 +113,7 @@ const struct server_kind server_sentinel = {
     .command = command,
     .answers = answers,
     .version = redis_server_version, /* a sentinel is a redis-server in its mode */
+    .names_master = sentinel_server_master,
     .option_arg = "H:P[,...]",
     .option_help = "the redis lock asks these redis-sentinels for the master of \"mymaster\" "
                    "(external; locklab starts no Redis)",

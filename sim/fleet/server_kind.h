@@ -111,6 +111,18 @@ struct server_kind {
      * this kind's master to its clients (Redis's sentinels): its servers
      * are then theirs, external. */
     const char *found_by;
+    /* Optional, for a kind that finds another's master (found_by names
+     * it): the port of the master the one on port names; 0 when it names
+     * none or does not answer. */
+    int (*names_master)(int port);
+    /* Optional: the value the one on port holds under key ("" for none),
+     * for holder-majority (the nodes holding the current holder's votes);
+     * 0, or -1 when it does not answer. */
+    int (*read_key)(int port, const char *key, char *out, size_t len);
+    /* Optional: every key's remaining ttl on the one on port shortened by
+     * ms, a clock jump played without libfaketime (clock_jump's method
+     * ttl): how many keys it changed, or -1 when it does not answer. */
+    long (*shorten_ttls)(int port, uint64_t ms);
     /* Optional: the short letter of its command-line option (--redis is
      * also -r); 0: the long option alone. */
     char option_letter;
