@@ -25,6 +25,7 @@
 
 struct nemesis;
 struct lock_ops;
+struct toxic_kind;
 
 /* Which machinery plays a kind: its family. */
 enum fault_family {
@@ -132,8 +133,8 @@ struct fault_kind {
     bool ends_on_event;
 
     /* FAULT_FAMILY_NETWORK */
-    int toxic;       /* enum toxic_type */
-    bool has_stream; /* it takes stream and toxicity */
+    const struct toxic_kind *toxic; /* sim/proxy/toxic_kind.h */
+    bool has_stream;                /* it takes stream and toxicity */
     /* "latency 50 +- 0 ms": what the toxic does, for the record */
     void (*toxic_text)(const struct fault_spec *f, char *out, size_t len);
 

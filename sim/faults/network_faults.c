@@ -83,23 +83,32 @@ static void pick_clients(struct nemesis *n, size_t i, uint32_t count)
     n->net_groups[i] = set;
 }
 
+static void put(struct toxic *t, const char *key, long long v)
+{
+    const struct setting_key *k = toxic_param(t->kind, key);
+    if (k)
+        toxic_param_put(k, &t->params, v);
+}
+
+/* Until the spec holds the toxic's own struct: its values by their keys. */
 static struct toxic toxic_of(const struct fault_spec *f, uint32_t endpoints)
 {
-    return (struct toxic){
-        .type = (enum toxic_type)fault_kind_of(f)->toxic,
+    struct toxic t = {
+        .kind = fault_kind_of(f)->toxic,
         .stream = f->stream,
         .toxicity = f->toxicity,
-        .latency_ms = f->latency_ms,
-        .jitter_ms = f->jitter_ms,
-        .rate_kbs = f->rate_kbs,
-        .timeout_ms = f->timeout_ms,
-        .bytes = f->bytes,
-        .average_size = f->average_size,
-        .size_variation = f->size_variation,
-        .delay_us = f->delay_us,
         .endpoints = endpoints,
         .group = -1,
     };
+    put(&t, "latency", f->latency_ms);
+    put(&t, "jitter", f->jitter_ms);
+    put(&t, "rate", f->rate_kbs);
+    put(&t, "timeout", f->timeout_ms);
+    put(&t, "bytes", (long long)f->bytes);
+    put(&t, "average_size", f->average_size);
+    put(&t, "size_variation", f->size_variation);
+    put(&t, "delay", f->delay_us);
+    return t;
 }
 
 static void name_endpoints(const struct nemesis *n, uint32_t set, char *out, size_t len)
@@ -251,7 +260,7 @@ void nemesis_hold_client(struct nemesis *n, int idx, uint32_t client, bool on)
         proxy_toxic_remove(n->proxy, idx);
         return;
     }
-    struct toxic t = {.type = TOXIC_HOLD,
+    struct toxic t = {.kind = &toxic_hold,
                       .stream = STREAM_BOTH,
                       .toxicity = 1.0,
                       .endpoints = servers_mask(n->net_n),

@@ -9,7 +9,10 @@
 #include <stdio.h>
 
 #include "sim/faults/fault.h"
-#include "sim/proxy/proxy.h"
+#include "sim/proxy/toxic_kind.h"
+
+extern const struct toxic_kind toxic_latency, toxic_bandwidth, toxic_timeout, toxic_reset_peer,
+    toxic_limit_data, toxic_slicer, toxic_down;
 
 #define TAKES(k) (1u << (k))
 #define STREAMED (TAKES(TOXIC_KEY_STREAM) | TAKES(TOXIC_KEY_TOXICITY))
@@ -189,7 +192,7 @@ const struct fault_kind fault_latency = {
     .summary = "through the proxy: every chunk on the stream waits latency +- jitter ms",
     NETWORK_KIND,
     .check = check_latency,
-    .toxic = TOXIC_LATENCY,
+    .toxic = &toxic_latency,
     .has_stream = true,
     .toxic_text = text_latency,
     .settings = settings_latency,
@@ -200,7 +203,7 @@ const struct fault_kind fault_bandwidth = {
     .summary = "through the proxy: the stream carries at most rate KB/s",
     NETWORK_KIND,
     .check = check_bandwidth,
-    .toxic = TOXIC_BANDWIDTH,
+    .toxic = &toxic_bandwidth,
     .has_stream = true,
     .toxic_text = text_bandwidth,
     .settings = settings_bandwidth,
@@ -213,7 +216,7 @@ const struct fault_kind fault_timeout = {
                "black hole",
     NETWORK_KIND,
     .check = check_timeout,
-    .toxic = TOXIC_TIMEOUT,
+    .toxic = &toxic_timeout,
     .has_stream = true,
     .toxic_text = text_timeout,
     .settings = settings_timeout,
@@ -224,7 +227,7 @@ const struct fault_kind fault_reset_peer = {
     .summary = "through the proxy: connections are reset (RST) after timeout ms",
     NETWORK_KIND,
     .check = check_timeout,
-    .toxic = TOXIC_RESET_PEER,
+    .toxic = &toxic_reset_peer,
     .has_stream = true,
     .toxic_text = text_reset_peer,
     .settings = settings_timeout,
@@ -235,7 +238,7 @@ const struct fault_kind fault_limit_data = {
     .summary = "through the proxy: a connection closes once bytes have passed",
     NETWORK_KIND,
     .check = check_limit_data,
-    .toxic = TOXIC_LIMIT_DATA,
+    .toxic = &toxic_limit_data,
     .has_stream = true,
     .toxic_text = text_limit_data,
     .settings = settings_limit_data,
@@ -247,7 +250,7 @@ const struct fault_kind fault_slicer = {
                "size_variation bytes, delay us apart",
     NETWORK_KIND,
     .check = check_slicer,
-    .toxic = TOXIC_SLICER,
+    .toxic = &toxic_slicer,
     .has_stream = true,
     .toxic_text = text_slicer,
     .settings = settings_slicer,
@@ -259,7 +262,7 @@ const struct fault_kind fault_down = {
                "ones",
     NETWORK_KIND,
     .check = check_down,
-    .toxic = TOXIC_DOWN,
+    .toxic = &toxic_down,
     .toxic_text = text_down,
     .settings = settings_common,
 };
