@@ -83,32 +83,16 @@ static void pick_clients(struct nemesis *n, size_t i, uint32_t count)
     n->net_groups[i] = set;
 }
 
-static void put(struct toxic *t, const char *key, long long v)
-{
-    const struct setting_key *k = toxic_param(t->kind, key);
-    if (k)
-        toxic_param_put(k, &t->params, v);
-}
-
-/* Until the spec holds the toxic's own struct: its values by their keys. */
 static struct toxic toxic_of(const struct fault_spec *f, uint32_t endpoints)
 {
-    struct toxic t = {
+    return (struct toxic){
         .kind = fault_kind_of(f)->toxic,
+        .params = f->toxic, /* the toxic's own struct, as the parser read it */
         .stream = f->stream,
         .toxicity = f->toxicity,
         .endpoints = endpoints,
         .group = -1,
     };
-    put(&t, "latency", f->latency_ms);
-    put(&t, "jitter", f->jitter_ms);
-    put(&t, "rate", f->rate_kbs);
-    put(&t, "timeout", f->timeout_ms);
-    put(&t, "bytes", (long long)f->bytes);
-    put(&t, "average_size", f->average_size);
-    put(&t, "size_variation", f->size_variation);
-    put(&t, "delay", f->delay_us);
-    return t;
 }
 
 static void name_endpoints(const struct nemesis *n, uint32_t set, char *out, size_t len)

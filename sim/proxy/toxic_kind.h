@@ -59,7 +59,7 @@ struct toxic_kind {
      * else closed. false: it does not end them. */
     bool (*ends)(const void *params, uint32_t *after_ms, bool *reset);
     /* What it does with these parameters, for the fault's record:
-     * "latency 50 +- 0 ms". */
+     * "latency 50 +- 0 ms". NULL: its name says it ("down"). */
     void (*text)(const void *params, char *out, size_t len);
 };
 
@@ -70,7 +70,8 @@ const struct toxic_kind *toxic_kind_find(const char *name); /* NULL when none */
 /* The key named key among k's parameters, or NULL. */
 const struct setting_key *toxic_param(const struct toxic_kind *k, const char *key);
 /* Every key of every toxic, each name once (its first toxic's), in the
- * registry's order; how many, at most max. */
+ * registry's order; how many, at most max (TOXIC_PARAMS_MAX holds them). */
+#define TOXIC_PARAMS_MAX 64
 size_t toxic_params_all(const struct setting_key **out, size_t max);
 /* The value of integer key k in params, and setting it (bounds unchecked). */
 long long toxic_param_get(const struct setting_key *k, const void *params);

@@ -1,15 +1,7 @@
 /* hold.c - a paused client's connections: nothing passes either way until
  * it ends, then all of it, as a stopped process's socket buffers would.
  * No fault of its own: the nemesis holds a client for a client_pause. */
-#include <stdio.h>
-
 #include "sim/proxy/toxic_kind.h"
-
-static void hold_text(const void *params, char *out, size_t len)
-{
-    (void)params;
-    snprintf(out, len, "hold");
-}
 
 const struct toxic_kind toxic_hold = {
     .name = "hold",
@@ -17,5 +9,4 @@ const struct toxic_kind toxic_hold = {
     .streamed = true,
     .internal = true,
     .holds = true,
-    .text = hold_text,
 };
