@@ -39,6 +39,8 @@ struct setting_key {
     size_t n_names;
     const char *noun; /* SETTING_CHOICE: "unknown <noun> \"x\"" */
     bool required;
+    const char *what; /* what the value is, where a required key is missing and a
+                         plug-in says so itself (a toxic's: "ms added to each chunk") */
     /* What bounds cannot tell, once this key's value is stored (the keys
      * before it in the table are stored too): 0, or -1 with one line in
      * why, which the parser prints at this key's value. NULL: none. */

@@ -3,7 +3,8 @@
  * registers locks and Toxiproxy registers its toxics.
  *
  * A kind's file (client_faults.c, process_faults.c, clock_jump.c,
- * failover.c, toxic_faults.c) is the only place that names it: the keys it
+ * failover.c; a network kind's toxic in sim/proxy/toxics/, which
+ * toxic_faults.c makes a kind) is the only place that names it: the keys it
  * takes and their validation, what it needs of the run's servers, what it
  * does at its start and its end, what it writes into the plan and the
  * report. The parser, `list`, `show`, the nemesis and the reports read the
@@ -25,6 +26,7 @@
 
 struct nemesis;
 struct lock_ops;
+struct toxic_kind;
 
 /* Which machinery plays a kind: its family. */
 enum fault_family {
@@ -132,8 +134,8 @@ struct fault_kind {
     bool ends_on_event;
 
     /* FAULT_FAMILY_NETWORK */
-    int toxic;       /* enum toxic_type */
-    bool has_stream; /* it takes stream and toxicity */
+    const struct toxic_kind *toxic; /* sim/proxy/toxic_kind.h */
+    bool has_stream;                /* it takes stream and toxicity */
     /* "latency 50 +- 0 ms": what the toxic does, for the record */
     void (*toxic_text)(const struct fault_spec *f, char *out, size_t len);
 
@@ -146,6 +148,11 @@ struct fault_kind {
 
 /* The registry (its count and the index of a name are fault_spec.h's:
  * fault_kind_count, fault_kind_index). */
+/* toxic_faults.c: the network kinds, one for each toxic of sim/proxy's
+ * registry but its internal ones, in its order; they follow the others. */
+#define FAULT_NETWORK_KINDS_MAX 64
+size_t fault_network_kind_count(void);
+const struct fault_kind *fault_network_kind_at(size_t i);
 const struct fault_kind *fault_kind_at(size_t i);
 /* f's kind (never NULL for a parsed spec). */
 const struct fault_kind *fault_kind_of(const struct fault_spec *f);
@@ -153,22 +160,13 @@ const struct fault_kind *fault_kind_of(const struct fault_spec *f);
 /* Shared by the kinds' files. */
 
 /* fault_keys.c: the checks several kinds make, each -1 with the error set. */
-/* Toxiproxy's attributes, as bits of the takes and needs of a kind. */
-enum {
-    TOXIC_KEY_STREAM,
-    TOXIC_KEY_TOXICITY,
-    TOXIC_KEY_LATENCY,
-    TOXIC_KEY_JITTER,
-    TOXIC_KEY_RATE,
-    TOXIC_KEY_TIMEOUT,
-    TOXIC_KEY_BYTES,
-    TOXIC_KEY_AVERAGE_SIZE,
-    TOXIC_KEY_SIZE_VARIATION,
-    TOXIC_KEY_DELAY,
-    TOXIC_KEYS
-};
+/* Toxiproxy's attributes: stream and toxicity, then every toxic's
+ * parameters (sim/proxy/toxic_kind.h), looked at in that order. A network
+ * fault takes its toxic's (stream and toxicity too when the toxic is
+ * streamed), the other kinds none: one given and not taken is refused, one
+ * its toxic requires and not given is asked for. */
 int fault_check_no_toxic_keys(struct fault_check *fc);
-int fault_check_toxic_keys(struct fault_check *fc, unsigned takes, unsigned needs);
+int fault_check_toxic_keys(struct fault_check *fc, const struct toxic_kind *t);
 /* A server fault names its servers. */
 int fault_check_servers(struct fault_check *fc);
 int fault_check_no_data(struct fault_check *fc);

@@ -1,15 +1,15 @@
 /* fault_keys.c - the checks of a fault's keys that several kinds share:
  * Toxiproxy's attributes (only network faults take them, each kind its
- * own), a server fault's target, data and restart_after_ms, a clock's
- * keys, holder-majority's key and count, a length that must be given.
- * Each kind's check calls them in its own order, so that the first thing
- * wrong in a fault object is the one blamed.
+ * toxic's, read from sim/proxy's registry), a server fault's target, data and restart_after_ms, a
+ * clock's keys, holder-majority's key and count, a length that must be given. Each kind's check
+ * calls them in its own order, so that the first thing wrong in a fault object is the one blamed.
  */
 #include <stdio.h>
 
 #include "algorithms/lock.h"
 #include "sim/faults/fault.h"
 #include "sim/fleet/server_kind.h"
+#include "sim/proxy/toxic_kind.h"
 
 bool fault_has(const struct fault_check *fc, const char *key)
 {
@@ -76,43 +76,34 @@ int fault_fail(struct fault_check *fc, const char *fmt, ...)
     return -1;
 }
 
-/* Toxiproxy's attributes, in the order they are looked at. */
-static const struct {
-    const char *key;
-    const char *what; /* for the message when a kind needs it and it is missing */
-} toxic_keys[] = {
-    [TOXIC_KEY_STREAM] = {"stream", ""},
-    [TOXIC_KEY_TOXICITY] = {"toxicity", ""},
-    [TOXIC_KEY_LATENCY] = {"latency", "ms added to each chunk"},
-    [TOXIC_KEY_JITTER] = {"jitter", ""},
-    [TOXIC_KEY_RATE] = {"rate", "KB/s"},
-    [TOXIC_KEY_TIMEOUT] = {"timeout", ""},
-    [TOXIC_KEY_BYTES] = {"bytes", "bytes let through"},
-    [TOXIC_KEY_AVERAGE_SIZE] = {"average_size", "bytes per slice"},
-    [TOXIC_KEY_SIZE_VARIATION] = {"size_variation", ""},
-    [TOXIC_KEY_DELAY] = {"delay", ""},
-};
-_Static_assert(sizeof(toxic_keys) / sizeof(toxic_keys[0]) == TOXIC_KEYS, "a row for every key");
-
-static int toxic_keys_fit(struct fault_check *fc, unsigned takes, unsigned needs, const char *why)
+/* Toxiproxy's attributes that every streamed toxic takes, then each
+ * toxic's own (t's taken, NULL: none). */
+static int toxic_keys_fit(struct fault_check *fc, const struct toxic_kind *t, const char *why)
 {
-    for (unsigned k = 0; k < TOXIC_KEYS; k++) {
-        if (!(takes & (1u << k)) && fault_refuse(fc, toxic_keys[k].key, why) < 0)
+    static const char *const wrapper[] = {"stream", "toxicity"};
+    for (size_t k = 0; k < sizeof(wrapper) / sizeof(wrapper[0]); k++)
+        if (!(t && t->streamed) && fault_refuse(fc, wrapper[k], why) < 0)
             return -1;
-        if ((needs & (1u << k)) && !fault_has(fc, toxic_keys[k].key))
-            return fault_needs(fc, toxic_keys[k].key, toxic_keys[k].what);
+    const struct setting_key *all[TOXIC_PARAMS_MAX];
+    size_t n = toxic_params_all(all, TOXIC_PARAMS_MAX);
+    for (size_t k = 0; k < n; k++) {
+        const struct setting_key *own = t ? toxic_param(t, all[k]->key) : NULL;
+        if (!own && fault_refuse(fc, all[k]->key, why) < 0)
+            return -1;
+        if (own && own->required && !fault_has(fc, own->key))
+            return fault_needs(fc, own->key, own->what ? own->what : "");
     }
     return 0;
 }
 
 int fault_check_no_toxic_keys(struct fault_check *fc)
 {
-    return toxic_keys_fit(fc, 0, 0, "only network faults take Toxiproxy's attributes");
+    return toxic_keys_fit(fc, NULL, "only network faults take Toxiproxy's attributes");
 }
 
-int fault_check_toxic_keys(struct fault_check *fc, unsigned takes, unsigned needs)
+int fault_check_toxic_keys(struct fault_check *fc, const struct toxic_kind *t)
 {
-    return toxic_keys_fit(fc, takes, needs, "see docs/scenario.md for each network fault's keys");
+    return toxic_keys_fit(fc, t, "see docs/scenario.md for each network fault's keys");
 }
 
 int fault_check_servers(struct fault_check *fc)

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "algorithms/settings.h"
 #include "sim/record/figures.h"
 
 #define SCENARIO_MAX_FAULTS 64 /* a scenario's timeline holds at most these */
@@ -129,16 +130,13 @@ struct fault_spec {
     char target_text[24];     /* as written, for messages and reports */
     /* network faults: whose traffic, and Toxiproxy's parameters */
     enum net_scope scope;
-    uint32_t n_clients;  /* NET_CLIENTS */
-    unsigned stream;     /* STREAM_*; 0 in the file = downstream, Toxiproxy's default */
-    double toxicity;     /* 0..1; the file's default 1 */
-    bool toxicity_set;   /* the file gave one (1 otherwise) */
-    uint32_t latency_ms; /* latency */
-    uint32_t jitter_ms;  /* latency */
-    uint32_t rate_kbs;   /* bandwidth */
-    uint32_t timeout_ms; /* timeout, reset_peer */
-    uint64_t bytes;      /* limit_data */
-    uint32_t average_size, size_variation, delay_us; /* slicer */
+    uint32_t n_clients; /* NET_CLIENTS */
+    unsigned stream;    /* STREAM_*; 0 in the file = downstream, Toxiproxy's default */
+    double toxicity;    /* 0..1; the file's default 1 */
+    bool toxicity_set;  /* the file gave one (1 otherwise) */
+    /* the toxic's own parameters, its struct as the proxy takes it
+     * (sim/proxy/toxic_kind.h: read and written through its keys) */
+    struct settings_store toxic;
     struct fault_expect expect;
 };
 

@@ -86,17 +86,10 @@ static void pick_clients(struct nemesis *n, size_t i, uint32_t count)
 static struct toxic toxic_of(const struct fault_spec *f, uint32_t endpoints)
 {
     return (struct toxic){
-        .type = (enum toxic_type)fault_kind_of(f)->toxic,
+        .kind = fault_kind_of(f)->toxic,
+        .params = f->toxic, /* the toxic's own struct, as the parser read it */
         .stream = f->stream,
         .toxicity = f->toxicity,
-        .latency_ms = f->latency_ms,
-        .jitter_ms = f->jitter_ms,
-        .rate_kbs = f->rate_kbs,
-        .timeout_ms = f->timeout_ms,
-        .bytes = f->bytes,
-        .average_size = f->average_size,
-        .size_variation = f->size_variation,
-        .delay_us = f->delay_us,
         .endpoints = endpoints,
         .group = -1,
     };
@@ -251,7 +244,7 @@ void nemesis_hold_client(struct nemesis *n, int idx, uint32_t client, bool on)
         proxy_toxic_remove(n->proxy, idx);
         return;
     }
-    struct toxic t = {.type = TOXIC_HOLD,
+    struct toxic t = {.kind = &toxic_hold,
                       .stream = STREAM_BOTH,
                       .toxicity = 1.0,
                       .endpoints = servers_mask(n->net_n),

@@ -2,7 +2,11 @@
  * locklab asks of a fault instead of naming its kind.
  *
  * A kind's index here is its number in a history file's fault events and
- * in a fault span: append new kinds, never reorder.
+ * in a fault span: append new kinds, never reorder. The network kinds
+ * follow these, one per toxic of sim/proxy's registry (toxic_faults.c),
+ * so a new toxic is appended there; a kind of another family appended
+ * here would renumber them, which docs/history.md's list (checked by
+ * test_kinds) would show.
  */
 #include <stdio.h>
 #include <string.h>
@@ -12,51 +16,51 @@
 extern const struct fault_kind fault_client_pause, fault_client_crash;
 extern const struct fault_kind fault_kill, fault_pause, fault_restart;
 extern const struct fault_kind fault_clock_jump, fault_failover;
-extern const struct fault_kind fault_latency, fault_bandwidth, fault_timeout, fault_reset_peer,
-    fault_limit_data, fault_slicer, fault_down;
 
-static const struct fault_kind *const kinds[] = {
-    &fault_client_pause, &fault_client_crash, &fault_kill,    &fault_pause,     &fault_restart,
-    &fault_clock_jump,   &fault_failover,     &fault_latency, &fault_bandwidth, &fault_timeout,
-    &fault_reset_peer,   &fault_limit_data,   &fault_slicer,  &fault_down,
+static const struct fault_kind *const own[] = {
+    &fault_client_pause, &fault_client_crash, &fault_kill,     &fault_pause,
+    &fault_restart,      &fault_clock_jump,   &fault_failover,
 };
 
-#define N_KINDS (sizeof(kinds) / sizeof(kinds[0]))
-_Static_assert(N_KINDS < 256, "a kind's index fits a fault_spec's uint8_t");
+#define N_OWN (sizeof(own) / sizeof(own[0]))
+_Static_assert(N_OWN + FAULT_NETWORK_KINDS_MAX < 256, "a kind's index fits a fault_spec's uint8_t");
 
 const struct fault_kind *fault_kind_at(size_t i)
 {
-    return i < N_KINDS ? kinds[i] : NULL;
+    return i < N_OWN ? own[i] : fault_network_kind_at(i - N_OWN);
 }
 
 const struct fault_kind *fault_kind_of(const struct fault_spec *f)
 {
-    return kinds[f->kind < N_KINDS ? f->kind : 0];
+    const struct fault_kind *k = fault_kind_at(f->kind);
+    return k ? k : own[0];
 }
 
 /* ---- fault_spec.h's queries ----------------------------------------- */
 
 size_t fault_kind_count(void)
 {
-    return N_KINDS;
+    return N_OWN + fault_network_kind_count();
 }
 
 const char *fault_type_name(unsigned kind)
 {
-    return kind < N_KINDS ? kinds[kind]->name : "unknown";
+    const struct fault_kind *k = fault_kind_at(kind);
+    return k ? k->name : "unknown";
 }
 
 int fault_kind_index(const char *name)
 {
-    for (size_t i = 0; i < N_KINDS; i++)
-        if (strcmp(kinds[i]->name, name) == 0)
+    for (size_t i = 0; i < fault_kind_count(); i++)
+        if (strcmp(fault_kind_at(i)->name, name) == 0)
             return (int)i;
     return -1;
 }
 
 static bool of_family(unsigned kind, enum fault_family family)
 {
-    return kind < N_KINDS && kinds[kind]->family == family;
+    const struct fault_kind *k = fault_kind_at(kind);
+    return k && k->family == family;
 }
 
 bool fault_on_servers(unsigned kind)
@@ -76,22 +80,25 @@ bool fault_on_client(unsigned kind)
 
 bool fault_recovers_from_start(unsigned kind)
 {
-    return kind < N_KINDS && kinds[kind]->window == WINDOW_RESTART;
+    const struct fault_kind *k = fault_kind_at(kind);
+    return k && k->window == WINDOW_RESTART;
 }
 
 const char *fault_band(unsigned kind)
 {
-    return kind < N_KINDS ? kinds[kind]->band : "process";
+    const struct fault_kind *k = fault_kind_at(kind);
+    return k ? k->band : "process";
 }
 
 bool fault_kills_holder(unsigned kind)
 {
-    return of_family(kind, FAULT_FAMILY_CLIENT) && kinds[kind]->holder_act == HOLDER_DIES;
+    return of_family(kind, FAULT_FAMILY_CLIENT) && fault_kind_at(kind)->holder_act == HOLDER_DIES;
 }
 
 bool fault_holds_connections(unsigned kind)
 {
-    return kind < N_KINDS && kinds[kind]->holds_connections;
+    const struct fault_kind *k = fault_kind_at(kind);
+    return k && k->holds_connections;
 }
 
 bool fault_on_holder(const struct fault_spec *f)

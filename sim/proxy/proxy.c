@@ -3,8 +3,8 @@
  * the loop, and what they do there: toxics put in force and taken away,
  * listeners a down toxic closed and opened again, the stats.
  *
- * The event loop that moves the bytes is pump.c's; toxics.c says what
- * each toxic does to them.
+ * The event loop that moves the bytes is pump.c's; toxics.c applies the
+ * toxics in force to them, each toxic's own work in sim/proxy/toxics/.
  */
 #include "sim/proxy/proxy.h"
 
@@ -21,14 +21,6 @@
 
 #include "sim/proxy/proxy_state.h"
 #include "sim/record/clock.h"
-
-static const char *const toxic_names[] = {"latency",    "bandwidth", "timeout", "reset_peer",
-                                          "limit_data", "slicer",    "down",    "hold"};
-
-const char *toxic_name(enum toxic_type t)
-{
-    return (unsigned)t < sizeof(toxic_names) / sizeof(toxic_names[0]) ? toxic_names[t] : "?";
-}
 
 /* ---- sockets --------------------------------------------------------- */
 
@@ -154,7 +146,7 @@ static int add_toxic(struct proxy *p, int id, const struct toxic *t, uint64_t no
     p->slot[id] = (struct slot){.active = true, .t = *t, .own_groups = own, .since_ns = now};
     p->slot[id].t.groups = own;
     p->active |= 1ULL << id;
-    if (t->type == TOXIC_DOWN) {
+    if (t->kind->refuses) {
         down_start(p, id, t, links);
         p->st.toxic_links[id] += *links;
         return 0;
@@ -170,7 +162,7 @@ static void remove_toxic(struct proxy *p, int id, uint64_t now)
 {
     if (id < 0 || id >= PROXY_MAX_TOXICS || !p->slot[id].active)
         return;
-    bool down = p->slot[id].t.type == TOXIC_DOWN;
+    bool down = p->slot[id].t.kind->refuses;
     p->slot[id].active = false;
     p->active &= ~(1ULL << id);
     if (down)

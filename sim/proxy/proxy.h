@@ -6,8 +6,8 @@
  * needs to tell clients apart, or one per client, so that one client's
  * traffic can be held while the others' flows.
  *
- * Toxics keep Toxiproxy's names and meanings (latency, bandwidth, timeout,
- * reset_peer, limit_data, slicer, down), each on a stream (upstream: client
+ * Toxics keep Toxiproxy's names and meanings (toxic_kind.h; one file each
+ * in sim/proxy/toxics/), each on a stream (upstream: client
  * to server; downstream: server to client) and with a toxicity (the
  * probability it applies to a connection, drawn per connection from the
  * seed). Two differences, both stated in docs/scenario.md: a `timeout`
@@ -26,37 +26,23 @@
 #include <stdint.h>
 
 #include "algorithms/lock.h"
+#include "algorithms/settings.h"
+#include "sim/proxy/toxic_kind.h"
 #include "sim/record/proxy_stats.h"
-
-enum toxic_type {
-    TOXIC_LATENCY = 0, /* each chunk waits latency +- jitter ms, order kept */
-    TOXIC_BANDWIDTH,   /* at most rate KB/s (1 KB = 1000 bytes) */
-    TOXIC_TIMEOUT,     /* nothing passes (dropped); closed after timeout ms, 0 = never */
-    TOXIC_RESET_PEER,  /* the connection is reset (RST) after timeout ms */
-    TOXIC_LIMIT_DATA,  /* closed once bytes have passed since the toxic began */
-    TOXIC_SLICER,      /* chunks cut into average_size +- size_variation, delay us apart */
-    TOXIC_DOWN,        /* listeners closed (connect refused), open connections dropped */
-    TOXIC_HOLD,        /* nothing passes until it ends, then all of it (a paused process) */
-};
 
 enum { STREAM_UP = 1, STREAM_DOWN = 2, STREAM_BOTH = 3 };
 
+/* A toxic in force: its kind (toxic_kind.h) and its parameters, and what
+ * every toxic shares, the way Toxiproxy's wrapper adds them. */
 struct toxic {
-    enum toxic_type type;
-    unsigned stream;       /* STREAM_* */
-    double toxicity;       /* 0..1: the share of connections it applies to */
-    uint32_t latency_ms;   /* latency */
-    uint32_t jitter_ms;    /* latency */
-    uint32_t rate_kbs;     /* bandwidth */
-    uint32_t timeout_ms;   /* timeout, reset_peer */
-    uint64_t bytes;        /* limit_data */
-    uint32_t average_size; /* slicer */
-    uint32_t size_variation;
-    uint32_t delay_us;
-    uint32_t endpoints;    /* bit e: the upstream endpoint e */
-    int32_t group;         /* the one group it applies to, or -1: all */
-    const uint8_t *groups; /* or, when not NULL: groups[g] != 0 for each it applies to
-                              (proxy_groups() bytes, copied) */
+    const struct toxic_kind *kind;
+    struct settings_store params; /* the kind's own struct, as a fault's spec holds it */
+    unsigned stream;              /* STREAM_* */
+    double toxicity;              /* 0..1: the share of connections it applies to */
+    uint32_t endpoints;           /* bit e: the upstream endpoint e */
+    int32_t group;                /* the one group it applies to, or -1: all */
+    const uint8_t *groups;        /* or, when not NULL: groups[g] != 0 for each it applies to
+                                     (proxy_groups() bytes, copied) */
 };
 
 struct proxy;
@@ -89,7 +75,5 @@ void proxy_toxic_remove(struct proxy *p, int id);
 void proxy_stats(struct proxy *p, struct proxy_stats *out);
 /* Stop the loop, close every socket. Accepts NULL. */
 void proxy_free(struct proxy *p);
-
-const char *toxic_name(enum toxic_type t); /* "latency" */
 
 #endif

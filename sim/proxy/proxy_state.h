@@ -1,6 +1,6 @@
 /* proxy_state.h - the proxy's insides, shared by proxy.c (the listeners,
  * the commands, toxics set and cleared), pump.c (the event loop that moves
- * the bytes) and toxics.c (what each toxic does to them). Everything here
+ * the bytes) and toxics.c (what the toxics in force do to them). Everything here
  * but the command fields runs on the loop's thread alone. */
 #ifndef LOCKLAB_PROXY_STATE_H
 #define LOCKLAB_PROXY_STATE_H

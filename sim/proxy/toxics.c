@@ -1,8 +1,10 @@
-/* toxics.c - what each toxic does to the bytes of a connection.
+/* toxics.c - what the toxics in force do to the bytes of a connection:
+ * the wrapper every toxic shares (its stream, its toxicity, whose
+ * connections), around each toxic's own work (sim/proxy/toxics/).
  *
- * A chunk read from one side is given the moment it may leave (latency,
- * bandwidth, slicer), or dropped (timeout), or cut short (limit_data), as
- * it is queued; the loop in pump.c sends it when that moment has come and
+ * A chunk read from one side is given the moment it may leave (delayed,
+ * slowed, sliced), or dropped, or cut short, as the toxics' work shapes
+ * it, as it is queued; the loop in pump.c sends it when that moment has come and
  * no toxic holds its direction. Times only grow along a flow, so bytes
  * keep their order, as TCP's do.
  */
@@ -20,8 +22,7 @@ uint64_t proxy_random(struct proxy *p)
     return p->rng * 0x2545F4914F6CDD1DULL;
 }
 
-/* A uniform draw in [0, n]. */
-static uint64_t draw_upto(struct proxy *p, uint64_t n)
+uint64_t proxy_draw_upto(struct proxy *p, uint64_t n)
 {
     return n ? proxy_random(p) % (n + 1) : 0;
 }
@@ -43,7 +44,7 @@ void toxics_draw(struct proxy *p, struct link *l, int id)
         const struct toxic *t = &p->slot[i].t;
         uint64_t bit = 1ULL << i;
         l->applies &= ~bit;
-        if (t->type == TOXIC_DOWN || !toxic_reaches(t, l->ep, l->group))
+        if (t->kind->refuses || !toxic_reaches(t, l->ep, l->group))
             continue;
         /* toxicity: drawn once per connection, as Toxiproxy does */
         double u = (double)(proxy_random(p) >> 11) / 9007199254740992.0;
@@ -51,7 +52,7 @@ void toxics_draw(struct proxy *p, struct link *l, int id)
             continue;
         l->applies |= bit;
         p->st.toxic_links[i]++;
-        if (t->type == TOXIC_LIMIT_DATA)
+        if (t->kind->counts_bytes)
             l->up.limited = l->down.limited = 0;
     }
 }
@@ -77,8 +78,7 @@ bool toxics_any_on(const struct proxy *p, const struct link *l, unsigned dir)
 bool toxics_holding(const struct proxy *p, const struct link *l, unsigned dir)
 {
     for (uint64_t set = on(p, l, dir); set; set &= set - 1) {
-        enum toxic_type ty = p->slot[__builtin_ctzll(set)].t.type;
-        if (ty == TOXIC_TIMEOUT || ty == TOXIC_HOLD)
+        if (p->slot[__builtin_ctzll(set)].t.kind->holds)
             return true;
     }
     return false;
@@ -90,15 +90,15 @@ uint64_t toxics_deadline(const struct proxy *p, const struct link *l, bool *rese
     *reset = *close_ = false;
     for (uint64_t set = p->active & l->applies; set; set &= set - 1) {
         const struct slot *s = &p->slot[__builtin_ctzll(set)];
-        bool timed =
-            s->t.type == TOXIC_RESET_PEER || (s->t.type == TOXIC_TIMEOUT && s->t.timeout_ms);
-        if (!timed)
+        uint32_t after_ms;
+        bool rst;
+        if (!s->t.kind->ends || !s->t.kind->ends(&s->t.params, &after_ms, &rst))
             continue;
         uint64_t from = s->since_ns > l->created_ns ? s->since_ns : l->created_ns;
-        uint64_t t = from + (uint64_t)s->t.timeout_ms * 1000000u;
+        uint64_t t = from + (uint64_t)after_ms * 1000000u;
         if (t <= when) {
             when = t;
-            *reset = s->t.type == TOXIC_RESET_PEER;
+            *reset = rst;
             *close_ = !*reset;
         }
     }
@@ -125,60 +125,24 @@ static void push(struct flow *f, const char *buf, size_t n, uint64_t ready)
     f->queued += n;
 }
 
-/* How the toxics in force shape this chunk. */
-struct shape {
-    uint64_t delay_ns;  /* latency + jitter */
-    uint32_t rate_kbs;  /* the slowest bandwidth, 0 = none */
-    uint32_t slice;     /* slicer: average size, 0 = none */
-    uint32_t variation; /* slicer */
-    uint64_t gap_ns;    /* slicer: between two slices */
-    uint64_t limit;     /* limit_data: bytes (0: close at the first byte) */
-    bool limited;       /* a limit_data toxic is in force */
-    bool drop;          /* timeout */
-};
-
-static void shape_of(struct proxy *p, uint64_t set, struct shape *sh)
+/* Each toxic in force folds its part in, in the order of their ids (the
+ * draws of their work follow it, so a seed repeats a run). */
+static void shape_of(struct proxy *p, uint64_t set, struct toxic_shape *sh)
 {
     memset(sh, 0, sizeof(*sh));
     for (; set; set &= set - 1) {
         const struct toxic *t = &p->slot[__builtin_ctzll(set)].t;
-        switch (t->type) {
-        case TOXIC_LATENCY: {
-            int64_t d = (int64_t)t->latency_ms * 1000000 +
-                        ((int64_t)draw_upto(p, 2ull * t->jitter_ms * 1000000u) -
-                         (int64_t)t->jitter_ms * 1000000);
-            sh->delay_ns += d > 0 ? (uint64_t)d : 0;
-            break;
-        }
-        case TOXIC_BANDWIDTH:
-            if (sh->rate_kbs == 0 || t->rate_kbs < sh->rate_kbs)
-                sh->rate_kbs = t->rate_kbs;
-            break;
-        case TOXIC_SLICER:
-            sh->slice = t->average_size;
-            sh->variation = t->size_variation;
-            sh->gap_ns = (uint64_t)t->delay_us * 1000u;
-            break;
-        case TOXIC_LIMIT_DATA:
-            if (!sh->limited || t->bytes < sh->limit)
-                sh->limit = t->bytes;
-            sh->limited = true;
-            break;
-        case TOXIC_TIMEOUT:
-            sh->drop = true;
-            break;
-        default:
-            break;
-        }
+        if (t->kind->work)
+            t->kind->work(&t->params, p, sh);
     }
 }
 
-static size_t slice_len(struct proxy *p, const struct shape *sh, size_t left)
+static size_t slice_len(struct proxy *p, const struct toxic_shape *sh, size_t left)
 {
     if (sh->slice == 0)
         return left;
     uint64_t v = sh->variation < sh->slice ? sh->variation : sh->slice - 1;
-    uint64_t len = sh->slice - v + draw_upto(p, 2 * v);
+    uint64_t len = sh->slice - v + proxy_draw_upto(p, 2 * v);
     if (len == 0)
         len = 1;
     return len < left ? (size_t)len : left;
@@ -187,7 +151,7 @@ static size_t slice_len(struct proxy *p, const struct shape *sh, size_t left)
 void toxics_enqueue(struct proxy *p, struct link *l, struct flow *f, unsigned dir, const char *buf,
                     size_t n, uint64_t now)
 {
-    struct shape sh;
+    struct toxic_shape sh;
     shape_of(p, on(p, l, dir), &sh);
     if (sh.drop) { /* a black hole: gone, the connection stays open */
         p->st.bytes_dropped += n;

@@ -1,6 +1,7 @@
 /* fault_fields.c - a scenario's "faults": each fault object's keys read
  * into a fault_spec (its kind from the fault registry, its target among
- * clients, servers or traffic, Toxiproxy's attributes, its expectations),
+ * clients, servers or traffic, Toxiproxy's attributes, its toxic's
+ * parameters by the keys each toxic declares, its expectations),
  * then handed to its kind's check (sim/faults/fault.h), which knows what
  * it takes and refuses. Also what the rest of locklab asks of a parsed
  * timeline: which faults need the proxy, the data kept, the stream names.
@@ -16,6 +17,7 @@
 #include "algorithms/lock.h"
 #include "sim/faults/fault.h"
 #include "sim/fleet/server_kind.h"
+#include "sim/proxy/toxic_kind.h"
 #include "sim/scenario/scenario.h"
 #include "sim/scenario/scenario_parse.h"
 
@@ -336,26 +338,46 @@ static const struct field fault_fields[] = {
     /* network faults: Toxiproxy's attributes, under its names */
     {.key = "stream", .parse = parse_stream, .offset = FS(stream), .names = &stream_names},
     {.key = "toxicity", .parse = parse_toxicity},
-    {.key = "latency", .parse = parse_u32, .offset = FS(latency_ms), .max = MS_MAX},
-    {.key = "jitter", .parse = parse_u32, .offset = FS(jitter_ms), .max = MS_MAX},
-    {.key = "rate", .parse = parse_u32, .offset = FS(rate_kbs), .min = 1, .max = 10000000},
-    {.key = "timeout", .parse = parse_u32, .offset = FS(timeout_ms), .max = MS_MAX},
-    {.key = "bytes", .parse = parse_u64, .offset = FS(bytes), .max = 1LL << 40},
-    {.key = "average_size",
-     .parse = parse_u32,
-     .offset = FS(average_size),
-     .min = 1,
-     .max = 1 << 20},
-    {.key = "size_variation", .parse = parse_u32, .offset = FS(size_variation), .max = 1 << 20},
-    {.key = "delay", .parse = parse_u32, .offset = FS(delay_us), .max = 1000000},
-    {.key = "expect", .parse = parse_object, .sub = &fault_expect_table},
+    /* then each toxic's parameters (fault_table_of), then: */
 };
 
-static const struct table fault_table = {fault_fields, N_OF(fault_fields), fault_after};
+static const struct field expect_field = {
+    .key = "expect", .parse = parse_object, .sub = &fault_expect_table};
+
+/* A toxic's parameter, read as the fault's own toxic reads it, or when it
+ * has no such key as the first toxic that has one does: a key the kind
+ * does not take is still blamed for its type and bounds first, as every
+ * key is, then refused by the kind's check. */
+static int parse_toxic_param(struct ctx *c, json_t *v, const struct field *f, void *base)
+{
+    const struct setting_key *own = toxic_param(fault_kind_of(base)->toxic, f->key);
+    struct field g = setting_field(own ? own : f->setting, FS(toxic));
+    g.required = false; /* the kind's check asks for it, saying what it is */
+    return g.parse(c, v, &g, base);
+}
+
+#define FAULT_FIELDS_MAX (N_OF(fault_fields) + TOXIC_PARAMS_MAX + 1)
+
+/* The keys of a fault object, in the order they are read: the common
+ * ones, every toxic's (sim/proxy's registry), its expectations. */
+static struct table fault_table_of(struct field *out)
+{
+    const struct setting_key *params[TOXIC_PARAMS_MAX];
+    size_t n = 0, np = toxic_params_all(params, TOXIC_PARAMS_MAX);
+    for (size_t i = 0; i < N_OF(fault_fields); i++)
+        out[n++] = fault_fields[i];
+    for (size_t i = 0; i < np; i++)
+        out[n++] =
+            (struct field){.key = params[i]->key, .parse = parse_toxic_param, .setting = params[i]};
+    out[n++] = expect_field;
+    return (struct table){out, n, fault_after};
+}
 
 int parse_faults(struct ctx *c, json_t *v, const struct field *f, void *base)
 {
     struct scenario *s = base;
+    struct field fields[FAULT_FIELDS_MAX];
+    const struct table fault_table = fault_table_of(fields);
     int rc = 0;
 
     (void)f;

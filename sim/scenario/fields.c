@@ -242,16 +242,29 @@ static const parse_fn setting_parsers[] = {
     [SETTING_BOOL] = parse_bool, [SETTING_CHOICE] = parse_choice, [SETTING_NUMBER] = parse_positive,
 };
 
-/* One key: its type's parser, then the plug-in's own check at its value. */
+/* One key: its type's parser, then the plug-in's own check at its value,
+ * given the plug-in's struct (wherever it sits in base). */
 static int parse_setting(struct ctx *c, json_t *v, const struct field *f, void *base)
 {
     char why[SETTING_WHY_MAX];
 
     if (setting_parsers[f->setting->type](c, v, f, base) < 0)
         return -1;
-    if (!f->setting->check || f->setting->check(base, why, sizeof(why)) == 0)
+    void *settings = (char *)base + f->offset - f->setting->offset;
+    if (!f->setting->check || f->setting->check(settings, why, sizeof(why)) == 0)
         return 0;
     return scn_fail(c, "%s", why);
+}
+
+struct field setting_field(const struct setting_key *k, size_t at)
+{
+    return (struct field){.key = k->key,
+                          .parse = parse_setting,
+                          .offset = at + k->offset,
+                          .min = k->min,
+                          .max = k->max,
+                          .required = k->required,
+                          .setting = k};
 }
 
 static int settings_after(struct ctx *c, json_t *obj, const struct setting_table *t, void *settings)
@@ -277,16 +290,8 @@ int walk_settings(struct ctx *c, json_t *obj, const struct setting_table *t, voi
     struct field fields[SETTING_KEYS_MAX];
     size_t n = t->n < SETTING_KEYS_MAX ? t->n : SETTING_KEYS_MAX;
 
-    for (size_t i = 0; i < n; i++) {
-        const struct setting_key *k = &t->keys[i];
-        fields[i] = (struct field){.key = k->key,
-                                   .parse = parse_setting,
-                                   .offset = k->offset,
-                                   .min = k->min,
-                                   .max = k->max,
-                                   .required = k->required,
-                                   .setting = k};
-    }
+    for (size_t i = 0; i < n; i++)
+        fields[i] = setting_field(&t->keys[i], 0);
     const struct table table = {fields, n, NULL};
     if (walk_object(c, obj, &table, settings) < 0)
         return -1;

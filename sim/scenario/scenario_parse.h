@@ -126,6 +126,9 @@ int parse_expect(struct ctx *c, json_t *v, const struct field *f, void *base);
 int parse_settings(struct ctx *c, json_t *v, const struct field *f, void *base);
 /* The same of an object already known to be one, into settings. */
 int walk_settings(struct ctx *c, json_t *obj, const struct setting_table *t, void *settings);
+/* The field that reads plug-in key k into the plug-in's struct, which sits
+ * at bytes into the base (0: the base is that struct). */
+struct field setting_field(const struct setting_key *k, size_t at);
 /* The characters of a scenario's name. */
 extern const char name_chars[];
 

@@ -543,8 +543,11 @@ static void an_unanswered_release_is_deleted_before_the_next_acquire(void **stat
     new_key(other, sizeof(other));
     struct lock_grant ga, go;
     assert_int_equal(take(&a, key, LONG_TTL_MS, 0, &ga), LOCK_OK);
-    struct toxic drop = {
-        .type = TOXIC_TIMEOUT, .stream = STREAM_UP, .toxicity = 1.0, .endpoints = 1, .group = -1};
+    struct toxic drop = {.kind = toxic_kind_find("timeout"),
+                         .stream = STREAM_UP,
+                         .toxicity = 1.0,
+                         .endpoints = 1,
+                         .group = -1};
     assert_int_equal(proxy_toxic_add(px, 1, &drop, NULL), 0);
     assert_int_equal(a.ops->release(&a, &ga), LOCK_ERR);
     assert_int_not_equal(a.err, LOCK_ERR_UNSENT); /* sent: the outcome is unknown */

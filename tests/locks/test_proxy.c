@@ -58,10 +58,21 @@ static int64_t ping_ms(redisContext *c)
     return pong ? (int64_t)(now_ms() - t) : -1;
 }
 
-static struct toxic toxic(enum toxic_type type, unsigned stream)
+static struct toxic toxic(const char *kind, unsigned stream)
 {
-    return (struct toxic){
-        .type = type, .stream = stream, .toxicity = 1.0, .endpoints = 1, .group = -1};
+    return (struct toxic){.kind = toxic_kind_find(kind),
+                          .stream = stream,
+                          .toxicity = 1.0,
+                          .endpoints = 1,
+                          .group = -1};
+}
+
+/* One of t's parameters, by its key in a scenario file. */
+static void set(struct toxic *t, const char *key, long long v)
+{
+    const struct setting_key *k = toxic_param(t->kind, key);
+    assert_non_null(k);
+    toxic_param_put(k, &t->params, v);
 }
 
 static int setup(void **state)
@@ -117,8 +128,8 @@ static void latency_delays_each_way_then_goes(void **state)
     (void)state;
     redisContext *c = dial(0, 3000);
     assert_true(ping_ms(c) >= 0); /* accepted by the proxy, not still in its backlog */
-    struct toxic t = toxic(TOXIC_LATENCY, STREAM_BOTH);
-    t.latency_ms = 100;
+    struct toxic t = toxic("latency", STREAM_BOTH);
+    set(&t, "latency", 100);
     uint64_t links = 0;
     assert_int_equal(proxy_toxic_add(px, 0, &t, &links), 0);
     assert_int_equal(links, 1);
@@ -133,7 +144,7 @@ static void black_hole_swallows_one_group_only(void **state)
 {
     (void)state;
     redisContext *held = dial(1, 300), *free_ = dial(0, 2000);
-    struct toxic t = toxic(TOXIC_TIMEOUT, STREAM_DOWN);
+    struct toxic t = toxic("timeout", STREAM_DOWN);
     t.group = 1;
     assert_int_equal(proxy_toxic_add(px, 3, &t, NULL), 0);
     assert_true(ping_ms(free_) >= 0);
@@ -150,7 +161,7 @@ static void hold_delivers_when_it_ends(void **state)
 {
     (void)state;
     redisContext *c = dial(1, 3000);
-    struct toxic t = toxic(TOXIC_HOLD, STREAM_BOTH);
+    struct toxic t = toxic("hold", STREAM_BOTH);
     t.group = 1;
     assert_int_equal(proxy_toxic_add(px, 5, &t, NULL), 0);
     redisAppendCommand(c, "PING");
@@ -172,8 +183,8 @@ static void reset_peer_resets(void **state)
 {
     (void)state;
     redisContext *c = dial(0, 2000);
-    struct toxic t = toxic(TOXIC_RESET_PEER, STREAM_BOTH);
-    t.timeout_ms = 50;
+    struct toxic t = toxic("reset_peer", STREAM_BOTH);
+    set(&t, "timeout", 50);
     assert_int_equal(proxy_toxic_add(px, 7, &t, NULL), 0);
     struct timespec wait = {.tv_sec = 0, .tv_nsec = 200000000};
     nanosleep(&wait, NULL);
@@ -187,8 +198,8 @@ static void limit_data_closes_after_its_bytes(void **state)
 {
     (void)state;
     redisContext *c = dial(0, 2000);
-    struct toxic t = toxic(TOXIC_LIMIT_DATA, STREAM_DOWN);
-    t.bytes = 7 + 7; /* two "+PONG\r\n" */
+    struct toxic t = toxic("limit_data", STREAM_DOWN);
+    set(&t, "bytes", 7 + 7); /* two "+PONG\r\n" */
     assert_int_equal(proxy_toxic_add(px, 9, &t, NULL), 0);
     assert_true(ping_ms(c) >= 0);
     assert_true(ping_ms(c) >= 0);
@@ -203,8 +214,8 @@ static void limit_data_of_zero_lets_nothing_through(void **state)
     (void)state;
     redisContext *c = dial(0, 2000);
     assert_true(ping_ms(c) >= 0);
-    struct toxic t = toxic(TOXIC_LIMIT_DATA, STREAM_UP);
-    t.bytes = 0;
+    struct toxic t = toxic("limit_data", STREAM_UP);
+    set(&t, "bytes", 0);
     assert_int_equal(proxy_toxic_add(px, 10, &t, NULL), 0);
     assert_int_equal(ping_ms(c), -1);
     proxy_toxic_remove(px, 10);
@@ -232,8 +243,8 @@ static void a_full_client_does_not_spin_the_loop(void **state)
     redisReply *r = redisCommand(c, "SET proxy:huge %s", big);
     assert_non_null(r);
     freeReplyObject(r);
-    struct toxic t = toxic(TOXIC_LATENCY, STREAM_BOTH);
-    t.latency_ms = 1;
+    struct toxic t = toxic("latency", STREAM_BOTH);
+    set(&t, "latency", 1);
     t.group = 1; /* not this client's group: only to make the loop keep time */
     assert_int_equal(proxy_toxic_add(px, 12, &t, NULL), 0);
     redisAppendCommand(c, "GET proxy:huge");
@@ -258,7 +269,7 @@ static void down_refuses_then_listens_again(void **state)
     (void)state;
     redisContext *open_ = dial(0, 2000);
     assert_true(ping_ms(open_) >= 0); /* accepted by the proxy, not still in its backlog */
-    struct toxic t = toxic(TOXIC_DOWN, STREAM_BOTH);
+    struct toxic t = toxic("down", STREAM_BOTH);
     uint64_t links = 0;
     assert_int_equal(proxy_toxic_add(px, 11, &t, &links), 0);
     assert_true(links >= 1);
@@ -283,12 +294,12 @@ static void bandwidth_and_slicer_shape_a_reply(void **state)
     memset(val, 'y', sizeof(val) - 1);
     redisReply *r = redisCommand(c, "SET proxy:val %s", val);
     freeReplyObject(r);
-    struct toxic bw = toxic(TOXIC_BANDWIDTH, STREAM_DOWN);
-    bw.rate_kbs = 100; /* 50 KB in about 0.5 s */
-    struct toxic sl = toxic(TOXIC_SLICER, STREAM_DOWN);
-    sl.average_size = 64;
-    sl.size_variation = 32;
-    sl.delay_us = 10;
+    struct toxic bw = toxic("bandwidth", STREAM_DOWN);
+    set(&bw, "rate", 100); /* 50 KB in about 0.5 s */
+    struct toxic sl = toxic("slicer", STREAM_DOWN);
+    set(&sl, "average_size", 64);
+    set(&sl, "size_variation", 32);
+    set(&sl, "delay", 10);
     assert_int_equal(proxy_toxic_add(px, 13, &bw, NULL), 0);
     assert_int_equal(proxy_toxic_add(px, 14, &sl, NULL), 0);
     uint64_t t0 = now_ms();
@@ -308,7 +319,7 @@ static void toxicity_zero_touches_no_connection(void **state)
 {
     (void)state;
     redisContext *c = dial(0, 300);
-    struct toxic t = toxic(TOXIC_TIMEOUT, STREAM_BOTH);
+    struct toxic t = toxic("timeout", STREAM_BOTH);
     t.toxicity = 0.0;
     uint64_t links = 99;
     assert_int_equal(proxy_toxic_add(px, 15, &t, &links), 0);
