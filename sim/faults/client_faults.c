@@ -73,6 +73,7 @@ static void settings(const struct fault_spec *f, json_t *o)
 
 const struct fault_kind fault_client_pause = {
     .name = "client_pause",
+    .number = 0,
     .summary = "the target stalls for duration_ms, as in a long GC pause: a holder "
                "inside its critical section (its lease can lapse while it still "
                "believes it holds the lock; its watchdog stalls with it), or a waiter "
@@ -89,6 +90,7 @@ const struct fault_kind fault_client_pause = {
 
 const struct fault_kind fault_client_crash = {
     .name = "client_crash",
+    .number = 1,
     .summary = "the target dies holding its lock without releasing it, and comes "
                "back as a new client after duration_ms; the lock must expire",
     .family = FAULT_FAMILY_CLIENT,

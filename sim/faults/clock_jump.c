@@ -97,6 +97,7 @@ static void settings(const struct fault_spec *f, json_t *o)
 
 const struct fault_kind fault_clock_jump = {
     .name = "clock_jump",
+    .number = 5,
     .summary = "move the target Redis servers' clocks jump_ms forward at once: by "
                "libfaketime, or by shortening every key's remaining ttl (method: "
                "ttl); their locks expire early",

@@ -135,6 +135,7 @@ static void settings(const struct fault_spec *f, json_t *o)
 
 const struct fault_kind fault_failover = {
     .name = "failover",
+    .number = 6,
     .summary = "kill the Redis master (lock.redis.sentinels); sentinel promotes a "
                "replica and the clients follow; restart_after_ms brings the old master "
                "back, empty, as a replica",

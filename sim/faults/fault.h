@@ -81,7 +81,11 @@ struct fault_fit {
 };
 
 struct fault_kind {
-    const char *name;    /* as scenario files write it */
+    const char *name; /* as scenario files write it */
+    /* Its number in history files' fault events and in fault spans
+     * (fault_spec.kind): the next free one for a new kind, never another's
+     * nor reused, so every history written keeps its names. */
+    uint8_t number;
     const char *summary; /* one line for `locklab list faults` */
     enum fault_family family;
     enum fault_window window;
@@ -146,10 +150,13 @@ struct fault_kind {
     void (*settings)(const struct fault_spec *f, json_t *o);
 };
 
-/* The registry (its count and the index of a name are fault_spec.h's:
- * fault_kind_count, fault_kind_index). */
+/* The registry, by number (its count and the index of a name are
+ * fault_spec.h's: fault_kind_count, fault_kind_index): NULL for a number
+ * no kind has. How many kinds it lists, numbered or not (equal to
+ * fault_kind_count when every number has one kind). */
+size_t fault_kind_declared(void);
 /* toxic_faults.c: the network kinds, one for each toxic of sim/proxy's
- * registry but its internal ones, in its order; they follow the others. */
+ * registry but its internal ones, in its order; numbered by their toxic. */
 #define FAULT_NETWORK_KINDS_MAX 64
 size_t fault_network_kind_count(void);
 const struct fault_kind *fault_network_kind_at(size_t i);

@@ -147,6 +147,7 @@ static void settings_restart(const struct fault_spec *f, json_t *o)
 
 const struct fault_kind fault_kill = {
     .name = "kill",
+    .number = 2,
     .summary = "SIGKILL the target servers, every process of each; with restart_after_ms "
                "they come back on the same port, with their data where it is on disk "
                "(PostgreSQL, etcd, ZooKeeper), else empty (data: lost) or from an AOF "
@@ -168,6 +169,7 @@ const struct fault_kind fault_kill = {
 
 const struct fault_kind fault_pause = {
     .name = "pause",
+    .number = 3,
     .summary = "SIGSTOP every process of the target servers for duration_ms, then SIGCONT: "
                "they hold every connection and answer nobody meanwhile",
     .family = FAULT_FAMILY_SERVERS,
@@ -186,6 +188,7 @@ const struct fault_kind fault_pause = {
 
 const struct fault_kind fault_restart = {
     .name = "restart",
+    .number = 4,
     .summary = "stop the target servers cleanly (SIGTERM) and start them again at once, "
                "with their data where it is on disk, else lost unless kept",
     .family = FAULT_FAMILY_SERVERS,

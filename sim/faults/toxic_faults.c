@@ -102,6 +102,7 @@ static void build(void)
             continue;
         kinds[n_kinds++] = (struct fault_kind){
             .name = t->name,
+            .number = t->fault_number,
             .summary = t->summary,
             .family = FAULT_FAMILY_NETWORK,
             .window = WINDOW_DURATION,

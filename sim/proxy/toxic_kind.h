@@ -36,7 +36,10 @@ struct toxic_shape {
 };
 
 struct toxic_kind {
-    const char *name;    /* Toxiproxy's, as scenario files write it: "latency" */
+    const char *name; /* Toxiproxy's, as scenario files write it: "latency" */
+    /* Its network fault's number in history files (struct fault_kind's
+     * number): the next free one, never reused; none for an internal one. */
+    uint8_t fault_number;
     const char *summary; /* one line for `locklab list faults` */
     /* Its parameters: keys into its own struct (at most SETTINGS_BYTES_MAX
      * bytes, held to it in its file), in the order the parser reads them.

@@ -2,8 +2,8 @@
  * asked of their parameters by key.
  *
  * The network fault kinds are these toxics in this order (but the
- * internal ones), and a fault kind's index is its number in history
- * files: append new toxics, never reorder.
+ * internal ones), each numbered in history files by its fault_number,
+ * not by its place here.
  */
 #include <string.h>
 

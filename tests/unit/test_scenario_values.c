@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "sim/faults/fault.h"
 #include "tests/lib/scenario_env.h"
 
 #include <stdio.h>
@@ -483,6 +484,23 @@ static void test_expect_met(void **state)
     }
 }
 
+/* Every number from 0 has exactly one kind: no gap (a history's number
+ * that names nothing) and no two kinds sharing one (the second could not
+ * be read back). */
+static void test_fault_numbers(void **state)
+{
+    (void)state;
+    assert_int_equal(fault_kind_count(), fault_kind_declared());
+    for (size_t i = 0; i < fault_kind_count(); i++) {
+        assert_non_null(fault_kind_at(i));
+        assert_int_equal(fault_kind_at(i)->number, i);
+        assert_int_equal(fault_kind_index(fault_kind_at(i)->name), (int)i);
+    }
+    assert_string_equal(fault_type_name(6), "failover"); /* the history files' numbers */
+    assert_string_equal(fault_type_name(7), "latency");
+    assert_string_equal(fault_type_name(13), "down");
+}
+
 static void test_names(void **state)
 {
     (void)state;
@@ -507,6 +525,7 @@ int main(void)
         cmocka_unit_test(test_expect_format),
         cmocka_unit_test(test_expect_met),
         cmocka_unit_test(test_names),
+        cmocka_unit_test(test_fault_numbers),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

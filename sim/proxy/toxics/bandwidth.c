@@ -35,6 +35,7 @@ static void bandwidth_text(const void *params, char *out, size_t len)
 
 const struct toxic_kind toxic_bandwidth = {
     .name = "bandwidth",
+    .fault_number = 8,
     .summary = "through the proxy: the stream carries at most rate KB/s",
     .params = {keys, sizeof(keys) / sizeof(keys[0]), NULL},
     .streamed = true,

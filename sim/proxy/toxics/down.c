@@ -5,6 +5,7 @@
 
 const struct toxic_kind toxic_down = {
     .name = "down",
+    .fault_number = 13,
     .summary = "through the proxy: the endpoint refuses new connections and drops the open "
                "ones",
     .refuses = true,

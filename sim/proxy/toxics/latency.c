@@ -40,6 +40,7 @@ static void latency_text(const void *params, char *out, size_t len)
 
 const struct toxic_kind toxic_latency = {
     .name = "latency",
+    .fault_number = 7,
     .summary = "through the proxy: every chunk on the stream waits latency +- jitter ms",
     .params = {keys, sizeof(keys) / sizeof(keys[0]), NULL},
     .streamed = true,

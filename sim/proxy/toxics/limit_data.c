@@ -37,6 +37,7 @@ static void limit_data_text(const void *params, char *out, size_t len)
 
 const struct toxic_kind toxic_limit_data = {
     .name = "limit_data",
+    .fault_number = 11,
     .summary = "through the proxy: a connection closes once bytes have passed",
     .params = {keys, sizeof(keys) / sizeof(keys[0]), NULL},
     .streamed = true,

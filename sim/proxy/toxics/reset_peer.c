@@ -33,6 +33,7 @@ static void reset_peer_text(const void *params, char *out, size_t len)
 
 const struct toxic_kind toxic_reset_peer = {
     .name = "reset_peer",
+    .fault_number = 10,
     .summary = "through the proxy: connections are reset (RST) after timeout ms",
     .params = {keys, sizeof(keys) / sizeof(keys[0]), NULL},
     .streamed = true,

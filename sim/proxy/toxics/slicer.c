@@ -59,6 +59,7 @@ static void slicer_text(const void *params, char *out, size_t len)
 
 const struct toxic_kind toxic_slicer = {
     .name = "slicer",
+    .fault_number = 12,
     .summary = "through the proxy: data cut into slices of average_size +- "
                "size_variation bytes, delay us apart",
     .params = {keys, sizeof(keys) / sizeof(keys[0]), slicer_after},

@@ -43,6 +43,7 @@ static void timeout_text(const void *params, char *out, size_t len)
 
 const struct toxic_kind toxic_timeout = {
     .name = "timeout",
+    .fault_number = 9,
     .summary = "through the proxy: nothing on the stream gets through (dropped); with "
                "timeout > 0 the connections close after it, with 0 they stay open: a "
                "black hole",
