@@ -137,6 +137,7 @@ struct lock_grant {
 };
 
 struct lock_ops;
+struct lock_family;
 struct pollfd;
 
 /* No deadline, for lock_wait. */
@@ -232,12 +233,10 @@ struct lock_ops {
      * of server kinds (sim/fleet/kinds.c): "redis". The engine starts (or
      * is given) servers of that kind and fills lock_config.endpoints. */
     const char *server;
-    /* Its session's timeout plays the ttl: the client keeps the session
-     * alive (a ping every third of it, in lock_ops.idle while it holds or
-     * thinks) and the server drops a holder's locks when it expires
-     * (ZooKeeper's ephemeral nodes); lock.zookeeper in a scenario
-     * configures it. */
-    bool session_lease;
+    /* The family of its own settings in a scenario (lock_family.h:
+     * lock.redlock, lock.zookeeper, ...), which the scenario, the fleet and
+     * the reports ask instead of naming the lock. NULL: none of its own. */
+    const struct lock_family *family;
     /* Its grants live on a lease the client must keep alive all the time
      * it holds them, as etcd's concurrency.Session does from its own
      * goroutine: the engine calls renew every renew period (ttl/3 unless

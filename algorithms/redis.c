@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "algorithms/lock.h"
+#include "algorithms/redis.h"
 #include "algorithms/redis_wire.h"
 
 enum { SCRIPT_ACQUIRE_FENCED, SCRIPT_RELEASE, SCRIPT_RENEW, N_SCRIPTS };
@@ -195,6 +196,7 @@ const struct lock_ops redis_ops = {
     .name = "redis",
     .summary = "SET NX PX, Lua compare-and-delete release, optional watchdog and fencing token",
     .server = "redis",
+    .family = &redis_family,
     .gives_token = true,
     .follows_sentinels = true,
     .connect = redis_connect,

@@ -27,12 +27,15 @@
  * clients whose clocks disagree disagree on who is stale: Redisson's
  * design, kept.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 #include "algorithms/lock.h"
+#include "algorithms/redis.h"
 #include "algorithms/redis_wire.h"
+#include "algorithms/redisson.h"
 #include "algorithms/redisson_wire.h"
 
 enum { SCRIPT_ACQUIRE, SCRIPT_FAILED, SCRIPT_UNLOCK, SCRIPT_RENEW, N_SCRIPTS };
@@ -297,11 +300,52 @@ static enum lock_result fair_renew(struct lock_client *c, struct lock_grant *g)
     return rsn_renew(c, &r->wire.scripts[SCRIPT_RENEW], g);
 }
 
+/* ---- lock.redisson: RFairLock's client settings ---------------------- */
+
+_Static_assert(sizeof(struct redisson_spec) <= SETTINGS_BYTES_MAX, "fits a settings_store");
+
+/* Redisson's fairLockWaitTimeout, up to an hour. */
+static const struct setting_key redisson_keys[] = {
+    {.key = "fair_wait_ms",
+     .type = SETTING_U32,
+     .offset = offsetof(struct redisson_spec, fair_wait_ms),
+     .min = 1,
+     .max = 3600000},
+};
+static const struct setting_table redisson_table = {redisson_keys, 1, NULL};
+
+static void redisson_defaults(void *settings)
+{
+    *(struct redisson_spec *)settings = (struct redisson_spec){.fair_wait_ms = 300000};
+}
+
+static void redisson_describe(const void *settings, char *buf, size_t len)
+{
+    snprintf(buf, len, "redisson: fair_wait=%" PRIu32 "ms (the place in line of a wait of 0)",
+             ((const struct redisson_spec *)settings)->fair_wait_ms);
+}
+
+static void redisson_configure(const void *settings, struct lock_config *cfg)
+{
+    cfg->fair_wait_ms = ((const struct redisson_spec *)settings)->fair_wait_ms;
+}
+
+const struct lock_family redisson_family = {
+    .key = "redisson",
+    .size = sizeof(struct redisson_spec),
+    .table = &redisson_table,
+    .base = &redis_family, /* on one Redis master, as the other Redisson locks */
+    .defaults = redisson_defaults,
+    .describe = redisson_describe,
+    .configure = redisson_configure,
+};
+
 const struct lock_ops redisson_fair_ops = {
     .name = "redisson-fair",
     .summary = "Redisson's RFairLock: RLock granted in request order through a queue of "
                "waiters with deadlines, each woken on its own channel",
     .server = "redis",
+    .family = &redisson_family,
     .defaults = {{"watchdog", "watchdog on (Redisson's lock() default)", "{\"watchdog\": true}"}},
     .reentrant = true,
     .follows_sentinels = true,

@@ -44,6 +44,7 @@
 #include "algorithms/lock.h"
 #include "algorithms/redis_wire.h"
 #include "algorithms/redisson_wire.h"
+#include "algorithms/redlock.h"
 
 /* RLock's acquire first: rsn_lock_try runs scripts[0]. */
 enum { SCRIPT_ACQUIRE, SCRIPT_UNLOCK, SCRIPT_RENEW, SCRIPT_EXPIRE, N_SCRIPTS };
@@ -352,6 +353,7 @@ const struct lock_ops redisson_multi_ops = {
     .summary = "Redisson's MultiLock: RLocks on independent masters (a key on master "
                "hash(key) mod N), all or none, unlocked and tried again from the first",
     .server = "redis",
+    .family = &redlock_family,
     .defaults = {{"watchdog", "watchdog on (Redisson's lock() default)", "{\"watchdog\": true}"}},
     .independent_nodes = true,
     .reentrant = true,

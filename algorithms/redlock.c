@@ -33,12 +33,15 @@
  * node that refuses connections is left alone for a moment instead of
  * being redialled on every round.
  */
+#include <inttypes.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "algorithms/lock.h"
 #include "algorithms/redis_wire.h"
+#include "algorithms/redlock.h"
 
 #define REDIAL_MS 200 /* how long a refusing node is left alone */
 
@@ -412,11 +415,78 @@ static enum lock_result redlock_extend(struct lock_client *c, struct lock_grant 
     return res;
 }
 
+/* ---- lock.redlock: the family of the locks that vote across masters --- */
+
+_Static_assert(sizeof(struct redlock_spec) <= SETTINGS_BYTES_MAX, "fits a settings_store");
+
+#define RL(m) offsetof(struct redlock_spec, m)
+/* report.json gives them in this order */
+static const struct setting_key redlock_keys[] = {
+    {.key = "nodes", .type = SETTING_U32, .offset = RL(nodes), .min = 1, .max = 8},
+    {.key = "quorum", .type = SETTING_U32, .offset = RL(quorum), .max = 8},
+    {.key = "node_timeout_ms",
+     .type = SETTING_U32,
+     .offset = RL(node_timeout_ms),
+     .min = 1,
+     .max = 60000},
+};
+static const struct setting_table redlock_table = {
+    redlock_keys, sizeof(redlock_keys) / sizeof(redlock_keys[0]), NULL};
+
+static void redlock_defaults(void *settings)
+{
+    *(struct redlock_spec *)settings =
+        (struct redlock_spec){.nodes = 5, .node_timeout_ms = 50, .quorum = 0};
+}
+
+static void redlock_resolve(void *settings, const struct family_scene *sc)
+{
+    struct redlock_spec *r = settings;
+    if (r->quorum)
+        return;
+    r->quorum = r->nodes / 2 + 1;
+    family_note(sc, "lock.redlock.quorum: %" PRIu32 " = a majority of %" PRIu32 " nodes", r->quorum,
+                r->nodes);
+}
+
+static size_t redlock_servers(const void *settings)
+{
+    return ((const struct redlock_spec *)settings)->nodes;
+}
+
+static void redlock_describe(const void *settings, char *buf, size_t len)
+{
+    const struct redlock_spec *r = settings;
+    snprintf(buf, len, "redlock: nodes=%" PRIu32 " quorum=%" PRIu32 " node_timeout=%" PRIu32 "ms",
+             r->nodes, r->quorum, r->node_timeout_ms);
+}
+
+static void redlock_configure(const void *settings, struct lock_config *cfg)
+{
+    const struct redlock_spec *r = settings;
+    cfg->node_timeout_ms = r->node_timeout_ms;
+    cfg->quorum = r->quorum;
+}
+
+const struct lock_family redlock_family = {
+    .key = "redlock",
+    .size = sizeof(struct redlock_spec),
+    .table = &redlock_table,
+    .defaults = redlock_defaults,
+    .resolve = redlock_resolve,
+    .servers = redlock_servers,
+    .describe = redlock_describe,
+    .reported = true,
+    .list_servers = "N redis masters (lock.redlock.nodes, 5)",
+    .configure = redlock_configure,
+};
+
 const struct lock_ops redlock_ops = {
     .name = "redlock",
     .summary = "N independent Redis masters, quorum of SET NX PX, validity = ttl - elapsed - "
                "drift; no token",
     .server = "redis",
+    .family = &redlock_family,
     .independent_nodes = true,
     .gives_token = false,
     .connect = redlock_connect,

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "algorithms/lock.h"
+#include "algorithms/redis.h"
 #include "sim/faults/fault.h"
 #include "sim/fleet/server_kind.h"
 #include "sim/scenario/scenario.h"
@@ -19,13 +20,14 @@
 
 size_t scenario_servers(const struct scenario *s, const struct lock_ops *ops)
 {
-    if (ops->independent_nodes)
-        return s->redlock.nodes;
-    if (ops->session_lease)
-        return s->zookeeper.ensemble;
-    if (strcmp(ops->server, "etcd") == 0)
-        return s->etcd.nodes;
-    return 1 + s->redis.replicas; /* the master, then its replicas */
+    const struct lock_family *f = lock_family_with(ops->family, FAMILY_HOOK(servers));
+    return f ? f->servers(scenario_settings(s, f)) : 1;
+}
+
+/* The topology s asks of a lock on one Redis master (lock.redis). */
+static const struct redis_spec *redis_of(const struct scenario *s)
+{
+    return scenario_settings(s, &redis_family);
 }
 
 /* The servers ops runs on: their kind (NULL for one the fleet lacks). */
@@ -130,10 +132,10 @@ static int misfit(const struct scenario *s, const struct fault_spec *f, const st
                  (unsigned)f->count, n, n / 2 + 1);
     } else {
         const struct fault_kind *k = fault_kind_of(f);
-        return k->misfit
-                   ? k->misfit(&(struct fault_fit){.ops = ops, .promotes = s->redis.sentinels > 0},
-                               f, key, why, len)
-                   : 0;
+        return k->misfit ? k->misfit(&(struct fault_fit){.ops = ops,
+                                                         .promotes = redis_of(s)->sentinels > 0},
+                                     f, key, why, len)
+                         : 0;
     }
     return -1;
 }
@@ -257,7 +259,7 @@ static int network_misfit(const struct scenario *s, const struct fault_spec *f,
     }
     if (f->scope == NET_REPLICATION) {
         /* a kind with a topology of its own (Redis's replicas) replicates */
-        if (s->redis.replicas > 0 && kind_of(ops) && kind_of(ops)->start_topology &&
+        if (redis_of(s)->replicas > 0 && kind_of(ops) && kind_of(ops)->start_topology &&
             scenario_external(s, ops->server)->n == 0)
             return 0;
         snprintf(why, len,

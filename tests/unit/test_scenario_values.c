@@ -191,11 +191,11 @@ static void test_new_workloads_and_settings(void **state)
     assert_int_equal(s.scheduled_tasks.run_ms, 100);
     assert_int_equal(s.scheduled_tasks.jitter_ms, 30);
     assert_int_equal(s.scheduled_tasks.hold_min_ms, 200);
-    assert_int_equal(s.redlock.nodes, 7);
-    assert_int_equal(s.redlock.node_timeout_ms, 20);
-    assert_int_equal(s.redlock.quorum, 5);
-    assert_int_equal(s.zookeeper.ensemble, 3);
-    assert_int_equal(s.zookeeper.session_timeout_ms, 4000);
+    assert_int_equal(SETTINGS_OF(&s, redlock, redlock_spec)->nodes, 7);
+    assert_int_equal(SETTINGS_OF(&s, redlock, redlock_spec)->node_timeout_ms, 20);
+    assert_int_equal(SETTINGS_OF(&s, redlock, redlock_spec)->quorum, 5);
+    assert_int_equal(SETTINGS_OF(&s, zookeeper, zookeeper_spec)->ensemble, 3);
+    assert_int_equal(SETTINGS_OF(&s, zookeeper, zookeeper_spec)->session_timeout_ms, 4000);
     assert_int_equal((*scenario_external(&s, "redis")).n, 2);
     assert_string_equal((*scenario_external(&s, "redis")).ep[1].host, "db.example");
     assert_int_equal((*scenario_external(&s, "redis")).ep[1].port, 7002);
@@ -258,9 +258,9 @@ static void test_new_workloads_and_settings(void **state)
             " 'load_ms': 20, 'read_ms': 0}}",
             &s);
     /* defaults */
-    assert_int_equal(s.redlock.nodes, 5);
-    assert_int_equal(s.redlock.node_timeout_ms, 50);
-    assert_int_equal(s.zookeeper.ensemble, 1);
+    assert_int_equal(SETTINGS_OF(&s, redlock, redlock_spec)->nodes, 5);
+    assert_int_equal(SETTINGS_OF(&s, redlock, redlock_spec)->node_timeout_ms, 50);
+    assert_int_equal(SETTINGS_OF(&s, zookeeper, zookeeper_spec)->ensemble, 1);
     assert_int_equal((*scenario_external(&s, "redis")).n, 0);
 }
 
@@ -303,13 +303,13 @@ static void test_redisson_settings(void **state)
 {
     struct scenario s;
     load_ok(state, "{'lock': {'algorithm': 'redisson-fair'}, " WL "}", &s);
-    assert_int_equal(s.redisson.fair_wait_ms, 300000);
+    assert_int_equal(SETTINGS_OF(&s, redisson, redisson_spec)->fair_wait_ms, 300000);
     load_ok(state,
             "{'lock': {'algorithm': 'redisson-fair', 'redisson': {'fair_wait_ms': 1500}}, " WL "}",
             &s);
-    assert_int_equal(s.redisson.fair_wait_ms, 1500);
+    assert_int_equal(SETTINGS_OF(&s, redisson, redisson_spec)->fair_wait_ms, 1500);
     load_ok(state, "{'lock': {'redisson': {'fair_wait_ms': 3600000}}, " WL "}", &s);
-    assert_int_equal(s.redisson.fair_wait_ms, 3600000);
+    assert_int_equal(SETTINGS_OF(&s, redisson, redisson_spec)->fair_wait_ms, 3600000);
 
     static const struct bad_case cases[] = {
         {"{'lock': {'redisson': {'fair_wait_ms': 0}}, " WL "}",
