@@ -649,7 +649,6 @@ const struct lock_ops etcd_ops = {
                   "{\"etcd\": {\"recheck\": false}}"},
                  {"3.5", "clientv3 3.5, re-check after waiting",
                   "{\"etcd\": {\"recheck\": true}}"}},
-    .independent_nodes = false,
     .connect = etcd_connect,
     .disconnect = etcd_disconnect,
     .acquire = etcd_acquire,

@@ -260,10 +260,6 @@ struct lock_ops {
      * before the workload writes and writes only what committed, so a
      * conflict is a refused write, judged as fencing's are. */
     bool optimistic;
-    /* true: every endpoint is an independent node the algorithm votes
-     * across (redlock); false: the endpoints are one service (a single
-     * Redis uses the first, a ZooKeeper client gets the whole ensemble). */
-    bool independent_nodes;
     /* A single Redis master that may sit behind sentinels and replicas
      * (lock_config.sentinels, wait_replicas): it asks the sentinels for the
      * master and can WAIT for replicas, as Redisson does; lock.redis's

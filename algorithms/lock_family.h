@@ -53,6 +53,12 @@ struct lock_family {
     void (*resolve)(void *settings, const struct family_scene *sc);
     /* How many servers its locks use (resolved). NULL: one. */
     size_t (*servers)(const void *settings);
+    /* Its servers are independent nodes its locks vote across (Redlock's
+     * masters): the votes a grant needs (resolved). None of them leads or
+     * follows another, a fault may strike a holder's majority, and of the
+     * external servers named its locks use `servers`. NULL: the servers
+     * are one service. */
+    size_t (*quorum)(const void *settings);
     /* The lease its grants really run on, for a ttl of ttl_ms (resolved).
      * NULL: the ttl. */
     uint32_t (*lease_ms)(const void *settings, uint32_t ttl_ms);

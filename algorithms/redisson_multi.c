@@ -355,7 +355,6 @@ const struct lock_ops redisson_multi_ops = {
     .server = "redis",
     .family = &redlock_family,
     .defaults = {{"watchdog", "watchdog on (Redisson's lock() default)", "{\"watchdog\": true}"}},
-    .independent_nodes = true,
     .reentrant = true,
     .connect = multi_connect,
     .disconnect = multi_close,

@@ -454,6 +454,11 @@ static size_t redlock_servers(const void *settings)
     return ((const struct redlock_spec *)settings)->nodes;
 }
 
+static size_t redlock_quorum(const void *settings)
+{
+    return ((const struct redlock_spec *)settings)->quorum;
+}
+
 static void redlock_describe(const void *settings, char *buf, size_t len)
 {
     const struct redlock_spec *r = settings;
@@ -475,6 +480,7 @@ const struct lock_family redlock_family = {
     .defaults = redlock_defaults,
     .resolve = redlock_resolve,
     .servers = redlock_servers,
+    .quorum = redlock_quorum,
     .describe = redlock_describe,
     .reported = true,
     .list_servers = "N redis masters (lock.redlock.nodes, 5)",
@@ -487,7 +493,6 @@ const struct lock_ops redlock_ops = {
                "drift; no token",
     .server = "redis",
     .family = &redlock_family,
-    .independent_nodes = true,
     .gives_token = false,
     .connect = redlock_connect,
     .disconnect = redlock_close,

@@ -735,7 +735,6 @@ const struct lock_ops zookeeper_ops = {
                "session timeout as ttl, sequence as token",
     .server = "zookeeper",
     .family = &zookeeper_family,
-    .independent_nodes = false,
     .gives_token = true,
     .connect = zookeeper_connect,
     .disconnect = zookeeper_disconnect,

@@ -80,7 +80,8 @@ static void print_fleet(const struct scenario *s, const struct lock_ops *ops)
         return;
     }
     printf("  servers: %s, external (--%s or \"servers\"), never started or stopped:", kind, kind);
-    size_t n = ops->independent_nodes ? need : ext->n;
+    /* voters use the nodes they need of those named; one service, all */
+    size_t n = lock_family_with(ops->family, FAMILY_HOOK(quorum)) ? need : ext->n;
     for (size_t i = 0; i < n && i < ext->n; i++)
         printf(" %s:%d", ext->ep[i].host, ext->ep[i].port);
     printf("\n");

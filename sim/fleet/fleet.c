@@ -199,7 +199,10 @@ void fleet_fault_nodes(struct fleet *f, const struct lock_ops *ops, const struct
     nodes->repl = f->repl;
     for (size_t i = 0; i < f->sentinels.n; i++)
         nodes->sentinel_port[nodes->n_sentinels++] = f->sentinels.ep[i].port;
-    nodes->quorum = cfg.quorum ? cfg.quorum : cfg.n_endpoints / 2 + 1;
+    const struct lock_family *voters = lock_family_with(ops->family, FAMILY_HOOK(quorum));
+    nodes->quorum = voters ? voters->quorum(scenario_settings(s, voters)) : 0;
+    if (nodes->quorum == 0)
+        nodes->quorum = cfg.n_endpoints / 2 + 1;
     for (size_t i = 0; i < cfg.n_endpoints; i++) {
         int j = managed_index(f, cfg.endpoints[i].port);
         if (j >= 0 && f->cl.srv[j].kind->internal)

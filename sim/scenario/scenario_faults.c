@@ -24,6 +24,13 @@ size_t scenario_servers(const struct scenario *s, const struct lock_ops *ops)
     return f ? f->servers(scenario_settings(s, f)) : 1;
 }
 
+/* The family whose servers ops votes across (lock_family.quorum); NULL
+ * when they are one service. */
+static const struct lock_family *voters(const struct lock_ops *ops)
+{
+    return lock_family_with(ops->family, FAMILY_HOOK(quorum));
+}
+
 /* The topology s asks of a lock on one Redis master (lock.redis). */
 static const struct redis_spec *redis_of(const struct scenario *s)
 {
@@ -67,7 +74,7 @@ static int role_misfit(const struct scenario *s, const struct fault_spec *f,
                  ops->server, k && k->pooler_setting ? " (" : "",
                  k && k->pooler_setting ? k->pooler_setting : "", k && k->pooler_setting ? ")" : "",
                  k && k->pooler ? "" : " (none is run for it)");
-    else if (role != SERVER_ROLE_POOLER && ops->independent_nodes)
+    else if (role != SERVER_ROLE_POOLER && voters(ops))
         snprintf(why, len, "%s's %zu %s nodes are independent: none %s", ops->name, n, ops->server,
                  role == SERVER_ROLE_LEADER ? "leads" : "follows another");
     else if (k == NULL || !(k->roles & SERVER_ROLE_BIT(role)) ||
@@ -123,7 +130,7 @@ static int misfit(const struct scenario *s, const struct fault_spec *f, const st
                  fault_type_name(f->kind), ops->name, kind, kind);
     } else if (node_misfit(s, f, ops, why, len) < 0) {
         /* its target names no server the algorithm uses */
-    } else if (f->pick == PICK_HOLDER_MAJORITY && !ops->independent_nodes) {
+    } else if (f->pick == PICK_HOLDER_MAJORITY && !voters(ops)) {
         snprintf(why, len, "holder-majority needs independent nodes (redlock); %s has one service",
                  ops->name);
     } else if (f->pick == PICK_HOLDER_MAJORITY && f->count > n / 2 + 1) {
