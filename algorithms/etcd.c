@@ -478,7 +478,7 @@ static enum lock_result etcd_acquire(struct lock_client *c, const char *key, siz
             /* Mutex.Lock: an ended wait unlocks before it returns */
             return delete_own(c, mine, klen) == LOCK_ERR ? LOCK_ERR : LOCK_BUSY;
         }
-        if (c->cfg->etcd_recheck) {
+        if (((const struct etcd_spec *)lock_settings(c->cfg, &etcd_family))->recheck) {
             int there = key_exists(c, mine, klen);
             if (there <= 0) {
                 if (there == 0) {
@@ -618,11 +618,6 @@ static void etcd_describe(const void *settings, char *buf, size_t len)
              e->recheck ? "on" : "off", e->lease_ms);
 }
 
-static void etcd_configure(const void *settings, struct lock_config *cfg)
-{
-    cfg->etcd_recheck = ((const struct etcd_spec *)settings)->recheck;
-}
-
 const struct lock_family etcd_family = {
     .key = "etcd",
     .size = sizeof(struct etcd_spec),
@@ -634,7 +629,6 @@ const struct lock_family etcd_family = {
     .kept_lease = "the etcd lease",
     .describe = etcd_describe,
     .list_servers = "1 or 3 etcd (lock.etcd.nodes)",
-    .configure = etcd_configure,
 };
 
 const struct lock_ops etcd_ops = {

@@ -62,16 +62,16 @@ static const struct lock_ops *const registry[] = {
 #define N_REGISTRY (sizeof(registry) / sizeof(registry[0]))
 
 /* Every lock family, in the order of their objects under "lock" (the
- * order a message lists them in); the place of each is where a scenario
- * keeps its settings. */
+ * order a message lists them in, and report.json gives them); the place
+ * of each is where a scenario keeps its settings. */
 static const struct lock_family *const families[] = {
     &redlock_family,  &zookeeper_family, &redis_family,
     &postgres_family, &etcd_family,      &redisson_family,
 };
 
-/* The same, in the order the header prints their lines and report.json
- * gives their objects: a lock's own settings before the topology asked
- * whatever the lock (a pooler, replicas). */
+/* The same, in the order the header prints their lines: a lock's own
+ * settings before the topology asked whatever the lock (a pooler,
+ * replicas). */
 static const struct lock_family *const lines[] = {
     &redlock_family,  &zookeeper_family, &etcd_family,
     &redisson_family, &postgres_family,  &redis_family,
@@ -113,6 +113,17 @@ const struct lock_family *lock_family_with(const struct lock_family *f, size_t h
             return f;
     }
     return NULL;
+}
+
+void *lock_settings_mut(struct lock_config *cfg, const struct lock_family *f)
+{
+    size_t i = lock_family_index(f);
+    return i < LOCK_FAMILIES_MAX ? cfg->settings[i].bytes : NULL;
+}
+
+const void *lock_settings(const struct lock_config *cfg, const struct lock_family *f)
+{
+    return lock_settings_mut((struct lock_config *)cfg, f);
 }
 
 void family_note(const struct family_scene *sc, const char *fmt, ...)

@@ -33,6 +33,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "algorithms/lock_family.h"
+
 enum lock_result {
     LOCK_OK = 0,   /* acquired / released / renewed */
     LOCK_BUSY = 1, /* acquire: someone else holds it and the wait elapsed */
@@ -82,14 +84,13 @@ struct lock_config {
     uint32_t retry_min_ms;  /* backoff while waiting for a busy lock */
     uint32_t retry_max_ms;
     bool want_token; /* the resource checks fencing tokens: grants must carry one */
-    /* Multi-node algorithms (redlock): how long one node may take to answer
-     * before it counts as a no-vote, kept small against the ttl; and the
-     * votes needed, 0 = a majority of n_endpoints. */
-    uint32_t node_timeout_ms;
-    uint32_t quorum;
-    /* Session-based algorithms (zookeeper): the session timeout, which
-     * plays the ttl's part. */
-    uint32_t session_timeout_ms;
+    /* Each lock family's settings (lock_family.h: lock.redlock's nodes and
+     * node timeout, lock.zookeeper's session, ...), resolved, at its
+     * family's place; a lock reads them through lock_settings. All zero
+     * (a config that sets none): each lock's fallbacks (Redlock's 50 ms
+     * node timeout and majority, ZooKeeper's session timeout, no WAIT, no
+     * re-check). */
+    struct settings_store settings[LOCK_FAMILIES_MAX];
     /* The scenario's lock.ttl_ms, for a lock that needs it before its
      * first acquire: etcd's Session grants its lease at connect, as
      * concurrency.NewSession does. 0: not known at connect. */
@@ -104,22 +105,9 @@ struct lock_config {
     size_t n_sentinels;
     char master_name[64];
     struct lock_endpoint upstream[LOCK_ENDPOINT_MAX];
-    /* After a won SET, WAIT until this many replicas have it (at most
-     * wait_timeout_ms); fewer, and the lock is given back and the acquire
-     * fails (Redisson's RLock). 0 = do not wait. */
-    uint32_t wait_replicas;
-    uint32_t wait_timeout_ms;
-    /* etcd's Mutex: after its predecessors are gone, a waiter reads its
-     * own key and fails when its lease took it meanwhile (etcd 3.5's fix
-     * for #11456); false grants as etcd 3.4 does. */
-    bool etcd_recheck;
     /* LOCK_MODE_PERMIT: how many holders one key admits at once (a
      * semaphore's permits). */
     uint32_t permits;
-    /* Redisson's RFairLock: threadWaitTime (fairLockWaitTimeout), the
-     * place in line of a waiter that asks with a wait of 0; one that
-     * waits longer takes its wait instead, as tryLock(waitTime) does. */
-    uint32_t fair_wait_ms;
     /* When set and non-zero, stop waiting for busy locks (the run is being
      * stopped): acquire gives up with LOCK_BUSY. May be NULL. */
     const atomic_int *cancel;
@@ -319,6 +307,10 @@ size_t lock_count(void);
 const struct lock_ops *lock_at(size_t i);
 /* "redis, redis-naive": for error messages; returns buf. */
 const char *lock_names(char *buf, size_t len);
+
+/* f's settings in cfg, as f's struct (its header names it). */
+const void *lock_settings(const struct lock_config *cfg, const struct lock_family *f);
+void *lock_settings_mut(struct lock_config *cfg, const struct lock_family *f);
 
 /* "exclusive", "shared", "permit" ("?" past them). */
 const char *lock_mode_name(int m);

@@ -6,11 +6,11 @@
  * its keys (algorithms/settings.h) and what the scenario, the fleet and the
  * reports ask of it instead of naming it: its defaults, the defaults that
  * depend on the ttl, how many servers its locks use, the lease their
- * grants really run on, the line the header prints, how a client is
- * configured. A family is defined in the file of the lock that owns it, or
- * in a small file of its own when several locks share it; lock_ops.family
- * points to it. The scenario keeps every family's struct, each in a
- * settings_store at its family's place in the registry (lock.c).
+ * grants really run on, the line the header prints. A client reads them
+ * from its lock_config (lock_settings). A family is defined in the file of the lock that owns it,
+ * or in a small file of its own when several locks share it; lock_ops.family points to it. The
+ * scenario keeps every family's struct, each in a settings_store at its family's place in the
+ * registry (lock.c).
  */
 #ifndef LOCKLAB_LOCK_FAMILY_H
 #define LOCKLAB_LOCK_FAMILY_H
@@ -23,8 +23,6 @@
 
 #define LOCK_FAMILIES_MAX 8 /* room in a scenario for the families' settings */
 #define FAMILY_NOTE_MAX   160
-
-struct lock_config;
 
 /* What a family's resolve hooks know of the run besides its settings. */
 struct family_scene {
@@ -83,14 +81,11 @@ struct lock_family {
     /* `locklab list`'s servers column for its locks ("N redis masters
      * (lock.redlock.nodes, 5)"). NULL: one server of the lock's kind. */
     const char *list_servers;
-    /* Its part of a client's configuration. NULL: none. Called for every
-     * family, whichever lock runs. */
-    void (*configure)(const void *settings, struct lock_config *cfg);
 };
 
 /* The registry of families (lock.c), in the order of their objects under
- * "lock"; _line_at: in the order of the header's lines and report.json's
- * objects. */
+ * "lock" and in report.json; _line_at: in the order of the header's
+ * lines. */
 size_t lock_family_count(void);
 const struct lock_family *lock_family_at(size_t i);
 const struct lock_family *lock_family_line_at(size_t i);

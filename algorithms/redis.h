@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 
+#include "algorithms/lock.h"
 #include "algorithms/lock_family.h"
 
 struct redis_spec {
@@ -17,5 +18,11 @@ struct redis_spec {
 };
 
 extern const struct lock_family redis_family;
+
+/* lock.redis in a client's configuration (all zero: no WAIT). */
+static inline const struct redis_spec *redis_settings(const struct lock_config *cfg)
+{
+    return lock_settings(cfg, &redis_family);
+}
 
 #endif

@@ -83,13 +83,6 @@ static void redis_describe(const void *settings, char *buf, size_t len)
              r->replicas, r->sentinels, r->wait_replicas, r->wait_timeout_ms);
 }
 
-static void redis_configure(const void *settings, struct lock_config *cfg)
-{
-    const struct redis_spec *r = settings;
-    cfg->wait_replicas = r->wait_replicas;
-    cfg->wait_timeout_ms = r->wait_timeout_ms;
-}
-
 const struct lock_family redis_family = {
     .key = "redis",
     .size = sizeof(struct redis_spec),
@@ -99,5 +92,4 @@ const struct lock_family redis_family = {
     .shown = redis_shown,
     .describe = redis_describe,
     .reported = true,
-    .configure = redis_configure,
 };

@@ -15,7 +15,7 @@
  *
  * The slot is what Redisson calls wait: the acquire's wait_ms, as
  * tryLock(waitTime) passes it, or, for a wait of 0 (tryLock(0)),
- * threadWaitTime: lock_config.fair_wait_ms (lock.redisson.fair_wait_ms,
+ * threadWaitTime: lock.redisson.fair_wait_ms (its family's settings,
  * Redisson's fairLockWaitTimeout). A waiter whose wait runs out leaves
  * the line and lowers the deadlines behind it by its slot
  * (acquireFailed); one stopped by the engine leaves its place behind, as
@@ -251,7 +251,10 @@ static enum lock_result fair_acquire(struct lock_client *c, const char *key, siz
                                      uint32_t ttl_ms, uint32_t wait_ms, struct lock_grant *g)
 {
     struct fair_client *f = c->impl;
-    f->slot_ms = wait_ms ? wait_ms : c->cfg->fair_wait_ms;
+    f->slot_ms =
+        wait_ms
+            ? wait_ms
+            : ((const struct redisson_spec *)lock_settings(c->cfg, &redisson_family))->fair_wait_ms;
     enum lock_result res = rsn_acquire(c, try_lock, fair_channel, key, key_len, ttl_ms, wait_ms, g);
     /* Redisson leaves the line when the wait ran out or the subscription
      * failed, not when the thread was interrupted. A broken command
@@ -325,11 +328,6 @@ static void redisson_describe(const void *settings, char *buf, size_t len)
              ((const struct redisson_spec *)settings)->fair_wait_ms);
 }
 
-static void redisson_configure(const void *settings, struct lock_config *cfg)
-{
-    cfg->fair_wait_ms = ((const struct redisson_spec *)settings)->fair_wait_ms;
-}
-
 const struct lock_family redisson_family = {
     .key = "redisson",
     .size = sizeof(struct redisson_spec),
@@ -337,7 +335,6 @@ const struct lock_family redisson_family = {
     .base = &redis_family, /* on one Redis master, as the other Redisson locks */
     .defaults = redisson_defaults,
     .describe = redisson_describe,
-    .configure = redisson_configure,
 };
 
 const struct lock_ops redisson_fair_ops = {

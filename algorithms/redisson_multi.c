@@ -42,6 +42,7 @@
 #include <string.h>
 
 #include "algorithms/lock.h"
+#include "algorithms/redis.h"
 #include "algorithms/redis_wire.h"
 #include "algorithms/redisson_wire.h"
 #include "algorithms/redlock.h"
@@ -89,7 +90,7 @@ static int multi_connect(struct lock_client *c)
         lock_set_error(c, LOCK_ERR_CONFIG, "redisson-multi needs at least one Redis master");
         return -1;
     }
-    if (c->cfg->wait_replicas > 0) {
+    if (redis_settings(c->cfg)->wait_replicas > 0) {
         lock_set_error(c, LOCK_ERR_CONFIG, "redisson-multi's masters have no replicas to WAIT for");
         return -1;
     }

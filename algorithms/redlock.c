@@ -75,9 +75,15 @@ struct redlock {
     struct lock_config node_cfg; /* the run's config with per-node timeouts */
 };
 
+/* lock.redlock, as the run resolved it (all zero: the fallbacks below). */
+static const struct redlock_spec *settings_of(const struct lock_client *c)
+{
+    return lock_settings(c->cfg, &redlock_family);
+}
+
 static size_t quorum(const struct lock_client *c, const struct redlock *rl)
 {
-    return c->cfg->quorum ? c->cfg->quorum : rl->n / 2 + 1;
+    return settings_of(c)->quorum ? settings_of(c)->quorum : rl->n / 2 + 1;
 }
 
 /* What the holder may assume after a round that took elapsed ms since it
@@ -90,7 +96,8 @@ static uint32_t validity(uint32_t ttl_ms, uint64_t elapsed_ms)
 
 static uint32_t node_timeout(const struct lock_client *c)
 {
-    return c->cfg->node_timeout_ms ? c->cfg->node_timeout_ms : 50;
+    uint32_t timeout = settings_of(c)->node_timeout_ms;
+    return timeout ? timeout : 50;
 }
 
 /* Dial a node with the per-node timeouts; false when it is not there. */
@@ -466,13 +473,6 @@ static void redlock_describe(const void *settings, char *buf, size_t len)
              r->nodes, r->quorum, r->node_timeout_ms);
 }
 
-static void redlock_configure(const void *settings, struct lock_config *cfg)
-{
-    const struct redlock_spec *r = settings;
-    cfg->node_timeout_ms = r->node_timeout_ms;
-    cfg->quorum = r->quorum;
-}
-
 const struct lock_family redlock_family = {
     .key = "redlock",
     .size = sizeof(struct redlock_spec),
@@ -484,7 +484,6 @@ const struct lock_family redlock_family = {
     .describe = redlock_describe,
     .reported = true,
     .list_servers = "N redis masters (lock.redlock.nodes, 5)",
-    .configure = redlock_configure,
 };
 
 const struct lock_ops redlock_ops = {

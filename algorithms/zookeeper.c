@@ -708,11 +708,6 @@ static void zookeeper_describe(const void *settings, char *buf, size_t len)
              z->session_timeout_ms);
 }
 
-static void zookeeper_configure(const void *settings, struct lock_config *cfg)
-{
-    cfg->session_timeout_ms = ((const struct zookeeper_spec *)settings)->session_timeout_ms;
-}
-
 const struct lock_family zookeeper_family = {
     .key = "zookeeper",
     .size = sizeof(struct zookeeper_spec),
@@ -726,7 +721,6 @@ const struct lock_family zookeeper_family = {
     .describe = zookeeper_describe,
     .reported = true,
     .list_servers = "1 or 3 zookeeper (lock.zookeeper.ensemble)",
-    .configure = zookeeper_configure,
 };
 
 const struct lock_ops zookeeper_ops = {

@@ -99,13 +99,13 @@ static json_t *setting_json(const struct setting_key *k, const void *settings)
     return json_null();
 }
 
-/* The lock families' objects report.json gives: each shown and reported
- * one, every key of its table. */
+/* The lock families' objects report.json gives, in the order of the keys
+ * under "lock": each shown and reported one, every key of its table. */
 static json_t *algorithm_json(const struct scenario *s, json_t *lock)
 {
     const struct lock_ops *ops = ops_of(s);
     for (size_t i = 0; i < lock_family_count(); i++) {
-        const struct lock_family *fam = lock_family_line_at(i);
+        const struct lock_family *fam = lock_family_at(i);
         if (!fam->reported || !family_shown(s, ops, fam))
             continue;
         json_t *obj = json_object();

@@ -158,10 +158,9 @@ void fleet_config(const struct fleet *f, const struct lock_ops *ops, const struc
     cfg->retry_min_ms = s->retry_min_ms;
     cfg->retry_max_ms = s->retry_max_ms;
     cfg->want_token = s->fencing;
-    /* each family's own part (resolved), whichever lock runs */
-    for (size_t i = 0; i < lock_family_count(); i++)
-        if (lock_family_at(i)->configure)
-            lock_family_at(i)->configure(scenario_settings(s, lock_family_at(i)), cfg);
+    /* every family's settings (resolved), which each lock reads its own of */
+    _Static_assert(sizeof(cfg->settings) == sizeof(s->lock_settings), "one store a family");
+    memcpy(cfg->settings, s->lock_settings, sizeof(cfg->settings));
     /* the lease the lock really runs on (etcd's whole seconds), so that
      * the one its client asks for at connect is the one reported */
     cfg->ttl_ms = scenario_lease_ms(s, ops);
