@@ -437,8 +437,22 @@ static const struct setting_key redlock_keys[] = {
      .min = 1,
      .max = 60000},
 };
+/* A quorum the nodes can give. */
+static int redlock_after(void *settings, const bool *given, const char **blame, char *why,
+                         size_t len)
+{
+    const struct redlock_spec *r = settings;
+    (void)given;
+    if (r->quorum <= r->nodes)
+        return 0;
+    *blame = "quorum";
+    snprintf(why, len, "%" PRIu32 " votes cannot be had from %" PRIu32 " nodes", r->quorum,
+             r->nodes);
+    return -1;
+}
+
 static const struct setting_table redlock_table = {
-    redlock_keys, sizeof(redlock_keys) / sizeof(redlock_keys[0]), NULL};
+    redlock_keys, sizeof(redlock_keys) / sizeof(redlock_keys[0]), redlock_after};
 
 static void redlock_defaults(void *settings)
 {

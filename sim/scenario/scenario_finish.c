@@ -14,20 +14,15 @@
 
 #include "algorithms/lock.h"
 #include "algorithms/redis.h"
-#include "algorithms/redlock.h"
 #include "sim/scenario/scenario.h"
 #include "sim/scenario/scenario_parse.h"
 
 /* x as the file may have written it: an integer when it is whole. */
-/* The lock families' settings the checks of the whole read. */
+/* lock.redis, the topology the checks of the whole weigh against the
+ * lock and the servers named. */
 static const struct redis_spec *redis_of(const struct scenario *s)
 {
     return scenario_settings(s, &redis_family);
-}
-
-static const struct redlock_spec *redlock_of(const struct scenario *s)
-{
-    return scenario_settings(s, &redlock_family);
 }
 
 static json_t *number_json(double x)
@@ -216,14 +211,6 @@ static int finish_checks(struct ctx *c, const struct scenario *s)
         scn_push_key(c, "fencing");
         return scn_fail_if_file(c, json_true(), "algorithm \"%s\" gives no fencing tokens",
                                 ops->name);
-    }
-    if (redlock_of(s)->quorum > redlock_of(s)->nodes) {
-        scn_push_key(c, "lock");
-        scn_push_key(c, "redlock");
-        scn_push_key(c, "quorum");
-        return scn_fail_if_file(c, json_integer(redlock_of(s)->quorum),
-                                "%" PRIu32 " votes cannot be had from %" PRIu32 " nodes",
-                                redlock_of(s)->quorum, redlock_of(s)->nodes);
     }
     if (s->workload == WORKLOAD_SCHEDULED_TASKS && s->rate > 0) {
         scn_push_key(c, "rate");
