@@ -297,6 +297,27 @@ static void test_new_keys_errors(void **state)
     CHECK_LOAD(unknown);
 }
 
+/* Every lock's family, and the family it leans on, has its place in the
+ * registry (where a scenario keeps its settings) and its line, once each,
+ * and fits the room a scenario keeps for it. */
+static void test_lock_families(void **state)
+{
+    (void)state;
+    assert_true(lock_family_count() <= LOCK_FAMILIES_MAX);
+    for (size_t i = 0; i < lock_count(); i++)
+        for (const struct lock_family *f = lock_at(i)->family; f; f = f->base)
+            assert_true(lock_family_index(f) < lock_family_count());
+    for (size_t i = 0; i < lock_family_count(); i++) {
+        const struct lock_family *f = lock_family_at(i);
+        size_t lines = 0;
+        assert_int_equal(lock_family_index(f), i);
+        assert_true(f->size <= SETTINGS_BYTES_MAX && f->table && f->table->n > 0);
+        for (size_t j = 0; j < lock_family_count(); j++)
+            lines += lock_family_line_at(j) == f;
+        assert_int_equal(lines, 1);
+    }
+}
+
 /* lock.redisson.fair_wait_ms: RFairLock's threadWaitTime, Redisson's
  * 5 min unless the file says. */
 static void test_redisson_settings(void **state)
@@ -507,6 +528,7 @@ int main(void)
         cmocka_unit_test(test_expect_format),
         cmocka_unit_test(test_expect_met),
         cmocka_unit_test(test_names),
+        cmocka_unit_test(test_lock_families),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
