@@ -7,9 +7,10 @@
  * reports ask of it instead of naming it: its defaults, the defaults that
  * depend on the ttl, how many servers its locks use, the lease their
  * grants really run on, the line the header prints. A client reads them
- * from its lock_config (lock_settings). A family is defined in the file of the lock that owns it,
- * or in a small file of its own when several locks share it; lock_ops.family points to it. The
- * scenario keeps every family's struct, each in a settings_store at its family's place in the
+ * from its lock_config (lock_settings). A family is defined in the file of
+ * the lock that owns it, or in a small file of its own when several locks
+ * share it; lock_ops.family points to it. The scenario keeps every
+ * family's struct, each in a settings_store at its family's place in the
  * registry (lock.c).
  */
 #ifndef LOCKLAB_LOCK_FAMILY_H
