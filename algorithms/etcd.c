@@ -53,6 +53,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "algorithms/etcd.h"
 #include "algorithms/etcd_wire.h"
 #include "algorithms/lock.h"
 
@@ -477,7 +478,7 @@ static enum lock_result etcd_acquire(struct lock_client *c, const char *key, siz
             /* Mutex.Lock: an ended wait unlocks before it returns */
             return delete_own(c, mine, klen) == LOCK_ERR ? LOCK_ERR : LOCK_BUSY;
         }
-        if (c->cfg->etcd_recheck) {
+        if (((const struct etcd_spec *)lock_settings(c->cfg, &etcd_family))->recheck) {
             int there = key_exists(c, mine, klen);
             if (there <= 0) {
                 if (there == 0) {
@@ -533,18 +534,115 @@ static void etcd_crash(struct lock_client *c)
     etcd_disconnect(c); /* the lease is left to run out */
 }
 
+/* ---- lock.etcd: its cluster, its re-check, the lease that runs -------- */
+
+_Static_assert(sizeof(struct etcd_spec) <= SETTINGS_BYTES_MAX, "fits a settings_store");
+
+static int check_nodes(const void *settings, char *why, size_t len)
+{
+    return family_check_ensemble(((const struct etcd_spec *)settings)->nodes, why, len);
+}
+
+#define ES(m) offsetof(struct etcd_spec, m)
+static const struct setting_key etcd_keys[] = {
+    {.key = "nodes",
+     .type = SETTING_U32,
+     .offset = ES(nodes),
+     .min = 1,
+     .max = 3,
+     .check = check_nodes},
+    {.key = "recheck", .type = SETTING_BOOL, .offset = ES(recheck)},
+};
+static const struct setting_table etcd_table = {etcd_keys, sizeof(etcd_keys) / sizeof(etcd_keys[0]),
+                                                NULL};
+
+static void etcd_defaults(void *settings)
+{
+    *(struct etcd_spec *)settings = (struct etcd_spec){.nodes = 1, .recheck = true};
+}
+
+/* etcd leases are whole seconds, and etcd grants none under 3/2 of its
+ * election timeout (etcd.h): the lease that runs is the ttl rounded up to
+ * them, and at least that floor. The managed members' is locklab's to
+ * set; an etcd of the user's own is taken at etcd's defaults, and one that
+ * grants longer than the resolved lease fails the run (above) rather than
+ * run on a lease the report does not show. Said every time, with what it
+ * rests on. */
+static void etcd_resolve_lease(void *settings, const struct family_scene *sc)
+{
+    struct etcd_spec *e = settings;
+    size_t named = sc->named;
+    if (named && named != e->nodes) {
+        e->nodes = (uint32_t)named;
+        family_note(sc, "lock.etcd.nodes: %zu = the external servers named", named);
+    }
+    uint32_t election = named ? ETCD_DEFAULT_ELECTION_TIMEOUT_MS : ETCD_ELECTION_TIMEOUT_MS;
+    uint32_t floor_s = named ? etcd_lease_floor_s(election, ETCD_DEFAULT_HEARTBEAT_MS)
+                             : etcd_lease_floor_s(election, ETCD_HEARTBEAT_MS);
+    char rests[96];
+    snprintf(rests, sizeof(rests),
+             "%s --election-timeout %" PRIu32 ": whole seconds from %" PRIu32 " s",
+             named ? "an external etcd, taken at etcd's default" : "the managed etcd,", election,
+             floor_s);
+    uint32_t secs = (uint32_t)(((uint64_t)sc->ttl_ms + 999) / 1000);
+    if (secs < floor_s)
+        secs = floor_s;
+    e->lease_ms = secs * 1000;
+    if (sc->ttl_ms < floor_s * 1000)
+        family_note(
+            sc, "etcd lease: %" PRIu32 " s, ttl_ms %" PRIu32 " raised to the shortest granted (%s)",
+            secs, sc->ttl_ms, rests);
+    else if (e->lease_ms != sc->ttl_ms)
+        family_note(
+            sc, "etcd lease: %" PRIu32 " s = ttl_ms %" PRIu32 " rounded up to whole seconds (%s)",
+            secs, sc->ttl_ms, rests);
+    else
+        family_note(sc, "etcd lease: %" PRIu32 " s = ttl_ms (%s)", secs, rests);
+}
+
+static size_t etcd_servers(const void *settings)
+{
+    return ((const struct etcd_spec *)settings)->nodes;
+}
+
+static uint32_t etcd_lease_ms(const void *settings, uint32_t ttl_ms)
+{
+    const struct etcd_spec *e = settings;
+    return e->lease_ms ? e->lease_ms : ttl_ms; /* the lease the grants ride on, whole seconds */
+}
+
+static void etcd_describe(const void *settings, char *buf, size_t len)
+{
+    const struct etcd_spec *e = settings;
+    snprintf(buf, len, "etcd: nodes=%" PRIu32 " recheck=%s lease=%" PRIu32 "ms", e->nodes,
+             e->recheck ? "on" : "off", e->lease_ms);
+}
+
+const struct lock_family etcd_family = {
+    .key = "etcd",
+    .size = sizeof(struct etcd_spec),
+    .table = &etcd_table,
+    .defaults = etcd_defaults,
+    .resolve_lease = etcd_resolve_lease,
+    .servers = etcd_servers,
+    .lease_ms = etcd_lease_ms,
+    .kept_lease = "the etcd lease",
+    .describe = etcd_describe,
+    .list_servers = "1 or 3 etcd (lock.etcd.nodes)",
+};
+
 const struct lock_ops etcd_ops = {
     .name = "etcd",
     .summary = "etcd's concurrency.Mutex: key <name>/<lease>, lowest create revision holds, "
                "waiter watches its predecessor; lease as ttl, create revision as token",
     .server = "etcd",
+    .family = &etcd_family,
     .gives_token = true,
     .keeps_lease_alive = true,
     .defaults = {{"3.4", "clientv3 3.4 (Debian's), no re-check",
                   "{\"etcd\": {\"recheck\": false}}"},
                  {"3.5", "clientv3 3.5, re-check after waiting",
                   "{\"etcd\": {\"recheck\": true}}"}},
-    .independent_nodes = false,
     .connect = etcd_connect,
     .disconnect = etcd_disconnect,
     .acquire = etcd_acquire,

@@ -2,6 +2,13 @@
  * the seam's fallback: the one place in algorithms/ that blocks a thread
  * (zookeeper.c's library aside). */
 #include "algorithms/lock.h"
+#include "algorithms/etcd.h"
+#include "algorithms/lock_family.h"
+#include "algorithms/postgres.h"
+#include "algorithms/redis.h"
+#include "algorithms/redisson.h"
+#include "algorithms/redlock.h"
+#include "algorithms/zookeeper_settings.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -53,6 +60,89 @@ static const struct lock_ops *const registry[] = {
 };
 
 #define N_REGISTRY (sizeof(registry) / sizeof(registry[0]))
+
+/* Every lock family, in the order of their objects under "lock" (the
+ * order a message lists them in, and report.json gives them); the place
+ * of each is where a scenario keeps its settings. */
+static const struct lock_family *const families[] = {
+    &redlock_family,  &zookeeper_family, &redis_family,
+    &postgres_family, &etcd_family,      &redisson_family,
+};
+
+/* The same, in the order the header prints their lines: a lock's own
+ * settings before the topology asked whatever the lock (a pooler,
+ * replicas). */
+static const struct lock_family *const lines[] = {
+    &redlock_family,  &zookeeper_family, &etcd_family,
+    &redisson_family, &postgres_family,  &redis_family,
+};
+
+#define N_FAMILIES (sizeof(families) / sizeof(families[0]))
+_Static_assert(N_FAMILIES <= LOCK_FAMILIES_MAX, "room for every family");
+_Static_assert(sizeof(lines) == sizeof(families), "every family has its line");
+
+size_t lock_family_count(void)
+{
+    return N_FAMILIES;
+}
+
+const struct lock_family *lock_family_at(size_t i)
+{
+    return i < N_FAMILIES ? families[i] : NULL;
+}
+
+const struct lock_family *lock_family_line_at(size_t i)
+{
+    return i < N_FAMILIES ? lines[i] : NULL;
+}
+
+size_t lock_family_index(const struct lock_family *f)
+{
+    for (size_t i = 0; i < N_FAMILIES; i++)
+        if (families[i] == f)
+            return i;
+    return LOCK_FAMILIES_MAX;
+}
+
+const struct lock_family *lock_family_with(const struct lock_family *f, size_t hook)
+{
+    for (; f; f = f->base) {
+        void (*fn)(void) = NULL;
+        memcpy(&fn, (const char *)f + hook, sizeof(fn));
+        if (fn)
+            return f;
+    }
+    return NULL;
+}
+
+void *lock_settings_mut(struct lock_config *cfg, const struct lock_family *f)
+{
+    size_t i = lock_family_index(f);
+    return i < LOCK_FAMILIES_MAX ? cfg->settings[i].bytes : NULL;
+}
+
+const void *lock_settings(const struct lock_config *cfg, const struct lock_family *f)
+{
+    return lock_settings_mut((struct lock_config *)cfg, f);
+}
+
+void family_note(const struct family_scene *sc, const char *fmt, ...)
+{
+    char line[FAMILY_NOTE_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    sc->note(sc->ctx, line);
+}
+
+int family_check_ensemble(uint32_t n, char *why, size_t len)
+{
+    if (n != 2)
+        return 0;
+    snprintf(why, len, "2 is not an ensemble locklab runs (1: standalone, or 3)");
+    return -1;
+}
 
 const struct lock_ops *lock_find(const char *name)
 {

@@ -33,6 +33,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "algorithms/lock_family.h"
+
 enum lock_result {
     LOCK_OK = 0,   /* acquired / released / renewed */
     LOCK_BUSY = 1, /* acquire: someone else holds it and the wait elapsed */
@@ -82,14 +84,13 @@ struct lock_config {
     uint32_t retry_min_ms;  /* backoff while waiting for a busy lock */
     uint32_t retry_max_ms;
     bool want_token; /* the resource checks fencing tokens: grants must carry one */
-    /* Multi-node algorithms (redlock): how long one node may take to answer
-     * before it counts as a no-vote, kept small against the ttl; and the
-     * votes needed, 0 = a majority of n_endpoints. */
-    uint32_t node_timeout_ms;
-    uint32_t quorum;
-    /* Session-based algorithms (zookeeper): the session timeout, which
-     * plays the ttl's part. */
-    uint32_t session_timeout_ms;
+    /* Each lock family's settings (lock_family.h: lock.redlock's nodes and
+     * node timeout, lock.zookeeper's session, ...), resolved, at its
+     * family's place; a lock reads them through lock_settings. All zero
+     * (a config that sets none): each lock's fallbacks (Redlock's 50 ms
+     * node timeout and majority, ZooKeeper's session timeout, no WAIT, no
+     * re-check). */
+    struct settings_store settings[LOCK_FAMILIES_MAX];
     /* The scenario's lock.ttl_ms, for a lock that needs it before its
      * first acquire: etcd's Session grants its lease at connect, as
      * concurrency.NewSession does. 0: not known at connect. */
@@ -104,22 +105,9 @@ struct lock_config {
     size_t n_sentinels;
     char master_name[64];
     struct lock_endpoint upstream[LOCK_ENDPOINT_MAX];
-    /* After a won SET, WAIT until this many replicas have it (at most
-     * wait_timeout_ms); fewer, and the lock is given back and the acquire
-     * fails (Redisson's RLock). 0 = do not wait. */
-    uint32_t wait_replicas;
-    uint32_t wait_timeout_ms;
-    /* etcd's Mutex: after its predecessors are gone, a waiter reads its
-     * own key and fails when its lease took it meanwhile (etcd 3.5's fix
-     * for #11456); false grants as etcd 3.4 does. */
-    bool etcd_recheck;
     /* LOCK_MODE_PERMIT: how many holders one key admits at once (a
      * semaphore's permits). */
     uint32_t permits;
-    /* Redisson's RFairLock: threadWaitTime (fairLockWaitTimeout), the
-     * place in line of a waiter that asks with a wait of 0; one that
-     * waits longer takes its wait instead, as tryLock(waitTime) does. */
-    uint32_t fair_wait_ms;
     /* When set and non-zero, stop waiting for busy locks (the run is being
      * stopped): acquire gives up with LOCK_BUSY. May be NULL. */
     const atomic_int *cancel;
@@ -137,6 +125,7 @@ struct lock_grant {
 };
 
 struct lock_ops;
+struct lock_family;
 struct pollfd;
 
 /* No deadline, for lock_wait. */
@@ -232,12 +221,10 @@ struct lock_ops {
      * of server kinds (sim/fleet/kinds.c): "redis". The engine starts (or
      * is given) servers of that kind and fills lock_config.endpoints. */
     const char *server;
-    /* Its session's timeout plays the ttl: the client keeps the session
-     * alive (a ping every third of it, in lock_ops.idle while it holds or
-     * thinks) and the server drops a holder's locks when it expires
-     * (ZooKeeper's ephemeral nodes); lock.zookeeper in a scenario
-     * configures it. */
-    bool session_lease;
+    /* The family of its own settings in a scenario (lock_family.h:
+     * lock.redlock, lock.zookeeper, ...), which the scenario, the fleet and
+     * the reports ask instead of naming the lock. NULL: none of its own. */
+    const struct lock_family *family;
     /* Its grants live on a lease the client must keep alive all the time
      * it holds them, as etcd's concurrency.Session does from its own
      * goroutine: the engine calls renew every renew period (ttl/3 unless
@@ -261,10 +248,6 @@ struct lock_ops {
      * before the workload writes and writes only what committed, so a
      * conflict is a refused write, judged as fencing's are. */
     bool optimistic;
-    /* true: every endpoint is an independent node the algorithm votes
-     * across (redlock); false: the endpoints are one service (a single
-     * Redis uses the first, a ZooKeeper client gets the whole ensemble). */
-    bool independent_nodes;
     /* A single Redis master that may sit behind sentinels and replicas
      * (lock_config.sentinels, wait_replicas): it asks the sentinels for the
      * master and can WAIT for replicas, as Redisson does; lock.redis's
@@ -324,6 +307,10 @@ size_t lock_count(void);
 const struct lock_ops *lock_at(size_t i);
 /* "redis, redis-naive": for error messages; returns buf. */
 const char *lock_names(char *buf, size_t len);
+
+/* f's settings in cfg, as f's struct (its header names it). */
+const void *lock_settings(const struct lock_config *cfg, const struct lock_family *f);
+void *lock_settings_mut(struct lock_config *cfg, const struct lock_family *f);
 
 /* "exclusive", "shared", "permit" ("?" past them). */
 const char *lock_mode_name(int m);

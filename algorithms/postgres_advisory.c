@@ -36,6 +36,7 @@
 
 #include "algorithms/lock.h"
 #include "algorithms/pg_wire.h"
+#include "algorithms/postgres.h"
 
 #define SQL_LOCK                                                                                   \
     "SELECT pg_advisory_lock(hashtextextended($1, 0)) "                                            \
@@ -151,6 +152,7 @@ const struct lock_ops postgres_advisory_ops = {
     .name = "postgres-advisory",
     .summary = "PostgreSQL session advisory lock (pg_advisory_lock, lock_timeout)",
     .server = "postgres",
+    .family = &postgres_family,
     .leaseless = true,
     .gives_token = true,
     .connect = advisory_connect,

@@ -26,6 +26,7 @@
 
 #include "algorithms/lock.h"
 #include "algorithms/pg_wire.h"
+#include "algorithms/postgres.h"
 
 #define SQL_READ     "SELECT version FROM " PG_VERSION_TABLE " WHERE key = $1"
 #define SQL_MAKE_ROW "INSERT INTO " PG_VERSION_TABLE " (key) VALUES ($1) ON CONFLICT DO NOTHING"
@@ -128,6 +129,7 @@ const struct lock_ops postgres_optimistic_ops = {
     .summary = "PostgreSQL version column: UPDATE ... WHERE version = v; no exclusion, a "
                "conflict refuses the write",
     .server = "postgres",
+    .family = &postgres_family,
     .leaseless = true,
     .gives_token = true,
     .optimistic = true,

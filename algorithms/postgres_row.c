@@ -36,6 +36,7 @@
 
 #include "algorithms/lock.h"
 #include "algorithms/pg_wire.h"
+#include "algorithms/postgres.h"
 
 #define SQLSTATE_LOCK_TIMEOUT "55P03" /* lock_not_available */
 #define SQL_MAKE_ROW          "INSERT INTO " PG_LOCK_TABLE " (key) VALUES ($1) ON CONFLICT DO NOTHING"
@@ -258,6 +259,7 @@ const struct lock_ops postgres_row_ops = {
     .name = "postgres-row",
     .summary = "PostgreSQL row lock: SELECT ... FOR UPDATE held by an open transaction",
     .server = "postgres",
+    .family = &postgres_family,
     .leaseless = true,
     .gives_token = true,
     .connect = row_connect,

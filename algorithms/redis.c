@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "algorithms/lock.h"
+#include "algorithms/redis.h"
 #include "algorithms/redis_wire.h"
 
 enum { SCRIPT_ACQUIRE_FENCED, SCRIPT_RELEASE, SCRIPT_RENEW, N_SCRIPTS };
@@ -101,13 +102,14 @@ static int wait_for_replicas(struct lock_client *c, struct redis_lock *r, const 
 {
     char n[21], ms[21];
     const char *argv[3] = {"WAIT", n, ms};
-    size_t lens[3] = {4, wire_u64(n, c->cfg->wait_replicas), wire_u64(ms, c->cfg->wait_timeout_ms)};
+    size_t lens[3] = {4, wire_u64(n, redis_settings(c->cfg)->wait_replicas),
+                      wire_u64(ms, redis_settings(c->cfg)->wait_timeout_ms)};
     redisReply *rep = wire_call(c, &r->wire, 3, argv, lens);
     if (rep == NULL)
         return -1; /* sent, no answer: the lock may be ours; c->err says so */
     long long acked = rep->type == REDIS_REPLY_INTEGER ? rep->integer : -1;
     freeReplyObject(rep);
-    if (acked >= (long long)c->cfg->wait_replicas)
+    if (acked >= (long long)redis_settings(c->cfg)->wait_replicas)
         return 1;
     const struct lock_grant mine = {.key = key, .key_len = key_len};
     enum lock_result back = owner_script(c, SCRIPT_RELEASE, &mine, 1, NULL, 0);
@@ -115,7 +117,8 @@ static int wait_for_replicas(struct lock_client *c, struct redis_lock *r, const 
         lock_set_error(c, LOCK_ERR_REFUSED,
                        "WAIT: %lld of %" PRIu32 " replicas had the lock after %" PRIu32
                        " ms; given back",
-                       acked < 0 ? 0 : acked, c->cfg->wait_replicas, c->cfg->wait_timeout_ms);
+                       acked < 0 ? 0 : acked, redis_settings(c->cfg)->wait_replicas,
+                       redis_settings(c->cfg)->wait_timeout_ms);
     else if (c->err == LOCK_ERR_PROTOCOL || c->err == LOCK_ERR_REFUSED)
         /* answered, but not with the script's 0 or 1: the lock may be ours */
         lock_set_error(c, LOCK_ERR_PROTOCOL, "WAIT short, and giving the lock back failed");
@@ -164,7 +167,7 @@ static int try_set(struct lock_client *c, const char *key, size_t key_len, const
         lock_set_error(c, LOCK_ERR_PROTOCOL, "SET NX: %s",
                        rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
     freeReplyObject(rep);
-    if (won == 1 && c->cfg->wait_replicas > 0)
+    if (won == 1 && redis_settings(c->cfg)->wait_replicas > 0)
         return wait_for_replicas(c, r, key, key_len);
     return won;
 }
@@ -195,6 +198,7 @@ const struct lock_ops redis_ops = {
     .name = "redis",
     .summary = "SET NX PX, Lua compare-and-delete release, optional watchdog and fencing token",
     .server = "redis",
+    .family = &redis_family,
     .gives_token = true,
     .follows_sentinels = true,
     .connect = redis_connect,

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "algorithms/lock.h"
+#include "algorithms/redis.h"
 #include "algorithms/redis_wire.h"
 #include "algorithms/redisson_wire.h"
 
@@ -59,6 +60,7 @@ const struct lock_ops redisson_ops = {
     .summary = "Redisson's RLock: reentrant hash, unlock published to waiters, watchdog, "
                "optional WAIT for replicas",
     .server = "redis",
+    .family = &redis_family,
     .defaults = {{"watchdog", "watchdog on (Redisson's lock() default)", "{\"watchdog\": true}"}},
     .reentrant = true,
     .follows_sentinels = true,

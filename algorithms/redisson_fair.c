@@ -15,7 +15,7 @@
  *
  * The slot is what Redisson calls wait: the acquire's wait_ms, as
  * tryLock(waitTime) passes it, or, for a wait of 0 (tryLock(0)),
- * threadWaitTime: lock_config.fair_wait_ms (lock.redisson.fair_wait_ms,
+ * threadWaitTime: lock.redisson.fair_wait_ms (its family's settings,
  * Redisson's fairLockWaitTimeout). A waiter whose wait runs out leaves
  * the line and lowers the deadlines behind it by its slot
  * (acquireFailed); one stopped by the engine leaves its place behind, as
@@ -27,12 +27,15 @@
  * clients whose clocks disagree disagree on who is stale: Redisson's
  * design, kept.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 #include "algorithms/lock.h"
+#include "algorithms/redis.h"
 #include "algorithms/redis_wire.h"
+#include "algorithms/redisson.h"
 #include "algorithms/redisson_wire.h"
 
 enum { SCRIPT_ACQUIRE, SCRIPT_FAILED, SCRIPT_UNLOCK, SCRIPT_RENEW, N_SCRIPTS };
@@ -248,7 +251,10 @@ static enum lock_result fair_acquire(struct lock_client *c, const char *key, siz
                                      uint32_t ttl_ms, uint32_t wait_ms, struct lock_grant *g)
 {
     struct fair_client *f = c->impl;
-    f->slot_ms = wait_ms ? wait_ms : c->cfg->fair_wait_ms;
+    f->slot_ms =
+        wait_ms
+            ? wait_ms
+            : ((const struct redisson_spec *)lock_settings(c->cfg, &redisson_family))->fair_wait_ms;
     enum lock_result res = rsn_acquire(c, try_lock, fair_channel, key, key_len, ttl_ms, wait_ms, g);
     /* Redisson leaves the line when the wait ran out or the subscription
      * failed, not when the thread was interrupted. A broken command
@@ -297,11 +303,46 @@ static enum lock_result fair_renew(struct lock_client *c, struct lock_grant *g)
     return rsn_renew(c, &r->wire.scripts[SCRIPT_RENEW], g);
 }
 
+/* ---- lock.redisson: RFairLock's client settings ---------------------- */
+
+_Static_assert(sizeof(struct redisson_spec) <= SETTINGS_BYTES_MAX, "fits a settings_store");
+
+/* Redisson's fairLockWaitTimeout, up to an hour. */
+static const struct setting_key redisson_keys[] = {
+    {.key = "fair_wait_ms",
+     .type = SETTING_U32,
+     .offset = offsetof(struct redisson_spec, fair_wait_ms),
+     .min = 1,
+     .max = 3600000},
+};
+static const struct setting_table redisson_table = {redisson_keys, 1, NULL};
+
+static void redisson_defaults(void *settings)
+{
+    *(struct redisson_spec *)settings = (struct redisson_spec){.fair_wait_ms = 300000};
+}
+
+static void redisson_describe(const void *settings, char *buf, size_t len)
+{
+    snprintf(buf, len, "redisson: fair_wait=%" PRIu32 "ms (the place in line of a wait of 0)",
+             ((const struct redisson_spec *)settings)->fair_wait_ms);
+}
+
+const struct lock_family redisson_family = {
+    .key = "redisson",
+    .size = sizeof(struct redisson_spec),
+    .table = &redisson_table,
+    .base = &redis_family, /* on one Redis master, as the other Redisson locks */
+    .defaults = redisson_defaults,
+    .describe = redisson_describe,
+};
+
 const struct lock_ops redisson_fair_ops = {
     .name = "redisson-fair",
     .summary = "Redisson's RFairLock: RLock granted in request order through a queue of "
                "waiters with deadlines, each woken on its own channel",
     .server = "redis",
+    .family = &redisson_family,
     .defaults = {{"watchdog", "watchdog on (Redisson's lock() default)", "{\"watchdog\": true}"}},
     .reentrant = true,
     .follows_sentinels = true,

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "algorithms/lock.h"
+#include "algorithms/redis.h"
 #include "algorithms/redis_wire.h"
 #include "algorithms/redisson_wire.h"
 
@@ -111,6 +112,7 @@ const struct lock_ops redisson_fenced_ops = {
     .name = "redisson-fenced",
     .summary = "Redisson's RFencedLock: RLock plus a fencing token from an INCR per grant",
     .server = "redis",
+    .family = &redis_family,
     .defaults = {{"watchdog", "watchdog on (Redisson's lock() default)", "{\"watchdog\": true}"}},
     .gives_token = true,
     .reentrant = true,

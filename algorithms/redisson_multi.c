@@ -42,8 +42,10 @@
 #include <string.h>
 
 #include "algorithms/lock.h"
+#include "algorithms/redis.h"
 #include "algorithms/redis_wire.h"
 #include "algorithms/redisson_wire.h"
+#include "algorithms/redlock.h"
 
 /* RLock's acquire first: rsn_lock_try runs scripts[0]. */
 enum { SCRIPT_ACQUIRE, SCRIPT_UNLOCK, SCRIPT_RENEW, SCRIPT_EXPIRE, N_SCRIPTS };
@@ -88,7 +90,7 @@ static int multi_connect(struct lock_client *c)
         lock_set_error(c, LOCK_ERR_CONFIG, "redisson-multi needs at least one Redis master");
         return -1;
     }
-    if (c->cfg->wait_replicas > 0) {
+    if (redis_settings(c->cfg)->wait_replicas > 0) {
         lock_set_error(c, LOCK_ERR_CONFIG, "redisson-multi's masters have no replicas to WAIT for");
         return -1;
     }
@@ -352,8 +354,8 @@ const struct lock_ops redisson_multi_ops = {
     .summary = "Redisson's MultiLock: RLocks on independent masters (a key on master "
                "hash(key) mod N), all or none, unlocked and tried again from the first",
     .server = "redis",
+    .family = &redlock_family,
     .defaults = {{"watchdog", "watchdog on (Redisson's lock() default)", "{\"watchdog\": true}"}},
-    .independent_nodes = true,
     .reentrant = true,
     .connect = multi_connect,
     .disconnect = multi_close,

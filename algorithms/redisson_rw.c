@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "algorithms/lock.h"
+#include "algorithms/redis.h"
 #include "algorithms/redis_wire.h"
 #include "algorithms/redisson_wire.h"
 
@@ -326,6 +327,7 @@ const struct lock_ops redisson_rw_ops = {
     .summary = "Redisson's RReadWriteLock: readers share (a hold key each), one writer excludes "
                "all; watchdog",
     .server = "redis",
+    .family = &redis_family,
     .defaults = {{"watchdog", "watchdog on (Redisson's lock() default)", "{\"watchdog\": true}"}},
     .reentrant = true,
     .follows_sentinels = true,

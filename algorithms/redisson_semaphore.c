@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "algorithms/lock.h"
+#include "algorithms/redis.h"
 #include "algorithms/redis_wire.h"
 #include "algorithms/redisson_wire.h"
 
@@ -191,6 +192,7 @@ const struct lock_ops redisson_semaphore_ops = {
     .summary = "Redisson's RSemaphore: a counter of lock.permits permits, no owner and no ttl "
                "(a dead holder's permit is lost)",
     .server = "redis",
+    .family = &redis_family,
     .leaseless = true, /* RSemaphore: no owner, no ttl */
     .follows_sentinels = true,
     .modes = LOCK_MODE_BIT(LOCK_MODE_PERMIT),

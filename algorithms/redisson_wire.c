@@ -9,6 +9,7 @@
  * pays one round trip for the subscription, not two.
  */
 #include "algorithms/redisson_wire.h"
+#include "algorithms/redis.h"
 
 #include <inttypes.h>
 #include <poll.h>
@@ -284,7 +285,7 @@ static int await_message(struct lock_client *c, struct rsn_client *r, uint64_t u
 
 /* --- acquire ------------------------------------------------------------ */
 
-/* After a won try: WAIT for cfg->wait_replicas (Redisson's
+/* After a won try: WAIT for lock.redis.wait_replicas (Redisson's
  * checkLockSyncedSlaves). 0 kept; -1 short of them and undone, or no
  * answer (c->err says which). */
 static int synced(struct lock_client *c, struct lock_grant *g)
@@ -292,7 +293,8 @@ static int synced(struct lock_client *c, struct lock_grant *g)
     struct rsn_client *r = c->impl;
     char n[21], ms[21];
     const char *argv[3] = {"WAIT", n, ms};
-    size_t lens[3] = {4, wire_u64(n, c->cfg->wait_replicas), wire_u64(ms, c->cfg->wait_timeout_ms)};
+    size_t lens[3] = {4, wire_u64(n, redis_settings(c->cfg)->wait_replicas),
+                      wire_u64(ms, redis_settings(c->cfg)->wait_timeout_ms)};
     uint64_t drops = c->connect_failures;
     redisReply *rep = wire_call(c, &r->wire, 3, argv, lens);
     if (c->connect_failures != drops && (rep != NULL || c->err == LOCK_ERR_UNSENT)) {
@@ -311,7 +313,7 @@ static int synced(struct lock_client *c, struct lock_grant *g)
         return -1; /* the lock may be ours: c->err says the answer was lost */
     long long acked = rep->type == REDIS_REPLY_INTEGER ? rep->integer : -1;
     freeReplyObject(rep);
-    if (acked >= (long long)c->cfg->wait_replicas)
+    if (acked >= (long long)redis_settings(c->cfg)->wait_replicas)
         return 0;
     /* Redisson unlocks what it took (handleNoSync) and fails the call. */
     enum lock_result back = c->ops->release(c, g);
@@ -319,7 +321,8 @@ static int synced(struct lock_client *c, struct lock_grant *g)
         lock_set_error(c, LOCK_ERR_REFUSED,
                        "WAIT: %lld of %" PRIu32 " replicas had the lock after %" PRIu32
                        " ms; unlocked again",
-                       acked < 0 ? 0 : acked, c->cfg->wait_replicas, c->cfg->wait_timeout_ms);
+                       acked < 0 ? 0 : acked, redis_settings(c->cfg)->wait_replicas,
+                       redis_settings(c->cfg)->wait_timeout_ms);
     return -1;
 }
 
@@ -331,7 +334,7 @@ static enum lock_result granted(struct lock_client *c, const char *key, size_t k
     g->key_len = key_len;
     g->token = token;
     g->ttl_ms = ttl_ms;
-    if (c->cfg->wait_replicas > 0 && synced(c, g) < 0)
+    if (redis_settings(c->cfg)->wait_replicas > 0 && synced(c, g) < 0)
         return LOCK_ERR;
     /* The hash started expiring no earlier than when the try was sent. */
     g->validity_ms = wire_validity(ttl_ms, sent_ms);

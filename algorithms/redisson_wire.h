@@ -85,7 +85,7 @@ typedef size_t (*rsn_channel_fn)(struct lock_client *c, const char *key, size_t 
  * it, at most the holder's ttl (a holder that dies publishes nothing: its
  * key expires) and the time left; unsubscribe at the end. Wake-ups are
  * counted in c->woken_by_notice / woken_by_timer. After a won try with
- * cfg->wait_replicas, WAIT (Redisson's checkLockSyncedSlaves): short of
+ * lock.redis.wait_replicas, WAIT (Redisson's checkLockSyncedSlaves): short of
  * them, unlock once (undo) and fail refused. */
 enum lock_result rsn_acquire(struct lock_client *c, rsn_try_fn try_once, rsn_channel_fn channel,
                              const char *key, size_t key_len, uint32_t ttl_ms, uint32_t wait_ms,

@@ -33,12 +33,15 @@
  * node that refuses connections is left alone for a moment instead of
  * being redialled on every round.
  */
+#include <inttypes.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "algorithms/lock.h"
 #include "algorithms/redis_wire.h"
+#include "algorithms/redlock.h"
 
 #define REDIAL_MS 200 /* how long a refusing node is left alone */
 
@@ -72,9 +75,15 @@ struct redlock {
     struct lock_config node_cfg; /* the run's config with per-node timeouts */
 };
 
+/* lock.redlock, as the run resolved it (all zero: the fallbacks below). */
+static const struct redlock_spec *settings_of(const struct lock_client *c)
+{
+    return lock_settings(c->cfg, &redlock_family);
+}
+
 static size_t quorum(const struct lock_client *c, const struct redlock *rl)
 {
-    return c->cfg->quorum ? c->cfg->quorum : rl->n / 2 + 1;
+    return settings_of(c)->quorum ? settings_of(c)->quorum : rl->n / 2 + 1;
 }
 
 /* What the holder may assume after a round that took elapsed ms since it
@@ -87,7 +96,8 @@ static uint32_t validity(uint32_t ttl_ms, uint64_t elapsed_ms)
 
 static uint32_t node_timeout(const struct lock_client *c)
 {
-    return c->cfg->node_timeout_ms ? c->cfg->node_timeout_ms : 50;
+    uint32_t timeout = settings_of(c)->node_timeout_ms;
+    return timeout ? timeout : 50;
 }
 
 /* Dial a node with the per-node timeouts; false when it is not there. */
@@ -412,12 +422,90 @@ static enum lock_result redlock_extend(struct lock_client *c, struct lock_grant 
     return res;
 }
 
+/* ---- lock.redlock: the family of the locks that vote across masters --- */
+
+_Static_assert(sizeof(struct redlock_spec) <= SETTINGS_BYTES_MAX, "fits a settings_store");
+
+#define RL(m) offsetof(struct redlock_spec, m)
+/* report.json gives them in this order */
+static const struct setting_key redlock_keys[] = {
+    {.key = "nodes", .type = SETTING_U32, .offset = RL(nodes), .min = 1, .max = 8},
+    {.key = "quorum", .type = SETTING_U32, .offset = RL(quorum), .max = 8},
+    {.key = "node_timeout_ms",
+     .type = SETTING_U32,
+     .offset = RL(node_timeout_ms),
+     .min = 1,
+     .max = 60000},
+};
+/* A quorum the nodes can give. */
+static int redlock_after(void *settings, const bool *given, const char **blame, char *why,
+                         size_t len)
+{
+    const struct redlock_spec *r = settings;
+    (void)given;
+    if (r->quorum <= r->nodes)
+        return 0;
+    *blame = "quorum";
+    snprintf(why, len, "%" PRIu32 " votes cannot be had from %" PRIu32 " nodes", r->quorum,
+             r->nodes);
+    return -1;
+}
+
+static const struct setting_table redlock_table = {
+    redlock_keys, sizeof(redlock_keys) / sizeof(redlock_keys[0]), redlock_after};
+
+static void redlock_defaults(void *settings)
+{
+    *(struct redlock_spec *)settings =
+        (struct redlock_spec){.nodes = 5, .node_timeout_ms = 50, .quorum = 0};
+}
+
+static void redlock_resolve(void *settings, const struct family_scene *sc)
+{
+    struct redlock_spec *r = settings;
+    if (r->quorum)
+        return;
+    r->quorum = r->nodes / 2 + 1;
+    family_note(sc, "lock.redlock.quorum: %" PRIu32 " = a majority of %" PRIu32 " nodes", r->quorum,
+                r->nodes);
+}
+
+static size_t redlock_servers(const void *settings)
+{
+    return ((const struct redlock_spec *)settings)->nodes;
+}
+
+static size_t redlock_quorum(const void *settings)
+{
+    return ((const struct redlock_spec *)settings)->quorum;
+}
+
+static void redlock_describe(const void *settings, char *buf, size_t len)
+{
+    const struct redlock_spec *r = settings;
+    snprintf(buf, len, "redlock: nodes=%" PRIu32 " quorum=%" PRIu32 " node_timeout=%" PRIu32 "ms",
+             r->nodes, r->quorum, r->node_timeout_ms);
+}
+
+const struct lock_family redlock_family = {
+    .key = "redlock",
+    .size = sizeof(struct redlock_spec),
+    .table = &redlock_table,
+    .defaults = redlock_defaults,
+    .resolve = redlock_resolve,
+    .servers = redlock_servers,
+    .quorum = redlock_quorum,
+    .describe = redlock_describe,
+    .reported = true,
+    .list_servers = "N redis masters (lock.redlock.nodes, 5)",
+};
+
 const struct lock_ops redlock_ops = {
     .name = "redlock",
     .summary = "N independent Redis masters, quorum of SET NX PX, validity = ttl - elapsed - "
                "drift; no token",
     .server = "redis",
-    .independent_nodes = true,
+    .family = &redlock_family,
     .gives_token = false,
     .connect = redlock_connect,
     .disconnect = redlock_close,

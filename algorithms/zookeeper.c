@@ -25,8 +25,10 @@
  * single-threaded C library: the client drives its own session, and the
  * engine hands it the client's idle time (lock_ops.idle) to ping in.
  */
+#include <inttypes.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -35,6 +37,7 @@
 #include "algorithms/lock.h"
 #include "algorithms/zookeeper.h"
 #include "algorithms/zookeeper_session.h"
+#include "algorithms/zookeeper_settings.h"
 
 #define ZK_KEY_MAX      160
 #define ZK_MIN_HOLDS    8  /* the first allocation of the holds array */
@@ -615,13 +618,117 @@ static void zookeeper_idle(struct lock_client *c, uint64_t until_ns, const atomi
     zk_session_count_drops(c, &z->s);
 }
 
+/* ---- lock.zookeeper: the ensemble and the session that plays the ttl -- */
+
+_Static_assert(sizeof(struct zookeeper_spec) <= SETTINGS_BYTES_MAX, "fits a settings_store");
+
+/* ZooKeeper with tickTime 500 (SETUP.md) grants sessions of 2 to 20
+ * ticks and silently moves anything else inside: the file's value must lie
+ * inside, and a default is clamped into it, so the session that runs is
+ * the one reported. */
+#define ZK_SESSION_MIN_MS 1000
+#define ZK_SESSION_MAX_MS 10000
+
+static int check_ensemble(const void *settings, char *why, size_t len)
+{
+    return family_check_ensemble(((const struct zookeeper_spec *)settings)->ensemble, why, len);
+}
+
+#define ZS(m) offsetof(struct zookeeper_spec, m)
+static const struct setting_key zookeeper_keys[] = {
+    {.key = "ensemble",
+     .type = SETTING_U32,
+     .offset = ZS(ensemble),
+     .min = 1,
+     .max = 3,
+     .check = check_ensemble},
+    {.key = "session_timeout_ms",
+     .type = SETTING_U32,
+     .offset = ZS(session_timeout_ms),
+     .min = ZK_SESSION_MIN_MS,
+     .max = ZK_SESSION_MAX_MS},
+};
+static const struct setting_table zookeeper_table = {
+    zookeeper_keys, sizeof(zookeeper_keys) / sizeof(zookeeper_keys[0]), NULL};
+
+static void zookeeper_defaults(void *settings)
+{
+    *(struct zookeeper_spec *)settings =
+        (struct zookeeper_spec){.ensemble = 1, .session_timeout_ms = 0};
+}
+
+static void zookeeper_resolve_lease(void *settings, const struct family_scene *sc)
+{
+    struct zookeeper_spec *z = settings;
+    if (sc->named && sc->named != z->ensemble) {
+        /* one service: the client gets every server named, whatever the file said */
+        z->ensemble = (uint32_t)sc->named;
+        family_note(sc, "lock.zookeeper.ensemble: %zu = the external servers named", sc->named);
+    }
+    if (z->session_timeout_ms)
+        return; /* the file's value is checked to lie inside the range */
+    uint32_t ttl = sc->ttl_ms;
+    uint32_t ms = ttl < ZK_SESSION_MIN_MS   ? ZK_SESSION_MIN_MS
+                  : ttl > ZK_SESSION_MAX_MS ? ZK_SESSION_MAX_MS
+                                            : ttl;
+    z->session_timeout_ms = ms;
+    if (ms == ttl)
+        family_note(sc,
+                    "lock.zookeeper.session_timeout_ms: %" PRIu32
+                    " = ttl_ms (the session plays the ttl)",
+                    ms);
+    else
+        family_note(sc,
+                    "lock.zookeeper.session_timeout_ms: %" PRIu32 ", ttl_ms %" PRIu32
+                    " clamped into the %d..%d ms ZooKeeper grants (tickTime 500)",
+                    ms, ttl, ZK_SESSION_MIN_MS, ZK_SESSION_MAX_MS);
+}
+
+static size_t zookeeper_servers(const void *settings)
+{
+    return ((const struct zookeeper_spec *)settings)->ensemble;
+}
+
+static uint32_t zookeeper_lease_ms(const void *settings, uint32_t ttl_ms)
+{
+    (void)ttl_ms; /* the session plays it */
+    return ((const struct zookeeper_spec *)settings)->session_timeout_ms;
+}
+
+/* The client pings every third of the session, whatever it holds. */
+static uint32_t zookeeper_pings_ms(const void *settings)
+{
+    return ((const struct zookeeper_spec *)settings)->session_timeout_ms / 3;
+}
+
+static void zookeeper_describe(const void *settings, char *buf, size_t len)
+{
+    const struct zookeeper_spec *z = settings;
+    snprintf(buf, len, "zookeeper: ensemble=%" PRIu32 " session_timeout=%" PRIu32 "ms", z->ensemble,
+             z->session_timeout_ms);
+}
+
+const struct lock_family zookeeper_family = {
+    .key = "zookeeper",
+    .size = sizeof(struct zookeeper_spec),
+    .table = &zookeeper_table,
+    .defaults = zookeeper_defaults,
+    .resolve_lease = zookeeper_resolve_lease,
+    .servers = zookeeper_servers,
+    .lease_ms = zookeeper_lease_ms,
+    .session = true,
+    .pings_ms = zookeeper_pings_ms,
+    .describe = zookeeper_describe,
+    .reported = true,
+    .list_servers = "1 or 3 zookeeper (lock.zookeeper.ensemble)",
+};
+
 const struct lock_ops zookeeper_ops = {
     .name = "zookeeper",
     .summary = "ephemeral sequential node, lowest holds, waiter watches its predecessor; "
                "session timeout as ttl, sequence as token",
     .server = "zookeeper",
-    .session_lease = true,
-    .independent_nodes = false,
+    .family = &zookeeper_family,
     .gives_token = true,
     .connect = zookeeper_connect,
     .disconnect = zookeeper_disconnect,

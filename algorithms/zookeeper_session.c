@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "algorithms/zookeeper_session.h"
+#include "algorithms/zookeeper_settings.h"
 
 #define ZK_DEFAULT_SESSION_MS 10000 /* when the engine gives none */
 #define ZK_POLL_MS            50    /* how often a waiter looks at the cancel flag */
@@ -164,7 +165,8 @@ static int wait_connected(struct lock_client *c, struct zk_session *s, uint32_t 
 
 static uint32_t session_timeout(const struct lock_client *c)
 {
-    return c->cfg->session_timeout_ms ? c->cfg->session_timeout_ms : ZK_DEFAULT_SESSION_MS;
+    const struct zookeeper_spec *z = lock_settings(c->cfg, &zookeeper_family);
+    return z->session_timeout_ms ? z->session_timeout_ms : ZK_DEFAULT_SESSION_MS;
 }
 
 int zk_session_open(struct lock_client *c, struct zk_session *s)

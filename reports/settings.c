@@ -14,6 +14,17 @@ static const struct lock_ops *ops_of(const struct scenario *s)
     return lock_find(s->algorithm); /* never NULL after scenario_load */
 }
 
+/* Does the header (and report.json) show fam's settings under s, run by
+ * ops: the lock's own family's, or what the family says always shows. */
+static bool family_shown(const struct scenario *s, const struct lock_ops *ops,
+                         const struct lock_family *fam)
+{
+    bool own = false;
+    for (const struct lock_family *f = ops ? ops->family : NULL; f; f = f->base)
+        own = own || f == fam;
+    return fam->shown ? fam->shown(scenario_settings(s, fam), own) : own;
+}
+
 static void print_lock(FILE *f, const struct scenario *s)
 {
     const struct lock_ops *ops = ops_of(s);
@@ -31,27 +42,14 @@ static void print_lock(FILE *f, const struct scenario *s)
             "ms%s\n",
             s->ttl_ms, s->wait_ms, renew, s->fencing ? "on" : "off", s->retry_min_ms,
             s->retry_max_ms, permits);
-    if (ops && ops->independent_nodes)
-        fprintf(f, "  redlock: nodes=%" PRIu32 " quorum=%" PRIu32 " node_timeout=%" PRIu32 "ms\n",
-                s->redlock.nodes, s->redlock.quorum, s->redlock.node_timeout_ms);
-    if (ops && ops->session_lease)
-        fprintf(f, "  zookeeper: ensemble=%" PRIu32 " session_timeout=%" PRIu32 "ms\n",
-                s->zookeeper.ensemble, s->zookeeper.session_timeout_ms);
-    if (ops && strcmp(ops->server, "etcd") == 0)
-        fprintf(f, "  etcd: nodes=%" PRIu32 " recheck=%s lease=%" PRIu32 "ms\n", s->etcd.nodes,
-                s->etcd.recheck ? "on" : "off", s->etcd.lease_ms);
-    if (ops && strcmp(ops->name, "redisson-fair") == 0)
-        fprintf(f, "  redisson: fair_wait=%" PRIu32 "ms (the place in line of a wait of 0)\n",
-                s->redisson.fair_wait_ms);
-    if (s->postgres.pooler != POOLER_NONE)
-        fprintf(f, "  postgres: pooler=pgbouncer, pool_mode=%s\n",
-                s->postgres.pooler == POOLER_TRANSACTION ? "transaction" : "session");
-    if (s->redis.replicas || s->redis.sentinels)
-        fprintf(f,
-                "  redis: replicas=%" PRIu32 " sentinels=%" PRIu32 " wait_replicas=%" PRIu32
-                " wait_timeout=%" PRIu32 "ms\n",
-                s->redis.replicas, s->redis.sentinels, s->redis.wait_replicas,
-                s->redis.wait_timeout_ms);
+    for (size_t i = 0; i < lock_family_count(); i++) {
+        const struct lock_family *fam = lock_family_line_at(i);
+        if (fam->describe && family_shown(s, ops, fam)) {
+            char line[200];
+            fam->describe(scenario_settings(s, fam), line, sizeof(line));
+            fprintf(f, "  %s\n", line);
+        }
+    }
 }
 
 void report_settings(FILE *f, const struct scenario *s)
@@ -74,29 +72,48 @@ void report_expectation(FILE *f, const struct scenario *s)
                 expect_format(&s->expect.rejected_accesses, buf, sizeof(buf)));
 }
 
+/* One key of a family's settings, by its type. */
+static json_t *setting_json(const struct setting_key *k, const void *settings)
+{
+    const char *at = (const char *)settings + k->offset;
+    uint32_t u32;
+    uint64_t u64;
+    int64_t i64;
+    int idx;
+    double x;
+    switch (k->type) {
+    case SETTING_U32:
+        return memcpy(&u32, at, sizeof(u32)), json_integer(u32);
+    case SETTING_U64:
+        return memcpy(&u64, at, sizeof(u64)), json_integer((json_int_t)u64);
+    case SETTING_I64:
+        return memcpy(&i64, at, sizeof(i64)), json_integer(i64);
+    case SETTING_BOOL:
+        return json_boolean(*(const bool *)at);
+    case SETTING_CHOICE:
+        memcpy(&idx, at, sizeof(idx));
+        return json_string(idx >= 0 && (size_t)idx < k->n_names ? k->names[idx] : "?");
+    case SETTING_NUMBER:
+        return memcpy(&x, at, sizeof(x)), json_real(x);
+    }
+    return json_null();
+}
+
+/* The lock families' objects report.json gives, in the order of the keys
+ * under "lock": each shown and reported one, every key of its table. */
 static json_t *algorithm_json(const struct scenario *s, json_t *lock)
 {
     const struct lock_ops *ops = ops_of(s);
-    if (ops && ops->independent_nodes)
-        json_object_set_new(lock, "redlock",
-                            json_pack("{s:i, s:i, s:i}", "nodes", s->redlock.nodes, "quorum",
-                                      s->redlock.quorum, "node_timeout_ms",
-                                      s->redlock.node_timeout_ms));
-    if (s->redis.replicas || s->redis.sentinels)
-        json_object_set_new(lock, "redis",
-                            json_pack("{s:i, s:i, s:i, s:i}", "replicas", s->redis.replicas,
-                                      "sentinels", s->redis.sentinels, "wait_replicas",
-                                      s->redis.wait_replicas, "wait_timeout_ms",
-                                      s->redis.wait_timeout_ms));
-    if (s->postgres.pooler != POOLER_NONE)
-        json_object_set_new(
-            lock, "postgres",
-            json_pack("{s:s}", "pooler",
-                      s->postgres.pooler == POOLER_TRANSACTION ? "transaction" : "session"));
-    if (ops && ops->session_lease)
-        json_object_set_new(lock, "zookeeper",
-                            json_pack("{s:i, s:i}", "ensemble", s->zookeeper.ensemble,
-                                      "session_timeout_ms", s->zookeeper.session_timeout_ms));
+    for (size_t i = 0; i < lock_family_count(); i++) {
+        const struct lock_family *fam = lock_family_at(i);
+        if (!fam->reported || !family_shown(s, ops, fam))
+            continue;
+        json_t *obj = json_object();
+        for (size_t k = 0; obj && k < fam->table->n; k++)
+            json_object_set_new(obj, fam->table->keys[k].key,
+                                setting_json(&fam->table->keys[k], scenario_settings(s, fam)));
+        json_object_set_new(lock, fam->key, obj);
+    }
     return lock;
 }
 

@@ -26,12 +26,14 @@ static struct lease_words lease_words_of(const struct run_result *r)
     struct lease_words w = {.lease_ms = r->hist.ttl_ms};
     if (ops == NULL)
         return w;
+    /* a lease of the lock's own (a session, etcd's whole seconds) */
+    const struct lock_family *own = lock_family_with(ops->family, FAMILY_HOOK(lease_ms));
     w.leaseless = ops->leaseless;
-    w.session = ops->session_lease;
+    w.session = own && own->session;
     if (r->scn) {
         w.lease_ms = scenario_lease_ms(r->scn, ops);
         w.ttl_ms = r->scn->ttl_ms;
-    } else if (!ops->session_lease && !ops->keeps_lease_alive) {
+    } else if (!own) {
         w.ttl_ms = w.lease_ms; /* the history's ttl_ms is the ttl itself */
     }
     if (w.leaseless)

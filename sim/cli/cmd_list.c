@@ -47,13 +47,9 @@ static void list_algorithms(void)
     for (size_t i = 0; i < lock_count(); i++) {
         const struct lock_ops *op = lock_at(i);
         char one[96];
-        /* a PostgreSQL lock may reach its server through pgbouncer */
-        snprintf(one, sizeof(one), "1 %s%s", op->server,
-                 strcmp(op->server, "postgres") == 0 ? " (lock.postgres.pooler)" : "");
-        const char *servers = op->independent_nodes ? "N redis masters (lock.redlock.nodes, 5)"
-                              : op->session_lease   ? "1 or 3 zookeeper (lock.zookeeper.ensemble)"
-                              : strcmp(op->server, "etcd") == 0 ? "1 or 3 etcd (lock.etcd.nodes)"
-                                                                : one;
+        snprintf(one, sizeof(one), "1 %s", op->server);
+        const char *servers =
+            op->family && op->family->list_servers ? op->family->list_servers : one;
         printf("  %-*s %-8s %-9s %s\n", width, op->name, op->gives_token ? "yes" : "no",
                op->renew ? "yes" : "no", servers);
     }

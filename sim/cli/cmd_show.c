@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "algorithms/redis.h"
 #include "reports/report.h"
 #include "sim/cli/cli.h"
 #include "sim/fleet/server_kind.h"
@@ -53,15 +54,16 @@ static void print_fleet(const struct scenario *s, const struct lock_ops *ops)
         return;
     }
     const struct server_kind *sk = server_kind_find(kind);
-    if (ext->n == 0 && s->redis.replicas > 0) {
+    const struct redis_spec *redis = scenario_settings(s, &redis_family);
+    if (ext->n == 0 && redis->replicas > 0) {
         printf("  servers: a redis master");
         print_names(sk, 1, 1);
-        printf(", %" PRIu32 " replica%s", s->redis.replicas, s->redis.replicas == 1 ? "" : "s");
-        print_names(sk, 2, s->redis.replicas);
-        printf(" replicating through locklab's proxy, %" PRIu32 " sentinel%s", s->redis.sentinels,
-               s->redis.sentinels == 1 ? "" : "s");
+        printf(", %" PRIu32 " replica%s", redis->replicas, redis->replicas == 1 ? "" : "s");
+        print_names(sk, 2, redis->replicas);
+        printf(" replicating through locklab's proxy, %" PRIu32 " sentinel%s", redis->sentinels,
+               redis->sentinels == 1 ? "" : "s");
         if (sk->found_by) /* the kind that names its master: Redis's sentinels */
-            print_names(server_kind_find(sk->found_by), 1, s->redis.sentinels);
+            print_names(server_kind_find(sk->found_by), 1, redis->sentinels);
         fputs(managed, stdout);
         return;
     }
@@ -78,7 +80,8 @@ static void print_fleet(const struct scenario *s, const struct lock_ops *ops)
         return;
     }
     printf("  servers: %s, external (--%s or \"servers\"), never started or stopped:", kind, kind);
-    size_t n = ops->independent_nodes ? need : ext->n;
+    /* voters use the nodes they need of those named; one service, all */
+    size_t n = lock_family_with(ops->family, FAMILY_HOOK(quorum)) ? need : ext->n;
     for (size_t i = 0; i < n && i < ext->n; i++)
         printf(" %s:%d", ext->ep[i].host, ext->ep[i].port);
     printf("\n");

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "algorithms/postgres.h"
+#include "algorithms/redis.h"
 #include "sim/cli/cli.h"
 #include "sim/cli/scorecard_plan.h"
 #include "sim/fleet/server_kind.h"
@@ -150,13 +152,15 @@ static int load_cell(const json_t *scn, const char *name, bool whole, struct sce
 static void layout_text(const struct scenario *s, const struct lock_ops *ops, char *out, size_t len)
 {
     size_t n = scenario_servers(s, ops);
-    if (ops->follows_sentinels && s->redis.sentinels)
+    const struct redis_spec *redis = scenario_settings(s, &redis_family);
+    const struct postgres_spec *postgres = scenario_settings(s, &postgres_family);
+    if (ops->follows_sentinels && redis->sentinels)
         snprintf(out, len, "1 %s master + %u replica%s, %u sentinel%s", ops->server,
-                 s->redis.replicas, s->redis.replicas == 1 ? "" : "s", s->redis.sentinels,
-                 s->redis.sentinels == 1 ? "" : "s");
+                 redis->replicas, redis->replicas == 1 ? "" : "s", redis->sentinels,
+                 redis->sentinels == 1 ? "" : "s");
     else
         snprintf(out, len, "%zu %s server%s%s", n, ops->server, n == 1 ? "" : "s",
-                 s->postgres.pooler ? " behind pgbouncer" : "");
+                 postgres->pooler ? " behind pgbouncer" : "");
 }
 
 struct cell_job {

@@ -33,15 +33,14 @@ struct run_record {
 
 uint32_t record_lease_ms(const struct runner *r)
 {
-    const struct scenario *s = r->run.scn;
-    if (strcmp(r->run.ops->server, "etcd") == 0)
-        return s->etcd.lease_ms; /* the lease the grants ride on, in whole seconds */
-    return r->run.ops->session_lease ? s->zookeeper.session_timeout_ms : s->ttl_ms;
+    /* a lock whose grants have no lease is judged against the ttl */
+    return r->run.ops->leaseless ? r->run.scn->ttl_ms : scenario_lease_ms(r->run.scn, r->run.ops);
 }
 
 /* The longest stall of a holder its lease survives by design: the lease
- * less how long the holder goes without refreshing it. ZooKeeper's client
- * pings every third of the session whatever it holds; a watchdog (or a
+ * less how long the holder goes without refreshing it. A client that
+ * pings whatever it holds (ZooKeeper's, every third of the session) does
+ * so every pings_ms; a watchdog (or a
  * kept lease) renews every renew_ms from the grant, or never when the hold
  * is shorter; otherwise the lease from the grant must cover the whole
  * hold. 0: the lock is not meant to survive its holder's hold (a ttl
@@ -50,8 +49,9 @@ uint32_t record_slack_ms(const struct runner *r)
 {
     const struct scenario *s = r->run.scn;
     uint32_t lease = record_lease_ms(r), refresh = scenario_hold_ms(s);
-    if (r->run.ops->session_lease)
-        refresh = lease / 3;
+    const struct lock_family *pings = lock_family_with(r->run.ops->family, FAMILY_HOOK(pings_ms));
+    if (pings)
+        refresh = pings->pings_ms(scenario_settings(s, pings));
     else if (r->run.renews && s->renew_ms < refresh)
         refresh = s->renew_ms;
     return lease > refresh ? lease - refresh : 0;

@@ -141,11 +141,8 @@ void fleet_config(const struct fleet *f, const struct lock_ops *ops, const struc
 {
     memset(cfg, 0, sizeof(*cfg)); /* every field this leaves out is off */
     const struct server_list *l = &f->ep[kind_index(ops)];
-    size_t n = ops->independent_nodes || server_kind_find(ops->server)->one_service
-                   ? l->n
-                   : 1 + s->redis.replicas;
-    if (ops->independent_nodes && n > s->redlock.nodes)
-        n = s->redlock.nodes;
+    /* one service: the client gets every server of it; else those it uses */
+    size_t n = server_kind_find(ops->server)->one_service ? l->n : scenario_servers(s, ops);
     if (n > l->n)
         n = l->n;
     memcpy(cfg->endpoints, l->ep, sizeof(l->ep[0]) * n);
@@ -156,22 +153,18 @@ void fleet_config(const struct fleet *f, const struct lock_ops *ops, const struc
         cfg->n_sentinels = f->sentinels.n;
         snprintf(cfg->master_name, sizeof(cfg->master_name), "mymaster");
     }
-    cfg->wait_replicas = s->redis.wait_replicas;
-    cfg->wait_timeout_ms = s->redis.wait_timeout_ms;
     cfg->connect_timeout_ms = 2000;
     cfg->io_timeout_ms = 5000;
     cfg->retry_min_ms = s->retry_min_ms;
     cfg->retry_max_ms = s->retry_max_ms;
     cfg->want_token = s->fencing;
-    cfg->node_timeout_ms = s->redlock.node_timeout_ms;
-    cfg->quorum = s->redlock.quorum;
-    cfg->session_timeout_ms = s->zookeeper.session_timeout_ms; /* resolved, clamped */
-    cfg->etcd_recheck = s->etcd.recheck;
+    /* every family's settings (resolved), which each lock reads its own of */
+    _Static_assert(sizeof(cfg->settings) == sizeof(s->lock_settings), "one store a family");
+    memcpy(cfg->settings, s->lock_settings, sizeof(cfg->settings));
     /* the lease the lock really runs on (etcd's whole seconds), so that
      * the one its client asks for at connect is the one reported */
     cfg->ttl_ms = scenario_lease_ms(s, ops);
     cfg->permits = s->permits;
-    cfg->fair_wait_ms = s->redisson.fair_wait_ms;
 }
 
 /* The managed server listening on port, or -1. */
@@ -205,7 +198,10 @@ void fleet_fault_nodes(struct fleet *f, const struct lock_ops *ops, const struct
     nodes->repl = f->repl;
     for (size_t i = 0; i < f->sentinels.n; i++)
         nodes->sentinel_port[nodes->n_sentinels++] = f->sentinels.ep[i].port;
-    nodes->quorum = s->redlock.quorum ? s->redlock.quorum : cfg.n_endpoints / 2 + 1;
+    const struct lock_family *voters = lock_family_with(ops->family, FAMILY_HOOK(quorum));
+    nodes->quorum = voters ? voters->quorum(scenario_settings(s, voters)) : 0;
+    if (nodes->quorum == 0)
+        nodes->quorum = cfg.n_endpoints / 2 + 1;
     for (size_t i = 0; i < cfg.n_endpoints; i++) {
         int j = managed_index(f, cfg.endpoints[i].port);
         if (j >= 0 && f->cl.srv[j].kind->internal)

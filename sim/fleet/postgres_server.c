@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "algorithms/postgres.h"
 #include "sim/fleet/cluster.h"
 #include "sim/fleet/fleet.h"
 #include "sim/fleet/pgbouncer_server.h"
@@ -204,12 +205,18 @@ static int start(struct cluster *c, size_t count, char *err, size_t errlen)
     return -1;
 }
 
+/* The pooler s asks for (lock.postgres.pooler): an enum postgres_pooler. */
+static uint32_t pooler_of(const struct scenario *s)
+{
+    return ((const struct postgres_spec *)scenario_settings(s, &postgres_family))->pooler;
+}
+
 /* A pooler asked for (lock.postgres.pooler): one PostgreSQL and pgbouncer
  * in front of it, whose port is the locks' endpoint. 1 when started, 0
  * when no pooler is asked (then start does), -1 with err set. */
 static int start_topology(struct fleet *f, const struct scenario *s, char *err, size_t errlen)
 {
-    if (s->postgres.pooler == POOLER_NONE)
+    if (pooler_of(s) == POOLER_NONE)
         return 0;
     if (postgres_server_start(&f->cl, 1, err, errlen) < 0)
         return -1;
@@ -218,7 +225,7 @@ static int start_topology(struct fleet *f, const struct scenario *s, char *err, 
      * share them as a busy deployment's do, and a session lock meets other
      * clients' transactions. Session pooling pins one per client for its
      * whole session: fewer than the clients, and the rest never log in. */
-    bool txn = s->postgres.pooler == POOLER_TRANSACTION;
+    bool txn = pooler_of(s) == POOLER_TRANSACTION;
     int size = txn ? 2 : (int)s->clients + 2;
     int port = pgbouncer_server_start(&f->cl, upstream, txn ? "transaction" : "session", size, err,
                                       errlen);
@@ -256,7 +263,7 @@ static int reset(const struct managed_server *s, char *err, size_t errlen)
 /* lock.postgres.pooler: pgbouncer in front of it (start_topology) */
 static bool pooled(const struct scenario *s)
 {
-    return s->postgres.pooler != POOLER_NONE;
+    return pooler_of(s) != POOLER_NONE;
 }
 
 const struct server_kind server_postgres = {

@@ -78,24 +78,6 @@ static int parse_segments(struct ctx *c, json_t *v, const struct field *f, void 
         s->flash_sale.items, s->flash_sale.segments, keys, FLASH_MAX_KEYS);
 }
 
-/* Sentinels vote on a failover: one, or three for a majority of two. */
-static int check_sentinels(const void *settings, char *why, size_t len)
-{
-    if (((const struct redis_spec *)settings)->sentinels != 2)
-        return 0;
-    snprintf(why, len, "2 sentinels cannot outvote one that is wrong: 0, 1 or 3");
-    return -1;
-}
-
-static int parse_ensemble(struct ctx *c, json_t *v, const struct field *f, void *base)
-{
-    if (parse_u32(c, v, f, base) < 0)
-        return -1;
-    if (*(uint32_t *)field_at(base, f) == 2)
-        return scn_fail(c, "2 is not an ensemble locklab runs (1: standalone, or 3)");
-    return 0;
-}
-
 static int parse_servers(struct ctx *c, json_t *v, const struct field *f, void *base)
 {
     struct server_list *l = field_at(base, f);
@@ -131,82 +113,12 @@ static const char *const invariants_list[] = {"hold", "broken"};
 
 static const struct names workload_names = {"workload", workload_list, N_OF(workload_list), 0};
 static const struct names skew_names = {"skew", skew_list, N_OF(skew_list), SKEW_UNIFORM};
-static const char *const pooler_list[] = {"none", "transaction", "session"};
-static const struct names pooler_names = {"pooler", pooler_list, N_OF(pooler_list), POOLER_NONE};
 static const struct names invariants_names = {"value", invariants_list, N_OF(invariants_list),
                                               EXPECT_INV_HOLD};
 
 #define SC(m) offsetof(struct scenario, m)
 
 static int lock_after(struct ctx *c, json_t *obj, void *base);
-static int redis_after(void *settings, const bool *given, const char **blame, char *why,
-                       size_t len);
-
-static const struct field redlock_fields[] = {
-    {.key = "nodes", .parse = parse_u32, .offset = SC(redlock.nodes), .min = 1, .max = 8},
-    {.key = "node_timeout_ms",
-     .parse = parse_u32,
-     .offset = SC(redlock.node_timeout_ms),
-     .min = 1,
-     .max = 60000},
-    {.key = "quorum", .parse = parse_u32, .offset = SC(redlock.quorum), .max = 8},
-};
-static const struct table redlock_table = {redlock_fields, N_OF(redlock_fields), NULL};
-
-/* ZooKeeper with tickTime 500 grants sessions of 2 to 20 ticks only. */
-static const struct field zookeeper_fields[] = {
-    {.key = "ensemble",
-     .parse = parse_ensemble,
-     .offset = SC(zookeeper.ensemble),
-     .min = 1,
-     .max = 3},
-    {.key = "session_timeout_ms",
-     .parse = parse_u32,
-     .offset = SC(zookeeper.session_timeout_ms),
-     .min = 1000,
-     .max = 10000},
-};
-static const struct table zookeeper_table = {zookeeper_fields, N_OF(zookeeper_fields), NULL};
-
-static const struct field etcd_fields[] = {
-    {.key = "nodes", .parse = parse_ensemble, .offset = SC(etcd.nodes), .min = 1, .max = 3},
-    {.key = "recheck", .parse = parse_bool, .offset = SC(etcd.recheck)},
-};
-static const struct table etcd_table = {etcd_fields, N_OF(etcd_fields), NULL};
-
-/* Redisson's fairLockWaitTimeout, up to an hour. */
-static const struct field redisson_fields[] = {
-    {.key = "fair_wait_ms",
-     .parse = parse_u32,
-     .offset = SC(redisson.fair_wait_ms),
-     .min = 1,
-     .max = 3600000},
-};
-static const struct table redisson_table = {redisson_fields, N_OF(redisson_fields), NULL};
-
-#define RS(m) offsetof(struct redis_spec, m)
-static const struct setting_key redis_keys[] = {
-    {.key = "replicas", .type = SETTING_U32, .offset = RS(replicas), .max = 2},
-    {.key = "sentinels",
-     .type = SETTING_U32,
-     .offset = RS(sentinels),
-     .max = 3,
-     .check = check_sentinels},
-    {.key = "wait_replicas", .type = SETTING_U32, .offset = RS(wait_replicas), .max = 2},
-    {.key = "wait_timeout_ms",
-     .type = SETTING_U32,
-     .offset = RS(wait_timeout_ms),
-     .min = 1,
-     .max = 60000},
-};
-static const struct setting_table redis_table = {redis_keys, N_OF(redis_keys), redis_after};
-
-/* pgbouncer in front of the managed PostgreSQL, in its pool_mode */
-static const struct field postgres_fields[] = {
-    {.key = "pooler", .parse = parse_enum, .offset = SC(postgres.pooler), .names = &pooler_names},
-};
-static const struct table postgres_table = {postgres_fields, N_OF(postgres_fields), NULL};
-
 static const struct field lock_fields[] = {
     {.key = "algorithm", .parse = parse_algorithm},
     {.key = "ttl_ms", .parse = parse_u32, .offset = SC(ttl_ms), .min = 1, .max = MS_MAX},
@@ -220,14 +132,26 @@ static const struct field lock_fields[] = {
      .offset = SC(permits),
      .min = 1,
      .max = SCENARIO_MAX_CLIENTS},
-    {.key = "redlock", .parse = parse_object, .sub = &redlock_table},
-    {.key = "zookeeper", .parse = parse_object, .sub = &zookeeper_table},
-    {.key = "redis", .parse = parse_settings, .offset = SC(redis), .settings = &redis_table},
-    {.key = "postgres", .parse = parse_object, .sub = &postgres_table},
-    {.key = "etcd", .parse = parse_object, .sub = &etcd_table},
-    {.key = "redisson", .parse = parse_object, .sub = &redisson_table},
 };
-static const struct table lock_table = {lock_fields, N_OF(lock_fields), lock_after};
+
+/* "lock": its own keys, then an object for each lock family, which
+ * declares its keys (algorithms/lock_family.h). */
+static int parse_lock(struct ctx *c, json_t *v, const struct field *f, void *base)
+{
+    struct field fields[N_OF(lock_fields) + LOCK_FAMILIES_MAX];
+    size_t n = N_OF(lock_fields);
+    (void)f;
+    memcpy(fields, lock_fields, sizeof(lock_fields));
+    for (size_t i = 0; i < lock_family_count(); i++)
+        fields[n++] = (struct field){.key = lock_family_at(i)->key,
+                                     .parse = parse_settings,
+                                     .offset = SC(lock_settings[i]),
+                                     .settings = lock_family_at(i)->table};
+    const struct table lock_table = {fields, n, lock_after};
+    if (!json_is_object(v))
+        return scn_type_error(c, v, "an object");
+    return walk_object(c, v, &lock_table, base);
+}
 
 static const struct field flash_sale_fields[] = {
     {.key = "type",
@@ -435,7 +359,7 @@ static const struct field top_fields[] = {
     {.key = "requests", .parse = parse_u64, .offset = SC(requests), .max = NO_MAX},
     {.key = "rate", .parse = parse_positive, .offset = SC(rate), .max = SCENARIO_MAX_RATE},
     {.key = "seed", .parse = parse_u64, .offset = SC(seed), .max = NO_MAX},
-    {.key = "lock", .parse = parse_object, .sub = &lock_table},
+    {.key = "lock", .parse = parse_lock},
     {.key = "workload", .parse = parse_workload, .required = true},
     {.key = "fencing", .parse = parse_bool, .offset = SC(fencing)},
     {.key = "faults", .parse = parse_faults},
@@ -447,26 +371,6 @@ static const struct table top_table = {top_fields, N_OF(top_fields), NULL};
 int scn_walk_top(struct ctx *c, json_t *root, struct scenario *s)
 {
     return walk_object(c, root, &top_table, s);
-}
-
-/* Replicas are what a failover promotes and WAIT counts. */
-static int redis_after(void *settings, const bool *given, const char **blame, char *why, size_t len)
-{
-    struct redis_spec *r = settings;
-    if (r->sentinels > 0 && !given[0]) /* replicas */
-        r->replicas = 1;
-    if (r->sentinels > 0 && r->replicas == 0) {
-        *blame = "replicas";
-        snprintf(why, len, "0 leaves the sentinels nobody to promote (1 or 2)");
-        return -1;
-    }
-    if (r->wait_replicas > r->replicas) {
-        *blame = "wait_replicas";
-        snprintf(why, len, "%" PRIu32 " is more than the %" PRIu32 " replica%s", r->wait_replicas,
-                 r->replicas, r->replicas == 1 ? "" : "s");
-        return -1;
-    }
-    return 0;
 }
 
 static int lock_after(struct ctx *c, json_t *obj, void *base)
@@ -507,7 +411,6 @@ void scenario_defaults(struct scenario *s)
     s->retry_min_ms = 1;
     s->retry_max_ms = 50;
     s->permits = 1;
-    s->redis.wait_timeout_ms = 1000;
     s->workload = WORKLOAD_FLASH_SALE;
     s->flash_sale = (struct flash_sale_spec){
         .items = 10,
@@ -536,11 +439,20 @@ void scenario_defaults(struct scenario *s)
         .accounts = 10, .balance = 1000, .amount_max = 100, .critical_ms = 1};
     s->read_mostly = (struct read_mostly_spec){.keys = 4, .critical_ms = 5, .write_fraction = 0.05};
     s->pool = (struct pool_spec){.pools = 1, .critical_ms = 10};
-    s->redlock = (struct redlock_spec){.nodes = 5, .node_timeout_ms = 50, .quorum = 0};
-    s->zookeeper = (struct zookeeper_spec){.ensemble = 1, .session_timeout_ms = 0};
-    s->postgres = (struct postgres_spec){.pooler = POOLER_NONE};
-    s->etcd = (struct etcd_spec){.nodes = 1, .recheck = true};
-    s->redisson = (struct redisson_spec){.fair_wait_ms = 300000};
+    for (size_t i = 0; i < lock_family_count(); i++)
+        if (lock_family_at(i)->defaults)
+            lock_family_at(i)->defaults(s->lock_settings[i].bytes);
+}
+
+void *scenario_settings_mut(struct scenario *s, const struct lock_family *f)
+{
+    size_t i = lock_family_index(f);
+    return i < LOCK_FAMILIES_MAX ? s->lock_settings[i].bytes : NULL;
+}
+
+const void *scenario_settings(const struct scenario *s, const struct lock_family *f)
+{
+    return scenario_settings_mut((struct scenario *)s, f);
 }
 
 const char *workload_name(enum workload_kind w)

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "algorithms/lock.h"
+#include "algorithms/lock_family.h"
 #include "sim/faults/fault_spec.h"
 #include "sim/record/figures.h"
 
@@ -93,47 +94,6 @@ struct pool_spec {
     uint32_t critical_ms; /* how long a client uses the connection it took */
 };
 
-/* Per-algorithm settings, used when that algorithm runs. */
-struct redlock_spec {
-    uint32_t nodes;           /* independent Redis masters (default 5) */
-    uint32_t node_timeout_ms; /* one node's answer, small against the ttl (default 50) */
-    uint32_t quorum;          /* votes needed; 0 in the file = nodes/2 + 1 */
-};
-
-/* The redis lock's topology: a master alone, or with replicas (their
- * replication through locklab's proxy) and sentinels that fail over. */
-struct redis_spec {
-    uint32_t replicas;        /* 0..2; 1 when sentinels are asked and this is not */
-    uint32_t sentinels;       /* 0 (none), 1 or 3 */
-    uint32_t wait_replicas;   /* after SET: WAIT this many replicas, else no lock */
-    uint32_t wait_timeout_ms; /* WAIT's timeout */
-};
-
-/* lock.postgres: what stands between the PostgreSQL locks and the server */
-enum postgres_pooler { POOLER_NONE = 0, POOLER_TRANSACTION, POOLER_SESSION };
-struct postgres_spec {
-    uint32_t pooler; /* enum postgres_pooler: with one, the fleet starts pgbouncer in front */
-};
-
-struct zookeeper_spec {
-    uint32_t ensemble;           /* managed servers: 1 (standalone) or 3 */
-    uint32_t session_timeout_ms; /* plays the ttl; 0 in the file = ttl_ms, clamped */
-};
-
-/* etcd's concurrency.Mutex: its cluster, and whether a waiter checks its
- * own key still exists once its predecessors are gone (etcd 3.5's fix for
- * #11456; false plays etcd 3.4, which grants on an expired lease). */
-struct etcd_spec {
-    uint32_t nodes;    /* managed members: 1 or 3 */
-    bool recheck;      /* default true */
-    uint32_t lease_ms; /* resolved: ttl_ms rounded up to whole seconds, at least 2 s */
-};
-
-/* lock.redisson: the Redisson locks' client settings. */
-struct redisson_spec {
-    uint32_t fair_wait_ms; /* RFairLock's threadWaitTime (default 300000, Redisson's 5 min) */
-};
-
 /* Servers the scenario or the command line names instead of managed ones. */
 struct server_list {
     struct lock_endpoint ep[LOCK_ENDPOINT_MAX];
@@ -162,12 +122,10 @@ struct scenario {
     uint32_t retry_min_ms; /* backoff while waiting */
     uint32_t retry_max_ms;
     uint32_t permits; /* a semaphore's permits per key (lock_config.permits); 1 by default */
-    struct redlock_spec redlock;
-    struct zookeeper_spec zookeeper;
-    struct redis_spec redis;
-    struct postgres_spec postgres;
-    struct etcd_spec etcd;
-    struct redisson_spec redisson;
+    /* Each lock family's own settings (lock.redlock, lock.redis, ...), at
+     * its place in the families' registry (algorithms/lock_family.h), read
+     * through scenario_settings. */
+    struct settings_store lock_settings[LOCK_FAMILIES_MAX];
 
     /* External servers, by their kind's index in the fleet's registry
      * (sim/fleet/kinds.c: "servers" in the file, --redis, ...); empty =
@@ -204,6 +162,11 @@ struct scenario {
 
 /* Fill s with every default (see docs/scenario.md). */
 void scenario_defaults(struct scenario *s);
+
+/* A lock family's settings in s, its struct (the family's header names
+ * it); the _mut form for what resolves or sets them. */
+const void *scenario_settings(const struct scenario *s, const struct lock_family *f);
+void *scenario_settings_mut(struct scenario *s, const struct lock_family *f);
 
 /* What the command line puts in place of the file's values: -1 (NULL,
  * 0 for the duration) keeps the file's. Each was checked as it was read

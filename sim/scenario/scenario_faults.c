@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "algorithms/lock.h"
+#include "algorithms/redis.h"
 #include "sim/faults/fault.h"
 #include "sim/fleet/server_kind.h"
 #include "sim/scenario/scenario.h"
@@ -19,13 +20,21 @@
 
 size_t scenario_servers(const struct scenario *s, const struct lock_ops *ops)
 {
-    if (ops->independent_nodes)
-        return s->redlock.nodes;
-    if (ops->session_lease)
-        return s->zookeeper.ensemble;
-    if (strcmp(ops->server, "etcd") == 0)
-        return s->etcd.nodes;
-    return 1 + s->redis.replicas; /* the master, then its replicas */
+    const struct lock_family *f = lock_family_with(ops->family, FAMILY_HOOK(servers));
+    return f ? f->servers(scenario_settings(s, f)) : 1;
+}
+
+/* The family whose servers ops votes across (lock_family.quorum); NULL
+ * when they are one service. */
+static const struct lock_family *voters(const struct lock_ops *ops)
+{
+    return lock_family_with(ops->family, FAMILY_HOOK(quorum));
+}
+
+/* The topology s asks of a lock on one Redis master (lock.redis). */
+static const struct redis_spec *redis_of(const struct scenario *s)
+{
+    return scenario_settings(s, &redis_family);
 }
 
 /* The servers ops runs on: their kind (NULL for one the fleet lacks). */
@@ -65,7 +74,7 @@ static int role_misfit(const struct scenario *s, const struct fault_spec *f,
                  ops->server, k && k->pooler_setting ? " (" : "",
                  k && k->pooler_setting ? k->pooler_setting : "", k && k->pooler_setting ? ")" : "",
                  k && k->pooler ? "" : " (none is run for it)");
-    else if (role != SERVER_ROLE_POOLER && ops->independent_nodes)
+    else if (role != SERVER_ROLE_POOLER && voters(ops))
         snprintf(why, len, "%s's %zu %s nodes are independent: none %s", ops->name, n, ops->server,
                  role == SERVER_ROLE_LEADER ? "leads" : "follows another");
     else if (k == NULL || !(k->roles & SERVER_ROLE_BIT(role)) ||
@@ -121,7 +130,7 @@ static int misfit(const struct scenario *s, const struct fault_spec *f, const st
                  fault_type_name(f->kind), ops->name, kind, kind);
     } else if (node_misfit(s, f, ops, why, len) < 0) {
         /* its target names no server the algorithm uses */
-    } else if (f->pick == PICK_HOLDER_MAJORITY && !ops->independent_nodes) {
+    } else if (f->pick == PICK_HOLDER_MAJORITY && !voters(ops)) {
         snprintf(why, len, "holder-majority needs independent nodes (redlock); %s has one service",
                  ops->name);
     } else if (f->pick == PICK_HOLDER_MAJORITY && f->count > n / 2 + 1) {
@@ -130,10 +139,10 @@ static int misfit(const struct scenario *s, const struct fault_spec *f, const st
                  (unsigned)f->count, n, n / 2 + 1);
     } else {
         const struct fault_kind *k = fault_kind_of(f);
-        return k->misfit
-                   ? k->misfit(&(struct fault_fit){.ops = ops, .promotes = s->redis.sentinels > 0},
-                               f, key, why, len)
-                   : 0;
+        return k->misfit ? k->misfit(&(struct fault_fit){.ops = ops,
+                                                         .promotes = redis_of(s)->sentinels > 0},
+                                     f, key, why, len)
+                         : 0;
     }
     return -1;
 }
@@ -257,7 +266,7 @@ static int network_misfit(const struct scenario *s, const struct fault_spec *f,
     }
     if (f->scope == NET_REPLICATION) {
         /* a kind with a topology of its own (Redis's replicas) replicates */
-        if (s->redis.replicas > 0 && kind_of(ops) && kind_of(ops)->start_topology &&
+        if (redis_of(s)->replicas > 0 && kind_of(ops) && kind_of(ops)->start_topology &&
             scenario_external(s, ops->server)->n == 0)
             return 0;
         snprintf(why, len,

@@ -13,10 +13,18 @@
 #include <string.h>
 
 #include "algorithms/lock.h"
+#include "algorithms/redis.h"
 #include "sim/scenario/scenario.h"
 #include "sim/scenario/scenario_parse.h"
 
 /* x as the file may have written it: an integer when it is whole. */
+/* lock.redis, the topology the checks of the whole weigh against the
+ * lock and the servers named. */
+static const struct redis_spec *redis_of(const struct scenario *s)
+{
+    return scenario_settings(s, &redis_family);
+}
+
 static json_t *number_json(double x)
 {
     return x == (double)(long long)x ? json_integer((json_int_t)x) : json_real(x);
@@ -98,7 +106,8 @@ int workload_lock_mode(enum workload_kind w)
 
 unsigned scenario_lacks(const struct scenario *s, const struct lock_ops *ops)
 {
-    bool topology = s->redis.replicas > 0 || s->redis.sentinels > 0 || scenario_names_finders(s);
+    bool topology =
+        redis_of(s)->replicas > 0 || redis_of(s)->sentinels > 0 || scenario_names_finders(s);
     return (s->fencing && !ops->gives_token ? LACKS_TOKEN : 0u) |
            (s->watchdog && !ops->renew ? LACKS_RENEW : 0u) |
            (ops->optimistic && workload_needs_exclusion(s->workload) ? LACKS_EXCLUSION : 0u) |
@@ -182,15 +191,16 @@ static int finish_checks(struct ctx *c, const struct scenario *s)
                         "own servers",
                         ops->name);
     }
-    if (scenario_finders(s, ops)->n > 0 && (s->redis.sentinels > 0 || s->redis.replicas > 0 ||
-                                            scenario_external(s, ops->server)->n > 0)) {
+    if (scenario_finders(s, ops)->n > 0 &&
+        (redis_of(s)->sentinels > 0 || redis_of(s)->replicas > 0 ||
+         scenario_external(s, ops->server)->n > 0)) {
         scn_push_key(c, "servers");
         scn_push_key(c, "sentinel");
         return scn_fail(
             c, "external sentinels (--sentinel, servers.sentinel) name the master: leave out "
                "lock.redis.replicas, lock.redis.sentinels and servers.redis");
     }
-    if (s->redis.sentinels > 0 && scenario_external(s, ops->server)->n > 0) {
+    if (redis_of(s)->sentinels > 0 && scenario_external(s, ops->server)->n > 0) {
         scn_push_key(c, "lock");
         scn_push_key(c, "redis");
         scn_push_key(c, "sentinels");
@@ -201,14 +211,6 @@ static int finish_checks(struct ctx *c, const struct scenario *s)
         scn_push_key(c, "fencing");
         return scn_fail_if_file(c, json_true(), "algorithm \"%s\" gives no fencing tokens",
                                 ops->name);
-    }
-    if (s->redlock.quorum > s->redlock.nodes) {
-        scn_push_key(c, "lock");
-        scn_push_key(c, "redlock");
-        scn_push_key(c, "quorum");
-        return scn_fail_if_file(c, json_integer(s->redlock.quorum),
-                                "%" PRIu32 " votes cannot be had from %" PRIu32 " nodes",
-                                s->redlock.quorum, s->redlock.nodes);
     }
     if (s->workload == WORKLOAD_SCHEDULED_TASKS && s->rate > 0) {
         scn_push_key(c, "rate");

@@ -8,7 +8,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "algorithms/etcd.h"
+#include "algorithms/redis.h"
+#include "algorithms/redisson.h"
+#include "algorithms/redlock.h"
+#include "algorithms/zookeeper_settings.h"
 #include "sim/scenario/scenario.h"
+
+/* A lock family's settings in the scenario at sp, as its struct. */
+#define SETTINGS_OF(sp, fam, type) ((const struct type *)scenario_settings((sp), &fam##_family))
 
 /* The workload key of a case that is about something else. */
 #define WL "'workload': {'type': 'flash_sale'}"

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "sim/fleet/server_kind.h"
+#include "tests/lib/lock_settings.h"
 
 #define RAW_SESSION  10000
 #define RAW_LIMIT_MS 30000 /* the longest the observer drives for one answer */
@@ -178,7 +179,7 @@ int group_start(struct group *g, int session_ms)
     g->cfg.endpoints[0].port = g->cluster.srv[0].port;
     g->cfg.n_endpoints = 1;
     g->cfg.connect_timeout_ms = 5000;
-    g->cfg.session_timeout_ms = session_ms;
+    CFG_SETTINGS(g->cfg, zookeeper, zookeeper_spec)->session_timeout_ms = session_ms;
     g->cfg.want_token = true;
     g->raw = raw_open(g->cluster.srv[0].port);
     if (g->raw == NULL) {

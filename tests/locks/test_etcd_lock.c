@@ -51,6 +51,7 @@
 #include "sim/fleet/etcd_server.h"
 #include "sim/fleet/server_kind.h"
 #include "sim/proxy/proxy.h"
+#include "tests/lib/lock_settings.h"
 
 #define LONG_TTL_MS 30000
 #define SETTLE_MS   400 /* long enough for a wrongly woken waiter to have been granted */
@@ -79,9 +80,9 @@ static int setup(void **state)
     cfg.retry_min_ms = 1;
     cfg.retry_max_ms = 50;
     cfg.want_token = true;
-    cfg.etcd_recheck = true;
+    CFG_SETTINGS(cfg, etcd, etcd_spec)->recheck = true;
     cfg_norecheck = cfg;
-    cfg_norecheck.etcd_recheck = false;
+    CFG_SETTINGS(cfg_norecheck, etcd, etcd_spec)->recheck = false;
     return 0;
 }
 

@@ -32,6 +32,7 @@
 #include "sim/fleet/cluster.h"
 #include "sim/fleet/server_kind.h"
 #include "tests/lib/lock_config.h"
+#include "tests/lib/lock_settings.h"
 
 #define LEASE_MS    30000
 #define FAIR_WAIT   1500 /* lock.redisson.fair_wait_ms in these tests */
@@ -472,7 +473,7 @@ static int setup(void **state)
         return -1;
     }
     lock_config_one(&cfg, cluster.srv[0].port);
-    cfg.fair_wait_ms = FAIR_WAIT;
+    CFG_SETTINGS(cfg, redisson, redisson_spec)->fair_wait_ms = FAIR_WAIT;
     signal(SIGPIPE, SIG_IGN);
     return 0;
 }

@@ -36,6 +36,7 @@
 #include "sim/fleet/cluster.h"
 #include "sim/fleet/server_kind.h"
 #include "tests/lib/lock_config.h"
+#include "tests/lib/lock_settings.h"
 
 static struct cluster cluster;
 static struct lock_config cfg;
@@ -582,8 +583,8 @@ static void wait_short_of_replicas_undoes_the_grant(void **state)
 {
     (void)state;
     struct lock_config wcfg = cfg;
-    wcfg.wait_replicas = 1;
-    wcfg.wait_timeout_ms = 100;
+    CFG_SETTINGS(wcfg, redis, redis_spec)->wait_replicas = 1;
+    CFG_SETTINGS(wcfg, redis, redis_spec)->wait_timeout_ms = 100;
     const char *algos[2] = {"redisson", "redisson-fenced"};
     for (int i = 0; i < 2; i++) {
         struct lock_client a, b;

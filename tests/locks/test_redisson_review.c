@@ -33,6 +33,7 @@
 #include "sim/fleet/sentinel_server.h"
 #include "sim/fleet/server_kind.h"
 #include "tests/lib/lock_config.h"
+#include "tests/lib/lock_settings.h"
 
 #define LEASE_MS 30000
 
@@ -285,8 +286,8 @@ static void wait_unsent_after_a_won_try_is_unknown(void **state)
 {
     (void)state;
     struct lock_config wcfg = cfg;
-    wcfg.wait_replicas = 1;
-    wcfg.wait_timeout_ms = 100;
+    CFG_SETTINGS(wcfg, redis, redis_spec)->wait_replicas = 1;
+    CFG_SETTINGS(wcfg, redis, redis_spec)->wait_timeout_ms = 100;
     static const char *const algos[] = {"redisson", "redisson-fenced", "redisson-fair"};
     for (size_t i = 0; i < sizeof(algos) / sizeof(algos[0]); i++) {
         char key[64];
@@ -324,7 +325,7 @@ static int setup(void **state)
         return -1;
     }
     lock_config_one(&cfg, cluster.srv[0].port);
-    cfg.fair_wait_ms = 5000;
+    CFG_SETTINGS(cfg, redisson, redisson_spec)->fair_wait_ms = 5000;
     signal(SIGPIPE, SIG_IGN); /* as the engine does */
     view = redisConnect("127.0.0.1", cluster.srv[0].port);
     if (view == NULL || view->err) {

@@ -29,6 +29,7 @@
 #include "algorithms/lock.h"
 #include "sim/fleet/cluster.h"
 #include "sim/fleet/server_kind.h"
+#include "tests/lib/lock_settings.h"
 
 static struct cluster cluster;
 static struct lock_config cfg;
@@ -439,11 +440,11 @@ static int setup(void **state)
     cfg.n_endpoints = 5;
     cfg.connect_timeout_ms = 1000;
     cfg.io_timeout_ms = 1000;
-    cfg.node_timeout_ms = 50;
+    CFG_SETTINGS(cfg, redlock, redlock_spec)->node_timeout_ms = 50;
     cfg.retry_min_ms = 1;
     cfg.retry_max_ms = 20;
     patient = cfg;
-    patient.node_timeout_ms = 250;
+    CFG_SETTINGS(patient, redlock, redlock_spec)->node_timeout_ms = 250;
     signal(SIGPIPE, SIG_IGN); /* as the engine does: a write into a killed node must not kill us */
     return 0;
 }

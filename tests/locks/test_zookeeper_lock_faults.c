@@ -34,6 +34,7 @@
 
 #include "algorithms/lock.h"
 #include "algorithms/zookeeper.h"
+#include "tests/lib/lock_settings.h"
 #include "tests/lib/zk_group.h"
 
 static struct group fault_group;
@@ -259,7 +260,7 @@ static void zk_connection_loss_while_holding_is_lost(void **state)
     (void)state;
     struct group *G = &fault_group;
     struct lock_config longer = G->cfg;
-    longer.session_timeout_ms = LONG_SESSION_MS;
+    CFG_SETTINGS(longer, zookeeper, zookeeper_spec)->session_timeout_ms = LONG_SESSION_MS;
     struct lock_client a, b;
     client_open(&a, &longer, "owner-a");
     client_open(&b, &longer, "owner-b");

@@ -32,6 +32,7 @@
 #include "algorithms/lock.h"
 #include "algorithms/zookeeper.h"
 #include "sim/fleet/zookeeper_server.h"
+#include "tests/lib/lock_settings.h"
 #include "tests/lib/zk_group.h"
 
 /* The main group's session: its tests are not about sessions, and the C
@@ -280,7 +281,7 @@ static void zk_fair_queue_without_herd(void **state)
      * loaded host (ctest -j2 beside JVMs) once lost one to a late
      * heartbeat, and a waiter's acquire came back LOCK_ERR. */
     struct lock_config longer = G->cfg;
-    longer.session_timeout_ms = LONG_SESSION_MS;
+    CFG_SETTINGS(longer, zookeeper, zookeeper_spec)->session_timeout_ms = LONG_SESSION_MS;
     char key[64];
     new_key(key, sizeof(key));
     struct lock_client h;
@@ -382,7 +383,7 @@ static void zk_crash_leaves_node_until_session_expires(void **state)
     (void)state;
     struct group *G = &main_group;
     struct lock_config brief = G->cfg; /* the crashed client's session ends soon */
-    brief.session_timeout_ms = SESSION_MS;
+    CFG_SETTINGS(brief, zookeeper, zookeeper_spec)->session_timeout_ms = SESSION_MS;
     struct lock_client a, b;
     client_open(&a, &brief, "owner-a");
     client_open(&b, &G->cfg, "owner-b");

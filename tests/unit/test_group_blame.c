@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "algorithms/etcd.h"
+#include "algorithms/zookeeper_settings.h"
 #include "reports/violation_groups.h"
 #include "sim/check/check_pass.h"
 #include "sim/check/groups.h"
@@ -346,7 +348,7 @@ static void test_lease_not_ttl(void **state)
 {
     (void)state;
     struct scenario etcd = {.ttl_ms = 1500};
-    etcd.etcd.lease_ms = 2000;
+    ((struct etcd_spec *)scenario_settings_mut(&etcd, &etcd_family))->lease_ms = 2000;
     struct history h;
     outlived_history(&h, "etcd", 2000);
     /* it was: "... its lease (ttl 2000 ms) ran out at 2.100 s, ..." */
@@ -361,7 +363,8 @@ static void test_lease_not_ttl(void **state)
     history_free(&h);
 
     struct scenario zk = {.ttl_ms = 600};
-    zk.zookeeper.session_timeout_ms = 1000;
+    ((struct zookeeper_spec *)scenario_settings_mut(&zk, &zookeeper_family))->session_timeout_ms =
+        1000;
     outlived_history(&h, "zookeeper", 1000);
     assert_cause(&h, &zk,
                  "client 1 held the lock 0.100 .. 3.000 s; its session (timeout 1000 ms) ran out "

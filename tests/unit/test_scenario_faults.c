@@ -250,9 +250,10 @@ static void test_redis_topology(void **state)
 {
     struct scenario s;
     load_ok(state, "{'lock': {'redis': {'sentinels': 1}}, " WL "}", &s);
-    assert_int_equal(s.redis.sentinels, 1);
-    assert_int_equal(s.redis.replicas, 1); /* a sentinel needs someone to promote */
-    assert_int_equal(s.redis.wait_timeout_ms, 1000);
+    assert_int_equal(SETTINGS_OF(&s, redis, redis_spec)->sentinels, 1);
+    assert_int_equal(SETTINGS_OF(&s, redis, redis_spec)->replicas,
+                     1); /* a sentinel needs someone to promote */
+    assert_int_equal(SETTINGS_OF(&s, redis, redis_spec)->wait_timeout_ms, 1000);
     load_ok(state,
             "{'lock': {'redis': {'sentinels': 3, 'replicas': 2, 'wait_replicas': 2}}, 'faults': "
             "[{'at_ms': 0, 'type': 'timeout', 'target': 'replication'}, {'at_ms': 5, 'type': "

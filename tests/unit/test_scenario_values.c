@@ -192,11 +192,11 @@ static void test_new_workloads_and_settings(void **state)
     assert_int_equal(s.scheduled_tasks.run_ms, 100);
     assert_int_equal(s.scheduled_tasks.jitter_ms, 30);
     assert_int_equal(s.scheduled_tasks.hold_min_ms, 200);
-    assert_int_equal(s.redlock.nodes, 7);
-    assert_int_equal(s.redlock.node_timeout_ms, 20);
-    assert_int_equal(s.redlock.quorum, 5);
-    assert_int_equal(s.zookeeper.ensemble, 3);
-    assert_int_equal(s.zookeeper.session_timeout_ms, 4000);
+    assert_int_equal(SETTINGS_OF(&s, redlock, redlock_spec)->nodes, 7);
+    assert_int_equal(SETTINGS_OF(&s, redlock, redlock_spec)->node_timeout_ms, 20);
+    assert_int_equal(SETTINGS_OF(&s, redlock, redlock_spec)->quorum, 5);
+    assert_int_equal(SETTINGS_OF(&s, zookeeper, zookeeper_spec)->ensemble, 3);
+    assert_int_equal(SETTINGS_OF(&s, zookeeper, zookeeper_spec)->session_timeout_ms, 4000);
     assert_int_equal((*scenario_external(&s, "redis")).n, 2);
     assert_string_equal((*scenario_external(&s, "redis")).ep[1].host, "db.example");
     assert_int_equal((*scenario_external(&s, "redis")).ep[1].port, 7002);
@@ -259,9 +259,9 @@ static void test_new_workloads_and_settings(void **state)
             " 'load_ms': 20, 'read_ms': 0}}",
             &s);
     /* defaults */
-    assert_int_equal(s.redlock.nodes, 5);
-    assert_int_equal(s.redlock.node_timeout_ms, 50);
-    assert_int_equal(s.zookeeper.ensemble, 1);
+    assert_int_equal(SETTINGS_OF(&s, redlock, redlock_spec)->nodes, 5);
+    assert_int_equal(SETTINGS_OF(&s, redlock, redlock_spec)->node_timeout_ms, 50);
+    assert_int_equal(SETTINGS_OF(&s, zookeeper, zookeeper_spec)->ensemble, 1);
     assert_int_equal((*scenario_external(&s, "redis")).n, 0);
 }
 
@@ -298,19 +298,40 @@ static void test_new_keys_errors(void **state)
     CHECK_LOAD(unknown);
 }
 
+/* Every lock's family, and the family it leans on, has its place in the
+ * registry (where a scenario keeps its settings) and its line, once each,
+ * and fits the room a scenario keeps for it. */
+static void test_lock_families(void **state)
+{
+    (void)state;
+    assert_true(lock_family_count() <= LOCK_FAMILIES_MAX);
+    for (size_t i = 0; i < lock_count(); i++)
+        for (const struct lock_family *f = lock_at(i)->family; f; f = f->base)
+            assert_true(lock_family_index(f) < lock_family_count());
+    for (size_t i = 0; i < lock_family_count(); i++) {
+        const struct lock_family *f = lock_family_at(i);
+        size_t lines = 0;
+        assert_int_equal(lock_family_index(f), i);
+        assert_true(f->size <= SETTINGS_BYTES_MAX && f->table && f->table->n > 0);
+        for (size_t j = 0; j < lock_family_count(); j++)
+            lines += lock_family_line_at(j) == f;
+        assert_int_equal(lines, 1);
+    }
+}
+
 /* lock.redisson.fair_wait_ms: RFairLock's threadWaitTime, Redisson's
  * 5 min unless the file says. */
 static void test_redisson_settings(void **state)
 {
     struct scenario s;
     load_ok(state, "{'lock': {'algorithm': 'redisson-fair'}, " WL "}", &s);
-    assert_int_equal(s.redisson.fair_wait_ms, 300000);
+    assert_int_equal(SETTINGS_OF(&s, redisson, redisson_spec)->fair_wait_ms, 300000);
     load_ok(state,
             "{'lock': {'algorithm': 'redisson-fair', 'redisson': {'fair_wait_ms': 1500}}, " WL "}",
             &s);
-    assert_int_equal(s.redisson.fair_wait_ms, 1500);
+    assert_int_equal(SETTINGS_OF(&s, redisson, redisson_spec)->fair_wait_ms, 1500);
     load_ok(state, "{'lock': {'redisson': {'fair_wait_ms': 3600000}}, " WL "}", &s);
-    assert_int_equal(s.redisson.fair_wait_ms, 3600000);
+    assert_int_equal(SETTINGS_OF(&s, redisson, redisson_spec)->fair_wait_ms, 3600000);
 
     static const struct bad_case cases[] = {
         {"{'lock': {'redisson': {'fair_wait_ms': 0}}, " WL "}",
@@ -526,6 +547,7 @@ int main(void)
         cmocka_unit_test(test_expect_met),
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_fault_numbers),
+        cmocka_unit_test(test_lock_families),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -88,7 +88,7 @@ static void test_resolved_defaults(void **state)
                "{'lock': {'algorithm': 'zookeeper', 'ttl_ms': 300, 'renew_ms': 50}, " WL "}", true,
                path, sizeof(path));
     assert_int_equal(scenario_load(path, &s, err), 0);
-    assert_int_equal(s.zookeeper.session_timeout_ms, 1000);
+    assert_int_equal(SETTINGS_OF(&s, zookeeper, zookeeper_spec)->session_timeout_ms, 1000);
     assert_int_equal(s.renew_ms, 0);
     assert_int_equal(s.n_resolved, 1); /* renew_ms is unused with the watchdog off: 0 */
     assert_string_equal(s.resolved[0],
@@ -100,7 +100,7 @@ static void test_resolved_defaults(void **state)
                path, sizeof(path));
     assert_int_equal(scenario_load(path, &s, err), 0);
     assert_int_equal(s.renew_ms, 300);
-    assert_int_equal(s.redlock.quorum, 3);
+    assert_int_equal(SETTINGS_OF(&s, redlock, redlock_spec)->quorum, 3);
     assert_int_equal(s.n_resolved, 2);
     assert_string_equal(s.resolved[0],
                         "lock.renew_ms: 300 = ttl_ms / 3 (Redisson's watchdog period)");
@@ -113,7 +113,7 @@ static void test_resolved_defaults(void **state)
                true, path, sizeof(path));
     assert_int_equal(scenario_load(path, &s, err), 0);
     assert_int_equal(s.renew_ms, 7);
-    assert_int_equal(s.redlock.quorum, 4);
+    assert_int_equal(SETTINGS_OF(&s, redlock, redlock_spec)->quorum, 4);
     assert_int_equal(s.n_resolved, 0);
 
     /* read_mostly's readers take the mode the lock grants them */
@@ -147,10 +147,10 @@ static void test_resolved_etcd_lease(void **state)
     write_json(e, "t.json", "{'lock': {'algorithm': 'etcd', 'ttl_ms': 500}, " WL "}", true, path,
                sizeof(path));
     assert_int_equal(scenario_load(path, &s, err), 0);
-    assert_int_equal(s.etcd.lease_ms, 1000);
+    assert_int_equal(SETTINGS_OF(&s, etcd, etcd_spec)->lease_ms, 1000);
     assert_int_equal(scenario_lease_ms(&s, etcd), 1000);
-    assert_int_equal(s.etcd.nodes, 1);
-    assert_true(s.etcd.recheck);
+    assert_int_equal(SETTINGS_OF(&s, etcd, etcd_spec)->nodes, 1);
+    assert_true(SETTINGS_OF(&s, etcd, etcd_spec)->recheck);
     assert_int_equal(s.n_resolved, 2);
     assert_string_equal(s.resolved[0],
                         "etcd lease: 1 s, ttl_ms 500 raised to the shortest granted (the managed "
@@ -173,9 +173,9 @@ static void test_resolved_etcd_lease(void **state)
                " 'etcd': {'nodes': 3, 'recheck': false}}, " WL "}",
                true, path, sizeof(path));
     assert_int_equal(scenario_load(path, &s, err), 0);
-    assert_int_equal(s.etcd.lease_ms, 3000);
-    assert_int_equal(s.etcd.nodes, 3);
-    assert_false(s.etcd.recheck);
+    assert_int_equal(SETTINGS_OF(&s, etcd, etcd_spec)->lease_ms, 3000);
+    assert_int_equal(SETTINGS_OF(&s, etcd, etcd_spec)->nodes, 3);
+    assert_false(SETTINGS_OF(&s, etcd, etcd_spec)->recheck);
     assert_int_equal(s.n_resolved, 2);
     assert_string_equal(s.resolved[0],
                         "etcd lease: 3 s = ttl_ms 2500 rounded up to whole seconds (the managed "
@@ -185,7 +185,7 @@ static void test_resolved_etcd_lease(void **state)
     write_json(e, "t.json", "{'lock': {'algorithm': 'etcd', 'ttl_ms': 4000}, " WL "}", true, path,
                sizeof(path));
     assert_int_equal(scenario_load(path, &s, err), 0);
-    assert_int_equal(s.etcd.lease_ms, 4000);
+    assert_int_equal(SETTINGS_OF(&s, etcd, etcd_spec)->lease_ms, 4000);
     assert_int_equal(s.n_resolved, 2); /* the lease, and the keep-alive's period */
     assert_int_equal(s.renew_ms, 1333);
 
@@ -195,7 +195,7 @@ static void test_resolved_etcd_lease(void **state)
                " 'servers': {'etcd': ['127.0.0.1:2379']}, " WL "}",
                true, path, sizeof(path));
     assert_int_equal(scenario_load(path, &s, err), 0);
-    assert_int_equal(s.etcd.lease_ms, 2000);
+    assert_int_equal(SETTINGS_OF(&s, etcd, etcd_spec)->lease_ms, 2000);
     assert_int_equal(scenario_lease_ms(&s, etcd), 2000);
     assert_string_equal(s.resolved[0],
                         "etcd lease: 2 s, ttl_ms 1000 raised to the shortest granted (an external "
