@@ -126,6 +126,10 @@ int parse_expect(struct ctx *c, json_t *v, const struct field *f, void *base);
 int parse_settings(struct ctx *c, json_t *v, const struct field *f, void *base);
 /* The same of an object already known to be one, into settings. */
 int walk_settings(struct ctx *c, json_t *obj, const struct setting_table *t, void *settings);
+/* The same after lead, a key of the object read before its keys (NULL:
+ * none): a workload's "type", which chose the table. */
+int walk_settings_after(struct ctx *c, json_t *obj, const struct field *lead,
+                        const struct setting_table *t, void *settings);
 /* The characters of a scenario's name. */
 extern const char name_chars[];
 
