@@ -8,15 +8,16 @@
 #include "sim/cli/cli.h"
 #include "sim/faults/fault.h"
 #include "sim/fleet/server_kind.h"
+#include "sim/workloads/workload.h"
 
 static const char *algorithm_at(size_t i)
 {
     return lock_at(i)->name;
 }
 
-static const char *workload_at(size_t i)
+static const char *workload_name_at(size_t i)
 {
-    return workload_name((enum workload_kind)i);
+    return workload_at(i)->name;
 }
 
 static const char *fault_at(size_t i)
@@ -31,8 +32,8 @@ static const char *server_at(size_t i)
 
 /* scenarios: the shipped files, read from their folder (no registry) */
 static const struct cli_kind kinds[] = {
-    {"algorithms", lock_count, algorithm_at},   {"scenarios", NULL, NULL},
-    {"workloads", workload_count, workload_at}, {"faults", fault_kind_count, fault_at},
+    {"algorithms", lock_count, algorithm_at},        {"scenarios", NULL, NULL},
+    {"workloads", workload_count, workload_name_at}, {"faults", fault_kind_count, fault_at},
     {"servers", server_kind_count, server_at},
 };
 

@@ -20,9 +20,41 @@
 #include "sim/engine/resource.h"
 #include "sim/workloads/workload.h"
 
+struct bank_transfer_keys {
+    uint32_t accounts;    /* one lock key each; a transfer locks two */
+    int64_t balance;      /* every account's at the start */
+    uint32_t amount_max;  /* a transfer moves 1..amount_max */
+    uint32_t critical_ms; /* hold between reading the balances and writing them */
+};
+
+#define BT(m) offsetof(struct bank_transfer_keys, m)
+static const struct setting_key bank_keys[] = {
+    {.key = "accounts", .type = SETTING_U32, .offset = BT(accounts), .min = 2, .max = 100000},
+    {.key = "balance", .type = SETTING_I64, .offset = BT(balance), .max = 1000000000000LL},
+    {.key = "amount_max",
+     .type = SETTING_U32,
+     .offset = BT(amount_max),
+     .min = 1,
+     .max = 1000000000},
+    {.key = "critical_ms", .type = SETTING_U32, .offset = BT(critical_ms), .max = 600000},
+};
+
+static const struct bank_transfer_keys bank_defaults = {
+    .accounts = 10, .balance = 1000, .amount_max = 100, .critical_ms = 1};
+
+static void bank_describe(const struct scenario *s, const void *settings, char *buf, size_t len)
+{
+    const struct bank_transfer_keys *b = settings;
+    (void)s;
+    snprintf(buf, len,
+             "bank_transfer accounts=%" PRIu32 " balance=%" PRId64 " amount_max=%" PRIu32
+             " critical=%" PRIu32 "ms",
+             b->accounts, b->balance, b->amount_max, b->critical_ms);
+}
+
 static int bank_init(struct workload *w)
 {
-    const struct bank_transfer_spec *b = &w->scn->bank_transfer;
+    const struct bank_transfer_keys *b = scenario_workload(w->scn);
     w->res = resource_new(b->accounts, b->balance, w->scn->fencing);
     if (w->res == NULL || workload_alloc_keys(w, b->accounts) < 0)
         return -1;
@@ -50,7 +82,7 @@ static void unlock_both(struct client *cl, enum section_effect from, enum sectio
 /* One transfer of amount from account a to account b (a != b). */
 static bool transfer(struct workload *w, struct client *cl, uint32_t a, uint32_t b, int64_t amount)
 {
-    const struct bank_transfer_spec *spec = &w->scn->bank_transfer;
+    const struct bank_transfer_keys *spec = scenario_workload(w->scn);
     uint32_t keys[2] = {a < b ? a : b, a < b ? b : a};
     if (!client_lock_all(cl, keys, 2, LOCK_MODE_EXCLUSIVE))
         return false;
@@ -85,7 +117,7 @@ static bool transfer(struct workload *w, struct client *cl, uint32_t a, uint32_t
 
 static bool bank_step(struct workload *w, struct client *cl)
 {
-    const struct bank_transfer_spec *b = &w->scn->bank_transfer;
+    const struct bank_transfer_keys *b = scenario_workload(w->scn);
     uint32_t from = (uint32_t)client_random(cl, b->accounts);
     uint32_t to = (uint32_t)client_random(cl, b->accounts - 1);
     to += to >= from; /* any account but from */
@@ -95,7 +127,7 @@ static bool bank_step(struct workload *w, struct client *cl)
 
 static size_t bank_invariants(const struct workload *w, struct invariant *out, size_t max)
 {
-    const struct bank_transfer_spec *b = &w->scn->bank_transfer;
+    const struct bank_transfer_keys *b = scenario_workload(w->scn);
     int64_t total = 0, negative = 0, lowest = 0;
     for (size_t i = 0; i < w->n_keys; i++) {
         int64_t v = resource_value(w->res, (uint32_t)i);
@@ -124,6 +156,11 @@ static size_t bank_invariants(const struct workload *w, struct invariant *out, s
 const struct workload_ops bank_transfer_ops = {
     .name = "bank_transfer",
     .summary = "transfers under both accounts' locks, all or none: the total never changes",
+    WORKLOAD_KEYS(bank_keys, bank_defaults),
+    .hold_key = "critical_ms",
+    .needs_exclusion = "a transfer's debit and credit, written as one",
+    .lock_mode = LOCK_MODE_EXCLUSIVE,
+    .describe = bank_describe,
     .init = bank_init,
     .free = bank_free,
     .step = bank_step,

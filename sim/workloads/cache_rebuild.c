@@ -26,6 +26,43 @@
 #include "sim/record/clock.h"
 #include "sim/workloads/workload.h"
 
+struct cache_rebuild_keys {
+    uint32_t keys;      /* hot cache keys, one rebuild lock each */
+    uint32_t period_ms; /* every key expires at each multiple of this: one epoch */
+    uint32_t load_ms;   /* the slow database load the lock protects */
+    uint32_t read_ms;   /* a reader's think time between two reads */
+};
+
+#define CR(m) offsetof(struct cache_rebuild_keys, m)
+static const struct setting_key cache_keys[] = {
+    {.key = "keys", .type = SETTING_U32, .offset = CR(keys), .min = 1, .max = 100000},
+    {.key = "period_ms",
+     .type = SETTING_U32,
+     .offset = CR(period_ms),
+     .min = 10,
+     .max = SCENARIO_MS_MAX},
+    {.key = "load_ms", .type = SETTING_U32, .offset = CR(load_ms), .max = 600000},
+    {.key = "read_ms", .type = SETTING_U32, .offset = CR(read_ms), .max = 600000},
+};
+
+static const struct cache_rebuild_keys cache_defaults = {
+    .keys = 4, .period_ms = 1000, .load_ms = 50, .read_ms = 5};
+
+static const struct cache_rebuild_keys *settings_of(const struct workload *w)
+{
+    return scenario_workload(w->scn);
+}
+
+static void cache_describe(const struct scenario *s, const void *settings, char *buf, size_t len)
+{
+    const struct cache_rebuild_keys *c = settings;
+    (void)s;
+    snprintf(buf, len,
+             "cache_rebuild keys=%" PRIu32 " period=%" PRIu32 "ms load=%" PRIu32 "ms read=%" PRIu32
+             "ms",
+             c->keys, c->period_ms, c->load_ms, c->read_ms);
+}
+
 #define NS_PER_MS 1000000ULL
 
 /* A load in an epoch past the counters' end: rare (a step that outlived
@@ -47,7 +84,7 @@ struct cache_state {
 
 static int cache_init(struct workload *w)
 {
-    const struct cache_rebuild_spec *cs = &w->scn->cache_rebuild;
+    const struct cache_rebuild_keys *cs = settings_of(w);
     struct cache_state *st = calloc(1, sizeof(*st));
     if (st == NULL)
         return -1;
@@ -114,13 +151,12 @@ static void count_load(struct cache_state *st, uint32_t key, int64_t epoch)
 
 static int64_t epoch_now(const struct workload *w, const struct client *cl)
 {
-    return (int64_t)((clock_mono_ns() - cl->run->t0_ns) /
-                     (w->scn->cache_rebuild.period_ms * NS_PER_MS));
+    return (int64_t)((clock_mono_ns() - cl->run->t0_ns) / (settings_of(w)->period_ms * NS_PER_MS));
 }
 
 static void think(const struct workload *w, struct client *cl)
 {
-    uint32_t ms = w->scn->cache_rebuild.read_ms;
+    uint32_t ms = settings_of(w)->read_ms;
     if (ms)
         client_idle_until(cl, clock_mono_ns() + ms * NS_PER_MS);
 }
@@ -141,7 +177,7 @@ static void rebuild(struct workload *w, struct client *cl, uint32_t key)
         client_unlock(cl, EFFECT_NONE);
         return;
     }
-    if (!client_hold(cl, w->scn->cache_rebuild.load_ms))
+    if (!client_hold(cl, settings_of(w)->load_ms))
         return; /* crashed while loading: the section ended with it */
     count_load(st, key, epoch);
     enum resource_rc rc = resource_write(w->res, key, token, epoch);
@@ -222,6 +258,11 @@ static size_t cache_invariants(const struct workload *w, struct invariant *out, 
 const struct workload_ops cache_rebuild_ops = {
     .name = "cache_rebuild",
     .summary = "expiring cache keys rebuilt once per expiry: no stampede",
+    WORKLOAD_KEYS(cache_keys, cache_defaults),
+    .hold_key = "load_ms",
+    .needs_exclusion = "a database load",
+    .lock_mode = LOCK_MODE_EXCLUSIVE,
+    .describe = cache_describe,
     .init = cache_init,
     .free = cache_free,
     .step = cache_step,

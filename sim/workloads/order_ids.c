@@ -21,6 +21,38 @@
 #include "sim/engine/resource.h"
 #include "sim/workloads/workload.h"
 
+struct order_ids_keys {
+    uint32_t sequences;   /* independent id sequences, one lock key each */
+    uint32_t critical_ms; /* hold between reading the last id and writing the next */
+};
+
+static const struct setting_key order_keys[] = {
+    {.key = "sequences",
+     .type = SETTING_U32,
+     .offset = offsetof(struct order_ids_keys, sequences),
+     .min = 1,
+     .max = 1000},
+    {.key = "critical_ms",
+     .type = SETTING_U32,
+     .offset = offsetof(struct order_ids_keys, critical_ms),
+     .max = 600000},
+};
+
+static const struct order_ids_keys order_defaults = {.sequences = 1, .critical_ms = 1};
+
+static const struct order_ids_keys *settings_of(const struct workload *w)
+{
+    return scenario_workload(w->scn);
+}
+
+static void order_describe(const struct scenario *s, const void *settings, char *buf, size_t len)
+{
+    const struct order_ids_keys *o = settings;
+    (void)s;
+    snprintf(buf, len, "order_ids sequences=%" PRIu32 " critical=%" PRIu32 "ms", o->sequences,
+             o->critical_ms);
+}
+
 /* An issued id with its sequence in the top bits: sequences are at most
  * 1000 (the scenario's bound), ids stay far below 2^48. */
 #define SEQ_SHIFT 48
@@ -39,7 +71,7 @@ struct order_state {
 
 static int order_init(struct workload *w)
 {
-    const struct order_ids_spec *o = &w->scn->order_ids;
+    const struct order_ids_keys *o = settings_of(w);
     struct order_state *st = calloc(1, sizeof(*st));
     if (st == NULL)
         return -1;
@@ -96,7 +128,7 @@ static enum attempt order_try(struct workload *w, struct client *cl, uint32_t se
         client_unlock(cl, EFFECT_FENCED);
         return ATTEMPT_REFUSED;
     }
-    if (!client_hold(cl, w->scn->order_ids.critical_ms))
+    if (!client_hold(cl, settings_of(w)->critical_ms))
         return ATTEMPT_DONE; /* crashed inside: no id handed out */
     enum section_effect effect = EFFECT_FENCED;
     if (!client_commit(cl)) {
@@ -113,7 +145,7 @@ static enum attempt order_try(struct workload *w, struct client *cl, uint32_t se
 
 static bool order_step(struct workload *w, struct client *cl)
 {
-    uint32_t seq = (uint32_t)client_random(cl, w->scn->order_ids.sequences);
+    uint32_t seq = (uint32_t)client_random(cl, settings_of(w)->sequences);
     return workload_attempts(w, cl, seq, order_try);
 }
 
@@ -233,6 +265,10 @@ static size_t order_invariants(const struct workload *w, struct invariant *out, 
 const struct workload_ops order_ids_ops = {
     .name = "order_ids",
     .summary = "order ids handed out from a last-id counter: none twice, none skipped",
+    WORKLOAD_KEYS(order_keys, order_defaults),
+    .hold_key = "critical_ms",
+    .lock_mode = LOCK_MODE_EXCLUSIVE,
+    .describe = order_describe,
     .init = order_init,
     .free = order_free,
     .step = order_step,

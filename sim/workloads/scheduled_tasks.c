@@ -44,6 +44,111 @@
 #include "sim/record/histogram.h"
 #include "sim/workloads/workload.h"
 
+struct scheduled_tasks_keys {
+    uint32_t tasks;     /* distinct tasks; every client is one instance running all */
+    uint32_t period_ms; /* each task fires once per period on every instance */
+    uint32_t run_ms;    /* how long one run of a task takes */
+    uint32_t jitter_ms; /* an instance fires up to this late (skew, scheduling) */
+    /* ShedLock's lockAtLeastFor: the winner keeps the lock this long from
+     * when it took it, so a late instance cannot run the period again;
+     * 0 = to the end of the task's period (its next firing), the default. */
+    uint32_t hold_min_ms;
+};
+
+#define ST(m) offsetof(struct scheduled_tasks_keys, m)
+static const struct setting_key tasks_keys[] = {
+    {.key = "tasks", .type = SETTING_U32, .offset = ST(tasks), .min = 1, .max = 1000},
+    {.key = "period_ms",
+     .type = SETTING_U32,
+     .offset = ST(period_ms),
+     .min = 10,
+     .max = SCENARIO_MS_MAX},
+    {.key = "run_ms", .type = SETTING_U32, .offset = ST(run_ms), .max = SCENARIO_MS_MAX},
+    {.key = "jitter_ms", .type = SETTING_U32, .offset = ST(jitter_ms), .max = SCENARIO_MS_MAX},
+    {.key = "hold_min_ms", .type = SETTING_U32, .offset = ST(hold_min_ms), .max = SCENARIO_MS_MAX},
+};
+
+static const struct scheduled_tasks_keys tasks_defaults = {
+    .tasks = 4, .period_ms = 1000, .run_ms = 50, .jitter_ms = 20, .hold_min_ms = 0};
+
+static const struct scheduled_tasks_keys *settings_of(const struct workload *w)
+{
+    return scenario_workload(w->scn);
+}
+
+/* The shortest hold: to the period's end from a firing jitter_ms late. */
+static uint32_t tasks_hold_ms(const void *settings)
+{
+    const struct scheduled_tasks_keys *t = settings;
+    uint32_t to_end = t->period_ms > t->jitter_ms ? t->period_ms - t->jitter_ms : 0;
+    uint32_t hold = t->hold_min_ms ? t->hold_min_ms : to_end;
+    return hold > t->run_ms ? hold : t->run_ms;
+}
+
+/* A task's run must fit in its slot of the period (tasks fire one after
+ * another, period/tasks apart), and the run must see a whole period. */
+static int tasks_check(const struct scenario *s, const void *settings, const char *blame[2],
+                       char *why, size_t len)
+{
+    const struct scheduled_tasks_keys *t = settings;
+    uint32_t slot = t->period_ms / t->tasks;
+    blame[0] = "workload";
+    if (slot == 0) {
+        blame[1] = "tasks";
+        snprintf(why, len, "%" PRIu32 " tasks do not fit in a %" PRIu32 " ms period", t->tasks,
+                 t->period_ms);
+        return -1;
+    }
+    if (t->run_ms >= slot) {
+        blame[1] = "run_ms";
+        snprintf(why, len, "%" PRIu32 " must be less than period_ms / tasks (%" PRIu32 " ms)",
+                 t->run_ms, slot);
+        return -1;
+    }
+    /* The hold is counted from the acquisition and the next period has a
+     * key of its own: a hold past the period protects nothing more. */
+    if (t->hold_min_ms > t->period_ms) {
+        blame[1] = "hold_min_ms";
+        snprintf(why, len, "%" PRIu32 " must be at most period_ms (%" PRIu32 " ms)", t->hold_min_ms,
+                 t->period_ms);
+        return -1;
+    }
+    if (s->duration_ms >= 2ULL * t->period_ms)
+        return 0;
+    blame[0] = "duration_s";
+    snprintf(why, len,
+             "%" PRIu64 " ms holds no whole period of %" PRIu32
+             " ms after the first (at least twice the period)",
+             s->duration_ms, t->period_ms);
+    return -1;
+}
+
+static bool tasks_resolve(const void *settings, const struct lock_ops *lock, char *note, size_t len)
+{
+    const struct scheduled_tasks_keys *t = settings;
+    (void)lock;
+    if (t->hold_min_ms != 0)
+        return false;
+    snprintf(note, len,
+             "workload.hold_min_ms: 0 = the winner keeps the lock to the end of the task's period "
+             "(up to %" PRIu32 " ms from acquisition)",
+             t->period_ms);
+    return true;
+}
+
+static void tasks_describe(const struct scenario *s, const void *settings, char *buf, size_t len)
+{
+    const struct scheduled_tasks_keys *t = settings;
+    char hold[40] = "to period end";
+    (void)s;
+    if (t->hold_min_ms)
+        snprintf(hold, sizeof(hold), "%" PRIu32 "ms", t->hold_min_ms);
+    snprintf(buf, len,
+             "scheduled_tasks tasks=%" PRIu32 " period=%" PRIu32 "ms run=%" PRIu32
+             "ms jitter=%" PRIu32 "ms hold=%s from acquisition",
+             t->tasks, t->period_ms, t->run_ms, t->jitter_ms, hold);
+}
+
 #define NS_PER_MS 1000000ULL
 #define NS_PER_US 1000ULL
 
@@ -73,7 +178,7 @@ struct tasks_state {
 
 static int tasks_init(struct workload *w)
 {
-    const struct scheduled_tasks_spec *ts = &w->scn->scheduled_tasks;
+    const struct scheduled_tasks_keys *ts = settings_of(w);
     struct tasks_state *st = calloc(1, sizeof(*st));
     if (st == NULL)
         return -1;
@@ -152,7 +257,7 @@ static void note_run(struct tasks_state *st, struct task_record *r, uint64_t acq
 static void run_task(struct workload *w, struct client *cl, uint32_t key, uint64_t period_end)
 {
     struct tasks_state *st = w->state;
-    const struct scheduled_tasks_spec *ts = &w->scn->scheduled_tasks;
+    const struct scheduled_tasks_keys *ts = settings_of(w);
     uint64_t acquired = cl->from_ns, token = client_token(cl);
     if (acquired >= period_end || acquired >= cl->run->deadline_ns) {
         /* The previous holder kept it to the end of the period: this
@@ -181,7 +286,7 @@ static void run_task(struct workload *w, struct client *cl, uint32_t key, uint64
 static bool tasks_step(struct workload *w, struct client *cl)
 {
     struct tasks_state *st = w->state;
-    const struct scheduled_tasks_spec *ts = &w->scn->scheduled_tasks;
+    const struct scheduled_tasks_keys *ts = settings_of(w);
     uint64_t f = st->next[cl->id]++;
     uint32_t key = (uint32_t)f, period = (uint32_t)(f / ts->tasks),
              task = (uint32_t)(f % ts->tasks);
@@ -235,8 +340,8 @@ static void describe_duplicates(const struct workload *w, const struct tasks_sta
         return;
     buf += n, len -= (size_t)n;
     const struct scenario *scn = w->scn;
-    uint32_t hold = scn->scheduled_tasks.hold_min_ms ? scn->scheduled_tasks.hold_min_ms
-                                                     : scn->scheduled_tasks.period_ms;
+    uint32_t hold =
+        settings_of(w)->hold_min_ms ? settings_of(w)->hold_min_ms : settings_of(w)->period_ms;
     /* The likeliest cause, when the hold outlasts the lease with nothing to
      * renew it: what ShedLock refuses as lockAtMostFor < lockAtLeastFor. */
     bool lapsed = during && !scn->watchdog && hold > scn->ttl_ms;
@@ -260,7 +365,7 @@ static void describe_duplicates(const struct workload *w, const struct tasks_sta
 static size_t tasks_invariants(const struct workload *w, struct invariant *out, size_t max)
 {
     const struct tasks_state *st = w->state;
-    const struct scheduled_tasks_spec *ts = &w->scn->scheduled_tasks;
+    const struct scheduled_tasks_keys *ts = settings_of(w);
     uint64_t due = 0, ran = 0, twice = 0, extra = 0, missed = 0;
     for (size_t k = 0; k < w->n_keys; k++) {
         uint64_t n = atomic_load(&st->rec[k].runs);
@@ -292,6 +397,15 @@ static size_t tasks_invariants(const struct workload *w, struct invariant *out, 
 const struct workload_ops scheduled_tasks_ops = {
     .name = "scheduled_tasks",
     .summary = "instances firing tasks each period: each runs exactly once",
+    WORKLOAD_KEYS(tasks_keys, tasks_defaults),
+    .hold_ms = tasks_hold_ms,
+    .needs_exclusion = "a task's run",
+    .lock_mode = LOCK_MODE_EXCLUSIVE,
+    .refuses_rate = "scheduled_tasks fires on its own timetable; open loop is for flash_sale, "
+                    "cache_rebuild, order_ids, read_mostly and pool",
+    .check = tasks_check,
+    .resolve = tasks_resolve,
+    .describe = tasks_describe,
     .init = tasks_init,
     .free = tasks_free,
     .step = tasks_step,

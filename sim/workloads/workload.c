@@ -1,4 +1,4 @@
-/* workload.c - the list of workloads, by scenario kind. */
+/* workload.c - the registry of workloads, and what their steps share. */
 #include "sim/workloads/workload.h"
 
 #include <stdlib.h>
@@ -17,19 +17,39 @@ extern const struct workload_ops bank_transfer_ops;
 extern const struct workload_ops read_mostly_ops;
 extern const struct workload_ops pool_ops;
 
+/* A new workload adds its line here: the order of `locklab list`; the
+ * first is the scenario's default. */
 static const struct workload_ops *const workloads[] = {
-    [WORKLOAD_FLASH_SALE] = &flash_sale_ops,
-    [WORKLOAD_CACHE_REBUILD] = &cache_rebuild_ops,
-    [WORKLOAD_SCHEDULED_TASKS] = &scheduled_tasks_ops,
-    [WORKLOAD_ORDER_IDS] = &order_ids_ops,
-    [WORKLOAD_BANK_TRANSFER] = &bank_transfer_ops,
-    [WORKLOAD_READ_MOSTLY] = &read_mostly_ops,
-    [WORKLOAD_POOL] = &pool_ops,
+    &flash_sale_ops,  &cache_rebuild_ops, &scheduled_tasks_ops, &order_ids_ops, &bank_transfer_ops,
+    &read_mostly_ops, &pool_ops,
 };
 
-const char *workload_summary(enum workload_kind w)
+size_t workload_count(void)
 {
-    return (size_t)w < sizeof(workloads) / sizeof(workloads[0]) ? workloads[w]->summary : NULL;
+    return sizeof(workloads) / sizeof(workloads[0]);
+}
+
+const struct workload_ops *workload_at(size_t i)
+{
+    return i < workload_count() ? workloads[i] : NULL;
+}
+
+const struct workload_ops *workload_find(const char *name)
+{
+    for (size_t i = 0; i < workload_count(); i++)
+        if (strcmp(workloads[i]->name, name) == 0)
+            return workloads[i];
+    return NULL;
+}
+
+uint32_t workload_hold_ms(const struct workload_ops *w, const void *settings)
+{
+    if (w->hold_ms)
+        return w->hold_ms(settings);
+    for (size_t i = 0; i < w->keys.n; i++)
+        if (strcmp(w->keys.keys[i].key, w->hold_key) == 0)
+            return *(const uint32_t *)((const char *)settings + w->keys.keys[i].offset);
+    return 0;
 }
 
 bool workload_attempts(struct workload *w, struct client *cl, uint32_t key,
@@ -70,7 +90,7 @@ struct workload *workload_new(const struct scenario *s)
     struct workload *w = calloc(1, sizeof(*w));
     if (w == NULL)
         return NULL;
-    w->ops = workloads[s->workload];
+    w->ops = s->workload;
     w->scn = s;
     if (w->ops->init(w) < 0) {
         workload_free(w);

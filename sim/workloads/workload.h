@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "algorithms/lock.h"
+#include "algorithms/settings.h"
 #include "sim/check/invariant.h"
 #include "sim/scenario/scenario.h"
 
@@ -27,6 +29,41 @@ struct workload_ops {
     const char *name;
     /* One line for `locklab list`: the business it plays and its invariant. */
     const char *summary;
+    /* Its keys in the scenario's "workload" object, beside "type", read by
+     * the scenario's one validation pass into its own struct of
+     * settings_size bytes (the scenario keeps it: scenario_workload), which
+     * starts as a copy of defaults. */
+    struct setting_table keys;
+    size_t settings_size;
+    const void *defaults;
+    /* How long a holder means to keep a lock it took, at the least
+     * (scenario_hold_ms): the value of its key hold_key (a SETTING_U32),
+     * or what hold_ms makes of its keys. */
+    const char *hold_key;
+    uint32_t (*hold_ms)(const void *settings);
+    /* What its section does that a refused write cannot undo ("a database
+     * load"), for LACKS_EXCLUSION's message; NULL when a refused write is
+     * all it needs. */
+    const char *needs_exclusion;
+    /* The mode its sections need of every lock (LACKS_MODE). */
+    enum lock_mode lock_mode;
+    /* Does it take a lock it holds again (LACKS_REENTRY)? NULL: never.
+     * reentry_key is the key that asks for it, reentry_by what re-enters
+     * ("the purchase"), for the message. */
+    bool (*reenters)(const void *settings);
+    const char *reentry_key, *reentry_by;
+    /* Why it refuses open loop, said at "rate"; NULL: it takes a rate. */
+    const char *refuses_rate;
+    /* What only the whole scenario tells, once every value is in place:
+     * 0, or -1 with one line in why and blame[] the path it is said at
+     * ({"workload", "tasks"}, {"duration_s", NULL}). NULL: nothing. */
+    int (*check)(const struct scenario *s, const void *settings, const char *blame[2], char *why,
+                 size_t len);
+    /* A choice made once the lock is known, one line into note (a
+     * scenario_resolve note); false when there is none. NULL: none. */
+    bool (*resolve)(const void *settings, const struct lock_ops *lock, char *note, size_t len);
+    /* The header's and `show`'s "workload:" line: its name and settings. */
+    void (*describe)(const struct scenario *s, const void *settings, char *buf, size_t len);
     /* Build keys, resource and state. 0, or -1 out of memory. */
     int (*init)(struct workload *w);
     void (*free)(struct workload *w);
@@ -35,6 +72,23 @@ struct workload_ops {
     /* Judge the resource after the run; returns how many were written. */
     size_t (*invariants)(const struct workload *w, struct invariant *out, size_t max);
 };
+
+/* keys, settings_size and defaults of a workload_ops, from its table of
+ * keys and its struct of defaults; a struct larger than the scenario keeps
+ * (SETTINGS_BYTES_MAX) does not compile (an array of negative size). */
+#define WORKLOAD_KEYS(table, defaults_)                                                            \
+    .keys = {table, sizeof(table) / sizeof((table)[0]), NULL},                                     \
+    .settings_size =                                                                               \
+        sizeof(defaults_) + 0 * sizeof(char[sizeof(defaults_) <= SETTINGS_BYTES_MAX ? 1 : -1]),    \
+    .defaults = &(defaults_)
+
+/* The hold w means under settings (workload_ops.hold_key, .hold_ms). */
+uint32_t workload_hold_ms(const struct workload_ops *w, const void *settings);
+
+/* The workloads' registry, in the order `locklab list` shows them. */
+size_t workload_count(void);
+const struct workload_ops *workload_at(size_t i);           /* NULL past the last */
+const struct workload_ops *workload_find(const char *name); /* NULL: none has it */
 
 /* For init: room for n lock keys, then each key's name. 0, or -1 out of
  * memory (workload_free releases what was made). */
@@ -54,9 +108,6 @@ enum attempt {
  * client_retry allows. true when the lock was had. */
 bool workload_attempts(struct workload *w, struct client *cl, uint32_t key,
                        enum attempt (*try_once)(struct workload *, struct client *, uint32_t));
-
-/* Workload w's summary; NULL past the last. */
-const char *workload_summary(enum workload_kind w);
 
 /* The workload a scenario names, initialised; NULL out of memory. */
 struct workload *workload_new(const struct scenario *s);
