@@ -386,7 +386,9 @@ const char *report_invariant_mark(const struct invariant *inv)
 
 const char *report_workload(const struct scenario *s, char *buf, size_t len)
 {
-    s->workload->describe(s, scenario_workload(s), buf, len);
+    struct workload_run run;
+    scenario_workload_run(s, &run);
+    s->workload->describe(scenario_workload(s), &run, buf, len);
     return buf;
 }
 

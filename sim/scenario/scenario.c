@@ -362,3 +362,17 @@ const void *scenario_workload(const struct scenario *s)
 {
     return s->workload_keys.bytes;
 }
+
+void scenario_workload_run(const struct scenario *s, struct workload_run *out)
+{
+    *out = (struct workload_run){
+        .clients = s->clients,
+        .duration_ms = s->duration_ms,
+        .ttl_ms = s->ttl_ms,
+        .wait_ms = s->wait_ms,
+        .watchdog = s->watchdog,
+        .permits = s->permits,
+        .fencing = s->fencing,
+        .longest_fault_ms = scenario_longest_fault_ms(s),
+    };
+}

@@ -74,6 +74,7 @@ struct server_list {
 };
 
 struct workload_ops;
+struct workload_run;
 
 struct scenario {
     char path[512];
@@ -201,6 +202,8 @@ bool scenario_reenters(const struct scenario *s);
 /* s's workload's own settings: the struct its file defines, as the file
  * and the workload's defaults made it. */
 const void *scenario_workload(const struct scenario *s);
+/* What s's workload reads of the run beside its own keys, into out. */
+void scenario_workload_run(const struct scenario *s, struct workload_run *out);
 
 /* The external servers s names for a server kind, by its name (empty for
  * a kind the fleet does not know). */

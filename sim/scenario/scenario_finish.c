@@ -33,9 +33,11 @@ static int finish_workload(struct ctx *c, const struct scenario *s)
 {
     const char *blame[2] = {NULL, NULL};
     char why[SETTING_WHY_MAX];
+    struct workload_run run;
 
+    scenario_workload_run(s, &run);
     if (!s->workload->check ||
-        s->workload->check(s, scenario_workload(s), blame, why, sizeof(why)) == 0)
+        s->workload->check(scenario_workload(s), &run, blame, why, sizeof(why)) == 0)
         return 0;
     for (size_t i = 0; i < 2 && blame[i]; i++)
         scn_push_key(c, blame[i]);

@@ -42,10 +42,11 @@ static const struct setting_key bank_keys[] = {
 static const struct bank_transfer_keys bank_defaults = {
     .accounts = 10, .balance = 1000, .amount_max = 100, .critical_ms = 1};
 
-static void bank_describe(const struct scenario *s, const void *settings, char *buf, size_t len)
+static void bank_describe(const void *settings, const struct workload_run *run, char *buf,
+                          size_t len)
 {
     const struct bank_transfer_keys *b = settings;
-    (void)s;
+    (void)run;
     snprintf(buf, len,
              "bank_transfer accounts=%" PRIu32 " balance=%" PRId64 " amount_max=%" PRIu32
              " critical=%" PRIu32 "ms",
@@ -54,8 +55,8 @@ static void bank_describe(const struct scenario *s, const void *settings, char *
 
 static int bank_init(struct workload *w)
 {
-    const struct bank_transfer_keys *b = scenario_workload(w->scn);
-    w->res = resource_new(b->accounts, b->balance, w->scn->fencing);
+    const struct bank_transfer_keys *b = w->settings;
+    w->res = resource_new(b->accounts, b->balance, w->run.fencing);
     if (w->res == NULL || workload_alloc_keys(w, b->accounts) < 0)
         return -1;
     for (uint32_t i = 0; i < b->accounts; i++) {
@@ -82,7 +83,7 @@ static void unlock_both(struct client *cl, enum section_effect from, enum sectio
 /* One transfer of amount from account a to account b (a != b). */
 static bool transfer(struct workload *w, struct client *cl, uint32_t a, uint32_t b, int64_t amount)
 {
-    const struct bank_transfer_keys *spec = scenario_workload(w->scn);
+    const struct bank_transfer_keys *spec = w->settings;
     uint32_t keys[2] = {a < b ? a : b, a < b ? b : a};
     if (!client_lock_all(cl, keys, 2, LOCK_MODE_EXCLUSIVE))
         return false;
@@ -117,7 +118,7 @@ static bool transfer(struct workload *w, struct client *cl, uint32_t a, uint32_t
 
 static bool bank_step(struct workload *w, struct client *cl)
 {
-    const struct bank_transfer_keys *b = scenario_workload(w->scn);
+    const struct bank_transfer_keys *b = w->settings;
     uint32_t from = (uint32_t)client_random(cl, b->accounts);
     uint32_t to = (uint32_t)client_random(cl, b->accounts - 1);
     to += to >= from; /* any account but from */
@@ -127,7 +128,7 @@ static bool bank_step(struct workload *w, struct client *cl)
 
 static size_t bank_invariants(const struct workload *w, struct invariant *out, size_t max)
 {
-    const struct bank_transfer_keys *b = scenario_workload(w->scn);
+    const struct bank_transfer_keys *b = w->settings;
     int64_t total = 0, negative = 0, lowest = 0;
     for (size_t i = 0; i < w->n_keys; i++) {
         int64_t v = resource_value(w->res, (uint32_t)i);

@@ -50,13 +50,14 @@ static const struct cache_rebuild_keys cache_defaults = {
 
 static const struct cache_rebuild_keys *settings_of(const struct workload *w)
 {
-    return scenario_workload(w->scn);
+    return w->settings;
 }
 
-static void cache_describe(const struct scenario *s, const void *settings, char *buf, size_t len)
+static void cache_describe(const void *settings, const struct workload_run *run, char *buf,
+                           size_t len)
 {
     const struct cache_rebuild_keys *c = settings;
-    (void)s;
+    (void)run;
     snprintf(buf, len,
              "cache_rebuild keys=%" PRIu32 " period=%" PRIu32 "ms load=%" PRIu32 "ms read=%" PRIu32
              "ms",
@@ -95,11 +96,11 @@ static int cache_init(struct workload *w)
      * fault. Loads past that are kept apart (late_load), never folded into
      * the last epoch: folding made several epochs of one load each look
      * like one epoch loaded several times. */
-    uint64_t reach = w->scn->duration_ms + w->scn->wait_ms + cs->load_ms +
-                     scenario_longest_fault_ms(w->scn) + 1000;
+    uint64_t reach =
+        w->run.duration_ms + w->run.wait_ms + cs->load_ms + w->run.longest_fault_ms + 1000;
     st->epochs = (size_t)(reach / cs->period_ms + 2);
     st->loads = calloc((size_t)cs->keys * st->epochs, sizeof(*st->loads));
-    w->res = resource_new(cs->keys, -1, w->scn->fencing); /* -1: never filled */
+    w->res = resource_new(cs->keys, -1, w->run.fencing); /* -1: never filled */
     if (st->loads == NULL || w->res == NULL || workload_alloc_keys(w, cs->keys) < 0)
         return -1;
     for (uint32_t i = 0; i < cs->keys; i++) {

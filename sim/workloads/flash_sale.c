@@ -111,11 +111,11 @@ static bool flash_reenters(const void *settings)
 }
 
 /* The invariants add up every item's stock in 64 bits. */
-static int flash_check(const struct scenario *s, const void *settings, const char *blame[2],
+static int flash_check(const void *settings, const struct workload_run *run, const char *blame[2],
                        char *why, size_t len)
 {
     const struct flash_sale_keys *fs = settings;
-    (void)s;
+    (void)run;
     if (fs->stock <= 0 || fs->items <= INT64_MAX / fs->stock)
         return 0;
     blame[0] = "workload", blame[1] = "stock";
@@ -125,11 +125,12 @@ static int flash_check(const struct scenario *s, const void *settings, const cha
     return -1;
 }
 
-static void flash_describe(const struct scenario *s, const void *settings, char *buf, size_t len)
+static void flash_describe(const void *settings, const struct workload_run *run, char *buf,
+                           size_t len)
 {
     const struct flash_sale_keys *fs = settings;
     char hot[64] = "";
-    (void)s;
+    (void)run;
     if (fs->skew == SKEW_HOT)
         snprintf(hot, sizeof(hot), " hot_fraction=%g hot_items=%" PRIu32, fs->hot_fraction,
                  fs->hot_items);
@@ -165,14 +166,14 @@ static int64_t segment_stock(const struct flash_sale_keys *fs, uint32_t seg)
 
 static int flash_init(struct workload *w)
 {
-    const struct flash_sale_keys *fs = scenario_workload(w->scn);
+    const struct flash_sale_keys *fs = w->settings;
     struct flash_state *st = calloc(1, sizeof(*st));
     if (st == NULL)
         return -1;
     w->state = st;
     size_t n = (size_t)fs->items * fs->segments; /* at most a million: the scenario's bound */
     st->orders = calloc(n, sizeof(*st->orders));
-    w->res = resource_new(n, fs->stock, w->scn->fencing);
+    w->res = resource_new(n, fs->stock, w->run.fencing);
     if (st->orders == NULL || w->res == NULL || workload_alloc_keys(w, n) < 0)
         return -1;
     for (uint32_t i = 0; i < fs->items; i++) {
@@ -224,7 +225,7 @@ static uint32_t pick_item(const struct flash_sale_keys *fs, const struct flash_s
  * without segments makes the same draws as before they existed. */
 static uint32_t pick_key(const struct workload *w, struct client *cl, uint32_t item)
 {
-    const struct flash_sale_keys *fs = scenario_workload(w->scn);
+    const struct flash_sale_keys *fs = w->settings;
     if (fs->segments == 1)
         return key_of(fs, item, 0);
     uint32_t start = (uint32_t)client_random(cl, fs->segments);
@@ -239,7 +240,7 @@ static uint32_t pick_key(const struct workload *w, struct client *cl, uint32_t i
 /* One purchase attempt. */
 static enum attempt flash_try(struct workload *w, struct client *cl, uint32_t key)
 {
-    const struct flash_sale_keys *fs = scenario_workload(w->scn);
+    const struct flash_sale_keys *fs = w->settings;
     struct flash_state *st = w->state;
     if (!client_lock(cl, key))
         return ATTEMPT_NO_LOCK;
@@ -277,7 +278,7 @@ static enum attempt flash_try(struct workload *w, struct client *cl, uint32_t ke
 
 static bool flash_step(struct workload *w, struct client *cl)
 {
-    uint32_t item = pick_item(scenario_workload(w->scn), w->state, cl);
+    uint32_t item = pick_item(w->settings, w->state, cl);
     return workload_attempts(w, cl, pick_key(w, cl, item), flash_try);
 }
 
@@ -292,7 +293,7 @@ struct stock_totals {
  * errors cannot cancel out in the item's sum. */
 static struct stock_totals sum_stock(const struct workload *w)
 {
-    const struct flash_sale_keys *fs = scenario_workload(w->scn);
+    const struct flash_sale_keys *fs = w->settings;
     const struct flash_state *st = w->state;
     int64_t initial = fs->stock;
     struct stock_totals t = {0};

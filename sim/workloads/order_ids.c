@@ -42,13 +42,14 @@ static const struct order_ids_keys order_defaults = {.sequences = 1, .critical_m
 
 static const struct order_ids_keys *settings_of(const struct workload *w)
 {
-    return scenario_workload(w->scn);
+    return w->settings;
 }
 
-static void order_describe(const struct scenario *s, const void *settings, char *buf, size_t len)
+static void order_describe(const void *settings, const struct workload_run *run, char *buf,
+                           size_t len)
 {
     const struct order_ids_keys *o = settings;
-    (void)s;
+    (void)run;
     snprintf(buf, len, "order_ids sequences=%" PRIu32 " critical=%" PRIu32 "ms", o->sequences,
              o->critical_ms);
 }
@@ -76,9 +77,9 @@ static int order_init(struct workload *w)
     if (st == NULL)
         return -1;
     w->state = st;
-    st->clients = w->scn->clients;
+    st->clients = w->run.clients;
     st->issued = calloc(st->clients, sizeof(*st->issued));
-    w->res = resource_new(o->sequences, 0, w->scn->fencing);
+    w->res = resource_new(o->sequences, 0, w->run.fencing);
     if (st->issued == NULL || w->res == NULL || workload_alloc_keys(w, o->sequences) < 0)
         return -1;
     for (uint32_t i = 0; i < o->sequences; i++) {

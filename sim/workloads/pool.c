@@ -46,14 +46,15 @@ static const struct pool_keys pool_defaults = {.pools = 1, .critical_ms = 10};
 
 static const struct pool_keys *settings_of(const struct workload *w)
 {
-    return scenario_workload(w->scn);
+    return w->settings;
 }
 
-static void pool_describe(const struct scenario *s, const void *settings, char *buf, size_t len)
+static void pool_describe(const void *settings, const struct workload_run *run, char *buf,
+                          size_t len)
 {
     const struct pool_keys *p = settings;
     snprintf(buf, len, "pool pools=%" PRIu32 " connections=%" PRIu32 " critical=%" PRIu32 "ms",
-             p->pools, s->permits, p->critical_ms);
+             p->pools, run->permits, p->critical_ms);
 }
 
 struct pool_entry {
@@ -75,9 +76,9 @@ static int pool_init(struct workload *w)
     if (st == NULL)
         return -1;
     w->state = st;
-    st->size = w->scn->permits;
+    st->size = w->run.permits;
     st->pool = aligned_alloc(64, sizeof(*st->pool) * ps->pools);
-    w->res = resource_new(ps->pools, 0, w->scn->fencing);
+    w->res = resource_new(ps->pools, 0, w->run.fencing);
     if (st->pool == NULL || w->res == NULL || workload_alloc_keys(w, ps->pools) < 0) {
         free(st->pool);
         st->pool = NULL;
@@ -137,7 +138,7 @@ static bool pool_step(struct workload *w, struct client *cl)
 {
     struct pool_state *st = w->state;
     uint32_t key = (uint32_t)client_random(cl, w->n_keys);
-    if (!client_lock_mode(cl, key, LOCK_MODE_PERMIT, w->scn->wait_ms))
+    if (!client_lock_mode(cl, key, LOCK_MODE_PERMIT, w->run.wait_ms))
         return false;
     struct pool_entry *p = &st->pool[key];
     uint32_t slot = take_connection(st, p, cl->id + 1);

@@ -47,7 +47,7 @@ static const struct read_mostly_keys read_defaults = {
 
 static const struct read_mostly_keys *settings_of(const struct workload *w)
 {
-    return scenario_workload(w->scn);
+    return w->settings;
 }
 
 /* The readers' mode is locklab's choice, made by the lock: a mutex on a
@@ -67,10 +67,11 @@ static bool read_resolve(const void *settings, const struct lock_ops *lock, char
     return true;
 }
 
-static void read_describe(const struct scenario *s, const void *settings, char *buf, size_t len)
+static void read_describe(const void *settings, const struct workload_run *run, char *buf,
+                          size_t len)
 {
     const struct read_mostly_keys *rm = settings;
-    (void)s;
+    (void)run;
     snprintf(buf, len, "read_mostly keys=%" PRIu32 " critical=%" PRIu32 "ms writes=%g", rm->keys,
              rm->critical_ms, rm->write_fraction);
 }
@@ -99,7 +100,7 @@ static int read_init(struct workload *w)
     w->state = st;
     st->entry = aligned_alloc(64, sizeof(*st->entry) * rm->keys);
     /* version 0 in both halves: a whole value before any write */
-    w->res = resource_new(2 * (size_t)rm->keys, 0, w->scn->fencing);
+    w->res = resource_new(2 * (size_t)rm->keys, 0, w->run.fencing);
     if (st->entry == NULL || w->res == NULL || workload_alloc_keys(w, rm->keys) < 0)
         return -1;
     for (uint32_t i = 0; i < rm->keys; i++) {
@@ -163,7 +164,7 @@ static bool reader(struct workload *w, struct client *cl, uint32_t key)
     struct read_state *st = w->state;
     enum lock_mode mode =
         lock_grants_mode(cl->run->ops, LOCK_MODE_SHARED) ? LOCK_MODE_SHARED : LOCK_MODE_EXCLUSIVE;
-    if (!client_lock_mode(cl, key, mode, w->scn->wait_ms))
+    if (!client_lock_mode(cl, key, mode, w->run.wait_ms))
         return false;
     struct cache_entry *e = &st->entry[key];
     note_readers(st, atomic_fetch_add_explicit(&e->readers, 1, memory_order_relaxed) + 1);

@@ -73,7 +73,7 @@ static const struct scheduled_tasks_keys tasks_defaults = {
 
 static const struct scheduled_tasks_keys *settings_of(const struct workload *w)
 {
-    return scenario_workload(w->scn);
+    return w->settings;
 }
 
 /* The shortest hold: to the period's end from a firing jitter_ms late. */
@@ -87,7 +87,7 @@ static uint32_t tasks_hold_ms(const void *settings)
 
 /* A task's run must fit in its slot of the period (tasks fire one after
  * another, period/tasks apart), and the run must see a whole period. */
-static int tasks_check(const struct scenario *s, const void *settings, const char *blame[2],
+static int tasks_check(const void *settings, const struct workload_run *run, const char *blame[2],
                        char *why, size_t len)
 {
     const struct scheduled_tasks_keys *t = settings;
@@ -113,13 +113,13 @@ static int tasks_check(const struct scenario *s, const void *settings, const cha
                  t->period_ms);
         return -1;
     }
-    if (s->duration_ms >= 2ULL * t->period_ms)
+    if (run->duration_ms >= 2ULL * t->period_ms)
         return 0;
     blame[0] = "duration_s";
     snprintf(why, len,
              "%" PRIu64 " ms holds no whole period of %" PRIu32
              " ms after the first (at least twice the period)",
-             s->duration_ms, t->period_ms);
+             run->duration_ms, t->period_ms);
     return -1;
 }
 
@@ -136,11 +136,12 @@ static bool tasks_resolve(const void *settings, const struct lock_ops *lock, cha
     return true;
 }
 
-static void tasks_describe(const struct scenario *s, const void *settings, char *buf, size_t len)
+static void tasks_describe(const void *settings, const struct workload_run *run, char *buf,
+                           size_t len)
 {
     const struct scheduled_tasks_keys *t = settings;
     char hold[40] = "to period end";
-    (void)s;
+    (void)run;
     if (t->hold_min_ms)
         snprintf(hold, sizeof(hold), "%" PRIu32 "ms", t->hold_min_ms);
     snprintf(buf, len,
@@ -183,13 +184,13 @@ static int tasks_init(struct workload *w)
     if (st == NULL)
         return -1;
     w->state = st;
-    st->periods = (uint32_t)(w->scn->duration_ms / ts->period_ms) + 1;
+    st->periods = (uint32_t)(w->run.duration_ms / ts->period_ms) + 1;
     st->slot_ms = ts->period_ms / ts->tasks;
-    size_t n = (size_t)st->periods * ts->tasks, nc = w->scn->clients;
+    size_t n = (size_t)st->periods * ts->tasks, nc = w->run.clients;
     st->next = calloc(nc, sizeof(*st->next));
     st->lateness = calloc(nc, sizeof(*st->lateness));
     st->trylock = calloc(nc, sizeof(*st->trylock));
-    w->res = resource_new(n, 0, w->scn->fencing);
+    w->res = resource_new(n, 0, w->run.fencing);
     st->rec = calloc(n, sizeof(*st->rec));
     if (st->next == NULL || st->rec == NULL || st->lateness == NULL || st->trylock == NULL ||
         w->res == NULL || workload_alloc_keys(w, n) < 0)
@@ -213,9 +214,9 @@ static void tasks_free(struct workload *w)
 {
     struct tasks_state *st = w->state;
     if (st) {
-        for (size_t c = 0; st->lateness && c < w->scn->clients; c++)
+        for (size_t c = 0; st->lateness && c < w->run.clients; c++)
             histogram_free(st->lateness[c]);
-        for (size_t c = 0; st->trylock && c < w->scn->clients; c++)
+        for (size_t c = 0; st->trylock && c < w->run.clients; c++)
             histogram_free(st->trylock[c]);
         free(st->lateness);
         free(st->trylock);
@@ -339,12 +340,11 @@ static void describe_duplicates(const struct workload *w, const struct tasks_sta
     if (extra == 0 || n < 0 || (size_t)n >= len)
         return;
     buf += n, len -= (size_t)n;
-    const struct scenario *scn = w->scn;
     uint32_t hold =
         settings_of(w)->hold_min_ms ? settings_of(w)->hold_min_ms : settings_of(w)->period_ms;
     /* The likeliest cause, when the hold outlasts the lease with nothing to
      * renew it: what ShedLock refuses as lockAtMostFor < lockAtLeastFor. */
-    bool lapsed = during && !scn->watchdog && hold > scn->ttl_ms;
+    bool lapsed = during && !w->run.watchdog && hold > w->run.ttl_ms;
     n = snprintf(buf, len,
                  ": %" PRIu64 " while another instance held the lock (the lock's failure%s)",
                  during,
@@ -357,8 +357,8 @@ static void describe_duplicates(const struct workload *w, const struct tasks_sta
     snprintf(buf, len,
              ", %" PRIu64 " by a late instance beyond hold (the configuration's: firing lateness "
              "p99 %.1f ms, try-lock p99 %.1f ms; a hold of %" PRIu64 " ms would have covered them)",
-             late, merged_p99_ms(st->lateness, w->scn->clients),
-             merged_p99_ms(st->trylock, w->scn->clients),
+             late, merged_p99_ms(st->lateness, w->run.clients),
+             merged_p99_ms(st->trylock, w->run.clients),
              (uint64_t)(atomic_load(&st->needed_hold_ns) / NS_PER_MS + 1));
 }
 
@@ -372,7 +372,7 @@ static size_t tasks_invariants(const struct workload *w, struct invariant *out, 
         uint64_t start_ms = (k / ts->tasks) * ts->period_ms + (k % ts->tasks) * st->slot_ms;
         /* only firings that every instance reaches inside the run, jitter
          * and run included, were due */
-        bool was_due = start_ms + ts->jitter_ms + ts->run_ms + st->slot_ms <= w->scn->duration_ms;
+        bool was_due = start_ms + ts->jitter_ms + ts->run_ms + st->slot_ms <= w->run.duration_ms;
         due += was_due;
         ran += n > 0;
         twice += n > 1;

@@ -85,13 +85,15 @@ int workload_set_key(struct workload *w, size_t i, const char *name)
     return 0;
 }
 
-struct workload *workload_new(const struct scenario *s)
+struct workload *workload_new(const struct workload_ops *ops, const void *settings,
+                              const struct workload_run *run)
 {
     struct workload *w = calloc(1, sizeof(*w));
     if (w == NULL)
         return NULL;
-    w->ops = s->workload;
-    w->scn = s;
+    w->ops = ops;
+    w->settings = settings;
+    w->run = *run;
     if (w->ops->init(w) < 0) {
         workload_free(w);
         return NULL;

@@ -10,14 +10,27 @@
 #include "algorithms/lock.h"
 #include "algorithms/settings.h"
 #include "sim/check/invariant.h"
-#include "sim/scenario/scenario.h"
 
 struct client;
 struct resource;
 
+/* What a workload reads of the run beside its own keys, taken from the
+ * scenario by its caller (scenario_workload_run): a workload knows no
+ * scenario. */
+struct workload_run {
+    uint32_t clients;
+    uint64_t duration_ms;
+    uint32_t ttl_ms, wait_ms;
+    bool watchdog;
+    uint32_t permits;          /* lock.permits: a semaphore's per key */
+    bool fencing;              /* the resource rejects writes with a stale token */
+    uint64_t longest_fault_ms; /* how far a fault may stretch a step past the end */
+};
+
 struct workload {
     const struct workload_ops *ops;
-    const struct scenario *scn;
+    const void *settings; /* its own struct, as the scenario's file made it */
+    struct workload_run run;
     struct resource *res;
     char **keys; /* lock key names, by key id */
     size_t *key_lens;
@@ -57,13 +70,13 @@ struct workload_ops {
     /* What only the whole scenario tells, once every value is in place:
      * 0, or -1 with one line in why and blame[] the path it is said at
      * ({"workload", "tasks"}, {"duration_s", NULL}). NULL: nothing. */
-    int (*check)(const struct scenario *s, const void *settings, const char *blame[2], char *why,
-                 size_t len);
+    int (*check)(const void *settings, const struct workload_run *run, const char *blame[2],
+                 char *why, size_t len);
     /* A choice made once the lock is known, one line into note (a
      * scenario_resolve note); false when there is none. NULL: none. */
     bool (*resolve)(const void *settings, const struct lock_ops *lock, char *note, size_t len);
     /* The header's and `show`'s "workload:" line: its name and settings. */
-    void (*describe)(const struct scenario *s, const void *settings, char *buf, size_t len);
+    void (*describe)(const void *settings, const struct workload_run *run, char *buf, size_t len);
     /* Build keys, resource and state. 0, or -1 out of memory. */
     int (*init)(struct workload *w);
     void (*free)(struct workload *w);
@@ -109,8 +122,10 @@ enum attempt {
 bool workload_attempts(struct workload *w, struct client *cl, uint32_t key,
                        enum attempt (*try_once)(struct workload *, struct client *, uint32_t));
 
-/* The workload a scenario names, initialised; NULL out of memory. */
-struct workload *workload_new(const struct scenario *s);
+/* Workload ops under settings (its own struct) and run, initialised; NULL
+ * out of memory. */
+struct workload *workload_new(const struct workload_ops *ops, const void *settings,
+                              const struct workload_run *run);
 void workload_free(struct workload *w); /* accepts NULL */
 
 #endif
