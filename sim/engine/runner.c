@@ -107,7 +107,7 @@ struct runner *runner_new(const struct scenario *s, const struct lock_ops *ops,
     pthread_condattr_destroy(&ca);
     struct workload_run wr;
     scenario_workload_run(s, &wr);
-    r->run.wl = workload_new(s->workload, scenario_workload(s), &wr);
+    r->run.wl = workload_new(s->workload, scenario_workload(s), &wr, &client_calls);
     r->run.nem = nemesis_new(s->faults, s->n_faults, s->seed);
     r->n = s->clients;
     r->clients = calloc(r->n, sizeof(*r->clients));

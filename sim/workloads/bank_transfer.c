@@ -16,8 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "sim/engine/client.h"
-#include "sim/engine/resource.h"
 #include "sim/workloads/workload.h"
 
 struct bank_transfer_keys {
@@ -56,7 +54,7 @@ static void bank_describe(const void *settings, const struct workload_run *run, 
 static int bank_init(struct workload *w)
 {
     const struct bank_transfer_keys *b = w->settings;
-    w->res = resource_new(b->accounts, b->balance, w->run.fencing);
+    w->res = w->calls->store_new(b->accounts, b->balance, w->run.fencing);
     if (w->res == NULL || workload_alloc_keys(w, b->accounts) < 0)
         return -1;
     for (uint32_t i = 0; i < b->accounts; i++) {
@@ -74,10 +72,11 @@ static void bank_free(struct workload *w)
 }
 
 /* Leave both sections, the credit's (taken second) first. */
-static void unlock_both(struct client *cl, enum section_effect from, enum section_effect to)
+static void unlock_both(const struct workload *w, struct client *cl, enum section_effect from,
+                        enum section_effect to)
 {
-    client_unlock(cl, to);
-    client_unlock(cl, from);
+    w->calls->unlock(cl, to);
+    w->calls->unlock(cl, from);
 }
 
 /* One transfer of amount from account a to account b (a != b). */
@@ -85,44 +84,44 @@ static bool transfer(struct workload *w, struct client *cl, uint32_t a, uint32_t
 {
     const struct bank_transfer_keys *spec = w->settings;
     uint32_t keys[2] = {a < b ? a : b, a < b ? b : a};
-    if (!client_lock_all(cl, keys, 2, LOCK_MODE_EXCLUSIVE))
+    if (!w->calls->lock_all(cl, keys, 2, LOCK_MODE_EXCLUSIVE))
         return false;
-    uint64_t ta = client_token_of(cl, a), tb = client_token_of(cl, b);
+    uint64_t ta = w->calls->token_of(cl, a), tb = w->calls->token_of(cl, b);
     int64_t from, to;
-    if (resource_read(w->res, a, ta, &from) == RES_FENCED ||
-        resource_read(w->res, b, tb, &to) == RES_FENCED) {
-        unlock_both(cl, EFFECT_FENCED, EFFECT_FENCED);
+    if (w->calls->store_read(w->res, a, ta, &from) == RES_FENCED ||
+        w->calls->store_read(w->res, b, tb, &to) == RES_FENCED) {
+        unlock_both(w, cl, EFFECT_FENCED, EFFECT_FENCED);
         return true;
     }
-    if (!client_hold(cl, spec->critical_ms))
+    if (!w->calls->hold(cl, spec->critical_ms))
         return true;     /* crashed inside: both sections ended with it */
     if (from < amount) { /* not enough money: nothing moves */
-        unlock_both(cl, EFFECT_NONE, EFFECT_NONE);
+        unlock_both(w, cl, EFFECT_NONE, EFFECT_NONE);
         return true;
     }
     /* The debit first: a fenced debit moves nothing, a fenced credit after
      * an applied debit loses money, which the total then shows. */
     enum section_effect debit = EFFECT_FENCED, credit = EFFECT_FENCED;
-    if (resource_write(w->res, a, ta, from - amount) == RES_OK) {
+    if (w->calls->store_write(w->res, a, ta, from - amount) == RES_OK) {
         debit = EFFECT_APPLIED;
-        if (resource_write(w->res, b, tb, to + amount) == RES_OK)
+        if (w->calls->store_write(w->res, b, tb, to + amount) == RES_OK)
             credit = EFFECT_APPLIED;
     }
     /* the sections are nested in key order: the inner one is the higher key */
     if (a < b)
-        unlock_both(cl, debit, credit);
+        unlock_both(w, cl, debit, credit);
     else
-        unlock_both(cl, credit, debit);
+        unlock_both(w, cl, credit, debit);
     return true;
 }
 
 static bool bank_step(struct workload *w, struct client *cl)
 {
     const struct bank_transfer_keys *b = w->settings;
-    uint32_t from = (uint32_t)client_random(cl, b->accounts);
-    uint32_t to = (uint32_t)client_random(cl, b->accounts - 1);
+    uint32_t from = (uint32_t)w->calls->random(cl, b->accounts);
+    uint32_t to = (uint32_t)w->calls->random(cl, b->accounts - 1);
     to += to >= from; /* any account but from */
-    int64_t amount = 1 + (int64_t)client_random(cl, b->amount_max);
+    int64_t amount = 1 + (int64_t)w->calls->random(cl, b->amount_max);
     return transfer(w, cl, from, to, amount);
 }
 
@@ -131,7 +130,7 @@ static size_t bank_invariants(const struct workload *w, struct invariant *out, s
     const struct bank_transfer_keys *b = w->settings;
     int64_t total = 0, negative = 0, lowest = 0;
     for (size_t i = 0; i < w->n_keys; i++) {
-        int64_t v = resource_value(w->res, (uint32_t)i);
+        int64_t v = w->calls->store_value(w->res, (uint32_t)i);
         total += v;
         negative += v < 0;
         lowest = i == 0 || v < lowest ? v : lowest;

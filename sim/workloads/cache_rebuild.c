@@ -20,10 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/engine/client.h"
-#include "sim/engine/resource.h"
-#include "sim/engine/run_ctx.h"
 #include "sim/record/clock.h"
+#include "sim/record/figures.h"
 #include "sim/workloads/workload.h"
 
 struct cache_rebuild_keys {
@@ -100,7 +98,7 @@ static int cache_init(struct workload *w)
         w->run.duration_ms + w->run.wait_ms + cs->load_ms + w->run.longest_fault_ms + 1000;
     st->epochs = (size_t)(reach / cs->period_ms + 2);
     st->loads = calloc((size_t)cs->keys * st->epochs, sizeof(*st->loads));
-    w->res = resource_new(cs->keys, -1, w->run.fencing); /* -1: never filled */
+    w->res = w->calls->store_new(cs->keys, -1, w->run.fencing); /* -1: never filled */
     if (st->loads == NULL || w->res == NULL || workload_alloc_keys(w, cs->keys) < 0)
         return -1;
     for (uint32_t i = 0; i < cs->keys; i++) {
@@ -152,50 +150,51 @@ static void count_load(struct cache_state *st, uint32_t key, int64_t epoch)
 
 static int64_t epoch_now(const struct workload *w, const struct client *cl)
 {
-    return (int64_t)((clock_mono_ns() - cl->run->t0_ns) / (settings_of(w)->period_ms * NS_PER_MS));
+    return (int64_t)((clock_mono_ns() - w->calls->start_ns(cl)) /
+                     (settings_of(w)->period_ms * NS_PER_MS));
 }
 
 static void think(const struct workload *w, struct client *cl)
 {
     uint32_t ms = settings_of(w)->read_ms;
     if (ms)
-        client_idle_until(cl, clock_mono_ns() + ms * NS_PER_MS);
+        w->calls->idle_until(cl, clock_mono_ns() + ms * NS_PER_MS);
 }
 
 /* Under the lock: re-read, and load only if still missing. */
 static void rebuild(struct workload *w, struct client *cl, uint32_t key)
 {
     struct cache_state *st = w->state;
-    uint64_t token = client_token(cl);
+    uint64_t token = w->calls->token(cl);
     int64_t filled;
-    if (resource_read(w->res, key, token, &filled) == RES_FENCED) {
-        client_unlock(cl, EFFECT_FENCED);
+    if (w->calls->store_read(w->res, key, token, &filled) == RES_FENCED) {
+        w->calls->unlock(cl, EFFECT_FENCED);
         return;
     }
     int64_t epoch = epoch_now(w, cl);
     if (filled >= epoch) {
         atomic_fetch_add_explicit(&st->rechecked, 1, memory_order_relaxed);
-        client_unlock(cl, EFFECT_NONE);
+        w->calls->unlock(cl, EFFECT_NONE);
         return;
     }
-    if (!client_hold(cl, settings_of(w)->load_ms))
+    if (!w->calls->hold(cl, settings_of(w)->load_ms))
         return; /* crashed while loading: the section ended with it */
     count_load(st, key, epoch);
-    enum resource_rc rc = resource_write(w->res, key, token, epoch);
-    client_unlock(cl, rc == RES_OK ? EFFECT_APPLIED : EFFECT_FENCED);
+    enum resource_rc rc = w->calls->store_write(w->res, key, token, epoch);
+    w->calls->unlock(cl, rc == RES_OK ? EFFECT_APPLIED : EFFECT_FENCED);
 }
 
 static bool cache_step(struct workload *w, struct client *cl)
 {
     struct cache_state *st = w->state;
-    uint32_t key = (uint32_t)client_random(cl, w->n_keys);
-    if (resource_value(w->res, key) >= epoch_now(w, cl)) {
+    uint32_t key = (uint32_t)w->calls->random(cl, w->n_keys);
+    if (w->calls->store_value(w->res, key) >= epoch_now(w, cl)) {
         atomic_fetch_add_explicit(&st->hits, 1, memory_order_relaxed);
         think(w, cl);
         return true;
     }
     atomic_fetch_add_explicit(&st->misses, 1, memory_order_relaxed);
-    if (!client_lock(cl, key))
+    if (!w->calls->lock(cl, key))
         return false;
     rebuild(w, cl, key);
     think(w, cl);

@@ -24,8 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/engine/client.h"
-#include "sim/engine/resource.h"
 #include "sim/workloads/workload.h"
 
 enum skew_kind {
@@ -173,7 +171,7 @@ static int flash_init(struct workload *w)
     w->state = st;
     size_t n = (size_t)fs->items * fs->segments; /* at most a million: the scenario's bound */
     st->orders = calloc(n, sizeof(*st->orders));
-    w->res = resource_new(n, fs->stock, w->run.fencing);
+    w->res = w->calls->store_new(n, fs->stock, w->run.fencing);
     if (st->orders == NULL || w->res == NULL || workload_alloc_keys(w, n) < 0)
         return -1;
     for (uint32_t i = 0; i < fs->items; i++) {
@@ -186,7 +184,7 @@ static int flash_init(struct workload *w)
                 snprintf(name, sizeof(name), "lock:stock:%" PRIu32 ":seg%" PRIu32, i, g);
             if (workload_set_key(w, k, name) < 0)
                 return -1;
-            resource_preset(w->res, k, segment_stock(fs, g));
+            w->calls->store_preset(w->res, k, segment_stock(fs, g));
             atomic_init(&st->orders[k], 0);
         }
     }
@@ -202,16 +200,17 @@ static void flash_free(struct workload *w)
     free(st);
 }
 
-static uint32_t pick_item(const struct flash_sale_keys *fs, const struct flash_state *st,
-                          struct client *cl)
+static uint32_t pick_item(const struct workload *w, struct client *cl)
 {
+    const struct flash_sale_keys *fs = w->settings;
+    const struct flash_state *st = w->state;
     if (fs->skew == SKEW_PER_CLIENT)
-        return cl->id % fs->items;
+        return w->calls->id(cl) % fs->items;
     if (fs->skew == SKEW_UNIFORM || fs->hot_items >= fs->items)
-        return (uint32_t)client_random(cl, fs->items);
-    if (client_random(cl, HOT_SCALE) < st->hot_cut)
-        return (uint32_t)client_random(cl, fs->hot_items);
-    return fs->hot_items + (uint32_t)client_random(cl, fs->items - fs->hot_items);
+        return (uint32_t)w->calls->random(cl, fs->items);
+    if (w->calls->random(cl, HOT_SCALE) < st->hot_cut)
+        return (uint32_t)w->calls->random(cl, fs->hot_items);
+    return fs->hot_items + (uint32_t)w->calls->random(cl, fs->items - fs->hot_items);
 }
 
 /* The key a buyer of item locks: with segments, one that has stock left,
@@ -228,10 +227,10 @@ static uint32_t pick_key(const struct workload *w, struct client *cl, uint32_t i
     const struct flash_sale_keys *fs = w->settings;
     if (fs->segments == 1)
         return key_of(fs, item, 0);
-    uint32_t start = (uint32_t)client_random(cl, fs->segments);
+    uint32_t start = (uint32_t)w->calls->random(cl, fs->segments);
     for (uint32_t i = 0; i < fs->segments; i++) {
         uint32_t k = key_of(fs, item, (start + i) % fs->segments);
-        if (resource_value(w->res, k) > 0)
+        if (w->calls->store_value(w->res, k) > 0)
             return k;
     }
     return key_of(fs, item, start);
@@ -242,43 +241,43 @@ static enum attempt flash_try(struct workload *w, struct client *cl, uint32_t ke
 {
     const struct flash_sale_keys *fs = w->settings;
     struct flash_state *st = w->state;
-    if (!client_lock(cl, key))
+    if (!w->calls->lock(cl, key))
         return ATTEMPT_NO_LOCK;
-    uint64_t token = client_token(cl);
+    uint64_t token = w->calls->token(cl);
     int64_t stock;
-    if (resource_read(w->res, key, token, &stock) == RES_FENCED) {
-        client_unlock(cl, EFFECT_FENCED);
+    if (w->calls->store_read(w->res, key, token, &stock) == RES_FENCED) {
+        w->calls->unlock(cl, EFFECT_FENCED);
         return ATTEMPT_REFUSED;
     }
-    if (!client_hold(cl, fs->critical_ms))
+    if (!w->calls->hold(cl, fs->critical_ms))
         return ATTEMPT_DONE; /* crashed inside: the section ended with it */
-    if (fs->nested && !client_lock(cl, key)) {
+    if (fs->nested && !w->calls->lock(cl, key)) {
         /* the payment's re-entry failed: the lock was lost, or its
          * server did not answer; the purchase is given up */
-        client_unlock(cl, EFFECT_NONE);
+        w->calls->unlock(cl, EFFECT_NONE);
         return ATTEMPT_DONE;
     }
     enum section_effect effect = EFFECT_NONE;
     if (stock > 0) {
         effect = EFFECT_FENCED;
-        if (!client_commit(cl)) {
-            client_unlock(cl, effect);
+        if (!w->calls->commit(cl)) {
+            w->calls->unlock(cl, effect);
             return ATTEMPT_REFUSED;
         }
-        if (resource_write(w->res, key, token, stock - 1) == RES_OK) {
+        if (w->calls->store_write(w->res, key, token, stock - 1) == RES_OK) {
             atomic_fetch_add_explicit(&st->orders[key], 1, memory_order_relaxed);
             effect = EFFECT_APPLIED;
         }
     }
     if (fs->nested) /* the payment's section ends first; the purchase's wrote nothing */
-        client_unlock(cl, effect), effect = EFFECT_NONE;
-    client_unlock(cl, effect);
+        w->calls->unlock(cl, effect), effect = EFFECT_NONE;
+    w->calls->unlock(cl, effect);
     return ATTEMPT_DONE;
 }
 
 static bool flash_step(struct workload *w, struct client *cl)
 {
-    uint32_t item = pick_item(w->settings, w->state, cl);
+    uint32_t item = pick_item(w, cl);
     return workload_attempts(w, cl, pick_key(w, cl, item), flash_try);
 }
 
@@ -301,7 +300,7 @@ static struct stock_totals sum_stock(const struct workload *w)
         int64_t fin = 0;
         uint64_t ord = 0;
         for (uint32_t g = 0; g < fs->segments; g++) {
-            fin += resource_value(w->res, key_of(fs, i, g));
+            fin += w->calls->store_value(w->res, key_of(fs, i, g));
             ord += atomic_load(&st->orders[key_of(fs, i, g)]);
         }
         t.initial += initial;

@@ -17,8 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/engine/client.h"
-#include "sim/engine/resource.h"
 #include "sim/workloads/workload.h"
 
 struct order_ids_keys {
@@ -79,7 +77,7 @@ static int order_init(struct workload *w)
     w->state = st;
     st->clients = w->run.clients;
     st->issued = calloc(st->clients, sizeof(*st->issued));
-    w->res = resource_new(o->sequences, 0, w->run.fencing);
+    w->res = w->calls->store_new(o->sequences, 0, w->run.fencing);
     if (st->issued == NULL || w->res == NULL || workload_alloc_keys(w, o->sequences) < 0)
         return -1;
     for (uint32_t i = 0; i < o->sequences; i++) {
@@ -121,32 +119,32 @@ static void note_issued(struct id_list *l, uint32_t seq, int64_t id)
 static enum attempt order_try(struct workload *w, struct client *cl, uint32_t seq)
 {
     struct order_state *st = w->state;
-    if (!client_lock(cl, seq))
+    if (!w->calls->lock(cl, seq))
         return ATTEMPT_NO_LOCK;
-    uint64_t token = client_token(cl);
+    uint64_t token = w->calls->token(cl);
     int64_t last;
-    if (resource_read(w->res, seq, token, &last) == RES_FENCED) {
-        client_unlock(cl, EFFECT_FENCED);
+    if (w->calls->store_read(w->res, seq, token, &last) == RES_FENCED) {
+        w->calls->unlock(cl, EFFECT_FENCED);
         return ATTEMPT_REFUSED;
     }
-    if (!client_hold(cl, settings_of(w)->critical_ms))
+    if (!w->calls->hold(cl, settings_of(w)->critical_ms))
         return ATTEMPT_DONE; /* crashed inside: no id handed out */
     enum section_effect effect = EFFECT_FENCED;
-    if (!client_commit(cl)) {
-        client_unlock(cl, effect);
+    if (!w->calls->commit(cl)) {
+        w->calls->unlock(cl, effect);
         return ATTEMPT_REFUSED;
     }
-    if (resource_write(w->res, seq, token, last + 1) == RES_OK) {
-        note_issued(&st->issued[cl->id % st->clients], seq, last + 1);
+    if (w->calls->store_write(w->res, seq, token, last + 1) == RES_OK) {
+        note_issued(&st->issued[w->calls->id(cl) % st->clients], seq, last + 1);
         effect = EFFECT_APPLIED;
     }
-    client_unlock(cl, effect);
+    w->calls->unlock(cl, effect);
     return ATTEMPT_DONE;
 }
 
 static bool order_step(struct workload *w, struct client *cl)
 {
-    uint32_t seq = (uint32_t)client_random(cl, settings_of(w)->sequences);
+    uint32_t seq = (uint32_t)w->calls->random(cl, settings_of(w)->sequences);
     return workload_attempts(w, cl, seq, order_try);
 }
 
@@ -225,7 +223,7 @@ static struct id_totals sum_ids(const struct workload *w)
         size_t from = at;
         while (at < n && (all[at] >> SEQ_SHIFT) == seq)
             at++;
-        judge_sequence(all + from, at - from, resource_value(w->res, seq), &t);
+        judge_sequence(all + from, at - from, w->calls->store_value(w->res, seq), &t);
     }
     free(all);
     return t;

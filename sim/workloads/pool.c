@@ -21,8 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "sim/engine/client.h"
-#include "sim/engine/resource.h"
 #include "sim/workloads/workload.h"
 
 struct pool_keys {
@@ -78,7 +76,7 @@ static int pool_init(struct workload *w)
     w->state = st;
     st->size = w->run.permits;
     st->pool = aligned_alloc(64, sizeof(*st->pool) * ps->pools);
-    w->res = resource_new(ps->pools, 0, w->run.fencing);
+    w->res = w->calls->store_new(ps->pools, 0, w->run.fencing);
     if (st->pool == NULL || w->res == NULL || workload_alloc_keys(w, ps->pools) < 0) {
         free(st->pool);
         st->pool = NULL;
@@ -137,19 +135,19 @@ static void give_connection(struct pool_state *st, struct pool_entry *p, uint32_
 static bool pool_step(struct workload *w, struct client *cl)
 {
     struct pool_state *st = w->state;
-    uint32_t key = (uint32_t)client_random(cl, w->n_keys);
-    if (!client_lock_mode(cl, key, LOCK_MODE_PERMIT, w->run.wait_ms))
+    uint32_t key = (uint32_t)w->calls->random(cl, w->n_keys);
+    if (!w->calls->lock_mode(cl, key, LOCK_MODE_PERMIT, w->run.wait_ms))
         return false;
     struct pool_entry *p = &st->pool[key];
-    uint32_t slot = take_connection(st, p, cl->id + 1);
-    if (!client_hold(cl, settings_of(w)->critical_ms)) {
+    uint32_t slot = take_connection(st, p, w->calls->id(cl) + 1);
+    if (!w->calls->hold(cl, settings_of(w)->critical_ms)) {
         /* crashed using it: the permit and the connection stay taken */
         atomic_fetch_add_explicit(&st->lost, 1, memory_order_relaxed);
         return true;
     }
     atomic_fetch_add_explicit(&st->uses, 1, memory_order_relaxed);
     give_connection(st, p, slot);
-    client_unlock(cl, EFFECT_APPLIED);
+    w->calls->unlock(cl, EFFECT_APPLIED);
     return true;
 }
 

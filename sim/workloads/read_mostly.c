@@ -24,9 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "sim/engine/client.h"
-#include "sim/engine/resource.h"
-#include "sim/engine/run_ctx.h"
 #include "sim/workloads/workload.h"
 
 struct read_mostly_keys {
@@ -100,7 +97,7 @@ static int read_init(struct workload *w)
     w->state = st;
     st->entry = aligned_alloc(64, sizeof(*st->entry) * rm->keys);
     /* version 0 in both halves: a whole value before any write */
-    w->res = resource_new(2 * (size_t)rm->keys, 0, w->run.fencing);
+    w->res = w->calls->store_new(2 * (size_t)rm->keys, 0, w->run.fencing);
     if (st->entry == NULL || w->res == NULL || workload_alloc_keys(w, rm->keys) < 0)
         return -1;
     for (uint32_t i = 0; i < rm->keys; i++) {
@@ -132,8 +129,8 @@ static void count(_Atomic uint64_t *c)
 static bool read_halves(struct workload *w, uint32_t key, uint64_t token, int64_t half[2])
 {
     uint32_t keys = settings_of(w)->keys;
-    return resource_read(w->res, key, token, &half[0]) == RES_OK &&
-           resource_read(w->res, keys + key, token, &half[1]) == RES_OK;
+    return w->calls->store_read(w->res, key, token, &half[0]) == RES_OK &&
+           w->calls->store_read(w->res, keys + key, token, &half[1]) == RES_OK;
 }
 
 /* A read of two halves that differ: torn by a writer inside, or left so
@@ -162,18 +159,19 @@ static void note_readers(struct read_state *st, uint32_t inside)
 static bool reader(struct workload *w, struct client *cl, uint32_t key)
 {
     struct read_state *st = w->state;
-    enum lock_mode mode =
-        lock_grants_mode(cl->run->ops, LOCK_MODE_SHARED) ? LOCK_MODE_SHARED : LOCK_MODE_EXCLUSIVE;
-    if (!client_lock_mode(cl, key, mode, w->run.wait_ms))
+    enum lock_mode mode = lock_grants_mode(w->calls->lock_ops(cl), LOCK_MODE_SHARED)
+                              ? LOCK_MODE_SHARED
+                              : LOCK_MODE_EXCLUSIVE;
+    if (!w->calls->lock_mode(cl, key, mode, w->run.wait_ms))
         return false;
     struct cache_entry *e = &st->entry[key];
     note_readers(st, atomic_fetch_add_explicit(&e->readers, 1, memory_order_relaxed) + 1);
-    uint64_t token = client_token(cl);
+    uint64_t token = w->calls->token(cl);
     int64_t first[2], second[2];
     enum section_effect effect = EFFECT_NONE;
     if (!read_halves(w, key, token, first)) {
         effect = EFFECT_FENCED;
-    } else if (!client_hold(cl, settings_of(w)->critical_ms)) {
+    } else if (!w->calls->hold(cl, settings_of(w)->critical_ms)) {
         atomic_fetch_sub_explicit(&e->readers, 1, memory_order_relaxed);
         return true; /* crashed inside: what it read went with it */
     } else if (!read_halves(w, key, token, second)) {
@@ -187,7 +185,7 @@ static bool reader(struct workload *w, struct client *cl, uint32_t key)
             judge_halves(st, key, first);
     }
     atomic_fetch_sub_explicit(&e->readers, 1, memory_order_relaxed);
-    client_unlock(cl, effect);
+    w->calls->unlock(cl, effect);
     return true;
 }
 
@@ -195,33 +193,33 @@ static bool writer(struct workload *w, struct client *cl, uint32_t key)
 {
     struct read_state *st = w->state;
     uint32_t keys = settings_of(w)->keys;
-    if (!client_lock(cl, key))
+    if (!w->calls->lock(cl, key))
         return false;
-    uint64_t token = client_token(cl);
+    uint64_t token = w->calls->token(cl);
     int64_t v = atomic_fetch_add_explicit(&st->version, 1, memory_order_relaxed) + 1;
-    if (resource_write(w->res, key, token, v) != RES_OK) {
-        client_unlock(cl, EFFECT_FENCED);
+    if (w->calls->store_write(w->res, key, token, v) != RES_OK) {
+        w->calls->unlock(cl, EFFECT_FENCED);
         return true;
     }
-    if (!client_hold(cl, settings_of(w)->critical_ms)) {
+    if (!w->calls->hold(cl, settings_of(w)->critical_ms)) {
         atomic_store_explicit(&st->entry[key].abandoned, v, memory_order_relaxed);
         count(&st->writes_crashed);
         return true;
     }
     enum section_effect effect = EFFECT_FENCED;
-    if (resource_write(w->res, keys + key, token, v) == RES_OK) {
+    if (w->calls->store_write(w->res, keys + key, token, v) == RES_OK) {
         count(&st->writes);
         effect = EFFECT_APPLIED;
     }
-    client_unlock(cl, effect);
+    w->calls->unlock(cl, effect);
     return true;
 }
 
 static bool read_step(struct workload *w, struct client *cl)
 {
     struct read_state *st = w->state;
-    uint32_t key = (uint32_t)client_random(cl, w->n_keys);
-    if (client_random(cl, WRITE_SCALE) < st->write_cut)
+    uint32_t key = (uint32_t)w->calls->random(cl, w->n_keys);
+    if (w->calls->random(cl, WRITE_SCALE) < st->write_cut)
         return writer(w, cl, key);
     return reader(w, cl, key);
 }
@@ -232,7 +230,7 @@ static size_t read_invariants(const struct workload *w, struct invariant *out, s
     uint32_t keys = settings_of(w)->keys;
     uint64_t torn = atomic_load(&st->torn), left_torn = 0;
     for (uint32_t k = 0; k < keys; k++)
-        left_torn += resource_value(w->res, k) != resource_value(w->res, keys + k);
+        left_torn += w->calls->store_value(w->res, k) != w->calls->store_value(w->res, keys + k);
     if (max < 1)
         return 0;
     out[0] = (struct invariant){.name = "no_torn_read", .holds = torn == 0, .by_overlaps = true};

@@ -37,10 +37,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/engine/client.h"
-#include "sim/engine/resource.h"
-#include "sim/engine/run_ctx.h"
 #include "sim/record/clock.h"
+#include "sim/record/figures.h"
 #include "sim/record/histogram.h"
 #include "sim/workloads/workload.h"
 
@@ -190,7 +188,7 @@ static int tasks_init(struct workload *w)
     st->next = calloc(nc, sizeof(*st->next));
     st->lateness = calloc(nc, sizeof(*st->lateness));
     st->trylock = calloc(nc, sizeof(*st->trylock));
-    w->res = resource_new(n, 0, w->run.fencing);
+    w->res = w->calls->store_new(n, 0, w->run.fencing);
     st->rec = calloc(n, sizeof(*st->rec));
     if (st->next == NULL || st->rec == NULL || st->lateness == NULL || st->trylock == NULL ||
         w->res == NULL || workload_alloc_keys(w, n) < 0)
@@ -259,57 +257,57 @@ static void run_task(struct workload *w, struct client *cl, uint32_t key, uint64
 {
     struct tasks_state *st = w->state;
     const struct scheduled_tasks_keys *ts = settings_of(w);
-    uint64_t acquired = cl->from_ns, token = client_token(cl);
-    if (acquired >= period_end || acquired >= cl->run->deadline_ns) {
+    uint64_t acquired = w->calls->section_from_ns(cl), token = w->calls->token(cl);
+    if (acquired >= period_end || acquired >= w->calls->deadline_ns(cl)) {
         /* The previous holder kept it to the end of the period: this
          * firing is stale now, as one fired that late would be. Past the
          * run's end the schedulers are shutting down: holds were cut short
          * there, so a run now would be a duplicate of the run's making. */
         atomic_fetch_add_explicit(&st->stale_grants, 1, memory_order_relaxed);
-        client_unlock(cl, EFFECT_NONE);
+        w->calls->unlock(cl, EFFECT_NONE);
         return;
     }
     int64_t runs;
-    if (resource_read(w->res, key, token, &runs) == RES_FENCED) {
-        client_unlock(cl, EFFECT_FENCED);
+    if (w->calls->store_read(w->res, key, token, &runs) == RES_FENCED) {
+        w->calls->unlock(cl, EFFECT_FENCED);
         return;
     }
     uint64_t hold_end = ts->hold_min_ms ? acquired + ts->hold_min_ms * NS_PER_MS : period_end;
-    if (!client_hold(cl, ts->run_ms))
+    if (!w->calls->hold(cl, ts->run_ms))
         return; /* crashed while running */
-    enum resource_rc rc = resource_write(w->res, key, token, runs + 1);
+    enum resource_rc rc = w->calls->store_write(w->res, key, token, runs + 1);
     uint64_t now = clock_mono_ns();
     if (rc == RES_OK) /* a run longer than the hold keeps the lock to its end */
         note_run(st, &st->rec[key], acquired, hold_end > now ? hold_end : now);
-    client_unlock_at(cl, rc == RES_OK ? EFFECT_APPLIED : EFFECT_FENCED, hold_end);
+    w->calls->unlock_at(cl, rc == RES_OK ? EFFECT_APPLIED : EFFECT_FENCED, hold_end);
 }
 
 static bool tasks_step(struct workload *w, struct client *cl)
 {
     struct tasks_state *st = w->state;
     const struct scheduled_tasks_keys *ts = settings_of(w);
-    uint64_t f = st->next[cl->id]++;
+    uint64_t f = st->next[w->calls->id(cl)]++;
     uint32_t key = (uint32_t)f, period = (uint32_t)(f / ts->tasks),
              task = (uint32_t)(f % ts->tasks);
     if (period >= st->periods) {
-        client_idle_until(cl, cl->run->deadline_ns);
+        w->calls->idle_until(cl, w->calls->deadline_ns(cl));
         return true;
     }
     uint64_t nominal =
-        cl->run->t0_ns +
+        w->calls->start_ns(cl) +
         ((uint64_t)period * ts->period_ms + (uint64_t)task * st->slot_ms) * NS_PER_MS;
     uint64_t period_end = nominal + (uint64_t)ts->period_ms * NS_PER_MS;
-    uint64_t fire = nominal + client_random(cl, (uint64_t)ts->jitter_ms * NS_PER_MS + 1);
-    if (!client_idle_until(cl, fire))
+    uint64_t fire = nominal + w->calls->random(cl, (uint64_t)ts->jitter_ms * NS_PER_MS + 1);
+    if (!w->calls->idle_until(cl, fire))
         return true; /* the run ended before this firing */
     uint64_t now = clock_mono_ns();
-    histogram_record(st->lateness[cl->id], (int64_t)((now - nominal) / NS_PER_US));
+    histogram_record(st->lateness[w->calls->id(cl)], (int64_t)((now - nominal) / NS_PER_US));
     if (now >= period_end) {
         atomic_fetch_add_explicit(&st->skipped_late, 1, memory_order_relaxed);
         return true;
     }
-    bool got = client_lock_wait(cl, key, 0);
-    histogram_record(st->trylock[cl->id], (int64_t)((clock_mono_ns() - now) / NS_PER_US));
+    bool got = w->calls->lock_wait(cl, key, 0);
+    histogram_record(st->trylock[w->calls->id(cl)], (int64_t)((clock_mono_ns() - now) / NS_PER_US));
     if (!got)
         return false;
     run_task(w, cl, key, period_end);

@@ -4,9 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/engine/client.h"
-#include "sim/engine/resource.h"
-#include "sim/engine/run_ctx.h"
 #include "sim/record/clock.h"
 
 extern const struct workload_ops flash_sale_ops;
@@ -55,11 +52,11 @@ uint32_t workload_hold_ms(const struct workload_ops *w, const void *settings)
 bool workload_attempts(struct workload *w, struct client *cl, uint32_t key,
                        enum attempt (*try_once)(struct workload *, struct client *, uint32_t))
 {
-    bool optimistic = cl->run->ops->optimistic;
+    bool optimistic = w->calls->lock_ops(cl)->optimistic;
     uint64_t since = optimistic ? clock_mono_ns() : 0; /* a lock's step is one attempt */
     for (;;) {
         enum attempt a = try_once(w, cl, key);
-        if (a != ATTEMPT_REFUSED || !optimistic || !client_retry(cl, since))
+        if (a != ATTEMPT_REFUSED || !optimistic || !w->calls->retry(cl, since))
             return a != ATTEMPT_NO_LOCK;
     }
 }
@@ -86,12 +83,13 @@ int workload_set_key(struct workload *w, size_t i, const char *name)
 }
 
 struct workload *workload_new(const struct workload_ops *ops, const void *settings,
-                              const struct workload_run *run)
+                              const struct workload_run *run, const struct workload_calls *calls)
 {
     struct workload *w = calloc(1, sizeof(*w));
     if (w == NULL)
         return NULL;
     w->ops = ops;
+    w->calls = calls;
     w->settings = settings;
     w->run = *run;
     if (w->ops->init(w) < 0) {
@@ -112,6 +110,7 @@ void workload_free(struct workload *w)
             free(w->keys[i]);
     free(w->keys);
     free(w->key_lens);
-    resource_free(w->res);
+    if (w->res)
+        w->calls->store_free(w->res);
     free(w);
 }

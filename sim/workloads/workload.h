@@ -10,9 +10,46 @@
 #include "algorithms/lock.h"
 #include "algorithms/settings.h"
 #include "sim/check/invariant.h"
+#include "sim/record/section_effect.h"
 
 struct client;
 struct resource;
+
+/* The store's answer to a read or a write (sim/engine/resource.h). */
+enum resource_rc { RES_OK = 0, RES_FENCED = 1 };
+
+/* What a step calls of its client and of the store, handed over by the
+ * engine (sim/engine/client_calls.c) as a lock reaches its seam: a
+ * workload includes nothing of the engine. sim/engine/client.h and
+ * resource.h say what each does. */
+struct workload_calls {
+    bool (*lock)(struct client *cl, uint32_t key);
+    bool (*lock_wait)(struct client *cl, uint32_t key, uint32_t wait_ms);
+    bool (*lock_mode)(struct client *cl, uint32_t key, enum lock_mode mode, uint32_t wait_ms);
+    bool (*lock_all)(struct client *cl, const uint32_t *keys, size_t n, enum lock_mode mode);
+    bool (*hold)(struct client *cl, uint32_t ms);
+    bool (*commit)(struct client *cl);
+    void (*unlock)(struct client *cl, enum section_effect effect);
+    void (*unlock_at)(struct client *cl, enum section_effect effect, uint64_t until_ns);
+    uint64_t (*token)(const struct client *cl);
+    uint64_t (*token_of)(const struct client *cl, uint32_t key);
+    bool (*idle_until)(struct client *cl, uint64_t t_ns);
+    uint64_t (*random)(struct client *cl, uint64_t n);
+    bool (*retry)(struct client *cl, uint64_t since_ns);
+    uint32_t (*id)(const struct client *cl);
+    uint64_t (*section_from_ns)(const struct client *cl); /* when its section began */
+    uint64_t (*start_ns)(const struct client *cl);        /* the run's start line */
+    uint64_t (*deadline_ns)(const struct client *cl);     /* the run's last step start */
+    const struct lock_ops *(*lock_ops)(const struct client *cl);
+    struct resource *(*store_new)(size_t n_keys, int64_t initial, bool fencing);
+    void (*store_free)(struct resource *r);
+    void (*store_preset)(struct resource *r, uint32_t key, int64_t value);
+    enum resource_rc (*store_read)(struct resource *r, uint32_t key, uint64_t token,
+                                   int64_t *value);
+    enum resource_rc (*store_write)(struct resource *r, uint32_t key, uint64_t token,
+                                    int64_t value);
+    int64_t (*store_value)(const struct resource *r, uint32_t key);
+};
 
 /* What a workload reads of the run beside its own keys, taken from the
  * scenario by its caller (scenario_workload_run): a workload knows no
@@ -29,6 +66,7 @@ struct workload_run {
 
 struct workload {
     const struct workload_ops *ops;
+    const struct workload_calls *calls;
     const void *settings; /* its own struct, as the scenario's file made it */
     struct workload_run run;
     struct resource *res;
@@ -125,7 +163,7 @@ bool workload_attempts(struct workload *w, struct client *cl, uint32_t key,
 /* Workload ops under settings (its own struct) and run, initialised; NULL
  * out of memory. */
 struct workload *workload_new(const struct workload_ops *ops, const void *settings,
-                              const struct workload_run *run);
+                              const struct workload_run *run, const struct workload_calls *calls);
 void workload_free(struct workload *w); /* accepts NULL */
 
 #endif
