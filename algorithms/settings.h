@@ -41,6 +41,10 @@ struct setting_key {
     bool required;
     const char *what; /* what the value is, where a required key is missing and a
                          plug-in says so itself (a toxic's: "ms added to each chunk") */
+    /* SETTING_U32, _U64, _I64: the upper bound when it is what keys before
+     * it in the table made it (flash_sale's hot_items: at most items), in
+     * place of max; NULL: max. */
+    long long (*max_of)(const void *settings);
     /* What bounds cannot tell, once this key's value is stored (the keys
      * before it in the table are stored too): 0, or -1 with one line in
      * why, which the parser prints at this key's value. NULL: none. */

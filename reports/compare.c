@@ -9,6 +9,7 @@
 #include "reports/compare_parts.h"
 #include "sim/record/histogram.h"
 #include "sim/scenario/scenario.h"
+#include "sim/workloads/workload.h"
 
 static void fill_invariants(struct compare_row *row, const struct run_result *r)
 {
@@ -162,7 +163,7 @@ static void terminal_banner(FILE *f, const struct comparison *c)
 {
     const struct scenario *s = c->scn;
     fprintf(f, "\nlocklab compare  scenario=%s  workload=%s  clients=%" PRIu32 "  seed=%" PRIu64,
-            s->name, workload_name(s->workload), s->clients, s->seed);
+            s->name, s->workload->name, s->clients, s->seed);
     if (c->seeds > 1)
         fprintf(f, "  seeds=%zu (figures: seed %" PRIu64 "'s run; safety: every seed's)", c->seeds,
                 s->seed);
@@ -306,8 +307,8 @@ int compare_markdown(const char *path, const struct comparison *c)
     fprintf(f,
             "Workload `%s`, %" PRIu32 " clients, %.1f s per algorithm, seed %" PRIu64
             ", lock ttl %" PRIu32 " ms, wait %" PRIu32 " ms%s.\n\n",
-            workload_name(s->workload), s->clients, (double)s->duration_ms / 1000.0, s->seed,
-            s->ttl_ms, s->wait_ms, c->complete ? "" : " — **INCOMPLETE**");
+            s->workload->name, s->clients, (double)s->duration_ms / 1000.0, s->seed, s->ttl_ms,
+            s->wait_ms, c->complete ? "" : " — **INCOMPLETE**");
     if (c->seeds > 1)
         fprintf(f,
                 "Each algorithm ran %zu seeds (%" PRIu64 " .. %" PRIu64 "): the figures are seed "
@@ -425,7 +426,7 @@ int compare_json(const char *path, const struct comparison *c)
     json_t *root = json_pack(
         "{s:s, s:s, s:s, s:s, s:I, s:f, s:I, s:I, s:b, s:I, s:s, s:o, s:o, s:o, s:o}", "schema",
         "locklab.compare/3", "version", LOCKLAB_VERSION, "scenario", s->name, "workload",
-        workload_name(s->workload), "clients", (json_int_t)s->clients, "duration_s",
+        s->workload->name, "clients", (json_int_t)s->clients, "duration_s",
         (double)s->duration_ms / 1000.0, "seed", (json_int_t)s->seed, "seeds", (json_int_t)c->seeds,
         "complete", c->complete, "not_run", (json_int_t)compare_not_run(c), "verdict", line,
         "expectation", compare_expectation_json(c), "servers", servers, "algorithms", rows,

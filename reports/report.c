@@ -14,6 +14,7 @@
 #include "sim/record/histogram.h"
 #include "sim/record/intervals.h"
 #include "sim/scenario/scenario.h"
+#include "sim/workloads/workload.h"
 
 static const char *const op_names[OP_COUNT] = {
     [OP_ACQUIRE] = "acquire", [OP_ACQUIRE_FAILED] = "acquire_failed",
@@ -29,13 +30,6 @@ static const char *const effect_names[EFFECT_COUNT] = {
 };
 
 const double report_percentiles[REPORT_N_PERCENTILES] = {50, 90, 99, 99.9, 100};
-
-const char *report_skew_name(int skew)
-{
-    static const char *const names[] = {
-        [SKEW_UNIFORM] = "uniform", [SKEW_HOT] = "hot", [SKEW_PER_CLIENT] = "per_client"};
-    return skew >= 0 && (size_t)skew < sizeof(names) / sizeof(names[0]) ? names[skew] : "?";
-}
 
 const char *report_op_name(int op)
 {
@@ -392,52 +386,9 @@ const char *report_invariant_mark(const struct invariant *inv)
 
 const char *report_workload(const struct scenario *s, char *buf, size_t len)
 {
-    const char *name = workload_name(s->workload);
-    if (s->workload == WORKLOAD_CACHE_REBUILD) {
-        const struct cache_rebuild_spec *c = &s->cache_rebuild;
-        snprintf(buf, len,
-                 "%s keys=%" PRIu32 " period=%" PRIu32 "ms load=%" PRIu32 "ms read=%" PRIu32 "ms",
-                 name, c->keys, c->period_ms, c->load_ms, c->read_ms);
-    } else if (s->workload == WORKLOAD_SCHEDULED_TASKS) {
-        const struct scheduled_tasks_spec *t = &s->scheduled_tasks;
-        char hold[40] = "to period end";
-        if (t->hold_min_ms)
-            snprintf(hold, sizeof(hold), "%" PRIu32 "ms", t->hold_min_ms);
-        snprintf(buf, len,
-                 "%s tasks=%" PRIu32 " period=%" PRIu32 "ms run=%" PRIu32 "ms jitter=%" PRIu32
-                 "ms hold=%s from acquisition",
-                 name, t->tasks, t->period_ms, t->run_ms, t->jitter_ms, hold);
-    } else if (s->workload == WORKLOAD_BANK_TRANSFER) {
-        const struct bank_transfer_spec *b = &s->bank_transfer;
-        snprintf(buf, len,
-                 "%s accounts=%" PRIu32 " balance=%" PRId64 " amount_max=%" PRIu32
-                 " critical=%" PRIu32 "ms",
-                 name, b->accounts, b->balance, b->amount_max, b->critical_ms);
-    } else if (s->workload == WORKLOAD_ORDER_IDS) {
-        const struct order_ids_spec *o = &s->order_ids;
-        snprintf(buf, len, "%s sequences=%" PRIu32 " critical=%" PRIu32 "ms", name, o->sequences,
-                 o->critical_ms);
-    } else if (s->workload == WORKLOAD_READ_MOSTLY) {
-        const struct read_mostly_spec *rm = &s->read_mostly;
-        snprintf(buf, len, "%s keys=%" PRIu32 " critical=%" PRIu32 "ms writes=%g", name, rm->keys,
-                 rm->critical_ms, rm->write_fraction);
-    } else if (s->workload == WORKLOAD_POOL) {
-        snprintf(buf, len, "%s pools=%" PRIu32 " connections=%" PRIu32 " critical=%" PRIu32 "ms",
-                 name, s->pool.pools, s->permits, s->pool.critical_ms);
-    } else {
-        const struct flash_sale_spec *fs = &s->flash_sale;
-        char hot[64] = "";
-        if (fs->skew == SKEW_HOT)
-            snprintf(hot, sizeof(hot), " hot_fraction=%g hot_items=%" PRIu32, fs->hot_fraction,
-                     fs->hot_items);
-        char seg[32] = ""; /* one segment is the unsegmented sale: said only when split */
-        if (fs->segments > 1)
-            snprintf(seg, sizeof(seg), " segments=%" PRIu32, fs->segments);
-        snprintf(buf, len,
-                 "%s items=%" PRIu32 "%s stock=%" PRId64 " critical=%" PRIu32 "ms skew=%s%s%s",
-                 name, fs->items, seg, fs->stock, fs->critical_ms, report_skew_name(fs->skew), hot,
-                 fs->nested ? " nested" : "");
-    }
+    struct workload_run run;
+    scenario_workload_run(s, &run);
+    s->workload->describe(scenario_workload(s), &run, buf, len);
     return buf;
 }
 

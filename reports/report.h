@@ -79,7 +79,6 @@ const char *report_effect_name(int effect);
 const char *report_seconds(uint64_t ms, char *buf, size_t len);
 /* A fencing token as printed: the number, or "-" for a grant without one. */
 const char *report_token(uint64_t token, char *buf, size_t len);
-const char *report_skew_name(int skew); /* "uniform", "hot", "per_client" */
 /* The workload and its settings on one line: "flash_sale items=10 ...". */
 const char *report_workload(const struct scenario *s, char *buf, size_t len);
 /* The effective settings (scenario_resolve's values and notes): lock,

@@ -8,6 +8,7 @@
 
 #include "reports/report.h"
 #include "sim/scenario/scenario.h"
+#include "sim/workloads/workload.h"
 
 static const struct lock_ops *ops_of(const struct scenario *s)
 {
@@ -129,45 +130,14 @@ static json_t *report_lock_json(const struct scenario *s)
     return lock ? algorithm_json(s, lock) : NULL;
 }
 
-/* The workload's own settings, by type. */
+/* The workload's type, then its own keys in its table's order. */
 static json_t *workload_json(const struct scenario *s)
 {
-    const char *type = workload_name(s->workload);
-    if (s->workload == WORKLOAD_CACHE_REBUILD) {
-        const struct cache_rebuild_spec *c = &s->cache_rebuild;
-        return json_pack("{s:s, s:i, s:i, s:i, s:i}", "type", type, "keys", c->keys, "period_ms",
-                         c->period_ms, "load_ms", c->load_ms, "read_ms", c->read_ms);
-    }
-    if (s->workload == WORKLOAD_SCHEDULED_TASKS) {
-        const struct scheduled_tasks_spec *t = &s->scheduled_tasks;
-        return json_pack("{s:s, s:i, s:i, s:i, s:i, s:i}", "type", type, "tasks", t->tasks,
-                         "period_ms", t->period_ms, "run_ms", t->run_ms, "jitter_ms", t->jitter_ms,
-                         "hold_min_ms", t->hold_min_ms);
-    }
-    if (s->workload == WORKLOAD_BANK_TRANSFER) {
-        const struct bank_transfer_spec *b = &s->bank_transfer;
-        return json_pack("{s:s, s:i, s:I, s:i, s:i}", "type", type, "accounts", b->accounts,
-                         "balance", (json_int_t)b->balance, "amount_max", b->amount_max,
-                         "critical_ms", b->critical_ms);
-    }
-    if (s->workload == WORKLOAD_READ_MOSTLY) {
-        const struct read_mostly_spec *rm = &s->read_mostly;
-        return json_pack("{s:s, s:i, s:i, s:f}", "type", type, "keys", rm->keys, "critical_ms",
-                         rm->critical_ms, "write_fraction", rm->write_fraction);
-    }
-    if (s->workload == WORKLOAD_POOL)
-        return json_pack("{s:s, s:i, s:i}", "type", type, "pools", s->pool.pools, "critical_ms",
-                         s->pool.critical_ms);
-    if (s->workload == WORKLOAD_ORDER_IDS) {
-        const struct order_ids_spec *o = &s->order_ids;
-        return json_pack("{s:s, s:i, s:i}", "type", type, "sequences", o->sequences, "critical_ms",
-                         o->critical_ms);
-    }
-    const struct flash_sale_spec *fs = &s->flash_sale;
-    return json_pack("{s:s, s:i, s:I, s:i, s:s, s:f, s:i, s:b, s:i}", "type", type, "items",
-                     fs->items, "stock", (json_int_t)fs->stock, "critical_ms", fs->critical_ms,
-                     "skew", report_skew_name(fs->skew), "hot_fraction", fs->hot_fraction,
-                     "hot_items", fs->hot_items, "nested", fs->nested, "segments", fs->segments);
+    const struct setting_table *t = &s->workload->keys;
+    json_t *o = json_pack("{s:s}", "type", s->workload->name);
+    for (size_t i = 0; o && i < t->n; i++)
+        json_object_set_new(o, t->keys[i].key, setting_json(&t->keys[i], scenario_workload(s)));
+    return o;
 }
 
 /* The fault's own expectations, in the short form; NULL when it states none. */

@@ -30,6 +30,7 @@
 #include "sim/cli/signals.h"
 #include "sim/engine/engine.h"
 #include "sim/fleet/settle.h"
+#include "sim/workloads/workload.h"
 
 struct plan {
     int own; /* the index of the lock the scenario's expect is written for; -1: not compared */
@@ -100,11 +101,11 @@ static int unsupported(const struct scenario *s, const struct lock_ops *ops, cha
         snprintf(why, len, "the scenario needs a watchdog (lock.watchdog); %s cannot renew a lock",
                  ops->name);
     else if (lacks & LACKS_REENTRY)
-        snprintf(why, len, "the scenario re-enters its lock (workload.nested); %s is not reentrant",
-                 ops->name);
+        snprintf(why, len, "the scenario re-enters its lock (workload.%s); %s is not reentrant",
+                 s->workload->reentry_key, ops->name);
     else if (lacks & LACKS_MODE)
-        snprintf(why, len, "%s needs %s sections; %s grants none", workload_name(s->workload),
-                 lock_mode_name(workload_lock_mode(s->workload)), ops->name);
+        snprintf(why, len, "%s needs %s sections; %s grants none", s->workload->name,
+                 lock_mode_name(s->workload->lock_mode), ops->name);
     else if (lacks & LACKS_PERMITS)
         snprintf(why, len, "the scenario asks %u permits a key (lock.permits); %s is no semaphore",
                  (unsigned)s->permits, ops->name);
@@ -112,7 +113,7 @@ static int unsupported(const struct scenario *s, const struct lock_ops *ops, cha
         snprintf(why, len,
                  "%s is not a lock: a refused write cannot undo %s; %s needs mutual "
                  "exclusion",
-                 ops->name, workload_needs_exclusion(s->workload), workload_name(s->workload));
+                 ops->name, s->workload->needs_exclusion, s->workload->name);
     else if (scenario_fault_misfit(s, ops, why, len) < 0)
         return 0;
     return -1;

@@ -132,8 +132,7 @@ static void list_workloads(void)
 {
     printf("\nworkloads:\n");
     for (size_t w = 0; w < workload_count(); w++)
-        printf("  %-16s %s\n", workload_name((enum workload_kind)w),
-               workload_summary((enum workload_kind)w));
+        printf("  %-16s %s\n", workload_at(w)->name, workload_at(w)->summary);
 }
 
 /* What the targets take, wrapped under TARGETS_COLUMN: text, then the

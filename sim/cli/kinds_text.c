@@ -12,6 +12,7 @@
 #include "sim/faults/fault.h"
 #include "sim/fleet/server_kind.h"
 #include "sim/scenario/suite.h"
+#include "sim/workloads/workload.h"
 
 #ifndef LOCKLAB_SCENARIOS_DIR
 #define LOCKLAB_SCENARIOS_DIR "scenarios"
@@ -22,9 +23,9 @@ static const char *algorithm_at(size_t i)
     return lock_at(i)->name;
 }
 
-static const char *workload_at(size_t i)
+static const char *workload_name_at(size_t i)
 {
-    return workload_name((enum workload_kind)i);
+    return workload_at(i)->name;
 }
 
 static const char *fault_at(size_t i)
@@ -52,7 +53,7 @@ static const char *scenarios_dir(void)
 static const struct cli_kind kinds[] = {
     {"algorithms", lock_count, algorithm_at, NULL, false},
     {"scenarios", NULL, NULL, scenarios_dir, false},
-    {"workloads", workload_count, workload_at, NULL, false},
+    {"workloads", workload_count, workload_name_at, NULL, false},
     {"faults", fault_kind_count, fault_at, NULL, false},
     {"servers", server_kind_count, server_at, NULL, false},
     {"suites", NULL, NULL, suite_folder, true},

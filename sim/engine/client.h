@@ -197,4 +197,7 @@ static inline uint64_t client_stat(const struct client *cl, enum stat_kind k)
     return atomic_load_explicit(&cl->stat[k], memory_order_relaxed);
 }
 
+/* The table of the calls above a workload's step makes (client_calls.c). */
+extern const struct workload_calls client_calls;
+
 #endif

@@ -44,10 +44,9 @@
 #include <stdint.h>
 
 #include "algorithms/lock.h"
+#include "sim/workloads/workload.h" /* enum resource_rc: what the workloads are told */
 
 struct resource;
-
-enum resource_rc { RES_OK = 0, RES_FENCED = 1 };
 
 /* n_keys keys, each holding `initial`. NULL when out of memory. */
 struct resource *resource_new(size_t n_keys, int64_t initial, bool fencing);

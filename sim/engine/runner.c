@@ -105,7 +105,9 @@ struct runner *runner_new(const struct scenario *s, const struct lock_ops *ops,
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* wall-clock jumps must not stretch waits */
     pthread_cond_init(&r->cv, &ca);
     pthread_condattr_destroy(&ca);
-    r->run.wl = workload_new(s);
+    struct workload_run wr;
+    scenario_workload_run(s, &wr);
+    r->run.wl = workload_new(s->workload, scenario_workload(s), &wr, &client_calls);
     r->run.nem = nemesis_new(s->faults, s->n_faults, s->seed);
     r->n = s->clients;
     r->clients = calloc(r->n, sizeof(*r->clients));

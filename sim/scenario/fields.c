@@ -247,10 +247,13 @@ static const parse_fn setting_parsers[] = {
 static int parse_setting(struct ctx *c, json_t *v, const struct field *f, void *base)
 {
     char why[SETTING_WHY_MAX];
-
-    if (setting_parsers[f->setting->type](c, v, f, base) < 0)
-        return -1;
+    struct field bounded = *f;
     void *settings = (char *)base + f->offset - f->setting->offset;
+
+    if (f->setting->max_of)
+        bounded.max = f->setting->max_of(settings);
+    if (setting_parsers[f->setting->type](c, v, &bounded, base) < 0)
+        return -1;
     if (!f->setting->check || f->setting->check(settings, why, sizeof(why)) == 0)
         return 0;
     return scn_fail(c, "%s", why);
@@ -285,17 +288,25 @@ static int settings_after(struct ctx *c, json_t *obj, const struct setting_table
     return rc;
 }
 
-int walk_settings(struct ctx *c, json_t *obj, const struct setting_table *t, void *settings)
+int walk_settings_after(struct ctx *c, json_t *obj, const struct field *lead,
+                        const struct setting_table *t, void *settings)
 {
-    struct field fields[SETTING_KEYS_MAX];
-    size_t n = t->n < SETTING_KEYS_MAX ? t->n : SETTING_KEYS_MAX;
+    struct field fields[SETTING_KEYS_MAX + 1];
+    size_t n = 0;
 
-    for (size_t i = 0; i < n; i++)
-        fields[i] = setting_field(&t->keys[i], 0);
+    if (lead)
+        fields[n++] = *lead;
+    for (size_t i = 0; i < t->n && i < SETTING_KEYS_MAX; i++)
+        fields[n++] = setting_field(&t->keys[i], 0);
     const struct table table = {fields, n, NULL};
     if (walk_object(c, obj, &table, settings) < 0)
         return -1;
     return settings_after(c, obj, t, settings);
+}
+
+int walk_settings(struct ctx *c, json_t *obj, const struct setting_table *t, void *settings)
+{
+    return walk_settings_after(c, obj, NULL, t, settings);
 }
 
 int parse_settings(struct ctx *c, json_t *v, const struct field *f, void *base)

@@ -15,6 +15,7 @@
 #include "algorithms/lock.h"
 #include "sim/scenario/json_locate.h"
 #include "sim/scenario/scenario_parse.h"
+#include "sim/workloads/workload.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -30,8 +31,6 @@
 
 /* Every enum of scenario.h has the size of an int, so one parser can store
  * them all. */
-_Static_assert(sizeof(enum workload_kind) == sizeof(int), "enum size");
-_Static_assert(sizeof(enum skew_kind) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum fault_data) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum expect_invariants) == sizeof(int), "enum size");
 
@@ -48,34 +47,6 @@ static int parse_algorithm(struct ctx *c, json_t *v, const struct field *f, void
         return scn_unknown_algorithm(c, json_string_value(v), NULL);
     strcpy(s->algorithm, json_string_value(v));
     return 0;
-}
-
-static int parse_hot_items(struct ctx *c, json_t *v, const struct field *f, void *base)
-{
-    const struct scenario *s = base;
-    struct field bounded = *f;
-
-    /* items is read first (table order), so the bound is the file's */
-    bounded.max = s->flash_sale.items;
-    return parse_u32(c, v, &bounded, base);
-}
-
-/* A store of at most a million keys, as items allows: a segment is a key. */
-#define FLASH_MAX_KEYS 1000000u
-
-static int parse_segments(struct ctx *c, json_t *v, const struct field *f, void *base)
-{
-    const struct scenario *s = base;
-
-    if (parse_u32(c, v, f, base) < 0)
-        return -1;
-    /* items is read first (table order), so the product is the file's */
-    uint64_t keys = (uint64_t)s->flash_sale.items * s->flash_sale.segments;
-    if (keys <= FLASH_MAX_KEYS)
-        return 0;
-    return scn_fail(
-        c, "%" PRIu32 " items x %" PRIu32 " segments are %" PRIu64 " lock keys (at most %u)",
-        s->flash_sale.items, s->flash_sale.segments, keys, FLASH_MAX_KEYS);
 }
 
 static int parse_servers(struct ctx *c, json_t *v, const struct field *f, void *base)
@@ -105,14 +76,8 @@ static int parse_servers(struct ctx *c, json_t *v, const struct field *f, void *
 
 /* ---- the format ------------------------------------------------------ */
 
-static const char *const workload_list[] = {"flash_sale", "cache_rebuild", "scheduled_tasks",
-                                            "order_ids",  "bank_transfer", "read_mostly",
-                                            "pool"};
-static const char *const skew_list[] = {"uniform", "hot", "per_client"};
 static const char *const invariants_list[] = {"hold", "broken"};
 
-static const struct names workload_names = {"workload", workload_list, N_OF(workload_list), 0};
-static const struct names skew_names = {"skew", skew_list, N_OF(skew_list), SKEW_UNIFORM};
 static const struct names invariants_names = {"value", invariants_list, N_OF(invariants_list),
                                               EXPECT_INV_HOLD};
 
@@ -153,155 +118,29 @@ static int parse_lock(struct ctx *c, json_t *v, const struct field *f, void *bas
     return walk_object(c, v, &lock_table, base);
 }
 
-static const struct field flash_sale_fields[] = {
-    {.key = "type",
-     .parse = parse_enum,
-     .offset = SC(workload),
-     .names = &workload_names,
-     .required = true},
-    {.key = "items", .parse = parse_u32, .offset = SC(flash_sale.items), .min = 1, .max = 1000000},
-    {.key = "stock", .parse = parse_i64, .offset = SC(flash_sale.stock), .max = 1000000000000000LL},
-    {.key = "critical_ms", .parse = parse_u32, .offset = SC(flash_sale.critical_ms), .max = 600000},
-    {.key = "skew", .parse = parse_enum, .offset = SC(flash_sale.skew), .names = &skew_names},
-    {.key = "hot_fraction",
-     .parse = parse_positive,
-     .offset = SC(flash_sale.hot_fraction),
-     .max = 1},
-    {.key = "hot_items", .parse = parse_hot_items, .offset = SC(flash_sale.hot_items), .min = 1},
-    {.key = "nested", .parse = parse_bool, .offset = SC(flash_sale.nested)},
-    {.key = "segments",
-     .parse = parse_segments,
-     .offset = SC(flash_sale.segments),
-     .min = 1,
-     .max = 1024},
-};
+/* Room for the names of the workloads' registry, as the parser offers them. */
+#define WORKLOADS_MAX 32
 
-static const struct field cache_rebuild_fields[] = {
-    {.key = "type",
-     .parse = parse_enum,
-     .offset = SC(workload),
-     .names = &workload_names,
-     .required = true},
-    {.key = "keys", .parse = parse_u32, .offset = SC(cache_rebuild.keys), .min = 1, .max = 100000},
-    {.key = "period_ms",
-     .parse = parse_u32,
-     .offset = SC(cache_rebuild.period_ms),
-     .min = 10,
-     .max = MS_MAX},
-    {.key = "load_ms", .parse = parse_u32, .offset = SC(cache_rebuild.load_ms), .max = 600000},
-    {.key = "read_ms", .parse = parse_u32, .offset = SC(cache_rebuild.read_ms), .max = 600000},
-};
+static void choose_workload(struct scenario *s, const struct workload_ops *w)
+{
+    s->workload = w;
+    memset(&s->workload_keys, 0, sizeof(s->workload_keys));
+    memcpy(s->workload_keys.bytes, w->defaults, w->settings_size);
+}
 
-static const struct field scheduled_tasks_fields[] = {
-    {.key = "type",
-     .parse = parse_enum,
-     .offset = SC(workload),
-     .names = &workload_names,
-     .required = true},
-    {.key = "tasks",
-     .parse = parse_u32,
-     .offset = SC(scheduled_tasks.tasks),
-     .min = 1,
-     .max = 1000},
-    {.key = "period_ms",
-     .parse = parse_u32,
-     .offset = SC(scheduled_tasks.period_ms),
-     .min = 10,
-     .max = MS_MAX},
-    {.key = "run_ms", .parse = parse_u32, .offset = SC(scheduled_tasks.run_ms), .max = MS_MAX},
-    {.key = "jitter_ms",
-     .parse = parse_u32,
-     .offset = SC(scheduled_tasks.jitter_ms),
-     .max = MS_MAX},
-    {.key = "hold_min_ms",
-     .parse = parse_u32,
-     .offset = SC(scheduled_tasks.hold_min_ms),
-     .max = MS_MAX},
-};
-
-static const struct field order_ids_fields[] = {
-    {.key = "type",
-     .parse = parse_enum,
-     .offset = SC(workload),
-     .names = &workload_names,
-     .required = true},
-    {.key = "sequences",
-     .parse = parse_u32,
-     .offset = SC(order_ids.sequences),
-     .min = 1,
-     .max = 1000},
-    {.key = "critical_ms", .parse = parse_u32, .offset = SC(order_ids.critical_ms), .max = 600000},
-};
-
-static const struct field bank_transfer_fields[] = {
-    {.key = "type",
-     .parse = parse_enum,
-     .offset = SC(workload),
-     .names = &workload_names,
-     .required = true},
-    {.key = "accounts",
-     .parse = parse_u32,
-     .offset = SC(bank_transfer.accounts),
-     .min = 2,
-     .max = 100000},
-    {.key = "balance",
-     .parse = parse_i64,
-     .offset = SC(bank_transfer.balance),
-     .max = 1000000000000LL},
-    {.key = "amount_max",
-     .parse = parse_u32,
-     .offset = SC(bank_transfer.amount_max),
-     .min = 1,
-     .max = 1000000000},
-    {.key = "critical_ms",
-     .parse = parse_u32,
-     .offset = SC(bank_transfer.critical_ms),
-     .max = 600000},
-};
-
-static const struct field read_mostly_fields[] = {
-    {.key = "type",
-     .parse = parse_enum,
-     .offset = SC(workload),
-     .names = &workload_names,
-     .required = true},
-    {.key = "keys", .parse = parse_u32, .offset = SC(read_mostly.keys), .min = 1, .max = 100000},
-    {.key = "critical_ms",
-     .parse = parse_u32,
-     .offset = SC(read_mostly.critical_ms),
-     .max = 600000},
-    {.key = "write_fraction",
-     .parse = parse_positive,
-     .offset = SC(read_mostly.write_fraction),
-     .max = 1},
-};
-
-static const struct field pool_fields[] = {
-    {.key = "type",
-     .parse = parse_enum,
-     .offset = SC(workload),
-     .names = &workload_names,
-     .required = true},
-    {.key = "pools", .parse = parse_u32, .offset = SC(pool.pools), .min = 1, .max = 1000},
-    {.key = "critical_ms", .parse = parse_u32, .offset = SC(pool.critical_ms), .max = 600000},
-};
-
-/* A new workload kind adds its name to workload_list and its table here;
- * every table starts with "type". */
-static const struct table workload_tables[] = {
-    [WORKLOAD_FLASH_SALE] = {flash_sale_fields, N_OF(flash_sale_fields), NULL},
-    [WORKLOAD_CACHE_REBUILD] = {cache_rebuild_fields, N_OF(cache_rebuild_fields), NULL},
-    [WORKLOAD_SCHEDULED_TASKS] = {scheduled_tasks_fields, N_OF(scheduled_tasks_fields), NULL},
-    [WORKLOAD_ORDER_IDS] = {order_ids_fields, N_OF(order_ids_fields), NULL},
-    [WORKLOAD_BANK_TRANSFER] = {bank_transfer_fields, N_OF(bank_transfer_fields), NULL},
-    [WORKLOAD_READ_MOSTLY] = {read_mostly_fields, N_OF(read_mostly_fields), NULL},
-    [WORKLOAD_POOL] = {pool_fields, N_OF(pool_fields), NULL},
-};
-_Static_assert(N_OF(workload_tables) == N_OF(workload_list), "a table for every workload");
+/* "type" is read before the other keys, since it chose their table. */
+static int parse_type_read(struct ctx *c, json_t *v, const struct field *f, void *base)
+{
+    (void)c, (void)v, (void)f, (void)base;
+    return 0;
+}
 
 static int parse_workload(struct ctx *c, json_t *v, const struct field *f, void *base)
 {
+    static const struct field type_field = {.key = "type", .parse = parse_type_read};
     struct scenario *s = base;
+    const char *list[WORKLOADS_MAX];
+    size_t n = 0;
     int kind;
 
     (void)f;
@@ -311,13 +150,16 @@ static int parse_workload(struct ctx *c, json_t *v, const struct field *f, void 
     /* the type decides which keys are known, so it is checked first */
     if (!type)
         return scn_fail(c, "missing required key \"type\"");
+    for (; n < WORKLOADS_MAX && workload_at(n); n++)
+        list[n] = workload_at(n)->name;
+    const struct names names = {"workload", list, n, 0};
     scn_push_key(c, "type");
-    int rc = match_name(c, type, &workload_names, &kind);
+    int rc = match_name(c, type, &names, &kind);
     scn_pop(c);
     if (rc < 0)
         return -1;
-    s->workload = (enum workload_kind)kind;
-    return walk_object(c, v, &workload_tables[kind], base);
+    choose_workload(s, workload_at((size_t)kind));
+    return walk_settings_after(c, v, &type_field, &s->workload->keys, s->workload_keys.bytes);
 }
 
 static const struct field expect_fields[] = {
@@ -411,34 +253,7 @@ void scenario_defaults(struct scenario *s)
     s->retry_min_ms = 1;
     s->retry_max_ms = 50;
     s->permits = 1;
-    s->workload = WORKLOAD_FLASH_SALE;
-    s->flash_sale = (struct flash_sale_spec){
-        .items = 10,
-        .stock = 1000,
-        .critical_ms = 1,
-        .skew = SKEW_UNIFORM,
-        .hot_fraction = 0.9,
-        .hot_items = 1,
-        .segments = 1,
-    };
-    s->cache_rebuild = (struct cache_rebuild_spec){
-        .keys = 4,
-        .period_ms = 1000,
-        .load_ms = 50,
-        .read_ms = 5,
-    };
-    s->scheduled_tasks = (struct scheduled_tasks_spec){
-        .tasks = 4,
-        .period_ms = 1000,
-        .run_ms = 50,
-        .jitter_ms = 20,
-        .hold_min_ms = 0,
-    };
-    s->order_ids = (struct order_ids_spec){.sequences = 1, .critical_ms = 1};
-    s->bank_transfer = (struct bank_transfer_spec){
-        .accounts = 10, .balance = 1000, .amount_max = 100, .critical_ms = 1};
-    s->read_mostly = (struct read_mostly_spec){.keys = 4, .critical_ms = 5, .write_fraction = 0.05};
-    s->pool = (struct pool_spec){.pools = 1, .critical_ms = 10};
+    choose_workload(s, workload_at(0));
     for (size_t i = 0; i < lock_family_count(); i++)
         if (lock_family_at(i)->defaults)
             lock_family_at(i)->defaults(s->lock_settings[i].bytes);
@@ -455,12 +270,21 @@ const void *scenario_settings(const struct scenario *s, const struct lock_family
     return scenario_settings_mut((struct scenario *)s, f);
 }
 
-const char *workload_name(enum workload_kind w)
+const void *scenario_workload(const struct scenario *s)
 {
-    return (unsigned)w < N_OF(workload_list) ? workload_list[w] : "unknown";
+    return s->workload_keys.bytes;
 }
 
-size_t workload_count(void)
+void scenario_workload_run(const struct scenario *s, struct workload_run *out)
 {
-    return N_OF(workload_list);
+    *out = (struct workload_run){
+        .clients = s->clients,
+        .duration_ms = s->duration_ms,
+        .ttl_ms = s->ttl_ms,
+        .wait_ms = s->wait_ms,
+        .watchdog = s->watchdog,
+        .permits = s->permits,
+        .fencing = s->fencing,
+        .longest_fault_ms = scenario_longest_fault_ms(s),
+    };
 }

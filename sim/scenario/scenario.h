@@ -15,6 +15,7 @@
 
 #include "algorithms/lock.h"
 #include "algorithms/lock_family.h"
+#include "algorithms/settings.h"
 #include "sim/faults/fault_spec.h"
 #include "sim/record/figures.h"
 
@@ -24,81 +25,16 @@
 #define SCENARIO_MAX_NOTES    8
 #define SCENARIO_SERVER_KINDS 8 /* room in a scenario for the fleet's server kinds */
 
-enum workload_kind {
-    WORKLOAD_FLASH_SALE = 0,
-    WORKLOAD_CACHE_REBUILD,
-    WORKLOAD_SCHEDULED_TASKS,
-    WORKLOAD_ORDER_IDS,
-    WORKLOAD_BANK_TRANSFER,
-    WORKLOAD_READ_MOSTLY,
-    WORKLOAD_POOL
-};
-
-enum skew_kind {
-    SKEW_UNIFORM = 0,
-    SKEW_HOT,        /* most buyers on the first hot_items items */
-    SKEW_PER_CLIENT, /* client c always buys item c % items: uncontended when items >= clients */
-};
-
 enum expect_invariants { EXPECT_INV_UNSET = 0, EXPECT_INV_HOLD, EXPECT_INV_BROKEN };
-
-struct flash_sale_spec {
-    uint32_t items;       /* distinct items, one lock key each */
-    int64_t stock;        /* initial stock of every item */
-    uint32_t critical_ms; /* hold between reading and writing the stock */
-    enum skew_kind skew;
-    double hot_fraction; /* SKEW_HOT: share of buyers that pick a hot item */
-    uint32_t hot_items;  /* SKEW_HOT: items 0..hot_items-1 are hot */
-    bool nested;         /* the purchase's payment takes the item's lock again inside: a re-entry */
-    uint32_t segments;   /* each item's stock split into this many, one lock key each */
-};
-
-struct cache_rebuild_spec {
-    uint32_t keys;      /* hot cache keys, one rebuild lock each */
-    uint32_t period_ms; /* every key expires at each multiple of this: one epoch */
-    uint32_t load_ms;   /* the slow database load the lock protects */
-    uint32_t read_ms;   /* a reader's think time between two reads */
-};
-
-struct scheduled_tasks_spec {
-    uint32_t tasks;     /* distinct tasks; every client is one instance running all */
-    uint32_t period_ms; /* each task fires once per period on every instance */
-    uint32_t run_ms;    /* how long one run of a task takes */
-    uint32_t jitter_ms; /* an instance fires up to this late (skew, scheduling) */
-    /* ShedLock's lockAtLeastFor: the winner keeps the lock this long from
-     * when it took it, so a late instance cannot run the period again;
-     * 0 = to the end of the task's period (its next firing), the default. */
-    uint32_t hold_min_ms;
-};
-
-struct order_ids_spec {
-    uint32_t sequences;   /* independent id sequences, one lock key each */
-    uint32_t critical_ms; /* hold between reading the last id and writing the next */
-};
-
-struct bank_transfer_spec {
-    uint32_t accounts;    /* one lock key each; a transfer locks two */
-    int64_t balance;      /* every account's at the start */
-    uint32_t amount_max;  /* a transfer moves 1..amount_max */
-    uint32_t critical_ms; /* hold between reading the balances and writing them */
-};
-
-struct read_mostly_spec {
-    uint32_t keys;         /* cache entries, one lock key each */
-    uint32_t critical_ms;  /* between a reader's two reads; between a writer's two halves */
-    double write_fraction; /* share of steps that refresh the entry (0..1] */
-};
-
-struct pool_spec {
-    uint32_t pools;       /* connection pools of lock.permits connections, one key each */
-    uint32_t critical_ms; /* how long a client uses the connection it took */
-};
 
 /* Servers the scenario or the command line names instead of managed ones. */
 struct server_list {
     struct lock_endpoint ep[LOCK_ENDPOINT_MAX];
     size_t n; /* 0: locklab starts its own */
 };
+
+struct workload_ops;
+struct workload_run;
 
 struct scenario {
     char path[512];
@@ -135,14 +71,8 @@ struct scenario {
     struct server_list servers[SCENARIO_SERVER_KINDS];
 
     /* the resource */
-    enum workload_kind workload;
-    struct flash_sale_spec flash_sale;
-    struct cache_rebuild_spec cache_rebuild;
-    struct scheduled_tasks_spec scheduled_tasks;
-    struct order_ids_spec order_ids;
-    struct bank_transfer_spec bank_transfer;
-    struct read_mostly_spec read_mostly;
-    struct pool_spec pool;
+    const struct workload_ops *workload; /* from the workloads' registry */
+    struct settings_store workload_keys; /* its own struct (scenario_workload) */
     bool fencing; /* the resource rejects writes with a token below the highest seen */
 
     struct fault_spec faults[SCENARIO_MAX_FAULTS];
@@ -229,17 +159,14 @@ enum {
     LACKS_MODE = 32,    /* the workload's sections need a mode the lock cannot grant */
     LACKS_REENTRY = 64, /* the workload re-enters a lock it holds; the lock is not reentrant */
 };
-/* What a workload's section does that a refused write cannot undo ("a
- * database load"), for LACKS_EXCLUSION's message; NULL when a refused
- * write is all it needs. */
-const char *workload_needs_exclusion(enum workload_kind w);
 unsigned scenario_lacks(const struct scenario *s, const struct lock_ops *ops);
-/* The mode a workload's sections need (enum lock_mode): exclusive for a
- * read-modify-write; a semaphore, which grants only permits, cannot run
- * it (LACKS_MODE). */
-int workload_lock_mode(enum workload_kind w);
 /* Does s's workload take a lock it holds again (flash_sale's nested)? */
 bool scenario_reenters(const struct scenario *s);
+/* s's workload's own settings: the struct its file defines, as the file
+ * and the workload's defaults made it. */
+const void *scenario_workload(const struct scenario *s);
+/* What s's workload reads of the run beside its own keys, into out. */
+void scenario_workload_run(const struct scenario *s, struct workload_run *out);
 
 /* The external servers s names for a server kind, by its name (empty for
  * a kind the fleet does not know). */
@@ -282,9 +209,7 @@ uint32_t scenario_lease_ms(const struct scenario *s, const struct lock_ops *ops)
 
 /* How long a holder means to keep a lock it took, by the workload, at the
  * least (a longer hold leaves a smaller slack, so this errs toward calling
- * a stall the lock's): the flash sale's critical_ms, the cache's load_ms,
- * a task's run or its hold (ShedLock's lockAtLeastFor, by default to its
- * next firing, from a firing up to jitter_ms late). */
+ * a stall the lock's): the workload says (workload_ops.hold_ms). */
 uint32_t scenario_hold_ms(const struct scenario *s);
 
 /* The one rule for a run's length, in the file (duration_s) and on the
@@ -319,9 +244,6 @@ int endpoints_parse(const char *text, struct server_list *out, char *err, size_t
 /* The name in known[0..n) closest to word (a typo's likely meaning), within
  * max(2, len/3) edits counting a swapped pair as one; NULL if none is. */
 const char *suggest_closest(const char *word, const char *const *known, size_t n);
-const char *workload_name(enum workload_kind w);
-/* The workloads' registry: how many there are (their kinds 0..n). */
-size_t workload_count(void);
 /* The targets that pick a process fault's servers (network: a network
  * fault's) by count or by role, as the parser takes them ("one, minority,
  * ..., zk-leader, ..."), into buf; buf. */

@@ -16,6 +16,7 @@
 #include "algorithms/redis.h"
 #include "sim/scenario/scenario.h"
 #include "sim/scenario/scenario_parse.h"
+#include "sim/workloads/workload.h"
 
 /* x as the file may have written it: an integer when it is whole. */
 /* lock.redis, the topology the checks of the whole weigh against the
@@ -30,78 +31,25 @@ static json_t *number_json(double x)
     return x == (double)(long long)x ? json_integer((json_int_t)x) : json_real(x);
 }
 
-/* A task's run must fit in its slot of the period (tasks fire one after
- * another, period/tasks apart), and the run must see a whole period. */
-static int finish_tasks(struct ctx *c, const struct scenario *s)
-{
-    const struct scheduled_tasks_spec *t = &s->scheduled_tasks;
-    uint32_t slot = t->period_ms / t->tasks;
-    scn_push_key(c, "workload");
-    if (slot == 0) {
-        scn_push_key(c, "tasks");
-        return scn_fail_if_file(c, json_integer(t->tasks),
-                                "%" PRIu32 " tasks do not fit in a %" PRIu32 " ms period", t->tasks,
-                                t->period_ms);
-    }
-    if (t->run_ms >= slot) {
-        scn_push_key(c, "run_ms");
-        return scn_fail_if_file(c, json_integer(t->run_ms),
-                                "%" PRIu32 " must be less than period_ms / tasks (%" PRIu32 " ms)",
-                                t->run_ms, slot);
-    }
-    /* The hold is counted from the acquisition and the next period has a
-     * key of its own: a hold past the period protects nothing more. */
-    if (t->hold_min_ms > t->period_ms) {
-        scn_push_key(c, "hold_min_ms");
-        return scn_fail_if_file(c, json_integer(t->hold_min_ms),
-                                "%" PRIu32 " must be at most period_ms (%" PRIu32 " ms)",
-                                t->hold_min_ms, t->period_ms);
-    }
-    scn_pop(c);
-    if (s->duration_ms < 2ULL * t->period_ms) {
-        char why[160];
-        snprintf(why, sizeof(why),
-                 "%" PRIu64 " ms holds no whole period of %" PRIu32
-                 " ms after the first (at least twice the period)",
-                 s->duration_ms, t->period_ms);
-        scn_push_key(c, "duration_s");
-        return scn_fail(c, "%s", why);
-    }
-    return 0;
-}
-
-const char *workload_needs_exclusion(enum workload_kind w)
-{
-    switch (w) {
-    case WORKLOAD_CACHE_REBUILD:
-        return "a database load";
-    case WORKLOAD_SCHEDULED_TASKS:
-        return "a task's run";
-    case WORKLOAD_BANK_TRANSFER:
-        return "a transfer's debit and credit, written as one";
-    case WORKLOAD_READ_MOSTLY:
-        /* a reader writes nothing a conflict could refuse: its torn read
-         * has already happened */
-        return "a torn read";
-    case WORKLOAD_FLASH_SALE:
-    case WORKLOAD_ORDER_IDS:
-    case WORKLOAD_POOL:
-        break;
-    }
-    return NULL;
-}
-
 bool scenario_reenters(const struct scenario *s)
 {
-    return s->workload == WORKLOAD_FLASH_SALE && s->flash_sale.nested;
+    return s->workload->reenters && s->workload->reenters(scenario_workload(s));
 }
 
-int workload_lock_mode(enum workload_kind w)
+/* The workload's own check of the whole, said where it blames. */
+static int finish_workload(struct ctx *c, const struct scenario *s)
 {
-    /* read_mostly's readers ask shared where the lock grants it and
-     * exclusive elsewhere, and its writers always exclusive: what it needs
-     * of every lock is exclusive. A pool is a semaphore's alone. */
-    return w == WORKLOAD_POOL ? LOCK_MODE_PERMIT : LOCK_MODE_EXCLUSIVE;
+    const char *blame[2] = {NULL, NULL};
+    char why[SETTING_WHY_MAX];
+    struct workload_run run;
+
+    scenario_workload_run(s, &run);
+    if (!s->workload->check ||
+        s->workload->check(scenario_workload(s), &run, blame, why, sizeof(why)) == 0)
+        return 0;
+    for (size_t i = 0; i < 2 && blame[i]; i++)
+        scn_push_key(c, blame[i]);
+    return scn_fail(c, "%s", why);
 }
 
 unsigned scenario_lacks(const struct scenario *s, const struct lock_ops *ops)
@@ -110,11 +58,10 @@ unsigned scenario_lacks(const struct scenario *s, const struct lock_ops *ops)
         redis_of(s)->replicas > 0 || redis_of(s)->sentinels > 0 || scenario_names_finders(s);
     return (s->fencing && !ops->gives_token ? LACKS_TOKEN : 0u) |
            (s->watchdog && !ops->renew ? LACKS_RENEW : 0u) |
-           (ops->optimistic && workload_needs_exclusion(s->workload) ? LACKS_EXCLUSION : 0u) |
+           (ops->optimistic && s->workload->needs_exclusion ? LACKS_EXCLUSION : 0u) |
            (topology && !ops->follows_sentinels ? LACKS_REPLICAS : 0u) |
            (s->permits > 1 && !lock_grants_mode(ops, LOCK_MODE_PERMIT) ? LACKS_PERMITS : 0u) |
-           (!lock_grants_mode(ops, (enum lock_mode)workload_lock_mode(s->workload)) ? LACKS_MODE
-                                                                                    : 0u) |
+           (!lock_grants_mode(ops, s->workload->lock_mode) ? LACKS_MODE : 0u) |
            (scenario_reenters(s) && !ops->reentrant ? LACKS_REENTRY : 0u);
 }
 
@@ -160,27 +107,26 @@ static int finish_checks(struct ctx *c, const struct scenario *s)
     scn_pop(c);
     if (scenario_lacks(s, ops) & LACKS_REENTRY) {
         scn_push_key(c, "workload");
-        scn_push_key(c, "nested");
+        scn_push_key(c, s->workload->reentry_key);
         return scn_fail_if_file(c, json_true(),
-                                "the purchase re-enters its lock; algorithm \"%s\" is not "
+                                "%s re-enters its lock; algorithm \"%s\" is not "
                                 "reentrant (it would wait for itself)",
-                                ops->name);
+                                s->workload->reentry_by, ops->name);
     }
     if (scenario_lacks(s, ops) & LACKS_MODE) {
         scn_push_key(c, "workload");
         scn_push_key(c, "type");
-        return scn_fail_if_file(c, json_string(workload_name(s->workload)),
-                                "%s needs %s sections; %s grants none", workload_name(s->workload),
-                                lock_mode_name(workload_lock_mode(s->workload)), ops->name);
+        return scn_fail_if_file(c, json_string(s->workload->name),
+                                "%s needs %s sections; %s grants none", s->workload->name,
+                                lock_mode_name(s->workload->lock_mode), ops->name);
     }
     if (scenario_lacks(s, ops) & LACKS_EXCLUSION) {
         scn_push_key(c, "workload");
         scn_push_key(c, "type");
-        return scn_fail_if_file(c, json_string(workload_name(s->workload)),
+        return scn_fail_if_file(c, json_string(s->workload->name),
                                 "%s is optimistic concurrency, not a lock: a refused write cannot "
                                 "undo %s; %s needs mutual exclusion",
-                                ops->name, workload_needs_exclusion(s->workload),
-                                workload_name(s->workload));
+                                ops->name, s->workload->needs_exclusion, s->workload->name);
     }
     if (scenario_lacks(s, ops) & LACKS_REPLICAS) {
         scn_push_key(c, "lock");
@@ -212,11 +158,9 @@ static int finish_checks(struct ctx *c, const struct scenario *s)
         return scn_fail_if_file(c, json_true(), "algorithm \"%s\" gives no fencing tokens",
                                 ops->name);
     }
-    if (s->workload == WORKLOAD_SCHEDULED_TASKS && s->rate > 0) {
+    if (s->workload->refuses_rate && s->rate > 0) {
         scn_push_key(c, "rate");
-        return scn_fail_if_file(c, number_json(s->rate),
-                                "scheduled_tasks fires on its own timetable; open loop is for "
-                                "flash_sale, cache_rebuild, order_ids, read_mostly and pool");
+        return scn_fail_if_file(c, number_json(s->rate), "%s", s->workload->refuses_rate);
     }
     if (s->rate > 0 && s->rate * (double)s->duration_ms / 1000.0 < 1.0) {
         scn_push_key(c, "rate");
@@ -224,18 +168,8 @@ static int finish_checks(struct ctx *c, const struct scenario *s)
                                 "%g steps/s makes less than one step in the %g s run", s->rate,
                                 (double)s->duration_ms / 1000.0);
     }
-    if (s->workload == WORKLOAD_SCHEDULED_TASKS && finish_tasks(c, s) < 0)
+    if (finish_workload(c, s) < 0)
         return -1;
-    /* The invariants add up every item's stock in 64 bits. */
-    if (s->workload == WORKLOAD_FLASH_SALE && s->flash_sale.stock > 0 &&
-        s->flash_sale.items > INT64_MAX / s->flash_sale.stock) {
-        scn_push_key(c, "workload");
-        scn_push_key(c, "stock");
-        return scn_fail_if_file(c, json_integer(s->flash_sale.stock),
-                                "%" PRId64 " per item times %" PRIu32
-                                " items is more stock than 64 bits can count",
-                                s->flash_sale.stock, s->flash_sale.items);
-    }
     return scenario_finish_faults(c, s, ops);
 }
 

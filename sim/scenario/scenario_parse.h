@@ -129,6 +129,10 @@ int walk_settings(struct ctx *c, json_t *obj, const struct setting_table *t, voi
 /* The field that reads plug-in key k into the plug-in's struct, which sits
  * at bytes into the base (0: the base is that struct). */
 struct field setting_field(const struct setting_key *k, size_t at);
+/* The same after lead, a key of the object read before its keys (NULL:
+ * none): a workload's "type", which chose the table. */
+int walk_settings_after(struct ctx *c, json_t *obj, const struct field *lead,
+                        const struct setting_table *t, void *settings);
 /* The characters of a scenario's name. */
 extern const char name_chars[];
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "sim/scenario/scenario.h"
+#include "sim/workloads/workload.h"
 
 __attribute__((format(printf, 2, 3))) static void note(struct scenario *s, const char *fmt, ...)
 {
@@ -64,22 +65,9 @@ static void family_noted(void *ctx, const char *line)
 
 static void resolve_workload(struct scenario *s, const struct lock_ops *ops)
 {
-    const struct scheduled_tasks_spec *t = &s->scheduled_tasks;
-    /* The readers' mode is locklab's choice, made by the lock: a mutex on a
-     * read-mostly load is correct but serial, which is what a comparison
-     * with a read-write lock shows. */
-    if (s->workload == WORKLOAD_READ_MOSTLY && lock_grants_mode(ops, LOCK_MODE_SHARED))
-        note(s, "workload readers: shared (%s's read lock), writers exclusive", ops->name);
-    else if (s->workload == WORKLOAD_READ_MOSTLY)
-        note(s,
-             "workload readers: exclusive, as writers are: %s grants no shared mode (readers "
-             "wait for each other)",
-             ops->name);
-    if (s->workload == WORKLOAD_SCHEDULED_TASKS && t->hold_min_ms == 0)
-        note(s,
-             "workload.hold_min_ms: 0 = the winner keeps the lock to the end of the task's period "
-             "(up to %" PRIu32 " ms from acquisition)",
-             t->period_ms);
+    char line[sizeof(s->resolved[0])];
+    if (s->workload->resolve && s->workload->resolve(scenario_workload(s), ops, line, sizeof(line)))
+        note(s, "%s", line);
 }
 
 /* The defaults ops's families resolve, through the hook at offset (a
@@ -118,26 +106,5 @@ uint32_t scenario_lease_ms(const struct scenario *s, const struct lock_ops *ops)
 
 uint32_t scenario_hold_ms(const struct scenario *s)
 {
-    switch (s->workload) {
-    case WORKLOAD_FLASH_SALE:
-        return s->flash_sale.critical_ms;
-    case WORKLOAD_CACHE_REBUILD:
-        return s->cache_rebuild.load_ms;
-    case WORKLOAD_ORDER_IDS:
-        return s->order_ids.critical_ms;
-    case WORKLOAD_BANK_TRANSFER:
-        return s->bank_transfer.critical_ms;
-    case WORKLOAD_READ_MOSTLY:
-        return s->read_mostly.critical_ms;
-    case WORKLOAD_POOL:
-        return s->pool.critical_ms;
-    case WORKLOAD_SCHEDULED_TASKS: {
-        /* the shortest: to the period's end from a firing jitter_ms late */
-        const struct scheduled_tasks_spec *t = &s->scheduled_tasks;
-        uint32_t to_end = t->period_ms > t->jitter_ms ? t->period_ms - t->jitter_ms : 0;
-        uint32_t hold = t->hold_min_ms ? t->hold_min_ms : to_end;
-        return hold > t->run_ms ? hold : t->run_ms;
-    }
-    }
-    return 0;
+    return workload_hold_ms(s->workload, scenario_workload(s));
 }

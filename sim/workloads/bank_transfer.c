@@ -16,14 +16,45 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "sim/engine/client.h"
-#include "sim/engine/resource.h"
 #include "sim/workloads/workload.h"
+
+struct bank_transfer_keys {
+    uint32_t accounts;    /* one lock key each; a transfer locks two */
+    int64_t balance;      /* every account's at the start */
+    uint32_t amount_max;  /* a transfer moves 1..amount_max */
+    uint32_t critical_ms; /* hold between reading the balances and writing them */
+};
+
+#define BT(m) offsetof(struct bank_transfer_keys, m)
+static const struct setting_key bank_keys[] = {
+    {.key = "accounts", .type = SETTING_U32, .offset = BT(accounts), .min = 2, .max = 100000},
+    {.key = "balance", .type = SETTING_I64, .offset = BT(balance), .max = 1000000000000LL},
+    {.key = "amount_max",
+     .type = SETTING_U32,
+     .offset = BT(amount_max),
+     .min = 1,
+     .max = 1000000000},
+    {.key = "critical_ms", .type = SETTING_U32, .offset = BT(critical_ms), .max = 600000},
+};
+
+static const struct bank_transfer_keys bank_defaults = {
+    .accounts = 10, .balance = 1000, .amount_max = 100, .critical_ms = 1};
+
+static void bank_describe(const void *settings, const struct workload_run *run, char *buf,
+                          size_t len)
+{
+    const struct bank_transfer_keys *b = settings;
+    (void)run;
+    snprintf(buf, len,
+             "bank_transfer accounts=%" PRIu32 " balance=%" PRId64 " amount_max=%" PRIu32
+             " critical=%" PRIu32 "ms",
+             b->accounts, b->balance, b->amount_max, b->critical_ms);
+}
 
 static int bank_init(struct workload *w)
 {
-    const struct bank_transfer_spec *b = &w->scn->bank_transfer;
-    w->res = resource_new(b->accounts, b->balance, w->scn->fencing);
+    const struct bank_transfer_keys *b = w->settings;
+    w->res = w->calls->store_new(b->accounts, b->balance, w->run.fencing);
     if (w->res == NULL || workload_alloc_keys(w, b->accounts) < 0)
         return -1;
     for (uint32_t i = 0; i < b->accounts; i++) {
@@ -41,64 +72,65 @@ static void bank_free(struct workload *w)
 }
 
 /* Leave both sections, the credit's (taken second) first. */
-static void unlock_both(struct client *cl, enum section_effect from, enum section_effect to)
+static void unlock_both(const struct workload *w, struct client *cl, enum section_effect from,
+                        enum section_effect to)
 {
-    client_unlock(cl, to);
-    client_unlock(cl, from);
+    w->calls->unlock(cl, to);
+    w->calls->unlock(cl, from);
 }
 
 /* One transfer of amount from account a to account b (a != b). */
 static bool transfer(struct workload *w, struct client *cl, uint32_t a, uint32_t b, int64_t amount)
 {
-    const struct bank_transfer_spec *spec = &w->scn->bank_transfer;
+    const struct bank_transfer_keys *spec = w->settings;
     uint32_t keys[2] = {a < b ? a : b, a < b ? b : a};
-    if (!client_lock_all(cl, keys, 2, LOCK_MODE_EXCLUSIVE))
+    if (!w->calls->lock_all(cl, keys, 2, LOCK_MODE_EXCLUSIVE))
         return false;
-    uint64_t ta = client_token_of(cl, a), tb = client_token_of(cl, b);
+    uint64_t ta = w->calls->token_of(cl, a), tb = w->calls->token_of(cl, b);
     int64_t from, to;
-    if (resource_read(w->res, a, ta, &from) == RES_FENCED ||
-        resource_read(w->res, b, tb, &to) == RES_FENCED) {
-        unlock_both(cl, EFFECT_FENCED, EFFECT_FENCED);
+    if (w->calls->store_read(w->res, a, ta, &from) == RES_FENCED ||
+        w->calls->store_read(w->res, b, tb, &to) == RES_FENCED) {
+        unlock_both(w, cl, EFFECT_FENCED, EFFECT_FENCED);
         return true;
     }
-    if (!client_hold(cl, spec->critical_ms))
+    if (!w->calls->hold(cl, spec->critical_ms))
         return true;     /* crashed inside: both sections ended with it */
     if (from < amount) { /* not enough money: nothing moves */
-        unlock_both(cl, EFFECT_NONE, EFFECT_NONE);
+        unlock_both(w, cl, EFFECT_NONE, EFFECT_NONE);
         return true;
     }
     /* The debit first: a fenced debit moves nothing, a fenced credit after
      * an applied debit loses money, which the total then shows. */
     enum section_effect debit = EFFECT_FENCED, credit = EFFECT_FENCED;
-    if (resource_write(w->res, a, ta, from - amount) == RES_OK) {
+    if (w->calls->store_write(w->res, a, ta, from - amount) == RES_OK) {
         debit = EFFECT_APPLIED;
-        if (resource_write(w->res, b, tb, to + amount) == RES_OK)
+        if (w->calls->store_write(w->res, b, tb, to + amount) == RES_OK)
             credit = EFFECT_APPLIED;
     }
     /* the sections are nested in key order: the inner one is the higher key */
     if (a < b)
-        unlock_both(cl, debit, credit);
+        unlock_both(w, cl, debit, credit);
     else
-        unlock_both(cl, credit, debit);
+        unlock_both(w, cl, credit, debit);
     return true;
 }
 
 static bool bank_step(struct workload *w, struct client *cl)
 {
-    const struct bank_transfer_spec *b = &w->scn->bank_transfer;
-    uint32_t from = (uint32_t)client_random(cl, b->accounts);
-    uint32_t to = (uint32_t)client_random(cl, b->accounts - 1);
+    const struct bank_transfer_keys *b = w->settings;
+    uint32_t from = (uint32_t)w->calls->random(cl, b->accounts);
+    uint32_t to = (uint32_t)w->calls->random(cl, b->accounts - 1);
     to += to >= from; /* any account but from */
-    int64_t amount = 1 + (int64_t)client_random(cl, b->amount_max);
+    int64_t amount = 1 + (int64_t)w->calls->random(cl, b->amount_max);
     return transfer(w, cl, from, to, amount);
 }
 
 static size_t bank_invariants(const struct workload *w, struct invariant *out, size_t max)
 {
-    const struct bank_transfer_spec *b = &w->scn->bank_transfer;
+    const struct bank_transfer_keys *b = w->settings;
     int64_t total = 0, negative = 0, lowest = 0;
     for (size_t i = 0; i < w->n_keys; i++) {
-        int64_t v = resource_value(w->res, (uint32_t)i);
+        int64_t v = w->calls->store_value(w->res, (uint32_t)i);
         total += v;
         negative += v < 0;
         lowest = i == 0 || v < lowest ? v : lowest;
@@ -124,6 +156,11 @@ static size_t bank_invariants(const struct workload *w, struct invariant *out, s
 const struct workload_ops bank_transfer_ops = {
     .name = "bank_transfer",
     .summary = "transfers under both accounts' locks, all or none: the total never changes",
+    WORKLOAD_KEYS(bank_keys, bank_defaults),
+    .hold_key = "critical_ms",
+    .needs_exclusion = "a transfer's debit and credit, written as one",
+    .lock_mode = LOCK_MODE_EXCLUSIVE,
+    .describe = bank_describe,
     .init = bank_init,
     .free = bank_free,
     .step = bank_step,

@@ -20,11 +20,47 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/engine/client.h"
-#include "sim/engine/resource.h"
-#include "sim/engine/run_ctx.h"
 #include "sim/record/clock.h"
+#include "sim/record/figures.h"
 #include "sim/workloads/workload.h"
+
+struct cache_rebuild_keys {
+    uint32_t keys;      /* hot cache keys, one rebuild lock each */
+    uint32_t period_ms; /* every key expires at each multiple of this: one epoch */
+    uint32_t load_ms;   /* the slow database load the lock protects */
+    uint32_t read_ms;   /* a reader's think time between two reads */
+};
+
+#define CR(m) offsetof(struct cache_rebuild_keys, m)
+static const struct setting_key cache_keys[] = {
+    {.key = "keys", .type = SETTING_U32, .offset = CR(keys), .min = 1, .max = 100000},
+    {.key = "period_ms",
+     .type = SETTING_U32,
+     .offset = CR(period_ms),
+     .min = 10,
+     .max = SCENARIO_MS_MAX},
+    {.key = "load_ms", .type = SETTING_U32, .offset = CR(load_ms), .max = 600000},
+    {.key = "read_ms", .type = SETTING_U32, .offset = CR(read_ms), .max = 600000},
+};
+
+static const struct cache_rebuild_keys cache_defaults = {
+    .keys = 4, .period_ms = 1000, .load_ms = 50, .read_ms = 5};
+
+static const struct cache_rebuild_keys *settings_of(const struct workload *w)
+{
+    return w->settings;
+}
+
+static void cache_describe(const void *settings, const struct workload_run *run, char *buf,
+                           size_t len)
+{
+    const struct cache_rebuild_keys *c = settings;
+    (void)run;
+    snprintf(buf, len,
+             "cache_rebuild keys=%" PRIu32 " period=%" PRIu32 "ms load=%" PRIu32 "ms read=%" PRIu32
+             "ms",
+             c->keys, c->period_ms, c->load_ms, c->read_ms);
+}
 
 #define NS_PER_MS 1000000ULL
 
@@ -47,7 +83,7 @@ struct cache_state {
 
 static int cache_init(struct workload *w)
 {
-    const struct cache_rebuild_spec *cs = &w->scn->cache_rebuild;
+    const struct cache_rebuild_keys *cs = settings_of(w);
     struct cache_state *st = calloc(1, sizeof(*st));
     if (st == NULL)
         return -1;
@@ -58,11 +94,11 @@ static int cache_init(struct workload *w)
      * fault. Loads past that are kept apart (late_load), never folded into
      * the last epoch: folding made several epochs of one load each look
      * like one epoch loaded several times. */
-    uint64_t reach = w->scn->duration_ms + w->scn->wait_ms + cs->load_ms +
-                     scenario_longest_fault_ms(w->scn) + 1000;
+    uint64_t reach =
+        w->run.duration_ms + w->run.wait_ms + cs->load_ms + w->run.longest_fault_ms + 1000;
     st->epochs = (size_t)(reach / cs->period_ms + 2);
     st->loads = calloc((size_t)cs->keys * st->epochs, sizeof(*st->loads));
-    w->res = resource_new(cs->keys, -1, w->scn->fencing); /* -1: never filled */
+    w->res = w->calls->store_new(cs->keys, -1, w->run.fencing); /* -1: never filled */
     if (st->loads == NULL || w->res == NULL || workload_alloc_keys(w, cs->keys) < 0)
         return -1;
     for (uint32_t i = 0; i < cs->keys; i++) {
@@ -114,51 +150,51 @@ static void count_load(struct cache_state *st, uint32_t key, int64_t epoch)
 
 static int64_t epoch_now(const struct workload *w, const struct client *cl)
 {
-    return (int64_t)((clock_mono_ns() - cl->run->t0_ns) /
-                     (w->scn->cache_rebuild.period_ms * NS_PER_MS));
+    return (int64_t)((clock_mono_ns() - w->calls->start_ns(cl)) /
+                     (settings_of(w)->period_ms * NS_PER_MS));
 }
 
 static void think(const struct workload *w, struct client *cl)
 {
-    uint32_t ms = w->scn->cache_rebuild.read_ms;
+    uint32_t ms = settings_of(w)->read_ms;
     if (ms)
-        client_idle_until(cl, clock_mono_ns() + ms * NS_PER_MS);
+        w->calls->idle_until(cl, clock_mono_ns() + ms * NS_PER_MS);
 }
 
 /* Under the lock: re-read, and load only if still missing. */
 static void rebuild(struct workload *w, struct client *cl, uint32_t key)
 {
     struct cache_state *st = w->state;
-    uint64_t token = client_token(cl);
+    uint64_t token = w->calls->token(cl);
     int64_t filled;
-    if (resource_read(w->res, key, token, &filled) == RES_FENCED) {
-        client_unlock(cl, EFFECT_FENCED);
+    if (w->calls->store_read(w->res, key, token, &filled) == RES_FENCED) {
+        w->calls->unlock(cl, EFFECT_FENCED);
         return;
     }
     int64_t epoch = epoch_now(w, cl);
     if (filled >= epoch) {
         atomic_fetch_add_explicit(&st->rechecked, 1, memory_order_relaxed);
-        client_unlock(cl, EFFECT_NONE);
+        w->calls->unlock(cl, EFFECT_NONE);
         return;
     }
-    if (!client_hold(cl, w->scn->cache_rebuild.load_ms))
+    if (!w->calls->hold(cl, settings_of(w)->load_ms))
         return; /* crashed while loading: the section ended with it */
     count_load(st, key, epoch);
-    enum resource_rc rc = resource_write(w->res, key, token, epoch);
-    client_unlock(cl, rc == RES_OK ? EFFECT_APPLIED : EFFECT_FENCED);
+    enum resource_rc rc = w->calls->store_write(w->res, key, token, epoch);
+    w->calls->unlock(cl, rc == RES_OK ? EFFECT_APPLIED : EFFECT_FENCED);
 }
 
 static bool cache_step(struct workload *w, struct client *cl)
 {
     struct cache_state *st = w->state;
-    uint32_t key = (uint32_t)client_random(cl, w->n_keys);
-    if (resource_value(w->res, key) >= epoch_now(w, cl)) {
+    uint32_t key = (uint32_t)w->calls->random(cl, w->n_keys);
+    if (w->calls->store_value(w->res, key) >= epoch_now(w, cl)) {
         atomic_fetch_add_explicit(&st->hits, 1, memory_order_relaxed);
         think(w, cl);
         return true;
     }
     atomic_fetch_add_explicit(&st->misses, 1, memory_order_relaxed);
-    if (!client_lock(cl, key))
+    if (!w->calls->lock(cl, key))
         return false;
     rebuild(w, cl, key);
     think(w, cl);
@@ -222,6 +258,11 @@ static size_t cache_invariants(const struct workload *w, struct invariant *out, 
 const struct workload_ops cache_rebuild_ops = {
     .name = "cache_rebuild",
     .summary = "expiring cache keys rebuilt once per expiry: no stampede",
+    WORKLOAD_KEYS(cache_keys, cache_defaults),
+    .hold_key = "load_ms",
+    .needs_exclusion = "a database load",
+    .lock_mode = LOCK_MODE_EXCLUSIVE,
+    .describe = cache_describe,
     .init = cache_init,
     .free = cache_free,
     .step = cache_step,

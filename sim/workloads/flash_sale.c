@@ -24,9 +24,122 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/engine/client.h"
-#include "sim/engine/resource.h"
 #include "sim/workloads/workload.h"
+
+enum skew_kind {
+    SKEW_UNIFORM = 0,
+    SKEW_HOT,        /* most buyers on the first hot_items items */
+    SKEW_PER_CLIENT, /* client c always buys item c % items: uncontended when items >= clients */
+};
+_Static_assert(sizeof(enum skew_kind) == sizeof(int), "a SETTING_CHOICE is an int");
+
+struct flash_sale_keys {
+    uint32_t items;       /* distinct items, one lock key each */
+    int64_t stock;        /* initial stock of every item */
+    uint32_t critical_ms; /* hold between reading and writing the stock */
+    enum skew_kind skew;
+    double hot_fraction; /* SKEW_HOT: share of buyers that pick a hot item */
+    uint32_t hot_items;  /* SKEW_HOT: items 0..hot_items-1 are hot */
+    bool nested;         /* the purchase's payment takes the item's lock again inside: a re-entry */
+    uint32_t segments;   /* each item's stock split into this many, one lock key each */
+};
+
+static const char *const skew_names[] = {"uniform", "hot", "per_client"};
+
+/* A store of at most a million keys, as items allows: a segment is a key. */
+#define FLASH_MAX_KEYS 1000000u
+
+/* items is read first (table order), so the bound is the file's */
+static long long hot_items_max(const void *settings)
+{
+    return ((const struct flash_sale_keys *)settings)->items;
+}
+
+static int check_segments(const void *settings, char *why, size_t len)
+{
+    const struct flash_sale_keys *fs = settings;
+    uint64_t keys = (uint64_t)fs->items * fs->segments;
+    if (keys <= FLASH_MAX_KEYS)
+        return 0;
+    snprintf(why, len,
+             "%" PRIu32 " items x %" PRIu32 " segments are %" PRIu64 " lock keys (at most %u)",
+             fs->items, fs->segments, keys, FLASH_MAX_KEYS);
+    return -1;
+}
+
+#define FS(m) offsetof(struct flash_sale_keys, m)
+static const struct setting_key flash_keys[] = {
+    {.key = "items", .type = SETTING_U32, .offset = FS(items), .min = 1, .max = 1000000},
+    {.key = "stock", .type = SETTING_I64, .offset = FS(stock), .max = 1000000000000000LL},
+    {.key = "critical_ms", .type = SETTING_U32, .offset = FS(critical_ms), .max = 600000},
+    {.key = "skew",
+     .type = SETTING_CHOICE,
+     .offset = FS(skew),
+     .names = skew_names,
+     .n_names = 3,
+     .noun = "skew"},
+    {.key = "hot_fraction", .type = SETTING_NUMBER, .offset = FS(hot_fraction), .max = 1},
+    {.key = "hot_items",
+     .type = SETTING_U32,
+     .offset = FS(hot_items),
+     .min = 1,
+     .max_of = hot_items_max},
+    {.key = "nested", .type = SETTING_BOOL, .offset = FS(nested)},
+    {.key = "segments",
+     .type = SETTING_U32,
+     .offset = FS(segments),
+     .min = 1,
+     .max = 1024,
+     .check = check_segments},
+};
+
+static const struct flash_sale_keys flash_defaults = {
+    .items = 10,
+    .stock = 1000,
+    .critical_ms = 1,
+    .skew = SKEW_UNIFORM,
+    .hot_fraction = 0.9,
+    .hot_items = 1,
+    .segments = 1,
+};
+
+static bool flash_reenters(const void *settings)
+{
+    return ((const struct flash_sale_keys *)settings)->nested;
+}
+
+/* The invariants add up every item's stock in 64 bits. */
+static int flash_check(const void *settings, const struct workload_run *run, const char *blame[2],
+                       char *why, size_t len)
+{
+    const struct flash_sale_keys *fs = settings;
+    (void)run;
+    if (fs->stock <= 0 || fs->items <= INT64_MAX / fs->stock)
+        return 0;
+    blame[0] = "workload", blame[1] = "stock";
+    snprintf(why, len,
+             "%" PRId64 " per item times %" PRIu32 " items is more stock than 64 bits can count",
+             fs->stock, fs->items);
+    return -1;
+}
+
+static void flash_describe(const void *settings, const struct workload_run *run, char *buf,
+                           size_t len)
+{
+    const struct flash_sale_keys *fs = settings;
+    char hot[64] = "";
+    (void)run;
+    if (fs->skew == SKEW_HOT)
+        snprintf(hot, sizeof(hot), " hot_fraction=%g hot_items=%" PRIu32, fs->hot_fraction,
+                 fs->hot_items);
+    char seg[32] = ""; /* one segment is the unsegmented sale: said only when split */
+    if (fs->segments > 1)
+        snprintf(seg, sizeof(seg), " segments=%" PRIu32, fs->segments);
+    snprintf(buf, len,
+             "flash_sale items=%" PRIu32 "%s stock=%" PRId64 " critical=%" PRIu32 "ms skew=%s%s%s",
+             fs->items, seg, fs->stock, fs->critical_ms, skew_names[fs->skew], hot,
+             fs->nested ? " nested" : "");
+}
 
 struct flash_state {
     _Atomic uint64_t *orders; /* per key: per segment of each item */
@@ -35,13 +148,13 @@ struct flash_state {
 
 /* Item i's segments are keys i*segments .. i*segments+segments-1, so one
  * segment is today's one key per item, its id the item's. */
-static uint32_t key_of(const struct flash_sale_spec *fs, uint32_t item, uint32_t seg)
+static uint32_t key_of(const struct flash_sale_keys *fs, uint32_t item, uint32_t seg)
 {
     return item * fs->segments + seg;
 }
 
 /* An even split, the remainder one unit each to the first segments. */
-static int64_t segment_stock(const struct flash_sale_spec *fs, uint32_t seg)
+static int64_t segment_stock(const struct flash_sale_keys *fs, uint32_t seg)
 {
     int64_t n = fs->segments;
     return fs->stock / n + (seg < fs->stock % n ? 1 : 0);
@@ -51,14 +164,14 @@ static int64_t segment_stock(const struct flash_sale_spec *fs, uint32_t seg)
 
 static int flash_init(struct workload *w)
 {
-    const struct flash_sale_spec *fs = &w->scn->flash_sale;
+    const struct flash_sale_keys *fs = w->settings;
     struct flash_state *st = calloc(1, sizeof(*st));
     if (st == NULL)
         return -1;
     w->state = st;
     size_t n = (size_t)fs->items * fs->segments; /* at most a million: the scenario's bound */
     st->orders = calloc(n, sizeof(*st->orders));
-    w->res = resource_new(n, fs->stock, w->scn->fencing);
+    w->res = w->calls->store_new(n, fs->stock, w->run.fencing);
     if (st->orders == NULL || w->res == NULL || workload_alloc_keys(w, n) < 0)
         return -1;
     for (uint32_t i = 0; i < fs->items; i++) {
@@ -71,7 +184,7 @@ static int flash_init(struct workload *w)
                 snprintf(name, sizeof(name), "lock:stock:%" PRIu32 ":seg%" PRIu32, i, g);
             if (workload_set_key(w, k, name) < 0)
                 return -1;
-            resource_preset(w->res, k, segment_stock(fs, g));
+            w->calls->store_preset(w->res, k, segment_stock(fs, g));
             atomic_init(&st->orders[k], 0);
         }
     }
@@ -87,16 +200,17 @@ static void flash_free(struct workload *w)
     free(st);
 }
 
-static uint32_t pick_item(const struct flash_sale_spec *fs, const struct flash_state *st,
-                          struct client *cl)
+static uint32_t pick_item(const struct workload *w, struct client *cl)
 {
+    const struct flash_sale_keys *fs = w->settings;
+    const struct flash_state *st = w->state;
     if (fs->skew == SKEW_PER_CLIENT)
-        return cl->id % fs->items;
+        return w->calls->id(cl) % fs->items;
     if (fs->skew == SKEW_UNIFORM || fs->hot_items >= fs->items)
-        return (uint32_t)client_random(cl, fs->items);
-    if (client_random(cl, HOT_SCALE) < st->hot_cut)
-        return (uint32_t)client_random(cl, fs->hot_items);
-    return fs->hot_items + (uint32_t)client_random(cl, fs->items - fs->hot_items);
+        return (uint32_t)w->calls->random(cl, fs->items);
+    if (w->calls->random(cl, HOT_SCALE) < st->hot_cut)
+        return (uint32_t)w->calls->random(cl, fs->hot_items);
+    return fs->hot_items + (uint32_t)w->calls->random(cl, fs->items - fs->hot_items);
 }
 
 /* The key a buyer of item locks: with segments, one that has stock left,
@@ -110,13 +224,13 @@ static uint32_t pick_item(const struct flash_sale_spec *fs, const struct flash_s
  * without segments makes the same draws as before they existed. */
 static uint32_t pick_key(const struct workload *w, struct client *cl, uint32_t item)
 {
-    const struct flash_sale_spec *fs = &w->scn->flash_sale;
+    const struct flash_sale_keys *fs = w->settings;
     if (fs->segments == 1)
         return key_of(fs, item, 0);
-    uint32_t start = (uint32_t)client_random(cl, fs->segments);
+    uint32_t start = (uint32_t)w->calls->random(cl, fs->segments);
     for (uint32_t i = 0; i < fs->segments; i++) {
         uint32_t k = key_of(fs, item, (start + i) % fs->segments);
-        if (resource_value(w->res, k) > 0)
+        if (w->calls->store_value(w->res, k) > 0)
             return k;
     }
     return key_of(fs, item, start);
@@ -125,45 +239,45 @@ static uint32_t pick_key(const struct workload *w, struct client *cl, uint32_t i
 /* One purchase attempt. */
 static enum attempt flash_try(struct workload *w, struct client *cl, uint32_t key)
 {
-    const struct flash_sale_spec *fs = &w->scn->flash_sale;
+    const struct flash_sale_keys *fs = w->settings;
     struct flash_state *st = w->state;
-    if (!client_lock(cl, key))
+    if (!w->calls->lock(cl, key))
         return ATTEMPT_NO_LOCK;
-    uint64_t token = client_token(cl);
+    uint64_t token = w->calls->token(cl);
     int64_t stock;
-    if (resource_read(w->res, key, token, &stock) == RES_FENCED) {
-        client_unlock(cl, EFFECT_FENCED);
+    if (w->calls->store_read(w->res, key, token, &stock) == RES_FENCED) {
+        w->calls->unlock(cl, EFFECT_FENCED);
         return ATTEMPT_REFUSED;
     }
-    if (!client_hold(cl, fs->critical_ms))
+    if (!w->calls->hold(cl, fs->critical_ms))
         return ATTEMPT_DONE; /* crashed inside: the section ended with it */
-    if (fs->nested && !client_lock(cl, key)) {
+    if (fs->nested && !w->calls->lock(cl, key)) {
         /* the payment's re-entry failed: the lock was lost, or its
          * server did not answer; the purchase is given up */
-        client_unlock(cl, EFFECT_NONE);
+        w->calls->unlock(cl, EFFECT_NONE);
         return ATTEMPT_DONE;
     }
     enum section_effect effect = EFFECT_NONE;
     if (stock > 0) {
         effect = EFFECT_FENCED;
-        if (!client_commit(cl)) {
-            client_unlock(cl, effect);
+        if (!w->calls->commit(cl)) {
+            w->calls->unlock(cl, effect);
             return ATTEMPT_REFUSED;
         }
-        if (resource_write(w->res, key, token, stock - 1) == RES_OK) {
+        if (w->calls->store_write(w->res, key, token, stock - 1) == RES_OK) {
             atomic_fetch_add_explicit(&st->orders[key], 1, memory_order_relaxed);
             effect = EFFECT_APPLIED;
         }
     }
     if (fs->nested) /* the payment's section ends first; the purchase's wrote nothing */
-        client_unlock(cl, effect), effect = EFFECT_NONE;
-    client_unlock(cl, effect);
+        w->calls->unlock(cl, effect), effect = EFFECT_NONE;
+    w->calls->unlock(cl, effect);
     return ATTEMPT_DONE;
 }
 
 static bool flash_step(struct workload *w, struct client *cl)
 {
-    uint32_t item = pick_item(&w->scn->flash_sale, w->state, cl);
+    uint32_t item = pick_item(w, cl);
     return workload_attempts(w, cl, pick_key(w, cl, item), flash_try);
 }
 
@@ -178,7 +292,7 @@ struct stock_totals {
  * errors cannot cancel out in the item's sum. */
 static struct stock_totals sum_stock(const struct workload *w)
 {
-    const struct flash_sale_spec *fs = &w->scn->flash_sale;
+    const struct flash_sale_keys *fs = w->settings;
     const struct flash_state *st = w->state;
     int64_t initial = fs->stock;
     struct stock_totals t = {0};
@@ -186,7 +300,7 @@ static struct stock_totals sum_stock(const struct workload *w)
         int64_t fin = 0;
         uint64_t ord = 0;
         for (uint32_t g = 0; g < fs->segments; g++) {
-            fin += resource_value(w->res, key_of(fs, i, g));
+            fin += w->calls->store_value(w->res, key_of(fs, i, g));
             ord += atomic_load(&st->orders[key_of(fs, i, g)]);
         }
         t.initial += initial;
@@ -234,6 +348,14 @@ static size_t flash_invariants(const struct workload *w, struct invariant *out, 
 const struct workload_ops flash_sale_ops = {
     .name = "flash_sale",
     .summary = "inventory under a flash sale: orders never exceed stock",
+    WORKLOAD_KEYS(flash_keys, flash_defaults),
+    .hold_key = "critical_ms",
+    .lock_mode = LOCK_MODE_EXCLUSIVE,
+    .reenters = flash_reenters,
+    .reentry_key = "nested",
+    .reentry_by = "the purchase",
+    .check = flash_check,
+    .describe = flash_describe,
     .init = flash_init,
     .free = flash_free,
     .step = flash_step,

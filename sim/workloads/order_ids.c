@@ -17,9 +17,40 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/engine/client.h"
-#include "sim/engine/resource.h"
 #include "sim/workloads/workload.h"
+
+struct order_ids_keys {
+    uint32_t sequences;   /* independent id sequences, one lock key each */
+    uint32_t critical_ms; /* hold between reading the last id and writing the next */
+};
+
+static const struct setting_key order_keys[] = {
+    {.key = "sequences",
+     .type = SETTING_U32,
+     .offset = offsetof(struct order_ids_keys, sequences),
+     .min = 1,
+     .max = 1000},
+    {.key = "critical_ms",
+     .type = SETTING_U32,
+     .offset = offsetof(struct order_ids_keys, critical_ms),
+     .max = 600000},
+};
+
+static const struct order_ids_keys order_defaults = {.sequences = 1, .critical_ms = 1};
+
+static const struct order_ids_keys *settings_of(const struct workload *w)
+{
+    return w->settings;
+}
+
+static void order_describe(const void *settings, const struct workload_run *run, char *buf,
+                           size_t len)
+{
+    const struct order_ids_keys *o = settings;
+    (void)run;
+    snprintf(buf, len, "order_ids sequences=%" PRIu32 " critical=%" PRIu32 "ms", o->sequences,
+             o->critical_ms);
+}
 
 /* An issued id with its sequence in the top bits: sequences are at most
  * 1000 (the scenario's bound), ids stay far below 2^48. */
@@ -39,14 +70,14 @@ struct order_state {
 
 static int order_init(struct workload *w)
 {
-    const struct order_ids_spec *o = &w->scn->order_ids;
+    const struct order_ids_keys *o = settings_of(w);
     struct order_state *st = calloc(1, sizeof(*st));
     if (st == NULL)
         return -1;
     w->state = st;
-    st->clients = w->scn->clients;
+    st->clients = w->run.clients;
     st->issued = calloc(st->clients, sizeof(*st->issued));
-    w->res = resource_new(o->sequences, 0, w->scn->fencing);
+    w->res = w->calls->store_new(o->sequences, 0, w->run.fencing);
     if (st->issued == NULL || w->res == NULL || workload_alloc_keys(w, o->sequences) < 0)
         return -1;
     for (uint32_t i = 0; i < o->sequences; i++) {
@@ -88,32 +119,32 @@ static void note_issued(struct id_list *l, uint32_t seq, int64_t id)
 static enum attempt order_try(struct workload *w, struct client *cl, uint32_t seq)
 {
     struct order_state *st = w->state;
-    if (!client_lock(cl, seq))
+    if (!w->calls->lock(cl, seq))
         return ATTEMPT_NO_LOCK;
-    uint64_t token = client_token(cl);
+    uint64_t token = w->calls->token(cl);
     int64_t last;
-    if (resource_read(w->res, seq, token, &last) == RES_FENCED) {
-        client_unlock(cl, EFFECT_FENCED);
+    if (w->calls->store_read(w->res, seq, token, &last) == RES_FENCED) {
+        w->calls->unlock(cl, EFFECT_FENCED);
         return ATTEMPT_REFUSED;
     }
-    if (!client_hold(cl, w->scn->order_ids.critical_ms))
+    if (!w->calls->hold(cl, settings_of(w)->critical_ms))
         return ATTEMPT_DONE; /* crashed inside: no id handed out */
     enum section_effect effect = EFFECT_FENCED;
-    if (!client_commit(cl)) {
-        client_unlock(cl, effect);
+    if (!w->calls->commit(cl)) {
+        w->calls->unlock(cl, effect);
         return ATTEMPT_REFUSED;
     }
-    if (resource_write(w->res, seq, token, last + 1) == RES_OK) {
-        note_issued(&st->issued[cl->id % st->clients], seq, last + 1);
+    if (w->calls->store_write(w->res, seq, token, last + 1) == RES_OK) {
+        note_issued(&st->issued[w->calls->id(cl) % st->clients], seq, last + 1);
         effect = EFFECT_APPLIED;
     }
-    client_unlock(cl, effect);
+    w->calls->unlock(cl, effect);
     return ATTEMPT_DONE;
 }
 
 static bool order_step(struct workload *w, struct client *cl)
 {
-    uint32_t seq = (uint32_t)client_random(cl, w->scn->order_ids.sequences);
+    uint32_t seq = (uint32_t)w->calls->random(cl, settings_of(w)->sequences);
     return workload_attempts(w, cl, seq, order_try);
 }
 
@@ -192,7 +223,7 @@ static struct id_totals sum_ids(const struct workload *w)
         size_t from = at;
         while (at < n && (all[at] >> SEQ_SHIFT) == seq)
             at++;
-        judge_sequence(all + from, at - from, resource_value(w->res, seq), &t);
+        judge_sequence(all + from, at - from, w->calls->store_value(w->res, seq), &t);
     }
     free(all);
     return t;
@@ -233,6 +264,10 @@ static size_t order_invariants(const struct workload *w, struct invariant *out, 
 const struct workload_ops order_ids_ops = {
     .name = "order_ids",
     .summary = "order ids handed out from a last-id counter: none twice, none skipped",
+    WORKLOAD_KEYS(order_keys, order_defaults),
+    .hold_key = "critical_ms",
+    .lock_mode = LOCK_MODE_EXCLUSIVE,
+    .describe = order_describe,
     .init = order_init,
     .free = order_free,
     .step = order_step,

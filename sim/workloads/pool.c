@@ -21,9 +21,39 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "sim/engine/client.h"
-#include "sim/engine/resource.h"
 #include "sim/workloads/workload.h"
+
+struct pool_keys {
+    uint32_t pools;       /* connection pools of lock.permits connections, one key each */
+    uint32_t critical_ms; /* how long a client uses the connection it took */
+};
+
+static const struct setting_key pool_table[] = {
+    {.key = "pools",
+     .type = SETTING_U32,
+     .offset = offsetof(struct pool_keys, pools),
+     .min = 1,
+     .max = 1000},
+    {.key = "critical_ms",
+     .type = SETTING_U32,
+     .offset = offsetof(struct pool_keys, critical_ms),
+     .max = 600000},
+};
+
+static const struct pool_keys pool_defaults = {.pools = 1, .critical_ms = 10};
+
+static const struct pool_keys *settings_of(const struct workload *w)
+{
+    return w->settings;
+}
+
+static void pool_describe(const void *settings, const struct workload_run *run, char *buf,
+                          size_t len)
+{
+    const struct pool_keys *p = settings;
+    snprintf(buf, len, "pool pools=%" PRIu32 " connections=%" PRIu32 " critical=%" PRIu32 "ms",
+             p->pools, run->permits, p->critical_ms);
+}
 
 struct pool_entry {
     _Alignas(64) _Atomic uint32_t in_use;
@@ -39,14 +69,14 @@ struct pool_state {
 
 static int pool_init(struct workload *w)
 {
-    const struct pool_spec *ps = &w->scn->pool;
+    const struct pool_keys *ps = settings_of(w);
     struct pool_state *st = calloc(1, sizeof(*st));
     if (st == NULL)
         return -1;
     w->state = st;
-    st->size = w->scn->permits;
+    st->size = w->run.permits;
     st->pool = aligned_alloc(64, sizeof(*st->pool) * ps->pools);
-    w->res = resource_new(ps->pools, 0, w->scn->fencing);
+    w->res = w->calls->store_new(ps->pools, 0, w->run.fencing);
     if (st->pool == NULL || w->res == NULL || workload_alloc_keys(w, ps->pools) < 0) {
         free(st->pool);
         st->pool = NULL;
@@ -71,7 +101,7 @@ static void pool_free(struct workload *w)
 {
     struct pool_state *st = w->state;
     if (st && st->pool)
-        for (uint32_t i = 0; i < w->scn->pool.pools; i++)
+        for (uint32_t i = 0; i < settings_of(w)->pools; i++)
             free((void *)st->pool[i].slot);
     if (st)
         free(st->pool);
@@ -105,26 +135,26 @@ static void give_connection(struct pool_state *st, struct pool_entry *p, uint32_
 static bool pool_step(struct workload *w, struct client *cl)
 {
     struct pool_state *st = w->state;
-    uint32_t key = (uint32_t)client_random(cl, w->n_keys);
-    if (!client_lock_mode(cl, key, LOCK_MODE_PERMIT, w->scn->wait_ms))
+    uint32_t key = (uint32_t)w->calls->random(cl, w->n_keys);
+    if (!w->calls->lock_mode(cl, key, LOCK_MODE_PERMIT, w->run.wait_ms))
         return false;
     struct pool_entry *p = &st->pool[key];
-    uint32_t slot = take_connection(st, p, cl->id + 1);
-    if (!client_hold(cl, w->scn->pool.critical_ms)) {
+    uint32_t slot = take_connection(st, p, w->calls->id(cl) + 1);
+    if (!w->calls->hold(cl, settings_of(w)->critical_ms)) {
         /* crashed using it: the permit and the connection stay taken */
         atomic_fetch_add_explicit(&st->lost, 1, memory_order_relaxed);
         return true;
     }
     atomic_fetch_add_explicit(&st->uses, 1, memory_order_relaxed);
     give_connection(st, p, slot);
-    client_unlock(cl, EFFECT_APPLIED);
+    w->calls->unlock(cl, EFFECT_APPLIED);
     return true;
 }
 
 static size_t pool_invariants(const struct workload *w, struct invariant *out, size_t max)
 {
     const struct pool_state *st = w->state;
-    uint32_t most = 0, worst = 0, pools = w->scn->pool.pools;
+    uint32_t most = 0, worst = 0, pools = settings_of(w)->pools;
     uint64_t in_use = 0, short_pools = 0;
     for (uint32_t i = 0; i < pools; i++) {
         uint32_t m = atomic_load(&st->pool[i].most), u = atomic_load(&st->pool[i].in_use);
@@ -158,6 +188,11 @@ static size_t pool_invariants(const struct workload *w, struct invariant *out, s
 const struct workload_ops pool_ops = {
     .name = "pool",
     .summary = "a connection pool behind a semaphore: never more in use than it holds",
+    WORKLOAD_KEYS(pool_table, pool_defaults),
+    .hold_key = "critical_ms",
+    /* a semaphore's alone: a lock that grants no permits cannot run it */
+    .lock_mode = LOCK_MODE_PERMIT,
+    .describe = pool_describe,
     .init = pool_init,
     .free = pool_free,
     .step = pool_step,

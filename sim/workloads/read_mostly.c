@@ -24,10 +24,54 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "sim/engine/client.h"
-#include "sim/engine/resource.h"
-#include "sim/engine/run_ctx.h"
 #include "sim/workloads/workload.h"
+
+struct read_mostly_keys {
+    uint32_t keys;         /* cache entries, one lock key each */
+    uint32_t critical_ms;  /* between a reader's two reads; between a writer's two halves */
+    double write_fraction; /* share of steps that refresh the entry (0..1] */
+};
+
+#define RM(m) offsetof(struct read_mostly_keys, m)
+static const struct setting_key read_keys[] = {
+    {.key = "keys", .type = SETTING_U32, .offset = RM(keys), .min = 1, .max = 100000},
+    {.key = "critical_ms", .type = SETTING_U32, .offset = RM(critical_ms), .max = 600000},
+    {.key = "write_fraction", .type = SETTING_NUMBER, .offset = RM(write_fraction), .max = 1},
+};
+
+static const struct read_mostly_keys read_defaults = {
+    .keys = 4, .critical_ms = 5, .write_fraction = 0.05};
+
+static const struct read_mostly_keys *settings_of(const struct workload *w)
+{
+    return w->settings;
+}
+
+/* The readers' mode is locklab's choice, made by the lock: a mutex on a
+ * read-mostly load is correct but serial, which is what a comparison with
+ * a read-write lock shows. */
+static bool read_resolve(const void *settings, const struct lock_ops *lock, char *note, size_t len)
+{
+    (void)settings;
+    if (lock_grants_mode(lock, LOCK_MODE_SHARED))
+        snprintf(note, len, "workload readers: shared (%s's read lock), writers exclusive",
+                 lock->name);
+    else
+        snprintf(note, len,
+                 "workload readers: exclusive, as writers are: %s grants no shared mode (readers "
+                 "wait for each other)",
+                 lock->name);
+    return true;
+}
+
+static void read_describe(const void *settings, const struct workload_run *run, char *buf,
+                          size_t len)
+{
+    const struct read_mostly_keys *rm = settings;
+    (void)run;
+    snprintf(buf, len, "read_mostly keys=%" PRIu32 " critical=%" PRIu32 "ms writes=%g", rm->keys,
+             rm->critical_ms, rm->write_fraction);
+}
 
 #define WRITE_SCALE (1ULL << 32)
 
@@ -46,14 +90,14 @@ struct read_state {
 
 static int read_init(struct workload *w)
 {
-    const struct read_mostly_spec *rm = &w->scn->read_mostly;
+    const struct read_mostly_keys *rm = settings_of(w);
     struct read_state *st = calloc(1, sizeof(*st));
     if (st == NULL)
         return -1;
     w->state = st;
     st->entry = aligned_alloc(64, sizeof(*st->entry) * rm->keys);
     /* version 0 in both halves: a whole value before any write */
-    w->res = resource_new(2 * (size_t)rm->keys, 0, w->scn->fencing);
+    w->res = w->calls->store_new(2 * (size_t)rm->keys, 0, w->run.fencing);
     if (st->entry == NULL || w->res == NULL || workload_alloc_keys(w, rm->keys) < 0)
         return -1;
     for (uint32_t i = 0; i < rm->keys; i++) {
@@ -84,9 +128,9 @@ static void count(_Atomic uint64_t *c)
 /* Both halves of key's entry; false when fencing refused either. */
 static bool read_halves(struct workload *w, uint32_t key, uint64_t token, int64_t half[2])
 {
-    uint32_t keys = w->scn->read_mostly.keys;
-    return resource_read(w->res, key, token, &half[0]) == RES_OK &&
-           resource_read(w->res, keys + key, token, &half[1]) == RES_OK;
+    uint32_t keys = settings_of(w)->keys;
+    return w->calls->store_read(w->res, key, token, &half[0]) == RES_OK &&
+           w->calls->store_read(w->res, keys + key, token, &half[1]) == RES_OK;
 }
 
 /* A read of two halves that differ: torn by a writer inside, or left so
@@ -115,18 +159,19 @@ static void note_readers(struct read_state *st, uint32_t inside)
 static bool reader(struct workload *w, struct client *cl, uint32_t key)
 {
     struct read_state *st = w->state;
-    enum lock_mode mode =
-        lock_grants_mode(cl->run->ops, LOCK_MODE_SHARED) ? LOCK_MODE_SHARED : LOCK_MODE_EXCLUSIVE;
-    if (!client_lock_mode(cl, key, mode, w->scn->wait_ms))
+    enum lock_mode mode = lock_grants_mode(w->calls->lock_ops(cl), LOCK_MODE_SHARED)
+                              ? LOCK_MODE_SHARED
+                              : LOCK_MODE_EXCLUSIVE;
+    if (!w->calls->lock_mode(cl, key, mode, w->run.wait_ms))
         return false;
     struct cache_entry *e = &st->entry[key];
     note_readers(st, atomic_fetch_add_explicit(&e->readers, 1, memory_order_relaxed) + 1);
-    uint64_t token = client_token(cl);
+    uint64_t token = w->calls->token(cl);
     int64_t first[2], second[2];
     enum section_effect effect = EFFECT_NONE;
     if (!read_halves(w, key, token, first)) {
         effect = EFFECT_FENCED;
-    } else if (!client_hold(cl, w->scn->read_mostly.critical_ms)) {
+    } else if (!w->calls->hold(cl, settings_of(w)->critical_ms)) {
         atomic_fetch_sub_explicit(&e->readers, 1, memory_order_relaxed);
         return true; /* crashed inside: what it read went with it */
     } else if (!read_halves(w, key, token, second)) {
@@ -140,41 +185,41 @@ static bool reader(struct workload *w, struct client *cl, uint32_t key)
             judge_halves(st, key, first);
     }
     atomic_fetch_sub_explicit(&e->readers, 1, memory_order_relaxed);
-    client_unlock(cl, effect);
+    w->calls->unlock(cl, effect);
     return true;
 }
 
 static bool writer(struct workload *w, struct client *cl, uint32_t key)
 {
     struct read_state *st = w->state;
-    uint32_t keys = w->scn->read_mostly.keys;
-    if (!client_lock(cl, key))
+    uint32_t keys = settings_of(w)->keys;
+    if (!w->calls->lock(cl, key))
         return false;
-    uint64_t token = client_token(cl);
+    uint64_t token = w->calls->token(cl);
     int64_t v = atomic_fetch_add_explicit(&st->version, 1, memory_order_relaxed) + 1;
-    if (resource_write(w->res, key, token, v) != RES_OK) {
-        client_unlock(cl, EFFECT_FENCED);
+    if (w->calls->store_write(w->res, key, token, v) != RES_OK) {
+        w->calls->unlock(cl, EFFECT_FENCED);
         return true;
     }
-    if (!client_hold(cl, w->scn->read_mostly.critical_ms)) {
+    if (!w->calls->hold(cl, settings_of(w)->critical_ms)) {
         atomic_store_explicit(&st->entry[key].abandoned, v, memory_order_relaxed);
         count(&st->writes_crashed);
         return true;
     }
     enum section_effect effect = EFFECT_FENCED;
-    if (resource_write(w->res, keys + key, token, v) == RES_OK) {
+    if (w->calls->store_write(w->res, keys + key, token, v) == RES_OK) {
         count(&st->writes);
         effect = EFFECT_APPLIED;
     }
-    client_unlock(cl, effect);
+    w->calls->unlock(cl, effect);
     return true;
 }
 
 static bool read_step(struct workload *w, struct client *cl)
 {
     struct read_state *st = w->state;
-    uint32_t key = (uint32_t)client_random(cl, w->n_keys);
-    if (client_random(cl, WRITE_SCALE) < st->write_cut)
+    uint32_t key = (uint32_t)w->calls->random(cl, w->n_keys);
+    if (w->calls->random(cl, WRITE_SCALE) < st->write_cut)
         return writer(w, cl, key);
     return reader(w, cl, key);
 }
@@ -182,10 +227,10 @@ static bool read_step(struct workload *w, struct client *cl)
 static size_t read_invariants(const struct workload *w, struct invariant *out, size_t max)
 {
     struct read_state *st = w->state;
-    uint32_t keys = w->scn->read_mostly.keys;
+    uint32_t keys = settings_of(w)->keys;
     uint64_t torn = atomic_load(&st->torn), left_torn = 0;
     for (uint32_t k = 0; k < keys; k++)
-        left_torn += resource_value(w->res, k) != resource_value(w->res, keys + k);
+        left_torn += w->calls->store_value(w->res, k) != w->calls->store_value(w->res, keys + k);
     if (max < 1)
         return 0;
     out[0] = (struct invariant){.name = "no_torn_read", .holds = torn == 0, .by_overlaps = true};
@@ -204,6 +249,17 @@ static size_t read_invariants(const struct workload *w, struct invariant *out, s
 const struct workload_ops read_mostly_ops = {
     .name = "read_mostly",
     .summary = "a cache entry many read and few rewrite: no reader sees a half-written value",
+    WORKLOAD_KEYS(read_keys, read_defaults),
+    .hold_key = "critical_ms",
+    /* a reader writes nothing a conflict could refuse: its torn read has
+     * already happened */
+    .needs_exclusion = "a torn read",
+    /* its readers ask shared where the lock grants it and exclusive
+     * elsewhere, its writers always exclusive: what it needs of every
+     * lock is exclusive */
+    .lock_mode = LOCK_MODE_EXCLUSIVE,
+    .resolve = read_resolve,
+    .describe = read_describe,
     .init = read_init,
     .free = read_free,
     .step = read_step,

@@ -7,15 +7,68 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "algorithms/lock.h"
+#include "algorithms/settings.h"
 #include "sim/check/invariant.h"
-#include "sim/scenario/scenario.h"
+#include "sim/record/section_effect.h"
 
 struct client;
 struct resource;
 
+/* The store's answer to a read or a write (sim/engine/resource.h). */
+enum resource_rc { RES_OK = 0, RES_FENCED = 1 };
+
+/* What a step calls of its client and of the store, handed over by the
+ * engine (sim/engine/client_calls.c) as a lock reaches its seam: a
+ * workload includes nothing of the engine. sim/engine/client.h and
+ * resource.h say what each does. */
+struct workload_calls {
+    bool (*lock)(struct client *cl, uint32_t key);
+    bool (*lock_wait)(struct client *cl, uint32_t key, uint32_t wait_ms);
+    bool (*lock_mode)(struct client *cl, uint32_t key, enum lock_mode mode, uint32_t wait_ms);
+    bool (*lock_all)(struct client *cl, const uint32_t *keys, size_t n, enum lock_mode mode);
+    bool (*hold)(struct client *cl, uint32_t ms);
+    bool (*commit)(struct client *cl);
+    void (*unlock)(struct client *cl, enum section_effect effect);
+    void (*unlock_at)(struct client *cl, enum section_effect effect, uint64_t until_ns);
+    uint64_t (*token)(const struct client *cl);
+    uint64_t (*token_of)(const struct client *cl, uint32_t key);
+    bool (*idle_until)(struct client *cl, uint64_t t_ns);
+    uint64_t (*random)(struct client *cl, uint64_t n);
+    bool (*retry)(struct client *cl, uint64_t since_ns);
+    uint32_t (*id)(const struct client *cl);
+    uint64_t (*section_from_ns)(const struct client *cl); /* when its section began */
+    uint64_t (*start_ns)(const struct client *cl);        /* the run's start line */
+    uint64_t (*deadline_ns)(const struct client *cl);     /* the run's last step start */
+    const struct lock_ops *(*lock_ops)(const struct client *cl);
+    struct resource *(*store_new)(size_t n_keys, int64_t initial, bool fencing);
+    void (*store_free)(struct resource *r);
+    void (*store_preset)(struct resource *r, uint32_t key, int64_t value);
+    enum resource_rc (*store_read)(struct resource *r, uint32_t key, uint64_t token,
+                                   int64_t *value);
+    enum resource_rc (*store_write)(struct resource *r, uint32_t key, uint64_t token,
+                                    int64_t value);
+    int64_t (*store_value)(const struct resource *r, uint32_t key);
+};
+
+/* What a workload reads of the run beside its own keys, taken from the
+ * scenario by its caller (scenario_workload_run): a workload knows no
+ * scenario. */
+struct workload_run {
+    uint32_t clients;
+    uint64_t duration_ms;
+    uint32_t ttl_ms, wait_ms;
+    bool watchdog;
+    uint32_t permits;          /* lock.permits: a semaphore's per key */
+    bool fencing;              /* the resource rejects writes with a stale token */
+    uint64_t longest_fault_ms; /* how far a fault may stretch a step past the end */
+};
+
 struct workload {
     const struct workload_ops *ops;
-    const struct scenario *scn;
+    const struct workload_calls *calls;
+    const void *settings; /* its own struct, as the scenario's file made it */
+    struct workload_run run;
     struct resource *res;
     char **keys; /* lock key names, by key id */
     size_t *key_lens;
@@ -27,6 +80,41 @@ struct workload_ops {
     const char *name;
     /* One line for `locklab list`: the business it plays and its invariant. */
     const char *summary;
+    /* Its keys in the scenario's "workload" object, beside "type", read by
+     * the scenario's one validation pass into its own struct of
+     * settings_size bytes (the scenario keeps it: scenario_workload), which
+     * starts as a copy of defaults. */
+    struct setting_table keys;
+    size_t settings_size;
+    const void *defaults;
+    /* How long a holder means to keep a lock it took, at the least
+     * (scenario_hold_ms): the value of its key hold_key (a SETTING_U32),
+     * or what hold_ms makes of its keys. */
+    const char *hold_key;
+    uint32_t (*hold_ms)(const void *settings);
+    /* What its section does that a refused write cannot undo ("a database
+     * load"), for LACKS_EXCLUSION's message; NULL when a refused write is
+     * all it needs. */
+    const char *needs_exclusion;
+    /* The mode its sections need of every lock (LACKS_MODE). */
+    enum lock_mode lock_mode;
+    /* Does it take a lock it holds again (LACKS_REENTRY)? NULL: never.
+     * reentry_key is the key that asks for it, reentry_by what re-enters
+     * ("the purchase"), for the message. */
+    bool (*reenters)(const void *settings);
+    const char *reentry_key, *reentry_by;
+    /* Why it refuses open loop, said at "rate"; NULL: it takes a rate. */
+    const char *refuses_rate;
+    /* What only the whole scenario tells, once every value is in place:
+     * 0, or -1 with one line in why and blame[] the path it is said at
+     * ({"workload", "tasks"}, {"duration_s", NULL}). NULL: nothing. */
+    int (*check)(const void *settings, const struct workload_run *run, const char *blame[2],
+                 char *why, size_t len);
+    /* A choice made once the lock is known, one line into note (a
+     * scenario_resolve note); false when there is none. NULL: none. */
+    bool (*resolve)(const void *settings, const struct lock_ops *lock, char *note, size_t len);
+    /* The header's and `show`'s "workload:" line: its name and settings. */
+    void (*describe)(const void *settings, const struct workload_run *run, char *buf, size_t len);
     /* Build keys, resource and state. 0, or -1 out of memory. */
     int (*init)(struct workload *w);
     void (*free)(struct workload *w);
@@ -35,6 +123,23 @@ struct workload_ops {
     /* Judge the resource after the run; returns how many were written. */
     size_t (*invariants)(const struct workload *w, struct invariant *out, size_t max);
 };
+
+/* keys, settings_size and defaults of a workload_ops, from its table of
+ * keys and its struct of defaults; a struct larger than the scenario keeps
+ * (SETTINGS_BYTES_MAX) does not compile (an array of negative size). */
+#define WORKLOAD_KEYS(table, defaults_)                                                            \
+    .keys = {table, sizeof(table) / sizeof((table)[0]), NULL},                                     \
+    .settings_size =                                                                               \
+        sizeof(defaults_) + 0 * sizeof(char[sizeof(defaults_) <= SETTINGS_BYTES_MAX ? 1 : -1]),    \
+    .defaults = &(defaults_)
+
+/* The hold w means under settings (workload_ops.hold_key, .hold_ms). */
+uint32_t workload_hold_ms(const struct workload_ops *w, const void *settings);
+
+/* The workloads' registry, in the order `locklab list` shows them. */
+size_t workload_count(void);
+const struct workload_ops *workload_at(size_t i);           /* NULL past the last */
+const struct workload_ops *workload_find(const char *name); /* NULL: none has it */
 
 /* For init: room for n lock keys, then each key's name. 0, or -1 out of
  * memory (workload_free releases what was made). */
@@ -55,11 +160,10 @@ enum attempt {
 bool workload_attempts(struct workload *w, struct client *cl, uint32_t key,
                        enum attempt (*try_once)(struct workload *, struct client *, uint32_t));
 
-/* Workload w's summary; NULL past the last. */
-const char *workload_summary(enum workload_kind w);
-
-/* The workload a scenario names, initialised; NULL out of memory. */
-struct workload *workload_new(const struct scenario *s);
+/* Workload ops under settings (its own struct) and run, initialised; NULL
+ * out of memory. */
+struct workload *workload_new(const struct workload_ops *ops, const void *settings,
+                              const struct workload_run *run, const struct workload_calls *calls);
 void workload_free(struct workload *w); /* accepts NULL */
 
 #endif

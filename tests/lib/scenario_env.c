@@ -120,7 +120,7 @@ static const char *name_of(enum known_kind kind, size_t i)
     case KNOWN_ALGORITHMS:
         return i < lock_count() ? lock_at(i)->name : NULL;
     case KNOWN_WORKLOADS:
-        return i < workload_count() ? workload_name((enum workload_kind)i) : NULL;
+        return i < workload_count() ? workload_at(i)->name : NULL;
     case KNOWN_FAULTS:
         return i < fault_kind_count() ? fault_type_name((unsigned)i) : NULL;
     case KNOWN_SERVERS:
@@ -153,4 +153,53 @@ const char *message(char *buf, size_t len, const char *fmt, ...)
     va_end(ap);
     assert_true(n > 0 && (size_t)n < len);
     return buf;
+}
+
+static const struct setting_key *wl_key(const struct scenario *s, const char *key, const void **at)
+{
+    const struct setting_table *t = &s->workload->keys;
+    for (size_t i = 0; i < t->n; i++) {
+        if (strcmp(t->keys[i].key, key) == 0) {
+            *at = (const char *)scenario_workload(s) + t->keys[i].offset;
+            return &t->keys[i];
+        }
+    }
+    fail_msg("workload %s has no key %s", s->workload->name, key);
+    return NULL;
+}
+
+long long wl_int(const struct scenario *s, const char *key)
+{
+    const void *at = NULL;
+    switch (wl_key(s, key, &at)->type) {
+    case SETTING_U32:
+        return *(const uint32_t *)at;
+    case SETTING_U64:
+        return (long long)*(const uint64_t *)at;
+    case SETTING_I64:
+        return *(const int64_t *)at;
+    case SETTING_BOOL:
+        return *(const bool *)at;
+    case SETTING_CHOICE:
+        return *(const int *)at;
+    case SETTING_NUMBER:
+        break;
+    }
+    fail_msg("workload key %s is a number", key);
+    return 0;
+}
+
+double wl_number(const struct scenario *s, const char *key)
+{
+    const void *at = NULL;
+    assert_int_equal(wl_key(s, key, &at)->type, SETTING_NUMBER);
+    return *(const double *)at;
+}
+
+const char *wl_choice(const struct scenario *s, const char *key)
+{
+    const void *at = NULL;
+    const struct setting_key *k = wl_key(s, key, &at);
+    assert_int_equal(k->type, SETTING_CHOICE);
+    return k->names[*(const int *)at];
 }

@@ -14,6 +14,7 @@
 #include "algorithms/redlock.h"
 #include "algorithms/zookeeper_settings.h"
 #include "sim/scenario/scenario.h"
+#include "sim/workloads/workload.h"
 
 /* A lock family's settings in the scenario at sp, as its struct. */
 #define SETTINGS_OF(sp, fam, type) ((const struct type *)scenario_settings((sp), &fam##_family))
@@ -64,6 +65,13 @@ const char *known_names(enum known_kind kind);
  * whose message holds known_names): buf. */
 __attribute__((format(printf, 3, 4))) const char *message(char *buf, size_t len, const char *fmt,
                                                           ...);
+
+/* The value of key of s's workload, read through its table (the struct is
+ * the workload file's own): an integer or a bool; a number; a choice's
+ * name. The test fails when the workload has no such key. */
+long long wl_int(const struct scenario *s, const char *key);
+double wl_number(const struct scenario *s, const char *key);
+const char *wl_choice(const struct scenario *s, const char *key);
 
 /* The path of tests/fixtures/name in the source folder. */
 void fixture_path(void **state, const char *name, char *path, size_t len);

@@ -23,6 +23,7 @@
 #include "algorithms/lock.h"
 #include "sim/fleet/server_kind.h"
 #include "sim/scenario/scenario.h"
+#include "sim/workloads/workload.h"
 #include "tests/lib/harness.h"
 
 static const char *const commands[] = {"run",     "compare", "show", "check",
@@ -69,9 +70,9 @@ static const char *lock_name(size_t i)
     return lock_at(i)->name;
 }
 
-static const char *workload_at(size_t i)
+static const char *workload_name_at(size_t i)
 {
-    return workload_name((enum workload_kind)i);
+    return workload_at(i)->name;
 }
 
 static const char *fault_at(size_t i)
@@ -104,7 +105,7 @@ static void list_prints_names_for_scripts(void **state)
     (void)state;
     struct outcome bad = {0}, all = {0};
     lists_registry("algorithms", lock_count(), lock_name);
-    lists_registry("workloads", workload_count(), workload_at);
+    lists_registry("workloads", workload_count(), workload_name_at);
     lists_registry("faults", fault_kind_count(), fault_at);
     lists_registry("servers", server_kind_count(), server_at);
     run(&bad, NULL, "list", "locks", NULL);

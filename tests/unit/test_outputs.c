@@ -161,6 +161,7 @@ static void compare_table_shows_the_chosen_percentiles(void **state)
     struct comparison *c = calloc(1, sizeof(*c));
     struct scenario *s = calloc(1, sizeof(*s));
     assert_true(c && s);
+    scenario_defaults(s); /* a scenario always names its workload */
     snprintf(s->name, sizeof(s->name), "flash_sale");
     c->scn = s;
     c->complete = true;

@@ -44,13 +44,13 @@ static void test_good_full(void **state)
     assert_int_equal(s.renew_ms, 1000);
     assert_int_equal(s.retry_min_ms, 2);
     assert_int_equal(s.retry_max_ms, 20);
-    assert_int_equal(s.workload, WORKLOAD_FLASH_SALE);
-    assert_int_equal(s.flash_sale.items, 5);
-    assert_int_equal(s.flash_sale.stock, 250);
-    assert_int_equal(s.flash_sale.critical_ms, 3);
-    assert_int_equal(s.flash_sale.skew, SKEW_HOT);
-    assert_true(s.flash_sale.hot_fraction == 0.75);
-    assert_int_equal(s.flash_sale.hot_items, 2);
+    assert_string_equal(s.workload->name, "flash_sale");
+    assert_int_equal(wl_int(&s, "items"), 5);
+    assert_int_equal(wl_int(&s, "stock"), 250);
+    assert_int_equal(wl_int(&s, "critical_ms"), 3);
+    assert_string_equal(wl_choice(&s, "skew"), "hot");
+    assert_true(wl_number(&s, "hot_fraction") == 0.75);
+    assert_int_equal(wl_int(&s, "hot_items"), 2);
     assert_true(s.fencing);
     assert_int_equal(s.n_faults, 2);
     assert_string_equal(fault_type_name(s.faults[0].kind), "client_pause");
@@ -83,14 +83,14 @@ static void assert_defaults(const struct scenario *s)
     assert_int_equal(s->retry_min_ms, 1);
     assert_int_equal(s->retry_max_ms, 50);
     assert_int_equal(s->permits, 1); /* one holder a key: a mutex */
-    assert_int_equal(s->workload, WORKLOAD_FLASH_SALE);
-    assert_int_equal(s->flash_sale.items, 10);
-    assert_int_equal(s->flash_sale.stock, 1000);
-    assert_int_equal(s->flash_sale.critical_ms, 1);
-    assert_int_equal(s->flash_sale.skew, SKEW_UNIFORM);
-    assert_true(s->flash_sale.hot_fraction == 0.9);
-    assert_int_equal(s->flash_sale.hot_items, 1);
-    assert_int_equal(s->flash_sale.segments, 1); /* one key an item, as before segments */
+    assert_string_equal(s->workload->name, "flash_sale");
+    assert_int_equal(wl_int(s, "items"), 10);
+    assert_int_equal(wl_int(s, "stock"), 1000);
+    assert_int_equal(wl_int(s, "critical_ms"), 1);
+    assert_string_equal(wl_choice(s, "skew"), "uniform");
+    assert_true(wl_number(s, "hot_fraction") == 0.9);
+    assert_int_equal(wl_int(s, "hot_items"), 1);
+    assert_int_equal(wl_int(s, "segments"), 1); /* one key an item, as before segments */
     assert_false(s->fencing);
     assert_int_equal(s->n_faults, 0);
     assert_int_equal(s->expect.rejected_accesses.op, EXPECT_UNSET);
@@ -117,8 +117,8 @@ static void test_per_client_skew(void **state)
             "{'clients': 50, 'workload': {'type': 'flash_sale', 'items': 50,"
             " 'skew': 'per_client'}}",
             &s);
-    assert_int_equal(s.flash_sale.skew, SKEW_PER_CLIENT);
-    assert_int_equal(s.flash_sale.items, 50);
+    assert_string_equal(wl_choice(&s, "skew"), "per_client");
+    assert_int_equal(wl_int(&s, "items"), 50);
 }
 
 static void test_segments(void **state)
@@ -126,13 +126,13 @@ static void test_segments(void **state)
     struct scenario s;
 
     load_ok(state, "{'workload': {'type': 'flash_sale', 'items': 4, 'segments': 16}}", &s);
-    assert_int_equal(s.flash_sale.items, 4);
-    assert_int_equal(s.flash_sale.segments, 16);
+    assert_int_equal(wl_int(&s, "items"), 4);
+    assert_int_equal(wl_int(&s, "segments"), 16);
     /* the bounds: 1024 segments, and a million keys in all */
     load_ok(state, "{'workload': {'type': 'flash_sale', 'items': 976, 'segments': 1024}}", &s);
-    assert_int_equal(s.flash_sale.segments, 1024);
+    assert_int_equal(wl_int(&s, "segments"), 1024);
     load_ok(state, "{'workload': {'type': 'flash_sale', 'items': 1000000, 'segments': 1}}", &s);
-    assert_int_equal(s.flash_sale.segments, 1);
+    assert_int_equal(wl_int(&s, "segments"), 1);
 }
 
 static void test_scenario_defaults(void **state)
@@ -195,7 +195,7 @@ static void test_bounds_accepted(void **state)
     assert_int_equal(s.clients, 1);
     assert_int_equal(s.duration_ms, 1);
     assert_int_equal(s.ttl_ms, 1);
-    assert_int_equal(s.flash_sale.stock, 0);
+    assert_int_equal(wl_int(&s, "stock"), 0);
     assert_int_equal(s.faults[0].target, 0);
 
     load_ok(state,
@@ -217,14 +217,14 @@ static void test_bounds_accepted(void **state)
     assert_int_equal(s.seed, INT64_MAX);
     assert_int_equal(s.renew_ms, 86399999);
     /* each item may hold 10^15, but all of them together must fit 64 bits */
-    assert_int_equal(s.flash_sale.stock, 9000000000000LL);
-    assert_true(s.flash_sale.hot_fraction == 1.0);
+    assert_int_equal(wl_int(&s, "stock"), 9000000000000LL);
+    assert_true(wl_number(&s, "hot_fraction") == 1.0);
     assert_int_equal(s.faults[0].duration_ms, 86400000);
     assert_int_equal(s.faults[0].target, 4095);
 
     load_ok(state, "{'workload': {'type': 'flash_sale', 'items': 9000, 'stock': 1000000000000000}}",
             &s);
-    assert_int_equal(s.flash_sale.stock, 1000000000000000LL);
+    assert_int_equal(wl_int(&s, "stock"), 1000000000000000LL);
 
     /* duration_s rounds to the nearest millisecond; a number key takes integers */
     load_ok(state, "{'duration_s': 1.0005, " WL "}", &s);

@@ -186,12 +186,12 @@ static void test_new_workloads_and_settings(void **state)
             " 'servers': {'redis': ['127.0.0.1:7001', 'db.example:7002'],"
             " 'zookeeper': ['127.0.0.1:7181']}}",
             &s);
-    assert_int_equal(s.workload, WORKLOAD_SCHEDULED_TASKS);
-    assert_int_equal(s.scheduled_tasks.tasks, 5);
-    assert_int_equal(s.scheduled_tasks.period_ms, 2000);
-    assert_int_equal(s.scheduled_tasks.run_ms, 100);
-    assert_int_equal(s.scheduled_tasks.jitter_ms, 30);
-    assert_int_equal(s.scheduled_tasks.hold_min_ms, 200);
+    assert_string_equal(s.workload->name, "scheduled_tasks");
+    assert_int_equal(wl_int(&s, "tasks"), 5);
+    assert_int_equal(wl_int(&s, "period_ms"), 2000);
+    assert_int_equal(wl_int(&s, "run_ms"), 100);
+    assert_int_equal(wl_int(&s, "jitter_ms"), 30);
+    assert_int_equal(wl_int(&s, "hold_min_ms"), 200);
     assert_int_equal(SETTINGS_OF(&s, redlock, redlock_spec)->nodes, 7);
     assert_int_equal(SETTINGS_OF(&s, redlock, redlock_spec)->node_timeout_ms, 20);
     assert_int_equal(SETTINGS_OF(&s, redlock, redlock_spec)->quorum, 5);
@@ -206,40 +206,40 @@ static void test_new_workloads_and_settings(void **state)
             "{'workload': {'type': 'cache_rebuild', 'keys': 8, 'period_ms': 500,"
             " 'load_ms': 20, 'read_ms': 0}}",
             &s);
-    assert_int_equal(s.workload, WORKLOAD_CACHE_REBUILD);
-    assert_int_equal(s.cache_rebuild.keys, 8);
-    assert_int_equal(s.cache_rebuild.period_ms, 500);
-    assert_int_equal(s.cache_rebuild.load_ms, 20);
-    assert_int_equal(s.cache_rebuild.read_ms, 0);
+    assert_string_equal(s.workload->name, "cache_rebuild");
+    assert_int_equal(wl_int(&s, "keys"), 8);
+    assert_int_equal(wl_int(&s, "period_ms"), 500);
+    assert_int_equal(wl_int(&s, "load_ms"), 20);
+    assert_int_equal(wl_int(&s, "read_ms"), 0);
 
     load_ok(state, "{'workload': {'type': 'order_ids', 'sequences': 3, 'critical_ms': 7}}", &s);
-    assert_int_equal(s.workload, WORKLOAD_ORDER_IDS);
-    assert_int_equal(s.order_ids.sequences, 3);
-    assert_int_equal(s.order_ids.critical_ms, 7);
+    assert_string_equal(s.workload->name, "order_ids");
+    assert_int_equal(wl_int(&s, "sequences"), 3);
+    assert_int_equal(wl_int(&s, "critical_ms"), 7);
     load_ok(state, "{'workload': {'type': 'order_ids'}}", &s);
-    assert_int_equal(s.order_ids.sequences, 1);
-    assert_int_equal(s.order_ids.critical_ms, 1);
+    assert_int_equal(wl_int(&s, "sequences"), 1);
+    assert_int_equal(wl_int(&s, "critical_ms"), 1);
 
     load_ok(state,
             "{'workload': {'type': 'read_mostly', 'keys': 6, 'critical_ms': 9,"
             " 'write_fraction': 0.25}}",
             &s);
-    assert_int_equal(s.workload, WORKLOAD_READ_MOSTLY);
-    assert_int_equal(s.read_mostly.keys, 6);
-    assert_int_equal(s.read_mostly.critical_ms, 9);
-    assert_true(s.read_mostly.write_fraction == 0.25);
+    assert_string_equal(s.workload->name, "read_mostly");
+    assert_int_equal(wl_int(&s, "keys"), 6);
+    assert_int_equal(wl_int(&s, "critical_ms"), 9);
+    assert_true(wl_number(&s, "write_fraction") == 0.25);
     load_ok(state, "{'workload': {'type': 'read_mostly'}}", &s);
-    assert_int_equal(s.read_mostly.keys, 4);
-    assert_int_equal(s.read_mostly.critical_ms, 5);
-    assert_true(s.read_mostly.write_fraction == 0.05);
+    assert_int_equal(wl_int(&s, "keys"), 4);
+    assert_int_equal(wl_int(&s, "critical_ms"), 5);
+    assert_true(wl_number(&s, "write_fraction") == 0.05);
 
     load_ok(state,
             "{'lock': {'algorithm': 'redisson-semaphore', 'permits': 3},"
             " 'workload': {'type': 'pool', 'pools': 2, 'critical_ms': 3}}",
             &s);
-    assert_int_equal(s.workload, WORKLOAD_POOL);
-    assert_int_equal(s.pool.pools, 2);
-    assert_int_equal(s.pool.critical_ms, 3);
+    assert_string_equal(s.workload->name, "pool");
+    assert_int_equal(wl_int(&s, "pools"), 2);
+    assert_int_equal(wl_int(&s, "critical_ms"), 3);
     assert_int_equal(s.permits, 3);
 
     /* the hold may last the whole period (it counts from the acquisition);
@@ -248,11 +248,11 @@ static void test_new_workloads_and_settings(void **state)
             "{'duration_s': 10, 'workload': {'type': 'scheduled_tasks', 'tasks': 4,"
             " 'period_ms': 1000, 'hold_min_ms': 1000}}",
             &s);
-    assert_int_equal(s.scheduled_tasks.hold_min_ms, 1000);
+    assert_int_equal(wl_int(&s, "hold_min_ms"), 1000);
     load_ok(state, "{'duration_s': 10, 'workload': {'type': 'scheduled_tasks'}}", &s);
-    assert_int_equal(s.scheduled_tasks.hold_min_ms, 0);
-    assert_int_equal(s.scheduled_tasks.period_ms, 1000);
-    assert_int_equal(s.scheduled_tasks.tasks, 4);
+    assert_int_equal(wl_int(&s, "hold_min_ms"), 0);
+    assert_int_equal(wl_int(&s, "period_ms"), 1000);
+    assert_int_equal(wl_int(&s, "tasks"), 4);
 
     load_ok(state,
             "{'workload': {'type': 'cache_rebuild', 'keys': 8, 'period_ms': 500,"
@@ -528,7 +528,8 @@ static void test_names(void **state)
     assert_string_equal(fault_type_name(0), "client_pause"); /* the registry's order */
     assert_string_equal(fault_type_name(1), "client_crash");
     assert_string_equal(fault_type_name((unsigned)fault_kind_count()), "unknown");
-    assert_string_equal(workload_name(WORKLOAD_FLASH_SALE), "flash_sale");
+    assert_string_equal(workload_at(0)->name, "flash_sale"); /* the default */
+    assert_null(workload_find("flash_sal"));
 }
 
 int main(void)
