@@ -9,10 +9,11 @@ KIND` prints what the registries hold. Each list must name what that
 prints (faults in its order, their numbers in history files): a name
 missing from either side fails, saying which, so a kind cannot disappear
 unseen. Then what other tools read must name every kind that list prints,
-and no other: the schemas' workload enums (report.schema.json's workload
-type, compare.schema.json's workload; a fault type is any name of
-`locklab list faults`, so a new toxic touches no schema), and `locklab
-help run`, whose --algorithm must list every algorithm. (The fuzz dictionaries
+and no other: `locklab help run`, whose --algorithm must list every
+algorithm. The schemas name a workload or a fault type by a pattern
+(report.schema.json's workload_type and fault_type, compare.schema.json's
+workload), which every name `locklab list` prints must match, so a new
+kind touches no schema. (The fuzz dictionaries
 take the names from `locklab list` when scripts/fuzz.sh runs.)
 
 usage: check_kinds.py SOURCE_DIR LOCKLAB_BIN
@@ -27,10 +28,12 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import kind_lists  # noqa: E402  (tests/lib)
 
 KINDS = kind_lists.KINDS
-# (schema, the JSON pointer of an enum, the kind it must list exactly)
-SCHEMA_ENUMS = (
-    ("docs/schema/report.schema.json", "/$defs/workload/properties/type/enum", "workloads"),
-    ("docs/schema/compare.schema.json", "/properties/workload/enum", "workloads"),
+# (schema, the JSON pointer of a kind's name, the kind): a string pattern,
+# not an enum, so a new kind touches no schema; every name must match it
+SCHEMA_NAMES = (
+    ("docs/schema/report.schema.json", "/$defs/workload_type", "workloads"),
+    ("docs/schema/report.schema.json", "/$defs/fault_type", "faults"),
+    ("docs/schema/compare.schema.json", "/properties/workload", "workloads"),
 )
 
 def listed(binary, kind):
@@ -74,18 +77,23 @@ def main():
     for where, title, wrong in kind_lists.check(root, names.get):
         problems += ["%s: %s: %s" % (where, title, w) for w in wrong]
         lists += 1
-    for rel, path, kind in SCHEMA_ENUMS:
+    for rel, path, kind in SCHEMA_NAMES:
         with open(os.path.join(root, rel), encoding="utf-8") as f:
-            enum = pointer(json.load(f), path)
-        problems += differ(kind, names[kind], enum, "%s %s" % (rel, path), False)
+            field = pointer(json.load(f), path)
+        if "enum" in field or "pattern" not in field:
+            problems.append("%s %s: a pattern every %s name matches, not a list" % (rel, path, kind))
+            continue
+        problems += ["%s %s: `locklab list %s` prints %s, which its pattern %s refuses" % (
+            rel, path, kind, n, field["pattern"]) for n in names[kind]
+            if not re.fullmatch(field["pattern"], n)]
     problems += differ("algorithms", names["algorithms"], help_algorithms(binary),
                        "`locklab help run` --algorithm", True)
     for p in problems:
         print("FAIL: " + p)
     if problems:
         return 1
-    print("ok: the docs' %d lists of kinds, %d schema enums and `help run` name every kind "
-          "`locklab list` prints (%s)" % (lists, len(SCHEMA_ENUMS), ", ".join(
+    print("ok: the docs' %d lists of kinds, %d schema fields and `help run` name every kind "
+          "`locklab list` prints (%s)" % (lists, len(SCHEMA_NAMES), ", ".join(
               "%d %s" % (len(names[k]), k) for k in KINDS)))
     return 0
 
