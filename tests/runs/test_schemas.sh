@@ -82,7 +82,7 @@ if [ "$rc" -ne 0 ]; then
   failed=1
 fi
 
-"$py" - "$src/docs/schema" "$tmp" <<'PY' || failed=1
+"$py" - "$src/docs/schema" "$tmp" "$bin" <<'PY' || failed=1
 import copy, json, os, sys
 import jsonschema
 from jsonschema import Draft202012Validator, validators
@@ -91,7 +91,7 @@ sys.path.insert(0, "tests/lib")
 import check_lines
 from check_lines import fail
 
-schema_dir, tmp = sys.argv[1], sys.argv[2]
+schema_dir, tmp, locklab = sys.argv[1], sys.argv[2], sys.argv[3]
 
 # JSON has one number type; jansson writes integers without a fraction.
 # Make "integer" mean exactly that, so a count written as 3.0 is drift too.
@@ -293,6 +293,20 @@ if history is not None:
 
 print("seen   " + "; ".join(f"{k}: {', '.join(sorted(map(str, v)))}" for k, v in seen.items()))
 
+# The schemas name a workload or a fault type by a pattern (a new kind
+# touches no schema): what the reports wrote must be the build's own names.
+import subprocess
+def listed(kind):
+    return set(subprocess.run([locklab, "list", kind], stdout=subprocess.PIPE, text=True,
+                              check=True).stdout.split())
+fault_types = {f.get("type") for d in reports for f in d.get("scenario", {}).get("faults", [])}
+for kind, names in (("workloads", seen["workload"]), ("faults", fault_types)):
+    unknown = sorted(str(n) for n in names - listed(kind))
+    if unknown:
+        fail(f"reports name {kind} that `locklab list {kind}` does not print: {', '.join(unknown)}")
+    else:
+        print(f"ok     every {kind[:-1]} the reports name is one of `locklab list {kind}`")
+
 # The schemas must reject what they exist to catch: one real file, mutated.
 # A mutant must add an error of its own, so this holds even while the file
 # itself has errors.
@@ -315,8 +329,8 @@ report_mutants = [
     ("an unknown top-level key", lambda m: put("surprise")(m, 1)),
     ('verdict "OK"', lambda m: put("verdict")(m, "OK")),
     ("complete false and verdict PASS or FAIL", lambda m: put("complete")(m, False)),
-    ('fault type "client_hang"', lambda m: put("scenario", "faults", 0, "type")(m, "client_hang")),
-    ('workload type "queue"', lambda m: put("scenario", "workload", "type")(m, "queue")),
+    ('fault type "Client Hang"', lambda m: put("scenario", "faults", 0, "type")(m, "Client Hang")),
+    ('workload type "queue!"', lambda m: put("scenario", "workload", "type")(m, "queue!")),
     ("a flash_sale workload with cache_rebuild's keys", lambda m: put("scenario", "workload", "keys")(m, 4)),
     ("scenario.defaults a string", lambda m: put("scenario", "defaults")(m, "x")),
     ("renew_ms 100 and the watchdog off",
