@@ -60,15 +60,16 @@ static void print_fleet(const struct scenario *s, const struct lock_ops *ops)
     const struct server_list *finders = scenario_finders(s, ops);
     const char *kind = ops->server;
     size_t need = scenario_servers(s, ops);
-    if (finders->n > 0) {
-        printf("  servers: redis, external: the master the sentinels name for \"mymaster\", "
-               "asked before each dial; sentinels:");
+    const struct server_kind *sk = server_kind_find(kind);
+    if (finders->n > 0) { /* they are of the kind that finds its master */
+        printf("  servers: %s, external: the %s the %ss name for \"mymaster\", asked before "
+               "each dial; %ss:",
+               kind, sk->leader_word ? sk->leader_word : "leader", sk->found_by, sk->found_by);
         for (size_t i = 0; i < finders->n; i++)
             printf(" %s:%d", finders->ep[i].host, finders->ep[i].port);
         printf("\n");
         return;
     }
-    const struct server_kind *sk = server_kind_find(kind);
     struct family_layout l;
     scenario_layout(s, &l);
     if (ext->n == 0 && l.followers > 0) {
