@@ -248,11 +248,6 @@ struct lock_ops {
      * before the workload writes and writes only what committed, so a
      * conflict is a refused write, judged as fencing's are. */
     bool optimistic;
-    /* A single Redis master that may sit behind sentinels and replicas
-     * (lock_config.sentinels, wait_replicas): it asks the sentinels for the
-     * master and can WAIT for replicas, as Redisson does; lock.redis's
-     * topology is for these alone. */
-    bool follows_sentinels;
     /* The modes it grants, LOCK_MODE_BIT()s; 0 is exclusive alone. */
     unsigned modes;
     /* A holder may take a key it holds again (Redisson's RLock, Java's

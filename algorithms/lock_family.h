@@ -34,6 +34,14 @@ struct family_scene {
     void *ctx;
 };
 
+/* The servers a family's settings lay out around its locks' own, one
+ * field each family may fill (lock_family.layout). */
+struct family_layout {
+    uint32_t followers;    /* replicas of the one that leads, through locklab's proxy */
+    uint32_t finders;      /* servers that watch it and promote a follower (sentinels) */
+    const char *pool_mode; /* a pooler in front of its server, in this mode; NULL: none */
+};
+
 struct lock_family {
     const char *key; /* its object under "lock": "redlock" */
     size_t size;     /* of its settings struct, at most SETTINGS_BYTES_MAX */
@@ -79,6 +87,19 @@ struct lock_family {
     /* report.json's "lock" holds its object, every key of its table, when
      * shown. */
     bool reported;
+    /* What its settings lay out (resolved), into out, leaving the fields
+     * it does not fill. Asked whatever lock runs: the fleet starts it, and
+     * followers or finders asked of a lock outside the family are refused
+     * with layout_words ("replicas and sentinels are the topology of ...").
+     * NULL: its servers alone. */
+    void (*layout)(const void *settings, struct family_layout *out);
+    const char *layout_words;
+    /* Why its layout does not fit the external servers named for the lock
+     * that runs (finders: those that name its leader, found_by; named:
+     * its kind's own), in why, with the keys to blame from the scenario's
+     * root in *blame (NULL-ended); 0 when it fits. NULL: any fits. */
+    int (*layout_misfit)(const void *settings, size_t finders, size_t named,
+                         const char *const **blame, char *why, size_t len);
     /* `locklab list`'s servers column for its locks ("N redis masters
      * (lock.redlock.nodes, 5)"). NULL: one server of the lock's kind. */
     const char *list_servers;

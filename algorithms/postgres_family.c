@@ -34,6 +34,14 @@ static void postgres_describe(const void *settings, char *buf, size_t len)
     snprintf(buf, len, "postgres: pooler=pgbouncer, pool_mode=%s", pooler_names[pooler]);
 }
 
+/* pgbouncer in front, in its pool_mode */
+static void postgres_layout(const void *settings, struct family_layout *out)
+{
+    uint32_t pooler = ((const struct postgres_spec *)settings)->pooler;
+    if (pooler != POOLER_NONE)
+        out->pool_mode = pooler_names[pooler];
+}
+
 const struct lock_family postgres_family = {
     .key = "postgres",
     .size = sizeof(struct postgres_spec),
@@ -41,6 +49,7 @@ const struct lock_family postgres_family = {
     .shown = postgres_shown,
     .describe = postgres_describe,
     .reported = true,
+    .layout = postgres_layout,
     /* a PostgreSQL lock may reach its server through pgbouncer */
     .list_servers = "1 postgres (lock.postgres.pooler)",
 };

@@ -200,7 +200,6 @@ const struct lock_ops redis_ops = {
     .server = "redis",
     .family = &redis_family,
     .gives_token = true,
-    .follows_sentinels = true,
     .connect = redis_connect,
     .disconnect = wire_client_close,
     .acquire = redis_acquire,

@@ -83,6 +83,40 @@ static void redis_describe(const void *settings, char *buf, size_t len)
              r->replicas, r->sentinels, r->wait_replicas, r->wait_timeout_ms);
 }
 
+/* The master's replicas, and the sentinels that fail it over. */
+static void redis_layout(const void *settings, struct family_layout *out)
+{
+    const struct redis_spec *r = settings;
+    out->followers = r->replicas;
+    out->finders = r->sentinels;
+}
+
+/* External sentinels name the master, so locklab starts none of its own
+ * and no master is named beside them; it starts sentinels only with the
+ * masters it manages. */
+static int redis_layout_misfit(const void *settings, size_t finders, size_t named,
+                               const char *const **blame, char *why, size_t len)
+{
+    static const char *const of_finders[] = {"servers", "sentinel", NULL};
+    static const char *const of_sentinels[] = {"lock", "redis", "sentinels", NULL};
+    const struct redis_spec *r = settings;
+    if (finders > 0 && (r->sentinels > 0 || r->replicas > 0 || named > 0)) {
+        *blame = of_finders;
+        snprintf(why, len,
+                 "external sentinels (--sentinel, servers.sentinel) name the master: leave out "
+                 "lock.redis.replicas, lock.redis.sentinels and servers.redis");
+        return -1;
+    }
+    if (r->sentinels > 0 && named > 0) {
+        *blame = of_sentinels;
+        snprintf(why, len,
+                 "locklab starts the sentinels with the servers it manages; with "
+                 "external Redis servers leave them out");
+        return -1;
+    }
+    return 0;
+}
+
 const struct lock_family redis_family = {
     .key = "redis",
     .size = sizeof(struct redis_spec),
@@ -92,4 +126,8 @@ const struct lock_family redis_family = {
     .shown = redis_shown,
     .describe = redis_describe,
     .reported = true,
+    .layout = redis_layout,
+    .layout_words = "replicas and sentinels are the topology of a lock on one Redis master "
+                    "(redis, the Redisson locks)",
+    .layout_misfit = redis_layout_misfit,
 };

@@ -63,7 +63,6 @@ const struct lock_ops redisson_ops = {
     .family = &redis_family,
     .defaults = {{"watchdog", "watchdog on (Redisson's lock() default)", "{\"watchdog\": true}"}},
     .reentrant = true,
-    .follows_sentinels = true,
     .connect = redisson_connect,
     .disconnect = rsn_close,
     .acquire = redisson_acquire,

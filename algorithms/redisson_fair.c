@@ -345,7 +345,6 @@ const struct lock_ops redisson_fair_ops = {
     .family = &redisson_family,
     .defaults = {{"watchdog", "watchdog on (Redisson's lock() default)", "{\"watchdog\": true}"}},
     .reentrant = true,
-    .follows_sentinels = true,
     .connect = fair_connect,
     .disconnect = rsn_close,
     .acquire = fair_acquire,

@@ -116,7 +116,6 @@ const struct lock_ops redisson_fenced_ops = {
     .defaults = {{"watchdog", "watchdog on (Redisson's lock() default)", "{\"watchdog\": true}"}},
     .gives_token = true,
     .reentrant = true,
-    .follows_sentinels = true,
     .connect = fenced_connect,
     .disconnect = rsn_close,
     .acquire = fenced_acquire,

@@ -330,7 +330,6 @@ const struct lock_ops redisson_rw_ops = {
     .family = &redis_family,
     .defaults = {{"watchdog", "watchdog on (Redisson's lock() default)", "{\"watchdog\": true}"}},
     .reentrant = true,
-    .follows_sentinels = true,
     .modes = LOCK_MODE_BIT(LOCK_MODE_EXCLUSIVE) | LOCK_MODE_BIT(LOCK_MODE_SHARED),
     .connect = rw_connect,
     .disconnect = rsn_close,

@@ -194,7 +194,6 @@ const struct lock_ops redisson_semaphore_ops = {
     .server = "redis",
     .family = &redis_family,
     .leaseless = true, /* RSemaphore: no owner, no ttl */
-    .follows_sentinels = true,
     .modes = LOCK_MODE_BIT(LOCK_MODE_PERMIT),
     .connect = sem_connect,
     .disconnect = rsn_close,

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "algorithms/redis.h"
 #include "reports/report.h"
 #include "sim/cli/cli.h"
 #include "sim/fleet/server_kind.h"
@@ -39,32 +38,42 @@ static void print_names(const struct server_kind *kind, size_t first, size_t n)
 static const char managed[] = ", managed: started on free 127.0.0.1 ports, stopped by PID at the "
                               "end, each log kept as servers/<name>.log\n";
 
+/* A leader and its followers, through locklab's proxy, and the finders
+ * that fail it over (the layout of the lock's family). */
+static void print_topology(const struct server_kind *sk, const struct family_layout *l)
+{
+    const struct server_kind *finder = sk->found_by ? server_kind_find(sk->found_by) : NULL;
+    printf("  servers: a %s %s", sk->name, sk->leader_word ? sk->leader_word : "leader");
+    print_names(sk, 1, 1);
+    printf(", %" PRIu32 " %s%s", l->followers, sk->follower_word, l->followers == 1 ? "" : "s");
+    print_names(sk, 2, l->followers);
+    printf(" replicating through locklab's proxy, %" PRIu32 " %s%s", l->finders,
+           finder ? finder->name : "finder", l->finders == 1 ? "" : "s");
+    if (finder)
+        print_names(finder, 1, l->finders);
+    fputs(managed, stdout);
+}
+
 static void print_fleet(const struct scenario *s, const struct lock_ops *ops)
 {
     const struct server_list *ext = scenario_external(s, ops->server);
     const struct server_list *finders = scenario_finders(s, ops);
     const char *kind = ops->server;
     size_t need = scenario_servers(s, ops);
-    if (finders->n > 0) {
-        printf("  servers: redis, external: the master the sentinels name for \"mymaster\", "
-               "asked before each dial; sentinels:");
+    const struct server_kind *sk = server_kind_find(kind);
+    if (finders->n > 0) { /* they are of the kind that finds its master */
+        printf("  servers: %s, external: the %s the %ss name for \"mymaster\", asked before "
+               "each dial; %ss:",
+               kind, sk->leader_word ? sk->leader_word : "leader", sk->found_by, sk->found_by);
         for (size_t i = 0; i < finders->n; i++)
             printf(" %s:%d", finders->ep[i].host, finders->ep[i].port);
         printf("\n");
         return;
     }
-    const struct server_kind *sk = server_kind_find(kind);
-    const struct redis_spec *redis = scenario_settings(s, &redis_family);
-    if (ext->n == 0 && redis->replicas > 0) {
-        printf("  servers: a redis master");
-        print_names(sk, 1, 1);
-        printf(", %" PRIu32 " replica%s", redis->replicas, redis->replicas == 1 ? "" : "s");
-        print_names(sk, 2, redis->replicas);
-        printf(" replicating through locklab's proxy, %" PRIu32 " sentinel%s", redis->sentinels,
-               redis->sentinels == 1 ? "" : "s");
-        if (sk->found_by) /* the kind that names its master: Redis's sentinels */
-            print_names(server_kind_find(sk->found_by), 1, redis->sentinels);
-        fputs(managed, stdout);
+    struct family_layout l;
+    scenario_layout(s, &l);
+    if (ext->n == 0 && l.followers > 0) {
+        print_topology(sk, &l);
         return;
     }
     if (ext->n == 0) {

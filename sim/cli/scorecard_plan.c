@@ -10,8 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "algorithms/postgres.h"
-#include "algorithms/redis.h"
 #include "sim/cli/cli.h"
 #include "sim/cli/scorecard_plan.h"
 #include "sim/fleet/server_kind.h"
@@ -152,15 +150,18 @@ static int load_cell(const json_t *scn, const char *name, bool whole, struct sce
 static void layout_text(const struct scenario *s, const struct lock_ops *ops, char *out, size_t len)
 {
     size_t n = scenario_servers(s, ops);
-    const struct redis_spec *redis = scenario_settings(s, &redis_family);
-    const struct postgres_spec *postgres = scenario_settings(s, &postgres_family);
-    if (ops->follows_sentinels && redis->sentinels)
-        snprintf(out, len, "1 %s master + %u replica%s, %u sentinel%s", ops->server,
-                 redis->replicas, redis->replicas == 1 ? "" : "s", redis->sentinels,
-                 redis->sentinels == 1 ? "" : "s");
+    const struct server_kind *k = server_kind_find(ops->server);
+    struct family_layout l;
+    scenario_layout(s, &l);
+    if (k && l.finders && scenario_follows_topology(s, ops))
+        snprintf(out, len, "1 %s %s + %u %s%s, %u %s%s", ops->server,
+                 k->leader_word ? k->leader_word : "leader", l.followers, k->follower_word,
+                 l.followers == 1 ? "" : "s", l.finders, k->found_by ? k->found_by : "finder",
+                 l.finders == 1 ? "" : "s");
     else
-        snprintf(out, len, "%zu %s server%s%s", n, ops->server, n == 1 ? "" : "s",
-                 postgres->pooler ? " behind pgbouncer" : "");
+        snprintf(out, len, "%zu %s server%s%s%s", n, ops->server, n == 1 ? "" : "s",
+                 l.pool_mode && k && k->pooler ? " behind " : "",
+                 l.pool_mode && k && k->pooler ? k->pooler : "");
 }
 
 struct cell_job {

@@ -19,13 +19,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "algorithms/postgres.h"
 #include "sim/fleet/cluster.h"
 #include "sim/fleet/fleet.h"
 #include "sim/fleet/pgbouncer_server.h"
 #include "sim/fleet/postgres_server.h"
 #include "sim/fleet/server_kind.h"
 #include "sim/fleet/spawn.h"
+#include "sim/scenario/scenario.h"
 
 extern const struct server_kind server_postgres;
 
@@ -205,10 +205,13 @@ static int start(struct cluster *c, size_t count, char *err, size_t errlen)
     return -1;
 }
 
-/* The pooler s asks for (lock.postgres.pooler): an enum postgres_pooler. */
-static uint32_t pooler_of(const struct scenario *s)
+/* The pool mode of the pooler s asks for (lock.postgres.pooler); NULL:
+ * none. */
+static const char *pool_mode(const struct scenario *s)
 {
-    return ((const struct postgres_spec *)scenario_settings(s, &postgres_family))->pooler;
+    struct family_layout l;
+    scenario_layout(s, &l);
+    return l.pool_mode;
 }
 
 /* A pooler asked for (lock.postgres.pooler): one PostgreSQL and pgbouncer
@@ -216,7 +219,8 @@ static uint32_t pooler_of(const struct scenario *s)
  * when no pooler is asked (then start does), -1 with err set. */
 static int start_topology(struct fleet *f, const struct scenario *s, char *err, size_t errlen)
 {
-    if (pooler_of(s) == POOLER_NONE)
+    const char *mode = pool_mode(s);
+    if (mode == NULL)
         return 0;
     if (postgres_server_start(&f->cl, 1, err, errlen) < 0)
         return -1;
@@ -225,10 +229,9 @@ static int start_topology(struct fleet *f, const struct scenario *s, char *err, 
      * share them as a busy deployment's do, and a session lock meets other
      * clients' transactions. Session pooling pins one per client for its
      * whole session: fewer than the clients, and the rest never log in. */
-    bool txn = pooler_of(s) == POOLER_TRANSACTION;
+    bool txn = strcmp(mode, "transaction") == 0;
     int size = txn ? 2 : (int)s->clients + 2;
-    int port = pgbouncer_server_start(&f->cl, upstream, txn ? "transaction" : "session", size, err,
-                                      errlen);
+    int port = pgbouncer_server_start(&f->cl, upstream, mode, size, err, errlen);
     if (port < 0)
         return -1;
     struct server_list *l = &f->ep[server_kind_index(server_postgres.name)];
@@ -263,7 +266,7 @@ static int reset(const struct managed_server *s, char *err, size_t errlen)
 /* lock.postgres.pooler: pgbouncer in front of it (start_topology) */
 static bool pooled(const struct scenario *s)
 {
-    return pooler_of(s) != POOLER_NONE;
+    return pool_mode(s) != NULL;
 }
 
 const struct server_kind server_postgres = {

@@ -18,7 +18,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "algorithms/redis.h"
 #include "sim/fleet/cluster.h"
 #include "sim/fleet/fleet.h"
 #include "sim/fleet/redis_server.h"
@@ -247,8 +246,9 @@ long redis_server_shorten_ttls(int port, uint64_t ms)
  * started, 0 when the scenario asks for a master alone, -1 with err. */
 static int start_topology(struct fleet *f, const struct scenario *s, char *err, size_t errlen)
 {
-    const struct redis_spec *redis = scenario_settings(s, &redis_family);
-    if (redis->replicas == 0)
+    struct family_layout redis;
+    scenario_layout(s, &redis);
+    if (redis.followers == 0)
         return 0; /* a master alone: as many as the lock asks (start) */
     if (start(&f->cl, 1, err, errlen) < 0)
         return -1;
@@ -259,21 +259,21 @@ static int start_topology(struct fleet *f, const struct scenario *s, char *err, 
         return -1;
     struct server_list *l = &f->ep[server_kind_index(server_redis.name)];
     l->ep[l->n++] = up;
-    for (uint32_t i = 0; i < redis->replicas; i++) {
+    for (uint32_t i = 0; i < redis.followers; i++) {
         if (redis_server_start_replica(&f->cl, proxy_address(f->repl, 0, 0).port, err, errlen) < 0)
             return -1;
         l->ep[l->n] =
             (struct lock_endpoint){.host = "127.0.0.1", .port = f->cl.srv[f->cl.n - 1].port};
         l->n++;
     }
-    if (redis->sentinels == 0)
+    if (redis.finders == 0)
         return 1;
     /* Sentinel "fixes" a replica whose master address is not the one it
      * monitors (the proxy's) once failover-timeout has passed since it saw
      * it: longer than the run, so the link stays proxied throughout. */
     uint64_t failover_ms = s->duration_ms + 60000;
     size_t first = f->cl.n;
-    if (sentinel_server_start(&f->cl, redis->sentinels, up.port, redis->replicas, failover_ms, err,
+    if (sentinel_server_start(&f->cl, redis.finders, up.port, redis.followers, failover_ms, err,
                               errlen) < 0)
         return -1;
     for (size_t i = first; i < f->cl.n; i++)
@@ -294,6 +294,7 @@ const struct server_kind server_redis = {
     .version = redis_server_version,
     .leads = leads,
     .roles = SERVER_ROLE_BIT(SERVER_ROLE_LEADER) | SERVER_ROLE_BIT(SERVER_ROLE_FOLLOWER),
+    .leader_word = "master",
     .follower_word = "replica",
     .lone = "a single redis",
     .followers_setting = "lock.redis.sentinels: 1",

@@ -66,9 +66,10 @@ struct server_kind {
      * the one; followers need more than one server in the lock's layout;
      * a pooler needs pooled. */
     unsigned roles;
-    /* What its followers are called ("follower", "replica"), what one of
-     * them alone is called ("a standalone ZooKeeper") and the setting that
-     * gives it followers ("lock.zookeeper.ensemble: 3"; NULL: none does). */
+    /* What its leader and its followers are called ("master", "replica";
+     * NULL leader_word: "leader"), what one of them alone is called ("a standalone ZooKeeper") and
+     * the setting that gives it followers ("lock.zookeeper.ensemble: 3"; NULL: none does). */
+    const char *leader_word;
     const char *follower_word;
     const char *lone;
     const char *followers_setting;

@@ -97,6 +97,15 @@ void scenario_defaults(struct scenario *s);
  * it); the _mut form for what resolves or sets them. */
 const void *scenario_settings(const struct scenario *s, const struct lock_family *f);
 void *scenario_settings_mut(struct scenario *s, const struct lock_family *f);
+/* What every family's settings in s lay out around the lock's servers
+ * (lock_family.layout), together, whatever lock runs. */
+void scenario_layout(const struct scenario *s, struct family_layout *out);
+/* The family whose followers or finders s asks, else the first that could
+ * ask them (it has layout_words); NULL when none could. */
+const struct lock_family *scenario_topology_family(const struct scenario *s);
+/* Does ops follow that topology: is it of that family, or of one based on
+ * it (a topology is its family's locks' alone)? */
+bool scenario_follows_topology(const struct scenario *s, const struct lock_ops *ops);
 
 /* What the command line puts in place of the file's values: -1 (NULL,
  * 0 for the duration) keeps the file's. Each was checked as it was read
@@ -144,8 +153,8 @@ int scenario_read_text(const char *name, const char *text, size_t len, struct sc
 
 /* What s asks of a lock that ops cannot give: LACKS_TOKEN ("fencing":
  * true without fencing tokens), LACKS_RENEW (lock.watchdog without
- * renewals), LACKS_REPLICAS (lock.redis's replicas and sentinels: the
- * redis lock's alone), LACKS_EXCLUSION (a workload whose section does
+ * renewals), LACKS_REPLICAS (followers or finders, lock.redis's replicas and
+ * sentinels: its family's locks' alone), LACKS_EXCLUSION (a workload whose section does
  * more than write a value, run on optimistic concurrency, which can only
  * refuse a write), LACKS_PERMITS (lock.permits above 1 for a lock that
  * grants no permits); 0 when it can run s. scenario_load refuses such a pair,

@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "algorithms/lock.h"
-#include "algorithms/redis.h"
 #include "sim/faults/fault.h"
 #include "sim/fleet/server_kind.h"
 #include "sim/scenario/scenario.h"
@@ -31,10 +30,12 @@ static const struct lock_family *voters(const struct lock_ops *ops)
     return lock_family_with(ops->family, FAMILY_HOOK(quorum));
 }
 
-/* The topology s asks of a lock on one Redis master (lock.redis). */
-static const struct redis_spec *redis_of(const struct scenario *s)
+/* What s's families lay out around the lock's servers. */
+static struct family_layout layout_of(const struct scenario *s)
 {
-    return scenario_settings(s, &redis_family);
+    struct family_layout l;
+    scenario_layout(s, &l);
+    return l;
 }
 
 /* The servers ops runs on: their kind (NULL for one the fleet lacks). */
@@ -140,7 +141,7 @@ static int misfit(const struct scenario *s, const struct fault_spec *f, const st
     } else {
         const struct fault_kind *k = fault_kind_of(f);
         return k->misfit ? k->misfit(&(struct fault_fit){.ops = ops,
-                                                         .promotes = redis_of(s)->sentinels > 0},
+                                                         .promotes = layout_of(s).finders > 0},
                                      f, key, why, len)
                          : 0;
     }
@@ -266,7 +267,7 @@ static int network_misfit(const struct scenario *s, const struct fault_spec *f,
     }
     if (f->scope == NET_REPLICATION) {
         /* a kind with a topology of its own (Redis's replicas) replicates */
-        if (redis_of(s)->replicas > 0 && kind_of(ops) && kind_of(ops)->start_topology &&
+        if (layout_of(s).followers > 0 && kind_of(ops) && kind_of(ops)->start_topology &&
             scenario_external(s, ops->server)->n == 0)
             return 0;
         snprintf(why, len,

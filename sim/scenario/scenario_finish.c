@@ -13,19 +13,11 @@
 #include <string.h>
 
 #include "algorithms/lock.h"
-#include "algorithms/redis.h"
 #include "sim/scenario/scenario.h"
 #include "sim/scenario/scenario_parse.h"
 #include "sim/workloads/workload.h"
 
 /* x as the file may have written it: an integer when it is whole. */
-/* lock.redis, the topology the checks of the whole weigh against the
- * lock and the servers named. */
-static const struct redis_spec *redis_of(const struct scenario *s)
-{
-    return scenario_settings(s, &redis_family);
-}
-
 static json_t *number_json(double x)
 {
     return x == (double)(long long)x ? json_integer((json_int_t)x) : json_real(x);
@@ -54,15 +46,46 @@ static int finish_workload(struct ctx *c, const struct scenario *s)
 
 unsigned scenario_lacks(const struct scenario *s, const struct lock_ops *ops)
 {
-    bool topology =
-        redis_of(s)->replicas > 0 || redis_of(s)->sentinels > 0 || scenario_names_finders(s);
+    struct family_layout l;
+    scenario_layout(s, &l);
+    bool topology = l.followers > 0 || l.finders > 0 || scenario_names_finders(s);
     return (s->fencing && !ops->gives_token ? LACKS_TOKEN : 0u) |
            (s->watchdog && !ops->renew ? LACKS_RENEW : 0u) |
            (ops->optimistic && s->workload->needs_exclusion ? LACKS_EXCLUSION : 0u) |
-           (topology && !ops->follows_sentinels ? LACKS_REPLICAS : 0u) |
+           (topology && !scenario_follows_topology(s, ops) ? LACKS_REPLICAS : 0u) |
            (s->permits > 1 && !lock_grants_mode(ops, LOCK_MODE_PERMIT) ? LACKS_PERMITS : 0u) |
            (!lock_grants_mode(ops, s->workload->lock_mode) ? LACKS_MODE : 0u) |
            (scenario_reenters(s) && !ops->reentrant ? LACKS_REENTRY : 0u);
+}
+
+/* Followers or finders asked of a lock that follows none: blamed on the
+ * family that asks them. */
+static int lacks_topology(struct ctx *c, const struct scenario *s, const struct lock_ops *ops)
+{
+    const struct lock_family *f = scenario_topology_family(s);
+    scn_push_key(c, "lock");
+    if (f)
+        scn_push_key(c, f->key);
+    return scn_fail(c, "%s; %s runs its own servers", f ? f->layout_words : "a topology",
+                    ops->name);
+}
+
+/* Each family's layout against the external servers named for ops. */
+static int layout_misfit(struct ctx *c, const struct scenario *s, const struct lock_ops *ops)
+{
+    size_t finders = scenario_finders(s, ops)->n, named = scenario_external(s, ops->server)->n;
+    for (size_t i = 0; i < lock_family_count(); i++) {
+        const struct lock_family *f = lock_family_at(i);
+        const char *const *blame;
+        char why[200];
+        if (!f->layout_misfit || f->layout_misfit(scenario_settings(s, f), finders, named, &blame,
+                                                  why, sizeof(why)) == 0)
+            continue;
+        while (*blame)
+            scn_push_key(c, *blame++);
+        return scn_fail(c, "%s", why);
+    }
+    return 0;
 }
 
 /* What the file and the command line decide together; each check names the
@@ -128,31 +151,10 @@ static int finish_checks(struct ctx *c, const struct scenario *s)
                                 "undo %s; %s needs mutual exclusion",
                                 ops->name, s->workload->needs_exclusion, s->workload->name);
     }
-    if (scenario_lacks(s, ops) & LACKS_REPLICAS) {
-        scn_push_key(c, "lock");
-        scn_push_key(c, "redis");
-        return scn_fail(c,
-                        "replicas and sentinels are the topology of a lock on one Redis master "
-                        "(redis, the Redisson locks); %s runs its "
-                        "own servers",
-                        ops->name);
-    }
-    if (scenario_finders(s, ops)->n > 0 &&
-        (redis_of(s)->sentinels > 0 || redis_of(s)->replicas > 0 ||
-         scenario_external(s, ops->server)->n > 0)) {
-        scn_push_key(c, "servers");
-        scn_push_key(c, "sentinel");
-        return scn_fail(
-            c, "external sentinels (--sentinel, servers.sentinel) name the master: leave out "
-               "lock.redis.replicas, lock.redis.sentinels and servers.redis");
-    }
-    if (redis_of(s)->sentinels > 0 && scenario_external(s, ops->server)->n > 0) {
-        scn_push_key(c, "lock");
-        scn_push_key(c, "redis");
-        scn_push_key(c, "sentinels");
-        return scn_fail(c, "locklab starts the sentinels with the servers it manages; with "
-                           "external Redis servers leave them out");
-    }
+    if (scenario_lacks(s, ops) & LACKS_REPLICAS)
+        return lacks_topology(c, s, ops);
+    if (layout_misfit(c, s, ops) < 0)
+        return -1;
     if (scenario_lacks(s, ops) & LACKS_TOKEN) {
         scn_push_key(c, "fencing");
         return scn_fail_if_file(c, json_true(), "algorithm \"%s\" gives no fencing tokens",

@@ -88,6 +88,40 @@ bool scenario_external_for(const struct scenario *s, const struct lock_ops *ops)
     return scenario_external(s, ops->server)->n > 0 || scenario_finders(s, ops)->n > 0;
 }
 
+void scenario_layout(const struct scenario *s, struct family_layout *out)
+{
+    *out = (struct family_layout){0};
+    for (size_t i = 0; i < lock_family_count(); i++)
+        if (lock_family_at(i)->layout)
+            lock_family_at(i)->layout(scenario_settings(s, lock_family_at(i)), out);
+}
+
+const struct lock_family *scenario_topology_family(const struct scenario *s)
+{
+    const struct lock_family *could = NULL;
+    for (size_t i = 0; i < lock_family_count(); i++) {
+        const struct lock_family *f = lock_family_at(i);
+        struct family_layout l = {0};
+        if (!f->layout || !f->layout_words)
+            continue;
+        f->layout(scenario_settings(s, f), &l);
+        if (l.followers > 0 || l.finders > 0)
+            return f;
+        if (could == NULL)
+            could = f;
+    }
+    return could;
+}
+
+bool scenario_follows_topology(const struct scenario *s, const struct lock_ops *ops)
+{
+    const struct lock_family *t = scenario_topology_family(s);
+    for (const struct lock_family *f = ops->family; f && t; f = f->base)
+        if (f == t)
+            return true;
+    return false;
+}
+
 bool scenario_names_finders(const struct scenario *s)
 {
     for (size_t k = 0; k < server_kind_count(); k++) {
