@@ -117,10 +117,11 @@ static int list_folder(const struct cli_kind *kind, int names_only)
 static int list_names(const char *name)
 {
     const struct cli_kind *kind = cli_kind_find(name);
-    char kinds[160];
-    if (kind == NULL)
+    if (kind == NULL) {
+        char kinds[160];
         return bad_usage("list: unknown kind \"%s\" (%s)", name,
                          cli_kinds_joined(", ", " or ", kinds, sizeof(kinds)));
+    }
     if (kind->folder)
         return list_folder(kind, 1);
     for (size_t i = 0; i < kind->count(); i++)
@@ -226,10 +227,11 @@ static void list_servers(void)
 
 int cmd_list(int argc, char **argv)
 {
-    char kinds[160];
-    if (argc > 2)
+    if (argc > 2) {
+        char kinds[160];
         return bad_usage("list: at most one KIND (%s)",
                          cli_kinds_joined(", ", ", ", kinds, sizeof(kinds)));
+    }
     if (argc == 2)
         return list_names(argv[1]);
     list_algorithms();

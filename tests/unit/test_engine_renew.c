@@ -313,8 +313,8 @@ static void kept_lease_is_renewed_without_a_watchdog(void **state)
     /* A lease lapses only when its renewer stands still for 200 ms, which
      * on a machine loaded far past its cores happens: the run must then
      * lay the lapse on the host's stall, never on the lock. */
-    char why[256] = "";
     if (table.lapsed_takeovers > 0 || res.check.concurrent_entries > 0) {
+        char why[256] = "";
         bool host = result_host_made_violations(&res, why, sizeof(why));
         print_message("a lease lapsed (%llu takeovers); the host made it: %s\n",
                       (unsigned long long)table.lapsed_takeovers, host ? why : "no");
