@@ -68,4 +68,10 @@ struct settings_store {
     _Alignas(max_align_t) unsigned char bytes[SETTINGS_BYTES_MAX];
 };
 
+/* The value of k in settings, for every type but SETTING_NUMBER (0): an
+ * integer, a bool as 0 or 1, a choice's index. */
+long long setting_int(const struct setting_key *k, const void *settings);
+/* v into k in settings (SETTING_U32, _U64, _I64, _BOOL), unchecked. */
+void setting_set_int(const struct setting_key *k, void *settings, long long v);
+
 #endif

@@ -73,29 +73,22 @@ void report_expectation(FILE *f, const struct scenario *s)
                 expect_format(&s->expect.rejected_accesses, buf, sizeof(buf)));
 }
 
-/* One key of a family's settings, by its type. */
+/* One key of a plug-in's settings, by its type, as the file would write it. */
 static json_t *setting_json(const struct setting_key *k, const void *settings)
 {
-    const char *at = (const char *)settings + k->offset;
-    uint32_t u32;
-    uint64_t u64;
-    int64_t i64;
-    int idx;
+    long long v = setting_int(k, settings);
     double x;
     switch (k->type) {
     case SETTING_U32:
-        return memcpy(&u32, at, sizeof(u32)), json_integer(u32);
     case SETTING_U64:
-        return memcpy(&u64, at, sizeof(u64)), json_integer((json_int_t)u64);
     case SETTING_I64:
-        return memcpy(&i64, at, sizeof(i64)), json_integer(i64);
+        return json_integer((json_int_t)v);
     case SETTING_BOOL:
-        return json_boolean(*(const bool *)at);
+        return json_boolean(v);
     case SETTING_CHOICE:
-        memcpy(&idx, at, sizeof(idx));
-        return json_string(idx >= 0 && (size_t)idx < k->n_names ? k->names[idx] : "?");
+        return json_string(v >= 0 && (size_t)v < k->n_names ? k->names[v] : "?");
     case SETTING_NUMBER:
-        return memcpy(&x, at, sizeof(x)), json_real(x);
+        return memcpy(&x, (const char *)settings + k->offset, sizeof(x)), json_real(x);
     }
     return json_null();
 }

@@ -85,9 +85,8 @@ static void settings(const struct fault_spec *f, json_t *o)
         json_object_set_new(o, "toxicity", json_real(f->toxicity));
     }
     for (size_t k = 0; k < t->params.n; k++)
-        json_object_set_new(
-            o, t->params.keys[k].key,
-            json_integer((json_int_t)toxic_param_get(&t->params.keys[k], &f->toxic)));
+        json_object_set_new(o, t->params.keys[k].key,
+                            json_integer((json_int_t)setting_int(&t->params.keys[k], &f->toxic)));
 }
 
 static struct fault_kind kinds[FAULT_NETWORK_KINDS_MAX];

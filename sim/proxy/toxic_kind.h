@@ -76,9 +76,6 @@ const struct setting_key *toxic_param(const struct toxic_kind *k, const char *ke
  * registry's order; how many, at most max (TOXIC_PARAMS_MAX holds them). */
 #define TOXIC_PARAMS_MAX 64
 size_t toxic_params_all(const struct setting_key **out, size_t max);
-/* The value of integer key k in params, and setting it (bounds unchecked). */
-long long toxic_param_get(const struct setting_key *k, const void *params);
-void toxic_param_put(const struct setting_key *k, void *params, long long v);
 
 /* The one toxic the nemesis names itself: a paused client's connections
  * held while the pause lasts. */

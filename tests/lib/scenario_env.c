@@ -171,22 +171,10 @@ static const struct setting_key *wl_key(const struct scenario *s, const char *ke
 long long wl_int(const struct scenario *s, const char *key)
 {
     const void *at = NULL;
-    switch (wl_key(s, key, &at)->type) {
-    case SETTING_U32:
-        return *(const uint32_t *)at;
-    case SETTING_U64:
-        return (long long)*(const uint64_t *)at;
-    case SETTING_I64:
-        return *(const int64_t *)at;
-    case SETTING_BOOL:
-        return *(const bool *)at;
-    case SETTING_CHOICE:
-        return *(const int *)at;
-    case SETTING_NUMBER:
-        break;
-    }
-    fail_msg("workload key %s is a number", key);
-    return 0;
+    const struct setting_key *k = wl_key(s, key, &at);
+    if (k->type == SETTING_NUMBER)
+        fail_msg("workload key %s is a number", key);
+    return setting_int(k, scenario_workload(s));
 }
 
 double wl_number(const struct scenario *s, const char *key)

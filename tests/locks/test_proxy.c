@@ -72,7 +72,7 @@ static void set(struct toxic *t, const char *key, long long v)
 {
     const struct setting_key *k = toxic_param(t->kind, key);
     assert_non_null(k);
-    toxic_param_put(k, &t->params, v);
+    setting_set_int(k, &t->params, v);
 }
 
 static int setup(void **state)
