@@ -75,6 +75,13 @@ struct lock_endpoint {
     int port;
 };
 
+/* Servers a scenario or the command line names instead of managed ones,
+ * or those the fleet started. */
+struct server_list {
+    struct lock_endpoint ep[LOCK_ENDPOINT_MAX];
+    size_t n; /* 0: locklab starts its own */
+};
+
 /* Shared, read-only configuration of every client of one run. */
 struct lock_config {
     struct lock_endpoint endpoints[LOCK_ENDPOINT_MAX];

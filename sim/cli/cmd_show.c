@@ -80,7 +80,7 @@ static void print_fleet(const struct scenario *s, const struct lock_ops *ops)
         printf("  servers: %zu %s", need, kind);
         print_names(sk, 1, need);
         const struct server_kind *pooler =
-            sk->pooler && sk->pooled && sk->pooled(s) ? server_kind_find(sk->pooler) : NULL;
+            sk->pooler && sk->pooled && sk->pooled(&l) ? server_kind_find(sk->pooler) : NULL;
         if (pooler) {
             printf(" behind a %s", pooler->name);
             print_names(pooler, 1, 1);

@@ -18,6 +18,9 @@
 #define CLUSTER_OWNER_FILE "owner.lock"
 
 #define CLUSTER_MAX_SERVERS 12 /* 5 Redis masters, 3 ZooKeepers, room for replicas */
+/* The most clients a run connects to one server, which each is started to
+ * admit: at least a scenario's most (SCENARIO_MAX_CLIENTS, fleet.c). */
+#define CLUSTER_MAX_CLIENTS 100000
 
 struct server_kind;
 
@@ -119,7 +122,7 @@ struct cluster_proc {
     unsigned long long start; /* clock ticks since boot (/proc/<pid>/stat) */
 };
 /* Room for a server's every process: PostgreSQL's backend per client
- * (up to SCENARIO_MAX_CLIENTS) and its auxiliary processes. */
+ * (up to CLUSTER_MAX_CLIENTS) and its auxiliary processes. */
 #define CLUSTER_MAX_PROCESSES 8192
 /* The processes of server i now, its own first (spawn_processes), into
  * tree (room for max): read before a strike, so that the strike itself is

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+_Static_assert(SCENARIO_MAX_CLIENTS <= CLUSTER_MAX_CLIENTS, "every server admits every client");
+
 /* The registry's index of the kind ops runs on (lock_find's locks name
  * kinds the fleet knows: fleet_check refuses one it does not). */
 static size_t kind_index(const struct lock_ops *ops)
@@ -99,6 +101,24 @@ static int faketime_preload(char *out, size_t len, char *why, size_t whylen)
     return 0;
 }
 
+/* kind's share started its own way (server_kind.start_topology): 1, 0
+ * when s asks for none, -1 with err set. */
+static int start_topology(struct fleet *f, const struct scenario *s, const struct server_kind *kind,
+                          char *err, size_t errlen)
+{
+    if (kind->start_topology == NULL)
+        return 0;
+    struct topology t = {.seed = s->seed,
+                         .duration_ms = s->duration_ms,
+                         .clients = s->clients,
+                         .cl = &f->cl,
+                         .endpoints = &f->ep[server_kind_index(kind->name)],
+                         .finders = &f->sentinels,
+                         .link = &f->repl};
+    scenario_layout(s, &t.layout);
+    return kind->start_topology(&t, err, errlen);
+}
+
 int fleet_up(struct fleet *f, const struct scenario *s, const struct lock_ops *const *ops, size_t n,
              char *err, size_t errlen)
 {
@@ -126,8 +146,7 @@ int fleet_up(struct fleet *f, const struct scenario *s, const struct lock_ops *c
         } else if (s->servers[k].n > 0) {
             f->ep[k] = s->servers[k];
             f->external[k] = true;
-        } else if ((topology = kind->start_topology ? kind->start_topology(f, s, err, errlen) : 0) <
-                       0 ||
+        } else if ((topology = start_topology(f, s, kind, err, errlen)) < 0 ||
                    (topology == 0 && start_kind(f, k, need[k], err, errlen) < 0)) {
             fleet_down(f, NULL);
             return -1;

@@ -20,12 +20,11 @@
 #include <unistd.h>
 
 #include "sim/fleet/cluster.h"
-#include "sim/fleet/fleet.h"
 #include "sim/fleet/pgbouncer_server.h"
 #include "sim/fleet/postgres_server.h"
 #include "sim/fleet/server_kind.h"
 #include "sim/fleet/spawn.h"
-#include "sim/scenario/scenario.h"
+#include "sim/record/run_meta.h"
 
 extern const struct server_kind server_postgres;
 
@@ -207,35 +206,27 @@ static int start(struct cluster *c, size_t count, char *err, size_t errlen)
 
 /* The pool mode of the pooler s asks for (lock.postgres.pooler); NULL:
  * none. */
-static const char *pool_mode(const struct scenario *s)
-{
-    struct family_layout l;
-    scenario_layout(s, &l);
-    return l.pool_mode;
-}
-
 /* A pooler asked for (lock.postgres.pooler): one PostgreSQL and pgbouncer
  * in front of it, whose port is the locks' endpoint. 1 when started, 0
  * when no pooler is asked (then start does), -1 with err set. */
-static int start_topology(struct fleet *f, const struct scenario *s, char *err, size_t errlen)
+static int start_topology(const struct topology *t, char *err, size_t errlen)
 {
-    const char *mode = pool_mode(s);
+    const char *mode = t->layout.pool_mode;
     if (mode == NULL)
         return 0;
-    if (postgres_server_start(&f->cl, 1, err, errlen) < 0)
+    if (postgres_server_start(t->cl, 1, err, errlen) < 0)
         return -1;
-    int upstream = f->cl.srv[f->cl.n - 1].port;
+    int upstream = t->cl->srv[t->cl->n - 1].port;
     /* Transaction pooling: few server connections (2), so that clients
      * share them as a busy deployment's do, and a session lock meets other
      * clients' transactions. Session pooling pins one per client for its
      * whole session: fewer than the clients, and the rest never log in. */
     bool txn = strcmp(mode, "transaction") == 0;
-    int size = txn ? 2 : (int)s->clients + 2;
-    int port = pgbouncer_server_start(&f->cl, upstream, mode, size, err, errlen);
+    int size = txn ? 2 : (int)t->clients + 2;
+    int port = pgbouncer_server_start(t->cl, upstream, mode, size, err, errlen);
     if (port < 0)
         return -1;
-    struct server_list *l = &f->ep[server_kind_index(server_postgres.name)];
-    l->ep[l->n++] = (struct lock_endpoint){.host = "127.0.0.1", .port = port};
+    t->endpoints->ep[t->endpoints->n++] = (struct lock_endpoint){.host = "127.0.0.1", .port = port};
     return 1;
 }
 
@@ -264,9 +255,9 @@ static int reset(const struct managed_server *s, char *err, size_t errlen)
 }
 
 /* lock.postgres.pooler: pgbouncer in front of it (start_topology) */
-static bool pooled(const struct scenario *s)
+static bool pooled(const struct family_layout *l)
 {
-    return pool_mode(s) != NULL;
+    return l->pool_mode != NULL;
 }
 
 const struct server_kind server_postgres = {

@@ -19,13 +19,12 @@
 #include <unistd.h>
 
 #include "sim/fleet/cluster.h"
-#include "sim/fleet/fleet.h"
 #include "sim/fleet/redis_server.h"
 #include "sim/fleet/sentinel_server.h"
 #include "sim/fleet/server_kind.h"
 #include "sim/fleet/spawn.h"
 #include "sim/proxy/proxy.h"
-#include "sim/scenario/scenario.h"
+#include "sim/record/run_meta.h"
 
 extern const struct server_kind server_redis;
 
@@ -111,7 +110,7 @@ static void command(struct spawn *sp, const struct managed_server *s)
     /* as many clients as locklab runs (redis-server lowers it to what its
      * limit on open files allows, and says so in its log) */
     spawn_arg(sp, "--maxclients");
-    spawn_arg(sp, "%d", SCENARIO_MAX_CLIENTS + 1000);
+    spawn_arg(sp, "%d", CLUSTER_MAX_CLIENTS + 1000);
     if (s->aof) { /* every write on disk before the reply: a kill loses nothing */
         spawn_arg(sp, "--appendfsync");
         spawn_arg(sp, "always");
@@ -244,41 +243,40 @@ long redis_server_shorten_ttls(int port, uint64_t ms)
  * replicating through a proxy of the fleet's own (so a network fault can
  * delay or cut their link), and the sentinels that fail it over. 1 when
  * started, 0 when the scenario asks for a master alone, -1 with err. */
-static int start_topology(struct fleet *f, const struct scenario *s, char *err, size_t errlen)
+static int start_topology(const struct topology *t, char *err, size_t errlen)
 {
-    struct family_layout redis;
-    scenario_layout(s, &redis);
-    if (redis.followers == 0)
+    const struct family_layout *redis = &t->layout;
+    if (redis->followers == 0)
         return 0; /* a master alone: as many as the lock asks (start) */
-    if (start(&f->cl, 1, err, errlen) < 0)
+    if (start(t->cl, 1, err, errlen) < 0)
         return -1;
-    const struct managed_server *master = &f->cl.srv[f->cl.n - 1];
+    const struct managed_server *master = &t->cl->srv[t->cl->n - 1];
     struct lock_endpoint up = {.host = "127.0.0.1", .port = master->port};
-    f->repl = proxy_new(&up, 1, 1, 1, s->seed, err, errlen);
-    if (f->repl == NULL || proxy_start(f->repl, err, errlen) < 0)
+    *t->link = proxy_new(&up, 1, 1, 1, t->seed, err, errlen);
+    if (*t->link == NULL || proxy_start(*t->link, err, errlen) < 0)
         return -1;
-    struct server_list *l = &f->ep[server_kind_index(server_redis.name)];
+    struct server_list *l = t->endpoints;
     l->ep[l->n++] = up;
-    for (uint32_t i = 0; i < redis.followers; i++) {
-        if (redis_server_start_replica(&f->cl, proxy_address(f->repl, 0, 0).port, err, errlen) < 0)
+    for (uint32_t i = 0; i < redis->followers; i++) {
+        if (redis_server_start_replica(t->cl, proxy_address(*t->link, 0, 0).port, err, errlen) < 0)
             return -1;
         l->ep[l->n] =
-            (struct lock_endpoint){.host = "127.0.0.1", .port = f->cl.srv[f->cl.n - 1].port};
+            (struct lock_endpoint){.host = "127.0.0.1", .port = t->cl->srv[t->cl->n - 1].port};
         l->n++;
     }
-    if (redis.finders == 0)
+    if (redis->finders == 0)
         return 1;
     /* Sentinel "fixes" a replica whose master address is not the one it
      * monitors (the proxy's) once failover-timeout has passed since it saw
      * it: longer than the run, so the link stays proxied throughout. */
-    uint64_t failover_ms = s->duration_ms + 60000;
-    size_t first = f->cl.n;
-    if (sentinel_server_start(&f->cl, redis.finders, up.port, redis.followers, failover_ms, err,
+    uint64_t failover_ms = t->duration_ms + 60000;
+    size_t first = t->cl->n;
+    if (sentinel_server_start(t->cl, redis->finders, up.port, redis->followers, failover_ms, err,
                               errlen) < 0)
         return -1;
-    for (size_t i = first; i < f->cl.n; i++)
-        f->sentinels.ep[f->sentinels.n++] =
-            (struct lock_endpoint){.host = "127.0.0.1", .port = f->cl.srv[i].port};
+    for (size_t i = first; i < t->cl->n; i++)
+        t->finders->ep[t->finders->n++] =
+            (struct lock_endpoint){.host = "127.0.0.1", .port = t->cl->srv[i].port};
     return 1;
 }
 

@@ -17,12 +17,27 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "algorithms/lock.h"
+#include "algorithms/lock_family.h"
+
 struct cluster;
-struct fleet;
 struct managed_server;
-struct scenario;
+struct proxy;
 struct spawn;
 struct server_version;
+
+/* What a kind's own topology (start_topology) needs of the run, and
+ * where it puts what it started: the fleet fills one from the scenario. */
+struct topology {
+    struct family_layout layout;   /* every family's, as the scenario sets them */
+    uint64_t seed;                 /* the run's, for the proxy on a replica's link */
+    uint64_t duration_ms;          /* the run's length */
+    uint32_t clients;              /* how many clients it runs */
+    struct cluster *cl;            /* the run's managed servers, started into */
+    struct server_list *endpoints; /* the kind's endpoints, filled */
+    struct server_list *finders;   /* those that find its leader (sentinels), filled */
+    struct proxy **link;           /* the proxy its followers replicate through */
+};
 
 /* The roles a run's servers of a kind play, for the fault targets that
  * name a role rather than a server ("leader", "follower", "pooler"): one
@@ -76,7 +91,7 @@ struct server_kind {
     /* SERVER_ROLE_POOLER: the kind of its pooler ("pgbouncer"), whether a
      * scenario puts one in front of it and the setting that does. */
     const char *pooler;
-    bool (*pooled)(const struct scenario *s);
+    bool (*pooled)(const struct family_layout *l);
     const char *pooler_setting;
     /* What its main process is called when it has children of its own
      * (PostgreSQL's "postmaster"); NULL: "pid". A pause or a kill strikes
@@ -89,7 +104,7 @@ struct server_kind {
      * gives the kind a topology (the redis lock's replicas and sentinels):
      * 1 when it started it, 0 when the scenario asks none (then start
      * does), -1 with err set. */
-    int (*start_topology)(struct fleet *f, const struct scenario *s, char *err, size_t errlen);
+    int (*start_topology)(const struct topology *t, char *err, size_t errlen);
     /* Optional: its data files removed, as a crash with no disk leaves
      * them (a kill or restart with data lost, the default for it unless
      * the run keeps its durable_mode). NULL: nothing of it to lose. */

@@ -27,12 +27,6 @@
 
 enum expect_invariants { EXPECT_INV_UNSET = 0, EXPECT_INV_HOLD, EXPECT_INV_BROKEN };
 
-/* Servers the scenario or the command line names instead of managed ones. */
-struct server_list {
-    struct lock_endpoint ep[LOCK_ENDPOINT_MAX];
-    size_t n; /* 0: locklab starts its own */
-};
-
 struct workload_ops;
 struct workload_run;
 

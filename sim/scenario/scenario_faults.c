@@ -66,11 +66,12 @@ static int role_misfit(const struct scenario *s, const struct fault_spec *f,
                        const struct lock_ops *ops, size_t n, char *why, size_t len)
 {
     const struct server_kind *k = kind_of(ops);
+    struct family_layout layout = layout_of(s);
     enum server_role role = scn_pick_role(f->pick);
     if (f->node_kind != FAULT_ANY_KIND && f->node_kind != server_kind_index(ops->server))
         snprintf(why, len, "%s names a %s server; %s uses %s servers", f->target_text,
                  server_kind_at(f->node_kind)->name, ops->name, ops->server);
-    else if (role == SERVER_ROLE_POOLER && (k == NULL || !k->pooled || !k->pooled(s)))
+    else if (role == SERVER_ROLE_POOLER && (k == NULL || !k->pooled || !k->pooled(&layout)))
         snprintf(why, len, "%s has no pooler in front of its %s server%s%s%s%s", ops->name,
                  ops->server, k && k->pooler_setting ? " (" : "",
                  k && k->pooler_setting ? k->pooler_setting : "", k && k->pooler_setting ? ")" : "",
