@@ -94,18 +94,22 @@ def includes(root, floor, edges):
                         edges[(src, to)].append("%s:%d includes %s" % (rel, n, m.group(1)))
 
 
-def objects(build):
+def objects(root, build):
     for d, _, files in os.walk(os.path.join(build, "CMakeFiles")):
         target = next((t for t in TARGETS if ("/" + t) in d + "/"), None)
         for f in files:
             if target and f.endswith(".c.o"):
                 path = os.path.join(d, f)
-                yield path, path.split(target + "/", 1)[1][: -len(".o")]
+                rel = path.split(target + "/", 1)[1][: -len(".o")]
+                # a build folder keeps the object of a file since moved
+                # or removed: only the sources there are now count
+                if rel.startswith("generated/") or os.path.exists(os.path.join(root, rel)):
+                    yield path, rel
 
 
-def calls(build, floor, edges):
+def calls(root, build, floor, edges):
     defined, used = {}, []
-    for obj, rel in objects(build):
+    for obj, rel in objects(root, build):
         src = folder_of(rel, floor)
         if src is None:
             fail("%s: %s is on no floor of the table" % (DOC, rel))
@@ -131,7 +135,7 @@ def main():
     floor, allowed = read_layers(root)
     edges = collections.defaultdict(list)
     includes(root, floor, edges)
-    calls(build, floor, edges)
+    calls(root, build, floor, edges)
     upward = sorted(p for p in edges if floor[p[0]] <= floor[p[1]])
     print("%d pairs of folders reach one another; %d reach a floor not below their own, "
           "%d of them listed as exceptions" %
