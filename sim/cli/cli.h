@@ -18,7 +18,7 @@ struct dirent;
 
 #include "sim/check/result.h"
 #include "sim/engine/engine.h"
-#include "sim/fleet/fleet.h"
+#include "sim/engine/fleet.h"
 #include "sim/scenario/scenario.h"
 
 #define RUN_MAX_SEEDS 10 /* compare --seeds; COMPARE_MAX_SEEDS */

@@ -18,8 +18,8 @@
 
 #include "algorithms/lock.h"
 #include "sim/check/result.h"
+#include "sim/engine/fleet.h"
 #include "sim/engine/runner.h"
-#include "sim/fleet/fleet.h"
 #include "sim/scenario/scenario.h"
 
 /* What the face hears of a run, and how it asks for a stop. Every member

@@ -8,10 +8,10 @@
 #include <sys/resource.h>
 
 #include "sim/engine/engine.h"
+#include "sim/engine/fleet.h"
 #include "sim/engine/runner.h"
 #include "sim/engine/verdict.h"
 #include "sim/faults/nemesis.h"
-#include "sim/fleet/fleet.h"
 #include "sim/fleet/server_kind.h"
 #include "sim/proxy/proxy.h"
 #include "sim/record/journal.h"

@@ -13,7 +13,7 @@
 
 #include <string.h>
 
-#include "sim/fleet/fleet.h"
+#include "sim/engine/fleet.h"
 #include "sim/fleet/server_kind.h"
 #include "sim/record/run_meta.h"
 

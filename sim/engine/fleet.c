@@ -1,5 +1,5 @@
 /* fleet.c - managed or external servers, and each algorithm's share. */
-#include "sim/fleet/fleet.h"
+#include "sim/engine/fleet.h"
 #include "sim/fleet/server_kind.h"
 #include "sim/proxy/proxy.h"
 
