@@ -62,9 +62,11 @@ static void print_fleet(const struct scenario *s, const struct lock_ops *ops)
     size_t need = scenario_servers(s, ops);
     const struct server_kind *sk = server_kind_find(kind);
     if (finders->n > 0) { /* they are of the kind that finds its master */
-        printf("  servers: %s, external: the %s the %ss name for \"mymaster\", asked before "
+        const struct server_kind *finder = server_kind_find(sk->found_by);
+        printf("  servers: %s, external: the %s the %ss name for \"%s\", asked before "
                "each dial; %ss:",
-               kind, sk->leader_word ? sk->leader_word : "leader", sk->found_by, sk->found_by);
+               kind, sk->leader_word ? sk->leader_word : "leader", sk->found_by,
+               finder && finder->finds_as ? finder->finds_as : "", sk->found_by);
         for (size_t i = 0; i < finders->n; i++)
             printf(" %s:%d", finders->ep[i].host, finders->ep[i].port);
         printf("\n");

@@ -170,7 +170,10 @@ void fleet_config(const struct fleet *f, const struct lock_ops *ops, const struc
     if (f->sentinels.n > 0 && server_kind_find(ops->server)->found_by) {
         memcpy(cfg->sentinels, f->sentinels.ep, sizeof(f->sentinels.ep[0]) * f->sentinels.n);
         cfg->n_sentinels = f->sentinels.n;
-        snprintf(cfg->master_name, sizeof(cfg->master_name), "mymaster");
+        const struct server_kind *finder =
+            server_kind_find(server_kind_find(ops->server)->found_by);
+        snprintf(cfg->master_name, sizeof(cfg->master_name), "%s",
+                 finder && finder->finds_as ? finder->finds_as : "");
     }
     cfg->connect_timeout_ms = 2000;
     cfg->io_timeout_ms = 5000;

@@ -14,6 +14,10 @@
 #include "sim/fleet/server_kind.h"
 #include "sim/fleet/spawn.h"
 
+/* The name the sentinels watch the master under, and the lock asks them
+ * for: Redis's own example's, as a deployment's often is. */
+#define MASTER_NAME "mymaster"
+
 extern const struct server_kind server_sentinel;
 
 /* Its configuration file, which it rewrites as it learns: written by
@@ -38,9 +42,9 @@ static int write_sentinel_conf(const struct managed_server *s, int master_port, 
     /* down-after 500 ms: a failover in about a second (SETUP.md) */
     fprintf(f,
             "port %d\nbind 127.0.0.1\ndaemonize no\ndir %s\nlogfile %s/sentinel.log\n"
-            "sentinel monitor mymaster 127.0.0.1 %d %zu\n"
-            "sentinel down-after-milliseconds mymaster 500\n"
-            "sentinel failover-timeout mymaster %llu\n",
+            "sentinel monitor " MASTER_NAME " 127.0.0.1 %d %zu\n"
+            "sentinel down-after-milliseconds " MASTER_NAME " 500\n"
+            "sentinel failover-timeout " MASTER_NAME " %llu\n",
             s->port, s->dir, s->dir, master_port, quorum, (unsigned long long)failover_ms);
     return fclose(f);
 }
@@ -69,9 +73,9 @@ int sentinel_server_start(struct cluster *c, size_t count, int master_port, size
     /* before any fault: each must know the replicas (or it has nobody to
      * promote) and the other sentinels (or no majority can vote) */
     for (size_t i = first; i < c->n; i++) {
-        if (redis_server_wait_reply(c->srv[i].port, "SENTINEL replicas mymaster", NULL,
+        if (redis_server_wait_reply(c->srv[i].port, "SENTINEL replicas " MASTER_NAME, NULL,
                                     (long)replicas) < 0 ||
-            redis_server_wait_reply(c->srv[i].port, "SENTINEL sentinels mymaster", NULL,
+            redis_server_wait_reply(c->srv[i].port, "SENTINEL sentinels " MASTER_NAME, NULL,
                                     (long)count - 1) < 0) {
             snprintf(err, errlen,
                      "the sentinel on port %d did not learn of the replica and the "
@@ -91,7 +95,7 @@ int sentinel_server_master(int port)
 {
     char reply[256];
     /* *2\r\n$9\r\n127.0.0.1\r\n$5\r\n40001\r\n */
-    if (redis_server_reply(port, "SENTINEL get-master-addr-by-name mymaster", reply,
+    if (redis_server_reply(port, "SENTINEL get-master-addr-by-name " MASTER_NAME, reply,
                            sizeof(reply)) <= 0 ||
         strncmp(reply, "*2", 2) != 0)
         return -1;
@@ -114,7 +118,9 @@ const struct server_kind server_sentinel = {
     .answers = answers,
     .version = redis_server_version, /* a sentinel is a redis-server in its mode */
     .names_master = sentinel_server_master,
+    .finds_as = MASTER_NAME,
     .option_arg = "H:P[,...]",
-    .option_help = "the redis lock asks these redis-sentinels for the master of \"mymaster\" "
-                   "(external; locklab starts no Redis)",
+    .option_help =
+        "the redis lock asks these redis-sentinels for the master of \"" MASTER_NAME "\" "
+        "(external; locklab starts no Redis)",
 };

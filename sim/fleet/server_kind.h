@@ -131,6 +131,9 @@ struct server_kind {
      * it): the port of the master the one on port names; 0 when it names
      * none or does not answer. */
     int (*names_master)(int port);
+    /* For a kind that finds another's master: the name it watches it
+     * under, which the lock asks it for ("mymaster"). */
+    const char *finds_as;
     /* Optional: the value the one on port holds under key ("" for none),
      * for holder-majority (the nodes holding the current holder's votes);
      * 0, or -1 when it does not answer. */

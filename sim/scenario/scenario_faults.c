@@ -30,6 +30,33 @@ static const struct lock_family *voters(const struct lock_ops *ops)
     return lock_family_with(ops->family, FAMILY_HOOK(quorum));
 }
 
+/* The families whose locks vote across independent nodes ("redlock"). */
+static const char *voting_families(void)
+{
+    static _Thread_local char out[128];
+    out[0] = '\0';
+    for (size_t i = 0; i < lock_family_count(); i++)
+        if (lock_family_at(i)->quorum)
+            snprintf(out + strlen(out), sizeof(out) - strlen(out), "%s%s", out[0] ? ", " : "",
+                     lock_family_at(i)->key);
+    return out;
+}
+
+/* Why a replication fault has no link to strike: the kinds whose followers
+ * locklab runs through its proxy (a topology of their own), in why. */
+static void replication_misfit(char *why, size_t len)
+{
+    int n = snprintf(why, len, "replication is the link of the");
+    for (size_t i = 0, k = 0; i < server_kind_count() && n > 0 && (size_t)n < len; i++) {
+        const struct server_kind *sk = server_kind_at(i);
+        if (sk->start_topology && (sk->roles & SERVER_ROLE_BIT(SERVER_ROLE_FOLLOWER)) &&
+            sk->follower_word && sk->followers_setting)
+            n += snprintf(why + n, len - (size_t)n, "%s %ss locklab runs for a %s %s (%s)",
+                          k++ ? " or" : "", sk->follower_word, sk->name,
+                          sk->leader_word ? sk->leader_word : "leader", sk->followers_setting);
+    }
+}
+
 /* What s's families lay out around the lock's servers. */
 static struct family_layout layout_of(const struct scenario *s)
 {
@@ -133,8 +160,8 @@ static int misfit(const struct scenario *s, const struct fault_spec *f, const st
     } else if (node_misfit(s, f, ops, why, len) < 0) {
         /* its target names no server the algorithm uses */
     } else if (f->pick == PICK_HOLDER_MAJORITY && !voters(ops)) {
-        snprintf(why, len, "holder-majority needs independent nodes (redlock); %s has one service",
-                 ops->name);
+        snprintf(why, len, "holder-majority needs independent nodes (%s); %s has one service",
+                 voting_families(), ops->name);
     } else if (f->pick == PICK_HOLDER_MAJORITY && f->count > n / 2 + 1) {
         *key = "count";
         snprintf(why, len, "%u is more than a holder's majority of %zu nodes (%zu)",
@@ -271,9 +298,7 @@ static int network_misfit(const struct scenario *s, const struct fault_spec *f,
         if (layout_of(s).followers > 0 && kind_of(ops) && kind_of(ops)->start_topology &&
             scenario_external(s, ops->server)->n == 0)
             return 0;
-        snprintf(why, len,
-                 "replication is the link of the replicas locklab runs for the redis "
-                 "algorithm (lock.redis.replicas)");
+        replication_misfit(why, len);
         return -1;
     }
     return node_misfit(s, f, ops, why, len);

@@ -285,7 +285,7 @@ static void test_redis_topology(void **state)
          "(lock.redis.sentinels: 1 or 3, the redis algorithm)"},
         {"{'faults': [{'at_ms': 0, 'type': 'timeout', 'target': 'replication'}], " WL "}",
          "t.json:1:55: faults[0].target: replication is the link of the replicas locklab runs for "
-         "the redis algorithm (lock.redis.replicas)"},
+         "a redis master (lock.redis.sentinels: 1)"},
     };
     CHECK_FINISH(finish);
 }
