@@ -88,6 +88,18 @@ static int layout_misfit(struct ctx *c, const struct scenario *s, const struct l
     return 0;
 }
 
+/* The workloads that take a rate (open loop), as the registry lists them. */
+static const char *paced_workloads(void)
+{
+    static _Thread_local char out[256];
+    out[0] = '\0';
+    for (size_t i = 0; i < workload_count(); i++)
+        if (!workload_at(i)->refuses_rate)
+            snprintf(out + strlen(out), sizeof(out) - strlen(out), "%s%s", out[0] ? ", " : "",
+                     workload_at(i)->name);
+    return out;
+}
+
 /* What the file and the command line decide together; each check names the
  * value it blames, so a message can point into the file when it came from
  * there. */
@@ -162,7 +174,8 @@ static int finish_checks(struct ctx *c, const struct scenario *s)
     }
     if (s->workload->refuses_rate && s->rate > 0) {
         scn_push_key(c, "rate");
-        return scn_fail_if_file(c, number_json(s->rate), "%s", s->workload->refuses_rate);
+        return scn_fail_if_file(c, number_json(s->rate), "%s; open loop is for %s",
+                                s->workload->refuses_rate, paced_workloads());
     }
     if (s->rate > 0 && s->rate * (double)s->duration_ms / 1000.0 < 1.0) {
         scn_push_key(c, "rate");

@@ -399,8 +399,7 @@ const struct workload_ops scheduled_tasks_ops = {
     .hold_ms = tasks_hold_ms,
     .needs_exclusion = "a task's run",
     .lock_mode = LOCK_MODE_EXCLUSIVE,
-    .refuses_rate = "scheduled_tasks fires on its own timetable; open loop is for flash_sale, "
-                    "cache_rebuild, order_ids, read_mostly and pool",
+    .refuses_rate = "scheduled_tasks fires on its own timetable",
     .check = tasks_check,
     .resolve = tasks_resolve,
     .describe = tasks_describe,

@@ -103,7 +103,8 @@ struct workload_ops {
      * ("the purchase"), for the message. */
     bool (*reenters)(const void *settings);
     const char *reentry_key, *reentry_by;
-    /* Why it refuses open loop, said at "rate"; NULL: it takes a rate. */
+    /* Why it refuses open loop, said at "rate" before the workloads that
+     * take one; NULL: it takes a rate. */
     const char *refuses_rate;
     /* What only the whole scenario tells, once every value is in place:
      * 0, or -1 with one line in why and blame[] the path it is said at
