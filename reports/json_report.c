@@ -101,6 +101,7 @@ static json_t *faults_json(const struct run_result *r)
     for (size_t i = 0; i < r->n_faults; i++) {
         const struct fault_record *x = &r->faults[i];
         json_t *o = report_fault_spec_json(&x->spec);
+        json_object_set_new(o, "family", json_string(fault_band(x->spec.kind)));
         json_object_set_new(o, "fired", json_boolean(x->fired));
         if (x->fired) {
             if (fault_on_servers(x->spec.kind) || fault_on_network(x->spec.kind)) {

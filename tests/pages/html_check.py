@@ -653,18 +653,6 @@ def fault_spans(run_dir, start_mono):
     return spans
 
 
-CLIENT_FAULTS = {"client_pause", "client_crash"}
-NETWORK_FAULTS = {"latency", "bandwidth", "timeout", "reset_peer", "limit_data", "slicer", "down"}
-
-
-def band_kind(t):
-    if t in CLIENT_FAULTS:
-        return "client"
-    if t == "clock_jump":
-        return "clock"
-    return "network" if t in NETWORK_FAULTS else "process"
-
-
 def close(a, b, tol):
     return abs(a - b) <= tol
 
@@ -689,7 +677,8 @@ def check_bands(svg, chart, spans, rep, name):
             bad += 1
             fail(f"{name}: {chart} chart's band {i}: fault {got[0]} {got[1]} .. {got[2]} s, "
                  f"the span is fault {s['fault']} {s['from_s']:.3f} .. {to_s:.3f} s")
-        kind = band_kind(s["type"])
+        # the band's class is the family report.json says its kind is of
+        kind = rep["faults"][s["fault"]]["family"] if 0 <= s["fault"] < len(rep["faults"]) else None
         inner = g.first("g", cls="band")
         if inner is None or kind not in inner.classes():
             bad += 1
