@@ -255,6 +255,10 @@ struct lock_ops {
      * before the workload writes and writes only what committed, so a
      * conflict is a refused write, judged as fencing's are. */
     bool optimistic;
+    /* An unsafe baseline, wrong by design (redis-naive): what a checker
+     * must catch, never a lock to pick; the no-false-alarm sweep runs
+     * every lock but these. */
+    bool unsafe;
     /* The modes it grants, LOCK_MODE_BIT()s; 0 is exclusive alone. */
     unsigned modes;
     /* A holder may take a key it holds again (Redisson's RLock, Java's

@@ -69,6 +69,7 @@ static enum lock_result naive_release(struct lock_client *c, const struct lock_g
 
 const struct lock_ops redis_naive_ops = {
     .name = "redis-naive",
+    .unsafe = true,
     .summary = "UNSAFE baseline: SETNX then EXPIRE, DEL without owner check",
     .server = "redis",
     .gives_token = false,

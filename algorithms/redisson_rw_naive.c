@@ -162,6 +162,7 @@ static enum lock_result rwn_renew(struct lock_client *c, struct lock_grant *g)
 
 const struct lock_ops redisson_rw_naive_ops = {
     .name = "redisson-rw-naive",
+    .unsafe = true,
     .summary = "UNSAFE baseline: a read-write lock whose write script checks only for another "
                "writer, so a writer enters while readers hold",
     .server = "redis",

@@ -139,6 +139,7 @@ static enum lock_result semn_release(struct lock_client *c, const struct lock_gr
 
 const struct lock_ops redisson_semaphore_naive_ops = {
     .name = "redisson-semaphore-naive",
+    .unsafe = true,
     .summary = "UNSAFE baseline: a semaphore that reads the count (GET) and takes a permit "
                "(DECRBY) in two round trips, so two clients take the last permit",
     .server = "redis",

@@ -13,7 +13,7 @@
 #                    [--duration SEC] [--algorithms A,B,...] [--keep DIR]
 #
 # Seeds S..S+N-1 (defaults: 30 shapes from seed 1, 2 s each), or exactly
-# the seeds --seeds lists (to replay some); every correct lock unless
+# the seeds --seeds lists (to replay some); every correct lock (those `locklab list` does not tag [unsafe]) unless
 # --algorithms names some. One managed fleet (5 redis-servers, 1
 # ZooKeeper, 1 etcd, 1 PostgreSQL, on 127.0.0.1) serves the whole sweep and
 # is brought down on every exit, Ctrl-C included. --keep DIR
@@ -28,9 +28,7 @@ usage() {
   exit 2
 }
 
-shapes=30 first=1 list="" duration=2 keep=""
-algorithms=redis,redlock,zookeeper,etcd,postgres-advisory,postgres-row,postgres-optimistic
-algorithms+=,redisson,redisson-fenced,redisson-fair,redisson-rw,redisson-semaphore,redisson-multi
+shapes=30 first=1 list="" duration=2 keep="" algorithms=""
 while [ $# -gt 0 ]; do
   [ $# -ge 2 ] || usage
   case "$1" in
@@ -60,8 +58,6 @@ else
   for ((i = 0; i < shapes; i++)); do seeds+=($((first + i))); done
 fi
 [[ "$duration" =~ ^[0-9]+(\.[0-9]+)?$ ]] || usage
-IFS=, read -r -a algos <<<"$algorithms"
-[ ${#algos[@]} -ge 1 ] || usage
 if [ -n "$keep" ]; then
   mkdir -p "$keep"
   keep=$(cd "$keep" && pwd) # before the cd below: relative to the caller
@@ -74,6 +70,13 @@ gen=build/tests/sweep_gen
 # the list read whole first: grep -q leaving early would make a long
 # list die of SIGPIPE, and pipefail would call a known algorithm unknown
 known=$("$bin" list)
+if [ -z "$algorithms" ]; then
+  # every lock but the unsafe baselines, as locklab list tags them
+  algorithms=$(awk '/^algorithms:/ { on = 1; next } on && /^  tags:/ { exit }
+                    on && /^  [^ ]/ && !/\[unsafe\]/ { print $1 }' <<<"$known" | paste -sd, -)
+fi
+IFS=, read -r -a algos <<<"$algorithms"
+[ ${#algos[@]} -ge 1 ] || usage
 for a in "${algos[@]}"; do
   if ! grep -Eq "^  $a( |\$)" <<<"$known"; then
     echo "sweep: unknown algorithm \"$a\" (see build/locklab list)" >&2

@@ -31,13 +31,14 @@ static void list_algorithms(void)
     printf("algorithms:\n");
     for (size_t i = 0; i < lock_count(); i++) {
         const struct lock_ops *op = lock_at(i);
-        printf("  %-*s %s%s%s%s%s%s [%s]\n", width, op->name, op->summary,
-               op->gives_token ? " [token]" : "", op->renew ? " [watchdog]" : "",
-               op->reentrant ? " [reentrant]" : "",
+        printf("  %-*s %s%s%s%s%s%s%s [%s]\n", width, op->name, op->summary,
+               op->unsafe ? " [unsafe]" : "", op->gives_token ? " [token]" : "",
+               op->renew ? " [watchdog]" : "", op->reentrant ? " [reentrant]" : "",
                lock_grants_mode(op, LOCK_MODE_SHARED) ? " [shared]" : "",
                lock_grants_mode(op, LOCK_MODE_PERMIT) ? " [permits]" : "", op->server);
     }
-    printf("  tags: [token] grants carry a fencing token, so it can run \"fencing\": true;\n"
+    printf("  tags: [unsafe] a baseline wrong by design, for the checker to catch;\n"
+           "        [token] grants carry a fencing token, so it can run \"fencing\": true;\n"
            "        [watchdog] it can renew a held lock, so it can run \"lock.watchdog\": true;\n"
            "        [reentrant] its holder may take it again (\"nested\": true);\n"
            "        [shared] it grants shared (read) sections besides exclusive ones;\n"
