@@ -13,10 +13,11 @@
 #                    [--duration SEC] [--algorithms A,B,...] [--keep DIR]
 #
 # Seeds S..S+N-1 (defaults: 30 shapes from seed 1, 2 s each), or exactly
-# the seeds --seeds lists (to replay some); every correct lock (those `locklab list` does not tag [unsafe]) unless
-# --algorithms names some. One managed fleet (5 redis-servers, 1
-# ZooKeeper, 1 etcd, 1 PostgreSQL, on 127.0.0.1) serves the whole sweep and
-# is brought down on every exit, Ctrl-C included. --keep DIR
+# the seeds --seeds lists (to replay some); every correct lock (each that
+# `locklab list` does not tag [unsafe]) unless --algorithms names some.
+# One managed fleet (5 redis-servers, 1 ZooKeeper, 1 etcd, 1 PostgreSQL,
+# on 127.0.0.1) serves the whole sweep and is brought down on every exit,
+# Ctrl-C included. --keep DIR
 # keeps every shape and run folder there; otherwise they are deleted.
 # Exit 0 when every run passed, 1 when one failed, 2 on bad usage, 3 when
 # the fleet would not start.
