@@ -39,7 +39,7 @@ void compare_seed_add(struct compare_row *row, const struct run_result *r)
     snprintf(s->verdict, sizeof(s->verdict), "%s", report_verdict(r));
     s->safety = report_safety_of(r);
     broken_of(r, s->broken, sizeof(s->broken));
-    s->stuck_lock_ms = r->n_stuck ? (double)r->stuck[0].longest_ns / 1e6 : 0;
+    s->stuck_lock_ms = report_stuck_ms(r);
     s->passed = r->passed;
     char why[256];
     const char *fail = report_failure(r, why, sizeof(why));

@@ -80,7 +80,7 @@ static void keep_settings(struct compare_row *row, const struct run_result *r)
 
 void compare_row_keep(struct compare_row *row, const struct run_result *r)
 {
-    row->stuck_lock_ms = r->n_stuck ? (double)r->stuck[0].longest_ns / 1e6 : 0;
+    row->stuck_lock_ms = report_stuck_ms(r);
     if (!report_stuck(r, row->stuck_lock, sizeof(row->stuck_lock)))
         row->stuck_lock[0] = '\0';
     keep_series(row, r);

@@ -107,8 +107,8 @@ static void cards(FILE *f, const struct run_result *r)
     card(f, "violations", v, "mutual-exclusion violations", r->check.violations > 0);
     card(f, "invariants", r->invariants_hold ? "hold" : "broken", "business invariants",
          !r->invariants_hold);
-    if (r->n_stuck) {
-        snprintf(v, sizeof(v), "%.3f s", (double)r->stuck[0].longest_ns / 1e9);
+    if (report_stuck_ms(r) > 0) {
+        snprintf(v, sizeof(v), "%.3f s", report_stuck_ms(r) / 1e3);
         card(f, "stuck", v, "longest stuck: a key with waiters and no holder", false);
     }
     fprintf(f, "</div>\n");

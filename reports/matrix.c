@@ -72,7 +72,7 @@ void matrix_run_fill(struct matrix_run *m, const struct run_result *r)
         else if ((double)a->recovery_ns / 1e6 > m->recovery_ms)
             m->recovery_ms = (double)a->recovery_ns / 1e6;
     }
-    m->stuck_ms = r->n_stuck ? (double)r->stuck[0].longest_ns / 1e6 : 0;
+    m->stuck_ms = report_stuck_ms(r);
     m->has_latency = report_chosen_ms(r, r->ops[OP_ACQUIRE], m->acquire_pct_ms);
 }
 

@@ -136,20 +136,54 @@ json_t *report_availability_json(const struct fault_availability *a)
                                                    : json_real((double)a->recovery_ns / 1e6));
 }
 
+const char *report_checker(const struct check_result *c, char *buf, size_t len)
+{
+    int at = snprintf(
+        buf, len, "%" PRIu64 " sections, %" PRIu64 " violation%s (%" PRIu64 " overlapping pair%s",
+        c->sections, c->violations, c->violations == 1 ? "" : "s", c->overlaps,
+        c->overlaps == 1 ? "" : "s");
+    if (at > 0 && (size_t)at < len)
+        snprintf(buf + at, len - (size_t)at,
+                 c->fenced_pairs ? ", %" PRIu64 " of them made safe by fencing)" : ")",
+                 c->fenced_pairs);
+    return buf;
+}
+
+uint64_t report_stuck_floor_ns(const struct run_result *r)
+{
+    return r->scn ? (uint64_t)r->scn->retry_max_ms * 1000000u : 0;
+}
+
+/* The keys with a stretch past the floor: a prefix, as r->stuck is
+ * longest first. */
+static size_t stuck_keys(const struct run_result *r)
+{
+    size_t n = 0;
+    while (n < r->n_stuck && r->stuck[n].longest_ns > report_stuck_floor_ns(r))
+        n++;
+    return n;
+}
+
+double report_stuck_ms(const struct run_result *r)
+{
+    return stuck_keys(r) ? (double)r->stuck[0].longest_ns / 1e6 : 0;
+}
+
 const char *report_stuck(const struct run_result *r, char *buf, size_t len)
 {
-    if (r->n_stuck == 0)
+    size_t n = stuck_keys(r);
+    if (n == 0)
         return NULL;
-    uint64_t total = 0;
-    for (size_t i = 0; i < r->n_stuck; i++)
-        total += r->stuck[i].total_ns;
     const struct stuck_key *k = &r->stuck[0];
-    snprintf(
-        buf, len,
-        "longest %.3f s on %s from %.3f s (%zu key%s had waiters and no holder; %.3f s in all)",
-        (double)k->longest_ns / 1e9, k->key < r->hist.n_keys ? r->hist.keys[k->key] : "?",
-        report_rel_s(r, k->longest_from_ns), r->n_stuck, r->n_stuck == 1 ? "" : "s",
-        (double)total / 1e9);
+    int at =
+        snprintf(buf, len, "longest %.3f s on %s from %.3f s (%zu key%s had waiters and no holder",
+                 (double)k->longest_ns / 1e9, k->key < r->hist.n_keys ? r->hist.keys[k->key] : "?",
+                 report_rel_s(r, k->longest_from_ns), n, n == 1 ? "" : "s");
+    if (at > 0 && (size_t)at < len && report_stuck_floor_ns(r) > 0)
+        snprintf(buf + at, len - (size_t)at, " longer than the %.0f ms retry back-off)",
+                 (double)report_stuck_floor_ns(r) / 1e6);
+    else if (at > 0 && (size_t)at < len)
+        snprintf(buf + at, len - (size_t)at, ")");
     return buf;
 }
 
@@ -165,9 +199,11 @@ json_t *report_stuck_json(const struct run_result *r)
                                               (double)k->total_ns / 1e6, "stretches",
                                               (json_int_t)k->stretches));
     }
-    return json_pack("{s:f, s:I, s:o}", "longest_ms",
+    return json_pack("{s:f, s:I, s:f, s:f, s:I, s:o}", "longest_ms",
                      r->n_stuck ? (double)r->stuck[0].longest_ns / 1e6 : 0.0, "keys",
-                     (json_int_t)r->n_stuck, "longest", keys);
+                     (json_int_t)r->n_stuck, "floor_ms", (double)report_stuck_floor_ns(r) / 1e6,
+                     "stuck_ms", report_stuck_ms(r), "stuck_keys", (json_int_t)stuck_keys(r),
+                     "longest", keys);
 }
 
 static uint64_t stall_len(const struct host_stall *s)

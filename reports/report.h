@@ -107,8 +107,23 @@ const char *report_availability(const struct fault_availability *a, uint32_t typ
                                 size_t len);
 /* The same as report.json writes it (times in ms, recovery null for never). */
 json_t *report_availability_json(const struct fault_availability *a);
+/* What the checker found, in words: "2808 sections, 117 violations (117
+ * overlapping pairs)", "..., 0 violations (5 overlapping pairs, 5 of them
+ * made safe by fencing)": the count that decides first, never "safe"
+ * beside it. Returns buf. */
+const char *report_checker(const struct check_result *c, char *buf, size_t len);
+/* A stretch of a key with waiters and no holder counts as stuck when it is
+ * longer than the lock's longest retry back-off (the scenario's
+ * retry_max_ms): a polling lock leaves one up to that long at every
+ * hand-over by design. One rule for the summary, the page, compare, the
+ * matrix and the scorecard; report.json's stuck_locks keeps every key's
+ * longest. 0 when the run's scenario is not known (locklab check). */
+uint64_t report_stuck_floor_ns(const struct run_result *r);
+/* The longest stretch that counts, in ms; 0 when none does. */
+double report_stuck_ms(const struct run_result *r);
 /* The stuck locks in a line: "longest 1.204 s on lock:stock:3 from 2.310 s
- * (4 keys had waiters and no holder; 2.9 s in all)"; NULL when none. */
+ * (4 keys had waiters and no holder longer than the 50 ms retry
+ * back-off)"; NULL when none counts. */
 const char *report_stuck(const struct run_result *r, char *buf, size_t len);
 /* The same as report.json's "stuck_locks" (the 10 longest keys). */
 json_t *report_stuck_json(const struct run_result *r);

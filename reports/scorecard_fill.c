@@ -110,7 +110,7 @@ void scorecard_run_fill(struct scorecard_run *out, const struct run_result *r)
     out->ambiguous = r->stat[ST_ACQUIRE_ERR] - r->stat[ST_ACQUIRE_NO_EFFECT];
     out->lost_at_release = r->stat[ST_RELEASE_LOST];
     out->qps = result_qps(r, out->acquired);
-    out->stuck_ms = r->n_stuck ? (double)r->stuck[0].longest_ns / 1e6 : 0;
+    out->stuck_ms = report_stuck_ms(r);
     fill_broken(out, r);
     fill_latency(out, r);
     fill_window(out, r);

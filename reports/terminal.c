@@ -82,10 +82,8 @@ static void print_ops(FILE *f, const struct run_result *r)
 static void print_safety(FILE *f, const struct run_result *r)
 {
     const struct check_result *c = &r->check;
-    fprintf(f,
-            "checker: %" PRIu64 " sections, %" PRIu64 " overlapping pairs (%" PRIu64
-            " fenced pairs, safe), %" PRIu64 " violations\n",
-            c->sections, c->overlaps, c->fenced_pairs, c->violations);
+    char line[160];
+    fprintf(f, "checker: %s\n", report_checker(c, line, sizeof(line)));
     fprintf(f, "witness: %" PRIu64 " concurrent entries, checker %" PRIu64 ": %s\n",
             r->witness_concurrent, c->concurrent_entries,
             r->witness_agrees ? "agree" : "!!! DISAGREE");

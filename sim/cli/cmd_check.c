@@ -132,9 +132,9 @@ static int check_file(const char *file, const struct expect_num *want, int show,
     const struct check_result *c = &res->check;
     printf("%s: scenario %s, algorithm %s, %" PRIu32 " clients%s\n", file, res->hist.scenario,
            res->hist.algorithm, res->hist.clients, res->hist.complete ? "" : " (INCOMPLETE run)");
-    printf("checker: %" PRIu64 " sections, %" PRIu64 " overlapping pairs (%" PRIu64
-           " fenced pairs, safe), %" PRIu64 " violations, %" PRIu64 " concurrent entries\n",
-           c->sections, c->overlaps, c->fenced_pairs, c->violations, c->concurrent_entries);
+    char line[160];
+    printf("checker: %s, %" PRIu64 " concurrent entries\n", report_checker(c, line, sizeof(line)),
+           c->concurrent_entries);
     report_lost_at_release(stdout, res);
     report_violations(stdout, res, show);
     report_spans(stdout, res);

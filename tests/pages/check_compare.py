@@ -245,7 +245,7 @@ def check_cost(dom, cmp, reps, name, fail, note):
     stuck = {x.get("data-run"): x.get("data-stuck-lock-ms")
              for x in dom.find_all("span", attr="data-stuck-lock-ms")}
     for a in _ran(cmp) if faults else []:
-        want = (reps[a["algorithm"]]["stuck_locks"].get("longest_ms") or 0
+        want = (reps[a["algorithm"]]["stuck_locks"].get("stuck_ms") or 0
                 if a["algorithm"] in reps else a.get("stuck_lock_ms"))
         got = stuck.get(a["algorithm"])
         if got is None or want is None or not _close(float(got), want):

@@ -624,18 +624,15 @@ static void check_judges_by_mode(void **state)
         {START OK(1100, 0, SHARED) OK(1200, 1, SHARED) REL(1300, 0) OK(1350, 2, SHARED) REL(1400, 1)
              REL(1500, 2) END,
          0,
-         "checker: 3 sections, 0 overlapping pairs (0 fenced pairs, safe), 0 violations, 0 "
-         "concurrent entries\n"},
+         "checker: 3 sections, 0 violations (0 overlapping pairs), 0 concurrent entries\n"},
         {START OK(1100, 0, SHARED) OK(1200, 1, SHARED) OK(1250, 2, "") REL(1300, 0) REL(1400, 1)
              REL(1500, 2) END,
          1,
-         "checker: 3 sections, 2 overlapping pairs (0 fenced pairs, safe), 2 violations, 1 "
-         "concurrent entries\n"},
+         "checker: 3 sections, 2 violations (2 overlapping pairs), 1 concurrent entries\n"},
         {START OK(1100, 0, PERMIT) OK(1200, 1, PERMIT) OK(1250, 2, PERMIT) REL(1300, 1) REL(1400, 0)
              REL(1500, 2) END,
          1,
-         "checker: 3 sections, 1 overlapping pairs (0 fenced pairs, safe), 1 violations, 1 "
-         "concurrent entries\n"},
+         "checker: 3 sections, 1 violation (1 overlapping pair), 1 concurrent entries\n"},
         {START OK(1100, 0, SHARED) OK(1200, 1, ",\"mode\":\"upgrade\"") END, 2,
          ":3: unknown mode \"upgrade\"\n"},
         {START OK(1100, 0, ",\"mode\":\"permit\",\"permits\":0") END, 2,

@@ -186,7 +186,7 @@ def cost_facts(r, rep):
     if (r.get("settings") or {}).get("lock") != scn.get("lock") or \
             (r.get("settings") or {}).get("defaults") != scn.get("defaults"):
         out.append(f"{al}: settings.lock/defaults differ from its report.json's scenario")
-    want_stuck = rep.get("stuck_locks", {}).get("longest_ms") or 0
+    want_stuck = rep.get("stuck_locks", {}).get("stuck_ms") or 0
     if r.get("stuck_lock_ms") is None or abs(r["stuck_lock_ms"] - want_stuck) > 1e-5 * want_stuck + 1e-6:
         out.append(f"{al}: stuck_lock_ms {r.get('stuck_lock_ms')}, its report.json {want_stuck}")
     faults, want = r.get("faults") or [], rep.get("faults", [])
