@@ -231,7 +231,10 @@ void html_servers_table(FILE *f, const struct run_result *r)
 void html_scenario_block(FILE *f, const struct run_result *r)
 {
     json_t *j = report_scenario_json(r->scn);
-    char *text = j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+    /* 15 digits: a value as the scenario wrote it (0.9, not the double's
+     * 0.90000000000000002 that a round trip needs) */
+    char *text =
+        j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15)) : NULL;
     fprintf(f, "<pre class=\"scenario\">");
     if (text)
         svg_text(f, text);

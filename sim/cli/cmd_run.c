@@ -48,8 +48,9 @@ const char *face_text(const struct progress *p, double steps_per_s, char *buf, s
     }
     snprintf(buf, len,
              "[%6.1fs] %8.0f steps/s  acquire p99 %s  acquired %-9" PRIu64 " failed %-7" PRIu64
-             " concurrent entries %-5" PRIu64 " clients %-4" PRIu32,
-             p->elapsed_s, steps_per_s, p99, p->acquired, p->failed, p->witness, p->running);
+             " concurrent entries %-5" PRIu64 " clients running %" PRIu32 "/%" PRIu32,
+             p->elapsed_s, steps_per_s, p99, p->acquired, p->failed, p->witness, p->running,
+             p->clients);
     return buf;
 }
 

@@ -517,6 +517,7 @@ void runner_progress(struct runner *r, struct progress *p)
     }
     pthread_mutex_lock(&r->mu);
     p->running = r->running;
+    p->clients = r->ready;
     pthread_mutex_unlock(&r->mu);
 }
 

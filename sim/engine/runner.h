@@ -18,6 +18,7 @@ struct progress {
     uint64_t witness;        /* concurrent entries seen so far */
     uint64_t acquire_p99_us; /* over the last whole second, coarse (live.h); 0 if none */
     uint32_t running;        /* clients still in their loop */
+    uint32_t clients;        /* the run's clients: the rest have ended their loop */
 };
 
 /* Build the run: workload, resource, clients. NULL with err set. */

@@ -66,9 +66,13 @@ static void plan_crash(const struct fault_spec *f, char *buf, size_t len)
     plan_with(f, "restarts after", buf, len);
 }
 
+/* The target as the scenario wrote it ("holder", "waiter", "client:3"),
+ * and for one version beside it the number report.json/3 gave it first
+ * (-1 the holder, -2 the waiter, else the client). */
 static void settings(const struct fault_spec *f, json_t *o)
 {
-    json_object_set_new(o, "target", json_integer(f->target));
+    json_object_set_new(o, "target", json_string(f->target_text));
+    json_object_set_new(o, "target_client", json_integer(f->target));
 }
 
 const struct fault_kind fault_client_pause = {

@@ -160,14 +160,20 @@ static bool answers(int port)
 
 /* srvr's first line: "Zookeeper version: 3.8.0-1, built on ...". A
  * server that keeps srvr off its 4lw.commands.whitelist says so, and
- * the why quotes it. */
+ * the why quotes it. Debian's build leaves its commit id a placeholder
+ * Maven never filled ("3.8.0-${mvngit.commit.id}"): the version is the
+ * part before it (the answer keeps the line as it came). */
 static int version(const char *host, int port, struct server_version *v)
 {
     char reply[1024];
     if (server_ask(host, port, "srvr", "Zookeeper version:", reply, sizeof(reply), v->why,
-                   sizeof(v->why)) < 0)
+                   sizeof(v->why)) < 0 ||
+        server_version_field(reply, "Zookeeper version:", ",", v) < 0)
         return -1;
-    return server_version_field(reply, "Zookeeper version:", ",", v);
+    char *unfilled = strstr(v->version, "-${");
+    if (unfilled && unfilled > v->version)
+        *unfilled = '\0';
+    return 0;
 }
 
 static bool leads(int port)

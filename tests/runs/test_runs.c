@@ -553,7 +553,8 @@ static void waiter_paused_inside_acquire(void **state)
     assert_int_equal(jint(r, "checker", "violations"), 0);
     json_t *f = report_fault(r, 0);
     assert_true(json_is_true(json_object_get(f, "fired")));
-    assert_int_equal(json_integer_value(json_object_get(f, "target")), -2);
+    assert_string_equal(json_string_value(json_object_get(f, "target")), "waiter");
+    assert_int_equal(json_integer_value(json_object_get(f, "target_client")), -2);
     json_int_t who = json_integer_value(json_object_get(f, "client"));
     /* the fault's events in the history, on that client */
     static char line[65536];

@@ -231,15 +231,16 @@ static void live_line_says_about(void **state)
                          .failed = 4,
                          .witness = 0,
                          .acquire_p99_us = 327679,
-                         .running = 32};
+                         .running = 9,
+                         .clients = 32};
     char line[256];
     assert_string_equal(face_text(&p, 2148.4, line, sizeof(line)),
                         "[  10.0s]     2148 steps/s  acquire p99 ~330 ms  acquired 21650     "
-                        "failed 4       concurrent entries 0     clients 32  ");
+                        "failed 4       concurrent entries 0     clients running 9/32");
     p.acquire_p99_us = 0; /* no grant in the last second */
     assert_string_equal(face_text(&p, 0, line, sizeof(line)),
                         "[  10.0s]        0 steps/s  acquire p99 -  acquired 21650     "
-                        "failed 4       concurrent entries 0     clients 32  ");
+                        "failed 4       concurrent entries 0     clients running 9/32");
 }
 
 int main(void)
