@@ -154,8 +154,8 @@ static int misfit(const struct scenario *s, const struct fault_spec *f, const st
     if (scenario_external_for(s, ops)) {
         *key = "type";
         snprintf(why, len,
-                 "a %s needs servers locklab manages; %s's %s servers are external (--%s or "
-                 "\"servers\")",
+                 "a %s needs servers locklab manages; algorithm %s runs on external %s servers "
+                 "(--%s or \"servers\")",
                  fault_type_name(f->kind), ops->name, kind, kind);
     } else if (node_misfit(s, f, ops, why, len) < 0) {
         /* its target names no server the algorithm uses */

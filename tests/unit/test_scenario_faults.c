@@ -137,8 +137,8 @@ static void test_process_fault_errors(void **state)
          "to 1000 ms) needs 6 of 5 servers"},
         {"{'servers': {'redis': ['127.0.0.1:6379']}, 'faults': [{'at_ms': 0, 'type': 'kill', "
          "'target': 'one'}], " WL "}",
-         "t.json:1:76: faults[0].type: a kill needs servers locklab manages; redis's redis servers "
-         "are external (--redis or \"servers\")"},
+         "t.json:1:76: faults[0].type: a kill needs servers locklab manages; algorithm redis runs "
+         "on external redis servers (--redis or \"servers\")"},
         {"{'faults': [{'at_ms': 0, 'type': 'kill', 'target': 'zk-leader'}], " WL "}",
          "t.json:1:52: faults[0].target: zk-leader names a zookeeper server; redis uses redis "
          "servers"},
