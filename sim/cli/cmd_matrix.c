@@ -31,6 +31,7 @@ struct matrix_opts {
     const char *dir;
     const char *out;
     const char *only; /* rows whose name contains this */
+    int plan;         /* --plan: the rows it would run, and nothing run */
     long long seeds;
     int quiet;
     int csv;             /* --csv: the table as CSV on stdout */
@@ -54,6 +55,7 @@ static int parse_opts(int argc, char **argv, struct matrix_opts *o)
     static const struct option longs[] = {{"seeds", required_argument, 0, 'S'},
                                           {"out", required_argument, 0, 'o'},
                                           {"only", required_argument, 0, 'O'},
+                                          {"plan", no_argument, 0, 'p'},
                                           {"quiet", no_argument, 0, 'q'},
                                           {"csv", no_argument, 0, 'C'},
                                           {"json", required_argument, 0, 'J'},
@@ -74,6 +76,8 @@ static int parse_opts(int argc, char **argv, struct matrix_opts *o)
             o->out = optarg;
         else if (c == 'O')
             o->only = optarg;
+        else if (c == 'p')
+            o->plan = 1;
         else if (c == 'q')
             o->quiet = 1;
         else if (c == 'C')
@@ -271,6 +275,22 @@ static int write_matrix(const struct matrix *m)
     return rc;
 }
 
+/* --plan: each row --only selects, its lock and what it expects, as
+ * `locklab list scenarios` describes a scenario; nothing is started. */
+static void print_plan(const struct plan *p, const struct matrix_opts *o)
+{
+    int width = 0;
+    for (size_t i = 0; i < p->n; i++)
+        width = (int)strlen(p->scn[i].name) > width ? (int)strlen(p->scn[i].name) : width;
+    printf("%zu row%s of %s, %lld seed%s each:\n", p->n, p->n == 1 ? "" : "s", o->dir, o->seeds,
+           o->seeds == 1 ? "" : "s");
+    for (size_t i = 0; i < p->n; i++) {
+        printf("  %-*s  %s; expects ", width, p->scn[i].name, p->scn[i].algorithm);
+        report_expectation(stdout, &p->scn[i]);
+        printf("\n");
+    }
+}
+
 /* The matrix o asks, planned into p and run into m (both zeroed); its
  * exit code. */
 static int matrix(const struct matrix_opts *o, struct plan *p, struct matrix *m)
@@ -278,6 +298,10 @@ static int matrix(const struct matrix_opts *o, struct plan *p, struct matrix *m)
     int rc = plan_rows(o, p, m);
     if (rc)
         return rc;
+    if (o->plan) {
+        print_plan(p, o);
+        return 0;
+    }
     snprintf(m->dir, sizeof(m->dir), "%s", o->dir);
     m->seeds = (size_t)o->seeds;
     memcpy(m->percentiles, o->percentiles, sizeof(m->percentiles));

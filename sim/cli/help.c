@@ -144,6 +144,8 @@ static const struct command_help commands[] = {
      "      --seeds N            runs per row, 1..100 (default 1): the file's seed, then\n"
      "                           the next ones\n" METRICS_OPTIONS
      "      --only TEXT          only the rows whose scenario name contains TEXT\n"
+     "      --plan               print the rows it would run (with --only: those it selects),\n"
+     "                           each with its lock and what it expects; run nothing\n"
      "  -o, --out DIR            the matrix folder, one run folder per row and seed in it;\n"
      "                           default runs/known-results-matrix-<time>/\n"
      "  -q, --quiet              print only the table\n" MATRIX_OUTPUTS "\n"

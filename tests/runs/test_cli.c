@@ -146,6 +146,25 @@ static void list_prints_names_for_scripts(void **state)
     }
 }
 
+/* matrix --plan prints the rows --only selects, each with its lock and
+ * what it expects, and runs none of them. */
+static void matrix_plan_lists_what_only_selects(void **state)
+{
+    (void)state;
+    char dir[512], want[1400];
+    scenario_path(dir, sizeof(dir), "matrix");
+    const char *extra[] = {"--only", "sentinel_failover", dir, NULL};
+    struct outcome o = {0};
+    run(&o, NULL, "matrix", "--plan", extra);
+    assert_int_equal(o.status, 0);
+    snprintf(want, sizeof(want),
+             "2 rows of %s, 1 seed each:\n"
+             "  redis_sentinel_failover        redis; expects violations 0, invariants hold\n"
+             "  redis_sentinel_failover_stuck  redis; expects violations 0, invariants hold\n",
+             dir);
+    assert_string_equal(o.out, want);
+}
+
 /* argv refused with exit 2 and exactly the line want on stderr, and no
  * redis-server started (mark stays absent). */
 static void assert_refused_before_start(char *const argv[], const char *out, const char *err,
@@ -623,16 +642,13 @@ static void check_judges_by_mode(void **state)
     } files[] = {
         {START OK(1100, 0, SHARED) OK(1200, 1, SHARED) REL(1300, 0) OK(1350, 2, SHARED) REL(1400, 1)
              REL(1500, 2) END,
-         0,
-         "checker: 3 sections, 0 violations (0 overlapping pairs), 0 concurrent entries\n"},
+         0, "checker: 3 sections, 0 violations (0 overlapping pairs), 0 concurrent entries\n"},
         {START OK(1100, 0, SHARED) OK(1200, 1, SHARED) OK(1250, 2, "") REL(1300, 0) REL(1400, 1)
              REL(1500, 2) END,
-         1,
-         "checker: 3 sections, 2 violations (2 overlapping pairs), 1 concurrent entries\n"},
+         1, "checker: 3 sections, 2 violations (2 overlapping pairs), 1 concurrent entries\n"},
         {START OK(1100, 0, PERMIT) OK(1200, 1, PERMIT) OK(1250, 2, PERMIT) REL(1300, 1) REL(1400, 0)
              REL(1500, 2) END,
-         1,
-         "checker: 3 sections, 1 violation (1 overlapping pair), 1 concurrent entries\n"},
+         1, "checker: 3 sections, 1 violation (1 overlapping pair), 1 concurrent entries\n"},
         {START OK(1100, 0, SHARED) OK(1200, 1, ",\"mode\":\"upgrade\"") END, 2,
          ":3: unknown mode \"upgrade\"\n"},
         {START OK(1100, 0, ",\"mode\":\"permit\",\"permits\":0") END, 2,
@@ -682,6 +698,7 @@ int main(void)
         cmocka_unit_test(folders_owned_across_pid_namespaces),
         cmocka_unit_test(a_server_that_cannot_start_says_why),
         cmocka_unit_test(a_full_disk_gives_no_verdict),
+        cmocka_unit_test(matrix_plan_lists_what_only_selects),
     };
     return cmocka_run_group_tests(tests, harness_setup, harness_teardown);
 }
