@@ -221,7 +221,7 @@ static void assert_export_matches(const struct outcome *o)
 void assert_check_agrees(const struct outcome *o, json_int_t violations, json_int_t fenced_pairs)
 {
     struct outcome c = {0};
-    char hist[600], expect[32], figures[96];
+    char hist[600], expect[32], figures[128];
     assert_export_matches(o);
     snprintf(hist, sizeof(hist), "%s/history.llh", o->dir);
     snprintf(expect, sizeof(expect), "%lld", (long long)violations);
@@ -230,8 +230,14 @@ void assert_check_agrees(const struct outcome *o, json_int_t violations, json_in
     if (c.status != 0)
         fail_msg("locklab check disagrees with the run (%lld violations): %s%s",
                  (long long)violations, c.out, c.err);
-    snprintf(figures, sizeof(figures), "(%lld fenced pairs, safe), %lld violations",
-             (long long)fenced_pairs, (long long)violations);
+    long long v = (long long)violations, f = (long long)fenced_pairs;
+    if (f > 0)
+        snprintf(figures, sizeof(figures),
+                 "%lld violation%s (%lld overlapping pair%s, %lld of them made safe by fencing)", v,
+                 v == 1 ? "" : "s", v + f, v + f == 1 ? "" : "s", f);
+    else
+        snprintf(figures, sizeof(figures), "%lld violation%s (%lld overlapping pair%s)", v,
+                 v == 1 ? "" : "s", v, v == 1 ? "" : "s");
     if (strstr(c.out, figures) == NULL)
         fail_msg("locklab check does not say \"%s\":\n%s", figures, c.out);
     assert_check_streams_as_whole(o->dir);
