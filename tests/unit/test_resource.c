@@ -45,6 +45,20 @@ static void test_first_read_adopts_then_writes_move_on(void **state)
     resource_free(r);
 }
 
+/* B reads at 5 and its commit goes through; before B writes 9, C reads
+ * at 6 and must wait; then B's write lands and C reads it. */
+static void commit_in_flight_then_read(struct resource *r)
+{
+    int64_t v = 0;
+    assert_int_equal(resource_read(r, 0, 5, &v), RES_OK);     /* B reads 10 at 5 */
+    resource_commit_begin(r, 0);                              /* B's commit went through */
+    assert_int_equal(resource_read(r, 0, 6, &v), RES_FENCED); /* C: B has not written */
+    assert_int_equal(resource_write(r, 0, 5, 9), RES_OK);
+    resource_commit_end(r, 0, false);
+    assert_int_equal(resource_read(r, 0, 6, &v), RES_OK);
+    assert_int_equal(v, 9);
+}
+
 /* A commit with no answer (it did not commit) leaves the store unsure; B
  * then commits 5 -> 6 and, before B writes, C reads version 6: C must wait
  * for B's write, not adopt 6 over the old value, and B's write lands. */
@@ -56,13 +70,7 @@ static void test_no_adoption_while_a_commit_is_in_flight(void **state)
     assert_int_equal(resource_read(r, 0, 5, &v), RES_OK);
     resource_commit_begin(r, 0); /* A */
     resource_commit_end(r, 0, true);
-    assert_int_equal(resource_read(r, 0, 5, &v), RES_OK);     /* B reads 10 at 5 */
-    resource_commit_begin(r, 0);                              /* B's commit went through */
-    assert_int_equal(resource_read(r, 0, 6, &v), RES_FENCED); /* C: B has not written */
-    assert_int_equal(resource_write(r, 0, 5, 9), RES_OK);
-    resource_commit_end(r, 0, false);
-    assert_int_equal(resource_read(r, 0, 6, &v), RES_OK);
-    assert_int_equal(v, 9);
+    commit_in_flight_then_read(r);
     assert_int_equal(resource_lost_commits(r), 0);
     resource_free(r);
 }
@@ -113,13 +121,7 @@ static void test_a_refused_read_fences_no_commit_out(void **state)
     assert_non_null(r);
     resource_set_versioned(r);
     int64_t v = 0;
-    assert_int_equal(resource_read(r, 0, 5, &v), RES_OK);     /* B reads 10 at 5 */
-    resource_commit_begin(r, 0);                              /* B's commit went through */
-    assert_int_equal(resource_read(r, 0, 6, &v), RES_FENCED); /* C: B has not written */
-    assert_int_equal(resource_write(r, 0, 5, 9), RES_OK);
-    resource_commit_end(r, 0, false);
-    assert_int_equal(resource_read(r, 0, 6, &v), RES_OK);
-    assert_int_equal(v, 9);
+    commit_in_flight_then_read(r);
     assert_int_equal(resource_read(r, 0, 5, &v), RES_FENCED); /* older than 6, now let in */
     assert_int_equal(resource_rejected(r), 2);
     assert_int_equal(resource_lost_commits(r), 0);
