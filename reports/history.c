@@ -1,8 +1,9 @@
 /* history.c - the index of runs over time (history.h): report.json files
- * found and read, grouped per scenario x algorithm, each run held to the
- * earlier runs of its series; history.json and the terminal's table. The
- * page is history_html.c. */
+ * found and read, grouped per scenario x algorithm x settings key
+ * (history_key.c), each run held to the earlier runs of its series;
+ * history.json and the terminal's table. The page is history_html.c. */
 #include "reports/history.h"
+#include "reports/history_key.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -109,6 +110,21 @@ static int want_latency(json_t *root, const char *path, double *out, char *why, 
     return want_number(root, path, out, why, wl);
 }
 
+/* The run's series key: its settings and their hash. */
+static int set_key(json_t *root, struct history_run *r)
+{
+    r->settings = history_key_object(root);
+    char *text = r->settings ? history_canonical_json(r->settings) : NULL;
+    if (text == NULL) {
+        json_decref(r->settings);
+        r->settings = NULL;
+        return -1;
+    }
+    r->key = history_fnv1a64(text, strlen(text));
+    free(text);
+    return 0;
+}
+
 /* One run from its report.json; -1 with why when the file does not say
  * what the index needs. */
 static int read_report(const char *path, struct history_run *r, char *why, size_t wl)
@@ -155,6 +171,10 @@ static int read_report(const char *path, struct history_run *r, char *why, size_
         rc = want_text(root, "safety.text", r->safety, sizeof(r->safety), why, wl);
     if (rc == 0)
         rc = want_number(root, "checker.violations", &violations, why, wl);
+    if (rc == 0 && set_key(root, r) < 0) {
+        snprintf(why, wl, "out of memory");
+        rc = -1;
+    }
     json_int_t wall = json_integer_value(at(root, "start_wall_ns"));
     r->start_ns = wall > 0 ? (uint64_t)wall : 0;
     r->violations = violations > 0 ? (uint64_t)violations : 0;
@@ -225,8 +245,10 @@ static void walk(struct walk *w, const char *dir, int depth)
         char why[256];
         snprintf(r.folder, sizeof(r.folder), "%s", dir);
         if (read_report(path, &r, why, sizeof(why)) == 0) {
-            if (push_run(w->idx, &r, &w->run_cap) < 0)
+            if (push_run(w->idx, &r, &w->run_cap) < 0) {
+                json_decref(r.settings);
                 w->oom = true;
+            }
         } else if (push_skip(w->idx, path, why, &w->skip_cap) < 0) {
             w->oom = true;
         }
@@ -246,6 +268,26 @@ static void walk(struct walk *w, const char *dir, int depth)
     free(names);
 }
 
+static int by_u64(uint64_t x, uint64_t y)
+{
+    return x < y ? -1 : x > y;
+}
+
+/* Each series together, oldest first: to find each series's first run. */
+static int by_key_time(const void *a, const void *b)
+{
+    const struct history_run *x = a, *y = b;
+    int c = strcmp(x->scenario, y->scenario);
+    if (c == 0)
+        c = strcmp(x->algorithm, y->algorithm);
+    if (c == 0)
+        c = by_u64(x->key, y->key);
+    if (c == 0)
+        c = by_u64(x->start_ns, y->start_ns);
+    return c ? c : strcmp(x->folder, y->folder);
+}
+
+/* The series of one scenario x algorithm in the order they began. */
 static int by_series_time(const void *a, const void *b)
 {
     const struct history_run *x = a, *y = b;
@@ -253,8 +295,54 @@ static int by_series_time(const void *a, const void *b)
     if (c == 0)
         c = strcmp(x->algorithm, y->algorithm);
     if (c == 0)
-        c = x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+        c = by_u64(x->series_start, y->series_start);
+    if (c == 0)
+        c = by_u64(x->key, y->key);
+    if (c == 0)
+        c = by_u64(x->start_ns, y->start_ns);
     return c ? c : strcmp(x->folder, y->folder);
+}
+
+static bool same_name(const struct history_run *x, const struct history_run *y)
+{
+    return strcmp(x->scenario, y->scenario) == 0 && strcmp(x->algorithm, y->algorithm) == 0;
+}
+
+static void order_runs(struct history_index *idx)
+{
+    qsort(idx->runs, idx->n_runs, sizeof(*idx->runs), by_key_time);
+    for (size_t i = 0, first = 0; i < idx->n_runs; i++) {
+        const struct history_run *f = &idx->runs[first];
+        if (!same_name(f, &idx->runs[i]) || f->key != idx->runs[i].key)
+            first = i;
+        idx->runs[i].series_start = idx->runs[first].start_ns;
+    }
+    qsort(idx->runs, idx->n_runs, sizeof(*idx->runs), by_series_time);
+}
+
+/* A series begins at run i: the first of its name, or one whose settings
+ * differ from the earlier series of its name, said against the one they
+ * differ least from: the rate run beside the run it repeats, not beside
+ * the last one tried. */
+static void open_series(struct history_index *idx, size_t i)
+{
+    const struct history_run *r = &idx->runs[i];
+    struct history_series *s = &idx->series[idx->n_series];
+    *s = (struct history_series){.first = i, .after = SIZE_MAX};
+    int fewest = 0;
+    for (size_t j = idx->n_series; j-- > 0;) {
+        const struct history_run *o = &idx->runs[idx->series[j].first];
+        if (!same_name(o, r))
+            break;
+        char text[sizeof(s->differs)];
+        int n = history_key_diff(o->settings, r->settings, text, sizeof(text));
+        if (s->after == SIZE_MAX || n < fewest) {
+            s->after = j;
+            fewest = n;
+            snprintf(s->differs, sizeof(s->differs), "%s", text);
+        }
+    }
+    idx->n_series++;
 }
 
 static int by_double(const void *a, const void *b)
@@ -300,7 +388,7 @@ static int group(struct history_index *idx)
 {
     if (idx->n_runs == 0)
         return 0;
-    qsort(idx->runs, idx->n_runs, sizeof(*idx->runs), by_series_time);
+    order_runs(idx);
     idx->series = calloc(idx->n_runs, sizeof(*idx->series));
     double *p99s = malloc(idx->n_runs * sizeof(double));
     double *qpss = malloc(idx->n_runs * sizeof(double));
@@ -312,11 +400,9 @@ static int group(struct history_index *idx)
     for (size_t i = 0; i < idx->n_runs; i++) {
         const struct history_run *r = &idx->runs[i];
         struct history_series *s = idx->n_series ? &idx->series[idx->n_series - 1] : NULL;
-        if (s == NULL || strcmp(idx->runs[s->first].scenario, r->scenario) != 0 ||
-            strcmp(idx->runs[s->first].algorithm, r->algorithm) != 0) {
-            s = &idx->series[idx->n_series++];
-            s->first = i;
-            s->n = 0;
+        if (s == NULL || !same_name(&idx->runs[s->first], r) || idx->runs[s->first].key != r->key) {
+            open_series(idx, i);
+            s = &idx->series[idx->n_series - 1];
         }
         flag_run(idx->runs + s->first, s->n, p99s, qpss);
         idx->regressions += idx->runs[i].flags != 0;
@@ -361,6 +447,8 @@ int history_index_build(const char *dir, struct history_index *idx, char *err, s
 
 void history_index_free(struct history_index *idx)
 {
+    for (size_t i = 0; i < idx->n_runs; i++)
+        json_decref(idx->runs[i].settings);
     free(idx->runs);
     free(idx->skipped);
     free(idx->series);
@@ -404,6 +492,22 @@ static void ms_cell(char *buf, size_t len, double ms)
         snprintf(buf, len, "%.3f", ms);
 }
 
+const char *history_series_text(const struct history_index *idx, size_t s, size_t k, char *buf,
+                                size_t len)
+{
+    const struct history_series *x = &idx->series[s];
+    buf[0] = '\0';
+    if (k > 0)
+        return buf;
+    if (x->after == SIZE_MAX)
+        snprintf(buf, len, "new series");
+    else
+        snprintf(buf, len, "new series: %s (vs %0*" PRIx64 ")",
+                 x->differs[0] ? x->differs : "settings differ", HISTORY_KEY_SHORT,
+                 idx->runs[idx->series[x->after].first].key >> (64 - 4 * HISTORY_KEY_SHORT));
+    return buf;
+}
+
 void history_table(FILE *f, const struct history_index *idx)
 {
     int sw = 8, aw = 9;
@@ -413,19 +517,23 @@ void history_table(FILE *f, const struct history_index *idx)
         aw = b > aw ? b : aw;
     }
     sw = sw > 40 ? 40 : sw;
-    fprintf(f, "%-*s  %-*s  %-19s  %-10s  %-7s %11s %9s %9s  %s\n", sw, "scenario", aw, "algorithm",
-            "started (UTC)", "verdict", "safety", "qps", "p50 ms", "p99 ms", "flag");
+    fprintf(f, "%-*s  %-*s  %-*s  %-19s  %-10s  %-7s %11s %9s %9s  %s\n", sw, "scenario", aw,
+            "algorithm", HISTORY_KEY_SHORT, "series", "started (UTC)", "verdict", "safety", "qps",
+            "p50 ms", "p99 ms", "flag");
     for (size_t s = 0; s < idx->n_series; s++)
         for (size_t k = 0; k < idx->series[s].n; k++) {
             const struct history_run *r = &idx->runs[idx->series[s].first + k];
-            char when[32], p50[24], p99[24], flag[96];
+            char when[32], p50[24], p99[24], flag[96], begins[320];
             ms_cell(p50, sizeof(p50), r->p50_ms);
             ms_cell(p99, sizeof(p99), r->p99_ms);
             history_flag_text(r, flag, sizeof(flag));
-            fprintf(f, "%-*.*s  %-*s  %-19s  %-10s  %-7s %11.1f %9s %9s%s%s\n", sw, sw, r->scenario,
-                    aw, r->algorithm, short_time(r->started_at, when, sizeof(when)), r->verdict,
+            history_series_text(idx, s, k, begins, sizeof(begins));
+            fprintf(f, "%-*.*s  %-*s  %0*" PRIx64 "  %-19s  %-10s  %-7s %11.1f %9s %9s%s%s%s%s\n",
+                    sw, sw, r->scenario, aw, r->algorithm, HISTORY_KEY_SHORT,
+                    r->key >> (64 - 4 * HISTORY_KEY_SHORT),
+                    short_time(r->started_at, when, sizeof(when)), r->verdict,
                     r->safe ? "safe" : "UNSAFE", r->qps, p50, p99, r->flags ? "  REGRESSION " : "",
-                    flag);
+                    flag, begins[0] ? "  " : "", begins);
         }
     for (size_t i = 0; i < idx->n_skipped; i++)
         fprintf(f, "skipped %s: %s\n", idx->skipped[i].path, idx->skipped[i].why);
@@ -469,12 +577,36 @@ static json_t *run_json(const struct history_run *r)
     return o;
 }
 
+static json_t *key_json(uint64_t key)
+{
+    char hex[24];
+    snprintf(hex, sizeof(hex), "%016" PRIx64, key);
+    return json_string(hex);
+}
+
 static json_t *regression_json(const struct history_run *r)
 {
     char text[128];
-    return json_pack("{s:s, s:s, s:s, s:s, s:o, s:s}", "scenario", r->scenario, "algorithm",
-                     r->algorithm, "started_at", r->started_at, "folder", r->folder, "flags",
-                     flags_json(r->flags), "text", history_flag_text(r, text, sizeof(text)));
+    return json_pack("{s:s, s:s, s:o, s:s, s:s, s:o, s:s}", "scenario", r->scenario, "algorithm",
+                     r->algorithm, "key", key_json(r->key), "started_at", r->started_at, "folder",
+                     r->folder, "flags", flags_json(r->flags), "text",
+                     history_flag_text(r, text, sizeof(text)));
+}
+
+/* A series: its name, its key and settings, what it differs in from the
+ * series before it of that name (null for the first), its runs. */
+static json_t *series_json(const struct history_index *idx, size_t s, json_t *runs)
+{
+    const struct history_series *x = &idx->series[s];
+    const struct history_run *r0 = &idx->runs[x->first];
+    json_t *after =
+        x->after == SIZE_MAX
+            ? json_null()
+            : json_pack("{s:o, s:s}", "key", key_json(idx->runs[idx->series[x->after].first].key),
+                        "differs", x->differs);
+    return json_pack("{s:s, s:s, s:o, s:O, s:o, s:o}", "scenario", r0->scenario, "algorithm",
+                     r0->algorithm, "key", key_json(r0->key), "settings", r0->settings, "after",
+                     after, "runs", runs);
 }
 
 int history_json(const char *path, const struct history_index *idx)
@@ -489,9 +621,7 @@ int history_json(const char *path, const struct history_index *idx)
             if (r->flags)
                 json_array_append_new(regs, regression_json(r));
         }
-        const struct history_run *r0 = &idx->runs[x->first];
-        json_array_append_new(series, json_pack("{s:s, s:s, s:o}", "scenario", r0->scenario,
-                                                "algorithm", r0->algorithm, "runs", runs));
+        json_array_append_new(series, series_json(idx, s, runs));
     }
     for (size_t i = 0; i < idx->n_skipped; i++)
         json_array_append_new(skipped, json_pack("{s:s, s:s}", "path", idx->skipped[i].path, "why",
@@ -500,9 +630,10 @@ int history_json(const char *path, const struct history_index *idx)
         "{s:s, s:s, s:s, s:{s:f, s:f, s:s}, s:I, s:o, s:o, s:o}", "schema", SCHEMA, "locklab",
         LOCKLAB_VERSION, "dir", idx->dir, "rule", "p99_factor", HISTORY_P99_FACTOR, "qps_factor",
         HISTORY_QPS_FACTOR, "text",
-        "a complete run is flagged when its acquire p99 is more than 1.5x the median p99 of the "
-        "earlier complete runs of its series, or its QPS under 2/3 of their median QPS; any run "
-        "is flagged when it is UNSAFE and the run before it in its series was safe",
+        "a series is one scenario name x algorithm x settings key; a complete run is flagged when "
+        "its acquire p99 is more than 1.5x the median p99 of the earlier complete runs of its "
+        "series, or its QPS under 2/3 of their median QPS; any run is flagged when it is UNSAFE "
+        "and the run before it in its series was safe",
         "runs", (json_int_t)idx->n_runs, "series", series, "regressions", regs, "skipped", skipped);
     if (root == NULL) {
         errno = ENOMEM;

@@ -1,9 +1,10 @@
 /* history.h - runs over time: every report.json under a folder (run
  * folders, and those inside compare and matrix folders) read into one
- * index, grouped per scenario x algorithm in time order, each run held to
- * the earlier runs of its series so a regression stands out; then
- * history.json, history.html and the terminal's table
- * (`locklab history`, docs/history-index.md).
+ * index, grouped in series (one per scenario name x algorithm x settings
+ * key, reports/history_key.h) in time order, each run held to the earlier
+ * runs of its series so a regression stands out; then history.json,
+ * history.html and the terminal's table (`locklab history`,
+ * docs/history-index.md).
  *
  * The rule: a complete run is flagged when its acquire p99 is more than
  * HISTORY_P99_FACTOR times the median p99 of the earlier complete runs of
@@ -28,8 +29,13 @@
 /* What flagged a run, as bits. */
 enum { HISTORY_P99 = 1, HISTORY_QPS = 2, HISTORY_SAFETY = 4 };
 
+struct json_t;
+
 struct history_run {
     char scenario[128], algorithm[64];
+    uint64_t key;              /* FNV-1a 64 of the key object's canonical text */
+    struct json_t *settings;   /* the key object (history_key.h), owned */
+    uint64_t series_start;     /* start_ns of its series's first run: the order of series */
     char started_at[40];       /* as report.json writes it: ISO 8601 UTC */
     uint64_t start_ns;         /* its start_wall_ns: the order of a series */
     char folder[HISTORY_PATH]; /* the run folder, as found under DIR */
@@ -53,11 +59,18 @@ struct history_skip {
 
 struct history_series {
     size_t first, n; /* runs[first .. first + n) of the index */
+    /* the earlier series of the same scenario x algorithm whose settings
+     * differ least from its own (the latest of those that tie), or
+     * SIZE_MAX when it is the first of its name */
+    size_t after;
+    char differs[256]; /* in words: "rate 0.0 -> 500.0" */
 };
 
 struct history_index {
     char dir[HISTORY_PATH];
-    struct history_run *runs; /* sorted: scenario, algorithm, then start time */
+    /* sorted: scenario, algorithm, series (by its first run's start), then
+     * start time */
+    struct history_run *runs;
     size_t n_runs;
     struct history_skip *skipped;
     size_t n_skipped;
@@ -77,6 +90,12 @@ void history_index_free(struct history_index *idx);
 /* The flags of a run in words: "p99 4.2x", "qps 0.31x", "UNSAFE"; "" when
  * none. */
 const char *history_flag_text(const struct history_run *r, char *buf, size_t len);
+
+/* "new series" for the first run of series s, with the settings that
+ * differ from the series before it of its name ("new series: rate 0.0 ->
+ * 500.0 (vs 1a2b3c4d)"); "" for any other run. */
+const char *history_series_text(const struct history_index *idx, size_t s, size_t k, char *buf,
+                                size_t len);
 
 /* The short table on the terminal: one line per run, each series's runs
  * together and oldest first, then the skipped files. */

@@ -3,6 +3,7 @@
  * run a mark in its verdict's colour, a flagged one ringed in red, the
  * line a run must cross to be flagged dashed) and the runs' table. One
  * self-contained page in the style of the other reports (html_page.c). */
+#include <inttypes.h>
 #include <limits.h>
 #include <math.h>
 #include <stdbool.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "reports/history.h"
+#include "reports/history_key.h"
 #include "reports/html.h"
 #include "reports/report.h"
 
@@ -236,7 +238,9 @@ static void table_head(FILE *f, bool names)
             "<table class=\"history\"><tr>%s<th class=\"l\">started (UTC)</th>"
             "<th class=\"l\">verdict</th><th>QPS</th><th>acquire p50 ms</th><th>p99 ms</th>"
             "%s<th>violations</th>%s<th class=\"l\">run folder</th></tr>\n",
-            names ? "<th class=\"l\">scenario</th><th class=\"l\">algorithm</th>" : "<th>#</th>",
+            names ? "<th class=\"l\">scenario</th><th class=\"l\">algorithm</th><th "
+                    "class=\"l\">series</th>"
+                  : "<th>#</th>",
             names ? "" : "<th>median p99 before</th>", names ? "" : "<th class=\"l\">flag</th>");
 }
 
@@ -251,8 +255,9 @@ static void run_row(FILE *f, const char *out_dir, const struct history_index *id
     snprintf(when, sizeof(when), "%.19s", r->started_at);
     if (strchr(when, 'T'))
         *strchr(when, 'T') = ' ';
-    fprintf(f, "<tr%s data-series=\"%zu\" data-run=\"%zu\" data-started=\"",
-            r->flags ? " class=\"regressed\"" : "", s, k);
+    fprintf(
+        f, "<tr%s data-series=\"%zu\" data-run=\"%zu\" data-key=\"%016" PRIx64 "\" data-started=\"",
+        r->flags ? " class=\"regressed\"" : "", s, k, r->key);
     svg_text(f, r->started_at);
     fprintf(f, "\" data-flags=\"%s%s%s\">", r->flags & HISTORY_P99 ? "p99 " : "",
             r->flags & HISTORY_QPS ? "qps " : "", r->flags & HISTORY_SAFETY ? "safety" : "");
@@ -261,6 +266,10 @@ static void run_row(FILE *f, const char *out_dir, const struct history_index *id
         svg_text(f, r->scenario);
         fprintf(f, "</td><td class=\"l\">");
         svg_text(f, r->algorithm);
+        char begins[320];
+        fprintf(f, "</td><td class=\"l\">%0*" PRIx64 " ", HISTORY_KEY_SHORT,
+                r->key >> (64 - 4 * HISTORY_KEY_SHORT));
+        svg_text(f, history_series_text(idx, s, k, begins, sizeof(begins)));
         fprintf(f, "</td>");
     } else {
         fprintf(f, "<td>%zu</td>", k + 1);
@@ -302,7 +311,11 @@ static void series_section(FILE *f, const char *out_dir, const struct history_in
     svg_text(f, runs[0].scenario);
     fprintf(f, " &middot; ");
     svg_text(f, runs[0].algorithm);
-    fprintf(f, " <small>(%zu runs)</small></h2>\n<div class=\"charts\">\n", n);
+    char begins[320];
+    fprintf(f, " <small>(series %0*" PRIx64 ", %zu runs)</small></h2>\n<p class=\"note\">",
+            HISTORY_KEY_SHORT, runs[0].key >> (64 - 4 * HISTORY_KEY_SHORT), n);
+    svg_text(f, history_series_text(idx, s, 0, begins, sizeof(begins)));
+    fprintf(f, "</p>\n<div class=\"charts\">\n");
     series_chart(f, runs, n, FIG_P99);
     series_chart(f, runs, n, FIG_QPS);
     fprintf(f, "</div>\n");
@@ -321,9 +334,9 @@ static void single_runs(FILE *f, const char *out_dir, const struct history_index
     if (singles == 0)
         return;
     fprintf(f,
-            "<h2 id=\"single\">Series of one run</h2>\n<p class=\"note\">%zu scenario &times; "
-            "algorithm pair%s run once: no earlier run to hold %s to yet.</p>\n",
-            singles, singles == 1 ? "" : "s", singles == 1 ? "it" : "them");
+            "<h2 id=\"single\">Series of one run</h2>\n<p class=\"note\">%zu series (scenario "
+            "&times; algorithm &times; settings) run once: no earlier run to hold %s to yet.</p>\n",
+            singles, singles == 1 ? "it" : "them");
     fprintf(f, "<section class=\"singles\">\n");
     table_head(f, true);
     for (size_t s = 0; s < idx->n_series; s++)
@@ -382,7 +395,9 @@ int history_html(const char *path, const char *out_dir, const struct history_ind
             idx->regressions == 1 ? "" : "s");
     fprintf(f,
             "<p class=\"meta\"><span data-figure=\"runs\">%zu</span> runs in <span "
-            "data-figure=\"series\">%zu</span> series (scenario &times; algorithm), found under ",
+            "data-figure=\"series\">%zu</span> series (scenario &times; algorithm &times; "
+            "settings: the scenario as run and the servers' kinds, layouts and versions), found "
+            "under ",
             idx->n_runs, idx->n_series);
     svg_text(f, idx->dir);
     fprintf(f, "; <span data-figure=\"skipped\">%zu</span> report.json skipped.</p>\n",

@@ -1,6 +1,7 @@
-/* cmd_history.c - runs over time: `locklab history [DIR] [--out DIR2]`
- * indexes the run folders under DIR (reports/history.h) into
- * history.json and history.html and prints the table; and runs/latest,
+/* cmd_history.c - runs over time: `locklab history [DIR] [--out DIR2]
+ * [--fail-on-regression]` indexes the run folders under DIR
+ * (reports/history.h) into history.json and history.html and prints the
+ * table, exit 1 on a regression when asked; and runs/latest,
  * the link run, compare and matrix leave to the folder they wrote last. */
 #include <errno.h>
 #include <getopt.h>
@@ -68,16 +69,23 @@ void runs_latest_link(const char *run_dir)
 
 struct history_opts {
     const char *dir, *out;
+    bool fail_on_regression;
 };
 
 static int parse_opts(int argc, char **argv, struct history_opts *o)
 {
-    static const struct option longs[] = {{"out", required_argument, 0, 'o'}, {0, 0, 0, 0}};
+    static const struct option longs[] = {{"out", required_argument, 0, 'o'},
+                                          {"fail-on-regression", no_argument, 0, 'F'},
+                                          {0, 0, 0, 0}};
     int c;
     *o = (struct history_opts){.dir = RUNS_DIR};
     opterr = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:", longs, NULL)) != -1) {
+        if (c == 'F') {
+            o->fail_on_regression = true;
+            continue;
+        }
         if (c != 'o')
             return bad_usage("history: unknown or incomplete option \"%s\"", argv[optind - 1]);
         if (optarg[0] == '\0')
@@ -139,8 +147,12 @@ int cmd_history(int argc, char **argv)
         history_table(stdout, &idx);
     if (rc == EXIT_PASS)
         printf("wrote %s/history.html and %s/history.json\n", out, out);
+    size_t regressions = idx.regressions;
     history_index_free(&idx);
     if (fflush(stdout) != 0 && rc == EXIT_PASS)
         rc = EXIT_ENV;
+    /* for CI: an error keeps its own status, a regression fails the job */
+    if (rc == EXIT_PASS && o.fail_on_regression && regressions > 0)
+        rc = EXIT_FAILED;
     return rc;
 }

@@ -7,6 +7,14 @@ here again, apart from reports/history.c:
   something, "qps" when its QPS is under 2/3 of their median QPS; any run
   is flagged "safety" when it is UNSAFE and the run before it was safe.
 
+and the series key worked out again too: a series is one scenario name x
+algorithm x key, the key FNV-1a 64 of the canonical JSON (Python's
+json.dumps with sorted keys, no spaces, ensure_ascii off) of the settings:
+the scenario without name, description, file and defaults, the algorithm,
+and per server its kind, layout (the text in parentheses without its
+pids), version (meta.servers) and proxied (endpoints); null for a part
+the report.json lacks.
+
 index_facts(doc, reports) checks the JSON (tests/runs/test_schemas.sh and
 test_history_index.sh use it); check(hdir, h) the page as Chromium shows it,
 with html_check.py's helpers in h (`html_check.py history DIR`).
@@ -14,7 +22,55 @@ Python 3 standard library only.
 """
 import json
 import os
+import re
 import statistics
+
+
+def server_key(rep, text):
+    """One entry of report.json's servers as the key holds it."""
+    m = re.match(r"(\S*) ?(\S*)(?: \((.*)\))?$", text)
+    kind, address, how = m.group(1), m.group(2), m.group(3) or ""
+    tokens = [re.sub(r"pid [0-9]+", "", t).rstrip() for t in how.split(", ")] if how else []
+    meta = rep.get("meta", {}).get("servers")
+    version = None
+    if isinstance(meta, list):
+        for x in meta:
+            if x.get("kind") == kind and x.get("address") == address:
+                version = x.get("version") if isinstance(x.get("version"), str) else None
+                break
+    proxied = None
+    for e in rep.get("endpoints", []) or []:
+        if e.get("server") == text and isinstance(e.get("proxied"), bool):
+            proxied = e["proxied"]
+            break
+    return {"kind": kind, "layout": ", ".join(t for t in tokens if t), "version": version,
+            "proxied": proxied}
+
+
+def key_object(rep):
+    """The settings that put a run on its series."""
+    scn = rep.get("scenario")
+    if isinstance(scn, dict):
+        scn = {k: v for k, v in scn.items() if k not in ("name", "description", "file", "defaults")}
+    else:
+        scn = None
+    servers = rep.get("servers")
+    if isinstance(servers, list):
+        servers = [server_key(rep, x) if isinstance(x, str) else None for x in servers]
+    else:
+        servers = None
+    alg = rep.get("algorithm")
+    return {"algorithm": alg if isinstance(alg, str) else None, "scenario": scn,
+            "servers": servers}
+
+
+def key_of(settings):
+    """FNV-1a 64 of the canonical JSON, 16 hex digits."""
+    text = json.dumps(settings, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    h = 0xcbf29ce484222325
+    for c in text.encode():
+        h = ((h ^ c) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return "%016x" % h
 
 
 def figures(rep):
@@ -89,9 +145,7 @@ def index_facts(doc, reports):
         if len(want) == len(got) and want != got:
             out.append(f"series {s.get('scenario')} x {s.get('algorithm')}: flags {got}, the "
                        f"rule gives {want}")
-    keys = [(s.get("scenario"), s.get("algorithm")) for s in doc.get("series", [])]
-    if keys != sorted(keys) or len(set(keys)) != len(keys):
-        out.append(f"series not one per scenario x algorithm in order: {keys}")
+    out += series_facts(doc, reports)
     missing = sorted(set(reports) - set(seen))
     if missing:
         out.append(f"{len(missing)} report.json not indexed: {missing[:3]}")
@@ -102,6 +156,55 @@ def index_facts(doc, reports):
     listed = [(x.get("folder"), x.get("flags")) for x in doc.get("regressions", [])]
     if flagged != listed:
         out.append(f"regressions {listed}, the flagged runs {flagged}")
+    return out
+
+
+def differences(a, b):
+    """How many settings differ: objects and arrays of one length by
+    their members, anything else as one."""
+    if a == b and type(a) is type(b):
+        return 0
+    if isinstance(a, dict) and isinstance(b, dict):
+        return sum(differences(a.get(k), b.get(k)) if k in a and k in b else 1
+                   for k in set(a) | set(b))
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return sum(differences(x, y) for x, y in zip(a, b))
+    return 1
+
+
+def series_facts(doc, reports):
+    """Each series one key, every run's settings as its report.json gives,
+    the series in order and each new one's after as the rule gives."""
+    out = []
+    order = []
+    for i, s in enumerate(doc.get("series", [])):
+        runs = s.get("runs", [])
+        where = f"series {i} ({s.get('scenario')} x {s.get('algorithm')})"
+        if s.get("key") != key_of(s.get("settings")):
+            out.append(f"{where}: key {s.get('key')}, its settings hash to "
+                       f"{key_of(s.get('settings'))}")
+        for r in runs:
+            rep = reports.get(os.path.realpath(r.get("report", "")))
+            if rep is not None and key_object(rep) != s.get("settings"):
+                out.append(f"{where}: {r.get('report')}: settings {key_object(rep)}, the "
+                           f"series's {s.get('settings')}")
+        order.append((s.get("scenario"), s.get("algorithm"),
+                      runs[0].get("start_wall_ns", 0) if runs else 0, s.get("key")))
+        name = (s.get("scenario"), s.get("algorithm"))
+        earlier = [x for x in doc["series"][:i] if (x.get("scenario"), x.get("algorithm")) == name]
+        after = s.get("after")
+        if not earlier and after is not None:
+            out.append(f"{where}: the first of its name, yet after {after}")
+        if earlier:
+            # the one it differs least from; of those that tie, the latest
+            counts = [differences(x.get("settings"), s.get("settings")) for x in earlier]
+            best = max(k for k, n in enumerate(counts) if n == min(counts))
+            if after is None or after.get("key") != earlier[best].get("key") or \
+                    not after.get("differs"):
+                out.append(f"{where}: after {after}, it differs least from "
+                           f"{earlier[best].get('key')} ({counts[best]} settings)")
+    if order != sorted(order) or len({(a, b, k) for a, b, _, k in order}) != len(order):
+        out.append(f"series not one per scenario x algorithm x key in order: {order}")
     return out
 
 

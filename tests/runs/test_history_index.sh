@@ -1,16 +1,22 @@
 #!/usr/bin/env bash
 # Runs over time: three real runs of one scenario (1.5 s each, Redis
 # started and stopped by locklab) into the default runs/ of a temporary
-# folder, the third slowed on purpose: the same scenario file copied with
-# one fault added, a 20 ms latency toxic each way on the Redis endpoint
-# through locklab's proxy for the whole run, so each acquire costs two
-# 20 ms trips where the others cost a loopback round trip. Then:
+# folder, each with other settings: as written; the same scenario file
+# copied with one fault added (a 20 ms latency toxic each way on the Redis
+# endpoint through locklab's proxy for the whole run); as written with
+# --rate 200 (open loop). Then:
 # - runs/latest names each run's folder as that run ends (relative);
-# - `locklab history` (DIR runs/ by default): history.json lists the three,
-#   oldest first, with the figures of each report.json, the flags the rule
-#   gives (worked out again in tests/pages/check_history.py), the third
-#   flagged for its p99; history.html in headless Chromium shows them in
-#   that order with the flag (html_check.py history);
+# - `locklab history --fail-on-regression` (DIR runs/ by default): three
+#   series of one run each, the two later ones saying what differs from
+#   the first ("new series: rate 0.0 -> 200.0 (vs KEY)"), no regression,
+#   exit 0; history.json lists them with the figures of each report.json,
+#   each series's key worked out again from its report.json and the flags
+#   the rule gives (tests/pages/check_history.py); history.html in
+#   headless Chromium shows them (html_check.py history);
+# - a fixture run: the first run's folder copied, started a second after
+#   the last, its acquire p99 10x and its QPS a tenth: on the first run's
+#   series, flagged "p99 10.0x, qps 0.10x", exit 1 with
+#   --fail-on-regression, 0 without;
 # - a report.json that is not JSON is listed as skipped, not fatal; --out
 #   elsewhere keeps the page's links right; a DIR that is no folder is one
 #   line and exit 2.
@@ -46,9 +52,9 @@ PY
 folders=()
 run() {
   local rc=0 target
-  (cd "$work" && timeout -s INT -k 30 60 "$bin" run "$1" --quiet) >"$tmp/run.log" 2>&1 || rc=$?
+  (cd "$work" && timeout -s INT -k 30 60 "$bin" run "$@" --quiet) >"$tmp/run.log" 2>&1 || rc=$?
   if [ "$rc" -ne 0 ]; then
-    fail "locklab run $1: exit $rc: $(cat "$tmp/run.log")"
+    fail "locklab run $*: exit $rc: $(cat "$tmp/run.log")"
     return 1
   fi
   target=$(readlink "$work/runs/latest") || { fail "after run $1: runs/latest is no link"; return 1; }
@@ -60,22 +66,89 @@ run() {
   done
   [ -f "$work/runs/$target/report.json" ] || { fail "runs/latest -> $target holds no report.json"; return 1; }
   folders+=("$target")
-  ok "run $1: runs/latest -> $target"
+  ok "run $*: runs/latest -> $target"
 }
-run probe.json && run probe.json && run slow.json
+run probe.json && run slow.json && run probe.json --rate 200
 if [ "${#folders[@]}" -ne 3 ]; then
   echo "test_history_index: FAILED (the runs)"
   exit 1
 fi
 
+# history: each run its own series, no regression, exit 0 even when a
+# regression would fail it.
 rc=0
-(cd "$work" && "$bin" history) >"$tmp/history.out" 2>&1 || rc=$?
+(cd "$work" && "$bin" history --fail-on-regression) >"$tmp/history.out" 2>&1 || rc=$?
 sed 's/^/         /' "$tmp/history.out"
-[ "$rc" -eq 0 ] || fail "locklab history: exit $rc"
-grep -q "^history_probe .*REGRESSION p99" "$tmp/history.out" || fail "the table flags no run's p99"
+[ "$rc" -eq 0 ] || fail "locklab history --fail-on-regression of three unlike runs: exit $rc"
+"$py" - "$src/tests/pages" "$work" "$tmp/history.out" "${folders[@]}" <<'PY' || failed=1
+import os, sys
+sys.path.insert(0, sys.argv[1])
+import check_history
+work, out, folders = sys.argv[2], sys.argv[3], sys.argv[4:]
+os.chdir(work)
+doc, reports = check_history.load_index(folders)
+bad = check_history.index_facts(doc, reports)
+s = doc["series"]
+keys = [x["key"] for x in s]
+got = [(x["scenario"], x["algorithm"], [os.path.basename(r["folder"]) for r in x["runs"]],
+        x["after"]) for x in s]
+want = [("history_probe", "redis", [folders[0]], None),
+        ("history_probe", "redis", [folders[1]],
+         {"key": keys[0], "differs": "faults 0 entries -> 1 entry, servers[0].proxied false -> true"}),
+        ("history_probe", "redis", [folders[2]], {"key": keys[0], "differs": "rate 0.0 -> 200.0"})]
+if got != want:
+    bad.append(f"series {got}, expected {want}")
+lines = open(out).read().splitlines()
+if lines[0] != "history of runs: 3 runs in 3 series, 0 regressions, 0 report.json skipped":
+    bad.append(f"summary line {lines[0]!r}")
+tails = [l.split("  ")[-1] for l in lines[2:5]]
+want_tails = ["new series",
+              f"new series: faults 0 entries -> 1 entry, servers[0].proxied false -> true (vs {keys[0][:8]})",
+              f"new series: rate 0.0 -> 200.0 (vs {keys[0][:8]})"]
+if tails != want_tails:
+    bad.append(f"the rows end {tails}, expected {want_tails}")
+if [l.split()[2] for l in lines[2:5]] != [k[:8] for k in keys]:
+    bad.append(f"the series column {[l.split()[2] for l in lines[2:5]]}, keys {keys}")
+for b in bad:
+    print("FAIL: history of unlike runs: " + b)
+if not bad:
+    print(f"ok: three unlike runs, three series ({', '.join(k[:8] for k in keys)}), each new one "
+          "saying what differs, no regression, keys as their report.json hash to")
+sys.exit(1 if bad else 0)
+PY
 
-# history.json: the three oldest first, each with its report.json's figures,
-# the flags as the rule gives them, and the third (the slowed one) flagged.
+# A fixture run: the first run's folder copied, a second after the last,
+# its p99 10x and its QPS a tenth: flagged on the first run's series.
+cp -r "$work/runs/${folders[0]}" "$work/runs/zz-slower"
+"$py" - "$work/runs" "${folders[@]}" <<'PY'
+import json, sys
+runs, folders = sys.argv[1], sys.argv[2:]
+last = max(json.load(open(f"{runs}/{f}/report.json"))["start_wall_ns"] for f in folders)
+path = f"{runs}/zz-slower/report.json"
+d = json.load(open(path))
+d["start_wall_ns"] = last + 1000000000
+d["started_at"] = "2099-01-01T00:00:00.000Z"
+acq = d["operations"]["acquire"]
+acq["p99_ms"] *= 10
+acq["qps"] /= 10
+json.dump(d, open(path, "w"), indent=2)
+PY
+folders+=(zz-slower)
+for want in 1 0; do
+  opt=--fail-on-regression
+  [ "$want" -eq 1 ] || opt=
+  rc=0
+  (cd "$work" && "$bin" history $opt) >"$tmp/regressed.out" 2>&1 || rc=$?
+  if [ "$rc" -eq "$want" ] &&
+    grep -qx "history of runs: 4 runs in 3 series, 1 regression, 0 report.json skipped" "$tmp/regressed.out" &&
+    [ "$(grep -c "REGRESSION" "$tmp/regressed.out")" -eq 1 ] &&
+    grep -q "^history_probe .* 2099-01-01 00:00:00 .*  REGRESSION p99 10.0x, qps 0.10x$" "$tmp/regressed.out"; then
+    ok "the fixture run flagged REGRESSION p99 10.0x, qps 0.10x: history ${opt:-without --fail-on-regression} exits $rc"
+  else
+    fail "history $opt with the fixture run: exit $rc (expected $want): $(cat "$tmp/regressed.out")"
+  fi
+done
+sed 's/^/         /' "$tmp/regressed.out"
 "$py" - "$src/tests/pages" "$work" "${folders[@]}" <<'PY' || failed=1
 import os, sys
 sys.path.insert(0, sys.argv[1])
@@ -84,27 +157,17 @@ work, folders = sys.argv[2], sys.argv[3:]
 os.chdir(work)
 doc, reports = check_history.load_index(folders)
 bad = check_history.index_facts(doc, reports)
-s = doc["series"]
-if [(x["scenario"], x["algorithm"]) for x in s] != [("history_probe", "redis")]:
-    bad.append(f"series {[(x['scenario'], x['algorithm']) for x in s]}, expected one")
-else:
-    got = [os.path.basename(r["folder"]) for r in s[0]["runs"]]
-    if got != folders:
-        bad.append(f"runs in the order {got}, they ran in the order {folders}")
-    third = s[0]["runs"][-1]
-    if "p99" not in third["flags"]:
-        bad.append(f"the slowed run is not flagged for its p99: {third}")
-    if not reports[os.path.realpath(third["report"])]["faults"]:
-        bad.append("the last run is not the slowed one")
-if doc["skipped"]:
-    bad.append(f"skipped {doc['skipped']}")
+first = doc["series"][0]["runs"]
+if [os.path.basename(r["folder"]) for r in first] != [folders[0], "zz-slower"] or \
+        first[1]["flags"] != ["p99", "qps"]:
+    bad.append(f"the first series {[(r['folder'], r['flags']) for r in first]}")
+if [(x["folder"].split("/")[-1], x["text"]) for x in doc["regressions"]] != \
+        [("zz-slower", "p99 10.0x, qps 0.10x")]:
+    bad.append(f"regressions {doc['regressions']}")
 for b in bad:
-    print("FAIL: history.json: " + b)
+    print("FAIL: history.json with the fixture run: " + b)
 if not bad:
-    r = s[0]["runs"]
-    print("ok: history.json: 3 runs oldest first, p99 " +
-          ", ".join("%.3f ms%s" % (x["acquire_p99_ms"], " " + str(x["flags"]) if x["flags"] else "")
-                    for x in r) + "; figures as each report.json, flags as the rule gives")
+    print("ok: history.json: the fixture run on the first run's series, flagged p99 and qps")
 sys.exit(1 if bad else 0)
 PY
 
@@ -135,10 +198,14 @@ doc, reports = check_history.load_index(folders)
 def runs(m):
     return m["series"][0]["runs"]
 mutants = [
-    ("the first two runs swapped", lambda m: runs(m).insert(0, runs(m).pop(1))),
-    ("the slowed run's flags dropped", lambda m: runs(m)[2].update(flags=[])),
+    ("the two runs of a series swapped", lambda m: runs(m).insert(0, runs(m).pop(1))),
+    ("the fixture run's flags dropped", lambda m: runs(m)[1].update(flags=[])),
     ("a run's p99 off by 1 ms", lambda m: runs(m)[0].update(acquire_p99_ms=runs(m)[0]["acquire_p99_ms"] + 1)),
-    ("a run left out", lambda m: (runs(m).pop(0), m.update(runs=2))),
+    ("a run left out", lambda m: (runs(m).pop(0), m.update(runs=3))),
+    ("a series's key changed", lambda m: m["series"][1].update(key="0" * 16)),
+    ("the rate run on the first series", lambda m: (runs(m).append(m["series"][2]["runs"][0]),
+                                                   m["series"].pop(2))),
+    ("a new series's after dropped", lambda m: m["series"][2].update(after=None)),
 ]
 bad = 0
 for what, mutate in mutants:
@@ -199,11 +266,11 @@ rc=0
 import json, sys
 doc = json.load(open(sys.argv[1]))
 sk = doc["skipped"]
-if sys.argv[2] != "0" or doc["runs"] != 3 or len(sk) != 1 or \
+if sys.argv[2] != "0" or doc["runs"] != 4 or len(sk) != 1 or \
         not sk[0]["path"].endswith("broken/report.json") or not sk[0]["why"].startswith("not JSON"):
     print(f"FAIL: a broken report.json: exit {sys.argv[2]}, runs {doc['runs']}, skipped {sk}")
     sys.exit(1)
-print(f"ok: a broken report.json is skipped ({sk[0]['why']}), the 3 runs still indexed")
+print(f"ok: a broken report.json is skipped ({sk[0]['why']}), the 4 runs still indexed")
 PY
 grep -q "^skipped runs/broken/report.json: not JSON" "$tmp/broken.out" || fail "the table does not list the skipped file"
 

@@ -7,7 +7,11 @@
  * run UNSAFE after a safe one is flagged whatever its figures); runs
  * inside compare and matrix folders found, links and dot folders not
  * followed, nothing deeper than HISTORY_MAX_DEPTH; unreadable files
- * skipped with why; a DIR that is no folder refused.
+ * skipped with why; a DIR that is no folder refused. The series key: the
+ * canonical text of a key object and its FNV-1a 64 (worked out apart in
+ * Python), runs apart from their ports and pids on one series, a rate, a
+ * server's version or an older report.json's missing parts each a series
+ * of its own, said in words.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,6 +28,7 @@
 #include <unistd.h>
 
 #include "reports/history.h"
+#include "reports/history_key.h"
 #include "tests/lib/scratch.h"
 
 static char root[256];
@@ -266,6 +271,124 @@ static void unreadable_reports_are_skipped(void **state)
     history_index_free(&idx);
 }
 
+/* A report.json with settings: a rate, a server at a port with a pid,
+ * its version (NULL: no meta, no endpoints, as an older locklab wrote). */
+struct keyed {
+    const char *folder;
+    int second;
+    double rate;
+    int port, pid;
+    const char *version;
+};
+
+static void keyed_report(const struct keyed *k)
+{
+    char text[2048], meta[512], server[128];
+    snprintf(server, sizeof(server), "redis 127.0.0.1:%d (managed, pid %d, master)", k->port,
+             k->pid);
+    if (k->version)
+        snprintf(
+            meta, sizeof(meta),
+            ",\n \"endpoints\": [{\"server\": \"%s\", \"proxied\": false, \"listeners\": 0}],\n"
+            " \"meta\": {\"locklab\": {\"version\": \"0.%d\"}, \"servers\": [{\"kind\": \"redis\", "
+            "\"address\": \"127.0.0.1:%d\", \"version\": \"%s\"}, {\"kind\": \"proxy\", "
+            "\"address\": null, \"version\": \"0.1.0\"}]}",
+            server, k->second, k->port, k->version);
+    else
+        meta[0] = '\0';
+    folder(k->folder);
+    snprintf(text, sizeof(text),
+             "{\"schema\": \"locklab.report/3\", \"complete\": true, \"verdict\": \"PASS\",\n"
+             " \"safety\": {\"safe\": true, \"text\": \"safe\"},\n"
+             " \"scenario\": {\"name\": \"sale\", \"file\": \"/x/%s.json\", \"description\": "
+             "\"d%d\", \"clients\": 32, \"rate\": %.1f, \"workload\": {\"hot_fraction\": "
+             "0.90000000000000002, \"skew\": \"hot\"}, \"defaults\": [\"%d\"]},\n"
+             " \"algorithm\": \"redis\", \"servers\": [\"%s\"],\n"
+             " \"started_at\": \"2026-11-26T10:00:%02d.000Z\", \"start_wall_ns\": %d000000000,\n"
+             " \"operations\": {\"acquire\": {\"count\": 10, \"qps\": 100, \"p50_ms\": 0.5, "
+             "\"p99_ms\": 1}}, \"checker\": {\"violations\": 0}%s}\n",
+             k->folder, k->second, k->rate, k->second, server, k->second, 1795000000 + k->second,
+             meta);
+    char path[300];
+    snprintf(path, sizeof(path), "%s/report.json", k->folder);
+    file(path, text);
+}
+
+static void key_hex(uint64_t key, char *buf, size_t len)
+{
+    snprintf(buf, len, "%016llx", (unsigned long long)key);
+}
+
+/* The key of a run of folder a: its canonical text and hash, exactly. */
+static void the_key_of_a_run(void **state)
+{
+    (void)state;
+    keyed_report(&(struct keyed){"a", 1, 0, 41001, 101, "7.0.15"});
+    char path[512];
+    snprintf(path, sizeof(path), "%s/a/report.json", root);
+    json_t *rep = json_load_file(path, 0, NULL);
+    assert_non_null(rep);
+    json_t *key = history_key_object(rep);
+    char *text = history_canonical_json(key);
+    assert_string_equal(text, "{\"algorithm\":\"redis\",\"scenario\":{\"clients\":32,\"rate\":0.0,"
+                              "\"workload\":{\"hot_fraction\":0.9,\"skew\":\"hot\"}},\"servers\":"
+                              "[{\"kind\":\"redis\",\"layout\":\"managed, master\",\"proxied\":"
+                              "false,\"version\":\"7.0.15\"}]}");
+    /* FNV-1a 64 of that text, worked out in Python */
+    assert_true(history_fnv1a64(text, strlen(text)) == 0x7ceacad3d1abe860ull);
+    assert_true(history_fnv1a64("", 0) == 0xcbf29ce484222325ull);
+    free(text);
+    json_decref(key);
+    json_decref(rep);
+}
+
+/* Ports, pids, file, description and locklab's version aside, a run goes
+ * on its series; a rate, a server's version, an older report.json's
+ * missing parts each start one, in the order they began. */
+static void series_split_by_settings(void **state)
+{
+    (void)state;
+    static const struct keyed runs[] = {
+        {"a", 1, 0, 41001, 101, "7.0.15"},   {"b", 2, 0, 41002, 102, "7.0.15"},
+        {"c", 3, 500, 41003, 103, "7.0.15"}, {"d", 4, 0, 41004, 104, "7.2.4"},
+        {"e", 5, 0, 41005, 105, NULL},       {"f", 6, 0, 41006, 106, "7.0.15"},
+    };
+    for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++)
+        keyed_report(&runs[i]);
+    struct history_index idx;
+    char err[256], a[24], buf[320];
+    assert_int_equal(history_index_build(root, &idx, err, sizeof(err)), 0);
+    assert_int_equal(idx.n_runs, 6);
+    assert_int_equal(idx.n_series, 4);
+    /* a, b and f: one series, first as it began first */
+    assert_int_equal(idx.series[0].n, 3);
+    assert_ptr_equal(&idx.runs[0], run_named(&idx, "a"));
+    assert_ptr_equal(&idx.runs[1], run_named(&idx, "b"));
+    assert_ptr_equal(&idx.runs[2], run_named(&idx, "f"));
+    assert_ptr_equal(&idx.runs[3], run_named(&idx, "c"));
+    assert_ptr_equal(&idx.runs[4], run_named(&idx, "d"));
+    assert_ptr_equal(&idx.runs[5], run_named(&idx, "e"));
+    key_hex(idx.runs[0].key, a, sizeof(a));
+    assert_string_equal(a, "7ceacad3d1abe860");
+    assert_true(idx.series[0].after == SIZE_MAX);
+    assert_string_equal(history_series_text(&idx, 0, 0, buf, sizeof(buf)), "new series");
+    assert_string_equal(history_series_text(&idx, 0, 1, buf, sizeof(buf)), "");
+    assert_int_equal(idx.series[1].after, 0);
+    assert_string_equal(idx.series[1].differs, "rate 0.0 -> 500.0");
+    assert_string_equal(history_series_text(&idx, 1, 0, buf, sizeof(buf)),
+                        "new series: rate 0.0 -> 500.0 (vs 7ceacad3)");
+    /* held beside the series it differs least from: a's, not c's */
+    assert_int_equal(idx.series[2].after, 0);
+    assert_string_equal(idx.series[2].differs, "servers[0].version 7.0.15 -> 7.2.4");
+    /* an older report.json: no meta, no endpoints; null in the key; two
+     * differences from a's and from d's: the later, d's */
+    assert_int_equal(idx.series[3].after, 2);
+    assert_string_equal(idx.series[3].differs,
+                        "servers[0].version 7.2.4 -> null, servers[0].proxied false -> null");
+    assert_int_equal(idx.regressions, 0);
+    history_index_free(&idx);
+}
+
 static void a_dir_that_is_no_folder(void **state)
 {
     (void)state;
@@ -291,6 +414,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(where_runs_are_found, make_root, remove_root),
         cmocka_unit_test_setup_teardown(unreadable_reports_are_skipped, make_root, remove_root),
         cmocka_unit_test_setup_teardown(a_dir_that_is_no_folder, make_root, remove_root),
+        cmocka_unit_test_setup_teardown(the_key_of_a_run, make_root, remove_root),
+        cmocka_unit_test_setup_teardown(series_split_by_settings, make_root, remove_root),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
