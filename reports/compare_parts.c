@@ -116,10 +116,56 @@ static json_t *fault_json(const struct compare_fault *k)
     return o;
 }
 
+struct compare_fault_cost compare_fault_cost(const struct compare_row *row)
+{
+    struct compare_fault_cost x = {.recovered = true};
+    for (size_t i = 0; row->ran && i < row->n_faults; i++) {
+        const struct compare_fault *k = &row->faults[i];
+        if (!k->has_avail)
+            continue;
+        const struct fault_availability *a = &k->avail;
+        double no_grant_ms = (double)a->longest_no_grant_ns / 1e6;
+        x.windows++;
+        x.granted += a->granted;
+        x.granted_within += a->granted_within;
+        x.failed += a->failed;
+        x.ambiguous += a->ambiguous;
+        if (no_grant_ms > x.longest_no_grant_ms)
+            x.longest_no_grant_ms = no_grant_ms;
+        if (a->recovery_ns == AVAIL_NEVER)
+            x.recovered = false;
+        else if ((double)a->recovery_ns / 1e6 > x.recovery_ms)
+            x.recovery_ms = (double)a->recovery_ns / 1e6;
+    }
+    return x;
+}
+
+/* {windows, granted, ...}: null for each figure when no window was on
+ * (0 failed would claim a window that cost nothing), recovery_ms null too
+ * when one never recovered. */
+static json_t *fault_cost_json(const struct compare_row *row)
+{
+    struct compare_fault_cost x = compare_fault_cost(row);
+    bool any = x.windows > 0;
+    json_t *o = json_pack("{s:I}", "windows", (json_int_t)x.windows);
+    json_object_set_new(o, "granted", any ? json_integer((json_int_t)x.granted) : json_null());
+    json_object_set_new(o, "granted_within",
+                        any ? json_integer((json_int_t)x.granted_within) : json_null());
+    json_object_set_new(o, "failed", any ? json_integer((json_int_t)x.failed) : json_null());
+    json_object_set_new(o, "ambiguous", any ? json_integer((json_int_t)x.ambiguous) : json_null());
+    json_object_set_new(o, "longest_no_grant_ms",
+                        any ? json_real(x.longest_no_grant_ms) : json_null());
+    json_object_set_new(o, "recovered", any ? json_boolean(x.recovered) : json_null());
+    json_object_set_new(o, "recovery_ms",
+                        any && x.recovered ? json_real(x.recovery_ms) : json_null());
+    return o;
+}
+
 void compare_row_parts_json(json_t *o, const struct compare_row *row)
 {
     if (!row->ran) {
         json_object_set_new(o, "faults", json_null());
+        json_object_set_new(o, "fault_cost", json_null());
         json_object_set_new(o, "settings", json_null());
         json_object_set_new(o, "stuck_lock_ms", json_null());
         return;
@@ -129,6 +175,7 @@ void compare_row_parts_json(json_t *o, const struct compare_row *row)
     for (size_t i = 0; i < row->n_faults; i++)
         json_array_append_new(faults, fault_json(&row->faults[i]));
     json_object_set_new(o, "faults", faults);
+    json_object_set_new(o, "fault_cost", fault_cost_json(row));
     json_object_set(o, "settings", row->settings_json ? row->settings_json : json_null());
 }
 

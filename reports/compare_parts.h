@@ -1,11 +1,13 @@
 /* compare_parts.h - the parts of a comparison that tell its story over
  * time (compare_parts.c): what each row keeps of its run beyond the
  * totals, and how compare.html and compare.json show it. Private to
- * compare.c (and tests/unit/test_compare_parts.c). */
+ * compare.c, csv.c (its fault cost) and tests/unit/test_compare_parts.c. */
 #ifndef LOCKLAB_COMPARE_PARTS_H
 #define LOCKLAB_COMPARE_PARTS_H
 
 #include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "reports/compare.h"
@@ -30,8 +32,21 @@ const char *compare_below(const struct comparison *c, const char *run_dir);
 /* The per-second series, the faults as lived and the effective settings
  * of r, into row (the rest of it filled already). */
 void compare_row_keep(struct compare_row *row, const struct run_result *r);
-/* Into a row's JSON object: "faults" (each fault's window and its cost)
- * and "settings"; null for a row that did not run. */
+/* What a row's fault windows cost it, summed over them: the cost table's
+ * figures (compare_cost_table) in one row, for the CSV and compare.json's
+ * fault_cost. A fault with no window (it did not fire) is not counted. */
+struct compare_fault_cost {
+    size_t windows;
+    uint64_t granted, granted_within, failed, ambiguous; /* summed */
+    double longest_no_grant_ms;                          /* the longest of any window */
+    bool recovered;                                      /* every window was followed by a grant */
+    double recovery_ms; /* the slowest recovery; meaningful only when recovered */
+};
+struct compare_fault_cost compare_fault_cost(const struct compare_row *row);
+
+/* Into a row's JSON object: "faults" (each fault's window and its cost),
+ * "fault_cost" (their sum, compare_fault_cost) and "settings"; null for a
+ * row that did not run. */
 void compare_row_parts_json(json_t *o, const struct compare_row *row);
 /* The scenario's faults as planned, for compare.json's "faults". */
 json_t *compare_planned_faults_json(const struct comparison *c);

@@ -7,8 +7,10 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "reports/compare_parts.h"
 #include "reports/report.h"
 #include "sim/record/histogram.h"
+#include "sim/scenario/scenario.h"
 
 void csv_field(FILE *f, bool first, const char *s)
 {
@@ -77,6 +79,21 @@ static void percentile_cells(FILE *f, const double *set, size_t n, const double 
     }
 }
 
+/* What the run came to, the same on every line so that each line stands
+ * alone (a script that keeps the acquire line keeps the verdict): its
+ * report.json's verdict, safety.safe, checker.violations, invariants_hold,
+ * scenario.name and algorithm. */
+static void run_verdict_cells(FILE *f, const struct run_result *r)
+{
+    struct report_safety safety = report_safety_of(r);
+    csv_field(f, false, report_verdict(r));
+    field_bool(f, safety.safe);
+    field_u64(f, r->check.violations);
+    field_bool(f, r->invariants_hold);
+    csv_field(f, false, r->scn ? r->scn->name : "");
+    csv_field(f, false, r->algorithm ? r->algorithm : "");
+}
+
 void report_csv(FILE *f, const struct run_result *r)
 {
     /* errors and ambiguous: for the operations a server answers */
@@ -87,7 +104,7 @@ void report_csv(FILE *f, const struct run_result *r)
                                           [OP_STEP] = {-1, -1}};
     fputs("operation,count,per_second,mean_ms", f);
     percentile_heads(f, r->percentiles, r->n_percentiles);
-    fputs(",errors,ambiguous\n", f);
+    fputs(",errors,ambiguous,verdict,safe,violations,invariants_hold,scenario,algorithm\n", f);
     for (int k = 0; k < OP_COUNT; k++) {
         const struct histogram *h = r->ops[k];
         uint64_t n = (uint64_t)h->total_count;
@@ -107,15 +124,48 @@ void report_csv(FILE *f, const struct run_result *r)
         } else {
             fputs(",,", f);
         }
+        run_verdict_cells(f, r);
         fputc('\n', f);
     }
+}
+
+/* The fault windows' cost (compare_fault_cost) and the stuck locks of the
+ * row's run, after its note: empty for a row that did not run, and the
+ * window figures empty with no window on. */
+static void compare_cost_cells(FILE *f, const struct comparison *c, const struct compare_row *row)
+{
+    csv_field(f, false, c->scn ? c->scn->name : "");
+    if (!row->ran) {
+        fputs(",,,,,,,,,", f);
+        return;
+    }
+    struct compare_fault_cost x = compare_fault_cost(row);
+    fprintf(f, ",%zu", x.windows);
+    if (x.windows) {
+        field_u64(f, x.granted);
+        field_u64(f, x.granted_within);
+        field_u64(f, x.failed);
+        field_u64(f, x.ambiguous);
+        field_ms(f, x.longest_no_grant_ms);
+        field_bool(f, x.recovered);
+        if (x.recovered)
+            field_ms(f, x.recovery_ms);
+        else
+            fputc(',', f);
+    } else {
+        fputs(",,,,,,,", f);
+    }
+    field_ms(f, row->stuck_lock_ms);
 }
 
 void compare_csv(FILE *f, const struct comparison *c)
 {
     fputs("algorithm,verdict,safe,violations,elapsed_s,steps,acquired,busy,errors,per_second", f);
     percentile_heads(f, c->percentiles, c->n_percentiles);
-    fputs(",fenced_pairs,rejected_accesses,invariants_hold,run_dir,note\n", f);
+    fputs(",fenced_pairs,rejected_accesses,invariants_hold,run_dir,note,scenario,fault_windows,"
+          "fault_granted,fault_granted_within,fault_failed,fault_ambiguous,"
+          "fault_longest_no_grant_ms,fault_recovered,fault_recovery_ms,stuck_ms\n",
+          f);
     for (size_t i = 0; i < c->n; i++) {
         const struct compare_row *row = &c->rows[i];
         csv_field(f, true, row->algorithm);
@@ -143,6 +193,7 @@ void compare_csv(FILE *f, const struct comparison *c)
         }
         csv_field(f, false, row->run_dir);
         csv_field(f, false, row->note);
+        compare_cost_cells(f, c, row);
         fputc('\n', f);
     }
 }

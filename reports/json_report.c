@@ -11,6 +11,7 @@
 #include "reports/violation_groups.h"
 #include "sim/check/context.h"
 #include "sim/record/histogram.h"
+#include "sim/scenario/scenario.h"
 
 /* /2: checker.fenced became fenced_pairs, checker.fenced_accesses became
  * rejected_accesses, and so did the expectation's name in expect[].what.
@@ -243,11 +244,17 @@ static json_t *summary_json(const struct run_result *r, const struct report_safe
     uint64_t n = (uint64_t)h->total_count;
     double ms[RESULT_MAX_PERCENTILES];
     report_chosen_ms(r, h, ms);
-    return json_pack("{s:s, s:b, s:I, s:f, s:I, s:I, s:f, s:o}", "verdict", report_verdict(r),
-                     "safe", safety->safe, "violations", (json_int_t)r->check.violations,
-                     "elapsed_s", r->elapsed_s, "steps", (json_int_t)r->stat[ST_STEPS], "acquired",
-                     (json_int_t)n, "acquire_per_second", result_qps(r, n), "acquire_ms",
-                     report_percentiles_json(r->percentiles, r->n_percentiles, ms, n > 0));
+    json_t *o =
+        json_pack("{s:s, s:b, s:I, s:f, s:I, s:I, s:f, s:o}", "verdict", report_verdict(r), "safe",
+                  safety->safe, "violations", (json_int_t)r->check.violations, "elapsed_s",
+                  r->elapsed_s, "steps", (json_int_t)r->stat[ST_STEPS], "acquired", (json_int_t)n,
+                  "acquire_per_second", result_qps(r, n), "acquire_ms",
+                  report_percentiles_json(r->percentiles, r->n_percentiles, ms, n > 0));
+    /* the CSV's verdict columns (reports/csv.c), so the summary too stands alone */
+    json_object_set_new(o, "invariants_hold", json_boolean(r->invariants_hold));
+    json_object_set_new(o, "scenario", json_string(r->scn->name));
+    json_object_set_new(o, "algorithm", json_string(r->algorithm));
+    return o;
 }
 
 int report_json(const char *path, const struct run_result *r)

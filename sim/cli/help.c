@@ -59,14 +59,21 @@ struct command_help {
 #define RUN_OUTPUTS                                                                                \
     CSV_HEAD "operation:\n"                                                                        \
              "                           operation,count,per_second,mean_ms,p50_ms,...,\n"         \
-             "                           errors,ambiguous (p100_ms is the max)\n" OUTPUT_OPTIONS
+             "                           errors,ambiguous,verdict,safe,violations,\n"              \
+             "                           invariants_hold,scenario,algorithm (p100_ms is the\n"     \
+             "                           max; the last six are the run's, on every "               \
+             "line)\n" OUTPUT_OPTIONS
 #define COMPARE_OUTPUTS                                                                            \
     CSV_HEAD                                                                                       \
     "algorithm:\n"                                                                                 \
     "                           algorithm,verdict,safe,violations,elapsed_s,steps,\n"              \
     "                           acquired,busy,errors,per_second,p50_ms,...,\n"                     \
     "                           fenced_pairs,rejected_accesses,invariants_hold,\n"                 \
-    "                           run_dir,note (the acquires' percentiles)\n" OUTPUT_OPTIONS
+    "                           run_dir,note,scenario,fault_windows,fault_granted,\n"              \
+    "                           fault_granted_within,fault_failed,fault_ambiguous,\n"              \
+    "                           fault_longest_no_grant_ms,fault_recovered,\n"                      \
+    "                           fault_recovery_ms,stuck_ms (the acquires' percentiles;\n"          \
+    "                           fault_*: what the fault windows cost, summed)\n" OUTPUT_OPTIONS
 #define MATRIX_OUTPUTS                                                                             \
     CSV_HEAD "row and seed:\n"                                                                     \
              "                           row,algorithm,seed,verdict,matched,safe,violations,\n"    \

@@ -75,7 +75,8 @@ def close(a, b):  # the CSV's ms are report.json's to the microsecond
 rep = json.load(open(os.path.join(tmp, "csv", "report.json")))
 t = rows("csv.out")
 head = ["operation", "count", "per_second", "mean_ms", "p50_ms", "p99_ms", "p99.9_ms",
-        "p99.99_ms", "errors", "ambiguous"]
+        "p99.99_ms", "errors", "ambiguous", "verdict", "safe", "violations", "invariants_hold",
+        "scenario", "algorithm"]
 if t[0] != head:
     fail(f"csv: header {t[0]}, expected {head}")
 elif [r[0] for r in t[1:]] != list(rep["operations"]):

@@ -83,12 +83,21 @@ static void keys_and_labels(void **state)
 }
 
 /* A run of 2 s: 999 acquires of 1..999 us (exact at three digits), none
- * released, 3 acquire errors of which 1 unsent. */
+ * released, 3 acquire errors of which 1 unsent; 2 violations, so FAIL and
+ * unsafe on every line. */
 static void run_csv_is_exact(void **state)
 {
     (void)state;
     struct run_result *r = calloc(1, sizeof(*r));
-    assert_non_null(r);
+    struct scenario *s = calloc(1, sizeof(*s));
+    assert_true(r && s);
+    scenario_defaults(s);
+    snprintf(s->name, sizeof(s->name), "flash_sale_pause");
+    r->scn = s;
+    r->algorithm = "redis-naive";
+    r->complete = true;
+    r->invariants_hold = true;
+    r->check.violations = 2;
     for (int k = 0; k < OP_COUNT; k++)
         assert_non_null(r->ops[k] = histogram_new(1, 3600000000LL, 3));
     for (int64_t us = 1; us <= 999; us++)
@@ -102,27 +111,51 @@ static void run_csv_is_exact(void **state)
     struct capture out;
     report_csv(capture_open(&out), r);
     const char *text = capture_text(&out);
-    assert_string_equal(text, "operation,count,per_second,mean_ms,p50_ms,p99_ms,p99.9_ms,p100_ms,"
-                              "errors,ambiguous\n"
-                              "acquire,999,499.500,0.500,0.500,0.990,0.999,0.999,3,2\n"
-                              "acquire_failed,0,0.000,,,,,,,\n"
-                              "release,0,0.000,,,,,,0,0\n"
-                              "hold,0,0.000,,,,,,,\n"
-                              "step,0,0.000,,,,,,,\n");
+    assert_string_equal(
+        text, "operation,count,per_second,mean_ms,p50_ms,p99_ms,p99.9_ms,p100_ms,"
+              "errors,ambiguous,verdict,safe,violations,invariants_hold,scenario,algorithm\n"
+              "acquire,999,499.500,0.500,0.500,0.990,0.999,0.999,3,2,"
+              "FAIL,false,2,true,flash_sale_pause,redis-naive\n"
+              "acquire_failed,0,0.000,,,,,,,,FAIL,false,2,true,flash_sale_pause,redis-naive\n"
+              "release,0,0.000,,,,,,0,0,FAIL,false,2,true,flash_sale_pause,redis-naive\n"
+              "hold,0,0.000,,,,,,,,FAIL,false,2,true,flash_sale_pause,redis-naive\n"
+              "step,0,0.000,,,,,,,,FAIL,false,2,true,flash_sale_pause,redis-naive\n");
     free(out.text);
     for (int k = 0; k < OP_COUNT; k++)
         histogram_free(r->ops[k]);
+    free(s);
     free(r);
 }
 
-/* A comparison by hand: one row that ran, one NOT RUN whose note needs
- * quoting; the default percentiles. */
+/* A fault window of a row: what it cost, as the availability measured it. */
+static void window(struct compare_row *row, uint64_t granted, uint64_t within, uint64_t failed,
+                   uint64_t ambiguous, uint64_t no_grant_ns, uint64_t recovery_ns)
+{
+    struct compare_fault *k = &row->faults[row->n_faults++];
+    k->fired = k->ended = k->has_avail = true;
+    k->avail = (struct fault_availability){.granted = granted,
+                                           .granted_within = within,
+                                           .failed = failed,
+                                           .ambiguous = ambiguous,
+                                           .longest_no_grant_ns = no_grant_ns,
+                                           .recovery_ns = recovery_ns};
+}
+
+/* A comparison by hand: a row that ran through two fault windows (and a
+ * fault that never fired), one NOT RUN whose note needs quoting, one whose
+ * window never recovered, one whose only fault never fired; the default
+ * percentiles. */
 static void compare_csv_quotes_what_it_must(void **state)
 {
     (void)state;
     struct comparison *c = calloc(1, sizeof(*c));
-    assert_non_null(c);
+    struct scenario *s = calloc(1, sizeof(*s));
+    assert_true(c && s);
+    scenario_defaults(s);
+    snprintf(s->name, sizeof(s->name), "flash_sale_pause");
+    c->scn = s;
     struct compare_row *a = &c->rows[c->n++], *b = &c->rows[c->n++];
+    struct compare_row *d = &c->rows[c->n++], *e = &c->rows[c->n++];
     snprintf(a->algorithm, sizeof(a->algorithm), "redis");
     snprintf(a->verdict, sizeof(a->verdict), "PASS");
     snprintf(a->run_dir, sizeof(a->run_dir), "runs/x,y/redis");
@@ -138,18 +171,39 @@ static void compare_csv_quotes_what_it_must(void **state)
     snprintf(b->algorithm, sizeof(b->algorithm), "redlock");
     snprintf(b->verdict, sizeof(b->verdict), "NOT RUN");
     snprintf(b->note, sizeof(b->note), "the scenario checks fencing tokens (\"fencing\": true)");
+    window(a, 5, 3, 7, 1, 1234567, 2500000);
+    a->n_faults++; /* fired never: no window, not counted */
+    window(a, 1, 1, 2, 0, 2000000, 1000000);
+    a->stuck_lock_ms = 812.5;
+    snprintf(d->algorithm, sizeof(d->algorithm), "redis-naive");
+    snprintf(d->verdict, sizeof(d->verdict), "UNSAFE");
+    d->ran = true;
+    d->violations = 4;
+    window(d, 0, 0, 12, 3, 1500000000, AVAIL_NEVER);
+    d->stuck_lock_ms = 1500.25;
+    snprintf(e->algorithm, sizeof(e->algorithm), "zookeeper");
+    snprintf(e->verdict, sizeof(e->verdict), "safe");
+    e->ran = e->safety.safe = true;
+    e->n_faults = 1;
     struct capture out;
     compare_csv(capture_open(&out), c);
     const char *text = capture_text(&out);
     assert_string_equal(
         text, "algorithm,verdict,safe,violations,elapsed_s,steps,acquired,busy,errors,per_second,"
               "p50_ms,p90_ms,p99_ms,p99.9_ms,p100_ms,fenced_pairs,rejected_accesses,"
-              "invariants_hold,run_dir,note\n"
+              "invariants_hold,run_dir,note,scenario,fault_windows,fault_granted,"
+              "fault_granted_within,fault_failed,fault_ambiguous,fault_longest_no_grant_ms,"
+              "fault_recovered,fault_recovery_ms,stuck_ms\n"
               "redis,PASS,true,0,1.250,10,9,1,0,7.200,0.125,0.250,0.500,1.000,2.000,0,0,true,"
-              "\"runs/x,y/redis\",\n"
+              "\"runs/x,y/redis\",,flash_sale_pause,2,6,4,9,1,2.000,true,2.500,812.500\n"
               "redlock,NOT RUN,,,,,,,,,,,,,,,,,,\"the scenario checks fencing tokens "
-              "(\"\"fencing\"\": true)\"\n");
+              "(\"\"fencing\"\": true)\",flash_sale_pause,,,,,,,,,\n"
+              "redis-naive,UNSAFE,false,4,0.000,0,0,0,0,0.000,,,,,,0,0,false,,,flash_sale_pause,"
+              "1,0,0,12,3,1500.000,false,,1500.250\n"
+              "zookeeper,safe,true,0,0.000,0,0,0,0,0.000,,,,,,0,0,false,,,flash_sale_pause,"
+              "0,,,,,,,,0.000\n");
     free(out.text);
+    free(s);
     free(c);
 }
 
