@@ -4,9 +4,11 @@
 #include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "reports/compare_parts.h"
+#include "reports/text_table.h"
 #include "sim/record/histogram.h"
 #include "sim/scenario/scenario.h"
 #include "sim/workloads/workload.h"
@@ -148,31 +150,48 @@ static void latency_cells(FILE *f, const struct comparison *c, const struct comp
     }
 }
 
+/* One line under a row: after indent + 3 spaces (--wide), or wrapped
+ * within 120 columns after the table's indent (indent < 0). */
+static void under_line(FILE *f, int indent, const char *text)
+{
+    if (indent < 0)
+        text_wrap(f, text, TEXT_TABLE_INDENT, 2);
+    else
+        fprintf(f, "%-*s   %s\n", indent, "", text);
+}
+
 /* Under a row: each seed (with more than one) and the row's note. */
 static void terminal_under(FILE *f, const struct compare_row *row, int indent)
 {
     char seed[900];
     for (size_t k = 0; row->n_seeds > 1 && k < row->n_seeds; k++)
-        fprintf(f, "%-*s   %s\n", indent, "",
-                compare_seed_text(&row->seeds[k], true, seed, sizeof(seed)));
+        under_line(f, indent, compare_seed_text(&row->seeds[k], true, seed, sizeof(seed)));
     if (row->note[0])
-        fprintf(f, "%-*s   %s\n", indent, "", row->note);
+        under_line(f, indent, row->note);
 }
 
-static void terminal_banner(FILE *f, const struct comparison *c)
+/* The banner; within 120 columns unless wide, what the seeds mean on a
+ * line of its own when it has no room. */
+static void terminal_banner(FILE *f, const struct comparison *c, bool wide)
 {
     const struct scenario *s = c->scn;
-    fprintf(f, "\nlocklab compare  scenario=%s  workload=%s  clients=%" PRIu32 "  seed=%" PRIu64,
-            s->name, s->workload->name, s->clients, s->seed);
+    char head[600], seeds[160] = "";
+    int n =
+        snprintf(head, sizeof(head),
+                 "locklab compare  scenario=%s  workload=%s  clients=%" PRIu32 "  seed=%" PRIu64,
+                 s->name, s->workload->name, s->clients, s->seed);
     if (c->seeds > 1)
-        fprintf(f, "  seeds=%zu (figures: seed %" PRIu64 "'s run; safety: every seed's)", c->seeds,
-                s->seed);
-    fputc('\n', f);
+        snprintf(seeds, sizeof(seeds),
+                 "seeds=%zu (figures: seed %" PRIu64 "'s run; safety: every seed's)", c->seeds,
+                 s->seed);
+    bool apart = !wide && seeds[0] && n + 2 + (int)strlen(seeds) > TEXT_TABLE_WIDTH;
+    fprintf(f, "\n%s%s%s\n", head, seeds[0] ? (apart ? "\n" : "  ") : "", seeds);
 }
 
-void compare_terminal(FILE *f, const struct comparison *c)
+/* --wide: one line per algorithm, however wide, as before the table kept
+ * within 120 columns. */
+static void terminal_wide(FILE *f, const struct comparison *c)
 {
-    terminal_banner(f, c);
     char safety[COMPARE_MAX][200];
     int width = (int)strlen("safety");
     int name_width = 12; /* the widest name, so longer ones keep the columns */
@@ -200,18 +219,105 @@ void compare_terminal(FILE *f, const struct comparison *c)
                 safety[i], row->invariants);
         terminal_under(f, row, name_width);
     }
+}
+
+static const char legend[] =
+    "(lease: what the lock's grants really ran on, none for a lock without one; qps: "
+    "locks acquired per second; latency: successful acquires; max/min: the most "
+    "acquisitions of a client over the fewest, inf when one never got the lock; "
+    "failed: busy + errors; stuck: the longest stretch of a key with waiters and no "
+    "holder, what a crash costs; safety: violations and broken invariants, whatever "
+    "the scenario expects)";
+
+/* A row's cells, in the columns terminal_table makes. */
+static void table_cells(struct text_table *t, const struct comparison *c, size_t i, size_t n_lat)
+{
+    const struct compare_row *row = &c->rows[i];
+    struct compare_cells x;
+    char safety[200];
+    compare_row_cells(row, &x);
+    size_t r = text_table_row(t), k = 0;
+    text_table_cell(t, r, k++, "%s", row->algorithm);
+    text_table_cell(t, r, k++, "%s", x.ttl);
+    text_table_cell(t, r, k++, "%s", x.lease);
+    text_table_cell(t, r, k++, "%s", x.qps);
+    for (size_t j = 0; j < n_lat; j++) {
+        if (!c->n_percentiles)
+            text_table_cell(t, r, k++, "%s", x.latency[j]);
+        else if (row->has_latency)
+            text_table_cell(t, r, k++, "%.3f", row->acquire_pct_ms[j]);
+        else
+            text_table_cell(t, r, k++, "-");
+    }
+    text_table_cell(t, r, k++, "%s", x.fair);
+    text_table_cell(t, r, k++, "%s", x.failed);
+    text_table_cell(t, r, k++, "%s", x.stuck);
+    text_table_cell(t, r, k++, "%s", x.violations);
+    /* one cell: a second line holds both, whichever is long */
+    text_table_cell(t, r, k, "%s%s%s", compare_row_safety(row, safety, sizeof(safety)),
+                    row->invariants[0] ? "; " : "", row->invariants);
+}
+
+/* Within 120 columns: the figures on the row, each column as wide as its
+ * widest cell; the safety and the invariants (and whatever else has no
+ * room) on the line under it, its head under the head line. */
+static void terminal_table(FILE *f, const struct comparison *c)
+{
+    struct text_table *t = calloc(1, sizeof(*t));
+    if (t == NULL) {
+        terminal_wide(f, c);
+        return;
+    }
+    int lat_width[RESULT_MAX_PERCENTILES];
+    char lat_head[RESULT_MAX_PERCENTILES][48];
+    size_t n_lat = latency_columns(c, lat_width, lat_head);
+    static const char *const figures[] = {"max/min", "failed", "stuck s", "violations"};
+    text_table_column(t, "algorithm", true, 0);
+    text_table_column(t, "ttl ms", false, 1);
+    text_table_column(t, "lease ms", false, 1);
+    text_table_column(t, "qps", false, 1);
+    for (size_t i = 0; i < n_lat; i++)
+        text_table_column(t, lat_head[i], false, 1);
+    for (size_t i = 0; i < 4; i++)
+        text_table_column(t, figures[i], false, 1);
+    text_table_column(t, "safety; invariants", true, 2);
+    for (size_t i = 0; i < c->n; i++)
+        table_cells(t, c, i, n_lat);
+    text_table_layout(t);
+    text_table_print_head(f, t);
+    for (size_t i = 0; i < c->n; i++) {
+        text_table_print_row(f, t, i);
+        terminal_under(f, &c->rows[i], -1);
+    }
+    text_table_free(t);
+    free(t);
+}
+
+void compare_terminal(FILE *f, const struct comparison *c, bool wide)
+{
+    terminal_banner(f, c, wide);
+    if (wide)
+        terminal_wide(f, c);
+    else
+        terminal_table(f, c);
     char line[900];
-    fprintf(f, "%s\n", compare_expectation_line(c, line, sizeof(line)));
-    fprintf(f, "(lease: what the lock's grants really ran on, none for a lock without one; qps: "
-               "locks acquired per second; latency: successful acquires; max/min: the most "
-               "acquisitions of a client over the fewest, inf when one never got the lock; "
-               "failed: busy + errors; stuck: the longest stretch of a key with waiters and no "
-               "holder, what a crash costs; safety: violations and broken invariants, whatever "
-               "the scenario expects)\n");
-    fprintf(f,
-            "reports: %s/compare.html, %s/compare.md, %s/compare.json; per algorithm: "
-            "%s/<algorithm>/%s\n",
-            c->out_dir, c->out_dir, c->out_dir, c->out_dir, c->seeds > 1 ? "seed-<N>/" : "");
+    if (wide) {
+        fprintf(f, "%s\n%s\n", compare_expectation_line(c, line, sizeof(line)), legend);
+        fprintf(f,
+                "reports: %s/compare.html, %s/compare.md, %s/compare.json; per algorithm: "
+                "%s/<algorithm>/%s\n",
+                c->out_dir, c->out_dir, c->out_dir, c->out_dir, c->seeds > 1 ? "seed-<N>/" : "");
+    } else {
+        char where[1200];
+        text_wrap(f, compare_expectation_line(c, line, sizeof(line)), 0, TEXT_TABLE_INDENT);
+        text_wrap(f, legend, 0, 1);
+        snprintf(where, sizeof(where),
+                 "reports in %s/: compare.html, compare.md, compare.json; per algorithm: "
+                 "<algorithm>/%s",
+                 c->out_dir, c->seeds > 1 ? "seed-<N>/" : "");
+        text_wrap(f, where, 0, TEXT_TABLE_INDENT);
+    }
+    /* one line, however long: what a script greps for */
     fprintf(f, "End of compare: %s\n", compare_verdict(c, line, sizeof(line)));
 }
 

@@ -159,7 +159,10 @@ void compare_free(struct comparison *c);
 const char *compare_verdict(const struct comparison *c, char *buf, size_t len);
 /* Rows that did not run (NOT RUN). */
 size_t compare_not_run(const struct comparison *c);
-void compare_terminal(FILE *f, const struct comparison *c);
+/* The table within 120 columns (the figures on each row, its safety and
+ * invariants on the lines under it when they have no room beside), or
+ * with wide one line per algorithm however long (--wide). */
+void compare_terminal(FILE *f, const struct comparison *c, bool wide);
 /* 0, or -1 with errno set. */
 int compare_markdown(const char *path, const struct comparison *c);
 int compare_json(const char *path, const struct comparison *c);

@@ -2,10 +2,12 @@
 #include "reports/matrix.h"
 
 #include "reports/html.h"
+#include "reports/text_table.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "reports/report.h"
@@ -178,17 +180,22 @@ static const char *row_state(const struct matrix_row *row)
                                          : "not judged";
 }
 
-/* The seeds of a row that missed: each one's verdict, safety and why. */
-static void terminal_misses(FILE *f, const struct matrix_row *row)
+/* The seeds of a row that missed: each one's verdict, safety and why;
+ * wrapped within 120 columns unless wide. */
+static void terminal_misses(FILE *f, const struct matrix_row *row, bool wide)
 {
     for (size_t k = 0; k < row->n_runs; k++) {
         const struct matrix_run *r = &row->runs[k];
         if (!r->ran || r->matched)
             continue;
-        char verdict[200];
-        fprintf(f, "    seed %" PRIu64 ": %s - %s  %s/\n", r->seed,
-                report_verdict_safety(r->verdict, &r->safety, verdict, sizeof(verdict)), r->failure,
-                r->run_dir);
+        char verdict[200], line[1600];
+        snprintf(line, sizeof(line), "seed %" PRIu64 ": %s - %s  %s/", r->seed,
+                 report_verdict_safety(r->verdict, &r->safety, verdict, sizeof(verdict)),
+                 r->failure, r->run_dir);
+        if (wide)
+            fprintf(f, "    %s\n", line);
+        else
+            text_wrap(f, line, TEXT_TABLE_INDENT, 2);
     }
 }
 
@@ -198,7 +205,9 @@ static const char *matrix_verdict(const struct matrix *m)
     return ok == m->n && m->complete ? "PASS" : !m->complete ? "INCOMPLETE" : "FAIL";
 }
 
-void matrix_terminal(FILE *f, const struct matrix *m)
+/* --wide: one line per row, however wide, as before the table kept within
+ * 120 columns. */
+static void terminal_wide(FILE *f, const struct matrix *m)
 {
     int name_w = 34, algo_w = 11; /* at least these; wider when a name is longer */
     for (size_t i = 0; i < m->n; i++) {
@@ -222,10 +231,69 @@ void matrix_terminal(FILE *f, const struct matrix *m)
                 report_safety_sum_word(&safety, safe, sizeof(safe)), seeds,
                 per_seed(row, viol, sizeof(viol)), s.failed, recovery_text(&s, rec, sizeof(rec)),
                 stuck, row->expected);
-        terminal_misses(f, row);
+        terminal_misses(f, row, true);
     }
+}
+
+/* A row's cells, in the columns terminal_table makes. */
+static void table_cells(struct text_table *t, const struct matrix_row *row)
+{
+    struct row_sums s = sums(row);
+    struct report_safety_sum safety = row_safety(row);
+    char viol[MATRIX_MAX_SEEDS * 8], rec[32], safe[32];
+    size_t r = text_table_row(t), k = 0;
+    text_table_cell(t, r, k++, "%s", row->name);
+    text_table_cell(t, r, k++, "%s", row->algorithm);
+    text_table_cell(t, r, k++, "%s", row_state(row));
+    text_table_cell(t, r, k++, "%s", report_safety_sum_word(&safety, safe, sizeof(safe)));
+    text_table_cell(t, r, k++, "%zu/%zu", row->matched, row->n_runs);
+    text_table_cell(t, r, k++, "%s", per_seed(row, viol, sizeof(viol)));
+    text_table_cell(t, r, k++, "%" PRIu64, s.failed);
+    text_table_cell(t, r, k++, "%s", recovery_text(&s, rec, sizeof(rec)));
+    text_table_cell(t, r, k++, "%.0f ms", s.stuck_ms);
+    text_table_cell(t, r, k, "%s", row->expected);
+}
+
+/* Within 120 columns: each column as wide as its widest cell, and what
+ * has no room beside the others (the expectation) on the line under its
+ * row, its head under the head line. */
+static void terminal_table(FILE *f, const struct matrix *m)
+{
+    struct text_table *t = calloc(1, sizeof(*t));
+    if (t == NULL) {
+        terminal_wide(f, m);
+        return;
+    }
+    static const struct {
+        const char *head;
+        bool left;
+    } cols[] = {{"row", true},    {"algorithm", true},  {"match", true},   {"safety", true},
+                {"seeds", true},  {"violations", true}, {"failed", false}, {"recovery", false},
+                {"stuck", false}, {"expected", true}};
+    for (size_t c = 0; c < sizeof(cols) / sizeof(cols[0]); c++)
+        text_table_column(t, cols[c].head, cols[c].left, c == 0 ? 0 : c == 9 ? 2 : 1);
+    for (size_t i = 0; i < m->n; i++)
+        table_cells(t, &m->rows[i]);
+    text_table_layout(t);
+    fputc('\n', f);
+    text_table_print_head(f, t);
+    for (size_t i = 0; i < m->n; i++) {
+        text_table_print_row(f, t, i);
+        terminal_misses(f, &m->rows[i], false);
+    }
+    text_table_free(t);
+    free(t);
+}
+
+void matrix_terminal(FILE *f, const struct matrix *m, bool wide)
+{
+    if (wide)
+        terminal_wide(f, m);
+    else
+        terminal_table(f, m);
     struct report_safety_sum all = matrix_safety(m);
     char safety[400];
+    /* one line, however long: what a script greps for */
     fprintf(f,
             "\nEnd of matrix: %s - %zu of %zu rows matched in every seed (%zu seed%s each), "
             "%.0f s%s; %s  %s/\n",

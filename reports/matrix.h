@@ -75,7 +75,10 @@ void matrix_expected(const struct scenario *s, char *buf, size_t len);
 void matrix_run_fill(struct matrix_run *m, const struct run_result *r);
 /* Rows whose every run matched. */
 size_t matrix_rows_matched(const struct matrix *m);
-void matrix_terminal(FILE *f, const struct matrix *m);
+/* The table within 120 columns (what has no room beside the others, the
+ * expectation, on the line under each row), or with wide one line per
+ * row however long (--wide). */
+void matrix_terminal(FILE *f, const struct matrix *m, bool wide);
 /* 0, or -1 with errno set. */
 int matrix_markdown(const char *path, const struct matrix *m);
 int matrix_json(const char *path, const struct matrix *m);

@@ -228,7 +228,9 @@ void scorecard_counts(const struct scorecard *sc, size_t *ran, size_t *unsafe, s
  * or path itself when it lies elsewhere. */
 const char *scorecard_rel(const struct scorecard *sc, const char *path);
 
-void scorecard_terminal(FILE *f, const struct scorecard *sc);
+/* The grid within 120 columns (each cell's figure under its word when one
+ * line has no room), or with wide each cell on one line however long. */
+void scorecard_terminal(FILE *f, const struct scorecard *sc, bool wide);
 void scorecard_csv(FILE *f, const struct scorecard *sc);
 /* 0, or -1 with errno set. */
 int scorecard_markdown(const char *path, const struct scorecard *sc);

@@ -6,7 +6,8 @@
  * A cell is its grid word and one figure (scorecard.c says which). The
  * grid keeps both on one line when that fits in 120 columns; else the
  * figures go on a second line under the words, which fits 11 classes of
- * 7-character heads beside a 32-character label. */
+ * 7-character heads beside a 32-character label. --wide keeps the one
+ * line, however long. */
 #include "reports/scorecard.h"
 
 #include <inttypes.h>
@@ -38,8 +39,9 @@ static int one_line_len(const struct grid *g, size_t r, size_t c)
     return g->figure[r][c][0] ? n + 1 + (int)strlen(g->figure[r][c]) : n;
 }
 
-/* The widths of both forms, then the one that fits. */
-static void grid_layout(const struct scorecard *sc, struct grid *g)
+/* The widths of both forms, then the one that fits (wide: the one line,
+ * however long). */
+static void grid_layout(const struct scorecard *sc, struct grid *g, bool wide)
 {
     int one[SCORECARD_MAX_CLASSES] = {0}, two[SCORECARD_MAX_CLASSES] = {0};
     int labels = (int)strlen("lock"), sum1 = 0, sum2 = 0;
@@ -56,15 +58,15 @@ static void grid_layout(const struct scorecard *sc, struct grid *g)
         sum1 += 2 + one[c];
         sum2 += 1 + two[c];
     }
-    g->one_line = labels + sum1 <= GRID_COLUMNS;
+    g->one_line = wide || labels + sum1 <= GRID_COLUMNS;
     for (size_t c = 0; c < sc->n_classes; c++)
         g->width[c] = g->one_line ? one[c] : two[c];
     int room = GRID_COLUMNS - (g->one_line ? sum1 : sum2);
     /* a longer label goes on a line of its own above its cells */
-    g->label_width = labels <= room ? labels : max_i(room, LABEL_MIN);
+    g->label_width = wide || labels <= room ? labels : max_i(room, LABEL_MIN);
 }
 
-static void grid_fill(const struct scorecard *sc, struct grid *g)
+static void grid_fill(const struct scorecard *sc, struct grid *g, bool wide)
 {
     for (size_t r = 0; r < sc->n_rows; r++)
         for (size_t c = 0; c < sc->n_classes; c++) {
@@ -72,7 +74,7 @@ static void grid_fill(const struct scorecard *sc, struct grid *g)
             g->word[r][c] = scorecard_grid_word(sc, cell, c);
             scorecard_grid_figure(sc, cell, c, g->figure[r][c], sizeof(g->figure[r][c]));
         }
-    grid_layout(sc, g);
+    grid_layout(sc, g, wide);
 }
 
 static void grid_row(FILE *f, const struct scorecard *sc, const struct grid *g, size_t r)
@@ -348,7 +350,7 @@ static void layouts(FILE *f, const struct scorecard *sc)
     }
 }
 
-void scorecard_terminal(FILE *f, const struct scorecard *sc)
+void scorecard_terminal(FILE *f, const struct scorecard *sc, bool wide)
 {
     char ms[32];
     fprintf(f,
@@ -357,7 +359,7 @@ void scorecard_terminal(FILE *f, const struct scorecard *sc)
             sc->suite, sc->scenario, scorecard_ms(sc->ttl_ms, true, ms, sizeof(ms)), sc->seeds,
             sc->first_seed, sc->n_rows, sc->n_classes);
     struct grid g;
-    grid_fill(sc, &g);
+    grid_fill(sc, &g, wide);
     grid_print(f, sc, &g);
     fputc('\n', f);
     legend(f, sc);

@@ -117,7 +117,8 @@ int finish_outputs(int rc, const char *dir, const char *name, const char *json_t
 #define OPT_JSON_TO     901
 #define OPT_PERCENTILES 902
 #define OPT_SEEDS       903 /* compare --seeds N */
-#define RUN_OPTIONS_MAX (15 + 3 + SCENARIO_SERVER_KINDS + 1)
+#define OPT_WIDE        904 /* compare --wide */
+#define RUN_OPTIONS_MAX (15 + 4 + SCENARIO_SERVER_KINDS + 1)
 #define BASE_SHORTS     "a:A:c:d:n:s:o:q"
 
 #define OPT_METRICS 2000 /* --metrics HOST:PORT */
@@ -193,8 +194,8 @@ static int foreign_opt(int c, enum run_opts_mode mode)
     if (mode == RUN_OPTS_SHOW)
         return c == 'A' || c == 'o' || c == 'q' || c == 'V' || c == 'P' || c == 'H' ||
                c == OPT_CSV || c == OPT_PERCENTILES || c == OPT_METRICS || c == OPT_LINGER ||
-               c == OPT_SEEDS;
-    return c == 'J' || (c == OPT_SEEDS && mode != RUN_OPTS_COMPARE);
+               c == OPT_SEEDS || c == OPT_WIDE;
+    return c == 'J' || ((c == OPT_SEEDS || c == OPT_WIDE) && mode != RUN_OPTS_COMPARE);
 }
 
 int metrics_option(bool linger, const char *arg, struct run_opts *o)
@@ -236,6 +237,8 @@ static int text_opt(int c, const char *arg, struct run_opts *o)
         o->history_jsonl = 1;
     else if (c == OPT_CSV)
         o->csv = 1;
+    else if (c == OPT_WIDE)
+        o->wide = 1;
     else if (c == OPT_JSON_TO)
         o->json_to = arg;
     else if (c == OPT_PERCENTILES)
@@ -288,6 +291,7 @@ static void run_options(struct option *longs, char *shorts, size_t shorts_len,
                                          {"csv", no_argument, 0, OPT_CSV},
                                          {"percentiles", required_argument, 0, OPT_PERCENTILES},
                                          {"seeds", required_argument, 0, OPT_SEEDS},
+                                         {"wide", no_argument, 0, OPT_WIDE},
                                          {"metrics", required_argument, 0, OPT_METRICS},
                                          {"metrics-linger", required_argument, 0, OPT_LINGER}};
     /* a merge that adds options must make room for them */

@@ -58,6 +58,7 @@ struct run_opts {
     int csv;
     const char *json_to;
     int to_stderr;
+    int wide; /* compare --wide: one line per algorithm, however long */
     double percentiles[RESULT_MAX_PERCENTILES];
     size_t n_percentiles;
 };

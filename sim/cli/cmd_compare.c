@@ -434,7 +434,7 @@ static int compare(const struct run_opts *o, struct plan *p, struct comparison *
         runs_latest_link(c->out_dir);
     FILE *human = o->to_stderr ? stderr : stdout;
     if (!o->quiet) {
-        compare_terminal(human, c);
+        compare_terminal(human, c, o->wide);
     } else {
         char verdict[600];
         fprintf(human, "End of compare: %s  %s/\n", compare_verdict(c, verdict, sizeof(verdict)),

@@ -35,6 +35,7 @@ struct matrix_opts {
     long long seeds;
     int quiet;
     int csv;             /* --csv: the table as CSV on stdout */
+    int wide;            /* --wide: one line per row, however long */
     const char *json_to; /* --json FILE ("-": stdout): matrix.json's copy */
     int to_stderr;       /* stdout is the tool's: lines for a person go to stderr */
     double percentiles[RESULT_MAX_PERCENTILES];
@@ -58,6 +59,7 @@ static int parse_opts(int argc, char **argv, struct matrix_opts *o)
                                           {"plan", no_argument, 0, 'p'},
                                           {"quiet", no_argument, 0, 'q'},
                                           {"csv", no_argument, 0, 'C'},
+                                          {"wide", no_argument, 0, 'W'},
                                           {"json", required_argument, 0, 'J'},
                                           {"percentiles", required_argument, 0, 'P'},
                                           {"metrics", required_argument, 0, 'M'},
@@ -82,6 +84,8 @@ static int parse_opts(int argc, char **argv, struct matrix_opts *o)
             o->quiet = 1;
         else if (c == 'C')
             o->csv = 1;
+        else if (c == 'W')
+            o->wide = 1;
         else if (c == 'J')
             o->json_to = optarg;
         else if (c == 'P' && parse_percentiles_opt(optarg, o->percentiles, &o->n_percentiles))
@@ -326,7 +330,7 @@ static int matrix(const struct matrix_opts *o, struct plan *p, struct matrix *m)
         rc = exit_worse(rc, EXIT_ENV);
     else
         runs_latest_link(m->out_dir);
-    matrix_terminal(o->to_stderr ? stderr : stdout, m);
+    matrix_terminal(o->to_stderr ? stderr : stdout, m, o->wide);
     if (o->csv)
         matrix_csv(stdout, m);
     rc = finish_outputs(rc, m->out_dir, "matrix.json", o->json_to);

@@ -39,6 +39,7 @@ static int parse_opts(int argc, char **argv, struct sc_opts *o)
                                           {"out", required_argument, 0, 'o'},
                                           {"quiet", no_argument, 0, 'q'},
                                           {"csv", no_argument, 0, 'C'},
+                                          {"wide", no_argument, 0, 'W'},
                                           {"json", required_argument, 0, 'J'},
                                           {"junit", required_argument, 0, 'U'},
                                           {0, 0, 0, 0}};
@@ -74,6 +75,8 @@ static int parse_opts(int argc, char **argv, struct sc_opts *o)
             o->quiet = 1;
         else if (c == 'C')
             o->csv = 1;
+        else if (c == 'W')
+            o->wide = 1;
         else if (c == 'J')
             o->json_to = optarg;
         else if (c == 'U')
@@ -337,7 +340,7 @@ static int scorecard(const struct sc_opts *o, struct sc_plan *p, struct scorecar
     rc = exit_worse(rc, written);
     if (written == 0) /* as matrix and compare: the folder is whole, whatever its cells said */
         runs_latest_link(sc->out_dir);
-    scorecard_terminal(o->to_stderr ? stderr : stdout, sc);
+    scorecard_terminal(o->to_stderr ? stderr : stdout, sc, o->wide);
     if (o->csv)
         scorecard_csv(stdout, sc);
     char unsafe[256];

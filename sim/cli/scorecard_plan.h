@@ -30,6 +30,7 @@ struct sc_opts {
     bool dry_run; /* --plan: print what each cell would run, start nothing */
     int quiet;
     int csv;
+    int wide;      /* --wide: each grid cell on one line, however long */
     int to_stderr; /* stdout is the tool's (--csv, --json -) */
 };
 

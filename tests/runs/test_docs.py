@@ -519,8 +519,8 @@ class Checker:
         where = "%s:%d" % (doc.rel, block["line"])
         lines = [l for l in block["body"] if l.strip()]
         m = re.search(r"scenario=(\S+)", lines[0])
-        algos = [l.split()[0] for l in lines[2:]
-                 if l.split() and not l.startswith(("(", "End of compare:"))]
+        algos = [l.split()[0] for l in lines[2:]  # a row's own lines are indented
+                 if l.split() and not l.startswith(("(", "End of compare:", " "))]
         args = ["compare", "scenarios/%s.json" % m.group(1), "--algorithms", ",".join(algos),
                 "--duration", "1", "--out", self.scratch("compare")]
         code, out, err, secs = self.run([self.bin] + args)

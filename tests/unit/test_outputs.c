@@ -243,7 +243,7 @@ static void compare_table_shows_the_chosen_percentiles(void **state)
     b->ran = true;
     b->safety.safe = true;
     struct capture out;
-    compare_terminal(capture_open(&out), c);
+    compare_terminal(capture_open(&out), c, true);
     const char *text = capture_text(&out);
     assert_non_null(strstr(text,
                            "\nalgorithm    ttl ms lease ms       qps    p50 ms p99.999 ms  "

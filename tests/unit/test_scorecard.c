@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "algorithms/lock.h"
 #include "reports/scorecard.h"
 #include "tests/lib/capture.h"
 #include "tests/lib/scratch.h"
@@ -255,7 +256,7 @@ static void sample(struct scorecard *sc, const char *out)
 static char *terminal_of(const struct scorecard *s)
 {
     struct capture cap;
-    scorecard_terminal(capture_open(&cap), s);
+    scorecard_terminal(capture_open(&cap), s, false);
     return capture_text(&cap);
 }
 
@@ -525,12 +526,13 @@ static void terminal_grid_within_120_columns(void **state)
                         "  etcd (clientv3 3.4, no re-check): 1 etcd member; 3 etcd members "
                         "(leader)");
     /* a safe cell a published finding calls unsafe, under a heading of its own */
-    assert_non_null(strstr(t, "\nPublished results this suite did not reproduce:\n"
-                              "  etcd (clientv3 3.4, no re-check) / lock server killed and "
-                              "restarted with its data: safe in every seed, though known result "
-                              "21_restart_empty - Kleppmann 2016 (published: unsafe); this class's "
-                              "shape did not reproduce it: `locklab matrix --only 21_restart_empty` "
-                              "runs its own scenario\n"));
+    assert_non_null(strstr(t,
+                           "\nPublished results this suite did not reproduce:\n"
+                           "  etcd (clientv3 3.4, no re-check) / lock server killed and "
+                           "restarted with its data: safe in every seed, though known result "
+                           "21_restart_empty - Kleppmann 2016 (published: unsafe); this class's "
+                           "shape did not reproduce it: `locklab matrix --only 21_restart_empty` "
+                           "runs its own scenario\n"));
     char want[1024];
     const char *zk = strstr(sample_answer, "zookeeper;");
     snprintf(want, sizeof(want), "Answer: %.*szookeeper (curator, 28 char)%s",
@@ -588,6 +590,56 @@ static void terminal_one_line_when_it_fits(void **state)
     assert_string_equal(top, "lock   none        pause>L    pause<L\n"
                              "redis  safe 2.0ms  UNSAFE 7v  safe 10ms\n");
     assert_non_null(strstr(t, "\nLeases: 500 ms asked of every lock; every lock had it.\n"));
+    free(t);
+}
+
+/* Every lock of the registry through eleven classes: the grid keeps
+ * within 120 columns, each figure under its word; --wide keeps each
+ * cell on one line, its head exactly as before. */
+static void terminal_every_lock_within_120_columns(void **state)
+{
+    (void)state;
+    head(&sc, "runs/x");
+    add_classes(&sc, N_CLASSES);
+    assert_int_equal(lock_count(), 16);
+    for (size_t i = 0; i < lock_count(); i++) {
+        struct scorecard_row *row = add_row(&sc, lock_at(i)->name, lock_at(i)->name, false);
+        ran_all(&sc, row, 500, "1 redis");
+    }
+    unsafe_seed(&sc.rows[15], K_PAUSE_PAST, 0, 1234, "stale");
+    char *t = terminal_of(&sc), top[1024];
+    size_t n, widest;
+    grid_lines(t, &n, &widest, top, sizeof(top));
+    assert_true(widest <= 120);
+    assert_int_equal(n, 1 + 16 * 2);
+    assert_string_equal(top, "lock                     none  pause>L pause<L crash waiter restart "
+                             "srvstop leader lat100 cutoff clock+\n"
+                             "redis                    safe  safe    safe    safe  safe   safe    "
+                             "safe    safe   safe   safe   safe\n"
+                             "                         2.2ms 12ms    12ms    12ms  12ms   12ms    "
+                             "12ms    12ms   12ms   12ms   12ms\n");
+    assert_non_null(strstr(t, "\nredisson-semaphore-naive safe  UNSAFE  safe    safe  safe   "
+                              "safe    safe    safe   safe   safe   safe\n"
+                              "                         2.2ms 1 of 3  12ms    12ms  12ms   "
+                              "12ms    12ms    12ms   12ms   12ms   12ms\n"));
+    free(t);
+
+    struct capture cap;
+    scorecard_terminal(capture_open(&cap), &sc, true);
+    t = capture_text(&cap);
+    grid_lines(t, &n, &widest, top, sizeof(top));
+    assert_int_equal(n, 1 + 16);
+    assert_int_equal(widest, 150);
+    assert_string_equal(
+        top, "lock                      none        pause>L        pause<L    crash      "
+             "waiter     restart    srvstop    leader     lat100     cutoff     "
+             "clock+\n"
+             "redis                     safe 2.2ms  safe 12ms      safe 12ms  safe 12ms  "
+             "safe 12ms  safe 12ms  safe 12ms  safe 12ms  safe 12ms  safe 12ms  "
+             "safe 12ms\n"
+             "redis-naive               safe 2.2ms  safe 12ms      safe 12ms  safe 12ms  "
+             "safe 12ms  safe 12ms  safe 12ms  safe 12ms  safe 12ms  safe 12ms  "
+             "safe 12ms\n");
     free(t);
 }
 
@@ -783,7 +835,7 @@ static int write_sample(const char *dir, int argc, char **argv)
         fprintf(stderr, "test_scorecard: cannot write into %s: %s\n", dir, strerror(errno));
         return 1;
     }
-    scorecard_terminal(stdout, &sc);
+    scorecard_terminal(stdout, &sc, false);
     return 0;
 }
 
@@ -804,6 +856,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(terminal_grid_within_120_columns),
         cmocka_unit_test(terminal_long_labels_on_their_own_line),
         cmocka_unit_test(terminal_one_line_when_it_fits),
+        cmocka_unit_test(terminal_every_lock_within_120_columns),
         cmocka_unit_test(a_scorecard_cut_short),
         cmocka_unit_test_setup_teardown(files_link_runs_relative_to_the_scorecard, make_root,
                                         remove_root),
