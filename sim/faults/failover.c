@@ -152,6 +152,7 @@ const struct fault_kind fault_failover = {
     .ready_to_end = ready_to_end,
     .end = end,
     .ends_on_event = true,
+    .awaits_promotion = true,
     .plan = plan,
     .settings = settings,
 };

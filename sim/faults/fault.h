@@ -136,6 +136,10 @@ struct fault_kind {
     bool ends_as_end_begins;
     /* Its written window is not timed: it ends on an event. */
     bool ends_on_event;
+    /* It strikes one server, its pick, and ends once the layout has
+     * promoted another (a failover): while it lasts it holds one server and
+     * needs one more left up, which the checks of the whole count. */
+    bool awaits_promotion;
 
     /* FAULT_FAMILY_NETWORK */
     const struct toxic_kind *toxic; /* sim/proxy/toxic_kind.h */

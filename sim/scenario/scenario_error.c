@@ -149,19 +149,39 @@ static bool given_by_option(const struct ctx *c)
     return false;
 }
 
+/* Where the value under check sits in the file. A check of the whole may
+ * blame a value the file does not hold (a default): then the innermost
+ * object around it that the file has, with *absent set, so every error the
+ * file caused points into it. False only when not even the root is there. */
+static bool locate(const struct ctx *c, bool at_key, struct json_pos *pos, bool *absent)
+{
+    *absent = false;
+    for (size_t d = c->depth;; d--) {
+        if (json_locate_steps(c->text, c->len, c->path, d, at_key && d == c->depth, pos) == 0)
+            return true;
+        *absent = true;
+        if (d == 0)
+            return false;
+    }
+}
+
 __attribute__((format(printf, 5, 0))) static int
 vfail(struct ctx *c, bool at_key, bool any_value, const json_t *want, const char *fmt, va_list ap)
 {
     char msg[SCENARIO_ERR_MAX], path[256];
     struct json_pos pos;
-    bool located;
+    bool located, absent = false;
 
     vsnprintf(msg, sizeof(msg), fmt, ap);
     render_path(c, path, sizeof(path));
     /* a value the command line gave is nowhere in the file; one that
      * cannot be the file's (want NULL) is not pointed at either */
-    located = c->text && !given_by_option(c) && (any_value || want) &&
-              json_locate_steps(c->text, c->len, c->path, c->depth, at_key, &pos) == 0;
+    located =
+        c->text && !given_by_option(c) && (any_value || want) && locate(c, at_key, &pos, &absent);
+    if (located && absent) {
+        size_t used = strlen(msg);
+        snprintf(msg + used, sizeof(msg) - used, "; not in the file: the default");
+    }
     scn_emit(c->err, c->file, located ? &pos : NULL, path, msg);
     return -1;
 }

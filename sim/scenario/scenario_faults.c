@@ -212,28 +212,55 @@ static bool windows_overlap(const struct scenario *s, const struct fault_spec *a
     return a->at_ms < b_end && b->at_ms < a_end;
 }
 
+/* The servers f holds while it lasts: a failover the one master it kills,
+ * else as many as its target names. */
+static size_t held(const struct fault_spec *f, size_t n)
+{
+    return fault_kind_of(f)->awaits_promotion ? 1 : fault_node_count(f, n);
+}
+
+/* Faults at once that leave nothing to promote: the servers they strike
+ * and one more. */
+static int no_replica_left(struct ctx *c, const struct lock_ops *ops, const struct fault_spec *b,
+                           const char *shown, size_t busy, size_t n)
+{
+    const struct server_kind *k = kind_of(ops);
+    return scn_fail(c,
+                    "with %s still on, this %s needs %zu servers, %zu to strike and a %s to "
+                    "promote; the run has %zu",
+                    shown, fault_type_name(b->kind), busy + 1, busy,
+                    k && k->follower_word ? k->follower_word : "follower", n);
+}
+
 /* Fault j against the process faults before it that are still on when it
- * starts: the same named server, or more servers than there are. */
-static int contradiction(struct ctx *c, const struct scenario *s, size_t j, size_t n)
+ * starts: the same named server, or more servers than there are (and one
+ * more for a failover to promote). A failover takes no target: its type
+ * is blamed. */
+static int contradiction(struct ctx *c, const struct scenario *s, const struct lock_ops *ops,
+                         size_t j, size_t n)
 {
     const struct fault_spec *b = &s->faults[j];
-    size_t busy = fault_node_count(b, n);
+    size_t busy = held(b, n);
+    bool promote = fault_kind_of(b)->awaits_promotion;
     for (size_t i = 0; i < s->n_faults; i++) {
         const struct fault_spec *a = &s->faults[i];
         if (i == j || !fault_on_servers(a->kind) || !windows_overlap(s, a, b) ||
             (a->at_ms > b->at_ms || (a->at_ms == b->at_ms && i > j)))
             continue;
-        busy += fault_node_count(a, n);
+        busy += held(a, n);
+        promote = promote || fault_kind_of(a)->awaits_promotion;
         bool same = (a->pick == PICK_NODE && b->pick == PICK_NODE && a->node == b->node) ||
                     (a->pick == PICK_POOLER && b->pick == PICK_POOLER);
-        if (same || busy > n) {
-            scn_push_key(c, "target");
+        if (same || busy + promote > n) {
+            scn_push_key(c, fault_kind_of(b)->pick ? "type" : "target");
             char shown[80];
             snprintf(shown, sizeof(shown), "faults[%zu] (%s %s from %" PRIu64 " to %" PRIu64 " ms)",
                      i, fault_type_name(a->kind), a->target_text, a->at_ms,
                      fault_end_ms(a, s->duration_ms));
             if (same)
                 return scn_fail(c, "%s is already under %s", b->target_text, shown);
+            if (promote)
+                return no_replica_left(c, ops, b, shown, busy, n);
             return scn_fail(c, "%s together with %s needs %zu of %zu servers", b->target_text,
                             shown, busy, n);
         }
@@ -344,7 +371,7 @@ static int check_one(struct ctx *c, const struct scenario *s, const struct lock_
         scn_push_key(c, key);
         return scn_fail(c, "%s", why);
     }
-    return contradiction(c, s, i, scenario_servers(s, ops));
+    return contradiction(c, s, ops, i, scenario_servers(s, ops));
 }
 
 int scenario_finish_faults(struct ctx *c, const struct scenario *s, const struct lock_ops *ops)

@@ -39,23 +39,34 @@ What is checked, and the conventions a doc follows for it:
    happened (and the servers its state file names are stopped by PID if
    that did not stop them).
 
-2. Quoted messages. A line of a plain ``` block, or an inline `code` span,
-   that reads `PATH.json[:LINE:COL]: message` is a locklab error message:
-   - PATH `t.json`: an inline case of tests/unit/test_scenario*.c, which
-     assert the exact text against the real loader; the message must be one
-     of those files' string constants (adjacent literals joined), word for
-     word;
-   - any other PATH: `locklab run PATH` runs from the temporary folder
-     (with closed server ports, so a file that turned valid starts nothing)
-     and must exit 2 with exactly that line on stderr, after the leading
-     "locklab: ". The file is named as the doc names it, so it must exist
-     in the tree (tests/fixtures/doc_*.json for a doc's own example), or
-     the message must be the one about it not existing.
+2. Error examples. locklab's errors are one line on stderr, "locklab: "
+   included, and a doc quotes them whole. In a plain ``` block, a line
+   that starts "locklab: " is an error example, of the form
+       locklab: FILE[:LINE[:COL] | : byte N]: message
+   with FILE ending .json (a scenario) or .jsonl/.llh (a history). The
+   lines above it in the block, back to the previous error line, are
+   FILE's text: the test writes them to FILE (a bare name, t.json, h.jsonl:
+   none of the tree's) in the working folder, so the doc shows what caused
+   the error and where its column points:
+       {"clients": 0, "workload": {"type": "flash_sale"}}
+       locklab: t.json:1:13: clients: 0 is out of range (1..100000)
+   With no lines above it, FILE is the tree's (a fixture of
+   tests/fixtures/, copied in), or absent, and the error must say so. Then
+   a scenario runs as `locklab show FILE`, and a file of the tree also as
+   `locklab run FILE` (closed server ports, so a file that turned valid
+   starts nothing), a history as `locklab check FILE`; each must exit 2
+   with exactly that line as all its stderr. `locklab: FILE...` (the
+   form, FILE in capitals) is skipped. A "locklab: " line of another form
+   outside a marked block
+   (3.), or an inline `code` span quoting an error, fails: an error is
+   shown in a block, with its input or its fixture.
 
 3. Output examples.
    - A block right after a comment line `<!-- output of: locklab ARGS -->`
      shows what that command prints: each of its lines must be a line of
-     the output (stdout, and stderr without "locklab: "), exactly.
+     the output (stdout, and stderr without "locklab: "), exactly. A block
+     whose every line starts "locklab: " shows errors: its lines must be
+     the command's whole stderr, prefix and all.
    - `<!-- shape of: locklab ARGS -->` is the same for output that holds
      run-specific figures: numbers that stand alone (not `p99`'s) are
      masked and runs of spaces are one space on both sides, so the column
@@ -118,11 +129,13 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import kind_lists  # noqa: E402  (tests/lib)
 
 TIMEOUT_S = 120
-# The unit tests whose string constants the docs quote: the loader's
-# messages (t.json) and the history writer's whole example.
-SCENARIO_TESTS = "tests/unit/test_scenario*.c"
+# The unit tests whose string constants the docs quote: the history
+# writer's whole example.
 HISTORY_TESTS = "tests/unit/test_history*.c"
-MSG_RE = re.compile(r"^(?P<path>[\w./-]+\.json)(?::(?P<line>\d+):(?P<col>\d+))?: (?P<text>\S.*)$")
+ERR_RE = re.compile(r"^locklab: (?P<path>[\w./-]+\.(?P<ext>json|jsonl|llh))"
+                    r"(?::\d+(?::\d+)?|: byte \d+)?: \S")
+# an error quoted inline, with or without the prefix: it belongs in a block
+INLINE_ERR_RE = re.compile(r"^(?:locklab: \S|[\w./-]+\.(?:json|jsonl|llh)(?::\d+)+: )")
 MARKER_RE = re.compile(r"^<!--\s*(?P<kind>output of|shape of):\s*(?P<cmd>.*?)\s*-->\s*$")
 EXIT_RE = re.compile(r"(?:^exit (\d+)\b|\(exit (\d+)\))")
 NUM_RE = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?(?![\w])")
@@ -435,34 +448,61 @@ class Checker:
 
     # ---- 2. messages -------------------------------------------------------
 
-    def check_message(self, where, msg, command=None):
-        m = MSG_RE.match(msg)
-        if command is None and m.group("path") == "t.json":
-            held = self.holder_of(SCENARIO_TESTS, msg)
-            if held:
-                self.report("PASS", where, msg + "  [asserted in %s]" % held)
+    def check_error_block(self, doc, block):
+        """Each error line of the block, with the lines above it as its file."""
+        text = []
+        for k, line in enumerate(block["body"]):
+            where = "%s:%d" % (doc.rel, block["line"] + 1 + k)
+            if not line.startswith("locklab: "):
+                if line.strip():
+                    text.append(line)
+                continue
+            m = ERR_RE.match(line)
+            if line.startswith("locklab: FILE"):
+                self.report("SKIP", where, line, "the form of an error, not one")
+            elif not m:
+                self.report("FAIL", where, line, "an error line that is not "
+                            "locklab: FILE.json|.jsonl|.llh[:LINE[:COL]]: message")
             else:
-                near = difflib_close(msg, [s for rel in self.files_of(SCENARIO_TESTS)
-                                           for s in self.strings_of(rel) if s.startswith("t.json")])
-                self.report("FAIL", where, msg, "not an expected string of " + SCENARIO_TESTS
-                            + ("; nearest there:\n" + near if near else ""))
-            return
-        if command is None:
-            argv = ["run", m.group("path")] + self.closed_servers() + ["--out", self.scratch("msg")]
-            shown, expect = "locklab run " + m.group("path"), 2
+                self.check_error(where, line, m, text)
+            text = []
+        if text:
+            self.report("FAIL", "%s:%d" % (doc.rel, block["line"]), "error block",
+                        "lines after its last error line: " + text[0][:60])
+
+    def check_error(self, where, line, m, text):
+        path = m.group("path")
+        written = None
+        if text:
+            if "/" in path or os.path.exists(os.path.join(self.src, path)):
+                self.report("FAIL", where, line, "an input shown in the doc goes to a bare "
+                            "name the tree does not have, not %s" % path)
+                return
+            written = os.path.join(self.work, path)
+            with open(written, "w", encoding="utf-8") as f:
+                f.write("\n".join(text) + "\n")
+        if m.group("ext") == "json":
+            # run only on the tree's files, as ever: with closed ports its servers are
+            # external, which a doc's input (a kill, sentinels) may refuse first
+            runs = [["show", path]] + ([] if text else [
+                ["run", path] + self.closed_servers() + ["--out", self.scratch("err")]])
         else:
-            argv, shown, expect = command
-        code, out, err, _ = self.run([self.bin] + argv)
-        got = self.out_lines("", err) if command is None else self.out_lines(out, err)
-        got = [self.known_elided(msg, l) for l in got]
-        if command is None and code == expect and got == [msg]:
-            self.report("PASS", where, msg + "  [" + shown + ": exit %d]" % code)
-        elif command is not None and code == expect and msg in got:
-            self.report("PASS", where, msg + "  [" + shown + ": exit %d]" % code)
-        else:
-            self.report("FAIL", where, msg, "%s: exit %d%s, and said:\n%s" % (
-                shown, code, "" if code == expect else " (expected %d)" % expect,
-                "\n".join(got[-6:]) or "(nothing)"))
+            runs = [["check", path]]
+        try:
+            for argv in runs:
+                code, out, err, _ = self.run([self.bin] + argv)
+                got = [self.known_elided(line, l) for l in err.splitlines()]
+                shown = "locklab %s %s" % (argv[0], path)
+                if code == 2 and got == [line]:
+                    self.report("PASS", where, "%s  [%s%s: exit 2]" % (
+                        line, shown, ", from the doc's text" if text else ""))
+                else:
+                    self.report("FAIL", where, line, "%s: exit %d%s, and said on stderr:\n%s" % (
+                        shown, code, "" if code == 2 else " (expected 2)",
+                        "\n".join(got[-6:]) or "(nothing)"))
+        finally:
+            if written:
+                os.unlink(written)
 
     def known_elided(self, msg, line):
         """line as msg writes it when msg ends "(known: ...)" and line names
@@ -487,11 +527,15 @@ class Checker:
             self.report("FAIL", where, "marker: %s" % cmd, "the marker must name a locklab command")
             return
         lines = [l for l in block["body"] if l.strip()]
-        if kind == "output of" and all(MSG_RE.match(l) for l in lines):
-            for k, l in enumerate(block["body"]):
-                if l.strip():
-                    self.check_message("%s:%d" % (doc.rel, block["line"] + 1 + k), l,
-                                       (argv[1:], " ".join(argv), expect))
+        if kind == "output of" and all(l.startswith("locklab: ") for l in lines):
+            code, out, err, _ = self.run([self.bin] + argv[1:])
+            got = [self.known_elided(w, g) for w, g in zip(lines, err.splitlines())]
+            got += err.splitlines()[len(lines):]
+            if code == expect and got == lines:
+                self.report("PASS", where, "errors of %s: stderr exactly, exit %d" % (cmd, code))
+            else:
+                self.report("FAIL", where, "errors of %s" % cmd, "exit %d (expected %d); stderr:\n%s"
+                            % (code, expect, err.rstrip() or "(nothing)"))
             return
         code, out, err, secs = self.run([self.bin] + [map_path(a, self.outmap) for a in argv[1:]])
         for old, new in self.outmap.items():  # the doc's names for the folders
@@ -688,8 +732,9 @@ class Checker:
             self.outmap = {}  # --out folders of the doc's commands, for its later ones
             templates = [(l, s) for l, s in doc.inline_spans() if s.startswith("checker: ")]
             for line, span in doc.inline_spans():
-                if MSG_RE.match(span):
-                    self.check_message("%s:%d" % (doc.rel, line), span)
+                if INLINE_ERR_RE.match(span):
+                    self.report("FAIL", "%s:%d" % (doc.rel, line), span, "an error quoted "
+                                "inline: show it in a block, whole, with its input (2.)")
             for block in doc.blocks:
                 body = [l for l in block["body"] if l.strip()]
                 where = "%s:%d" % (doc.rel, block["line"])
@@ -704,16 +749,8 @@ class Checker:
                     self.check_compare_banner(doc, block)
                 elif body and all(l.startswith("{") and l.endswith("}") for l in body):
                     history_lines |= self.check_history_block(doc, block, templates)
-                elif body and any(MSG_RE.match(l) for l in body):
-                    for k, l in enumerate(block["body"]):
-                        if not l.strip():
-                            continue
-                        w = "%s:%d" % (doc.rel, block["line"] + 1 + k)
-                        if MSG_RE.match(l):
-                            self.check_message(w, l)
-                        else:
-                            self.report("FAIL", w, l, "a message block line that is not "
-                                        "PATH.json[:LINE:COL]: message")
+                elif body and any(l.startswith("locklab: ") for l in body):
+                    self.check_error_block(doc, block)
                 else:
                     self.report("SKIP", where, "``` %s block: %s" % (
                         block["lang"] or "plain", (body[0] if body else "(empty)")[:60]),

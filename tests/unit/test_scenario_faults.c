@@ -286,8 +286,38 @@ static void test_redis_topology(void **state)
         {"{'faults': [{'at_ms': 0, 'type': 'timeout', 'target': 'replication'}], " WL "}",
          "t.json:1:55: faults[0].target: replication is the link of the replicas locklab runs for "
          "a redis master (lock.redis.sentinels: 1)"},
+        /* a failover holds the master it kills and needs a replica left to
+         * promote: two at once need three servers; it takes no target, so
+         * its type is pointed at */
+        {"{'lock': {'redis': {'sentinels': 1}}, 'faults': [{'at_ms': 0, 'type': 'failover', "
+         "'restart_after_ms': 1000}, {'at_ms': 500, 'type': 'failover'}], " WL "}",
+         "t.json:1:133: faults[1].type: with faults[0] (failover the master from 0 to 1000 ms) "
+         "still on, this failover needs 3 servers, 2 to strike and a replica to promote; the run "
+         "has 2"},
+        {"{'lock': {'redis': {'sentinels': 1}}, 'faults': [{'at_ms': 0, 'type': 'kill', 'target': "
+         "'redis-2', 'restart_after_ms': 1000}, {'at_ms': 500, 'type': 'failover'}], " WL "}",
+         "t.json:1:150: faults[1].type: with faults[0] (kill redis-2 from 0 to 1000 ms) still on, "
+         "this failover needs 3 servers, 2 to strike and a replica to promote; the run has 2"},
+        {"{'lock': {'redis': {'sentinels': 1}}, 'faults': [{'at_ms': 0, 'type': 'failover', "
+         "'restart_after_ms': 1000}, {'at_ms': 500, 'type': 'pause', 'target': 'one', "
+         "'duration_ms': 100}], " WL "}",
+         "t.json:1:152: faults[1].target: with faults[0] (failover the master from 0 to 1000 ms) "
+         "still on, this pause needs 3 servers, 2 to strike and a replica to promote; the run has "
+         "2"},
     };
     CHECK_FINISH(finish);
+    /* two replicas: one for each failover to promote; and one after the
+     * other's end, on a master and one replica */
+    load_ok(state,
+            "{'lock': {'redis': {'sentinels': 1, 'replicas': 2}}, 'faults': [{'at_ms': 0, 'type': "
+            "'failover', 'restart_after_ms': 1000}, {'at_ms': 500, 'type': 'failover'}], " WL "}",
+            &s);
+    assert_int_equal(s.n_faults, 2);
+    load_ok(state,
+            "{'lock': {'redis': {'sentinels': 1}}, 'faults': [{'at_ms': 0, 'type': 'failover', "
+            "'restart_after_ms': 500}, {'at_ms': 500, 'type': 'failover'}], " WL "}",
+            &s);
+    assert_int_equal(s.faults[1].at_ms, 500);
 }
 
 /* Network faults: Toxiproxy's attributes, each on the types that take it,

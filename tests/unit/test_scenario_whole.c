@@ -316,6 +316,12 @@ static void test_new_finish_errors(void **state)
         {"{'duration_s': 10, 'workload': {'type': 'scheduled_tasks', 'tasks': 4, 'period_ms': 1000,"
          " 'run_ms': 250}}",
          "t.json:1:101: workload.run_ms: 250 must be less than period_ms / tasks (250 ms)"},
+        /* a default blamed is not in the file: the object that lacks it is
+         * pointed at, and the message says so */
+        {"{'duration_s': 10, 'workload': {'type': 'scheduled_tasks', 'tasks': 20, 'period_ms': "
+         "1000}}",
+         "t.json:1:32: workload.run_ms: 50 must be less than period_ms / tasks (50 ms); not in the "
+         "file: the default"},
         /* the hold counts from the acquisition and may last the whole period */
         {"{'duration_s': 10, 'workload': {'type': 'scheduled_tasks', 'period_ms': 1000,"
          " 'hold_min_ms': 1001}}",
