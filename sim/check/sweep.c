@@ -10,6 +10,12 @@
  * against the heaps its mode conflicts with, so walking them costs exactly
  * the pairs found. Only the listing is capped; the counts are exact.
  *
+ * A heap's sections are also kept in buckets of one owner each (and of one
+ * kind: with a sequence or without), so an entrant skips its own owner's
+ * re-entries, and on time every section the sequence judged, a bucket at a
+ * time: a holder re-entering a key a million times costs a million steps,
+ * not a million squared.
+ *
  * Sections wait to be judged in two queues per key: on time a FIFO in
  * entry order (the stream brings entries in time order), on the sequence a
  * min-heap on the entry step. A queue's head is judged once it is closed
@@ -44,7 +50,27 @@ enum { HEAP_EXCL = 0, HEAP_SHARED, HEAPS };
 struct inside {
     struct item *h[HEAPS];
     size_t n[HEAPS], cap[HEAPS];
-    size_t shared_unseq; /* of HEAP_SHARED, the sections lacking a sequence */
+    size_t shared_unseq;        /* of HEAP_SHARED, the sections lacking a sequence */
+    uint32_t buckets[HEAPS][2]; /* per heap and [has_seq]: its owners' buckets, 0: none */
+    uint8_t sid;                /* 0: the time sweep, 1: the sequence sweep */
+};
+
+/* The sections of one owner in one heap of one sweep of a key, of one kind
+ * (has_seq): a list through the sections' member links. */
+struct bucket {
+    uint32_t key, owner;
+    uint8_t tag;         /* sweep, heap and kind: which list of struct inside */
+    uint32_t first;      /* its first section's slot */
+    uint32_t prev, next; /* the other buckets of its list; 0: none (buckets count from 1) */
+};
+
+/* The buckets by (key, owner, tag): open addressing, linear probing. */
+struct bucket_index {
+    uint32_t *tab; /* bucket numbers, 0: empty */
+    size_t cap, n;
+    struct bucket *b; /* b[0] unused */
+    size_t n_b, cap_b;
+    uint32_t free_b; /* a free bucket, chained through next */
 };
 
 struct cs {
@@ -52,7 +78,8 @@ struct cs {
     uint64_t id;
     uint32_t link;  /* the caller's, or the free list's */
     uint32_t group; /* its violations' group, when it is a stale holder (groups.h) */
-    uint8_t refs;   /* the time sweep's, and the sequence sweep's */
+    uint32_t bucket[2], mprev[2], mnext[2]; /* per sweep: its owner's bucket, and the list */
+    uint8_t refs;                           /* the time sweep's, and the sequence sweep's */
     bool closed;
     bool occupied; /* entered while a conflicting set was inside (checker.h) */
     bool counted;  /* a permit entry judged by its count on the sequence */
@@ -87,6 +114,7 @@ struct sweep {
     size_t cap_spare;
     struct listing listed;
     struct group_track groups;
+    struct bucket_index bx;
     bool writes_only;
     struct check_result *out;
 };
@@ -121,6 +149,8 @@ static struct key_state *key_at(struct sweep *w, uint32_t key)
         if (array_grow(&w->keys, &cap, (size_t)key + 1, sizeof(*w->keys)) < 0)
             return NULL;
         memset(&w->keys[w->n_keys], 0, (cap - w->n_keys) * sizeof(*w->keys));
+        for (size_t k = w->n_keys; k < cap; k++)
+            w->keys[k].on_seq.sid = 1;
         w->n_keys = cap;
     }
     return &w->keys[key];
@@ -162,9 +192,157 @@ static void heap_down(struct item *h, size_t n, bool by_entry)
     }
 }
 
+/* ---- owners' buckets ------------------------------------------------------ */
+
+static uint8_t bucket_tag(const struct inside *in, int k, bool has_seq)
+{
+    return (uint8_t)(in->sid << 2 | (unsigned)k << 1 | has_seq);
+}
+
+static size_t bucket_home(const struct bucket_index *x, uint32_t key, uint32_t owner, uint8_t tag)
+{
+    uint64_t h = ((uint64_t)key << 32 | owner) * 0x9e3779b97f4a7c15ULL;
+    h ^= (h >> 29) + tag * 0xbf58476d1ce4e5b9ULL;
+    return (size_t)(h ^ h >> 32) & (x->cap - 1);
+}
+
+/* Where (key, owner, tag) is in the table, or the empty place it would go. */
+static size_t bucket_find(const struct bucket_index *x, uint32_t key, uint32_t owner, uint8_t tag)
+{
+    size_t i = bucket_home(x, key, owner, tag);
+    for (; x->tab[i]; i = (i + 1) & (x->cap - 1)) {
+        const struct bucket *b = &x->b[x->tab[i]];
+        if (b->key == key && b->owner == owner && b->tag == tag)
+            break;
+    }
+    return i;
+}
+
+static int bucket_rehash(struct bucket_index *x)
+{
+    size_t cap = x->cap ? 2 * x->cap : 64;
+    uint32_t *old = x->tab;
+    size_t old_cap = x->cap;
+    x->tab = calloc(cap, sizeof(*x->tab));
+    if (x->tab == NULL) {
+        x->tab = old;
+        return -1;
+    }
+    x->cap = cap;
+    for (size_t i = 0; i < old_cap; i++)
+        if (old[i]) {
+            const struct bucket *b = &x->b[old[i]];
+            x->tab[bucket_find(x, b->key, b->owner, b->tag)] = old[i];
+        }
+    free(old);
+    return 0;
+}
+
+/* A new bucket in the table, its fields set by the caller; 0 out of memory. */
+static uint32_t bucket_add(struct bucket_index *x, uint32_t key, uint32_t owner, uint8_t tag)
+{
+    if (2 * (x->n + 1) > x->cap && bucket_rehash(x) < 0)
+        return 0;
+    uint32_t id = x->free_b;
+    if (id) {
+        x->free_b = x->b[id].next;
+    } else {
+        if (x->n_b + 1 >= UINT32_MAX || array_grow(&x->b, &x->cap_b, x->n_b + 2, sizeof(*x->b)) < 0)
+            return 0;
+        id = (uint32_t)++x->n_b;
+    }
+    x->b[id] = (struct bucket){.key = key, .owner = owner, .tag = tag};
+    x->tab[bucket_find(x, key, owner, tag)] = id;
+    x->n++;
+    return id;
+}
+
+/* Take bucket id out of the table (backward shift: no tombstones). */
+static void bucket_remove(struct bucket_index *x, uint32_t id)
+{
+    const struct bucket *b = &x->b[id];
+    size_t i = bucket_find(x, b->key, b->owner, b->tag);
+    x->tab[i] = 0;
+    for (size_t j = (i + 1) & (x->cap - 1); x->tab[j]; j = (j + 1) & (x->cap - 1)) {
+        const struct bucket *c = &x->b[x->tab[j]];
+        size_t home = bucket_home(x, c->key, c->owner, c->tag);
+        /* it stays unless its home lies cyclically outside (i, j] */
+        if (((j - home) & (x->cap - 1)) < ((j - i) & (x->cap - 1)))
+            continue;
+        x->tab[i] = x->tab[j];
+        x->tab[j] = 0;
+        i = j;
+    }
+    x->b[id].next = x->free_b;
+    x->free_b = id;
+    x->n--;
+}
+
+/* Section slot, now in heap k of in, joins its owner's bucket. */
+static int bucket_join(struct sweep *w, struct inside *in, int k, uint32_t slot)
+{
+    struct bucket_index *x = &w->bx;
+    struct cs *c = &w->pool[slot];
+    uint8_t tag = bucket_tag(in, k, c->s.has_seq);
+    uint32_t *list = &in->buckets[k][c->s.has_seq];
+    uint32_t id = x->cap ? x->tab[bucket_find(x, c->s.key, c->s.owner, tag)] : 0;
+    if (id == 0) {
+        if ((id = bucket_add(x, c->s.key, c->s.owner, tag)) == 0)
+            return -1;
+        struct bucket *b = &x->b[id];
+        b->first = SWEEP_NONE;
+        b->next = *list;
+        if (*list)
+            x->b[*list].prev = id;
+        *list = id;
+    }
+    struct bucket *b = &x->b[id];
+    uint8_t s = in->sid;
+    c->bucket[s] = id;
+    c->mprev[s] = SWEEP_NONE;
+    c->mnext[s] = b->first;
+    if (b->first != SWEEP_NONE)
+        w->pool[b->first].mprev[s] = slot;
+    b->first = slot;
+    return 0;
+}
+
+/* Section slot leaves heap k of in, and its bucket; an empty bucket goes. */
+static void bucket_leave(struct sweep *w, struct inside *in, int k, uint32_t slot)
+{
+    struct bucket_index *x = &w->bx;
+    struct cs *c = &w->pool[slot];
+    uint8_t s = in->sid;
+    uint32_t id = c->bucket[s];
+    struct bucket *b = &x->b[id];
+    if (c->mprev[s] != SWEEP_NONE)
+        w->pool[c->mprev[s]].mnext[s] = c->mnext[s];
+    else
+        b->first = c->mnext[s];
+    if (c->mnext[s] != SWEEP_NONE)
+        w->pool[c->mnext[s]].mprev[s] = c->mprev[s];
+    if (b->first != SWEEP_NONE)
+        return;
+    if (b->prev)
+        x->b[b->prev].next = b->next;
+    else
+        in->buckets[k][c->s.has_seq] = b->next;
+    if (b->next)
+        x->b[b->next].prev = b->prev;
+    bucket_remove(x, id);
+}
+
+static void bucket_index_free(struct bucket_index *x)
+{
+    free(x->tab);
+    free(x->b);
+}
+
 static int inside_push(struct sweep *w, struct inside *in, int k, struct item it)
 {
     if (array_grow(&in->h[k], &in->cap[k], in->n[k] + 1, sizeof(struct item)) < 0)
+        return -1;
+    if (bucket_join(w, in, k, it.slot) < 0)
         return -1;
     in->h[k][in->n[k]] = it;
     heap_up(in->h[k], in->n[k]++, false);
@@ -178,6 +356,7 @@ static void inside_pop(struct sweep *w, struct inside *in, int k)
     uint32_t slot = in->h[k][0].slot;
     if (k == HEAP_SHARED && !w->pool[slot].s.has_seq)
         in->shared_unseq--;
+    bucket_leave(w, in, k, slot);
     in->h[k][0] = in->h[k][--in->n[k]];
     heap_down(in->h[k], in->n[k], false);
     unref(w, slot);
@@ -239,21 +418,26 @@ static int found(struct sweep *w, size_t *n_pick, const struct section *sx, uint
 }
 
 /* Every section of heap k of another owner conflicts with x; with mixed,
- * only the pairs with a side lacking a sequence. 1: some, 0: none, -1. */
+ * only the pairs with a side lacking a sequence. Its own owner's bucket,
+ * and the buckets judged on the sequence, are passed whole. 1: some, 0:
+ * none, -1. */
 static int walk(struct sweep *w, const struct inside *in, int k, const struct section *sx,
                 bool mixed, size_t *n_pick)
 {
     int any = 0;
-    for (size_t i = 0; i < in->n[k]; i++) {
-        uint32_t y = in->h[k][i].slot;
-        const struct section *sy = &w->pool[y].s;
-        if (mixed && sx->has_seq && sy->has_seq)
+    uint8_t s = in->sid;
+    for (int kind = 0; kind < 2; kind++) {
+        if (kind && mixed && sx->has_seq)
             continue; /* judged on the sequence */
-        if (sy->owner == sx->owner)
-            continue; /* re-entry by the same owner */
-        any = 1;
-        if (found(w, n_pick, sx, y) < 0)
-            return -1;
+        for (uint32_t b = in->buckets[k][kind]; b; b = w->bx.b[b].next) {
+            if (w->bx.b[b].owner == sx->owner)
+                continue; /* re-entry by the same owner */
+            for (uint32_t y = w->bx.b[b].first; y != SWEEP_NONE; y = w->pool[y].mnext[s]) {
+                any = 1;
+                if (found(w, n_pick, sx, y) < 0)
+                    return -1;
+            }
+        }
     }
     return any;
 }
@@ -643,6 +827,7 @@ int sweep_finish(struct sweep *w, const struct fault_span *faults, size_t nf, ui
     free(w->pick);
     free(w->run);
     free(w->spare);
+    bucket_index_free(&w->bx);
     if (rc == 0)
         rc = listing_finish(&w->listed, out);
     if (rc == 0)
