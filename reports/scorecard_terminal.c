@@ -15,8 +15,9 @@
 #include <string.h>
 
 #include "reports/report.h"
+#include "reports/text_table.h"
 
-#define GRID_COLUMNS 120
+#define GRID_COLUMNS TEXT_TABLE_WIDTH
 #define LABEL_MIN    12
 
 struct grid {
@@ -139,30 +140,6 @@ static void grid_print(FILE *f, const struct scorecard *sc, const struct grid *g
     free(text);
 }
 
-/* Words of text onto lines of at most GRID_COLUMNS, the later ones
- * indented. */
-static void wrap(FILE *f, const char *text, int indent)
-{
-    int col = 0;
-    bool fresh = true; /* nothing on this line yet */
-    for (const char *p = text; *p;) {
-        size_t n = strcspn(p, " ");
-        if (!fresh && col + 1 + (int)n > GRID_COLUMNS) {
-            fprintf(f, "\n%*s", indent, "");
-            col = indent;
-        } else if (!fresh) {
-            fputc(' ', f);
-            col++;
-        }
-        fresh = false;
-        fprintf(f, "%.*s", (int)n, p);
-        col += (int)n;
-        p += n;
-        p += strspn(p, " ");
-    }
-    fputc('\n', f);
-}
-
 static void legend(FILE *f, const struct scorecard *sc)
 {
     char text[4096];
@@ -175,15 +152,16 @@ static void legend(FILE *f, const struct scorecard *sc)
             report_append(text, sizeof(text), &used, " (%s layout)", k->layout);
         report_append(text, sizeof(text), &used, "%s", c + 1 < sc->n_classes ? ";" : ".");
     }
-    wrap(f, text, 4);
-    wrap(f,
-         "Cells: safe + P99 of the acquires begun in the fault window (the whole run's in the "
-         "no-fault column); stuck + the longest stretch with waiters and no grant, where that "
-         "was longer than the lease (never: no grant again after the fault); UNSAFE + its "
-         "violations (v; inv: only an invariant broke), or \"k of n\" seeds where the seeds "
-         "differ; INCOMP: could not be judged; n/a: the class cannot apply. Each figure is the "
-         "worst seed's; the details below say why.",
-         4);
+    text_wrap(f, text, 0, 4);
+    text_wrap(
+        f,
+        "Cells: safe + P99 of the acquires begun in the fault window (the whole run's in the "
+        "no-fault column); stuck + the longest stretch with waiters and no grant, where that "
+        "was longer than the lease (never: no grant again after the fault); UNSAFE + its "
+        "violations (v; inv: only an invariant broke), or \"k of n\" seeds where the seeds "
+        "differ; INCOMP: could not be judged; n/a: the class cannot apply. Each figure is the "
+        "worst seed's; the details below say why.",
+        0, 4);
 }
 
 static void seed_line(FILE *f, const struct scorecard_run *x)
@@ -334,7 +312,7 @@ static void leases(FILE *f, const struct scorecard *sc)
     }
     char all[4400];
     snprintf(all, sizeof(all), "%s; these had another: %s.", head, text);
-    wrap(f, all, 4);
+    text_wrap(f, all, 0, 4);
 }
 
 /* The rows whose cells ran on more than one layout. */
