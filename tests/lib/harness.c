@@ -186,11 +186,10 @@ static bool same_bytes(const char *a, const char *b)
 {
     FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
     bool same = fa && fb;
-    int ca = 0, cb = 0;
+    int ca = 0;
     while (same && ca != EOF) {
         ca = getc(fa);
-        cb = getc(fb);
-        same = ca == cb;
+        same = ca == getc(fb);
     }
     if (fa)
         fclose(fa);

@@ -661,7 +661,7 @@ static void check_judges_by_mode(void **state)
 #undef SHARED
 #undef PERMIT
     for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-        char path[600], want[1024];
+        char path[600];
         snprintf(path, sizeof(path), "%s/modes-%zu.jsonl", tmp, i);
         FILE *f = fopen(path, "w");
         assert_non_null(f);
@@ -671,6 +671,7 @@ static void check_judges_by_mode(void **state)
         run(&o, NULL, "check", path, NULL);
         assert_int_equal(o.status, files[i].status);
         if (files[i].status == 2) {
+            char want[1024];
             snprintf(want, sizeof(want), "locklab: %s%s", path, files[i].said);
             assert_string_equal(o.err, want);
             assert_string_equal(o.out, "");
