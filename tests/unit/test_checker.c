@@ -592,6 +592,31 @@ static void test_writes_only_judges_writes(void **state)
     checker_result_free(&r);
 }
 
+/* One owner re-entering a key 5,000 times, then another owner inside the
+ * whole nest once and, later, inside the 5 outermost holds: every nested
+ * hold is its own section, so each of the other owner's entries pairs with
+ * every one still inside (5,000 + 5), and the re-entries none. */
+static void test_deep_reentry_pairs_each_hold(void **state)
+{
+    (void)state;
+    enum { DEPTH = 5000 };
+    struct section *s = calloc(DEPTH + 2, sizeof(*s));
+    assert_non_null(s);
+    for (uint64_t i = 0; i < DEPTH; i++)
+        s[i] = timed(0, 1, 10 * i + 10, 200000 - 10 * i);
+    s[DEPTH] = timed(0, 2, 60000, 60005);       /* inside all 5,000 (innermost: to 150010) */
+    s[DEPTH + 1] = timed(0, 2, 199950, 200100); /* inside those with to > 199950: i < 5 */
+    struct check_result r = check(s, DEPTH + 2, NULL, 0, NO_CAP);
+    assert_counts(&r, DEPTH + 5, 0, 2);
+    assert_int_equal(r.n_list, NO_CAP);
+    /* listed earliest holder first: the outermost hold with the first intruder */
+    assert_int_equal(r.list[0].sa.owner, 1);
+    assert_int_equal(r.list[0].sa.from_ns, 10);
+    assert_int_equal(r.list[0].sb.from_ns, 60000);
+    checker_result_free(&r);
+    free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -601,6 +626,7 @@ int main(void)
         cmocka_unit_test(test_sequential_owners),
         cmocka_unit_test(test_touching_intervals_do_not_overlap),
         cmocka_unit_test(test_same_owner_reentry),
+        cmocka_unit_test(test_deep_reentry_pairs_each_hold),
         cmocka_unit_test(test_different_keys_never_conflict),
         cmocka_unit_test(test_simple_overlap),
         cmocka_unit_test(test_three_way_overlap),
