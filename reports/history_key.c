@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/record/grow.h"
+
 #define SHOWN_DIFFS 3
 
 struct buf {
@@ -20,17 +22,9 @@ static void put(struct buf *b, const char *s, size_t n)
 {
     if (b->oom)
         return;
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (b->n + n + 1 > cap)
-            cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (p == NULL) {
-            b->oom = true;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
+    if (array_grow(&b->p, &b->cap, b->n + n + 1, 1) < 0) {
+        b->oom = true;
+        return;
     }
     memcpy(b->p + b->n, s, n);
     b->n += n;
