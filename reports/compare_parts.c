@@ -116,27 +116,12 @@ static json_t *fault_json(const struct compare_fault *k)
     return o;
 }
 
-struct compare_fault_cost compare_fault_cost(const struct compare_row *row)
+struct fault_cost compare_fault_cost(const struct compare_row *row)
 {
-    struct compare_fault_cost x = {.recovered = true};
-    for (size_t i = 0; row->ran && i < row->n_faults; i++) {
-        const struct compare_fault *k = &row->faults[i];
-        if (!k->has_avail)
-            continue;
-        const struct fault_availability *a = &k->avail;
-        double no_grant_ms = (double)a->longest_no_grant_ns / 1e6;
-        x.windows++;
-        x.granted += a->granted;
-        x.granted_within += a->granted_within;
-        x.failed += a->failed;
-        x.ambiguous += a->ambiguous;
-        if (no_grant_ms > x.longest_no_grant_ms)
-            x.longest_no_grant_ms = no_grant_ms;
-        if (a->recovery_ns == AVAIL_NEVER)
-            x.recovered = false;
-        else if ((double)a->recovery_ns / 1e6 > x.recovery_ms)
-            x.recovery_ms = (double)a->recovery_ns / 1e6;
-    }
+    struct fault_cost x = FAULT_COST_NONE;
+    for (size_t i = 0; row->ran && i < row->n_faults; i++)
+        if (row->faults[i].has_avail)
+            report_fault_cost_add(&x, &row->faults[i].avail);
     return x;
 }
 
@@ -145,7 +130,7 @@ struct compare_fault_cost compare_fault_cost(const struct compare_row *row)
  * when one never recovered. */
 static json_t *fault_cost_json(const struct compare_row *row)
 {
-    struct compare_fault_cost x = compare_fault_cost(row);
+    struct fault_cost x = compare_fault_cost(row);
     bool any = x.windows > 0;
     json_t *o = json_pack("{s:I}", "windows", (json_int_t)x.windows);
     json_object_set_new(o, "granted", any ? json_integer((json_int_t)x.granted) : json_null());

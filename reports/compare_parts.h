@@ -35,14 +35,7 @@ void compare_row_keep(struct compare_row *row, const struct run_result *r);
 /* What a row's fault windows cost it, summed over them: the cost table's
  * figures (compare_cost_table) in one row, for the CSV and compare.json's
  * fault_cost. A fault with no window (it did not fire) is not counted. */
-struct compare_fault_cost {
-    size_t windows;
-    uint64_t granted, granted_within, failed, ambiguous; /* summed */
-    double longest_no_grant_ms;                          /* the longest of any window */
-    bool recovered;                                      /* every window was followed by a grant */
-    double recovery_ms; /* the slowest recovery; meaningful only when recovered */
-};
-struct compare_fault_cost compare_fault_cost(const struct compare_row *row);
+struct fault_cost compare_fault_cost(const struct compare_row *row);
 
 /* Into a row's JSON object: "faults" (each fault's window and its cost),
  * "fault_cost" (their sum, compare_fault_cost) and "settings"; null for a

@@ -139,7 +139,7 @@ static void compare_cost_cells(FILE *f, const struct comparison *c, const struct
         fputs(",,,,,,,,,", f);
         return;
     }
-    struct compare_fault_cost x = compare_fault_cost(row);
+    struct fault_cost x = compare_fault_cost(row);
     fprintf(f, ",%zu", x.windows);
     if (x.windows) {
         field_u64(f, x.granted);

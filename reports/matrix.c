@@ -63,17 +63,14 @@ void matrix_run_fill(struct matrix_run *m, const struct run_result *r)
     m->violations = r->check.violations;
     m->safety = report_safety_of(r);
     m->acquired = r->stat[ST_ACQUIRE_OK];
-    m->recovered = true;
+    struct fault_cost x = FAULT_COST_NONE;
+    for (size_t i = 0; i < r->n_spans; i++)
+        report_fault_cost_add(&x, &r->avail[i]);
     m->fault_runs = r->n_spans;
-    for (size_t i = 0; i < r->n_spans; i++) {
-        const struct fault_availability *a = &r->avail[i];
-        m->failed += a->failed;
-        m->ambiguous += a->ambiguous;
-        if (a->recovery_ns == AVAIL_NEVER)
-            m->recovered = false;
-        else if ((double)a->recovery_ns / 1e6 > m->recovery_ms)
-            m->recovery_ms = (double)a->recovery_ns / 1e6;
-    }
+    m->failed = x.failed;
+    m->ambiguous = x.ambiguous;
+    m->recovered = x.recovered;
+    m->recovery_ms = x.recovery_ms;
     m->stuck_ms = report_stuck_ms(r);
     m->has_latency = report_chosen_ms(r, r->ops[OP_ACQUIRE], m->acquire_pct_ms);
 }

@@ -136,6 +136,22 @@ json_t *report_availability_json(const struct fault_availability *a)
                                                    : json_real((double)a->recovery_ns / 1e6));
 }
 
+void report_fault_cost_add(struct fault_cost *x, const struct fault_availability *a)
+{
+    double no_grant_ms = (double)a->longest_no_grant_ns / 1e6;
+    x->windows++;
+    x->granted += a->granted;
+    x->granted_within += a->granted_within;
+    x->failed += a->failed;
+    x->ambiguous += a->ambiguous;
+    if (no_grant_ms > x->longest_no_grant_ms)
+        x->longest_no_grant_ms = no_grant_ms;
+    if (a->recovery_ns == AVAIL_NEVER)
+        x->recovered = false;
+    else if ((double)a->recovery_ns / 1e6 > x->recovery_ms)
+        x->recovery_ms = (double)a->recovery_ns / 1e6;
+}
+
 const char *report_checker(const struct check_result *c, char *buf, size_t len)
 {
     int at = snprintf(

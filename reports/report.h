@@ -4,6 +4,7 @@
 #define LOCKLAB_REPORT_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -107,6 +108,17 @@ const char *report_availability(const struct fault_availability *a, uint32_t typ
                                 size_t len);
 /* The same as report.json writes it (times in ms, recovery null for never). */
 json_t *report_availability_json(const struct fault_availability *a);
+/* Fault windows' cost added up: counts summed, the longest no grant and
+ * the slowest recovery of any window. Start from FAULT_COST_NONE. */
+struct fault_cost {
+    size_t windows;
+    uint64_t granted, granted_within, failed, ambiguous; /* summed */
+    double longest_no_grant_ms;                          /* the longest of any window */
+    bool recovered;                                      /* every window was followed by a grant */
+    double recovery_ms; /* the slowest recovery; meaningful only when recovered */
+};
+#define FAULT_COST_NONE ((struct fault_cost){.recovered = true})
+void report_fault_cost_add(struct fault_cost *x, const struct fault_availability *a);
 /* What the checker found, in words: "2808 sections, 117 violations (117
  * overlapping pairs)", "..., 0 violations (5 overlapping pairs, 5 of them
  * made safe by fencing)": the count that decides first, never "safe"
