@@ -13,6 +13,8 @@
 #include "sim/scenario/scenario.h"
 #include "sim/workloads/workload.h"
 
+_Static_assert(COMPARE_MAX <= TEXT_TABLE_MAX_ROWS, "a table has room for every row");
+
 static void fill_invariants(struct compare_row *row, const struct run_result *r)
 {
     size_t used = 0;

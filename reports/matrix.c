@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+_Static_assert(MATRIX_MAX_ROWS <= TEXT_TABLE_MAX_ROWS, "a table has room for every row");
+
 #include "reports/report.h"
 #include "sim/scenario/scenario.h"
 
