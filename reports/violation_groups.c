@@ -130,16 +130,28 @@ static void blame_words(const struct run_result *r, const struct violation_group
     uint64_t lease_ns = (uint64_t)w->lease_ms * 1000000u, end = b->lease_end_ns;
     switch (b->why) {
     case BLAME_OUTLIVED:
-        report_append(buf, len, used,
-                      "; %s ran out at %.3f s, %.1f ms before the first other holder entered",
-                      lease, report_rel_s(r, end), (double)(g->first_ns - end) / 1e6);
+        /* one form whether the entrant came before the latest end or after:
+         * when the server granted, between the ask and the entry, the history
+         * cannot tell */
+        if (b->lease_end_min_ns < end)
+            report_append(buf, len, used,
+                          "; %s ran out at %.3f .. %.3f s (it was granted between its ask and "
+                          "its entry), and the first other holder entered at %.3f s",
+                          lease, report_rel_s(r, b->lease_end_min_ns), report_rel_s(r, end),
+                          report_rel_s(r, g->first_ns));
+        else
+            report_append(buf, len, used,
+                          "; %s ran out at %.3f s, and the first other holder entered at %.3f s",
+                          lease, report_rel_s(r, end), report_rel_s(r, g->first_ns));
         return;
     case BLAME_LOST: /* nobody should have been granted it yet: the grant was lost, not outlived */
-        report_append(buf, len, used,
-                      "; the first other holder entered at %.3f s, %.1f ms before %s ran out at "
-                      "%.3f s: its grant was lost",
-                      report_rel_s(r, g->first_ns), (double)(end - g->first_ns) / 1e6, lease,
-                      report_rel_s(r, end));
+        report_append(
+            buf, len, used,
+            "; the first other holder entered at %.3f s, %.1f ms before %s ran out at "
+            "%.3f s%s: its grant was lost",
+            report_rel_s(r, g->first_ns), (double)(b->lease_end_min_ns - g->first_ns) / 1e6, lease,
+            report_rel_s(r, b->lease_end_min_ns),
+            b->lease_end_min_ns < end ? " at the earliest (granted as early as its ask)" : "");
         return;
     case BLAME_LATE_HOLDER:
         report_append(buf, len, used, "; it entered on a stale grant: ");

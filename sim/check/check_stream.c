@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/check/asks.h"
 #include "sim/check/pairing.h"
 #include "sim/check/spans.h"
 #include "sim/check/sweep.h"
@@ -27,6 +28,7 @@ struct checker {
     uint32_t *open;   /* per process: its newest open section, or SWEEP_NONE */
     size_t n_procs;
     struct span_track spans;
+    struct asks asks;
 };
 
 _Static_assert(SWEEP_NO_SEQ == HISTORY_NO_SEQ, "one value says no sequence");
@@ -90,7 +92,7 @@ static int open_section(struct checker *c, uint32_t *head, const struct history_
     uint32_t *at = find_open(c, head, e->key);
     if (at && sweep_section(c->w, *at)->owner != e->owner)
         close_section(c, at, e->t_ns, HISTORY_NO_SEQ, EFFECT_CRASHED);
-    struct section s = section_of_acquire(e);
+    struct section s = section_of_acquire(e, asks_asked_ns(&c->asks, e));
     uint32_t slot;
     if (sweep_open(c->w, c->next_id++, &s, e->seq != HISTORY_NO_SEQ, &slot) < 0)
         return -1;
@@ -109,7 +111,7 @@ int checker_event(struct checker *c, const struct history_event *e)
                    : 0;
     enum section_step step = section_step_of(e);
     if (step == STEP_NONE)
-        return 0;
+        return asks_event(&c->asks, e);
     if (e->client >= HISTORY_MAX_CLIENTS)
         return -2;
     if (sweep_time(c->w, e->t_ns) < 0)
@@ -149,6 +151,7 @@ int checker_end(struct checker *c, uint64_t end_ns, struct fault_span **faults, 
         c->spans.fs = NULL;
     }
     span_track_free(&c->spans);
+    asks_free(&c->asks);
     free(c->open);
     free(c);
     return rc;

@@ -45,6 +45,8 @@ struct section {
     uint32_t permits;  /* LOCK_MODE_PERMIT: the key's N (0 is taken as 1) */
     uint64_t token;    /* fencing token, 0 = none */
     uint64_t from_ns;  /* acquired-at, CLOCK_MONOTONIC */
+    uint64_t asked_ns; /* its acquire's invoke (asks.h), from_ns when not seen: the lease
+                          began between the two */
     uint64_t to_ns;    /* release-started-at (or crash time); for EFFECT_OPEN the end of
                           the history, for reports only: the sweep treats it as endless */
     uint64_t seq_from; /* witness sequence at entry and exit (when has_seq) */

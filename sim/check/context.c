@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/check/asks.h"
 #include "sim/check/groups.h"
 #include "sim/check/pairing.h"
 #include "sim/record/grow.h"
@@ -53,6 +54,7 @@ struct context {
     size_t n_kept, cap_kept;
     size_t peak;
     uint64_t next_id, now;
+    struct asks asks;
 };
 
 struct context_window context_window_of(const struct section *a, const struct section *b,
@@ -105,6 +107,7 @@ void context_free(struct context *x)
     free(x->win);
     free(x->keys);
     free(x->open);
+    asks_free(&x->asks);
     free(x->pool);
     free(x->kept);
     free(x);
@@ -212,7 +215,8 @@ static int open_section(struct context *x, uint32_t *head, const struct history_
     } else {
         x->free_head = x->pool[i].next;
     }
-    x->pool[i] = (struct held){.s = section_of_acquire(e), .id = id, .next = *head};
+    x->pool[i] = (struct held){
+        .s = section_of_acquire(e, asks_asked_ns(&x->asks, e)), .id = id, .next = *head};
     *head = i;
     x->n_open++;
     if (held_now(x) > x->peak)
@@ -232,7 +236,7 @@ int context_event(struct context *x, const struct history_event *e)
     }
     enum section_step step = section_step_of(e);
     if (step == STEP_NONE)
-        return 0;
+        return asks_event(&x->asks, e);
     if (e->client >= HISTORY_MAX_CLIENTS)
         return -2;
     x->now = e->t_ns;

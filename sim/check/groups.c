@@ -327,7 +327,14 @@ struct group_blame groups_blame(const struct violation_group *g, const struct bl
     } else if ((b.late = lapsed_at(g, f, g->first_ns, false)) != NULL) {
         b.why = BLAME_LATE_ENTRANT;
     } else {
-        b.why = b.lease_end_ns <= g->first_ns ? BLAME_OUTLIVED : BLAME_LOST;
+        /* The lease began between the ask and the entry: a grant that came
+         * before the ask's end could only have been lost; one after it may
+         * have found the lease run out. */
+        uint64_t asked = g->stale.asked_ns && g->stale.asked_ns <= g->stale.from_ns
+                             ? g->stale.asked_ns
+                             : g->stale.from_ns;
+        b.lease_end_min_ns = asked + f->lease_ns;
+        b.why = b.lease_end_min_ns <= g->first_ns ? BLAME_OUTLIVED : BLAME_LOST;
     }
     return b;
 }

@@ -77,8 +77,10 @@ bool groups_pairs_with(const struct violation_groups *gs, const struct violation
  * for each are reports/violation_groups.c's. */
 enum group_blame_kind {
     BLAME_NOT_KNOWN = 0, /* the lock's lease is not known */
-    BLAME_OUTLIVED,      /* the holder's lease ran out before the first other holder entered */
-    BLAME_LOST,          /* the first other holder entered while the holder's lease ran */
+    BLAME_OUTLIVED,      /* the holder's lease may have run out before the first other holder
+                            entered (it had by then if granted as late as its ask) */
+    BLAME_LOST,          /* the first other holder entered before the holder's lease could
+                            have run out, granted as early as its ask */
     BLAME_LATE_HOLDER,   /* the holder entered on a late grant (stale_grants.h) that had lapsed */
     BLAME_LATE_ENTRANT,  /* the first other holder did: the holder's grant was sound */
     BLAME_SESSION_ENDED, /* no lease: a fault of its servers or its connection, while it held */
@@ -107,6 +109,7 @@ struct group_blame {
     const struct late_grant *late; /* BLAME_LATE_*: the lapsed grant */
     size_t span;                   /* BLAME_SESSION_ENDED: the fault span that ended it */
     uint64_t lease_end_ns;         /* the latest the holder's lease as granted ran to; 0: none */
+    uint64_t lease_end_min_ns;     /* OUTLIVED, LOST: the earliest (its ask plus the lease) */
 };
 
 /* The blame of g, in this order: a lock with no lease (its session);

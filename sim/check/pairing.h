@@ -40,8 +40,9 @@ static inline enum section_step section_step_of(const struct history_event *e)
     return e->f == HF_CRASH ? STEP_CRASH : STEP_NONE;
 }
 
-/* The section an acquire ok opens, its exit still unknown. */
-static inline struct section section_of_acquire(const struct history_event *e)
+/* The section an acquire ok opens, its exit still unknown; asked_ns is
+ * when its acquire was asked (asks.h). */
+static inline struct section section_of_acquire(const struct history_event *e, uint64_t asked_ns)
 {
     return (struct section){
         .key = e->key,
@@ -51,6 +52,7 @@ static inline struct section section_of_acquire(const struct history_event *e)
         .permits = e->permits,
         .token = e->token,
         .from_ns = e->t_ns,
+        .asked_ns = asked_ns,
         .seq_from = e->seq,
     };
 }

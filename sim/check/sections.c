@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "sim/check/asks.h"
 #include "sim/check/pairing.h"
 #include "sim/check/sections.h"
 #include "sim/check/spans.h"
@@ -52,6 +53,7 @@ struct sec_state {
     struct section *s;
     size_t ns;
     struct span_track spans;
+    struct asks asks;
 };
 
 static size_t *proc_slot(struct sec_state *st, uint32_t client)
@@ -85,7 +87,7 @@ static void open_section(struct sec_state *st, size_t *head, const struct histor
     size_t *at = find_open(st, head, e->key);
     if (at && st->s[*at].owner != e->owner)
         close_section(st, at, e->t_ns, HISTORY_NO_SEQ, EFFECT_CRASHED);
-    st->s[st->ns] = section_of_acquire(e);
+    st->s[st->ns] = section_of_acquire(e, asks_asked_ns(&st->asks, e));
     st->next_open[st->ns] = *head;
     *head = st->ns++;
 }
@@ -94,6 +96,8 @@ static int section_event(struct sec_state *st, const struct history_event *e)
 {
     if (e->f == HF_FAULT)
         return span_track_event(&st->spans, e) == SPAN_OOM ? -1 : 0;
+    if (asks_event(&st->asks, e) < 0)
+        return -1;
     enum section_step step = section_step_of(e);
     if (step == STEP_NONE)
         return 0;
@@ -164,6 +168,7 @@ out:
     free(st.next_open);
     free(st.s);
     span_track_free(&st.spans);
+    asks_free(&st.asks);
     return rc;
 }
 

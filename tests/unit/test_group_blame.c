@@ -238,7 +238,10 @@ static void test_late_holder(void **state)
 /* A stop inside acquire says nothing when a grant asked before it could
  * still have been good at the entry (stopped 3.5 .. 4.0 s, 1000 ms lease),
  * or when the entry came a lease or more after the stop ended (1.5 .. 2.0
- * s, entered 4.0 s: a grant asked afresh): the lost grant's words stay. */
+ * s, entered 4.0 s: a grant asked afresh). Then the holder's own acquire
+ * ran from 0.720 s: the server may have granted it any time from then to
+ * the entry, so its lease may have run out long before client 0 entered
+ * (outlived), not that it must still have run (lost). */
 static void test_late_bounds(void **state)
 {
     (void)state;
@@ -251,12 +254,47 @@ static void test_late_bounds(void **state)
         struct history h;
         history_of(&h, e, N_OF(e), "redisson-fair", 1000);
         char want[300];
+        /* it was: "... the first other holder entered at 4.012 s, 988.0 ms
+         * before its lease (ttl 1000 ms) ran out at 5.000 s: its grant was
+         * lost", from the entry alone */
         snprintf(want, sizeof(want), "%s%s",
-                 "client 1 held the lock 4.000 .. 4.021 s; the first other holder entered at "
-                 "4.012 s, 988.0 ms before its lease (ttl 1000 ms) ran out at 5.000 s: its grant "
-                 "was lost",
+                 "client 1 held the lock 4.000 .. 4.021 s; its lease (ttl 1000 ms) ran out at "
+                 "1.720 .. 5.000 s (it was granted between its ask and its entry), and the first "
+                 "other holder entered at 4.012 s",
                  k == 0 ? "; during client_pause (client 1)" : ""); /* past the lookback */
-        assert_cause(&h, NULL, want, BLAME_LOST);
+        assert_cause(&h, NULL, want, BLAME_OUTLIVED);
+        history_free(&h);
+    }
+}
+
+/* A grant is lost only when the other holder entered before the holder's
+ * lease could have run out: asked at 3.950 s, entered at 4.000 s, a 1000
+ * ms lease ran at least to 4.950 s, and client 0 entered at 4.012 s. An
+ * ask no later than a lease before the entrant leaves it outlived. */
+static void test_lost_from_ask(void **state)
+{
+    (void)state;
+    const uint64_t asks[] = {3950, 3012, 3013};
+    const char *const want[] = {
+        "client 1 held the lock 4.000 .. 4.021 s; the first other holder entered at 4.012 s, "
+        "938.0 ms before its lease (ttl 1000 ms) ran out at 4.950 s at the earliest (granted as "
+        "early as its ask): its grant was lost",
+        "client 1 held the lock 4.000 .. 4.021 s; its lease (ttl 1000 ms) ran out at 4.012 .. "
+        "5.000 s (it was granted between its ask and its entry), and the first other holder "
+        "entered at 4.012 s",
+        "client 1 held the lock 4.000 .. 4.021 s; the first other holder entered at 4.012 s, "
+        "1.0 ms before its lease (ttl 1000 ms) ran out at 4.013 s at the earliest (granted as "
+        "early as its ask): its grant was lost",
+    };
+    for (size_t k = 0; k < N_OF(asks); k++) {
+        struct history_event e[] = {
+            op(asks[k] * MS, 1, HT_INVOKE, HF_ACQUIRE), op(3960 * MS, 0, HT_INVOKE, HF_ACQUIRE),
+            op(4000 * MS, 1, HT_OK, HF_ACQUIRE),        op(4012 * MS, 0, HT_OK, HF_ACQUIRE),
+            op(4021 * MS, 1, HT_INVOKE, HF_RELEASE),    op(4032 * MS, 0, HT_INVOKE, HF_RELEASE),
+        };
+        struct history h;
+        history_of(&h, e, N_OF(e), "redis", 1000);
+        assert_cause(&h, NULL, want[k], k == 1 ? BLAME_OUTLIVED : BLAME_LOST);
         history_free(&h);
     }
 }
@@ -354,11 +392,11 @@ static void test_lease_not_ttl(void **state)
     /* it was: "... its lease (ttl 2000 ms) ran out at 2.100 s, ..." */
     assert_cause(&h, &etcd,
                  "client 1 held the lock 0.100 .. 3.000 s; its lease (2000 ms, for a ttl of 1500 "
-                 "ms) ran out at 2.100 s, 500.0 ms before the first other holder entered",
+                 "ms) ran out at 2.100 s, and the first other holder entered at 2.600 s",
                  BLAME_OUTLIVED);
     assert_cause(&h, NULL,
                  "client 1 held the lock 0.100 .. 3.000 s; its lease (2000 ms) ran out at 2.100 s, "
-                 "500.0 ms before the first other holder entered",
+                 "and the first other holder entered at 2.600 s",
                  BLAME_OUTLIVED);
     history_free(&h);
 
@@ -368,7 +406,7 @@ static void test_lease_not_ttl(void **state)
     outlived_history(&h, "zookeeper", 1000);
     assert_cause(&h, &zk,
                  "client 1 held the lock 0.100 .. 3.000 s; its session (timeout 1000 ms) ran out "
-                 "at 1.100 s, 500.0 ms before the first other holder entered",
+                 "at 1.100 s, and the first other holder entered at 1.600 s",
                  BLAME_OUTLIVED);
     history_free(&h);
 
@@ -376,7 +414,7 @@ static void test_lease_not_ttl(void **state)
     outlived_history(&h, "redis", 1000);
     assert_cause(&h, &redis,
                  "client 1 held the lock 0.100 .. 3.000 s; its lease (ttl 1000 ms) ran out at "
-                 "1.100 s, 500.0 ms before the first other holder entered",
+                 "1.100 s, and the first other holder entered at 1.600 s",
                  BLAME_OUTLIVED);
     history_free(&h);
 }
@@ -421,9 +459,10 @@ static void test_lost_at_release(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_late_entrant),  cmocka_unit_test(test_late_holder),
-        cmocka_unit_test(test_late_bounds),   cmocka_unit_test(test_leaseless),
-        cmocka_unit_test(test_lease_not_ttl), cmocka_unit_test(test_lost_at_release),
+        cmocka_unit_test(test_late_entrant),    cmocka_unit_test(test_late_holder),
+        cmocka_unit_test(test_late_bounds),     cmocka_unit_test(test_lost_from_ask),
+        cmocka_unit_test(test_leaseless),       cmocka_unit_test(test_lease_not_ttl),
+        cmocka_unit_test(test_lost_at_release),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
