@@ -28,12 +28,15 @@ struct key_state {
     int64_t waiters, holders;
     uint64_t from; /* the stretch under way began */
     bool stuck, touched;
-    uint32_t d[D_PHASES]; /* this instant's steps */
+    uint64_t d[D_PHASES]; /* this instant's steps */
     struct stuck_key k;
 };
 
+/* A run of holds of one owner on one key, re-entered one on another: a
+ * holder re-entering a million times keeps one. */
 struct hold {
     uint32_t key, owner;
+    uint32_t n;
 };
 
 struct proc {
@@ -95,7 +98,7 @@ static void flush(struct stuck *s)
     s->n_touched = 0;
 }
 
-static int step(struct stuck *s, uint32_t key, int phase)
+static int steps(struct stuck *s, uint32_t key, int phase, uint32_t n)
 {
     if (key >= s->n_keys) {
         size_t cap = s->n_keys;
@@ -113,8 +116,13 @@ static int step(struct stuck *s, uint32_t key, int phase)
         s->touched[s->n_touched++] = key;
         ks->touched = true;
     }
-    ks->d[phase]++;
+    ks->d[phase] += n;
     return 0;
+}
+
+static int step(struct stuck *s, uint32_t key, int phase)
+{
+    return steps(s, key, phase, 1);
 }
 
 /* A wait ends now; one begun this very instant is taken back instead. */
@@ -138,12 +146,15 @@ static long find_hold(const struct proc *p, uint32_t key)
     return -1;
 }
 
-static int drop_hold(struct stuck *s, struct proc *p, long i)
+/* The newest hold of run i leaves; all of them when all. */
+static int drop_hold(struct stuck *s, struct proc *p, long i, bool all)
 {
-    uint32_t key = p->holds[i].key;
+    uint32_t key = p->holds[i].key, n = all ? p->holds[i].n : 1;
+    if ((p->holds[i].n -= n) > 0)
+        return steps(s, key, D_RELEASE, n);
     memmove(&p->holds[i], &p->holds[i + 1], (p->n_holds - (size_t)i - 1) * sizeof(*p->holds));
     p->n_holds--;
-    return step(s, key, D_RELEASE);
+    return steps(s, key, D_RELEASE, n);
 }
 
 static int acquire_event(struct stuck *s, struct proc *p, const struct history_event *e)
@@ -163,13 +174,18 @@ static int acquire_event(struct stuck *s, struct proc *p, const struct history_e
     /* history_sections' rule: another owner's section on the key (a new
      * life of the process) has ended; the same owner's nests */
     long i = find_hold(p, e->key);
-    if (i >= 0 && p->holds[i].owner != e->owner && drop_hold(s, p, i) < 0)
+    if (i >= 0 && p->holds[i].owner != e->owner && drop_hold(s, p, i, false) < 0)
         return -1;
+    struct hold *last = p->n_holds ? &p->holds[p->n_holds - 1] : NULL;
+    if (last && last->key == e->key && last->owner == e->owner && last->n < UINT32_MAX) {
+        last->n++;
+        return step(s, e->key, D_GRANT);
+    }
     size_t cap = p->cap_holds;
     if (array_grow(&p->holds, &cap, (size_t)p->n_holds + 1, sizeof(*p->holds)) < 0)
         return -1;
     p->cap_holds = (uint32_t)cap;
-    p->holds[p->n_holds++] = (struct hold){e->key, e->owner};
+    p->holds[p->n_holds++] = (struct hold){e->key, e->owner, 1};
     return step(s, e->key, D_GRANT);
 }
 
@@ -201,11 +217,11 @@ int stuck_event(struct stuck *s, const struct history_event *e)
     long i = find_hold(p, e->key);
     if (i < 0)
         return 0;
-    if (drop_hold(s, p, i) < 0)
+    if (drop_hold(s, p, i, !release) < 0)
         return -1;
     /* a holder that dies leaves every hold it had re-entered, too */
     while (!release && (i = find_hold(p, e->key)) >= 0)
-        if (drop_hold(s, p, i) < 0)
+        if (drop_hold(s, p, i, true) < 0)
             return -1;
     return 0;
 }
@@ -244,7 +260,7 @@ int stuck_end(struct stuck *s, uint64_t end_ns, struct stuck_key **out, size_t *
         if (p->since)
             rc = wait_ends(s, p);
         for (uint32_t i = 0; rc == 0 && i < p->n_holds; i++)
-            rc = step(s, p->holds[i].key, D_RELEASE);
+            rc = steps(s, p->holds[i].key, D_RELEASE, p->holds[i].n);
     }
     flush(s);
     struct stuck_key *keys = malloc((s->n_keys ? s->n_keys : 1) * sizeof(*keys));

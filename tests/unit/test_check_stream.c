@@ -329,17 +329,23 @@ static size_t generate(struct gen_ev *g, uint32_t clients, uint32_t keys, uint32
             g[n].order = n;
             n++;
             uint64_t hold = 1 + rnd(40);
-            if (rnd(10) == 0 && i + 1 < steps) { /* re-entry: no witness step */
-                struct history_event in = a;
-                in.t_ns = a.t_ns + 1;
-                in.seq = NO;
-                g[n] = (struct gen_ev){in, n};
-                n++;
-                struct history_event out = rel(a.t_ns + 2, c, k, NO);
-                out.owner = a.owner;
-                g[n] = (struct gen_ev){out, n};
-                n++;
-                hold += 3;
+            if (rnd(10) == 0 && i + 1 < steps) { /* re-entries, nested: no witness step */
+                uint32_t depth = 1 + rnd(5), gap = 1 + rnd(12);
+                for (uint32_t j = 1; j <= depth; j++) {
+                    struct history_event in = a;
+                    in.t_ns = a.t_ns + j;
+                    in.seq = NO;
+                    g[n] = (struct gen_ev){in, n};
+                    n++;
+                }
+                for (uint32_t j = depth; j >= 1; j--) { /* the newest leaves first */
+                    struct history_event out =
+                        rel(a.t_ns + depth + (depth - j + 1) * gap, c, k, NO);
+                    out.owner = a.owner;
+                    g[n] = (struct gen_ev){out, n};
+                    n++;
+                }
+                hold += depth + (depth + 1) * gap;
             }
             if (rnd(60) == 0)
                 break; /* this client never lets go, nor comes back */
@@ -388,8 +394,8 @@ static void test_seeded_histories_agree(void **state)
 {
     (void)state;
     enum { CLIENTS = 6, KEYS = 5, STEPS = 60, ROUNDS = 300 };
-    struct gen_ev *g = malloc(CLIENTS * STEPS * 4 * sizeof(*g));
-    struct history_event *e = malloc(CLIENTS * STEPS * 4 * sizeof(*e));
+    struct gen_ev *g = malloc(CLIENTS * STEPS * 12 * sizeof(*g));
+    struct history_event *e = malloc(CLIENTS * STEPS * 12 * sizeof(*e));
     assert_true(g && e);
     uint64_t overlaps = 0;
     for (uint64_t seed = 1; seed <= ROUNDS; seed++) {
