@@ -166,12 +166,18 @@ static void legend(FILE *f, const struct scorecard *sc)
 
 static void seed_line(FILE *f, const struct scorecard_run *x)
 {
-    fprintf(f, "    seed %" PRIu64 ": %s", x->seed, scorecard_run_word(x));
+    char text[1024];
+    size_t used = 0;
+    report_append(text, sizeof(text), &used, "seed %" PRIu64 ": %s", x->seed,
+                  scorecard_run_word(x));
     if (x->ran && x->violations)
-        fprintf(f, ", %" PRIu64 " violation%s", x->violations, x->violations == 1 ? "" : "s");
+        report_append(text, sizeof(text), &used, ", %" PRIu64 " violation%s", x->violations,
+                      x->violations == 1 ? "" : "s");
     if (x->why[0] && (!x->safe || !x->complete || !x->ran))
-        fprintf(f, " - %s", x->why);
-    fprintf(f, "%s%s%s\n", x->run_dir[0] ? "  " : "", x->run_dir, x->run_dir[0] ? "/" : "");
+        report_append(text, sizeof(text), &used, " - %s", x->why);
+    if (x->run_dir[0])
+        report_append(text, sizeof(text), &used, "  %s/", x->run_dir);
+    text_wrap(f, text, 4, 4);
 }
 
 /* The first seed that is not safe: its why speaks for the cell. */
@@ -186,25 +192,27 @@ static const struct scorecard_run *first_bad(const struct scorecard_cell *c)
     return c->n_runs ? &c->runs[0] : NULL;
 }
 
-static void cell_summary(FILE *f, const struct scorecard_cell *c, enum scorecard_verdict v)
+static void cell_summary(char *text, size_t len, size_t *used, const struct scorecard_cell *c,
+                         enum scorecard_verdict v)
 {
     uint64_t viol = 0;
     for (size_t i = 0; i < c->n_runs; i++)
         viol += c->runs[i].violations;
     const struct scorecard_run *bad = first_bad(c);
     if (v == SCV_UNSAFE)
-        fprintf(f, "UNSAFE%s, %" PRIu64 " violation%s", c->n_runs > 1 ? " in every seed" : "", viol,
-                viol == 1 ? "" : "s");
+        report_append(text, len, used, "UNSAFE%s, %" PRIu64 " violation%s",
+                      c->n_runs > 1 ? " in every seed" : "", viol, viol == 1 ? "" : "s");
     else if (v == SCV_MIXED)
-        fprintf(f, "UNSAFE in %zu of %zu seeds", c->n_unsafe, c->n_runs);
+        report_append(text, len, used, "UNSAFE in %zu of %zu seeds", c->n_unsafe, c->n_runs);
     else
-        fprintf(f, "INCOMPLETE in %zu of %zu seed%s", c->n_incomplete, c->n_runs,
-                c->n_runs == 1 ? "" : "s");
+        report_append(text, len, used, "INCOMPLETE in %zu of %zu seed%s", c->n_incomplete,
+                      c->n_runs, c->n_runs == 1 ? "" : "s");
     if (bad && bad->why[0])
-        fprintf(f, " - %s", bad->why);
-    fputc('\n', f);
+        report_append(text, len, used, " - %s", bad->why);
 }
 
+/* A cell that is not safe, within the tables' width: its words wrapped
+ * under it, but the command to reproduce it kept whole, to paste. */
 static void cell_details(FILE *f, const struct scorecard *sc, size_t r, size_t k)
 {
     const struct scorecard_row *row = &sc->rows[r];
@@ -212,18 +220,25 @@ static void cell_details(FILE *f, const struct scorecard *sc, size_t r, size_t k
     enum scorecard_verdict v = scorecard_cell_verdict(c);
     if (v == SCV_SAFE || (v == SCV_NOT_RUN && row->not_run[0]))
         return;
-    fprintf(f, "  %s / %s: ", row->label, sc->classes[k].title);
-    if (v == SCV_NA) {
-        fprintf(f, "n/a - %s\n", c->na_why);
+    char text[2048];
+    size_t used = 0;
+    report_append(text, sizeof(text), &used, "%s / %s: ", row->label, sc->classes[k].title);
+    if (v == SCV_NA)
+        report_append(text, sizeof(text), &used, "n/a - %s", c->na_why);
+    else if (v == SCV_NOT_RUN)
+        report_append(text, sizeof(text), &used, "NOT RUN - %s",
+                      sc->cut_short ? "the scorecard was cut short" : "no seed ran");
+    else
+        cell_summary(text, sizeof(text), &used, c, v);
+    text_wrap(f, text, 2, 4);
+    if (v == SCV_NA || v == SCV_NOT_RUN)
         return;
+    if (c->known[0] && (v == SCV_UNSAFE || v == SCV_MIXED)) {
+        used = 0;
+        report_append(text, sizeof(text), &used, "known result: %s - %s", c->known,
+                      c->known_source);
+        text_wrap(f, text, 4, 4);
     }
-    if (v == SCV_NOT_RUN) {
-        fprintf(f, "NOT RUN - %s\n", sc->cut_short ? "the scorecard was cut short" : "no seed ran");
-        return;
-    }
-    cell_summary(f, c, v);
-    if (c->known[0] && (v == SCV_UNSAFE || v == SCV_MIXED))
-        fprintf(f, "    known result: %s - %s\n", c->known, c->known_source);
     bool differ = false;
     for (size_t i = 1; i < c->n_runs; i++)
         differ = differ || strcmp(scorecard_run_word(&c->runs[i]), scorecard_run_word(&c->runs[0]));
@@ -245,7 +260,10 @@ struct unmet_out {
 static void unmet_line(void *arg, size_t r, size_t k, const char *text)
 {
     const struct unmet_out *o = arg;
-    fprintf(o->f, "  %s / %s: %s\n", o->sc->rows[r].label, o->sc->classes[k].title, text);
+    char line[2048];
+    snprintf(line, sizeof(line), "%s / %s: %s", o->sc->rows[r].label, o->sc->classes[k].title,
+             text);
+    text_wrap(o->f, line, 2, 4);
 }
 
 static void unmet_known(FILE *f, const struct scorecard *sc)
@@ -323,7 +341,10 @@ static void layouts(FILE *f, const struct scorecard *sc)
         char text[2048];
         if (scorecard_row_grouped(sc, &sc->rows[r], false, text, sizeof(text)) < 2)
             continue;
-        fprintf(f, "%s  %s: %s\n", any ? "" : "Layouts:\n", sc->rows[r].label, text);
+        char line[2200];
+        snprintf(line, sizeof(line), "%s: %s", sc->rows[r].label, text);
+        fputs(any ? "" : "Layouts:\n", f);
+        text_wrap(f, line, 2, 4);
         any = true;
     }
 }
