@@ -4,6 +4,8 @@
  * history.json and the terminal's table. The page is history_html.c. */
 #include "reports/history.h"
 #include "reports/history_key.h"
+#include "reports/report.h"
+#include "reports/text_table.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -508,7 +510,31 @@ const char *history_series_text(const struct history_index *idx, size_t s, size_
     return buf;
 }
 
-void history_table(FILE *f, const struct history_index *idx)
+/* Under a row, within the width: what flagged it, or how its new series
+ * differs from the nearest older one. */
+static void row_detail(FILE *f, const struct history_index *idx, size_t s, size_t k,
+                       const struct history_run *r)
+{
+    char text[512];
+    if (r->flags) {
+        struct history_run figures = *r; /* its figures' words, then the safety's */
+        figures.flags &= ~(unsigned)HISTORY_SAFETY;
+        history_flag_text(&figures, text, sizeof(text));
+        size_t used = strlen(text);
+        if (used)
+            report_append(text, sizeof(text), &used, " the median of %zu earlier run%s", r->earlier,
+                          r->earlier == 1 ? "" : "s");
+        if (r->flags & HISTORY_SAFETY)
+            report_append(text, sizeof(text), &used, "%sUNSAFE, and the run before it was safe",
+                          used ? "; " : "");
+        text_wrap(f, text, 4, 4);
+    } else if (k == 0 && idx->series[s].after != SIZE_MAX) {
+        history_series_text(idx, s, k, text, sizeof(text));
+        text_wrap(f, text + strlen("new series: "), 4, 4);
+    }
+}
+
+void history_table(FILE *f, const struct history_index *idx, bool wide)
 {
     int sw = 8, aw = 9;
     for (size_t i = 0; i < idx->n_runs; i++) {
@@ -528,12 +554,20 @@ void history_table(FILE *f, const struct history_index *idx)
             ms_cell(p99, sizeof(p99), r->p99_ms);
             history_flag_text(r, flag, sizeof(flag));
             history_series_text(idx, s, k, begins, sizeof(begins));
+            if (!wide) { /* the words go under the row */
+                flag[0] = '\0';
+                if (k == 0)
+                    snprintf(begins, sizeof(begins), "new series");
+            }
             fprintf(f, "%-*.*s  %-*s  %0*" PRIx64 "  %-19s  %-10s  %-7s %11.1f %9s %9s%s%s%s%s\n",
                     sw, sw, r->scenario, aw, r->algorithm, HISTORY_KEY_SHORT,
                     r->key >> (64 - 4 * HISTORY_KEY_SHORT),
                     short_time(r->started_at, when, sizeof(when)), r->verdict,
-                    r->safe ? "safe" : "UNSAFE", r->qps, p50, p99, r->flags ? "  REGRESSION " : "",
-                    flag, begins[0] ? "  " : "", begins);
+                    r->safe ? "safe" : "UNSAFE", r->qps, p50, p99,
+                    r->flags ? (wide ? "  REGRESSION " : "  REGRESSION") : "", flag,
+                    begins[0] ? "  " : "", begins);
+            if (!wide)
+                row_detail(f, idx, s, k, r);
         }
     for (size_t i = 0; i < idx->n_skipped; i++)
         fprintf(f, "skipped %s: %s\n", idx->skipped[i].path, idx->skipped[i].why);

@@ -99,7 +99,7 @@ const char *history_series_text(const struct history_index *idx, size_t s, size_
 
 /* The short table on the terminal: one line per run, each series's runs
  * together and oldest first, then the skipped files. */
-void history_table(FILE *f, const struct history_index *idx);
+void history_table(FILE *f, const struct history_index *idx, bool wide);
 /* history.json (docs/history-index.md, docs/schema/history.schema.json).
  * 0, or -1 with errno set. */
 int history_json(const char *path, const struct history_index *idx);

@@ -70,20 +70,22 @@ void runs_latest_link(const char *run_dir)
 struct history_opts {
     const char *dir, *out;
     bool fail_on_regression;
+    bool wide;
 };
 
 static int parse_opts(int argc, char **argv, struct history_opts *o)
 {
     static const struct option longs[] = {{"out", required_argument, 0, 'o'},
                                           {"fail-on-regression", no_argument, 0, 'F'},
+                                          {"wide", no_argument, 0, 'W'},
                                           {0, 0, 0, 0}};
     int c;
     *o = (struct history_opts){.dir = RUNS_DIR};
     opterr = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:", longs, NULL)) != -1) {
-        if (c == 'F') {
-            o->fail_on_regression = true;
+        if (c == 'F' || c == 'W') {
+            *(c == 'F' ? &o->fail_on_regression : &o->wide) = true;
             continue;
         }
         if (c != 'o')
@@ -144,7 +146,7 @@ int cmd_history(int argc, char **argv)
            o.dir, idx.n_runs, idx.n_series, idx.regressions, idx.regressions == 1 ? "" : "s",
            idx.n_skipped);
     if (idx.n_runs || idx.n_skipped)
-        history_table(stdout, &idx);
+        history_table(stdout, &idx, o.wide);
     if (rc == EXIT_PASS)
         printf("wrote %s/history.html and %s/history.json\n", out, out);
     size_t regressions = idx.regressions;

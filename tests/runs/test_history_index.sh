@@ -77,9 +77,17 @@ fi
 # history: each run its own series, no regression, exit 0 even when a
 # regression would fail it.
 rc=0
-(cd "$work" && "$bin" history --fail-on-regression) >"$tmp/history.out" 2>&1 || rc=$?
+(cd "$work" && "$bin" history --fail-on-regression --wide) >"$tmp/history.out" 2>&1 || rc=$?
 sed 's/^/         /' "$tmp/history.out"
 [ "$rc" -eq 0 ] || fail "locklab history --fail-on-regression of three unlike runs: exit $rc"
+# without --wide: within 120 columns, what differs on a line under its row
+(cd "$work" && "$bin" history) >"$tmp/narrow.out" 2>&1
+if awk 'length($0) > 120 { bad = 1 } END { exit bad }' "$tmp/narrow.out" &&
+  grep -A1 "  new series$" "$tmp/narrow.out" | grep -qx "    rate 0.0 -> 200.0 (vs [0-9a-f]\{8\})"; then
+  ok "history without --wide: within 120 columns, each new series's difference under its row"
+else
+  fail "history without --wide: $(cat "$tmp/narrow.out")"
+fi
 "$py" - "$src/tests/pages" "$work" "$tmp/history.out" "${folders[@]}" <<'PY' || failed=1
 import os, sys
 sys.path.insert(0, sys.argv[1])
@@ -142,7 +150,8 @@ for want in 1 0; do
   if [ "$rc" -eq "$want" ] &&
     grep -qx "history of runs: 4 runs in 3 series, 1 regression, 0 report.json skipped" "$tmp/regressed.out" &&
     [ "$(grep -c "REGRESSION" "$tmp/regressed.out")" -eq 1 ] &&
-    grep -q "^history_probe .* 2099-01-01 00:00:00 .*  REGRESSION p99 10.0x, qps 0.10x$" "$tmp/regressed.out"; then
+    grep -A1 "^history_probe .* 2099-01-01 00:00:00 .*  REGRESSION$" "$tmp/regressed.out" |
+    grep -qx "    p99 10.0x, qps 0.10x the median of 1 earlier run"; then
     ok "the fixture run flagged REGRESSION p99 10.0x, qps 0.10x: history ${opt:-without --fail-on-regression} exits $rc"
   else
     fail "history $opt with the fixture run: exit $rc (expected $want): $(cat "$tmp/regressed.out")"
