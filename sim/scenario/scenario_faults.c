@@ -212,11 +212,22 @@ static bool windows_overlap(const struct scenario *s, const struct fault_spec *a
     return a->at_ms < b_end && b->at_ms < a_end;
 }
 
-/* The servers f holds while it lasts: a failover the one master it kills,
- * else as many as its target names. */
-static size_t held(const struct fault_spec *f, size_t n)
+/* How many of the n servers lead: one in an ensemble or a master with
+ * its replicas; each of servers alone (Redlock's, say). */
+static size_t leading(const struct scenario *s, const struct lock_ops *ops, size_t n)
 {
-    return fault_kind_of(f)->awaits_promotion ? 1 : fault_node_count(f, n);
+    const struct server_kind *k = kind_of(ops);
+    return (k && k->one_service) || layout_of(s).followers > 0 ? 1 : n;
+}
+
+/* The servers f holds while it lasts: a failover the one master it kills,
+ * the primaries those that lead, else as many as its target names. */
+static size_t held(const struct scenario *s, const struct lock_ops *ops, const struct fault_spec *f,
+                   size_t n)
+{
+    if (fault_kind_of(f)->awaits_promotion)
+        return 1;
+    return f->pick == PICK_PRIMARIES ? leading(s, ops, n) : fault_node_count(f, n);
 }
 
 /* Faults at once that leave nothing to promote: the servers they strike
@@ -240,14 +251,14 @@ static int contradiction(struct ctx *c, const struct scenario *s, const struct l
                          size_t j, size_t n)
 {
     const struct fault_spec *b = &s->faults[j];
-    size_t busy = held(b, n);
+    size_t busy = held(s, ops, b, n);
     bool promote = fault_kind_of(b)->awaits_promotion;
     for (size_t i = 0; i < s->n_faults; i++) {
         const struct fault_spec *a = &s->faults[i];
         if (i == j || !fault_on_servers(a->kind) || !windows_overlap(s, a, b) ||
             (a->at_ms > b->at_ms || (a->at_ms == b->at_ms && i > j)))
             continue;
-        busy += held(a, n);
+        busy += held(s, ops, a, n);
         promote = promote || fault_kind_of(a)->awaits_promotion;
         bool same = (a->pick == PICK_NODE && b->pick == PICK_NODE && a->node == b->node) ||
                     (a->pick == PICK_POOLER && b->pick == PICK_POOLER);

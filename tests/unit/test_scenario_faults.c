@@ -18,6 +18,7 @@
 #include "sim/fleet/server_kind.h"
 #include "tests/lib/scenario_env.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static void test_out_of_range_faults(void **state)
@@ -135,6 +136,12 @@ static void test_process_fault_errors(void **state)
          "'majority', 'duration_ms': 100}], " WL "}",
          "t.json:1:167: faults[1].target: majority together with faults[0] (kill majority from 0 "
          "to 1000 ms) needs 6 of 5 servers"},
+        /* Redlock's five each lead: its primaries are all of them */
+        {"{'lock': {'algorithm': 'redlock'}, 'faults': [{'at_ms': 0, 'type': 'kill', 'target': "
+         "'primaries', 'restart_after_ms': 1000}, {'at_ms': 500, 'type': 'pause', 'target': "
+         "'one', 'duration_ms': 100}], " WL "}",
+         "t.json:1:168: faults[1].target: one together with faults[0] (kill primaries from 0 "
+         "to 1000 ms) needs 6 of 5 servers"},
         {"{'servers': {'redis': ['127.0.0.1:6379']}, 'faults': [{'at_ms': 0, 'type': 'kill', "
          "'target': 'one'}], " WL "}",
          "t.json:1:76: faults[0].type: a kill needs servers locklab manages; algorithm redis runs "
@@ -149,6 +156,28 @@ static void test_process_fault_errors(void **state)
     };
     CHECK_LOAD(load);
     CHECK_FINISH(finish);
+}
+
+/* The primaries of an ensemble or of a master with replicas are the one
+ * that leads: a follower is left to strike beside them (it was counted
+ * as every server: "needs 4 of 3 servers"). */
+static void test_primaries_hold_the_leader(void **state)
+{
+    static const char *const layouts[] = {
+        "'zookeeper': {'ensemble': 3}, 'algorithm': 'zookeeper'",
+        "'redis': {'replicas': 2, 'sentinels': 3}",
+    };
+    for (size_t i = 0; i < 2; i++) {
+        char json[600];
+        snprintf(json, sizeof(json),
+                 "{'lock': {%s}, 'faults': [{'at_ms': 1000, 'type': 'kill', 'target': "
+                 "'primaries', 'restart_after_ms': 2000}, {'at_ms': 1500, 'type': 'pause', "
+                 "'target': 'follower', 'duration_ms': 1000}], " WL "}",
+                 layouts[i]);
+        struct scenario s;
+        load_ok(state, json, &s);
+        assert_int_equal(s.n_faults, 2);
+    }
 }
 
 /* A fault's own expectations: read as counts, kept apart per fault. */
@@ -470,10 +499,15 @@ static void test_role_targets(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_out_of_range_faults),  cmocka_unit_test(test_process_fault_errors),
-        cmocka_unit_test(test_network_fault_errors), cmocka_unit_test(test_fault_expect),
-        cmocka_unit_test(test_clock_jump),           cmocka_unit_test(test_waiter_pause),
-        cmocka_unit_test(test_redis_topology),       cmocka_unit_test(test_role_targets),
+        cmocka_unit_test(test_out_of_range_faults),
+        cmocka_unit_test(test_process_fault_errors),
+        cmocka_unit_test(test_network_fault_errors),
+        cmocka_unit_test(test_fault_expect),
+        cmocka_unit_test(test_primaries_hold_the_leader),
+        cmocka_unit_test(test_clock_jump),
+        cmocka_unit_test(test_waiter_pause),
+        cmocka_unit_test(test_redis_topology),
+        cmocka_unit_test(test_role_targets),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
