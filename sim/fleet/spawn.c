@@ -43,7 +43,7 @@ void spawn_sleep_ms(long ms)
 
 /* Everything the child needs, prepared before fork: between fork and exec
  * only async-signal-safe calls are allowed (other threads may hold locks). */
-#define SPAWN_MAX_ARGS 24
+#define SPAWN_MAX_ARGS 48
 
 #define SPAWN_MAX_ENV 256 /* of locklab's own environment, passed on */
 
@@ -51,6 +51,7 @@ struct spawn {
     char *argv[SPAWN_MAX_ARGS + 1];
     char args[SPAWN_MAX_ARGS][320];
     size_t argc;
+    bool cut; /* an argument past SPAWN_MAX_ARGS was given: the command is not started */
     /* NULL: locklab's environment as it is; else that plus extra[] */
     char **envp;
     char *env_list[SPAWN_MAX_ENV + 8];
@@ -67,8 +68,10 @@ struct spawn {
 
 void spawn_arg(struct spawn *sp, const char *fmt, ...)
 {
-    if (sp->argc >= SPAWN_MAX_ARGS)
+    if (sp->argc >= SPAWN_MAX_ARGS) {
+        sp->cut = true;
         return;
+    }
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(sp->args[sp->argc], sizeof(sp->args[0]), fmt, ap);
@@ -493,6 +496,11 @@ int spawn_start(struct managed_server *s, char *err, size_t errlen)
 {
     struct spawn sp;
     prepare_spawn(&sp, s);
+    if (sp.cut) { /* a server started without some of its options is not the one asked for */
+        snprintf(err, errlen, "%s: its command line has more than %d arguments", s->kind->name,
+                 SPAWN_MAX_ARGS);
+        return -1;
+    }
     s->pid = keeper_fork(&sp);
     if (s->pid < 0) {
         snprintf(err, errlen, "fork: %s", strerror(errno));
