@@ -7,11 +7,11 @@
 #include "sim/fleet/server_kind.h"
 
 extern const struct server_kind server_redis, server_zookeeper, server_sentinel, server_etcd;
-extern const struct server_kind server_postgres, server_pgbouncer;
+extern const struct server_kind server_postgres, server_pgbouncer, server_redis_cluster;
 
-static const struct server_kind *const kinds[] = {&server_redis,    &server_zookeeper,
-                                                  &server_sentinel, &server_etcd,
-                                                  &server_postgres, &server_pgbouncer};
+static const struct server_kind *const kinds[] = {
+    &server_redis,    &server_zookeeper, &server_sentinel,     &server_etcd,
+    &server_postgres, &server_pgbouncer, &server_redis_cluster};
 
 #define N_KINDS (sizeof(kinds) / sizeof(kinds[0]))
 

@@ -51,7 +51,7 @@ int redis_server_reply(int port, const char *command, char *reply, size_t len)
 }
 
 /* GET key: "$12\r\nowner-value\r\n", "$-1" when the key is not there. */
-static int read_key(int port, const char *key, char *out, size_t len)
+int redis_server_read_key(int port, const char *key, char *out, size_t len)
 {
     char cmd[96], reply[160];
     out[0] = '\0';
@@ -89,14 +89,14 @@ static bool answers(int port)
 
 /* A master leads, a replica follows: INFO replication's role (sentinel
  * names the master of a topology it watches: the faults ask it first). */
-static bool leads(int port)
+bool redis_server_leads(int port)
 {
     char reply[256];
     return redis_server_reply(port, "INFO replication", reply, sizeof(reply)) > 0 &&
            strstr(reply, "role:master") != NULL;
 }
 
-static void command(struct spawn *sp, const struct managed_server *s)
+void redis_server_args(struct spawn *sp, const struct managed_server *s)
 {
     spawn_arg(sp, "%s", spawn_env_or("LOCKLAB_REDIS_SERVER", "redis-server"));
     spawn_arg(sp, "--port");
@@ -131,6 +131,11 @@ static void command(struct spawn *sp, const struct managed_server *s)
     spawn_arg(sp, "%s/%s", s->dir, s->kind->log);
     if (s->preload[0])
         spawn_faketime(sp, s);
+}
+
+static void command(struct spawn *sp, const struct managed_server *s)
+{
+    redis_server_args(sp, s);
 }
 
 static int start(struct cluster *c, size_t count, char *err, size_t errlen)
@@ -206,7 +211,7 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 }
 
 /* What Redis would load at start: gone, as after a crash with no disk. */
-static void forget_data(const struct managed_server *s)
+void redis_server_forget_data(const struct managed_server *s)
 {
     char path[320];
     snprintf(path, sizeof(path), "%s/appendonlydir", s->dir);
@@ -290,20 +295,20 @@ const struct server_kind server_redis = {
     .command = command,
     .answers = answers,
     .version = redis_server_version,
-    .leads = leads,
+    .leads = redis_server_leads,
     .roles = SERVER_ROLE_BIT(SERVER_ROLE_LEADER) | SERVER_ROLE_BIT(SERVER_ROLE_FOLLOWER),
     .leader_word = "master",
     .follower_word = "replica",
     .lone = "a single redis",
     .followers_setting = "lock.redis.sentinels: 1",
     .start = start,
-    .forget_data = forget_data,
+    .forget_data = redis_server_forget_data,
     .reset = reset,
     .start_topology = start_topology,
     .durable_mode = "AOF fsync always",
     .clock_movable = true,
     .found_by = "sentinel",
-    .read_key = read_key,
+    .read_key = redis_server_read_key,
     .shorten_ttls = redis_server_shorten_ttls,
     .option_letter = 'r',
     .cluster_note = "the single-instance algorithms use the first Redis",

@@ -3,6 +3,7 @@
 #ifndef LOCKLAB_REDIS_SERVER_H
 #define LOCKLAB_REDIS_SERVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,6 +27,19 @@ int redis_server_wait_reply(int port, const char *command, const char *want, lon
  * of it) and wait until writes through from reach it. 0, or -1 with err
  * set and the replica stopped. */
 int redis_server_start_replica(struct cluster *c, int from, char *err, size_t errlen);
+struct spawn;
+struct managed_server;
+/* The command line of a redis-server for s (its port, folder, log,
+ * durability, replica_of and clock), into sp: a kind that runs Redis
+ * another way adds its own options after these. */
+void redis_server_args(struct spawn *sp, const struct managed_server *s);
+/* INFO replication says role:master. */
+bool redis_server_leads(int port);
+/* What Redis would load at start gone (its AOF and snapshot), as after a
+ * crash with no disk. */
+void redis_server_forget_data(const struct managed_server *s);
+/* GET key into out ("" when none); 0, or -1 when it does not answer. */
+int redis_server_read_key(int port, const char *key, char *out, size_t len);
 /* Shorten the remaining ttl of every key on the Redis at port by ms (what
  * a forward jump of its clock does to them); keys with less left are
  * deleted. The number of keys touched, or -1. */
