@@ -121,9 +121,10 @@ static void list_prints_names_for_scripts(void **state)
     /* every server kind with its roles and what a kill leaves of its data */
     assert_non_null(strstr(all.out, "\nservers (a kind, its servers as fault targets, the roles "
                                     "they play, their data after a kill):\n"));
-    assert_non_null(strstr(all.out, "\n  zookeeper  zk-1..       leader, follower   kept\n"));
-    assert_non_null(strstr(all.out, "\n  redis      redis-1..    leader, replica    lost  or kept "
-                                    "by AOF fsync always (data: kept)\n"));
+    assert_non_null(strstr(all.out, "\n  zookeeper      zk-1..       leader, follower   kept\n"));
+    assert_non_null(strstr(all.out,
+                           "\n  redis          redis-1..    leader, replica    lost  or kept "
+                           "by AOF fsync always (data: kept)\n"));
     /* a long description wrapped at word boundaries under its column, whole */
     assert_non_null(
         strstr(all.out,

@@ -112,7 +112,7 @@ static void test_process_fault_errors(void **state)
         {"{'lock': {'algorithm': 'zookeeper'}, 'faults': [{'at_ms': 0, 'type': 'kill', 'target': "
          "'one', 'data': 'lost'}], " WL "}",
          "t.json:1:103: faults[0].data: zookeeper keeps its data on disk through a kill (\"lost\" "
-         "applies to redis)"},
+         "applies to redis, redis-cluster)"},
         {"{'duration_s': 2, 'faults': [{'at_ms': 1000, 'type': 'pause', 'target': 'one', "
          "'duration_ms': 1500}], " WL "}",
          "t.json:1:95: faults[0].duration_ms: the pause would end at 2500 ms, past the end of the "
@@ -488,7 +488,7 @@ static void test_role_targets(void **state)
         {"{'lock': {'algorithm': 'postgres-row'}, 'faults': [{'at_ms': 0, 'type': 'kill', "
          "'target': 'leader', 'data': 'lost'}], " WL "}",
          "t.json:1:109: faults[0].data: postgres keeps its data on disk through a kill (\"lost\" "
-         "applies to redis)"},
+         "applies to redis, redis-cluster)"},
         {"{'lock': {'algorithm': 'postgres-advisory', 'postgres': {'pooler': 'session'}}, "
          "'faults': [{'at_ms': 0, 'type': 'kill', 'target': 'pooler', 'data': 'kept'}], " WL "}",
          "t.json:1:149: faults[0].data: a pooler keeps no data: a kill of it loses none"},
