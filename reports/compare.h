@@ -17,7 +17,7 @@
 #include "reports/report.h"
 #include "sim/check/result.h"
 
-#define COMPARE_MAX       16
+#define COMPARE_MAX       24
 #define COMPARE_MAX_SEEDS 10
 
 /* One seed of a row: what its run showed, for its safety and its folder. */

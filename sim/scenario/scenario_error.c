@@ -344,7 +344,7 @@ static void suggest(char *buf, size_t len, const char *word, const char *const *
 
 int scn_unknown_name(struct ctx *c, const struct names *nm, const char *value)
 {
-    char hint[256];
+    char hint[SCENARIO_ERR_MAX];
 
     suggest(hint, sizeof(hint), value, nm->list, nm->n);
     return scn_fail(c, "unknown %s %s%s", nm->noun, scn_quote(value).s, hint);
@@ -363,7 +363,7 @@ static const struct {
 int scn_unknown_key(struct ctx *c, const struct table *t, const char *key)
 {
     const char *keys[16];
-    char hint[256], path[256];
+    char hint[SCENARIO_ERR_MAX], path[256];
     size_t n = 0;
 
     scn_push_key(c, key);
@@ -386,7 +386,7 @@ int scn_unknown_key(struct ctx *c, const struct table *t, const char *key)
 int scn_unknown_algorithm(struct ctx *c, const char *name, json_t *want)
 {
     const char *algs[32];
-    char hint[256];
+    char hint[SCENARIO_ERR_MAX];
     size_t n = 0;
 
     for (size_t i = 0; i < lock_count() && n < N_OF(algs); i++)
