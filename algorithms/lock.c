@@ -6,6 +6,7 @@
 #include "algorithms/lock_family.h"
 #include "algorithms/postgres.h"
 #include "algorithms/redis.h"
+#include "algorithms/redis_cluster.h"
 #include "algorithms/redisson.h"
 #include "algorithms/redlock.h"
 #include "algorithms/zookeeper_settings.h"
@@ -38,6 +39,7 @@ extern const struct lock_ops redisson_semaphore_ops;
 extern const struct lock_ops redisson_multi_ops;
 extern const struct lock_ops redisson_rw_naive_ops;
 extern const struct lock_ops redisson_semaphore_naive_ops;
+extern const struct lock_ops redis_cluster_ops;
 
 /* The one place that lists every algorithm; `locklab list` shows this order. */
 static const struct lock_ops *const registry[] = {
@@ -57,6 +59,7 @@ static const struct lock_ops *const registry[] = {
     &redisson_multi_ops,
     &redisson_rw_naive_ops,
     &redisson_semaphore_naive_ops,
+    &redis_cluster_ops,
 };
 
 #define N_REGISTRY (sizeof(registry) / sizeof(registry[0]))
@@ -65,16 +68,16 @@ static const struct lock_ops *const registry[] = {
  * order a message lists them in, and report.json gives them); the place
  * of each is where a scenario keeps its settings. */
 static const struct lock_family *const families[] = {
-    &redlock_family,  &zookeeper_family, &redis_family,
-    &postgres_family, &etcd_family,      &redisson_family,
+    &redlock_family, &zookeeper_family, &redis_family,         &postgres_family,
+    &etcd_family,    &redisson_family,  &redis_cluster_family,
 };
 
 /* The same, in the order the header prints their lines: a lock's own
  * settings before the topology asked whatever the lock (a pooler,
  * replicas). */
 static const struct lock_family *const lines[] = {
-    &redlock_family,  &zookeeper_family, &etcd_family,
-    &redisson_family, &postgres_family,  &redis_family,
+    &redlock_family,  &zookeeper_family, &etcd_family,          &redisson_family,
+    &postgres_family, &redis_family,     &redis_cluster_family,
 };
 
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))

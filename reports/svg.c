@@ -44,6 +44,7 @@ static const char *const by_lock[] = {
     "#9edae5", /* redisson-multi */
     "#c49c94", /* redisson-rw-naive */
     "#dbdb8d", /* redisson-semaphore-naive */
+    "#393b79", /* redis-cluster: redis's blue, darker (Tableau's 20b) */
 };
 #define N_BY_LOCK (sizeof(by_lock) / sizeof(by_lock[0]))
 

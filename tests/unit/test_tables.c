@@ -82,8 +82,8 @@ static void compare_row_of(struct compare_row *row, const char *name, size_t i)
     snprintf(row->invariants, sizeof(row->invariants), "%s", invariants);
 }
 
-/* Every algorithm of the registry (16), one unsafe, two NOT RUN. */
-static struct comparison *sixteen(struct scenario *s)
+/* Every algorithm of the registry, one unsafe, two NOT RUN. */
+static struct comparison *every_lock(struct scenario *s)
 {
     struct comparison *c = calloc(1, sizeof(*c));
     assert_non_null(c);
@@ -95,7 +95,7 @@ static struct comparison *sixteen(struct scenario *s)
     c->seeds = 1;
     c->complete = true;
     snprintf(c->out_dir, sizeof(c->out_dir), "runs/flash_sale-compare-20261203-071500");
-    assert_int_equal(lock_count(), COMPARE_MAX);
+    assert_true(lock_count() <= COMPARE_MAX);
     for (size_t i = 0; i < lock_count(); i++) {
         struct compare_row *row = &c->rows[c->n++];
         const char *name = lock_at(i)->name;
@@ -123,12 +123,12 @@ static char *compare_text(const struct comparison *c, bool wide)
     return capture_text(&out);
 }
 
-static void compare_sixteen_within_120_columns(void **state)
+static void compare_every_lock_within_120_columns(void **state)
 {
     (void)state;
     struct scenario *s = calloc(1, sizeof(*s));
     assert_non_null(s);
-    struct comparison *c = sixteen(s);
+    struct comparison *c = every_lock(s);
     char *t = compare_text(c, false), l[2048];
     size_t lines;
     assert_true(widest(t, "End of compare:", &lines) <= TEXT_TABLE_WIDTH);
@@ -168,7 +168,7 @@ static void compare_sixteen_within_120_columns(void **state)
                         "redis-naive; safe: redis, "
                         "redlock, zookeeper, etcd, postgres-advisory, postgres-row, "
                         "postgres-optimistic, redisson, redisson-fenced, redisson-fair, "
-                        "redisson-rw, redisson-multi, redisson-rw-naive; NOT RUN: "
+                        "redisson-rw, redisson-multi, redisson-rw-naive, redis-cluster; NOT RUN: "
                         "redisson-semaphore, redisson-semaphore-naive");
     free(t);
     free(c);
@@ -181,7 +181,7 @@ static void compare_wide_keeps_one_line(void **state)
     (void)state;
     struct scenario *s = calloc(1, sizeof(*s));
     assert_non_null(s);
-    struct comparison *c = sixteen(s);
+    struct comparison *c = every_lock(s);
     char *t = compare_text(c, true), l[2048];
     assert_string_equal(line_of(t, "algorithm", l, sizeof(l)),
                         "algorithm                ttl ms lease ms       qps    p50 ms    p99 ms  "
@@ -207,7 +207,7 @@ static void compare_seeds_within_120_columns(void **state)
     (void)state;
     struct scenario *s = calloc(1, sizeof(*s));
     assert_non_null(s);
-    struct comparison *c = sixteen(s);
+    struct comparison *c = every_lock(s);
     snprintf(s->name, sizeof(s->name), "flash_sale_pause_fenced_watchdog_long");
     c->seeds = 2;
     for (size_t i = 0; i < c->n; i++)
@@ -431,7 +431,7 @@ static void a_cell_wider_than_a_line_is_wrapped(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(compare_sixteen_within_120_columns),
+        cmocka_unit_test(compare_every_lock_within_120_columns),
         cmocka_unit_test(compare_wide_keeps_one_line),
         cmocka_unit_test(compare_seeds_within_120_columns),
         cmocka_unit_test(matrix_widest_rows_within_120_columns),
