@@ -28,15 +28,12 @@
 #include "algorithms/redis.h"
 #include "algorithms/redis_wire.h"
 
-enum { SCRIPT_ACQUIRE_FENCED, SCRIPT_RELEASE, SCRIPT_RENEW, N_SCRIPTS };
-
-static const char *const script_bodies[N_SCRIPTS] = {
-    [SCRIPT_ACQUIRE_FENCED] = "if redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then "
-                              "return redis.call('incr', KEYS[2]) end return 0",
-    [SCRIPT_RELEASE] = "if redis.call('get', KEYS[1]) == ARGV[1] then "
-                       "return redis.call('del', KEYS[1]) end return 0",
-    [SCRIPT_RENEW] = "if redis.call('get', KEYS[1]) == ARGV[1] then "
-                     "return redis.call('pexpire', KEYS[1], ARGV[2]) end return 0",
+/* redis_wire.h's redis_lock_scripts, by these names */
+enum {
+    SCRIPT_ACQUIRE_FENCED = REDIS_SCRIPT_ACQUIRE_FENCED,
+    SCRIPT_RELEASE = REDIS_SCRIPT_RELEASE,
+    SCRIPT_RENEW = REDIS_SCRIPT_RENEW,
+    N_SCRIPTS = REDIS_N_SCRIPTS
 };
 
 struct redis_lock {
@@ -46,7 +43,7 @@ struct redis_lock {
 
 static int redis_connect(struct lock_client *c)
 {
-    return wire_client_open(c, sizeof(struct redis_lock), script_bodies, N_SCRIPTS,
+    return wire_client_open(c, sizeof(struct redis_lock), redis_lock_scripts, N_SCRIPTS,
                             c->cfg->n_sentinels ? wire_locate_master : NULL);
 }
 
@@ -84,12 +81,7 @@ static enum lock_result owner_script(struct lock_client *c, int script, const st
         freeReplyObject(rep);
         return LOCK_ERR;
     }
-    enum lock_result res = LOCK_ERR;
-    if (rep->type == REDIS_REPLY_INTEGER && (rep->integer == 0 || rep->integer == 1))
-        res = rep->integer == 1 ? LOCK_OK : LOCK_LOST; /* the server's own word */
-    else /* an error reply (LOADING, READONLY, ...) says nothing about whose key it is */
-        lock_set_error(c, LOCK_ERR_PROTOCOL, "script: %s",
-                       rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
+    enum lock_result res = wire_owner_reply(c, rep);
     freeReplyObject(rep);
     return res;
 }
@@ -156,16 +148,7 @@ static int try_set(struct lock_client *c, const char *key, size_t key_len, const
         freeReplyObject(rep);
         return -1;
     }
-    int won = -1;
-    if (rep->type == REDIS_REPLY_STATUS && strcmp(rep->str, "OK") == 0)
-        won = 1, *token = 0;
-    else if (rep->type == REDIS_REPLY_NIL)
-        won = 0;
-    else if (rep->type == REDIS_REPLY_INTEGER)
-        won = rep->integer > 0, *token = (uint64_t)rep->integer;
-    else
-        lock_set_error(c, LOCK_ERR_PROTOCOL, "SET NX: %s",
-                       rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
+    int won = wire_set_reply(c, rep, token);
     freeReplyObject(rep);
     if (won == 1 && redis_settings(c->cfg)->wait_replicas > 0)
         return wait_for_replicas(c, r, key, key_len);

@@ -513,3 +513,39 @@ enum lock_result wire_acquire(struct lock_client *c, wire_try_fn try_once, const
         lock_sleep(c, wire_backoff_ms(c, attempt, now, deadline));
     }
 }
+
+const char *const redis_lock_scripts[REDIS_N_SCRIPTS] = {
+    [REDIS_SCRIPT_ACQUIRE_FENCED] =
+        "if redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then "
+        "return redis.call('incr', KEYS[2]) end return 0",
+    [REDIS_SCRIPT_RELEASE] = "if redis.call('get', KEYS[1]) == ARGV[1] then "
+                             "return redis.call('del', KEYS[1]) end return 0",
+    [REDIS_SCRIPT_RENEW] = "if redis.call('get', KEYS[1]) == ARGV[1] then "
+                           "return redis.call('pexpire', KEYS[1], ARGV[2]) end return 0",
+};
+
+int wire_set_reply(struct lock_client *c, const redisReply *rep, uint64_t *token)
+{
+    if (rep->type == REDIS_REPLY_STATUS && strcmp(rep->str, "OK") == 0) {
+        *token = 0;
+        return 1;
+    }
+    if (rep->type == REDIS_REPLY_NIL)
+        return 0;
+    if (rep->type == REDIS_REPLY_INTEGER) {
+        *token = (uint64_t)rep->integer;
+        return rep->integer > 0;
+    }
+    lock_set_error(c, LOCK_ERR_PROTOCOL, "SET NX: %s",
+                   rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
+    return -1;
+}
+
+enum lock_result wire_owner_reply(struct lock_client *c, const redisReply *rep)
+{
+    if (rep->type == REDIS_REPLY_INTEGER && (rep->integer == 0 || rep->integer == 1))
+        return rep->integer == 1 ? LOCK_OK : LOCK_LOST; /* the server's own word */
+    lock_set_error(c, LOCK_ERR_PROTOCOL, "script: %s",
+                   rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
+    return LOCK_ERR;
+}

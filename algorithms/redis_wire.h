@@ -135,6 +135,22 @@ redisReply *wire_eval(struct lock_client *c, struct redis_wire *w, struct wire_s
                       const char **keys, const size_t *key_lens, int nargs, const char **args,
                       const size_t *arg_lens);
 
+/* The redis lock's scripts (redis.c), which redis_cluster.c runs byte for
+ * byte so that the two contend on one key: the fenced SET (KEYS: the key,
+ * its counter), the compare-and-delete release and the compare-and-pexpire
+ * renewal (KEYS: the key; ARGV: the owner, the ttl). */
+enum { REDIS_SCRIPT_ACQUIRE_FENCED, REDIS_SCRIPT_RELEASE, REDIS_SCRIPT_RENEW, REDIS_N_SCRIPTS };
+extern const char *const redis_lock_scripts[REDIS_N_SCRIPTS];
+
+/* What a SET NX (or the fenced script) answered: 1 won (*token set, 0
+ * with none), 0 busy, -1 anything else (c->err set, what says which). */
+int wire_set_reply(struct lock_client *c, const redisReply *rep, uint64_t *token);
+/* What a compare-and-<op> script answered: LOCK_OK for 1 (the owner was
+ * ours), LOCK_LOST for 0 (the server's own word that it was not); an
+ * error or another reply says nothing about whose key it is: LOCK_ERR
+ * with c->err set. */
+enum lock_result wire_owner_reply(struct lock_client *c, const redisReply *rep);
+
 /* Decimal digits of v into buf (>= 21 bytes); returns the length. */
 size_t wire_u64(char *buf, uint64_t v);
 
