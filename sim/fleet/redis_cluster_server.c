@@ -212,6 +212,8 @@ const struct server_kind server_redis_cluster = {
     .clock_movable = true,
     .read_key = redis_server_read_key,
     .shorten_ttls = redis_server_shorten_ttls,
+    .past_proxy = "a Redis Cluster's clients dial the addresses its nodes announce (CLUSTER "
+                  "SLOTS, MOVED), not the proxy's: no network fault reaches them",
     .cluster_note = "masters first, then one replica of each in the same order; clients follow "
                     "CLUSTER SLOTS and MOVED",
     .cluster_nodes = 0,      /* opt-in (--redis-cluster-nodes 6: 3 masters x 1 replica) */

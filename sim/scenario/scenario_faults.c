@@ -319,6 +319,11 @@ static int same_toxic(struct ctx *c, const struct scenario *s, size_t j)
 static int network_misfit(const struct scenario *s, const struct fault_spec *f,
                           const struct lock_ops *ops, char *why, size_t len)
 {
+    const struct server_kind *k = kind_of(ops);
+    if (k && k->past_proxy) {
+        snprintf(why, len, "%s: %s", f->target_text, k->past_proxy);
+        return -1;
+    }
     if (f->scope == NET_CLIENT && no_such_client(s, f->target, why, len))
         return -1;
     if (f->scope == NET_CLIENTS && f->n_clients > s->clients) {
