@@ -218,7 +218,7 @@ const struct server_kind server_redis_cluster = {
                     "CLUSTER SLOTS and MOVED",
     .cluster_nodes = 0,      /* opt-in (--redis-cluster-nodes 6: 3 masters x 1 replica) */
     .cluster_counts = 0x578, /* 3, 4, 5, 6, 8, 10 */
-    .cluster_counts_text = "3..6, 8 or 10",
+    .cluster_counts_text = "3, 4, 5, 6, 8 or 10",
     .option_arg = "H:P[,...]",
     .option_help = "use this Redis Cluster (any of its nodes) instead of starting one",
 };

@@ -126,7 +126,7 @@ expect "$t/sub" "$bin" run --out "$t/"
 expect "" "$bin" run --clients ""
 expect "up status down" "$bin" cluster ""
 expect "--help" "$bin" cluster -
-expect "$("$bin" help cluster | grep -oE -- '--[a-z]+-nodes' | sort -u | paste -sd' ') --dir --help" \
+expect "$("$bin" help cluster | grep -oE -- '--[a-z-]+-nodes' | sort -u | paste -sd' ') --dir --help" \
     "$bin" cluster up --
 expect "--dir --help" "$bin" cluster down --
 expect "--dir --help" "$bin" cluster status --
@@ -136,6 +136,7 @@ expect "0 1 3" "$bin" cluster up --zookeeper-nodes ""
 expect "0 1 3" "$bin" cluster up --etcd-nodes ""
 expect "0 1 2 3" "$bin" cluster up --postgres-nodes ""
 expect "0 1 2 3 4 5 6 7 8" "$bin" cluster up --redis-nodes ""
+expect "3 4 5 6 8 10" "$bin" cluster up --redis-cluster-nodes ""
 expect "$(names suites)" "$bin" scorecard --suite ""
 expect "compare check cluster" "$bin" help c
 expect "$(options history)" "$bin" history -
