@@ -116,9 +116,8 @@ static int wait_for_replicas(struct lock_client *c, struct cluster_lock *r, cons
 /* The fencing counter, in the key's slot. 0, or -1 when it does not fit. */
 static int fence_key_of(struct cluster_lock *r, const char *key, size_t key_len, size_t *len)
 {
-    const char *open = memchr(key, '{', key_len);
-    const char *close = open ? memchr(open + 1, '}', key_len - (size_t)(open - key) - 1) : NULL;
-    bool tagged = close && close > open + 1;
+    size_t tag_len;
+    bool tagged = cw_hash_tag(key, key_len, &tag_len) != NULL;
     int n = snprintf(r->fence_key, sizeof(r->fence_key), tagged ? "%.*s:fence" : "{%.*s}:fence",
                      (int)key_len, key);
     if (n < 0 || (size_t)n >= sizeof(r->fence_key))

@@ -18,16 +18,24 @@ static uint16_t crc16(const unsigned char *p, size_t n)
     return crc;
 }
 
-uint16_t cw_key_slot(const char *key, size_t len)
+const char *cw_hash_tag(const char *key, size_t len, size_t *tag_len)
 {
     const char *open = memchr(key, '{', len);
-    if (open) {
-        size_t rest = len - (size_t)(open - key) - 1;
-        const char *close = memchr(open + 1, '}', rest);
-        if (close && close > open + 1)
-            return crc16((const unsigned char *)open + 1, (size_t)(close - open - 1)) % CW_SLOTS;
-    }
-    return crc16((const unsigned char *)key, len) % CW_SLOTS;
+    if (open == NULL)
+        return NULL;
+    const char *close = memchr(open + 1, '}', len - (size_t)(open - key) - 1);
+    if (close == NULL || close == open + 1)
+        return NULL;
+    *tag_len = (size_t)(close - open - 1);
+    return open + 1;
+}
+
+uint16_t cw_key_slot(const char *key, size_t len)
+{
+    size_t n;
+    const char *tag = cw_hash_tag(key, len, &n);
+    return tag ? crc16((const unsigned char *)tag, n) % CW_SLOTS
+               : crc16((const unsigned char *)key, len) % CW_SLOTS;
 }
 
 /* "host:port" (the last ':' splits it: an IPv6 host has its own) into ep;

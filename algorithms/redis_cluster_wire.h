@@ -46,8 +46,11 @@ struct cluster_wire {
     uint64_t moved, asked, refreshed; /* redirections met, maps asked */
 };
 
-/* The slot of key: CRC16 (XMODEM) of the key, or of what lies between its
- * first '{' and the next '}' when that is not empty, mod 16384. */
+/* key's hash tag: what lies between its first '{' and the next '}', when
+ * that is not empty (*tag_len set); NULL when it has none. */
+const char *cw_hash_tag(const char *key, size_t len, size_t *tag_len);
+/* The slot of key: CRC16 (XMODEM) of its hash tag, or of the whole key
+ * when it has none, mod 16384. */
 uint16_t cw_key_slot(const char *key, size_t len);
 
 /* A MOVED or ASK error reply ("MOVED 3999 127.0.0.1:6381"): 1 with *slot,

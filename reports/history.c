@@ -494,19 +494,28 @@ static void ms_cell(char *buf, size_t len, double ms)
         snprintf(buf, len, "%.3f", ms);
 }
 
+/* What series s (one that has an older series before it) differs in, and
+ * that series's key: "rate 0.0 -> 500.0 (vs 9062d662)". */
+static const char *series_differs(const struct history_index *idx, size_t s, char *buf, size_t len)
+{
+    const struct history_series *x = &idx->series[s];
+    snprintf(buf, len, "%s (vs %0*" PRIx64 ")", x->differs[0] ? x->differs : "settings differ",
+             HISTORY_KEY_SHORT,
+             idx->runs[idx->series[x->after].first].key >> (64 - 4 * HISTORY_KEY_SHORT));
+    return buf;
+}
+
 const char *history_series_text(const struct history_index *idx, size_t s, size_t k, char *buf,
                                 size_t len)
 {
-    const struct history_series *x = &idx->series[s];
+    char differs[320];
     buf[0] = '\0';
     if (k > 0)
         return buf;
-    if (x->after == SIZE_MAX)
+    if (idx->series[s].after == SIZE_MAX)
         snprintf(buf, len, "new series");
     else
-        snprintf(buf, len, "new series: %s (vs %0*" PRIx64 ")",
-                 x->differs[0] ? x->differs : "settings differ", HISTORY_KEY_SHORT,
-                 idx->runs[idx->series[x->after].first].key >> (64 - 4 * HISTORY_KEY_SHORT));
+        snprintf(buf, len, "new series: %s", series_differs(idx, s, differs, sizeof(differs)));
     return buf;
 }
 
@@ -529,8 +538,7 @@ static void row_detail(FILE *f, const struct history_index *idx, size_t s, size_
                           used ? "; " : "");
         text_wrap(f, text, 4, 4);
     } else if (k == 0 && idx->series[s].after != SIZE_MAX) {
-        history_series_text(idx, s, k, text, sizeof(text));
-        text_wrap(f, text + strlen("new series: "), 4, 4);
+        text_wrap(f, series_differs(idx, s, text, sizeof(text)), 4, 4);
     }
 }
 

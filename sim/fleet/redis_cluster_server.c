@@ -46,11 +46,6 @@ static void command(struct spawn *sp, const struct managed_server *s)
     spawn_arg(sp, "%d", NODE_TIMEOUT_MS);
 }
 
-static bool answers(int port)
-{
-    return redis_server_command(port, "PING", "+PONG") == 0;
-}
-
 /* How many of n servers are masters: n alone up to 5, half of 6, 8, 10. */
 static size_t masters_of(size_t n)
 {
@@ -197,7 +192,7 @@ const struct server_kind server_redis_cluster = {
     .ready_poll_ms = 5,
     .ready_sign = "PING to answer PONG",
     .command = command,
-    .answers = answers,
+    .answers = redis_server_answers,
     .version = redis_server_version,
     .leads = redis_server_leads,
     .roles = SERVER_ROLE_BIT(SERVER_ROLE_LEADER) | SERVER_ROLE_BIT(SERVER_ROLE_FOLLOWER),

@@ -82,7 +82,7 @@ int redis_server_version(const char *host, int port, struct server_version *v)
     return server_version_field(reply, "redis_version:", NULL, v);
 }
 
-static bool answers(int port)
+bool redis_server_answers(int port)
 {
     return redis_server_command(port, "PING", "+PONG") == 0;
 }
@@ -293,7 +293,7 @@ const struct server_kind server_redis = {
     .ready_poll_ms = 5,
     .ready_sign = "PING to answer PONG",
     .command = command,
-    .answers = answers,
+    .answers = redis_server_answers,
     .version = redis_server_version,
     .leads = redis_server_leads,
     .roles = SERVER_ROLE_BIT(SERVER_ROLE_LEADER) | SERVER_ROLE_BIT(SERVER_ROLE_FOLLOWER),

@@ -33,6 +33,8 @@ struct managed_server;
  * durability, replica_of and clock), into sp: a kind that runs Redis
  * another way adds its own options after these. */
 void redis_server_args(struct spawn *sp, const struct managed_server *s);
+/* PING answers PONG: it serves. */
+bool redis_server_answers(int port);
 /* INFO replication says role:master. */
 bool redis_server_leads(int port);
 /* What Redis would load at start gone (its AOF and snapshot), as after a

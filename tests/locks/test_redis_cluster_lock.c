@@ -158,12 +158,7 @@ static int master_of(uint16_t slot)
 
 static void value_on(int port, const char *key, char *out, size_t len)
 {
-    char cmd[160], reply[256];
-    snprintf(cmd, sizeof(cmd), "GET %s", key);
-    reply_of(port, cmd, reply, sizeof(reply));
-    const char *v = strstr(reply, "\r\n");
-    snprintf(out, len, "%.*s", reply[1] == '-' || !v ? 0 : (int)strcspn(v + 2, "\r"),
-             v ? v + 2 : "");
+    assert_int_equal(redis_server_read_key(port, key, out, len), 0);
 }
 
 static void held_on_its_master_and_handed_over(void **state)
@@ -293,13 +288,6 @@ static void moved_and_ask_followed(void **state)
     a.ops->disconnect(&a);
 }
 
-static bool leads(int port)
-{
-    char reply[512];
-    return redis_server_reply(port, "INFO replication", reply, sizeof(reply)) > 0 &&
-           strstr(reply, "role:master") != NULL;
-}
-
 static void failover_to_the_replica(void **state)
 {
     (void)state;
@@ -315,9 +303,9 @@ static void failover_to_the_replica(void **state)
     assert_int_equal(kill(stopped, SIGSTOP), 0);
     int replica = fleet.srv[MASTERS + 2].port;
     int tries = 0;
-    while (!leads(replica) && ++tries < POLL_MAX)
+    while (!redis_server_leads(replica) && ++tries < POLL_MAX)
         lock_sleep_ms(100);
-    assert_true(leads(replica));
+    assert_true(redis_server_leads(replica));
     /* the client's map still names the stopped master: its first try may
      * find no answer (LOCK_ERR), the next asks the map again */
     enum lock_result rc = LOCK_ERR;
