@@ -10,7 +10,9 @@
  * the masters take equal ranges of the 16384 slots (ADDSLOTSRANGE) in
  * order, and replica j of master i (the nodes after the masters, in
  * order) REPLICATEs it. Ready is when every node says cluster_state:ok
- * with all 16384 slots assigned and every replica's link is up.
+ * with all 16384 slots assigned, every replica's link is up, and every
+ * node sees each replica as one (gossip brings a REPLICATE to the others
+ * a moment later).
  *
  * N servers: up to 5, N masters alone; 6, 8 or 10, N / 2 masters with one
  * replica each (3 x 1 is the default a user asks for with 6). A cluster
@@ -126,6 +128,41 @@ static int add_replicas(struct managed_server **s, size_t n, size_t m)
     return 0;
 }
 
+/* Lines of a CLUSTER NODES reply whose flags say slave. */
+static size_t replicas_in(const char *nodes)
+{
+    size_t count = 0;
+    const char *body = nodes[0] == '$' ? strstr(nodes, "\r\n") : NULL; /* past "$<len>" */
+    for (const char *line = body ? body + 2 : nodes; line && *line; line = strchr(line, '\n')) {
+        line += *line == '\n';
+        /* id, address, then the flags: "myself,slave", "slave", "master" */
+        const char *flags = strchr(line, ' ');
+        flags = flags ? strchr(flags + 1, ' ') : NULL;
+        if (flags &&
+            (strncmp(flags + 1, "slave", 5) == 0 || strncmp(flags + 1, "myself,slave", 12) == 0))
+            count++;
+    }
+    return count;
+}
+
+/* Every node sees every replica as one: a REPLICATE reaches the others by
+ * gossip, and a master that still takes a replica for a master of no
+ * slots will not vote for it when its own master fails. 0, or -1. */
+static int replicas_seen(struct managed_server **s, size_t n, size_t replicas)
+{
+    static char nodes[16384];
+    for (size_t i = 0; i < n; i++) {
+        int waited = 0;
+        while (redis_server_reply(s[i]->port, "CLUSTER NODES", nodes, sizeof(nodes)) <= 0 ||
+               replicas_in(nodes) != replicas) {
+            if ((waited += 50) > JOIN_WAIT_MS)
+                return -1;
+            spawn_sleep_ms(50);
+        }
+    }
+    return 0;
+}
+
 static int join(struct managed_server **s, size_t n, char *err, size_t errlen)
 {
     size_t m = masters_of(n);
@@ -134,7 +171,7 @@ static int join(struct managed_server **s, size_t n, char *err, size_t errlen)
         failed = "to meet";
     else if (add_slots(s, m) < 0)
         failed = "to take the slots";
-    else if (add_replicas(s, n, m) < 0)
+    else if (add_replicas(s, n, m) < 0 || replicas_seen(s, n, n - m) < 0)
         failed = "to replicate";
     else if (all_say(s, n, "CLUSTER INFO", "cluster_slots_assigned:16384\r") < 0 ||
              all_say(s, n, "CLUSTER INFO", "cluster_state:ok\r") < 0)
