@@ -508,14 +508,15 @@ static const char *series_differs(const struct history_index *idx, size_t s, cha
 const char *history_series_text(const struct history_index *idx, size_t s, size_t k, char *buf,
                                 size_t len)
 {
-    char differs[320];
     buf[0] = '\0';
     if (k > 0)
         return buf;
-    if (idx->series[s].after == SIZE_MAX)
+    if (idx->series[s].after == SIZE_MAX) {
         snprintf(buf, len, "new series");
-    else
+    } else {
+        char differs[320];
         snprintf(buf, len, "new series: %s", series_differs(idx, s, differs, sizeof(differs)));
+    }
     return buf;
 }
 
