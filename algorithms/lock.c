@@ -40,6 +40,7 @@ extern const struct lock_ops redisson_multi_ops;
 extern const struct lock_ops redisson_rw_naive_ops;
 extern const struct lock_ops redisson_semaphore_naive_ops;
 extern const struct lock_ops redis_cluster_ops;
+extern const struct lock_ops redisson_cluster_ops;
 
 /* The one place that lists every algorithm; `locklab list` shows this order. */
 static const struct lock_ops *const registry[] = {
@@ -60,6 +61,7 @@ static const struct lock_ops *const registry[] = {
     &redisson_rw_naive_ops,
     &redisson_semaphore_naive_ops,
     &redis_cluster_ops,
+    &redisson_cluster_ops,
 };
 
 #define N_REGISTRY (sizeof(registry) / sizeof(registry[0]))

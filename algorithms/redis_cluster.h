@@ -5,6 +5,7 @@
 #ifndef LOCKLAB_REDIS_CLUSTER_H
 #define LOCKLAB_REDIS_CLUSTER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "algorithms/lock.h"
@@ -15,6 +16,9 @@ struct redis_cluster_spec {
     uint32_t replicas;        /* of each master: 0 or 1 */
     uint32_t wait_replicas;   /* after SET: WAIT this many replicas, else no lock */
     uint32_t wait_timeout_ms; /* WAIT's timeout */
+    bool sharded_pubsub;      /* redisson-cluster: SPUBLISH / SSUBSCRIBE (Redisson's
+                                 shardedSubscriptionMode AUTO on Redis 7), else
+                                 PUBLISH / SUBSCRIBE (its mode OFF) */
 };
 
 extern const struct lock_family redis_cluster_family;

@@ -33,14 +33,15 @@ static const struct setting_key cluster_keys[] = {
      .offset = RC(wait_timeout_ms),
      .min = 1,
      .max = 60000},
+    {.key = "sharded_pubsub", .type = SETTING_BOOL, .offset = RC(sharded_pubsub)},
 };
 static const struct setting_table cluster_table = {
     cluster_keys, sizeof(cluster_keys) / sizeof(cluster_keys[0]), cluster_after};
 
 static void cluster_defaults(void *settings)
 {
-    *(struct redis_cluster_spec *)settings =
-        (struct redis_cluster_spec){.masters = 3, .replicas = 1, .wait_timeout_ms = 1000};
+    *(struct redis_cluster_spec *)settings = (struct redis_cluster_spec){
+        .masters = 3, .replicas = 1, .wait_timeout_ms = 1000, .sharded_pubsub = true};
 }
 
 /* The masters first, then a replica of each: the kind's count. */

@@ -194,6 +194,11 @@ static int refresh(struct lock_client *c, struct cluster_wire *cw, int first)
     return -1;
 }
 
+int cw_refresh(struct lock_client *c, struct cluster_wire *cw)
+{
+    return refresh(c, cw, -1);
+}
+
 int cw_open(struct lock_client *c, struct cluster_wire *cw, const char *const *scripts,
             size_t n_scripts)
 {
@@ -315,6 +320,15 @@ redisReply *cw_call(struct lock_client *c, struct cluster_wire *cw, uint16_t slo
 {
     const struct cw_request q = {.argc = argc, .argv = argv, .lens = lens};
     return route(c, cw, slot, deadline_ms, &q);
+}
+
+int cw_send(struct lock_client *c, struct cluster_wire *cw, uint16_t slot, int argc,
+            const char **argv, const size_t *lens)
+{
+    int k = cw_node_of(cw, slot);
+    if (k < 0 || cw->node[k].w == NULL || cw->node[k].w->ctx == NULL)
+        return -1;
+    return wire_send(c, cw->node[k].w, argc, argv, lens);
 }
 
 redisReply *cw_eval(struct lock_client *c, struct cluster_wire *cw, uint16_t slot,

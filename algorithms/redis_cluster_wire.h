@@ -72,6 +72,9 @@ int cw_node_of(const struct cluster_wire *cw, uint16_t slot);
 int cw_open(struct lock_client *c, struct cluster_wire *cw, const char *const *scripts,
             size_t n_scripts);
 void cw_close(struct cluster_wire *cw);
+/* The map asked again now, of each known node in turn: 0, or -1 with
+ * c->err set when none gave one (the map is left as it was). */
+int cw_refresh(struct lock_client *c, struct cluster_wire *cw);
 
 /* One command on the master of slot, redirections followed, CLUSTERDOWN
  * and TRYAGAIN retried with back-off until deadline_ms (lock_now_ms). The
@@ -79,6 +82,11 @@ void cw_close(struct cluster_wire *cw);
  * the reply, which may be an error. */
 redisReply *cw_call(struct lock_client *c, struct cluster_wire *cw, uint16_t slot,
                     uint64_t deadline_ms, int argc, const char **argv, const size_t *lens);
+/* A request whose answer nobody waits for (wire_send's), to the master
+ * of slot as the map has it, when that node's connection is up; no
+ * redirection is followed. 0 sent, -1 not. */
+int cw_send(struct lock_client *c, struct cluster_wire *cw, uint16_t slot, int argc,
+            const char **argv, const size_t *lens);
 /* Script number `script` of cw's, the same way (EVALSHA, EVAL on NOSCRIPT).
  * All its keys must share slot. */
 redisReply *cw_eval(struct lock_client *c, struct cluster_wire *cw, uint16_t slot,

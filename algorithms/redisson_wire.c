@@ -54,6 +54,8 @@ const char rsn_lock_acquire_script[] =
 
 static void set_field(struct lock_client *c, struct rsn_client *r)
 {
+    r->wait_replicas = redis_settings(c->cfg)->wait_replicas;
+    r->wait_timeout_ms = redis_settings(c->cfg)->wait_timeout_ms;
     int n = snprintf(r->field, sizeof(r->field), "%.*s:1", (int)c->owner_len, c->owner);
     r->field_len = n > 0 && (size_t)n < sizeof(r->field) ? (size_t)n : 0;
     n = snprintf(r->write_field, sizeof(r->write_field), "%s:write", r->field);
@@ -70,12 +72,69 @@ int rsn_open(struct lock_client *c, size_t size, const char *const *scripts, siz
     return rc;
 }
 
+int rsn_open_cluster(struct lock_client *c, size_t size, const char *const *scripts,
+                     size_t n_scripts, bool sharded, uint32_t wait_replicas,
+                     uint32_t wait_timeout_ms)
+{
+    struct rsn_client *r = calloc(1, size);
+    if (r == NULL || n_scripts > WIRE_MAX_SCRIPTS || (r->cw = malloc(sizeof(*r->cw))) == NULL) {
+        free(r);
+        lock_set_error(c, LOCK_ERR_CONFIG, "out of memory or too many scripts");
+        return -1;
+    }
+    c->impl = r;
+    set_field(c, r);
+    r->sharded = sharded;
+    r->wait_replicas = wait_replicas;
+    r->wait_timeout_ms = wait_timeout_ms;
+    /* wire is never dialled: its script table names the scripts (rsn_eval
+     * passes their index to the cluster client, which loads them on
+     * every node it dials). */
+    r->wire.n_scripts = n_scripts;
+    for (size_t i = 0; i < n_scripts; i++)
+        r->wire.scripts[i].body = scripts[i];
+    return cw_open(c, r->cw, scripts, n_scripts);
+}
+
 void rsn_close(struct lock_client *c)
 {
     struct rsn_client *r = c->impl;
-    if (r)
+    if (r) {
         wire_close(&r->sub);
+        if (r->cw)
+            cw_close(r->cw);
+        free(r->cw);
+        r->cw = NULL;
+    }
     wire_client_close(c);
+}
+
+/* A command that is not part of an acquire retries a cluster between
+ * states for as long as one wait for an answer may take. */
+static uint64_t cluster_deadline(const struct lock_client *c, const struct rsn_client *r)
+{
+    if (r->deadline_ms)
+        return r->deadline_ms;
+    return lock_now_ms() + (c->cfg->io_timeout_ms ? c->cfg->io_timeout_ms : 1000);
+}
+
+redisReply *rsn_eval(struct lock_client *c, struct wire_script *s, int nkeys, const char **keys,
+                     const size_t *key_lens, int nargs, const char **args, const size_t *arg_lens)
+{
+    struct rsn_client *r = c->impl;
+    if (r->cw == NULL)
+        return wire_eval(c, &r->wire, s, nkeys, keys, key_lens, nargs, args, arg_lens);
+    return cw_eval(c, r->cw, cw_key_slot(keys[0], key_lens[0]), cluster_deadline(c, r),
+                   (size_t)(s - r->wire.scripts), nkeys, keys, key_lens, nargs, args, arg_lens);
+}
+
+/* A plain command about key, where the client sends its commands. */
+static redisReply *call_on(struct lock_client *c, struct rsn_client *r, const char *key,
+                           size_t key_len, int argc, const char **argv, const size_t *lens)
+{
+    if (r->cw == NULL)
+        return wire_call(c, &r->wire, argc, argv, lens);
+    return cw_call(c, r->cw, cw_key_slot(key, key_len), cluster_deadline(c, r), argc, argv, lens);
 }
 
 int rsn_attach(struct lock_client *c, struct rsn_client *r, const struct lock_endpoint *ep,
@@ -137,16 +196,45 @@ static bool same_endpoint(const struct lock_endpoint *a, const struct lock_endpo
     return a->port == b->port && strcmp(a->host, b->host) == 0;
 }
 
-static int sub_connect(struct lock_client *c, struct rsn_client *r)
+/* The words of the pub/sub in use: sharded (a slot's own channels,
+ * served by its master) or not. */
+struct sub_words {
+    const char *subscribe, *unsubscribe, *message;
+};
+static const struct sub_words plain_words = {"subscribe", "unsubscribe", "message"};
+static const struct sub_words shard_words = {"ssubscribe", "sunsubscribe", "smessage"};
+
+static const struct sub_words *words(const struct rsn_client *r)
 {
-    /* Where the commands go: a master named by the sentinels too. The
-     * kept connection follows it after a failover; left on the old
-     * master it would listen where no unlock is published. The sub's own
-     * copy of where it was dialled (its master, unused otherwise), as
-     * wire.ep points into the wire, which a redial moves. */
-    if (r->sub.ctx && !r->sub.ctx->err && same_endpoint(&r->sub.master, r->wire.ep))
+    return r->sharded ? &shard_words : &plain_words;
+}
+
+/* Where a waiter on key listens: where the commands go, a master named
+ * by the sentinels too, or in cluster mode the master of key's slot,
+ * which is where its unlock is published. NULL, with c->err set, when
+ * the slot map names none. */
+static const struct lock_endpoint *sub_target(struct lock_client *c, struct rsn_client *r,
+                                              const char *key, size_t key_len)
+{
+    if (r->cw == NULL)
+        return r->wire.ep;
+    int k = cw_node_of(r->cw, cw_key_slot(key, key_len));
+    if (k < 0) {
+        lock_set_error(c, LOCK_ERR_UNSENT, "no node of the cluster serves the lock's slot");
+        return NULL;
+    }
+    return &r->cw->node[k].ep;
+}
+
+static int sub_connect(struct lock_client *c, struct rsn_client *r, const struct lock_endpoint *to)
+{
+    /* The kept connection follows the master after a failover; left on
+     * the old one it would listen where no unlock is published. The
+     * sub's own copy of where it was dialled (its master, unused
+     * otherwise), as wire.ep points into the wire, which a redial moves. */
+    if (r->sub.ctx && !r->sub.ctx->err && same_endpoint(&r->sub.master, to))
         return 0;
-    r->sub.master = *r->wire.ep;
+    r->sub.master = *to;
     r->sub.ep = &r->sub.master;
     r->channel[0] = '\0';
     return wire_connect(c, &r->sub);
@@ -188,17 +276,21 @@ static bool is_push(const redisReply *r, const char *kind, const char *channel)
 }
 
 /* One subscription attempt (subscribe's): 0, -1 the connection broke or
- * could not be had, -2 no confirmation in time; c->err set. */
-static int subscribe_once(struct lock_client *c, struct rsn_client *r, const char *channel)
+ * could not be had, -2 no confirmation in time, -3 refused (a node that
+ * does not serve the channel's slot: MOVED); c->err set. */
+static int subscribe_once(struct lock_client *c, struct rsn_client *r, const char *channel,
+                          const struct lock_endpoint *to)
 {
-    if (sub_connect(c, r) < 0)
+    if (sub_connect(c, r, to) < 0)
         return -1;
     if (strcmp(r->channel, channel) == 0)
         return 0;
     redisContext *ctx = r->sub.ctx;
-    if (r->channel[0] && redisAppendCommand(ctx, "UNSUBSCRIBE %s", r->channel) != REDIS_OK)
+    const struct sub_words *w = words(r);
+    if (r->channel[0] && redisAppendCommand(ctx, "%s %s", w->unsubscribe, r->channel) != REDIS_OK)
         return sub_broken(c, r, "UNSUBSCRIBE"), -1;
-    if (redisAppendCommand(ctx, "SUBSCRIBE %s", channel) != REDIS_OK ||
+    r->channel[0] = '\0';
+    if (redisAppendCommand(ctx, "%s %s", w->subscribe, channel) != REDIS_OK ||
         wire_flush(c, ctx, c->cfg->io_timeout_ms) != REDIS_OK)
         return sub_broken(c, r, "SUBSCRIBE"), -1;
     uint64_t deadline = c->cfg->io_timeout_ms
@@ -213,7 +305,13 @@ static int subscribe_once(struct lock_client *c, struct rsn_client *r, const cha
             sub_broken(c, r, "SUBSCRIBE");
             return rc == 0 ? -2 : -1;
         }
-        bool mine = is_push(reply, "subscribe", channel);
+        const redisReply *rp = reply;
+        if (rp->type == REDIS_REPLY_ERROR) {
+            lock_set_error(c, LOCK_ERR_UNSENT, "%s: %s", w->subscribe, rp->str);
+            freeReplyObject(reply);
+            return -3; /* the connection is sound: it stays */
+        }
+        bool mine = is_push(rp, w->subscribe, channel);
         freeReplyObject(reply);
         if (mine)
             break;
@@ -224,7 +322,8 @@ static int subscribe_once(struct lock_client *c, struct rsn_client *r, const cha
 
 /* Subscribe sub to channel (leaving the one it was on), and wait for the
  * confirmation, past older pushes. 0, or -1 with c->err set. */
-static int subscribe(struct lock_client *c, struct rsn_client *r, const char *channel)
+static int subscribe(struct lock_client *c, struct rsn_client *r, const char *channel,
+                     const char *key, size_t key_len)
 {
     /* The kept connection sat idle since the last wait: a server that
      * restarted, or closed it at its idle timeout, meanwhile shows only
@@ -232,10 +331,16 @@ static int subscribe(struct lock_client *c, struct rsn_client *r, const char *ch
      * fail an acquire that a fresh connection serves (Redisson's pub/sub
      * reconnects). A confirmation that did not come in time is not tried
      * again: that would double the wait. */
+    /* A node that no longer serves the slot refuses a sharded
+     * subscription with MOVED: the map is asked again, and the
+     * subscription made once more where it now points. */
     bool kept = r->sub.ctx != NULL && r->sub.ctx->err == 0;
-    int rc = subscribe_once(c, r, channel);
-    if (rc == -1 && kept)
-        rc = subscribe_once(c, r, channel);
+    const struct lock_endpoint *to = sub_target(c, r, key, key_len);
+    int rc = to ? subscribe_once(c, r, channel, to) : -1;
+    if ((rc == -1 && kept) || (rc == -3 && cw_refresh(c, r->cw) == 0)) {
+        to = sub_target(c, r, key, key_len);
+        rc = to ? subscribe_once(c, r, channel, to) : -1;
+    }
     return rc == 0 ? 0 : -1;
 }
 
@@ -244,7 +349,7 @@ static void unsubscribe(struct lock_client *c, struct rsn_client *r)
 {
     if (r->channel[0] == '\0' || r->sub.ctx == NULL || r->sub.ctx->err)
         return;
-    if (redisAppendCommand(r->sub.ctx, "UNSUBSCRIBE %s", r->channel) != REDIS_OK ||
+    if (redisAppendCommand(r->sub.ctx, "%s %s", words(r)->unsubscribe, r->channel) != REDIS_OK ||
         wire_flush(c, r->sub.ctx, c->cfg->io_timeout_ms) != REDIS_OK) {
         sub_broken(c, r, "UNSUBSCRIBE");
         return;
@@ -273,7 +378,18 @@ static int await_message(struct lock_client *c, struct rsn_client *r, uint64_t u
         /* LockPubSub wakes a waiter on its two messages only; a
          * semaphore's channel carries counts, and any of them wakes. */
         const redisReply *m = reply;
-        bool msg = is_push(m, "message", r->channel) && m->element[2]->type == REDIS_REPLY_STRING &&
+        if (is_push(m, "sunsubscribe", r->channel)) {
+            /* The slot left this node (a failover, a migration): nothing
+             * more is published here. The next try subscribes again, where
+             * the map then points. */
+            freeReplyObject(reply);
+            r->channel[0] = '\0';
+            if (r->cw)
+                r->cw->stale = true;
+            return 0;
+        }
+        bool msg = is_push(m, words(r)->message, r->channel) &&
+                   m->element[2]->type == REDIS_REPLY_STRING &&
                    (r->any_message || strcmp(m->element[2]->str, RSN_UNLOCK_MESSAGE) == 0 ||
                     strcmp(m->element[2]->str, RSN_READ_UNLOCK_MESSAGE) == 0);
         freeReplyObject(reply);
@@ -285,7 +401,7 @@ static int await_message(struct lock_client *c, struct rsn_client *r, uint64_t u
 
 /* --- acquire ------------------------------------------------------------ */
 
-/* After a won try: WAIT for lock.redis.wait_replicas (Redisson's
+/* After a won try: WAIT for the client's wait_replicas (Redisson's
  * checkLockSyncedSlaves). 0 kept; -1 short of them and undone, or no
  * answer (c->err says which). */
 static int synced(struct lock_client *c, struct lock_grant *g)
@@ -293,10 +409,9 @@ static int synced(struct lock_client *c, struct lock_grant *g)
     struct rsn_client *r = c->impl;
     char n[21], ms[21];
     const char *argv[3] = {"WAIT", n, ms};
-    size_t lens[3] = {4, wire_u64(n, redis_settings(c->cfg)->wait_replicas),
-                      wire_u64(ms, redis_settings(c->cfg)->wait_timeout_ms)};
+    size_t lens[3] = {4, wire_u64(n, r->wait_replicas), wire_u64(ms, r->wait_timeout_ms)};
     uint64_t drops = c->connect_failures;
-    redisReply *rep = wire_call(c, &r->wire, 3, argv, lens);
+    redisReply *rep = call_on(c, r, g->key, g->key_len, 3, argv, lens);
     if (c->connect_failures != drops && (rep != NULL || c->err == LOCK_ERR_UNSENT)) {
         /* The try's connection went before the WAIT was sent (found
          * closed, or lost): a WAIT on another connection counts none of
@@ -313,7 +428,7 @@ static int synced(struct lock_client *c, struct lock_grant *g)
         return -1; /* the lock may be ours: c->err says the answer was lost */
     long long acked = rep->type == REDIS_REPLY_INTEGER ? rep->integer : -1;
     freeReplyObject(rep);
-    if (acked >= (long long)redis_settings(c->cfg)->wait_replicas)
+    if (acked >= (long long)r->wait_replicas)
         return 0;
     /* Redisson unlocks what it took (handleNoSync) and fails the call. */
     enum lock_result back = c->ops->release(c, g);
@@ -321,8 +436,7 @@ static int synced(struct lock_client *c, struct lock_grant *g)
         lock_set_error(c, LOCK_ERR_REFUSED,
                        "WAIT: %lld of %" PRIu32 " replicas had the lock after %" PRIu32
                        " ms; unlocked again",
-                       acked < 0 ? 0 : acked, redis_settings(c->cfg)->wait_replicas,
-                       redis_settings(c->cfg)->wait_timeout_ms);
+                       acked < 0 ? 0 : acked, r->wait_replicas, r->wait_timeout_ms);
     return -1;
 }
 
@@ -334,19 +448,17 @@ static enum lock_result granted(struct lock_client *c, const char *key, size_t k
     g->key_len = key_len;
     g->token = token;
     g->ttl_ms = ttl_ms;
-    if (redis_settings(c->cfg)->wait_replicas > 0 && synced(c, g) < 0)
+    if (((const struct rsn_client *)c->impl)->wait_replicas > 0 && synced(c, g) < 0)
         return LOCK_ERR;
     /* The hash started expiring no earlier than when the try was sent. */
     g->validity_ms = wire_validity(ttl_ms, sent_ms);
     return LOCK_OK;
 }
 
-enum lock_result rsn_acquire(struct lock_client *c, rsn_try_fn try_once, rsn_channel_fn channel,
-                             const char *key, size_t key_len, uint32_t ttl_ms, uint32_t wait_ms,
-                             struct lock_grant *g)
+static enum lock_result acquire_by(struct lock_client *c, struct rsn_client *r, rsn_try_fn try_once,
+                                   rsn_channel_fn channel, const char *key, size_t key_len,
+                                   uint32_t ttl_ms, uint64_t deadline, struct lock_grant *g)
 {
-    struct rsn_client *r = c->impl;
-    uint64_t deadline = lock_now_ms() + wait_ms;
     char ch[RSN_NAME_MAX];
     for (bool first = true;; first = false) {
         uint64_t sent = lock_now_ms(), token = 0;
@@ -367,7 +479,7 @@ enum lock_result rsn_acquire(struct lock_client *c, rsn_try_fn try_once, rsn_cha
             /* Subscribed before the next try, so no unlock between the two
              * goes unheard; a failed subscription fails the acquire, as
              * Redisson's tryLock does, having taken nothing. */
-            if (channel(c, key, key_len, ch) == 0 || subscribe(c, r, ch) < 0) {
+            if (channel(c, key, key_len, ch) == 0 || subscribe(c, r, ch, key, key_len) < 0) {
                 c->err = LOCK_ERR_UNSENT;
                 return LOCK_ERR;
             }
@@ -385,6 +497,18 @@ enum lock_result rsn_acquire(struct lock_client *c, rsn_try_fn try_once, rsn_cha
     }
 }
 
+enum lock_result rsn_acquire(struct lock_client *c, rsn_try_fn try_once, rsn_channel_fn channel,
+                             const char *key, size_t key_len, uint32_t ttl_ms, uint32_t wait_ms,
+                             struct lock_grant *g)
+{
+    struct rsn_client *r = c->impl;
+    uint64_t deadline = lock_now_ms() + wait_ms;
+    r->deadline_ms = deadline;
+    enum lock_result res = acquire_by(c, r, try_once, channel, key, key_len, ttl_ms, deadline, g);
+    r->deadline_ms = 0;
+    return res;
+}
+
 int rsn_lock_try(struct lock_client *c, const char *key, size_t key_len, uint32_t ttl_ms,
                  uint64_t *token, int64_t *left)
 {
@@ -394,7 +518,7 @@ int rsn_lock_try(struct lock_client *c, const char *key, size_t key_len, uint32_
     size_t klens[1] = {key_len};
     const char *args[2] = {ttl, r->field};
     size_t alens[2] = {wire_u64(ttl, ttl_ms), r->field_len};
-    redisReply *rep = wire_eval(c, &r->wire, &r->wire.scripts[0], 1, keys, klens, 2, args, alens);
+    redisReply *rep = rsn_eval(c, &r->wire.scripts[0], 1, keys, klens, 2, args, alens);
     if (rep == NULL)
         return -1;
     int won = -1;
@@ -409,7 +533,7 @@ int rsn_lock_try(struct lock_client *c, const char *key, size_t key_len, uint32_
                            ? LOCK_ERR_REFUSED
                            : LOCK_ERR_PROTOCOL,
                        "lock: %s", rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply");
-    if (won < 0 && c->err == LOCK_ERR_REFUSED)
+    if (won < 0 && c->err == LOCK_ERR_REFUSED && r->cw == NULL)
         wire_drop(c, &r->wire); /* a demoted master: ask the sentinels again */
     freeReplyObject(rep);
     return won;
@@ -443,7 +567,7 @@ void rsn_unlock_args(struct lock_client *c, uint32_t ttl_ms, const char *message
     args[0] = message, lens[0] = strlen(message);
     args[1] = scratch[0], lens[1] = wire_u64(scratch[0], ttl_ms);
     args[2] = r->field, lens[2] = r->field_len;
-    args[3] = "publish", lens[3] = 7;
+    args[3] = r->sharded ? "spublish" : "publish", lens[3] = strlen(args[3]);
     args[4] = scratch[1], lens[4] = wire_u64(scratch[1], latch_ms);
 }
 
@@ -466,7 +590,7 @@ int rsn_unlock_eval(struct lock_client *c, struct wire_script *s, int nkeys, con
     /* Not sent again after a lost answer: Redisson's unlock runs "no
      * retry" (evalWriteSyncedNoRetryAsync); its latch covers the re-run
      * its synced eval makes when the replicas it counted changed. */
-    redisReply *rep = wire_eval(c, &r->wire, s, nkeys, keys, key_lens, nargs, args, arg_lens);
+    redisReply *rep = rsn_eval(c, s, nkeys, keys, key_lens, nargs, args, arg_lens);
     if (rep == NULL)
         return -1;
     int res = unlock_answer(c, rep);
@@ -475,7 +599,10 @@ int rsn_unlock_eval(struct lock_client *c, struct wire_script *s, int nkeys, con
      * this one: nor does the next request wait for its reply alone. */
     const char *argv[2] = {"DEL", r->latch};
     size_t lens[2] = {3, strlen(r->latch)};
-    wire_send(c, &r->wire, 2, argv, lens);
+    if (r->cw)
+        cw_send(c, r->cw, cw_key_slot(r->latch, lens[1]), 2, argv, lens);
+    else
+        wire_send(c, &r->wire, 2, argv, lens);
     return res;
 }
 
@@ -488,14 +615,13 @@ enum lock_result rsn_renew(struct lock_client *c, struct wire_script *s, struct 
 enum lock_result rsn_renew_field(struct lock_client *c, struct wire_script *s, struct lock_grant *g,
                                  const char *field, size_t field_len)
 {
-    struct rsn_client *r = c->impl;
     char ttl[21];
     const char *keys[1] = {g->key};
     size_t klens[1] = {g->key_len};
     const char *args[2] = {ttl, field};
     size_t alens[2] = {wire_u64(ttl, g->ttl_ms), field_len};
     uint64_t sent = lock_now_ms();
-    return rsn_renew_answer(c, wire_eval(c, &r->wire, s, 1, keys, klens, 2, args, alens), g, sent);
+    return rsn_renew_answer(c, rsn_eval(c, s, 1, keys, klens, 2, args, alens), g, sent);
 }
 
 enum lock_result rsn_renew_answer(struct lock_client *c, redisReply *rep, struct lock_grant *g,

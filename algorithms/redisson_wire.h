@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "algorithms/lock.h"
+#include "algorithms/redis_cluster_wire.h"
 #include "algorithms/redis_wire.h"
 
 /* Room for a derived name: a prefix, the lock's name, a suffix. */
@@ -44,6 +45,19 @@ struct rsn_client {
     char write_field[LOCK_OWNER_MAX + 10];
     size_t write_field_len;
     char latch[RSN_NAME_MAX]; /* the unlock latch being used */
+    /* Redisson's checkLockSyncedSlaves after a won try: WAIT for this
+     * many replicas (0: none), this long. */
+    uint32_t wait_replicas, wait_timeout_ms;
+    /* Cluster mode (rsn_open_cluster): each command goes to the master of
+     * its first key's slot, and a waiter listens on that master; NULL:
+     * every command goes on wire. */
+    struct cluster_wire *cw;
+    /* Sharded pub/sub: SPUBLISH in the unlock script, SSUBSCRIBE to wait
+     * (Redisson in cluster mode on a Redis that has them); else PUBLISH
+     * and SUBSCRIBE. */
+    bool sharded;
+    uint64_t deadline_ms; /* the acquire's under way (0: none): how long a cluster
+                             between states (TRYAGAIN, CLUSTERDOWN) is retried */
 };
 
 /* Open: allocate size zeroed bytes as c->impl (a struct that begins with
@@ -51,9 +65,22 @@ struct rsn_client {
  * sentinels the master is asked of them before each dial. 0, or -1 with
  * c->err set (rsn_close frees a half-built client). */
 int rsn_open(struct lock_client *c, size_t size, const char *const *scripts, size_t n_scripts);
-/* Close both connections and free c->impl; also the crash (the sockets
- * just close, nothing is released). */
+/* rsn_open's cluster mode: seed the slot map from c's endpoints (any
+ * nodes of the cluster) instead of dialling one server; the waits and
+ * the pub/sub as given. 0, or -1 with c->err set (rsn_close frees). */
+int rsn_open_cluster(struct lock_client *c, size_t size, const char *const *scripts,
+                     size_t n_scripts, bool sharded, uint32_t wait_replicas,
+                     uint32_t wait_timeout_ms);
+/* Close both connections (in cluster mode, every node's) and free
+ * c->impl; also the crash (the sockets just close, nothing is released). */
 void rsn_close(struct lock_client *c);
+
+/* Script s (one of r->wire.scripts) with these keys and args, where the
+ * client sends its commands: on wire, or in cluster mode to the master
+ * of the first key's slot (all its keys must share it), redirections
+ * followed. wire_eval's contract: NULL when no answer came. */
+redisReply *rsn_eval(struct lock_client *c, struct wire_script *s, int nkeys, const char **keys,
+                     const size_t *key_lens, int nargs, const char **args, const size_t *arg_lens);
 
 /* A client of several masters (redisson-multi) keeps one struct
  * rsn_client per master inside its own state and points c->impl at the
@@ -85,8 +112,8 @@ typedef size_t (*rsn_channel_fn)(struct lock_client *c, const char *key, size_t 
  * it, at most the holder's ttl (a holder that dies publishes nothing: its
  * key expires) and the time left; unsubscribe at the end. Wake-ups are
  * counted in c->woken_by_notice / woken_by_timer. After a won try with
- * lock.redis.wait_replicas, WAIT (Redisson's checkLockSyncedSlaves): short of
- * them, unlock once (undo) and fail refused. */
+ * wait_replicas, WAIT (Redisson's checkLockSyncedSlaves) on the master that
+ * granted it: short of them, unlock once (undo) and fail refused. */
 enum lock_result rsn_acquire(struct lock_client *c, rsn_try_fn try_once, rsn_channel_fn channel,
                              const char *key, size_t key_len, uint32_t ttl_ms, uint32_t wait_ms,
                              struct lock_grant *g);

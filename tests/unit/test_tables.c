@@ -163,13 +163,14 @@ static void compare_every_lock_within_120_columns(void **state)
     assert_string_equal(line_of(t, "reports in", l, sizeof(l)),
                         "reports in runs/flash_sale-compare-20261203-071500/: compare.html, "
                         "compare.md, compare.json; per algorithm: <algorithm>/");
-    assert_string_equal(line_of(t, "End of compare:", l, sizeof(l)),
-                        "End of compare: PASS; expectation (written for ): not judged; UNSAFE: "
-                        "redis-naive; safe: redis, "
-                        "redlock, zookeeper, etcd, postgres-advisory, postgres-row, "
-                        "postgres-optimistic, redisson, redisson-fenced, redisson-fair, "
-                        "redisson-rw, redisson-multi, redisson-rw-naive, redis-cluster; NOT RUN: "
-                        "redisson-semaphore, redisson-semaphore-naive");
+    assert_string_equal(
+        line_of(t, "End of compare:", l, sizeof(l)),
+        "End of compare: PASS; expectation (written for ): not judged; UNSAFE: "
+        "redis-naive; safe: redis, "
+        "redlock, zookeeper, etcd, postgres-advisory, postgres-row, "
+        "postgres-optimistic, redisson, redisson-fenced, redisson-fair, "
+        "redisson-rw, redisson-multi, redisson-rw-naive, redis-cluster, redisson-cluster; NOT RUN: "
+        "redisson-semaphore, redisson-semaphore-naive");
     free(t);
     free(c);
     free(s);
