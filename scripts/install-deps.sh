@@ -43,3 +43,21 @@ if ! cmp -s "$completion_src" "$completion_dst"; then
   $sudo install -D -m 0644 "$completion_src" "$completion_dst" ||
     echo "locklab: could not install $completion_dst; try: source $completion_src" >&2
 fi
+
+# The wire tests' peers that locklab did not write (npm's ioredis and
+# node-redisson, pinned in tests/wire/package-lock.json): Node.js and npm
+# from Debian when no node is installed at all (a node from elsewhere, with
+# its own npm, is used as it is), then the packages, again only when the
+# lock file changed since they were installed.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  echo "locklab: installing nodejs npm" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
+fi
+wire="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/wire"
+if ! cmp -s "$wire/package-lock.json" "$wire/node_modules/.package-lock.json.installed"; then
+  echo "locklab: installing the wire tests' npm packages (tests/wire)" >&2
+  (cd "$wire" && npm ci --no-audit --no-fund --loglevel=error >/dev/null) &&
+    cp "$wire/package-lock.json" "$wire/node_modules/.package-lock.json.installed"
+fi
