@@ -60,6 +60,10 @@ struct lock_family {
     void (*resolve)(void *settings, const struct family_scene *sc);
     /* How many servers its locks use (resolved). NULL: one. */
     size_t (*servers)(const void *settings);
+    /* How many of them lead, each its own share of the keys (a Redis
+     * Cluster's masters), what the target "primaries" holds (resolved).
+     * NULL: one when they have followers, else each of them. */
+    size_t (*leaders)(const void *settings);
     /* Its servers are independent nodes its locks vote across (Redlock's
      * masters): the votes a grant needs (resolved). None of them leads or
      * follows another, a fault may strike a holder's majority, and of the

@@ -51,6 +51,11 @@ static size_t cluster_servers(const void *settings)
     return r->masters * (1 + r->replicas);
 }
 
+static size_t cluster_leaders(const void *settings)
+{
+    return ((const struct redis_cluster_spec *)settings)->masters;
+}
+
 static void cluster_describe(const void *settings, char *buf, size_t len)
 {
     const struct redis_cluster_spec *r = settings;
@@ -66,6 +71,7 @@ const struct lock_family redis_cluster_family = {
     .table = &cluster_table,
     .defaults = cluster_defaults,
     .servers = cluster_servers,
+    .leaders = cluster_leaders,
     .describe = cluster_describe,
     .reported = true,
     .list_servers = "M redis-cluster masters x (1 + R replicas) (lock.redis_cluster, 3 x 1)",

@@ -212,11 +212,14 @@ static bool windows_overlap(const struct scenario *s, const struct fault_spec *a
     return a->at_ms < b_end && b->at_ms < a_end;
 }
 
-/* How many of the n servers lead: one in an ensemble or a master with
- * its replicas; each of servers alone (Redlock's, say). */
+/* How many of the n servers lead: as many as the family says (a Redis
+ * Cluster's masters), else one in an ensemble or a master with its
+ * replicas, and each of servers alone (Redlock's, say). */
 static size_t leading(const struct scenario *s, const struct lock_ops *ops, size_t n)
 {
     const struct server_kind *k = kind_of(ops);
+    if (ops->family && ops->family->leaders)
+        return ops->family->leaders(scenario_settings(s, ops->family));
     return (k && k->one_service) || layout_of(s).followers > 0 ? 1 : n;
 }
 

@@ -180,6 +180,25 @@ static void test_primaries_hold_the_leader(void **state)
     }
 }
 
+/* A Redis Cluster's primaries are its masters, 3 of the 6 nodes of 3 x 1
+ * (they were counted as all 6: "minority ... needs 9 of 6 servers"). */
+#define CLUSTER_PRIMARIES(other)                                                                   \
+    "{'lock': {'algorithm': 'redis-cluster'}, 'faults': [{'at_ms': 1000, 'type': 'pause', "        \
+    "'target': 'primaries', 'duration_ms': 1000}, {'at_ms': 1500, 'type': 'pause', 'target': "     \
+    "'" other "', 'duration_ms': 1000}], " WL "}"
+static void test_cluster_primaries_are_its_masters(void **state)
+{
+    struct scenario s;
+    load_ok(state, CLUSTER_PRIMARIES("minority"), &s);
+    assert_int_equal(s.n_faults, 2);
+    static const struct bad_case finish[] = {
+        {CLUSTER_PRIMARIES("majority"),
+         "t.json:1:174: faults[1].target: majority together with faults[0] (pause primaries from "
+         "1000 to 2000 ms) needs 7 of 6 servers"},
+    };
+    CHECK_FINISH(finish);
+}
+
 /* A fault's own expectations: read as counts, kept apart per fault. */
 static void test_fault_expect(void **state)
 {
@@ -504,6 +523,7 @@ int main(void)
         cmocka_unit_test(test_network_fault_errors),
         cmocka_unit_test(test_fault_expect),
         cmocka_unit_test(test_primaries_hold_the_leader),
+        cmocka_unit_test(test_cluster_primaries_are_its_masters),
         cmocka_unit_test(test_clock_jump),
         cmocka_unit_test(test_waiter_pause),
         cmocka_unit_test(test_redis_topology),
