@@ -45,6 +45,7 @@ static const char *const by_lock[] = {
     "#c49c94", /* redisson-rw-naive */
     "#dbdb8d", /* redisson-semaphore-naive */
     "#393b79", /* redis-cluster: redis's blue, darker (Tableau's 20b) */
+    "#7b4173", /* redisson-cluster: redisson's pink, darker (Tableau's 20b) */
 };
 #define N_BY_LOCK (sizeof(by_lock) / sizeof(by_lock[0]))
 

@@ -331,6 +331,10 @@ static void test_redis_topology(void **state)
         {"{'faults': [{'at_ms': 0, 'type': 'failover'}], " WL "}",
          "t.json:1:34: faults[0].type: a failover needs sentinels to promote a replica "
          "(lock.redis.sentinels: 1 or 3, the redis algorithm)"},
+        {"{'lock': {'algorithm': 'zookeeper'}, 'faults': [{'at_ms': 0, 'type': 'replica_cut', "
+         "'target': 'one', 'duration_ms': 5}], " WL "}",
+         "t.json:1:70: faults[0].type: a replica_cut cuts a Redis replica off its master; "
+         "zookeeper runs on zookeeper servers"},
         {"{'faults': [{'at_ms': 0, 'type': 'timeout', 'target': 'replication'}], " WL "}",
          "t.json:1:55: faults[0].target: replication is the link of the replicas locklab runs for "
          "a redis master (lock.redis.sentinels: 1)"},
