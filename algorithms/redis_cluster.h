@@ -13,7 +13,7 @@
 
 struct redis_cluster_spec {
     uint32_t masters;         /* 3..5 */
-    uint32_t replicas;        /* of each master: 0 or 1 */
+    uint32_t replicas;        /* of each master: 0, 1 or 2 */
     uint32_t wait_replicas;   /* after SET: WAIT this many replicas, else no lock */
     uint32_t wait_timeout_ms; /* WAIT's timeout */
     bool sharded_pubsub;      /* redisson-cluster: SPUBLISH / SSUBSCRIBE (Redisson's

@@ -26,8 +26,8 @@ static int cluster_after(void *settings, const bool *given, const char **blame, 
 #define RC(m) offsetof(struct redis_cluster_spec, m)
 static const struct setting_key cluster_keys[] = {
     {.key = "masters", .type = SETTING_U32, .offset = RC(masters), .min = 3, .max = 5},
-    {.key = "replicas", .type = SETTING_U32, .offset = RC(replicas), .max = 1},
-    {.key = "wait_replicas", .type = SETTING_U32, .offset = RC(wait_replicas), .max = 1},
+    {.key = "replicas", .type = SETTING_U32, .offset = RC(replicas), .max = 2},
+    {.key = "wait_replicas", .type = SETTING_U32, .offset = RC(wait_replicas), .max = 2},
     {.key = "wait_timeout_ms",
      .type = SETTING_U32,
      .offset = RC(wait_timeout_ms),

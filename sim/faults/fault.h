@@ -183,6 +183,8 @@ int fault_check_servers(struct fault_check *fc);
 int fault_check_no_data(struct fault_check *fc);
 int fault_check_no_restart(struct fault_check *fc);
 int fault_check_no_clock_keys(struct fault_check *fc);
+/* "mode": only a cluster_failover has one. */
+int fault_check_no_mode(struct fault_check *fc);
 /* key and count: holder-majority's own, and its key required. */
 int fault_check_holder_majority(struct fault_check *fc);
 /* duration_ms given, and not 0. */

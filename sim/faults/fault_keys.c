@@ -158,6 +158,11 @@ int fault_check_no_clock_keys(struct fault_check *fc)
     return fault_refuse(fc, "method", "only a clock_jump has one");
 }
 
+int fault_check_no_mode(struct fault_check *fc)
+{
+    return fault_refuse(fc, "mode", "only a cluster_failover has one");
+}
+
 int fault_check_holder_majority(struct fault_check *fc)
 {
     const struct fault_spec *f = fault_checked(fc);

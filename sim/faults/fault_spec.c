@@ -4,6 +4,7 @@
 #include "sim/faults/fault_spec.h"
 
 const char *const clock_method_words[3] = {"auto", "faketime", "ttl"};
+const char *const failover_mode_words[3] = {"manual", "force", "takeover"};
 const char *const fault_stream_words[3] = {"upstream", "downstream", "both"};
 const char *const fault_data_words[2] = {"lost", "kept"};
 

@@ -82,6 +82,15 @@ enum node_pick {
 #define PICK_IS_ROLE(p) ((p) == PICK_LEADER || (p) == PICK_FOLLOWER || (p) == PICK_POOLER)
 
 /* How a clock jump is made. */
+/* How a cluster_failover asks a replica to take over (CLUSTER FAILOVER's
+ * option): with its master's handshake, without it, or without the
+ * other masters' votes either. */
+enum failover_mode {
+    FAILOVER_MANUAL = 0, /* the default: the master stops writes until the replica has caught up */
+    FAILOVER_FORCE,      /* FORCE: no handshake with the master, an election */
+    FAILOVER_TAKEOVER,   /* TAKEOVER: no election either, a new epoch of its own */
+};
+
 enum clock_method {
     CLOCK_AUTO = 0, /* the default: libfaketime where it works, else the ttl */
     CLOCK_FAKETIME, /* the server runs under libfaketime; its offset file is rewritten */
@@ -127,6 +136,7 @@ struct fault_spec {
     uint32_t count;           /* holder-majority: strike this many of those nodes (0 = all) */
     uint64_t jump_ms;         /* clock_jump: how far forward */
     enum clock_method method; /* clock_jump */
+    enum failover_mode mode;  /* cluster_failover */
     char target_text[24];     /* as written, for messages and reports */
     /* network faults: whose traffic, and Toxiproxy's parameters */
     enum net_scope scope;
@@ -163,8 +173,9 @@ const char *fault_stream_name(unsigned stream);     /* "downstream" */
 const char *clock_method_name(enum clock_method m); /* "faketime", "ttl" */
 
 /* The words of a spec's enumerated values, by value. */
-extern const char *const clock_method_words[3]; /* enum clock_method */
-extern const char *const fault_stream_words[3]; /* STREAM_* - 1 */
-extern const char *const fault_data_words[2];   /* enum fault_data - 1 */
+extern const char *const clock_method_words[3];  /* enum clock_method */
+extern const char *const failover_mode_words[3]; /* enum failover_mode */
+extern const char *const fault_stream_words[3];  /* STREAM_* - 1 */
+extern const char *const fault_data_words[2];    /* enum fault_data - 1 */
 
 #endif

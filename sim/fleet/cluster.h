@@ -17,7 +17,7 @@
 /* The file in a run's folder its owner keeps locked (cluster.c). */
 #define CLUSTER_OWNER_FILE "owner.lock"
 
-#define CLUSTER_MAX_SERVERS 12 /* 5 Redis masters, 3 ZooKeepers, room for replicas */
+#define CLUSTER_MAX_SERVERS 16 /* a Redis Cluster of 5 x 2, room for more */
 /* The most clients a run connects to one server, which each is started to
  * admit: at least a scenario's most (SCENARIO_MAX_CLIENTS, fleet.c). */
 #define CLUSTER_MAX_CLIENTS 100000

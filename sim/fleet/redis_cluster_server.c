@@ -15,7 +15,8 @@
  * a moment later).
  *
  * N servers: up to 5, N masters alone; 6, 8 or 10, N / 2 masters with one
- * replica each (3 x 1 is the default a user asks for with 6). A cluster
+ * replica each (3 x 1 is the default a user asks for with 6); 9, 12 or 15,
+ * N / 3 masters with two each. A cluster
  * needs three masters: fewer cannot elect a replica in a master's place.
  */
 #include <stdio.h>
@@ -48,10 +49,11 @@ static void command(struct spawn *sp, const struct managed_server *s)
     spawn_arg(sp, "%d", NODE_TIMEOUT_MS);
 }
 
-/* How many of n servers are masters: n alone up to 5, half of 6, 8, 10. */
+/* How many of n servers are masters: n alone up to 5, half of 6, 8 and
+ * 10 (a replica each), a third of 9, 12 and 15 (two each). */
 static size_t masters_of(size_t n)
 {
-    return n <= 5 ? n : n / 2;
+    return n <= 5 ? n : n % 3 == 0 ? n / 3 : n / 2;
 }
 
 /* Poll until every node's CLUSTER INFO holds want; 0, or -1. */
@@ -186,10 +188,11 @@ static int join(struct managed_server **s, size_t n, char *err, size_t errlen)
 static int start(struct cluster *c, size_t count, char *err, size_t errlen)
 {
     struct managed_server *s[CLUSTER_MAX_SERVERS];
-    if (count < 3 || count > 10 || (count > 5 && count % 2)) {
+    if (count < 3 || count > CLUSTER_MAX_SERVERS ||
+        !(server_redis_cluster.cluster_counts & (1u << count))) {
         snprintf(err, errlen,
-                 "a Redis Cluster of %zu nodes: locklab runs 3 to 5 masters, or 6, 8 or 10 "
-                 "nodes as masters with one replica each",
+                 "a Redis Cluster of %zu nodes: locklab runs 3 to 5 masters, 6, 8 or 10 nodes "
+                 "as masters with one replica each, or 9, 12 or 15 with two",
                  count);
         return -1;
     }
@@ -248,9 +251,9 @@ const struct server_kind server_redis_cluster = {
                   "SLOTS, MOVED), not the proxy's: no network fault reaches them",
     .cluster_note = "masters first, then one replica of each in the same order; clients follow "
                     "CLUSTER SLOTS and MOVED",
-    .cluster_nodes = 0,      /* opt-in (--redis-cluster-nodes 6: 3 masters x 1 replica) */
-    .cluster_counts = 0x578, /* 3, 4, 5, 6, 8, 10 */
-    .cluster_counts_text = "3, 4, 5, 6, 8 or 10",
+    .cluster_nodes = 0,       /* opt-in (--redis-cluster-nodes 6: 3 masters x 1 replica) */
+    .cluster_counts = 0x9778, /* 3, 4, 5, 6, 8, 9, 10, 12, 15 */
+    .cluster_counts_text = "3, 4, 5, 6, 8, 9, 10, 12 or 15",
     .option_arg = "H:P[,...]",
     .option_help = "use this Redis Cluster (any of its nodes) instead of starting one",
 };

@@ -292,6 +292,9 @@ static const struct names data_names = {"data", fault_data_words, N_OF(fault_dat
 static const struct names method_names = {"method", clock_method_words, N_OF(clock_method_words),
                                           CLOCK_AUTO};
 
+static const struct names mode_names = {"mode", failover_mode_words, N_OF(failover_mode_words),
+                                        FAILOVER_MANUAL};
+
 static const struct names stream_names = {"stream", fault_stream_words, N_OF(fault_stream_words),
                                           STREAM_UPSTREAM};
 
@@ -335,6 +338,7 @@ static const struct field fault_fields[] = {
     {.key = "count", .parse = parse_u32, .offset = FS(count), .min = 1, .max = LOCK_ENDPOINT_MAX},
     {.key = "jump_ms", .parse = parse_u64, .offset = FS(jump_ms), .min = 1, .max = MS_MAX},
     {.key = "method", .parse = parse_enum, .offset = FS(method), .names = &method_names},
+    {.key = "mode", .parse = parse_enum, .offset = FS(mode), .names = &mode_names},
     /* network faults: Toxiproxy's attributes, under its names */
     {.key = "stream", .parse = parse_stream, .offset = FS(stream), .names = &stream_names},
     {.key = "toxicity", .parse = parse_toxicity},

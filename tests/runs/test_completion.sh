@@ -136,7 +136,7 @@ expect "0 1 3" "$bin" cluster up --zookeeper-nodes ""
 expect "0 1 3" "$bin" cluster up --etcd-nodes ""
 expect "0 1 2 3" "$bin" cluster up --postgres-nodes ""
 expect "0 1 2 3 4 5 6 7 8" "$bin" cluster up --redis-nodes ""
-expect "3 4 5 6 8 10" "$bin" cluster up --redis-cluster-nodes ""
+expect "3 4 5 6 8 9 10 12 15" "$bin" cluster up --redis-cluster-nodes ""
 expect "$(names suites)" "$bin" scorecard --suite ""
 expect "compare check cluster" "$bin" help c
 expect "$(options history)" "$bin" history -

@@ -331,6 +331,16 @@ static void test_redis_topology(void **state)
         {"{'faults': [{'at_ms': 0, 'type': 'failover'}], " WL "}",
          "t.json:1:34: faults[0].type: a failover needs sentinels to promote a replica "
          "(lock.redis.sentinels: 1 or 3, the redis algorithm)"},
+        {"{'faults': [{'at_ms': 0, 'type': 'pause', 'target': 'one', 'duration_ms': 5, "
+         "'mode': 'force'}], " WL "}",
+         "t.json:1:86: faults[0].mode: a pause takes no mode (only a cluster_failover has one)"},
+        {"{'lock': {'algorithm': 'redis-cluster'}, 'faults': [{'at_ms': 0, 'type': "
+         "'cluster_failover', 'target': 'replica', 'mode': 'soft'}], " WL "}",
+         "t.json:1:123: faults[0].mode: unknown mode \"soft\" (known: manual, force, takeover)"},
+        {"{'lock': {'algorithm': 'redis-cluster'}, 'faults': [{'at_ms': 0, 'type': "
+         "'cluster_failover', 'target': 'replica', 'duration_ms': 5}], " WL "}",
+         "t.json:1:130: faults[0].duration_ms: a cluster_failover takes no duration_ms (it ends "
+         "when the replica is a master)"},
         {"{'lock': {'algorithm': 'zookeeper'}, 'faults': [{'at_ms': 0, 'type': 'replica_cut', "
          "'target': 'one', 'duration_ms': 5}], " WL "}",
          "t.json:1:70: faults[0].type: a replica_cut cuts a Redis replica off its master; "
