@@ -279,7 +279,15 @@ static redisReply *route(struct lock_client *c, struct cluster_wire *cw, uint16_
         redisReply *rep = send_to(c, cw, k, asking, q);
         if (rep == NULL) { /* the node may be gone: a failover; the map is asked again */
             cw->stale = true;
-            return NULL;
+            /* One that never left (the node refused the connection) is
+             * sent again where the new map points, while time is left: a
+             * promoted replica serves it. One that left may have run. */
+            uint64_t now = lock_now_ms();
+            if (c->err != LOCK_ERR_UNSENT || now >= deadline_ms || lock_cancelled(c))
+                return NULL;
+            forced = -1, asking = false;
+            lock_sleep(c, wire_backoff_ms(c, attempt, now, deadline_ms));
+            continue;
         }
         forced = -1;
         asking = false;
@@ -306,8 +314,11 @@ static redisReply *route(struct lock_client *c, struct cluster_wire *cw, uint16_
             return rep;
         /* not run: a slot in the middle of a move, or the cluster electing */
         uint64_t now = lock_now_ms();
-        if (now >= deadline_ms || lock_cancelled(c))
-            return rep;
+        if (now >= deadline_ms || lock_cancelled(c)) {
+            lock_set_error(c, LOCK_ERR_REFUSED, "%s (until the wait ran out)", rep->str);
+            freeReplyObject(rep);
+            return NULL; /* refused to the end: it did not run */
+        }
         freeReplyObject(rep);
         cw->stale = true;
         hops = 0; /* a slot on the move may send it back and forth until it has moved */

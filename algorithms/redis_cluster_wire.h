@@ -77,9 +77,12 @@ void cw_close(struct cluster_wire *cw);
 int cw_refresh(struct lock_client *c, struct cluster_wire *cw);
 
 /* One command on the master of slot, redirections followed, CLUSTERDOWN
- * and TRYAGAIN retried with back-off until deadline_ms (lock_now_ms). The
- * contract of wire_call: NULL when no answer came (it may have run), else
- * the reply, which may be an error. */
+ * and TRYAGAIN retried with back-off until deadline_ms (lock_now_ms), as
+ * is a request that never left (a node refusing the connection: after a
+ * failover, the map asked again names its successor). The contract of
+ * wire_call: NULL when no answer came (it may have run), or with c->err
+ * LOCK_ERR_UNSENT or LOCK_ERR_REFUSED when it surely did not run (still
+ * refused at the deadline); else the reply, which may be an error. */
 redisReply *cw_call(struct lock_client *c, struct cluster_wire *cw, uint16_t slot,
                     uint64_t deadline_ms, int argc, const char **argv, const size_t *lens);
 /* A request whose answer nobody waits for (wire_send's), to the master
