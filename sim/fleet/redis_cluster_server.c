@@ -53,7 +53,7 @@ static void command(struct spawn *sp, const struct managed_server *s)
  * 10 (a replica each), a third of 9, 12 and 15 (two each). */
 static size_t masters_of(size_t n)
 {
-    return n <= 5 ? n : n % 3 == 0 ? n / 3 : n / 2;
+    return n <= 5 ? n : n % 2 == 0 && n / 2 <= 5 ? n / 2 : n / 3;
 }
 
 /* Poll until every node's CLUSTER INFO holds want; 0, or -1. */
