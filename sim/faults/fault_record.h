@@ -25,6 +25,8 @@ struct fault_record {
     char detail[FAULT_TEXT_MAX];     /* what it did: "SIGKILL redis-2 (pid 4242)" */
     char end_detail[FAULT_TEXT_MAX]; /* how it ended: "redis-2 back as pid 4300, data lost" */
     bool healed;                     /* ended by the end of the run, not by its own time */
+    int moved_from;                  /* slot_migrate: the node that served the slot */
+    long moved_slot;                 /* slot_migrate: the slot on the move, plus 1 (0: none) */
     uint64_t promoted_ns;            /* failover: when sentinel named the new master (0: not yet) */
     char error[FAULT_TEXT_MAX];      /* what could not be done, if anything */
 };

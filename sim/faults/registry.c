@@ -17,12 +17,12 @@
 extern const struct fault_kind fault_client_pause, fault_client_crash;
 extern const struct fault_kind fault_kill, fault_pause, fault_restart;
 extern const struct fault_kind fault_clock_jump, fault_failover, fault_replica_cut;
-extern const struct fault_kind fault_cluster_failover;
+extern const struct fault_kind fault_cluster_failover, fault_slot_migrate;
 
 static const struct fault_kind *const own[] = {
-    &fault_client_pause, &fault_client_crash, &fault_kill,
-    &fault_pause,        &fault_restart,      &fault_clock_jump,
-    &fault_failover,     &fault_replica_cut,  &fault_cluster_failover,
+    &fault_client_pause,     &fault_client_crash, &fault_kill,     &fault_pause,
+    &fault_restart,          &fault_clock_jump,   &fault_failover, &fault_replica_cut,
+    &fault_cluster_failover, &fault_slot_migrate,
 };
 
 #define N_OWN      (sizeof(own) / sizeof(own[0]))

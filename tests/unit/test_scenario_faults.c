@@ -331,6 +331,10 @@ static void test_redis_topology(void **state)
         {"{'faults': [{'at_ms': 0, 'type': 'failover'}], " WL "}",
          "t.json:1:34: faults[0].type: a failover needs sentinels to promote a replica "
          "(lock.redis.sentinels: 1 or 3, the redis algorithm)"},
+        {"{'lock': {'algorithm': 'redis-cluster'}, 'faults': [{'at_ms': 0, 'type': "
+         "'slot_migrate', 'target': 'rc-2', 'duration_ms': 5}], " WL "}",
+         "t.json:1:53: faults[0]: missing required key \"key\" (a slot_migrate needs one: the "
+         "key whose slot it moves)"},
         {"{'faults': [{'at_ms': 0, 'type': 'pause', 'target': 'one', 'duration_ms': 5, "
          "'mode': 'force'}], " WL "}",
          "t.json:1:86: faults[0].mode: a pause takes no mode (only a cluster_failover has one)"},
