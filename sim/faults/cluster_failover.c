@@ -40,18 +40,6 @@ static int check(struct fault_check *fc)
     return fault_check_holder_majority(fc);
 }
 
-static int misfit(const struct fault_fit *fit, const struct fault_spec *f, const char **key,
-                  char *why, size_t len)
-{
-    (void)f;
-    if (fit->ops->server && strcmp(fit->ops->server, "redis-cluster") == 0)
-        return 0;
-    *key = "type";
-    snprintf(why, len, "a cluster_failover needs a Redis Cluster; %s runs on %s servers",
-             fit->ops->name, fit->ops->server ? fit->ops->server : "no");
-    return -1;
-}
-
 static void strike(struct nemesis *n, size_t i, size_t k)
 {
     struct fault_record *r = &n->rec[i];
@@ -125,7 +113,7 @@ const struct fault_kind fault_cluster_failover = {
     .window = WINDOW_DURATION,
     .band = "process",
     .check = check,
-    .misfit = misfit,
+    .misfit = fault_misfit_cluster,
     .strike = strike,
     .end_due = end_due,
     .ready_to_end = ready_to_end,

@@ -190,6 +190,10 @@ int fault_check_holder_majority(struct fault_check *fc);
 /* duration_ms given, and not 0. */
 int fault_check_needs_duration(struct fault_check *fc);
 /* A misfit: data (lost, kept) given for a server that is no Redis. */
+/* A misfit for the kinds that act on a Redis Cluster's own commands
+ * (cluster_failover, slot_migrate): 0 when the lock runs on one. */
+int fault_misfit_cluster(const struct fault_fit *fit, const struct fault_spec *f, const char **key,
+                         char *why, size_t len);
 int fault_misfit_data(const struct fault_fit *fit, const struct fault_spec *f, const char **key,
                       char *why, size_t len);
 

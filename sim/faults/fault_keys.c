@@ -5,6 +5,7 @@
  * calls them in its own order, so that the first thing wrong in a fault object is the one blamed.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "algorithms/lock.h"
 #include "sim/faults/fault.h"
@@ -199,6 +200,17 @@ static const char *kinds_losing_data(char *buf, size_t len)
             used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
                                      server_kind_at(k)->name);
     return buf;
+}
+
+int fault_misfit_cluster(const struct fault_fit *fit, const struct fault_spec *f, const char **key,
+                         char *why, size_t len)
+{
+    if (fit->ops->server && strcmp(fit->ops->server, "redis-cluster") == 0)
+        return 0;
+    *key = "type";
+    snprintf(why, len, "a %s needs a Redis Cluster; %s runs on %s servers",
+             fault_type_name(f->kind), fit->ops->name, fit->ops->server ? fit->ops->server : "no");
+    return -1;
 }
 
 int fault_misfit_data(const struct fault_fit *fit, const struct fault_spec *f, const char **key,

@@ -37,18 +37,6 @@ static int check(struct fault_check *fc)
     return fault_check_needs_duration(fc);
 }
 
-static int misfit(const struct fault_fit *fit, const struct fault_spec *f, const char **key,
-                  char *why, size_t len)
-{
-    (void)f;
-    if (fit->ops->server && strcmp(fit->ops->server, "redis-cluster") == 0)
-        return 0;
-    *key = "type";
-    snprintf(why, len, "a slot_migrate needs a Redis Cluster; %s runs on %s servers",
-             fit->ops->name, fit->ops->server ? fit->ops->server : "no");
-    return -1;
-}
-
 /* The answer of the node on port to command, as an integer (":N"); -1. */
 static long integer_reply(int port, const char *command)
 {
@@ -56,18 +44,6 @@ static long integer_reply(int port, const char *command)
     return redis_server_reply(port, command, rep, sizeof(rep)) > 1 && rep[0] == ':'
                ? strtol(rep + 1, NULL, 10)
                : -1;
-}
-
-/* The node's own id (CLUSTER MYID) into id[41]; 0, or -1. */
-static int node_id(int port, char id[41])
-{
-    char rep[128];
-    if (redis_server_reply(port, "CLUSTER MYID", rep, sizeof(rep)) < 0 ||
-        strncmp(rep, "$40\r\n", 5) != 0)
-        return -1;
-    memcpy(id, rep + 5, 40);
-    id[40] = '\0';
-    return 0;
 }
 
 /* Does the node on port serve slot, by its own CLUSTER NODES line? */
@@ -79,13 +55,13 @@ static bool serves(int port, long slot)
     const char *line = strstr(nodes, "myself,master");
     if (line == NULL)
         return false;
-    const char *end = strchr(line, '\n');
+    const char *eol = strchr(line, '\n');
     /* from the flags (the third field), six on to the slots: "0-5460",
      * "7", "[7->-<id>]" for one on the move */
     const char *at = line;
     for (int field = 0; field < 6 && at; field++)
         at = strchr(at + 1, ' ');
-    while (at && (!end || at < end)) {
+    while (at && (!eol || at < eol)) {
         at++;
         if (*at != '[') {
             char *dash;
@@ -161,8 +137,8 @@ static void strike(struct nemesis *n, size_t i, size_t k)
     snprintf(cmd, sizeof(cmd), "CLUSTER KEYSLOT %s", r->spec.key);
     long slot = integer_reply(to, cmd);
     int from = slot < 0 ? -1 : owner_of(n, slot);
-    if (from < 0 || (size_t)from == k || node_id(to, to_id) < 0 ||
-        node_id(nemesis_server(n, (size_t)from)->port, from_id) < 0) {
+    if (from < 0 || (size_t)from == k || redis_server_node_id(to, to_id) < 0 ||
+        redis_server_node_id(nemesis_server(n, (size_t)from)->port, from_id) < 0) {
         nemesis_failed_to(n, i, "move the slot to", k,
                           from == (int)k ? "it serves the slot already"
                                          : "no master named as serving the key's slot");
@@ -204,7 +180,7 @@ static void end(struct nemesis *n, size_t i, bool healed)
         int to = nemesis_server(n, k)->port, from = nemesis_server(n, (size_t)r->moved_from)->port;
         char err[160] = "", to_id[41], cmd[96], rep[128];
         long moved = move_keys(from, to, slot, err, sizeof(err));
-        if (moved < 0 || node_id(to, to_id) < 0) {
+        if (moved < 0 || redis_server_node_id(to, to_id) < 0) {
             nemesis_failed_to(n, i, "finish the migration to", k, err[0] ? err : "no id");
             continue;
         }
@@ -254,7 +230,7 @@ const struct fault_kind fault_slot_migrate = {
     .window = WINDOW_DURATION,
     .band = "process",
     .check = check,
-    .misfit = misfit,
+    .misfit = fault_misfit_cluster,
     .strike = strike,
     .end_due = end_due,
     .end = end,

@@ -73,18 +73,6 @@ static int known_by_all(struct managed_server **s, size_t n)
     return all_say(s, n, "CLUSTER INFO", want);
 }
 
-/* The node's id (CLUSTER MYID: "$40\r\n<id>\r\n") into id[41]. */
-static int node_id(int port, char id[41])
-{
-    char reply[128];
-    if (redis_server_reply(port, "CLUSTER MYID", reply, sizeof(reply)) < 0 ||
-        strncmp(reply, "$40\r\n", 5) != 0)
-        return -1;
-    memcpy(id, reply + 5, 40);
-    id[40] = '\0';
-    return 0;
-}
-
 static int meet_all(struct managed_server **s, size_t n)
 {
     char cmd[64];
@@ -114,7 +102,7 @@ static int add_replicas(struct managed_server **s, size_t n, size_t m)
 {
     for (size_t j = 0; m + j < n; j++) {
         char id[41], cmd[80];
-        if (node_id(s[j % m]->port, id) < 0)
+        if (redis_server_node_id(s[j % m]->port, id) < 0)
             return -1;
         snprintf(cmd, sizeof(cmd), "CLUSTER REPLICATE %s", id);
         int ok = -1;

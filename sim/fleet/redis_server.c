@@ -89,6 +89,17 @@ bool redis_server_answers(int port)
 
 /* A master leads, a replica follows: INFO replication's role (sentinel
  * names the master of a topology it watches: the faults ask it first). */
+int redis_server_node_id(int port, char id[41])
+{
+    char reply[128];
+    if (redis_server_reply(port, "CLUSTER MYID", reply, sizeof(reply)) < 0 ||
+        strncmp(reply, "$40\r\n", 5) != 0)
+        return -1;
+    memcpy(id, reply + 5, 40);
+    id[40] = '\0';
+    return 0;
+}
+
 bool redis_server_leads(int port)
 {
     char reply[256];

@@ -35,6 +35,8 @@ struct managed_server;
 void redis_server_args(struct spawn *sp, const struct managed_server *s);
 /* PING answers PONG: it serves. */
 bool redis_server_answers(int port);
+/* A cluster node's own id (CLUSTER MYID) into id[41]; 0, or -1. */
+int redis_server_node_id(int port, char id[41]);
 /* INFO replication says role:master. */
 bool redis_server_leads(int port);
 /* What Redis would load at start gone (its AOF and snapshot), as after a
