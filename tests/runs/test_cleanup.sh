@@ -2,7 +2,10 @@
 # What a stopped locklab leaves behind: nothing. For the etcd lock on a
 # 3-member cluster and the PostgreSQL lock behind pgbouncer, each in the
 # middle of a run and in the middle of a fault (the leader or the server
-# SIGSTOPped), locklab is stopped by Ctrl-C (SIGINT: exit 130) and by
+# SIGSTOPped), and for the redis-cluster lock in the middle of a
+# failover (a replica cut off, its master killed, the replica not yet
+# promoted), locklab is stopped by Ctrl-C (SIGINT: exit 130), SIGTERM
+# (130 too) and by
 # SIGKILL (no chance to clean up: its janitor does, sim/fleet/janitor.h),
 # and PostgreSQL's also by Ctrl-C twice (the run folder removed at once,
 # the shared folder left to the janitor).
@@ -21,12 +24,22 @@ cleanup_more() { # a server its locklab left
 . "$(dirname "$0")/../lib/run_test.sh" cleanup "$@"
 shared=
 
-# The run's servers, by the folder their command lines name (pgbouncer's
-# ini, postgres's -D, etcd's --data-dir), and the postmaster's children,
-# which name none.
+# The run's processes: by the folder their command lines name
+# (pgbouncer's ini, postgres's -D, etcd's --data-dir), or by the folder
+# they work in (redis-server rewrites its command line to its address,
+# and works in its --dir).
+ours() {
+  local p
+  pgrep -f "$tmp/locklab-" 2>/dev/null
+  [ -n "${shared:-}" ] && pgrep -f "$shared/" 2>/dev/null
+  for p in $(pgrep redis-server 2>/dev/null); do
+    [[ $(readlink /proc/"$p"/cwd 2>/dev/null) == "$tmp"/* ]] && echo "$p"
+  done
+}
+# The run's servers, and the postmaster's children, which name none.
 left() {
   local p out=""
-  for p in $(pgrep -f "$tmp/locklab-" 2>/dev/null) ${shared:+$(pgrep -f "$shared/" 2>/dev/null)}; do
+  for p in $(ours); do
     out+=" $p:$(tr '\0' ' ' </proc/"$p"/cmdline 2>/dev/null | cut -c1-60)"
   done
   for p in $postmasters; do
@@ -41,8 +54,8 @@ left() {
 # case_run NAME SCENARIO SIGNAL WANT_STATUS: start, wait until the fault
 # has stopped a server, stop locklab with SIGNAL (INT2: Ctrl-C twice),
 # then look.
-case_run() {
-  local name=$1 scenario=$2 sig=$3 want=$4
+case_run() { # case_run NAME SCENARIO SIGNAL EXIT [SECONDS after a server is seen stopped]
+  local name=$1 scenario=$2 sig=$3 want=$4 after=${5:-0}
   local out="$tmp/out-$name"
   TMPDIR=$tmp "$bin" run "$scenario" --quiet --out "$out" >"$tmp/$name.log" 2>&1 &
   pid=$!
@@ -52,7 +65,7 @@ case_run() {
     for l in "$tmp"/locklab-*/postgres-*; do # a link to the servers' shared folder
       [ -L "$l" ] && shared=$(dirname "$(readlink "$l")")
     done
-    for p in $(pgrep -f "$tmp/locklab-") ${shared:+$(pgrep -f "$shared/")}; do
+    for p in $(ours); do
       grep -q '^State:.*T' /proc/"$p"/status 2>/dev/null && stopped=1 &&
         what=$(tr '\0' ' ' </proc/"$p"/cmdline)
     done
@@ -61,6 +74,7 @@ case_run() {
   done
   postmasters=$(pgrep -f "${shared:-$tmp/locklab-.*}/postgres-[0-9]*/data" 2>/dev/null | tr '\n' ' ')
   children=$(for p in $postmasters; do pgrep -P "$p"; done | tr '\n' ' ')
+  sleep "$after"
   if [ "$sig" = INT2 ]; then # the second abandons the report: the run folder goes at once
     kill -INT "$pid"
     sleep 0.05 # two at once would be one pending signal
@@ -76,7 +90,9 @@ case_run() {
     [ ! -e "$out/report.json" ] && ok "$name: the report abandoned" ||
       fail "$name: a report was written: the second Ctrl-C came too late to abandon it"
   fi
-  [ "$stopped" = 1 ] && ok "$name: a server was stopped (SIGSTOP) when locklab was" ||
+  local when="when locklab was"
+  [ "$after" != 0 ] && when="$after s before locklab was"
+  [ "$stopped" = 1 ] && ok "$name: a server was stopped (SIGSTOP) $when" ||
     fail "$name: no server was stopped when locklab was: the fault had not begun"
   # pg-1 behind pgbouncer is the PostgreSQL server, not the pooler in front
   case $name in pg-*) [[ $what == */bin/postgres\ -D* ]] && ok "$name: pg-1 is PostgreSQL" ||
@@ -113,6 +129,20 @@ cat >"$tmp/pg.json" <<'JSON'
   "faults": [ { "at_ms": 1000, "type": "pause", "target": "pg-1", "duration_ms": 20000 } ] }
 JSON
 
+# rc-4 cut off (stopped) at 0.3 s, its master rc-1 killed at 0.5 s, rc-4
+# continued at 2.3 s and promoted some 2 s later: locklab is stopped 2.5 s
+# after rc-4 is seen stopped, with rc-1 dead and the cluster failing over.
+cat >"$tmp/rc.json" <<'JSON'
+{ "name": "cleanup_redis_cluster", "clients": 4, "duration_s": 30, "seed": 1,
+  "lock": { "algorithm": "redis-cluster", "ttl_ms": 2000, "wait_ms": 5000 },
+  "workload": { "type": "flash_sale", "items": 2, "stock": 100000, "critical_ms": 5 },
+  "faults": [ { "at_ms": 300, "type": "replica_cut", "target": "rc-4", "duration_ms": 2000 },
+              { "at_ms": 500, "type": "kill", "target": "rc-1" } ] }
+JSON
+
+case_run rc-ctrl-c "$tmp/rc.json" INT 130 2.5
+case_run rc-sigterm "$tmp/rc.json" TERM 130 2.5
+case_run rc-sigkill "$tmp/rc.json" KILL 137 2.5
 case_run etcd-ctrl-c "$tmp/etcd.json" INT 130
 case_run etcd-sigkill "$tmp/etcd.json" KILL 137
 case_run pg-ctrl-c "$tmp/pg.json" INT 130
