@@ -337,7 +337,7 @@ static int subscribe(struct lock_client *c, struct rsn_client *r, const char *ch
     bool kept = r->sub.ctx != NULL && r->sub.ctx->err == 0;
     const struct lock_endpoint *to = sub_target(c, r, key, key_len);
     int rc = to ? subscribe_once(c, r, channel, to) : -1;
-    if ((rc == -1 && kept) || (rc == -3 && cw_refresh(c, r->cw) == 0)) {
+    if ((rc == -1 && kept) || (rc == -3 && r->cw && cw_refresh(c, r->cw) == 0)) {
         to = sub_target(c, r, key, key_len);
         rc = to ? subscribe_once(c, r, channel, to) : -1;
     }
