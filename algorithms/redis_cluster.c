@@ -61,13 +61,6 @@ static void cluster_close(struct lock_client *c)
     c->impl = NULL;
 }
 
-/* A command that is not an acquire's retries a cluster between states
- * for as long as one wait for an answer may take. */
-static uint64_t io_deadline(const struct lock_client *c)
-{
-    return lock_now_ms() + (c->cfg->io_timeout_ms ? c->cfg->io_timeout_ms : 1000);
-}
-
 /* A compare-and-<op> script: LOCK_OK when it found our owner value (1),
  * LOCK_LOST when the server said it did not (0); no answer, or an error
  * reply, says nothing about whose key it is: LOCK_ERR. */
@@ -79,7 +72,7 @@ static enum lock_result owner_script(struct lock_client *c, int script, const st
     size_t klens[1] = {g->key_len};
     const char *args[2] = {c->owner, arg2};
     size_t alens[2] = {c->owner_len, arg2_len};
-    redisReply *rep = cw_eval(c, &r->cw, cw_key_slot(g->key, g->key_len), io_deadline(c),
+    redisReply *rep = cw_eval(c, &r->cw, cw_key_slot(g->key, g->key_len), cw_io_deadline(c),
                               (size_t)script, 1, keys, klens, nargs, args, alens);
     if (rep == NULL)
         return LOCK_ERR;
@@ -97,7 +90,8 @@ static int wait_for_replicas(struct lock_client *c, struct cluster_lock *r, cons
     char n[21], ms[21];
     const char *argv[3] = {"WAIT", n, ms};
     size_t lens[3] = {4, wire_u64(n, rs->wait_replicas), wire_u64(ms, rs->wait_timeout_ms)};
-    redisReply *rep = cw_call(c, &r->cw, cw_key_slot(key, key_len), io_deadline(c), 3, argv, lens);
+    redisReply *rep =
+        cw_call(c, &r->cw, cw_key_slot(key, key_len), cw_io_deadline(c), 3, argv, lens);
     if (rep == NULL)
         return -1;
     long long acked = rep->type == REDIS_REPLY_INTEGER ? rep->integer : -1;

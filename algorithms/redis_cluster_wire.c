@@ -194,6 +194,11 @@ static int refresh(struct lock_client *c, struct cluster_wire *cw, int first)
     return -1;
 }
 
+uint64_t cw_io_deadline(const struct lock_client *c)
+{
+    return lock_now_ms() + (c->cfg->io_timeout_ms ? c->cfg->io_timeout_ms : 1000);
+}
+
 int cw_refresh(struct lock_client *c, struct cluster_wire *cw)
 {
     return refresh(c, cw, -1);

@@ -76,6 +76,10 @@ void cw_close(struct cluster_wire *cw);
  * c->err set when none gave one (the map is left as it was). */
 int cw_refresh(struct lock_client *c, struct cluster_wire *cw);
 
+/* The deadline of a command that is not part of an acquire: it retries a
+ * cluster between states for as long as one wait for an answer may take
+ * (the io timeout, else 1 s). */
+uint64_t cw_io_deadline(const struct lock_client *c);
 /* One command on the master of slot, redirections followed, CLUSTERDOWN
  * and TRYAGAIN retried with back-off until deadline_ms (lock_now_ms), as
  * is a request that never left (a node refusing the connection: after a

@@ -52,10 +52,24 @@ const char rsn_lock_acquire_script[] =
     "end "
     "return redis.call('pttl', KEYS[1])";
 
-static void set_field(struct lock_client *c, struct rsn_client *r)
+/* The WAIT after a grant, as lock.redis asks it (one Redis, or a master
+ * behind sentinels). */
+static void use_redis_waits(struct lock_client *c, struct rsn_client *r)
 {
     r->wait_replicas = redis_settings(c->cfg)->wait_replicas;
     r->wait_timeout_ms = redis_settings(c->cfg)->wait_timeout_ms;
+}
+
+/* wire's script table, which its connections load and rsn_eval indexes. */
+static void set_scripts(struct rsn_client *r, const char *const *scripts, size_t n_scripts)
+{
+    r->wire.n_scripts = n_scripts;
+    for (size_t i = 0; i < n_scripts; i++)
+        r->wire.scripts[i].body = scripts[i];
+}
+
+static void set_field(struct lock_client *c, struct rsn_client *r)
+{
     int n = snprintf(r->field, sizeof(r->field), "%.*s:1", (int)c->owner_len, c->owner);
     r->field_len = n > 0 && (size_t)n < sizeof(r->field) ? (size_t)n : 0;
     n = snprintf(r->write_field, sizeof(r->write_field), "%s:write", r->field);
@@ -67,8 +81,10 @@ int rsn_open(struct lock_client *c, size_t size, const char *const *scripts, siz
     int rc = wire_client_open(c, size, scripts, n_scripts,
                               c->cfg->n_sentinels ? wire_locate_master : NULL);
     struct rsn_client *r = c->impl;
-    if (r)
+    if (r) {
         set_field(c, r);
+        use_redis_waits(c, r);
+    }
     return rc;
 }
 
@@ -90,9 +106,7 @@ int rsn_open_cluster(struct lock_client *c, size_t size, const char *const *scri
     /* wire is never dialled: its script table names the scripts (rsn_eval
      * passes their index to the cluster client, which loads them on
      * every node it dials). */
-    r->wire.n_scripts = n_scripts;
-    for (size_t i = 0; i < n_scripts; i++)
-        r->wire.scripts[i].body = scripts[i];
+    set_scripts(r, scripts, n_scripts);
     return cw_open(c, r->cw, scripts, n_scripts);
 }
 
@@ -109,13 +123,11 @@ void rsn_close(struct lock_client *c)
     wire_client_close(c);
 }
 
-/* A command that is not part of an acquire retries a cluster between
- * states for as long as one wait for an answer may take. */
+/* How long a cluster between states is retried: the acquire's wait, or
+ * one wait for an answer. */
 static uint64_t cluster_deadline(const struct lock_client *c, const struct rsn_client *r)
 {
-    if (r->deadline_ms)
-        return r->deadline_ms;
-    return lock_now_ms() + (c->cfg->io_timeout_ms ? c->cfg->io_timeout_ms : 1000);
+    return r->deadline_ms ? r->deadline_ms : cw_io_deadline(c);
 }
 
 redisReply *rsn_eval(struct lock_client *c, struct wire_script *s, int nkeys, const char **keys,
@@ -145,10 +157,9 @@ int rsn_attach(struct lock_client *c, struct rsn_client *r, const struct lock_en
         return -1;
     }
     r->wire.ep = ep;
-    r->wire.n_scripts = n_scripts;
-    for (size_t i = 0; i < n_scripts; i++)
-        r->wire.scripts[i].body = scripts[i];
+    set_scripts(r, scripts, n_scripts);
     set_field(c, r);
+    use_redis_waits(c, r);
     return wire_connect(c, &r->wire);
 }
 
