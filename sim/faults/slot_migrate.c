@@ -133,7 +133,7 @@ static void strike(struct nemesis *n, size_t i, size_t k)
 {
     struct fault_record *r = &n->rec[i];
     int to = nemesis_server(n, k)->port;
-    char cmd[200], to_id[41], from_id[41], rep[128], err[160] = "";
+    char cmd[200], to_id[41], from_id[41], err[160] = "";
     snprintf(cmd, sizeof(cmd), "CLUSTER KEYSLOT %s", r->spec.key);
     long slot = integer_reply(to, cmd);
     int from = slot < 0 ? -1 : owner_of(n, slot);
@@ -146,10 +146,9 @@ static void strike(struct nemesis *n, size_t i, size_t k)
     }
     int from_port = nemesis_server(n, (size_t)from)->port;
     snprintf(cmd, sizeof(cmd), "CLUSTER SETSLOT %ld IMPORTING %s", slot, from_id);
-    bool ok = redis_server_reply(to, cmd, rep, sizeof(rep)) > 0 && strncmp(rep, "+OK", 3) == 0;
+    bool ok = redis_server_command(to, cmd, "+OK") == 0;
     snprintf(cmd, sizeof(cmd), "CLUSTER SETSLOT %ld MIGRATING %s", slot, to_id);
-    ok = ok && redis_server_reply(from_port, cmd, rep, sizeof(rep)) > 0 &&
-         strncmp(rep, "+OK", 3) == 0;
+    ok = ok && redis_server_command(from_port, cmd, "+OK") == 0;
     long moved = ok ? move_keys(from_port, to, slot, err, sizeof(err)) : -1;
     if (moved < 0) {
         nemesis_failed_to(n, i, "migrate the slot to", k, err[0] ? err : "SETSLOT refused");
@@ -178,7 +177,7 @@ static void end(struct nemesis *n, size_t i, bool healed)
             continue;
         long slot = r->moved_slot - 1;
         int to = nemesis_server(n, k)->port, from = nemesis_server(n, (size_t)r->moved_from)->port;
-        char err[160] = "", to_id[41], cmd[96], rep[128];
+        char err[160] = "", to_id[41], cmd[96];
         long moved = move_keys(from, to, slot, err, sizeof(err));
         if (moved < 0 || redis_server_node_id(to, to_id) < 0) {
             nemesis_failed_to(n, i, "finish the migration to", k, err[0] ? err : "no id");
@@ -195,9 +194,8 @@ static void end(struct nemesis *n, size_t i, bool healed)
                 redis_server_leads(nemesis_server(n, j)->port))
                 order[m++] = (int)j;
         for (size_t j = 0; j < m; j++)
-            given += redis_server_reply(nemesis_server(n, (size_t)order[j])->port, cmd, rep,
-                                        sizeof(rep)) > 0 &&
-                     strncmp(rep, "+OK", 3) == 0;
+            given +=
+                redis_server_command(nemesis_server(n, (size_t)order[j])->port, cmd, "+OK") == 0;
         if (given < 2)
             nemesis_failed_to(n, i, "give the slot to", k, "SETSLOT NODE refused");
         else

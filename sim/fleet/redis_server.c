@@ -87,8 +87,6 @@ bool redis_server_answers(int port)
     return redis_server_command(port, "PING", "+PONG") == 0;
 }
 
-/* A master leads, a replica follows: INFO replication's role (sentinel
- * names the master of a topology it watches: the faults ask it first). */
 int redis_server_node_id(int port, char id[41])
 {
     char reply[128];
@@ -100,6 +98,8 @@ int redis_server_node_id(int port, char id[41])
     return 0;
 }
 
+/* A master leads, a replica follows: INFO replication's role (sentinel
+ * names the master of a topology it watches: the faults ask it first). */
 bool redis_server_leads(int port)
 {
     char reply[256];
