@@ -42,13 +42,8 @@ export TMPDIR=$tmp PYTHONDONTWRITEBYTECODE=1
 py=/usr/bin/python3
 wire=$src/tests/wire
 merge=$src/tests/lib/history_merge.py
-reap() {
-  local rc=0 p keep=()
-  wait "$1" || rc=$?
-  for p in "${pids[@]}"; do [ "$p" = "$1" ] || keep+=("$p"); done
-  pids=("${keep[@]}")
-  return "$rc"
-}
+# shellcheck source=tests/lib/peer_checks.sh
+. "$src/tests/lib/peer_checks.sh"
 if [ ! -d "$wire/node_modules/node-redisson" ] || ! command -v node >/dev/null; then
   fail "no node or no tests/wire/node_modules: scripts/install-deps.sh installs them"
   exit 1
@@ -82,7 +77,6 @@ done
 [ $slots_ok = 1 ] && ok "ioredis sends each lock's name, channel and latch to the slot CLUSTER KEYSLOT gives (plain names and hash tags alike)"
 
 # --- helpers --------------------------------------------------------------
-field() { sed -n "s/.* $2=\([^ ]*\).*/\1/p" "$1"; }
 peer_bg() { # peer_bg NAME ARGS...
   local name=$1
   shift
@@ -90,29 +84,6 @@ peer_bg() { # peer_bg NAME ARGS...
     >"$tmp/$name.sum" 2>"$tmp/$name.err" &
   pids+=($!)
   pid_of[$name]=$!
-}
-peer_wait() {
-  local name=$1 rc=0
-  reap "${pid_of[$name]}" || rc=$?
-  if [ "$rc" -ne 0 ] || [ "$(field "$tmp/$name.sum" complete)" != true ]; then
-    fail "peer $name exited $rc: $(cat "$tmp/$name.sum" "$tmp/$name.err")"
-    return 1
-  fi
-  echo "ran    peer $name: $(cat "$tmp/$name.sum")"
-}
-expect() { # expect NAME KEY -eq|-ge VALUE
-  local got
-  got=$(field "$tmp/$1.sum" "$2")
-  local met=0
-  if [[ $got =~ ^[0-9]+$ ]]; then
-    case $3 in
-      -eq) [ "$got" -eq "$4" ] && met=1 ;;
-      -ge) [ "$got" -ge "$4" ] && met=1 ;;
-    esac
-  fi
-  if [ $met = 0 ]; then
-    fail "peer $1: $2 is ${got:-missing}, expected $3 $4"
-  fi
 }
 scen() { # scen NAME CLIENTS ITEMS DURATION_S CRITICAL_MS SHARDED
   cat >"$tmp/$1.json" <<JSON
@@ -145,21 +116,6 @@ run_wait() {
   fi
   echo "ran    $1: locklab run: $(tail -n 1 "$tmp/$1.log")"
 }
-check_merged() { # check_merged NAME EXPECT FILES...
-  local name=$1 want=$2 rc=0
-  shift 2
-  if ! "$py" "$merge" "$@" >"$tmp/$name.jsonl" 2>"$tmp/$name.merge.err"; then
-    fail "$name: history_merge refused: $(cat "$tmp/$name.merge.err")"
-    return 1
-  fi
-  "$bin" check "$tmp/$name.jsonl" --expect "$want" >"$tmp/$name.check" 2>&1 || rc=$?
-  if [ "$rc" -ne 0 ]; then
-    fail "$name: locklab check --expect '$want' exited $rc:"
-    sed 's/^/         /' "$tmp/$name.check"
-    return 1
-  fi
-  ok "$name: $(grep '^checker:' "$tmp/$name.check")"
-}
 monitors_on() { # monitors_on NAME: MONITOR on each master into NAME.mon.N
   local i
   for i in 0 1 2; do
@@ -188,6 +144,23 @@ monitor_check() { # monitor_check NAME PUBLISH
   fi
 }
 
+owner_of() { # the index (0..2) of the master serving slot $1
+  "$py" - "$1" "${ports[@]:0:3}" <<'PY'
+import subprocess, sys
+slot = int(sys.argv[1])
+for i, p in enumerate(sys.argv[2:]):
+    out = subprocess.run(["redis-cli", "-p", p, "cluster", "nodes"], capture_output=True, text=True, timeout=5).stdout
+    for line in out.splitlines():
+        f = line.split()
+        if "myself" in f[2] and "master" in f[2]:
+            for r in f[8:]:
+                if r.startswith("["):
+                    continue
+                a, _, b = r.partition("-")
+                if int(a) <= slot <= int(b or a):
+                    print(i)
+PY
+}
 # --- 2. contention, plain pub/sub ----------------------------------------
 # Two locklab clients, not four: a woken locklab waiter retries within
 # microseconds and node-redisson within milliseconds, so against four the
@@ -267,18 +240,7 @@ monitors_on sharded
 run_bg sharded
 peer_bg s0 --locks lock:stock:0 --run-ms 5000 --hold-ms 5 --gap-ms 10 --wait-ms 1500 --lease-ms 3000 --client 1004
 # a waiter of locklab's on the sharded channel, on the master of its slot
-s0_master=$(cli -c -p "${ports[0]}" cluster keyslot lock:stock:0 >/dev/null; "$py" - "$(cli -p "${ports[0]}" cluster keyslot lock:stock:0)" "${ports[@]:0:3}" <<'PY'
-import subprocess, sys
-slot = int(sys.argv[1])
-for p in sys.argv[2:]:
-    out = subprocess.run(["redis-cli", "-p", p, "cluster", "nodes"], capture_output=True, text=True, timeout=5).stdout
-    for line in out.splitlines():
-        f = line.split()
-        if "myself" in f[2] and "master" in f[2] and any(
-                int(r.partition("-")[0]) <= slot <= int(r.partition("-")[2] or r) for r in f[8:] if r[0] != "["):
-            print(p)
-PY
-)
+s0_master=${ports[$(owner_of "$(cli -p "${ports[0]}" cluster keyslot lock:stock:0)")]}
 shard_subs=0
 for _ in $(seq 40); do
   n=$(cli -p "$s0_master" pubsub shardnumsub 'redisson_lock__channel:{lock:stock:0}' | sed -n 2p)
@@ -302,23 +264,6 @@ fi
 
 # --- 5. the slot of lock:stock:0 migrated while both contend --------------
 slot=$(cli -p "${ports[0]}" cluster keyslot lock:stock:0)
-owner_of() { # the index (0..2) of the master serving slot $1
-  "$py" - "$1" "${ports[@]:0:3}" <<'PY'
-import subprocess, sys
-slot = int(sys.argv[1])
-for i, p in enumerate(sys.argv[2:]):
-    out = subprocess.run(["redis-cli", "-p", p, "cluster", "nodes"], capture_output=True, text=True, timeout=5).stdout
-    for line in out.splitlines():
-        f = line.split()
-        if "myself" in f[2] and "master" in f[2]:
-            for r in f[8:]:
-                if r.startswith("["):
-                    continue
-                a, _, b = r.partition("-")
-                if int(a) <= slot <= int(b or a):
-                    print(i)
-PY
-}
 from=$(owner_of "$slot")
 to=$(((from + 1) % 3))
 id_from=$(cli -p "${ports[$from]}" cluster myid)

@@ -29,17 +29,6 @@ set -euo pipefail
 declare -A pid_of # a peer's or a run's PID by its name
 pids=() # every process this test started and has not reaped, stopped by PID at the end
 redis_pid=
-# reap PID: wait for it and forget it, so the end never signals a PID
-# the system may have given to another process since.
-reap() {
-  local rc=0 p keep=()
-  wait "$1" || rc=$?
-  for p in "${pids[@]}"; do
-    [ "$p" = "$1" ] || keep+=("$p")
-  done
-  pids=("${keep[@]}")
-  return "$rc"
-}
 # shellcheck disable=SC2317 # run by run_test.sh's clean-up
 cleanup_more() {
   local p
@@ -52,6 +41,8 @@ cleanup_more() {
 }
 # shellcheck source=tests/lib/run_test.sh
 . "$(dirname "$0")/../lib/run_test.sh" redisson-wire "$@"
+# shellcheck source=tests/lib/peer_checks.sh
+. "$src/tests/lib/peer_checks.sh"
 py=/usr/bin/python3
 peer=$src/tests/locks/redisson_peer.py
 merge=$src/tests/lib/history_merge.py
@@ -87,9 +78,6 @@ fi
 rcli() { redis-cli -p "$port" "$@"; }
 echo "ran    redis-server on 127.0.0.1:$port (pid $redis_pid)"
 
-# One key of a peer's summary line (file $1, key $2).
-field() { sed -n "s/.* $2=\([^ ]*\).*/\1/p" "$1"; }
-
 # Start a peer in the background: peer_bg NAME ARGS...; its summary goes
 # to $tmp/NAME.sum, its history to $tmp/NAME.jsonl.
 peer_bg() {
@@ -98,48 +86,6 @@ peer_bg() {
   "$py" "$peer" --port "$port" --out "$tmp/$name.jsonl" "$@" >"$tmp/$name.sum" 2>"$tmp/$name.err" &
   pids+=($!)
   pid_of[$name]=$!
-}
-# Wait for a peer; its exit must be 0 and its summary say complete=true.
-peer_wait() {
-  local name=$1 pid rc=0
-  pid=${pid_of[$name]}
-  reap "$pid" || rc=$?
-  if [ "$rc" -ne 0 ] || [ "$(field "$tmp/$name.sum" complete)" != true ]; then
-    fail "peer $name exited $rc: $(cat "$tmp/$name.sum" "$tmp/$name.err")"
-    return 1
-  fi
-  echo "ran    peer $name: $(cat "$tmp/$name.sum")"
-}
-# Every key of a summary, compared: expect NAME KEY OP VALUE.
-expect() {
-  local name=$1 key=$2 op=$3 want=$4 got
-  got=$(field "$tmp/$name.sum" "$key")
-  local met=false
-  if [[ $got =~ ^[0-9]+$ ]]; then
-    case $op in
-      -eq) [ "$got" -eq "$want" ] && met=true ;;
-      -ge) [ "$got" -ge "$want" ] && met=true ;;
-    esac
-  fi
-  if [ "$met" != true ]; then
-    fail "peer $name: $key is ${got:-missing}, expected $op $want"
-  fi
-}
-# locklab check on a merged history: check_merged NAME EXPECT FILES...
-check_merged() {
-  local name=$1 want=$2 rc=0
-  shift 2
-  if ! "$py" "$merge" "$@" >"$tmp/$name.jsonl" 2>"$tmp/$name.merge.err"; then
-    fail "$name: history_merge refused: $(cat "$tmp/$name.merge.err")"
-    return 1
-  fi
-  "$bin" check "$tmp/$name.jsonl" --expect "$want" --show-violations 2 >"$tmp/$name.check" 2>&1 || rc=$?
-  if [ "$rc" -ne 0 ]; then
-    fail "$name: locklab check --expect '$want' exited $rc:"
-    sed 's/^/         /' "$tmp/$name.check"
-    return 1
-  fi
-  ok "$name: $(grep '^checker:' "$tmp/$name.check")"
 }
 
 # 1. The peer alone, held to Redisson's facts.
