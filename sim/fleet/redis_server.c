@@ -6,16 +6,13 @@
  * the runs of a comparison. Also the inline-command probes the kinds that
  * speak Redis's protocol share (sentinel_server.c, the faults).
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <ftw.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "sim/fleet/cluster.h"
@@ -30,22 +27,20 @@ extern const struct server_kind server_redis;
 
 int redis_server_reply(int port, const char *command, char *reply, size_t len)
 {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0 || len == 0)
-        return fd < 0 ? -1 : (close(fd), -1);
-    struct sockaddr_in a = {.sin_family = AF_INET,
-                            .sin_port = htons((uint16_t)port),
-                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    char line[600]; /* the longest: the clock jump's script */
+    if (len == 0)
+        return -1;
+    char line[600], why[128]; /* the longest line: the clock jump's script */
     int n = snprintf(line, sizeof(line), "%s\r\n", command);
     ssize_t got = -1;
-    if (n > 0 && (size_t)n < sizeof(line) && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-        write(fd, line, (size_t)n) == n) {
+    int fd =
+        n > 0 && (size_t)n < sizeof(line) ? server_dial("127.0.0.1", port, why, sizeof(why)) : -1;
+    if (fd >= 0 && write(fd, line, (size_t)n) == n) {
         struct pollfd p = {.fd = fd, .events = POLLIN};
         if (poll(&p, 1, 2000) == 1)
             got = read(fd, reply, len - 1);
     }
-    close(fd);
+    if (fd >= 0)
+        close(fd);
     reply[got > 0 ? got : 0] = '\0';
     return got > 0 ? (int)got : -1;
 }

@@ -22,8 +22,7 @@ static int64_t now_ms(void)
     return (int64_t)(clock_mono_ns() / 1000000u);
 }
 
-/* A connected socket to host:port, or -1 with why. */
-static int dial(const char *host, int port, char *why, size_t whylen)
+int server_dial(const char *host, int port, char *why, size_t whylen)
 {
     char service[16];
     snprintf(service, sizeof(service), "%d", port);
@@ -55,7 +54,7 @@ int server_ask(const char *host, int port, const char *question, const char *unt
     if (len == 0)
         return -1;
     reply[0] = '\0';
-    int fd = dial(host, port, why, whylen);
+    int fd = server_dial(host, port, why, whylen);
     if (fd < 0)
         return -1;
     size_t n = strlen(question), got = 0;

@@ -176,6 +176,10 @@ int server_kind_index(const char *name);
  * 0, or -1 with err set. */
 int cluster_start(struct cluster *c, const char *kind, size_t count, char *err, size_t errlen);
 
+/* A socket connected to host:port within 2 s, or -1 with why (cut to
+ * whylen): a listener that accepts nobody, its backlog full, would
+ * otherwise hold a blocking connect for minutes. */
+int server_dial(const char *host, int port, char *why, size_t whylen);
 /* For a kind's version: */
 /* One question to host:port over TCP, its answer into reply (cut to len,
  * '\0'-ended) until the server closes, 2 s pass, or until (when not NULL)
