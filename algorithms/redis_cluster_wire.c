@@ -77,15 +77,29 @@ int cw_redirect(const char *err, uint16_t *slot, struct lock_endpoint *to, bool 
     return 1;
 }
 
+static bool same_endpoint(const struct lock_endpoint *a, const struct lock_endpoint *b)
+{
+    return a->port == b->port && strcmp(a->host, b->host) == 0;
+}
+
+/* How this client dials the node the cluster names ep. */
+static struct lock_endpoint dial_of(const struct cluster_wire *cw, const struct lock_endpoint *ep)
+{
+    for (size_t e = 0; cw->nat && e < cw->nat->n_endpoints; e++)
+        if (same_endpoint(&cw->nat->upstream[e], ep))
+            return cw->nat->endpoints[e];
+    return *ep;
+}
+
 /* The node at ep, added when new; -1 when the table is full. */
 static int node_at(struct cluster_wire *cw, const struct lock_endpoint *ep)
 {
     for (size_t i = 0; i < cw->n_nodes; i++)
-        if (cw->node[i].ep.port == ep->port && strcmp(cw->node[i].ep.host, ep->host) == 0)
+        if (same_endpoint(&cw->node[i].ep, ep))
             return (int)i;
     if (cw->n_nodes >= CW_MAX_NODES)
         return -1;
-    cw->node[cw->n_nodes] = (struct cw_node){.ep = *ep};
+    cw->node[cw->n_nodes] = (struct cw_node){.ep = *ep, .dial = dial_of(cw, ep)};
     return (int)cw->n_nodes++;
 }
 
@@ -161,7 +175,7 @@ static struct redis_wire *node_wire(struct lock_client *c, struct cluster_wire *
         lock_set_error(c, LOCK_ERR_IO, "out of memory");
         return NULL;
     }
-    n->w->ep = &n->ep;
+    n->w->ep = &n->dial;
     n->w->n_scripts = cw->n_scripts;
     for (size_t i = 0; i < cw->n_scripts; i++)
         n->w->scripts[i].body = cw->scripts[i];
@@ -214,8 +228,9 @@ int cw_open(struct lock_client *c, struct cluster_wire *cw, const char *const *s
         lock_set_error(c, LOCK_ERR_CONFIG, "%s needs a node of the cluster", c->ops->name);
         return -1;
     }
+    cw->nat = c->cfg;
     for (size_t i = 0; i < c->cfg->n_endpoints && i < CW_MAX_NODES; i++)
-        node_at(cw, &c->cfg->endpoints[i]);
+        node_at(cw, c->cfg->upstream[i].port ? &c->cfg->upstream[i] : &c->cfg->endpoints[i]);
     return refresh(c, cw, -1);
 }
 

@@ -26,8 +26,9 @@
 #define CW_MAX_HOPS   8   /* redirections followed for one command */
 
 struct cw_node {
-    struct lock_endpoint ep;
-    struct redis_wire *w; /* NULL until first used */
+    struct lock_endpoint ep;   /* as the cluster names it (CLUSTER SLOTS, MOVED) */
+    struct lock_endpoint dial; /* how this client reaches it (cw_open's map) */
+    struct redis_wire *w;      /* NULL until first used */
 };
 
 struct cw_range {
@@ -43,6 +44,11 @@ struct cluster_wire {
     bool stale; /* the map is asked again before the next command */
     const char *const *scripts;
     size_t n_scripts;
+    /* The address map, as ioredis's natMap and Redisson's NatMapper: a
+     * node the cluster names as cfg->upstream[e] is dialled at
+     * cfg->endpoints[e] (the proxy's listener of this client's group);
+     * NULL, or a node in neither: dialled as named. */
+    const struct lock_config *nat;
     uint64_t moved, asked, refreshed; /* redirections met, maps asked */
 };
 
@@ -66,7 +72,8 @@ int cw_apply_slots(struct cluster_wire *cw, const redisReply *slots,
 /* The node serving slot, or -1 when the map has none. */
 int cw_node_of(const struct cluster_wire *cw, uint16_t slot);
 
-/* Seed cw with c's endpoints (any nodes of the cluster) and its scripts
+/* Seed cw with c's endpoints (any nodes of the cluster, named as upstream
+ * names them and dialled through the address map) and its scripts
  * (loaded on every node it dials), and learn the map. 0, or -1 with c->err
  * set. */
 int cw_open(struct lock_client *c, struct cluster_wire *cw, const char *const *scripts,

@@ -234,7 +234,7 @@ static const struct lock_endpoint *sub_target(struct lock_client *c, struct rsn_
         lock_set_error(c, LOCK_ERR_UNSENT, "no node of the cluster serves the lock's slot");
         return NULL;
     }
-    return &r->cw->node[k].ep;
+    return &r->cw->node[k].dial; /* dialled through the address map */
 }
 
 static int sub_connect(struct lock_client *c, struct rsn_client *r, const struct lock_endpoint *to)

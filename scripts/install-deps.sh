@@ -14,6 +14,7 @@ packages=(
   libfaketime
   docker-compose
   python3-jsonschema bash-completion jq
+  nftables
   libhdrhistogram-java chromium
   prometheus
 )

@@ -16,8 +16,8 @@
 static int check(struct fault_check *fc)
 {
     if (fault_check_no_toxic_keys(fc) < 0 || fault_check_servers(fc) < 0 ||
-        fault_check_no_mode(fc) < 0 || fault_check_no_data(fc) < 0 ||
-        fault_check_no_restart(fc) < 0 ||
+        fault_check_no_mode(fc) < 0 || fault_check_no_side_clients(fc) < 0 ||
+        fault_check_no_data(fc) < 0 || fault_check_no_restart(fc) < 0 ||
         fault_refuse(fc, "duration_ms", "a jump is an instant; the keys it shortens stay short") <
             0 ||
         fault_require(fc, "jump_ms", "how far forward the clock moves, in ms") < 0)

@@ -34,7 +34,7 @@ static int check(struct fault_check *fc)
 {
     if (fault_check_no_toxic_keys(fc) < 0 || fault_check_servers(fc) < 0 ||
         fault_check_no_data(fc) < 0 || fault_check_no_restart(fc) < 0 ||
-        fault_check_no_clock_keys(fc) < 0 ||
+        fault_check_no_clock_keys(fc) < 0 || fault_check_no_side_clients(fc) < 0 ||
         fault_refuse(fc, "duration_ms", "it ends when the replica is a master") < 0)
         return -1;
     return fault_check_holder_majority(fc);

@@ -27,7 +27,8 @@ static int check(struct fault_check *fc)
                                       "only a holder-majority target has one",
                                       "only a clock_jump moves a clock",
                                       "only a clock_jump has one"};
-    if (fault_check_no_toxic_keys(fc) < 0 || fault_check_no_mode(fc) < 0)
+    if (fault_check_no_toxic_keys(fc) < 0 || fault_check_no_mode(fc) < 0 ||
+        fault_check_no_side_clients(fc) < 0)
         return -1;
     for (size_t k = 0; k < sizeof(refused) / sizeof(refused[0]); k++)
         if (fault_refuse(fc, refused[k], why[k]) < 0)

@@ -101,6 +101,10 @@ struct fault_kind {
     bool (*fakes_time)(const struct fault_spec *f);
     /* Its client's connections are held at the proxy while it lasts. */
     bool holds_connections;
+    /* It cuts clients off servers through the proxy as well (a
+     * partition's two sides): the run's clients each get listeners of
+     * their own when it has clients on its side (side_clients). */
+    bool splits_clients;
     /* It takes "data" (what a server finds on its disk when it comes
      * back) and "restart_after_ms": the other kinds refuse them, naming
      * the kinds that take them. */
@@ -185,6 +189,8 @@ int fault_check_no_restart(struct fault_check *fc);
 int fault_check_no_clock_keys(struct fault_check *fc);
 /* "mode": only a cluster_failover has one. */
 int fault_check_no_mode(struct fault_check *fc);
+/* "side_clients": only a partition has clients on its side. */
+int fault_check_no_side_clients(struct fault_check *fc);
 /* key and count: holder-majority's own, and its key required. */
 int fault_check_holder_majority(struct fault_check *fc);
 /* duration_ms given, and not 0. */

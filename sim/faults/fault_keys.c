@@ -164,6 +164,11 @@ int fault_check_no_mode(struct fault_check *fc)
     return fault_refuse(fc, "mode", "only a cluster_failover has one");
 }
 
+int fault_check_no_side_clients(struct fault_check *fc)
+{
+    return fault_refuse(fc, "side_clients", "only a partition puts clients on the cut side");
+}
+
 int fault_check_holder_majority(struct fault_check *fc)
 {
     const struct fault_spec *f = fault_checked(fc);

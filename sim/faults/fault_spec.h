@@ -38,6 +38,9 @@ const char *fault_band(unsigned kind);
 bool fault_kills_holder(unsigned kind);
 /* Does it hold its client's connections at the proxy while it lasts? */
 bool fault_holds_connections(unsigned kind);
+/* Does it split the clients too (a partition): some reach only the
+ * servers it cuts off, the rest all but those, through the proxy? */
+bool fault_splits_clients(unsigned kind);
 
 #define FAULT_TARGET_HOLDER (-1) /* whichever client next holds a lock */
 #define FAULT_TARGET_WAITER (-2) /* the client waiting longest inside acquire (client_pause) */
@@ -137,6 +140,7 @@ struct fault_spec {
     uint64_t jump_ms;         /* clock_jump: how far forward */
     enum clock_method method; /* clock_jump */
     enum failover_mode mode;  /* cluster_failover */
+    uint32_t side_clients;    /* partition: clients on the cut-off servers' side */
     char target_text[24];     /* as written, for messages and reports */
     /* network faults: whose traffic, and Toxiproxy's parameters */
     enum net_scope scope;

@@ -19,7 +19,8 @@ static int check_kill(struct fault_check *fc)
 {
     if (fault_check_no_toxic_keys(fc) < 0 || fault_check_servers(fc) < 0 ||
         fault_refuse(fc, "duration_ms", "it lasts until restart_after_ms") < 0 ||
-        fault_check_no_clock_keys(fc) < 0 || fault_check_no_mode(fc) < 0)
+        fault_check_no_clock_keys(fc) < 0 || fault_check_no_mode(fc) < 0 ||
+        fault_check_no_side_clients(fc) < 0)
         return -1;
     return fault_check_holder_majority(fc);
 }
@@ -29,7 +30,7 @@ static int check_pause(struct fault_check *fc)
     if (fault_check_no_toxic_keys(fc) < 0 || fault_check_servers(fc) < 0 ||
         fault_check_no_data(fc) < 0 || fault_check_no_restart(fc) < 0 ||
         fault_check_no_clock_keys(fc) < 0 || fault_check_no_mode(fc) < 0 ||
-        fault_check_holder_majority(fc) < 0)
+        fault_check_no_side_clients(fc) < 0 || fault_check_holder_majority(fc) < 0)
         return -1;
     return fault_check_needs_duration(fc);
 }
@@ -39,7 +40,7 @@ static int check_restart(struct fault_check *fc)
     if (fault_check_no_toxic_keys(fc) < 0 || fault_check_servers(fc) < 0 ||
         fault_refuse(fc, "duration_ms", "it ends when the server answers again") < 0 ||
         fault_check_no_restart(fc) < 0 || fault_check_no_clock_keys(fc) < 0 ||
-        fault_check_no_mode(fc) < 0)
+        fault_check_no_mode(fc) < 0 || fault_check_no_side_clients(fc) < 0)
         return -1;
     return fault_check_holder_majority(fc);
 }

@@ -17,12 +17,12 @@
 extern const struct fault_kind fault_client_pause, fault_client_crash;
 extern const struct fault_kind fault_kill, fault_pause, fault_restart;
 extern const struct fault_kind fault_clock_jump, fault_failover, fault_replica_cut;
-extern const struct fault_kind fault_cluster_failover, fault_slot_migrate;
+extern const struct fault_kind fault_cluster_failover, fault_slot_migrate, fault_partition;
 
 static const struct fault_kind *const own[] = {
-    &fault_client_pause,     &fault_client_crash, &fault_kill,     &fault_pause,
-    &fault_restart,          &fault_clock_jump,   &fault_failover, &fault_replica_cut,
-    &fault_cluster_failover, &fault_slot_migrate,
+    &fault_client_pause,     &fault_client_crash, &fault_kill,      &fault_pause,
+    &fault_restart,          &fault_clock_jump,   &fault_failover,  &fault_replica_cut,
+    &fault_cluster_failover, &fault_slot_migrate, &fault_partition,
 };
 
 #define N_OWN      (sizeof(own) / sizeof(own[0]))
@@ -131,6 +131,12 @@ bool fault_holds_connections(unsigned kind)
 {
     const struct fault_kind *k = fault_kind_at(kind);
     return k && k->holds_connections;
+}
+
+bool fault_splits_clients(unsigned kind)
+{
+    const struct fault_kind *k = fault_kind_at(kind);
+    return k && k->splits_clients;
 }
 
 bool fault_on_holder(const struct fault_spec *f)

@@ -30,7 +30,7 @@ static int check(struct fault_check *fc)
     if (fault_check_no_toxic_keys(fc) < 0 || fault_check_servers(fc) < 0 ||
         fault_check_no_data(fc) < 0 || fault_check_no_restart(fc) < 0 ||
         fault_check_no_clock_keys(fc) < 0 || fault_check_no_mode(fc) < 0 ||
-        fault_refuse(fc, "count", "it moves one slot") < 0)
+        fault_check_no_side_clients(fc) < 0 || fault_refuse(fc, "count", "it moves one slot") < 0)
         return -1;
     if (!fault_has(fc, "key"))
         return fault_needs(fc, "key", "the key whose slot it moves");

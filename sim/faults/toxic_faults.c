@@ -26,7 +26,8 @@ static int check_network(struct fault_check *fc)
                           "\"redis-2\", \"holder\", \"client:3\", ...)",
                           fault_type_name(f->kind));
     if (fault_check_no_data(fc) < 0 || fault_check_no_restart(fc) < 0 ||
-        fault_check_no_clock_keys(fc) < 0 || fault_check_no_mode(fc) < 0)
+        fault_check_no_clock_keys(fc) < 0 || fault_check_no_mode(fc) < 0 ||
+        fault_check_no_side_clients(fc) < 0)
         return -1;
     return fault_check_holder_majority(fc);
 }

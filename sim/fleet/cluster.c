@@ -2,6 +2,7 @@
  * started together and stopped together (one process's life: spawn.c). */
 #include "sim/fleet/cluster.h"
 #include "sim/fleet/janitor.h"
+#include "sim/fleet/netfilter.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -515,6 +516,8 @@ void cluster_stop(struct cluster *c, const char *logs_dir)
         spawn_stop_clean(&c->srv[i]);
     if (logs_dir)
         keep_logs(c, logs_dir);
+    if (c->netfilter && c->root[0] && netfilter_clear(c->root) == 0)
+        c->netfilter = false;
     if (c->shared[0]) {
         /* first: once the run folder's lock goes, the janitor takes a
          * shared folder still there for one abandoned */

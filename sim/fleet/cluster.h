@@ -57,6 +57,8 @@ struct cluster {
     /* set before starting: servers whose clock can move run under this
      * LD_PRELOAD (the faketime shim, then libfaketime); "" = not */
     char clock_preload[384];
+    /* netfilter.h's table of this run may exist: removed at the stop */
+    bool netfilter;
     struct managed_server srv[CLUSTER_MAX_SERVERS];
     size_t n;
 };

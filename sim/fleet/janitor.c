@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "sim/fleet/cluster.h"
+#include "sim/fleet/netfilter.h"
 
 #define KILL_WAIT_MS 5000 /* for what it killed to be gone */
 
@@ -147,6 +148,7 @@ static int kill_named(const char *root)
  * them, the shared one first (the run's own cluster_stop order). */
 static void clean_up(const char *root, const char *shared)
 {
+    netfilter_clear(root); /* a partition in force when locklab died */
     for (int waited = 0; kill_named(root) + kill_named(shared) > 0 && waited < KILL_WAIT_MS;
          waited += 50) {
         struct timespec ts = {0, 50 * 1000000L};

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "sim/fleet/cluster.h"
+#include "sim/fleet/netfilter.h"
 #include "sim/fleet/redis_server.h"
 #include "sim/fleet/server_kind.h"
 #include "sim/fleet/spawn.h"
@@ -47,6 +48,21 @@ static void command(struct spawn *sp, const struct managed_server *s)
     spawn_arg(sp, "%d", s->peer_port);
     spawn_arg(sp, "--cluster-node-timeout");
     spawn_arg(sp, "%d", NODE_TIMEOUT_MS);
+    /* Its bus and replication links leave from an address of its own, so
+     * a partition's rules can tell its packets from its peers'
+     * (netfilter.h); it announces 127.0.0.1, where it listens: a peer
+     * learning its address from a packet's source would dial the wrong
+     * one. */
+    char source[24];
+    netfilter_source(s, source, sizeof(source));
+    spawn_arg(sp, "--bind-source-addr");
+    spawn_arg(sp, "%s", source);
+    spawn_arg(sp, "--cluster-announce-ip");
+    spawn_arg(sp, "127.0.0.1");
+    /* protected mode lets in 127.0.0.1 and ::1 alone, not a peer from
+     * 127.77.x.y; it listens on 127.0.0.1 only, so no one else reaches it */
+    spawn_arg(sp, "--protected-mode");
+    spawn_arg(sp, "no");
 }
 
 /* How many of n servers are masters: n alone up to 5, half of 6, 8 and
@@ -235,8 +251,6 @@ const struct server_kind server_redis_cluster = {
     .clock_movable = true,
     .read_key = redis_server_read_key,
     .shorten_ttls = redis_server_shorten_ttls,
-    .past_proxy = "a Redis Cluster's clients dial the addresses its nodes announce (CLUSTER "
-                  "SLOTS, MOVED), not the proxy's: no network fault reaches them",
     .cluster_note = "masters first, then one replica of each in the same order; clients follow "
                     "CLUSTER SLOTS and MOVED",
     .cluster_nodes = 0,       /* opt-in (--redis-cluster-nodes 6: 3 masters x 1 replica) */

@@ -93,11 +93,6 @@ struct server_kind {
     const char *pooler;
     bool (*pooled)(const struct family_layout *l);
     const char *pooler_setting;
-    /* Optional: why no network fault reaches its servers: its clients
-     * learn the servers' own addresses from them (a Redis Cluster's
-     * CLUSTER SLOTS and MOVED) and go past the proxy in front. NULL: every
-     * client's traffic goes through the proxy. */
-    const char *past_proxy;
     /* What its main process is called when it has children of its own
      * (PostgreSQL's "postmaster"); NULL: "pid". A pause or a kill strikes
      * the process and every one of its descendants. */

@@ -43,7 +43,12 @@ struct toxic {
     int32_t group;                /* the one group it applies to, or -1: all */
     const uint8_t *groups;        /* or, when not NULL: groups[g] != 0 for each it applies to
                                      (proxy_groups() bytes, copied) */
+    /* A group whose groups[g] is TOXIC_OTHER_SIDE: on these endpoints
+     * instead (a partition's side: its clients reach only the servers
+     * cut off, the rest every server but those). */
+    uint32_t other_endpoints;
 };
+#define TOXIC_OTHER_SIDE 2
 
 struct proxy;
 

@@ -29,7 +29,9 @@ uint64_t proxy_draw_upto(struct proxy *p, uint64_t n)
 
 bool toxic_reaches(const struct toxic *t, size_t e, size_t g)
 {
-    if (!(t->endpoints & (1u << e)))
+    uint32_t eps =
+        t->groups && t->groups[g] == TOXIC_OTHER_SIDE ? t->other_endpoints : t->endpoints;
+    if (!(eps & (1u << e)))
         return false;
     if (t->groups)
         return t->groups[g] != 0;

@@ -339,6 +339,11 @@ static const struct field fault_fields[] = {
     {.key = "jump_ms", .parse = parse_u64, .offset = FS(jump_ms), .min = 1, .max = MS_MAX},
     {.key = "method", .parse = parse_enum, .offset = FS(method), .names = &method_names},
     {.key = "mode", .parse = parse_enum, .offset = FS(mode), .names = &mode_names},
+    {.key = "side_clients",
+     .parse = parse_u32,
+     .offset = FS(side_clients),
+     .min = 1,
+     .max = SCENARIO_MAX_CLIENTS},
     /* network faults: Toxiproxy's attributes, under its names */
     {.key = "stream", .parse = parse_stream, .offset = FS(stream), .names = &stream_names},
     {.key = "toxicity", .parse = parse_toxicity},
@@ -456,7 +461,7 @@ bool scenario_needs_proxy(const struct scenario *s)
 {
     for (size_t i = 0; i < s->n_faults; i++)
         if ((fault_on_network(s->faults[i].kind) && s->faults[i].scope != NET_REPLICATION) ||
-            fault_holds_connections(s->faults[i].kind))
+            fault_holds_connections(s->faults[i].kind) || fault_splits_clients(s->faults[i].kind))
             return true; /* the replication link has the fleet's own proxy */
     return false;
 }
@@ -466,6 +471,7 @@ bool scenario_proxy_per_client(const struct scenario *s)
     for (size_t i = 0; i < s->n_faults; i++) {
         const struct fault_spec *f = &s->faults[i];
         if (fault_holds_connections(f->kind) ||
+            (fault_splits_clients(f->kind) && f->side_clients > 0) ||
             (fault_on_network(f->kind) && f->scope != NET_NODES && f->scope != NET_REPLICATION))
             return true;
     }
@@ -479,7 +485,8 @@ uint32_t scenario_proxied_endpoints(const struct scenario *s, size_t n)
         const struct fault_spec *f = &s->faults[i];
         if (fault_on_network(f->kind) && f->scope == NET_REPLICATION)
             continue; /* the fleet's own proxy */
-        if (fault_holds_connections(f->kind) || (fault_on_network(f->kind) && f->pick != PICK_NODE))
+        if (fault_holds_connections(f->kind) || fault_splits_clients(f->kind) ||
+            (fault_on_network(f->kind) && f->pick != PICK_NODE))
             return servers_mask(n); /* a paused client's every connection; a node the seed picks */
         if (fault_on_network(f->kind) && f->node >= 1 && f->node <= n)
             set |= 1u << (f->node - 1);

@@ -322,11 +322,6 @@ static int same_toxic(struct ctx *c, const struct scenario *s, size_t j)
 static int network_misfit(const struct scenario *s, const struct fault_spec *f,
                           const struct lock_ops *ops, char *why, size_t len)
 {
-    const struct server_kind *k = kind_of(ops);
-    if (k && k->past_proxy) {
-        snprintf(why, len, "%s: %s", f->target_text, k->past_proxy);
-        return -1;
-    }
     if (f->scope == NET_CLIENT && no_such_client(s, f->target, why, len))
         return -1;
     if (f->scope == NET_CLIENTS && f->n_clients > s->clients) {
@@ -385,6 +380,11 @@ static int check_one(struct ctx *c, const struct scenario *s, const struct lock_
     }
     if (ends_in_run(c, s, fs) < 0)
         return -1;
+    if (fs->side_clients > s->clients) {
+        scn_push_key(c, "side_clients");
+        return scn_fail(c, "%u is more than the run's %u clients", (unsigned)fs->side_clients,
+                        (unsigned)s->clients);
+    }
     const char *key;
     if (misfit(s, fs, ops, &key, why, sizeof(why)) < 0) {
         scn_push_key(c, key);

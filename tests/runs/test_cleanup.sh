@@ -59,11 +59,14 @@ case_run() { # case_run NAME SCENARIO SIGNAL EXIT [SECONDS after a server is see
   local out="$tmp/out-$name"
   TMPDIR=$tmp "$bin" run "$scenario" --quiet --out "$out" >"$tmp/$name.log" 2>&1 &
   pid=$!
-  local i stopped=0 what="" l
+  local i stopped=0 what="" l runs="" r
   shared=
   for i in $(seq 300); do # up to 30 s for the fault to stop a server
     for l in "$tmp"/locklab-*/postgres-*; do # a link to the servers' shared folder
       [ -L "$l" ] && shared=$(dirname "$(readlink "$l")")
+    done
+    for l in "$tmp"/locklab-*; do # its netfilter table is named after it
+      [ -d "$l" ] && [[ " $runs " != *" ${l##*/locklab-} "* ]] && runs+=" ${l##*/locklab-}"
     done
     for p in $(ours); do
       grep -q '^State:.*T' /proc/"$p"/status 2>/dev/null && stopped=1 &&
@@ -107,6 +110,14 @@ case_run() { # case_run NAME SCENARIO SIGNAL EXIT [SECONDS after a server is see
   [ -z "$rest" ] && ok "$name: no server left" || fail "$name: left running:$rest"
   [ -z "$(ls -d "$tmp"/locklab-* 2>/dev/null)" ] && ok "$name: no folder left" ||
     fail "$name: left $(ls -d "$tmp"/locklab-*)"
+  case $name in rc-*)
+    local tables=""
+    for r in $runs; do
+      nft list table inet "locklab_$r" >/dev/null 2>&1 && tables+=" locklab_$r"
+    done
+    [ -n "$runs" ] && [ -z "$tables" ] && ok "$name: no nftables table left" ||
+      fail "$name: left nftables table(s)${tables:- (no run folder seen)}" ;;
+  esac
   case $name in pg-*)
     [[ $shared == /*/locklab-"$(id -u)"/[0-9a-f]* ]] && ok "$name: servers in $shared" ||
       fail "$name: no shared folder seen (\"$shared\")"
@@ -131,12 +142,16 @@ JSON
 
 # rc-4 cut off (stopped) at 0.3 s, its master rc-1 killed at 0.5 s, rc-4
 # continued at 2.3 s and promoted some 2 s later: locklab is stopped 2.5 s
-# after rc-4 is seen stopped, with rc-1 dead and the cluster failing over.
+# after rc-4 is seen stopped, with rc-1 dead and the cluster failing over,
+# and rc-2 partitioned from the rest since 0.2 s (its nftables table in
+# force: the run's table must go too, sim/fleet/netfilter.h).
 cat >"$tmp/rc.json" <<'JSON'
 { "name": "cleanup_redis_cluster", "clients": 4, "duration_s": 30, "seed": 1,
   "lock": { "algorithm": "redis-cluster", "ttl_ms": 2000, "wait_ms": 5000 },
   "workload": { "type": "flash_sale", "items": 2, "stock": 100000, "critical_ms": 5 },
-  "faults": [ { "at_ms": 300, "type": "replica_cut", "target": "rc-4", "duration_ms": 2000 },
+  "faults": [ { "at_ms": 200, "type": "partition", "target": "rc-2", "side_clients": 1,
+                "duration_ms": 20000 },
+              { "at_ms": 300, "type": "replica_cut", "target": "rc-4", "duration_ms": 2000 },
               { "at_ms": 500, "type": "kill", "target": "rc-1" } ] }
 JSON
 

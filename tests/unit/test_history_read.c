@@ -78,10 +78,10 @@ static void test_read_errors_name_the_line(void **state)
              start_line);
     assert_read_error(buf, ":2: unknown error \"timeout\"");
     snprintf(buf, sizeof(buf),
-             "%s{\"time\":1,\"process\":\"nemesis\",\"type\":\"info\",\"f\":\"partition\","
+             "%s{\"time\":1,\"process\":\"nemesis\",\"type\":\"info\",\"f\":\"split_brain\","
              "\"value\":\"start\",\"target\":0}\n",
              start_line);
-    assert_read_error(buf, ":2: unknown f \"partition\"");
+    assert_read_error(buf, ":2: unknown f \"split_brain\"");
     /* host stalls: each line after the start line, and the error it earns */
 #define STALL(t, e, f)                                                                             \
     "{\"time\":" #t ",\"process\":\"host\",\"type\":\"info\",\"f\":\"" f "\",\"end\":" #e "}\n"

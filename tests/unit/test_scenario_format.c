@@ -526,9 +526,9 @@ static void test_unknown_values(void **state)
          message(workloads, sizeof(workloads),
                  "t.json:1:23: workload.type: unknown workload \"cache_warmup\" (known: %s)",
                  known_names(KNOWN_WORKLOADS))},
-        {"{'faults': [{'at_ms': 0, 'type': 'partition'}], " WL "}",
+        {"{'faults': [{'at_ms': 0, 'type': 'split_brain'}], " WL "}",
          message(faults, sizeof(faults),
-                 "t.json:1:34: faults[0].type: unknown fault type \"partition\" (known: %s)",
+                 "t.json:1:34: faults[0].type: unknown fault type \"split_brain\" (known: %s)",
                  known_names(KNOWN_FAULTS))},
         /* too long to be any algorithm's name: no need to wait for the checks of the whole */
         {"{'lock': {'algorithm': 'redis-with-a-name-far-too-long-to-keep-around'}, " WL "}",
