@@ -20,7 +20,8 @@
 # Ctrl-C included. --keep DIR
 # keeps every shape and run folder there; otherwise they are deleted.
 # Exit 0 when every run passed, 1 when one failed, 2 on bad usage, 3 when
-# the fleet would not start.
+# the fleet would not start. LOCKLAB_BIN (with LOCKLAB_SWEEP_GEN) runs a
+# built binary of one's own instead of building build/.
 set -euo pipefail
 
 usage() {
@@ -65,9 +66,13 @@ if [ -n "$keep" ]; then
 fi
 cd "$(dirname "$0")/.."
 
-scripts/build.sh >/dev/null
-bin=build/locklab
-gen=build/tests/sweep_gen
+# LOCKLAB_BIN and LOCKLAB_SWEEP_GEN: binaries of one's own (a copy, so
+# that a rebuild meanwhile does not change what the sweep runs)
+if [ -z "${LOCKLAB_BIN:-}" ]; then
+  scripts/build.sh >/dev/null
+fi
+bin=${LOCKLAB_BIN:-build/locklab}
+gen=${LOCKLAB_SWEEP_GEN:-build/tests/sweep_gen}
 # the list read whole first: grep -q leaving early would make a long
 # list die of SIGPIPE, and pipefail would call a known algorithm unknown
 known=$("$bin" list)
