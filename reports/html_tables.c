@@ -39,7 +39,7 @@ void html_operations_table(FILE *f, const struct run_result *r)
         fprintf(f, "</tr>\n");
     }
     fprintf(f, "</table>\n");
-    char counts[400];
+    char counts[640];
     fprintf(f, "<p class=\"note\">");
     svg_text(f, report_op_counts(r, counts, sizeof(counts)));
     fprintf(f, "</p>\n");

@@ -182,7 +182,8 @@ static json_t *counters_json(const struct run_result *r)
         "release_ok",      "release_lost",      "release_errors",    "renew_ok",
         "renew_lost",      "renew_errors",      "crashes",           "pauses",
         "connect_errors",  "acquire_no_effect", "release_no_effect", "renew_no_effect",
-        "woken_by_notice", "woken_by_timer"};
+        "woken_by_notice", "woken_by_timer",    "acquire_limited",   "breaker_opened",
+        "degraded_steps",  "degraded_orders"};
     json_t *o = json_object();
     for (int k = 0; k < ST_COUNT; k++)
         json_object_set_new(o, names[k], json_integer((json_int_t)r->stat[k]));

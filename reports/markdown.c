@@ -27,7 +27,7 @@ static void md_ops(FILE *f, const struct run_result *r)
         }
         fputc('\n', f);
     }
-    char counts[400];
+    char counts[640];
     fprintf(f,
             "\nCounts: %s (no effect: an error surely not in effect, the request never left"
             " or was refused; ambiguous: sent, no answer).\n\n",

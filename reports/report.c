@@ -80,6 +80,18 @@ const char *report_op_counts(const struct run_result *r, char *buf, size_t len)
              report_ambiguous(r, ST_RELEASE_ERR, ST_RELEASE_NO_EFFECT), r->stat[ST_RENEW_OK],
              r->stat[ST_RENEW_LOST], r->stat[ST_RENEW_NO_EFFECT],
              report_ambiguous(r, ST_RENEW_ERR, ST_RENEW_NO_EFFECT));
+    size_t used = strlen(buf);
+    /* the guards in front of the lock, when the scenario has them */
+    if (r->scn->limit_rate > 0 && used < len)
+        used += (size_t)snprintf(buf + used, len - used,
+                                 ";  token bucket (%g/s): %" PRIu64 " acquires refused unsent",
+                                 r->scn->limit_rate, r->stat[ST_ACQUIRE_LIMITED]);
+    if ((r->stat[ST_BREAKER_OPENED] || r->stat[ST_DEGRADED_STEPS]) && used < len)
+        snprintf(buf + used, len - used,
+                 ";  breaker: opened %" PRIu64 " time%s, %" PRIu64
+                 " purchases degraded (no lock), %" PRIu64 " orders by them",
+                 r->stat[ST_BREAKER_OPENED], r->stat[ST_BREAKER_OPENED] == 1 ? "" : "s",
+                 r->stat[ST_DEGRADED_STEPS], r->stat[ST_DEGRADED_ORDERS]);
     return buf;
 }
 

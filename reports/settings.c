@@ -35,14 +35,17 @@ static void print_lock(FILE *f, const struct scenario *s)
         snprintf(renew, sizeof(renew), "watchdog=on renew=%" PRIu32 "ms", s->renew_ms);
     else if (scenario_renews(s, ops))
         snprintf(renew, sizeof(renew), "lease kept alive renew=%" PRIu32 "ms", s->renew_ms);
-    char permits[32] = "";
+    char permits[32] = "", bucket[64] = "";
     if (s->permits > 1)
         snprintf(permits, sizeof(permits), " permits=%" PRIu32, s->permits);
+    if (s->limit_rate > 0)
+        snprintf(bucket, sizeof(bucket), " rate_limit=%g/s burst=%" PRIu32, s->limit_rate,
+                 scenario_limit_burst(s));
     fprintf(f,
             "  lock: ttl=%" PRIu32 "ms wait=%" PRIu32 "ms %s fencing=%s retry=%" PRIu32 "..%" PRIu32
-            "ms%s\n",
+            "ms%s%s\n",
             s->ttl_ms, s->wait_ms, renew, s->fencing ? "on" : "off", s->retry_min_ms,
-            s->retry_max_ms, permits);
+            s->retry_max_ms, permits, bucket);
     for (size_t i = 0; i < lock_family_count(); i++) {
         const struct lock_family *fam = lock_family_line_at(i);
         if (fam->describe && family_shown(s, ops, fam)) {
@@ -120,6 +123,10 @@ static json_t *report_lock_json(const struct scenario *s)
                   "retry_min_ms", s->retry_min_ms, "retry_max_ms", s->retry_max_ms);
     if (lock && s->permits > 1)
         json_object_set_new(lock, "permits", json_integer(s->permits));
+    if (lock && s->limit_rate > 0) /* the burst the bucket really kept */
+        json_object_set_new(
+            lock, "rate_limit",
+            json_pack("{s:f, s:i}", "rate", s->limit_rate, "burst", (int)scenario_limit_burst(s)));
     return lock ? algorithm_json(s, lock) : NULL;
 }
 

@@ -64,7 +64,7 @@ static void print_ops(FILE *f, const struct run_result *r)
         }
         fputc('\n', f);
     }
-    char counts[400];
+    char counts[640];
     fprintf(f, "\n%s\n", report_op_counts(r, counts, sizeof(counts)));
     if (r->load.rate > 0)
         fprintf(f, "load: %s\n", report_load(r, counts, sizeof(counts)));

@@ -17,6 +17,7 @@
  * the Session's keep-alive goroutine stops in a pause just as well.
  */
 #include "sim/engine/client.h"
+#include "sim/engine/limiter.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -349,6 +350,28 @@ void cl_section_begins(struct client *cl, enum lock_mode mode, bool reentry, uin
         cl->fault = nemesis_claim(run->nem, cl->id, t);
 }
 
+/* The run's token bucket lets the acquire go, after a wait for its token
+ * no longer than the lock's own (through the seam, as every wait): true.
+ * false: refused before it was sent, nothing in the history, as a
+ * service's limiter stops the call before the lock client sees it; the
+ * refusal comes once that wait is over, as Resilience4j's RateLimiter
+ * waits out its timeoutDuration before it says no (and a closed loop of
+ * instant refusals would only spin). */
+static bool cl_token_taken(struct client *cl, uint32_t wait_ms)
+{
+    uint64_t now = clock_mono_ns(), at;
+    uint64_t wait_ns = (uint64_t)wait_ms * 1000000u;
+    if (!limiter_take(cl->run->limiter, now, wait_ns, &at)) {
+        cl_sleep_until(cl, now + wait_ns, true);
+        cl->limited = true;
+        client_bump(cl, ST_ACQUIRE_LIMITED);
+        return false;
+    }
+    if (at > now)
+        cl_sleep_until(cl, at, true);
+    return true;
+}
+
 bool client_lock_mode(struct client *cl, uint32_t key, enum lock_mode mode, uint32_t wait_ms)
 {
     struct run_ctx *run = cl->run;
@@ -359,6 +382,9 @@ bool client_lock_mode(struct client *cl, uint32_t key, enum lock_mode mode, uint
         client_service_parked(cl, false);
     client_log_links(cl);
     bool nested = cl->holding;
+    cl->limited = false;
+    if (!nested && run->limiter && !cl_token_taken(cl, wait_ms))
+        return false;
     bool reentry = nested && (cl->key == key || cl_holds_key(cl, key));
     if (nested)
         cl_push_outer(cl);

@@ -56,6 +56,7 @@ struct client {
     uint16_t incarnation; /* bumped when the client restarts after a crash */
     bool connected;
     bool holding;
+    bool limited;   /* its last acquire was refused by the run's token bucket */
     uint8_t commit; /* enum client_commit_state: an optimistic section's commit */
     struct run_ctx *run;
     const struct lock_config *cfg; /* its own, through the proxy; NULL: run->cfg */

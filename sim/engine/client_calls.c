@@ -4,6 +4,7 @@
 #include "sim/engine/client.h"
 #include "sim/engine/resource.h"
 #include "sim/engine/run_ctx.h"
+#include "sim/record/clock.h"
 #include "sim/workloads/workload.h"
 
 static uint32_t client_id(const struct client *cl)
@@ -31,6 +32,16 @@ static const struct lock_ops *client_lock_ops(const struct client *cl)
     return cl->run->ops;
 }
 
+static bool client_limited(const struct client *cl)
+{
+    return cl->limited;
+}
+
+static void client_count(struct client *cl, enum stat_kind k)
+{
+    client_bump(cl, k);
+}
+
 const struct workload_calls client_calls = {
     .lock = client_lock,
     .lock_wait = client_lock_wait,
@@ -50,6 +61,9 @@ const struct workload_calls client_calls = {
     .start_ns = client_start_ns,
     .deadline_ns = client_deadline_ns,
     .lock_ops = client_lock_ops,
+    .limited = client_limited,
+    .count = client_count,
+    .now_ns = clock_mono_ns,
     .store_new = resource_new,
     .store_free = resource_free,
     .store_preset = resource_preset,

@@ -21,6 +21,7 @@ struct run_ctx {
     struct workload *wl;
     struct nemesis *nem;
     bool renews; /* holders renew every renew_ms: a watchdog, or a kept lease (scenario_renews) */
+    struct limiter *limiter; /* lock.rate_limit's token bucket; NULL: none */
     atomic_int stop;         /* set: finish the step at hand, then leave */
     _Atomic int interrupted; /* set: stop cutting sleeps short too (Ctrl-C) */
     uint64_t t0_ns;          /* CLOCK_MONOTONIC at the start line */

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sim/engine/limiter.h"
 #include "sim/engine/record.h"
 #include "sim/engine/resource.h"
 #include "sim/engine/run_ctx.h"
@@ -96,6 +97,11 @@ struct runner *runner_new(const struct scenario *s, const struct lock_ops *ops,
     r->run.ops = ops;
     r->run.cfg = cfg;
     r->run.renews = scenario_renews(s, ops);
+    if (s->limit_rate > 0) {
+        r->run.limiter = limiter_new(s->limit_rate, scenario_limit_burst(s), clock_mono_ns());
+        if (r->run.limiter == NULL)
+            goto oom;
+    }
     atomic_init(&r->run.stop, 0);
     atomic_init(&r->run.interrupted, 0);
     random_run_id(r->run.run_id, s->seed);
@@ -538,6 +544,7 @@ void runner_free(struct runner *r)
         for (uint32_t i = 0; i < r->n; i++)
             client_destroy(&r->clients[i]);
     free(r->clients);
+    limiter_free(r->run.limiter);
     tally_sealer_stop(r->sealer);
     r->sealer = NULL;
     for (uint32_t t = 0; r->tallies && t < r->n_threads; t++)

@@ -38,6 +38,15 @@ enum stat_kind {
      * service's notice, by its own timer */
     ST_WOKEN_NOTICE,
     ST_WOKEN_TIMER,
+    /* acquires the run's token bucket refused before they were sent
+     * (lock.rate_limit: sim/engine/limiter.h) */
+    ST_ACQUIRE_LIMITED,
+    /* a workload's circuit breaker (flash_sale's breaker_*): the times it
+     * opened, the steps it served by its degrade path meanwhile, and the
+     * orders those made */
+    ST_BREAKER_OPENED,
+    ST_DEGRADED_STEPS,
+    ST_DEGRADED_ORDERS,
     ST_COUNT
 };
 

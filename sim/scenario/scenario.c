@@ -83,6 +83,16 @@ static const struct names invariants_names = {"value", invariants_list, N_OF(inv
 
 #define SC(m) offsetof(struct scenario, m)
 
+static const struct field rate_limit_fields[] = {
+    {.key = "rate",
+     .parse = parse_positive,
+     .offset = SC(limit_rate),
+     .max = 10000000,
+     .required = true},
+    {.key = "burst", .parse = parse_u32, .offset = SC(limit_burst), .min = 1, .max = 10000000},
+};
+static const struct table rate_limit_table = {rate_limit_fields, N_OF(rate_limit_fields), NULL};
+
 static int lock_after(struct ctx *c, json_t *obj, void *base);
 static const struct field lock_fields[] = {
     {.key = "algorithm", .parse = parse_algorithm},
@@ -97,6 +107,7 @@ static const struct field lock_fields[] = {
      .offset = SC(permits),
      .min = 1,
      .max = SCENARIO_MAX_CLIENTS},
+    {.key = "rate_limit", .parse = parse_object, .sub = &rate_limit_table},
 };
 
 /* "lock": its own keys, then an object for each lock family, which

@@ -52,6 +52,10 @@ struct scenario {
     uint32_t retry_min_ms; /* backoff while waiting */
     uint32_t retry_max_ms;
     uint32_t permits; /* a semaphore's permits per key (lock_config.permits); 1 by default */
+    /* lock.rate_limit: a token bucket in front of every acquire
+     * (sim/engine/limiter.h), rate tokens a second, burst at most; 0: none */
+    double limit_rate;
+    uint32_t limit_burst; /* 0 in the file: one second's tokens (scenario_limit_burst) */
     /* Each lock family's own settings (lock.redlock, lock.redis, ...), at
      * its place in the families' registry (algorithms/lock_family.h), read
      * through scenario_settings. */
@@ -202,6 +206,9 @@ void scenario_resolve(struct scenario *s, const struct lock_ops *ops);
  * asked for (lock.watchdog), or a lease the lock keeps alive all the time
  * (lock_ops.keeps_lease_alive)? Either way the lock must have a renew. */
 bool scenario_renews(const struct scenario *s, const struct lock_ops *ops);
+/* The most lock.rate_limit's bucket keeps: its burst, or one second's
+ * tokens (the rate rounded up), as Guava's RateLimiter keeps. */
+uint32_t scenario_limit_burst(const struct scenario *s);
 
 /* The lease ops's grants really run on under s (resolved): the ttl, or
  * what the lock makes of it (etcd's whole-second lease, ZooKeeper's

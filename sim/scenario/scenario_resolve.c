@@ -23,6 +23,12 @@ __attribute__((format(printf, 2, 3))) static void note(struct scenario *s, const
     va_end(ap);
 }
 
+uint32_t scenario_limit_burst(const struct scenario *s)
+{
+    uint32_t whole = (uint32_t)s->limit_rate;
+    return s->limit_burst ? s->limit_burst : whole + (s->limit_rate > whole);
+}
+
 bool scenario_renews(const struct scenario *s, const struct lock_ops *ops)
 {
     return ops != NULL && ops->renew != NULL && (s->watchdog || ops->keeps_lease_alive);

@@ -17,8 +17,23 @@
  * item's stock is split into that many parts, each its own key
  * lock:stock:<item>:seg<s>, so buyers of one item queue on as many locks.
  * The invariants are the item's, over the sum of its segments.
+ *
+ * With breaker_failure_rate, a circuit breaker stands in front of the
+ * lock, as the design notes' inventory service has one (Resilience4j's,
+ * count-based over a fixed window): once at least breaker_min_requests
+ * lock requests of a breaker_window_ms window were made and that share of
+ * them failed (busy or an error; a request the token bucket refused is
+ * not the lock's failure), it opens for breaker_open_ms. Meanwhile every
+ * purchase degrades to a local stock check: the stock read with no lock
+ * (the freshest a local cache of the count can be), the same critical_ms
+ * of business logic, and stock-1 written if there was stock. Nothing
+ * excludes two buyers there, so the last units can be sold twice: the
+ * invariants say whether they were, and the counters how many purchases
+ * took that path. Then it closes again with a fresh window (Resilience4j's
+ * half-open state, every call let through).
  */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +57,8 @@ struct flash_sale_keys {
     uint32_t hot_items;  /* SKEW_HOT: items 0..hot_items-1 are hot */
     bool nested;         /* the purchase's payment takes the item's lock again inside: a re-entry */
     uint32_t segments;   /* each item's stock split into this many, one lock key each */
+    double breaker_failure_rate; /* 0: no breaker */
+    uint32_t breaker_min_requests, breaker_window_ms, breaker_open_ms;
 };
 
 static const char *const skew_names[] = {"uniform", "hot", "per_client"};
@@ -91,6 +108,25 @@ static const struct setting_key flash_keys[] = {
      .min = 1,
      .max = 1024,
      .check = check_segments},
+    {.key = "breaker_failure_rate",
+     .type = SETTING_NUMBER,
+     .offset = FS(breaker_failure_rate),
+     .max = 1},
+    {.key = "breaker_min_requests",
+     .type = SETTING_U32,
+     .offset = FS(breaker_min_requests),
+     .min = 1,
+     .max = 1000000},
+    {.key = "breaker_window_ms",
+     .type = SETTING_U32,
+     .offset = FS(breaker_window_ms),
+     .min = 1,
+     .max = 600000},
+    {.key = "breaker_open_ms",
+     .type = SETTING_U32,
+     .offset = FS(breaker_open_ms),
+     .min = 1,
+     .max = 600000},
 };
 
 static const struct flash_sale_keys flash_defaults = {
@@ -101,6 +137,9 @@ static const struct flash_sale_keys flash_defaults = {
     .hot_fraction = 0.9,
     .hot_items = 1,
     .segments = 1,
+    .breaker_min_requests = 20,
+    .breaker_window_ms = 1000,
+    .breaker_open_ms = 2000,
 };
 
 static bool flash_reenters(const void *settings)
@@ -135,15 +174,31 @@ static void flash_describe(const void *settings, const struct workload_run *run,
     char seg[32] = ""; /* one segment is the unsegmented sale: said only when split */
     if (fs->segments > 1)
         snprintf(seg, sizeof(seg), " segments=%" PRIu32, fs->segments);
+    char brk[96] = "";
+    if (fs->breaker_failure_rate > 0)
+        snprintf(brk, sizeof(brk),
+                 " breaker=%g of >=%" PRIu32 " in %" PRIu32 "ms, open %" PRIu32 "ms",
+                 fs->breaker_failure_rate, fs->breaker_min_requests, fs->breaker_window_ms,
+                 fs->breaker_open_ms);
     snprintf(buf, len,
-             "flash_sale items=%" PRIu32 "%s stock=%" PRId64 " critical=%" PRIu32 "ms skew=%s%s%s",
+             "flash_sale items=%" PRIu32 "%s stock=%" PRId64 " critical=%" PRIu32
+             "ms skew=%s%s%s%s",
              fs->items, seg, fs->stock, fs->critical_ms, skew_names[fs->skew], hot,
-             fs->nested ? " nested" : "");
+             fs->nested ? " nested" : "", brk);
 }
+
+/* The circuit breaker's state, one for the run (the service's). */
+struct breaker {
+    pthread_mutex_t mu;
+    uint64_t window_from_ns, open_until_ns;
+    uint32_t requests, failures;
+};
 
 struct flash_state {
     _Atomic uint64_t *orders; /* per key: per segment of each item */
     uint64_t hot_cut;         /* client_random below this picks a hot item */
+    struct breaker breaker;
+    _Atomic uint64_t degraded_orders; /* made by the degrade path, no lock held */
 };
 
 /* Item i's segments are keys i*segments .. i*segments+segments-1, so one
@@ -169,6 +224,8 @@ static int flash_init(struct workload *w)
     if (st == NULL)
         return -1;
     w->state = st;
+    pthread_mutex_init(&st->breaker.mu, NULL);
+    atomic_init(&st->degraded_orders, 0);
     size_t n = (size_t)fs->items * fs->segments; /* at most a million: the scenario's bound */
     st->orders = calloc(n, sizeof(*st->orders));
     w->res = w->calls->store_new(n, fs->stock, w->run.fencing);
@@ -195,8 +252,10 @@ static int flash_init(struct workload *w)
 static void flash_free(struct workload *w)
 {
     struct flash_state *st = w->state;
-    if (st)
+    if (st) {
         free((void *)st->orders);
+        pthread_mutex_destroy(&st->breaker.mu);
+    }
     free(st);
 }
 
@@ -275,10 +334,71 @@ static enum attempt flash_try(struct workload *w, struct client *cl, uint32_t ke
     return ATTEMPT_DONE;
 }
 
+/* Is the breaker open at now? */
+static bool breaker_open(struct breaker *b, uint64_t now)
+{
+    pthread_mutex_lock(&b->mu);
+    bool open = now < b->open_until_ns;
+    pthread_mutex_unlock(&b->mu);
+    return open;
+}
+
+/* One lock request's outcome into the window; true when it opened the
+ * breaker. */
+static bool breaker_record(const struct flash_sale_keys *fs, struct breaker *b, bool failed,
+                           uint64_t now)
+{
+    pthread_mutex_lock(&b->mu);
+    if (now - b->window_from_ns >= (uint64_t)fs->breaker_window_ms * 1000000u) {
+        b->window_from_ns = now;
+        b->requests = b->failures = 0;
+    }
+    b->requests++;
+    b->failures += failed;
+    bool opens = now >= b->open_until_ns && b->requests >= fs->breaker_min_requests &&
+                 (double)b->failures >= fs->breaker_failure_rate * b->requests;
+    if (opens) { /* closed again after it with a fresh window */
+        b->open_until_ns = now + (uint64_t)fs->breaker_open_ms * 1000000u;
+        b->window_from_ns = b->open_until_ns;
+        b->requests = b->failures = 0;
+    }
+    pthread_mutex_unlock(&b->mu);
+    return opens;
+}
+
+/* The degrade path: the stock checked and written with no lock. */
+static void degraded_purchase(struct workload *w, struct client *cl, uint32_t key)
+{
+    const struct flash_sale_keys *fs = w->settings;
+    struct flash_state *st = w->state;
+    w->calls->count(cl, ST_DEGRADED_STEPS);
+    int64_t stock = w->calls->store_value(w->res, key);
+    uint64_t until = w->calls->now_ns() + (uint64_t)fs->critical_ms * 1000000u;
+    if (!w->calls->idle_until(cl, until) || stock <= 0)
+        return;
+    /* token 0: a fenced store refuses it, as it should a write under no lock */
+    if (w->calls->store_write(w->res, key, 0, stock - 1) != RES_OK)
+        return;
+    atomic_fetch_add_explicit(&st->orders[key], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&st->degraded_orders, 1, memory_order_relaxed);
+    w->calls->count(cl, ST_DEGRADED_ORDERS);
+}
+
 static bool flash_step(struct workload *w, struct client *cl)
 {
+    const struct flash_sale_keys *fs = w->settings;
+    struct flash_state *st = w->state;
     uint32_t item = pick_item(w, cl);
-    return workload_attempts(w, cl, pick_key(w, cl, item), flash_try);
+    uint32_t key = pick_key(w, cl, item);
+    if (fs->breaker_failure_rate > 0 && breaker_open(&st->breaker, w->calls->now_ns())) {
+        degraded_purchase(w, cl, key);
+        return false;
+    }
+    bool had = workload_attempts(w, cl, key, flash_try);
+    if (fs->breaker_failure_rate > 0 && !w->calls->limited(cl) &&
+        breaker_record(fs, &st->breaker, !had, w->calls->now_ns()))
+        w->calls->count(cl, ST_BREAKER_OPENED);
+    return had;
 }
 
 struct stock_totals {
@@ -323,15 +443,22 @@ static struct stock_totals sum_stock(const struct workload *w)
 static size_t flash_invariants(const struct workload *w, struct invariant *out, size_t max)
 {
     struct stock_totals t = sum_stock(w);
+    const struct flash_state *st = w->state;
+    /* the degrade path's orders took no lock: they break these alone */
+    uint64_t degraded = atomic_load(&st->degraded_orders);
     struct invariant inv[3] = {
-        {.name = "no_oversell", .holds = t.oversold_items == 0, .by_overlaps = true},
-        {.name = "stock_accounting", .holds = t.off_items == 0, .by_overlaps = true},
+        {.name = "no_oversell", .holds = t.oversold_items == 0, .by_overlaps = degraded == 0},
+        {.name = "stock_accounting", .holds = t.off_items == 0, .by_overlaps = degraded == 0},
         {.name = "stock_never_negative", .holds = t.negative_items == 0, .by_overlaps = true},
     };
     snprintf(inv[0].detail, sizeof(inv[0].detail),
              "%" PRIu64 " orders for %" PRId64 " units; %" PRIu64 " items oversold by %" PRIu64
              " units",
              t.orders, t.initial, t.oversold_items, t.oversold_units);
+    if (degraded)
+        snprintf(inv[0].detail + strlen(inv[0].detail),
+                 sizeof(inv[0].detail) - strlen(inv[0].detail),
+                 " (%" PRIu64 " of the orders by the degrade path, with no lock)", degraded);
     snprintf(inv[1].detail, sizeof(inv[1].detail),
              "final stock %" PRId64 " vs initial - orders = %" PRId64 "; %" PRIu64
              " items off by %" PRId64 " (lost updates)",

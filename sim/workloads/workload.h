@@ -10,6 +10,7 @@
 #include "algorithms/lock.h"
 #include "algorithms/settings.h"
 #include "sim/check/invariant.h"
+#include "sim/record/measures.h"
 #include "sim/record/section_effect.h"
 
 struct client;
@@ -41,6 +42,12 @@ struct workload_calls {
     uint64_t (*start_ns)(const struct client *cl);        /* the run's start line */
     uint64_t (*deadline_ns)(const struct client *cl);     /* the run's last step start */
     const struct lock_ops *(*lock_ops)(const struct client *cl);
+    /* Was its last lock call refused by the run's token bucket, never sent? */
+    bool (*limited)(const struct client *cl);
+    /* One more of a workload's own counters (measures.h: ST_BREAKER_OPENED,
+     * ST_DEGRADED_STEPS, ST_DEGRADED_ORDERS), the report's like the rest. */
+    void (*count)(struct client *cl, enum stat_kind k);
+    uint64_t (*now_ns)(void); /* CLOCK_MONOTONIC */
     struct resource *(*store_new)(size_t n_keys, int64_t initial, bool fencing);
     void (*store_free)(struct resource *r);
     void (*store_preset)(struct resource *r, uint32_t key, int64_t value);
