@@ -96,6 +96,9 @@ struct workload_ops {
      * load"), for LACKS_EXCLUSION's message; NULL when a refused write is
      * all it needs. */
     const char *needs_exclusion;
+    /* It runs a countdown latch (lock_ops.latch), not sections: only a
+     * latch can run it, and a latch runs nothing else (LACKS_LATCH). */
+    bool latch;
     /* The mode its sections need of every lock (LACKS_MODE). */
     enum lock_mode lock_mode;
     /* Does it take a lock it holds again (LACKS_REENTRY)? NULL: never.
