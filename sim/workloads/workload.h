@@ -49,6 +49,14 @@ struct workload_calls {
     enum resource_rc (*store_write)(struct resource *r, uint32_t key, uint64_t token,
                                     int64_t value);
     int64_t (*store_value)(const struct resource *r, uint32_t key);
+    /* A latch's calls (a workload_ops.latch workload's), each the run's
+     * latch_ops call on the key's name: trySetCount (true when set),
+     * countDown (true when answered; *sent_ns / *acked_ns when it left and
+     * its answer came), await (1 passed, 0 the wait ran out, -1 an error;
+     * *resumed_ns when a pause of the client inside it ended, 0 none). */
+    bool (*latch_set)(struct client *cl, uint32_t key, uint32_t count);
+    bool (*latch_down)(struct client *cl, uint32_t key, uint64_t *sent_ns, uint64_t *acked_ns);
+    int (*latch_await)(struct client *cl, uint32_t key, uint32_t wait_ms, uint64_t *resumed_ns);
 };
 
 /* What a workload reads of the run beside its own keys, taken from the
