@@ -153,6 +153,10 @@ struct latch_ops {
      * LOCK_BUSY when the wait ran out first, LOCK_ERR. */
     enum lock_result (*await)(struct lock_client *c, const char *key, size_t key_len,
                               uint32_t wait_ms);
+    /* delete: the latch gone, whatever its count (a coordinator's start
+     * over a latch an earlier run left set). LOCK_OK deleted, LOCK_BUSY
+     * there was none, LOCK_ERR. */
+    enum lock_result (*remove)(struct lock_client *c, const char *key, size_t key_len);
 };
 
 /* No deadline, for lock_wait. */

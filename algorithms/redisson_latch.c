@@ -19,11 +19,12 @@
 #include "algorithms/redis.h"
 #include "algorithms/redisson_wire.h"
 
-enum { SCRIPT_SET, SCRIPT_DOWN, N_SCRIPTS };
+enum { SCRIPT_SET, SCRIPT_DOWN, SCRIPT_DELETE, N_SCRIPTS };
 
 static const char *const script_bodies[N_SCRIPTS] = {
     [SCRIPT_SET] = rsn_latch_set_script,
     [SCRIPT_DOWN] = rsn_latch_down_script,
+    [SCRIPT_DELETE] = rsn_latch_delete_script,
 };
 
 static int latch_connect(struct lock_client *c)
@@ -40,6 +41,11 @@ static enum lock_result latch_set_count(struct lock_client *c, const char *key, 
                                         uint32_t count)
 {
     return rsn_latch_set(c, script(c, SCRIPT_SET), key, key_len, count);
+}
+
+static enum lock_result latch_remove(struct lock_client *c, const char *key, size_t key_len)
+{
+    return rsn_latch_delete(c, script(c, SCRIPT_DELETE), key, key_len);
 }
 
 static enum lock_result latch_count_down(struct lock_client *c, const char *key, size_t key_len)
@@ -72,6 +78,7 @@ static const struct latch_ops latch = {
     .set_count = latch_set_count,
     .count_down = latch_count_down,
     .await = latch_await,
+    .remove = latch_remove,
 };
 
 const struct lock_ops redisson_latch_ops = {

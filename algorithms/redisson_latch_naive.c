@@ -11,11 +11,12 @@
 #include "algorithms/redis.h"
 #include "algorithms/redisson_wire.h"
 
-enum { SCRIPT_SET, SCRIPT_DOWN, N_SCRIPTS };
+enum { SCRIPT_SET, SCRIPT_DOWN, SCRIPT_DELETE, N_SCRIPTS };
 
 static const char *const script_bodies[N_SCRIPTS] = {
     [SCRIPT_SET] = rsn_latch_set_script,
     [SCRIPT_DOWN] = rsn_latch_down_script,
+    [SCRIPT_DELETE] = rsn_latch_delete_script,
 };
 
 static int naive_connect(struct lock_client *c)
@@ -32,6 +33,11 @@ static enum lock_result naive_set_count(struct lock_client *c, const char *key, 
                                         uint32_t count)
 {
     return rsn_latch_set(c, script(c, SCRIPT_SET), key, key_len, count);
+}
+
+static enum lock_result naive_remove(struct lock_client *c, const char *key, size_t key_len)
+{
+    return rsn_latch_delete(c, script(c, SCRIPT_DELETE), key, key_len);
 }
 
 static enum lock_result naive_count_down(struct lock_client *c, const char *key, size_t key_len)
@@ -63,6 +69,7 @@ static const struct latch_ops latch = {
     .set_count = naive_set_count,
     .count_down = naive_count_down,
     .await = naive_await,
+    .remove = naive_remove,
 };
 
 const struct lock_ops redisson_latch_naive_ops = {

@@ -8,7 +8,8 @@
  * does not exist and publishes the new-count message; countDown DECRs,
  * deletes the key once it is at or below zero (so the name can be set
  * again) and publishes the zero message only when it reaches exactly
- * zero; getCount is a GET, a missing key reading 0. One Redis, no cluster
+ * zero; getCount is a GET, a missing key reading 0; delete DELs it and
+ * publishes the new-count message when there was one. One Redis, no cluster
  * mode: PUBLISH, never SPUBLISH.
  */
 #include <stdlib.h>
@@ -27,6 +28,11 @@ const char rsn_latch_set_script[] = "if redis.call('exists', KEYS[1]) ~= 0 then 
 const char rsn_latch_down_script[] = "local left = redis.call('decr', KEYS[1]) "
                                      "if left <= 0 then redis.call('del', KEYS[1]) end "
                                      "if left == 0 then redis.call(ARGV[2], KEYS[2], ARGV[1]) end";
+
+/* del, and the new-count message only when there was a latch. */
+const char rsn_latch_delete_script[] = "if redis.call('del', KEYS[1]) ~= 1 then return 0 end "
+                                       "redis.call(ARGV[2], KEYS[2], ARGV[1]) "
+                                       "return 1";
 
 size_t rsn_latch_channel(struct lock_client *c, const char *key, size_t key_len, char *out)
 {
@@ -48,7 +54,19 @@ static const char *reply_words(const redisReply *rep)
     return rep->type == REDIS_REPLY_ERROR ? rep->str : "unexpected reply";
 }
 
-/* Keys name and channel, for both scripts: 2, or 0 (c->err set). */
+/* A script that answers 1 or 0: LOCK_OK, LOCK_BUSY; else LOCK_ERR. */
+static enum lock_result one_or_zero(struct lock_client *c, redisReply *rep, const char *what)
+{
+    enum lock_result res = LOCK_ERR;
+    if (rep->type == REDIS_REPLY_INTEGER && (rep->integer == 0 || rep->integer == 1))
+        res = rep->integer == 1 ? LOCK_OK : LOCK_BUSY;
+    else
+        lock_set_error(c, LOCK_ERR_PROTOCOL, "%s: %s", what, reply_words(rep));
+    freeReplyObject(rep);
+    return res;
+}
+
+/* Keys name and channel, for every script: 2, or 0 (c->err set). */
 static int latch_keys(struct lock_client *c, const char *key, size_t key_len, char *channel,
                       const char **keys, size_t *lens)
 {
@@ -73,15 +91,21 @@ enum lock_result rsn_latch_set(struct lock_client *c, struct wire_script *s, con
     const char *args[3] = {RSN_LATCH_NEW_MESSAGE, n, "publish"};
     size_t alens[3] = {1, wire_u64(n, count), 7};
     redisReply *rep = rsn_eval(c, s, 2, keys, klens, 3, args, alens);
-    if (rep == NULL)
+    return rep == NULL ? LOCK_ERR : one_or_zero(c, rep, "trySetCount");
+}
+
+enum lock_result rsn_latch_delete(struct lock_client *c, struct wire_script *s, const char *key,
+                                  size_t key_len)
+{
+    char channel[RSN_NAME_MAX];
+    const char *keys[2];
+    size_t klens[2];
+    if (latch_keys(c, key, key_len, channel, keys, klens) == 0)
         return LOCK_ERR;
-    enum lock_result res = LOCK_ERR;
-    if (rep->type == REDIS_REPLY_INTEGER && (rep->integer == 0 || rep->integer == 1))
-        res = rep->integer == 1 ? LOCK_OK : LOCK_BUSY;
-    else
-        lock_set_error(c, LOCK_ERR_PROTOCOL, "trySetCount: %s", reply_words(rep));
-    freeReplyObject(rep);
-    return res;
+    const char *args[2] = {RSN_LATCH_NEW_MESSAGE, "publish"};
+    size_t alens[2] = {1, 7};
+    redisReply *rep = rsn_eval(c, s, 2, keys, klens, 2, args, alens);
+    return rep == NULL ? LOCK_ERR : one_or_zero(c, rep, "delete");
 }
 
 enum lock_result rsn_latch_down(struct lock_client *c, struct wire_script *s, const char *key,

@@ -172,8 +172,9 @@ uint64_t client_random(struct client *cl, uint64_t n);
 bool client_retry(struct client *cl, uint64_t since_ns);
 
 /* A latch's calls (client_latch.c), as workload_calls' latch_set,
- * latch_down and latch_await say. */
-bool client_latch_set(struct client *cl, uint32_t key, uint32_t count);
+ * latch_delete, latch_down and latch_await say. */
+int client_latch_set(struct client *cl, uint32_t key, uint32_t count);
+bool client_latch_delete(struct client *cl, uint32_t key);
 bool client_latch_down(struct client *cl, uint32_t key, uint64_t *sent_ns, uint64_t *acked_ns);
 int client_latch_await(struct client *cl, uint32_t key, uint32_t wait_ms, uint64_t *resumed_ns);
 

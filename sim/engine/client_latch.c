@@ -6,7 +6,8 @@
  * invariant from the times these hand back. A pass counts as an acquire
  * (its latency from the await's start: the figures a lock's grants have),
  * a wait that ran out as a busy acquire, an error as an acquire error;
- * trySetCount and countDown count as releases, their latency as one.
+ * trySetCount, delete and countDown count as releases, their latency as
+ * one.
  */
 #include "sim/engine/client.h"
 #include "sim/engine/client_log.h"
@@ -39,13 +40,22 @@ static void latch_sent(struct client *cl, enum lock_result r, uint64_t from)
     client_bump(cl, ST_RELEASE_OK);
 }
 
-bool client_latch_set(struct client *cl, uint32_t key, uint32_t count)
+int client_latch_set(struct client *cl, uint32_t key, uint32_t count)
 {
     struct workload *w = cl->run->wl;
     uint64_t from = clock_mono_ns();
     enum lock_result r = latch_of(cl)->set_count(&cl->lc, w->keys[key], w->key_lens[key], count);
     latch_sent(cl, r, from);
-    return r == LOCK_OK;
+    return r == LOCK_OK ? 1 : r == LOCK_BUSY ? 0 : -1;
+}
+
+bool client_latch_delete(struct client *cl, uint32_t key)
+{
+    struct workload *w = cl->run->wl;
+    uint64_t from = clock_mono_ns();
+    enum lock_result r = latch_of(cl)->remove(&cl->lc, w->keys[key], w->key_lens[key]);
+    latch_sent(cl, r, from);
+    return r != LOCK_ERR;
 }
 
 bool client_latch_down(struct client *cl, uint32_t key, uint64_t *sent_ns, uint64_t *acked_ns)

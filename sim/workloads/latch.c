@@ -7,7 +7,8 @@
  * counts down once; each waiter awaits the zero, again after every wait
  * that ran out, until it passes. The next round begins once every party
  * was answered and every waiter passed: the countDown that reaches zero
- * deletes the key, so the name is set afresh.
+ * deletes the key, so the name is set afresh. A latch found set already
+ * (an earlier run's, cut mid-round) is deleted and set again.
  *
  * The zero is known from the parties' side only, as a window: it cannot
  * exist before the last countDown was sent, and surely exists once the
@@ -72,7 +73,8 @@ static const struct setting_key latch_table[] = {
 static const struct latch_keys latch_defaults = {
     .latches = 1, .parties = 3, .waiters = 4, .work_ms = 200, .bound_ms = 1000};
 
-#define SLICE_NS (1000000ULL) /* how often a client looks for the next round */
+#define SLICE_NS (1000000ULL)  /* how often a client looks for the next round */
+#define RETRY_NS (50000000ULL) /* a coordinator's next try after a failed trySetCount */
 
 static const struct latch_keys *settings_of(const struct workload *w)
 {
@@ -121,7 +123,7 @@ struct latch_entry {
 struct latch_state {
     struct latch_entry *latch; /* per key */
     uint64_t *seen;            /* per client: the last round it took part in */
-    _Atomic uint64_t rounds, passes, early, late, missed, judged_out;
+    _Atomic uint64_t rounds, passes, early, late, missed, judged_out, set_failed;
     _Atomic uint32_t fewest_sent; /* the fewest countDowns sent under an early pass */
     _Atomic uint64_t slowest_ns;  /* the slowest pass after the waiter could pass */
 };
@@ -215,8 +217,18 @@ static bool open_round(struct workload *w, struct client *cl, uint32_t key)
     struct latch_entry *e = &st->latch[key];
     if (!idle_while(w, cl, e, round_over, 0))
         return false;
-    if (!w->calls->latch_set(cl, key, settings_of(w)->parties))
+    uint32_t parties = settings_of(w)->parties;
+    int set = w->calls->latch_set(cl, key, parties);
+    /* Set already: left by an earlier run cut mid-round (on servers it
+     * did not start), or by a round whose count never reached zero. The
+     * coordinator starts over, as an application's does: delete, set. */
+    if (set == 0 && w->calls->latch_delete(cl, key))
+        set = w->calls->latch_set(cl, key, parties);
+    if (set != 1) {
+        atomic_fetch_add_explicit(&st->set_failed, 1, memory_order_relaxed);
+        w->calls->idle_until(cl, clock_mono_ns() + RETRY_NS);
         return false;
+    }
     atomic_store(&e->sent, 0);
     atomic_store(&e->acked, 0);
     atomic_store(&e->failed, 0);
@@ -351,9 +363,11 @@ static size_t latch_invariants(const struct workload *w, struct invariant *out, 
     snprintf(out[1].detail, sizeof(out[1].detail),
              "the slowest pass came %.1f ms after its waiter could pass (bound %" PRIu32
              " ms); %" PRIu64 " later than the bound, %" PRIu64
-             " never through by the end; %" PRIu64 " passes not judged (a countDown unanswered)",
+             " never through by the end; %" PRIu64
+             " passes not judged (a countDown unanswered); %" PRIu64
+             " rounds not begun (trySetCount failed)",
              (double)atomic_load(&st->slowest_ns) / 1e6, k->bound_ms, late, missed,
-             atomic_load(&st->judged_out));
+             atomic_load(&st->judged_out), atomic_load(&st->set_failed));
     return 2;
 }
 

@@ -50,11 +50,13 @@ struct workload_calls {
                                     int64_t value);
     int64_t (*store_value)(const struct resource *r, uint32_t key);
     /* A latch's calls (a workload_ops.latch workload's), each the run's
-     * latch_ops call on the key's name: trySetCount (true when set),
-     * countDown (true when answered; *sent_ns / *acked_ns when it left and
-     * its answer came), await (1 passed, 0 the wait ran out, -1 an error;
+     * latch_ops call on the key's name: trySetCount (1 set, 0 it was
+     * already, -1 an error), delete (true when answered), countDown (true
+     * when answered; *sent_ns / *acked_ns when it left and its answer
+     * came), await (1 passed, 0 the wait ran out, -1 an error;
      * *resumed_ns when a pause of the client inside it ended, 0 none). */
-    bool (*latch_set)(struct client *cl, uint32_t key, uint32_t count);
+    int (*latch_set)(struct client *cl, uint32_t key, uint32_t count);
+    bool (*latch_delete)(struct client *cl, uint32_t key);
     bool (*latch_down)(struct client *cl, uint32_t key, uint64_t *sent_ns, uint64_t *acked_ns);
     int (*latch_await)(struct client *cl, uint32_t key, uint32_t wait_ms, uint64_t *resumed_ns);
 };

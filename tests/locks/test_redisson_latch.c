@@ -11,6 +11,7 @@
  *   client's countDown), not by its timer;
  * - a latch that does not exist reads 0 and passes at once, and a
  *   countDown of it leaves nothing behind and publishes nothing;
+ * - delete removes a latch whatever its count, publishing 1;
  * - redisson-latch-naive passes when its wait runs out, count or not.
  *
  * The server is started by locklab's cluster code on a free loopback port
@@ -241,7 +242,27 @@ static void missing_latch_is_open(void **state)
     a.ops->disconnect(&a);
 }
 
-/* (6) redisson-latch-naive on the same names: its wait runs out and it
+/* (6) delete: the latch gone whatever its count, the new-count message
+ * published; a second delete finds none. */
+static void delete_removes_a_set_latch(void **state)
+{
+    (void)state;
+    struct lock_client a;
+    char msg[16];
+    client_open(&a, "redisson-latch", "a");
+    assert_int_equal(set_count(&a, "latch:7", 4), LOCK_OK);
+    redisContext *sub = subscriber("latch:7");
+    assert_int_equal(a.ops->latch->remove(&a, "latch:7", 7), LOCK_OK);
+    assert_int_equal(raw_int("EXISTS %s", "latch:7"), 0);
+    next_message(sub, msg, sizeof(msg));
+    assert_string_equal(msg, "1");
+    assert_int_equal(a.ops->latch->remove(&a, "latch:7", 7), LOCK_BUSY);
+    assert_int_equal(set_count(&a, "latch:7", 2), LOCK_OK);
+    redisFree(sub);
+    a.ops->disconnect(&a);
+}
+
+/* (7) redisson-latch-naive on the same names: its wait runs out and it
  * passes, the count still 1. */
 static void naive_passes_when_its_wait_runs_out(void **state)
 {
@@ -284,6 +305,7 @@ int main(void)
         cmocka_unit_test(count_down_to_zero_deletes_and_publishes),
         cmocka_unit_test(await_woken_by_zero_message),
         cmocka_unit_test(missing_latch_is_open),
+        cmocka_unit_test(delete_removes_a_set_latch),
         cmocka_unit_test(naive_passes_when_its_wait_runs_out),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -26,13 +26,14 @@ least one acquire and one unlock, 1 otherwise (the first mismatches
 printed), 2 bad usage.
 
   monitor_check.py FIXTURE --latch MONITOR_LOG...
-holds every trySetCount and countDown script (matched by the calls its
+holds every trySetCount, countDown and delete script (matched by the calls its
 body makes, in order), every GET of a latch's name and every SUBSCRIBE and
 UNSUBSCRIBE of a latch channel to the fixture's countdownlatch: the
 channel built from the name as Redisson builds it, the messages, the
 count a number, PUBLISH. It prints
-  monitor: latch: 40 trySetCount, 120 countDown, 310 getCount, 90 SUBSCRIBE, 90 UNSUBSCRIBE; each as RedissonCountDownLatch at 66863978
-and exits 0 when all matched and each of the five was seen, 1 otherwise.
+  monitor: latch: 40 trySetCount, 120 countDown, 310 getCount, 90 SUBSCRIBE, 90 UNSUBSCRIBE, 1 delete; each as RedissonCountDownLatch at 66863978
+and exits 0 when all matched and each of the first five was seen, 1
+otherwise.
 """
 
 import argparse
@@ -170,6 +171,7 @@ class LatchCheck:
     """Every latch command of the log, held to the fixture's countdownlatch."""
 
     WHAT = ["trySetCount", "countDown", "getCount", "SUBSCRIBE", "UNSUBSCRIBE"]
+    SCRIPTS = {"try_set_count": "trySetCount", "count_down": "countDown", "delete": "delete"}
 
     def __init__(self, fixture):
         self.fx = fixture["countdownlatch"]
@@ -178,7 +180,7 @@ class LatchCheck:
         self.by_calls = {tuple(s["calls"]): n for n, s in self.fx["scripts"].items()}
         self.names = set()
         self.sha = {}
-        self.count = dict.fromkeys(self.WHAT, 0)
+        self.count = dict.fromkeys(self.WHAT + ["delete"], 0)
         self.bad = []
 
     def wrong(self, what):
@@ -208,7 +210,7 @@ class LatchCheck:
 
     def script(self, calls, keys, args):
         name = self.by_calls.get(tuple(calls))
-        if name not in ("try_set_count", "count_down"):
+        if name is None or name not in self.SCRIPTS:
             if name is None and any(c in ("decr", "exists") for c in calls):
                 self.wrong("a script calling %r is none of RCountDownLatch's" % calls)
             return
@@ -216,12 +218,16 @@ class LatchCheck:
             return self.wrong("%s: KEYS %r, not [<name>, %s]" % (name, keys, self.channel("<name>")))
         self.names.add(keys[0])
         n = self.fx["names"]
-        want = [n["new_count_message"], None, "publish"] if name == "try_set_count" else [n["zero_count_message"], "publish"]
+        want = {
+            "try_set_count": [n["new_count_message"], None, "publish"],
+            "count_down": [n["zero_count_message"], "publish"],
+            "delete": [n["new_count_message"], "publish"],
+        }[name]
         if len(args) != len(want) or any(w is not None and a != w for a, w in zip(args, want)):
             return self.wrong("%s of %s: ARGV %r" % (name, keys[0], args))
         if name == "try_set_count" and not args[1].isdigit():
             return self.wrong("trySetCount of %s: count %r is not a number" % (keys[0], args[1]))
-        self.count["trySetCount" if name == "try_set_count" else "countDown"] += 1
+        self.count[self.SCRIPTS[name]] += 1
 
     def subscription(self, cmd, ch):
         if not ch.startswith(self.head):
@@ -237,7 +243,7 @@ def main_latch(fixture, logs):
         ck.feed(argv)
     print(
         "monitor: latch: %s; each as RedissonCountDownLatch at %s"
-        % (", ".join("%d %s" % (ck.count[w], w) for w in ck.WHAT), fixture["commit"][:8])
+        % (", ".join("%d %s" % (ck.count[w], w) for w in ck.WHAT + ["delete"]), fixture["commit"][:8])
     )
     for w in ck.WHAT:
         if ck.count[w] == 0:
