@@ -84,7 +84,7 @@ static const struct latch_ops latch = {
 const struct lock_ops redisson_latch_ops = {
     .name = "redisson-latch",
     .summary = "Redisson's RCountDownLatch: trySetCount, countDown publishing the zero, await on "
-               "its channel (a latch, not a lock: runs the latch workload)",
+               "its channel",
     .server = "redis",
     .family = &redis_family,
     .leaseless = true, /* a count, no owner and no ttl */
