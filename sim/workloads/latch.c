@@ -333,15 +333,17 @@ static bool waiter_step(struct workload *w, struct client *cl, uint32_t key)
     *seen = atomic_load(&e->round);
     uint64_t from = clock_mono_ns();
     bool paused = false;
-    int rc = 0;
-    while (rc != 1 && clock_mono_ns() < w->calls->deadline_ns(cl)) {
+    int rc;
+    for (;;) {
         uint64_t resumed = 0;
         rc = w->calls->latch_await(cl, key, w->run.wait_ms, &resumed);
         if (resumed > from) {
             from = resumed;
             paused = true;
         }
-        if (rc < 0 && !w->calls->idle_until(cl, clock_mono_ns() + SLICE_NS))
+        /* again while the run goes on (an idle of 0 asks it; a stopped
+         * run's awaits return at once), after a slice when it failed */
+        if (rc == 1 || !w->calls->idle_until(cl, clock_mono_ns() + (rc < 0 ? SLICE_NS : 0)))
             break;
     }
     judge_round(st, e, k, from, paused, rc == 1);
