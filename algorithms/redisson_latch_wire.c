@@ -1,5 +1,5 @@
 /* redisson_latch_wire.c - Redisson's RCountDownLatch on the wire: its
- * count key, its channel, its two scripts and getCount, shared by the
+ * count key, its channel, its scripts and getCount, shared by the
  * latch objects of the family (redisson_latch.c, redisson_latch_naive.c).
  *
  * From RedissonCountDownLatch and CountDownLatchPubSub (Redisson
