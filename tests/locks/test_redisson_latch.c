@@ -8,7 +8,8 @@
  * - countDown to zero deletes the key and publishes 0, both on Redisson's
  *   names, which a plain subscriber sees;
  * - a waiter blocked in await is woken by the zero message (another
- *   client's countDown), not by its timer;
+ *   client's countDown, locklab's or one a plain client sends on
+ *   Redisson's names), not by its timer;
  * - a latch that does not exist reads 0 and passes at once, and a
  *   countDown of it leaves nothing behind and publishes nothing;
  * - delete removes a latch whatever its count, publishing 1;
@@ -219,6 +220,47 @@ static void await_woken_by_zero_message(void **state)
     party.ops->disconnect(&party);
 }
 
+/* A countDown as RedissonCountDownLatch.countDownAsync describes it, in
+ * this test's own words and not locklab's script: DECR KEYS[1], DEL it at
+ * or below 0, and at exactly 0 publish ARGV[1] with the command ARGV[2]
+ * on KEYS[2]. */
+#define FOREIGN_COUNT_DOWN                                                                         \
+    "local c = redis.call('decr', KEYS[1]); "                                                      \
+    "if c < 1 then redis.call('del', KEYS[1]); end; "                                              \
+    "if c == 0 then redis.call(ARGV[2], KEYS[2], ARGV[1]); end; "                                  \
+    "return nil"
+
+/* (4b) The same wake-up with the last countDown sent by a plain client
+ * on Redisson's names and messages: locklab's waiter hears a zero it did
+ * not publish. */
+static void await_woken_by_redissons_count_down(void **state)
+{
+    (void)state;
+    struct waiter w = {.key = "latch:4b"};
+    struct lock_client setter;
+    client_open(&setter, "redisson-latch", "setter");
+    client_open(&w.c, "redisson-latch", "waiter");
+    assert_int_equal(set_count(&setter, w.key, 1), LOCK_OK);
+    assert_int_equal(pthread_create(&w.thread, NULL, waiter_main, &w), 0);
+    for (int i = 0; i < POLL_ROUNDS && subscribers(w.key) < 1; i++)
+        lock_sleep_ms(POLL_MS);
+    assert_int_equal(subscribers(w.key), 1);
+    redisContext *ctx = dial();
+    redisReply *r =
+        redisCommand(ctx, "EVAL %s 2 %s redisson_countdownlatch__channel__{%s} 0 publish",
+                     FOREIGN_COUNT_DOWN, w.key, w.key);
+    assert_non_null(r);
+    assert_int_equal(r->type, REDIS_REPLY_NIL);
+    freeReplyObject(r);
+    redisFree(ctx);
+    assert_int_equal(pthread_join(w.thread, NULL), 0);
+    assert_int_equal(w.res, LOCK_OK);
+    assert_int_equal(w.c.woken_by_notice, 1);
+    assert_int_equal(raw_int("EXISTS %s", w.key), 0);
+    w.c.ops->disconnect(&w.c);
+    setter.ops->disconnect(&setter);
+}
+
 /* (5) A latch that does not exist reads 0: await passes at once (as
  * Redisson's getCount does; a Redis restarted empty opens every latch),
  * and a countDown of it leaves no key and publishes nothing. */
@@ -304,6 +346,7 @@ int main(void)
         cmocka_unit_test(await_times_out_above_zero),
         cmocka_unit_test(count_down_to_zero_deletes_and_publishes),
         cmocka_unit_test(await_woken_by_zero_message),
+        cmocka_unit_test(await_woken_by_redissons_count_down),
         cmocka_unit_test(missing_latch_is_open),
         cmocka_unit_test(delete_removes_a_set_latch),
         cmocka_unit_test(naive_passes_when_its_wait_runs_out),
