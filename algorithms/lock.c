@@ -41,6 +41,8 @@ extern const struct lock_ops redisson_rw_naive_ops;
 extern const struct lock_ops redisson_semaphore_naive_ops;
 extern const struct lock_ops redis_cluster_ops;
 extern const struct lock_ops redisson_cluster_ops;
+extern const struct lock_ops redisson_latch_ops;
+extern const struct lock_ops redisson_latch_naive_ops;
 
 /* The one place that lists every algorithm; `locklab list` shows this order. */
 static const struct lock_ops *const registry[] = {
@@ -62,6 +64,8 @@ static const struct lock_ops *const registry[] = {
     &redisson_semaphore_naive_ops,
     &redis_cluster_ops,
     &redisson_cluster_ops,
+    &redisson_latch_ops,
+    &redisson_latch_naive_ops,
 };
 
 #define N_REGISTRY (sizeof(registry) / sizeof(registry[0]))

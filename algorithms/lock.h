@@ -132,8 +132,32 @@ struct lock_grant {
 };
 
 struct lock_ops;
+struct lock_client;
 struct lock_family;
 struct pollfd;
+
+/* A countdown latch (Redisson's RCountDownLatch): not a lock, so it has
+ * no acquire, release or sections. A coordinator sets the count, each
+ * party counts down once, and waiters wait until it reaches zero; a
+ * latch's lock_ops has these and no acquire, and only a workload that
+ * runs a latch (workload_ops.latch) can use it. */
+struct latch_ops {
+    /* trySetCount: the count, only while the latch does not exist. LOCK_OK
+     * set, LOCK_BUSY it existed (left as it was), LOCK_ERR. */
+    enum lock_result (*set_count)(struct lock_client *c, const char *key, size_t key_len,
+                                  uint32_t count);
+    /* countDown: one less. LOCK_OK, LOCK_ERR (the answer did not come
+     * back: it may have counted). */
+    enum lock_result (*count_down)(struct lock_client *c, const char *key, size_t key_len);
+    /* await(wait): LOCK_OK once the count is zero (the latch passed),
+     * LOCK_BUSY when the wait ran out first, LOCK_ERR. */
+    enum lock_result (*await)(struct lock_client *c, const char *key, size_t key_len,
+                              uint32_t wait_ms);
+    /* delete: the latch gone, whatever its count (a coordinator's start
+     * over a latch an earlier run left set). LOCK_OK deleted, LOCK_BUSY
+     * there was none, LOCK_ERR. */
+    enum lock_result (*remove)(struct lock_client *c, const char *key, size_t key_len);
+};
 
 /* No deadline, for lock_wait. */
 #define LOCK_FOREVER UINT64_MAX
@@ -266,11 +290,15 @@ struct lock_ops {
      * last release frees the key. A non-reentrant lock would wait for
      * itself, so the engine never asks it to. */
     bool reentrant;
+    /* A latch, not a lock (NULL for every lock): its acquire and release
+     * are NULL, and the engine reaches it through these alone. */
+    const struct latch_ops *latch;
     /* Open the client's connections. 0 on success, -1 with err/errstr set. */
     int (*connect)(struct lock_client *c);
     /* Close everything and free impl. Safe on a half-connected client. */
     void (*disconnect)(struct lock_client *c);
-    /* Take `key` for ttl_ms, waiting up to wait_ms while it is busy. */
+    /* Take `key` for ttl_ms, waiting up to wait_ms while it is busy
+     * (NULL for a latch alone). */
     enum lock_result (*acquire)(struct lock_client *c, const char *key, size_t key_len,
                                 uint32_t ttl_ms, uint32_t wait_ms, struct lock_grant *g);
     /* Optional (NULL: the engine takes the keys one by one, in the order

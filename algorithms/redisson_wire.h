@@ -168,4 +168,35 @@ size_t rsn_lock_channel(struct lock_client *c, const char *key, size_t key_len, 
 enum lock_result rsn_lock_release(struct lock_client *c, struct wire_script *s,
                                   const struct lock_grant *g);
 
+/* --- RCountDownLatch (redisson_latch_wire.c) ---------------------------- */
+
+/* CountDownLatchPubSub's messages: the count reached zero, a new count
+ * was set. */
+#define RSN_LATCH_ZERO_MESSAGE "0"
+#define RSN_LATCH_NEW_MESSAGE  "1"
+
+/* The latch's scripts, for a latch's script table: trySetCount (KEYS:
+ * name, channel; ARGV: new-count message, count, publish command) and
+ * countDown (KEYS: name, channel; ARGV: zero message, publish command). */
+extern const char rsn_latch_set_script[];
+extern const char rsn_latch_down_script[];
+/* delete (KEYS: name, channel; ARGV: new-count message, publish
+ * command): DEL, publishing only when there was one. */
+extern const char rsn_latch_delete_script[];
+/* "redisson_countdownlatch__channel__{<name>}", braces even around a
+ * name that holds a hash tag (an rsn_channel_fn). */
+size_t rsn_latch_channel(struct lock_client *c, const char *key, size_t key_len, char *out);
+/* trySetCount / countDown with script s (one of the client's): as
+ * struct latch_ops's set_count / count_down. */
+enum lock_result rsn_latch_set(struct lock_client *c, struct wire_script *s, const char *key,
+                               size_t key_len, uint32_t count);
+enum lock_result rsn_latch_down(struct lock_client *c, struct wire_script *s, const char *key,
+                                size_t key_len);
+/* delete with script s: as struct latch_ops's remove. */
+enum lock_result rsn_latch_delete(struct lock_client *c, struct wire_script *s, const char *key,
+                                  size_t key_len);
+/* getCount: GET of the name, a missing one 0 (Redisson's GET_LONG). 0
+ * with *count set, or -1 with c->err set. */
+int rsn_latch_count(struct lock_client *c, const char *key, size_t key_len, int64_t *count);
+
 #endif

@@ -46,6 +46,8 @@ static const char *const by_lock[] = {
     "#dbdb8d", /* redisson-semaphore-naive */
     "#393b79", /* redis-cluster: redis's blue, darker (Tableau's 20b) */
     "#7b4173", /* redisson-cluster: redisson's pink, darker (Tableau's 20b) */
+    "#637939", /* redisson-latch: Tableau 20b's olive */
+    "#b5cf6b", /* redisson-latch-naive: its pale twin */
 };
 #define N_BY_LOCK (sizeof(by_lock) / sizeof(by_lock[0]))
 

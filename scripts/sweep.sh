@@ -7,7 +7,8 @@
 # RUN and counted: postgres-optimistic, which is not a lock, does not run
 # the workloads that need exclusion (cache_rebuild, scheduled_tasks); a
 # lock does not run a workload whose sections it cannot grant
-# (redisson-semaphore grants permits, the other workloads are exclusive).
+# (redisson-semaphore grants permits, the other workloads are exclusive;
+# a latch, redisson-latch, is not a lock and runs the latch workload alone).
 #
 #   scripts/sweep.sh [--shapes N] [--first-seed S] [--seeds S1,S2,...]
 #                    [--duration SEC] [--algorithms A,B,...] [--keep DIR]

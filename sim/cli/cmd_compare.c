@@ -103,6 +103,8 @@ static int unsupported(const struct scenario *s, const struct lock_ops *ops, cha
     else if (lacks & LACKS_REENTRY)
         snprintf(why, len, "the scenario re-enters its lock (workload.%s); %s is not reentrant",
                  s->workload->reentry_key, ops->name);
+    else if (lacks & LACKS_LATCH)
+        scenario_latch_misfit(s, ops, why, len);
     else if (lacks & LACKS_MODE)
         snprintf(why, len, "%s needs %s sections; %s grants none", s->workload->name,
                  lock_mode_name(s->workload->lock_mode), ops->name);

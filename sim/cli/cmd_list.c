@@ -31,11 +31,12 @@ static void list_algorithms(void)
     printf("algorithms:\n");
     for (size_t i = 0; i < lock_count(); i++) {
         const struct lock_ops *op = lock_at(i);
-        printf("  %-*s %s%s%s%s%s%s%s [%s]\n", width, op->name, op->summary,
+        printf("  %-*s %s%s%s%s%s%s%s%s [%s]\n", width, op->name, op->summary,
                op->unsafe ? " [unsafe]" : "", op->gives_token ? " [token]" : "",
                op->renew ? " [watchdog]" : "", op->reentrant ? " [reentrant]" : "",
                lock_grants_mode(op, LOCK_MODE_SHARED) ? " [shared]" : "",
-               lock_grants_mode(op, LOCK_MODE_PERMIT) ? " [permits]" : "", op->server);
+               lock_grants_mode(op, LOCK_MODE_PERMIT) ? " [permits]" : "",
+               op->latch ? " [latch]" : "", op->server);
     }
     printf("  tags: [unsafe] a baseline wrong by design, for the checker to catch;\n"
            "        [token] grants carry a fencing token, so it can run \"fencing\": true;\n"
@@ -43,6 +44,7 @@ static void list_algorithms(void)
            "        [reentrant] its holder may take it again (\"nested\": true);\n"
            "        [shared] it grants shared (read) sections besides exclusive ones;\n"
            "        [permits] a semaphore: lock.permits holders at once, no exclusive section;\n"
+           "        [latch] a countdown latch, not a lock: it runs the latch workload alone;\n"
            "        [redis], [postgres], ...: the kind of server it needs\n");
     printf("\n  %-*s %-8s %-9s %s\n", width, "supports", "fencing", "watchdog", "servers");
     for (size_t i = 0; i < lock_count(); i++) {

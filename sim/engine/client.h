@@ -90,7 +90,8 @@ struct client {
     char last_error[LOCK_ERRSTR_MAX];
     struct worker *worker; /* the worker it runs on as a coroutine; NULL: outside a runner */
     struct task *task;
-    bool started_ok; /* connected by the start line */
+    bool started_ok;     /* connected by the start line */
+    uint64_t resumed_ns; /* when the last pause of waiters its seam sat out ended; 0 none */
 };
 
 /* Set up / tear down a client (not its connection); it measures into
@@ -170,6 +171,13 @@ uint64_t client_random(struct client *cl, uint64_t n);
  * lock.wait_ms of since_ns, after a back-off of retry_min_ms..retry_max_ms:
  * true, the back-off slept; false when the wait is spent or the run over. */
 bool client_retry(struct client *cl, uint64_t since_ns);
+
+/* A latch's calls (client_latch.c), as workload_calls' latch_set,
+ * latch_delete, latch_down and latch_await say. */
+int client_latch_set(struct client *cl, uint32_t key, uint32_t count);
+bool client_latch_delete(struct client *cl, uint32_t key);
+bool client_latch_down(struct client *cl, uint32_t key, uint64_t *sent_ns, uint64_t *acked_ns);
+int client_latch_await(struct client *cl, uint32_t key, uint32_t wait_ms, uint64_t *resumed_ns);
 
 /* Owner value of a client life: "<run id>:<client>:<incarnation>". */
 void client_owner_name(char *buf, size_t len, const char *run_id, uint32_t client,

@@ -70,4 +70,8 @@ const struct workload_calls client_calls = {
     .store_read = resource_read,
     .store_write = resource_write,
     .store_value = resource_value,
+    .latch_set = client_latch_set,
+    .latch_delete = client_latch_delete,
+    .latch_down = client_latch_down,
+    .latch_await = client_latch_await,
 };

@@ -67,6 +67,7 @@ static uint64_t sit_out(struct client *cl)
         uint64_t look = now >= until ? now + PAUSE_END_NS : min_u64(until, now + PAUSE_LOOK_NS);
         base_sleep(cl, look, stop);
     }
+    cl->resumed_ns = lock_now_ns();
     return len;
 }
 

@@ -155,7 +155,8 @@ int scenario_read_text(const char *name, const char *text, size_t len, struct sc
  * sentinels: its family's locks' alone), LACKS_EXCLUSION (a workload whose section does
  * more than write a value, run on optimistic concurrency, which can only
  * refuse a write), LACKS_PERMITS (lock.permits above 1 for a lock that
- * grants no permits); 0 when it can run s. scenario_load refuses such a pair,
+ * grants no permits), LACKS_LATCH (a latch's workload on a lock, or a lock's
+ * workload on a latch); 0 when it can run s. scenario_load refuses such a pair,
  * compare lists it as NOT RUN: one list of what a scenario requires. */
 enum {
     LACKS_TOKEN = 1,
@@ -165,8 +166,12 @@ enum {
     LACKS_PERMITS = 16,
     LACKS_MODE = 32,    /* the workload's sections need a mode the lock cannot grant */
     LACKS_REENTRY = 64, /* the workload re-enters a lock it holds; the lock is not reentrant */
+    LACKS_LATCH = 128,  /* the workload runs a latch and the algorithm is a lock, or the reverse */
 };
 unsigned scenario_lacks(const struct scenario *s, const struct lock_ops *ops);
+/* LACKS_LATCH's one line, into why. */
+void scenario_latch_misfit(const struct scenario *s, const struct lock_ops *ops, char *why,
+                           size_t len);
 /* Does s's workload take a lock it holds again (flash_sale's nested)? */
 bool scenario_reenters(const struct scenario *s);
 /* s's workload's own settings: the struct its file defines, as the file

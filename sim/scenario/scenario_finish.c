@@ -55,7 +55,19 @@ unsigned scenario_lacks(const struct scenario *s, const struct lock_ops *ops)
            (topology && !scenario_follows_topology(s, ops) ? LACKS_REPLICAS : 0u) |
            (s->permits > 1 && !lock_grants_mode(ops, LOCK_MODE_PERMIT) ? LACKS_PERMITS : 0u) |
            (!lock_grants_mode(ops, s->workload->lock_mode) ? LACKS_MODE : 0u) |
-           (scenario_reenters(s) && !ops->reentrant ? LACKS_REENTRY : 0u);
+           (scenario_reenters(s) && !ops->reentrant ? LACKS_REENTRY : 0u) |
+           (s->workload->latch != (ops->latch != NULL) ? LACKS_LATCH : 0u);
+}
+
+void scenario_latch_misfit(const struct scenario *s, const struct lock_ops *ops, char *why,
+                           size_t len)
+{
+    if (ops->latch)
+        snprintf(why, len, "%s is a latch, not a lock; %s needs %s sections", ops->name,
+                 s->workload->name, lock_mode_name(s->workload->lock_mode));
+    else
+        snprintf(why, len, "%s runs a countdown latch; %s is a lock, not a latch",
+                 s->workload->name, ops->name);
 }
 
 /* Followers or finders asked of a lock that follows none: blamed on the
@@ -147,6 +159,13 @@ static int finish_checks(struct ctx *c, const struct scenario *s)
                                 "%s re-enters its lock; algorithm \"%s\" is not "
                                 "reentrant (it would wait for itself)",
                                 s->workload->reentry_by, ops->name);
+    }
+    if (scenario_lacks(s, ops) & LACKS_LATCH) {
+        char why[160];
+        scenario_latch_misfit(s, ops, why, sizeof(why));
+        scn_push_key(c, "workload");
+        scn_push_key(c, "type");
+        return scn_fail_if_file(c, json_string(s->workload->name), "%s", why);
     }
     if (scenario_lacks(s, ops) & LACKS_MODE) {
         scn_push_key(c, "workload");

@@ -13,12 +13,13 @@ extern const struct workload_ops order_ids_ops;
 extern const struct workload_ops bank_transfer_ops;
 extern const struct workload_ops read_mostly_ops;
 extern const struct workload_ops pool_ops;
+extern const struct workload_ops latch_ops;
 
 /* A new workload adds its line here: the order of `locklab list`; the
  * first is the scenario's default. */
 static const struct workload_ops *const workloads[] = {
     &flash_sale_ops,  &cache_rebuild_ops, &scheduled_tasks_ops, &order_ids_ops, &bank_transfer_ops,
-    &read_mostly_ops, &pool_ops,
+    &read_mostly_ops, &pool_ops,          &latch_ops,
 };
 
 size_t workload_count(void)

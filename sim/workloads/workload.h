@@ -56,6 +56,16 @@ struct workload_calls {
     enum resource_rc (*store_write)(struct resource *r, uint32_t key, uint64_t token,
                                     int64_t value);
     int64_t (*store_value)(const struct resource *r, uint32_t key);
+    /* A latch's calls (a workload_ops.latch workload's), each the run's
+     * latch_ops call on the key's name: trySetCount (1 set, 0 it was
+     * already, -1 an error), delete (true when answered), countDown (true
+     * when answered; *sent_ns / *acked_ns when it left and its answer
+     * came), await (1 passed, 0 the wait ran out, -1 an error;
+     * *resumed_ns when a pause of the client inside it ended, 0 none). */
+    int (*latch_set)(struct client *cl, uint32_t key, uint32_t count);
+    bool (*latch_delete)(struct client *cl, uint32_t key);
+    bool (*latch_down)(struct client *cl, uint32_t key, uint64_t *sent_ns, uint64_t *acked_ns);
+    int (*latch_await)(struct client *cl, uint32_t key, uint32_t wait_ms, uint64_t *resumed_ns);
 };
 
 /* What a workload reads of the run beside its own keys, taken from the
@@ -103,6 +113,9 @@ struct workload_ops {
      * load"), for LACKS_EXCLUSION's message; NULL when a refused write is
      * all it needs. */
     const char *needs_exclusion;
+    /* It runs a countdown latch (lock_ops.latch), not sections: only a
+     * latch can run it, and a latch runs nothing else (LACKS_LATCH). */
+    bool latch;
     /* The mode its sections need of every lock (LACKS_MODE). */
     enum lock_mode lock_mode;
     /* Does it take a lock it holds again (LACKS_REENTRY)? NULL: never.

@@ -1,4 +1,4 @@
-# shellcheck shell=bash disable=SC2154 # pids, pid_of, tmp, py, merge, bin, fail and ok are the sourcing script's
+# shellcheck shell=bash disable=SC2154,SC2034 # pids, pid_of, tmp, py, merge, bin, fail and ok are the sourcing script's; port and redis_pid are set for it
 # peer_checks.sh - what the wire tests share, sourced after run_test.sh:
 # the background peers they run beside locklab and the checks of their
 # summaries and merged histories. The sourcing script keeps every PID it
@@ -59,4 +59,33 @@ check_merged() {
     return 1
   fi
   ok "$name: $(grep '^checker:' "$tmp/$name.check")"
+}
+# redis-server on a free loopback port, into port and redis_pid (the
+# sourcing script stops it by that PID): the port is free when asked and
+# taken by the server a moment later; another process may take it in
+# between, so a server that does not answer is stopped and another port
+# tried (3 times at most). 1, its log shown, when none answered.
+redis_on_free_port() {
+  local p
+  port=
+  for _ in 1 2 3; do
+    p=$("$py" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    redis-server --port "$p" --bind 127.0.0.1 --save '' --appendonly no \
+      --dir "$tmp" --loglevel warning >"$tmp/redis.log" 2>&1 &
+    redis_pid=$!
+    for _ in $(seq 50); do
+      if [ "$(redis-cli -p "$p" ping 2>/dev/null)" = PONG ]; then
+        port=$p
+        break
+      fi
+      sleep 0.1
+    done
+    [ -n "$port" ] && return 0
+    kill "$redis_pid" 2>/dev/null || true
+    wait "$redis_pid" 2>/dev/null || true
+    redis_pid=
+  done
+  echo "FAIL   redis-server did not answer on a free port (3 tries); its log:"
+  sed 's/^/         /' "$tmp/redis.log"
+  return 1
 }

@@ -48,33 +48,7 @@ peer=$src/tests/locks/redisson_peer.py
 merge=$src/tests/lib/history_merge.py
 export PYTHONDONTWRITEBYTECODE=1
 
-# redis-server on a free loopback port: the port is free when asked and
-# taken by the server a moment later; another process may take it in
-# between, so a server that does not answer is stopped and another port
-# tried (3 times at most).
-port=
-for _ in 1 2 3; do
-  p=$("$py" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-  redis-server --port "$p" --bind 127.0.0.1 --save '' --appendonly no \
-    --dir "$tmp" --loglevel warning >"$tmp/redis.log" 2>&1 &
-  redis_pid=$!
-  for _ in $(seq 50); do
-    if [ "$(redis-cli -p "$p" ping 2>/dev/null)" = PONG ]; then
-      port=$p
-      break
-    fi
-    sleep 0.1
-  done
-  [ -n "$port" ] && break
-  kill "$redis_pid" 2>/dev/null || true
-  wait "$redis_pid" 2>/dev/null || true
-  redis_pid=
-done
-if [ -z "$port" ]; then
-  echo "FAIL   redis-server did not answer on a free port (3 tries); its log:"
-  sed 's/^/         /' "$tmp/redis.log"
-  exit 1
-fi
+redis_on_free_port || exit 1
 rcli() { redis-cli -p "$port" "$@"; }
 echo "ran    redis-server on 127.0.0.1:$port (pid $redis_pid)"
 

@@ -96,7 +96,8 @@ What is checked, and the conventions a doc follows for it:
    some algorithms; every scenarios/*.json with every algorithm of
    `locklab list` must be refused by `locklab show --algorithm` (exit 2)
    exactly when the table says so. A row `*` lists the algorithms that
-   refuse every scenario but the ones its first cell names in `code`. A
+   refuse every scenario but the ones its first cell names in `code` (each
+   such row with its own). A
    paragraph saying "every scenario runs with every (or any) algorithm"
    must name, in `code`, every scenario refused and every algorithm
    refusing it.
@@ -649,7 +650,7 @@ class Checker:
     # ---- 5. which algorithm runs which scenario ----------------------------
 
     def check_refusals(self):
-        table, where, spared = None, None, set()
+        table, where, stars = None, None, []
         for doc in self.docs:
             for k, line in enumerate(doc.lines):
                 if re.match(r"^\|\s*scenario\s*\|\s*refuses\s*\|", line):
@@ -660,10 +661,13 @@ class Checker:
                         cells = [c.strip() for c in row.strip("|").split("|")]
                         # "`*` (...)": refused by these with every scenario of the folder
                         # but the ones its parentheses name in `code` (its exceptions)
+                        # (each `*` row with its own exceptions)
                         name = re.match(r"`?([^`]*)`?", cells[0]).group(1)
-                        table.setdefault(name, set()).update(re.findall(r"`([^`]+)`", cells[1]))
+                        algos = set(re.findall(r"`([^`]+)`", cells[1]))
                         if name == "*":
-                            spared.update(re.findall(r"`([^`]+)`", cells[0])[1:])
+                            stars.append((algos, set(re.findall(r"`([^`]+)`", cells[0])[1:])))
+                        else:
+                            table.setdefault(name, set()).update(algos)
         listing = self.run([self.bin, "list"])[1]
         first = listing.split("algorithms:\n", 1)[-1].split("\n\n", 1)[0]
         algos = [a for a in re.findall(r"^  (\S+)  ", first, re.M) if not a.endswith(":")]
@@ -682,9 +686,11 @@ class Checker:
         if table is None:
             self.report("FAIL", "docs", "no `| scenario | refuses |` table in the docs")
         else:
-            everywhere = table.pop("*", set())
+            everywhere = set().union(*(algos for algos, _ in stars))
+            spared = set().union(*(but for _, but in stars))
             for s in scenarios:
-                table[s] = table.get(s, set()) | (everywhere if s not in spared else set())
+                for algos, but in stars:
+                    table[s] = table.get(s, set()) | (algos if s not in but else set())
             wrong = ["%s: table says %s, locklab refuses %s" % (
                 s, sorted(table.get(s, ())) or "none", sorted(refused.get(s, ())) or "none")
                 for s in scenarios if table.get(s, set()) != refused.get(s, set())]

@@ -49,6 +49,7 @@ locklab ids run scenarios/order_ids_naive_slow.json --duration 1
 locklab reads run scenarios/read_mostly.json --duration 1
 locklab torn run scenarios/read_mostly_naive_slow.json --duration 1
 locklab pool run scenarios/pool_crash.json --duration 2.5
+locklab latch run scenarios/latch.json --algorithm redisson-latch-naive --duration 1.5
 # network faults: a holder's black hole (client, servers), a one-way fault
 locklab holehold run scenarios/redis_holder_blackhole_fenced.json --duration 3
 locklab oneway run scenarios/redlock_oneway_blackhole.json --duration 3.5

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """monitor_check.py - what MONITOR showed the clients of a Redis Cluster
 send, held to Redisson's RLock protocol as tests/fixtures/redisson_wire.json
-pins it from Redisson's source at a named commit.
+pins it from Redisson's source at a named commit; with --latch, what
+locklab's latch sent, held to the fixture's RCountDownLatch.
 
 Each EVAL or EVALSHA (its body from the EVAL itself, or from the SCRIPT
 LOAD that MONITOR showed before it) is matched to one of the fixture's
@@ -23,6 +24,16 @@ prints one line per client:
 exit 0 when every one of them matched and each named client sent at
 least one acquire and one unlock, 1 otherwise (the first mismatches
 printed), 2 bad usage.
+
+  monitor_check.py FIXTURE --latch MONITOR_LOG...
+holds every trySetCount, countDown and delete script (matched by the calls its
+body makes, in order), every GET of a latch's name and every SUBSCRIBE and
+UNSUBSCRIBE of a latch channel to the fixture's countdownlatch: the
+channel built from the name as Redisson builds it, the messages, the
+count a number, PUBLISH. It prints
+  monitor: latch: 40 trySetCount, 120 countDown, 310 getCount, 90 SUBSCRIBE, 90 UNSUBSCRIBE, 1 delete; each as RedissonCountDownLatch at 66863978
+and exits 0 when all matched and each of the first five was seen, 1
+otherwise.
 """
 
 import argparse
@@ -156,15 +167,106 @@ class Check:
             self.wrong("%s renew: KEYS %r ARGV %r" % (who, keys, args))
 
 
+class LatchCheck:
+    """Every latch command of the log, held to the fixture's countdownlatch."""
+
+    WHAT = ["trySetCount", "countDown", "getCount", "SUBSCRIBE", "UNSUBSCRIBE"]
+    SCRIPTS = {"try_set_count": "trySetCount", "count_down": "countDown", "delete": "delete"}
+
+    def __init__(self, fixture):
+        self.fx = fixture["countdownlatch"]
+        self.head, tail = self.fx["names"]["channel"].split("<name>")
+        assert tail == "}"
+        self.by_calls = {tuple(s["calls"]): n for n, s in self.fx["scripts"].items()}
+        self.names = set()
+        self.sha = {}
+        self.count = dict.fromkeys(self.WHAT + ["delete"], 0)
+        self.bad = []
+
+    def wrong(self, what):
+        if len(self.bad) < 20:
+            self.bad.append(what)
+
+    def channel(self, name):
+        return self.head + name + "}"
+
+    def feed(self, argv):
+        if not argv:
+            return
+        cmd = argv[0].upper()
+        if cmd == "SCRIPT" and len(argv) == 3 and argv[1].upper() == "LOAD":
+            self.sha[hashlib.sha1(argv[2].encode()).hexdigest()] = argv[2]
+        elif cmd in ("EVAL", "EVALSHA") and len(argv) >= 3:
+            body = argv[1] if cmd == "EVAL" else self.sha.get(argv[1].lower())
+            if body is None:
+                return self.wrong("EVALSHA %s of a script MONITOR never showed loaded" % argv[1])
+            n = int(argv[2])
+            self.script(calls_of(body), argv[3 : 3 + n], argv[3 + n :])
+        elif cmd == "GET" and len(argv) == 2 and argv[1] in self.names:
+            self.count["getCount"] += 1
+        elif cmd in ("SUBSCRIBE", "UNSUBSCRIBE"):
+            for ch in argv[1:]:
+                self.subscription(cmd, ch)
+
+    def script(self, calls, keys, args):
+        name = self.by_calls.get(tuple(calls))
+        if name is None or name not in self.SCRIPTS:
+            if name is None and any(c in ("decr", "exists") for c in calls):
+                self.wrong("a script calling %r is none of RCountDownLatch's" % calls)
+            return
+        if len(keys) != 2 or keys[1] != self.channel(keys[0]):
+            return self.wrong("%s: KEYS %r, not [<name>, %s]" % (name, keys, self.channel("<name>")))
+        self.names.add(keys[0])
+        n = self.fx["names"]
+        want = {
+            "try_set_count": [n["new_count_message"], None, "publish"],
+            "count_down": [n["zero_count_message"], "publish"],
+            "delete": [n["new_count_message"], "publish"],
+        }[name]
+        if len(args) != len(want) or any(w is not None and a != w for a, w in zip(args, want)):
+            return self.wrong("%s of %s: ARGV %r" % (name, keys[0], args))
+        if name == "try_set_count" and not args[1].isdigit():
+            return self.wrong("trySetCount of %s: count %r is not a number" % (keys[0], args[1]))
+        self.count[self.SCRIPTS[name]] += 1
+
+    def subscription(self, cmd, ch):
+        if not ch.startswith(self.head):
+            return
+        if not ch.endswith("}") or ch[len(self.head) : -1] not in self.names:
+            return self.wrong("%s %r: no latch of that name was set or counted down" % (cmd, ch))
+        self.count[cmd] += 1
+
+
+def main_latch(fixture, logs):
+    ck = LatchCheck(fixture)
+    for argv in commands(logs):
+        ck.feed(argv)
+    print(
+        "monitor: latch: %s; each as RedissonCountDownLatch at %s"
+        % (", ".join("%d %s" % (ck.count[w], w) for w in ck.WHAT + ["delete"]), fixture["commit"][:8])
+    )
+    for w in ck.WHAT:
+        if ck.count[w] == 0:
+            ck.wrong("no %s seen" % w)
+    for b in ck.bad:
+        print("monitor: MISMATCH " + b)
+    return 1 if ck.bad else 0
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("fixture")
     p.add_argument("logs", nargs="+")
-    p.add_argument("--publish", required=True, choices=["spublish", "publish"])
-    p.add_argument("--client", action="append", required=True, choices=sorted(FIELD))
+    p.add_argument("--latch", action="store_true")
+    p.add_argument("--publish", choices=["spublish", "publish"])
+    p.add_argument("--client", action="append", choices=sorted(FIELD))
     a = p.parse_args()
     with open(a.fixture) as f:
         fx = json.load(f)
+    if a.latch:
+        return main_latch(fx, a.logs)
+    if not a.publish or not a.client:
+        p.error("--publish and --client are required without --latch")
     ck = Check(fx, a.publish, a.client)
     for argv in commands(a.logs):
         ck.feed(argv)
