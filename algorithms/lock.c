@@ -4,6 +4,7 @@
 #include "algorithms/lock.h"
 #include "algorithms/etcd.h"
 #include "algorithms/lock_family.h"
+#include "algorithms/mysql.h"
 #include "algorithms/postgres.h"
 #include "algorithms/redis.h"
 #include "algorithms/redis_cluster.h"
@@ -41,6 +42,9 @@ extern const struct lock_ops redisson_rw_naive_ops;
 extern const struct lock_ops redisson_semaphore_naive_ops;
 extern const struct lock_ops redis_cluster_ops;
 extern const struct lock_ops redisson_cluster_ops;
+extern const struct lock_ops mysql_named_ops;
+extern const struct lock_ops mysql_row_ops;
+extern const struct lock_ops mysql_optimistic_ops;
 
 /* The one place that lists every algorithm; `locklab list` shows this order. */
 static const struct lock_ops *const registry[] = {
@@ -62,6 +66,9 @@ static const struct lock_ops *const registry[] = {
     &redisson_semaphore_naive_ops,
     &redis_cluster_ops,
     &redisson_cluster_ops,
+    &mysql_named_ops,
+    &mysql_row_ops,
+    &mysql_optimistic_ops,
 };
 
 #define N_REGISTRY (sizeof(registry) / sizeof(registry[0]))
@@ -71,7 +78,7 @@ static const struct lock_ops *const registry[] = {
  * of each is where a scenario keeps its settings. */
 static const struct lock_family *const families[] = {
     &redlock_family, &zookeeper_family, &redis_family,         &postgres_family,
-    &etcd_family,    &redisson_family,  &redis_cluster_family,
+    &etcd_family,    &redisson_family,  &redis_cluster_family, &mysql_family,
 };
 
 /* The same, in the order the header prints their lines: a lock's own
@@ -79,7 +86,7 @@ static const struct lock_family *const families[] = {
  * replicas). */
 static const struct lock_family *const lines[] = {
     &redlock_family,  &zookeeper_family, &etcd_family,          &redisson_family,
-    &postgres_family, &redis_family,     &redis_cluster_family,
+    &postgres_family, &redis_family,     &redis_cluster_family, &mysql_family,
 };
 
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))
