@@ -46,6 +46,9 @@ static const char *const by_lock[] = {
     "#dbdb8d", /* redisson-semaphore-naive */
     "#393b79", /* redis-cluster: redis's blue, darker (Tableau's 20b) */
     "#7b4173", /* redisson-cluster: redisson's pink, darker (Tableau's 20b) */
+    "#637939", /* mysql-named: Tableau 20b's olive, a family of its own */
+    "#8c6d31", /* mysql-row: 20b's ochre */
+    "#b5cf6b", /* mysql-optimistic: the olive's pale twin, as postgres-optimistic's */
 };
 #define N_BY_LOCK (sizeof(by_lock) / sizeof(by_lock[0]))
 
