@@ -79,17 +79,23 @@ uint64_t mysql_deadline(const struct lock_client *c, uint32_t ms)
     return lock_now_ns() + ((uint64_t)ms + io) * NS_PER_MS;
 }
 
+/* mysql_close sends COM_QUIT the blocking way: on a shut socket the
+ * write fails at once instead of waiting on a server that reads nothing
+ * (paused, or half-way through a login). The server sees the connection
+ * end either way. */
+static void close_handle(MYSQL *m)
+{
+    int fd = (int)mysql_get_socket(m);
+    if (fd >= 0)
+        shutdown(fd, SHUT_RDWR);
+    mysql_close(m);
+}
+
 void mysql_close_wire(struct mysql_wire *w)
 {
     if (w == NULL || w->m == NULL)
         return;
-    /* mysql_close sends COM_QUIT the blocking way: on a shut socket the
-     * write fails at once instead of waiting on a server that reads
-     * nothing (paused). The server sees the connection end either way. */
-    int fd = (int)mysql_get_socket(w->m);
-    if (fd >= 0)
-        shutdown(fd, SHUT_RDWR);
-    mysql_close(w->m);
+    close_handle(w->m);
     w->m = NULL;
 }
 
@@ -177,7 +183,7 @@ static MYSQL *dial(struct lock_client *c, const struct lock_endpoint *ep)
         if (ready <= 0) {
             lock_set_error(c, LOCK_ERR_TIMEOUT, "connect %s:%d: no answer in %" PRIu32 " ms",
                            ep->host, ep->port, ms);
-            mysql_close(m);
+            close_handle(m);
             return NULL;
         }
         status = mysql_real_connect_cont(&ret, m, ready);
@@ -188,7 +194,7 @@ static MYSQL *dial(struct lock_client *c, const struct lock_endpoint *ep)
     if (mysql_errno(m) == CR_CONN_HOST_ERROR || strstr(mysql_error(m), "refused"))
         c->connect_refused++;
     set_mysql_error(c, LOCK_ERR_IO, "connect", m);
-    mysql_close(m);
+    close_handle(m);
     return NULL;
 }
 
@@ -241,17 +247,6 @@ void *mysql_client_impl(struct lock_client *c, size_t size)
     return impl;
 }
 
-int mysql_ensure(struct lock_client *c, struct mysql_wire *w)
-{
-    if (w->m)
-        return 0;
-    if (mysql_connect(c, w, w->ep) == 0)
-        return 0;
-    /* whatever the dial met, the request that needed it never left */
-    c->err = LOCK_ERR_UNSENT;
-    return -1;
-}
-
 /* Has the server ended this idle session (killed it, wait_timeout, gone)?
  * It then closes the socket, perhaps after an error packet: readable
  * while no answer is due. One look, no wait. */
@@ -259,6 +254,21 @@ static bool session_ended(struct lock_client *c, MYSQL *m)
 {
     struct pollfd p = {.fd = (int)mysql_get_socket(m), .events = POLLIN | POLLRDHUP};
     return lock_wait(c, &p, 1, 0) > 0 && p.revents != 0;
+}
+
+int mysql_ensure(struct lock_client *c, struct mysql_wire *w)
+{
+    /* a session the server ended while the client held nothing (its
+     * wait_timeout between two steps) costs no acquire: dialled again */
+    if (w->m && session_ended(c, w->m))
+        mysql_drop(c, w);
+    if (w->m)
+        return 0;
+    if (mysql_connect(c, w, w->ep) == 0)
+        return 0;
+    /* whatever the dial met, the request that needed it never left */
+    c->err = LOCK_ERR_UNSENT;
+    return -1;
 }
 
 /* The session to send on: a live one, a new one when it ended and

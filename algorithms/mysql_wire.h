@@ -87,8 +87,9 @@ void *mysql_client_impl(struct lock_client *c, size_t size);
  * when asked, and make the schema. 0, or -1 with c->err set; every failure
  * counted in c->connect_failures, a refused one in c->connect_refused. */
 int mysql_connect(struct lock_client *c, struct mysql_wire *w, const struct lock_endpoint *ep);
-/* Connected now, or else a fresh connection made (0), or -1 (counted),
- * c->err LOCK_ERR_UNSENT. */
+/* Connected now to a session the server has not ended, or else a fresh
+ * connection made (0), or -1 (counted), c->err LOCK_ERR_UNSENT. For a
+ * client that holds nothing on w: a release must not reconnect. */
 int mysql_ensure(struct lock_client *c, struct mysql_wire *w);
 /* Close without counting anything (a crash, a disconnect): the socket
  * shut first, so no COM_QUIT can wait on a server that does not read.

@@ -345,6 +345,13 @@ static void named_wait_timeout_drops_an_idle_holder(void **state)
     assert_int_equal(take(&b, key, 4000, &gb), LOCK_OK);
     assert_int_equal(a.ops->release(&a, &ga), LOCK_LOST);
     assert_int_equal(b.ops->release(&b, &gb), LOCK_OK);
+    /* a session ended while it held nothing costs the next acquire
+     * nothing: it is dialled again first */
+    assert_int_equal(take(&a, key, 0, &ga), LOCK_OK);
+    assert_int_equal(a.ops->release(&a, &ga), LOCK_OK);
+    lock_sleep_ms(2500);
+    assert_int_equal(take(&a, key, 0, &ga), LOCK_OK);
+    assert_int_equal(a.ops->release(&a, &ga), LOCK_OK);
     a.ops->disconnect(&a);
     b.ops->disconnect(&b);
 }
