@@ -5,6 +5,8 @@
 #   (scenario.lock.mysql in it);
 # - mysql-row with its server killed and back with its data 1 s later:
 #   PASS, safe, the kill and the restart in the report;
+# - a mysql-row holder paused past lock.mysql.wait_timeout_s: UNSAFE, and
+#   told so at its release only without lock.mysql.reconnect;
 # - a server of the user's own (`cluster up --mysql-nodes 1`, a user with
 #   a password made in it): a run with --mysql and --mysql-defaults-file
 #   logs in as that user, passes, and leaves no locklab database behind.
@@ -78,6 +80,36 @@ if [ "$rc" = 0 ] && grep -q "SIGKILL mysql-1" "$tmp/out" && grep -q "back on por
 else
   fail "kill: exit $rc: $(grep -E 'SIG|back|End of' "$tmp/out" | head -3); $(tail -2 "$tmp/err")"
 fi
+
+# wait_timeout plays a lease: a holder paused past it loses its session
+# and its row, another client takes it, and the paused one writes on
+# waking: UNSAFE either way. Without reconnect its release says LOST (it
+# learns, too late); with it the COMMIT on the new session says OK.
+for reconnect in false true; do
+  cat >"$tmp/idle-$reconnect.json" <<JSON
+{
+  "name": "mysql_row_holder_paused_past_wait_timeout",
+  "clients": 8,
+  "duration_s": 5,
+  "seed": 1,
+  "lock": { "algorithm": "mysql-row", "ttl_ms": 1000, "wait_ms": 5000,
+            "mysql": { "reconnect": $reconnect, "wait_timeout_s": 1 } },
+  "workload": { "type": "flash_sale", "items": 1, "stock": 100000, "critical_ms": 10 },
+  "faults": [ { "at_ms": 1000, "type": "client_pause", "target": "holder", "duration_ms": 2500 } ],
+  "expect": { "violations": ">0" }
+}
+JSON
+  "$bin" run "$tmp/idle-$reconnect.json" -q -o "$tmp/idle-$reconnect" >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+  lost=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["counters"]["release_lost"])' \
+    "$tmp/idle-$reconnect/report.json" 2>/dev/null)
+  want_lost=$([ "$reconnect" = true ] && echo 0 || echo 1)
+  if [ "$rc" = 0 ] && [ "${lost:-}" = "$want_lost" ]; then
+    ok "reconnect $reconnect: paused past wait_timeout, UNSAFE as expected, $lost release(s) lost"
+  else
+    fail "reconnect $reconnect: exit $rc, release_lost ${lost:-?} (want $want_lost): $(tail -1 "$tmp/out")"
+  fi
+done
 
 cluster_dir=$tmp/cluster
 "$bin" cluster up --redis-nodes 0 --zookeeper-nodes 0 --mysql-nodes 1 --dir "$cluster_dir" \
