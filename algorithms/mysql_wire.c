@@ -221,11 +221,13 @@ int mysql_connect(struct lock_client *c, struct mysql_wire *w, const struct lock
     const struct mysql_spec *spec = lock_settings(c->cfg, &mysql_family);
     mysql_close_wire(w);
     w->ep = ep;
-    w->reconnect = spec && spec->reconnect;
+    w->reconnect = false; /* a session that ends while it is set up is a failed connect */
     w->wait_timeout_s = spec ? spec->wait_timeout_s : 0;
     w->m = dial(c, ep);
-    if (w->m && prepare(c, w) == 0)
+    if (w->m && prepare(c, w) == 0) {
+        w->reconnect = spec && spec->reconnect;
         return 0;
+    }
     /* Every dial is counted once, here, however far it got. */
     c->connect_failures++;
     mysql_close_wire(w);
