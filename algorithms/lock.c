@@ -4,6 +4,7 @@
 #include "algorithms/lock.h"
 #include "algorithms/etcd.h"
 #include "algorithms/lock_family.h"
+#include "algorithms/mysql.h"
 #include "algorithms/postgres.h"
 #include "algorithms/redis.h"
 #include "algorithms/redis_cluster.h"
@@ -43,6 +44,9 @@ extern const struct lock_ops redis_cluster_ops;
 extern const struct lock_ops redisson_cluster_ops;
 extern const struct lock_ops redisson_latch_ops;
 extern const struct lock_ops redisson_latch_naive_ops;
+extern const struct lock_ops mysql_named_ops;
+extern const struct lock_ops mysql_row_ops;
+extern const struct lock_ops mysql_optimistic_ops;
 
 /* The one place that lists every algorithm; `locklab list` shows this order. */
 static const struct lock_ops *const registry[] = {
@@ -66,6 +70,9 @@ static const struct lock_ops *const registry[] = {
     &redisson_cluster_ops,
     &redisson_latch_ops,
     &redisson_latch_naive_ops,
+    &mysql_named_ops,
+    &mysql_row_ops,
+    &mysql_optimistic_ops,
 };
 
 #define N_REGISTRY (sizeof(registry) / sizeof(registry[0]))
@@ -75,7 +82,7 @@ static const struct lock_ops *const registry[] = {
  * of each is where a scenario keeps its settings. */
 static const struct lock_family *const families[] = {
     &redlock_family, &zookeeper_family, &redis_family,         &postgres_family,
-    &etcd_family,    &redisson_family,  &redis_cluster_family,
+    &etcd_family,    &redisson_family,  &redis_cluster_family, &mysql_family,
 };
 
 /* The same, in the order the header prints their lines: a lock's own
@@ -83,7 +90,7 @@ static const struct lock_family *const families[] = {
  * replicas). */
 static const struct lock_family *const lines[] = {
     &redlock_family,  &zookeeper_family, &etcd_family,          &redisson_family,
-    &postgres_family, &redis_family,     &redis_cluster_family,
+    &postgres_family, &redis_family,     &redis_cluster_family, &mysql_family,
 };
 
 #define N_FAMILIES (sizeof(families) / sizeof(families[0]))

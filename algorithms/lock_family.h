@@ -28,7 +28,8 @@
 /* What a family's resolve hooks know of the run besides its settings. */
 struct family_scene {
     uint32_t ttl_ms;
-    size_t named; /* the external servers named for its lock's kind; 0: managed */
+    uint32_t wait_ms; /* lock.wait_ms, for a family that maps it onto its server's timeouts */
+    size_t named;     /* the external servers named for its lock's kind; 0: managed */
     /* Say a value chosen rather than read, one line (the scenario's notes). */
     void (*note)(void *ctx, const char *line);
     void *ctx;

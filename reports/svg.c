@@ -48,6 +48,9 @@ static const char *const by_lock[] = {
     "#7b4173", /* redisson-cluster: redisson's pink, darker (Tableau's 20b) */
     "#637939", /* redisson-latch: Tableau 20b's olive */
     "#b5cf6b", /* redisson-latch-naive: its pale twin */
+    "#843c39", /* mysql-named: Tableau 20b's red-brown, a family of its own */
+    "#ad494a", /* mysql-row: 20b's brick */
+    "#e7969c", /* mysql-optimistic: the family's pale one, as postgres-optimistic's */
 };
 #define N_BY_LOCK (sizeof(by_lock) / sizeof(by_lock[0]))
 

@@ -10,6 +10,7 @@ packages=(
   zookeeper zookeeper-bin libzookeeper-st-dev
   etcd-server etcd-client libcurl4-openssl-dev
   postgresql pgbouncer libpq-dev
+  mariadb-server libmariadb-dev
   libjansson-dev libcmocka-dev zlib1g-dev
   libfaketime
   docker-compose

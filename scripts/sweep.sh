@@ -4,7 +4,8 @@
 # correct lock, no faults. A correct lock must PASS every one of them; a
 # FAIL (or a shape the validator refuses, exit 2) is a defect of the
 # testbed, and the seed replays it. The refusals that are no defect, NOT
-# RUN and counted: postgres-optimistic, which is not a lock, does not run
+# RUN and counted: postgres-optimistic and mysql-optimistic, which are not
+# locks, do not run
 # the workloads that need exclusion (cache_rebuild, scheduled_tasks); a
 # lock does not run a workload whose sections it cannot grant
 # (redisson-semaphore grants permits, the other workloads are exclusive;
@@ -17,7 +18,8 @@
 # the seeds --seeds lists (to replay some); every correct lock (each that
 # `locklab list` does not tag [unsafe]) unless --algorithms names some.
 # One managed fleet (5 redis-servers, 1 ZooKeeper, 1 etcd, 1 PostgreSQL,
-# on 127.0.0.1) serves the whole sweep and is brought down on every exit,
+# and 1 MariaDB when the algorithms include a mysql-* lock, on 127.0.0.1)
+# serves the whole sweep and is brought down on every exit,
 # Ctrl-C included. --keep DIR
 # keeps every shape and run folder there; otherwise they are deleted.
 # Exit 0 when every run passed, 1 when one failed, 2 on bad usage, 3 when
@@ -108,9 +110,14 @@ cleanup() {
 trap cleanup EXIT
 trap 'echo "sweep: interrupted" >&2; exit 130' INT TERM
 
+# MariaDB only for the MySQL locks: it costs the fleet a second to install
+mysql_nodes=0
+for a in "${algos[@]}"; do
+  if [[ "$a" == mysql-* ]]; then mysql_nodes=1; fi
+done
 start=$(date +%s)
 if ! "$bin" cluster up --redis-nodes 5 --zookeeper-nodes 1 --etcd-nodes 1 --postgres-nodes 1 \
-  --dir "$cluster" >"$work/cluster.out"; then
+  --mysql-nodes "$mysql_nodes" --dir "$cluster" >"$work/cluster.out"; then
   cat "$work/cluster.out" >&2
   exit 3
 fi
@@ -121,7 +128,11 @@ redis=$(sed -n 's/.* --redis \([^ ]*\).*/\1/p' <<<"$status")
 zookeeper=$(sed -n 's/.* --zookeeper \([^ ]*\).*/\1/p' <<<"$status")
 etcd=$(sed -n 's/.* --etcd \([^ ]*\).*/\1/p' <<<"$status")
 postgres=$(sed -n 's/.* --postgres \([^ ]*\).*/\1/p' <<<"$status")
-if [ -z "$redis" ] || [ -z "$zookeeper" ] || [ -z "$etcd" ] || [ -z "$postgres" ]; then
+mysql=$(sed -n 's/.* --mysql \([^ ]*\).*/\1/p' <<<"$status")
+mysql_flag=()
+if [ -n "$mysql" ]; then mysql_flag=(--mysql "$mysql"); fi
+if [ -z "$redis" ] || [ -z "$zookeeper" ] || [ -z "$etcd" ] || [ -z "$postgres" ] ||
+  { [ "$mysql_nodes" = 1 ] && [ -z "$mysql" ]; }; then
   echo "sweep: no endpoints in \`locklab cluster status\`:" >&2
   echo "$status" >&2
   exit 3
@@ -182,7 +193,7 @@ for seed in "${seeds[@]}"; do
     # --foreground: the run stays in this process group, so a Ctrl-C reaches it
     timeout --foreground -k 10 "$limit" "$bin" run "$shape" --algorithm "$a" \
       --redis "$redis" --zookeeper "$zookeeper" --etcd "$etcd" --postgres "$postgres" \
-      --quiet --out "$out" >"$out.out" 2>"$out.err" ||
+      "${mysql_flag[@]+"${mysql_flag[@]}"}" --quiet --out "$out" >"$out.out" 2>"$out.err" ||
       rc=$?
     # Interrupted: it stopped, and so does the sweep (bash would not act on
     # a SIGINT its child handled).

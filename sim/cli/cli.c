@@ -1,5 +1,6 @@
 /* cli.c - option parsing and scenario loading shared by run and compare. */
 #include "sim/cli/cli.h"
+#include "algorithms/mysql_wire.h"
 #include "reports/report.h"
 #include "sim/fleet/server_kind.h"
 
@@ -118,7 +119,8 @@ int finish_outputs(int rc, const char *dir, const char *name, const char *json_t
 #define OPT_PERCENTILES 902
 #define OPT_SEEDS       903 /* compare --seeds N */
 #define OPT_WIDE        904 /* compare --wide */
-#define RUN_OPTIONS_MAX (15 + 4 + SCENARIO_SERVER_KINDS + 1)
+#define OPT_MYSQL_FILE  905 /* --mysql-defaults-file FILE */
+#define RUN_OPTIONS_MAX (15 + 5 + SCENARIO_SERVER_KINDS + 1)
 #define BASE_SHORTS     "a:A:c:d:n:s:o:q"
 
 #define OPT_METRICS 2000 /* --metrics HOST:PORT */
@@ -215,10 +217,24 @@ int metrics_option(bool linger, const char *arg, struct run_opts *o)
     return 0;
 }
 
+/* The MySQL locks' credentials: an option file Connector/C reads, named
+ * to them through the environment (mysql_wire.h), so that no password is
+ * ever on a command line, locklab's or a server's. */
+static int mysql_file_option(const char *arg)
+{
+    if (access(arg, R_OK) < 0)
+        return bad_usage("--mysql-defaults-file: cannot read %s: %s", arg, strerror(errno));
+    if (setenv(MYSQL_DEFAULTS_ENV, arg, 1) < 0)
+        return bad_usage("--mysql-defaults-file: %s", strerror(errno));
+    return 0;
+}
+
 static int text_opt(int c, const char *arg, struct run_opts *o)
 {
     if (c == OPT_METRICS || c == OPT_LINGER)
         return metrics_option(c == OPT_LINGER, arg, o);
+    if (c == OPT_MYSQL_FILE)
+        return mysql_file_option(arg);
     if (c == 'a')
         o->algorithm = arg;
     else if (c == 'A')
@@ -275,25 +291,27 @@ const struct server_kind *server_option_kind(size_t k)
 static void run_options(struct option *longs, char *shorts, size_t shorts_len,
                         enum run_opts_mode mode)
 {
-    static const struct option base[] = {{"algorithm", required_argument, 0, 'a'},
-                                         {"algorithms", required_argument, 0, 'A'},
-                                         {"clients", required_argument, 0, 'c'},
-                                         {"duration", required_argument, 0, 'd'},
-                                         {"requests", required_argument, 0, 'n'},
-                                         {"rate", required_argument, 0, 'R'},
-                                         {"seed", required_argument, 0, 's'},
-                                         {"out", required_argument, 0, 'o'},
-                                         {"quiet", no_argument, 0, 'q'},
-                                         {"show-violations", required_argument, 0, 'V'},
-                                         {"json", no_argument, 0, 'J'},
-                                         {"proxy", no_argument, 0, 'P'},
-                                         {"history-jsonl", no_argument, 0, 'H'},
-                                         {"csv", no_argument, 0, OPT_CSV},
-                                         {"percentiles", required_argument, 0, OPT_PERCENTILES},
-                                         {"seeds", required_argument, 0, OPT_SEEDS},
-                                         {"wide", no_argument, 0, OPT_WIDE},
-                                         {"metrics", required_argument, 0, OPT_METRICS},
-                                         {"metrics-linger", required_argument, 0, OPT_LINGER}};
+    static const struct option base[] = {
+        {"algorithm", required_argument, 0, 'a'},
+        {"algorithms", required_argument, 0, 'A'},
+        {"clients", required_argument, 0, 'c'},
+        {"duration", required_argument, 0, 'd'},
+        {"requests", required_argument, 0, 'n'},
+        {"rate", required_argument, 0, 'R'},
+        {"seed", required_argument, 0, 's'},
+        {"out", required_argument, 0, 'o'},
+        {"quiet", no_argument, 0, 'q'},
+        {"show-violations", required_argument, 0, 'V'},
+        {"json", no_argument, 0, 'J'},
+        {"proxy", no_argument, 0, 'P'},
+        {"history-jsonl", no_argument, 0, 'H'},
+        {"csv", no_argument, 0, OPT_CSV},
+        {"percentiles", required_argument, 0, OPT_PERCENTILES},
+        {"seeds", required_argument, 0, OPT_SEEDS},
+        {"wide", no_argument, 0, OPT_WIDE},
+        {"metrics", required_argument, 0, OPT_METRICS},
+        {"metrics-linger", required_argument, 0, OPT_LINGER},
+        {"mysql-defaults-file", required_argument, 0, OPT_MYSQL_FILE}};
     /* a merge that adds options must make room for them */
     _Static_assert(sizeof(base) / sizeof(base[0]) + SCENARIO_SERVER_KINDS + 1 <= RUN_OPTIONS_MAX,
                    "RUN_OPTIONS_MAX is short of run's options");

@@ -42,6 +42,9 @@ struct command_help {
     "                           loop, the default: a step as soon as the last one ended)\n"        \
     "  -s, --seed N             the seed of every random choice; the same seed repeats a run\n"    \
     "{server_options}\n"                                                                           \
+    "      --mysql-defaults-file FILE\n"                                                           \
+    "                           the MySQL locks' user and password from FILE's [client]\n"         \
+    "                           group (or MYSQL_PWD), never from a command line\n"                 \
     "      --proxy              every server through locklab's proxy, not only those a\n"          \
     "                           network fault touches (its cost: bench/proxy_cost.sh)\n"
 

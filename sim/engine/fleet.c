@@ -298,6 +298,11 @@ int fleet_dead(struct fleet *f)
 
 void fleet_down(struct fleet *f, const char *logs_dir)
 {
+    for (size_t k = 0; k < server_kind_count() && k < SCENARIO_SERVER_KINDS; k++) {
+        void (*leave)(const char *, int) = server_kind_at(k)->leave;
+        for (size_t i = 0; leave && f->external[k] && i < f->ep[k].n; i++)
+            leave(f->ep[k].ep[i].host, f->ep[k].ep[i].port);
+    }
     cluster_stop(&f->cl, logs_dir);
     proxy_free(f->repl); /* after the replicas: their link runs through it */
     f->repl = NULL;

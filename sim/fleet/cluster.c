@@ -56,7 +56,8 @@ void cluster_unlock(void)
  * fail. The floor keeps clear of the ports people give services. */
 #define PORT_FLOOR 10000
 
-static const int busy_defaults[] = {26379, 2181, 2379, 2380, 5432, 6379, 6432, 8080, 9090, 11211};
+static const int busy_defaults[] = {26379, 2181, 2379, 2380, 3306, 5432,
+                                    6379,  6432, 8080, 9090, 11211};
 
 static int ephemeral_low(void)
 {

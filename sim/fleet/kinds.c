@@ -8,10 +8,11 @@
 
 extern const struct server_kind server_redis, server_zookeeper, server_sentinel, server_etcd;
 extern const struct server_kind server_postgres, server_pgbouncer, server_redis_cluster;
+extern const struct server_kind server_mysql;
 
 static const struct server_kind *const kinds[] = {
-    &server_redis,    &server_zookeeper, &server_sentinel,     &server_etcd,
-    &server_postgres, &server_pgbouncer, &server_redis_cluster};
+    &server_redis,    &server_zookeeper, &server_sentinel,      &server_etcd,
+    &server_postgres, &server_pgbouncer, &server_redis_cluster, &server_mysql};
 
 #define N_KINDS (sizeof(kinds) / sizeof(kinds[0]))
 

@@ -114,6 +114,10 @@ struct server_kind {
     bool keeps_data;
     /* Optional: emptied between two runs of a comparison on one fleet. */
     int (*reset)(const struct managed_server *s, char *err, size_t errlen);
+    /* Optional: what a run's locks made on an external server of this
+     * kind at host:port removed once the run ends (the MySQL locks'
+     * tables). Never fails a run. */
+    void (*leave)(const char *host, int port);
     /* Optional: the mode in which it keeps its data through a kill, as
      * reports name it ("AOF fsync always"); NULL: it has none to choose. */
     const char *durable_mode;

@@ -81,6 +81,7 @@ static void resolve_workload(struct scenario *s, const struct lock_ops *ops)
 static void resolve_families(struct scenario *s, const struct lock_ops *ops, size_t hook)
 {
     const struct family_scene sc = {.ttl_ms = s->ttl_ms,
+                                    .wait_ms = s->wait_ms,
                                     .named = scenario_external(s, ops->server)->n,
                                     .note = family_noted,
                                     .ctx = s};

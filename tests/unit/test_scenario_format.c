@@ -440,7 +440,7 @@ static void test_unknown_keys(void **state)
         {"{'lock': {'ttl': 5}, " WL "}",
          "t.json:1:11: lock.ttl: unknown key (known: algorithm, ttl_ms, wait_ms, watchdog, "
          "renew_ms, retry_min_ms, retry_max_ms, permits, rate_limit, redlock, zookeeper, redis, postgres, "
-         "etcd, redisson, redis_cluster)"},
+         "etcd, redisson, redis_cluster, mysql)"},
         {"{'workload': {'type': 'flash_sale', 'critcal_ms': 5}}",
          "t.json:1:37: workload.critcal_ms: unknown key (did you mean \"critical_ms\"?)"},
         {"{'faults': [{'at_ms': 0, 'type': 'client_crash', 'durration_ms': 5}], " WL "}",

@@ -174,7 +174,8 @@ static void compare_every_lock_within_120_columns(void **state)
         "redis-naive; safe: redis, "
         "redlock, zookeeper, etcd, postgres-advisory, postgres-row, "
         "postgres-optimistic, redisson, redisson-fenced, redisson-fair, "
-        "redisson-rw, redisson-multi, redisson-rw-naive, redis-cluster, redisson-cluster; NOT RUN: "
+        "redisson-rw, redisson-multi, redisson-rw-naive, redis-cluster, redisson-cluster, "
+        "mysql-named, mysql-row, mysql-optimistic; NOT RUN: "
         "redisson-semaphore, redisson-semaphore-naive, redisson-latch, redisson-latch-naive");
     free(t);
     free(c);
