@@ -362,7 +362,7 @@ static const struct {
 
 int scn_unknown_key(struct ctx *c, const struct table *t, const char *key)
 {
-    const char *keys[16];
+    const char *keys[32]; /* every key of the widest table: lock, with its families */
     char hint[SCENARIO_ERR_MAX], path[256];
     size_t n = 0;
 
