@@ -57,6 +57,26 @@ static void test_bytes_per_reentry(void **state)
     nest_free(&t);
 }
 
+/* Field by field: a struct's padding is nobody's (a copy of one returned
+ * by value may carry any bytes there), so a byte compare can differ on
+ * equal sections. */
+static void assert_same_section(const struct section *a, const struct section *b)
+{
+    assert_int_equal(a->key, b->key);
+    assert_int_equal(a->owner, b->owner);
+    assert_int_equal(a->client, b->client);
+    assert_int_equal(a->effect, b->effect);
+    assert_int_equal(a->mode, b->mode);
+    assert_int_equal(a->has_seq, b->has_seq);
+    assert_int_equal(a->permits, b->permits);
+    assert_int_equal(a->token, b->token);
+    assert_int_equal(a->from_ns, b->from_ns);
+    assert_int_equal(a->asked_ns, b->asked_ns);
+    assert_int_equal(a->to_ns, b->to_ns);
+    assert_int_equal(a->seq_from, b->seq_from);
+    assert_int_equal(a->seq_to, b->seq_to);
+}
+
 /* Pushed and popped in any order, what comes back is what went in,
  * oldest first, each with its id. */
 static void test_back_as_pushed(void **state)
@@ -92,7 +112,7 @@ static void test_back_as_pushed(void **state)
     assert_int_equal(m, n);
     assert_int_equal(t.n, 0);
     for (size_t i = 0; i < n; i++) {
-        assert_memory_equal(&got[i], &want[i], sizeof(want[i]));
+        assert_same_section(&got[i], &want[i]);
         assert_int_equal(ids[i], want_id[i]);
     }
     free(got);
