@@ -12,11 +12,17 @@
  *   changes); START TRANSACTION; SELECT token ... FOR UPDATE (NOWAIT when
  *   there is no wait). innodb_lock_wait_timeout takes whole seconds: the
  *   wait rounded up. Its error, ER_LOCK_WAIT_TIMEOUT (1205; MySQL's NOWAIT
- *   gives ER_LOCK_NOWAIT, 3572), is a busy lock. With fencing, the row's
- *   counter is incremented in the same message, inside the transaction:
- *   the token is the new value. A transaction rolled back (its session
- *   killed, the server restarted) takes its increment with it, so the
- *   next holder can be given the same token again.
+ *   gives ER_LOCK_NOWAIT, 3572), is a busy lock. With fencing, once the
+ *   row is locked the name's counter in locklab_fence is incremented on
+ *   another connection of the client, in autocommit (mysql-named's
+ *   statement): committed before the grant is handed out, it outlives the
+ *   locking transaction. A counter incremented inside that transaction
+ *   would not do: a transaction rolled back (its session killed, the
+ *   server restarted) takes its increment with it and the next holder is
+ *   handed the same token again, which a store that refuses only lower
+ *   tokens lets through (the matrix's mysql_row_server_killed_fenced found
+ *   exactly that; a MariaDB SEQUENCE's NEXTVAL fared no better here: after
+ *   a kill it began again at 1).
  * The critical section runs inside that transaction.
  * release: COMMIT. A session the server ended while we held the row
  *   rolled the transaction back: LOCK_LOST; a COMMIT whose answer never
@@ -194,8 +200,33 @@ static enum lock_result lock_row(struct lock_client *c, struct row_txn *t, uint3
         roll_back(c, t);
         return make_row(c, t) < 0 ? LOCK_ERR : LOCK_LOST;
     }
-    *token = c->cfg->want_token ? r.insert_id : 0;
+    *token = 0;
     return LOCK_OK;
+}
+
+/* The fencing token for t's name, with t's row locked: the counter
+ * incremented and committed on another connection. 0, or -1 with c->err
+ * set (the row is given back: a grant with no token to show fails). */
+static int take_token(struct lock_client *c, struct row_lock *l, struct row_txn *t, uint64_t *token)
+{
+    struct row_txn *f = free_txn(c, l); /* never t: its transaction is open */
+    struct mysql_reply r = {0};
+    enum mysql_outcome o = MYSQL_UNSENT;
+    if (f && mysql_ensure(c, &f->w) == 0) {
+        snprintf(f->sql, sizeof(f->sql),
+                 "INSERT INTO " MYSQL_FENCE_TABLE " (name, token) VALUES (%s, LAST_INSERT_ID(1)) "
+                 "ON DUPLICATE KEY UPDATE token = LAST_INSERT_ID(token + 1)",
+                 t->quoted);
+        o = mysql_query_wire(c, &f->w, f->sql, mysql_deadline(c, 0), false, NULL, NULL, &r);
+    }
+    if (o == MYSQL_DONE && r.insert_id > 0) {
+        *token = r.insert_id;
+        return 0;
+    }
+    if (c->err == LOCK_OK)
+        lock_set_error(c, LOCK_ERR_PROTOCOL, "no fencing token for %s", t->quoted);
+    roll_back(c, t);
+    return -1;
 }
 
 static enum lock_result row_acquire(struct lock_client *c, const char *key, size_t key_len,
@@ -217,6 +248,8 @@ static enum lock_result row_acquire(struct lock_client *c, const char *key, size
         if (lock_cancelled(c))
             return LOCK_BUSY;
         enum lock_result rc = lock_row(c, t, wait_ms, &token);
+        if (rc == LOCK_OK && c->cfg->want_token && take_token(c, c->impl, t, &token) < 0)
+            return LOCK_ERR;
         if (rc == LOCK_OK)
             *g = (struct lock_grant){.key = key,
                                      .key_len = key_len,
