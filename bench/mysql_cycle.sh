@@ -7,19 +7,19 @@
 # client on a name of its own as locklab's client c is on lock:stock:<c>
 # (bench/uncontended.json: every client its own key): SELECT GET_LOCK(name,
 # 1) and SELECT RELEASE_LOCK(name), two round trips, one cycle. mysqlslap's
-# --number-of-queries is each client's count of statements, so a run of
-# CLIENTS x Q statements is CLIENTS x Q / 2 cycles in the seconds it
-# reports. Rounds alternate peer and locklab so drift on this shared
+# --number-of-queries is the run's count of statements, shared out among
+# its clients (each runs Q / CLIENTS of them), so a run is Q / 2 cycles in
+# the seconds it reports. Rounds alternate peer and locklab so drift on this shared
 # machine hits both; the ratio is of the medians.
 #
-#   bench/mysql_cycle.sh [ROUNDS]  (env: LOCKLAB_BIN, CLIENTS=16, SECONDS_PER_RUN=5, QUERIES=20000)
+#   bench/mysql_cycle.sh [ROUNDS]  (env: LOCKLAB_BIN, CLIENTS=16, SECONDS_PER_RUN=5, QUERIES=200000)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${LOCKLAB_BIN:-build/locklab}
 rounds=${1:-3}
 clients=${CLIENTS:-16}
 secs=${SECONDS_PER_RUN:-5}
-queries=${QUERIES:-20000}
+queries=${QUERIES:-200000}
 [ -x "$bin" ] || { echo "build first: scripts/build.sh" >&2; exit 2; }
 command -v mysqlslap >/dev/null || { echo "mysqlslap not found (apt-get install mariadb-client)" >&2; exit 2; }
 
@@ -28,17 +28,22 @@ command -v mysqlslap >/dev/null || { echo "mysqlslap not found (apt-get install 
 mysql_ep=$(sed -n 's/^mysql=//p' "$cluster_dir/state")
 [ -n "$mysql_ep" ] || { echo "no mysql line in $cluster_dir/state" >&2; exit 3; }
 port=${mysql_ep##*:}
-echo "MariaDB on $mysql_ep; $clients clients, ${secs}s a locklab run, $queries statements a mysqlslap client"
+echo "MariaDB on $mysql_ep; $clients clients, ${secs}s a locklab run, $queries statements a mysqlslap run"
+
+# mysqlslap's --create-schema is where it connects, and it makes none for a
+# --query of one's own: its clients failed to connect ("Unknown database")
+# and it still printed a time, a run of nothing. Made here, kept (--no-drop).
+mysql -h 127.0.0.1 -P "$port" -u root -e 'CREATE DATABASE IF NOT EXISTS locklab_bench'
 
 cycle="SELECT GET_LOCK(CONCAT('lock:stock:', CONNECTION_ID()), 1);"
 cycle+="SELECT RELEASE_LOCK(CONCAT('lock:stock:', CONNECTION_ID()))"
 
-peer_rate() { # cycles a second: CLIENTS x QUERIES / 2 over mysqlslap's average seconds
+peer_rate() { # cycles a second: QUERIES / 2 over mysqlslap's average seconds
   local s
   s=$(mysqlslap -h 127.0.0.1 -P "$port" -u root --concurrency="$clients" --iterations=1 \
-    --number-of-queries="$queries" --create-schema=locklab_bench --delimiter=';' \
-    --query="$cycle" 2>&1 | sed -n 's/^.*Average number of seconds to run all queries: \([0-9.]*\) seconds$/\1/p')
-  awk -v c="$clients" -v q="$queries" -v s="$s" 'BEGIN { if (s > 0) printf "%.1f", c * q / 2 / s }'
+    --number-of-queries="$queries" --create-schema=locklab_bench --no-drop --delimiter=';' \
+    --query="$cycle" 2>"$work/slap.err" | sed -n 's/^.*Average number of seconds to run all queries: \([0-9.]*\) seconds$/\1/p')
+  awk -v q="$queries" -v s="$s" 'BEGIN { if (s > 0) printf "%.1f", q / 2 / s }'
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
 
@@ -46,7 +51,10 @@ printf '%-6s %12s %12s %9s\n' round mysqlslap/s locklab/s ratio
 peers=() locks=()
 for r in $(seq "$rounds"); do
   p=$(peer_rate)
-  [ -n "$p" ] || { echo "mysqlslap gave no time" >&2; exit 3; }
+  if [ -z "$p" ] || [ -s "$work/slap.err" ]; then # a client that failed makes its time no peer's
+    echo "mysqlslap failed: $(head -n 1 "$work/slap.err")" >&2
+    exit 3
+  fi
   "$bin" run bench/uncontended.json --algorithm mysql-named --mysql "$mysql_ep" \
     --clients "$clients" --duration "$secs" --quiet --out "$work/run-$r" >/dev/null
   l=$(acquire_rate "$work/run-$r")
