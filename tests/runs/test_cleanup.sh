@@ -4,12 +4,15 @@
 # middle of a run and in the middle of a fault (the leader or the server
 # SIGSTOPped), and for the redis-cluster lock in the middle of a
 # failover (a replica cut off, its master killed, the replica not yet
-# promoted), locklab is stopped by Ctrl-C (SIGINT: exit 130), SIGTERM
+# promoted, another master partitioned) and the mysql-row lock in the
+# middle of MariaDB's kill (down, its restart still ahead), locklab is
+# stopped by Ctrl-C (SIGINT: exit 130), SIGTERM
 # (130 too) and by
 # SIGKILL (no chance to clean up: its janitor does, sim/fleet/janitor.h),
 # and PostgreSQL's also by Ctrl-C twice (the run folder removed at once,
 # the shared folder left to the janitor).
-# Then no etcd, postgres or pgbouncer process of the run may be left,
+# Then no etcd, postgres, pgbouncer, redis-server or mariadbd process of
+# the run may be left,
 # running or stopped, no folder of it in TMPDIR, and no shared folder of
 # it (PostgreSQL's and pgbouncer's, /var/tmp/locklab-UID/..., which the
 # run folder links to). TMPDIR is mktemp's, 0700: the postgres user needs
@@ -155,6 +158,20 @@ cat >"$tmp/rc.json" <<'JSON'
               { "at_ms": 500, "type": "kill", "target": "rc-1" } ] }
 JSON
 
+# mysql-1 paused at 0.5 s for 1 s (seen stopped), then killed at 2 s, to
+# come back only at 22 s: locklab is stopped 2.5 s after the pause was
+# seen, with MariaDB down in the middle of its kill and the run waiting.
+cat >"$tmp/my.json" <<'JSON'
+{ "name": "cleanup_mysql", "clients": 4, "duration_s": 30, "seed": 1,
+  "lock": { "algorithm": "mysql-row", "ttl_ms": 2000, "wait_ms": 1000 },
+  "workload": { "type": "flash_sale", "items": 2, "stock": 100000, "critical_ms": 5 },
+  "faults": [ { "at_ms": 500, "type": "pause", "target": "mysql-1", "duration_ms": 1000 },
+              { "at_ms": 2000, "type": "kill", "target": "mysql-1", "restart_after_ms": 20000 } ] }
+JSON
+
+case_run my-ctrl-c "$tmp/my.json" INT 130 2.5
+case_run my-sigterm "$tmp/my.json" TERM 130 2.5
+case_run my-sigkill "$tmp/my.json" KILL 137 2.5
 case_run rc-ctrl-c "$tmp/rc.json" INT 130 2.5
 case_run rc-sigterm "$tmp/rc.json" TERM 130 2.5
 case_run rc-sigkill "$tmp/rc.json" KILL 137 2.5
