@@ -17,7 +17,9 @@
  * A quarter of the seeds give order_ids (gives_order_ids), and of the
  * rest an eighth each read_mostly and pool (mode_workload); a pool shape
  * sets lock.permits, the pool's connections (a lock that is no semaphore
- * refuses it: the sweep runs it with redisson-semaphore).
+ * refuses it: the sweep runs it with redisson-semaphore). An eighth of the
+ * seeds left give a latch (gives_latch), which sets the run's clients
+ * from its parties and waiters; only a latch runs it.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -33,6 +35,8 @@
 #define DEFAULT_WAIT    5000 /* lock.wait_ms's default */
 #define MIN_PERIOD_MS   10
 #define DESCRIPTION_MAX 255
+/* "latch_" then 0x0002: the first (counting up) that spares test_sweep's seeds */
+#define LATCH_SALT 0x6c617463685f0002ULL
 
 static uint64_t state;
 
@@ -279,6 +283,38 @@ static void pool(void)
              permits);
 }
 
+/* A latch round's parties and waiters are the run's clients, all of them
+ * (latches x (parties + waiters): the workload refuses any other count),
+ * so the shape sets clients itself. Its bound is 2 s: a correct latch's
+ * waiter passes in milliseconds once the count is zero, and the bound is
+ * counted from when it could pass (resumed, its await begun), so only a
+ * host stall longer than that could break it, and the run's host line
+ * would say so. */
+static void latch(uint64_t *clients)
+{
+    uint64_t latches = uniform(1, 3), parties = uniform(1, 5), waiters = uniform(1, 6);
+    uint64_t work = small_ms();
+    *clients = latches * (parties + waiters);
+    member("\"type\": \"latch\", \"latches\": %" PRIu64 ", \"parties\": %" PRIu64
+           ", \"waiters\": %" PRIu64 ", \"work_ms\": %" PRIu64 ", \"bound_ms\": 2000",
+           latches, parties, waiters, work);
+    describe("latch latches=%" PRIu64 " parties=%" PRIu64 " waiters=%" PRIu64 " work_ms=%" PRIu64,
+             latches, parties, waiters, work);
+}
+
+/* An eighth of the seeds left to flash_sale, cache_rebuild and
+ * scheduled_tasks give a latch instead, by a salted hash of the seed as
+ * mode_workload chooses: every other seed keeps its shape, and the salt
+ * leaves every seed tests/runs/test_sweep.c pins with its own. */
+static bool gives_latch(uint64_t seed)
+{
+    uint64_t saved = state;
+    state = seed ^ LATCH_SALT;
+    bool yes = next64() % 8 == 0;
+    state = saved;
+    return yes;
+}
+
 /* The workloads of lock modes, for an eighth of the seeds each that do not
  * give order_ids, by a hash of the seed apart from the draws as
  * gives_order_ids does: 0 none, 1 read_mostly, 2 pool. The salt
@@ -352,6 +388,8 @@ int main(int argc, char **argv)
         read_mostly();
     else if (mode_workload(seed) == 2)
         pool();
+    else if (gives_latch(seed))
+        latch(&clients);
     else if (kind == 0)
         flash_sale();
     else if (kind == 1)
