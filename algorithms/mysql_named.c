@@ -60,14 +60,10 @@ static void named_disconnect(struct lock_client *c)
 static enum lock_result take_token(struct lock_client *c, struct named *n, struct lock_grant *g)
 {
     struct mysql_reply r;
-    snprintf(n->sql, sizeof(n->sql),
-             "INSERT INTO " MYSQL_FENCE_TABLE " (name, token) VALUES (%s, LAST_INSERT_ID(1)) "
-             "ON DUPLICATE KEY UPDATE token = LAST_INSERT_ID(token + 1)",
-             n->quoted);
-    enum mysql_outcome o =
-        mysql_query_wire(c, &n->w, n->sql, mysql_deadline(c, 0), false, NULL, NULL, &r);
-    if (o == MYSQL_DONE && r.insert_id > 0) {
-        g->token = r.insert_id;
+    uint64_t token;
+    enum mysql_outcome o = mysql_next_token(c, &n->w, n->quoted, &token);
+    if (o == MYSQL_DONE && token > 0) {
+        g->token = token;
         return LOCK_OK;
     }
     /* held with no token to show: given back (or gone with the session),

@@ -165,8 +165,7 @@ static int make_row(struct lock_client *c, struct row_txn *t)
 
 /* One try at the row: LOCK_OK (held), LOCK_BUSY, LOCK_ERR, or LOCK_LOST
  * standing for "no row yet" (made, try again). */
-static enum lock_result lock_row(struct lock_client *c, struct row_txn *t, uint32_t wait_ms,
-                                 uint64_t *token)
+static enum lock_result lock_row(struct lock_client *c, struct row_txn *t, uint32_t wait_ms)
 {
     struct mysql_reply r;
     bool cancelled;
@@ -200,29 +199,21 @@ static enum lock_result lock_row(struct lock_client *c, struct row_txn *t, uint3
         roll_back(c, t);
         return make_row(c, t) < 0 ? LOCK_ERR : LOCK_LOST;
     }
-    *token = 0;
     return LOCK_OK;
 }
 
 /* The fencing token for t's name, with t's row locked: the counter
  * incremented and committed on another connection. 0, or -1 with c->err
  * set (the row is given back: a grant with no token to show fails). */
-static int take_token(struct lock_client *c, struct row_lock *l, struct row_txn *t, uint64_t *token)
+static int take_token(struct lock_client *c, struct row_txn *t, uint64_t *token)
 {
-    struct row_txn *f = free_txn(c, l); /* never t: its transaction is open */
-    struct mysql_reply r = {0};
+    struct row_txn *f = free_txn(c, c->impl); /* never t: its transaction is open */
     enum mysql_outcome o = MYSQL_UNSENT;
-    if (f && mysql_ensure(c, &f->w) == 0) {
-        snprintf(f->sql, sizeof(f->sql),
-                 "INSERT INTO " MYSQL_FENCE_TABLE " (name, token) VALUES (%s, LAST_INSERT_ID(1)) "
-                 "ON DUPLICATE KEY UPDATE token = LAST_INSERT_ID(token + 1)",
-                 t->quoted);
-        o = mysql_query_wire(c, &f->w, f->sql, mysql_deadline(c, 0), false, NULL, NULL, &r);
-    }
-    if (o == MYSQL_DONE && r.insert_id > 0) {
-        *token = r.insert_id;
+    *token = 0;
+    if (f && mysql_ensure(c, &f->w) == 0)
+        o = mysql_next_token(c, &f->w, t->quoted, token);
+    if (o == MYSQL_DONE && *token > 0)
         return 0;
-    }
     if (c->err == LOCK_OK)
         lock_set_error(c, LOCK_ERR_PROTOCOL, "no fencing token for %s", t->quoted);
     roll_back(c, t);
@@ -247,8 +238,8 @@ static enum lock_result row_acquire(struct lock_client *c, const char *key, size
         uint64_t token = 0;
         if (lock_cancelled(c))
             return LOCK_BUSY;
-        enum lock_result rc = lock_row(c, t, wait_ms, &token);
-        if (rc == LOCK_OK && c->cfg->want_token && take_token(c, c->impl, t, &token) < 0)
+        enum lock_result rc = lock_row(c, t, wait_ms);
+        if (rc == LOCK_OK && c->cfg->want_token && take_token(c, t, &token) < 0)
             return LOCK_ERR;
         if (rc == LOCK_OK)
             *g = (struct lock_grant){.key = key,

@@ -431,3 +431,17 @@ int64_t mysql_int(const struct mysql_reply *r)
 {
     return r->null ? 0 : strtoll(r->value, NULL, 10);
 }
+
+enum mysql_outcome mysql_next_token(struct lock_client *c, struct mysql_wire *w, const char *quoted,
+                                    uint64_t *token)
+{
+    char sql[2 * MYSQL_NAME_MAX + 192];
+    struct mysql_reply r = {0};
+    snprintf(sql, sizeof(sql),
+             "INSERT INTO " MYSQL_FENCE_TABLE " (name, token) VALUES (%s, LAST_INSERT_ID(1)) "
+             "ON DUPLICATE KEY UPDATE token = LAST_INSERT_ID(token + 1)",
+             quoted);
+    enum mysql_outcome o = mysql_query_wire(c, w, sql, mysql_deadline(c, 0), false, NULL, NULL, &r);
+    *token = o == MYSQL_DONE ? r.insert_id : 0;
+    return o;
+}

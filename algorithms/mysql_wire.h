@@ -117,5 +117,11 @@ int mysql_quote(const struct mysql_wire *w, const char *name, size_t name_len, c
                 size_t len);
 /* The reply's first value as an integer (0 when it is not one). */
 int64_t mysql_int(const struct mysql_reply *r);
+/* The fencing token of a name (quoted as mysql_quote makes it): its
+ * counter in MYSQL_FENCE_TABLE incremented on w in autocommit, so it is
+ * committed whatever becomes of a lock held elsewhere. The outcome, and
+ * *token set (> 0) when it is MYSQL_DONE and the counter moved. */
+enum mysql_outcome mysql_next_token(struct lock_client *c, struct mysql_wire *w, const char *quoted,
+                                    uint64_t *token);
 
 #endif

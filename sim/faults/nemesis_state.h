@@ -110,9 +110,6 @@ bool nemesis_has_network_faults(const struct nemesis *n);
  * the replication link the fleet's. */
 struct proxy *nemesis_net_proxy(const struct nemesis *n, const struct fault_spec *f);
 void nemesis_net_start(struct nemesis *n, size_t i);
-/* count of the run's clients, chosen by the seed (a partial shuffle), into
- * n->net_groups[i] (1 for each chosen). */
-void nemesis_pick_clients(struct nemesis *n, size_t i, uint32_t count);
 void nemesis_net_end(struct nemesis *n, size_t i, bool healed);
 /* When fault i's holder put it in force (0: not yet); holder faults only. */
 uint64_t nemesis_net_fired(struct nemesis *n, size_t i);

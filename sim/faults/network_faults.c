@@ -58,7 +58,8 @@ static uint32_t pick_endpoints(struct nemesis *n, const struct fault_spec *f)
     }
 }
 
-void nemesis_pick_clients(struct nemesis *n, size_t i, uint32_t count)
+/* clients:N: N of the run's clients, chosen by the seed (a partial shuffle). */
+static void pick_clients(struct nemesis *n, size_t i, uint32_t count)
 {
     uint32_t m = n->net_clients;
     uint32_t *order = malloc(m * sizeof(*order));
@@ -155,7 +156,7 @@ static void net_strike(struct nemesis *n, size_t i, int32_t client)
     if (client >= 0)
         t.group = client;
     if (f->scope == NET_CLIENTS) {
-        nemesis_pick_clients(n, i, f->n_clients);
+        pick_clients(n, i, f->n_clients);
         t.groups = n->net_groups[i];
     }
     char what[96], who[48], via[48] = "";
