@@ -41,7 +41,7 @@ expect() {
     esac
   fi
   if [ "$met" != true ]; then
-    fail "peer $name: $key is ${got:-missing}, expected $op $want"
+    fail "peer $name: $key is ${got:-missing}, expected $op $want $(grep -s 'woken by' "$tmp/$name.err" | head -5 | tr '\n' ' ')"
   fi
 }
 # locklab check on a merged history: check_merged NAME EXPECT FILES...

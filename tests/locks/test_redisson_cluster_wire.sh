@@ -238,7 +238,11 @@ check_merged waits 0 "$tmp/waits/history.jsonl" "$tmp/holder.jsonl"
 scen sharded 4 2 6 20 true
 monitors_on sharded
 run_bg sharded
-peer_bg s0 --locks lock:stock:0 --run-ms 5000 --hold-ms 5 --gap-ms 10 --wait-ms 1500 --lease-ms 3000 --client 1004
+# s0 unlocks with SPUBLISH as Redisson's sharded mode does, so nobody
+# PUBLISHes: a classic PUBLISH reaches the other nodes over the cluster bus,
+# and under load s0's own unlock reached its next SUBSCRIBE on another node
+peer_bg s0 --locks lock:stock:0 --run-ms 5000 --hold-ms 5 --gap-ms 10 --wait-ms 1500 --lease-ms 3000 --client 1004 \
+  --unlock-publish spublish
 # a waiter of locklab's on the sharded channel, on the master of its slot
 s0_master=${ports[$(owner_of "$(cli -p "${ports[0]}" cluster keyslot lock:stock:0)")]}
 shard_subs=0
@@ -256,8 +260,14 @@ expect s0 woken_timeout -ge 1
 expect s0 errors -eq 0
 [ -f "$tmp/sharded/history.jsonl" ] && check_merged sharded 0 "$tmp/sharded/history.jsonl" "$tmp/s0.jsonl"
 monitor_check sharded spublish
+published=$(cat "$tmp"/sharded.mon.* | grep -ci '"publish"' || true)
+if [ "$published" -eq 0 ]; then
+  ok "sharded: MONITOR saw no PUBLISH on any node, from locklab or node-redisson"
+else
+  fail "sharded: MONITOR saw $published PUBLISH commands"
+fi
 if [ "$shard_subs" -ge 1 ]; then
-  ok "sharded: locklab's waiters SSUBSCRIBEd on the slot's master ($shard_subs seen by PUBSUB SHARDNUMSUB); node-redisson (PUBLISH) woke only by its timer"
+  ok "sharded: locklab's waiters SSUBSCRIBEd on the slot's master ($shard_subs seen by PUBSUB SHARDNUMSUB); node-redisson (SUBSCRIBE) woke only by its timer"
 else
   fail "sharded: PUBSUB SHARDNUMSUB never saw a waiter on redisson_lock__channel:{lock:stock:0}"
 fi

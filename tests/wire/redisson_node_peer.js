@@ -16,6 +16,13 @@
 //   node redisson_node_peer.js --nodes H:P,H:P --locks a,b --run-ms 5000
 //     [--hold-ms 5] [--gap-ms 10] [--wait-ms 3000] [--lease-ms 3000]
 //     [--client 1000] [--out FILE] [--deadline-s 30] [--holds N] [--no-lock]
+//     [--unlock-publish publish|spublish]
+// --unlock-publish spublish fills node-redisson's own placeholder in its
+// unlock scripts (#PUB_UNLOCK_REPLACE#) with SPUBLISH, as Redisson's
+// sharded mode unlocks. Its waits still SUBSCRIBE, so it then hears no
+// unlock at all, its own included: Redis Cluster forwards a PUBLISH to the
+// other nodes over the bus, late enough under load that a peer's own
+// unlock can reach its next SUBSCRIBE on another node.
 // exit: 0 done, 1 a lock error, 2 bad usage, 3 cut short by the deadline.
 'use strict';
 
@@ -23,14 +30,16 @@ const fs = require('fs');
 const path = require('path');
 const modules = path.join(__dirname, 'node_modules');
 const { Redisson } = require(path.join(modules, 'node-redisson'));
+const { PubSubCommandExecutor } = require(path.join(modules, 'node-redisson/dist/executor/PubSubCommandExecutor'));
 const { SYMBOL_TIMEOUT } = require(path.join(modules, 'node-redisson/dist/contracts/ICommandExecutor'));
 
 function parse(argv) {
-  const a = { holds: 1e9, noLock: false, holdMs: 5, gapMs: 10, waitMs: 3000, leaseMs: 3000, client: 1000, deadlineS: 30, runMs: 0 };
+  const a = { unlockPublish: 'publish', holds: 1e9, noLock: false, holdMs: 5, gapMs: 10, waitMs: 3000, leaseMs: 3000, client: 1000, deadlineS: 30, runMs: 0 };
   const names = {
     '--nodes': 'nodes', '--locks': 'locks', '--run-ms': 'runMs', '--hold-ms': 'holdMs',
     '--gap-ms': 'gapMs', '--wait-ms': 'waitMs', '--lease-ms': 'leaseMs', '--client': 'client',
     '--out': 'out', '--deadline-s': 'deadlineS', '--holds': 'holds', '--no-lock': 'noLock',
+    '--unlock-publish': 'unlockPublish',
   };
   for (let i = 2; i < argv.length; i += 2) {
     const k = names[argv[i]];
@@ -44,6 +53,10 @@ function parse(argv) {
       process.exit(2);
     }
     a[k] = /Ms$|^client$|S$|^holds$/.test(k) ? Number(argv[i + 1]) : argv[i + 1];
+  }
+  if (!['publish', 'spublish'].includes(a.unlockPublish)) {
+    process.stderr.write(`redisson_node_peer: --unlock-publish is publish or spublish, not ${a.unlockPublish}\n`);
+    process.exit(2);
   }
   if (!a.nodes || !a.locks || !(a.runMs > 0)) {
     process.stderr.write('redisson_node_peer: --nodes, --locks and --run-ms are needed\n');
@@ -94,6 +107,19 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function main() {
   const a = parse(process.argv);
+  if (a.unlockPublish === 'spublish') {
+    const proto = PubSubCommandExecutor.prototype;
+    const scripts = proto.getRedisScripts;
+    proto.getRedisScripts = function () {
+      const got = scripts.call(this);
+      for (const k of Object.keys(got)) {
+        const to = got[k].replace("redis.call('publish',", "redis.call('spublish',");
+        if (to === got[k]) throw new Error(`node-redisson's ${k} has no publish to replace`);
+        got[k] = to;
+      }
+      return got;
+    };
+  }
   const n = { grants: 0, waits: 0, woken_message: 0, woken_timeout: 0, busy: 0, errors: 0, releases: 0, lost: 0 };
   const redisson = new Redisson({
     redis: { clusters: a.nodes, options: { maxRedirections: 16, retryDelayOnMoved: 20 } },
@@ -103,11 +129,16 @@ async function main() {
   // resolves with the message, or with SYMBOL_TIMEOUT.
   const ex = redisson.commandExecutor;
   const wait = ex.waitSubscribeOnce.bind(ex);
+  const woken = [];
   ex.waitSubscribeOnce = async (channel, ms) => {
     n.waits++;
+    const t0 = now();
     const got = await wait(channel, ms);
     if (got === SYMBOL_TIMEOUT) n.woken_timeout++;
-    else n.woken_message++;
+    else {
+      n.woken_message++;
+      woken.push(`${channel}=${JSON.stringify(String(got))}@${(now() - t0) / 1000000n}/${ms}ms`);
+    }
     return got;
   };
   const hist = new History(a.out, a.client, a.leaseMs);
@@ -168,6 +199,7 @@ async function main() {
   const counts = Object.entries(n).map(([k, v]) => `${k}=${v}`).join(' ');
   process.stdout.write(`redisson_node_peer client=${a.client} owner=${owner} ${counts} complete=${failed === ''}\n`);
   if (failed) process.stderr.write(`redisson_node_peer: ${failed}\n`);
+  for (const w of woken) process.stderr.write(`redisson_node_peer: woken by ${w}\n`);
   process.exit(failed ? 1 : 0);
 }
 
