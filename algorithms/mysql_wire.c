@@ -251,18 +251,22 @@ void *mysql_client_impl(struct lock_client *c, size_t size)
 
 /* Has the server ended this idle session (killed it, wait_timeout, gone)?
  * It then closes the socket, perhaps after an error packet: readable
- * while no answer is due. One look, no wait. */
-static bool session_ended(struct lock_client *c, MYSQL *m)
+ * while no answer is due. One look, no wait: a peek that does not block
+ * is one system call, where a wait through the seam with a passed
+ * deadline cost an arming, a trip round the worker's loop and a switch
+ * back, before every statement (a fifth of the cycle's time). */
+static bool session_ended(MYSQL *m)
 {
-    struct pollfd p = {.fd = (int)mysql_get_socket(m), .events = POLLIN | POLLRDHUP};
-    return lock_wait(c, &p, 1, 0) > 0 && p.revents != 0;
+    char byte;
+    ssize_t got = recv((int)mysql_get_socket(m), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    return got >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 }
 
 int mysql_ensure(struct lock_client *c, struct mysql_wire *w)
 {
     /* a session the server ended while the client held nothing (its
      * wait_timeout between two steps) costs no acquire: dialled again */
-    if (w->m && session_ended(c, w->m))
+    if (w->m && session_ended(w->m))
         mysql_drop(c, w);
     if (w->m)
         return 0;
@@ -277,7 +281,7 @@ int mysql_ensure(struct lock_client *c, struct mysql_wire *w)
  * reconnect is on (counted), else none (*ended set). 0, or -1 unsent. */
 static int live_session(struct lock_client *c, struct mysql_wire *w, bool *ended)
 {
-    if (w->m == NULL || !session_ended(c, w->m))
+    if (w->m == NULL || !session_ended(w->m))
         return w->m ? 0 : -1;
     mysql_drop(c, w);
     if (!w->reconnect) {
