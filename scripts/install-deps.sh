@@ -15,7 +15,7 @@ packages=(
   libfaketime
   docker-compose
   python3-jsonschema bash-completion jq
-  nftables
+  nftables openssh-server iproute2
   libhdrhistogram-java chromium
   prometheus
 )
