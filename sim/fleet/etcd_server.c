@@ -254,4 +254,6 @@ const struct server_kind server_etcd = {
     .cluster_counts_text = "0, 1 or 3",
     .option_arg = "H:P[,...]",
     .option_help = "use this etcd cluster (client URLs) instead of starting it",
+    .host_needs = {"etcd", NULL},
+    .host_packages = "etcd-server",
 };

@@ -286,4 +286,6 @@ const struct server_kind server_mysql = {
     .option_arg = "H:P",
     .option_help = "use this MySQL or MariaDB instead of starting it (user and password: "
                    "--mysql-defaults-file or MYSQL_PWD)",
+    .host_needs = {"/usr/sbin/mariadbd", "mariadb-install-db", NULL},
+    .host_packages = "mariadb-server",
 };

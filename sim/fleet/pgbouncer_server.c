@@ -82,4 +82,6 @@ const struct server_kind server_pgbouncer = {
     .internal = true, /* lock.postgres.pooler starts it; --postgres names one */
     .command = command,
     .answers = postgres_server_answers, /* PQping through it */
+    .host_needs = {"pgbouncer", NULL},
+    .host_packages = "pgbouncer",
 };

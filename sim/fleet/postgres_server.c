@@ -288,4 +288,7 @@ const struct server_kind server_postgres = {
     .cluster_counts_text = "0..3",
     .option_arg = "H:P",
     .option_help = "use this PostgreSQL (or a pgbouncer) instead of starting it",
+    .host_needs = {"/usr/lib/postgresql/15/bin/postgres", "/usr/lib/postgresql/15/bin/initdb",
+                   NULL},
+    .host_packages = "postgresql",
 };

@@ -258,4 +258,6 @@ const struct server_kind server_redis_cluster = {
     .cluster_counts_text = "3, 4, 5, 6, 8, 9, 10, 12 or 15",
     .option_arg = "H:P[,...]",
     .option_help = "use this Redis Cluster (any of its nodes) instead of starting one",
+    .host_needs = {"redis-server", "redis-cli", NULL},
+    .host_packages = "redis-server redis-tools",
 };

@@ -323,4 +323,6 @@ const struct server_kind server_redis = {
     .cluster_counts_text = "0..8",
     .option_arg = "H:P[,...]",
     .option_help = "use these Redis servers instead of starting them",
+    .host_needs = {"redis-server", NULL},
+    .host_packages = "redis-server",
 };

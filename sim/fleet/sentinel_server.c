@@ -123,4 +123,6 @@ const struct server_kind server_sentinel = {
     .option_help =
         "the redis lock asks these redis-sentinels for the master of \"" MASTER_NAME "\" "
         "(external; locklab starts no Redis)",
+    .host_needs = {"redis-sentinel", NULL},
+    .host_packages = "redis-sentinel",
 };

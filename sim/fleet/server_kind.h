@@ -162,6 +162,11 @@ struct server_kind {
     uint32_t cluster_nodes;
     uint32_t cluster_counts;
     const char *cluster_counts_text;
+    /* What a host must have to run one (commands on its PATH, or files
+     * by their path), NULL-ended, as Debian's packages install them, and
+     * those packages: what `locklab hosts` looks for and names. */
+    const char *host_needs[4];
+    const char *host_packages;
 };
 
 /* The registry. */

@@ -207,4 +207,6 @@ const struct server_kind server_zookeeper = {
     .cluster_counts_text = "0, 1 or 3",
     .option_arg = "H:P[,...]",
     .option_help = "use this ZooKeeper ensemble instead of starting it",
+    .host_needs = {"java", "/usr/share/java/zookeeper.jar", NULL},
+    .host_packages = "zookeeper",
 };
