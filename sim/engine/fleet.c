@@ -61,10 +61,8 @@ static int start_kind(struct fleet *f, size_t kind, size_t count, char *err, siz
     if (cluster_start(&f->cl, server_kind_at(kind)->name, count, err, errlen) < 0)
         return -1;
     struct server_list *l = &f->ep[kind];
-    for (size_t i = first; i < f->cl.n && l->n < LOCK_ENDPOINT_MAX; i++) {
-        snprintf(l->ep[l->n].host, sizeof(l->ep[0].host), "127.0.0.1");
-        l->ep[l->n++].port = f->cl.srv[i].port;
-    }
+    for (size_t i = first; i < f->cl.n && l->n < LOCK_ENDPOINT_MAX; i++)
+        l->ep[l->n++] = server_endpoint(&f->cl.srv[i]);
     return 0;
 }
 

@@ -108,7 +108,8 @@ static long move_keys(int from_port, int to_port, long slot, char *err, size_t l
                 snprintf(err, len, "CLUSTER GETKEYSINSLOT got no answer");
             return got < 0 ? -1 : moved;
         }
-        snprintf(cmd, sizeof(cmd), "MIGRATE 127.0.0.1 %d %s 0 5000 REPLACE", to_port, key);
+        snprintf(cmd, sizeof(cmd), "MIGRATE %s %d %s 0 5000 REPLACE", cluster_port_addr(to_port),
+                 to_port, key);
         if (redis_server_reply(from_port, cmd, rep, sizeof(rep)) <= 0 ||
             strncmp(rep, "+OK", 3) != 0) {
             rep[strcspn(rep, "\r\n")] = '\0';

@@ -154,6 +154,62 @@ int cluster_start_server(struct managed_server *s, char *err, size_t errlen)
     return -1;
 }
 
+/* The ports of every server started, with its address: the servers'
+ * helpers that reach one by its port (the kinds' answers, the faults'
+ * commands) ask here where it is. */
+#define NOTED_PORTS 512
+static struct {
+    pthread_mutex_t mu;
+    struct {
+        int port;
+        char addr[64];
+    } at[NOTED_PORTS];
+    size_t n;
+} noted = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static void note_port(int port, const char *addr)
+{
+    if (port <= 0)
+        return;
+    size_t i = 0;
+    while (i < noted.n && noted.at[i].port != port)
+        i++;
+    if (i == noted.n) {
+        if (noted.n == NOTED_PORTS)
+            return;
+        noted.n++;
+    }
+    noted.at[i].port = port;
+    snprintf(noted.at[i].addr, sizeof(noted.at[i].addr), "%s", addr);
+}
+
+void cluster_note_ports(const struct managed_server *s)
+{
+    pthread_mutex_lock(&noted.mu);
+    note_port(s->port, s->addr);
+    note_port(s->peer_port, s->addr);
+    note_port(s->election_port, s->addr);
+    pthread_mutex_unlock(&noted.mu);
+}
+
+struct lock_endpoint server_endpoint(const struct managed_server *s)
+{
+    struct lock_endpoint ep = {.port = s->port};
+    snprintf(ep.host, sizeof(ep.host), "%s", s->addr);
+    return ep;
+}
+
+const char *cluster_port_addr(int port)
+{
+    const char *addr = "127.0.0.1";
+    pthread_mutex_lock(&noted.mu);
+    for (size_t i = 0; i < noted.n; i++)
+        if (noted.at[i].port == port)
+            addr = noted.at[i].addr; /* never changed once noted: a server keeps its host */
+    pthread_mutex_unlock(&noted.mu);
+    return addr;
+}
+
 /* A file of a server's configuration, in its folder, for writing. */
 FILE *cluster_server_file(const char *dir, const char *name)
 {
@@ -407,6 +463,7 @@ static struct managed_server *add_server(struct cluster *c, const struct server_
     struct managed_server *s = &c->srv[c->n];
     memset(s, 0, sizeof(*s));
     s->kind = kind;
+    snprintf(s->addr, sizeof(s->addr), "127.0.0.1");
     s->aof = c->keep_data && kind->durable_mode != NULL;
     if (kind->clock_movable)
         snprintf(s->preload, sizeof(s->preload), "%s", c->clock_preload);

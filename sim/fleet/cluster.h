@@ -28,7 +28,9 @@ struct managed_server {
     const struct server_kind *kind; /* sim/fleet/server_kind.h */
     pid_t pid;                      /* 0 once stopped */
     int port;                       /* where clients connect */
-    int peer_port, election_port;   /* a ZooKeeper ensemble member's quorum ports */
+    /* where it listens, at port: 127.0.0.1, or its host's address */
+    char addr[64];
+    int peer_port, election_port; /* a ZooKeeper ensemble member's quorum ports */
     char dir[256];
     bool aof; /* in its kind's durable mode (Redis: AOF, fsync always): a kill keeps its data */
     int replica_of; /* Redis: started as a replica of 127.0.0.1:replica_of (0: a master) */
@@ -92,6 +94,14 @@ void cluster_remove_if_orphaned(const char *dir);
 /* A loopback port for a server: free now, below the kernel's ephemeral
  * range, never given before by this process; -1 with errno set. */
 int cluster_free_port(void);
+/* The address the managed server with this port (its client port or a
+ * peer port) listens at, noted by spawn_start: a port names one server
+ * in this process, since cluster_free_port gives each once. 127.0.0.1
+ * for a port no server started with. */
+const char *cluster_port_addr(int port);
+/* Where clients reach s. */
+struct lock_endpoint server_endpoint(const struct managed_server *s);
+void cluster_note_ports(const struct managed_server *s);
 /* A configuration file of a server, in its folder, for writing. */
 FILE *cluster_server_file(const char *dir, const char *name);
 /* Start s on a free port and wait until it serves; another port when the

@@ -61,7 +61,7 @@ int etcd_server_ask(int port, const char *path, const char *post, char *reply, s
     if (h == NULL)
         return -1;
     char url[128];
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", port, path);
+    snprintf(url, sizeof(url), "http://%s:%d%s", cluster_port_addr(port), port, path);
     struct body b = {.buf = reply, .len = 0, .cap = len};
     reply[0] = '\0';
     curl_easy_setopt(h, CURLOPT_URL, url);
@@ -109,10 +109,10 @@ static void command(struct spawn *sp, const struct managed_server *s)
     /* leases from 1 s (etcd_server.h): the resolved lease rests on them */
     spawn_arg(sp, "--heartbeat-interval=%d", ETCD_HEARTBEAT_MS);
     spawn_arg(sp, "--election-timeout=%d", ETCD_ELECTION_TIMEOUT_MS);
-    spawn_arg(sp, "--listen-client-urls=http://127.0.0.1:%d", s->port);
-    spawn_arg(sp, "--advertise-client-urls=http://127.0.0.1:%d", s->port);
-    spawn_arg(sp, "--listen-peer-urls=http://127.0.0.1:%d", s->peer_port);
-    spawn_arg(sp, "--initial-advertise-peer-urls=http://127.0.0.1:%d", s->peer_port);
+    spawn_arg(sp, "--listen-client-urls=http://%s:%d", s->addr, s->port);
+    spawn_arg(sp, "--advertise-client-urls=http://%s:%d", s->addr, s->port);
+    spawn_arg(sp, "--listen-peer-urls=http://%s:%d", s->addr, s->peer_port);
+    spawn_arg(sp, "--initial-advertise-peer-urls=http://%s:%d", s->addr, s->peer_port);
     if (initial[0])
         spawn_arg(sp, "--initial-cluster=%s", initial);
     spawn_arg(sp, "--initial-cluster-state=new");
@@ -128,7 +128,8 @@ static int write_initial_cluster(struct managed_server *const *m, size_t n, size
     if (f == NULL)
         return -1;
     for (size_t j = 0; j < n; j++)
-        fprintf(f, "%s%s=http://127.0.0.1:%d", j ? "," : "", member_name(m[j]), m[j]->peer_port);
+        fprintf(f, "%s%s=http://%s:%d", j ? "," : "", member_name(m[j]), m[j]->addr,
+                m[j]->peer_port);
     fputc('\n', f);
     return fclose(f);
 }

@@ -107,7 +107,7 @@ static void command(struct spawn *sp, const struct managed_server *s)
     spawn_arg(sp, "--socket=%s/" SOCKET_NAME, s->dir);
     spawn_arg(sp, "--pid-file=%s/mysqld.pid", s->dir);
     spawn_arg(sp, "--port=%d", s->port);
-    spawn_arg(sp, "--bind-address=127.0.0.1");
+    spawn_arg(sp, "--bind-address=%s", s->addr);
     for (size_t i = 0; i < N_SETTINGS; i++)
         spawn_arg(sp, "%s", settings[i]);
 }
@@ -138,7 +138,7 @@ static MYSQL *ask_connect(const char *host, int port, char *why, size_t len)
 static bool answers(int port)
 {
     char why[160];
-    MYSQL *m = ask_connect("127.0.0.1", port, why, sizeof(why));
+    MYSQL *m = ask_connect(cluster_port_addr(port), port, why, sizeof(why));
     bool ok = m && mysql_query(m, "SELECT 1") == 0;
     if (ok)
         mysql_free_result(mysql_store_result(m));
@@ -230,7 +230,7 @@ static int kill_sessions(MYSQL *m, char *why, size_t len)
 static int reset(const struct managed_server *s, char *err, size_t errlen)
 {
     char why[200];
-    MYSQL *m = ask_connect("127.0.0.1", s->port, why, sizeof(why));
+    MYSQL *m = ask_connect(s->addr, s->port, why, sizeof(why));
     int rc = m ? kill_sessions(m, why, sizeof(why)) : -1;
     if (rc < 0)
         snprintf(err, errlen, "mysql on port %d: cannot end its sessions: %s", s->port, why);

@@ -34,11 +34,12 @@ static void command(struct spawn *sp, const struct managed_server *s)
     FILE *f = cluster_server_file(s->dir, "pgbouncer.ini");
     if (f) {
         fprintf(f,
-                "[databases]\npostgres = host=127.0.0.1 port=%d dbname=postgres user=" POSTGRES_USER
-                "\n[pgbouncer]\nlisten_addr = 127.0.0.1\nlisten_port = %d\nunix_socket_dir =\n"
+                "[databases]\npostgres = host=%s port=%d dbname=postgres user=" POSTGRES_USER
+                "\n[pgbouncer]\nlisten_addr = %s\nlisten_port = %d\nunix_socket_dir =\n"
                 "auth_type = trust\nauth_file = %s/userlist.txt\npool_mode = %s\n"
                 "default_pool_size = %d\nmax_client_conn = 1000\nlogfile = %s/pgbouncer.log\n",
-                upstream, s->port, s->dir, mode, size, s->dir);
+                cluster_port_addr(upstream), upstream, s->addr, s->port, s->dir, mode, size,
+                s->dir);
         fclose(f);
     }
     spawn_run_as(sp, POSTGRES_USER);

@@ -121,9 +121,10 @@ static void command(struct spawn *sp, const struct managed_server *s)
     /* SETUP.md's settings for a throwaway server: nothing waits for a disk;
      * connections for a run's clients (up to 4096), each with one more per
      * row lock it holds at once (postgres_row.c) */
-    static const char *const settings[] = {"listen_addresses=127.0.0.1", "fsync=off",
-                                           "synchronous_commit=off", "full_page_writes=off",
-                                           "max_connections=4500"};
+    static const char *const settings[] = {"fsync=off", "synchronous_commit=off",
+                                           "full_page_writes=off", "max_connections=4500"};
+    spawn_arg(sp, "-c");
+    spawn_arg(sp, "listen_addresses=%s", s->addr);
     for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]); i++) {
         spawn_arg(sp, "-c");
         spawn_arg(sp, "%s", settings[i]);
@@ -134,8 +135,8 @@ bool postgres_server_answers(int port)
 {
     char conn[128];
     snprintf(conn, sizeof(conn),
-             "host=127.0.0.1 port=%d dbname=postgres user=" POSTGRES_USER " connect_timeout=2",
-             port);
+             "host=%s port=%d dbname=postgres user=" POSTGRES_USER " connect_timeout=2",
+             cluster_port_addr(port), port);
     return PQping(conn) == PQPING_OK;
 }
 
@@ -226,7 +227,9 @@ static int start_topology(const struct topology *t, char *err, size_t errlen)
     int port = pgbouncer_server_start(t->cl, upstream, mode, size, err, errlen);
     if (port < 0)
         return -1;
-    t->endpoints->ep[t->endpoints->n++] = (struct lock_endpoint){.host = "127.0.0.1", .port = port};
+    struct lock_endpoint *ep = &t->endpoints->ep[t->endpoints->n++];
+    *ep = (struct lock_endpoint){.port = port};
+    snprintf(ep->host, sizeof(ep->host), "%s", cluster_port_addr(port));
     return 1;
 }
 
@@ -237,7 +240,7 @@ static int reset(const struct managed_server *s, char *err, size_t errlen)
 {
     char conn[128];
     snprintf(conn, sizeof(conn),
-             "host=127.0.0.1 port=%d dbname=postgres user=" POSTGRES_USER " connect_timeout=5",
+             "host=%s port=%d dbname=postgres user=" POSTGRES_USER " connect_timeout=5", s->addr,
              s->port);
     PGconn *pg = PQconnectdb(conn);
     PGresult *r =

@@ -58,7 +58,7 @@ static void command(struct spawn *sp, const struct managed_server *s)
     spawn_arg(sp, "--bind-source-addr");
     spawn_arg(sp, "%s", source);
     spawn_arg(sp, "--cluster-announce-ip");
-    spawn_arg(sp, "127.0.0.1");
+    spawn_arg(sp, "%s", s->addr);
     /* protected mode lets in 127.0.0.1 and ::1 alone, not a peer from
      * 127.77.x.y; it listens on 127.0.0.1 only, so no one else reaches it */
     spawn_arg(sp, "--protected-mode");
@@ -91,8 +91,8 @@ static int known_by_all(struct managed_server **s, size_t n)
 
 static int meet_all(struct managed_server **s, size_t n)
 {
-    char cmd[64];
-    snprintf(cmd, sizeof(cmd), "CLUSTER MEET 127.0.0.1 %d %d", s[0]->port, s[0]->peer_port);
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "CLUSTER MEET %s %d %d", s[0]->addr, s[0]->port, s[0]->peer_port);
     for (size_t i = 1; i < n; i++)
         if (redis_server_command(s[i]->port, cmd, "+OK") < 0)
             return -1;

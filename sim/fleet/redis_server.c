@@ -32,8 +32,9 @@ int redis_server_reply(int port, const char *command, char *reply, size_t len)
     char line[600], why[128]; /* the longest line: the clock jump's script */
     int n = snprintf(line, sizeof(line), "%s\r\n", command);
     ssize_t got = -1;
-    int fd =
-        n > 0 && (size_t)n < sizeof(line) ? server_dial("127.0.0.1", port, why, sizeof(why)) : -1;
+    int fd = n > 0 && (size_t)n < sizeof(line)
+                 ? server_dial(cluster_port_addr(port), port, why, sizeof(why))
+                 : -1;
     if (fd >= 0 && write(fd, line, (size_t)n) == n) {
         struct pollfd p = {.fd = fd, .events = POLLIN};
         if (poll(&p, 1, 2000) == 1)
@@ -108,7 +109,7 @@ void redis_server_args(struct spawn *sp, const struct managed_server *s)
     spawn_arg(sp, "--port");
     spawn_arg(sp, "%d", s->port);
     spawn_arg(sp, "--bind");
-    spawn_arg(sp, "127.0.0.1");
+    spawn_arg(sp, "%s", s->addr);
     spawn_arg(sp, "--save");
     spawn_arg(sp, "%s", "");
     spawn_arg(sp, "--appendonly");
@@ -126,7 +127,7 @@ void redis_server_args(struct spawn *sp, const struct managed_server *s)
     spawn_arg(sp, "0");
     if (s->replica_of > 0) {
         spawn_arg(sp, "--replicaof");
-        spawn_arg(sp, "127.0.0.1");
+        spawn_arg(sp, "%s", cluster_port_addr(s->replica_of));
         spawn_arg(sp, "%d", s->replica_of);
     }
     spawn_arg(sp, "--daemonize");
@@ -262,7 +263,7 @@ static int start_topology(const struct topology *t, char *err, size_t errlen)
     if (start(t->cl, 1, err, errlen) < 0)
         return -1;
     const struct managed_server *master = &t->cl->srv[t->cl->n - 1];
-    struct lock_endpoint up = {.host = "127.0.0.1", .port = master->port};
+    struct lock_endpoint up = server_endpoint(master);
     *t->link = proxy_new(&up, 1, 1, 1, t->seed, err, errlen);
     if (*t->link == NULL || proxy_start(*t->link, err, errlen) < 0)
         return -1;
@@ -271,9 +272,7 @@ static int start_topology(const struct topology *t, char *err, size_t errlen)
     for (uint32_t i = 0; i < redis->followers; i++) {
         if (redis_server_start_replica(t->cl, proxy_address(*t->link, 0, 0).port, err, errlen) < 0)
             return -1;
-        l->ep[l->n] =
-            (struct lock_endpoint){.host = "127.0.0.1", .port = t->cl->srv[t->cl->n - 1].port};
-        l->n++;
+        l->ep[l->n++] = server_endpoint(&t->cl->srv[t->cl->n - 1]);
     }
     if (redis->finders == 0)
         return 1;
@@ -286,8 +285,7 @@ static int start_topology(const struct topology *t, char *err, size_t errlen)
                               errlen) < 0)
         return -1;
     for (size_t i = first; i < t->cl->n; i++)
-        t->finders->ep[t->finders->n++] =
-            (struct lock_endpoint){.host = "127.0.0.1", .port = t->cl->srv[i].port};
+        t->finders->ep[t->finders->n++] = server_endpoint(&t->cl->srv[i]);
     return 1;
 }
 

@@ -41,11 +41,12 @@ static int write_sentinel_conf(const struct managed_server *s, int master_port, 
         return -1;
     /* down-after 500 ms: a failover in about a second (SETUP.md) */
     fprintf(f,
-            "port %d\nbind 127.0.0.1\ndaemonize no\ndir %s\nlogfile %s/sentinel.log\n"
-            "sentinel monitor " MASTER_NAME " 127.0.0.1 %d %zu\n"
+            "port %d\nbind %s\ndaemonize no\ndir %s\nlogfile %s/sentinel.log\n"
+            "sentinel monitor " MASTER_NAME " %s %d %zu\n"
             "sentinel down-after-milliseconds " MASTER_NAME " 500\n"
             "sentinel failover-timeout " MASTER_NAME " %llu\n",
-            s->port, s->dir, s->dir, master_port, quorum, (unsigned long long)failover_ms);
+            s->port, s->addr, s->dir, s->dir, cluster_port_addr(master_port), master_port, quorum,
+            (unsigned long long)failover_ms);
     return fclose(f);
 }
 

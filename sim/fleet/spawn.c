@@ -495,6 +495,7 @@ void spawn_stop_clean(struct managed_server *s)
 int spawn_start(struct managed_server *s, char *err, size_t errlen)
 {
     struct spawn sp;
+    cluster_note_ports(s);
     prepare_spawn(&sp, s);
     if (sp.cut) { /* a server started without some of its options is not the one asked for */
         snprintf(err, errlen, "%s: its command line has more than %d arguments", s->kind->name,

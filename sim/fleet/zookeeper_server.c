@@ -58,11 +58,12 @@ static int write_zoo_cfg(struct managed_server *const *zk, size_t n, size_t i)
         return -1;
     fprintf(f,
             "tickTime=500\ninitLimit=20\nsyncLimit=10\ndataDir=%s\nclientPort=%d\n"
-            "clientPortAddress=127.0.0.1\n4lw.commands.whitelist=*\nadmin.enableServer=false\n"
+            "clientPortAddress=%s\n4lw.commands.whitelist=*\nadmin.enableServer=false\n"
             "maxClientCnxns=0\nforceSync=no\nclientPortListenBacklog=65535\n",
-            zk[i]->dir, zk[i]->port);
+            zk[i]->dir, zk[i]->port, zk[i]->addr);
     for (size_t j = 0; n > 1 && j < n; j++)
-        fprintf(f, "server.%zu=127.0.0.1:%d:%d\n", j + 1, zk[j]->peer_port, zk[j]->election_port);
+        fprintf(f, "server.%zu=%s:%d:%d\n", j + 1, zk[j]->addr, zk[j]->peer_port,
+                zk[j]->election_port);
     int rc = fclose(f);
     if (n > 1 && rc == 0) {
         f = cluster_server_file(zk[i]->dir, "myid");
@@ -129,11 +130,10 @@ int zookeeper_server_ask(int port, const char *word, char *reply, size_t len)
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0 || len == 0)
         return fd < 0 ? -1 : 0;
-    struct sockaddr_in a = {.sin_family = AF_INET,
-                            .sin_port = htons((uint16_t)port),
-                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     size_t got = 0;
-    if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+    if (inet_pton(AF_INET, cluster_port_addr(port), &a.sin_addr) == 1 &&
+        connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
         write(fd, word, strlen(word)) == (ssize_t)strlen(word)) {
         /* a four-letter word's answer ends when the server closes */
         struct pollfd p = {.fd = fd, .events = POLLIN};
