@@ -34,7 +34,8 @@ void signals_publish_runner(struct runner *r)
 void signals_publish_servers(const struct cluster *c)
 {
     for (size_t i = 0; i < CLUSTER_MAX_SERVERS; i++)
-        atomic_store(&sig.servers[i], i < c->n ? c->srv[i].pid : 0);
+        /* a server on another host has a pid of that host's: nothing to kill here */
+        atomic_store(&sig.servers[i], i < c->n && c->srv[i].host == NULL ? c->srv[i].pid : 0);
     if (c->root[0] && !atomic_load(&sig.root_set)) {
         memcpy(sig.root, c->root, sizeof(sig.root));
         atomic_store(&sig.root_set, 1);

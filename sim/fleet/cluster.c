@@ -3,6 +3,7 @@
 #include "sim/fleet/cluster.h"
 #include "sim/fleet/janitor.h"
 #include "sim/fleet/netfilter.h"
+#include "sim/fleet/remote.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -562,9 +563,24 @@ static void keep_logs(const struct cluster *c, const char *logs_dir)
     if (mkdir(logs_dir, 0755) < 0 && errno != EEXIST)
         return;
     for (size_t i = 0; i < c->n; i++) {
-        char name[64];
-        cluster_keep_log(c->root, c->srv[i].kind, i, cluster_server_name(c, i, name, sizeof(name)),
-                         logs_dir);
+        char name[64], to[600];
+        cluster_server_name(c, i, name, sizeof(name));
+        snprintf(to, sizeof(to), "%s/%s.log", logs_dir, name);
+        if (c->srv[i].host) /* fetched from its host: its folder goes with the run's */
+            remote_fetch(&c->srv[i], c->srv[i].kind->log, to);
+        else
+            cluster_keep_log(c->root, c->srv[i].kind, i, name, logs_dir);
+    }
+}
+
+/* The run's folder, and its shared one, off every host it was given. */
+static void clear_hosts(const struct cluster *c)
+{
+    for (size_t h = 0; h < c->n_hosts; h++) {
+        if (c->root[0])
+            remote_remove_dir(&c->hosts[h], c->root);
+        if (c->shared[0])
+            remote_remove_dir(&c->hosts[h], c->shared);
     }
 }
 
@@ -574,6 +590,7 @@ void cluster_stop(struct cluster *c, const char *logs_dir)
         spawn_stop_clean(&c->srv[i]);
     if (logs_dir)
         keep_logs(c, logs_dir);
+    clear_hosts(c);
     if (c->netfilter && c->root[0] && netfilter_clear(c->root) == 0)
         c->netfilter = false;
     if (c->shared[0]) {

@@ -23,11 +23,16 @@
 #define CLUSTER_MAX_CLIENTS 100000
 
 struct server_kind;
+struct fleet_host;
 
 struct managed_server {
     const struct server_kind *kind; /* sim/fleet/server_kind.h */
-    pid_t pid;                      /* 0 once stopped */
-    int port;                       /* where clients connect */
+    /* NULL: it runs on this machine; else on that host (remote.h), its
+     * pid that host's, never one to signal here */
+    struct fleet_host *host;
+    pid_t pid;                    /* 0 once stopped */
+    unsigned long long pid_start; /* on a host: the kernel's start time of pid there */
+    int port;                     /* where clients connect */
     /* where it listens, at port: 127.0.0.1, or its host's address */
     char addr[64];
     int peer_port, election_port; /* a ZooKeeper ensemble member's quorum ports */
@@ -61,6 +66,11 @@ struct cluster {
     char clock_preload[384];
     /* netfilter.h's table of this run may exist: removed at the stop */
     bool netfilter;
+    /* The hosts its servers may be placed on (remote.h), connected, the
+     * caller's; none: every server runs on this machine. Each gets the
+     * run's folder at the same path, removed at the stop. */
+    struct fleet_host *hosts;
+    size_t n_hosts;
     struct managed_server srv[CLUSTER_MAX_SERVERS];
     size_t n;
 };

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "sim/fleet/cluster.h"
+#include "sim/fleet/remote.h"
 #include "sim/fleet/server_kind.h"
 #include "sim/fleet/spawn.h"
 #include "sim/record/clock.h"
@@ -86,7 +87,8 @@ size_t cluster_processes(struct cluster *c, size_t i, struct cluster_proc *tree,
 {
     cluster_lock();
     pid_t pid = i < c->n ? c->srv[i].pid : 0;
-    size_t n = pid > 0 ? spawn_processes(pid, tree, max) : 0;
+    /* on a host the strike reads its tree there, in the same command */
+    size_t n = pid > 0 && c->srv[i].host == NULL ? spawn_processes(pid, tree, max) : 0;
     cluster_unlock();
     return n;
 }
@@ -174,7 +176,8 @@ int cluster_strike(struct cluster *c, size_t i, int sig, const struct cluster_pr
     int rc = -1;
     if (s) {
         st->pid = s->pid;
-        rc = strike_tree(s, sig, tree, n, st, err, errlen);
+        rc = s->host ? remote_strike(s, sig, st, err, errlen)
+                     : strike_tree(s, sig, tree, n, st, err, errlen);
     }
     if (rc == 0 && sig == SIGKILL)
         s->killed = true;

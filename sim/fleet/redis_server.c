@@ -17,6 +17,7 @@
 
 #include "sim/fleet/cluster.h"
 #include "sim/fleet/redis_server.h"
+#include "sim/fleet/remote.h"
 #include "sim/fleet/sentinel_server.h"
 #include "sim/fleet/server_kind.h"
 #include "sim/fleet/spawn.h"
@@ -220,6 +221,11 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 /* What Redis would load at start: gone, as after a crash with no disk. */
 void redis_server_forget_data(const struct managed_server *s)
 {
+    if (s->host) {
+        static const char *const data[] = {"appendonlydir", "dump.rdb", NULL};
+        remote_remove_files(s, data);
+        return;
+    }
     char path[320];
     snprintf(path, sizeof(path), "%s/appendonlydir", s->dir);
     nftw(path, remove_entry, 8, FTW_DEPTH | FTW_PHYS);

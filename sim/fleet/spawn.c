@@ -26,7 +26,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sim/fleet/remote.h"
 #include "sim/fleet/server_kind.h"
+#include "sim/fleet/ssh.h"
 #include "sim/record/clock.h"
 
 /* A kind's base time to serve (its ready_base_ms) leaves room for a
@@ -64,6 +66,7 @@ struct spawn {
     bool drop;
     uid_t uid;
     gid_t gid;
+    char user[32]; /* by name, for a host where its ids may differ */
 };
 
 void spawn_arg(struct spawn *sp, const char *fmt, ...)
@@ -93,6 +96,7 @@ int spawn_run_as(struct spawn *sp, const char *user)
     if (pw == NULL)
         return -1;
     sp->drop = true;
+    snprintf(sp->user, sizeof(sp->user), "%s", user);
     sp->uid = pw->pw_uid;
     sp->gid = pw->pw_gid;
     return 0;
@@ -281,6 +285,10 @@ static pid_t keeper_fork(const struct spawn *sp)
 /* Last line of the server's logs, for an error message. */
 void spawn_log_tail(const struct managed_server *s, char *out, size_t len)
 {
+    if (s->host) {
+        remote_log_tail(s, out, len);
+        return;
+    }
     const char *names[] = {"stdout.log", s->kind->log};
     out[0] = '\0';
     for (size_t i = 0; i < 2; i++) {
@@ -299,6 +307,10 @@ void spawn_log_tail(const struct managed_server *s, char *out, size_t len)
 
 int spawn_reap(struct managed_server *s, int *status)
 {
+    if (s->host) {
+        *status = 0; /* how it ended stays on its host */
+        return remote_reap(s);
+    }
     pid_t r = waitpid(s->pid, status, WNOHANG);
     if (r == s->pid) {
         s->pid = 0;
@@ -462,6 +474,10 @@ void spawn_stop(struct managed_server *s, int sig)
 {
     if (s->pid <= 0)
         return;
+    if (s->host) {
+        remote_stop(s, sig);
+        return;
+    }
     /* read before it dies: its children are given to init then. A paused
      * server's children were paused with it (a PostgreSQL's backends),
      * and the one that ends them needs them running. */
@@ -492,6 +508,41 @@ void spawn_stop_clean(struct managed_server *s)
     spawn_stop(s, s->kind->stop_signal ? s->kind->stop_signal : SIGTERM);
 }
 
+/* sp as one shell command line for a host: the environment it adds to
+ * the host's own (env NAME=VALUE), the user it runs as (runuser), then
+ * its words, each quoted. -1 when it does not fit. */
+static int shell_line(const struct spawn *sp, char *buf, size_t len)
+{
+    const char *words[SPAWN_MAX_ARGS + 16];
+    size_t n = 0;
+    if (sp->drop) {
+        words[n++] = "runuser";
+        words[n++] = "-u";
+        words[n++] = sp->user;
+        words[n++] = "--";
+    }
+    if (sp->envp) {
+        words[n++] = "env";
+        for (size_t k = 0; k < sizeof(sp->extra) / sizeof(sp->extra[0]); k++)
+            if (sp->extra[k][0])
+                words[n++] = sp->extra[k];
+    }
+    for (size_t k = 0; k < sp->argc; k++)
+        words[n++] = sp->argv[k];
+    words[n] = NULL;
+    return ssh_command_line(words, buf, len);
+}
+
+static int start_there(struct managed_server *s, const struct spawn *sp, char *err, size_t errlen)
+{
+    static __thread char line[SPAWN_MAX_ARGS * 330];
+    if (shell_line(sp, line, sizeof(line)) < 0) {
+        snprintf(err, errlen, "%s: its command line is too long for a host", s->kind->name);
+        return -1;
+    }
+    return remote_start(s, line, err, errlen);
+}
+
 int spawn_start(struct managed_server *s, char *err, size_t errlen)
 {
     struct spawn sp;
@@ -502,6 +553,8 @@ int spawn_start(struct managed_server *s, char *err, size_t errlen)
                  SPAWN_MAX_ARGS);
         return -1;
     }
+    if (s->host)
+        return start_there(s, &sp, err, errlen);
     s->pid = keeper_fork(&sp);
     if (s->pid < 0) {
         snprintf(err, errlen, "fork: %s", strerror(errno));
