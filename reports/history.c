@@ -515,7 +515,11 @@ const char *history_series_text(const struct history_index *idx, size_t s, size_
         snprintf(buf, len, "new series");
     } else {
         char differs[320];
-        snprintf(buf, len, "new series: %s", series_differs(idx, s, differs, sizeof(differs)));
+        /* cut at len, as the row's width is */
+        if (snprintf(buf, len, "new series: %s",
+                     series_differs(idx, s, differs, sizeof(differs))) >= (int)len &&
+            len > 0)
+            buf[len - 1] = '\0';
     }
     return buf;
 }

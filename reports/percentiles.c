@@ -94,7 +94,9 @@ static const char *exact(double p, int min, char *buf, size_t len)
 const char *report_percentile_key(double p, char *buf, size_t len)
 {
     char num[40];
-    snprintf(buf, len, "p%s", exact(p, 2, num, sizeof(num)));
+    /* a key longer than buf is cut, as every label here is */
+    if (snprintf(buf, len, "p%s", exact(p, 2, num, sizeof(num))) >= (int)len && len > 0)
+        buf[len - 1] = '\0';
     return buf;
 }
 

@@ -30,6 +30,9 @@ void report_spans(FILE *f, const struct run_result *r);
 /* "lost at release: N grants lost while held, ..." when there were any
  * (run_result.lost_at_release). */
 void report_lost_at_release(FILE *f, const struct run_result *r);
+/* "invariants:" and a line for each, ok or !!!, as the run prints them
+ * (and `check` of a latch's history). */
+void report_invariants(FILE *f, const struct run_result *r);
 
 /* Files in the run folder. Each returns 0, or -1 with errno set. */
 int report_json(const char *path, const struct run_result *r);

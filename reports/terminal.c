@@ -91,6 +91,11 @@ static void print_safety(FILE *f, const struct run_result *r)
     if (r->scn->fencing)
         fprintf(f, "fencing: %" PRIu64 " rejected accesses (reads and writes with a stale token)\n",
                 r->rejected_accesses);
+    report_invariants(f, r);
+}
+
+void report_invariants(FILE *f, const struct run_result *r)
+{
     fprintf(f, "invariants:\n");
     for (size_t i = 0; i < r->n_inv; i++)
         fprintf(f, "  %-4s %-22s %s\n", report_invariant_mark(&r->inv[i]), r->inv[i].name,

@@ -7,6 +7,7 @@
 
 #include "sim/check/availability.h"
 #include "sim/check/check_stream.h"
+#include "sim/check/latch_check.h"
 #include "sim/check/stale_grants.h"
 #include "sim/check/stalls.h"
 #include "sim/check/stuck.h"
@@ -20,6 +21,8 @@ struct check_pass {
     struct stuck *stuck;
     struct stalls *stalls;
     struct stale_grants *grants;
+    struct latch_check *latch; /* NULL: no latch */
+    struct history_latch latch_settings;
 };
 
 void check_pass_free(struct check_pass *p)
@@ -39,6 +42,7 @@ void check_pass_free(struct check_pass *p)
     if (p->stalls && stalls_end(p->stalls, &st, &n) == 0)
         free(st);
     stale_grants_free(p->grants);
+    latch_check_free(p->latch);
     checker_result_free(&p->check);
     free(p);
 }
@@ -62,13 +66,22 @@ struct check_pass *check_pass_begin(uint64_t lookback_ns, bool writes_only)
     return p;
 }
 
+int check_pass_latch(struct check_pass *p, const struct history_latch *s)
+{
+    latch_check_free(p->latch);
+    p->latch_settings = *s;
+    p->latch = latch_check_begin(s);
+    return p->latch ? 0 : -1;
+}
+
 int check_pass_event(struct check_pass *p, const struct history_event *e)
 {
     int rc = checker_event(p->checker, e);
     if (rc < 0)
         return rc;
     if (availability_event(p->avail, e) < 0 || stuck_event(p->stuck, e) < 0 ||
-        stalls_event(p->stalls, e) < 0 || stale_grants_event(p->grants, e) < 0)
+        stalls_event(p->stalls, e) < 0 || stale_grants_event(p->grants, e) < 0 ||
+        (p->latch && latch_check_event(p->latch, e) < 0))
         return -1;
     return 0;
 }
@@ -90,6 +103,13 @@ int check_pass_end(struct check_pass *p, uint64_t end_ns, struct run_result *r)
     p->stalls = NULL;
     stale_grants_end(p->grants, &r->late_grants, &r->n_late_grants, &r->lost_at_release);
     p->grants = NULL;
+    if (p->latch) {
+        struct latch_tally t;
+        latch_check_end(p->latch, &t);
+        p->latch = NULL;
+        r->n_inv = latch_tally_invariants(&t, &p->latch_settings, r->inv, WORKLOAD_MAX_INVARIANTS);
+        r->invariants_hold = r->inv[0].holds && r->inv[1].holds;
+    }
     size_t n_avail = 0;
     int rc = checker_end(c, end_ns, &r->spans, &r->n_spans);
     rc |= availability_end(a, end_ns, &r->avail, &n_avail);

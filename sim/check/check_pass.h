@@ -23,6 +23,10 @@ struct check_pass;
 /* lookback_ns and writes_only as result_check_history's. NULL: out of
  * memory. */
 struct check_pass *check_pass_begin(uint64_t lookback_ns, bool writes_only);
+/* Judge a latch's rounds too (latch_check.h), with its settings from the
+ * history's start line: check_pass_end then fills r's invariants with
+ * the two the latch workload judges. 0, or -1 out of memory. */
+int check_pass_latch(struct check_pass *p, const struct history_latch *s);
 /* One event, not earlier than the one before. 0; -1 out of memory; -2 out
  * of time order, or from a process numbered past HISTORY_MAX_CLIENTS. */
 int check_pass_event(struct check_pass *p, const struct history_event *e);

@@ -2,6 +2,8 @@
  * its violations, and freeing what it holds. The verdict against the
  * scenario's expectations is the engine's (sim/engine/verdict.c). */
 #include "sim/check/result.h"
+
+#include "sim/check/latch_check.h"
 #include "sim/check/sections.h"
 
 #include <inttypes.h>
@@ -92,6 +94,25 @@ static int result_stale_grants(struct run_result *r, bool writes_only)
     return 0;
 }
 
+/* A latch's rounds judged from the whole history, as check_pass_latch
+ * judges them from the stream. */
+static int result_latch(struct run_result *r)
+{
+    struct latch_check *c = latch_check_begin(&r->hist.latch);
+    if (c == NULL)
+        return -1;
+    for (size_t i = 0; i < r->hist.n; i++)
+        if (latch_check_event(c, &r->hist.ev[i]) < 0) {
+            latch_check_free(c);
+            return -1;
+        }
+    struct latch_tally t;
+    latch_check_end(c, &t);
+    r->n_inv = latch_tally_invariants(&t, &r->hist.latch, r->inv, WORKLOAD_MAX_INVARIANTS);
+    r->invariants_hold = r->inv[0].holds && r->inv[1].holds;
+    return 0;
+}
+
 int result_check_history(struct run_result *r, uint64_t lookback_ns, bool writes_only)
 {
     if (history_sections(&r->hist, &r->sections, &r->n_sections, &r->spans, &r->n_spans) < 0)
@@ -107,6 +128,8 @@ int result_check_history(struct run_result *r, uint64_t lookback_ns, bool writes
                     writes_only, &r->check) < 0)
         return -1;
     checker_attach_stalls(&r->check, r->sections, r->stalls, r->n_stalls, lookback_ns);
+    if (r->hist.latch.latches && result_latch(r) < 0)
+        return -1;
     return result_stale_grants(r, writes_only);
 }
 

@@ -18,19 +18,24 @@
 #include "sim/record/history_reader.h"
 #include "sim/scenario/scenario.h"
 
-/* A history a latch wrote (redisson-latch): no section in it. */
-static bool latch_history(const struct history *h)
+/* A history a latch wrote (redisson-latch) before its lines were
+ * recorded: no section in it, and nothing to judge its rounds by. */
+static bool latch_unjudged(const struct history *h)
 {
     const struct lock_ops *ops = lock_find(h->algorithm);
-    return ops && ops->latch;
+    return ops && ops->latch && !h->latch.latches;
 }
+
+/* What --expect-invariants asks of a latch's invariants. */
+enum want_inv { WANT_HOLD = 0, WANT_BROKEN };
 
 /* The verdict line of a check, and its exit code. A history that did not
  * end (no end line: the writer died; or an end line saying incomplete)
  * never passes, as `run` never passes an interrupted run: what it did not
  * record could hold the violation. A violation it does show is a FAIL all
  * the same. */
-static int check_verdict(const struct run_result *r, int met, const char *want, uint64_t got)
+static int check_verdict(const struct run_result *r, int met, const char *want, uint64_t got,
+                         enum want_inv want_inv)
 {
     const struct history *h = &r->hist;
     char why[320], tail[640], verdict[200];
@@ -40,15 +45,23 @@ static int check_verdict(const struct run_result *r, int met, const char *want, 
         snprintf(tail, sizeof(tail), "%s; violations expected %s, got %" PRIu64, why, want, got);
         word = "INCOMPLETE";
         rc = EXIT_ENV;
-    } else if (latch_history(h)) {
-        /* its invariants live in its run's memory, not in the history:
-         * "0 violations" of a latch says nothing, so it does not pass */
+    } else if (latch_unjudged(h)) {
+        /* an older latch history: its invariants were judged in its run's
+         * memory alone, and "0 violations" of a latch says nothing */
         snprintf(tail, sizeof(tail),
-                 "%s is a latch: its history holds no sections, and its invariants are judged "
-                 "by its run (report.json's invariants), not from the history",
+                 "%s is a latch, and this history of it (from a locklab before the latch's "
+                 "lines were recorded) holds none of its calls: its invariants are judged by "
+                 "its run (report.json's invariants), not from the history",
                  h->algorithm);
         word = "INCOMPLETE";
         rc = EXIT_ENV;
+    } else if (h->latch.latches && met && r->invariants_hold != (want_inv == WANT_HOLD)) {
+        /* the latch's invariants, judged from its lines, as the run's verdict has them */
+        snprintf(tail, sizeof(tail), "invariants: expected %s, got %s%s",
+                 want_inv == WANT_HOLD ? "hold" : "broken", r->invariants_hold ? "hold" : "broken",
+                 h->complete ? "" : " (in an incomplete history)");
+        word = "FAIL";
+        rc = EXIT_FAILED;
     } else if (!met) {
         snprintf(tail, sizeof(tail), "violations expected %s, got %" PRIu64 "%s", want, got,
                  h->complete ? "" : " (in an incomplete history)");
@@ -96,6 +109,8 @@ static int check_streamed(const char *file, struct run_result *res)
     struct check_pass *p =
         check_pass_begin((uint64_t)start->ttl_ms * 1000000u, ops && ops->optimistic);
     int rc = p ? 0 : -1;
+    if (rc == 0 && start->latch.latches)
+        rc = check_pass_latch(p, &start->latch); /* its rounds, from its lines */
     for (; rc == 0 && got == 1; got = history_reader_next(rd, &e))
         rc = check_pass_event(p, &e);
     if (got < 0 || rc == -2) {
@@ -137,8 +152,8 @@ static int check_whole(const char *file, struct run_result *res)
 
 /* Check file into res, print what was found and the verdict; the exit
  * code. */
-static int check_file(const char *file, const struct expect_num *want, int show, bool whole,
-                      struct run_result *res)
+static int check_file(const char *file, const struct expect_num *want, enum want_inv want_inv,
+                      int show, bool whole, struct run_result *res)
 {
     int rc = whole ? check_whole(file, res) : check_streamed(file, res);
     if (rc != 0)
@@ -152,6 +167,8 @@ static int check_file(const char *file, const struct expect_num *want, int show,
     printf("checker: %s, %" PRIu64 " concurrent entries\n", report_checker(c, line, sizeof(line)),
            c->concurrent_entries);
     report_lost_at_release(stdout, res);
+    if (res->hist.latch.latches)
+        report_invariants(stdout, res);
     report_violations(stdout, res, show);
     report_spans(stdout, res);
     char stuck[256];
@@ -159,7 +176,7 @@ static int check_file(const char *file, const struct expect_num *want, int show,
         printf("stuck: %s\n", stuck);
     char w[24];
     int met = expect_met(want, c->violations);
-    return check_verdict(res, met, expect_format(want, w, sizeof(w)), c->violations);
+    return check_verdict(res, met, expect_format(want, w, sizeof(w)), c->violations, want_inv);
 }
 
 int cmd_check(int argc, char **argv)
@@ -167,6 +184,7 @@ int cmd_check(int argc, char **argv)
     struct expect_num want = {.op = EXPECT_EQ, .value = 0};
     long long show = 10;
     bool whole = false;
+    enum want_inv want_inv = WANT_HOLD;
     const char *path = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--expect") == 0 && i + 1 < argc) {
@@ -176,6 +194,12 @@ int cmd_check(int argc, char **argv)
             if (parse_long(argv[++i], 0, 100000, &show) < 0)
                 return bad_usage("--show-violations: expected an integer in 0..100000, got \"%s\"",
                                  argv[i]);
+        } else if (strcmp(argv[i], "--expect-invariants") == 0 && i + 1 < argc) {
+            i++;
+            if (strcmp(argv[i], "hold") != 0 && strcmp(argv[i], "broken") != 0)
+                return bad_usage("--expect-invariants: expected hold or broken, got \"%s\"",
+                                 argv[i]);
+            want_inv = strcmp(argv[i], "hold") == 0 ? WANT_HOLD : WANT_BROKEN;
         } else if (strcmp(argv[i], "--in-memory") == 0) {
             whole = true;
         } else if (argv[i][0] == '-' || path) {
@@ -196,7 +220,7 @@ int cmd_check(int argc, char **argv)
         fprintf(stderr, "locklab: out of memory\n");
         return EXIT_ENV;
     }
-    int rc = check_file(file, &want, (int)show, whole, res);
+    int rc = check_file(file, &want, want_inv, (int)show, whole, res);
     result_free(res);
     free(res);
     return rc;

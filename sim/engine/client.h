@@ -174,10 +174,14 @@ bool client_retry(struct client *cl, uint64_t since_ns);
 
 /* A latch's calls (client_latch.c), as workload_calls' latch_set,
  * latch_delete, latch_down and latch_await say. */
+struct latch_count;
+struct latch_seen;
 int client_latch_set(struct client *cl, uint32_t key, uint32_t count);
 bool client_latch_delete(struct client *cl, uint32_t key);
-bool client_latch_down(struct client *cl, uint32_t key, uint64_t *sent_ns, uint64_t *acked_ns);
-int client_latch_await(struct client *cl, uint32_t key, uint32_t wait_ms, uint64_t *resumed_ns);
+bool client_latch_down(struct client *cl, uint32_t key, struct latch_count *count,
+                       uint64_t *acked_ns);
+int client_latch_await(struct client *cl, uint32_t key, uint32_t wait_ms,
+                       const struct latch_count *count, struct latch_seen *seen);
 
 /* Owner value of a client life: "<run id>:<client>:<incarnation>". */
 void client_owner_name(char *buf, size_t len, const char *run_id, uint32_t client,

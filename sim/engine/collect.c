@@ -140,6 +140,8 @@ static void collect_history(struct runner *r, struct run_result *res)
     res->hist.ttl_ms = record_lease_ms(r);
     res->hist.slack_ms = record_slack_ms(r);
     res->hist.metered = r->meter_ran;
+    if (r->run.wl->ops->latch_settings) /* the judge's settings, for check */
+        r->run.wl->ops->latch_settings(r->run.wl->settings, &res->hist.latch);
     for (uint32_t i = 0; i < r->n; i++)
         res->hist.dropped += history_buf_dropped(r->clients[i].hist);
     res->hist.dropped += history_buf_dropped(nemesis_history(r->run.nem));

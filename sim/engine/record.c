@@ -114,6 +114,8 @@ static void start_fields(const struct runner *r, struct history *h)
     h->ttl_ms = record_lease_ms(r);
     h->slack_ms = record_slack_ms(r);
     h->metered = r->meter_ran;
+    if (r->run.wl->ops->latch_settings) /* the judge's settings, for check */
+        r->run.wl->ops->latch_settings(r->run.wl->settings, &h->latch);
 }
 
 int record_start(struct runner *r, char *err, size_t errlen)

@@ -31,6 +31,8 @@ void history_free(struct history *h)
 
 static const char *const type_names[] = {"invoke", "ok", "fail", "info"};
 const char *const history_f_names[HF_CRASH + 1] = {"acquire", "release", "renew", "crash"};
+const char *const history_latch_f_names[HF_COUNT - HF_LATCH_FIRST] = {"set_count", "delete",
+                                                                      "count_down", "await"};
 const char *const history_link_names[HISTORY_LINK_STATES] = {"connected", "connecting", "expired"};
 _Static_assert(HISTORY_LINK_STATES == LOCK_LINK_COUNT, "a word for every link state");
 const char *const history_effect_names[EFFECT_COUNT] = {"applied", "none", "fenced", "crashed"};
@@ -135,6 +137,11 @@ static void write_start(const struct history *h, struct line *l)
         put_field_u64(l, ",\"slack_ms\":", h->slack_ms);
     if (h->metered)
         put_field_u64(l, ",\"stall_floor_ms\":", HICCUP_FLOOR_MS);
+    if (h->latch.latches) {
+        put_field_u64(l, ",\"latches\":", h->latch.latches);
+        put_field_u64(l, ",\"parties\":", h->latch.parties);
+        put_field_u64(l, ",\"bound_ms\":", h->latch.bound_ms);
+    }
     put(l, "}\n");
 }
 
@@ -259,8 +266,39 @@ static int write_link(const struct history *h, const struct history_event *e, st
     return 0;
 }
 
+/* A latch's call: its error as an operation's; a trySetCount's count; what
+ * a waiter saw when its await came back. */
+static int write_latch(const struct history *h, const struct history_event *e, struct line *l)
+{
+    if (!history_latch_expressible(e))
+        return -1;
+    put_field_u64(l, "{\"time\":", e->t_ns);
+    put_field_u64(l, ",\"process\":", e->client);
+    put_field_str(l, ",\"type\":", type_names[e->type]);
+    put_field_str(l, ",\"f\":", history_latch_f_names[e->f - HF_LATCH_FIRST]);
+    put_name(l, ",\"key\":", h->keys, h->n_keys, e->key);
+    put_name(l, ",\"owner\":", h->owners, h->n_owners, e->owner);
+    if (e->type == HT_INVOKE && e->f == HF_SET_COUNT)
+        put_field_u64(l, ",\"count\":", e->permits);
+    if ((e->type == HT_FAIL || e->type == HT_INFO) && e->arg != HE_NONE)
+        put_field_str(l, ",\"error\":", history_error_names[e->arg]);
+    if (e->type != HT_INVOKE && e->f == HF_AWAIT) {
+        put_field_u64(l, ",\"sent\":", e->permits);
+        if (e->zero_ns)
+            put_field_u64(l, ",\"zero\":", e->zero_ns);
+        if (e->unanswered)
+            put_field_u64(l, ",\"unanswered\":", e->unanswered);
+        if (e->resumed_ns)
+            put_field_u64(l, ",\"resumed\":", e->resumed_ns);
+    }
+    put(l, "}\n");
+    return 0;
+}
+
 static int write_event(const struct history *h, const struct history_event *e, struct line *l)
 {
+    if (history_f_latch(e->f))
+        return write_latch(h, e, l);
     if (e->f == HF_FAULT)
         return write_fault(h, e, l);
     if (e->f == HF_LINK)

@@ -32,7 +32,20 @@ enum history_f {
     HF_FAULT,   /* info: a fault started (arg2 = 0) or ended (arg2 = 1) */
     HF_LINK,    /* info: the client's link to its service changed (arg = enum lock_link) */
     HF_STALL,   /* info: the stall meter asked to wake at t_ns and ran at end_ns (hiccup.h) */
+    /* A countdown latch's calls (Redisson's RCountDownLatch): no sections. */
+    HF_SET_COUNT,    /* trySetCount: invoke (permits = the count), ok set, fail busy: set already */
+    HF_LATCH_DELETE, /* delete: ok answered (deleted, or none there) */
+    HF_COUNT_DOWN,   /* countDown: invoke sent, ok answered, info no answer */
+    HF_AWAIT,        /* await: invoke; ok passed, fail busy its wait ran out; each result
+                        with what the waiter saw (permits, zero_ns, unanswered, resumed_ns) */
 };
+#define HF_LATCH_FIRST HF_SET_COUNT
+#define HF_COUNT       (HF_AWAIT + 1)
+
+static inline bool history_f_latch(unsigned f)
+{
+    return f >= HF_LATCH_FIRST && f <= HF_AWAIT;
+}
 
 /* A fault event's client when the fault struck servers, not a client. */
 #define HISTORY_SERVERS UINT32_MAX
@@ -56,31 +69,46 @@ enum history_error {
 struct history_event {
     uint64_t t_ns;
     union {
-        uint64_t token;  /* acquire ok: fencing token (0 = none) */
-        uint64_t due_ns; /* acquire invoke: in open loop, when its step was due to start
-                            (latency counts from there); 0 = closed loop */
-        uint64_t end_ns; /* HF_STALL: when the testbed ran again */
+        uint64_t token;   /* acquire ok: fencing token (0 = none) */
+        uint64_t due_ns;  /* acquire invoke: in open loop, when its step was due to start
+                             (latency counts from there); 0 = closed loop */
+        uint64_t end_ns;  /* HF_STALL: when the testbed ran again */
+        uint64_t zero_ns; /* HF_AWAIT result: the last countDown's answer as the waiter saw
+                             it (the count's zero), 0 = not all answered yet */
     };
-    uint64_t seq;     /* acquire ok / release invoke / crash: witness sequence;
-                         HF_FAULT: the note saying what it did (or HISTORY_NO_NOTE) */
-    uint32_t client;  /* HF_FAULT: the client it struck, or HISTORY_SERVERS */
-    uint32_t key;     /* key id (index into history.keys); HF_FAULT: the fault's index in
-                         the scenario's list (HISTORY_NO_FAULT: not known) */
-    uint32_t owner;   /* owner id (index into history.owners); HF_FAULT: the note naming
-                         the servers it struck (history.notes; HISTORY_NO_NOTE: none) */
-    uint8_t type;     /* enum history_type */
-    uint8_t f;        /* enum history_f */
-    uint8_t arg;      /* release invoke: enum section_effect; fail/info: enum history_error;
-                         HF_FAULT: fault type number (see fault_type_name) */
-    uint8_t arg2;     /* HF_FAULT: 0 = start, 1 = end */
-    uint8_t mode;     /* acquire: the enum lock_mode asked (invoke) and held (ok) */
-    uint32_t permits; /* acquire in LOCK_MODE_PERMIT: the key's permits, at least 1 */
+    union {
+        uint64_t seq;        /* acquire ok / release invoke / crash: witness sequence;
+                                HF_FAULT: the note saying what it did (or HISTORY_NO_NOTE) */
+        uint64_t resumed_ns; /* HF_AWAIT result: the end of a pause of the waiter inside
+                                it, 0 = none */
+    };
+    uint32_t client;     /* HF_FAULT: the client it struck, or HISTORY_SERVERS */
+    uint32_t key;        /* key id (index into history.keys); HF_FAULT: the fault's index in
+                            the scenario's list (HISTORY_NO_FAULT: not known) */
+    uint32_t owner;      /* owner id (index into history.owners); HF_FAULT: the note naming
+                            the servers it struck (history.notes; HISTORY_NO_NOTE: none) */
+    uint8_t type;        /* enum history_type */
+    uint8_t f;           /* enum history_f */
+    uint8_t arg;         /* release invoke: enum section_effect; fail/info: enum history_error;
+                            HF_FAULT: fault type number (see fault_type_name) */
+    uint8_t arg2;        /* HF_FAULT: 0 = start, 1 = end */
+    uint8_t mode;        /* acquire: the enum lock_mode asked (invoke) and held (ok) */
+    uint16_t unanswered; /* HF_AWAIT result: countDowns of the round the waiter saw go
+                            unanswered (at most HISTORY_MAX_LATCH_COUNT) */
+    uint32_t permits;    /* acquire in LOCK_MODE_PERMIT: the key's permits, at least 1;
+                            HF_SET_COUNT invoke: the count; HF_AWAIT result: the countDowns
+                            sent when the waiter looked */
 };
+/* unanswered fits the padding before permits: an event stays 48 bytes */
+_Static_assert(sizeof(struct history_event) <= 48, "a history event is 48 bytes");
+#define HISTORY_MAX_LATCH_COUNT 65535u
 
 /* The file's words for f (operations only, not HF_FAULT), a release's
  * effect (enum section_effect) and an error: one table for the writer and
  * the reader. */
 extern const char *const history_f_names[HF_CRASH + 1];
+/* A latch's calls, by f - HF_LATCH_FIRST: "set_count", "delete", "count_down", "await". */
+extern const char *const history_latch_f_names[HF_COUNT - HF_LATCH_FIRST];
 extern const char *const history_effect_names[EFFECT_COUNT];
 extern const char *const history_error_names[HE_REFUSED + 1];
 /* An acquire's mode, by enum lock_mode: "exclusive" (never written: the
@@ -124,6 +152,13 @@ uint64_t history_buf_floor_of(struct history_buf *b);
  * take, in the order they were appended, into out; how many. */
 size_t history_buf_take(struct history_buf *b, struct history_event *out, size_t max);
 
+/* A latch run's settings, from the start line (latches 0: no latch). */
+struct history_latch {
+    uint32_t latches;  /* its latches, one key each */
+    uint32_t parties;  /* the count each round is set to */
+    uint32_t bound_ms; /* every waiter passes within this of being able to */
+};
+
 /* A whole history, merged or read back from a file. Owns everything. */
 struct history {
     struct history_event *ev; /* sorted by t_ns, ties by client then buffer order */
@@ -149,9 +184,22 @@ struct history {
     /* The longest stall of its holder the lock survives by design: the
      * lease less the holder's refresh period (0: not known, or none) */
     uint32_t slack_ms;
-    bool metered;     /* the host stall meter ran: no stall line means none happened */
-    uint64_t dropped; /* events lost to memory exhaustion */
+    bool metered;               /* the host stall meter ran: no stall line means none happened */
+    struct history_latch latch; /* a latch run's settings (latches 0: not a latch run) */
+    uint64_t dropped;           /* events lost to memory exhaustion */
 };
+
+/* Whether a latch event is one the files can say: a known type (renew's
+ * rule aside, every latch call has an invoke), an error in range, a time
+ * a waiter saw not after its line's. Both writers refuse the rest. */
+static inline bool history_latch_expressible(const struct history_event *e)
+{
+    if (!history_f_latch(e->f) || e->type > HT_INFO || e->arg > HE_REFUSED)
+        return false;
+    if (e->f != HF_AWAIT || e->type == HT_INVOKE)
+        return true;
+    return e->zero_ns <= e->t_ns && e->resumed_ns <= e->t_ns;
+}
 
 /* The string tables a history's ids point into. */
 struct history_names {

@@ -119,6 +119,12 @@ struct llh_writer *llh_writer_new(FILE *f, const struct history *h)
         free(w);
         return NULL;
     }
+    if (h->latch.latches) {
+        put_byte(w, LLH_LATCH);
+        put_var(w, h->latch.latches);
+        put_var(w, h->latch.parties);
+        put_var(w, h->latch.bound_ms);
+    }
     return w;
 }
 
@@ -169,6 +175,8 @@ static int note_ref(struct llh_writer *w, const struct history_names *nm, uint64
 /* What history_write_jsonl refuses (an engine bug), refused alike. */
 static bool expressible(const struct history_event *e)
 {
+    if (history_f_latch(e->f))
+        return history_latch_expressible(e);
     switch (e->f) {
     case HF_FAULT:
         return e->arg < fault_kind_count() && e->arg2 <= 1;
@@ -250,9 +258,31 @@ static void put_op_extra(struct llh_writer *w, const struct history_event *e, ui
     }
 }
 
+/* A latch call's fields after its owner: what history_write_jsonl writes. */
+static void put_latch_extra(struct llh_writer *w, const struct history_event *e)
+{
+    if (e->type == HT_INVOKE) {
+        if (e->f == HF_SET_COUNT)
+            put_var(w, e->permits);
+        return;
+    }
+    if (e->type != HT_OK)
+        put_var(w, e->arg);
+    if (e->f != HF_AWAIT)
+        return;
+    put_var(w, (e->zero_ns ? 1u : 0u) | (e->unanswered ? 2u : 0u) | (e->resumed_ns ? 4u : 0u));
+    put_var(w, e->permits);
+    if (e->zero_ns)
+        put_var(w, e->t_ns - e->zero_ns);
+    if (e->unanswered)
+        put_var(w, e->unanswered);
+    if (e->resumed_ns)
+        put_var(w, e->t_ns - e->resumed_ns);
+}
+
 static void put_event(struct llh_writer *w, const struct history_event *e, const struct refs *r)
 {
-    put_byte(w, LLH_EVENT | (unsigned)e->f << 2 | e->type);
+    put_byte(w, LLH_EVENT + ((unsigned)e->f << 2 | e->type));
     put_delta(w, e->t_ns, w->prev_t);
     w->prev_t = e->t_ns;
     switch (e->f) {
@@ -275,7 +305,10 @@ static void put_event(struct llh_writer *w, const struct history_event *e, const
         put_var(w, e->client);
         put_var(w, r->key);
         put_var(w, r->owner);
-        put_op_extra(w, e, r->key);
+        if (history_f_latch(e->f))
+            put_latch_extra(w, e);
+        else
+            put_op_extra(w, e, r->key);
     }
 }
 

@@ -26,13 +26,14 @@
 #define LLH_MAGIC_LEN 8
 #define LLH_VERSION   1
 
-/* Record tags. An event's is LLH_EVENT | f << 2 | type. */
+/* Record tags. An event's is LLH_EVENT + (f << 2 | type). */
 enum llh_tag {
     LLH_START = 0x01,
     LLH_KEY = 0x02,
     LLH_OWNER = 0x03,
     LLH_NOTE = 0x04,
     LLH_END = 0x05,
+    LLH_LATCH = 0x06, /* a latch run's settings, right after the start record */
     LLH_EVENT = 0x20,
 };
 

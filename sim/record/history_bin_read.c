@@ -218,6 +218,22 @@ static int read_start(struct llh_dec *d)
     return 0;
 }
 
+/* A latch run's settings: once, before the first event and table record
+ * (the writer puts it right after the start). */
+static int read_latch_record(struct llh_dec *d)
+{
+    struct history_latch *l = &d->h->latch;
+    if (l->latches || d->n_events || d->keys.n || d->owners.n || d->notes.n)
+        return fail(d, "a latch record other than right after the start record");
+    if (get_u32(d, "latches", HISTORY_MAX_LATCH_COUNT, &l->latches) < 0 ||
+        get_u32(d, "parties", HISTORY_MAX_LATCH_COUNT, &l->parties) < 0 ||
+        get_u32(d, "bound_ms", HISTORY_MAX_MS, &l->bound_ms) < 0)
+        return -1;
+    if (!l->latches || !l->parties || !l->bound_ms)
+        return fail(d, "a latch record's latches, parties and bound_ms must be at least 1");
+    return 0;
+}
+
 static void sync_tables(struct llh_dec *d)
 {
     d->h->keys = d->keys.in.names;
@@ -439,12 +455,59 @@ static int read_stall(struct llh_dec *d, struct history_event *e)
     return 0;
 }
 
+/* A time a waiter saw, written back from its line's. */
+static int get_back(struct llh_dec *d, const char *what, const struct history_event *e, uint64_t *t)
+{
+    uint64_t back;
+    if (get_max(d, what, e->t_ns - d->h->start_mono_ns, &back) < 0)
+        return -1;
+    *t = e->t_ns - back;
+    return 0;
+}
+
+/* A latch's call (history_bin.c's put_latch_extra). */
+static int read_latch(struct llh_dec *d, struct history_event *e)
+{
+    uint64_t client, x;
+    if (!d->h->latch.latches)
+        return fail(d, "a latch's call in a history with no latch record");
+    if (get_var(d, &client) < 0 || check_client(d, "process", client) < 0 ||
+        get_ref(d, &d->keys, "key", &e->key, NULL) < 0 ||
+        get_ref(d, &d->owners, "owner", &e->owner, NULL) < 0)
+        return -1;
+    e->client = (uint32_t)client;
+    if (e->type == HT_INVOKE)
+        return e->f == HF_SET_COUNT
+                   ? get_u32(d, "a trySetCount's count", HISTORY_MAX_LATCH_COUNT, &e->permits)
+                   : 0;
+    if (e->type != HT_OK) {
+        if (get_max(d, "error", HE_REFUSED, &x) < 0)
+            return -1;
+        e->arg = (uint8_t)x;
+    }
+    if (e->f != HF_AWAIT)
+        return 0;
+    uint32_t unanswered = 0;
+    if (get_max(d, "an await's flags", 7, &x) < 0 ||
+        get_u32(d, "an await's sent", HISTORY_MAX_LATCH_COUNT, &e->permits) < 0 ||
+        ((x & 1) && get_back(d, "an await's zero", e, &e->zero_ns) < 0) ||
+        ((x & 2) &&
+         get_u32(d, "an await's unanswered", HISTORY_MAX_LATCH_COUNT, &unanswered) < 0) ||
+        ((x & 4) && get_back(d, "an await's resumed", e, &e->resumed_ns) < 0))
+        return -1;
+    if (((x & 1) && e->zero_ns == 0) || ((x & 2) && unanswered == 0) ||
+        ((x & 4) && e->resumed_ns == 0))
+        return fail(d, "an await's flags %llu name a 0", (unsigned long long)x);
+    e->unanswered = (uint16_t)unanswered;
+    return 0;
+}
+
 static const struct history_words llh_words = {
     .seq = "seq", .time = "time", .place = "byte", .on = "at"};
 
 static int read_event(struct llh_dec *d, unsigned tag, struct history_event *e)
 {
-    *e = (struct history_event){.type = (uint8_t)(tag & 3), .f = (uint8_t)((tag >> 2) & 7)};
+    *e = (struct history_event){.type = (uint8_t)(tag & 3), .f = (uint8_t)((tag - LLH_EVENT) >> 2)};
     if (get_delta(d, d->last_t, &e->t_ns) < 0 || check_time(d, "time", e->t_ns) < 0)
         return -1;
     int rc;
@@ -456,6 +519,8 @@ static int read_event(struct llh_dec *d, unsigned tag, struct history_event *e)
         rc = read_stall(d, e);
     else if (e->f <= HF_CRASH)
         rc = read_op(d, e);
+    else if (history_f_latch(e->f))
+        rc = read_latch(d, e);
     else
         rc = fail(d, "unknown record 0x%02x", tag);
     if (rc < 0)
@@ -536,8 +601,11 @@ int llh_dec_next(struct llh_dec *d, struct history_event *e)
         case LLH_END:
             rc = read_end(d);
             break;
+        case LLH_LATCH:
+            rc = read_latch_record(d);
+            break;
         default:
-            if (tag < LLH_EVENT || tag >= LLH_EVENT + ((HF_STALL + 1) << 2))
+            if (tag < LLH_EVENT || tag >= LLH_EVENT + (HF_COUNT << 2))
                 return fail(d, "unknown record 0x%02x", tag);
             return read_event(d, tag, e) < 0 ? -1 : 1;
         }

@@ -189,6 +189,18 @@ static int read_start(struct reader *r, json_t *o)
         get_num(r, o, "stall_floor_ms", false, HISTORY_MAX_MS, &floor) < 0)
         return -1;
     h->metered = json_object_get(o, "stall_floor_ms") != NULL;
+    /* a latch run's settings: all three, or none (an older file, a lock) */
+    if (get_u32(r, o, "latches", false, HISTORY_MAX_LATCH_COUNT, &h->latch.latches) < 0 ||
+        get_u32(r, o, "parties", false, HISTORY_MAX_LATCH_COUNT, &h->latch.parties) < 0 ||
+        get_u32(r, o, "bound_ms", false, HISTORY_MAX_MS, &h->latch.bound_ms) < 0)
+        return -1;
+    const bool has[3] = {json_object_get(o, "latches") != NULL,
+                         json_object_get(o, "parties") != NULL,
+                         json_object_get(o, "bound_ms") != NULL};
+    if (has[0] != has[1] || has[0] != has[2])
+        return fail(r, "\"latches\", \"parties\" and \"bound_ms\" come together, or not at all");
+    if (has[0] && (!h->latch.latches || !h->latch.parties || !h->latch.bound_ms))
+        return fail(r, "\"latches\", \"parties\" and \"bound_ms\" must be at least 1");
     const char *scn = get_str(r, o, "scenario", false);
     const char *alg = get_str(r, o, "algorithm", false);
     if ((scn == NULL && json_object_get(o, "scenario")) ||
@@ -368,6 +380,54 @@ static int read_stall(struct reader *r, json_t *o, int type, struct history_even
     return 0;
 }
 
+/* A latch's call (docs/history.md, "latches"): its key and owner as an
+ * operation's; a trySetCount's count; what a waiter saw. */
+static int read_latch(struct reader *r, json_t *o, int f, struct history_event *e)
+{
+    e->f = (uint8_t)f;
+    if (!r->h->latch.latches)
+        return fail(r, "a latch's \"%s\" in a history whose start line names no latch",
+                    history_latch_f_names[f - HF_LATCH_FIRST]);
+    const char *key = get_str(r, o, "key", true);
+    const char *owner = key ? get_str(r, o, "owner", true) : NULL;
+    if (owner == NULL)
+        return -1;
+    if (intern_str(&r->keys, key, &e->key) < 0 || intern_str(&r->owners, owner, &e->owner) < 0)
+        return fail(r, "out of memory");
+    if (e->type == HT_INVOKE && f == HF_SET_COUNT &&
+        get_u32(r, o, "count", true, HISTORY_MAX_LATCH_COUNT, &e->permits) < 0)
+        return -1;
+    if (e->type == HT_FAIL || e->type == HT_INFO) {
+        int a = get_enum(r, o, "error", history_error_names, HE_REFUSED + 1, HE_NONE);
+        if (a < 0)
+            return -1;
+        e->arg = (uint8_t)a;
+    }
+    if (e->type == HT_INVOKE || f != HF_AWAIT)
+        return 0;
+    uint32_t unanswered = 0;
+    if (get_u32(r, o, "sent", true, HISTORY_MAX_LATCH_COUNT, &e->permits) < 0 ||
+        get_u32(r, o, "unanswered", false, HISTORY_MAX_LATCH_COUNT, &unanswered) < 0 ||
+        get_time(r, o, "zero", false, &e->zero_ns) < 0 ||
+        get_time(r, o, "resumed", false, &e->resumed_ns) < 0)
+        return -1;
+    e->unanswered = (uint16_t)unanswered;
+    if (e->zero_ns > e->t_ns || e->resumed_ns > e->t_ns)
+        return fail(r, "an await's \"%s\" after its \"time\"",
+                    e->zero_ns > e->t_ns ? "zero" : "resumed");
+    return 0;
+}
+
+/* Which latch call f names, or -1. */
+static int latch_f(json_t *o)
+{
+    json_t *fv = json_object_get(o, "f");
+    for (int i = 0; json_is_string(fv) && i < HF_COUNT - HF_LATCH_FIRST; i++)
+        if (strcmp(json_string_value(fv), history_latch_f_names[i]) == 0)
+            return HF_LATCH_FIRST + i;
+    return -1;
+}
+
 static int read_op(struct reader *r, json_t *o, json_int_t process, struct history_event *e)
 {
     if (process < 0)
@@ -378,6 +438,11 @@ static int read_op(struct reader *r, json_t *o, json_int_t process, struct histo
     if (json_is_string(fv) && strcmp(json_string_value(fv), "link") == 0) {
         e->client = (uint32_t)process;
         return read_link(r, o, e);
+    }
+    int lf = latch_f(o);
+    if (lf >= 0) {
+        e->client = (uint32_t)process;
+        return read_latch(r, o, lf, e);
     }
     int f = get_enum(r, o, "f", history_f_names, HF_CRASH + 1, -1);
     if (f < 0)

@@ -22,18 +22,25 @@
  * every_waiter_within_bound counts the later ones, and those still not
  * through when the run ended that long after.
  *
+ * Every call is in the history (docs/history.md, "latches"), each await's
+ * result with what the waiter saw of its round, and a waiter is judged
+ * from exactly what its line says (sim/check/latch_check.h), so `locklab
+ * check` judges the run from its history alone and comes to the same
+ * figures.
+ *
  * A Redis restarted without its data has lost the count: Redisson's
  * getCount reads the missing key as 0, and its waiters pass while the
  * parties still work. That breaks the batch's promise, and this workload
  * says so (no_pass_before_zero), whoever is to blame.
  */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "sim/check/latch_check.h"
 #include "sim/record/clock.h"
-#include "sim/workloads/latch.h"
 #include "sim/workloads/workload.h"
 
 struct latch_keys {
@@ -115,19 +122,18 @@ static void latch_describe(const void *settings, const struct workload_run *run,
 
 /* One latch's round, shared by its clients. */
 struct latch_entry {
-    _Alignas(64) _Atomic uint64_t round;  /* the round set and open; 0: none yet */
-    _Atomic uint32_t sent, acked, failed; /* its countDowns: sent, answered, no answer */
-    _Atomic uint32_t done;                /* its waiters through (or gone at the run's end) */
-    _Atomic uint64_t zero_at;             /* the last countDown's answer (0: not yet all) */
+    _Alignas(64) _Atomic uint64_t round; /* the round set and open; 0: none yet */
+    struct latch_count count;            /* its countDowns sent, unanswered; its zero */
+    _Atomic uint32_t acked;              /* its countDowns answered */
+    _Atomic uint32_t done;               /* its waiters through (or gone at the run's end) */
+    _Atomic uint64_t last_ack;           /* the latest answer so far */
 };
 
 struct latch_state {
     struct latch_entry *latch; /* per key */
     uint64_t *seen;            /* per client: the last round it took part in */
-    _Atomic uint64_t rounds, passes, early, late, missed, judged_out, set_failed;
-    _Atomic uint64_t after_pause; /* passes of waiters paused through the zero */
-    _Atomic uint32_t fewest_sent; /* the fewest countDowns sent under an early pass */
-    _Atomic uint64_t slowest_ns;  /* the slowest pass after the waiter could pass */
+    pthread_mutex_t mu;        /* over tally: once a waiter's round */
+    struct latch_tally tally;
 };
 
 static int latch_init(struct workload *w)
@@ -137,21 +143,23 @@ static int latch_init(struct workload *w)
     if (st == NULL)
         return -1;
     w->state = st;
+    pthread_mutex_init(&st->mu, NULL);
+    latch_tally_init(&st->tally);
     st->latch = aligned_alloc(64, sizeof(*st->latch) * k->latches);
     st->seen = calloc((size_t)k->latches * per_latch(k), sizeof(*st->seen));
     w->res = w->calls->store_new(k->latches, 0, w->run.fencing);
     if (st->latch == NULL || st->seen == NULL || w->res == NULL ||
         workload_alloc_keys(w, k->latches) < 0)
         return -1;
-    atomic_init(&st->fewest_sent, UINT32_MAX);
     for (uint32_t i = 0; i < k->latches; i++) {
         struct latch_entry *e = &st->latch[i];
         atomic_init(&e->round, 0);
-        atomic_init(&e->sent, 0);
+        atomic_init(&e->count.sent, 0);
+        atomic_init(&e->count.failed, 0);
+        atomic_init(&e->count.zero_at, 0);
         atomic_init(&e->acked, 0);
-        atomic_init(&e->failed, 0);
         atomic_init(&e->done, 0);
-        atomic_init(&e->zero_at, 0);
+        atomic_init(&e->last_ack, 0);
         char name[40];
         snprintf(name, sizeof(name), "lock:latch:%" PRIu32, i);
         if (workload_set_key(w, i, name) < 0)
@@ -166,6 +174,7 @@ static void latch_free(struct workload *w)
     if (st) {
         free(st->latch);
         free(st->seen);
+        pthread_mutex_destroy(&st->mu);
     }
     free(st);
 }
@@ -174,13 +183,6 @@ static void atomic_max(_Atomic uint64_t *at, uint64_t v)
 {
     uint64_t old = atomic_load(at);
     while (v > old && !atomic_compare_exchange_weak(at, &old, v))
-        ;
-}
-
-static void atomic_min32(_Atomic uint32_t *at, uint32_t v)
-{
-    uint32_t old = atomic_load(at);
-    while (v < old && !atomic_compare_exchange_weak(at, &old, v))
         ;
 }
 
@@ -202,7 +204,7 @@ static bool round_over(const struct latch_entry *e, const struct workload *w, ui
     const struct latch_keys *k = settings_of(w);
     (void)unused;
     return atomic_load(&e->round) == 0 ||
-           (atomic_load(&e->acked) + atomic_load(&e->failed) == k->parties &&
+           (atomic_load(&e->acked) + atomic_load(&e->count.failed) == k->parties &&
             atomic_load(&e->done) == k->waiters);
 }
 
@@ -227,17 +229,22 @@ static bool open_round(struct workload *w, struct client *cl, uint32_t key)
     if (set == 0 && w->calls->latch_delete(cl, key))
         set = w->calls->latch_set(cl, key, parties);
     if (set != 1) {
-        atomic_fetch_add_explicit(&st->set_failed, 1, memory_order_relaxed);
+        pthread_mutex_lock(&st->mu);
+        st->tally.set_failed++;
+        pthread_mutex_unlock(&st->mu);
         w->calls->idle_until(cl, clock_mono_ns() + RETRY_NS);
         return false;
     }
-    atomic_store(&e->sent, 0);
+    atomic_store(&e->count.sent, 0);
+    atomic_store(&e->count.failed, 0);
+    atomic_store(&e->count.zero_at, 0);
     atomic_store(&e->acked, 0);
-    atomic_store(&e->failed, 0);
     atomic_store(&e->done, 0);
-    atomic_store(&e->zero_at, 0);
+    atomic_store(&e->last_ack, 0);
     atomic_fetch_add(&e->round, 1);
-    atomic_fetch_add_explicit(&st->rounds, 1, memory_order_relaxed);
+    pthread_mutex_lock(&st->mu);
+    st->tally.rounds++;
+    pthread_mutex_unlock(&st->mu);
     return true;
 }
 
@@ -255,70 +262,36 @@ static bool party_step(struct workload *w, struct client *cl, uint32_t key, uint
     uint64_t work = w->calls->random(cl, (uint64_t)settings_of(w)->work_ms + 1);
     if (!w->calls->idle_until(cl, clock_mono_ns() + work * 1000000ULL))
         return false;
-    uint64_t sent, acked;
-    atomic_fetch_add(&e->sent, 1); /* before it leaves: a pass it makes sees it */
-    if (!w->calls->latch_down(cl, key, &sent, &acked)) {
-        atomic_fetch_add(&e->failed, 1);
+    uint64_t acked;
+    if (!w->calls->latch_down(cl, key, &e->count, &acked)) {
+        atomic_fetch_add(&e->count.failed, 1);
         return false;
     }
-    (void)sent;
-    (void)acked;
-    /* the last to be counted: every answer came by now */
+    atomic_max(&e->last_ack, acked);
+    /* the last to be counted: every answer came by now, the latest of
+     * them (its count_down line's time) is the zero */
     if (atomic_fetch_add(&e->acked, 1) + 1 == settings_of(w)->parties)
-        atomic_store(&e->zero_at, clock_mono_ns());
+        atomic_store(&e->count.zero_at, atomic_load(&e->last_ack));
     return true;
 }
 
-enum latch_verdict latch_judge(const struct latch_round_view *v, int passed, uint64_t *after_ns)
-{
-    *after_ns = 0;
-    if (v->unanswered > 0)
-        return LATCH_UNJUDGED;
-    if (passed && v->sent < v->parties)
-        return LATCH_EARLY;
-    if (v->zero_ns == 0)
-        return LATCH_ON_TIME; /* before the last answer came: not yet due */
-    uint64_t start = v->zero_ns > v->from_ns ? v->zero_ns : v->from_ns;
-    *after_ns = v->at_ns > start ? v->at_ns - start : 0;
-    if (*after_ns <= (uint64_t)v->bound_ms * 1000000ULL)
-        return LATCH_ON_TIME;
-    return passed ? LATCH_LATE : LATCH_MISSED;
-}
-
-/* The waiter's round, passed or not (at_ns: its pass, or now), counted
- * in the workload's figures. */
-static void judge_round(struct latch_state *st, const struct latch_entry *e,
-                        const struct latch_keys *k, uint64_t from, bool resumed, int passed)
+/* The waiter's round, passed or not, judged from what its last await's
+ * line says it saw, and counted in the workload's figures. */
+static void judge_round(struct latch_state *st, const struct latch_keys *k,
+                        const struct latch_seen *seen, uint64_t from, bool paused, int passed)
 {
     struct latch_round_view v = {
         .parties = k->parties,
-        .sent = atomic_load(&e->sent),
-        .unanswered = atomic_load(&e->failed),
-        .zero_ns = atomic_load(&e->zero_at),
+        .sent = seen->sent,
+        .unanswered = seen->unanswered,
+        .zero_ns = seen->zero_ns,
         .from_ns = from,
-        .at_ns = clock_mono_ns(),
+        .at_ns = seen->at_ns,
         .bound_ms = k->bound_ms,
     };
-    uint64_t after;
-    enum latch_verdict verdict = latch_judge(&v, passed, &after);
-    if (passed)
-        atomic_fetch_add_explicit(&st->passes, 1, memory_order_relaxed);
-    if (passed && verdict != LATCH_UNJUDGED && after > 0)
-        atomic_max(&st->slowest_ns, after);
-    /* paused through the zero: judged from its resumption */
-    if (passed && resumed && v.zero_ns != 0 && from > v.zero_ns)
-        atomic_fetch_add_explicit(&st->after_pause, 1, memory_order_relaxed);
-    _Atomic uint64_t *count[] = {
-        [LATCH_ON_TIME] = NULL,
-        [LATCH_EARLY] = &st->early,
-        [LATCH_LATE] = &st->late,
-        [LATCH_MISSED] = &st->missed,
-        [LATCH_UNJUDGED] = passed ? &st->judged_out : NULL,
-    };
-    if (count[verdict])
-        atomic_fetch_add_explicit(count[verdict], 1, memory_order_relaxed);
-    if (verdict == LATCH_EARLY)
-        atomic_min32(&st->fewest_sent, v.sent);
+    pthread_mutex_lock(&st->mu);
+    latch_tally_round(&st->tally, &v, passed, paused);
+    pthread_mutex_unlock(&st->mu);
 }
 
 /* A waiter: await the zero, again after every wait that ran out. */
@@ -331,14 +304,16 @@ static bool waiter_step(struct workload *w, struct client *cl, uint32_t key)
     if (!idle_while(w, cl, e, round_after, *seen))
         return false;
     *seen = atomic_load(&e->round);
-    uint64_t from = clock_mono_ns();
+    uint64_t from = 0; /* its round's first await */
     bool paused = false;
+    struct latch_seen saw;
     int rc;
     for (;;) {
-        uint64_t resumed = 0;
-        rc = w->calls->latch_await(cl, key, w->run.wait_ms, &resumed);
-        if (resumed > from) {
-            from = resumed;
+        rc = w->calls->latch_await(cl, key, w->run.wait_ms, &e->count, &saw);
+        if (from == 0)
+            from = saw.invoked_ns;
+        if (saw.resumed_ns > from) {
+            from = saw.resumed_ns;
             paused = true;
         }
         /* again while the run goes on (an idle of 0 asks it; a stopped
@@ -346,7 +321,7 @@ static bool waiter_step(struct workload *w, struct client *cl, uint32_t key)
         if (rc == 1 || !w->calls->idle_until(cl, clock_mono_ns() + (rc < 0 ? SLICE_NS : 0)))
             break;
     }
-    judge_round(st, e, k, from, paused, rc == 1);
+    judge_round(st, k, &saw, from, paused, rc == 1);
     atomic_fetch_add(&e->done, 1);
     return rc == 1;
 }
@@ -360,34 +335,22 @@ static bool latch_step(struct workload *w, struct client *cl)
     return waiter_step(w, cl, key);
 }
 
+static void latch_settings(const void *settings, struct history_latch *out)
+{
+    const struct latch_keys *k = settings;
+    *out = (struct history_latch){
+        .latches = k->latches, .parties = k->parties, .bound_ms = k->bound_ms};
+}
+
 static size_t latch_invariants(const struct workload *w, struct invariant *out, size_t max)
 {
-    const struct latch_state *st = w->state;
-    const struct latch_keys *k = settings_of(w);
-    if (max < 2)
-        return 0;
-    uint64_t early = atomic_load(&st->early), late = atomic_load(&st->late);
-    uint64_t missed = atomic_load(&st->missed), passes = atomic_load(&st->passes);
-    uint32_t fewest = atomic_load(&st->fewest_sent);
-    out[0] = (struct invariant){.name = "no_pass_before_zero", .holds = early == 0};
-    snprintf(out[0].detail, sizeof(out[0].detail),
-             "%" PRIu64 " rounds of %" PRIu32 " latch(es), %" PRIu64 " passes; %" PRIu64
-             " passed before the count reached zero (the fewest countDowns sent then: %" PRIu32
-             " of %" PRIu32 ")",
-             atomic_load(&st->rounds), k->latches, passes, early, early ? fewest : k->parties,
-             k->parties);
-    out[1] =
-        (struct invariant){.name = "every_waiter_within_bound", .holds = late == 0 && missed == 0};
-    snprintf(out[1].detail, sizeof(out[1].detail),
-             "the slowest pass came %.1f ms after its waiter could pass (bound %" PRIu32
-             " ms; %" PRIu64
-             " waiters paused through the zero, judged from their resumption); %" PRIu64
-             " later than the bound, %" PRIu64 " never through by the end; %" PRIu64
-             " passes not judged (a countDown unanswered); %" PRIu64
-             " rounds not begun (trySetCount failed)",
-             (double)atomic_load(&st->slowest_ns) / 1e6, k->bound_ms, atomic_load(&st->after_pause),
-             late, missed, atomic_load(&st->judged_out), atomic_load(&st->set_failed));
-    return 2;
+    struct latch_state *st = w->state;
+    struct history_latch s;
+    latch_settings(w->settings, &s);
+    pthread_mutex_lock(&st->mu);
+    struct latch_tally t = st->tally;
+    pthread_mutex_unlock(&st->mu);
+    return latch_tally_invariants(&t, &s, out, max);
 }
 
 const struct workload_ops latch_ops = {
@@ -397,6 +360,7 @@ const struct workload_ops latch_ops = {
     WORKLOAD_KEYS(latch_table, latch_defaults),
     .hold_key = "work_ms",
     .latch = true,
+    .latch_settings = latch_settings,
     .lock_mode = LOCK_MODE_EXCLUSIVE,
     .refuses_rate = "a latch's rounds are paced by its parties and waiters",
     .check = latch_check,

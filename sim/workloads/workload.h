@@ -3,6 +3,7 @@
 #ifndef LOCKLAB_WORKLOAD_H
 #define LOCKLAB_WORKLOAD_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -10,6 +11,7 @@
 #include "algorithms/lock.h"
 #include "algorithms/settings.h"
 #include "sim/check/invariant.h"
+#include "sim/record/history.h"
 #include "sim/record/measures.h"
 #include "sim/record/section_effect.h"
 
@@ -18,6 +20,23 @@ struct resource;
 
 /* The store's answer to a read or a write (sim/engine/resource.h). */
 enum resource_rc { RES_OK = 0, RES_FENCED = 1 };
+
+/* A latch's round as its parties keep it (the latch workload's), read by
+ * each waiter as its await comes back. */
+struct latch_count {
+    _Atomic uint32_t sent;    /* countDowns sent this round */
+    _Atomic uint32_t failed;  /* of them, unanswered */
+    _Atomic uint64_t zero_at; /* the last countDown's answer (0: not all yet) */
+};
+
+/* What a waiter saw, as its await's result line says it. */
+struct latch_seen {
+    uint64_t invoked_ns; /* the await's invoke */
+    uint64_t at_ns;      /* its return: the result line's time */
+    uint64_t resumed_ns; /* a pause of the client inside it ended then; 0 none */
+    uint64_t zero_ns;    /* count's zero_at */
+    uint32_t sent, unanswered;
+};
 
 /* What a step calls of its client and of the store, handed over by the
  * engine (sim/engine/client_calls.c) as a lock reaches its seam: a
@@ -57,15 +76,19 @@ struct workload_calls {
                                     int64_t value);
     int64_t (*store_value)(const struct resource *r, uint32_t key);
     /* A latch's calls (a workload_ops.latch workload's), each the run's
-     * latch_ops call on the key's name: trySetCount (1 set, 0 it was
-     * already, -1 an error), delete (true when answered), countDown (true
-     * when answered; *sent_ns / *acked_ns when it left and its answer
-     * came), await (1 passed, 0 the wait ran out, -1 an error;
-     * *resumed_ns when a pause of the client inside it ended, 0 none). */
+     * latch_ops call on the key's name, each an invoke and a result line
+     * in the history: trySetCount (1 set, 0 it was already, -1 an error),
+     * delete (true when answered), countDown (count->sent one more just
+     * after its invoke, before it leaves; true when answered, *acked_ns
+     * when), await (1 passed, 0 the wait ran out, -1 an error; *seen what
+     * the waiter saw of count as it came back, which its result line
+     * carries). */
     int (*latch_set)(struct client *cl, uint32_t key, uint32_t count);
     bool (*latch_delete)(struct client *cl, uint32_t key);
-    bool (*latch_down)(struct client *cl, uint32_t key, uint64_t *sent_ns, uint64_t *acked_ns);
-    int (*latch_await)(struct client *cl, uint32_t key, uint32_t wait_ms, uint64_t *resumed_ns);
+    bool (*latch_down)(struct client *cl, uint32_t key, struct latch_count *count,
+                       uint64_t *acked_ns);
+    int (*latch_await)(struct client *cl, uint32_t key, uint32_t wait_ms,
+                       const struct latch_count *count, struct latch_seen *seen);
 };
 
 /* What a workload reads of the run beside its own keys, taken from the
@@ -116,6 +139,9 @@ struct workload_ops {
     /* It runs a countdown latch (lock_ops.latch), not sections: only a
      * latch can run it, and a latch runs nothing else (LACKS_LATCH). */
     bool latch;
+    /* A latch workload's settings, for its history's start line (the
+     * judge's parties and bound: docs/history.md, "latches"). */
+    void (*latch_settings)(const void *settings, struct history_latch *out);
     /* The mode its sections need of every lock (LACKS_MODE). */
     enum lock_mode lock_mode;
     /* Does it take a lock it holds again (LACKS_REENTRY)? NULL: never.

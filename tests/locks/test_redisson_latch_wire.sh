@@ -10,7 +10,11 @@
 #      broken (its waiters pass when their 250 ms wait runs out, while the
 #      parties' 400 ms of work go on); its coordinator first deletes the
 #      latch the first run left set, cut mid-round;
-#   3. everything both runs sent (MONITOR) is RCountDownLatch as
+#   3. `locklab check` on each run's folder, judging the latch from its
+#      history alone (streamed and --in-memory), prints the run's verdict
+#      and safety (PASS (safe); FAIL (safe, but 1 invariant broken)) and
+#      its two invariant lines, counts and all;
+#   4. everything both runs sent (MONITOR) is RCountDownLatch as
 #      tests/fixtures/redisson_wire.json pins it (tests/wire/monitor_check.py
 #      --latch): trySetCount, countDown, getCount, SUBSCRIBE, UNSUBSCRIBE
 #      (and delete).
@@ -87,7 +91,32 @@ else
   fail "redisson-latch-naive: exit $rc, expected FAIL with no_pass_before_zero broken:"
   sed 's/^/         /' "$tmp/naive.out"
 fi
-# 3. What MONITOR showed of both runs, held to Redisson's RCountDownLatch.
+# 3. Each run judged again from its history alone, as the run judged it.
+verdict_of() { # FILE PREFIX: the verdict and safety after PREFIX, before " - "
+  sed -n "s/^$2 \([^-]*[^ -]\).*/\1/p" "$1" | tail -1
+}
+for name in ok naive; do
+  for how in "" --in-memory; do
+    crc=0
+    "$bin" check "$tmp/$name" $how >"$tmp/$name.check$how" 2>&1 || crc=$?
+    run_v=$(verdict_of "$tmp/$name.out" "End of run:")
+    check_v=$(verdict_of "$tmp/$name.check$how" "End of check:")
+    run_inv=$(grep -E '^  (ok  |!!! ) (no_pass_before_zero|every_waiter_within_bound) ' "$tmp/$name.out")
+    check_inv=$(grep -E '^  (ok  |!!! ) (no_pass_before_zero|every_waiter_within_bound) ' \
+      "$tmp/$name.check$how")
+    want_rc=$([ "$name" = ok ] && echo 0 || echo 1)
+    if [ -n "$run_v" ] && [ "$run_v" = "$check_v" ] && [ "$crc" -eq "$want_rc" ] &&
+      [ -n "$run_inv" ] && [ "$run_inv" = "$check_inv" ]; then
+      ok "check $name ${how:-(streamed)}: $(grep '^End of check:' "$tmp/$name.check$how"), the run's invariants to the letter"
+    else
+      fail "check $name ${how:-(streamed)} (exit $crc, expected $want_rc): run said '$run_v', check '$check_v':"
+      sed 's/^/         /' "$tmp/$name.check$how"
+      diff <(echo "$run_inv") <(echo "$check_inv") | sed 's/^/         /' || true
+    fi
+  done
+done
+
+# 4. What MONITOR showed of both runs, held to Redisson's RCountDownLatch.
 kill "$monitor_pid" 2>/dev/null || true
 reap "$monitor_pid" || true
 if "$py" "$src/tests/wire/monitor_check.py" tests/fixtures/redisson_wire.json --latch \

@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "sim/workloads/latch.h"
+#include "sim/check/latch_check.h"
 
 #define MS(t) (1000000000ULL + (uint64_t)(t)*1000000ULL)
 
