@@ -61,7 +61,7 @@ nothing_left() {
   [ -e "$dir/state" ] && left+=" file:$dir/state"
   [ -e "$dir/id_ed25519" ] && left+=" file:$dir/id_ed25519"
   for p in $(pgrep -f "$runroot/$k/" 2>/dev/null) $(pgrep -f "$dir" 2>/dev/null); do
-    left+=" process:$p:$(tr '\0' ' ' </proc/"$p"/cmdline 2>/dev/null | cut -c1-60)"
+    left+=" process:$p:$(tr '\0' ' ' 2>/dev/null </proc/"$p"/cmdline | cut -c1-60)"
   done
   while read -r p s; do
     [ -n "$p" ] && live "$p" "$s" && left+=" process:$p"

@@ -16,6 +16,7 @@
 # configs, logs) live in /run/locklab-testhosts/K, which every host still
 # sees: DIR may be under /tmp, which each host hides behind its own tmpfs.
 # If DIR is lost, `down /run/locklab-testhosts/K` works from the copy there.
+# /run/locklab-testhosts/last-k (the K claimed last) is all that stays.
 # A host's command log has one line per ssh command, "SECONDS.NANOSECONDS
 # COMMAND" (the command as sent, its newlines written \n; a login without a
 # command is "(login shell)").
@@ -102,18 +103,26 @@ subnet_in_use() {
   ip netns list | grep -q "^llh$k-" && return 0
   return 1
 }
-# claim_k: the first K whose RUNROOT/K this `up` made (mkdir is atomic, so
-# two `up`s at once never share one) and whose subnet nothing uses.
+# claim_k: a K whose RUNROOT/K this `up` made (mkdir is atomic, so two
+# `up`s at once never share one) and whose subnet nothing uses. The search
+# starts after the K claimed last (RUNROOT/last-k, a hint only), so a K just
+# released is not taken again at once: a test that has just run `down` and
+# looks for what is left of K's names sees its own leftovers, not another
+# test's new hosts.
 claim_k() {
-  local k
+  local k n last
   [ -d "$RUNROOT" ] || mkdir -m 0755 "$RUNROOT" 2>/dev/null || [ -d "$RUNROOT" ] || return 1
-  for ((k = 1; k <= MAX_K; k++)); do
+  last=$(cat "$RUNROOT/last-k" 2>/dev/null)
+  [[ $last =~ ^[0-9]{1,3}$ ]] || last=0
+  for ((n = 1; n <= MAX_K; n++)); do
+    k=$(((last + n - 1) % MAX_K + 1))
     subnet_in_use "$k" && continue
     mkdir -m 0755 "$RUNROOT/$k" 2>/dev/null || continue
     if subnet_in_use "$k"; then # made between the look and the claim
       rmdir "$RUNROOT/$k"
       continue
     fi
+    echo "$k" >"$RUNROOT/last-k.$$" && mv -f "$RUNROOT/last-k.$$" "$RUNROOT/last-k"
     echo "$k"
     return 0
   done
@@ -201,7 +210,7 @@ make_host_net() {
 first_child() {
   local n c
   for ((n = 0; n < 50; n++)); do
-    read -r c _ <"/proc/$1/task/$1/children" 2>/dev/null
+    read -r c _ 2>/dev/null <"/proc/$1/task/$1/children" # stderr first: the launcher may be gone
     [ -n "${c:-}" ] && { echo "$c"; return 0; }
     kill -0 "$1" 2>/dev/null || return 1
     sleep 0.1
@@ -381,11 +390,17 @@ down_from() {
   for ns in "${nss[@]}"; do ip netns del "$ns" 2>/dev/null; done
   for v in "${veths[@]}"; do ip link del "$v" 2>/dev/null; done # gone with its peer's netns, usually
   for br in "${bridges[@]}"; do ip link del "$br" 2>/dev/null; done
-  for h in "${hds[@]}"; do rm -rf -- "$h"; done
+  # RUNROOT/K is the claim on K's names and subnet: released last, and only
+  # once the rest is gone, so no other `up` takes K while any of it lives
+  # (and a `down` that failed can be run again from the same state).
+  check_gone "$quiet" || return 1
+  for h in "${hds[@]}"; do
+    rm -rf -- "$h" || { [ -n "$quiet" ] || echo "testhosts: down: cannot remove $h" >&2; return 1; }
+  done
   for f in "${files[@]}"; do rm -f -- "$f"; done
   rm -f -- "$st"
   for f in "${madedirs[@]}"; do rmdir -- "$f" 2>/dev/null; done
-  check_gone "$quiet"
+  return 0
 }
 
 # kill_hosts: SIGKILL each recorded init (which ends its whole PID
@@ -422,10 +437,10 @@ netns_pids() { # the live processes in the recorded namespaces
   done
 }
 
-# check_gone: say what is left (a process, namespace, link, address or
-# folder), exit status 1 if anything is.
+# check_gone: say what is left (a process, namespace, link or address),
+# exit status 1 if anything is.
 check_gone() {
-  local left='' i ns v br h
+  local left='' i ns v br
   for i in "${!pids[@]}"; do
     alive "${pids[$i]}" "${starts[$i]}" && left+=" process ${pids[$i]}"
   done
@@ -435,7 +450,6 @@ check_gone() {
     ip link show "$br" >/dev/null 2>&1 && left+=" link $br"
     ip -o -4 addr show | grep -qF " $NET.${br#llbr}." && left+=" address $NET.${br#llbr}.*"
   done
-  for h in "${hds[@]}"; do [ -e "$h" ] && left+=" folder $h"; done
   [ -z "$left" ] && return 0
   [ -n "$1" ] || echo "testhosts: down: left:$left" >&2
   return 1
