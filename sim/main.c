@@ -66,6 +66,8 @@ static int dispatch(const char *cmd, int argc, char **argv)
         return cmd_cluster(argc - 1, argv + 1);
     if (strcmp(cmd, "history") == 0)
         return cmd_history(argc - 1, argv + 1);
+    if (strcmp(cmd, "hosts") == 0)
+        return cmd_hosts(argc - 1, argv + 1);
     return -1;
 }
 

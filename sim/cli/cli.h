@@ -17,6 +17,7 @@
 struct dirent;
 
 #include "sim/check/result.h"
+#include "sim/cli/run_hosts.h"
 #include "sim/engine/engine.h"
 #include "sim/engine/fleet.h"
 #include "sim/scenario/scenario.h"
@@ -61,7 +62,16 @@ struct run_opts {
     int wide; /* compare --wide: one line per algorithm, however long */
     double percentiles[RESULT_MAX_PERCENTILES];
     size_t n_percentiles;
+    /* --hosts or --nodes, with --ssh-*: the managed servers placed there */
+    struct host_opts hosts;
 };
+
+/* The hosts o names, connected and probed, and every fleet of this
+ * process placed on them (fleet_use_hosts), before anything starts;
+ * none named: nothing to do. 0, or an exit code after the one line that
+ * says why. Undo with hosts_down whatever it returned. */
+int hosts_up(const struct run_opts *o, struct run_hosts *h);
+void hosts_down(struct run_hosts *h);
 
 __attribute__((format(printf, 1, 2))) int bad_usage(const char *fmt, ...);
 int parse_long(const char *s, long long lo, long long hi, long long *out);
@@ -174,6 +184,7 @@ int cmd_check(int argc, char **argv);
 int cmd_show(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_history(int argc, char **argv);
+int cmd_hosts(int argc, char **argv);
 /* runs/latest pointed at run_dir (relative, replaced atomically) when
  * run_dir is a folder directly in runs/; otherwise nothing. A link that
  * cannot be made is a warning on stderr, never a failed run. */

@@ -94,7 +94,7 @@ static const struct command_help commands[] = {
      "options:\n"
      "  -a, --algorithm NAME     {algorithms} (locklab list algorithms);\n"
      "                           default: the scenario's lock.algorithm\n" RUN_OPTIONS
-         METRICS_OPTIONS
+     "{host_options}\n" METRICS_OPTIONS
      "  -o, --out DIR            the run folder; default runs/<scenario>-<algorithm>-<time>/.\n"
      "                           A folder that holds a run already is refused. runs/latest\n"
      "                           links to the last folder written in runs/ (locklab history)\n"
@@ -124,7 +124,8 @@ static const struct command_help commands[] = {
      "met\"); every other lock runs expecting safety.\n"
      "\n"
      "options:\n"
-     "  -A, --algorithms A,B,... default " COMPARE_ALGORITHMS "\n" RUN_OPTIONS METRICS_OPTIONS
+     "  -A, --algorithms A,B,... default " COMPARE_ALGORITHMS "\n" RUN_OPTIONS
+     "{host_options}\n" METRICS_OPTIONS
      "      --seeds N            runs per algorithm, 1..10 (default 1): the scenario's seed,\n"
      "                           then the next ones, each in <out>/<algorithm>/seed-<S>/; a row\n"
      "                           unsafe in some seeds says \"UNSAFE in 1 of 2 seeds\"; its\n"
@@ -320,6 +321,30 @@ static const struct command_help commands[] = {
      "example:\n"
      "  locklab history runs --out /tmp/locklab-history\n"
      "  locklab history runs --fail-on-regression   # in CI, after the runs\n"},
+    {"hosts", "reach every host of an inventory over SSH and say what it can run",
+     "usage: locklab hosts (--hosts FILE | --nodes N1,N2,...) [options]\n"
+     "\n"
+     "Opens one SSH connection to each host (OpenSSH, key authentication only; ssh never\n"
+     "asks for a password), checks that the user is root there or has sudo without a\n"
+     "password, and asks what the host has: the programs each server kind needs (as\n"
+     "Debian's packages install them), nftables for the network faults, netem for\n"
+     "delay, and its clock against this machine's (the offset at the midpoint of the\n"
+     "fastest of 5 round trips, good to half of that round trip). Nothing is started\n"
+     "or changed on a host. FILE is an Ansible INI inventory or a JSON list\n"
+     "(docs/hosts.md).\n"
+     "\n"
+     "options:\n"
+     "{host_options}\n"
+     "      --needs KINDS        each host must be able to run these server kinds\n"
+     "                           (redis,sentinel,...): a host that cannot is named with\n"
+     "                           the package it lacks\n"
+     "\n"
+     "exit: 0 every host reached (and fit for --needs), 2 bad usage or a bad inventory,\n"
+     "      3 a host not reached, its key refused, sudo asking for a password, or a\n"
+     "      package missing\n"
+     "\n"
+     "example:\n"
+     "  locklab hosts --hosts staging.ini --needs redis,sentinel\n"},
     {"list", "what this build can run, kind by kind, with what each does",
      "usage: locklab list [{kinds}]\n"
      "\n"
@@ -427,6 +452,12 @@ static void print_server_options(FILE *f)
     }
 }
 
+/* {host_options}: --hosts FILE and the --ssh-* options (run_hosts.h) */
+static void print_host_options(FILE *f)
+{
+    fputs(host_opts_help, f);
+}
+
 /* {cluster_options}: --redis-nodes N and the like: the counts each takes */
 static void print_cluster_options(FILE *f)
 {
@@ -454,6 +485,7 @@ static const struct expansion {
     {"{cluster_usage}", cluster_usage_text, NULL},
     {"{server_options}", NULL, print_server_options},
     {"{cluster_options}", NULL, print_cluster_options},
+    {"{host_options}", NULL, print_host_options},
 };
 
 /* One line of a text (n bytes, without its newline), its placeholder

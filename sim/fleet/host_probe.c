@@ -15,13 +15,16 @@
 
 /* One line per thing asked, "<what> yes|no", so that the answer reads
  * the same whatever the host's shell prints around it. A need is a
- * command on the PATH (command -v) or, given by its path, a file. */
+ * command on the PATH, an executable regular file once its links are
+ * followed, or, given by its path, a file there. */
 static size_t probe_script(char *buf, size_t len)
 {
-    size_t o = (size_t)snprintf(buf, len,
-                                "echo \"kernel $(uname -r)\"; echo \"hostname $(uname -n)\"; "
-                                "has() { command -v \"$1\" >/dev/null 2>&1 || [ -f \"$1\" ]; }; "
-                                "for p in nft tc");
+    size_t o = (size_t)snprintf(
+        buf, len,
+        "echo \"kernel $(uname -r)\"; echo \"hostname $(uname -n)\"; "
+        "has() { case $1 in */*) [ -f \"$1\" ];; *) w=$(command -v \"$1\") && [ -f \"$w\" ] "
+        "&& [ -x \"$w\" ];; esac; }; "
+        "for p in nft tc");
     for (size_t k = 0; k < server_kind_count() && o < len; k++)
         for (const char *const *n = server_kind_at(k)->host_needs; *n && o < len; n++)
             o += (size_t)snprintf(buf + o, len - o, " %s", *n);
@@ -75,25 +78,36 @@ int host_clock_offset(struct ssh_conn *c, int64_t *offset_us, uint64_t *rtt_us, 
                       size_t errlen)
 {
     uint64_t best = UINT64_MAX;
-    for (int i = 0; i < CLOCK_SAMPLES; i++) {
+    struct ssh_pipe p;
+    /* one session answering a line with its clock, so that each exchange
+     * is a write and a read each way: a command of its own per sample
+     * pays the session's start on the way there only */
+    if (ssh_pipe_open(c, "while read -r _; do date +%s%N; done", &p, err, errlen) < 0)
+        return -1;
+    for (int i = 0; i <= CLOCK_SAMPLES; i++) {
         char out[64];
-        struct ssh_result r;
         uint64_t t0 = clock_wall_ns();
-        if (ssh_run(c, "date +%s%N", NULL, 0, out, sizeof(out), PROBE_TIMEOUT_MS, &r, err, errlen) <
-            0)
-            return -1;
-        uint64_t t1 = clock_wall_ns();
-        unsigned long long there = strtoull(out, NULL, 10);
-        if (r.status != 0 || there == 0) {
-            snprintf(err, errlen, "host %s: `date +%%s%%N` answered \"%.40s\"", c->name, out);
+        if (ssh_pipe_ask(&p, "\n", out, sizeof(out), PROBE_TIMEOUT_MS) < 0) {
+            snprintf(err, errlen, "host %s: its clock did not answer", c->name);
+            ssh_pipe_close(&p);
             return -1;
         }
+        uint64_t t1 = clock_wall_ns();
+        unsigned long long there = strtoull(out, NULL, 10);
+        if (there == 0) {
+            snprintf(err, errlen, "host %s: `date +%%s%%N` answered \"%.40s\"", c->name, out);
+            ssh_pipe_close(&p);
+            return -1;
+        }
+        if (i == 0)
+            continue; /* the first one waited for the session to start */
         if (t1 - t0 < best) {
             best = t1 - t0;
             *rtt_us = best / 1000;
             *offset_us = ((int64_t)there - (int64_t)(t0 + (t1 - t0) / 2)) / 1000;
         }
     }
+    ssh_pipe_close(&p);
     return 0;
 }
 

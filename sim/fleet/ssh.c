@@ -118,9 +118,12 @@ static void common_args(struct ssh_args *a, const struct ssh_conn *c, const stru
 }
 
 /* In the child: every signal unblocked (locklab blocks them for its
- * sigwait thread), killed with locklab, only its three descriptors. */
+ * sigwait thread), killed with locklab, only its three descriptors, in a
+ * process group of its own: a terminal's Ctrl-C reaches locklab, which
+ * still needs its connections to stop the servers on the hosts. */
 static void child_setup(int in, int out, int errfd)
 {
+    setpgid(0, 0);
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
@@ -263,6 +266,12 @@ int ssh_open(struct ssh_conn *c, const struct ssh_target *t, const struct ssh_op
         return -1;
     }
     snprintf(c->log, sizeof(c->log), "%s/%s.ssh.log", o->dir, t->name);
+    c->opts = *o;
+    if (o->known_hosts) {
+        snprintf(c->known_hosts, sizeof(c->known_hosts), "%s", o->known_hosts);
+        c->opts.known_hosts = c->known_hosts;
+    }
+    c->opts.dir = NULL; /* the caller's; only ssh_open needs it */
     unlink(c->control);
     if (start_master(c, o, err, errlen) < 0)
         return -1;
@@ -354,21 +363,25 @@ static void err_last_line(const char *text, size_t len, char *out, size_t outlen
     snprintf(out, outlen, "%.*s", (int)(end - start), text + start);
 }
 
+static void close_fd(int *fd)
+{
+    if (*fd >= 0)
+        close(*fd);
+    *fd = -1;
+}
+
 static void close_fds(struct pump *p)
 {
-    int *fds[] = {&p->in, &p->out, &p->errfd};
-    for (size_t i = 0; i < 3; i++)
-        if (*fds[i] >= 0) {
-            close(*fds[i]);
-            *fds[i] = -1;
-        }
+    close_fd(&p->in);
+    close_fd(&p->out);
+    close_fd(&p->errfd);
 }
 
 static pid_t fork_command(const struct ssh_conn *c, const char *line, int pin[2], int pout[2],
                           int perr[2])
 {
     struct ssh_args a;
-    common_args(&a, c, NULL);
+    common_args(&a, c, &c->opts);
     add_opt(&a, "ControlMaster", "no");
     add(&a, "-T");
     add(&a, c->dest);
@@ -461,6 +474,79 @@ int ssh_run(struct ssh_conn *c, const char *cmd, const void *input, size_t in_le
         return -1;
     }
     return 0;
+}
+
+int ssh_pipe_open(struct ssh_conn *c, const char *cmd, struct ssh_pipe *p, char *err, size_t errlen)
+{
+    memset(p, 0, sizeof(*p));
+    static __thread char line[SSH_CMD_MAX];
+    /* its stderr to /dev/null: nobody reads it while the exchange goes on */
+    int pin[2] = {-1, -1}, pout[2] = {-1, -1},
+        perr[2] = {-1, open("/dev/null", O_WRONLY | O_CLOEXEC)};
+    if (remote_line(c, cmd, line, sizeof(line)) < 0 || perr[1] < 0 || pipe2(pin, O_CLOEXEC) < 0 ||
+        pipe2(pout, O_CLOEXEC) < 0) {
+        snprintf(err, errlen, "host %s: cannot start `%.60s`", c->name, cmd);
+        close_pair(pin);
+        close_pair(pout);
+        close_pair(perr);
+        return -1;
+    }
+    p->pid = fork_command(c, line, pin, pout, perr);
+    close(pin[0]);
+    close(pout[1]);
+    close_pair(perr);
+    p->in = pin[1];
+    p->out = pout[0];
+    if (p->pid < 0) {
+        snprintf(err, errlen, "host %s: fork: %s", c->name, strerror(errno));
+        ssh_pipe_close(p);
+        return -1;
+    }
+    return 0;
+}
+
+int ssh_pipe_ask(struct ssh_pipe *p, const char *line, char *reply, size_t len, uint32_t timeout_ms)
+{
+    size_t n = strlen(line);
+    if (write(p->in, line, n) != (ssize_t)n)
+        return -1;
+    uint64_t deadline = clock_mono_ns() + (uint64_t)timeout_ms * 1000000u;
+    for (;;) {
+        char *nl = memchr(p->buf, '\n', p->len);
+        if (nl) {
+            size_t k = (size_t)(nl - p->buf);
+            snprintf(reply, len, "%.*s", (int)k, p->buf);
+            memmove(p->buf, nl + 1, p->len - k - 1);
+            p->len -= k + 1;
+            return 0;
+        }
+        uint64_t now = clock_mono_ns();
+        struct pollfd f = {.fd = p->out, .events = POLLIN};
+        if (now >= deadline || p->len == sizeof(p->buf) ||
+            poll(&f, 1, (int)((deadline - now) / 1000000u) + 1) <= 0)
+            return -1;
+        ssize_t got = read(p->out, p->buf + p->len, sizeof(p->buf) - p->len);
+        if (got <= 0)
+            return -1;
+        p->len += (size_t)got;
+    }
+}
+
+void ssh_pipe_close(struct ssh_pipe *p)
+{
+    if (p->in >= 0)
+        close(p->in);
+    p->in = -1;
+    for (int i = 0; p->pid > 0 && i < 100 && waitpid(p->pid, NULL, WNOHANG) == 0; i++) {
+        struct timespec ts = {0, 10000000L};
+        nanosleep(&ts, NULL);
+        if (i == 99)
+            kill(p->pid, SIGKILL), waitpid(p->pid, NULL, 0);
+    }
+    p->pid = 0;
+    if (p->out >= 0)
+        close(p->out);
+    p->out = -1;
 }
 
 void ssh_close(struct ssh_conn *c)

@@ -45,6 +45,10 @@ struct ssh_conn {
     char log[256];     /* the master's stderr */
     pid_t master;      /* 0: not open */
     bool sudo;         /* not root there: commands under sudo -n */
+    /* the host-key options of ssh_open's, for every command: one that
+     * finds the master gone connects on its own, checked the same way */
+    struct ssh_options opts;
+    char known_hosts[512];
 };
 
 /* The master connection to t, authenticated; who is logged in checked,
@@ -71,6 +75,25 @@ struct ssh_result {
  * failed (255: the connection) or the time ran out, with err set. */
 int ssh_run(struct ssh_conn *c, const char *cmd, const void *input, size_t in_len, char *out,
             size_t out_size, uint32_t timeout_ms, struct ssh_result *r, char *err, size_t errlen);
+
+/* A command that stays, spoken to line by line (a question, its answer)
+ * over one session: the time of a session's start (a fork there, a
+ * login shell) stays out of each exchange, so both ways cost alike. */
+struct ssh_pipe {
+    pid_t pid;
+    int in, out; /* its stdin, its stdout */
+    char buf[256];
+    size_t len;
+};
+/* 0, or -1 with err set. */
+int ssh_pipe_open(struct ssh_conn *c, const char *cmd, struct ssh_pipe *p, char *err,
+                  size_t errlen);
+/* line (with its newline) written, one line of the answer read into reply
+ * without its newline, within timeout_ms. 0, or -1. */
+int ssh_pipe_ask(struct ssh_pipe *p, const char *line, char *reply, size_t len,
+                 uint32_t timeout_ms);
+/* Its stdin closed, the command ended (killed after a while). */
+void ssh_pipe_close(struct ssh_pipe *p);
 
 /* The master closed and its socket removed. Safe on a closed one. */
 void ssh_close(struct ssh_conn *c);

@@ -84,7 +84,7 @@ expect()
     fi
 }
 
-expect "run compare matrix scorecard check cluster list show history help --help --version" "$bin" ""
+expect "run compare matrix scorecard check cluster list show history hosts help --help --version" "$bin" ""
 expect "$(options matrix)" "$bin" matrix -
 expect "compare check cluster" "$bin" c
 expect "--suite --scenario --seeds" "$bin" scorecard --s
@@ -101,7 +101,7 @@ expect "--csv" "$bin" compare "$t/a.json" --cs
 expect "$algorithms" "$bin" show -a ""
 expect "" "$bin" show -c ""
 expect "$(options check)" "$bin" check --
-expect "--help --history-jsonl" "$bin" run --h
+expect "--help --history-jsonl --hosts" "$bin" run --h
 expect "--help" "$bin" compare -q --he
 expect "--help --history" "$bin" show --h
 expect "--help" "$bin" check "$t/h.jsonl" --h
@@ -143,7 +143,7 @@ expect "compare check cluster" "$bin" help c
 expect "$(options history)" "$bin" history -
 expect "$t/sub" "$bin" history "$t/"
 expect "$t/sub" "$bin" history --out "$t/"
-expect "history help" "$bin" h
+expect "history hosts help" "$bin" h
 expect "algorithms scenarios workloads faults servers suites" "$bin" list ""
 expect "workloads" "$bin" list w
 expect "" "$bin" list algorithms ""
