@@ -120,7 +120,7 @@ int finish_outputs(int rc, const char *dir, const char *name, const char *json_t
 #define OPT_SEEDS       903 /* compare --seeds N */
 #define OPT_WIDE        904 /* compare --wide */
 #define OPT_MYSQL_FILE  905 /* --mysql-defaults-file FILE */
-#define RUN_OPTIONS_MAX (15 + 5 + SCENARIO_SERVER_KINDS + 1)
+#define RUN_OPTIONS_MAX (15 + 5 + SCENARIO_SERVER_KINDS + HOST_OPTS + 1)
 #define BASE_SHORTS     "a:A:c:d:n:s:o:q"
 
 #define OPT_METRICS 2000 /* --metrics HOST:PORT */
@@ -313,7 +313,8 @@ static void run_options(struct option *longs, char *shorts, size_t shorts_len,
         {"metrics-linger", required_argument, 0, OPT_LINGER},
         {"mysql-defaults-file", required_argument, 0, OPT_MYSQL_FILE}};
     /* a merge that adds options must make room for them */
-    _Static_assert(sizeof(base) / sizeof(base[0]) + SCENARIO_SERVER_KINDS + 1 <= RUN_OPTIONS_MAX,
+    _Static_assert(sizeof(base) / sizeof(base[0]) + SCENARIO_SERVER_KINDS + HOST_OPTS + 1 <=
+                       RUN_OPTIONS_MAX,
                    "RUN_OPTIONS_MAX is short of run's options");
     size_t n = sizeof(base) / sizeof(base[0]), used;
     memcpy(longs, base, sizeof(base));
@@ -329,7 +330,23 @@ static void run_options(struct option *longs, char *shorts, size_t shorts_len,
         if (server_option_letter(kind) && used + 3 < shorts_len)
             used += (size_t)snprintf(shorts + used, shorts_len - used, "%c:", kind->option_letter);
     }
+    for (size_t h = 0; h < HOST_OPTS && mode != RUN_OPTS_SHOW; h++)
+        longs[n++] = host_long_options[h];
     longs[n] = (struct option){0, 0, 0, 0};
+}
+
+int hosts_up(const struct run_opts *o, struct run_hosts *h)
+{
+    int rc = run_hosts_open(&o->hosts, 0, false, h);
+    if (rc == 0 && h->list.n > 0)
+        fleet_use_hosts(h->host, h->list.n);
+    return rc;
+}
+
+void hosts_down(struct run_hosts *h)
+{
+    fleet_use_hosts(NULL, 0);
+    run_hosts_close(h);
 }
 
 /* A server kind's short letter (-r) as its option's value. */
@@ -372,7 +389,10 @@ int parse_run_opts(int argc, char **argv, struct run_opts *o, enum run_opts_mode
         }
         if (c == '?' || c == ':')
             return bad_usage("%s: unknown or incomplete option \"%s\"", cmd, argv[optind - 1]);
-        int rc = text_opt(c, optarg, o);
+        int took = host_opts_take(c, optarg, &o->hosts);
+        if (took == EXIT_USAGE)
+            return took;
+        int rc = took ? 0 : text_opt(c, optarg, o);
         if (rc)
             return rc;
     }

@@ -317,6 +317,7 @@ int metrics_listen(struct run_opts *o)
 
 int cmd_run(int argc, char **argv)
 {
+    static struct run_hosts hosts;
     struct run_opts o;
     const struct lock_ops *ops = NULL;
     struct scenario *s = calloc(1, sizeof(*s));
@@ -325,10 +326,11 @@ int cmd_run(int argc, char **argv)
     if (s == NULL || res == NULL)
         fprintf(stderr, "locklab: out of memory\n");
     else if ((rc = plan_one_run(argc, argv, RUN_OPTS_RUN, &o, s, &ops)) == 0 &&
-             (rc = metrics_listen(&o)) == 0) {
+             (rc = hosts_up(&o, &hosts)) == 0 && (rc = metrics_listen(&o)) == 0) {
         rc = run_planned(&o, s, res);
         metrics_http_stop(o.metrics_srv, o.metrics_linger); /* the reports are written */
     }
+    hosts_down(&hosts);
     if (res)
         result_free(res);
     free(res);

@@ -1,5 +1,7 @@
 /* fleet.c - managed or external servers, and each algorithm's share. */
 #include "sim/engine/fleet.h"
+#include "sim/faults/fault_spec.h"
+#include "sim/fleet/remote.h"
 #include "sim/fleet/server_kind.h"
 #include "sim/proxy/proxy.h"
 
@@ -117,6 +119,48 @@ static int start_topology(struct fleet *f, const struct scenario *s, const struc
     return kind->start_topology(&t, err, errlen);
 }
 
+/* The hosts every fleet of this process places its servers on
+ * (fleet_use_hosts); none: this machine. */
+static struct {
+    struct fleet_host *hosts;
+    size_t n;
+} placed;
+
+void fleet_use_hosts(struct fleet_host *hosts, size_t n)
+{
+    placed.hosts = hosts;
+    placed.n = n;
+}
+
+/* Before anything starts: every kind the fleet will start fits every
+ * host (its packages there, the kind placeable), and no fault needs what
+ * hosts do not give yet (the relay on a replica's link). */
+static int hosts_fit(const struct scenario *s, const size_t *need, char *err, size_t errlen)
+{
+    struct family_layout layout;
+    scenario_layout(s, &layout);
+    for (size_t i = 0; i < s->n_faults; i++)
+        if (fault_on_network(s->faults[i].kind) && s->faults[i].scope == NET_REPLICATION) {
+            snprintf(err, errlen,
+                     "faults[%zu]: a network fault on the replication link needs the relay "
+                     "locklab puts on it here; on hosts the replicas dial their master directly",
+                     i);
+            return -1;
+        }
+    for (size_t k = 0; k < server_kind_count() && k < SCENARIO_SERVER_KINDS; k++) {
+        const struct server_kind *kind = server_kind_at(k);
+        if (need[k] == 0 || s->servers[k].n > 0)
+            continue;
+        const struct server_kind *finder = kind->found_by ? server_kind_find(kind->found_by) : NULL;
+        for (size_t h = 0; h < placed.n; h++)
+            if (remote_fits(&placed.hosts[h], kind, err, errlen) < 0 ||
+                (finder && layout.finders > 0 &&
+                 remote_fits(&placed.hosts[h], finder, err, errlen) < 0))
+                return -1;
+    }
+    return 0;
+}
+
 int fleet_up(struct fleet *f, const struct scenario *s, const struct lock_ops *const *ops, size_t n,
              char *err, size_t errlen)
 {
@@ -124,11 +168,15 @@ int fleet_up(struct fleet *f, const struct scenario *s, const struct lock_ops *c
     memset(f, 0, sizeof(*f));
     if (fleet_check(s, ops, n, err, errlen) < 0)
         return -1;
+    f->cl.hosts = placed.hosts;
+    f->cl.n_hosts = placed.n;
     f->cl.keep_data = scenario_keeps_data(s);
     if (scenario_fakes_time(s) && faketime_preload(f->cl.clock_preload, sizeof(f->cl.clock_preload),
                                                    f->no_faketime, sizeof(f->no_faketime)) < 0)
         f->cl.clock_preload[0] = '\0';
     needs(s, ops, n, need);
+    if (placed.n > 0 && hosts_fit(s, need, err, errlen) < 0)
+        return -1;
     for (size_t k = 0; k < server_kind_count() && k < SCENARIO_SERVER_KINDS; k++) {
         const struct server_kind *kind = server_kind_at(k);
         int topology;
@@ -234,6 +282,22 @@ void fleet_fault_nodes(struct fleet *f, const struct lock_ops *ops, const struct
     }
 }
 
+/* How managed server j (the lock's i-th endpoint) runs, for the report:
+ * its pid (its host's, on a host), durable mode, place in a topology. */
+static void managed_how(const struct fleet *f, int j, size_t i, char *how, size_t len)
+{
+    const struct managed_server *m = &f->cl.srv[j];
+    char where[96] = "";
+    if (m->host)
+        snprintf(where, sizeof(where), " on host %s", m->host->name);
+    snprintf(how, len, "managed%s, pid %d%s%s%s", where, (int)m->pid, m->aof ? ", " : "",
+             m->aof ? m->kind->durable_mode : "",
+             m->replica_of && f->repl ? ", replica via proxy"
+             : m->replica_of          ? ", replica"
+             : f->repl && i == 0      ? ", master"
+                                      : "");
+}
+
 void fleet_describe(struct fleet *f, const struct lock_ops *ops, const struct scenario *s,
                     struct run_result *res)
 {
@@ -251,12 +315,7 @@ void fleet_describe(struct fleet *f, const struct lock_ops *ops, const struct sc
             snprintf(how, sizeof(how), "managed %s, pid %d, in front of pid %d",
                      f->cl.srv[j].kind->name, (int)f->cl.srv[j].pid, (int)f->cl.srv[behind].pid);
         else if (j >= 0)
-            snprintf(how, sizeof(how), "managed, pid %d%s%s%s", (int)f->cl.srv[j].pid,
-                     f->cl.srv[j].aof ? ", " : "",
-                     f->cl.srv[j].aof ? f->cl.srv[j].kind->durable_mode : "",
-                     f->cl.srv[j].replica_of ? ", replica via proxy"
-                     : f->repl && i == 0     ? ", master"
-                                             : "");
+            managed_how(f, j, i, how, sizeof(how));
         fleet_version(f, ops->server, ep->host, ep->port, &res->versions[res->n_servers]);
         snprintf(res->servers[res->n_servers++], sizeof(res->servers[0]), "%s %s:%d (%s)",
                  ops->server, ep->host, ep->port, how);
@@ -266,9 +325,9 @@ void fleet_describe(struct fleet *f, const struct lock_ops *ops, const struct sc
     const char *finder = kind ? kind->found_by : NULL;
     for (size_t i = 0; finder && i < cfg.n_sentinels && res->n_servers < RESULT_MAX_SERVERS; i++) {
         int j = theirs ? -1 : managed_index(f, cfg.sentinels[i].port);
-        char how[64] = "external: the redis lock asks it for the master";
+        char how[96] = "external: the redis lock asks it for the master";
         if (j >= 0)
-            snprintf(how, sizeof(how), "managed, pid %d", (int)f->cl.srv[j].pid);
+            managed_how(f, j, SIZE_MAX, how, sizeof(how));
         fleet_version(f, finder, cfg.sentinels[i].host, cfg.sentinels[i].port,
                       &res->versions[res->n_servers]);
         snprintf(res->servers[res->n_servers++], sizeof(res->servers[0]), "%s %s:%d (%s)", finder,

@@ -80,4 +80,10 @@ int fleet_dead(struct fleet *f);
 
 void fleet_down(struct fleet *f, const char *logs_dir);
 
+/* Every fleet this process starts from now on places its servers on
+ * these hosts (connected; the caller's until the process ends), one per
+ * host for each kind as Jepsen places them; n 0: on this machine. */
+struct fleet_host;
+void fleet_use_hosts(struct fleet_host *hosts, size_t n);
+
 #endif

@@ -458,6 +458,8 @@ int cluster_shared_dir(struct cluster *c, char *dir, size_t len, char *err, size
 
 /* The next slot of c, its folder <in>/<kind>-<i>; with a link to it
  * from <root>/<kind>-<i> when in is not root. */
+static int place(struct cluster *c, struct managed_server *s, char *err, size_t errlen);
+
 static struct managed_server *add_server(struct cluster *c, const struct server_kind *kind,
                                          const char *in, char *err, size_t errlen)
 {
@@ -465,6 +467,8 @@ static struct managed_server *add_server(struct cluster *c, const struct server_
     memset(s, 0, sizeof(*s));
     s->kind = kind;
     snprintf(s->addr, sizeof(s->addr), "127.0.0.1");
+    if (c->n_hosts > 0 && place(c, s, err, errlen) < 0)
+        return NULL;
     s->aof = c->keep_data && kind->durable_mode != NULL;
     if (kind->clock_movable)
         snprintf(s->preload, sizeof(s->preload), "%s", c->clock_preload);
@@ -511,6 +515,23 @@ struct managed_server *cluster_add_shared_server(struct cluster *c, const struct
     if (cluster_shared_dir(c, shared, sizeof(shared), err, errlen) < 0)
         return NULL;
     return add_server(c, kind, c->shared, err, errlen);
+}
+
+/* s on the next host for its kind, as Jepsen places one database per
+ * node: the kind's k-th server on host k (modulo their count). Its clock
+ * stays the host's own (no preload there yet). */
+static int place(struct cluster *c, struct managed_server *s, char *err, size_t errlen)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < c->n; i++)
+        k += c->srv[i].kind == s->kind;
+    struct fleet_host *h = &c->hosts[k % c->n_hosts];
+    if (remote_fits(h, s->kind, err, errlen) < 0)
+        return -1;
+    s->host = h;
+    snprintf(s->addr, sizeof(s->addr), "%s", h->addr);
+    s->preload[0] = '\0';
+    return 0;
 }
 
 static int copy_file(const char *from, const char *to)

@@ -257,4 +257,5 @@ const struct server_kind server_etcd = {
     .option_help = "use this etcd cluster (client URLs) instead of starting it",
     .host_needs = {"etcd", NULL},
     .host_packages = "etcd-server",
+    .on_hosts = true,
 };

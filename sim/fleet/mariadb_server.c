@@ -288,4 +288,5 @@ const struct server_kind server_mysql = {
                    "--mysql-defaults-file or MYSQL_PWD)",
     .host_needs = {"/usr/sbin/mariadbd", "mariadb-install-db", NULL},
     .host_packages = "mariadb-server",
+    .not_on_hosts = "its data folder is made by mariadb-install-db, run on this machine",
 };

@@ -85,4 +85,5 @@ const struct server_kind server_pgbouncer = {
     .answers = postgres_server_answers, /* PQping through it */
     .host_needs = {"pgbouncer", NULL},
     .host_packages = "pgbouncer",
+    .not_on_hosts = "it runs beside a PostgreSQL, which stays on this machine",
 };

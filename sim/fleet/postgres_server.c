@@ -294,4 +294,5 @@ const struct server_kind server_postgres = {
     .host_needs = {"/usr/lib/postgresql/15/bin/postgres", "/usr/lib/postgresql/15/bin/initdb",
                    NULL},
     .host_packages = "postgresql",
+    .not_on_hosts = "its data folder is made by initdb, run on this machine",
 };

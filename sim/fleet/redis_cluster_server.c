@@ -260,4 +260,5 @@ const struct server_kind server_redis_cluster = {
     .option_help = "use this Redis Cluster (any of its nodes) instead of starting one",
     .host_needs = {"redis-server", "redis-cli", NULL},
     .host_packages = "redis-server redis-tools",
+    .not_on_hosts = "its nodes send from loopback addresses of their own (the partition's rules)",
 };

@@ -111,6 +111,10 @@ void redis_server_args(struct spawn *sp, const struct managed_server *s)
     spawn_arg(sp, "%d", s->port);
     spawn_arg(sp, "--bind");
     spawn_arg(sp, "%s", s->addr);
+    if (s->host) { /* its clients come from this machine: protected mode lets in loopback alone */
+        spawn_arg(sp, "--protected-mode");
+        spawn_arg(sp, "no");
+    }
     spawn_arg(sp, "--save");
     spawn_arg(sp, "%s", "");
     spawn_arg(sp, "--appendonly");
@@ -202,8 +206,8 @@ int redis_server_start_replica(struct cluster *c, int from, char *err, size_t er
     }
     if (redis_server_wait_reply(s->port, "INFO replication", "master_link_status:up", 0) < 0 ||
         replication_streams(from, s->port) < 0) {
-        snprintf(err, errlen, "the replica on port %d did not sync with 127.0.0.1:%d in %d ms",
-                 s->port, from, REDIS_LINK_WAIT_MS);
+        snprintf(err, errlen, "the replica on %s:%d did not sync with %s:%d in %d ms", s->addr,
+                 s->port, cluster_port_addr(from), from, REDIS_LINK_WAIT_MS);
         spawn_stop(s, SIGKILL);
         c->n--;
         return -1;
@@ -270,13 +274,18 @@ static int start_topology(const struct topology *t, char *err, size_t errlen)
         return -1;
     const struct managed_server *master = &t->cl->srv[t->cl->n - 1];
     struct lock_endpoint up = server_endpoint(master);
-    *t->link = proxy_new(&up, 1, 1, 1, t->seed, err, errlen);
-    if (*t->link == NULL || proxy_start(*t->link, err, errlen) < 0)
-        return -1;
+    /* on hosts the replicas dial their master there: a relay here would
+     * be a hop through this machine their deployment does not have */
+    if (master->host == NULL) {
+        *t->link = proxy_new(&up, 1, 1, 1, t->seed, err, errlen);
+        if (*t->link == NULL || proxy_start(*t->link, err, errlen) < 0)
+            return -1;
+    }
+    int from = *t->link ? proxy_address(*t->link, 0, 0).port : master->port;
     struct server_list *l = t->endpoints;
     l->ep[l->n++] = up;
     for (uint32_t i = 0; i < redis->followers; i++) {
-        if (redis_server_start_replica(t->cl, proxy_address(*t->link, 0, 0).port, err, errlen) < 0)
+        if (redis_server_start_replica(t->cl, from, err, errlen) < 0)
             return -1;
         l->ep[l->n++] = server_endpoint(&t->cl->srv[t->cl->n - 1]);
     }
@@ -329,4 +338,5 @@ const struct server_kind server_redis = {
     .option_help = "use these Redis servers instead of starting them",
     .host_needs = {"redis-server", NULL},
     .host_packages = "redis-server",
+    .on_hosts = true,
 };

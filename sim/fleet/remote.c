@@ -42,8 +42,8 @@ static const char funcs[] =
     "if (!(r in st) || st[r] != s) exit; for (p in pp) kids[pp[p]] = kids[pp[p]] \" \" p; "
     "q[0] = r; n = 1; for (i = 0; i < n; i++) { print q[i], st[q[i]]; "
     "m = split(kids[q[i]], k, \" \"); for (j = 1; j <= m; j++) q[n++] = k[j] } }'; }; "
-    "state() { l=$(cat /proc/$1/stat 2>/dev/null) || { echo gone; return; }; "
-    "l=${l##*\") \"}; set -- $l; [ \"${20}\" = \"$2\" ] && echo \"$1\" || echo gone; }; "
+    "state() { want=$2; l=$(cat /proc/$1/stat 2>/dev/null) || { echo gone; return; }; "
+    "l=${l##*\") \"}; set -- $l; [ \"${20}\" = \"$want\" ] && echo \"$1\" || echo gone; }; "
     "moved() { x=$(state \"$2\" \"$3\"); case $1:$x in "
     "*:gone|KILL:Z|KILL:X|STOP:T|STOP:t) return 0;; esac; return 1; }; ";
 
@@ -118,6 +118,22 @@ static int push_dir(const struct managed_server *s, char *err, size_t errlen)
     int rc = run_on(s, cmd, tar, len, NULL, 0, REMOTE_PUSH_MS, err, errlen);
     free(tar);
     return rc;
+}
+
+int remote_fits(const struct fleet_host *h, const struct server_kind *kind, char *err,
+                size_t errlen)
+{
+    if (!kind->on_hosts) {
+        snprintf(err, errlen, "locklab does not place %s servers on hosts yet: %s", kind->name,
+                 kind->not_on_hosts ? kind->not_on_hosts : "not tried");
+        return -1;
+    }
+    int k = server_kind_index(kind->name);
+    if (k < 0 || k >= HOST_PROBE_KINDS || h->probe.kind_ok[k])
+        return 0;
+    snprintf(err, errlen, "host %s: %s not found, so it cannot run %s (Debian's package %s)",
+             h->name, h->probe.kind_missing[k], kind->name, kind->host_packages);
+    return -1;
 }
 
 int remote_start(struct managed_server *s, const char *line, char *err, size_t errlen)

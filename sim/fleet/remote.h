@@ -16,6 +16,7 @@
 #include <stddef.h>
 
 #include "sim/fleet/cluster.h"
+#include "sim/fleet/host_probe.h"
 #include "sim/fleet/ssh.h"
 
 /* One host of a run: its name (as the inventory gives it), the address
@@ -24,7 +25,12 @@ struct fleet_host {
     char name[64];
     char addr[64];
     struct ssh_conn ssh;
+    struct host_probe probe; /* what it has (which kinds it can run), asked at the start */
 };
+
+/* Can kind run on h? 0, or -1 with the one line that says why not. */
+int remote_fits(const struct fleet_host *h, const struct server_kind *kind, char *err,
+                size_t errlen);
 
 /* s's folder copied to its host (made there first), then its command
  * line (spawn_shell_line) started there detached, stdout and stderr into

@@ -41,12 +41,12 @@ static int write_sentinel_conf(const struct managed_server *s, int master_port, 
         return -1;
     /* down-after 500 ms: a failover in about a second (SETUP.md) */
     fprintf(f,
-            "port %d\nbind %s\ndaemonize no\ndir %s\nlogfile %s/sentinel.log\n"
+            "port %d\nbind %s\nprotected-mode %s\ndaemonize no\ndir %s\nlogfile %s/sentinel.log\n"
             "sentinel monitor " MASTER_NAME " %s %d %zu\n"
             "sentinel down-after-milliseconds " MASTER_NAME " 500\n"
             "sentinel failover-timeout " MASTER_NAME " %llu\n",
-            s->port, s->addr, s->dir, s->dir, cluster_port_addr(master_port), master_port, quorum,
-            (unsigned long long)failover_ms);
+            s->port, s->addr, s->host ? "no" : "yes", s->dir, s->dir,
+            cluster_port_addr(master_port), master_port, quorum, (unsigned long long)failover_ms);
     return fclose(f);
 }
 
@@ -126,4 +126,5 @@ const struct server_kind server_sentinel = {
         "(external; locklab starts no Redis)",
     .host_needs = {"redis-sentinel", NULL},
     .host_packages = "redis-sentinel",
+    .on_hosts = true,
 };

@@ -167,6 +167,10 @@ struct server_kind {
      * those packages: what `locklab hosts` looks for and names. */
     const char *host_needs[4];
     const char *host_packages;
+    /* Placed on other hosts too (remote.h): all it needs before its start
+     * is its folder's files. false: why not yet, as a refusal says it. */
+    bool on_hosts;
+    const char *not_on_hosts;
 };
 
 /* The registry. */

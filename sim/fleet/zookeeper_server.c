@@ -209,4 +209,5 @@ const struct server_kind server_zookeeper = {
     .option_help = "use this ZooKeeper ensemble instead of starting it",
     .host_needs = {"java", "/usr/share/java/zookeeper.jar", NULL},
     .host_packages = "zookeeper",
+    .on_hosts = true,
 };
