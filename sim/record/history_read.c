@@ -382,18 +382,26 @@ static int read_stall(struct reader *r, json_t *o, int type, struct history_even
 
 /* A latch's call (docs/history.md, "latches"): its key and owner as an
  * operation's; a trySetCount's count; what a waiter saw. */
-static int read_latch(struct reader *r, json_t *o, int f, struct history_event *e)
+/* An op's "key" and "owner", both required, interned into e. */
+static int read_key_owner(struct reader *r, json_t *o, struct history_event *e)
 {
-    e->f = (uint8_t)f;
-    if (!r->h->latch.latches)
-        return fail(r, "a latch's \"%s\" in a history whose start line names no latch",
-                    history_latch_f_names[f - HF_LATCH_FIRST]);
     const char *key = get_str(r, o, "key", true);
     const char *owner = key ? get_str(r, o, "owner", true) : NULL;
     if (owner == NULL)
         return -1;
     if (intern_str(&r->keys, key, &e->key) < 0 || intern_str(&r->owners, owner, &e->owner) < 0)
         return fail(r, "out of memory");
+    return 0;
+}
+
+static int read_latch(struct reader *r, json_t *o, int f, struct history_event *e)
+{
+    e->f = (uint8_t)f;
+    if (!r->h->latch.latches)
+        return fail(r, "a latch's \"%s\" in a history whose start line names no latch",
+                    history_latch_f_names[f - HF_LATCH_FIRST]);
+    if (read_key_owner(r, o, e) < 0)
+        return -1;
     if (e->type == HT_INVOKE && f == HF_SET_COUNT &&
         get_u32(r, o, "count", true, HISTORY_MAX_LATCH_COUNT, &e->permits) < 0)
         return -1;
@@ -453,12 +461,8 @@ static int read_op(struct reader *r, json_t *o, json_int_t process, struct histo
         return fail(r, "renew has no invoke");
     if (f == HF_CRASH && e->type != HT_INFO)
         return fail(r, "a crash is of type \"info\"");
-    const char *key = get_str(r, o, "key", true);
-    const char *owner = key ? get_str(r, o, "owner", true) : NULL;
-    if (owner == NULL)
+    if (read_key_owner(r, o, e) < 0)
         return -1;
-    if (intern_str(&r->keys, key, &e->key) < 0 || intern_str(&r->owners, owner, &e->owner) < 0)
-        return fail(r, "out of memory");
     return read_extra(r, o, e);
 }
 
