@@ -22,6 +22,7 @@ static struct {
     _Atomic pid_t servers[CLUSTER_MAX_SERVERS];
     char root[sizeof(((struct cluster *)0)->root)];
     _Atomic int root_set;
+    _Atomic int remote; /* a server runs on another host: its janitor reaches it */
 } sig = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 void signals_publish_runner(struct runner *r)
@@ -36,6 +37,9 @@ void signals_publish_servers(const struct cluster *c)
     for (size_t i = 0; i < CLUSTER_MAX_SERVERS; i++)
         /* a server on another host has a pid of that host's: nothing to kill here */
         atomic_store(&sig.servers[i], i < c->n && c->srv[i].host == NULL ? c->srv[i].pid : 0);
+    for (size_t i = 0; i < c->n; i++)
+        if (c->srv[i].host)
+            atomic_store(&sig.remote, 1);
     if (c->root[0] && !atomic_load(&sig.root_set)) {
         memcpy(sig.root, c->root, sizeof(sig.root));
         atomic_store(&sig.root_set, 1);
@@ -59,7 +63,9 @@ static void abandon(void)
         if (p > 0)
             cluster_kill_tree(p); /* a paused PostgreSQL's backends too */
     }
-    if (atomic_load(&sig.root_set))
+    /* with servers on other hosts the folder holds the notes its janitor
+     * needs to reach them (remote.h): it goes when the janitor is done */
+    if (atomic_load(&sig.root_set) && !atomic_load(&sig.remote))
         nftw(sig.root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
     _exit(130); /* the shell's code for death by SIGINT */
 }

@@ -1,6 +1,7 @@
 /* fleet.c - managed or external servers, and each algorithm's share. */
 #include "sim/engine/fleet.h"
 #include "sim/faults/fault_spec.h"
+#include "sim/faults/nemesis.h"
 #include "sim/fleet/remote.h"
 #include "sim/fleet/server_kind.h"
 #include "sim/proxy/proxy.h"
@@ -141,11 +142,11 @@ static int hosts_fit(const struct scenario *s, const size_t *need, char *err, si
     scenario_layout(s, &layout);
     for (size_t i = 0; i < s->n_faults; i++)
         if (fault_on_network(s->faults[i].kind) && s->faults[i].scope == NET_REPLICATION) {
-            snprintf(err, errlen,
-                     "faults[%zu]: a network fault on the replication link needs the relay "
-                     "locklab puts on it here; on hosts the replicas dial their master directly",
-                     i);
-            return -1;
+            char why[256];
+            if (nemesis_host_cut_fits(&s->faults[i], why, sizeof(why)) < 0) {
+                snprintf(err, errlen, "faults[%zu]: %s", i, why);
+                return -1;
+            }
         }
     for (size_t k = 0; k < server_kind_count() && k < SCENARIO_SERVER_KINDS; k++) {
         const struct server_kind *kind = server_kind_at(k);
@@ -171,8 +172,13 @@ int fleet_up(struct fleet *f, const struct scenario *s, const struct lock_ops *c
     f->cl.hosts = placed.hosts;
     f->cl.n_hosts = placed.n;
     f->cl.keep_data = scenario_keeps_data(s);
-    if (scenario_fakes_time(s) && faketime_preload(f->cl.clock_preload, sizeof(f->cl.clock_preload),
-                                                   f->no_faketime, sizeof(f->no_faketime)) < 0)
+    if (scenario_fakes_time(s) && placed.n > 0)
+        snprintf(f->no_faketime, sizeof(f->no_faketime),
+                 "a server on a host keeps that host's clock: locklab's preload is not copied "
+                 "there");
+    else if (scenario_fakes_time(s) &&
+             faketime_preload(f->cl.clock_preload, sizeof(f->cl.clock_preload), f->no_faketime,
+                              sizeof(f->no_faketime)) < 0)
         f->cl.clock_preload[0] = '\0';
     needs(s, ops, n, need);
     if (placed.n > 0 && hosts_fit(s, need, err, errlen) < 0)

@@ -144,7 +144,8 @@ void nemesis_finish(struct nemesis *n)
     }
     /* a holder that started a network fault as the thread was leaving */
     for (size_t i = 0; i < n->n; i++)
-        if (fault_on_network(n->rec[i].spec.kind) && nemesis_net_proxy(n, &n->rec[i].spec) &&
+        if (fault_on_network(n->rec[i].spec.kind) &&
+            (nemesis_net_proxy(n, &n->rec[i].spec) || nemesis_host_cut(n, &n->rec[i].spec)) &&
             n->rec[i].fired && !n->rec[i].ended)
             nemesis_net_end(n, i, true);
 }

@@ -55,6 +55,10 @@ struct fault_nodes {
     struct proxy *repl;
 };
 
+/* Can f be a cut of a replica's link on its host (host_cut.c)? 0, or -1
+ * with the one line that says why not. */
+int nemesis_host_cut_fits(const struct fault_spec *f, char *err, size_t errlen);
+
 struct nemesis *nemesis_new(const struct fault_spec *faults, size_t n, uint64_t seed);
 void nemesis_free(struct nemesis *n); /* accepts NULL; stops the thread first */
 /* The servers process faults strike; before nemesis_start. */

@@ -106,6 +106,11 @@ void nemesis_start_at_zero(struct nemesis *n);
 void *nemesis_main(void *arg);
 /* network_faults.c */
 bool nemesis_has_network_faults(const struct nemesis *n);
+/* A replica's link cut on its host (host_cut.c): does f act so here (the
+ * replicas on hosts, no relay on their link), and its start and end. */
+bool nemesis_host_cut(const struct nemesis *n, const struct fault_spec *f);
+void nemesis_host_cut_start(struct nemesis *n, size_t i);
+void nemesis_host_cut_end(struct nemesis *n, size_t i, bool healed);
 /* The proxy a network fault acts through (NULL: none): the run's, or for
  * the replication link the fleet's. */
 struct proxy *nemesis_net_proxy(const struct nemesis *n, const struct fault_spec *f);

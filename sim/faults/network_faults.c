@@ -27,7 +27,8 @@ struct proxy *nemesis_net_proxy(const struct nemesis *n, const struct fault_spec
 bool nemesis_has_network_faults(const struct nemesis *n)
 {
     for (size_t i = 0; i < n->n; i++)
-        if (fault_on_network(n->rec[i].spec.kind) && nemesis_net_proxy(n, &n->rec[i].spec))
+        if (fault_on_network(n->rec[i].spec.kind) &&
+            (nemesis_net_proxy(n, &n->rec[i].spec) || nemesis_host_cut(n, &n->rec[i].spec)))
             return true;
     return false;
 }
@@ -190,7 +191,10 @@ static void net_strike(struct nemesis *n, size_t i, int32_t client)
 
 void nemesis_net_start(struct nemesis *n, size_t i)
 {
-    net_strike(n, i, -1);
+    if (nemesis_host_cut(n, &n->rec[i].spec))
+        nemesis_host_cut_start(n, i);
+    else
+        net_strike(n, i, -1);
     struct history_event e;
     nemesis_fault_event(n, i, n->rec[i].start_ns, 0, event_client(&n->rec[i]), &e);
     history_append(n->hist, &e);
@@ -201,6 +205,13 @@ void nemesis_net_start(struct nemesis *n, size_t i)
 void nemesis_net_end(struct nemesis *n, size_t i, bool healed)
 {
     struct fault_record *r = &n->rec[i];
+    if (nemesis_host_cut(n, &r->spec)) {
+        nemesis_host_cut_end(n, i, healed);
+        struct history_event e;
+        nemesis_fault_event(n, i, r->end_ns, 1, event_client(r), &e);
+        history_append(n->hist, &e);
+        return;
+    }
     uint64_t t = clock_mono_ns();
     struct proxy *px = nemesis_net_proxy(n, &r->spec);
     proxy_toxic_remove(px, (int)i);

@@ -389,7 +389,8 @@ static void start_fault(struct nemesis *n, size_t i)
 static bool timed_here(const struct nemesis *n, const struct fault_spec *f)
 {
     if (fault_on_network(f->kind))
-        return nemesis_net_proxy(n, f) != NULL && f->scope != NET_HOLDER;
+        return (nemesis_net_proxy(n, f) != NULL || nemesis_host_cut(n, f)) &&
+               f->scope != NET_HOLDER;
     return fault_on_servers(f->kind) || fault_on_waiter(f);
 }
 

@@ -597,7 +597,11 @@ static void keep_logs(const struct cluster *c, const char *logs_dir)
 /* The run's folder, and its shared one, off every host it was given. */
 static void clear_hosts(const struct cluster *c)
 {
+    char table[128], err[256];
+    netfilter_table(c->root, table, sizeof(table));
     for (size_t h = 0; h < c->n_hosts; h++) {
+        if (c->root[0] && c->netfilter)
+            remote_nft(&c->hosts[h], table, NULL, err, sizeof(err)); /* a cut in force */
         if (c->root[0])
             remote_remove_dir(&c->hosts[h], c->root);
         if (c->shared[0])

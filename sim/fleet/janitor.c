@@ -30,6 +30,7 @@
 
 #include "sim/fleet/cluster.h"
 #include "sim/fleet/netfilter.h"
+#include "sim/fleet/remote.h"
 
 #define KILL_WAIT_MS 5000 /* for what it killed to be gone */
 
@@ -149,6 +150,7 @@ static int kill_named(const char *root)
 static void clean_up(const char *root, const char *shared)
 {
     netfilter_clear(root); /* a partition in force when locklab died */
+    remote_clean_up(root); /* its servers on other hosts: from its notes, before they go */
     for (int waited = 0; kill_named(root) + kill_named(shared) > 0 && waited < KILL_WAIT_MS;
          waited += 50) {
         struct timespec ts = {0, 50 * 1000000L};

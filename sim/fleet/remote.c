@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sim/fleet/netfilter.h"
 #include "sim/fleet/server_kind.h"
 #include "sim/fleet/spawn.h"
 #include "sim/record/clock.h"
@@ -112,9 +113,22 @@ static int push_dir(const struct managed_server *s, char *err, size_t errlen)
     char *tar = archive(s->dir, &len, err, errlen);
     if (tar == NULL)
         return -1;
-    char q[300], cmd[700];
+    /* the run's folder is made there, under the parent it has here, which
+     * must be there already: a parent made too would stay behind */
+    char q[300], parent[300], qp[320], cmd[1600];
+    snprintf(parent, sizeof(parent), "%s", s->dir);
+    for (int up = 0; up < 2; up++) {
+        char *slash = strrchr(parent, '/');
+        if (slash && slash != parent)
+            *slash = '\0';
+    }
     ssh_quote(s->dir, q, sizeof(q));
-    snprintf(cmd, sizeof(cmd), "mkdir -p %s && tar -C %s -xf -", q, q);
+    ssh_quote(parent, qp, sizeof(qp));
+    snprintf(
+        cmd, sizeof(cmd),
+        "[ -d %s ] || { echo \"no folder %s there, where the run's folder goes (TMPDIR here)\" "
+        ">&2; exit 1; }; mkdir -p %s && tar -C %s -xf -",
+        qp, parent, q, q);
     int rc = run_on(s, cmd, tar, len, NULL, 0, REMOTE_PUSH_MS, err, errlen);
     free(tar);
     return rc;
@@ -134,6 +148,27 @@ int remote_fits(const struct fleet_host *h, const struct server_kind *kind, char
     snprintf(err, errlen, "host %s: %s not found, so it cannot run %s (Debian's package %s)",
              h->name, h->probe.kind_missing[k], kind->name, kind->host_packages);
     return -1;
+}
+
+/* One line of REMOTE_NOTES for s, in the run folder (its folder's
+ * parent), tab-separated: what ssh needs, then its pid and start time. */
+static void note_started(const struct managed_server *s)
+{
+    char root[300], path[330];
+    snprintf(root, sizeof(root), "%s", s->dir);
+    char *slash = strrchr(root, '/');
+    if (slash == NULL)
+        return;
+    *slash = '\0';
+    snprintf(path, sizeof(path), "%s/" REMOTE_NOTES, root);
+    FILE *f = fopen(path, "a");
+    if (f == NULL)
+        return;
+    const struct ssh_conn *c = &s->host->ssh;
+    fprintf(f, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%llu\t%s\n", c->name, c->dest, c->port,
+            c->key[0] ? c->key : "-", c->opts.known_hosts ? c->opts.known_hosts : "-",
+            c->opts.accept_new ? 1 : 0, c->sudo ? 1 : 0, (int)s->pid, s->pid_start, root);
+    fclose(f);
 }
 
 int remote_start(struct managed_server *s, const char *line, char *err, size_t errlen)
@@ -165,6 +200,7 @@ int remote_start(struct managed_server *s, const char *line, char *err, size_t e
     }
     s->pid = (pid_t)pid;
     s->pid_start = start;
+    note_started(s);
     return 0;
 }
 
@@ -313,6 +349,41 @@ void remote_log_tail(const struct managed_server *s, char *out, size_t len)
     out[strcspn(out, "\n")] = '\0';
 }
 
+int remote_nft(struct fleet_host *h, const char *table, const char *chains, char *err,
+               size_t errlen)
+{
+    char q[160], cmd[600];
+    ssh_quote(table, q, sizeof(q));
+    struct ssh_result r;
+    if (chains == NULL) {
+        snprintf(cmd, sizeof(cmd),
+                 "! nft list table inet %s >/dev/null 2>&1 || nft delete table inet %s", q, q);
+        if (ssh_run(&h->ssh, cmd, NULL, 0, NULL, 0, REMOTE_CMD_MS, &r, err, errlen) < 0)
+            return -1;
+    } else {
+        /* made if absent, so the delete always has one to delete: the file
+         * replaces what the table held, in one transaction */
+        char script[2048];
+        int n = snprintf(script, sizeof(script),
+                         "table inet %s\ndelete table inet %s\ntable inet %s {\n%s}\n", table,
+                         table, table, chains);
+        if (n < 0 || (size_t)n >= sizeof(script)) {
+            snprintf(err, errlen, "host %s: the rules are too long", h->name);
+            return -1;
+        }
+        snprintf(cmd, sizeof(cmd), "nft -f - && nft list table inet %s >/dev/null", q);
+        if (ssh_run(&h->ssh, cmd, script, (size_t)n, NULL, 0, REMOTE_CMD_MS, &r, err, errlen) < 0)
+            return -1;
+    }
+    if (r.status != 0) {
+        snprintf(err, errlen, "host %s: nft %s: %s", h->name,
+                 chains ? "refused the rules" : "delete",
+                 r.err[0] ? r.err : "failed (is nftables installed, are we root?)");
+        return -1;
+    }
+    return 0;
+}
+
 void remote_remove_dir(struct fleet_host *h, const char *dir)
 {
     char q[300], cmd[400], err[256];
@@ -334,4 +405,58 @@ void remote_remove_files(const struct managed_server *s, const char *const prefi
     }
     struct ssh_result r;
     ssh_run(&s->host->ssh, cmd, NULL, 0, NULL, 0, REMOTE_CMD_MS, &r, err, sizeof(err));
+}
+
+/* One note's host reached directly (no master: locklab is gone), the
+ * server's tree killed by its pid and start time there, the run's folder
+ * removed there. 0, or -1 when the host did not answer. */
+static int clean_note(char *line)
+{
+    char *f[10];
+    size_t n = 0;
+    for (char *save = NULL, *t = strtok_r(line, "\t\n", &save); t && n < 10;
+         t = strtok_r(NULL, "\t\n", &save))
+        f[n++] = t;
+    if (n != 10)
+        return 0;
+    char *at = strchr(f[1], '@');
+    if (at == NULL)
+        return 0;
+    *at = '\0';
+    struct ssh_target t = {f[0], at + 1, atoi(f[2]), f[1], strcmp(f[3], "-") ? f[3] : ""};
+    struct ssh_options o = {.known_hosts = strcmp(f[4], "-") ? f[4] : NULL,
+                            .accept_new = f[5][0] == '1'};
+    struct ssh_conn c;
+    ssh_conn_direct(&c, &t, &o, f[6][0] == '1');
+    char table[128];
+    netfilter_table(f[9], table, sizeof(table));
+    static char cmd[REMOTE_SCRIPT];
+    char q[300], err[256];
+    ssh_quote(f[9], q, sizeof(q));
+    snprintf(cmd, sizeof(cmd),
+             "%st=$(tree %s %s); [ -z \"$t\" ] || kill -KILL $(echo \"$t\" | awk '{ print $1 }') "
+             "2>/dev/null; rm -rf -- %s; nft delete table inet %s 2>/dev/null; exit 0",
+             funcs, f[7], f[8], q, table);
+    struct ssh_result r;
+    if (ssh_run(&c, cmd, NULL, 0, NULL, 0, REMOTE_CMD_MS, &r, err, sizeof(err)) < 0) {
+        fprintf(stderr, "locklab janitor: %s: its server (pid %s there) may still run\n", err,
+                f[7]);
+        return -1;
+    }
+    return 0;
+}
+
+int remote_clean_up(const char *root)
+{
+    char path[4200];
+    snprintf(path, sizeof(path), "%s/" REMOTE_NOTES, root);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return 0;
+    int missed = 0;
+    char line[2048];
+    while (fgets(line, sizeof(line), f))
+        missed += clean_note(line) < 0;
+    fclose(f);
+    return missed;
 }

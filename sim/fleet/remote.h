@@ -54,6 +54,22 @@ void remote_stop(struct managed_server *s, int sig);
 int remote_fetch(const struct managed_server *s, const char *name, const char *to);
 /* The last line of its logs there, for an error message. */
 void remote_log_tail(const struct managed_server *s, char *out, size_t len);
+/* The janitor's part (janitor.h): each server started on a host is
+ * noted in the run folder's REMOTE_NOTES file (its host, how ssh reaches
+ * it, its pid and start time there), so that once locklab is gone the
+ * janitor can reach every host, kill what still runs there of the run
+ * and remove the run's folder there. remote_clean_up does that from the
+ * notes; how many hosts it could not reach, each named on stderr. */
+#define REMOTE_NOTES "hosts.pids"
+int remote_clean_up(const char *root);
+
+/* The run's nftables table on h (netfilter.h's name, in the host's own
+ * network namespace) holding chains (nft statements: whole chain
+ * definitions), replacing what it held; chains NULL: the table gone. The
+ * table is checked to be there after a set. 0, or -1 with err set. */
+int remote_nft(struct fleet_host *h, const char *table, const char *chains, char *err,
+               size_t errlen);
+
 /* dir removed on h, whatever is in it. */
 void remote_remove_dir(struct fleet_host *h, const char *dir);
 /* The files of s's folder there whose names start with one of the

@@ -164,7 +164,8 @@ static void reap_master(struct ssh_conn *c)
         waitpid(c->master, NULL, 0);
     }
     c->master = 0;
-    unlink(c->control);
+    if (c->control[0] == '/')
+        unlink(c->control);
 }
 
 /* Fork the master; wait until its socket is there (authenticated) or it
@@ -248,8 +249,7 @@ static int checked_user(struct ssh_conn *c, char *err, size_t errlen)
     return 0;
 }
 
-int ssh_open(struct ssh_conn *c, const struct ssh_target *t, const struct ssh_options *o, char *err,
-             size_t errlen)
+static void fill_conn(struct ssh_conn *c, const struct ssh_target *t, const struct ssh_options *o)
 {
     memset(c, 0, sizeof(*c));
     snprintf(c->name, sizeof(c->name), "%s", t->name);
@@ -258,6 +258,26 @@ int ssh_open(struct ssh_conn *c, const struct ssh_target *t, const struct ssh_op
     snprintf(c->port, sizeof(c->port), "%d",
              t->port > 0 && t->port < 65536 ? t->port : SSH_DEFAULT_PORT);
     snprintf(c->key, sizeof(c->key), "%s", t->key ? t->key : "");
+    c->opts = *o;
+    if (o->known_hosts) {
+        snprintf(c->known_hosts, sizeof(c->known_hosts), "%s", o->known_hosts);
+        c->opts.known_hosts = c->known_hosts;
+    }
+    c->opts.dir = NULL; /* the caller's; only ssh_open needs it */
+}
+
+void ssh_conn_direct(struct ssh_conn *c, const struct ssh_target *t, const struct ssh_options *o,
+                     bool sudo)
+{
+    fill_conn(c, t, o);
+    snprintf(c->control, sizeof(c->control), "none"); /* ssh's word for no master */
+    c->sudo = sudo;
+}
+
+int ssh_open(struct ssh_conn *c, const struct ssh_target *t, const struct ssh_options *o, char *err,
+             size_t errlen)
+{
+    fill_conn(c, t, o);
     int n = snprintf(c->control, sizeof(c->control), "%s/%s.ssh", o->dir, t->name);
     if (n < 0 || n >= SSH_SUN_PATH) {
         snprintf(err, errlen,
@@ -266,12 +286,6 @@ int ssh_open(struct ssh_conn *c, const struct ssh_target *t, const struct ssh_op
         return -1;
     }
     snprintf(c->log, sizeof(c->log), "%s/%s.ssh.log", o->dir, t->name);
-    c->opts = *o;
-    if (o->known_hosts) {
-        snprintf(c->known_hosts, sizeof(c->known_hosts), "%s", o->known_hosts);
-        c->opts.known_hosts = c->known_hosts;
-    }
-    c->opts.dir = NULL; /* the caller's; only ssh_open needs it */
     unlink(c->control);
     if (start_master(c, o, err, errlen) < 0)
         return -1;

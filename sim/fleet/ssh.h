@@ -59,6 +59,12 @@ struct ssh_conn {
 int ssh_open(struct ssh_conn *c, const struct ssh_target *t, const struct ssh_options *o, char *err,
              size_t errlen);
 
+/* c as ssh_open would make it, but with no master: each command then
+ * connects on its own, checked with o's options (the janitor's, once
+ * locklab and its masters are gone). */
+void ssh_conn_direct(struct ssh_conn *c, const struct ssh_target *t, const struct ssh_options *o,
+                     bool sudo);
+
 /* What a command did. */
 struct ssh_result {
     int status;     /* its exit status; -1: it did not run to an end (below) */

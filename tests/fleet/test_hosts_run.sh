@@ -8,7 +8,8 @@
 # node; the master SIGKILLed over SSH, the replica promoted) with the
 # verdict of the local fleet; the kill and the start seen in the hosts'
 # command logs; afterwards no server and no folder of the run on any host.
-# Also Ctrl-C in the middle of the run: exit 130, nothing left there.
+# Also locklab stopped in the middle of a run by Ctrl-C, Ctrl-C twice and
+# SIGKILL: nothing left there (the last two by its janitor).
 #   tests/fleet/test_hosts_run.sh SOURCE_DIR LOCKLAB_BIN
 set -uo pipefail
 cleanup_more() { [ -n "${hosts:-}" ] && "$th" down "$hosts" >/dev/null 2>&1; }
@@ -28,7 +29,7 @@ hosts_args=(--hosts "$hosts/inventory.ini" --ssh-known-hosts "$hosts/known_hosts
 nothing_left() { # nothing_left WHAT
   local i left
   for i in 1 2 3; do
-    left=$(on "h$i" 'pgrep -a redis; ls -d /tmp/locklab-* /var/tmp/locklab-* 2>/dev/null' 2>&1)
+    left=$(on "h$i" 'pgrep -a redis; ls -d /tmp/locklab-* /var/tmp/locklab-* 2>/dev/null; nft list tables' 2>&1)
     if [ -z "$left" ]; then
       ok "$1: nothing left on h$i"
     else
@@ -72,21 +73,71 @@ fi
   ok "failover: redis-1's log fetched back from h1" || fail "failover: no redis-1 log in the run folder"
 nothing_left failover
 
-# --- Ctrl-C in the middle: the servers there stopped, the folders removed ---------
-timeout 120 "$bin" run scenarios/matrix/10_redis_sentinel_failover.json "${hosts_args[@]}" \
-  --duration 30 --out "$tmp/interrupted" >"$tmp/interrupted.out" 2>&1 &
-pid=$!
-for _ in $(seq 200); do # the servers up on the hosts
-  on h2 'pgrep redis-server' >/dev/null 2>&1 && break
-  sleep 0.1
-done
-sleep 2
-kill -INT "$pid"
-rc=0
-wait "$pid" || rc=$?
-pid=
-[ "$rc" -eq 130 ] && ok "interrupted: exit 130" || fail "interrupted: exit $rc: $(tail -n 3 "$tmp/interrupted.out" | tr '\n' '|')"
-nothing_left interrupted
+# --- the replica's link cut on its host (nftables there), then the master
+# killed: without WAIT the promoted replica lacks the lock (UNSAFE), with
+# WAIT 1 nobody was granted it on a master alone (safe), as on this machine
+row() { # row NAME FILE WANT_END
+  local rc=0
+  timeout 120 "$bin" run "scenarios/matrix/$2.json" "${hosts_args[@]}" --out "$tmp/$1" \
+    >"$tmp/$1.out" 2>&1 || rc=$?
+  if [ "$rc" -eq 0 ] && grep -Eq "^End of run: $3" "$tmp/$1.out"; then
+    ok "$1: $(grep '^End of run' "$tmp/$1.out")"
+  else
+    fail "$1: exit $rc: $(tail -n 4 "$tmp/$1.out" | tr '\n' '|')"
+  fi
+  cut=$(grep -E "nftables table locklab_[A-Za-z0-9_]+ on host h2 drops redis-2's packets to and from its master $(addr 1):[0-9]+; then table locklab_[A-Za-z0-9_]+ removed on host h2" "$tmp/$1.out")
+  [ -n "$cut" ] && ok "$1:$cut" || fail "$1: no cut on h2 in the report"
+  nothing_left "$1"
+}
+row cut 11_redis_sentinel_cut_failover "PASS \(expected UNSAFE: [0-9]+ violations?"
+row cut_wait 12_redis_sentinel_cut_failover_wait "PASS \(safe\)"
+
+# --- stopped in the middle: Ctrl-C (the run stops its servers there),
+# Ctrl-C twice and SIGKILL (its janitor reaches the hosts from the notes
+# the run left in its folder) ---------------------------------------------------
+# nothing_left_within WHAT SECONDS: nothing_left, once the hosts are clear or
+# the time is up
+nothing_left_within() {
+  local i s
+  for ((s = 0; s < $2 * 10; s++)); do
+    left=
+    for i in 1 2 3; do
+      left+=$(on "h$i" 'pgrep -a redis; ls -d /tmp/locklab-* /var/tmp/locklab-* 2>/dev/null; nft list tables' 2>&1)
+    done
+    [ -z "$left" ] && break
+    sleep 0.1
+  done
+  nothing_left "$1"
+}
+case_stop() { # case_stop NAME SIGNALS WANT_EXIT
+  local name=$1 sigs=$2 want=$3 s rc=0
+  TMPDIR=/var/tmp "$bin" run "scenarios/matrix/${scenario:-10_redis_sentinel_failover}.json" "${hosts_args[@]}" \
+    --duration 30 --out "$tmp/$name" >"$tmp/$name.out" 2>&1 &
+  pid=$!
+  for _ in $(seq 200); do # the servers up on the hosts
+    on h2 'pgrep redis-server' >/dev/null 2>&1 && break
+    sleep 0.1
+  done
+  sleep 2
+  for s in $sigs; do
+    kill -"$s" "$pid"
+    sleep 0.2
+  done
+  wait "$pid" || rc=$?
+  pid=
+  [ "$rc" -eq "$want" ] && ok "$name: exit $rc" || fail "$name: exit $rc (want $want): $(tail -n 3 "$tmp/$name.out" | tr '\n' '|')"
+  nothing_left_within "$name" 20
+  # and here: its run folder (in /var/tmp, a folder every host has too)
+  ls -d /var/tmp/locklab-?????? 2>/dev/null | grep -qv "$before_var" &&
+    fail "$name: a run folder left here: $(ls -d /var/tmp/locklab-??????)" ||
+    ok "$name: no run folder left here"
+}
+before_var=$(ls -d /var/tmp/locklab-?????? 2>/dev/null | paste -sd'|' -)
+before_var=${before_var:-none}
+case_stop interrupted INT 130
+case_stop interrupted_twice "INT INT" 130
+case_stop killed KILL 137
+scenario=11_redis_sentinel_cut_failover case_stop killed_during_cut KILL 137
 
 "$th" down "$hosts" >"$tmp/down.out" 2>&1 || fail "testhosts down: $(cat "$tmp/down.out")"
 hosts=
