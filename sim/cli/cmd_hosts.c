@@ -14,9 +14,7 @@
 #include "sim/cli/cli.h"
 #include "sim/cli/run_hosts.h"
 #include "sim/fleet/host_probe.h"
-#include "sim/fleet/hosts.h"
 #include "sim/fleet/server_kind.h"
-#include "sim/fleet/ssh.h"
 
 enum { OPT_NEEDS = 300 };
 

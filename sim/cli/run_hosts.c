@@ -98,14 +98,12 @@ static int listen_addr(const struct host_spec *h, char *out, size_t len)
 }
 
 /* The first kind of needs this host cannot run, said in one line. */
-static bool lacks(const struct host_spec *h, const struct host_probe *p, unsigned needs)
+static bool lacks(const struct fleet_host *h, unsigned needs)
 {
+    char err[300];
     for (size_t k = 0; k < server_kind_count() && k < HOST_PROBE_KINDS; k++)
-        if ((needs >> k & 1u) && !p->kind_ok[k]) {
-            const struct server_kind *kind = server_kind_at(k);
-            fprintf(stderr,
-                    "locklab: host %s: %s not found, so it cannot run %s (Debian's package %s)\n",
-                    h->name, p->kind_missing[k], kind->name, kind->host_packages);
+        if ((needs >> k & 1u) && remote_has_packages(h, server_kind_at(k), err, sizeof(err)) < 0) {
+            fprintf(stderr, "locklab: %s\n", err);
             return true;
         }
     return false;
@@ -135,7 +133,7 @@ static int open_one(struct run_hosts *h, size_t i, const struct host_opts *o, un
         return EXIT_ENV;
     }
     h->reached++;
-    return lacks(spec, &fh->probe, needs) ? EXIT_ENV : 0;
+    return lacks(fh, needs) ? EXIT_ENV : 0;
 }
 
 int run_hosts_open(const struct host_opts *o, unsigned needs, bool keep_going, struct run_hosts *h)

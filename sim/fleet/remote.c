@@ -142,6 +142,12 @@ int remote_fits(const struct fleet_host *h, const struct server_kind *kind, char
                  kind->not_on_hosts ? kind->not_on_hosts : "not tried");
         return -1;
     }
+    return remote_has_packages(h, kind, err, errlen);
+}
+
+int remote_has_packages(const struct fleet_host *h, const struct server_kind *kind, char *err,
+                        size_t errlen)
+{
     int k = server_kind_index(kind->name);
     if (k < 0 || k >= HOST_PROBE_KINDS || h->probe.kind_ok[k])
         return 0;

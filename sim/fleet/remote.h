@@ -28,7 +28,12 @@ struct fleet_host {
     struct host_probe probe; /* what it has (which kinds it can run), asked at the start */
 };
 
-/* Can kind run on h? 0, or -1 with the one line that says why not. */
+/* Does h have what kind needs (its probe: the kind's host_needs)? 0, or
+ * -1 with the one line naming what is missing and its package. */
+int remote_has_packages(const struct fleet_host *h, const struct server_kind *kind, char *err,
+                        size_t errlen);
+/* Can kind run on h: placed on hosts at all, and its packages there? 0,
+ * or -1 with the one line that says why not. */
 int remote_fits(const struct fleet_host *h, const struct server_kind *kind, char *err,
                 size_t errlen);
 
